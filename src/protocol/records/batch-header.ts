@@ -1,0 +1,124 @@
+/**
+ * In-place access to the fixed 61-byte header of a RecordBatch (magic 2).
+ *
+ * The broker treats batches as opaque bytes on its hot path: it reads these header fields
+ * directly from the buffer and never builds objects per record. Offsets below are Kafka's
+ * on-wire layout (see the "Record Batch" section of Kafka's protocol documentation).
+ */
+import { crc32c } from '@node-rs/crc32';
+
+export const BASE_OFFSET = 0;
+export const BATCH_LENGTH = 8; // bytes after this int32 field = batch size - 12
+export const PARTITION_LEADER_EPOCH = 12;
+export const MAGIC = 16;
+export const CRC = 17;
+export const ATTRIBUTES = 21;
+export const LAST_OFFSET_DELTA = 23;
+export const BASE_TIMESTAMP = 27;
+export const MAX_TIMESTAMP = 35;
+export const PRODUCER_ID = 43;
+export const PRODUCER_EPOCH = 51;
+export const BASE_SEQUENCE = 53;
+export const RECORDS_COUNT = 57;
+export const RECORD_BATCH_OVERHEAD = 61;
+/** Bytes before the batch length field's end: every batch (and legacy message) starts with offset + length. */
+export const LOG_OVERHEAD = 12;
+
+export const ATTR_COMPRESSION_MASK = 0x07;
+export const ATTR_TIMESTAMP_TYPE = 0x08; // 1 = LogAppendTime
+export const ATTR_TRANSACTIONAL = 0x10;
+export const ATTR_CONTROL = 0x20;
+export const ATTR_DELETE_HORIZON = 0x40;
+
+export enum CompressionType {
+  None = 0,
+  Gzip = 1,
+  Snappy = 2,
+  Lz4 = 3,
+  Zstd = 4,
+}
+
+/** A view of one batch inside a larger buffer; `start` is the batch's first byte. */
+export interface BatchView {
+  buf: Buffer;
+  start: number;
+}
+
+export function batchSize(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
+}
+export function magicOf(buf: Buffer, start: number): number {
+  return buf.readInt8(start + MAGIC);
+}
+export function baseOffsetOf(buf: Buffer, start: number): bigint {
+  return buf.readBigInt64BE(start + BASE_OFFSET);
+}
+export function lastOffsetDeltaOf(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + LAST_OFFSET_DELTA);
+}
+export function attributesOf(buf: Buffer, start: number): number {
+  return buf.readInt16BE(start + ATTRIBUTES);
+}
+export function recordsCountOf(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + RECORDS_COUNT);
+}
+export function maxTimestampOf(buf: Buffer, start: number): bigint {
+  return buf.readBigInt64BE(start + MAX_TIMESTAMP);
+}
+export function baseTimestampOf(buf: Buffer, start: number): bigint {
+  return buf.readBigInt64BE(start + BASE_TIMESTAMP);
+}
+export function producerIdOf(buf: Buffer, start: number): bigint {
+  return buf.readBigInt64BE(start + PRODUCER_ID);
+}
+export function producerEpochOf(buf: Buffer, start: number): number {
+  return buf.readInt16BE(start + PRODUCER_EPOCH);
+}
+export function baseSequenceOf(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + BASE_SEQUENCE);
+}
+export function partitionLeaderEpochOf(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + PARTITION_LEADER_EPOCH);
+}
+
+/** Stored CRC32C of the batch (covers attributes through the end of the batch). */
+export function storedCrcOf(buf: Buffer, start: number): number {
+  return buf.readUInt32BE(start + CRC);
+}
+export function computeCrc(buf: Buffer, start: number): number {
+  const end = start + batchSize(buf, start);
+  return crc32c(buf.subarray(start + ATTRIBUTES, end)) >>> 0;
+}
+export function isCrcValid(buf: Buffer, start: number): boolean {
+  return storedCrcOf(buf, start) === computeCrc(buf, start);
+}
+
+/** Rewrite the base offset; the CRC does not cover it, so nothing else changes. */
+export function setBaseOffset(buf: Buffer, start: number, offset: bigint): void {
+  buf.writeBigInt64BE(offset, start + BASE_OFFSET);
+}
+export function setPartitionLeaderEpoch(buf: Buffer, start: number, epoch: number): void {
+  buf.writeInt32BE(epoch, start + PARTITION_LEADER_EPOCH);
+}
+/** Stamp LogAppendTime: sets the timestamp-type bit and max timestamp, then re-computes the CRC. */
+export function setLogAppendTime(buf: Buffer, start: number, timestampMs: bigint): void {
+  const attrs = attributesOf(buf, start);
+  buf.writeInt16BE(attrs | ATTR_TIMESTAMP_TYPE, start + ATTRIBUTES);
+  buf.writeBigInt64BE(timestampMs, start + MAX_TIMESTAMP);
+  buf.writeUInt32BE(computeCrc(buf, start), start + CRC);
+}
+export function rewriteCrc(buf: Buffer, start: number): void {
+  buf.writeUInt32BE(computeCrc(buf, start), start + CRC);
+}
+export function lastOffsetOf(buf: Buffer, start: number): bigint {
+  return baseOffsetOf(buf, start) + BigInt(lastOffsetDeltaOf(buf, start));
+}
+export function compressionOf(buf: Buffer, start: number): CompressionType {
+  return (attributesOf(buf, start) & ATTR_COMPRESSION_MASK) as CompressionType;
+}
+export function isControlBatch(buf: Buffer, start: number): boolean {
+  return (attributesOf(buf, start) & ATTR_CONTROL) !== 0;
+}
+export function isTransactional(buf: Buffer, start: number): boolean {
+  return (attributesOf(buf, start) & ATTR_TRANSACTIONAL) !== 0;
+}
