@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Brings the real peers the tests talk to: Debian's kcat, Python Kafka clients, ZooKeeper, Redis,
+# iperf3. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
+set -euo pipefail
+need=()
+command -v kcat >/dev/null || need+=(kcat)
+/usr/bin/python3 -c 'import confluent_kafka' 2>/dev/null || need+=(python3-confluent-kafka)
+/usr/bin/python3 -c 'import kafka' 2>/dev/null || need+=(python3-kafka)
+[ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v iperf3 >/dev/null || need+=(iperf3)
+[ -d node_modules ] || npm ci
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "installing Debian packages: ${need[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need[@]}" >/dev/null
+fi

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what the tests need (when missing), builds, runs every test file.
+# Usage: npm test            (all tests)
+#        npm test -- FILE... (only these files)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-test-deps.sh
+npx tsc -p tsconfig.json
+if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+echo "running ${#files[@]} test files"
+exec node --import tsx --test --test-concurrency=2 --test-timeout=600000 "${files[@]}"
