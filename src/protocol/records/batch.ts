@@ -1,0 +1,242 @@
+/**
+ * RecordBatch (magic 2): the decoded form, encoder, decoder and a walker over concatenated
+ * batches. Header accessors that work in place live in batch-header.ts; this file is for code
+ * that needs the records (tests, down-conversion, compaction, tools), not the produce hot path.
+ */
+import {
+  ATTR_COMPRESSION_MASK,
+  ATTR_CONTROL,
+  ATTR_DELETE_HORIZON,
+  ATTR_TIMESTAMP_TYPE,
+  ATTR_TRANSACTIONAL,
+  ATTRIBUTES,
+  BASE_OFFSET,
+  BASE_SEQUENCE,
+  BASE_TIMESTAMP,
+  BATCH_LENGTH,
+  CompressionType,
+  CRC,
+  LAST_OFFSET_DELTA,
+  LOG_OVERHEAD,
+  MAGIC,
+  MAX_TIMESTAMP,
+  PARTITION_LEADER_EPOCH,
+  PRODUCER_EPOCH,
+  PRODUCER_ID,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT,
+  computeCrc,
+} from './batch-header.js';
+import { compress, decompress, isKnownCompression } from './compression/index.js';
+import { RecordsError } from './errors.js';
+import { type KafkaRecord, encodeRecords, readRecord } from './record.js';
+
+export enum TimestampType {
+  CreateTime = 0,
+  LogAppendTime = 1,
+}
+
+export const NO_PRODUCER_ID = -1n;
+export const NO_PRODUCER_EPOCH = -1;
+export const NO_SEQUENCE = -1;
+export const NO_TIMESTAMP = -1n;
+/** Magic 0 and 1 messages start the same way: offset, size, crc, magic at byte 16. */
+export const HEADER_SIZE_UP_TO_MAGIC = MAGIC + 1;
+/** Smallest legal legacy message body (crc + magic + attributes + key len + value len). */
+export const LEGACY_MIN_MESSAGE_SIZE = 14;
+
+/** Everything in a v2 batch, decoded. Offsets and timestamps are bigint; deltas are number. */
+export interface RecordBatch {
+  baseOffset: bigint;
+  /** Bytes of the whole batch, including the 12-byte offset+length prefix. */
+  sizeInBytes: number;
+  partitionLeaderEpoch: number;
+  magic: 2;
+  crc: number;
+  attributes: number;
+  compression: CompressionType;
+  timestampType: TimestampType;
+  isTransactional: boolean;
+  isControl: boolean;
+  hasDeleteHorizon: boolean;
+  lastOffsetDelta: number;
+  baseTimestamp: bigint;
+  maxTimestamp: bigint;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  records: KafkaRecord[];
+}
+
+export interface BatchInput {
+  records: readonly KafkaRecord[];
+  baseOffset?: bigint; // default 0
+  partitionLeaderEpoch?: number; // default -1
+  compression?: CompressionType; // default None
+  timestampType?: TimestampType; // default CreateTime
+  isTransactional?: boolean;
+  isControl?: boolean;
+  baseTimestamp?: bigint; // default -1 (no timestamp)
+  /** Default: baseTimestamp + largest timestampDelta (or baseTimestamp when there are no records). */
+  maxTimestamp?: bigint;
+  /** Default: largest offsetDelta, or 0 with no records. */
+  lastOffsetDelta?: number;
+  producerId?: bigint; // default -1
+  producerEpoch?: number; // default -1
+  baseSequence?: number; // default -1
+}
+
+export function encodeBatch(input: BatchInput): Buffer {
+  const compression = input.compression ?? CompressionType.None;
+  const records = input.records;
+  const recordsSection = compress(compression, encodeRecords(records));
+  const baseTimestamp = input.baseTimestamp ?? NO_TIMESTAMP;
+  let maxDelta = 0;
+  let lastOffsetDelta = 0;
+  for (let i = 0; i < records.length; i++) {
+    if (i === 0 || records[i].timestampDelta > maxDelta) maxDelta = records[i].timestampDelta;
+    if (records[i].offsetDelta > lastOffsetDelta) lastOffsetDelta = records[i].offsetDelta;
+  }
+  let attributes = compression & ATTR_COMPRESSION_MASK;
+  if (input.timestampType === TimestampType.LogAppendTime) attributes |= ATTR_TIMESTAMP_TYPE;
+  if (input.isTransactional) attributes |= ATTR_TRANSACTIONAL;
+  if (input.isControl) attributes |= ATTR_CONTROL;
+
+  const size = RECORD_BATCH_OVERHEAD + recordsSection.length;
+  const buf = Buffer.allocUnsafe(size);
+  buf.writeBigInt64BE(input.baseOffset ?? 0n, BASE_OFFSET);
+  buf.writeInt32BE(size - LOG_OVERHEAD, BATCH_LENGTH);
+  buf.writeInt32BE(input.partitionLeaderEpoch ?? -1, PARTITION_LEADER_EPOCH);
+  buf.writeInt8(2, MAGIC);
+  buf.writeInt16BE(attributes, ATTRIBUTES);
+  buf.writeInt32BE(input.lastOffsetDelta ?? lastOffsetDelta, LAST_OFFSET_DELTA);
+  buf.writeBigInt64BE(baseTimestamp, BASE_TIMESTAMP);
+  const maxTimestamp = input.maxTimestamp ?? (records.length > 0 ? baseTimestamp + BigInt(maxDelta) : baseTimestamp);
+  buf.writeBigInt64BE(maxTimestamp, MAX_TIMESTAMP);
+  buf.writeBigInt64BE(input.producerId ?? NO_PRODUCER_ID, PRODUCER_ID);
+  buf.writeInt16BE(input.producerEpoch ?? NO_PRODUCER_EPOCH, PRODUCER_EPOCH);
+  buf.writeInt32BE(input.baseSequence ?? NO_SEQUENCE, BASE_SEQUENCE);
+  buf.writeInt32BE(records.length, RECORDS_COUNT);
+  recordsSection.copy(buf, RECORD_BATCH_OVERHEAD);
+  buf.writeUInt32BE(computeCrc(buf, 0), CRC);
+  return buf;
+}
+
+export interface DecodeOptions {
+  /** Check the CRC32C (default true). */
+  verifyCrc?: boolean;
+}
+
+/**
+ * Decodes the batch starting at `start`. Throws RecordsError (with a reason the broker can map
+ * to an error code) on any structural problem. Records alias `buf` (or the decompressed copy).
+ */
+export function decodeBatch(buf: Buffer, start = 0, options: DecodeOptions = {}): RecordBatch {
+  if (buf.length - start < RECORD_BATCH_OVERHEAD) throw new RecordsError('truncated', 'buffer shorter than a batch header');
+  const length = buf.readInt32BE(start + BATCH_LENGTH);
+  if (length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) throw new RecordsError('bad_length', `batch length ${length} too small`);
+  const size = length + LOG_OVERHEAD;
+  const end = start + size;
+  if (end > buf.length) throw new RecordsError('truncated', `batch of ${size} bytes but only ${buf.length - start} available`);
+  const magic = buf.readInt8(start + MAGIC);
+  if (magic !== 2) throw new RecordsError('bad_magic', `expected magic 2, found ${magic}`);
+  const crc = buf.readUInt32BE(start + CRC);
+  if (options.verifyCrc !== false && crc !== computeCrc(buf, start)) {
+    throw new RecordsError('crc_mismatch', `stored CRC ${crc} differs from computed ${computeCrc(buf, start)}`);
+  }
+  const attributes = buf.readInt16BE(start + ATTRIBUTES);
+  const compressionId = attributes & ATTR_COMPRESSION_MASK;
+  if (!isKnownCompression(compressionId)) throw new RecordsError('bad_compression', `unknown compression id ${compressionId}`);
+  const count = buf.readInt32BE(start + RECORDS_COUNT);
+  if (count < 0) throw new RecordsError('bad_record_count', `negative record count ${count}`);
+
+  let section = buf.subarray(start + RECORD_BATCH_OVERHEAD, end);
+  if (compressionId !== CompressionType.None) {
+    try {
+      section = decompress(compressionId, section);
+    } catch (err) {
+      throw new RecordsError('decompression_failed', `cannot decompress batch: ${(err as Error).message}`);
+    }
+  }
+  const records = new Array<KafkaRecord>(count);
+  const cur = { pos: 0 };
+  for (let i = 0; i < count; i++) {
+    if (cur.pos >= section.length) {
+      throw new RecordsError('record_count_mismatch', `batch declares ${count} records but holds ${i}`);
+    }
+    records[i] = readRecord(section, cur, section.length);
+  }
+  if (cur.pos !== section.length) {
+    throw new RecordsError('record_count_mismatch', `bytes left after the ${count} declared records`);
+  }
+  return {
+    baseOffset: buf.readBigInt64BE(start + BASE_OFFSET),
+    sizeInBytes: size,
+    partitionLeaderEpoch: buf.readInt32BE(start + PARTITION_LEADER_EPOCH),
+    magic: 2,
+    crc,
+    attributes,
+    compression: compressionId,
+    timestampType: attributes & ATTR_TIMESTAMP_TYPE ? TimestampType.LogAppendTime : TimestampType.CreateTime,
+    isTransactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
+    isControl: (attributes & ATTR_CONTROL) !== 0,
+    hasDeleteHorizon: (attributes & ATTR_DELETE_HORIZON) !== 0,
+    lastOffsetDelta: buf.readInt32BE(start + LAST_OFFSET_DELTA),
+    baseTimestamp: buf.readBigInt64BE(start + BASE_TIMESTAMP),
+    maxTimestamp: buf.readBigInt64BE(start + MAX_TIMESTAMP),
+    producerId: buf.readBigInt64BE(start + PRODUCER_ID),
+    producerEpoch: buf.readInt16BE(start + PRODUCER_EPOCH),
+    baseSequence: buf.readInt32BE(start + BASE_SEQUENCE),
+    records,
+  };
+}
+
+/** Absolute timestamp of a record, honouring LogAppendTime (where every record takes maxTimestamp). */
+export function recordTimestamp(batch: RecordBatch, record: KafkaRecord): bigint {
+  return batch.timestampType === TimestampType.LogAppendTime
+    ? batch.maxTimestamp
+    : batch.baseTimestamp + BigInt(record.timestampDelta);
+}
+
+/** Position of one complete entry (v2 batch or legacy message) inside a larger buffer. */
+export interface BatchEntry {
+  buf: Buffer;
+  start: number;
+  /** Bytes including the 12-byte offset+length prefix; the entry ends at start + size. */
+  size: number;
+  magic: number;
+}
+
+/**
+ * Walks concatenated entries (v2 batches, or magic 0/1 messages, which share the offset+size
+ * prefix and the position of the magic byte). Like Kafka's log input stream it stops silently
+ * at a partial trailing entry (Fetch responses are cut at max bytes) and throws RecordsError
+ * for a size below the minimum overhead or an unknown magic.
+ */
+export function* iterateBatches(buf: Buffer, from = 0): Generator<BatchEntry, void, void> {
+  let start = from;
+  while (buf.length - start >= HEADER_SIZE_UP_TO_MAGIC) {
+    const length = buf.readInt32BE(start + BATCH_LENGTH);
+    if (length < LEGACY_MIN_MESSAGE_SIZE) {
+      throw new RecordsError('bad_length', `entry at ${start} has size ${length}, below the minimum overhead`);
+    }
+    const size = length + LOG_OVERHEAD;
+    if (start + size > buf.length) return;
+    const magic = buf.readInt8(start + MAGIC);
+    if (magic < 0 || magic > 2) throw new RecordsError('bad_magic', `entry at ${start} has magic ${magic}`);
+    if (magic === 2 && size < RECORD_BATCH_OVERHEAD) {
+      throw new RecordsError('bad_length', `batch at ${start} has size ${size}, below the v2 header size`);
+    }
+    yield { buf, start, size, magic };
+    start += size;
+  }
+}
+
+/** Number of leading bytes of `buf` made of complete entries (what iterateBatches walks). */
+export function completeEntriesLength(buf: Buffer, from = 0): number {
+  let end = from;
+  for (const e of iterateBatches(buf, from)) end = e.start + e.size;
+  return end - from;
+}
+
+export { validateBatchHeader, validateBatches, type ValidateOptions } from './validate.js';
