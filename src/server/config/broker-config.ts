@@ -1,0 +1,302 @@
+// The typed broker configuration: Kafka key names mapped to camelCase fields, with Kafka's defaults
+// and precedence rules (log.retention.ms > minutes > hours, log.roll.ms > hours, log.dirs > log.dir,
+// broker.id > node.id).
+import fs from 'node:fs';
+import { BROKER_CONFIG_DEFS, configDef, type ConfigDef } from './defs.js';
+import { ConfigError } from './errors.js';
+import { parseOverride, parseProperties } from './properties.js';
+import { defaultConfigValue, parseConfigValue, type ConfigValue } from './values.js';
+import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap, type ListenerSpec } from '../network/listeners.js';
+
+export interface BrokerConfig {
+  /** Keys as given in the file and overrides (after `--override`), unparsed. */
+  raw: Map<string, string>;
+  /** Every known key with its typed value (default or configured). */
+  values: Map<string, ConfigValue>;
+
+  brokerId: number;
+  clusterId: string | null;
+  brokerRack: string | null;
+  /** null = embedded single-broker mode. */
+  zookeeperConnect: string | null;
+  zookeeperSessionTimeoutMs: number;
+  zookeeperConnectionTimeoutMs: number;
+
+  listeners: ListenerSpec[];
+  advertisedListeners: ListenerSpec[];
+  interBrokerListenerName: string;
+  socketRequestMaxBytes: number;
+  socketListenBacklogSize: number;
+  connectionsMaxIdleMs: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  queuedMaxRequests: number;
+  requestTimeoutMs: number;
+
+  logDirs: string[];
+  numPartitions: number;
+  defaultReplicationFactor: number;
+  autoCreateTopicsEnable: boolean;
+  deleteTopicEnable: boolean;
+  messageMaxBytes: number;
+  logSegmentBytes: number;
+  logRollMs: number;
+  logRollJitterMs: number;
+  /** -1 = no time limit. */
+  logRetentionMs: number;
+  /** -1 = no size limit. */
+  logRetentionBytes: number;
+  logRetentionCheckIntervalMs: number;
+  logSegmentDeleteDelayMs: number;
+  logIndexIntervalBytes: number;
+  logIndexSizeMaxBytes: number;
+  logFlushIntervalMessages: number;
+  logFlushIntervalMs: number;
+  logFlushSchedulerIntervalMs: number;
+  logFlushOffsetCheckpointIntervalMs: number;
+  logCleanupPolicy: string[];
+  logCleanerEnable: boolean;
+  logCleanerBackoffMs: number;
+  logCleanerDeleteRetentionMs: number;
+  logCleanerMinCleanableRatio: number;
+  logCleanerMinCompactionLagMs: number;
+  logCleanerMaxCompactionLagMs: number;
+  logMessageTimestampType: 'CreateTime' | 'LogAppendTime';
+  logMessageTimestampDifferenceMaxMs: number;
+  compressionType: string;
+  minInsyncReplicas: number;
+  fetchMaxBytes: number;
+
+  replicaLagTimeMaxMs: number;
+  numReplicaFetchers: number;
+  replicaFetchMaxBytes: number;
+  replicaFetchResponseMaxBytes: number;
+  replicaFetchMinBytes: number;
+  replicaFetchWaitMaxMs: number;
+  replicaFetchBackoffMs: number;
+  replicaSocketTimeoutMs: number;
+  replicaHighWatermarkCheckpointIntervalMs: number;
+  uncleanLeaderElectionEnable: boolean;
+  autoLeaderRebalanceEnable: boolean;
+  leaderImbalanceCheckIntervalSeconds: number;
+  controlledShutdownEnable: boolean;
+  controlledShutdownMaxRetries: number;
+  controlledShutdownRetryBackoffMs: number;
+
+  offsetsTopicNumPartitions: number;
+  /** As configured (Kafka default 3); the broker caps it to the number of live brokers. */
+  offsetsTopicReplicationFactor: number;
+  offsetsTopicSegmentBytes: number;
+  offsetsRetentionMinutes: number;
+  offsetsRetentionCheckIntervalMs: number;
+  offsetsCommitTimeoutMs: number;
+  offsetMetadataMaxBytes: number;
+  groupInitialRebalanceDelayMs: number;
+  groupMinSessionTimeoutMs: number;
+  groupMaxSessionTimeoutMs: number;
+  groupMaxSize: number;
+
+  transactionalIdExpirationMs: number;
+  transactionMaxTimeoutMs: number;
+  transactionStateLogNumPartitions: number;
+  transactionStateLogReplicationFactor: number;
+  transactionStateLogMinIsr: number;
+  transactionStateLogSegmentBytes: number;
+  transactionAbortTimedOutTransactionCleanupIntervalMs: number;
+  producerIdExpirationMs: number;
+}
+
+export interface WarnSink {
+  warn(msg: string): void;
+}
+
+/** Reads a properties file and applies overrides. Unreadable file → ConfigError with one line. */
+export function loadBrokerConfig(path: string, overrides: string[] = [], warn?: WarnSink): BrokerConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new ConfigError(`Cannot read config file ${path}: ${code === 'ENOENT' ? 'no such file' : code}`);
+  }
+  const raw = parseProperties(text);
+  for (const override of overrides) {
+    const [key, value] = parseOverride(override);
+    raw.set(key, value);
+  }
+  return buildBrokerConfig(raw, warn);
+}
+
+/** Builds the typed config from raw key/values; unknown keys are warned about, invalid values throw. */
+export function buildBrokerConfig(raw: Map<string, string>, warn?: WarnSink): BrokerConfig {
+  const values = new Map<string, ConfigValue>();
+  for (const def of BROKER_CONFIG_DEFS) values.set(def.name, defaultConfigValue(def));
+  for (const [key, text] of raw) {
+    const def = configDef(key);
+    if (def === undefined) {
+      warn?.warn(`Unknown configuration ${key} is ignored`);
+      continue;
+    }
+    values.set(key, parseConfigValue(def, text));
+  }
+  return assemble(new Map(raw), values);
+}
+
+class Values {
+  constructor(private readonly values: Map<string, ConfigValue>) {}
+  private get(name: string): ConfigValue {
+    if (!this.values.has(name)) throw new Error(`BUG: config key ${name} is not in the table`);
+    return this.values.get(name)!;
+  }
+  num(name: string): number {
+    const v = this.get(name);
+    if (typeof v !== 'number') throw new ConfigError(`Missing required configuration "${name}" which has no default value.`, name);
+    return v;
+  }
+  numOrNull(name: string): number | null {
+    const v = this.get(name);
+    return typeof v === 'number' ? v : null;
+  }
+  bool(name: string): boolean {
+    return this.get(name) === true;
+  }
+  str(name: string): string {
+    const v = this.get(name);
+    if (typeof v !== 'string') throw new ConfigError(`Missing required configuration "${name}" which has no default value.`, name);
+    return v;
+  }
+  strOrNull(name: string): string | null {
+    const v = this.get(name);
+    return typeof v === 'string' ? v : null;
+  }
+  list(name: string): string[] | null {
+    const v = this.get(name);
+    return Array.isArray(v) ? v : null;
+  }
+}
+
+function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): BrokerConfig {
+  const v = new Values(values);
+  const protocolMap = parseSecurityProtocolMap((v.list('listener.security.protocol.map') ?? []).join(','));
+  const listeners = parseListeners((v.list('listeners') ?? []).join(','), protocolMap);
+  if (listeners.length === 0) throw new ConfigError('Invalid value for configuration listeners: at least one listener is required', 'listeners');
+  const advertisedRaw = v.list('advertised.listeners');
+  const advertisedListeners = deriveAdvertisedListeners(listeners, advertisedRaw === null ? null : advertisedRaw.join(','), protocolMap);
+  const interBrokerListenerName = (v.strOrNull('inter.broker.listener.name') ?? listeners[0]!.name).toUpperCase();
+  if (!listeners.some((l) => l.name === interBrokerListenerName)) {
+    throw new ConfigError(`inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`, 'inter.broker.listener.name');
+  }
+
+  const logDirs = v.list('log.dirs') ?? [v.str('log.dir')];
+  if (logDirs.length === 0) throw new ConfigError('Invalid value for configuration log.dirs: at least one directory is required', 'log.dirs');
+
+  const retentionMs = v.numOrNull('log.retention.ms')
+    ?? (v.numOrNull('log.retention.minutes') !== null ? v.num('log.retention.minutes') * 60_000 : v.num('log.retention.hours') * 3_600_000);
+  const zookeeperSessionTimeoutMs = v.num('zookeeper.session.timeout.ms');
+  const flushSchedulerMs = v.num('log.flush.scheduler.interval.ms');
+
+  const brokerId = raw.has('broker.id') || !raw.has('node.id') ? v.num('broker.id') : v.num('node.id');
+  const groupMin = v.num('group.min.session.timeout.ms');
+  const groupMax = v.num('group.max.session.timeout.ms');
+  if (groupMax < groupMin) {
+    throw new ConfigError(`group.max.session.timeout.ms (${groupMax}) must be at least group.min.session.timeout.ms (${groupMin})`, 'group.max.session.timeout.ms');
+  }
+
+  return {
+    raw,
+    values,
+    brokerId,
+    clusterId: v.strOrNull('cluster.id'),
+    brokerRack: v.strOrNull('broker.rack'),
+    zookeeperConnect: v.strOrNull('zookeeper.connect'),
+    zookeeperSessionTimeoutMs,
+    zookeeperConnectionTimeoutMs: v.numOrNull('zookeeper.connection.timeout.ms') ?? zookeeperSessionTimeoutMs,
+
+    listeners,
+    advertisedListeners,
+    interBrokerListenerName,
+    socketRequestMaxBytes: v.num('socket.request.max.bytes'),
+    socketListenBacklogSize: v.num('socket.listen.backlog.size'),
+    connectionsMaxIdleMs: v.num('connections.max.idle.ms'),
+    maxConnections: v.num('max.connections'),
+    maxConnectionsPerIp: v.num('max.connections.per.ip'),
+    queuedMaxRequests: v.num('queued.max.requests'),
+    requestTimeoutMs: v.num('request.timeout.ms'),
+
+    logDirs,
+    numPartitions: v.num('num.partitions'),
+    defaultReplicationFactor: v.num('default.replication.factor'),
+    autoCreateTopicsEnable: v.bool('auto.create.topics.enable'),
+    deleteTopicEnable: v.bool('delete.topic.enable'),
+    messageMaxBytes: v.num('message.max.bytes'),
+    logSegmentBytes: v.num('log.segment.bytes'),
+    logRollMs: v.numOrNull('log.roll.ms') ?? v.num('log.roll.hours') * 3_600_000,
+    logRollJitterMs: v.numOrNull('log.roll.jitter.ms') ?? v.num('log.roll.jitter.hours') * 3_600_000,
+    logRetentionMs: retentionMs < 0 ? -1 : retentionMs,
+    logRetentionBytes: v.num('log.retention.bytes'),
+    logRetentionCheckIntervalMs: v.num('log.retention.check.interval.ms'),
+    logSegmentDeleteDelayMs: v.num('log.segment.delete.delay.ms'),
+    logIndexIntervalBytes: v.num('log.index.interval.bytes'),
+    logIndexSizeMaxBytes: v.num('log.index.size.max.bytes'),
+    logFlushIntervalMessages: v.num('log.flush.interval.messages'),
+    logFlushIntervalMs: v.numOrNull('log.flush.interval.ms') ?? flushSchedulerMs,
+    logFlushSchedulerIntervalMs: flushSchedulerMs,
+    logFlushOffsetCheckpointIntervalMs: v.num('log.flush.offset.checkpoint.interval.ms'),
+    logCleanupPolicy: v.list('log.cleanup.policy') ?? ['delete'],
+    logCleanerEnable: v.bool('log.cleaner.enable'),
+    logCleanerBackoffMs: v.num('log.cleaner.backoff.ms'),
+    logCleanerDeleteRetentionMs: v.num('log.cleaner.delete.retention.ms'),
+    logCleanerMinCleanableRatio: v.num('log.cleaner.min.cleanable.ratio'),
+    logCleanerMinCompactionLagMs: v.num('log.cleaner.min.compaction.lag.ms'),
+    logCleanerMaxCompactionLagMs: v.num('log.cleaner.max.compaction.lag.ms'),
+    logMessageTimestampType: v.str('log.message.timestamp.type') === 'LogAppendTime' ? 'LogAppendTime' : 'CreateTime',
+    logMessageTimestampDifferenceMaxMs: v.num('log.message.timestamp.difference.max.ms'),
+    compressionType: v.str('compression.type'),
+    minInsyncReplicas: v.num('min.insync.replicas'),
+    fetchMaxBytes: v.num('fetch.max.bytes'),
+
+    replicaLagTimeMaxMs: v.num('replica.lag.time.max.ms'),
+    numReplicaFetchers: v.num('num.replica.fetchers'),
+    replicaFetchMaxBytes: v.num('replica.fetch.max.bytes'),
+    replicaFetchResponseMaxBytes: v.num('replica.fetch.response.max.bytes'),
+    replicaFetchMinBytes: v.num('replica.fetch.min.bytes'),
+    replicaFetchWaitMaxMs: v.num('replica.fetch.wait.max.ms'),
+    replicaFetchBackoffMs: v.num('replica.fetch.backoff.ms'),
+    replicaSocketTimeoutMs: v.num('replica.socket.timeout.ms'),
+    replicaHighWatermarkCheckpointIntervalMs: v.num('replica.high.watermark.checkpoint.interval.ms'),
+    uncleanLeaderElectionEnable: v.bool('unclean.leader.election.enable'),
+    autoLeaderRebalanceEnable: v.bool('auto.leader.rebalance.enable'),
+    leaderImbalanceCheckIntervalSeconds: v.num('leader.imbalance.check.interval.seconds'),
+    controlledShutdownEnable: v.bool('controlled.shutdown.enable'),
+    controlledShutdownMaxRetries: v.num('controlled.shutdown.max.retries'),
+    controlledShutdownRetryBackoffMs: v.num('controlled.shutdown.retry.backoff.ms'),
+
+    offsetsTopicNumPartitions: v.num('offsets.topic.num.partitions'),
+    offsetsTopicReplicationFactor: v.num('offsets.topic.replication.factor'),
+    offsetsTopicSegmentBytes: v.num('offsets.topic.segment.bytes'),
+    offsetsRetentionMinutes: v.num('offsets.retention.minutes'),
+    offsetsRetentionCheckIntervalMs: v.num('offsets.retention.check.interval.ms'),
+    offsetsCommitTimeoutMs: v.num('offsets.commit.timeout.ms'),
+    offsetMetadataMaxBytes: v.num('offset.metadata.max.bytes'),
+    groupInitialRebalanceDelayMs: v.num('group.initial.rebalance.delay.ms'),
+    groupMinSessionTimeoutMs: groupMin,
+    groupMaxSessionTimeoutMs: groupMax,
+    groupMaxSize: v.num('group.max.size'),
+
+    transactionalIdExpirationMs: v.num('transactional.id.expiration.ms'),
+    transactionMaxTimeoutMs: v.num('transaction.max.timeout.ms'),
+    transactionStateLogNumPartitions: v.num('transaction.state.log.num.partitions'),
+    transactionStateLogReplicationFactor: v.num('transaction.state.log.replication.factor'),
+    transactionStateLogMinIsr: v.num('transaction.state.log.min.isr'),
+    transactionStateLogSegmentBytes: v.num('transaction.state.log.segment.bytes'),
+    transactionAbortTimedOutTransactionCleanupIntervalMs: v.num('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+    producerIdExpirationMs: v.num('producer.id.expiration.ms'),
+  };
+}
+
+/** Defaults only (no file), e.g. for tests: `defaultBrokerConfig({ 'log.dirs': dir, listeners: 'PLAINTEXT://127.0.0.1:0' })`. */
+export function defaultBrokerConfig(overrides: Record<string, string> = {}, warn?: WarnSink): BrokerConfig {
+  return buildBrokerConfig(new Map(Object.entries(overrides)), warn);
+}
+
+export type { ConfigDef };

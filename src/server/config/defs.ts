@@ -1,0 +1,167 @@
+// The table of broker configuration keys Fjord understands: Kafka's names, types and defaults.
+// DescribeConfigs lists these; BrokerConfig is built from them. Keys marked `noEffect` are accepted
+// so that a stock Kafka server.properties loads without warnings, but Fjord does not act on them.
+
+export type ConfigType = 'boolean' | 'string' | 'int' | 'short' | 'long' | 'double' | 'list' | 'class' | 'password';
+
+export interface ConfigValidator {
+  min?: number;
+  max?: number;
+  /** Allowed values (for 'string') or allowed items (for 'list'), compared case-sensitively. */
+  oneOf?: readonly string[];
+}
+
+export interface ConfigDef {
+  name: string;
+  type: ConfigType;
+  /** Kafka's textual default, as DescribeConfigs shows it; null = no default. */
+  default: string | null;
+  /** One short line. */
+  doc: string;
+  /** Values are hidden from DescribeConfigs. */
+  sensitive: boolean;
+  validator?: ConfigValidator;
+  /** Accepted for compatibility only. */
+  noEffect?: boolean;
+}
+
+/** Kafka's DescribeConfigs configType codes. */
+export const CONFIG_TYPE_CODES: Readonly<Record<ConfigType, number>> = {
+  boolean: 1, string: 2, int: 3, short: 4, long: 5, double: 6, list: 7, class: 8, password: 9,
+};
+
+const INT_MAX = '2147483647';
+const LONG_MAX = '9223372036854775807';
+
+function def(
+  name: string, type: ConfigType, defaultValue: string | null, doc: string,
+  extra: { validator?: ConfigValidator; noEffect?: boolean; sensitive?: boolean } = {},
+): ConfigDef {
+  return { name, type, default: defaultValue, doc, sensitive: extra.sensitive ?? false, validator: extra.validator, noEffect: extra.noEffect };
+}
+const atLeast = (min: number): { validator: ConfigValidator } => ({ validator: { min } });
+const NO_EFFECT = { noEffect: true } as const;
+
+export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
+  // Identity and cluster
+  def('broker.id', 'int', '0', 'Id of this broker; Fjord defaults to 0 (Kafka: -1, generated). -1 asks for a generated id.', atLeast(-1)),
+  def('node.id', 'int', null, 'Alias of broker.id (KRaft name); broker.id wins when both are set.', atLeast(-1)),
+  def('cluster.id', 'string', null, 'Cluster id to report; generated and stored in the log dir when unset.'),
+  def('broker.rack', 'string', null, 'Rack of this broker, reported in metadata.'),
+  def('zookeeper.connect', 'string', null, 'ZooKeeper connect string; unset means embedded single-broker mode.'),
+  def('zookeeper.session.timeout.ms', 'int', '18000', 'ZooKeeper session timeout.', atLeast(1)),
+  def('zookeeper.connection.timeout.ms', 'int', null, 'Max wait for the ZooKeeper connection; defaults to the session timeout.', atLeast(1)),
+  def('zookeeper.set.acl', 'boolean', 'false', 'Use secure ACLs on znodes.', NO_EFFECT),
+  def('zookeeper.max.in.flight.requests', 'int', '10', 'Max unacknowledged ZooKeeper requests.', { ...atLeast(1), ...NO_EFFECT }),
+  def('inter.broker.protocol.version', 'string', null, 'Inter-broker protocol version.', NO_EFFECT),
+  def('log.message.format.version', 'string', null, 'Legacy message format version.', NO_EFFECT),
+  def('process.roles', 'list', '', 'KRaft roles; Fjord has no KRaft mode.', NO_EFFECT),
+
+  // Network
+  def('listeners', 'list', 'PLAINTEXT://127.0.0.1:9092', 'Comma-separated NAME://host:port listeners; empty host binds all interfaces.'),
+  def('advertised.listeners', 'list', null, 'Listeners given to clients in metadata; defaults to listeners.'),
+  def('listener.security.protocol.map', 'list', 'PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL', 'Listener name to security protocol; only PLAINTEXT is supported.'),
+  def('inter.broker.listener.name', 'string', null, 'Listener used between brokers; defaults to the first listener.'),
+  def('security.inter.broker.protocol', 'string', 'PLAINTEXT', 'Security protocol between brokers.', { validator: { oneOf: ['PLAINTEXT'] } }),
+  def('socket.request.max.bytes', 'int', '104857600', 'Largest request frame accepted; bigger frames close the connection.', atLeast(1)),
+  def('socket.send.buffer.bytes', 'int', '102400', 'SO_SNDBUF hint; -1 keeps the OS default.', NO_EFFECT),
+  def('socket.receive.buffer.bytes', 'int', '102400', 'SO_RCVBUF hint; -1 keeps the OS default.', NO_EFFECT),
+  def('socket.listen.backlog.size', 'int', '50', 'Pending connection backlog per listener.', atLeast(1)),
+  def('connections.max.idle.ms', 'long', '600000', 'Idle connections are closed after this long.'),
+  def('max.connections', 'int', INT_MAX, 'Max open client connections in total.', atLeast(0)),
+  def('max.connections.per.ip', 'int', INT_MAX, 'Max open connections from one IP address.', atLeast(0)),
+  def('queued.max.requests', 'int', '500', 'Unanswered requests per connection before reading pauses.', atLeast(1)),
+  def('num.network.threads', 'int', '3', 'Network threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
+  def('num.io.threads', 'int', '8', 'Request handler threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
+  def('background.threads', 'int', '10', 'Background task threads.', { ...atLeast(1), ...NO_EFFECT }),
+  def('request.timeout.ms', 'int', '30000', 'Inter-broker request timeout.', atLeast(0)),
+
+  // Topics and log
+  def('log.dirs', 'list', null, 'Directories holding partition logs; falls back to log.dir.'),
+  def('log.dir', 'string', './data/kafka-logs', 'Log directory used when log.dirs is unset (relative to the working directory).'),
+  def('num.partitions', 'int', '1', 'Partitions of auto-created topics.', atLeast(1)),
+  def('default.replication.factor', 'int', '1', 'Replication factor of auto-created topics.', atLeast(1)),
+  def('auto.create.topics.enable', 'boolean', 'true', 'Create unknown topics on metadata/produce requests.'),
+  def('delete.topic.enable', 'boolean', 'true', 'Allow DeleteTopics.'),
+  def('message.max.bytes', 'int', '1048588', 'Largest record batch accepted (topic: max.message.bytes).', atLeast(0)),
+  def('log.segment.bytes', 'int', '1073741824', 'Segment file size before rolling.', atLeast(14)),
+  def('log.roll.ms', 'long', null, 'Roll a segment after this age; overrides log.roll.hours.'),
+  def('log.roll.hours', 'int', '168', 'Roll a segment after this many hours.', atLeast(1)),
+  def('log.roll.jitter.ms', 'long', null, 'Random jitter subtracted from the roll time; overrides log.roll.jitter.hours.'),
+  def('log.roll.jitter.hours', 'int', '0', 'Random jitter (hours) subtracted from the roll time.', atLeast(0)),
+  def('log.retention.ms', 'long', null, 'Delete segments older than this; -1 = no limit. Wins over minutes/hours.'),
+  def('log.retention.minutes', 'int', null, 'Retention in minutes; wins over log.retention.hours.'),
+  def('log.retention.hours', 'int', '168', 'Retention in hours.'),
+  def('log.retention.bytes', 'long', '-1', 'Max partition size before deleting old segments; -1 = no limit.'),
+  def('log.retention.check.interval.ms', 'long', '300000', 'How often retention is checked.', atLeast(1)),
+  def('log.segment.delete.delay.ms', 'long', '60000', 'Delay before a deleted segment file is removed.', atLeast(0)),
+  def('log.index.interval.bytes', 'int', '4096', 'Bytes between offset index entries.', atLeast(0)),
+  def('log.index.size.max.bytes', 'int', '10485760', 'Max offset index file size.', atLeast(4)),
+  def('log.flush.interval.messages', 'long', LONG_MAX, 'Fsync after this many messages.', atLeast(1)),
+  def('log.flush.interval.ms', 'long', null, 'Fsync after this long; defaults to log.flush.scheduler.interval.ms.'),
+  def('log.flush.scheduler.interval.ms', 'long', LONG_MAX, 'How often the flusher checks logs.'),
+  def('log.flush.offset.checkpoint.interval.ms', 'int', '60000', 'How often the recovery point is checkpointed.', atLeast(0)),
+  def('log.preallocate', 'boolean', 'false', 'Preallocate segment files.', NO_EFFECT),
+  def('num.recovery.threads.per.data.dir', 'int', '1', 'Threads for log recovery per directory.', { ...atLeast(1), ...NO_EFFECT }),
+  def('log.cleanup.policy', 'list', 'delete', 'delete and/or compact.', { validator: { oneOf: ['delete', 'compact'] } }),
+  def('log.cleaner.enable', 'boolean', 'true', 'Run the log compactor.'),
+  def('log.cleaner.threads', 'int', '1', 'Compaction threads.', { ...atLeast(0), ...NO_EFFECT }),
+  def('log.cleaner.backoff.ms', 'long', '15000', 'Sleep when no log needs cleaning.', atLeast(0)),
+  def('log.cleaner.delete.retention.ms', 'long', '86400000', 'How long tombstones are kept after compaction.', atLeast(0)),
+  def('log.cleaner.min.cleanable.ratio', 'double', '0.5', 'Dirty ratio that triggers compaction.', { validator: { min: 0, max: 1 } }),
+  def('log.cleaner.min.compaction.lag.ms', 'long', '0', 'Minimum age before a record may be compacted.', atLeast(0)),
+  def('log.cleaner.max.compaction.lag.ms', 'long', LONG_MAX, 'Maximum age before a record must be compacted.', atLeast(1)),
+  def('log.message.timestamp.type', 'string', 'CreateTime', 'CreateTime or LogAppendTime.', { validator: { oneOf: ['CreateTime', 'LogAppendTime'] } }),
+  def('log.message.timestamp.difference.max.ms', 'long', LONG_MAX, 'Max allowed gap between record and broker time.', atLeast(0)),
+  def('log.message.downconversion.enable', 'boolean', 'true', 'Down-convert for old fetchers.', NO_EFFECT),
+  def('compression.type', 'string', 'producer', 'Broker-side compression; producer keeps what the producer sent.', { validator: { oneOf: ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] } }),
+  def('min.insync.replicas', 'int', '1', 'Replicas that must acknowledge an acks=all produce.', atLeast(1)),
+  def('fetch.max.bytes', 'int', '57671680', 'Max bytes returned by one fetch.', atLeast(1024)),
+
+  // Replication
+  def('replica.lag.time.max.ms', 'long', '30000', 'A follower not caught up for this long leaves the ISR.'),
+  def('num.replica.fetchers', 'int', '1', 'Fetcher threads per source broker.'),
+  def('replica.fetch.max.bytes', 'int', '1048576', 'Bytes per partition in a replica fetch.', atLeast(0)),
+  def('replica.fetch.response.max.bytes', 'int', '10485760', 'Bytes in a whole replica fetch response.', atLeast(0)),
+  def('replica.fetch.min.bytes', 'int', '1', 'Minimum bytes for a replica fetch response.'),
+  def('replica.fetch.wait.max.ms', 'int', '500', 'Max wait of a replica fetch.'),
+  def('replica.fetch.backoff.ms', 'int', '1000', 'Backoff after a replica fetch error.', atLeast(0)),
+  def('replica.socket.timeout.ms', 'int', '30000', 'Socket timeout of replica fetches.'),
+  def('replica.high.watermark.checkpoint.interval.ms', 'long', '5000', 'How often high watermarks are saved.'),
+  def('unclean.leader.election.enable', 'boolean', 'false', 'Allow out-of-sync replicas to become leader.'),
+  def('auto.leader.rebalance.enable', 'boolean', 'true', 'Move leadership back to preferred replicas.'),
+  def('leader.imbalance.check.interval.seconds', 'long', '300', 'How often leader balance is checked.', atLeast(1)),
+  def('controlled.shutdown.enable', 'boolean', 'true', 'Move leadership away before shutting down.'),
+  def('controlled.shutdown.max.retries', 'int', '3', 'Attempts of a controlled shutdown.'),
+  def('controlled.shutdown.retry.backoff.ms', 'long', '5000', 'Backoff between controlled shutdown attempts.'),
+
+  // Groups and offsets
+  def('offsets.topic.num.partitions', 'int', '50', 'Partitions of __consumer_offsets.', atLeast(1)),
+  def('offsets.topic.replication.factor', 'short', '3', 'Replication of __consumer_offsets; Fjord caps it to the live brokers.', atLeast(1)),
+  def('offsets.topic.segment.bytes', 'int', '104857600', 'Segment size of __consumer_offsets.', atLeast(1)),
+  def('offsets.retention.minutes', 'int', '10080', 'Committed offsets of empty groups expire after this.', atLeast(1)),
+  def('offsets.retention.check.interval.ms', 'long', '600000', 'How often stale offsets are removed.', atLeast(1)),
+  def('offsets.commit.timeout.ms', 'int', '5000', 'Max wait for an offset commit to be replicated.', atLeast(1)),
+  def('offsets.load.buffer.size', 'int', '5242880', 'Read size when loading offsets.', { ...atLeast(1), ...NO_EFFECT }),
+  def('offset.metadata.max.bytes', 'int', '4096', 'Max size of commit metadata.'),
+  def('group.initial.rebalance.delay.ms', 'int', '3000', 'Wait for more members before the first rebalance of a group.'),
+  def('group.min.session.timeout.ms', 'int', '6000', 'Smallest session timeout a member may ask for.'),
+  def('group.max.session.timeout.ms', 'int', '1800000', 'Largest session timeout a member may ask for.'),
+  def('group.max.size', 'int', INT_MAX, 'Max members of one consumer group.', atLeast(1)),
+
+  // Transactions and producer ids
+  def('transactional.id.expiration.ms', 'int', '604800000', 'Idle transactional ids expire after this.', atLeast(1)),
+  def('transaction.max.timeout.ms', 'int', '900000', 'Largest transaction timeout a producer may ask for.', atLeast(1)),
+  def('transaction.state.log.num.partitions', 'int', '50', 'Partitions of __transaction_state.', atLeast(1)),
+  def('transaction.state.log.replication.factor', 'short', '3', 'Replication of __transaction_state; capped to the live brokers.', atLeast(1)),
+  def('transaction.state.log.min.isr', 'int', '2', 'min.insync.replicas of __transaction_state (capped likewise).', atLeast(1)),
+  def('transaction.state.log.segment.bytes', 'int', '104857600', 'Segment size of __transaction_state.', atLeast(1)),
+  def('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', 'How often timed-out transactions are aborted.', atLeast(1)),
+  def('producer.id.expiration.ms', 'int', '86400000', 'Idle producer ids expire after this.', atLeast(1)),
+];
+
+const DEFS_BY_NAME = new Map(BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
+
+export function configDef(name: string): ConfigDef | undefined {
+  return DEFS_BY_NAME.get(name);
+}
