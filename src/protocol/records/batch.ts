@@ -29,7 +29,7 @@ import {
 } from './batch-header.js';
 import { compress, decompress, isKnownCompression } from './compression/index.js';
 import { RecordsError } from './errors.js';
-import { type KafkaRecord, encodeRecords, readRecord } from './record.js';
+import { type KafkaRecord, decodeRecordsSection, encodeRecords } from './record.js';
 
 export enum TimestampType {
   CreateTime = 0,
@@ -158,17 +158,7 @@ export function decodeBatch(buf: Buffer, start = 0, options: DecodeOptions = {})
       throw new RecordsError('decompression_failed', `cannot decompress batch: ${(err as Error).message}`);
     }
   }
-  const records = new Array<KafkaRecord>(count);
-  const cur = { pos: 0 };
-  for (let i = 0; i < count; i++) {
-    if (cur.pos >= section.length) {
-      throw new RecordsError('record_count_mismatch', `batch declares ${count} records but holds ${i}`);
-    }
-    records[i] = readRecord(section, cur, section.length);
-  }
-  if (cur.pos !== section.length) {
-    throw new RecordsError('record_count_mismatch', `bytes left after the ${count} declared records`);
-  }
+  const records = decodeRecordsSection(section, count);
   return {
     baseOffset: buf.readBigInt64BE(start + BASE_OFFSET),
     sizeInBytes: size,

@@ -185,3 +185,19 @@ export function skipRecord(buf: Buffer, cur: Cursor, limit: number): number {
     return -1;
   }
 }
+
+/** Decodes exactly `count` records filling `section` (an uncompressed records section). */
+export function decodeRecordsSection(section: Buffer, count: number): KafkaRecord[] {
+  const records = new Array<KafkaRecord>(count);
+  const cur = { pos: 0 };
+  for (let i = 0; i < count; i++) {
+    if (cur.pos >= section.length) {
+      throw new RecordsError('record_count_mismatch', `batch declares ${count} records but holds ${i}`);
+    }
+    records[i] = readRecord(section, cur, section.length);
+  }
+  if (cur.pos !== section.length) {
+    throw new RecordsError('record_count_mismatch', `bytes left after the ${count} declared records`);
+  }
+  return records;
+}
