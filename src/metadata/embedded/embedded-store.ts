@@ -1,0 +1,190 @@
+/**
+ * Metadata for a single broker with no other service: kept in memory and persisted as one JSON
+ * file in the first log directory, replaced atomically (write, fsync, rename) on every change.
+ */
+import { open, readFile, rename, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomUuid } from '../../protocol/primitives/index.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster-model.js';
+import { INTERNAL_TOPICS } from '../cluster-model.js';
+import type { MetadataStore } from '../metadata-store.js';
+import { collisionKey, topicNameError } from '../topic-names.js';
+
+interface PersistedState {
+  version: 1;
+  clusterId: string;
+  topics: TopicInfo[];
+}
+
+export const METADATA_FILE = 'fjord-metadata.json';
+
+export class EmbeddedMetadataStore implements MetadataStore {
+  private readonly byName = new Map<string, TopicInfo>();
+  private readonly byId = new Map<string, TopicInfo>();
+  private readonly listeners: ((topic: string) => void)[] = [];
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly clusterId: string,
+    private readonly self: BrokerInfo,
+    private readonly file: string,
+  ) {}
+
+  static async open(dir: string, self: BrokerInfo, clusterId?: string | null): Promise<EmbeddedMetadataStore> {
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, METADATA_FILE);
+    let state: PersistedState | undefined;
+    try {
+      state = JSON.parse(await readFile(file, 'utf8')) as PersistedState;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw new Error(`cannot read cluster metadata ${file}: ${(err as Error).message}`);
+      }
+    }
+    const id = state?.clusterId ?? clusterId ?? randomUuid();
+    if (clusterId && state && state.clusterId !== clusterId) {
+      throw new Error(`cluster.id ${clusterId} does not match the id ${state.clusterId} stored in ${file}`);
+    }
+    const store = new EmbeddedMetadataStore(id, self, file);
+    for (const t of state?.topics ?? []) store.index(t);
+    if (!state) await store.persist();
+    return store;
+  }
+
+  private index(t: TopicInfo): void {
+    this.byName.set(t.name, t);
+    this.byId.set(t.topicId, t);
+  }
+
+  controllerId(): number {
+    return this.self.id;
+  }
+  brokers(): BrokerInfo[] {
+    return [this.self];
+  }
+  topics(): TopicInfo[] {
+    return [...this.byName.values()];
+  }
+  topic(name: string): TopicInfo | undefined {
+    return this.byName.get(name);
+  }
+  topicById(topicId: string): TopicInfo | undefined {
+    return this.byId.get(topicId);
+  }
+  onChange(listener: (topic: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async createTopic(spec: NewTopic): Promise<TopicInfo> {
+    const nameError = topicNameError(spec.name);
+    if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
+    if (this.byName.has(spec.name)) {
+      throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`);
+    }
+    const key = collisionKey(spec.name);
+    for (const other of this.byName.keys()) {
+      if (collisionKey(other) === key) {
+        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${spec.name}' collides with existing topic: ${other}`);
+      }
+    }
+    const partitions = this.assign(spec.name, 0, spec.numPartitions, spec.replicationFactor, spec.assignment);
+    const topic: TopicInfo = {
+      name: spec.name,
+      topicId: randomUuid(),
+      internal: spec.internal ?? INTERNAL_TOPICS.has(spec.name),
+      partitions,
+      configs: { ...(spec.configs ?? {}) },
+    };
+    this.index(topic);
+    await this.persist();
+    this.emit(topic.name);
+    return topic;
+  }
+
+  private assign(name: string, from: number, to: number, rf: number, assignment?: number[][]): PartitionState[] {
+    if (assignment) {
+      for (const replicas of assignment) {
+        if (replicas.length === 0 || replicas.some((b) => b !== this.self.id) || new Set(replicas).size !== replicas.length) {
+          throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Replica assignment ${JSON.stringify(assignment)} names unknown or duplicate brokers`);
+        }
+      }
+    } else {
+      if (to <= from && from === 0) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.');
+      if (rf < 1) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
+      if (rf > 1) {
+        throw new KafkaError(
+          ErrorCode.INVALID_REPLICATION_FACTOR,
+          `Unable to replicate the partition ${rf} time(s): The target replication factor of ${rf} cannot be reached because only 1 broker(s) are registered.`,
+        );
+      }
+    }
+    const out: PartitionState[] = [];
+    for (let p = from; p < to; p++) {
+      const replicas = assignment?.[p - from] ?? [this.self.id];
+      out.push({ partition: p, leader: replicas[0]!, leaderEpoch: 0, replicas, isr: [...replicas], offlineReplicas: [] });
+    }
+    void name;
+    return out;
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    const t = this.byName.get(name);
+    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`);
+    this.byName.delete(name);
+    this.byId.delete(t.topicId);
+    await this.persist();
+    this.emit(name);
+  }
+
+  async createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo> {
+    const t = this.byName.get(name);
+    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
+    const current = t.partitions.length;
+    if (totalCount <= current) {
+      throw new KafkaError(
+        ErrorCode.INVALID_PARTITIONS,
+        `Topic currently has ${current} partitions, which is higher than the requested ${totalCount}.`,
+      );
+    }
+    const rf = t.partitions[0]?.replicas.length ?? 1;
+    t.partitions.push(...this.assign(name, current, totalCount, rf, assignment));
+    await this.persist();
+    this.emit(name);
+    return t;
+  }
+
+  async setTopicConfigs(name: string, configs: Record<string, string>): Promise<void> {
+    const t = this.byName.get(name);
+    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`);
+    t.configs = { ...configs };
+    await this.persist();
+    this.emit(name);
+  }
+
+  private emit(topic: string): void {
+    for (const l of this.listeners) l(topic);
+  }
+
+  /** Serialised so two changes never interleave their writes of the same file. */
+  private persist(): Promise<void> {
+    const state: PersistedState = { version: 1, clusterId: this.clusterId, topics: this.topics() };
+    const text = JSON.stringify(state, null, 1);
+    this.writing = this.writing.then(async () => {
+      const tmp = `${this.file}.tmp`;
+      const fh = await open(tmp, 'w');
+      try {
+        await fh.writeFile(text);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, this.file);
+    });
+    return this.writing;
+  }
+
+  async close(): Promise<void> {
+    await this.writing;
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * The one interface the broker uses for cluster metadata, whatever keeps it (a file for the
+ * embedded single broker, ZooKeeper for a cluster). Changes are announced through `onChange`.
+ */
+import type { BrokerInfo, NewTopic, TopicInfo } from './cluster-model.js';
+
+export interface MetadataStore {
+  readonly clusterId: string;
+  controllerId(): number;
+  brokers(): BrokerInfo[];
+  topics(): TopicInfo[];
+  topic(name: string): TopicInfo | undefined;
+  topicById(topicId: string): TopicInfo | undefined;
+  /** Throws KafkaError(TOPIC_ALREADY_EXISTS / INVALID_REPLICATION_FACTOR / ...) on refusal. */
+  createTopic(spec: NewTopic): Promise<TopicInfo>;
+  deleteTopic(name: string): Promise<void>;
+  createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo>;
+  setTopicConfigs(name: string, configs: Record<string, string>): Promise<void>;
+  onChange(listener: (topic: string) => void): void;
+  close(): Promise<void>;
+}

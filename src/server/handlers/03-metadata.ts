@@ -1,0 +1,85 @@
+import { MetadataRequestCodec, MetadataResponseCodec } from '../../protocol/messages/index.js';
+import type { MetadataResponseTopic } from '../../protocol/messages/03-metadata.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
+import type { TopicInfo } from '../../metadata/cluster-model.js';
+import { topicNameError } from '../../metadata/topic-names.js';
+import { autoCreateTopic } from '../topic-creation.js';
+import { defineHandler, type RequestContext } from './types.js';
+import { TOPIC_AUTHORIZED_OPERATIONS, CLUSTER_AUTHORIZED_OPERATIONS, NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
+
+function describeTopic(t: TopicInfo, includeOps: boolean): Input<MetadataResponseTopic> {
+  return {
+    errorCode: ErrorCode.NONE,
+    name: t.name,
+    topicId: t.topicId,
+    isInternal: t.internal,
+    partitions: t.partitions.map((p) => ({
+      errorCode: p.leader < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+      partitionIndex: p.partition,
+      leaderId: p.leader,
+      leaderEpoch: p.leaderEpoch,
+      replicaNodes: p.replicas,
+      isrNodes: p.isr,
+      offlineReplicas: p.offlineReplicas,
+    })),
+    topicAuthorizedOperations: includeOps ? TOPIC_AUTHORIZED_OPERATIONS : NO_AUTHORIZED_OPERATIONS,
+  };
+}
+
+async function lookup(
+  ctx: RequestContext,
+  name: string | null,
+  topicId: string,
+  allowAutoCreate: boolean,
+  includeOps: boolean,
+): Promise<Input<MetadataResponseTopic>> {
+  const { metadata } = ctx.services;
+  if (name === null || name === '') {
+    const t = topicId !== ZERO_UUID ? metadata.topicById(topicId) : undefined;
+    if (t) return describeTopic(t, includeOps);
+    return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId, partitions: [] };
+  }
+  const t = metadata.topic(name);
+  if (t) return describeTopic(t, includeOps);
+  if (topicNameError(name)) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, partitions: [] };
+  if (!allowAutoCreate) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, partitions: [] };
+  try {
+    return describeTopic(await autoCreateTopic(ctx.services, name), includeOps);
+  } catch (err) {
+    const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+    return { errorCode: code, name, partitions: [] };
+  }
+}
+
+export const metadataHandler = defineHandler({
+  apiKey: 3,
+  request: MetadataRequestCodec,
+  response: MetadataResponseCodec,
+  minVersion: 0,
+  maxVersion: 12,
+  async handle(req, ctx) {
+    const { metadata } = ctx.services;
+    const version = ctx.header.apiVersion;
+    const includeOps = req.includeTopicAuthorizedOperations;
+    // v0 asks for every topic with an empty list; v1+ with a null list.
+    const all = req.topics === null || (version === 0 && req.topics.length === 0);
+    const allowAutoCreate = version < 4 ? true : req.allowAutoTopicCreation;
+    const topics = all
+      ? metadata.topics().map((t) => describeTopic(t, includeOps))
+      : await Promise.all(req.topics!.map((t) => lookup(ctx, t.name, t.topicId, allowAutoCreate, includeOps)));
+    const listener = ctx.connection.listenerName;
+    const brokers = metadata.brokers().flatMap((b) => {
+      const ep = ctx.services.endpointFor(b.id, listener);
+      return ep ? [{ nodeId: b.id, host: ep.host, port: ep.port, rack: b.rack }] : [];
+    });
+    return {
+      throttleTimeMs: 0,
+      brokers,
+      clusterId: metadata.clusterId,
+      controllerId: metadata.controllerId(),
+      topics,
+      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NO_AUTHORIZED_OPERATIONS,
+    };
+  },
+});

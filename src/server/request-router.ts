@@ -1,0 +1,54 @@
+/**
+ * Turns a request frame into a response frame: reads the header, finds the handler, decodes,
+ * handles, encodes. Unsupported versions of ApiVersions get Kafka's v0 error answer (so the
+ * client can retry lower); anything else malformed or unknown closes that one connection.
+ */
+import { DecodeError, Reader, Writer } from '../protocol/primitives/index.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { ApiVersionsResponseCodec } from '../protocol/messages/index.js';
+import { CloseConnectionError, type ConnectionContext } from './network/types.js';
+import type { BrokerServices } from './broker-services.js';
+import { API_VERSIONS_KEY, isFlexible, peekHeader, readRequestHeader, writeResponseHeader } from './request-header.js';
+import { apiVersionsList } from './handlers/18-api-versions.js';
+
+export function createRequestRouter(services: BrokerServices) {
+  const log = services.logger;
+  return async function route(frame: Buffer, connection: ConnectionContext): Promise<Buffer | null> {
+    const { apiKey, apiVersion, correlationId } = peekHeader(frame);
+    const handler = services.handlers.get(apiKey);
+    if (!handler) {
+      throw new CloseConnectionError(`unknown API key ${apiKey} (correlation id ${correlationId})`);
+    }
+    if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
+      if (apiKey === API_VERSIONS_KEY) return unsupportedApiVersions(services, correlationId);
+      throw new CloseConnectionError(`unsupported version ${apiVersion} of ${handler.name} (correlation id ${correlationId})`);
+    }
+    const flexible = isFlexible(handler.requestCodec, apiVersion);
+    const r = new Reader(frame);
+    let run;
+    try {
+      const header = readRequestHeader(r, apiKey, flexible);
+      run = handler.run(r, { header, connection, services });
+    } catch (err) {
+      if (err instanceof DecodeError || err instanceof RangeError) {
+        throw new CloseConnectionError(`malformed ${handler.name} v${apiVersion} request: ${err.message}`);
+      }
+      throw err;
+    }
+    const writeBody = await run;
+    if (writeBody === null) return null;
+    const w = new Writer(512);
+    writeResponseHeader(w, apiKey, flexible, correlationId);
+    writeBody(w);
+    log.trace({ apiKey, apiVersion, correlationId }, 'answered');
+    return w.result();
+  };
+}
+
+/** Kafka's answer to an ApiVersions version it does not know: v0 layout, error 35, our ranges. */
+function unsupportedApiVersions(services: BrokerServices, correlationId: number): Buffer {
+  const w = new Writer(512);
+  w.int32(correlationId);
+  ApiVersionsResponseCodec.write(w, { errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: apiVersionsList(services) }, 0);
+  return w.result();
+}

@@ -1,0 +1,27 @@
+/**
+ * Automatic topic creation, as Metadata and Produce trigger it: broker defaults for partitions
+ * and replication, refused when `auto.create.topics.enable` is false or the name is illegal.
+ */
+import type { TopicInfo } from '../metadata/cluster-model.js';
+import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+import type { BrokerServices } from './broker-services.js';
+
+export async function autoCreateTopic(services: BrokerServices, name: string): Promise<TopicInfo> {
+  const existing = services.metadata.topic(name);
+  if (existing) return existing;
+  if (!services.config.autoCreateTopicsEnable || INTERNAL_TOPICS.has(name)) {
+    throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  }
+  const live = services.metadata.brokers().length;
+  const replicationFactor = Math.min(services.config.defaultReplicationFactor, live);
+  try {
+    const t = await services.metadata.createTopic({ name, numPartitions: services.config.numPartitions, replicationFactor });
+    services.logger.info({ topic: name, partitions: t.partitions.length }, 'auto-created topic');
+    return t;
+  } catch (err) {
+    // Two requests racing to create the same topic: the loser sees it exists, which is fine.
+    if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) return services.metadata.topic(name)!;
+    throw err;
+  }
+}

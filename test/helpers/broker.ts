@@ -1,0 +1,38 @@
+/**
+ * Starts a real Fjord broker in this process on a free port with a fresh temporary log dir.
+ * Always `await b.stop()` (it also removes the directory unless `keepDir`).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Broker } from '../../src/server/broker.js';
+import { buildBrokerConfig } from '../../src/server/config/index.js';
+import { silentLogger } from '../../src/server/logger.js';
+
+export interface TestBroker {
+  broker: Broker;
+  port: number;
+  bootstrap: string;
+  dir: string;
+  stop(opts?: { keepDir?: boolean }): Promise<void>;
+}
+
+export async function startTestBroker(props: Record<string, string> = {}, dir?: string): Promise<TestBroker> {
+  const logDir = dir ?? (await mkdtemp(join(tmpdir(), 'fjord-test-')));
+  const raw = new Map<string, string>(
+    Object.entries({ 'listeners': 'PLAINTEXT://127.0.0.1:0', 'log.dirs': logDir, 'group.initial.rebalance.delay.ms': '0', ...props }),
+  );
+  const broker = new Broker(buildBrokerConfig(raw), silentLogger());
+  await broker.start();
+  const port = broker.boundPorts().get('PLAINTEXT')!;
+  return {
+    broker,
+    port,
+    bootstrap: `127.0.0.1:${port}`,
+    dir: logDir,
+    async stop(opts) {
+      await broker.stop();
+      if (!opts?.keepDir && !dir) await rm(logDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Real peers (kcat, Python clients, ZooKeeper). Outside CI a missing peer skips its test; in CI
+ * (CI=true) a missing peer fails it, so a green run always means the peer really ran.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { TestContext } from 'node:test';
+
+export const PYTHON = '/usr/bin/python3';
+
+const checks: Record<string, () => boolean> = {
+  kcat: () => spawnSync('kcat', ['-V']).status === 0,
+  'python3-confluent-kafka': () => spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status === 0,
+  'python3-kafka': () => spawnSync(PYTHON, ['-c', 'import kafka']).status === 0,
+  zookeeper: () => existsSync('/usr/share/java/zookeeper.jar'),
+  'redis-server': () => spawnSync('redis-server', ['--version']).status === 0,
+};
+
+/** Returns true when the peer is there; otherwise skips (or, in CI, fails) the test. */
+export function requirePeer(t: TestContext, peer: keyof typeof checks): boolean {
+  if (checks[peer]!()) return true;
+  if (process.env.CI === 'true') throw new Error(`required peer ${peer} is not installed (CI=true)`);
+  t.skip(`${peer} is not installed`);
+  return false;
+}
