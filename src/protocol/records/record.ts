@@ -27,6 +27,9 @@ import {
 } from './varint.js';
 import { RecordsError } from './errors.js';
 
+/** length + attributes + timestampDelta + offsetDelta + key + value + header count, one byte each. */
+export const MIN_RECORD_SIZE = 7;
+
 export interface RecordHeader {
   key: string;
   value: Buffer | null;
@@ -188,6 +191,10 @@ export function skipRecord(buf: Buffer, cur: Cursor, limit: number): number {
 
 /** Decodes exactly `count` records filling `section` (an uncompressed records section). */
 export function decodeRecordsSection(section: Buffer, count: number): KafkaRecord[] {
+  // Refuse before allocating: a hostile count must not make us build a huge array.
+  if (count * MIN_RECORD_SIZE > section.length) {
+    throw new RecordsError('record_count_mismatch', `batch declares ${count} records but has only ${section.length} bytes`);
+  }
   const records = new Array<KafkaRecord>(count);
   const cur = { pos: 0 };
   for (let i = 0; i < count; i++) {

@@ -258,3 +258,11 @@ test('control batches carry transaction markers', () => {
   }
   assert.equal(endTxnMarkerOf(decodeBatch(oneRecordBatch())), null);
 });
+
+test('a hostile record count is rejected without allocating for it', () => {
+  const buf = oneRecordBatch();
+  buf.writeInt32BE(2 ** 31 - 1, 57);
+  rewriteCrc(buf, 0);
+  assert.throws(() => decodeBatch(buf), (e: unknown) => e instanceof RecordsError && e.reason === 'record_count_mismatch');
+  assert.equal(validateBatchHeader(buf, 0, { fromClient: false })?.reason, 'record_count_mismatch');
+});
