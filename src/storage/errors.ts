@@ -1,0 +1,64 @@
+/**
+ * Typed storage errors. Each carries the Kafka error name the broker maps it to, so the
+ * request layer never has to inspect messages or error codes of the underlying I/O.
+ */
+export type KafkaErrorName =
+  | 'CORRUPT_MESSAGE'
+  | 'MESSAGE_TOO_LARGE'
+  | 'RECORD_LIST_TOO_LARGE'
+  | 'KAFKA_STORAGE_ERROR'
+  | 'OFFSET_OUT_OF_RANGE'
+  | 'INVALID_RECORD'
+  | 'UNKNOWN_SERVER_ERROR';
+
+export abstract class StorageError extends Error {
+  abstract readonly kafkaError: KafkaErrorName;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A batch failed validation: bad header, wrong magic, CRC mismatch, truncated bytes. */
+export class CorruptRecordError extends StorageError {
+  readonly kafkaError = 'CORRUPT_MESSAGE' as const;
+}
+
+/** A batch is larger than max.message.bytes (or the append is larger than a segment). */
+export class RecordTooLargeError extends StorageError {
+  readonly kafkaError = 'MESSAGE_TOO_LARGE' as const;
+}
+
+/** Any I/O failure of the log (ENOSPC, EIO, offline directory). Nothing acknowledged is lost. */
+export class KafkaStorageError extends StorageError {
+  readonly kafkaError = 'KAFKA_STORAGE_ERROR' as const;
+}
+
+export class OffsetOutOfRangeError extends StorageError {
+  readonly kafkaError = 'OFFSET_OUT_OF_RANGE' as const;
+  constructor(
+    readonly requestedOffset: number,
+    readonly logStartOffset: number,
+    readonly logEndOffset: number,
+  ) {
+    super(`offset ${requestedOffset} is outside [${logStartOffset}, ${logEndOffset}]`);
+  }
+}
+
+/** A follower append (assignOffsets=false) whose offsets are not beyond the log end. */
+export class UnexpectedAppendOffsetError extends StorageError {
+  readonly kafkaError = 'UNKNOWN_SERVER_ERROR' as const;
+}
+
+/** Another process holds the log directory lock. */
+export class LogDirLockedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LogDirLockedError';
+  }
+}
+
+export function errnoOf(err: unknown): string | undefined {
+  if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
+  return undefined;
+}

@@ -1,0 +1,308 @@
+/**
+ * All logs of the broker across its log directories: locking, start-up recovery, checkpoints,
+ * periodic retention / flush / cleaning, and offline-directory tracking.
+ */
+import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  CLEAN_SHUTDOWN_MARKER,
+  LOG_START_OFFSET_CHECKPOINT,
+  RECOVERY_POINT_CHECKPOINT,
+  REPLICATION_OFFSET_CHECKPOINT,
+  readOffsetCheckpoint,
+  removeIfExists,
+  tpKey,
+  writeFileAtomically,
+  writeOffsetCheckpoint,
+} from './checkpoints.js';
+import type { LogConfig } from './config.js';
+import { LogCleaner } from './cleaner/log-cleaner.js';
+import { LogDirLockedError } from './errors.js';
+import { DirLock } from './lock.js';
+import { Log } from './log.js';
+import { silentLogger, type StorageLogger } from './logger.js';
+import { applyRetention } from './retention.js';
+
+export interface LogManagerOptions {
+  logDirs: string[];
+  defaults: LogConfig;
+  logger?: StorageLogger;
+  retentionCheckIntervalMs?: number;
+  cleanerEnabled?: boolean;
+  /** log.flush.offset.checkpoint.interval.ms (and log start offset checkpoints). Default 60000. */
+  checkpointIntervalMs?: number;
+  /** How often flush.ms is checked. Default 1000. */
+  flushCheckIntervalMs?: number;
+  /** log.cleaner.backoff.ms. Default 15000. */
+  cleanerBackoffMs?: number;
+  clock?: () => number;
+}
+
+export interface LogDirState {
+  dir: string;
+  online: boolean;
+  error?: string;
+  logs: { topic: string; partition: number; size: number; offsetLag: number }[];
+}
+
+interface DirState {
+  dir: string;
+  lock?: DirLock;
+  online: boolean;
+  error?: string;
+  hadCleanShutdown: boolean;
+}
+
+const LOG_DIR_NAME = /^(.+)-(\d+)$/;
+
+export class LogManager {
+  private readonly dirs: DirState[] = [];
+  private readonly logs = new Map<string, { log: Log; dir: DirState }>();
+  private readonly highWatermarks = new Map<string, number>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  readonly logger: StorageLogger;
+  readonly cleaner: LogCleaner;
+  private closed = false;
+  private readonly clock: () => number;
+
+  private constructor(private readonly opts: LogManagerOptions) {
+    this.logger = opts.logger ?? silentLogger;
+    this.clock = opts.clock ?? Date.now;
+    this.cleaner = new LogCleaner(() => this.allLogs(), this.logger, this.clock);
+  }
+
+  static async open(opts: LogManagerOptions): Promise<LogManager> {
+    const mgr = new LogManager(opts);
+    try {
+      for (const dir of opts.logDirs) await mgr.openDir(path.resolve(dir));
+    } catch (err) {
+      for (const d of mgr.dirs) await d.lock?.release();
+      throw err;
+    }
+    mgr.startTimers();
+    return mgr;
+  }
+
+  private async openDir(dir: string): Promise<void> {
+    const state: DirState = { dir, online: true, hadCleanShutdown: false };
+    this.dirs.push(state);
+    try {
+      await mkdir(dir, { recursive: true });
+      await access(dir);
+      state.lock = await DirLock.acquire(dir);
+    } catch (err) {
+      if (err instanceof LogDirLockedError) throw err;
+      this.takeOffline(state, err);
+      return;
+    }
+    try {
+      state.hadCleanShutdown = await access(path.join(dir, CLEAN_SHUTDOWN_MARKER)).then(() => true, () => false);
+      const recoveryPoints = await this.readCheckpoint(path.join(dir, RECOVERY_POINT_CHECKPOINT));
+      const startOffsets = await this.readCheckpoint(path.join(dir, LOG_START_OFFSET_CHECKPOINT));
+      for (const [k, v] of await this.readCheckpoint(path.join(dir, REPLICATION_OFFSET_CHECKPOINT))) this.highWatermarks.set(k, v);
+      const entries = await readdir(dir, { withFileTypes: true });
+      const started = this.clock();
+      for (const entry of entries) {
+        if (!entry.isDirectory()) continue;
+        if (entry.name.endsWith('-delete')) {
+          void rm(path.join(dir, entry.name), { recursive: true, force: true });
+          continue;
+        }
+        const m = LOG_DIR_NAME.exec(entry.name);
+        if (!m || entry.name.endsWith('-future')) continue;
+        const topic = m[1]!;
+        const partition = Number(m[2]);
+        const key = tpKey(topic, partition);
+        const log = await this.openLog(state, topic, partition, this.opts.defaults, recoveryPoints.get(key), startOffsets.get(key));
+        this.logs.set(key, { log, dir: state });
+      }
+      this.logger.info(
+        `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${state.hadCleanShutdown ? 'clean' : 'unclean'} shutdown)`,
+      );
+      // From here on a crash must not be mistaken for a clean shutdown.
+      await removeIfExists(path.join(dir, CLEAN_SHUTDOWN_MARKER));
+      await this.writeCheckpoints(state);
+    } catch (err) {
+      this.takeOffline(state, err);
+    }
+  }
+
+  private async readCheckpoint(file: string): Promise<Map<string, number>> {
+    try {
+      return await readOffsetCheckpoint(file);
+    } catch (err) {
+      this.logger.warn(`ignoring unreadable checkpoint: ${(err as Error).message}`);
+      return new Map();
+    }
+  }
+
+  private openLog(
+    state: DirState,
+    topic: string,
+    partition: number,
+    config: LogConfig,
+    recoveryPoint: number | undefined,
+    logStartOffset: number | undefined,
+    hadCleanShutdown = state.hadCleanShutdown,
+  ): Promise<Log> {
+    return Log.open({
+      dir: path.join(state.dir, tpKey(topic, partition)),
+      topic,
+      partition,
+      config,
+      logger: this.logger,
+      recoveryPoint,
+      logStartOffset,
+      hadCleanShutdown,
+      clock: this.clock,
+      onIoError: (_log, err) => this.takeOffline(state, err),
+      onLogStartOffsetChanged: () => void this.writeCheckpoints(state).catch(() => undefined),
+    });
+  }
+
+  private logsIn(state: DirState): Log[] {
+    return [...this.logs.values()].filter((e) => e.dir === state).map((e) => e.log);
+  }
+
+  /** Marks a directory offline (one error line); its logs refuse reads and appends from now on. */
+  takeOffline(state: DirState, err: unknown): void {
+    if (!state.online) return;
+    state.online = false;
+    state.error = (err as Error)?.message ?? String(err);
+    this.logger.error(`log directory ${state.dir} is offline: ${state.error}`);
+    for (const log of this.logsIn(state)) log.offline = true;
+  }
+
+  getLog(topic: string, partition: number): Log | undefined {
+    return this.logs.get(tpKey(topic, partition))?.log;
+  }
+
+  allLogs(): Log[] {
+    return [...this.logs.values()].filter((e) => e.dir.online).map((e) => e.log);
+  }
+
+  async createLog(topic: string, partition: number, cfg: Partial<LogConfig> = {}): Promise<Log> {
+    const key = tpKey(topic, partition);
+    const existing = this.logs.get(key);
+    if (existing) {
+      if (Object.keys(cfg).length > 0) existing.log.updateConfig(cfg);
+      return existing.log;
+    }
+    const online = this.dirs.filter((d) => d.online);
+    if (online.length === 0) throw new Error('no online log directory to create a log in');
+    // Put the new log in the directory holding the fewest logs (Kafka's default placement).
+    const state = online.reduce((a, b) => (this.logsIn(b).length < this.logsIn(a).length ? b : a));
+    await mkdir(path.join(state.dir, key), { recursive: true });
+    const log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, undefined, undefined, false);
+    this.logs.set(key, { log, dir: state });
+    return log;
+  }
+
+  async deleteLog(topic: string, partition: number): Promise<void> {
+    const key = tpKey(topic, partition);
+    const entry = this.logs.get(key);
+    if (!entry) return;
+    this.logs.delete(key);
+    this.highWatermarks.delete(key);
+    await this.cleaner.abort(entry.log);
+    await entry.log.close();
+    const target = `${entry.log.dir}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
+    await rename(entry.log.dir, target);
+    void rm(target, { recursive: true, force: true });
+    await this.writeCheckpoints(entry.dir).catch(() => undefined);
+  }
+
+  /** The replication layer's high watermark, persisted in replication-offset-checkpoint. */
+  updateHighWatermark(topic: string, partition: number, hw: number): void {
+    this.highWatermarks.set(tpKey(topic, partition), hw);
+  }
+  checkpointedHighWatermark(topic: string, partition: number): number | undefined {
+    return this.highWatermarks.get(tpKey(topic, partition));
+  }
+
+  logDirsState(): LogDirState[] {
+    return this.dirs.map((d) => ({
+      dir: d.dir,
+      online: d.online,
+      ...(d.error !== undefined ? { error: d.error } : {}),
+      logs: d.online
+        ? this.logsIn(d).map((log) => ({
+            topic: log.topic,
+            partition: log.partition,
+            size: log.size,
+            offsetLag: Math.max(0, (this.highWatermarks.get(log.name) ?? log.logEndOffset) - log.logEndOffset),
+          }))
+        : [],
+    }));
+  }
+
+  private async writeCheckpoints(state: DirState): Promise<void> {
+    if (!state.online) return;
+    const logs = this.logsIn(state);
+    const entry = (offset: (l: Log) => number) => logs.map((l) => ({ topic: l.topic, partition: l.partition, offset: offset(l) }));
+    try {
+      await writeOffsetCheckpoint(path.join(state.dir, RECOVERY_POINT_CHECKPOINT), entry((l) => l.recoveryPoint));
+      await writeOffsetCheckpoint(path.join(state.dir, LOG_START_OFFSET_CHECKPOINT), entry((l) => l.logStartOffset));
+      const hws = logs.filter((l) => this.highWatermarks.has(l.name));
+      await writeOffsetCheckpoint(
+        path.join(state.dir, REPLICATION_OFFSET_CHECKPOINT),
+        hws.map((l) => ({ topic: l.topic, partition: l.partition, offset: this.highWatermarks.get(l.name)! })),
+      );
+    } catch (err) {
+      this.logger.warn(`writing checkpoints in ${state.dir} failed: ${String(err)}`);
+    }
+  }
+
+  /** Runs the retention check once over every log (also called by the timer). */
+  async runRetention(): Promise<number> {
+    let deleted = 0;
+    for (const log of this.allLogs()) {
+      try {
+        deleted += await applyRetention(log, this.clock());
+      } catch (err) {
+        this.logger.warn(`retention of ${log.name} failed: ${String(err)}`);
+      }
+    }
+    return deleted;
+  }
+
+  private startTimers(): void {
+    const every = (ms: number, fn: () => Promise<unknown>): void => {
+      let running = false;
+      const t = setInterval(() => {
+        if (running || this.closed) return;
+        running = true;
+        void fn()
+          .catch((err) => this.logger.warn(`storage background task failed: ${String(err)}`))
+          .finally(() => (running = false));
+      }, ms);
+      t.unref();
+      this.timers.push(t);
+    };
+    every(this.opts.retentionCheckIntervalMs ?? 300000, () => this.runRetention());
+    every(this.opts.checkpointIntervalMs ?? 60000, () => Promise.all(this.dirs.map((d) => this.writeCheckpoints(d))));
+    every(this.opts.flushCheckIntervalMs ?? 1000, async () => {
+      const now = this.clock();
+      for (const log of this.allLogs()) if (log.config.flushMs < Number.MAX_SAFE_INTEGER) await log.flushIfDue(now);
+    });
+    if (this.opts.cleanerEnabled ?? true) every(this.opts.cleanerBackoffMs ?? 15000, () => this.cleaner.cleanOnce());
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.cleaner.shutdown();
+    for (const state of this.dirs) {
+      const logs = this.logsIn(state);
+      for (const log of logs) await log.close();
+      if (state.online) {
+        await this.writeCheckpoints(state);
+        await writeFileAtomically(path.join(state.dir, CLEAN_SHUTDOWN_MARKER), '').catch((err) =>
+          this.logger.warn(`cannot write clean shutdown marker in ${state.dir}: ${String(err)}`),
+        );
+      }
+      await state.lock?.release();
+    }
+  }
+}

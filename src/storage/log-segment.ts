@@ -1,0 +1,432 @@
+/**
+ * One segment: `<base>.log` holding batches exactly as on the wire, plus its `.index` and
+ * `.timeindex`. Writes are positional through a FileHandle; the in-memory `size` only moves
+ * after a write fully succeeded, so readers never see a partial batch.
+ */
+import { open, rename, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  BATCH_LENGTH,
+  LOG_OVERHEAD,
+  MAX_TIMESTAMP,
+  RECORD_BATCH_OVERHEAD,
+} from '../protocol/records/batch-header.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders, writeFully } from './batch-scan.js';
+import { OffsetIndex } from './offset-index.js';
+import { TimeIndex } from './time-index.js';
+
+export const LOG_SUFFIX = '.log';
+export const INDEX_SUFFIX = '.index';
+export const TIME_INDEX_SUFFIX = '.timeindex';
+export const DELETED_SUFFIX = '.deleted';
+export const CLEANED_SUFFIX = '.cleaned';
+export const SWAP_SUFFIX = '.swap';
+
+export function segmentFileName(baseOffset: number, suffix: string): string {
+  return String(baseOffset).padStart(20, '0') + suffix;
+}
+
+/** Parses "00000000000000000042.log" (any suffix) into 42, or undefined. */
+export function baseOffsetOfFileName(name: string): number | undefined {
+  const m = /^(\d{20})\./.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+export interface SegmentSettings {
+  indexIntervalBytes: number;
+  segmentIndexBytes: number;
+}
+
+export interface BatchLocation {
+  position: number;
+  size: number;
+  baseOffset: number;
+  lastOffset: number;
+  maxTimestamp: number;
+}
+
+export interface RecoveryResult {
+  validBytes: number;
+  truncatedBytes: number;
+  reason?: string;
+}
+
+function lastOffsetAt(buf: Buffer, start: number): number {
+  return Number(buf.readBigInt64BE(start)) + buf.readInt32BE(start + 23);
+}
+
+export class LogSegment {
+  size = 0;
+  /** Offset after the last batch (the segment's contribution to the log end offset). */
+  nextOffset: number;
+  maxTimestampSoFar = -1;
+  offsetOfMaxTimestampSoFar: number;
+  /** Timestamp that segment.ms counts from: first batch's max timestamp, else creation time. */
+  rollingBasedTimestamp: number | undefined;
+  lastModifiedMs: number;
+  private bytesSinceLastIndexEntry = 0;
+  unflushedBytes = 0;
+
+  private constructor(
+    readonly dir: string,
+    readonly baseOffset: number,
+    public file: FileHandle,
+    readonly offsetIndex: OffsetIndex,
+    readonly timeIndex: TimeIndex,
+    private settings: SegmentSettings,
+    readonly createdMs: number,
+  ) {
+    this.nextOffset = baseOffset;
+    this.offsetOfMaxTimestampSoFar = baseOffset;
+    this.lastModifiedMs = createdMs;
+  }
+
+  static logPath(dir: string, base: number): string {
+    return path.join(dir, segmentFileName(base, LOG_SUFFIX));
+  }
+
+  get logFile(): string {
+    return LogSegment.logPath(this.dir, this.baseOffset);
+  }
+
+  /** Opens (creating if absent) the segment files. Indexes are not loaded yet. */
+  static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number): Promise<LogSegment> {
+    const logFile = LogSegment.logPath(dir, baseOffset);
+    const fh = await open(logFile, 'a+').then(async (h) => {
+      // 'a+' creates; reopen r+ so positional writes are honoured (O_APPEND ignores positions on Linux).
+      await h.close();
+      return open(logFile, 'r+');
+    });
+    const st = await fh.stat();
+    const seg = new LogSegment(
+      dir,
+      baseOffset,
+      fh,
+      new OffsetIndex(path.join(dir, segmentFileName(baseOffset, INDEX_SUFFIX)), baseOffset, settings.segmentIndexBytes),
+      new TimeIndex(path.join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset, settings.segmentIndexBytes),
+      settings,
+      now,
+    );
+    seg.size = st.size;
+    seg.lastModifiedMs = st.size > 0 ? st.mtimeMs : now;
+    return seg;
+  }
+
+  updateSettings(settings: SegmentSettings): void {
+    this.settings = settings;
+  }
+
+  /** Largest timestamp for retention: max record timestamp, else the file's modification time. */
+  get largestTimestamp(): number {
+    return this.maxTimestampSoFar >= 0 ? this.maxTimestampSoFar : this.lastModifiedMs;
+  }
+
+  indexesFull(): boolean {
+    return this.offsetIndex.isFull() || this.timeIndex.isFull();
+  }
+
+  /**
+   * Appends already validated batches (offsets assigned) at the end. On a write error the file is
+   * cut back to its previous length and the error re-thrown; in-memory state is untouched.
+   */
+  async append(buf: Buffer, now: number): Promise<void> {
+    const startPos = this.size;
+    try {
+      await writeFully(this.file, buf, startPos);
+    } catch (err) {
+      await this.file.truncate(startPos).catch(() => undefined);
+      throw err;
+    }
+    this.onAppended(buf, startPos, now);
+  }
+
+  /** Bookkeeping after buf was written at startPos: indexes, timestamps, sizes. */
+  private onAppended(buf: Buffer, startPos: number, now: number): void {
+    let i = 0;
+    while (i < buf.length) {
+      const size = buf.readInt32BE(i + BATCH_LENGTH) + LOG_OVERHEAD;
+      this.trackBatch(buf, i, startPos + i, size);
+      i += size;
+    }
+    this.size = startPos + buf.length;
+    this.unflushedBytes += buf.length;
+    this.lastModifiedMs = now;
+  }
+
+  /** Index and timestamp bookkeeping for one batch located at filePos (Kafka's LogSegment.append rule). */
+  private trackBatch(buf: Buffer, start: number, filePos: number, size: number): void {
+    const lastOffset = lastOffsetAt(buf, start);
+    const maxTs = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+    if (this.rollingBasedTimestamp === undefined) this.rollingBasedTimestamp = maxTs;
+    if (maxTs > this.maxTimestampSoFar) {
+      this.maxTimestampSoFar = maxTs;
+      this.offsetOfMaxTimestampSoFar = lastOffset;
+    }
+    if (this.bytesSinceLastIndexEntry > this.settings.indexIntervalBytes) {
+      this.offsetIndex.append(lastOffset, filePos);
+      this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
+      this.bytesSinceLastIndexEntry = 0;
+    }
+    this.bytesSinceLastIndexEntry += size;
+    this.nextOffset = lastOffset + 1;
+  }
+
+  /**
+   * Loads the index files and the segment's end state without validating every batch (used
+   * after a clean shutdown or below the recovery point). Falls back to a rebuild when an index
+   * is missing or insane. Returns the index problem found, if any.
+   */
+  async loadFast(): Promise<string | undefined> {
+    const offsetProblem = await this.offsetIndex.load(this.size);
+    const lastIndexed = offsetProblem ? undefined : this.offsetIndex.lookup(Number.MAX_SAFE_INTEGER);
+    // Scan only from the last index entry to learn the next offset and trailing timestamps.
+    const from = lastIndexed?.position ?? 0;
+    if (offsetProblem) {
+      await this.rebuildIndexes(false);
+      return `offset index ${offsetProblem.reason}`;
+    }
+    let endPos = from;
+    let lastOffset = this.baseOffset - 1;
+    let firstTs: number | undefined;
+    await scanBatchHeaders(this.file, from, this.size, (buf, start, pos, size) => {
+      lastOffset = lastOffsetAt(buf, start);
+      const ts = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      if (pos === 0) firstTs = ts;
+      if (ts > this.maxTimestampSoFar) {
+        this.maxTimestampSoFar = ts;
+        this.offsetOfMaxTimestampSoFar = lastOffset;
+      }
+      endPos = pos + size;
+      return true;
+    });
+    if (endPos !== this.size) {
+      // Tail does not parse: the fast path cannot be trusted, validate everything.
+      await this.rebuildIndexes(false);
+      return `segment tail at ${endPos} does not parse`;
+    }
+    this.nextOffset = lastOffset + 1;
+    this.bytesSinceLastIndexEntry = this.size - from;
+    const timeProblem = await this.timeIndex.load(Math.max(lastOffset, this.baseOffset));
+    if (timeProblem) {
+      await this.rebuildIndexes(false);
+      return `time index ${timeProblem.reason}`;
+    }
+    const lastTime = this.timeIndex.lastEntry();
+    if (lastTime && lastTime.timestamp > this.maxTimestampSoFar) {
+      this.maxTimestampSoFar = lastTime.timestamp;
+      this.offsetOfMaxTimestampSoFar = lastTime.offset;
+    }
+    if (firstTs === undefined && this.size > 0) {
+      const head = await readAt(this.file, 0, RECORD_BATCH_OVERHEAD);
+      if (head.length === RECORD_BATCH_OVERHEAD) firstTs = Number(head.readBigInt64BE(MAX_TIMESTAMP));
+    }
+    this.rollingBasedTimestamp = firstTs;
+    return undefined;
+  }
+
+  /**
+   * Validates every batch (CRC included) from the start, rebuilding both indexes, and truncates
+   * at the first invalid byte. With validate=false only headers are checked (index rebuild).
+   */
+  async rebuildIndexes(validate: boolean, maxBatchBytes = Number.MAX_SAFE_INTEGER): Promise<RecoveryResult> {
+    this.offsetIndex.reset();
+    this.timeIndex.reset();
+    this.maxTimestampSoFar = -1;
+    this.offsetOfMaxTimestampSoFar = this.baseOffset;
+    this.rollingBasedTimestamp = undefined;
+    this.bytesSinceLastIndexEntry = 0;
+    this.nextOffset = this.baseOffset;
+    const fileSize = (await this.file.stat()).size;
+    const chunkSize = 8 * 1024 * 1024;
+    let pos = 0;
+    let reason: string | undefined;
+    let prevLast = this.baseOffset - 1;
+    outer: while (pos < fileSize) {
+      const chunk = await readAt(this.file, pos, Math.min(chunkSize, fileSize - pos));
+      let i = 0;
+      while (i < chunk.length) {
+        if (i + RECORD_BATCH_OVERHEAD > chunk.length) {
+          if (pos + i + RECORD_BATCH_OVERHEAD > fileSize) {
+            reason = 'incomplete batch header';
+            pos += i;
+            break outer;
+          }
+          break; // header straddles the chunk: re-read from here
+        }
+        const length = chunk.readInt32BE(i + BATCH_LENGTH);
+        const size = length + LOG_OVERHEAD;
+        if (length < MIN_BATCH_LENGTH || size > maxBatchBytes + LOG_OVERHEAD + RECORD_BATCH_OVERHEAD) {
+          reason = `implausible batch length ${length}`;
+          pos += i;
+          break outer;
+        }
+        if (pos + i + size > fileSize) {
+          reason = `batch of ${size} bytes runs past the end of the file`;
+          pos += i;
+          break outer;
+        }
+        let batchBuf = chunk;
+        let batchStart = i;
+        if (i + size > chunk.length) {
+          if (i > 0) break; // re-read so the batch starts the chunk
+          batchBuf = await readAt(this.file, pos, size); // a batch larger than the chunk
+          batchStart = 0;
+        }
+        const base = Number(batchBuf.readBigInt64BE(batchStart));
+        const problem =
+          (validate ? checkBatch(batchBuf, batchStart, size) : undefined) ??
+          (base <= prevLast ? `base offset ${base} not above previous ${prevLast}` : undefined) ??
+          (lastOffsetAt(batchBuf, batchStart) - this.baseOffset > 0x7fffffff ? 'offset overflows the segment' : undefined);
+        if (problem) {
+          reason = problem;
+          pos += i;
+          break outer;
+        }
+        prevLast = lastOffsetAt(batchBuf, batchStart);
+        this.trackBatch(batchBuf, batchStart, pos + i, size);
+        i += size;
+        if (batchBuf !== chunk) {
+          pos += i;
+          continue outer;
+        }
+      }
+      pos += i;
+    }
+    const validBytes = Math.min(pos, fileSize);
+    const truncatedBytes = fileSize - validBytes;
+    if (truncatedBytes > 0) await this.file.truncate(validBytes);
+    this.size = validBytes;
+    this.unflushedBytes = 0;
+    return { validBytes, truncatedBytes, reason: truncatedBytes > 0 ? reason : undefined };
+  }
+
+  /** First batch whose last offset >= target, starting from the index's hint. */
+  async findBatch(target: number, sizeLimit: number): Promise<BatchLocation | undefined> {
+    const hint = this.offsetIndex.lookup(target);
+    let found: BatchLocation | undefined;
+    await scanBatchHeaders(this.file, hint.position, sizeLimit, (buf, start, pos, size) => {
+      const last = lastOffsetAt(buf, start);
+      if (last < target) return true;
+      found = {
+        position: pos,
+        size,
+        baseOffset: Number(buf.readBigInt64BE(start)),
+        lastOffset: last,
+        maxTimestamp: Number(buf.readBigInt64BE(start + MAX_TIMESTAMP)),
+      };
+      return false;
+    }, 16 * 1024);
+    return found;
+  }
+
+  /**
+   * Bytes of whole batches starting with the batch containing `target` (or the first after it),
+   * at most maxBytes unless the first batch alone is larger and minOneBatch is set. Batches with
+   * lastOffset >= maxOffset are excluded. Undefined when the segment has nothing at/after target.
+   */
+  async read(
+    target: number,
+    maxBytes: number,
+    sizeLimit: number,
+    maxOffset: number | undefined,
+    minOneBatch: boolean,
+  ): Promise<{ records: Buffer; firstBatchOffset: number } | undefined> {
+    const first = await this.findBatch(target, sizeLimit);
+    if (!first) return undefined;
+    if (maxOffset !== undefined && first.lastOffset >= maxOffset) return { records: Buffer.alloc(0), firstBatchOffset: first.baseOffset };
+    const window = Math.min(Math.max(maxBytes, 0), sizeLimit - first.position);
+    if (first.size > window) {
+      if (!minOneBatch) return { records: Buffer.alloc(0), firstBatchOffset: first.baseOffset };
+      return { records: await readAt(this.file, first.position, first.size), firstBatchOffset: first.baseOffset };
+    }
+    const data = await readAt(this.file, first.position, window);
+    let end = 0;
+    while (end + RECORD_BATCH_OVERHEAD <= data.length) {
+      const size = data.readInt32BE(end + BATCH_LENGTH) + LOG_OVERHEAD;
+      if (end + size > data.length) break;
+      if (maxOffset !== undefined && lastOffsetAt(data, end) >= maxOffset) break;
+      end += size;
+    }
+    return { records: data.subarray(0, end), firstBatchOffset: first.baseOffset };
+  }
+
+  /** Cuts the segment so no batch with lastOffset >= offset remains. Returns bytes removed. */
+  async truncateTo(offset: number): Promise<number> {
+    const loc = await this.findBatch(offset, this.size);
+    if (!loc) return 0;
+    const removed = this.size - loc.position;
+    await this.file.truncate(loc.position);
+    this.offsetIndex.truncateToOffset(offset);
+    this.timeIndex.truncateToOffset(offset);
+    // Recompute the tail state from what remains (short scan from the last index entry).
+    this.size = loc.position;
+    await this.rebuildTailState();
+    return removed;
+  }
+
+  private async rebuildTailState(): Promise<void> {
+    const hint = this.offsetIndex.lookup(Number.MAX_SAFE_INTEGER);
+    const last = this.timeIndex.lastEntry();
+    this.maxTimestampSoFar = last?.timestamp ?? -1;
+    this.offsetOfMaxTimestampSoFar = last?.offset ?? this.baseOffset;
+    this.nextOffset = this.baseOffset;
+    this.rollingBasedTimestamp = undefined;
+    if (hint.position > 0) this.nextOffset = hint.offset + 1;
+    if (this.size === 0) return;
+    const head = await readAt(this.file, 0, RECORD_BATCH_OVERHEAD);
+    this.rollingBasedTimestamp = Number(head.readBigInt64BE(MAX_TIMESTAMP));
+    let endPos = hint.position;
+    await scanBatchHeaders(this.file, hint.position, this.size, (buf, start, pos, size) => {
+      const lastOffset = lastOffsetAt(buf, start);
+      const ts = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      if (ts > this.maxTimestampSoFar) {
+        this.maxTimestampSoFar = ts;
+        this.offsetOfMaxTimestampSoFar = lastOffset;
+      }
+      this.nextOffset = lastOffset + 1;
+      endPos = pos + size;
+      return true;
+    });
+    this.bytesSinceLastIndexEntry = endPos - hint.position;
+  }
+
+  /** Adds the final time index entry Kafka writes when a segment stops being active. */
+  sealTimeIndex(): void {
+    if (this.maxTimestampSoFar >= 0) this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
+  }
+
+  async flush(): Promise<void> {
+    await this.file.datasync();
+    await this.offsetIndex.persist(true);
+    await this.timeIndex.persist(true);
+    this.unflushedBytes = 0;
+  }
+
+  /** Writes index files without forcing them to disk (they are rebuildable caches). */
+  async persistIndexes(): Promise<void> {
+    await this.offsetIndex.persist(false);
+    await this.timeIndex.persist(false);
+  }
+
+  async close(): Promise<void> {
+    await this.file.close().catch(() => undefined);
+  }
+
+  /** Renames all three files by appending `suffix` (used for `.deleted`). */
+  async renameAll(suffix: string): Promise<string[]> {
+    const renamed: string[] = [];
+    for (const file of [this.logFile, this.offsetIndex.file, this.timeIndex.file]) {
+      try {
+        await rename(file, file + suffix);
+        renamed.push(file + suffix);
+      } catch {
+        // An index file may not exist yet; the log file rename is what matters.
+      }
+    }
+    return renamed;
+  }
+
+  async fileSizeOnDisk(): Promise<number> {
+    return (await stat(this.logFile)).size;
+  }
+}

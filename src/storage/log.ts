@@ -1,0 +1,438 @@
+/**
+ * One partition's log: an ordered list of segments, the last one active. Appends are serialised
+ * by a mutex; reads never take it (they snapshot the immutable segment array and sizes), so a
+ * fetch never waits behind a disk write.
+ */
+import { EventEmitter } from 'node:events';
+import { unlink } from 'node:fs/promises';
+import { DELETED_SUFFIX, LogSegment } from './log-segment.js';
+import { assignOffsets, existingOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
+import { validateLogConfig, type LogConfig } from './config.js';
+import { KafkaStorageError, OffsetOutOfRangeError, RecordTooLargeError, UnexpectedAppendOffsetError, errnoOf } from './errors.js';
+import { LeaderEpochCache } from './leader-epoch-cache.js';
+import type { StorageLogger } from './logger.js';
+import { Mutex } from './mutex.js';
+import { loadSegments } from './recovery.js';
+import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
+
+export interface AppendResult {
+  firstOffset: number;
+  lastOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+  maxTimestamp: number;
+}
+
+export interface AppendOptions {
+  leaderEpoch: number;
+  now?: number;
+  /** false on followers: offsets come with the batches. Defaults to true. */
+  assignOffsets?: boolean;
+}
+
+export interface ReadResult {
+  records: Buffer;
+  firstBatchOffset: number;
+}
+
+export interface LogOpenOptions {
+  dir: string;
+  topic: string;
+  partition: number;
+  config: LogConfig;
+  logger: StorageLogger;
+  recoveryPoint?: number;
+  logStartOffset?: number;
+  hadCleanShutdown?: boolean;
+  /** Called on I/O errors other than a full disk, so the manager can take the directory offline. */
+  onIoError?: (log: Log, err: unknown) => void;
+  /** Called when the log start offset moved (the manager checkpoints it). */
+  onLogStartOffsetChanged?: (log: Log) => void;
+  clock?: () => number;
+}
+
+export declare interface Log {
+  on(event: 'append', listener: (info: { firstOffset: number; lastOffset: number }) => void): this;
+}
+
+export class Log extends EventEmitter {
+  readonly topic: string;
+  readonly partition: number;
+  readonly dir: string;
+  config: LogConfig;
+  /** Immutable snapshot; replaced (never mutated) when segments come or go. */
+  segments: readonly LogSegment[] = [];
+  recoveryPoint = 0;
+  offline = false;
+  readonly epochs: LeaderEpochCache;
+  lastFlushMs: number;
+  private startOffset = 0;
+  private endOffset = 0;
+  private unflushedMessages = 0;
+  readonly lock = new Mutex();
+  private readonly pendingDeletes = new Set<NodeJS.Timeout>();
+  private readonly retired = new Set<LogSegment>();
+  readonly logger: StorageLogger;
+  readonly clock: () => number;
+  private readonly opts: LogOpenOptions;
+
+  private constructor(opts: LogOpenOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.opts = opts;
+    this.topic = opts.topic;
+    this.partition = opts.partition;
+    this.dir = opts.dir;
+    this.config = opts.config;
+    this.logger = opts.logger;
+    this.clock = opts.clock ?? Date.now;
+    this.epochs = new LeaderEpochCache(opts.dir);
+    this.lastFlushMs = this.clock();
+  }
+
+  static async open(opts: LogOpenOptions): Promise<Log> {
+    validateLogConfig(opts.config);
+    const log = new Log(opts);
+    const loaded = await loadSegments(opts.dir, opts.config, {
+      recoveryPoint: opts.recoveryPoint ?? 0,
+      hadCleanShutdown: opts.hadCleanShutdown ?? false,
+      logger: opts.logger,
+      now: log.clock(),
+    });
+    let segments = loaded.segments;
+    const checkpointedStart = opts.logStartOffset ?? 0;
+    if (segments.length === 0 || checkpointedStart > loaded.nextOffset) {
+      // Nothing on disk, or everything before the checkpointed start is gone: start fresh there.
+      for (const seg of segments) await log.deleteSegmentFiles(seg);
+      const start = segments.length === 0 ? Math.max(checkpointedStart, 0) : checkpointedStart;
+      segments = [await LogSegment.open(opts.dir, start, log.segmentSettings(), log.clock())];
+      log.endOffset = start;
+    } else {
+      log.endOffset = loaded.nextOffset;
+    }
+    log.segments = segments;
+    log.startOffset = Math.max(checkpointedStart, segments[0]!.baseOffset);
+    log.recoveryPoint = opts.hadCleanShutdown ? log.endOffset : Math.min(opts.recoveryPoint ?? 0, log.endOffset);
+    await log.epochs.load((m) => opts.logger.warn(m));
+    if (log.epochs.truncateFromEnd(log.endOffset) || log.epochs.truncateFromStart(log.startOffset)) await log.epochs.persist();
+    return log;
+  }
+
+  get logStartOffset(): number {
+    return this.startOffset;
+  }
+  get logEndOffset(): number {
+    return this.endOffset;
+  }
+  get activeSegment(): LogSegment {
+    return this.segments[this.segments.length - 1]!;
+  }
+  /** Bytes of all segments. */
+  get size(): number {
+    let total = 0;
+    for (const s of this.segments) total += s.size;
+    return total;
+  }
+  get name(): string {
+    return `${this.topic}-${this.partition}`;
+  }
+
+  segmentSettings(): { indexIntervalBytes: number; segmentIndexBytes: number } {
+    return { indexIntervalBytes: this.config.indexIntervalBytes, segmentIndexBytes: this.config.segmentIndexBytes };
+  }
+
+  updateConfig(cfg: Partial<LogConfig>): void {
+    const next = { ...this.config, ...cfg };
+    validateLogConfig(next);
+    this.config = next;
+    for (const s of this.segments) s.updateSettings(this.segmentSettings());
+  }
+
+  private checkOnline(): void {
+    if (this.offline) throw new KafkaStorageError(`log ${this.name} is in an offline log directory ${this.dir}`);
+  }
+
+  /** Translates an I/O failure into KafkaStorageError, reporting non-ENOSPC faults to the manager. */
+  private storageFailure(action: string, err: unknown): KafkaStorageError {
+    const code = errnoOf(err);
+    if (code !== 'ENOSPC' && code !== 'EDQUOT') this.opts.onIoError?.(this, err);
+    return new KafkaStorageError(`${action} failed for ${this.name}: ${(err as Error).message ?? String(err)}`, { cause: err });
+  }
+
+  async append(batches: Buffer, opts: AppendOptions): Promise<AppendResult> {
+    const assign = opts.assignOffsets ?? true;
+    const summary = validateBatches(batches, this.config.maxMessageBytes, assign);
+    if (batches.length > this.config.segmentBytes)
+      throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
+    return this.lock.run(async () => {
+      this.checkOnline();
+      const now = opts.now ?? this.clock();
+      const logAppendTime = assign && this.config.messageTimestampType === 'LogAppendTime' ? now : undefined;
+      let firstOffset: number;
+      let lastOffset: number;
+      if (assign) {
+        firstOffset = this.endOffset;
+        lastOffset = assignOffsets(batches, firstOffset, opts.leaderEpoch, logAppendTime);
+      } else {
+        const range = existingOffsetRange(batches);
+        if (!range.monotonic || range.first < this.endOffset)
+          throw new UnexpectedAppendOffsetError(
+            `replica append starting at ${range.first} is not beyond log end offset ${this.endOffset} of ${this.name}`,
+          );
+        firstOffset = range.first;
+        lastOffset = range.last;
+      }
+      const { maxTimestamp, firstBatchMaxTimestamp } = maxTimestampOfBatches(batches);
+      try {
+        await this.maybeRoll(batches.length, firstOffset, lastOffset, firstBatchMaxTimestamp, now);
+        await this.activeSegment.append(batches, now);
+      } catch (err) {
+        throw this.storageFailure('append', err);
+      }
+      this.endOffset = lastOffset + 1;
+      const epoch = assign ? opts.leaderEpoch : batches.readInt32BE(12);
+      if (this.epochs.assign(epoch, firstOffset)) await this.epochs.persist().catch((e) => this.logger.warn(String(e)));
+      this.unflushedMessages += summary.recordCount;
+      this.emit('append', { firstOffset, lastOffset });
+      if (this.unflushedMessages >= this.config.flushMessages) await this.flushLocked();
+      return { firstOffset, lastOffset, logAppendTime: logAppendTime ?? -1, logStartOffset: this.startOffset, maxTimestamp };
+    });
+  }
+
+  /** Rolls to a new segment when size, age, index capacity or relative offsets demand it. */
+  private async maybeRoll(appendBytes: number, firstOffset: number, lastOffset: number, maxTs: number, now: number): Promise<void> {
+    const seg = this.activeSegment;
+    if (seg.size === 0) return;
+    const waited = seg.rollingBasedTimestamp !== undefined && seg.rollingBasedTimestamp >= 0 && maxTs >= 0
+      ? maxTs - seg.rollingBasedTimestamp
+      : now - seg.createdMs;
+    const reason =
+      seg.size + appendBytes > this.config.segmentBytes ? 'size'
+      : waited > this.config.segmentMs ? 'age'
+      : seg.indexesFull() ? 'index full'
+      : lastOffset - seg.baseOffset > 0x7fffffff ? 'offset overflow'
+      : undefined;
+    if (reason) await this.roll(firstOffset);
+  }
+
+  /** Seals the active segment and opens a new one at `baseOffset`. Must hold the lock. */
+  async roll(baseOffset = this.endOffset): Promise<LogSegment> {
+    const old = this.activeSegment;
+    if (old.size === 0 && old.baseOffset === baseOffset) return old;
+    old.sealTimeIndex();
+    const fresh = await LogSegment.open(this.dir, baseOffset, this.segmentSettings(), this.clock());
+    this.segments = [...this.segments, fresh];
+    // Flush the sealed segment off the append path; the recovery point follows when it is done.
+    void this.flushSegments([old], baseOffset);
+    return fresh;
+  }
+
+  private async flushSegments(segs: LogSegment[], upTo: number): Promise<void> {
+    try {
+      for (const s of segs) if (!this.retired.has(s)) await s.flush();
+      if (upTo > this.recoveryPoint) this.recoveryPoint = Math.min(upTo, this.endOffset);
+    } catch (err) {
+      if (!this.retired.has(segs[0]!)) this.logger.warn(`flush of ${this.name} failed: ${String(err)}`);
+    }
+  }
+
+  async read(fetchOffset: number, maxBytes: number, opts: { maxOffset?: number; minOneBatch?: boolean } = {}): Promise<ReadResult> {
+    this.checkOnline();
+    const start = this.startOffset;
+    const end = this.endOffset;
+    const segments = this.segments;
+    if (fetchOffset < start || fetchOffset > end) throw new OffsetOutOfRangeError(fetchOffset, start, end);
+    const empty = { records: Buffer.alloc(0), firstBatchOffset: fetchOffset };
+    if (fetchOffset === end || (opts.maxOffset !== undefined && fetchOffset >= opts.maxOffset)) return empty;
+    let idx = this.segmentIndexFor(segments, fetchOffset);
+    const sizes = segments.map((s) => s.size);
+    try {
+      for (; idx < segments.length; idx++) {
+        const res = await segments[idx]!.read(fetchOffset, maxBytes, sizes[idx]!, opts.maxOffset, opts.minOneBatch ?? true);
+        if (res) return res;
+      }
+    } catch (err) {
+      // A segment deleted under us (retention raced this read) closes its file: retry once.
+      if (segments !== this.segments) return this.read(Math.max(fetchOffset, this.startOffset), maxBytes, opts);
+      throw this.storageFailure('read', err);
+    }
+    return empty;
+  }
+
+  /** Index of the last segment whose base offset <= offset (0 if none). */
+  segmentIndexFor(segments: readonly LogSegment[], offset: number): number {
+    let lo = 0;
+    let hi = segments.length - 1;
+    let found = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (segments[mid]!.baseOffset <= offset) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found;
+  }
+
+  offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
+    this.checkOnline();
+    return findOffsetByTimestamp(this.segments, ts, this.startOffset);
+  }
+
+  maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
+    this.checkOnline();
+    return findMaxTimestampOffset(this.segments);
+  }
+
+  async deleteRecordsBefore(offset: number): Promise<number> {
+    return this.lock.run(async () => {
+      this.checkOnline();
+      if (offset > this.endOffset || offset < 0) throw new OffsetOutOfRangeError(offset, this.startOffset, this.endOffset);
+      if (offset > this.startOffset) {
+        this.startOffset = offset;
+        if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
+        this.opts.onLogStartOffsetChanged?.(this);
+      }
+      await this.deleteSegmentsLocked((seg, next) => (next ? next.baseOffset : this.endOffset) <= this.startOffset && seg.size > 0, 'log start offset');
+      return this.startOffset;
+    });
+  }
+
+  /**
+   * Deletes the oldest segments while `shouldDelete(segment, nextSegment)` holds. The active
+   * segment may go too when it is non-empty (it is rolled first). Returns how many were deleted.
+   */
+  deleteOldSegments(shouldDelete: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string): Promise<number> {
+    return this.lock.run(() => this.deleteSegmentsLocked(shouldDelete, reason));
+  }
+
+  private async deleteSegmentsLocked(
+    shouldDelete: (seg: LogSegment, next: LogSegment | undefined) => boolean,
+    reason: string,
+  ): Promise<number> {
+    if (this.offline) return 0;
+    const victims: LogSegment[] = [];
+    for (let i = 0; i < this.segments.length; i++) {
+      const seg = this.segments[i]!;
+      if (!shouldDelete(seg, this.segments[i + 1])) break;
+      victims.push(seg);
+    }
+    if (victims.length === 0) return 0;
+    if (victims.length === this.segments.length) {
+      if (this.activeSegment.size === 0) victims.pop();
+      else await this.roll(this.endOffset);
+    }
+    if (victims.length === 0) return 0;
+    this.segments = this.segments.slice(victims.length);
+    const newStart = this.segments[0]!.baseOffset;
+    if (newStart > this.startOffset) {
+      this.startOffset = newStart;
+      if (this.epochs.truncateFromStart(newStart)) await this.epochs.persist();
+      this.opts.onLogStartOffsetChanged?.(this);
+    }
+    for (const v of victims) {
+      this.logger.info(`deleting segment ${v.logFile} of ${this.name} (${v.size} bytes) due to ${reason}`);
+      await this.retireSegment(v);
+    }
+    return victims.length;
+  }
+
+  /** Renames a removed segment's files to `.deleted` and closes/deletes them after file.delete.delay.ms. */
+  async retireSegment(seg: LogSegment): Promise<void> {
+    this.retired.add(seg);
+    const files = await seg.renameAll(DELETED_SUFFIX);
+    const timer = setTimeout(() => {
+      this.pendingDeletes.delete(timer);
+      void seg.close().then(() => Promise.all(files.map((f) => unlink(f).catch(() => undefined))));
+    }, this.config.fileDeleteDelayMs);
+    timer.unref();
+    this.pendingDeletes.add(timer);
+  }
+
+  private async deleteSegmentFiles(seg: LogSegment): Promise<void> {
+    await seg.close();
+    for (const f of [seg.logFile, seg.offsetIndex.file, seg.timeIndex.file]) await unlink(f).catch(() => undefined);
+  }
+
+  /** Removes everything at and after `offset` (replica truncation). */
+  async truncateTo(offset: number): Promise<void> {
+    await this.lock.run(async () => {
+      this.checkOnline();
+      if (offset >= this.endOffset) return;
+      try {
+        if (offset < this.startOffset) return await this.truncateFullyAndStartAtLocked(offset);
+        const keep = this.segments.filter((s, i) => i === 0 || s.baseOffset < offset);
+        const dropped = this.segments.slice(keep.length);
+        this.segments = keep;
+        for (const d of dropped) await this.retireSegment(d);
+        const removed = await this.activeSegment.truncateTo(offset);
+        this.logger.info(`truncated ${this.name} to offset ${offset} (${removed} bytes and ${dropped.length} segments removed)`);
+        this.endOffset = offset;
+        this.recoveryPoint = Math.min(this.recoveryPoint, offset);
+        if (this.epochs.truncateFromEnd(offset)) await this.epochs.persist();
+      } catch (err) {
+        throw this.storageFailure('truncate', err);
+      }
+    });
+  }
+
+  async truncateFullyAndStartAt(offset: number): Promise<void> {
+    await this.lock.run(() => this.truncateFullyAndStartAtLocked(offset));
+  }
+
+  private async truncateFullyAndStartAtLocked(offset: number): Promise<void> {
+    // Retire first: renaming the old files frees the name if a segment already starts at `offset`.
+    for (const s of this.segments) await this.retireSegment(s);
+    this.segments = [await LogSegment.open(this.dir, offset, this.segmentSettings(), this.clock())];
+    this.startOffset = offset;
+    this.endOffset = offset;
+    this.recoveryPoint = offset;
+    this.epochs.clear();
+    await this.epochs.persist();
+    this.opts.onLogStartOffsetChanged?.(this);
+  }
+
+  /** fsyncs everything up to the log end and advances the recovery point. */
+  flush(): Promise<void> {
+    return this.lock.run(() => this.flushLocked());
+  }
+
+  private async flushLocked(): Promise<void> {
+    if (this.offline) return;
+    const upTo = this.endOffset;
+    try {
+      for (const s of this.segments) if (s.unflushedBytes > 0 || s === this.activeSegment) await s.flush();
+    } catch (err) {
+      throw this.storageFailure('flush', err);
+    }
+    this.recoveryPoint = upTo;
+    this.unflushedMessages = 0;
+    this.lastFlushMs = this.clock();
+  }
+
+  /** flush.ms policy, driven by the manager's scheduler. */
+  async flushIfDue(now: number): Promise<void> {
+    if (this.unflushedMessages > 0 && now - this.lastFlushMs >= this.config.flushMs) await this.flush();
+  }
+
+  /** Replaces segments under the lock (the cleaner's swap). `mutate` returns the new list. */
+  async replaceSegments(mutate: (current: readonly LogSegment[]) => Promise<readonly LogSegment[] | undefined>): Promise<void> {
+    await this.lock.run(async () => {
+      const next = await mutate(this.segments);
+      if (next) this.segments = next;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.lock.run(async () => {
+      if (!this.offline) {
+        this.activeSegment.sealTimeIndex();
+        await this.flushLocked().catch((err) => this.logger.error(`final flush of ${this.name} failed: ${String(err)}`));
+      }
+      for (const t of this.pendingDeletes) clearTimeout(t);
+      this.pendingDeletes.clear();
+      for (const s of [...this.segments, ...this.retired]) await s.close();
+      this.removeAllListeners();
+    });
+  }
+}

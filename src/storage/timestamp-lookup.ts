@@ -1,0 +1,81 @@
+/**
+ * ListOffsets by timestamp: the time index narrows the search to a few KB of one segment, then
+ * the batch (and its records, decoded only here) gives the exact first offset with ts >= target.
+ */
+import { TimestampType, decodeBatch, recordTimestamp } from '../protocol/records/batch.js';
+import { readAt } from './batch-scan.js';
+import type { LogSegment } from './log-segment.js';
+import { scanBatchHeaders } from './batch-scan.js';
+import { MAX_TIMESTAMP } from '../protocol/records/batch-header.js';
+
+export interface TimestampAndOffset {
+  offset: number;
+  timestamp: number;
+}
+
+/** First record (offset >= minOffset) of the batch at `position` whose timestamp satisfies `match`. */
+async function recordInBatch(
+  seg: LogSegment,
+  position: number,
+  size: number,
+  minOffset: number,
+  match: (ts: number) => boolean,
+): Promise<TimestampAndOffset | undefined> {
+  const bytes = await readAt(seg.file, position, size);
+  try {
+    const batch = decodeBatch(bytes, 0, { verifyCrc: false });
+    for (const r of batch.records) {
+      const offset = Number(batch.baseOffset) + r.offsetDelta;
+      const ts = Number(recordTimestamp(batch, r));
+      if (offset >= minOffset && match(ts)) return { offset, timestamp: ts };
+      if (batch.timestampType === TimestampType.LogAppendTime && offset >= minOffset) break;
+    }
+  } catch {
+    // Undecodable records (unknown codec): fall back to the batch's own header figures.
+    const base = Number(bytes.readBigInt64BE(0));
+    const maxTs = Number(bytes.readBigInt64BE(MAX_TIMESTAMP));
+    if (match(maxTs)) return { offset: Math.max(base, minOffset), timestamp: maxTs };
+  }
+  return undefined;
+}
+
+export async function findOffsetByTimestamp(
+  segments: readonly LogSegment[],
+  target: number,
+  logStartOffset: number,
+): Promise<TimestampAndOffset | null> {
+  for (const seg of segments) {
+    if (seg.size === 0 || seg.maxTimestampSoFar < target || seg.nextOffset <= logStartOffset) continue;
+    const sizeLimit = seg.size;
+    const fromOffset = Math.max(seg.timeIndex.lookup(target), logStartOffset);
+    const startPos = seg.offsetIndex.lookup(fromOffset).position;
+    let found: { position: number; size: number } | undefined;
+    const candidates: { position: number; size: number }[] = [];
+    await scanBatchHeaders(seg.file, startPos, sizeLimit, (buf, start, pos, size) => {
+      const last = Number(buf.readBigInt64BE(start)) + buf.readInt32BE(start + 23);
+      const maxTs = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      if (last >= logStartOffset && maxTs >= target) {
+        candidates.push({ position: pos, size });
+        return false;
+      }
+      return true;
+    });
+    found = candidates[0];
+    if (!found) continue;
+    const hit = await recordInBatch(seg, found.position, found.size, logStartOffset, (ts) => ts >= target);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** The offset of the record carrying the largest timestamp in the log (ListOffsets -3). */
+export async function findMaxTimestampOffset(segments: readonly LogSegment[]): Promise<TimestampAndOffset | null> {
+  let best: LogSegment | undefined;
+  for (const seg of segments) if (seg.size > 0 && (!best || seg.maxTimestampSoFar > best.maxTimestampSoFar)) best = seg;
+  if (!best || best.maxTimestampSoFar < 0) return null;
+  const maxTs = best.maxTimestampSoFar;
+  const loc = await best.findBatch(best.offsetOfMaxTimestampSoFar, best.size);
+  if (!loc) return { offset: best.offsetOfMaxTimestampSoFar, timestamp: maxTs };
+  const hit = await recordInBatch(best, loc.position, loc.size, 0, (ts) => ts === maxTs);
+  return hit ?? { offset: loc.lastOffset, timestamp: maxTs };
+}
