@@ -7,6 +7,7 @@ export * from './batch-header.js';
 export * from './errors.js';
 export * from './varint.js';
 export * from './record.js';
+export * from './record-walk.js';
 export * from './batch.js';
 export * from './control.js';
 export * from './legacy.js';

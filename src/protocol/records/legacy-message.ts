@@ -134,7 +134,10 @@ export function readLegacyMessageSet(buf: Buffer, options: { verifyCrc?: boolean
     }
     if (innerRaw.length === 0) continue;
     // Magic 1 inner offsets are relative: the wrapper holds the absolute offset of the last one.
-    const base = raw.magic === 1 ? raw.offset - innerRaw[innerRaw.length - 1].offset : 0n;
+    // Like Kafka, keep them relative when that gives a negative base (producer placeholders,
+    // e.g. kafka-python writes wrapper offset 0).
+    let base = raw.magic === 1 ? raw.offset - innerRaw[innerRaw.length - 1].offset : 0n;
+    if (base < 0n) base = 0n;
     for (const m of innerRaw) {
       if (wrapperLogAppend) messages.push(toMessage(m, base + m.offset, raw.timestamp, TimestampType.LogAppendTime));
       else messages.push(toMessage(m, base + m.offset, m.timestamp, TimestampType.CreateTime));

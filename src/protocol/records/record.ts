@@ -19,7 +19,6 @@ import {
   type Cursor,
   readVarInt,
   readVarLongNumber,
-  skipVarint,
   sizeOfVarInt,
   sizeOfVarLongNumber,
   writeVarInt,
@@ -150,42 +149,6 @@ export function readRecord(buf: Buffer, cur: Cursor, limit: number = buf.length)
   } catch (err) {
     if (err instanceof RecordsError) throw err;
     throw new RecordsError('bad_record', `malformed record: ${(err as Error).message}`);
-  }
-}
-
-function skipNullableBytes(buf: Buffer, cur: Cursor, end: number): boolean {
-  const len = readVarInt(buf, cur);
-  if (len < -1) return false;
-  if (len > 0) cur.pos += len;
-  return cur.pos <= end;
-}
-
-/**
- * Walks one record without materialising it, checking every internal length is consistent.
- * Returns its offsetDelta, or -1 if the record is malformed (offset deltas are never negative in
- * a valid batch). Advances the cursor past the record. Never throws.
- */
-export function skipRecord(buf: Buffer, cur: Cursor, limit: number): number {
-  try {
-    const bodySize = readVarInt(buf, cur);
-    const end = cur.pos + bodySize;
-    if (bodySize < 1 || end > limit) return -1;
-    cur.pos++; // attributes
-    skipVarint(buf, cur); // timestampDelta
-    const offsetDelta = readVarInt(buf, cur);
-    if (!skipNullableBytes(buf, cur, end) || !skipNullableBytes(buf, cur, end)) return -1;
-    const headerCount = readVarInt(buf, cur);
-    if (headerCount < 0) return -1;
-    for (let i = 0; i < headerCount; i++) {
-      const keyLen = readVarInt(buf, cur);
-      if (keyLen < 0) return -1;
-      cur.pos += keyLen;
-      if (cur.pos > end || !skipNullableBytes(buf, cur, end)) return -1;
-    }
-    if (cur.pos !== end || offsetDelta < 0) return -1;
-    return offsetDelta;
-  } catch {
-    return -1;
   }
 }
 

@@ -21,8 +21,7 @@ import {
 } from './batch-header.js';
 import { decompress, isKnownCompression } from './compression/index.js';
 import { type BatchValidationError, validationError } from './errors.js';
-import { skipRecord } from './record.js';
-import type { Cursor } from './varint.js';
+import { WalkResult, walkRecordsSection } from './record-walk.js';
 
 export interface ValidateOptions {
   /**
@@ -40,10 +39,7 @@ export interface ValidateOptions {
   walkCompressed?: boolean;
 }
 
-// One cursor reused by every walk: validation is synchronous, so nothing can interleave.
-const sharedCursor: Cursor = { pos: 0 };
-
-/** Walks `count` records in [from, end); checks lengths and optionally the offset deltas. */
+/** Walks `count` records in [from, end) without allocating; maps the outcome to an error. */
 function walkRecords(
   buf: Buffer,
   from: number,
@@ -51,18 +47,16 @@ function walkRecords(
   count: number,
   checkOffsets: boolean,
 ): BatchValidationError | null {
-  const cur = sharedCursor;
-  cur.pos = from;
-  for (let i = 0; i < count; i++) {
-    if (cur.pos >= end) return validationError('record_count_mismatch', `batch declares ${count} records but holds ${i}`);
-    const offsetDelta = skipRecord(buf, cur, end);
-    if (offsetDelta < 0) return validationError('bad_record', `record ${i} is malformed`);
-    if (checkOffsets && offsetDelta !== i) {
-      return validationError('inner_offset_mismatch', `record ${i} has offset delta ${offsetDelta}`);
-    }
+  switch (walkRecordsSection(buf, from, end, count, checkOffsets)) {
+    case WalkResult.Ok:
+      return null;
+    case WalkResult.BadRecord:
+      return validationError('bad_record', 'a record in the batch is malformed');
+    case WalkResult.CountMismatch:
+      return validationError('record_count_mismatch', `batch does not hold exactly the ${count} records it declares`);
+    case WalkResult.OffsetMismatch:
+      return validationError('inner_offset_mismatch', 'record offset deltas are not 0..n-1');
   }
-  if (cur.pos !== end) return validationError('record_count_mismatch', `bytes left after the ${count} declared records`);
-  return null;
 }
 
 /** Validates the v2 batch at `start` (which must be complete within `buf`). */

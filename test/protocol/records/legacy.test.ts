@@ -205,3 +205,12 @@ test('convertLegacyToV2 rejects v2 input and nested compression; empty input giv
   outer.writeUInt32BE(crc32(outer.subarray(16)) >>> 0, 12);
   assert.throws(() => readLegacyMessageSet(outer), (e: unknown) => e instanceof RecordsError && e.reason === 'bad_record');
 });
+
+test('magic-1 wrappers with a placeholder offset keep relative inner offsets (as Kafka does)', () => {
+  const ms = ['a', 'b', 'c'].map((v) => ({ key: null, value: Buffer.from(v), timestamp: 1n }));
+  const set = encodeLegacyMessageSet({ magic: 1, messages: ms, compression: CompressionType.Gzip });
+  set.writeBigInt64BE(0n, 0); // producers may write 0 instead of the last inner offset; not covered by the CRC
+  assert.deepEqual(readLegacyMessageSet(set).messages.map((m) => m.offset), [0n, 1n, 2n]);
+  set.writeBigInt64BE(12n, 0);
+  assert.deepEqual(readLegacyMessageSet(set).messages.map((m) => m.offset), [10n, 11n, 12n]);
+});
