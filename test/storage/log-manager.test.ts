@@ -1,0 +1,153 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { access, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { readOffsetCheckpoint } from '../../src/storage/checkpoints.js';
+import { KafkaStorageError, LogDirLockedError } from '../../src/storage/errors.js';
+import { LogManager } from '../../src/storage/log-manager.js';
+import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';
+
+const open = (dirs: string[], logger = new CapturingLogger(), clock?: () => number) =>
+  LogManager.open({ logDirs: dirs, defaults: testConfig(), logger, retentionCheckIntervalMs: 3600000, cleanerEnabled: false, clock });
+
+test('a second manager on the same directory is refused; a stale lock is taken over', async () => {
+  await withTempDir(async (dir) => {
+    const first = await open([dir]);
+    await assert.rejects(open([dir]), (err: unknown) => err instanceof LogDirLockedError && /Failed to acquire lock on file \.lock/.test(err.message));
+    await first.shutdown();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    await writeFile(path.join(dir, '.lock'), `${dead}\n`);
+    const second = await open([dir]);
+    assert.equal((await readFile(path.join(dir, '.lock'), 'utf8')).trim(), String(process.pid));
+    await second.shutdown();
+    await assert.rejects(access(path.join(dir, '.lock')));
+  });
+});
+
+test('shutdown writes checkpoints and the clean marker; restart skips recovery and keeps data', async () => {
+  await withTempDir(async (dir) => {
+    let mgr = await open([dir]);
+    const log = await mgr.createLog('orders', 3, { segmentBytes: 300 });
+    for (let i = 0; i < 10; i++) await log.append(makeBatch([`m${i}`]), { leaderEpoch: 0 });
+    await log.deleteRecordsBefore(4);
+    mgr.updateHighWatermark('orders', 3, 10);
+    await mgr.shutdown();
+    assert.ok((await readdir(dir)).includes('.kafka_cleanshutdown'));
+    assert.equal((await readOffsetCheckpoint(path.join(dir, 'recovery-point-offset-checkpoint'))).get('orders-3'), 10);
+    assert.equal((await readOffsetCheckpoint(path.join(dir, 'log-start-offset-checkpoint'))).get('orders-3'), 4);
+    assert.match(await readFile(path.join(dir, 'replication-offset-checkpoint'), 'utf8'), /^0\n1\norders 3 10\n$/);
+    const logger = new CapturingLogger();
+    mgr = await open([dir], logger);
+    assert.ok(logger.lines.some((l) => l.includes('(clean shutdown)')));
+    assert.ok(!(await readdir(dir)).includes('.kafka_cleanshutdown'), 'marker removed once running');
+    const again = mgr.getLog('orders', 3)!;
+    assert.equal(again.logStartOffset, 4);
+    assert.deepEqual((await readAll(again)).map((r) => r.value), ['m4', 'm5', 'm6', 'm7', 'm8', 'm9']);
+    assert.equal(mgr.checkpointedHighWatermark('orders', 3), 10);
+    const state = mgr.logDirsState();
+    assert.equal(state[0]!.online, true);
+    assert.equal(state[0]!.logs[0]!.topic, 'orders');
+    await mgr.deleteLog('orders', 3);
+    assert.equal(mgr.getLog('orders', 3), undefined);
+    assert.equal(mgr.allLogs().length, 0);
+    await mgr.shutdown();
+  });
+});
+
+test('missing or garbage checkpoints at start-up are survived', async () => {
+  await withTempDir(async (dir) => {
+    let mgr = await open([dir]);
+    const log = await mgr.createLog('t', 0);
+    await log.append(makeBatch(['a', 'b']), { leaderEpoch: 0 });
+    await mgr.shutdown();
+    await writeFile(path.join(dir, 'recovery-point-offset-checkpoint'), 'garbage\n');
+    await writeFile(path.join(dir, 'log-start-offset-checkpoint'), '0\n5\nt 0 1\n');
+    await writeFile(path.join(dir, 't-0', 'leader-epoch-checkpoint'), 'zzz');
+    const logger = new CapturingLogger();
+    mgr = await open([dir], logger);
+    assert.deepEqual((await readAll(mgr.getLog('t', 0)!)).map((r) => r.value), ['a', 'b']);
+    assert.ok(logger.lines.filter((l) => l.startsWith('WARN')).length >= 3, logger.lines.join('\n'));
+    await mgr.shutdown();
+  });
+});
+
+test('an unusable log directory goes offline while the others serve', async () => {
+  await withTempDir(async (dir) => {
+    const bad = path.join(dir, 'not-a-dir');
+    await writeFile(bad, 'x');
+    const good = path.join(dir, 'good');
+    const logger = new CapturingLogger();
+    const mgr = await open([bad, good], logger);
+    const state = mgr.logDirsState();
+    assert.deepEqual(state.map((s) => s.online), [false, true]);
+    assert.equal(logger.lines.filter((l) => l.startsWith('ERROR') && l.includes(bad)).length, 1);
+    const log = await mgr.createLog('t', 1);
+    assert.ok(log.dir.startsWith(good));
+    await log.append(makeBatch(['ok']), { leaderEpoch: 0 });
+    await mgr.shutdown();
+  });
+});
+
+test('ENOSPC during append: typed error, nothing torn, appends resume', async () => {
+  await withTempDir(async (dir) => {
+    const mgr = await open([dir]);
+    const log = await mgr.createLog('t', 0);
+    await log.append(makeBatch(['one']), { leaderEpoch: 0 });
+    const seg = log.activeSegment;
+    const sizeBefore = seg.size;
+    const realWrite = seg.file.write.bind(seg.file);
+    // Simulate a disk that fills mid-write: part of the batch lands, then ENOSPC.
+    seg.file.write = (async (buf: Buffer, offset: number, length: number, position: number) => {
+      await realWrite(buf, offset, Math.min(length, 10), position);
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    }) as typeof seg.file.write;
+    await assert.rejects(log.append(makeBatch(['two']), { leaderEpoch: 0 }), KafkaStorageError);
+    assert.equal((await seg.file.stat()).size, sizeBefore, 'partial write cut back');
+    assert.equal(log.logEndOffset, 1);
+    assert.equal(mgr.logDirsState()[0]!.online, true, 'a full disk does not take the dir offline');
+    seg.file.write = realWrite as typeof seg.file.write;
+    const r = await log.append(makeBatch(['three']), { leaderEpoch: 0 });
+    assert.equal(r.firstOffset, 1);
+    assert.deepEqual((await readAll(log)).map((x) => x.value), ['one', 'three']);
+    await mgr.shutdown();
+  });
+});
+
+test('an EIO takes the directory offline and later calls fail with KafkaStorageError', async () => {
+  await withTempDir(async (dir) => {
+    const logger = new CapturingLogger();
+    const mgr = await open([dir], logger);
+    const log = await mgr.createLog('t', 0);
+    log.activeSegment.file.write = (async () => {
+      throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    }) as typeof log.activeSegment.file.write;
+    await assert.rejects(log.append(makeBatch(['x']), { leaderEpoch: 0 }), KafkaStorageError);
+    assert.equal(mgr.logDirsState()[0]!.online, false);
+    await assert.rejects(log.read(0, 100), KafkaStorageError);
+    assert.equal(logger.lines.filter((l) => l.startsWith('ERROR')).length, 1);
+    await mgr.shutdown();
+  });
+});
+
+test('retention by time and size deletes whole segments and moves the log start', async () => {
+  await withTempDir(async (dir) => {
+    let now = 1700000000000;
+    const mgr = await open([dir], new CapturingLogger(), () => now);
+    const log = await mgr.createLog('t', 0, { segmentBytes: 250, retentionMs: 60000 });
+    for (let i = 0; i < 12; i++) await log.append(makeBatch([{ value: `v${i}`, timestamp: now - 120000 + i }]), { leaderEpoch: 0 });
+    for (let i = 0; i < 3; i++) await log.append(makeBatch([{ value: `new${i}`, timestamp: now }]), { leaderEpoch: 0 });
+    const deleted = await mgr.runRetention();
+    assert.ok(deleted > 0);
+    assert.ok(log.logStartOffset > 0 && log.logStartOffset <= 12);
+    const left = (await readAll(log)).map((r) => r.value);
+    assert.ok(left.includes('new0') && left.includes('new2'));
+    log.updateConfig({ retentionMs: -1, retentionBytes: 250 });
+    await mgr.runRetention();
+    assert.ok(log.size <= 250 + log.activeSegment.size);
+    now += 1;
+    const files = await readdir(log.dir);
+    assert.ok(files.filter((f) => f.endsWith('.log')).length === log.segments.length || files.some((f) => f.endsWith('.deleted')));
+    await mgr.shutdown();
+  });
+});
