@@ -215,6 +215,14 @@ export class Log extends EventEmitter {
     if (reason) await this.roll(firstOffset);
   }
 
+  /** Rolls the active segment now (admin tools, tests). */
+  forceRoll(): Promise<void> {
+    return this.lock.run(async () => {
+      this.checkOnline();
+      if (this.activeSegment.size > 0) await this.roll(this.endOffset);
+    });
+  }
+
   /** Seals the active segment and opens a new one at `baseOffset`. Must hold the lock. */
   async roll(baseOffset = this.endOffset): Promise<LogSegment> {
     const old = this.activeSegment;
