@@ -1,0 +1,92 @@
+// Splits a TCP byte stream into Kafka request frames (4-byte big-endian size, then the payload).
+// Chunks are kept in a list and each frame is copied at most once; a frame lying entirely inside one
+// chunk is returned as a zero-copy subarray of it.
+
+/** Thrown for a size prefix that must close the connection. */
+export class FrameSizeError extends Error {
+  override readonly name = 'FrameSizeError';
+  constructor(message: string, readonly size: number) {
+    super(message);
+  }
+}
+
+/** apiKey (2) + apiVersion (2) + correlationId (4): anything smaller cannot be a request. */
+export const MIN_REQUEST_FRAME_BYTES = 8;
+
+export class FrameReader {
+  private readonly chunks: Buffer[] = [];
+  private buffered = 0;
+  /** Payload size of the frame being assembled, once its prefix has been read; -1 before. */
+  private expected = -1;
+
+  constructor(private readonly maxFrameBytes: number) {}
+
+  /** Bytes received but not yet returned as frames (including a partial size prefix). */
+  get bufferedBytes(): number {
+    return this.buffered;
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+  }
+
+  /**
+   * The next complete frame (without its size prefix), or null when more bytes are needed.
+   * Throws FrameSizeError as soon as a bad size prefix is seen, before the payload is buffered.
+   */
+  next(): Buffer | null {
+    if (this.expected < 0) {
+      if (this.buffered < 4) return null;
+      const size = this.readSizePrefix();
+      if (size < 0) throw new FrameSizeError(`negative frame size ${size}`, size);
+      if (size > this.maxFrameBytes) {
+        throw new FrameSizeError(`frame size ${size} is larger than socket.request.max.bytes ${this.maxFrameBytes}`, size);
+      }
+      if (size < MIN_REQUEST_FRAME_BYTES) throw new FrameSizeError(`frame size ${size} is too small for a request header`, size);
+      this.expected = size;
+    }
+    if (this.buffered < this.expected) return null;
+    const frame = this.take(this.expected);
+    this.expected = -1;
+    return frame;
+  }
+
+  private readSizePrefix(): number {
+    const head = this.chunks[0]!;
+    if (head.length >= 4) {
+      const size = head.readInt32BE(0);
+      this.consumeHead(4);
+      return size;
+    }
+    return this.take(4).readInt32BE(0);
+  }
+
+  /** Removes and returns the first n buffered bytes (n <= buffered). */
+  private take(n: number): Buffer {
+    const head = this.chunks[0]!;
+    if (head.length >= n) {
+      const frame = head.subarray(0, n);
+      this.consumeHead(n);
+      return frame;
+    }
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const chunk = this.chunks[0]!;
+      const wanted = Math.min(chunk.length, n - filled);
+      chunk.copy(out, filled, 0, wanted);
+      filled += wanted;
+      this.consumeHead(wanted);
+    }
+    return out;
+  }
+
+  private consumeHead(n: number): void {
+    const head = this.chunks[0]!;
+    this.buffered -= n;
+    if (n === head.length) this.chunks.shift();
+    else this.chunks[0] = head.subarray(n);
+  }
+}

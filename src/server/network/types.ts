@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+
+export interface ConnectionContext {
+  /** Kafka-style "localHost:localPort-remoteHost:remotePort-sequence". */
+  connectionId: string;
+  clientHost: string;
+  clientPort: number;
+  listenerName: string;
+  localPort: number;
+}
+
+/**
+ * Handles one request frame (without the size prefix) and returns the response frame (without the
+ * size prefix), or null when no response is sent (Produce with acks=0). Throwing closes the connection.
+ */
+export type RequestDispatcher = (frame: Buffer, ctx: ConnectionContext) => Promise<Buffer | null> | Buffer | null;
+
+/** Throw from a dispatcher to close the connection on purpose (logged at warn, like any error). */
+export class CloseConnectionError extends Error {
+  override readonly name = 'CloseConnectionError';
+}
+
+export interface ConnectionLimits {
+  socketRequestMaxBytes: number;
+  connectionsMaxIdleMs: number;
+  maxQueuedRequestsPerConnection: number;
+  maxInFlightBytesPerConnection: number;
+}
+
+export type NetworkLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
