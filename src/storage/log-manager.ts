@@ -5,6 +5,7 @@
 import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  CLEANER_OFFSET_CHECKPOINT,
   CLEAN_SHUTDOWN_MARKER,
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
@@ -100,6 +101,7 @@ export class LogManager {
       const recoveryPoints = await this.readCheckpoint(path.join(dir, RECOVERY_POINT_CHECKPOINT));
       const startOffsets = await this.readCheckpoint(path.join(dir, LOG_START_OFFSET_CHECKPOINT));
       for (const [k, v] of await this.readCheckpoint(path.join(dir, REPLICATION_OFFSET_CHECKPOINT))) this.highWatermarks.set(k, v);
+      this.cleaner.seed(await this.readCheckpoint(path.join(dir, CLEANER_OFFSET_CHECKPOINT)));
       const entries = await readdir(dir, { withFileTypes: true });
       const started = this.clock();
       for (const entry of entries) {
@@ -204,6 +206,7 @@ export class LogManager {
     if (!entry) return;
     this.logs.delete(key);
     this.highWatermarks.delete(key);
+    this.cleaner.firstDirtyOffsets.delete(key);
     await this.cleaner.abort(entry.log);
     await entry.log.close();
     const target = `${entry.log.dir}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
@@ -247,6 +250,11 @@ export class LogManager {
       await writeOffsetCheckpoint(
         path.join(state.dir, REPLICATION_OFFSET_CHECKPOINT),
         hws.map((l) => ({ topic: l.topic, partition: l.partition, offset: this.highWatermarks.get(l.name)! })),
+      );
+      const cleaned = logs.filter((l) => this.cleaner.firstDirtyOffsets.has(l.name));
+      await writeOffsetCheckpoint(
+        path.join(state.dir, CLEANER_OFFSET_CHECKPOINT),
+        cleaned.map((l) => ({ topic: l.topic, partition: l.partition, offset: this.cleaner.firstDirtyOffsets.get(l.name)! })),
       );
     } catch (err) {
       this.logger.warn(`writing checkpoints in ${state.dir} failed: ${String(err)}`);

@@ -357,6 +357,17 @@ export class Log extends EventEmitter {
     this.pendingDeletes.add(timer);
   }
 
+  /** A segment whose file was replaced in place (cleaner swap): close it later, delete nothing. */
+  retireReplacedSegment(seg: LogSegment): void {
+    this.retired.add(seg);
+    const timer = setTimeout(() => {
+      this.pendingDeletes.delete(timer);
+      void seg.close();
+    }, this.config.fileDeleteDelayMs);
+    timer.unref();
+    this.pendingDeletes.add(timer);
+  }
+
   private async deleteSegmentFiles(seg: LogSegment): Promise<void> {
     await seg.close();
     for (const f of [seg.logFile, seg.offsetIndex.file, seg.timeIndex.file]) await unlink(f).catch(() => undefined);

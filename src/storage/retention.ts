@@ -8,14 +8,15 @@ import type { Log } from './log.js';
 
 export async function applyRetention(log: Log, now: number): Promise<number> {
   let deleted = await log.deleteOldSegments(
-    (seg, next) => (next ? next.baseOffset : log.logEndOffset) <= log.logStartOffset && seg.size > 0,
+    (seg, next) => (next ? next.baseOffset : log.logEndOffset) <= log.logStartOffset && (next !== undefined || seg.size > 0),
     'log start offset breach',
   );
   const cfg = log.config;
   if (!isDeleteRetained(cfg)) return deleted;
   if (cfg.retentionMs >= 0) {
     deleted += await log.deleteOldSegments(
-      (seg) => seg.size > 0 && now - seg.largestTimestamp > cfg.retentionMs,
+      // Empty segments (left by compaction) in front of expired ones go too.
+      (seg, next) => (next !== undefined && seg.size === 0) || (seg.size > 0 && now - seg.largestTimestamp > cfg.retentionMs),
       `retention time ${cfg.retentionMs}ms breach`,
     );
   }

@@ -1,15 +1,147 @@
+/**
+ * The background cleaner of compacted logs. Off the request path: driven by the manager's
+ * timer, one log at a time, yielding to the event loop between segments. Each cleaned segment
+ * replaces the original atomically:
+ *
+ *   write <base>.log.cleaned (fsync) → rename to <base>.log.swap (the commit point) →
+ *   under the log lock: delete the old indexes, rename .swap over <base>.log, rebuild indexes.
+ *
+ * Recovery finishes a committed swap and discards a `.cleaned` file, so a crash while cleaning
+ * loses nothing. Readers holding the old segment keep reading its (unlinked) file until it is
+ * closed after file.delete.delay.ms.
+ */
+import { open, rename, unlink } from 'node:fs/promises';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { fsyncDir, tpKey } from '../checkpoints.js';
+import { isCompacted } from '../config.js';
+import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
 import type { Log } from '../log.js';
 import type { StorageLogger } from '../logger.js';
+import { planCleaning } from './cleanable.js';
+import { addToOffsetMap, rewriteSegment } from './segment-rewriter.js';
 
 export class LogCleaner {
+  /** First dirty offset per log ("topic-partition"), persisted as cleaner-offset-checkpoint. */
+  readonly firstDirtyOffsets = new Map<string, number>();
+  private current: { log: Log; aborted: boolean } | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
   constructor(
     private readonly logs: () => Log[],
     private readonly logger: StorageLogger,
     private readonly clock: () => number,
   ) {}
-  async cleanOnce(): Promise<number> {
-    return 0;
+
+  /** Cleans the dirtiest eligible log, if any. Returns how many logs were cleaned (0 or 1). */
+  cleanOnce(): Promise<number> {
+    const run = this.running.then(() => this.cleanDirtiest());
+    this.running = run.catch(() => undefined);
+    return run;
   }
-  async abort(_log: Log): Promise<void> {}
-  async shutdown(): Promise<void> {}
+
+  private async cleanDirtiest(): Promise<number> {
+    if (this.stopped) return 0;
+    const now = this.clock();
+    let best: { log: Log; ratio: number } | undefined;
+    for (const log of this.logs()) {
+      if (!isCompacted(log.config) || log.offline) continue;
+      const plan = planCleaning(log, this.firstDirtyOffsets.get(log.name), now);
+      if (plan.dirtyBytes === 0 || plan.dirtyRatio < log.config.minCleanableDirtyRatio) continue;
+      if (!best || plan.dirtyRatio > best.ratio) best = { log, ratio: plan.dirtyRatio };
+    }
+    if (!best) return 0;
+    await this.cleanLog(best.log);
+    return 1;
+  }
+
+  /** Cleans one log now, whatever its dirty ratio (tests and admin use). */
+  async cleanLog(log: Log): Promise<void> {
+    const now = this.clock();
+    const plan = planCleaning(log, this.firstDirtyOffsets.get(log.name), now);
+    if (plan.segments.length === 0) return;
+    const state = { log, aborted: false };
+    this.current = state;
+    try {
+      const map = new Map<string, number>();
+      for (const seg of plan.dirtySegments) {
+        await addToOffsetMap(seg, map);
+        await yieldToEventLoop();
+        if (state.aborted) return;
+      }
+      let kept = 0;
+      let dropped = 0;
+      for (const seg of plan.segments) {
+        if (state.aborted) return;
+        const { bytes, stats } = await rewriteSegment(seg, map, { now, deleteRetentionMs: log.config.deleteRetentionMs });
+        kept += stats.recordsKept;
+        dropped += stats.recordsDropped;
+        if (stats.recordsDropped > 0) await this.swap(log, seg, bytes, state);
+        await yieldToEventLoop();
+      }
+      if (!state.aborted) {
+        this.firstDirtyOffsets.set(log.name, plan.firstUncleanable);
+        this.logger.info(
+          `cleaned ${log.name} up to offset ${plan.firstUncleanable}: kept ${kept} records, removed ${dropped} (dirty ratio ${plan.dirtyRatio.toFixed(2)})`,
+        );
+      }
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  private async swap(log: Log, old: LogSegment, bytes: Buffer, state: { aborted: boolean }): Promise<void> {
+    const cleaned = old.logFile + CLEANED_SUFFIX;
+    const fh = await open(cleaned, 'w');
+    try {
+      await fh.writeFile(bytes);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await log.replaceSegments(async (current) => {
+      const idx = current.indexOf(old);
+      // The segment was deleted or truncated meanwhile (retention, replica truncation): give up.
+      if (state.aborted || idx < 0 || idx === current.length - 1 || old.size !== (await old.fileSizeOnDisk())) {
+        await unlink(cleaned).catch(() => undefined);
+        return undefined;
+      }
+      await rename(cleaned, old.logFile + SWAP_SUFFIX);
+      await fsyncDir(log.dir);
+      // Committed. Old indexes would describe the old file: remove them before the swap lands.
+      await unlink(old.offsetIndex.file).catch(() => undefined);
+      await unlink(old.timeIndex.file).catch(() => undefined);
+      await rename(old.logFile + SWAP_SUFFIX, old.logFile);
+      await fsyncDir(log.dir);
+      const fresh = await LogSegment.open(log.dir, old.baseOffset, log.segmentSettings(), this.clock());
+      await fresh.rebuildIndexes(false);
+      fresh.sealTimeIndex();
+      await fresh.persistIndexes();
+      log.retireReplacedSegment(old);
+      const next = [...current];
+      next[idx] = fresh;
+      return next;
+    });
+  }
+
+  /** Stops cleaning `log` (it is being deleted) and waits for the cleaner to let go of it. */
+  async abort(log: Log): Promise<void> {
+    if (this.current?.log === log) this.current.aborted = true;
+    await this.running;
+  }
+
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.current) this.current.aborted = true;
+    await this.running;
+  }
+
+  /** Seeds the first dirty offsets read from cleaner-offset-checkpoint. */
+  seed(entries: Map<string, number>): void {
+    for (const [k, v] of entries) this.firstDirtyOffsets.set(k, v);
+  }
+
+  static key(topic: string, partition: number): string {
+    return tpKey(topic, partition);
+  }
 }
