@@ -3,14 +3,40 @@
  * from this list, so adding a handler here is what advertises it.
  */
 import type { ApiHandler } from './types.js';
+import { produceHandler } from './00-produce.js';
+import { fetchHandler } from './01-fetch.js';
+import { listOffsetsHandler } from './02-list-offsets.js';
+import { initProducerIdHandler } from './22-init-producer-id.js';
+import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
 import { metadataHandler } from './03-metadata.js';
 import { apiVersionsHandler } from './18-api-versions.js';
 import { describeClusterHandler } from './60-describe-cluster.js';
+import { createTopicsHandler } from './19-create-topics.js';
+import { deleteTopicsHandler } from './20-delete-topics.js';
+import { deleteRecordsHandler } from './21-delete-records.js';
+import { describeConfigsHandler } from './32-describe-configs.js';
+import { alterConfigsHandler } from './33-alter-configs.js';
+import { describeLogDirsHandler } from './35-describe-log-dirs.js';
+import { createPartitionsHandler } from './37-create-partitions.js';
+import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
+  produceHandler,
+  fetchHandler,
+  listOffsetsHandler,
+  initProducerIdHandler,
+  offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,
   describeClusterHandler,
+  createTopicsHandler,
+  deleteTopicsHandler,
+  deleteRecordsHandler,
+  describeConfigsHandler,
+  alterConfigsHandler,
+  describeLogDirsHandler,
+  createPartitionsHandler,
+  incrementalAlterConfigsHandler,
 ];
 
 export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Map<number, ApiHandler> {

@@ -1,0 +1,137 @@
+/**
+ * DescribeConfigs / AlterConfigs / IncrementalAlterConfigs for TOPIC and BROKER resources.
+ * Topic overrides live in the metadata store; dynamic broker configs in DynamicBrokerConfigs.
+ * Changes are applied to the running logs at once (Log.updateConfig).
+ */
+import type { Logger } from 'pino';
+import type { MetadataStore } from '../../metadata/metadata-store.js';
+import { topicNameError } from '../../metadata/topic-names.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { logConfigFromProps, type LogConfig } from '../../storage/config.js';
+import type { BrokerConfig } from '../config/index.js';
+import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef } from '../config/index.js';
+import { effectiveTopicConfigs, topicConfigDef, validateTopicConfigs } from '../config/topic-configs.js';
+import { applyIncrementalOps, replaceAll, type IncrementalOp, type KeyInfo } from './config-alteration.js';
+import {
+  describeBrokerConfigEntries, describeClusterDefaultEntries, describeTopicConfigEntries, type ConfigEntry,
+} from './config-describer.js';
+import { validateDynamicBrokerConfigs, type DynamicBrokerConfigs } from './dynamic-broker-configs.js';
+import type { PartitionAccess } from './partition-access.js';
+
+/** Kafka's ConfigResource.Type codes. */
+export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4, CLIENT_METRICS: 16, BROKER_LOGGER: 8 } as const;
+
+const topicKeyInfo: KeyInfo = (name) => topicConfigDef(name);
+const brokerKeyInfo: KeyInfo = (name) => configDef(name);
+
+export class ConfigAdmin {
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly metadata: MetadataStore,
+    private readonly dynamic: DynamicBrokerConfigs,
+    private readonly logger: Logger,
+    /** Resolved lazily: the data plane may start after this service. */
+    private readonly partitions: () => PartitionAccess | undefined,
+  ) {}
+
+  describe(resourceType: number, resourceName: string, keys: readonly string[] | null): ConfigEntry[] {
+    const layers = this.dynamic.layers(this.config);
+    switch (resourceType) {
+      case ResourceType.TOPIC:
+        return describeTopicConfigEntries(this.existingTopic(resourceName).configs, layers, keys);
+      case ResourceType.BROKER:
+        if (this.brokerScope(resourceName) === '') return describeClusterDefaultEntries(layers.dynamicDefault, keys);
+        return describeBrokerConfigEntries(this.config, layers, keys);
+      case ResourceType.BROKER_LOGGER: {
+        this.brokerScope(resourceName, false);
+        const entry: ConfigEntry = {
+          name: 'root', value: this.logger.level.toUpperCase(), readOnly: false, isDefault: false,
+          source: CONFIG_SOURCE_CODES.DYNAMIC_BROKER_LOGGER_CONFIG, sensitive: false, synonyms: [],
+          configType: CONFIG_TYPE_CODES.string, documentation: '',
+        };
+        return keys === null || keys.includes('root') ? [entry] : [];
+      }
+      default:
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
+    }
+  }
+
+  /** Legacy AlterConfigs: the given entries replace all overrides of the resource. */
+  async alter(resourceType: number, resourceName: string, entries: readonly { name: string; value: string | null }[], validateOnly: boolean): Promise<void> {
+    const next = replaceAll(entries);
+    await this.commit(resourceType, resourceName, () => next, validateOnly);
+  }
+
+  async incrementalAlter(resourceType: number, resourceName: string, ops: readonly IncrementalOp[], validateOnly: boolean): Promise<void> {
+    const info = resourceType === ResourceType.TOPIC ? topicKeyInfo : brokerKeyInfo;
+    await this.commit(resourceType, resourceName, (current) => applyIncrementalOps(current, ops, info), validateOnly);
+  }
+
+  private async commit(
+    resourceType: number, resourceName: string,
+    change: (current: Record<string, string>) => Record<string, string>, validateOnly: boolean,
+  ): Promise<void> {
+    if (resourceType === ResourceType.TOPIC) {
+      const t = this.existingTopic(resourceName);
+      const next = change(t.configs);
+      validateTopicConfigs(next);
+      if (validateOnly) return;
+      await this.metadata.setTopicConfigs(t.name, next);
+      await this.partitions()?.syncTopic(t.name);
+      this.logger.info({ topic: t.name, configs: next }, 'topic configs changed');
+      // After the sync: the data plane knows static broker defaults only, this adds dynamic ones.
+      this.applyToLogs(t.name);
+      return;
+    }
+    if (resourceType === ResourceType.BROKER) {
+      const scope = this.brokerScope(resourceName);
+      const next = change(Object.fromEntries(this.dynamic.get(scope)));
+      const entries = new Map(Object.entries(next));
+      validateDynamicBrokerConfigs(resourceName, entries);
+      if (validateOnly) return;
+      await this.dynamic.replace(scope, entries);
+      this.logger.info({ scope: scope === '' ? '<default>' : scope, configs: next }, 'dynamic broker configs changed');
+      for (const t of this.metadata.topics()) this.applyToLogs(t.name);
+      return;
+    }
+    if (resourceType === ResourceType.BROKER_LOGGER) {
+      throw new KafkaError(ErrorCode.INVALID_REQUEST, 'Changing logger levels is not supported by Fjord');
+    }
+    throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
+  }
+
+  /** The log config a topic's partitions should run with now (overrides over dynamic and static broker configs). */
+  logConfigFor(topic: string): LogConfig | undefined {
+    const t = this.metadata.topic(topic);
+    if (!t) return undefined;
+    return logConfigFromProps(effectiveTopicConfigs(t.configs, this.dynamic.layers(this.config)));
+  }
+
+  private applyToLogs(topic: string): void {
+    const access = this.partitions();
+    const t = this.metadata.topic(topic);
+    const cfg = this.logConfigFor(topic);
+    if (!access || !t || !cfg) return;
+    for (const p of t.partitions) access.localPartition(topic, p.partition)?.log.updateConfig(cfg);
+  }
+
+  private existingTopic(name: string) {
+    const nameError = topicNameError(name);
+    if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
+    const t = this.metadata.topic(name);
+    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
+    return t;
+  }
+
+  /** "" (cluster default) or this broker's id; other brokers cannot be addressed here. */
+  private brokerScope(resourceName: string, allowDefault = true): string {
+    if (allowDefault && resourceName === '') return '';
+    if (resourceName !== String(this.config.brokerId)) {
+      throw new KafkaError(
+        ErrorCode.INVALID_REQUEST,
+        `Unexpected broker id, expected ${this.config.brokerId}${allowDefault ? ' or empty string' : ''}, but received ${resourceName}`,
+      );
+    }
+    return resourceName;
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * What the admin service needs from the data plane (ReplicaManager / LogManager): the local
+ * partitions with their logs and high watermarks, and the state of the log directories.
+ * Kept narrow so admin does not depend on how replication is built.
+ */
+import type { Log } from '../../storage/log.js';
+import type { LogDirState } from '../../storage/log-manager.js';
+
+export interface LocalPartition {
+  readonly log: Log;
+  readonly highWatermark: number;
+  /** Called after the log start/end moved under the partition (DeleteRecords). */
+  onLogTruncated(): void;
+}
+
+export interface PartitionAccess {
+  /** The partition if this broker hosts it (as leader), else undefined. */
+  localPartition(topic: string, partition: number): LocalPartition | undefined;
+  logDirsState(): LogDirState[];
+  /** Resolves once the logs of `topic` match metadata (created, reconfigured or deleted). */
+  syncTopic(topic: string): Promise<void>;
+}

@@ -1,0 +1,56 @@
+import { CreateTopicsRequestCodec, CreateTopicsResponseCodec } from '../../protocol/messages/index.js';
+import type { CreatableTopicResult } from '../../protocol/messages/19-create-topics.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
+import { errorOutcome } from '../admin/index.js';
+import { describeTopicConfigEntries } from '../admin/config-describer.js';
+import { defineHandler } from './types.js';
+
+export const createTopicsHandler = defineHandler({
+  apiKey: 19,
+  request: CreateTopicsRequestCodec,
+  response: CreateTopicsResponseCodec,
+  minVersion: 0,
+  maxVersion: 7,
+  async handle(req, ctx) {
+    const { admin } = ctx.services;
+    const counts = new Map<string, number>();
+    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const results: Input<CreatableTopicResult>[] = [];
+    // Topics are created one after the other, in request order (a later one may collide with an earlier one).
+    for (const t of req.topics) {
+      if (counts.get(t.name)! > 1) {
+        // Kafka answers each duplicated name once.
+        if (results.some((r) => r.name === t.name)) continue;
+        results.push(failure(t.name, ErrorCode.INVALID_REQUEST, 'Found multiple entries for this topic.'));
+        continue;
+      }
+      try {
+        const created = await admin.topics.createTopic(
+          { name: t.name, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor, assignments: t.assignments, configs: t.configs },
+          req.validateOnly,
+        );
+        const layers = admin.dynamicConfigs.layers(ctx.services.config);
+        results.push({
+          name: t.name,
+          topicId: created.topicId ?? ZERO_UUID,
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          numPartitions: created.numPartitions,
+          replicationFactor: created.replicationFactor,
+          configs: describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
+            name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.sensitive,
+          })),
+        });
+      } catch (err) {
+        const { errorCode, errorMessage } = errorOutcome(err);
+        results.push(failure(t.name, errorCode, errorMessage));
+      }
+    }
+    return { throttleTimeMs: 0, topics: results };
+  },
+});
+
+function failure(name: string, errorCode: number, errorMessage: string): Input<CreatableTopicResult> {
+  return { name, topicId: ZERO_UUID, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: [] };
+}

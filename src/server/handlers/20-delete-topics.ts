@@ -1,0 +1,40 @@
+import { DeleteTopicsRequestCodec, DeleteTopicsResponseCodec } from '../../protocol/messages/index.js';
+import type { DeletableTopicResult } from '../../protocol/messages/20-delete-topics.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
+import { errorOutcome } from '../admin/index.js';
+import { defineHandler } from './types.js';
+
+export const deleteTopicsHandler = defineHandler({
+  apiKey: 20,
+  request: DeleteTopicsRequestCodec,
+  response: DeleteTopicsResponseCodec,
+  minVersion: 0,
+  maxVersion: 6,
+  async handle(req, ctx) {
+    const { admin } = ctx.services;
+    // v0-5 name topics in topicNames; v6 names or ids in topics.
+    const refs = ctx.header.apiVersion >= 6
+      ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId === ZERO_UUID ? null : t.topicId }))
+      : req.topicNames.map((name) => ({ name, topicId: null }));
+    const responses: Input<DeletableTopicResult>[] = [];
+    for (const ref of refs) {
+      const base = { name: ref.name, topicId: ref.topicId ?? ZERO_UUID };
+      if (ref.name !== null && ref.topicId !== null) {
+        responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'You may not specify both topic name and topic id.' });
+        continue;
+      }
+      if (ref.name === null && ref.topicId === null) {
+        responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Neither topic name nor id were specified.' });
+        continue;
+      }
+      try {
+        const t = await admin.topics.deleteTopic(ref);
+        responses.push({ name: t.name, topicId: t.topicId, errorCode: ErrorCode.NONE, errorMessage: null });
+      } catch (err) {
+        responses.push({ ...base, ...errorOutcome(err) });
+      }
+    }
+    return { throttleTimeMs: 0, responses };
+  },
+});

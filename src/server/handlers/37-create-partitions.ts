@@ -1,0 +1,34 @@
+import { CreatePartitionsRequestCodec, CreatePartitionsResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { errorOutcome } from '../admin/index.js';
+import { defineHandler } from './types.js';
+
+export const createPartitionsHandler = defineHandler({
+  apiKey: 37,
+  request: CreatePartitionsRequestCodec,
+  response: CreatePartitionsResponseCodec,
+  minVersion: 0,
+  maxVersion: 3,
+  async handle(req, ctx) {
+    const { admin } = ctx.services;
+    const counts = new Map<string, number>();
+    for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const results: { name: string; errorCode: number; errorMessage: string | null }[] = [];
+    for (const t of req.topics) {
+      if (counts.get(t.name)! > 1) {
+        if (!results.some((r) => r.name === t.name)) {
+          results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
+        }
+        continue;
+      }
+      try {
+        const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
+        await admin.topics.createPartitions(t.name, t.count, assignments, req.validateOnly);
+        results.push({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null });
+      } catch (err) {
+        results.push({ name: t.name, ...errorOutcome(err) });
+      }
+    }
+    return { throttleTimeMs: 0, results };
+  },
+});
