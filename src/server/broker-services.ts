@@ -6,6 +6,9 @@ import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { ApiHandler } from './handlers/types.js';
+import type { AdminServices } from './admin/index.js';
+import type { LogManager } from '../storage/log-manager.js';
+import type { ReplicaManager } from '../replication/replica-manager.js';
 
 export interface Endpoint {
   host: string;
@@ -18,6 +21,12 @@ export interface BrokerServices {
   readonly logger: Logger;
   /** The handler table: the single source for ApiVersions. */
   readonly handlers: ReadonlyMap<number, ApiHandler>;
+  /** The logs on this broker's disks (storage). */
+  readonly logManager: LogManager;
+  /** Partitions led here: produce/fetch, logs kept in step with metadata (see src/replication). */
+  readonly replicaManager: ReplicaManager;
+  /** Topic administration: create/delete topics and partitions, configs, log dirs, DeleteRecords. */
+  readonly admin: AdminServices;
   /** Where clients reach broker `brokerId` through the listener named `listenerName`. */
   endpointFor(brokerId: number, listenerName: string): Endpoint | undefined;
 }

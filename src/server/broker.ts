@@ -10,12 +10,19 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, Endpoint } from './broker-services.js';
 import { handlerTable } from './handlers/index.js';
 import { createRequestRouter } from './request-router.js';
+import { createAdminServices, type AdminServices } from './admin/index.js';
+import { LogManager } from '../storage/log-manager.js';
+import { ReplicaManager } from '../replication/replica-manager.js';
+import { brokerLogDefaults } from '../replication/log-config.js';
 
 export class Broker {
   private server: SocketServer | undefined;
   private metadataStore: MetadataStore | undefined;
   private advertised: ListenerSpec[] = [];
   private servicesValue: BrokerServices | undefined;
+  private admin: AdminServices | undefined;
+  private logManager: LogManager | undefined;
+  private replicaManager: ReplicaManager | undefined;
 
   constructor(
     readonly config: BrokerConfig,
@@ -42,12 +49,46 @@ export class Broker {
     this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, cfg.clusterId);
     const metadata = this.metadataStore;
     log.info({ clusterId: metadata.clusterId, topics: metadata.topics().length }, 'cluster metadata loaded');
+    this.logManager = await LogManager.open({
+      logDirs: cfg.logDirs,
+      defaults: brokerLogDefaults(cfg),
+      logger: log.child({ name: 'storage' }),
+      retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
+      cleanerEnabled: cfg.logCleanerEnable,
+      checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
+      // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
+      flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
+      cleanerBackoffMs: cfg.logCleanerBackoffMs,
+    });
+    this.replicaManager = await ReplicaManager.start({
+      config: cfg,
+      metadata,
+      logManager: this.logManager,
+      logger: log.child({ name: 'replica-manager' }),
+    });
+
+    const replicaManager = this.replicaManager;
+    const logManager = this.logManager;
+    this.admin = await createAdminServices({
+      config: cfg,
+      metadata,
+      logger: log.child({ name: 'admin' }),
+      stateDir: cfg.logDirs[0]!,
+      partitions: () => ({
+        localPartition: (topic, partition) => replicaManager.getPartition(topic, partition),
+        logDirsState: () => logManager.logDirsState(),
+        syncTopic: (topic) => replicaManager.syncTopic(topic),
+      }),
+    });
 
     this.servicesValue = {
       config: cfg,
       metadata,
       logger: log,
       handlers: handlerTable(),
+      logManager: this.logManager,
+      replicaManager: this.replicaManager,
+      admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
 
@@ -77,6 +118,9 @@ export class Broker {
   async stop(): Promise<void> {
     this.logger.info('shutting down');
     await this.server?.stop();
+    await this.replicaManager?.shutdown();
+    await this.logManager?.shutdown();
+    await this.admin?.close();
     await this.metadataStore?.close();
     this.logger.info('shut down');
   }

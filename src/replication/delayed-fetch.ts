@@ -1,0 +1,52 @@
+/**
+ * Long-polling fetches: a fetch that found fewer than min.bytes waits until appends to its
+ * partitions bring enough new bytes, or until max.wait.ms passes. Appends wake it through the
+ * partitions' waiter sets (no polling); the only timer is the deadline.
+ */
+import type { AppendWaiter, Partition } from './partition.js';
+
+export class DelayedFetch implements AppendWaiter {
+  private remaining: number;
+  private timer: NodeJS.Timeout | undefined;
+  private done = false;
+  private resolveWait!: () => void;
+  readonly completed: Promise<void>;
+
+  /**
+   * @param fetchOffsets partition → the offset this fetch reads from and the high watermark its
+   *   last read saw; appends before the fetch offset do not count.
+   */
+  constructor(
+    private readonly fetchOffsets: Map<Partition, { fetchOffset: number; seenHighWatermark: number }>,
+    minBytesStillNeeded: number,
+    maxWaitMs: number,
+    private readonly registry: Set<DelayedFetch>,
+  ) {
+    this.remaining = minBytesStillNeeded;
+    this.completed = new Promise<void>((resolve) => (this.resolveWait = resolve));
+    for (const p of fetchOffsets.keys()) p.waiters.add(this);
+    registry.add(this);
+    this.timer = setTimeout(() => this.complete(), maxWaitMs);
+    // An append may have landed between the read and this registration: do not sleep through it.
+    for (const [p, seen] of fetchOffsets) if (p.highWatermark > seen.seenHighWatermark) this.complete();
+  }
+
+  onAppend(partition: Partition, bytes: number, firstOffset: number): void {
+    const from = this.fetchOffsets.get(partition)?.fetchOffset;
+    // Only data at or beyond where this fetch reads counts towards min.bytes.
+    if (from === undefined || partition.highWatermark <= from || firstOffset < 0) return;
+    this.remaining -= bytes;
+    if (this.remaining <= 0) this.complete();
+  }
+
+  /** Ends the wait now (enough data, deadline, or broker shutdown). */
+  complete(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const p of this.fetchOffsets.keys()) p.waiters.delete(this);
+    this.registry.delete(this);
+    this.resolveWait();
+  }
+}

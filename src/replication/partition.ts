@@ -1,0 +1,196 @@
+/**
+ * A partition this broker leads: its log, leader epoch, high watermark and idempotent-producer
+ * state. Appends are serialised here (producer checks, log append and state update must be one
+ * step); reads go straight to the log and never wait behind an append.
+ *
+ * Single broker: the ISR is just the leader, so the high watermark is the log end offset as
+ * soon as an append completes. The concept is kept (reads stop at the HW, it is checkpointed)
+ * so follower replication can slot in later.
+ */
+import { BATCH_LENGTH, LOG_OVERHEAD } from '../protocol/records/batch-header.js';
+import { ErrorCode } from '../protocol/errors.js';
+import type { Log, ReadResult } from '../storage/log.js';
+import { Mutex } from '../storage/mutex.js';
+import { lastSequenceOf, ProducerStateMap } from './producer-state.js';
+import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
+
+export interface LeaderAppendResult {
+  errorCode: number;
+  errorMessage?: string;
+  baseOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+}
+
+/** Something waiting for data on this partition (a long-polling fetch). */
+export interface AppendWaiter {
+  onAppend(partition: Partition, bytes: number, firstOffset: number): void;
+}
+
+const SCAN_CHUNK = 1 << 20;
+
+export class Partition {
+  leaderEpoch: number;
+  topicId: string;
+  private hw: number;
+  readonly producers: ProducerStateMap;
+  private readonly appendLock = new Mutex();
+  readonly waiters = new Set<AppendWaiter>();
+  private snapshotVersion = -1;
+
+  private constructor(
+    readonly log: Log,
+    topicId: string,
+    leaderEpoch: number,
+    producers: ProducerStateMap,
+    private readonly onHighWatermark: (p: Partition) => void,
+  ) {
+    this.topicId = topicId;
+    this.leaderEpoch = leaderEpoch;
+    this.producers = producers;
+    this.hw = log.logEndOffset;
+  }
+
+  /** Wraps an opened log, rebuilding producer state from the latest snapshot plus the log after it. */
+  static async open(
+    log: Log,
+    topicId: string,
+    leaderEpoch: number,
+    onHighWatermark: (p: Partition) => void,
+  ): Promise<Partition> {
+    const snap = await loadLatestSnapshot(log.dir, log.logEndOffset, (m) => log.logger.warn(m));
+    const state = snap?.state ?? new ProducerStateMap();
+    const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
+    const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark);
+    await p.replayProducerState(from);
+    p.snapshotVersion = snap && from === log.logEndOffset ? state.version : -1;
+    return p;
+  }
+
+  get topic(): string {
+    return this.log.topic;
+  }
+  get partition(): number {
+    return this.log.partition;
+  }
+  get highWatermark(): number {
+    return this.hw;
+  }
+  /** read_committed bound; no transactions yet, so it is the high watermark. */
+  get lastStableOffset(): number {
+    return this.hw;
+  }
+  get logStartOffset(): number {
+    return this.log.logStartOffset;
+  }
+  get logEndOffset(): number {
+    return this.log.logEndOffset;
+  }
+
+  /** Rebuilds producer state by scanning batch headers in [from, logEnd). */
+  private async replayProducerState(from: number): Promise<void> {
+    let offset = from;
+    while (offset < this.log.logEndOffset) {
+      const { records } = await this.log.read(offset, SCAN_CHUNK, { minOneBatch: true });
+      if (records.length === 0) break;
+      let pos = 0;
+      while (pos + LOG_OVERHEAD <= records.length) {
+        const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+        if (pos + size > records.length) break;
+        const base = Number(records.readBigInt64BE(pos));
+        const last = base + records.readInt32BE(pos + 23);
+        this.recordProducerBatch(records, pos, base, last);
+        offset = last + 1;
+        pos += size;
+      }
+      if (pos === 0) break;
+    }
+  }
+
+  private recordProducerBatch(buf: Buffer, pos: number, firstOffset: number, lastOffset: number): void {
+    if (buf.readInt8(pos + 16) !== 2) return;
+    const pid = buf.readBigInt64BE(pos + 43);
+    if (pid < 0n) return;
+    const firstSeq = buf.readInt32BE(pos + 53);
+    this.producers.update(pid, buf.readInt16BE(pos + 51), {
+      firstSeq,
+      lastSeq: lastSequenceOf(firstSeq, buf.readInt32BE(pos + 23)),
+      firstOffset,
+      lastOffset,
+      timestamp: Number(buf.readBigInt64BE(pos + 35)),
+    });
+  }
+
+  /**
+   * Leader append of validated v2 batches: idempotence checks, log append, producer state,
+   * high watermark. A duplicate of one of a producer's last five batches is answered with its
+   * original base offset and no error, as Kafka does.
+   */
+  appendAsLeader(batches: Buffer): Promise<LeaderAppendResult> {
+    return this.appendLock.run(async () => {
+      let pos = 0;
+      while (pos < batches.length) {
+        const pid = batches.readBigInt64BE(pos + 43);
+        if (pid >= 0n) {
+          const firstSeq = batches.readInt32BE(pos + 53);
+          const check = this.producers.check(
+            pid,
+            batches.readInt16BE(pos + 51),
+            firstSeq,
+            lastSequenceOf(firstSeq, batches.readInt32BE(pos + 23)),
+          );
+          if (check.kind === 'error') return this.failure(check.errorCode, check.message);
+          if (check.kind === 'duplicate') {
+            return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
+          }
+        }
+        pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+      }
+      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch });
+      // Offsets are now stamped in the buffer: record each idempotent batch's range.
+      pos = 0;
+      while (pos < batches.length) {
+        const size = batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+        if (batches.readBigInt64BE(pos + 43) >= 0n) {
+          const base = Number(batches.readBigInt64BE(pos));
+          this.recordProducerBatch(batches, pos, base, base + batches.readInt32BE(pos + 23));
+        }
+        pos += size;
+      }
+      this.advanceHighWatermark(this.log.logEndOffset, batches.length, res.firstOffset);
+      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+    });
+  }
+
+  private failure(errorCode: number, errorMessage: string): LeaderAppendResult {
+    return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
+  }
+
+  private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
+    if (hw <= this.hw) return;
+    this.hw = hw;
+    this.onHighWatermark(this);
+    for (const w of [...this.waiters]) w.onAppend(this, bytes, firstOffset);
+  }
+
+  /** Reads for a consumer: never beyond the high watermark (or LSO for read_committed). */
+  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, upTo: number = this.hw): Promise<ReadResult> {
+    return this.log.read(fetchOffset, maxBytes, { maxOffset: upTo, minOneBatch });
+  }
+
+  /** The log was cut (DeleteRecords moves the start, truncation moves the end): resync HW and producers. */
+  onLogTruncated(): void {
+    if (this.hw > this.log.logEndOffset) this.hw = this.log.logEndOffset;
+    this.producers.truncateFrom(this.log.logEndOffset);
+  }
+
+  /** Writes a producer state snapshot at the log end when the state changed since the last one. */
+  async snapshotProducerState(force = false): Promise<void> {
+    if (!force && this.producers.version === this.snapshotVersion) return;
+    await this.appendLock.run(async () => {
+      const version = this.producers.version;
+      await writeSnapshot(this.log.dir, this.log.logEndOffset, this.producers);
+      this.snapshotVersion = version;
+    });
+  }
+}

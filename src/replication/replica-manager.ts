@@ -1,0 +1,262 @@
+/**
+ * The data plane's owner: one Partition per (topic, partition) this broker leads, kept in step
+ * with the metadata store (logs are created for new topics and partitions, reconfigured when
+ * topic configs change, deleted with their topic). Produce appends and Fetch reads go through
+ * here; so do the admin APIs that need a log (DeleteRecords, DescribeLogDirs...).
+ */
+import type { Logger } from 'pino';
+import { ErrorCode } from '../protocol/errors.js';
+import type { BrokerConfig } from '../server/config/index.js';
+import type { MetadataStore } from '../metadata/metadata-store.js';
+import { INTERNAL_TOPICS, type TopicInfo } from '../metadata/cluster-model.js';
+import type { LogManager } from '../storage/log-manager.js';
+import type { LogConfig } from '../storage/config.js';
+import { tpKey } from '../storage/checkpoints.js';
+import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
+import { Partition } from './partition.js';
+import { prepareProducedRecords, type RecordError } from './produce-validation.js';
+import { errorCodeOf, messageOf } from './errors.js';
+import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
+import type { DelayedFetch } from './delayed-fetch.js';
+import { ProducerIdManager } from './producer-id-manager.js';
+import { FetchSessionCache } from './fetch-session.js';
+
+export type AppendOrigin = 'client' | 'coordinator';
+
+export interface AppendRequest {
+  /** 0, 1 or -1 (all in-sync replicas). */
+  requiredAcks: number;
+  origin: AppendOrigin;
+  /** Produce API version (enables v3+ checks); omit for internal writers. */
+  produceVersion?: number;
+}
+
+export interface AppendOutcome {
+  errorCode: number;
+  errorMessage: string | null;
+  baseOffset: number;
+  logAppendTime: number;
+  logStartOffset: number;
+  recordErrors: RecordError[];
+}
+
+export interface ReplicaManagerOptions {
+  config: BrokerConfig;
+  metadata: MetadataStore;
+  logManager: LogManager;
+  logger: Logger;
+  /** How often producer state snapshots and producer expiry run (ms). */
+  maintenanceIntervalMs?: number;
+}
+
+function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
+  return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
+}
+
+export class ReplicaManager {
+  private readonly partitions = new Map<string, Partition>();
+  private readonly byTopic = new Map<string, Set<Partition>>();
+  private readonly waitingFetches = new Set<DelayedFetch>();
+  /** KIP-227 incremental fetch sessions of consumers on this broker. */
+  readonly fetchSessions = new FetchSessionCache();
+  private syncChain: Promise<unknown> = Promise.resolve();
+  private readonly logDefaults: LogConfig;
+  private readonly brokerId: number;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  private constructor(
+    private readonly opts: ReplicaManagerOptions,
+    readonly producerIds: ProducerIdManager,
+  ) {
+    this.logDefaults = brokerLogDefaults(opts.config);
+    this.brokerId = opts.config.brokerId;
+  }
+
+  get logManager(): LogManager {
+    return this.opts.logManager;
+  }
+
+  /** Opens partitions for every topic led here and follows metadata changes from then on. */
+  static async start(opts: ReplicaManagerOptions): Promise<ReplicaManager> {
+    const ids = await ProducerIdManager.open(opts.config.logDirs[0]!);
+    const rm = new ReplicaManager(opts, ids);
+    for (const t of opts.metadata.topics()) await rm.syncTopic(t.name);
+    for (const log of opts.logManager.allLogs()) {
+      if (!opts.metadata.topic(log.topic)) opts.logger.warn({ log: log.name }, 'log of a topic unknown to metadata is left untouched');
+    }
+    opts.metadata.onChange((topic) => void rm.syncTopic(topic).catch((err) => opts.logger.error({ err, topic }, 'syncing logs with metadata failed')));
+    const every = opts.maintenanceIntervalMs ?? 60_000;
+    rm.timer = setInterval(() => void rm.maintain(), every);
+    rm.timer.unref();
+    return rm;
+  }
+
+  /** The partition of `topic` led by this broker, if its log is open. */
+  getPartition(topic: string, partition: number): Partition | undefined {
+    return this.partitions.get(tpKey(topic, partition));
+  }
+
+  partitionsOf(topic: string): Partition[] {
+    return [...(this.byTopic.get(topic) ?? [])];
+  }
+
+  allPartitions(): Partition[] {
+    return [...this.partitions.values()];
+  }
+
+  /**
+   * Brings the logs of `topic` in line with metadata: creates/opens the logs of partitions led
+   * here (topic config over broker defaults), applies config changes, deletes logs of a deleted
+   * (or deleted and re-created) topic. Admin handlers await this after changing a topic so the
+   * logs exist before they answer. Calls are serialised.
+   */
+  syncTopic(topic: string): Promise<void> {
+    const run = () => this.syncTopicNow(topic);
+    const p = this.syncChain.then(run, run);
+    this.syncChain = p.catch(() => undefined);
+    return p;
+  }
+
+  private async syncTopicNow(name: string): Promise<void> {
+    if (this.stopped) return;
+    const info = this.opts.metadata.topic(name);
+    const current = this.byTopic.get(name) ?? new Set<Partition>();
+    const stale = [...current].filter((p) => !info || p.topicId !== info.topicId);
+    for (const p of stale) await this.dropPartition(p, true);
+    if (!info) return;
+    let cfg: LogConfig;
+    try {
+      cfg = topicLogConfig(this.logDefaults, info.configs);
+    } catch (err) {
+      this.opts.logger.warn({ topic: name, err: messageOf(err) }, 'invalid topic config; using broker defaults');
+      cfg = this.logDefaults;
+    }
+    for (const ps of info.partitions) {
+      const existing = this.getPartition(name, ps.partition);
+      if (ps.leader !== this.brokerId) {
+        if (existing) await this.dropPartition(existing, false);
+        continue;
+      }
+      if (existing) {
+        existing.leaderEpoch = ps.leaderEpoch;
+        existing.log.updateConfig(cfg);
+        continue;
+      }
+      await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
+    }
+    // Partitions removed from metadata (never happens in Kafka, but keep the map honest).
+    for (const p of this.byTopic.get(name) ?? []) {
+      if (!info.partitions.some((ps) => ps.partition === p.partition)) await this.dropPartition(p, false);
+    }
+  }
+
+  private async openPartition(info: TopicInfo, partition: number, leaderEpoch: number, cfg: LogConfig): Promise<Partition> {
+    const lm = this.opts.logManager;
+    let log = lm.getLog(info.name, partition);
+    if (log) log.updateConfig(cfg);
+    else log = await lm.createLog(info.name, partition, cfg);
+    const p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark));
+    lm.updateHighWatermark(info.name, partition, p.highWatermark);
+    this.partitions.set(tpKey(info.name, partition), p);
+    let set = this.byTopic.get(info.name);
+    if (!set) this.byTopic.set(info.name, (set = new Set()));
+    set.add(p);
+    return p;
+  }
+
+  private async dropPartition(p: Partition, deleteLog: boolean): Promise<void> {
+    this.partitions.delete(tpKey(p.topic, p.partition));
+    const set = this.byTopic.get(p.topic);
+    set?.delete(p);
+    if (set && set.size === 0) this.byTopic.delete(p.topic);
+    // Wake fetches parked on it; their re-read reports the partition as gone.
+    for (const w of [...p.waiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
+    if (deleteLog) await this.opts.logManager.deleteLog(p.topic, p.partition);
+    else await p.snapshotProducerState(true).catch(() => undefined);
+  }
+
+  /** Why a partition cannot be served here (or the partition itself). */
+  lookup(topic: string, partition: number): { partition?: Partition; errorCode: number } {
+    const p = this.getPartition(topic, partition);
+    if (p) return { partition: p, errorCode: ErrorCode.NONE };
+    const info = this.opts.metadata.topic(topic);
+    const ps = info?.partitions.find((x) => x.partition === partition);
+    if (!ps) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    if (ps.leader === this.brokerId && p === undefined) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+  }
+
+  /** Appends produced batches to a partition led here (Produce, and internal writers). */
+  async appendRecords(topic: string, partition: number, records: Buffer | null, req: AppendRequest): Promise<AppendOutcome> {
+    if (req.requiredAcks !== 0 && req.requiredAcks !== 1 && req.requiredAcks !== -1) return outcome(ErrorCode.INVALID_REQUIRED_ACKS);
+    if (req.origin === 'client' && INTERNAL_TOPICS.has(topic)) {
+      return outcome(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic}`);
+    }
+    const info = this.opts.metadata.topic(topic);
+    const ps = info?.partitions.find((x) => x.partition === partition);
+    if (!info || !ps) return outcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    if (ps.leader !== this.brokerId) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    let p = this.getPartition(topic, partition);
+    if (!p) {
+      // Metadata moved ahead of the logs (topic just created): wait for the sync.
+      await this.syncTopic(topic);
+      p = this.getPartition(topic, partition);
+      if (!p) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    }
+    if (req.requiredAcks === -1) {
+      const minIsr = topicMinInsync(this.opts.config, info.configs);
+      if (ps.isr.length < minIsr) {
+        return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR size ${ps.isr.length} is below min.insync.replicas ${minIsr}`);
+      }
+    }
+    const prepared = prepareProducedRecords(records, { fromClient: req.origin === 'client', produceVersion: req.produceVersion });
+    if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
+    try {
+      const res = await p.appendAsLeader(prepared.batches);
+      return {
+        errorCode: res.errorCode,
+        errorMessage: res.errorMessage ?? null,
+        baseOffset: res.baseOffset,
+        logAppendTime: res.logAppendTime,
+        logStartOffset: res.logStartOffset,
+        recordErrors: [],
+      };
+    } catch (err) {
+      return { ...outcome(errorCodeOf(err), messageOf(err)), logStartOffset: p.logStartOffset };
+    }
+  }
+
+  /** Reads for Fetch, long-polling for min.bytes. Results are in `targets` order. */
+  fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
+    return fetchRecords(targets, params, (t, p) => this.lookup(t, p), this.waitingFetches);
+  }
+
+  /** DeleteRecords: moves the log start offset; returns the new low watermark. */
+  async deleteRecords(topic: string, partition: number, beforeOffset: number): Promise<number> {
+    const p = this.getPartition(topic, partition);
+    if (!p) throw new Error(`partition ${topic}-${partition} is not led here`);
+    const target = beforeOffset === -1 ? p.highWatermark : beforeOffset;
+    return p.log.deleteRecordsBefore(target);
+  }
+
+  /** Periodic housekeeping: expire idle producers, snapshot changed producer state. */
+  async maintain(): Promise<void> {
+    const now = Date.now();
+    for (const p of this.partitions.values()) {
+      p.producers.expire(now, this.opts.config.producerIdExpirationMs);
+      await p.snapshotProducerState().catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed'));
+    }
+  }
+
+  /** Answers parked fetches, snapshots producer state. The LogManager is shut down by the caller. */
+  async shutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    for (const f of [...this.waitingFetches]) f.complete();
+    await this.syncChain;
+    for (const p of this.partitions.values()) {
+      await p.snapshotProducerState(true).catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed'));
+    }
+  }
+}

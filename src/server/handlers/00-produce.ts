@@ -1,0 +1,67 @@
+/**
+ * Produce v0-v11: appends each partition's batches through the ReplicaManager. acks=0 gets no
+ * response (and, as in Kafka, a failed acks=0 produce closes the connection so the client
+ * refreshes its metadata). An unknown topic is answered UNKNOWN_TOPIC_OR_PARTITION like Kafka
+ * does; when auto-creation is on, creation is started so the client's retry succeeds.
+ */
+import { ProduceRequestCodec, ProduceResponseCodec } from '../../protocol/messages/index.js';
+import type { PartitionProduceResponse, TopicProduceResponse } from '../../protocol/messages/00-produce.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { Input } from '../../protocol/primitives/index.js';
+import { topicNameError } from '../../metadata/topic-names.js';
+import { CloseConnectionError } from '../network/types.js';
+import { autoCreateTopic } from '../topic-creation.js';
+import { defineHandler, type RequestContext } from './types.js';
+
+function startAutoCreate(ctx: RequestContext, topic: string): void {
+  const { services } = ctx;
+  if (!services.config.autoCreateTopicsEnable || topicNameError(topic) || services.metadata.topic(topic)) return;
+  void autoCreateTopic(services, topic)
+    .then(() => services.replicaManager.syncTopic(topic))
+    .catch((err: unknown) => services.logger.debug({ topic, err: String(err) }, 'auto-create on produce failed'));
+}
+
+export const produceHandler = defineHandler({
+  apiKey: 0,
+  request: ProduceRequestCodec,
+  response: ProduceResponseCodec,
+  minVersion: 0,
+  maxVersion: 11,
+  async handle(req, ctx) {
+    const rm = ctx.services.replicaManager;
+    const version = ctx.header.apiVersion;
+    let failed = false;
+    const responses: Input<TopicProduceResponse>[] = await Promise.all(
+      req.topicData.map(async (t) => {
+        const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
+          t.partitionData.map(async (pd) => {
+            const res = await rm.appendRecords(t.name, pd.index, pd.records, {
+              requiredAcks: req.acks,
+              origin: 'client',
+              produceVersion: version,
+            });
+            if (res.errorCode !== ErrorCode.NONE) {
+              failed = true;
+              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) startAutoCreate(ctx, t.name);
+            }
+            return {
+              index: pd.index,
+              errorCode: res.errorCode,
+              baseOffset: BigInt(res.baseOffset),
+              logAppendTimeMs: BigInt(res.logAppendTime),
+              logStartOffset: BigInt(res.logStartOffset),
+              recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+              errorMessage: res.errorMessage,
+            };
+          }),
+        );
+        return { name: t.name, partitionResponses };
+      }),
+    );
+    if (req.acks === 0) {
+      if (failed) throw new CloseConnectionError('acks=0 produce failed; closing so the client refreshes metadata');
+      return null;
+    }
+    return { responses, throttleTimeMs: 0 };
+  },
+});

@@ -1,0 +1,162 @@
+/**
+ * Fetch v0-v17 for consumers: long polling (max.wait.ms / min.bytes, woken by appends),
+ * response and partition byte limits, incremental fetch sessions (v7+), topic ids (v13+) and
+ * down-conversion to magic 0/1 for v0-v3. No transactions yet: read_committed reads up to the
+ * last stable offset, which equals the high watermark, and abortedTransactions is empty.
+ */
+import { FetchRequestCodec, FetchResponseCodec } from '../../protocol/messages/index.js';
+import type { FetchRequest, FetchResponse, FetchableTopicResponse, PartitionData } from '../../protocol/messages/01-fetch.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
+import { downConvert } from '../../protocol/records/index.js';
+import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-reader.js';
+import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
+import { defineHandler, type RequestContext } from './types.js';
+
+interface Requested {
+  topic: string;
+  topicId: string;
+  partition: number;
+  fetchOffset: number;
+  partitionMaxBytes: number;
+  currentLeaderEpoch: number;
+}
+
+/** The request's partitions with topic names resolved (v13+ names come from topic ids). */
+function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boolean): Requested[] {
+  const out: Requested[] = [];
+  for (const t of req.topics) {
+    const info = useIds ? ctx.services.metadata.topicById(t.topicId) : ctx.services.metadata.topic(t.topic);
+    const topic = useIds ? (info?.name ?? '') : t.topic;
+    const topicId = useIds ? t.topicId : (info?.topicId ?? ZERO_UUID);
+    for (const p of t.partitions) {
+      out.push({
+        topic,
+        topicId,
+        partition: p.partition,
+        fetchOffset: Number(p.fetchOffset),
+        partitionMaxBytes: p.partitionMaxBytes,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+      });
+    }
+  }
+  return out;
+}
+
+function toTarget(r: Requested, useIds: boolean): FetchTarget {
+  const target: FetchTarget = {
+    topic: r.topic,
+    partition: r.partition,
+    fetchOffset: r.fetchOffset,
+    partitionMaxBytes: r.partitionMaxBytes,
+    currentLeaderEpoch: r.currentLeaderEpoch,
+  };
+  if (useIds && r.topic === '') target.presetError = ErrorCode.UNKNOWN_TOPIC_ID;
+  return target;
+}
+
+function recordsFor(result: PartitionFetchResult, version: number): Buffer | null {
+  const records = result.records;
+  if (!records || records.length === 0 || version > 3) return records;
+  // Fetch v0-v1 understand magic 0, v2-v3 magic 1.
+  return downConvert(records, version <= 1 ? 0 : 1);
+}
+
+function partitionData(r: Requested, result: PartitionFetchResult, version: number): Input<PartitionData> {
+  return {
+    partitionIndex: r.partition,
+    errorCode: result.errorCode,
+    highWatermark: BigInt(result.highWatermark),
+    lastStableOffset: BigInt(result.lastStableOffset),
+    logStartOffset: BigInt(result.logStartOffset),
+    abortedTransactions: version >= 4 ? [] : null,
+    preferredReadReplica: -1,
+    records: recordsFor(result, version),
+  };
+}
+
+/** Groups partition answers by topic, keeping the order in which topics first appear. */
+function groupByTopic(items: { r: Requested; data: Input<PartitionData> }[]): Input<FetchableTopicResponse>[] {
+  const topics = new Map<string, Input<FetchableTopicResponse> & { partitions: Input<PartitionData>[] }>();
+  for (const { r, data } of items) {
+    const key = `${r.topic}\u0000${r.topicId}`;
+    let t = topics.get(key);
+    if (!t) topics.set(key, (t = { topic: r.topic, topicId: r.topicId, partitions: [] }));
+    t.partitions.push(data);
+  }
+  return [...topics.values()];
+}
+
+function sessionError(errorCode: number): Input<FetchResponse> {
+  return { throttleTimeMs: 0, errorCode, sessionId: 0, responses: [] };
+}
+
+export const fetchHandler = defineHandler({
+  apiKey: 1,
+  request: FetchRequestCodec,
+  response: FetchResponseCodec,
+  minVersion: 0,
+  maxVersion: 17,
+  async handle(req, ctx) {
+    const version = ctx.header.apiVersion;
+    const rm = ctx.services.replicaManager;
+    const useIds = version >= 13;
+    const params = {
+      maxWaitMs: req.maxWaitMs,
+      minBytes: req.minBytes,
+      // v0-v2 have no response limit; Kafka uses Int32.MAX there.
+      maxBytes: version >= 3 ? Math.min(req.maxBytes, ctx.services.config.fetchMaxBytes) : 0x7fffffff,
+      readCommitted: version >= 4 && req.isolationLevel === 1,
+      hardMaxBytes: version <= 2,
+    };
+    const requested = requestedPartitions(req, ctx, useIds);
+    const sessions = rm.fetchSessions;
+
+    // Sessionless (v0-v6, or epoch -1) and full fetches answer every requested partition.
+    const full = version < 7 || req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH;
+    if (full) {
+      if (version >= 7 && req.sessionId !== 0) sessions.remove(req.sessionId);
+      const results = await rm.fetch(requested.map((r) => toTarget(r, useIds)), params);
+      let session: FetchSession | undefined;
+      if (version >= 7 && req.sessionEpoch === INITIAL_EPOCH) session = sessions.create(useIds, requested.length);
+      const items = requested.map((r, i) => {
+        const result = results[i]!;
+        if (session) {
+          const sp = session.upsert(r);
+          session.noteResponse(sp, { ...result, bytes: result.records?.length ?? 0 });
+        }
+        return { r, data: partitionData(r, result, version) };
+      });
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: session?.id ?? 0, responses: groupByTopic(items) };
+    }
+
+    const session = sessions.get(req.sessionId);
+    if (!session) return sessionError(ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
+    if (session.epoch !== req.sessionEpoch) return sessionError(ErrorCode.INVALID_FETCH_SESSION_EPOCH);
+    if (session.usesTopicIds !== useIds) return sessionError(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR);
+    for (const r of requested) session.upsert(r);
+    for (const f of req.forgottenTopicsData) {
+      for (const p of f.partitions) session.forget(useIds ? f.topicId : f.topic, p);
+    }
+    session.advanceEpoch();
+    const members: SessionPartition[] = [...session.partitions.values()];
+    const asRequested = (sp: SessionPartition): Requested => ({
+      topic: useIds ? (ctx.services.metadata.topicById(sp.topicId)?.name ?? '') : sp.topic,
+      topicId: sp.topicId,
+      partition: sp.partition,
+      fetchOffset: sp.fetchOffset,
+      partitionMaxBytes: sp.partitionMaxBytes,
+      currentLeaderEpoch: sp.currentLeaderEpoch,
+    });
+    const reqs = members.map(asRequested);
+    const results = await rm.fetch(reqs.map((r) => toTarget(r, useIds)), params);
+    const items: { r: Requested; data: Input<PartitionData> }[] = [];
+    members.forEach((sp, i) => {
+      const result = results[i]!;
+      if (session.noteResponse(sp, { ...result, bytes: result.records?.length ?? 0 })) {
+        items.push({ r: reqs[i]!, data: partitionData(reqs[i]!, result, version) });
+      }
+    });
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: session.id, responses: groupByTopic(items) };
+  },
+});

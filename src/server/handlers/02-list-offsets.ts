@@ -1,0 +1,105 @@
+/**
+ * ListOffsets v0-v10: latest (-1: the high watermark, or the last stable offset for
+ * read_committed; the log end for replicas), earliest (-2, and -4 earliest-local), max
+ * timestamp (-3, v7+), and real timestamps through the time index. v0 answers with Kafka's
+ * old list of offsets; v4+ carries the leader epoch of the offset found.
+ */
+import { ListOffsetsRequestCodec, ListOffsetsResponseCodec } from '../../protocol/messages/index.js';
+import type { ListOffsetsPartitionResponse } from '../../protocol/messages/02-list-offsets.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { Input } from '../../protocol/primitives/index.js';
+import { errorCodeOf } from '../../replication/errors.js';
+import { leaderEpochError } from '../../replication/fetch-reader.js';
+import type { Partition } from '../../replication/partition.js';
+import { defineHandler } from './types.js';
+
+export const LATEST_TIMESTAMP = -1n;
+export const EARLIEST_TIMESTAMP = -2n;
+export const MAX_TIMESTAMP = -3n;
+export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+export const LATEST_TIERED_TIMESTAMP = -5n;
+
+/** Leader epoch in force at `offset` (from the leader-epoch cache), -1 if unknown. */
+export function epochAt(p: Partition, offset: number): number {
+  let epoch = -1;
+  for (const e of p.log.epochs.all()) {
+    if (e.startOffset <= offset) epoch = e.epoch;
+    else break;
+  }
+  return epoch;
+}
+
+interface Found {
+  offset: number;
+  timestamp: number;
+}
+
+async function lookupOffset(p: Partition, timestamp: bigint, isolationCommitted: boolean, fromReplica: boolean): Promise<Found | null> {
+  if (timestamp === LATEST_TIMESTAMP) {
+    const offset = fromReplica ? p.logEndOffset : isolationCommitted ? p.lastStableOffset : p.highWatermark;
+    return { offset, timestamp: -1 };
+  }
+  if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return { offset: p.logStartOffset, timestamp: -1 };
+  // No tiered storage: nothing is tiered, Kafka answers "no offset" here.
+  if (timestamp === LATEST_TIERED_TIMESTAMP) return null;
+  if (timestamp === MAX_TIMESTAMP) return await p.log.maxTimestampOffset();
+  const found = await p.log.offsetForTimestamp(Number(timestamp));
+  // Consumers only see what is below the high watermark.
+  if (found && !fromReplica && found.offset >= p.highWatermark) return null;
+  return found;
+}
+
+export const listOffsetsHandler = defineHandler({
+  apiKey: 2,
+  request: ListOffsetsRequestCodec,
+  response: ListOffsetsResponseCodec,
+  minVersion: 0,
+  maxVersion: 10,
+  async handle(req, ctx) {
+    const version = ctx.header.apiVersion;
+    const rm = ctx.services.replicaManager;
+    const committed = version >= 2 && req.isolationLevel === 1;
+    const fromReplica = req.replicaId >= 0;
+    const topics = await Promise.all(
+      req.topics.map(async (t) => ({
+        name: t.name,
+        partitions: await Promise.all(
+          t.partitions.map(async (rp): Promise<Input<ListOffsetsPartitionResponse>> => {
+            const fail = (errorCode: number): Input<ListOffsetsPartitionResponse> => ({
+              partitionIndex: rp.partitionIndex,
+              errorCode,
+              oldStyleOffsets: [],
+              timestamp: -1n,
+              offset: -1n,
+              leaderEpoch: -1,
+            });
+            const { partition: p, errorCode } = rm.lookup(t.name, rp.partitionIndex);
+            if (!p) return fail(errorCode);
+            const epochErr = version >= 4 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;
+            if (epochErr !== ErrorCode.NONE) return fail(epochErr);
+            let found: Found | null;
+            try {
+              found = await lookupOffset(p, rp.timestamp, committed, fromReplica);
+            } catch (err) {
+              return fail(errorCodeOf(err));
+            }
+            if (version === 0) {
+              const offsets = found && rp.maxNumOffsets > 0 ? [BigInt(found.offset)] : [];
+              return { partitionIndex: rp.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets: offsets };
+            }
+            if (!found) return { ...fail(ErrorCode.NONE) };
+            const epoch = rp.timestamp === LATEST_TIMESTAMP ? p.leaderEpoch : epochAt(p, found.offset);
+            return {
+              partitionIndex: rp.partitionIndex,
+              errorCode: ErrorCode.NONE,
+              timestamp: BigInt(found.timestamp),
+              offset: BigInt(found.offset),
+              leaderEpoch: epoch,
+            };
+          }),
+        ),
+      })),
+    );
+    return { throttleTimeMs: 0, topics };
+  },
+});

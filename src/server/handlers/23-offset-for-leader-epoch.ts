@@ -1,0 +1,38 @@
+/**
+ * OffsetForLeaderEpoch v0-v4: for each partition, the end offset of the requested leader epoch
+ * (the start of the next known epoch, or the log end for the latest) from the leader-epoch
+ * cache the storage keeps. Unknown epochs answer UNDEFINED (-1, -1) without an error, as Kafka.
+ */
+import { OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { leaderEpochError } from '../../replication/fetch-reader.js';
+import { defineHandler } from './types.js';
+
+export const offsetForLeaderEpochHandler = defineHandler({
+  apiKey: 23,
+  request: OffsetForLeaderEpochRequestCodec,
+  response: OffsetForLeaderEpochResponseCodec,
+  minVersion: 0,
+  maxVersion: 4,
+  handle(req, ctx) {
+    const rm = ctx.services.replicaManager;
+    const version = ctx.header.apiVersion;
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        topic: t.topic,
+        partitions: t.partitions.map((rp) => {
+          const fail = (errorCode: number) => ({ errorCode, partition: rp.partition, leaderEpoch: -1, endOffset: -1n });
+          const { partition: p, errorCode } = rm.lookup(t.topic, rp.partition);
+          if (!p) return fail(errorCode);
+          const epochErr = version >= 2 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;
+          if (epochErr !== ErrorCode.NONE) return fail(epochErr);
+          const res = p.log.epochs.endOffsetFor(rp.leaderEpoch, p.logEndOffset);
+          // Consumers (validating their position) never learn offsets beyond the high watermark.
+          const endOffset = req.replicaId < 0 && res.endOffset > p.highWatermark ? p.highWatermark : res.endOffset;
+          return { errorCode: ErrorCode.NONE, partition: rp.partition, leaderEpoch: res.epoch, endOffset: BigInt(endOffset) };
+        }),
+      })),
+    };
+  },
+});
