@@ -1,0 +1,148 @@
+/**
+ * The text output of kafka-dump-log (Kafka's DumpLogSegments) for .log, .index and .timeindex
+ * files. Pure formatting over the same readers the broker uses.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
+import { TimestampType, decodeBatch, recordTimestamp, type RecordBatch } from '../protocol/records/batch.js';
+import { decodeControlRecordKey, endTxnMarkerOf } from '../protocol/records/control.js';
+import { MIN_BATCH_LENGTH } from './batch-scan.js';
+import { baseOffsetOfFileName } from './log-segment.js';
+import { decodeOffsetsRecord } from './offsets-decoder.js';
+
+export interface DumpOptions {
+  printDataLog: boolean;
+  indexSanityCheck: boolean;
+  offsetsDecoder: boolean;
+}
+
+export class DumpError extends Error {}
+
+const CODEC_NAMES: Record<number, string> = {
+  [CompressionType.None]: 'none',
+  [CompressionType.Gzip]: 'gzip',
+  [CompressionType.Snappy]: 'snappy',
+  [CompressionType.Lz4]: 'lz4',
+  [CompressionType.Zstd]: 'zstd',
+};
+
+function lastSequence(batch: RecordBatch): number {
+  if (batch.baseSequence < 0) return -1;
+  return (batch.baseSequence + batch.lastOffsetDelta) % 2 ** 31;
+}
+
+function timestampLabel(batch: RecordBatch): string {
+  return batch.timestampType === TimestampType.LogAppendTime ? 'LogAppendTime' : 'CreateTime';
+}
+
+function batchLine(batch: RecordBatch, position: number, valid: boolean): string {
+  const base = Number(batch.baseOffset);
+  return [
+    `baseOffset: ${base} lastOffset: ${base + batch.lastOffsetDelta} count: ${batch.records.length}`,
+    `baseSequence: ${batch.baseSequence} lastSequence: ${lastSequence(batch)} producerId: ${batch.producerId}`,
+    `producerEpoch: ${batch.producerEpoch} partitionLeaderEpoch: ${batch.partitionLeaderEpoch}`,
+    `isTransactional: ${batch.isTransactional} isControl: ${batch.isControl}`,
+    `deleteHorizonMs: ${batch.hasDeleteHorizon ? `OptionalLong[${batch.baseTimestamp}]` : 'OptionalLong.empty'}`,
+    `position: ${position} ${timestampLabel(batch)}: ${batch.maxTimestamp} size: ${batch.sizeInBytes}`,
+    `magic: 2 compresscodec: ${CODEC_NAMES[batch.compression] ?? 'unknown'} crc: ${batch.crc} isvalid: ${valid}`,
+  ].join(' ');
+}
+
+function recordLines(batch: RecordBatch, opts: DumpOptions): string[] {
+  const lines: string[] = [];
+  for (const r of batch.records) {
+    const offset = Number(batch.baseOffset) + r.offsetDelta;
+    const seq = batch.baseSequence < 0 ? -1 : batch.baseSequence + r.offsetDelta;
+    let line =
+      `| offset: ${offset} ${timestampLabel(batch)}: ${recordTimestamp(batch, r)} keySize: ${r.key?.length ?? -1} ` +
+      `valueSize: ${r.value?.length ?? -1} sequence: ${seq} headerKeys: [${r.headers.map((h) => h.key).join(',')}]`;
+    if (batch.isControl) {
+      try {
+        const type = decodeControlRecordKey(r.key).type;
+        const marker = endTxnMarkerOf(batch);
+        line += marker ? ` endTxnMarker: ${type === 0 ? 'ABORT' : 'COMMIT'} coordinatorEpoch: ${marker.coordinatorEpoch}` : ` controlType: ${type}`;
+      } catch {
+        line += ' controlType: unknown';
+      }
+    } else if (opts.offsetsDecoder) {
+      const decoded = decodeOffsetsRecord(r.key, r.value);
+      line += ` key: ${decoded.key} payload: ${decoded.payload}`;
+    } else if (opts.printDataLog) {
+      if (r.key !== null) line += ` key: ${r.key.toString('utf8')}`;
+      line += ` payload: ${r.value === null ? 'null' : r.value.toString('utf8')}`;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+async function dumpLog(file: string, opts: DumpOptions, out: (line: string) => void): Promise<void> {
+  const data = await readFile(file);
+  out(`Log starting offset: ${baseOffsetOfFileName(path.basename(file)) ?? 0}`);
+  let pos = 0;
+  while (pos + RECORD_BATCH_OVERHEAD <= data.length) {
+    const length = data.readInt32BE(pos + 8);
+    const size = length + LOG_OVERHEAD;
+    if (length < MIN_BATCH_LENGTH || pos + size > data.length) break;
+    let batch: RecordBatch;
+    let valid = true;
+    try {
+      batch = decodeBatch(data, pos);
+    } catch {
+      valid = false;
+      try {
+        batch = decodeBatch(data, pos, { verifyCrc: false });
+      } catch (err) {
+        out(`Found an undecodable batch at position ${pos}: ${(err as Error).message}`);
+        break;
+      }
+    }
+    out(batchLine(batch, pos, valid));
+    if (opts.printDataLog || opts.offsetsDecoder) for (const l of recordLines(batch, opts)) out(l);
+    pos += size;
+  }
+  if (pos < data.length) out(`Found ${data.length - pos} invalid bytes at the end of ${path.basename(file)}`);
+}
+
+async function dumpIndex(file: string, entrySize: 8 | 12, opts: DumpOptions, out: (line: string) => void): Promise<void> {
+  const data = await readFile(file);
+  const base = baseOffsetOfFileName(path.basename(file)) ?? 0;
+  const problems: string[] = [];
+  if (data.length % entrySize !== 0) problems.push(`Index file ${path.basename(file)} has size ${data.length}, not a multiple of ${entrySize}`);
+  let prevKey = -Infinity;
+  for (let i = 0; i + entrySize <= data.length; i += entrySize) {
+    if (entrySize === 8) {
+      const offset = base + data.readInt32BE(i);
+      const position = data.readInt32BE(i + 4);
+      if (!opts.indexSanityCheck) out(`offset: ${offset} position: ${position}`);
+      if (offset <= prevKey) problems.push(`entry ${i / 8} offset ${offset} is not larger than the previous one`);
+      prevKey = offset;
+    } else {
+      const ts = Number(data.readBigInt64BE(i));
+      const offset = base + data.readInt32BE(i + 8);
+      if (!opts.indexSanityCheck) out(`timestamp: ${ts} offset: ${offset}`);
+      if (ts <= prevKey) problems.push(`entry ${i / 12} timestamp ${ts} is not larger than the previous one`);
+      prevKey = ts;
+    }
+  }
+  if (opts.indexSanityCheck) {
+    if (problems.length === 0) out(`${file} passed sanity check.`);
+    else for (const p of problems) out(`Found an error in ${file}: ${p}`);
+  }
+}
+
+export async function dumpFile(file: string, opts: DumpOptions, out: (line: string) => void): Promise<void> {
+  let isFile = false;
+  try {
+    isFile = (await stat(file)).isFile();
+  } catch {
+    throw new DumpError(`File ${file} does not exist or cannot be read`);
+  }
+  if (!isFile) throw new DumpError(`${file} is not a regular file`);
+  out(`Dumping ${file}`);
+  if (file.endsWith('.log')) await dumpLog(file, opts, out);
+  else if (file.endsWith('.index')) await dumpIndex(file, 8, opts, out);
+  else if (file.endsWith('.timeindex')) await dumpIndex(file, 12, opts, out);
+  else out(`Ignoring unknown file ${file}`);
+}

@@ -1,0 +1,80 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../src/protocol/coordinator-records/index.js';
+import { Writer } from '../../src/protocol/primitives/index.js';
+import { makeBatch, openLog, withTempDir } from '../storage/helpers.js';
+
+const entry = fileURLToPath(new URL('../../src/cli/kafka-dump-log.ts', import.meta.url));
+const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8' });
+
+test('dumps batches, records and index files like DumpLogSegments', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir, { indexIntervalBytes: 50 });
+    await log.append(makeBatch(['hello']), { leaderEpoch: 0 });
+    await log.append(makeBatch([{ key: 'k', value: 'world' }, { key: 'k2', value: 'again' }]), { leaderEpoch: 3 });
+    await log.close();
+    const seg = path.join(dir, 'topic-0', '00000000000000000000');
+    const res = run('--files', `${seg}.log`, '--print-data-log');
+    assert.equal(res.status, 0, res.stderr);
+    const lines = res.stdout.trim().split('\n');
+    assert.equal(lines[0], `Dumping ${seg}.log`);
+    assert.equal(lines[1], 'Log starting offset: 0');
+    assert.match(
+      lines[2]!,
+      /^baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: 1700000000000 size: 73 magic: 2 compresscodec: none crc: \d+ isvalid: true$/,
+    );
+    assert.equal(lines[3], '| offset: 0 CreateTime: 1700000000000 keySize: -1 valueSize: 5 sequence: -1 headerKeys: [] payload: hello');
+    assert.match(lines[4]!, /^baseOffset: 1 lastOffset: 2 count: 2 .* partitionLeaderEpoch: 3 .* position: 73 /);
+    assert.equal(lines[5], '| offset: 1 CreateTime: 1700000000000 keySize: 1 valueSize: 5 sequence: -1 headerKeys: [] key: k payload: world');
+    const idx = run('--files', `${seg}.index`);
+    assert.equal(idx.status, 0);
+    assert.deepEqual(idx.stdout.trim().split('\n'), [`Dumping ${seg}.index`, 'offset: 2 position: 73']);
+    const sanity = run('--files', `${seg}.index`, '--index-sanity-check');
+    assert.match(sanity.stdout, /passed sanity check\./);
+    const time = run('--files', `${seg}.timeindex`);
+    assert.match(time.stdout, /timestamp: 1700000000000 offset: 0/);
+  });
+});
+
+test('bad input: one clear error line and a non-zero exit, no stack trace', async () => {
+  await withTempDir(async (dir) => {
+    const missing = run('--files', path.join(dir, 'nope.log'));
+    assert.notEqual(missing.status, 0);
+    assert.equal(missing.stderr.trim().split('\n').length, 1);
+    assert.doesNotMatch(missing.stderr, /at .*\.ts:\d+/);
+    const noFiles = run();
+    assert.notEqual(noFiles.status, 0);
+    assert.match(noFiles.stderr, /--files/);
+    const junk = path.join(dir, '00000000000000000000.log');
+    await writeFile(junk, Buffer.alloc(500, 0x41));
+    const res = run('--files', junk);
+    assert.equal(res.status, 0);
+    assert.match(res.stdout, /Found 500 invalid bytes at the end/);
+  });
+});
+
+test('--offsets-decoder prints __consumer_offsets keys and values as JSON', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, '__consumer_offsets-0'));
+    const kw = new Writer();
+    kw.int16(1);
+    OffsetCommitKeyCodec.write(kw, { group: 'g1', topic: 't', partition: 2 }, 1);
+    const vw = new Writer();
+    vw.int16(3);
+    OffsetCommitValueCodec.write(vw, { offset: 42n, leaderEpoch: 0, metadata: '', commitTimestamp: 5n }, 3);
+    const { Log } = await import('../../src/storage/log.js');
+    const { testConfig, CapturingLogger } = await import('../storage/helpers.js');
+    const log = await Log.open({ dir: path.join(dir, '__consumer_offsets-0'), topic: '__consumer_offsets', partition: 0, config: testConfig(), logger: new CapturingLogger() });
+    const { encodeBatch } = await import('../../src/protocol/records/batch.js');
+    await log.append(encodeBatch({ baseTimestamp: 1n, records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: kw.result(), value: vw.result(), headers: [] }] }), { leaderEpoch: 0 });
+    await log.close();
+    const res = run('--files', path.join(dir, '__consumer_offsets-0', '00000000000000000000.log'), '--offsets-decoder');
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /key: \{"type":"1","data":\{"group":"g1","topic":"t","partition":2\}\} payload: \{"version":"3","data":\{"offset":42,/);
+  });
+});
