@@ -1,0 +1,122 @@
+/**
+ * Admin operations on consumer groups: list (asks every broker, since each coordinates its own
+ * groups), describe (members with their decoded assignments), delete, and the group's offsets
+ * (read, overwrite as a "simple" commit with generation -1, delete).
+ */
+import { Api } from './apis.js';
+import type { Cluster } from './cluster.js';
+import { KafkaError } from './errors.js';
+import { findCoordinator, sendToCoordinator } from './group/coordinator.js';
+import { decodeAssignment } from './group/membership.js';
+import { commitOffsets, fetchCommittedOffsets, type TopicPartition } from './group/offsets.js';
+
+export interface GroupListing {
+  groupId: string;
+  protocolType: string;
+  state: string;
+}
+
+export interface GroupMemberDescription {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  assignment: TopicPartition[];
+}
+
+export interface GroupDescription {
+  groupId: string;
+  errorCode: number;
+  state: string;
+  protocolType: string;
+  /** The assignor in use (e.g. range). */
+  protocol: string;
+  members: GroupMemberDescription[];
+  /** Node id of the coordinator. */
+  coordinator: { host: string; port: number };
+}
+
+export async function listGroups(cluster: Cluster): Promise<GroupListing[]> {
+  const md = await cluster.refreshMetadata([]);
+  const seen = new Map<string, GroupListing>();
+  for (const id of md.brokers.keys()) {
+    const conn = await cluster.brokerConnection(id);
+    const resp = await conn.send(Api.ListGroups, { statesFilter: [], typesFilter: [] });
+    if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, `listing groups on broker ${id} failed`);
+    for (const g of resp.groups) seen.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, state: g.groupState });
+  }
+  return [...seen.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
+}
+
+export async function describeGroups(cluster: Cluster, ids: readonly string[]): Promise<GroupDescription[]> {
+  const out: GroupDescription[] = [];
+  for (const groupId of ids) {
+    const resp = await sendToCoordinator(cluster, groupId, Api.DescribeGroups, { groups: [groupId], includeAuthorizedOperations: false }, (r) => r.groups[0]?.errorCode ?? 0);
+    const conn = await findCoordinator(cluster, groupId);
+    const coordinator = { host: conn.host, port: conn.port };
+    for (const g of resp.groups) {
+      out.push({
+        groupId: g.groupId,
+        errorCode: g.errorCode,
+        state: g.groupState,
+        protocolType: g.protocolType,
+        protocol: g.protocolData,
+        coordinator,
+        members: g.members.map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          assignment: g.protocolType === 'consumer' ? safeDecodeAssignment(m.memberAssignment) : [],
+        })),
+      });
+    }
+  }
+  return out;
+}
+
+function safeDecodeAssignment(buf: Buffer): TopicPartition[] {
+  try {
+    return decodeAssignment(buf);
+  } catch {
+    return [];
+  }
+}
+
+export async function deleteGroups(cluster: Cluster, ids: readonly string[]): Promise<Map<string, KafkaError | null>> {
+  const out = new Map<string, KafkaError | null>();
+  for (const groupId of ids) {
+    const resp = await sendToCoordinator(cluster, groupId, Api.DeleteGroups, { groupsNames: [groupId] }, (r) => r.results[0]?.errorCode ?? 0);
+    for (const r of resp.results) out.set(r.groupId, r.errorCode === 0 ? null : new KafkaError(r.errorCode));
+  }
+  return out;
+}
+
+/** Committed offsets of a group: topic → partition → offset (-1 none). */
+export async function listGroupOffsets(cluster: Cluster, groupId: string, partitions: readonly TopicPartition[] | null): Promise<Map<string, Map<number, { offset: bigint; metadata: string | null }>>> {
+  return fetchCommittedOffsets(cluster, groupId, partitions);
+}
+
+export async function alterGroupOffsets(cluster: Cluster, groupId: string, offsets: readonly { topic: string; partition: number; offset: bigint }[]): Promise<void> {
+  await commitOffsets(
+    cluster,
+    { groupId, generationId: -1, memberId: '' },
+    offsets.map((o) => [{ topic: o.topic, partition: o.partition }, { offset: o.offset }]),
+  );
+}
+
+export async function deleteGroupOffsets(cluster: Cluster, groupId: string, partitions: readonly TopicPartition[]): Promise<Map<string, KafkaError | null>> {
+  const topics = new Map<string, number[]>();
+  for (const tp of partitions) topics.set(tp.topic, [...(topics.get(tp.topic) ?? []), tp.partition]);
+  const resp = await sendToCoordinator(
+    cluster,
+    groupId,
+    Api.OffsetDelete,
+    { groupId, topics: [...topics].map(([name, ps]) => ({ name, partitions: ps.map((partitionIndex) => ({ partitionIndex })) })) },
+    (r) => r.errorCode,
+  );
+  if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, `deleting offsets of group ${groupId} failed`);
+  const out = new Map<string, KafkaError | null>();
+  for (const t of resp.topics) for (const p of t.partitions) out.set(`${t.name}-${p.partitionIndex}`, p.errorCode === 0 ? null : new KafkaError(p.errorCode));
+  return out;
+}

@@ -1,0 +1,240 @@
+/**
+ * The admin client: topics, partitions, configs, records, log dirs and the cluster; the group
+ * operations live in admin-groups.ts and are exposed here too. Topic-level failures are thrown
+ * as KafkaError with Kafka's code and the broker's message.
+ */
+import { Api } from './apis.js';
+import { Cluster, type BrokerNode, type ClientOptions, type TopicMetadata } from './cluster.js';
+import { KafkaError, throwIfError } from './errors.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { listOffsets, type OffsetAnswer, type OffsetQuery } from './list-offsets.js';
+import * as groups from './admin-groups.js';
+
+export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
+export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
+
+export interface NewTopic {
+  name: string;
+  /** -1 = broker default (num.partitions). */
+  numPartitions?: number;
+  /** -1 = broker default (default.replication.factor). */
+  replicationFactor?: number;
+  /** partition → broker ids; replaces numPartitions/replicationFactor. */
+  replicaAssignment?: number[][];
+  configs?: Record<string, string>;
+}
+
+export const enum ConfigResourceType {
+  Topic = 2,
+  Broker = 4,
+  BrokerLogger = 8,
+}
+
+export interface ConfigEntry {
+  name: string;
+  value: string | null;
+  readOnly: boolean;
+  isDefault: boolean;
+  source: number;
+  isSensitive: boolean;
+  synonyms: { name: string; value: string | null; source: number }[];
+}
+
+export type ConfigOp = { name: string; op: 'set'; value: string } | { name: string; op: 'delete' | 'append' | 'subtract'; value?: string };
+
+const CONFIG_OP = { set: 0, delete: 1, append: 2, subtract: 3 } as const;
+
+export interface LogDirDescription {
+  broker: number;
+  logDir: string;
+  errorCode: number;
+  totalBytes: bigint;
+  usableBytes: bigint;
+  partitions: { topic: string; partition: number; size: bigint; offsetLag: bigint; isFuture: boolean }[];
+}
+
+export class Admin {
+  readonly cluster: Cluster;
+
+  constructor(options: ClientOptions) {
+    this.cluster = new Cluster(options);
+  }
+
+  async close(): Promise<void> {
+    await this.cluster.close();
+  }
+
+  /** Lists topic names (internal ones too unless `excludeInternal`). */
+  async listTopics(opts: { excludeInternal?: boolean } = {}): Promise<string[]> {
+    const md = await this.cluster.refreshMetadata(null);
+    return [...md.topics.values()].filter((t) => !(opts.excludeInternal && t.isInternal)).map((t) => t.name).sort();
+  }
+
+  /** Metadata of the named topics (all when omitted); unknown names throw. */
+  async describeTopics(names?: readonly string[]): Promise<TopicMetadata[]> {
+    const md = await this.cluster.refreshMetadata(names ?? null);
+    const list = names ? names.map((n) => md.topics.get(n)) : [...md.topics.values()];
+    return list.map((t, i) => {
+      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${names![i]} does not exist`);
+      throwIfError(t.errorCode, `topic ${t.name}`);
+      return t;
+    }).sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  async describeCluster(): Promise<{ clusterId: string | null; controllerId: number; brokers: BrokerNode[] }> {
+    const md = await this.cluster.refreshMetadata([]);
+    return { clusterId: md.clusterId, controllerId: md.controllerId, brokers: [...md.brokers.values()].sort((a, b) => a.nodeId - b.nodeId) };
+  }
+
+  /** Creates topics; resolves per topic with the error (null = created). */
+  async createTopics(topics: readonly NewTopic[], opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<Map<string, KafkaError | null>> {
+    const conn = await this.cluster.controllerConnection();
+    const resp = await conn.send(Api.CreateTopics, {
+      topics: topics.map((t) => ({
+        name: t.name,
+        numPartitions: t.replicaAssignment ? -1 : (t.numPartitions ?? -1),
+        replicationFactor: t.replicaAssignment ? -1 : (t.replicationFactor ?? -1),
+        assignments: (t.replicaAssignment ?? []).map((brokerIds, partitionIndex) => ({ partitionIndex, brokerIds })),
+        configs: Object.entries(t.configs ?? {}).map(([name, value]) => ({ name, value })),
+      })),
+      timeoutMs: opts.timeoutMs ?? this.cluster.requestTimeoutMs,
+      validateOnly: opts.validateOnly ?? false,
+    });
+    this.cluster.invalidate();
+    return new Map(resp.topics.map((t) => [t.name, t.errorCode === 0 ? null : new KafkaError(t.errorCode, t.errorMessage ?? undefined)]));
+  }
+
+  async deleteTopics(names: readonly string[], opts: { timeoutMs?: number } = {}): Promise<Map<string, KafkaError | null>> {
+    const conn = await this.cluster.controllerConnection();
+    const resp = await conn.send(Api.DeleteTopics, {
+      topicNames: [...names],
+      topics: names.map((name) => ({ name })),
+      timeoutMs: opts.timeoutMs ?? this.cluster.requestTimeoutMs,
+    });
+    this.cluster.invalidate();
+    return new Map(resp.responses.map((t) => [t.name ?? '', t.errorCode === 0 ? null : new KafkaError(t.errorCode, t.errorMessage ?? undefined)]));
+  }
+
+  /** Raises topics' partition counts to `count` (optionally with replica assignments for the new ones). */
+  async createPartitions(
+    topics: readonly { name: string; count: number; assignments?: number[][] }[],
+    opts: { validateOnly?: boolean } = {},
+  ): Promise<Map<string, KafkaError | null>> {
+    const conn = await this.cluster.controllerConnection();
+    const resp = await conn.send(Api.CreatePartitions, {
+      topics: topics.map((t) => ({ name: t.name, count: t.count, assignments: t.assignments ? t.assignments.map((brokerIds) => ({ brokerIds })) : null })),
+      timeoutMs: this.cluster.requestTimeoutMs,
+      validateOnly: opts.validateOnly ?? false,
+    });
+    this.cluster.invalidate();
+    return new Map(resp.results.map((r) => [r.name, r.errorCode === 0 ? null : new KafkaError(r.errorCode, r.errorMessage ?? undefined)]));
+  }
+
+  /** Configs of one resource (topic name, or broker id as a string). */
+  async describeConfigs(type: ConfigResourceType, name: string, keys: string[] | null = null): Promise<ConfigEntry[]> {
+    const conn = type === ConfigResourceType.Broker && name !== '' ? await this.cluster.brokerConnection(Number(name)) : await this.cluster.anyConnection();
+    const resp = await conn.send(Api.DescribeConfigs, {
+      resources: [{ resourceType: type, resourceName: name, configurationKeys: keys }],
+      includeSynonyms: true,
+      includeDocumentation: false,
+    });
+    const r = resp.results[0];
+    if (!r) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'empty DescribeConfigs answer');
+    if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage ?? undefined);
+    return r.configs.map((c) => ({
+      name: c.name,
+      value: c.value,
+      readOnly: c.readOnly,
+      isDefault: c.isDefault || c.configSource === 5,
+      source: c.configSource,
+      isSensitive: c.isSensitive,
+      synonyms: c.synonyms,
+    }));
+  }
+
+  /** IncrementalAlterConfigs on one resource. */
+  async alterConfigs(type: ConfigResourceType, name: string, ops: readonly ConfigOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
+    const conn = type === ConfigResourceType.Broker && name !== '' ? await this.cluster.brokerConnection(Number(name)) : await this.cluster.anyConnection();
+    const resp = await conn.send(Api.IncrementalAlterConfigs, {
+      resources: [{ resourceType: type, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: CONFIG_OP[o.op], value: o.value ?? null })) }],
+      validateOnly: opts.validateOnly ?? false,
+    });
+    for (const r of resp.responses) if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage ?? undefined);
+  }
+
+  async listOffsets(queries: readonly OffsetQuery[], isolationLevel = 0): Promise<OffsetAnswer[]> {
+    return listOffsets(this.cluster, queries, isolationLevel);
+  }
+
+  /** Deletes records before `offset` (-1 = high watermark); returns the new low watermarks. */
+  async deleteRecords(entries: readonly { topic: string; partition: number; offset: bigint }[]): Promise<{ topic: string; partition: number; lowWatermark: bigint; error: KafkaError | null }[]> {
+    await this.cluster.topicsMetadata([...new Set(entries.map((e) => e.topic))]);
+    const byLeader = new Map<number, typeof entries[number][]>();
+    for (const e of entries) {
+      const leader = this.cluster.leaderFor(e.topic, e.partition);
+      if (leader < 0) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${e.topic}-${e.partition} does not exist`);
+      byLeader.set(leader, [...(byLeader.get(leader) ?? []), e]);
+    }
+    const out: { topic: string; partition: number; lowWatermark: bigint; error: KafkaError | null }[] = [];
+    for (const [leader, list] of byLeader) {
+      const conn = await this.cluster.brokerConnection(leader);
+      const topics = new Map<string, { partitionIndex: number; offset: bigint }[]>();
+      for (const e of list) topics.set(e.topic, [...(topics.get(e.topic) ?? []), { partitionIndex: e.partition, offset: e.offset }]);
+      const resp = await conn.send(Api.DeleteRecords, { topics: [...topics].map(([name, partitions]) => ({ name, partitions })), timeoutMs: this.cluster.requestTimeoutMs });
+      for (const t of resp.topics) {
+        for (const p of t.partitions) {
+          out.push({ topic: t.name, partition: p.partitionIndex, lowWatermark: p.lowWatermark, error: p.errorCode === 0 ? null : new KafkaError(p.errorCode) });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Log dirs of every broker (or the given ones), optionally only for some topics. */
+  async describeLogDirs(brokerIds?: readonly number[], topics?: readonly string[]): Promise<LogDirDescription[]> {
+    const md = await this.cluster.refreshMetadata(topics ?? null);
+    const ids = brokerIds ?? [...md.brokers.keys()];
+    const filter = topics ? topics.map((t) => ({ topic: t, partitions: (md.topics.get(t)?.partitions ?? []).map((p) => p.partition) })) : null;
+    const out: LogDirDescription[] = [];
+    for (const id of ids) {
+      const conn = await this.cluster.brokerConnection(id);
+      const resp = await conn.send(Api.DescribeLogDirs, { topics: filter });
+      if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, `describing log dirs of broker ${id} failed`);
+      for (const r of resp.results) {
+        out.push({
+          broker: id,
+          logDir: r.logDir,
+          errorCode: r.errorCode,
+          totalBytes: r.totalBytes,
+          usableBytes: r.usableBytes,
+          partitions: r.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, size: p.partitionSize, offsetLag: p.offsetLag, isFuture: p.isFutureKey }))),
+        });
+      }
+    }
+    return out;
+  }
+
+  listGroups(): Promise<groups.GroupListing[]> {
+    return groups.listGroups(this.cluster);
+  }
+
+  describeGroups(ids: readonly string[]): Promise<groups.GroupDescription[]> {
+    return groups.describeGroups(this.cluster, ids);
+  }
+
+  deleteGroups(ids: readonly string[]): Promise<Map<string, KafkaError | null>> {
+    return groups.deleteGroups(this.cluster, ids);
+  }
+
+  listGroupOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[] | null = null) {
+    return groups.listGroupOffsets(this.cluster, groupId, partitions);
+  }
+
+  alterGroupOffsets(groupId: string, offsets: readonly { topic: string; partition: number; offset: bigint }[]): Promise<void> {
+    return groups.alterGroupOffsets(this.cluster, groupId, offsets);
+  }
+
+  deleteGroupOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[]) {
+    return groups.deleteGroupOffsets(this.cluster, groupId, partitions);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The APIs the client speaks, each with the highest version this client understands. The
+ * connection picks min(our max, broker's max) per API after ApiVersions. Fetch stops at 12
+ * because 13+ addresses topics by id only, and names are what the client deals in.
+ */
+import type { MessageCodec } from '../protocol/primitives/index.js';
+import * as m from '../protocol/messages/index.js';
+
+export interface ApiDef<Req, Resp> {
+  readonly apiKey: number;
+  readonly name: string;
+  readonly request: MessageCodec<Req>;
+  readonly response: MessageCodec<Resp>;
+  /** Highest version the client code handles (<= the codec's). */
+  readonly clientMax: number;
+}
+
+function api<Req, Resp>(apiKey: number, request: MessageCodec<Req>, response: MessageCodec<Resp>, clientMax = request.maxVersion): ApiDef<Req, Resp> {
+  return { apiKey, name: request.name.replace(/Request$/, ''), request, response, clientMax };
+}
+
+export const Api = {
+  Produce: api(0, m.ProduceRequestCodec, m.ProduceResponseCodec),
+  Fetch: api(1, m.FetchRequestCodec, m.FetchResponseCodec, 12),
+  ListOffsets: api(2, m.ListOffsetsRequestCodec, m.ListOffsetsResponseCodec),
+  Metadata: api(3, m.MetadataRequestCodec, m.MetadataResponseCodec),
+  OffsetCommit: api(8, m.OffsetCommitRequestCodec, m.OffsetCommitResponseCodec),
+  OffsetFetch: api(9, m.OffsetFetchRequestCodec, m.OffsetFetchResponseCodec),
+  FindCoordinator: api(10, m.FindCoordinatorRequestCodec, m.FindCoordinatorResponseCodec),
+  JoinGroup: api(11, m.JoinGroupRequestCodec, m.JoinGroupResponseCodec),
+  Heartbeat: api(12, m.HeartbeatRequestCodec, m.HeartbeatResponseCodec),
+  LeaveGroup: api(13, m.LeaveGroupRequestCodec, m.LeaveGroupResponseCodec),
+  SyncGroup: api(14, m.SyncGroupRequestCodec, m.SyncGroupResponseCodec),
+  DescribeGroups: api(15, m.DescribeGroupsRequestCodec, m.DescribeGroupsResponseCodec),
+  ListGroups: api(16, m.ListGroupsRequestCodec, m.ListGroupsResponseCodec),
+  ApiVersions: api(18, m.ApiVersionsRequestCodec, m.ApiVersionsResponseCodec),
+  CreateTopics: api(19, m.CreateTopicsRequestCodec, m.CreateTopicsResponseCodec),
+  DeleteTopics: api(20, m.DeleteTopicsRequestCodec, m.DeleteTopicsResponseCodec),
+  DeleteRecords: api(21, m.DeleteRecordsRequestCodec, m.DeleteRecordsResponseCodec),
+  InitProducerId: api(22, m.InitProducerIdRequestCodec, m.InitProducerIdResponseCodec),
+  DescribeConfigs: api(32, m.DescribeConfigsRequestCodec, m.DescribeConfigsResponseCodec),
+  AlterConfigs: api(33, m.AlterConfigsRequestCodec, m.AlterConfigsResponseCodec),
+  DescribeLogDirs: api(35, m.DescribeLogDirsRequestCodec, m.DescribeLogDirsResponseCodec),
+  CreatePartitions: api(37, m.CreatePartitionsRequestCodec, m.CreatePartitionsResponseCodec),
+  DeleteGroups: api(42, m.DeleteGroupsRequestCodec, m.DeleteGroupsResponseCodec),
+  IncrementalAlterConfigs: api(44, m.IncrementalAlterConfigsRequestCodec, m.IncrementalAlterConfigsResponseCodec),
+  OffsetDelete: api(47, m.OffsetDeleteRequestCodec, m.OffsetDeleteResponseCodec),
+  DescribeCluster: api(60, m.DescribeClusterRequestCodec, m.DescribeClusterResponseCodec),
+} as const;

@@ -1,0 +1,212 @@
+/**
+ * One TCP connection to one broker. Requests are pipelined: each gets a correlation id and is
+ * written at once; responses are matched back by id (Kafka answers in order, but matching by id
+ * costs nothing and catches protocol bugs). On connect the client asks ApiVersions and from then
+ * on uses, per API, the highest version both sides speak.
+ */
+import { Socket, createConnection } from 'node:net';
+import { Reader, Writer, type Input } from '../protocol/primitives/index.js';
+import { RequestHeaderCodec, ResponseHeaderCodec } from '../protocol/messages/index.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { Api, type ApiDef } from './apis.js';
+import { ConnectionError, KafkaError, TimeoutError, UnsupportedApiError } from './errors.js';
+
+export interface ConnectionOptions {
+  clientId: string;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+interface Pending {
+  correlationId: number;
+  apiKey: number;
+  flexible: boolean;
+  decode: (r: Reader) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+const API_VERSIONS_KEY = 18;
+const CLIENT_SOFTWARE_NAME = 'fjord-client';
+const CLIENT_SOFTWARE_VERSION = '0.1.0';
+
+export class Connection {
+  private readonly pending = new Map<number, Pending>();
+  private nextCorrelationId = 1;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private closedError: Error | null = null;
+  /** Broker's version range per API key, from ApiVersions. */
+  private brokerVersions = new Map<number, { min: number; max: number }>();
+
+  private constructor(
+    private readonly socket: Socket,
+    readonly host: string,
+    readonly port: number,
+    private readonly options: ConnectionOptions,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (data) => this.onData(data));
+    socket.on('error', (err) => this.fail(new ConnectionError(`connection to ${host}:${port} failed: ${err.message}`)));
+    socket.on('close', () => this.fail(new ConnectionError(`connection to ${host}:${port} closed`)));
+  }
+
+  /** Opens the socket and negotiates API versions. */
+  static async connect(host: string, port: number, options: ConnectionOptions): Promise<Connection> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = createConnection({ host, port });
+      const timer = setTimeout(() => {
+        s.destroy();
+        reject(new ConnectionError(`could not connect to ${host}:${port} within ${options.connectTimeoutMs} ms`));
+      }, options.connectTimeoutMs);
+      s.once('connect', () => {
+        clearTimeout(timer);
+        s.removeAllListeners('error');
+        resolve(s);
+      });
+      s.once('error', (err) => {
+        clearTimeout(timer);
+        reject(new ConnectionError(`could not connect to ${host}:${port}: ${err.message}`));
+      });
+    });
+    const conn = new Connection(socket, host, port, options);
+    try {
+      await conn.negotiateVersions();
+    } catch (err) {
+      conn.close();
+      throw err;
+    }
+    return conn;
+  }
+
+  get isClosed(): boolean {
+    return this.closedError !== null;
+  }
+
+  /** The version the client will use for `api`, or null if there is no common version. */
+  versionFor(api: ApiDef<unknown, unknown>): number | null {
+    const broker = this.brokerVersions.get(api.apiKey);
+    if (!broker) return null;
+    const v = Math.min(broker.max, api.clientMax);
+    return v >= Math.max(broker.min, api.request.minVersion) ? v : null;
+  }
+
+  supports(api: ApiDef<unknown, unknown>): boolean {
+    return this.versionFor(api) !== null;
+  }
+
+  /**
+   * Sends a request and resolves with the decoded response. With `noResponse` (Produce acks=0)
+   * it resolves once written, with null.
+   */
+  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts?: { version?: number; timeoutMs?: number }): Promise<Resp>;
+  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: { version?: number; noResponse: true }): Promise<null>;
+  send<Req, Resp>(
+    api: ApiDef<Req, Resp>,
+    request: Input<Req>,
+    opts: { version?: number; timeoutMs?: number; noResponse?: boolean } = {},
+  ): Promise<Resp | null> {
+    const version = opts.version ?? this.versionFor(api as ApiDef<unknown, unknown>);
+    if (version === null) {
+      return Promise.reject(new UnsupportedApiError(`the broker at ${this.host}:${this.port} does not support ${api.name}`));
+    }
+    return this.sendVersion(api, request, version, opts.timeoutMs ?? this.options.requestTimeoutMs, opts.noResponse ?? false);
+  }
+
+  close(): void {
+    this.fail(new ConnectionError(`connection to ${this.host}:${this.port} closed by the client`));
+  }
+
+  private sendVersion<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, version: number, timeoutMs: number, noResponse: boolean): Promise<Resp | null> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const correlationId = this.nextCorrelationId;
+    this.nextCorrelationId = (this.nextCorrelationId + 1) & 0x7fffffff;
+    const flexible = version >= api.request.flexibleFrom;
+    const w = new Writer(256);
+    w.int32(0); // size, patched below
+    RequestHeaderCodec.write(w, { requestApiKey: api.apiKey, requestApiVersion: version, correlationId, clientId: this.options.clientId }, flexible ? 2 : 1);
+    api.request.write(w, request, version);
+    const frame = w.result();
+    frame.writeInt32BE(frame.length - 4, 0);
+    if (noResponse) {
+      return new Promise((resolve, reject) => {
+        this.socket.write(frame, (err) => (err ? reject(new ConnectionError(err.message)) : resolve(null)));
+      });
+    }
+    return new Promise<Resp | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(correlationId);
+        reject(new TimeoutError(`${api.name} request to ${this.host}:${this.port} timed out after ${timeoutMs} ms`));
+        // A late answer would desynchronise nothing (we match by id) but the broker is unwell.
+      }, timeoutMs);
+      this.pending.set(correlationId, {
+        correlationId,
+        apiKey: api.apiKey,
+        flexible,
+        decode: (r) => api.response.read(r, version),
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer,
+      });
+      this.socket.write(frame);
+    });
+  }
+
+  /** ApiVersions v3 first; a broker that does not know v3 answers in v0 with its ranges. */
+  private async negotiateVersions(): Promise<void> {
+    const api = Api.ApiVersions;
+    const request = { clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION };
+    let resp = await this.sendVersion(api, request, 3, this.options.requestTimeoutMs, false);
+    if (resp && resp.errorCode === ErrorCode.UNSUPPORTED_VERSION) {
+      const theirs = resp.apiKeys.find((k) => k.apiKey === API_VERSIONS_KEY);
+      resp = await this.sendVersion(api, request, Math.min(theirs?.maxVersion ?? 0, 3), this.options.requestTimeoutMs, false);
+    }
+    if (!resp || resp.errorCode !== 0) throw new KafkaError(resp?.errorCode ?? -1, 'ApiVersions failed');
+    for (const k of resp.apiKeys) this.brokerVersions.set(k.apiKey, { min: k.minVersion, max: k.maxVersion });
+  }
+
+  private onData(data: Buffer): void {
+    this.chunks.push(data);
+    this.buffered += data.length;
+    while (this.buffered >= 4) {
+      if (this.chunks[0]!.length < 4) this.chunks = [Buffer.concat(this.chunks)];
+      const size = this.chunks[0]!.readInt32BE(0);
+      // Concatenate only once the whole frame is here, so a large response costs one copy.
+      if (this.buffered < 4 + size) return;
+      const head = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+      const frame = head.subarray(4, 4 + size);
+      const rest = head.subarray(4 + size);
+      this.chunks = rest.length > 0 ? [rest] : [];
+      this.buffered = rest.length;
+      this.onFrame(frame);
+    }
+  }
+
+  private onFrame(frame: Buffer): void {
+    const correlationId = frame.readInt32BE(0);
+    const p = this.pending.get(correlationId);
+    if (!p) return; // timed out already
+    this.pending.delete(correlationId);
+    clearTimeout(p.timer);
+    try {
+      const r = new Reader(frame);
+      // ApiVersions answers always use header v0, whatever the request version.
+      ResponseHeaderCodec.read(r, p.flexible && p.apiKey !== API_VERSIONS_KEY ? 1 : 0);
+      p.resolve(p.decode(r));
+    } catch (err) {
+      p.reject(new ConnectionError(`malformed response from ${this.host}:${this.port}: ${(err as Error).message}`));
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.closedError) return;
+    this.closedError = err;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    this.pending.clear();
+    this.socket.destroy();
+  }
+}
