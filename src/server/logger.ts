@@ -16,7 +16,13 @@ let root: Logger | undefined;
 /** The shared root logger (created lazily so tests can set FJORD_LOG_LEVEL first). */
 export function rootLogger(): Logger {
   if (root === undefined) {
-    root = pino({ level: levelFromEnv(), base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+    // Synchronous writes: lines keep their order and none is lost when the process exits right after
+    // logging (an async destination can reorder its last lines on process.exit). The broker logs
+    // per connection/stage, not per request, so the cost is small.
+    root = pino(
+      { level: levelFromEnv(), base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+      pino.destination({ fd: 1, sync: true }),
+    );
   }
   return root;
 }

@@ -1,0 +1,85 @@
+// Start-up behaviour of src/server/main.ts, run as a child process like bin/kafka-server-start.sh does.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseStartArgs } from '../../../src/server/main.js';
+
+const MAIN = path.join(import.meta.dirname, '../../../src/server/main.ts');
+const SHIPPED_CONFIG = path.join(import.meta.dirname, '../../../config/server.properties');
+
+function startMain(args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return { child, stdout: () => out, stderr: () => err };
+}
+
+async function exitCode(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
+
+test('argument parsing follows kafka-server-start.sh', () => {
+  assert.deepEqual(parseStartArgs(['s.properties']), { configPath: 's.properties', overrides: [] });
+  assert.deepEqual(parseStartArgs(['s.properties', '--override', 'a=1', '--override=b=2']), { configPath: 's.properties', overrides: ['a=1', 'b=2'] });
+  assert.throws(() => parseStartArgs([]), { name: 'UsageError', message: /^USAGE: kafka-server-start\.sh/ });
+  assert.throws(() => parseStartArgs(['s.properties', '--override']), { name: 'UsageError', message: /--override needs/ });
+  assert.throws(() => parseStartArgs(['s.properties', 'extra']), { name: 'UsageError', message: /Unexpected argument extra/ });
+  assert.throws(() => parseStartArgs(['-daemon', 's.properties']), { name: 'UsageError', message: /-daemon/ });
+});
+
+const failures: Array<[string, string[], RegExp]> = [
+  ['no arguments', [], /^USAGE: kafka-server-start\.sh/],
+  ['missing config file', ['/nonexistent/fjord.properties'], /^Cannot read config file \/nonexistent\/fjord\.properties: no such file$/],
+  ['invalid value', [SHIPPED_CONFIG, '--override', 'num.partitions=abc'], /^Invalid value abc for configuration num\.partitions: Not a number of type INT$/],
+  ['SSL listener', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'], /^Listener SSL:\/\/:9093 uses security protocol SSL; Fjord supports only PLAINTEXT listeners$/],
+];
+for (const [what, args, expected] of failures) {
+  test(`${what}: one line on stderr, exit 1`, async () => {
+    const run = startMain(args);
+    assert.equal(await exitCode(run.child), 1);
+    const lines = run.stderr().trimEnd().split('\n');
+    assert.equal(lines.length, 1, run.stderr());
+    assert.match(lines[0]!, expected);
+  });
+}
+
+test('starts, answers a request, and stops with exit 0 on SIGTERM', async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fjord-main-'));
+  const run = startMain([SHIPPED_CONFIG, '--override', 'listeners=PLAINTEXT://127.0.0.1:0', '--override', `log.dirs=${dir}`]);
+  try {
+    const deadline = Date.now() + 30000;
+    let port: number | undefined;
+    while (port === undefined) {
+      const match = /listening on PLAINTEXT:\/\/127\.0\.0\.1:(\d+)/.exec(run.stdout());
+      if (match) port = Number(match[1]);
+      else if (run.child.exitCode !== null) assert.fail(`broker exited: ${run.stderr()}${run.stdout()}`);
+      else if (Date.now() > deadline) assert.fail('broker did not start');
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // ApiVersions v0: the response starts with the correlation id we sent.
+    const socket = net.connect({ host: '127.0.0.1', port });
+    await once(socket, 'connect');
+    const request = Buffer.from([0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0x30, 0x39, 0xff, 0xff]);
+    socket.write(request);
+    const [chunk] = (await once(socket, 'data')) as [Buffer];
+    assert.equal(chunk.readInt32BE(4), 0x3039);
+    socket.destroy();
+
+    run.child.kill('SIGTERM');
+    assert.equal(await exitCode(run.child), 0);
+    assert.match(run.stdout(), /SIGTERM received; shutting down/);
+    assert.match(run.stdout(), /broker stopped/);
+  } finally {
+    if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
