@@ -3,6 +3,7 @@
  * `.timeindex`. Writes are positional through a FileHandle; the in-memory `size` only moves
  * after a write fully succeeded, so readers never see a partial batch.
  */
+import { ftruncateSync, writeSync } from 'node:fs';
 import { open, rename, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -11,7 +12,7 @@ import {
   MAX_TIMESTAMP,
   RECORD_BATCH_OVERHEAD,
 } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders, writeFully } from './batch-scan.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders } from './batch-scan.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 
@@ -126,15 +127,30 @@ export class LogSegment {
   }
 
   /**
+   * Positional write of the whole buffer. Synchronous on purpose: a write into the page cache
+   * takes microseconds, while a libuv thread-pool round trip costs ~40 µs per call and caps
+   * sequential append throughput far below the disk's (see docs/storage.md). Replaceable so
+   * tests can inject faults such as ENOSPC.
+   */
+  writeAt = (buf: Buffer, position: number): void => {
+    let done = 0;
+    while (done < buf.length) done += writeSync(this.file.fd, buf, done, buf.length - done, position + done);
+  };
+
+  /**
    * Appends already validated batches (offsets assigned) at the end. On a write error the file is
    * cut back to its previous length and the error re-thrown; in-memory state is untouched.
    */
-  async append(buf: Buffer, now: number): Promise<void> {
+  append(buf: Buffer, now: number): void {
     const startPos = this.size;
     try {
-      await writeFully(this.file, buf, startPos);
+      this.writeAt(buf, startPos);
     } catch (err) {
-      await this.file.truncate(startPos).catch(() => undefined);
+      try {
+        ftruncateSync(this.file.fd, startPos);
+      } catch {
+        // Nothing more we can do; recovery validates the tail anyway.
+      }
       throw err;
     }
     this.onAppended(buf, startPos, now);

@@ -184,8 +184,8 @@ export class Log extends EventEmitter {
       }
       const { maxTimestamp, firstBatchMaxTimestamp } = maxTimestampOfBatches(batches);
       try {
-        await this.maybeRoll(batches.length, firstOffset, lastOffset, firstBatchMaxTimestamp, now);
-        await this.activeSegment.append(batches, now);
+        if (this.shouldRoll(batches.length, lastOffset, firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
+        this.activeSegment.append(batches, now);
       } catch (err) {
         throw this.storageFailure('append', err);
       }
@@ -199,20 +199,20 @@ export class Log extends EventEmitter {
     });
   }
 
-  /** Rolls to a new segment when size, age, index capacity or relative offsets demand it. */
-  private async maybeRoll(appendBytes: number, firstOffset: number, lastOffset: number, maxTs: number, now: number): Promise<void> {
+  /** Kafka's roll rules: size, age (segment.ms), index capacity, relative offset overflow. */
+  private shouldRoll(appendBytes: number, lastOffset: number, maxTs: number, now: number): boolean {
     const seg = this.activeSegment;
-    if (seg.size === 0) return;
-    const waited = seg.rollingBasedTimestamp !== undefined && seg.rollingBasedTimestamp >= 0 && maxTs >= 0
-      ? maxTs - seg.rollingBasedTimestamp
-      : now - seg.createdMs;
-    const reason =
-      seg.size + appendBytes > this.config.segmentBytes ? 'size'
-      : waited > this.config.segmentMs ? 'age'
-      : seg.indexesFull() ? 'index full'
-      : lastOffset - seg.baseOffset > 0x7fffffff ? 'offset overflow'
-      : undefined;
-    if (reason) await this.roll(firstOffset);
+    if (seg.size === 0) return false;
+    const waited =
+      seg.rollingBasedTimestamp !== undefined && seg.rollingBasedTimestamp >= 0 && maxTs >= 0
+        ? maxTs - seg.rollingBasedTimestamp
+        : now - seg.createdMs;
+    return (
+      seg.size + appendBytes > this.config.segmentBytes ||
+      waited > this.config.segmentMs ||
+      seg.indexesFull() ||
+      lastOffset - seg.baseOffset > 0x7fffffff
+    );
   }
 
   /** Rolls the active segment now (admin tools, tests). */

@@ -96,17 +96,17 @@ test('ENOSPC during append: typed error, nothing torn, appends resume', async ()
     await log.append(makeBatch(['one']), { leaderEpoch: 0 });
     const seg = log.activeSegment;
     const sizeBefore = seg.size;
-    const realWrite = seg.file.write.bind(seg.file);
+    const realWrite = seg.writeAt;
     // Simulate a disk that fills mid-write: part of the batch lands, then ENOSPC.
-    seg.file.write = (async (buf: Buffer, offset: number, length: number, position: number) => {
-      await realWrite(buf, offset, Math.min(length, 10), position);
+    seg.writeAt = (buf: Buffer, position: number) => {
+      realWrite(buf.subarray(0, 10), position);
       throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-    }) as typeof seg.file.write;
+    };
     await assert.rejects(log.append(makeBatch(['two']), { leaderEpoch: 0 }), KafkaStorageError);
     assert.equal((await seg.file.stat()).size, sizeBefore, 'partial write cut back');
     assert.equal(log.logEndOffset, 1);
     assert.equal(mgr.logDirsState()[0]!.online, true, 'a full disk does not take the dir offline');
-    seg.file.write = realWrite as typeof seg.file.write;
+    seg.writeAt = realWrite;
     const r = await log.append(makeBatch(['three']), { leaderEpoch: 0 });
     assert.equal(r.firstOffset, 1);
     assert.deepEqual((await readAll(log)).map((x) => x.value), ['one', 'three']);
@@ -119,9 +119,9 @@ test('an EIO takes the directory offline and later calls fail with KafkaStorageE
     const logger = new CapturingLogger();
     const mgr = await open([dir], logger);
     const log = await mgr.createLog('t', 0);
-    log.activeSegment.file.write = (async () => {
+    log.activeSegment.writeAt = () => {
       throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-    }) as typeof log.activeSegment.file.write;
+    };
     await assert.rejects(log.append(makeBatch(['x']), { leaderEpoch: 0 }), KafkaStorageError);
     assert.equal(mgr.logDirsState()[0]!.online, false);
     await assert.rejects(log.read(0, 100), KafkaStorageError);
