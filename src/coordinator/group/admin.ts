@@ -1,0 +1,80 @@
+/**
+ * ListGroups, DescribeGroups and DeleteGroups over one shard.
+ */
+import { ErrorCode } from '../../protocol/errors.js';
+import type { OperationResult } from '../runtime/types.js';
+import type { GroupShard } from './group-shard.js';
+import type { CoordinatorRecord } from './records.js';
+
+export interface ListedGroup {
+  groupId: string;
+  protocolType: string;
+  groupState: string;
+  groupType: string;
+}
+
+export function listGroups(shard: GroupShard, statesFilter: string[], typesFilter: string[]): ListedGroup[] {
+  const states = new Set(statesFilter.map((s) => s.toLowerCase()));
+  const types = new Set(typesFilter.map((s) => s.toLowerCase()));
+  const out: ListedGroup[] = [];
+  for (const g of shard.groups.values()) {
+    if (g.is('Dead')) continue;
+    if (states.size > 0 && !states.has(g.state.toLowerCase())) continue;
+    if (types.size > 0 && !types.has('classic')) continue;
+    out.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
+  }
+  return out;
+}
+
+export interface DescribedGroup {
+  errorCode: number;
+  groupId: string;
+  groupState: string;
+  protocolType: string;
+  protocolData: string;
+  members: {
+    memberId: string;
+    groupInstanceId: string | null;
+    clientId: string;
+    clientHost: string;
+    memberMetadata: Buffer;
+    memberAssignment: Buffer;
+  }[];
+}
+
+/** As Kafka: an unknown group is described as Dead with no members, not as an error (before v6). */
+export function describeGroup(shard: GroupShard, groupId: string): DescribedGroup {
+  const g = shard.groups.get(groupId);
+  if (!g) return { errorCode: ErrorCode.NONE, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] };
+  const stable = g.is('Stable');
+  return {
+    errorCode: ErrorCode.NONE,
+    groupId,
+    groupState: g.state,
+    protocolType: g.protocolType ?? '',
+    protocolData: stable ? (g.protocolName ?? '') : '',
+    // Metadata and assignments are only meaningful once the generation's assignment is final.
+    members: [...g.members.values()].map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.groupInstanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      memberMetadata: stable ? g.metadataFor(m) : Buffer.alloc(0),
+      memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+    })),
+  };
+}
+
+/** Deletes empty groups: tombstones for each offset and for the group itself. */
+export function deleteGroups(shard: GroupShard, groupIds: string[]): OperationResult<{ groupId: string; errorCode: number }[], CoordinatorRecord> {
+  const records: CoordinatorRecord[] = [];
+  const results = groupIds.map((groupId) => {
+    const g = shard.groups.get(groupId);
+    if (!g || g.is('Dead')) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
+    if (!g.is('Empty')) return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
+    for (const o of shard.offsets.list(groupId)) records.push({ type: 'offset', group: groupId, topic: o.topic, partition: o.partition, value: null });
+    records.push({ type: 'group', group: groupId, value: null });
+    return { groupId, errorCode: ErrorCode.NONE };
+  });
+  return { records, response: results };
+}

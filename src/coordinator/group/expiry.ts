@@ -1,0 +1,54 @@
+/**
+ * Offset expiry with Kafka 2.1+ semantics (KIP-211): an empty group's offsets expire
+ * offsets.retention.minutes after the group became empty; a standalone consumer's (a group
+ * that never had members) that long after each commit; a stable consumer group's only for
+ * topics it no longer subscribes to. Old commits' explicit expire timestamps are honoured in
+ * the same situations. Rebalancing groups are never touched. Expired offsets, and groups left
+ * with nothing, get tombstones.
+ */
+import type { OperationResult } from '../runtime/types.js';
+import type { CommittedOffset } from './offset-store.js';
+import type { GroupShard } from './group-shard.js';
+import { groupSubscribedTopics } from './offsets.js';
+import type { CoordinatorRecord } from './records.js';
+
+const EXPIRY_TIMER = 'offsets-expiry';
+
+export function expireOffsets(shard: GroupShard, now: number): OperationResult<number, CoordinatorRecord> {
+  const records: CoordinatorRecord[] = [];
+  const retention = shard.config.offsetsRetentionMs;
+  let expired = 0;
+  for (const g of shard.groups.values()) {
+    if (!g.is('Empty', 'Stable')) continue;
+    let isExpired: (topic: string, v: CommittedOffset) => boolean;
+    if (g.is('Empty')) {
+      const standalone = g.protocolType === null;
+      isExpired = (_t, v) => (v.expireTimestamp >= 0 ? now >= v.expireTimestamp : now - (standalone ? v.commitTimestamp : g.stateTimestamp) >= retention);
+    } else {
+      const subscribed = groupSubscribedTopics(g);
+      if (subscribed === null) continue;
+      isExpired = (t, v) => !subscribed.has(t) && (v.expireTimestamp >= 0 ? now >= v.expireTimestamp : now - v.commitTimestamp >= retention);
+    }
+    const all = shard.offsets.list(g.groupId);
+    let left = all.length;
+    for (const o of all) {
+      if (!isExpired(o.topic, o.value)) continue;
+      records.push({ type: 'offset', group: g.groupId, topic: o.topic, partition: o.partition, value: null });
+      left--;
+      expired++;
+    }
+    if (left === 0 && g.is('Empty') && g.isEmpty) {
+      records.push({ type: 'group', group: g.groupId, value: null });
+    }
+  }
+  return { records, response: expired };
+}
+
+/** Runs expiry every offsets.retention.check.interval.ms while the partition is loaded. */
+export function scheduleExpiry(shard: GroupShard): void {
+  shard.ctx.scheduleTimer(EXPIRY_TIMER, shard.config.offsetsRetentionCheckIntervalMs, (now) => {
+    const result = expireOffsets(shard, now);
+    scheduleExpiry(shard);
+    return { records: result.records, response: undefined };
+  });
+}

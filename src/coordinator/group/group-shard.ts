@@ -1,0 +1,101 @@
+/**
+ * The groups and offsets of one `__consumer_offsets` partition, and `replay`: how each record
+ * changes them. Offset records go through replay on the live path too (so a failed append is
+ * undone record by record); classic group membership changes are made by the operations
+ * themselves, as in Kafka, and GroupMetadata records rebuild a group only while loading.
+ */
+import { ErrorCode } from '../../protocol/errors.js';
+import type { CoordinatorShard, ShardContext, Undo } from '../runtime/types.js';
+import { ClassicGroup, type JoinOutcome, type SyncOutcome } from './classic-group.js';
+import { scheduleSessionTimeout } from './rebalance.js';
+import { scheduleExpiry } from './expiry.js';
+import { OffsetStore } from './offset-store.js';
+import type { CoordinatorRecord } from './records.js';
+
+export interface GroupCoordinatorConfig {
+  minSessionTimeoutMs: number;
+  maxSessionTimeoutMs: number;
+  initialRebalanceDelayMs: number;
+  maxGroupSize: number;
+  offsetMetadataMaxBytes: number;
+  /** offsets.retention.minutes in ms. */
+  offsetsRetentionMs: number;
+  offsetsRetentionCheckIntervalMs: number;
+}
+
+export type GroupContext = ShardContext<CoordinatorRecord>;
+
+export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
+  readonly groups = new Map<string, ClassicGroup>();
+  readonly offsets = new OffsetStore();
+
+  constructor(
+    readonly ctx: GroupContext,
+    readonly config: GroupCoordinatorConfig,
+  ) {}
+
+  replay(r: CoordinatorRecord, loading: boolean): Undo | undefined {
+    if (r.type === 'offset') return this.replayOffset(r, loading);
+    if (r.value === null) {
+      const before = this.groups.get(r.group);
+      this.groups.delete(r.group);
+      return before ? () => void this.groups.set(r.group, before) : undefined;
+    }
+    if (loading) this.groups.set(r.group, ClassicGroup.fromRecordValue(r.group, r.value, this.ctx.now()));
+    return undefined;
+  }
+
+  private replayOffset(r: Extract<CoordinatorRecord, { type: 'offset' }>, loading: boolean): Undo {
+    const createdGroup = r.value !== null && !this.groups.has(r.group);
+    // A group with only committed offsets (a standalone consumer) is an Empty classic group.
+    if (createdGroup) this.groups.set(r.group, new ClassicGroup(r.group, loading ? Number(r.value!.commitTimestamp) : this.ctx.now()));
+    const before = this.offsets.set(
+      r.group,
+      r.topic,
+      r.partition,
+      r.value === null
+        ? undefined
+        : {
+            offset: r.value.offset,
+            leaderEpoch: r.value.leaderEpoch,
+            metadata: r.value.metadata,
+            commitTimestamp: Number(r.value.commitTimestamp),
+            expireTimestamp: Number(r.value.expireTimestamp),
+          },
+    );
+    return () => {
+      this.offsets.set(r.group, r.topic, r.partition, before);
+      if (createdGroup) this.groups.delete(r.group);
+    };
+  }
+
+  onLoaded(): void {
+    for (const g of this.groups.values()) {
+      for (const m of g.members.values()) scheduleSessionTimeout(this, g, m);
+    }
+    scheduleExpiry(this);
+  }
+
+  onUnloaded(): void {
+    for (const g of this.groups.values()) {
+      for (const m of g.members.values()) {
+        m.joinWaiter?.(joinError(ErrorCode.NOT_COORDINATOR, m.memberId));
+        m.syncWaiter?.(syncError(ErrorCode.NOT_COORDINATOR));
+        m.joinWaiter = null;
+        m.syncWaiter = null;
+      }
+    }
+  }
+
+  groupRecord(g: ClassicGroup): CoordinatorRecord {
+    return { type: 'group', group: g.groupId, value: g.toRecordValue() };
+  }
+}
+
+export function joinError(errorCode: number, memberId = ''): JoinOutcome {
+  return { errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId, skipAssignment: false, members: [] };
+}
+
+export function syncError(errorCode: number): SyncOutcome {
+  return { errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+}

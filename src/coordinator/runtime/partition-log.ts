@@ -1,0 +1,66 @@
+/**
+ * A coordinator's records in a partition of an internal topic, through the data plane: appends
+ * go through ReplicaManager.appendRecords (origin 'coordinator', acks=all) and loading reads the
+ * partition's log from its start to its end.
+ */
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { decodeBatch, encodeBatch, iterateBatches, type KafkaRecord } from '../../protocol/records/index.js';
+import type { ReplicaManager } from '../../replication/replica-manager.js';
+import type { CoordinatorLog, EncodedRecord } from './types.js';
+
+/** How Kafka's coordinators translate a failed append into what the client should do. */
+export function coordinatorAppendError(code: number): number {
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+    case ErrorCode.NOT_ENOUGH_REPLICAS:
+    case ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case ErrorCode.REQUEST_TIMED_OUT:
+      return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    case ErrorCode.NOT_LEADER_OR_FOLLOWER:
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return ErrorCode.NOT_COORDINATOR;
+    case ErrorCode.MESSAGE_TOO_LARGE:
+    case ErrorCode.RECORD_LIST_TOO_LARGE:
+      return ErrorCode.INVALID_COMMIT_OFFSET_SIZE;
+    default:
+      return code;
+  }
+}
+
+const LOAD_READ_BYTES = 5 * 1024 * 1024; // offsets.load.buffer.size's default
+
+export class ReplicaManagerCoordinatorLog implements CoordinatorLog {
+  constructor(
+    private readonly replicaManager: ReplicaManager,
+    private readonly topic: string,
+  ) {}
+
+  async append(partition: number, records: EncodedRecord[], now: number): Promise<void> {
+    const batch = encodeBatch({
+      records: records.map((r, i): KafkaRecord => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: r.key, value: r.value, headers: [] })),
+      baseTimestamp: BigInt(now),
+    });
+    const res = await this.replicaManager.appendRecords(this.topic, partition, batch, { requiredAcks: -1, origin: 'coordinator' });
+    if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(coordinatorAppendError(res.errorCode), res.errorMessage ?? undefined);
+  }
+
+  async replay(partition: number, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void> {
+    const p = this.replicaManager.getPartition(this.topic, partition);
+    if (!p) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.topic}-${partition} is not led here`);
+    const end = p.logEndOffset;
+    let offset = p.logStartOffset;
+    while (offset < end) {
+      const { records } = await p.read(offset, LOAD_READ_BYTES, true, end);
+      let next = offset;
+      for (const entry of iterateBatches(records)) {
+        if (entry.magic !== 2) continue;
+        const batch = decodeBatch(entry.buf, entry.start, { verifyCrc: false });
+        next = Number(batch.baseOffset) + batch.lastOffsetDelta + 1;
+        if (batch.isControl) continue;
+        for (const r of batch.records) if (r.key !== null) onRecord(r.key, r.value);
+      }
+      if (next <= offset) break; // nothing readable (should not happen below the end)
+      offset = next;
+    }
+  }
+}

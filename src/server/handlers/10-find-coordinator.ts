@@ -1,0 +1,85 @@
+/**
+ * FindCoordinator v0–v5: which broker coordinates a group (the leader of its
+ * `__consumer_offsets` partition) or a transactional id (its `__transaction_state` partition).
+ * The internal topic is created on first use.
+ */
+import { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec } from '../../protocol/messages/index.js';
+import type { Coordinator } from '../../protocol/messages/10-find-coordinator.js';
+import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
+import type { Input } from '../../protocol/primitives/index.js';
+import type { TopicInfo } from '../../metadata/cluster-model.js';
+import { partitionForGroup } from '../../coordinator/group/partition-for-group.js';
+import { defineHandler, type RequestContext } from './types.js';
+
+const KEY_TYPE_GROUP = 0;
+const KEY_TYPE_TRANSACTION = 1;
+const TRANSACTION_TOPIC = '__transaction_state';
+
+async function ensureTransactionTopic(ctx: RequestContext): Promise<TopicInfo> {
+  const { metadata, config } = ctx.services;
+  const existing = metadata.topic(TRANSACTION_TOPIC);
+  if (existing) return existing;
+  const live = metadata.brokers().length;
+  try {
+    await metadata.createTopic({
+      name: TRANSACTION_TOPIC,
+      numPartitions: config.transactionStateLogNumPartitions,
+      replicationFactor: Math.max(1, Math.min(config.transactionStateLogReplicationFactor, live)),
+      internal: true,
+      configs: {
+        'cleanup.policy': 'compact',
+        'min.insync.replicas': String(Math.min(config.transactionStateLogMinIsr, live)),
+        'segment.bytes': String(config.transactionStateLogSegmentBytes),
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
+  }
+  return metadata.topic(TRANSACTION_TOPIC)!;
+}
+
+async function findOne(ctx: RequestContext, key: string, keyType: number): Promise<Input<Coordinator>> {
+  const fail = (errorCode: number): Input<Coordinator> => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: errorName(errorCode) });
+  let topic: TopicInfo;
+  try {
+    if (keyType === KEY_TYPE_GROUP) {
+      topic = await ctx.services.groupCoordinator.ensureOffsetsTopic();
+    } else if (keyType === KEY_TYPE_TRANSACTION) {
+      if (key === '') return fail(ErrorCode.INVALID_REQUEST);
+      topic = await ensureTransactionTopic(ctx);
+    } else {
+      return fail(ErrorCode.INVALID_REQUEST);
+    }
+  } catch (err) {
+    return fail(err instanceof KafkaError ? ErrorCode.COORDINATOR_NOT_AVAILABLE : ErrorCode.UNKNOWN_SERVER_ERROR);
+  }
+  const partition = keyType === KEY_TYPE_GROUP ? ctx.services.groupCoordinator.partitionFor(key) : partitionForGroup(key, topic.partitions.length);
+  const leader = topic.partitions[partition]?.leader ?? -1;
+  const ep = leader >= 0 ? ctx.services.endpointFor(leader, ctx.connection.listenerName) : undefined;
+  if (!ep) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  return { key, nodeId: leader, host: ep.host, port: ep.port, errorCode: ErrorCode.NONE, errorMessage: null };
+}
+
+export const findCoordinatorHandler = defineHandler({
+  apiKey: 10,
+  request: FindCoordinatorRequestCodec,
+  response: FindCoordinatorResponseCodec,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(req, ctx) {
+    const version = ctx.header.apiVersion;
+    if (version >= 4) {
+      const coordinators = await Promise.all(req.coordinatorKeys.map((k) => findOne(ctx, k, req.keyType)));
+      return { throttleTimeMs: 0, coordinators };
+    }
+    const c = await findOne(ctx, req.key, version >= 1 ? req.keyType : KEY_TYPE_GROUP);
+    return {
+      throttleTimeMs: 0,
+      errorCode: c.errorCode,
+      errorMessage: c.errorCode === ErrorCode.NONE ? null : (c.errorMessage ?? null),
+      nodeId: c.nodeId,
+      host: c.host,
+      port: c.port,
+    };
+  },
+});

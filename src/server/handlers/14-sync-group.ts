@@ -1,0 +1,26 @@
+/**
+ * SyncGroup v0–v5: the leader hands in the assignment; everyone waits for theirs.
+ */
+import { SyncGroupRequestCodec, SyncGroupResponseCodec } from '../../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+
+export const syncGroupHandler = defineHandler({
+  apiKey: 14,
+  request: SyncGroupRequestCodec,
+  response: SyncGroupResponseCodec,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(req, ctx) {
+    const version = ctx.header.apiVersion;
+    const o = await ctx.services.groupCoordinator.syncGroup({
+      groupId: req.groupId,
+      generationId: req.generationId,
+      memberId: req.memberId,
+      groupInstanceId: version >= 3 ? req.groupInstanceId : null,
+      protocolType: version >= 5 ? req.protocolType : null,
+      protocolName: version >= 5 ? req.protocolName : null,
+      assignments: req.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) })),
+    });
+    return { throttleTimeMs: 0, errorCode: o.errorCode, protocolType: o.protocolType, protocolName: o.protocolName, assignment: o.assignment };
+  },
+});
