@@ -9,6 +9,7 @@ import type { ApiHandler } from './handlers/types.js';
 import type { AdminServices } from './admin/index.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
+import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 
 export interface Endpoint {
   host: string;
@@ -27,6 +28,8 @@ export interface BrokerServices {
   readonly replicaManager: ReplicaManager;
   /** Topic administration: create/delete topics and partitions, configs, log dirs, DeleteRecords. */
   readonly admin: AdminServices;
+  /** Consumer groups and committed offsets (`__consumer_offsets`). */
+  readonly groupCoordinator: GroupCoordinator;
   /** Where clients reach broker `brokerId` through the listener named `listenerName`. */
   endpointFor(brokerId: number, listenerName: string): Endpoint | undefined;
 }

@@ -13,6 +13,7 @@ import { createRequestRouter } from './request-router.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
+import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 
 export class Broker {
@@ -23,6 +24,7 @@ export class Broker {
   private admin: AdminServices | undefined;
   private logManager: LogManager | undefined;
   private replicaManager: ReplicaManager | undefined;
+  private groupCoordinator: GroupCoordinator | undefined;
 
   constructor(
     readonly config: BrokerConfig,
@@ -68,6 +70,8 @@ export class Broker {
     });
 
     const replicaManager = this.replicaManager;
+    this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ name: 'group-coordinator' }) });
+    this.groupCoordinator.start();
     const logManager = this.logManager;
     this.admin = await createAdminServices({
       config: cfg,
@@ -88,6 +92,7 @@ export class Broker {
       handlers: handlerTable(),
       logManager: this.logManager,
       replicaManager: this.replicaManager,
+      groupCoordinator: this.groupCoordinator,
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
@@ -118,6 +123,7 @@ export class Broker {
   async stop(): Promise<void> {
     this.logger.info('shutting down');
     await this.server?.stop();
+    this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();
     await this.admin?.close();

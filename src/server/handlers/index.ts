@@ -19,6 +19,17 @@ import { alterConfigsHandler } from './33-alter-configs.js';
 import { describeLogDirsHandler } from './35-describe-log-dirs.js';
 import { createPartitionsHandler } from './37-create-partitions.js';
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js';
+import { offsetCommitHandler } from './08-offset-commit.js';
+import { offsetFetchHandler } from './09-offset-fetch.js';
+import { findCoordinatorHandler } from './10-find-coordinator.js';
+import { joinGroupHandler } from './11-join-group.js';
+import { heartbeatHandler } from './12-heartbeat.js';
+import { leaveGroupHandler } from './13-leave-group.js';
+import { syncGroupHandler } from './14-sync-group.js';
+import { describeGroupsHandler } from './15-describe-groups.js';
+import { listGroupsHandler } from './16-list-groups.js';
+import { deleteGroupsHandler } from './42-delete-groups.js';
+import { offsetDeleteHandler } from './47-offset-delete.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -37,6 +48,17 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   describeLogDirsHandler,
   createPartitionsHandler,
   incrementalAlterConfigsHandler,
+  offsetCommitHandler,
+  offsetFetchHandler,
+  findCoordinatorHandler,
+  joinGroupHandler,
+  heartbeatHandler,
+  leaveGroupHandler,
+  syncGroupHandler,
+  describeGroupsHandler,
+  listGroupsHandler,
+  deleteGroupsHandler,
+  offsetDeleteHandler,
 ];
 
 export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Map<number, ApiHandler> {
