@@ -1,0 +1,25 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LeaderEpochCache } from '../../src/storage/leader-epoch-cache.js';
+import { withTempDir } from './helpers.js';
+
+test('leader epoch cache: assign, end offsets, truncation both ways, persistence', async () => {
+  await withTempDir(async (dir) => {
+    const cache = new LeaderEpochCache(dir);
+    assert.ok(cache.assign(0, 0));
+    assert.ok(!cache.assign(0, 5), 'same epoch again is ignored');
+    assert.ok(cache.assign(2, 10));
+    assert.ok(cache.assign(5, 20));
+    assert.deepEqual(cache.endOffsetFor(0, 30), { epoch: 0, endOffset: 10 });
+    assert.deepEqual(cache.endOffsetFor(3, 30), { epoch: 2, endOffset: 20 });
+    assert.deepEqual(cache.endOffsetFor(5, 30), { epoch: 5, endOffset: 30 });
+    await cache.persist();
+    const again = new LeaderEpochCache(dir);
+    await again.load(() => assert.fail('no problem expected'));
+    assert.equal(again.latestEpoch(), 5);
+    assert.ok(again.truncateFromEnd(20));
+    assert.equal(again.latestEpoch(), 2);
+    assert.ok(again.truncateFromStart(12));
+    assert.deepEqual(again.all(), [{ epoch: 2, startOffset: 12 }]);
+  });
+});

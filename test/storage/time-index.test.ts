@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { TimeIndex } from '../../src/storage/time-index.js';
+import { withTempDir } from './helpers.js';
+
+test('time index: only growing timestamps, floor lookup, persist and reload', async () => {
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, '00000000000000000010.timeindex');
+    const idx = new TimeIndex(file, 10, 12 * 10);
+    assert.equal(idx.lookup(5), 10);
+    assert.ok(idx.maybeAppend(1000, 12));
+    assert.ok(!idx.maybeAppend(1000, 13), 'equal timestamp ignored');
+    assert.ok(!idx.maybeAppend(900, 14), 'older timestamp ignored');
+    assert.ok(idx.maybeAppend(2000, 20));
+    assert.equal(idx.lookup(999), 10);
+    assert.equal(idx.lookup(1500), 12);
+    assert.equal(idx.lookup(5000), 20);
+    assert.deepEqual(idx.lastEntry(), { timestamp: 2000, offset: 20 });
+    await idx.persist(true);
+    const bytes = await readFile(file);
+    assert.equal(bytes.length, 24);
+    assert.equal(Number(bytes.readBigInt64BE(12)), 2000);
+    assert.equal(bytes.readInt32BE(20), 10);
+    idx.truncateToOffset(15);
+    assert.equal(idx.entries, 1);
+    await idx.persist(false);
+    const again = new TimeIndex(file, 10, 1024);
+    assert.equal(await again.load(100), undefined);
+    assert.deepEqual(again.lastEntry(), { timestamp: 1000, offset: 12 });
+    await writeFile(file, Buffer.alloc(13));
+    assert.match((await again.load(100))!.reason, /multiple of 12/);
+    const late = Buffer.alloc(12);
+    late.writeBigInt64BE(5n, 0);
+    late.writeInt32BE(500, 8);
+    await writeFile(file, late);
+    assert.match((await new TimeIndex(file, 10, 1024).load(100))!.reason, /beyond the log/);
+  });
+});
