@@ -9,11 +9,10 @@ import {
   MAX_TIMESTAMP,
   RECORDS_COUNT,
   isCrcValid,
-  setBaseOffset,
   setLogAppendTime,
   setPartitionLeaderEpoch,
 } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH } from './batch-scan.js';
+import { MIN_BATCH_LENGTH, readInt64, writeInt64 } from './batch-scan.js';
 import { CorruptRecordError, RecordTooLargeError } from './errors.js';
 
 export interface AppendSummary {
@@ -45,7 +44,7 @@ export function validateBatches(buf: Buffer, maxMessageBytes: number, strictCoun
     if (lastOffsetDelta < 0 || count < 0) throw new CorruptRecordError(`batch at byte ${pos} has negative counts`);
     if (strictCounts && count !== lastOffsetDelta + 1)
       throw new CorruptRecordError(`batch at byte ${pos} holds ${count} records but spans ${lastOffsetDelta + 1} offsets`);
-    const maxTs = Number(buf.readBigInt64BE(pos + MAX_TIMESTAMP));
+    const maxTs = readInt64(buf, pos + MAX_TIMESTAMP);
     if (maxTs > summary.maxTimestamp) summary.maxTimestamp = maxTs;
     summary.batchCount++;
     summary.recordCount += count;
@@ -69,7 +68,7 @@ export function assignOffsets(
   let next = firstOffset;
   while (pos < buf.length) {
     const size = buf.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
-    setBaseOffset(buf, pos, BigInt(next));
+    writeInt64(buf, next, pos); // the base offset; the CRC does not cover it
     setPartitionLeaderEpoch(buf, pos, leaderEpoch);
     if (logAppendTime !== undefined) setLogAppendTime(buf, pos, BigInt(logAppendTime));
     next += buf.readInt32BE(pos + 23) + 1;
@@ -85,7 +84,7 @@ export function existingOffsetRange(buf: Buffer): { first: number; last: number;
   let last = -1;
   let monotonic = true;
   while (pos < buf.length) {
-    const base = Number(buf.readBigInt64BE(pos));
+    const base = readInt64(buf, pos);
     if (first < 0) first = base;
     if (base <= last) monotonic = false;
     last = base + buf.readInt32BE(pos + 23);
@@ -100,7 +99,7 @@ export function maxTimestampOfBatches(buf: Buffer): { maxTimestamp: number; firs
   let max = -1;
   let first = -1;
   while (pos < buf.length) {
-    const ts = Number(buf.readBigInt64BE(pos + MAX_TIMESTAMP));
+    const ts = readInt64(buf, pos + MAX_TIMESTAMP);
     if (pos === 0) first = ts;
     if (ts > max) max = ts;
     pos += buf.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;

@@ -11,6 +11,17 @@ import {
   isCrcValid,
 } from '../protocol/records/batch-header.js';
 
+/** Reads an int64 as a number without a BigInt allocation (exact below 2^53). */
+export function readInt64(buf: Buffer, pos: number): number {
+  return buf.readInt32BE(pos) * 4294967296 + buf.readUInt32BE(pos + 4);
+}
+
+/** Writes a non-negative safe integer as an int64. */
+export function writeInt64(buf: Buffer, value: number, pos: number): void {
+  buf.writeUInt32BE(Math.floor(value / 4294967296), pos);
+  buf.writeUInt32BE(value >>> 0, pos + 4);
+}
+
 /** Smallest possible value of the batch length field of a v2 batch (header without records). */
 export const MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;
 

@@ -12,7 +12,7 @@ import {
   MAX_TIMESTAMP,
   RECORD_BATCH_OVERHEAD,
 } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders } from './batch-scan.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 
@@ -53,7 +53,7 @@ export interface RecoveryResult {
 }
 
 function lastOffsetAt(buf: Buffer, start: number): number {
-  return Number(buf.readBigInt64BE(start)) + buf.readInt32BE(start + 23);
+  return readInt64(buf, start) + buf.readInt32BE(start + 23);
 }
 
 export class LogSegment {
@@ -172,7 +172,7 @@ export class LogSegment {
   /** Index and timestamp bookkeeping for one batch located at filePos (Kafka's LogSegment.append rule). */
   private trackBatch(buf: Buffer, start: number, filePos: number, size: number): void {
     const lastOffset = lastOffsetAt(buf, start);
-    const maxTs = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+    const maxTs = readInt64(buf, start + MAX_TIMESTAMP);
     if (this.rollingBasedTimestamp === undefined) this.rollingBasedTimestamp = maxTs;
     if (maxTs > this.maxTimestampSoFar) {
       this.maxTimestampSoFar = maxTs;
@@ -206,7 +206,7 @@ export class LogSegment {
     let firstTs: number | undefined;
     await scanBatchHeaders(this.file, from, this.size, (buf, start, pos, size) => {
       lastOffset = lastOffsetAt(buf, start);
-      const ts = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      const ts = readInt64(buf, start + MAX_TIMESTAMP);
       if (pos === 0) firstTs = ts;
       if (ts > this.maxTimestampSoFar) {
         this.maxTimestampSoFar = ts;
@@ -328,7 +328,7 @@ export class LogSegment {
         size,
         baseOffset: Number(buf.readBigInt64BE(start)),
         lastOffset: last,
-        maxTimestamp: Number(buf.readBigInt64BE(start + MAX_TIMESTAMP)),
+        maxTimestamp: readInt64(buf, start + MAX_TIMESTAMP),
       };
       return false;
     }, 16 * 1024);
@@ -394,7 +394,7 @@ export class LogSegment {
     let endPos = hint.position;
     await scanBatchHeaders(this.file, hint.position, this.size, (buf, start, pos, size) => {
       const lastOffset = lastOffsetAt(buf, start);
-      const ts = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      const ts = readInt64(buf, start + MAX_TIMESTAMP);
       if (ts > this.maxTimestampSoFar) {
         this.maxTimestampSoFar = ts;
         this.offsetOfMaxTimestampSoFar = lastOffset;

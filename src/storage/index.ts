@@ -1,0 +1,25 @@
+/** Public surface of the storage module. */
+export { Log, type AppendOptions, type AppendResult, type ReadResult, type LogOpenOptions } from './log.js';
+export { LogManager, type LogManagerOptions, type LogDirState } from './log-manager.js';
+export {
+  defaultLogConfig,
+  logConfigFromProps,
+  validateLogConfig,
+  InvalidConfigError,
+  type LogConfig,
+  type CleanupPolicy,
+  type TimestampType,
+} from './config.js';
+export {
+  StorageError,
+  CorruptRecordError,
+  RecordTooLargeError,
+  KafkaStorageError,
+  OffsetOutOfRangeError,
+  UnexpectedAppendOffsetError,
+  LogDirLockedError,
+  type KafkaErrorName,
+} from './errors.js';
+export { LeaderEpochCache } from './leader-epoch-cache.js';
+export { readMetaProperties, writeMetaProperties } from './checkpoints.js';
+export type { StorageLogger } from './logger.js';
