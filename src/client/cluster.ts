@@ -69,6 +69,8 @@ export class Cluster {
   private metadata: ClusterMetadata = { clusterId: null, controllerId: -1, brokers: new Map(), topics: new Map() };
   private metadataAt = 0;
   private closed = false;
+  /** Until some broker answered once, give up after connectTimeoutMs: a typo'd address should fail fast. */
+  private everConnected = false;
 
   constructor(options: ClientOptions) {
     const servers = typeof options.bootstrapServers === 'string' ? options.bootstrapServers.split(',') : options.bootstrapServers;
@@ -143,10 +145,11 @@ export class Cluster {
    * Retries transient failures until the request timeout.
    */
   async refreshMetadata(topics?: readonly string[] | null, allowAutoTopicCreation = false): Promise<ClusterMetadata> {
-    const deadline = Date.now() + this.requestTimeoutMs;
+    const deadline = Date.now() + (this.everConnected ? this.requestTimeoutMs : this.connectTimeoutMs);
     for (;;) {
       try {
         const conn = await this.anyConnection();
+        this.everConnected = true;
         const resp = await conn.send(Api.Metadata, {
           topics: topics == null ? null : topics.map((name) => ({ name })),
           allowAutoTopicCreation,

@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# kafka-topics.sh (see src/cli/kafka-topics.ts)
+exec node "$(dirname "$0")/../dist/cli/kafka-topics.js" "$@"

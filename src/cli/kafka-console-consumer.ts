@@ -1,0 +1,171 @@
+/**
+ * kafka-console-consumer.sh: prints records of a topic (or of topics matching --include) to
+ * stdout through a formatter. Like Kafka it joins a group (default console-consumer-NNNNN)
+ * that auto-commits every 5 s; --partition reads one partition without group rebalancing.
+ * On exit (--max-messages, --timeout-ms, Ctrl-C, SIGTERM) it commits, leaves the group and
+ * prints "Processed a total of N messages" on stderr.
+ */
+import { Admin, ConfigResourceType, Consumer, type ConsumerRecord } from '../client/index.js';
+import { collect, createProgram, parseArgs, runTool, CliError, describeError } from './common/tool.js';
+import { consumerOptionsFrom, loadPropertiesFile, merged, parseKeyValues } from './common/config.js';
+import { formatterByName, needsRetention, type Formatter } from './common/formatters.js';
+
+const TOOL = 'kafka-console-consumer.sh';
+const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+interface Opts {
+  bootstrapServer?: string;
+  topic?: string;
+  include?: string;
+  whitelist?: string;
+  group?: string;
+  fromBeginning?: boolean;
+  partition?: string;
+  offset?: string;
+  maxMessages?: string;
+  timeoutMs?: string;
+  skipMessageOnError?: boolean;
+  isolationLevel?: string;
+  consumerProperty?: string[];
+  'consumer.config'?: string;
+  property?: string[];
+  formatter?: string;
+  keyDeserializer?: string;
+  valueDeserializer?: string;
+}
+
+function nonNegativeInt(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`${flag} must be a non-negative integer, got "${v}"`);
+  return n;
+}
+
+async function offsetsRetentionMs(bootstrap: Map<string, string>, servers: string | undefined): Promise<number> {
+  const admin = new Admin(consumerOptionsFrom(bootstrap, servers));
+  try {
+    const md = await admin.describeCluster();
+    const id = md.controllerId >= 0 ? md.controllerId : (md.brokers[0]?.nodeId ?? 0);
+    const entries = await admin.describeConfigs(ConfigResourceType.Broker, String(id), ['offsets.retention.minutes']);
+    const minutes = Number(entries.find((e) => e.name === 'offsets.retention.minutes')?.value);
+    return Number.isFinite(minutes) && minutes > 0 ? minutes * 60000 : DEFAULT_RETENTION_MS;
+  } catch {
+    return DEFAULT_RETENTION_MS;
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Puts positions back to the first record not printed, so the commit on close skips nothing. */
+function rewind(consumer: Consumer, unprinted: ConsumerRecord[]): void {
+  const first = new Map<string, ConsumerRecord>();
+  for (const r of unprinted) if (!first.has(`${r.topic}-${r.partition}`)) first.set(`${r.topic}-${r.partition}`, r);
+  for (const r of first.values()) consumer.seek({ topic: r.topic, partition: r.partition }, r.offset);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = createProgram(TOOL, 'Consume records from Kafka topics and print them.')
+    .option('--bootstrap-server <server>', 'REQUIRED: the server(s) to connect to')
+    .option('--topic <topic>', 'the topic to consume')
+    .option('--include <regex>', 'regular expression of the topics to consume (internal topics excluded unless exclude.internal.topics=false)')
+    .option('--whitelist <regex>', 'DEPRECATED, use --include')
+    .option('--group <group>', 'the consumer group id (default console-consumer-NNNNN)')
+    .option('--from-beginning', 'start from the earliest message when the group has no committed offset')
+    .option('--partition <n>', 'the partition to consume (no group rebalancing)')
+    .option('--offset <offset>', "with --partition: 'earliest', 'latest' or an offset", 'latest')
+    .option('--max-messages <n>', 'exit after this many messages')
+    .option('--timeout-ms <ms>', 'exit when no message arrived for this long')
+    .option('--skip-message-on-error', 'skip a message that cannot be formatted instead of stopping')
+    .option('--isolation-level <level>', 'read_committed or read_uncommitted', 'read_uncommitted')
+    .option('--consumer-property <prop>', 'a consumer property key=value (repeatable)', collect)
+    .option('--consumer.config <file>', 'consumer config properties file')
+    .option('--property <prop>', 'formatter properties: print.key, print.value, print.timestamp, print.partition, print.offset, print.headers, key.separator (repeatable)', collect)
+    .option('--formatter <class>', 'the message formatter class', 'kafka.tools.DefaultMessageFormatter')
+    .option('--key-deserializer <class>', 'accepted for compatibility: keys are printed as UTF-8')
+    .option('--value-deserializer <class>', 'accepted for compatibility: values are printed as UTF-8');
+  const raw = parseArgs(program, argv);
+  if (raw === null) return 0;
+  const o = raw as Opts;
+  const include = o.include ?? o.whitelist;
+  if ((o.topic === undefined) === (include === undefined)) throw new CliError('exactly one of --topic or --include is required (see --help)');
+  const partition = nonNegativeInt(o.partition, '--partition');
+  if (partition !== undefined && o.topic === undefined) throw new CliError('--partition needs --topic');
+  if (partition !== undefined && o.group !== undefined) throw new CliError('--group cannot be used with --partition');
+  const maxMessages = nonNegativeInt(o.maxMessages, '--max-messages');
+  const timeoutMs = nonNegativeInt(o.timeoutMs, '--timeout-ms');
+  let pattern: RegExp | null = null;
+  if (include !== undefined) {
+    try {
+      pattern = new RegExp(`^(?:${include})$`);
+    } catch {
+      throw new CliError(`--include "${include}" is not a valid regular expression`);
+    }
+  }
+
+  const fileProps = loadPropertiesFile(o['consumer.config']);
+  const flagProps = parseKeyValues(o.consumerProperty, '--consumer-property');
+  const props = merged(new Map([['isolation.level', o.isolationLevel ?? 'read_uncommitted']]), fileProps, flagProps);
+  if (o.group !== undefined) props.set('group.id', o.group);
+  if (partition === undefined && !props.has('group.id')) props.set('group.id', `console-consumer-${10000 + Math.floor(Math.random() * 90000)}`);
+  if (!props.has('auto.offset.reset')) props.set('auto.offset.reset', o.fromBeginning ? 'earliest' : 'latest');
+  const formatterProps = parseKeyValues(o.property, '--property');
+  const retention = needsRetention(o.formatter) ? await offsetsRetentionMs(props, o.bootstrapServer) : DEFAULT_RETENTION_MS;
+  const format: Formatter = formatterByName(o.formatter, { props: formatterProps, offsetsRetentionMs: retention });
+
+  const consumer = new Consumer(consumerOptionsFrom(props, o.bootstrapServer));
+  if (partition !== undefined) {
+    const tm = await consumer.cluster.partitionsFor(o.topic!);
+    if (partition >= tm.partitions.length) throw new CliError(`partition ${partition} of topic ${o.topic} does not exist`);
+    const tp = { topic: o.topic!, partition };
+    consumer.assign([tp]);
+    const start = o.fromBeginning ? 'earliest' : (o.offset ?? 'latest');
+    if (start === 'earliest') await consumer.seekToBeginning([tp]);
+    else if (start === 'latest') await consumer.seekToEnd([tp]);
+    else if (/^\d+$/.test(start)) consumer.seek(tp, BigInt(start));
+    else throw new CliError(`--offset must be earliest, latest or a non-negative number, got "${start}"`);
+  } else if (pattern) {
+    consumer.subscribe(pattern);
+  } else {
+    await consumer.cluster.partitionsFor(o.topic!);
+    consumer.subscribe([o.topic!]);
+  }
+
+  let processed = 0;
+  let stopping = false;
+  const stop = (): void => {
+    stopping = true;
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let lastMessageAt = Date.now();
+  try {
+    while (!stopping) {
+      if (maxMessages !== undefined && processed >= maxMessages) break;
+      if (timeoutMs !== undefined && Date.now() - lastMessageAt >= timeoutMs) break;
+      const records: ConsumerRecord[] = await consumer.poll(timeoutMs !== undefined ? Math.min(500, timeoutMs) : 500);
+      for (const [i, r] of records.entries()) {
+        if (maxMessages !== undefined && processed >= maxMessages) {
+          rewind(consumer, records.slice(i));
+          break;
+        }
+        lastMessageAt = Date.now();
+        let line: string | null;
+        try {
+          line = format(r);
+        } catch (err) {
+          if (!o.skipMessageOnError) throw new CliError(`cannot format message at ${r.topic}-${r.partition}@${r.offset}: ${describeError(err)}`);
+          process.stderr.write(`Skipping message at ${r.topic}-${r.partition}@${r.offset}: ${describeError(err)}\n`);
+          continue;
+        }
+        if (line !== null && !process.stdout.write(line)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+        processed++;
+      }
+    }
+  } finally {
+    await consumer.close();
+    process.stderr.write(`Processed a total of ${processed} messages\n`);
+  }
+  return 0;
+}
+
+runTool(TOOL, main);

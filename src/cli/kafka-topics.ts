@@ -1,0 +1,216 @@
+/**
+ * kafka-topics.sh: create, list, describe, alter (partitions, configs) and delete topics, with
+ * Kafka's flags and output (`Created topic X.`, the Topic/Partition describe layout). Like
+ * Kafka, --topic is a regular expression for list/describe/alter/delete.
+ */
+import { Admin, ConfigResourceType, type TopicMetadata } from '../client/index.js';
+import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { clientOptionsFrom, loadPropertiesFile, parseKeyValues } from './common/config.js';
+
+const TOOL = 'kafka-topics.sh';
+
+interface Opts {
+  bootstrapServer?: string;
+  commandConfig?: string;
+  create?: boolean;
+  list?: boolean;
+  describe?: boolean;
+  delete?: boolean;
+  alter?: boolean;
+  topic?: string;
+  partitions?: string;
+  replicationFactor?: string;
+  replicaAssignment?: string;
+  config?: string[];
+  deleteConfig?: string[];
+  ifExists?: boolean;
+  ifNotExists?: boolean;
+  topicsWithOverrides?: boolean;
+  underReplicatedPartitions?: boolean;
+  unavailablePartitions?: boolean;
+  excludeInternal?: boolean;
+}
+
+/** "0:1,1:2" → [[0,1],[1,2]]: partitions separated by commas, replicas by colons. */
+export function parseReplicaAssignment(s: string): number[][] {
+  return s.split(',').map((part) => {
+    const ids = part.split(':').map((x) => Number(x.trim()));
+    if (ids.some((n) => !Number.isInteger(n) || n < 0)) throw new CliError(`invalid --replica-assignment "${s}" (expected e.g. 0:1,1:2)`);
+    if (new Set(ids).size !== ids.length) throw new CliError(`--replica-assignment lists a broker twice for one partition: "${part}"`);
+    return ids;
+  });
+}
+
+function positiveInt(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`${flag} must be a positive integer, got "${v}"`);
+  return n;
+}
+
+function topicFilter(pattern: string | undefined): (name: string) => boolean {
+  if (pattern === undefined) return () => true;
+  let re: RegExp;
+  try {
+    re = new RegExp(`^(?:${pattern})$`);
+  } catch {
+    throw new CliError(`--topic "${pattern}" is not a valid regular expression`);
+  }
+  return (name) => name === pattern || re.test(name);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = createProgram(TOOL, 'Create, delete, describe, or change a topic.')
+    .option('--bootstrap-server <server>', 'REQUIRED: the Kafka server to connect to, host:port[,host:port]')
+    .option('--command-config <file>', 'property file with configs for the admin client')
+    .option('--create', 'create a new topic')
+    .option('--list', 'list all available topics')
+    .option('--describe', 'list details for the given topics')
+    .option('--delete', 'delete a topic')
+    .option('--alter', 'alter the number of partitions and replica assignment')
+    .option('--topic <topic>', 'the topic to create, alter, describe or delete (a regular expression except with --create)')
+    .option('--partitions <n>', 'number of partitions of the topic being created or altered')
+    .option('--replication-factor <n>', 'replication factor of each partition of the topic being created')
+    .option('--replica-assignment <list>', 'manual partition-to-broker assignment, e.g. 0:1,1:2')
+    .option('--config <name=value>', 'a topic configuration override (repeatable)', collect)
+    .option('--delete-config <name>', 'a topic configuration override to remove, with --alter (repeatable)', collect)
+    .option('--if-exists', 'only alter or delete the topic if it exists')
+    .option('--if-not-exists', 'only create the topic if it does not exist')
+    .option('--topics-with-overrides', 'with --describe, only show topics that have configuration overrides')
+    .option('--under-replicated-partitions', 'with --describe, only show partitions whose ISR is smaller than the replica set')
+    .option('--unavailable-partitions', 'with --describe, only show partitions without a leader')
+    .option('--exclude-internal', 'exclude internal topics from --list and --describe');
+  const raw = parseArgs(program, argv);
+  if (raw === null) return 0;
+  const o = raw as Opts;
+  const actions = (['create', 'list', 'describe', 'delete', 'alter'] as const).filter((a) => o[a]);
+  if (actions.length !== 1) throw new CliError('exactly one of --create, --list, --describe, --delete or --alter must be given (see --help)');
+  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  try {
+    switch (actions[0]) {
+      case 'create':
+        return await create(admin, o);
+      case 'list':
+        for (const name of (await admin.listTopics({ excludeInternal: o.excludeInternal })).filter(topicFilter(o.topic))) console.log(name);
+        return 0;
+      case 'describe':
+        return await describe(admin, o);
+      case 'delete':
+        return await remove(admin, o);
+      case 'alter':
+        return await alter(admin, o);
+    }
+  } finally {
+    await admin.close();
+  }
+  return 0;
+}
+
+async function create(admin: Admin, o: Opts): Promise<number> {
+  const topic = requireOption(o.topic, '--topic');
+  const assignment = o.replicaAssignment ? parseReplicaAssignment(o.replicaAssignment) : undefined;
+  if (assignment && (o.partitions || o.replicationFactor)) throw new CliError('--replica-assignment cannot be combined with --partitions or --replication-factor');
+  const configs = Object.fromEntries(parseKeyValues(o.config, '--config'));
+  if (/[._]/.test(topic)) {
+    console.log("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.");
+  }
+  const result = await admin.createTopics([
+    {
+      name: topic,
+      numPartitions: positiveInt(o.partitions, '--partitions'),
+      replicationFactor: positiveInt(o.replicationFactor, '--replication-factor'),
+      replicaAssignment: assignment,
+      configs,
+    },
+  ]);
+  const err = result.get(topic);
+  if (err) {
+    if (err.code === 36 && o.ifNotExists) return 0;
+    if (err.code === 36) throw new CliError(`Topic '${topic}' already exists.`);
+    throw err;
+  }
+  console.log(`Created topic ${topic}.`);
+  return 0;
+}
+
+async function matchingTopics(admin: Admin, o: Opts, action: string): Promise<string[]> {
+  const names = (await admin.listTopics({ excludeInternal: o.excludeInternal })).filter(topicFilter(o.topic));
+  if (names.length === 0 && o.topic !== undefined && !o.ifExists) {
+    throw new CliError(`Topic '${o.topic}' does not exist as expected${action ? ` (nothing to ${action})` : ''}`);
+  }
+  return names;
+}
+
+async function describe(admin: Admin, o: Opts): Promise<number> {
+  const names = await matchingTopics(admin, o, '');
+  if (names.length === 0) return 0;
+  const topics = await admin.describeTopics(names);
+  const partitionFilter = o.underReplicatedPartitions || o.unavailablePartitions;
+  for (const t of topics) {
+    const overrides = await topicOverrides(admin, t.name);
+    if (o.topicsWithOverrides && overrides.length === 0) continue;
+    if (!partitionFilter) console.log(topicLine(t, overrides));
+    if (o.topicsWithOverrides) continue;
+    for (const p of t.partitions) {
+      if (o.underReplicatedPartitions && p.isr.length >= p.replicas.length) continue;
+      if (o.unavailablePartitions && p.leader >= 0) continue;
+      const offline = p.offlineReplicas.length > 0 ? `\tOffline: ${p.offlineReplicas.join(',')}` : '';
+      console.log(`\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}${offline}`);
+    }
+  }
+  return 0;
+}
+
+function topicLine(t: TopicMetadata, overrides: string[]): string {
+  const rf = t.partitions[0]?.replicas.length ?? 0;
+  return `Topic: ${t.name}\tTopicId: ${t.topicId}\tPartitionCount: ${t.partitions.length}\tReplicationFactor: ${rf}\tConfigs: ${overrides.join(',')}`;
+}
+
+/** Non-default configs, as Kafka's describe shows them; empty when the broker cannot say. */
+async function topicOverrides(admin: Admin, topic: string): Promise<string[]> {
+  try {
+    const entries = await admin.describeConfigs(ConfigResourceType.Topic, topic);
+    return entries.filter((e) => !e.isDefault && e.value !== null).map((e) => `${e.name}=${e.isSensitive ? '******' : e.value}`);
+  } catch {
+    return [];
+  }
+}
+
+async function remove(admin: Admin, o: Opts): Promise<number> {
+  requireOption(o.topic, '--topic');
+  const names = await matchingTopics(admin, o, 'delete');
+  if (names.length === 0) return 0;
+  const result = await admin.deleteTopics(names);
+  for (const [, err] of result) if (err) throw err;
+  return 0;
+}
+
+async function alter(admin: Admin, o: Opts): Promise<number> {
+  requireOption(o.topic, '--topic');
+  const names = await matchingTopics(admin, o, 'alter');
+  if (names.length === 0) return 0;
+  const count = positiveInt(o.partitions, '--partitions');
+  const assignment = o.replicaAssignment ? parseReplicaAssignment(o.replicaAssignment) : undefined;
+  const configs = parseKeyValues(o.config, '--config');
+  if (count === undefined && configs.size === 0 && !o.deleteConfig?.length) throw new CliError('--alter needs --partitions, --config or --delete-config');
+  if (count !== undefined) {
+    const current = await admin.describeTopics(names);
+    const requests = current.map((t) => {
+      if (count < t.partitions.length) throw new CliError(`The number of partitions for topic ${t.name} can only be increased (it has ${t.partitions.length})`);
+      return { name: t.name, count, assignments: assignment ? assignment.slice(t.partitions.length) : undefined };
+    });
+    const result = await admin.createPartitions(requests.filter((r, i) => r.count !== current[i]!.partitions.length));
+    for (const [, err] of result) if (err) throw err;
+  }
+  if (configs.size > 0 || o.deleteConfig?.length) {
+    for (const name of names) {
+      await admin.alterConfigs(ConfigResourceType.Topic, name, [
+        ...[...configs].map(([k, v]) => ({ name: k, op: 'set' as const, value: v })),
+        ...(o.deleteConfig ?? []).map((k) => ({ name: k, op: 'delete' as const })),
+      ]);
+    }
+  }
+  return 0;
+}
+
+runTool(TOOL, main);
