@@ -183,7 +183,7 @@ export class ReplicaManager {
     const info = this.opts.metadata.topic(topic);
     const ps = info?.partitions.find((x) => x.partition === partition);
     if (!ps) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-    if (ps.leader === this.brokerId && p === undefined) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    // Led elsewhere, or led here but its log is still being opened: the client retries.
     return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   }
 
