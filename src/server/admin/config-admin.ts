@@ -107,7 +107,8 @@ export class ConfigAdmin {
     return logConfigFromProps(effectiveTopicConfigs(t.configs, this.dynamic.layers(this.config)));
   }
 
-  private applyToLogs(topic: string): void {
+  /** Re-applies the effective config to a topic's running logs (after the data plane reopened or reconfigured them). */
+  applyToLogs(topic: string): void {
     const access = this.partitions();
     const t = this.metadata.topic(topic);
     const cfg = this.logConfigFor(topic);

@@ -71,6 +71,11 @@ export class DynamicBrokerConfigs {
     return this.scopes.get(scope) ?? new Map();
   }
 
+  /** True when some dynamic config is set (only then can logs differ from what the data plane configures). */
+  get isEmpty(): boolean {
+    return this.scopes.size === 0;
+  }
+
   layers(config: BrokerConfig): BrokerConfigLayers {
     return { dynamicBroker: this.get(this.selfScope), dynamicDefault: this.get(''), static: config.raw };
   }

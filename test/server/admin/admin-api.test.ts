@@ -224,6 +224,10 @@ test('dynamic broker configs: allowed keys change topic defaults live; static ke
   assert.deepEqual([d.results[0]!.configs[0]!.value, d.results[0]!.configs[0]!.configSource], ['777000', 3]);
   const dflt = await describeConfigs(4, 4, '');
   assert.deepEqual(dflt.results[0]!.configs.map((x) => [x.name, x.value]), [['log.retention.ms', '777000']]);
+  // A partition created later gets the dynamic default too, not just the static one.
+  const grown = await c.request(37, CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, 3, { topics: [{ name: 'grow', count: 4, assignments: null }], timeoutMs: 5000, validateOnly: false });
+  assert.equal(grown.results[0]!.errorCode, ErrorCode.NONE);
+  assert.equal(b.broker.services.replicaManager.getPartition('grow', 3)!.log.config.retentionMs, 777000);
   res = await inc('', [{ name: 'log.retention.ms', configOperation: 1, value: null }]);
   assert.equal(log.config.retentionMs, 100 * 3600000);
 });
