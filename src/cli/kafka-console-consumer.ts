@@ -106,7 +106,12 @@ async function main(argv: string[]): Promise<number> {
   const flagProps = parseKeyValues(o.consumerProperty, '--consumer-property');
   const props = merged(new Map([['isolation.level', o.isolationLevel ?? 'read_uncommitted']]), fileProps, flagProps);
   if (o.group !== undefined) props.set('group.id', o.group);
-  if (partition === undefined && !props.has('group.id')) props.set('group.id', `console-consumer-${10000 + Math.floor(Math.random() * 90000)}`);
+  if (partition === undefined && !props.has('group.id')) {
+    props.set('group.id', `console-consumer-${10000 + Math.floor(Math.random() * 90000)}`);
+    // The generated group auto-commits like the seed's, so a restart in it resumes; but a reader
+    // of __consumer_offsets committing into the topic it reads would print its own commits forever.
+    if (o.topic?.startsWith('__') && !props.has('enable.auto.commit')) props.set('enable.auto.commit', 'false');
+  }
   if (!props.has('auto.offset.reset')) props.set('auto.offset.reset', o.fromBeginning ? 'earliest' : 'latest');
   const formatterProps = parseKeyValues(o.property, '--property');
   const retention = needsRetention(o.formatter) ? await offsetsRetentionMs(props, o.bootstrapServer) : DEFAULT_RETENTION_MS;
