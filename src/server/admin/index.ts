@@ -53,7 +53,7 @@ export async function createAdminServices(opts: AdminServicesOptions): Promise<A
     );
   });
   return {
-    topics: new TopicAdmin(opts.config, opts.metadata, opts.logger, opts.partitions),
+    topics: new TopicAdmin(opts.config, opts.metadata, opts.logger, opts.partitions, (topic) => configs.applyToLogs(topic)),
     configs,
     logs: new LogAdmin(opts.metadata, opts.partitions),
     dynamicConfigs,

@@ -37,11 +37,14 @@ export class TopicAdmin {
     private readonly metadata: MetadataStore,
     private readonly logger: Logger,
     private readonly partitions: () => PartitionAccess | undefined,
+    /** Runs once the data plane has synced a topic (re-applies dynamic broker defaults to its logs). */
+    private readonly afterSync: (topic: string) => void = () => {},
   ) {}
 
   /** Waits until the data plane has caught up with a change (logs created or removed). */
   private async synced(topic: string): Promise<void> {
     await this.partitions()?.syncTopic(topic);
+    this.afterSync(topic);
   }
 
   /** Validates and (unless validateOnly) creates one topic; throws KafkaError on refusal. */
