@@ -47,20 +47,32 @@ export class ReplicaManagerCoordinatorLog implements CoordinatorLog {
   async replay(partition: number, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void> {
     const p = this.replicaManager.getPartition(this.topic, partition);
     if (!p) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.topic}-${partition} is not led here`);
-    const end = p.logEndOffset;
-    let offset = p.logStartOffset;
-    while (offset < end) {
-      const { records } = await p.read(offset, LOAD_READ_BYTES, true, end);
-      let next = offset;
-      for (const entry of iterateBatches(records)) {
-        if (entry.magic !== 2) continue;
-        const batch = decodeBatch(entry.buf, entry.start, { verifyCrc: false });
-        next = Number(batch.baseOffset) + batch.lastOffsetDelta + 1;
-        if (batch.isControl) continue;
-        for (const r of batch.records) if (r.key !== null) onRecord(r.key, r.value);
-      }
-      if (next <= offset) break; // nothing readable (should not happen below the end)
-      offset = next;
+    await replayLog(p, onRecord);
+  }
+}
+
+/** What loading needs of a partition: its offsets range and reads (a Partition, or a bare Log in benches). */
+export interface ReadableLog {
+  readonly logStartOffset: number;
+  readonly logEndOffset: number;
+  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, upTo: number): Promise<{ records: Buffer }>;
+}
+
+/** Calls `onRecord` for every keyed record of the log, start to end (control batches skipped). */
+export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void> {
+  const end = p.logEndOffset;
+  let offset = p.logStartOffset;
+  while (offset < end) {
+    const { records } = await p.read(offset, LOAD_READ_BYTES, true, end);
+    let next = offset;
+    for (const entry of iterateBatches(records)) {
+      if (entry.magic !== 2) continue;
+      const batch = decodeBatch(entry.buf, entry.start, { verifyCrc: false });
+      next = Number(batch.baseOffset) + batch.lastOffsetDelta + 1;
+      if (batch.isControl) continue;
+      for (const r of batch.records) if (r.key !== null) onRecord(r.key, r.value);
     }
+    if (next <= offset) break; // nothing readable (should not happen below the end)
+    offset = next;
   }
 }
