@@ -285,6 +285,14 @@ test('DeleteTopics by name (v1) and by id (v6) removes metadata and log director
   ]);
 });
 
+test('internal topics cannot be deleted', async () => {
+  await b.broker.services.metadata.createTopic({ name: '__consumer_offsets', numPartitions: 1, replicationFactor: 1 });
+  const res = await c.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 5, { topicNames: ['__consumer_offsets'], timeoutMs: 5000 });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_TOPIC_EXCEPTION);
+  assert.match(res.responses[0]!.errorMessage!, /internal topic/);
+  assert.ok(b.broker.services.metadata.topic('__consumer_offsets'));
+});
+
 test('delete.topic.enable=false answers TOPIC_DELETION_DISABLED', async () => {
   const nb = await startTestBroker({ 'delete.topic.enable': 'false' });
   const nc = await RawClient.connect(nb.port);
