@@ -109,6 +109,9 @@ for r, f in res.items():
     cfg = f.result()
     out['cleanup.policy'] = [cfg['cleanup.policy'].value, int(cfg['cleanup.policy'].source)]
     out['retention.ms'] = [cfg['retention.ms'].value, int(cfg['retention.ms'].source)]
+for r, f in a.describe_configs([ConfigResource('broker', '0')]).items():
+    cfg = f.result()
+    out['broker:num.partitions'] = [cfg['num.partitions'].value, int(cfg['num.partitions'].source), cfg['num.partitions'].is_read_only]
 md = a.list_topics(timeout=10)
 out['partitions'] = len(md.topics['py-topic'].partitions)
 for name, f in a.delete_topics(['py-topic'], operation_timeout=10).items():
@@ -124,6 +127,7 @@ print(json.dumps(out))
   assert.deepEqual(out['cleanup.policy'], ['compact', 1]);
   assert.deepEqual(out['retention.ms'], ['604800000', 5]);
   assert.equal(out.partitions, 3);
+  assert.deepEqual(out['broker:num.partitions'], ['1', 5, true]);
   assert.equal(out.after_delete, false);
 });
 
