@@ -12,7 +12,8 @@ import {
   MAX_TIMESTAMP,
   RECORD_BATCH_OVERHEAD,
 } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
+import { readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
+import { rebuildSegment } from './segment-rebuild.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 
@@ -170,7 +171,7 @@ export class LogSegment {
   }
 
   /** Index and timestamp bookkeeping for one batch located at filePos (Kafka's LogSegment.append rule). */
-  private trackBatch(buf: Buffer, start: number, filePos: number, size: number): void {
+  trackBatch(buf: Buffer, start: number, filePos: number, size: number): void {
     const lastOffset = lastOffsetAt(buf, start);
     const maxTs = readInt64(buf, start + MAX_TIMESTAMP);
     if (this.rollingBasedTimestamp === undefined) this.rollingBasedTimestamp = maxTs;
@@ -241,10 +242,15 @@ export class LogSegment {
   }
 
   /**
-   * Validates every batch (CRC included) from the start, rebuilding both indexes, and truncates
-   * at the first invalid byte. With validate=false only headers are checked (index rebuild).
+   * Validates every batch (CRC included, unless validate=false) from the start, rebuilding both
+   * indexes, and truncates at the first invalid byte. See segment-rebuild.ts.
    */
-  async rebuildIndexes(validate: boolean, maxBatchBytes = Number.MAX_SAFE_INTEGER): Promise<RecoveryResult> {
+  rebuildIndexes(validate: boolean, maxBatchBytes = Number.MAX_SAFE_INTEGER): Promise<RecoveryResult> {
+    return rebuildSegment(this, validate, maxBatchBytes);
+  }
+
+  /** Forgets indexes and tracked state before a full rebuild (internal to segment-rebuild.ts). */
+  resetTracking(): void {
     this.offsetIndex.reset();
     this.timeIndex.reset();
     this.maxTimestampSoFar = -1;
@@ -252,68 +258,6 @@ export class LogSegment {
     this.rollingBasedTimestamp = undefined;
     this.bytesSinceLastIndexEntry = 0;
     this.nextOffset = this.baseOffset;
-    const fileSize = (await this.file.stat()).size;
-    const chunkSize = 8 * 1024 * 1024;
-    let pos = 0;
-    let reason: string | undefined;
-    let prevLast = this.baseOffset - 1;
-    outer: while (pos < fileSize) {
-      const chunk = await readAt(this.file, pos, Math.min(chunkSize, fileSize - pos));
-      let i = 0;
-      while (i < chunk.length) {
-        if (i + RECORD_BATCH_OVERHEAD > chunk.length) {
-          if (pos + i + RECORD_BATCH_OVERHEAD > fileSize) {
-            reason = 'incomplete batch header';
-            pos += i;
-            break outer;
-          }
-          break; // header straddles the chunk: re-read from here
-        }
-        const length = chunk.readInt32BE(i + BATCH_LENGTH);
-        const size = length + LOG_OVERHEAD;
-        if (length < MIN_BATCH_LENGTH || size > maxBatchBytes + LOG_OVERHEAD + RECORD_BATCH_OVERHEAD) {
-          reason = `implausible batch length ${length}`;
-          pos += i;
-          break outer;
-        }
-        if (pos + i + size > fileSize) {
-          reason = `batch of ${size} bytes runs past the end of the file`;
-          pos += i;
-          break outer;
-        }
-        let batchBuf = chunk;
-        let batchStart = i;
-        if (i + size > chunk.length) {
-          if (i > 0) break; // re-read so the batch starts the chunk
-          batchBuf = await readAt(this.file, pos, size); // a batch larger than the chunk
-          batchStart = 0;
-        }
-        const base = Number(batchBuf.readBigInt64BE(batchStart));
-        const problem =
-          (validate ? checkBatch(batchBuf, batchStart, size) : undefined) ??
-          (base <= prevLast ? `base offset ${base} not above previous ${prevLast}` : undefined) ??
-          (lastOffsetAt(batchBuf, batchStart) - this.baseOffset > 0x7fffffff ? 'offset overflows the segment' : undefined);
-        if (problem) {
-          reason = problem;
-          pos += i;
-          break outer;
-        }
-        prevLast = lastOffsetAt(batchBuf, batchStart);
-        this.trackBatch(batchBuf, batchStart, pos + i, size);
-        i += size;
-        if (batchBuf !== chunk) {
-          pos += i;
-          continue outer;
-        }
-      }
-      pos += i;
-    }
-    const validBytes = Math.min(pos, fileSize);
-    const truncatedBytes = fileSize - validBytes;
-    if (truncatedBytes > 0) await this.file.truncate(validBytes);
-    this.size = validBytes;
-    this.unflushedBytes = 0;
-    return { validBytes, truncatedBytes, reason: truncatedBytes > 0 ? reason : undefined };
   }
 
   /** First batch whose last offset >= target, starting from the index's hint. */

@@ -5,7 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { unlink } from 'node:fs/promises';
-import { DELETED_SUFFIX, LogSegment } from './log-segment.js';
+import { LogSegment } from './log-segment.js';
+import { SegmentRetirement } from './segment-retirement.js';
 import { assignOffsets, existingOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
 import { validateLogConfig, type LogConfig } from './config.js';
 import { KafkaStorageError, OffsetOutOfRangeError, RecordTooLargeError, UnexpectedAppendOffsetError, errnoOf } from './errors.js';
@@ -70,8 +71,8 @@ export class Log extends EventEmitter {
   private endOffset = 0;
   private unflushedMessages = 0;
   readonly lock = new Mutex();
-  private readonly pendingDeletes = new Set<NodeJS.Timeout>();
-  private readonly retired = new Set<LogSegment>();
+  private readonly retirement = new SegmentRetirement();
+  private backgroundFlush: Promise<void> = Promise.resolve();
   readonly logger: StorageLogger;
   readonly clock: () => number;
   private readonly opts: LogOpenOptions;
@@ -190,13 +191,25 @@ export class Log extends EventEmitter {
         throw this.storageFailure('append', err);
       }
       this.endOffset = lastOffset + 1;
-      const epoch = assign ? opts.leaderEpoch : batches.readInt32BE(12);
-      if (this.epochs.assign(epoch, firstOffset)) await this.epochs.persist().catch((e) => this.logger.warn(String(e)));
+      if (this.recordEpochs(batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
+        await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
+      }
       this.unflushedMessages += summary.recordCount;
       this.emit('append', { firstOffset, lastOffset });
       if (this.unflushedMessages >= this.config.flushMessages) await this.flushLocked();
       return { firstOffset, lastOffset, logAppendTime: logAppendTime ?? -1, logStartOffset: this.startOffset, maxTimestamp };
     });
+  }
+
+  /** Leader appends carry one epoch; replica appends carry each batch's own. */
+  private recordEpochs(batches: Buffer, leaderEpoch: number | undefined, firstOffset: number): boolean {
+    if (leaderEpoch !== undefined) return this.epochs.assign(leaderEpoch, firstOffset);
+    let changed = false;
+    for (let pos = 0; pos < batches.length; pos += batches.readInt32BE(pos + 8) + 12) {
+      const base = batches.readInt32BE(pos) * 4294967296 + batches.readUInt32BE(pos + 4);
+      changed = this.epochs.assign(batches.readInt32BE(pos + 12), base) || changed;
+    }
+    return changed;
   }
 
   /** Kafka's roll rules: size, age (segment.ms), index capacity, relative offset overflow. */
@@ -231,16 +244,17 @@ export class Log extends EventEmitter {
     const fresh = await LogSegment.open(this.dir, baseOffset, this.segmentSettings(), this.clock());
     this.segments = [...this.segments, fresh];
     // Flush the sealed segment off the append path; the recovery point follows when it is done.
-    void this.flushSegments([old], baseOffset);
+    const previous = this.backgroundFlush;
+    this.backgroundFlush = previous.then(() => this.flushSegments([old], baseOffset));
     return fresh;
   }
 
   private async flushSegments(segs: LogSegment[], upTo: number): Promise<void> {
     try {
-      for (const s of segs) if (!this.retired.has(s)) await s.flush();
+      for (const s of segs) if (!this.retirement.has(s)) await s.flush();
       if (upTo > this.recoveryPoint) this.recoveryPoint = Math.min(upTo, this.endOffset);
     } catch (err) {
-      if (!this.retired.has(segs[0]!)) this.logger.warn(`flush of ${this.name} failed: ${String(err)}`);
+      if (!this.retirement.has(segs[0]!)) this.logger.warn(`flush of ${this.name} failed: ${String(err)}`);
     }
   }
 
@@ -345,27 +359,14 @@ export class Log extends EventEmitter {
     return victims.length;
   }
 
-  /** Renames a removed segment's files to `.deleted` and closes/deletes them after file.delete.delay.ms. */
-  async retireSegment(seg: LogSegment): Promise<void> {
-    this.retired.add(seg);
-    const files = await seg.renameAll(DELETED_SUFFIX);
-    const timer = setTimeout(() => {
-      this.pendingDeletes.delete(timer);
-      void seg.close().then(() => Promise.all(files.map((f) => unlink(f).catch(() => undefined))));
-    }, this.config.fileDeleteDelayMs);
-    timer.unref();
-    this.pendingDeletes.add(timer);
+  /** Removes a segment that left the log; its files go after file.delete.delay.ms. */
+  retireSegment(seg: LogSegment): Promise<void> {
+    return this.retirement.delete(seg, this.config.fileDeleteDelayMs);
   }
 
   /** A segment whose file was replaced in place (cleaner swap): close it later, delete nothing. */
   retireReplacedSegment(seg: LogSegment): void {
-    this.retired.add(seg);
-    const timer = setTimeout(() => {
-      this.pendingDeletes.delete(timer);
-      void seg.close();
-    }, this.config.fileDeleteDelayMs);
-    timer.unref();
-    this.pendingDeletes.add(timer);
+    this.retirement.replaced(seg, this.config.fileDeleteDelayMs);
   }
 
   private async deleteSegmentFiles(seg: LogSegment): Promise<void> {
@@ -444,13 +445,13 @@ export class Log extends EventEmitter {
 
   async close(): Promise<void> {
     await this.lock.run(async () => {
+      await this.backgroundFlush;
       if (!this.offline) {
         this.activeSegment.sealTimeIndex();
         await this.flushLocked().catch((err) => this.logger.error(`final flush of ${this.name} failed: ${String(err)}`));
       }
-      for (const t of this.pendingDeletes) clearTimeout(t);
-      this.pendingDeletes.clear();
-      for (const s of [...this.segments, ...this.retired]) await s.close();
+      await this.retirement.closeAll();
+      for (const s of this.segments) await s.close();
       this.removeAllListeners();
     });
   }

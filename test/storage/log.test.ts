@@ -147,3 +147,23 @@ test('append event fires for long polls', async () => {
     await log.close();
   });
 });
+
+test('a large append with a bad CRC is rejected after the overlapped write and leaves nothing behind', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir, { maxMessageBytes: 4 << 20 });
+    await log.append(makeBatch(['first']), { leaderEpoch: 0 });
+    const sizeBefore = log.activeSegment.size;
+    const big = makeBatch(Array.from({ length: 300 }, (_, i) => `${i}`.padEnd(1000, 'x')));
+    assert.ok(big.length >= 128 * 1024);
+    const bad = Buffer.from(big);
+    bad[bad.length - 10] ^= 1;
+    await assert.rejects(log.append(bad, { leaderEpoch: 0 }), CorruptRecordError);
+    assert.equal((await log.activeSegment.file.stat()).size, sizeBefore);
+    assert.equal(log.logEndOffset, 1);
+    const ok = await log.append(big, { leaderEpoch: 0 });
+    assert.deepEqual([ok.firstOffset, ok.lastOffset], [1, 300]);
+    assert.equal((await readAll(log)).length, 301);
+    await log.close();
+  });
+});
