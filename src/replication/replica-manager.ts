@@ -47,6 +47,11 @@ export interface ReplicaManagerOptions {
   logger: Logger;
   /** How often producer state snapshots and producer expiry run (ms). */
   maintenanceIntervalMs?: number;
+  /**
+   * The effective log config of a topic (topic overrides over dynamic and static broker
+   * configs), when an admin service knows more than the static defaults.
+   */
+  logConfigFor?: (topic: string) => LogConfig | undefined;
 }
 
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
@@ -127,7 +132,7 @@ export class ReplicaManager {
     if (!info) return;
     let cfg: LogConfig;
     try {
-      cfg = topicLogConfig(this.logDefaults, info.configs);
+      cfg = this.opts.logConfigFor?.(name) ?? topicLogConfig(this.logDefaults, info.configs);
     } catch (err) {
       this.opts.logger.warn({ topic: name, err: messageOf(err) }, 'invalid topic config; using broker defaults');
       cfg = this.logDefaults;

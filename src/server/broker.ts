@@ -67,6 +67,9 @@ export class Broker {
       metadata,
       logManager: this.logManager,
       logger: log.child({ name: 'replica-manager' }),
+      // Admin is created just below; until then (start-up sync) the static defaults apply and
+      // admin re-applies dynamic configs once it is up.
+      logConfigFor: (topic) => this.admin?.configs.logConfigFor(topic),
     });
 
     const replicaManager = this.replicaManager;
