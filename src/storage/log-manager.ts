@@ -10,10 +10,12 @@ import {
   LOG_START_OFFSET_CHECKPOINT,
   RECOVERY_POINT_CHECKPOINT,
   REPLICATION_OFFSET_CHECKPOINT,
+  readMetaProperties,
   readOffsetCheckpoint,
   removeIfExists,
   tpKey,
   writeFileAtomically,
+  writeMetaProperties,
   writeOffsetCheckpoint,
 } from './checkpoints.js';
 import type { LogConfig } from './config.js';
@@ -37,6 +39,8 @@ export interface LogManagerOptions {
   /** log.cleaner.backoff.ms. Default 15000. */
   cleanerBackoffMs?: number;
   clock?: () => number;
+  /** Written as meta.properties into each log directory that has none (broker.id, cluster.id…). */
+  metaProperties?: Record<string, string>;
 }
 
 export interface LogDirState {
@@ -97,6 +101,9 @@ export class LogManager {
       return;
     }
     try {
+      if (this.opts.metaProperties && (await readMetaProperties(dir)) === undefined) {
+        await writeMetaProperties(dir, this.opts.metaProperties);
+      }
       state.hadCleanShutdown = await access(path.join(dir, CLEAN_SHUTDOWN_MARKER)).then(() => true, () => false);
       const recoveryPoints = await this.readCheckpoint(path.join(dir, RECOVERY_POINT_CHECKPOINT));
       const startOffsets = await this.readCheckpoint(path.join(dir, LOG_START_OFFSET_CHECKPOINT));

@@ -55,6 +55,17 @@ test('shutdown writes checkpoints and the clean marker; restart skips recovery a
   });
 });
 
+test('meta.properties is written once when the broker supplies it', async () => {
+  await withTempDir(async (dir) => {
+    const mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), cleanerEnabled: false, metaProperties: { version: '0', 'broker.id': '7' } });
+    await mgr.shutdown();
+    assert.match(await readFile(path.join(dir, 'meta.properties'), 'utf8'), /broker\.id=7/);
+    const again = await LogManager.open({ logDirs: [dir], defaults: testConfig(), cleanerEnabled: false, metaProperties: { version: '0', 'broker.id': '8' } });
+    await again.shutdown();
+    assert.match(await readFile(path.join(dir, 'meta.properties'), 'utf8'), /broker\.id=7/, 'existing file kept');
+  });
+});
+
 test('missing or garbage checkpoints at start-up are survived', async () => {
   await withTempDir(async (dir) => {
     let mgr = await open([dir]);
