@@ -78,3 +78,20 @@ test('--offsets-decoder prints __consumer_offsets keys and values as JSON', asyn
     assert.match(res.stdout, /key: \{"type":"1","data":\{"group":"g1","topic":"t","partition":2\}\} payload: \{"version":"3","data":\{"offset":42,/);
   });
 });
+
+test('bin/kafka-dump-log.sh runs the compiled tool', async () => {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const compiled = path.join(root, 'dist', 'cli', 'kafka-dump-log.js');
+  const { existsSync } = await import('node:fs');
+  // scripts/test.sh builds dist/ first; when run alone, build it here.
+  if (!existsSync(compiled)) spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'ignore' });
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir);
+    await log.append(makeBatch(['via-wrapper']), { leaderEpoch: 0 });
+    await log.close();
+    const res = spawnSync(path.join(root, 'bin', 'kafka-dump-log.sh'), ['--files', path.join(dir, 'topic-0', '00000000000000000000.log'), '--print-data-log'], { encoding: 'utf8' });
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /payload: via-wrapper/);
+  });
+});
