@@ -109,19 +109,31 @@ export class Connection {
     this.processFrames();
   }
 
-  /** Dispatches buffered frames until none is complete or a limit says to pause. */
+  /**
+   * The connection's pump: dispatches complete frames while the limits allow, writes the responses
+   * that are ready at the head of the queue, and repeats while writing freed room. Synchronous
+   * dispatcher answers are therefore written in batches (one socket write per chunk of requests).
+   */
   private processFrames(): void {
-    if (this.processing) return; // the running loop re-checks the limits on its next turn
+    if (this.processing) return; // the running pump picks up whatever changed on its next turn
     this.processing = true;
     try {
-      this.processFramesLoop();
+      for (;;) {
+        const inputExhausted = this.dispatchAvailable();
+        const written = this.writeReady();
+        if (written === 0 || this.closed || this.stopping) {
+          this.updatePause();
+          this.maybeFinish(inputExhausted);
+          return;
+        }
+      }
     } finally {
       this.processing = false;
     }
   }
 
-  private processFramesLoop(): void {
-    let inputExhausted = false;
+  /** Dispatches buffered frames until none is complete or a limit is hit; true when input ran out. */
+  private dispatchAvailable(): boolean {
     while (!this.closed && !this.stopping && !this.overLimits()) {
       let frame: Buffer | null;
       try {
@@ -130,16 +142,12 @@ export class Connection {
         if (!(err instanceof FrameSizeError)) throw err;
         this.logger.warn({ connectionId: this.ctx.connectionId, size: err.size }, `closing connection: ${err.message}`);
         this.close();
-        return;
+        return false;
       }
-      if (frame === null) {
-        inputExhausted = true;
-        break;
-      }
+      if (frame === null) return true;
       this.dispatch(frame);
     }
-    this.updatePause();
-    this.maybeFinish(inputExhausted);
+    return false;
   }
 
   /** Ends our side once nothing more will be answered (server stopping, or peer done sending). */
@@ -166,7 +174,8 @@ export class Connection {
     if (result instanceof Promise) {
       result.then((response) => this.complete(slot, response), (err: unknown) => this.failed(err));
     } else {
-      this.complete(slot, result);
+      slot.done = true;
+      slot.response = result;
     }
   }
 
@@ -174,7 +183,7 @@ export class Connection {
     if (this.closed) return;
     slot.done = true;
     slot.response = response;
-    this.flushReady();
+    this.processFrames();
   }
 
   private failed(err: unknown): void {
@@ -184,28 +193,53 @@ export class Connection {
     this.close();
   }
 
-  /** Writes every answered response at the head of the queue, batched in one corked write. */
-  private flushReady(): void {
-    if (this.head >= this.slots.length || !this.slots[this.head]!.done) return;
-    this.socket.cork();
+  /** Writes every answered response at the head of the queue; returns how many slots it retired. */
+  private writeReady(): number {
+    if (this.closed) return 0;
+    let retired = 0;
+    let bytes = 0;
+    const responses: Buffer[] = [];
     while (this.head < this.slots.length && this.slots[this.head]!.done) {
       const slot = this.slots[this.head]!;
       this.slots[this.head] = EMPTY_SLOT;
       this.head++;
+      retired++;
       this.inFlightBytes -= slot.requestBytes;
-      if (slot.response !== null) this.writeFrame(slot.response);
+      if (slot.response !== null) {
+        responses.push(slot.response);
+        bytes += 4 + slot.response.length;
+      }
     }
-    this.socket.uncork();
-    this.compactSlots();
-    if (this.stopping) this.maybeFinish(false);
-    else this.processFrames();
+    if (responses.length > 0 && !this.writeResponses(responses, bytes)) this.writeBlocked = true;
+    if (retired > 0) this.compactSlots();
+    return retired;
   }
 
-  private writeFrame(payload: Buffer): void {
-    const prefix = Buffer.allocUnsafe(4);
-    prefix.writeInt32BE(payload.length, 0);
-    this.socket.write(prefix);
-    if (!this.socket.write(payload)) this.writeBlocked = true;
+  /**
+   * Writes size-prefixed responses. Small batches are copied into one buffer (one write call);
+   * big responses are written as they are, behind a corked 4-byte prefix, to avoid copying them.
+   * Returns false when the socket's buffer is over its high-water mark.
+   */
+  private writeResponses(responses: Buffer[], bytes: number): boolean {
+    if (bytes <= COALESCE_MAX_BYTES) {
+      const out = Buffer.allocUnsafe(bytes);
+      let offset = 0;
+      for (const r of responses) {
+        offset = out.writeInt32BE(r.length, offset);
+        offset += r.copy(out, offset);
+      }
+      return this.socket.write(out);
+    }
+    let ok = true;
+    this.socket.cork();
+    for (const r of responses) {
+      const prefix = Buffer.allocUnsafe(4);
+      prefix.writeInt32BE(r.length, 0);
+      ok = this.socket.write(prefix) && ok;
+      ok = this.socket.write(r) && ok;
+    }
+    this.socket.uncork();
+    return ok;
   }
 
   /** Drops written slots from the front once enough accumulate, so the array does not grow forever. */
@@ -241,7 +275,7 @@ export class Connection {
 
   private onDrain(): void {
     this.writeBlocked = false;
-    if (!this.stopping) this.processFrames();
+    this.processFrames();
   }
 
   private onIdle(): void {
@@ -262,5 +296,8 @@ export class Connection {
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
 }
+
+/** Batches up to this size are copied into a single write. */
+const COALESCE_MAX_BYTES = 64 * 1024;
 
 const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0 };
