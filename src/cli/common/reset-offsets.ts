@@ -1,0 +1,103 @@
+/**
+ * Planning kafka-consumer-groups --reset-offsets: which partitions (--topic t[:p,...] or
+ * --all-topics or --from-file) and which new offset each gets, clamped to the log's range as
+ * Kafka does.
+ */
+import { readFileSync } from 'node:fs';
+import type { Admin } from '../../client/index.js';
+import { CliError } from './tool.js';
+
+export interface ResetSpec {
+  toEarliest?: boolean;
+  toLatest?: boolean;
+  toCurrent?: boolean;
+  toOffset?: string;
+  shiftBy?: string;
+  toDatetime?: string;
+  byDuration?: string;
+  fromFile?: string;
+}
+
+export interface PlannedOffset {
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+/** Kafka's ISO-8601 duration subset: PnDTnHnMnS (e.g. PT0.5S, P1DT2H). */
+export function parseDuration(s: string): number {
+  const m = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(s.trim());
+  if (!m || s.trim() === 'P' || s.trim().endsWith('T')) throw new CliError(`--by-duration "${s}" is not a duration like PnDTnHnMnS`);
+  return ((Number(m[1] ?? 0) * 24 + Number(m[2] ?? 0)) * 60 + Number(m[3] ?? 0)) * 60000 + Math.round(Number(m[4] ?? 0) * 1000);
+}
+
+export function parseDatetime(s: string): number {
+  // Kafka accepts yyyy-MM-ddTHH:mm:SS.sss with an optional zone; without one it is local time.
+  const t = Date.parse(/T\d\d:\d\d:\d\d(\.\d+)?$/.test(s) ? s : s.replace(/([+-]\d\d)(\d\d)$/, '$1:$2'));
+  if (Number.isNaN(t)) throw new CliError(`--to-datetime "${s}" is not a date like 2024-01-31T12:00:00.000`);
+  return t;
+}
+
+/** The partitions in scope: from --topic specs, or every topic the group has offsets for. */
+export async function scopePartitions(admin: Admin, group: string, topics: readonly string[] | undefined, allTopics: boolean): Promise<{ topic: string; partition: number }[]> {
+  const out: { topic: string; partition: number }[] = [];
+  if (allTopics) {
+    const committed = await admin.listGroupOffsets(group);
+    for (const [topic, parts] of committed) for (const p of parts.keys()) out.push({ topic, partition: p });
+    return out.sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+  }
+  for (const spec of topics ?? []) {
+    const [topic, list] = spec.split(':') as [string, string | undefined];
+    if (list !== undefined) {
+      for (const p of list.split(',')) {
+        const n = Number(p);
+        if (!Number.isInteger(n) || n < 0) throw new CliError(`invalid partition "${p}" in --topic ${spec}`);
+        out.push({ topic, partition: n });
+      }
+    } else {
+      const [tm] = await admin.describeTopics([topic]);
+      for (const p of tm!.partitions) out.push({ topic, partition: p.partition });
+    }
+  }
+  return out;
+}
+
+export async function planReset(admin: Admin, group: string, scope: { topic: string; partition: number }[], spec: ResetSpec): Promise<PlannedOffset[]> {
+  if (spec.fromFile) {
+    const lines = readFileSync(spec.fromFile, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+    return lines.map((l) => {
+      const [topic, p, o] = l.split(',');
+      if (!topic || p === undefined || o === undefined || !/^\d+$/.test(p.trim()) || !/^-?\d+$/.test(o.trim())) throw new CliError(`bad line in ${spec.fromFile}: "${l}" (expected topic,partition,offset)`);
+      return { topic, partition: Number(p), offset: BigInt(o.trim()) };
+    });
+  }
+  const q = (timestamp: bigint) => admin.listOffsets(scope.map((tp) => ({ ...tp, timestamp })));
+  const earliest = await q(-2n);
+  const latest = await q(-1n);
+  const clamp = (i: number, o: bigint): bigint => (o < earliest[i]!.offset ? earliest[i]!.offset : o > latest[i]!.offset ? latest[i]!.offset : o);
+  const committed = await admin.listGroupOffsets(group, scope);
+  const current = (i: number): bigint => {
+    const c = committed.get(scope[i]!.topic)?.get(scope[i]!.partition)?.offset ?? -1n;
+    return c >= 0n ? c : latest[i]!.offset;
+  };
+  let pick: (i: number) => bigint | Promise<bigint>;
+  if (spec.toEarliest) pick = (i) => earliest[i]!.offset;
+  else if (spec.toLatest) pick = (i) => latest[i]!.offset;
+  else if (spec.toCurrent) pick = (i) => current(i);
+  else if (spec.toOffset !== undefined) {
+    if (!/^-?\d+$/.test(spec.toOffset)) throw new CliError(`--to-offset must be a number, got "${spec.toOffset}"`);
+    pick = (i) => clamp(i, BigInt(spec.toOffset!));
+  } else if (spec.shiftBy !== undefined) {
+    if (!/^-?\d+$/.test(spec.shiftBy)) throw new CliError(`--shift-by must be a number, got "${spec.shiftBy}"`);
+    pick = (i) => clamp(i, current(i) + BigInt(spec.shiftBy!));
+  } else if (spec.toDatetime !== undefined || spec.byDuration !== undefined) {
+    const ts = spec.toDatetime !== undefined ? parseDatetime(spec.toDatetime) : Date.now() - parseDuration(spec.byDuration!);
+    const byTime = await q(BigInt(ts));
+    pick = (i) => (byTime[i]!.offset >= 0n ? byTime[i]!.offset : latest[i]!.offset);
+  } else {
+    throw new CliError('--reset-offsets needs one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file');
+  }
+  const out: PlannedOffset[] = [];
+  for (let i = 0; i < scope.length; i++) out.push({ ...scope[i]!, offset: await pick(i) });
+  return out;
+}

@@ -1,0 +1,202 @@
+/**
+ * kafka-consumer-groups.sh: list, describe (offsets/lag, members, state), reset offsets
+ * (dry run unless --execute), delete groups and delete a group's offsets, with Kafka's
+ * column layout.
+ */
+import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
+import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
+import { formatTable } from './common/table.js';
+import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
+
+const TOOL = 'kafka-consumer-groups.sh';
+
+interface Opts extends ResetSpec {
+  bootstrapServer?: string;
+  commandConfig?: string;
+  list?: boolean;
+  describe?: boolean;
+  delete?: boolean;
+  deleteOffsets?: boolean;
+  resetOffsets?: boolean;
+  group?: string[];
+  allGroups?: boolean;
+  topic?: string[];
+  allTopics?: boolean;
+  members?: boolean;
+  verbose?: boolean;
+  offsets?: boolean;
+  state?: boolean | string;
+  dryRun?: boolean;
+  execute?: boolean;
+  export?: boolean;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = createProgram(TOOL, 'List, describe, reset and delete consumer groups.')
+    .option('--bootstrap-server <server>', 'REQUIRED: the server(s) to connect to')
+    .option('--command-config <file>', 'property file with configs for the admin client')
+    .option('--list', 'list all consumer groups')
+    .option('--describe', 'describe consumer group(s): offsets and lag, or --members / --state')
+    .option('--delete', 'delete consumer group(s)')
+    .option('--delete-offsets', "delete a group's offsets of --topic")
+    .option('--reset-offsets', "reset a group's offsets (dry run unless --execute)")
+    .option('--group <group>', 'the consumer group (repeatable)', collect)
+    .option('--all-groups', 'apply to all consumer groups')
+    .option('--topic <topic[:partitions]>', 'the topic, optionally with partitions, e.g. t:0,1 (repeatable)', collect)
+    .option('--all-topics', 'with --reset-offsets: all topics the group has offsets for')
+    .option('--members', 'with --describe: the group members')
+    .option('--verbose', 'with --members: also each member\'s assignment')
+    .option('--offsets', 'with --describe: offsets and lag (the default)')
+    .option('--state [state]', 'with --describe: the group state; with --list: show states')
+    .option('--dry-run', 'only show the result of the reset')
+    .option('--execute', 'perform the reset')
+    .option('--export', 'print the reset plan as CSV (topic,partition,offset)')
+    .option('--to-earliest', 'reset to the earliest offset')
+    .option('--to-latest', 'reset to the latest offset')
+    .option('--to-current', 'reset to the current (committed) offset')
+    .option('--to-offset <n>', 'reset to this offset')
+    .option('--shift-by <n>', 'shift the current offset by n (may be negative)')
+    .option('--to-datetime <datetime>', 'reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss')
+    .option('--by-duration <duration>', 'reset to the offset of now minus a duration (PnDTnHnMnS)')
+    .option('--from-file <csv>', 'reset to the offsets in a CSV file (topic,partition,offset)');
+  const raw = parseArgs(program, argv);
+  if (raw === null) return 0;
+  const o = raw as Opts;
+  const actions = (['list', 'describe', 'delete', 'deleteOffsets', 'resetOffsets'] as const).filter((a) => o[a]);
+  if (actions.length !== 1) throw new CliError('exactly one of --list, --describe, --delete, --delete-offsets or --reset-offsets must be given (see --help)');
+  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  try {
+    if (o.list) {
+      const groups = (await admin.listGroups()).filter((g) => g.protocolType === 'consumer' || g.protocolType === '');
+      if (o.state !== undefined) {
+        const filter = typeof o.state === 'string' ? o.state.split(',').map((s) => s.trim().toLowerCase()) : null;
+        const rows = groups.filter((g) => !filter || filter.includes(g.state.toLowerCase())).map((g) => [g.groupId, g.state]);
+        console.log(formatTable(['GROUP', 'STATE'], rows));
+      } else {
+        for (const g of groups) console.log(g.groupId);
+      }
+      return 0;
+    }
+    const groups = o.allGroups ? (await admin.listGroups()).map((g) => g.groupId) : (o.group ?? []);
+    if (groups.length === 0) throw new CliError('missing required argument --group (or --all-groups)');
+    if (o.describe) return await describe(admin, groups, o);
+    if (o.delete) {
+      const result = await admin.deleteGroups(groups);
+      const failed = [...result].filter(([, e]) => e);
+      for (const [g, e] of failed) console.log(`Error: Deletion of group '${g}' failed: ${groupError(g, e!)}`);
+      const ok = [...result].filter(([, e]) => !e).map(([g]) => `'${g}'`);
+      if (ok.length > 0) console.log(`Deletion of requested consumer groups (${ok.join(', ')}) was successful.`);
+      return failed.length > 0 ? 1 : 0;
+    }
+    if (o.deleteOffsets) return await deleteOffsets(admin, groups[0]!, o);
+    return await reset(admin, groups, o);
+  } finally {
+    await admin.close();
+  }
+}
+
+function groupError(group: string, e: KafkaError): string {
+  if (e.code === 69) return `Consumer group '${group}' does not exist.`;
+  if (e.code === 68) return `The group is not empty.`;
+  return e.message;
+}
+
+async function describeOne(admin: Admin, group: string): Promise<GroupDescription> {
+  const [d] = await admin.describeGroups([group]);
+  if (!d || d.errorCode === 69 || (d.state === 'Dead' && d.members.length === 0)) throw new CliError(`Consumer group '${group}' does not exist.`);
+  if (d.errorCode !== 0) throw new KafkaError(d.errorCode, `describing group ${group} failed`);
+  return d;
+}
+
+async function describe(admin: Admin, groups: string[], o: Opts): Promise<number> {
+  for (const group of groups) {
+    const d = await describeOne(admin, group);
+    if (o.state !== undefined) {
+      console.log('\n' + formatTable(['GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS'], [
+        [group, `${d.coordinator.host}:${d.coordinator.port}`, d.protocol, d.state, String(d.members.length)],
+      ]));
+      continue;
+    }
+    if (d.members.length === 0) console.log(`\nConsumer group '${group}' has no active members.`);
+    if (o.members) {
+      const header = ['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', ...(o.verbose ? ['ASSIGNMENT'] : [])];
+      const rows = d.members.map((m) => {
+        const byTopic = new Map<string, number[]>();
+        for (const tp of m.assignment) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
+        const assignment = [...byTopic].map(([t, ps]) => `${t}(${ps.join(',')})`).join(',') || '-';
+        return [group, m.memberId, m.clientHost, m.clientId, String(m.assignment.length), ...(o.verbose ? [assignment] : [])];
+      });
+      if (rows.length > 0) console.log('\n' + formatTable(header, rows));
+      continue;
+    }
+    const committed = await admin.listGroupOffsets(group);
+    const owner = new Map<string, (typeof d.members)[number]>();
+    for (const m of d.members) for (const tp of m.assignment) owner.set(`${tp.topic}\u0000${tp.partition}`, m);
+    const keys = new Set<string>(owner.keys());
+    for (const [t, ps] of committed) for (const p of ps.keys()) keys.add(`${t}\u0000${p}`);
+    const tps = [...keys].map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
+      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+    const ends = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n }))).catch(() => null) : [];
+    const rows = tps.map((tp, i) => {
+      const c = committed.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
+      const end = ends?.[i]?.offset;
+      const m = owner.get(`${tp.topic}\u0000${tp.partition}`);
+      return [
+        group, tp.topic, String(tp.partition),
+        c >= 0n ? String(c) : '-',
+        end !== undefined ? String(end) : '-',
+        c >= 0n && end !== undefined ? String(end - c) : '-',
+        m?.memberId ?? '-', m?.clientHost ?? '-', m?.clientId ?? '-',
+      ];
+    });
+    console.log('\n' + formatTable(['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'], rows));
+  }
+  return 0;
+}
+
+async function reset(admin: Admin, groups: string[], o: Opts): Promise<number> {
+  if (!o.allTopics && !o.topic?.length && !o.fromFile) throw new CliError('--reset-offsets needs --topic, --all-topics or --from-file');
+  if (o.dryRun && o.execute) throw new CliError('--dry-run and --execute cannot be used together');
+  if (!o.dryRun && !o.execute && !o.export) {
+    console.log('WARN: No action will be performed as the --execute option is missing. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.');
+  }
+  for (const group of groups) {
+    const [d] = await admin.describeGroups([group]);
+    if (d && d.members.length > 0 && o.execute) {
+      throw new CliError(`Assignments can only be reset if the group '${group}' is inactive, but the current state is ${d.state}.`);
+    }
+    const scope = o.fromFile ? [] : await scopePartitions(admin, group, o.topic, o.allTopics ?? false);
+    const plan = await planReset(admin, group, scope, o);
+    if (o.execute) await admin.alterGroupOffsets(group, plan);
+    if (o.export) {
+      for (const p of plan) console.log(`${p.topic},${p.partition},${p.offset}`);
+    } else {
+      console.log('\n' + formatTable(['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'], plan.map((p) => [group, p.topic, String(p.partition), String(p.offset)])));
+    }
+  }
+  return 0;
+}
+
+async function deleteOffsets(admin: Admin, group: string, o: Opts): Promise<number> {
+  if (!o.topic?.length) throw new CliError('--delete-offsets needs --topic');
+  const scope = await scopePartitions(admin, group, o.topic, false);
+  let result: Map<string, KafkaError | null>;
+  try {
+    result = await admin.deleteGroupOffsets(group, scope);
+  } catch (err) {
+    if (err instanceof KafkaError && err.code === 69) throw new CliError(`Consumer group '${group}' does not exist.`);
+    if (err instanceof KafkaError && err.code === 86) throw new CliError(`Encounter some partition level error, see the follow-up details: the group is actively subscribed to the topic.`);
+    throw err;
+  }
+  const failed = [...result.values()].some((e) => e);
+  console.log(failed ? `Request failed for deleting offsets of group ${group}` : `Request succeed for deleting offsets with topic ${o.topic.join(', ')} group ${group}`);
+  const rows = scope.map((tp) => {
+    const e = result.get(`${tp.topic}-${tp.partition}`);
+    return [tp.topic, String(tp.partition), e ? `Error: ${e.message}` : 'Successful'];
+  });
+  console.log('\n' + formatTable(['TOPIC', 'PARTITION', 'STATUS'], rows));
+  return failed ? 1 : 0;
+}
+
+runTool(TOOL, main);
