@@ -24,7 +24,7 @@ export interface AppendSummary {
 }
 
 /** Checks framing, magic, size limit and CRC of every batch. Throws typed errors. */
-export function validateBatches(buf: Buffer, maxMessageBytes: number, strictCounts: boolean): AppendSummary {
+export function validateBatches(buf: Buffer, maxMessageBytes: number, strictCounts: boolean, checkCrc = true): AppendSummary {
   let pos = 0;
   const summary: AppendSummary = { batchCount: 0, recordCount: 0, offsetCount: 0, maxTimestamp: -1 };
   if (buf.length === 0) throw new CorruptRecordError('empty record set');
@@ -38,7 +38,7 @@ export function validateBatches(buf: Buffer, maxMessageBytes: number, strictCoun
       throw new RecordTooLargeError(`batch of ${size} bytes exceeds max.message.bytes ${maxMessageBytes}`);
     const magic = buf.readInt8(pos + MAGIC);
     if (magic !== 2) throw new CorruptRecordError(`batch at byte ${pos} has unsupported magic ${magic}`);
-    if (!isCrcValid(buf, pos)) throw new CorruptRecordError(`batch at byte ${pos} fails its CRC check`);
+    if (checkCrc && !isCrcValid(buf, pos)) throw new CorruptRecordError(`batch at byte ${pos} fails its CRC check`);
     const lastOffsetDelta = buf.readInt32BE(pos + 23);
     const count = buf.readInt32BE(pos + RECORDS_COUNT);
     if (lastOffsetDelta < 0 || count < 0) throw new CorruptRecordError(`batch at byte ${pos} has negative counts`);

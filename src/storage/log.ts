@@ -29,6 +29,12 @@ export interface AppendOptions {
   now?: number;
   /** false on followers: offsets come with the batches. Defaults to true. */
   assignOffsets?: boolean;
+  /**
+   * The caller already verified every batch's CRC (e.g. the produce handler's own validation):
+   * skip the second CRC pass, which costs as much as the page-cache write. Framing, magic and
+   * sizes are still checked.
+   */
+  crcVerified?: boolean;
 }
 
 export interface ReadResult {
@@ -162,7 +168,7 @@ export class Log extends EventEmitter {
 
   async append(batches: Buffer, opts: AppendOptions): Promise<AppendResult> {
     const assign = opts.assignOffsets ?? true;
-    const summary = validateBatches(batches, this.config.maxMessageBytes, assign);
+    const summary = validateBatches(batches, this.config.maxMessageBytes, assign, !opts.crcVerified);
     if (batches.length > this.config.segmentBytes)
       throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
     return this.lock.run(async () => {

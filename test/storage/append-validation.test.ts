@@ -34,3 +34,11 @@ test('rejects bad framing, CRC, size and counts', () => {
   const trailing = Buffer.concat([makeBatch(['a']), Buffer.alloc(20)]);
   assert.throws(() => validateBatches(trailing, 1 << 20, true), CorruptRecordError);
 });
+
+test('crc check can be skipped when the caller verified it, framing is still checked', () => {
+  const bad = makeBatch(['a']);
+  bad[bad.length - 1] ^= 1;
+  assert.throws(() => validateBatches(bad, 1 << 20, true), CorruptRecordError);
+  assert.equal(validateBatches(bad, 1 << 20, true, false).batchCount, 1);
+  assert.throws(() => validateBatches(bad.subarray(0, 40), 1 << 20, true, false), CorruptRecordError);
+});
