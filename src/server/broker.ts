@@ -47,6 +47,9 @@ export class Broker {
     this.advertised = cfg.advertisedListeners;
     const firstAdvertised = this.advertised[0]!;
     const self = { id: cfg.brokerId, host: firstAdvertised.host, port: firstAdvertised.port, rack: cfg.brokerRack };
+    if (cfg.zookeeperConnect) {
+      log.warn({ zookeeperConnect: cfg.zookeeperConnect }, 'zookeeper.connect is set, but ZooKeeper cluster mode is not built yet: running as a single embedded broker');
+    }
     log.info({ logDirs: cfg.logDirs }, 'loading cluster metadata');
     this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, cfg.clusterId);
     const metadata = this.metadataStore;
