@@ -22,7 +22,11 @@ export interface PendingRecord {
   reject: (err: Error) => void;
 }
 
+let nextBatchId = 0;
+
 export class ProducerBatch {
+  /** Creation order: retried batches go back in this order, ahead of newer ones. */
+  readonly id = nextBatchId++;
   readonly records: PendingRecord[] = [];
   bytes = 0;
   readonly createdAt = Date.now();
@@ -121,15 +125,16 @@ export class RecordAccumulator {
   requeue(batch: ProducerBatch): void {
     const k = key(batch.topic, batch.partition);
     const q = this.ready.get(k) ?? [];
-    q.unshift(batch);
+    const at = q.findIndex((b) => b.id > batch.id);
+    q.splice(at < 0 ? q.length : at, 0, batch);
     this.ready.set(k, q);
   }
 
-  /** Removes and returns the first ready batch of every partition not in `busy`. */
-  drain(busy: ReadonlySet<string>): ProducerBatch[] {
+  /** Removes and returns the first ready batch of every partition that `canSend` allows. */
+  drain(canSend: (partitionKey: string) => boolean): ProducerBatch[] {
     const out: ProducerBatch[] = [];
     for (const [k, q] of this.ready) {
-      if (busy.has(k) || q.length === 0) continue;
+      if (!canSend(k) || q.length === 0) continue;
       out.push(q.shift()!);
       if (q.length === 0) this.ready.delete(k);
     }

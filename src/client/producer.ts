@@ -1,7 +1,7 @@
 /**
  * The producer: `send()` puts a record in a batch and returns a promise of where it landed.
- * A sender drains closed batches, one in flight per partition (so retries never reorder),
- * many partitions per Produce request, one request per leader. With idempotence (the default
+ * A sender drains closed batches, up to `maxInFlight` per partition (retries go back in
+ * creation order), many partitions per Produce request, one request per leader. With idempotence (the default
  * for acks=all, as in Java) batches carry producer id, epoch and sequence, so a retried batch
  * the broker already wrote is not written twice.
  */
@@ -27,6 +27,8 @@ export interface ProducerOptions extends ClientOptions {
   deliveryTimeoutMs?: number;
   /** Default: true when acks is all. */
   enableIdempotence?: boolean;
+  /** Batches in flight per partition (max.in.flight.requests.per.connection, default 5). */
+  maxInFlight?: number;
   /** Custom partitioner; default murmur2 for keys, sticky otherwise. */
   partitioner?: (topic: string, key: Buffer | null, numPartitions: number) => number;
 }
@@ -65,7 +67,7 @@ export class Producer {
   private idempotent: boolean;
   private readonly accumulator: RecordAccumulator;
   private readonly sticky = new StickyPartitioner();
-  private readonly inFlight = new Set<string>();
+  private readonly inFlight = new Map<string, number>();
   private readonly nextSequence = new Map<string, number>();
   private producerId = -1n;
   private producerEpoch = -1;
@@ -184,17 +186,28 @@ export class Producer {
       this.scheduleDrain();
       return;
     }
-    const batches = this.accumulator.drain(this.inFlight);
-    if (batches.length === 0) return;
-    const byLeader = new Map<number, ProducerBatch[]>();
-    for (const b of batches) {
-      const leader = this.cluster.leaderFor(b.topic, b.partition);
-      this.inFlight.add(partitionKey(b.topic, b.partition));
-      const list = byLeader.get(leader) ?? [];
-      list.push(b);
-      byLeader.set(leader, list);
+    const maxInFlight = this.options.maxInFlight ?? 5;
+    for (;;) {
+      const batches = this.accumulator.drain((k) => (this.inFlight.get(k) ?? 0) < maxInFlight);
+      if (batches.length === 0) return;
+      const byLeader = new Map<number, ProducerBatch[]>();
+      for (const b of batches) {
+        const leader = this.cluster.leaderFor(b.topic, b.partition);
+        const k = partitionKey(b.topic, b.partition);
+        this.inFlight.set(k, (this.inFlight.get(k) ?? 0) + 1);
+        const list = byLeader.get(leader) ?? [];
+        list.push(b);
+        byLeader.set(leader, list);
+      }
+      for (const [leader, list] of byLeader) void this.sendTo(leader, list);
     }
-    for (const [leader, list] of byLeader) void this.sendTo(leader, list);
+  }
+
+  private releaseInFlight(b: ProducerBatch): void {
+    const k = partitionKey(b.topic, b.partition);
+    const n = (this.inFlight.get(k) ?? 1) - 1;
+    if (n <= 0) this.inFlight.delete(k);
+    else this.inFlight.set(k, n);
   }
 
   private async sendTo(leader: number, batches: ProducerBatch[]): Promise<void> {
@@ -233,7 +246,10 @@ export class Producer {
         if (code === 0 || code === ErrorCode.DUPLICATE_SEQUENCE_NUMBER) {
           this.complete(b, () => b.succeed(pr!.baseOffset, pr!.logAppendTimeMs));
         } else {
-          this.retryOrFail(b, new KafkaError(code, `${pr?.errorMessage ?? ''} producing to ${b.topic}-${b.partition}`.trim()), isRetriable(code));
+          // With several batches in flight, one failing makes the next ones arrive out of
+          // sequence; they are retried in order behind it.
+          const retriable = isRetriable(code) || (this.idempotent && code === ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+          this.retryOrFail(b, new KafkaError(code, `${pr?.errorMessage ?? ''} producing to ${b.topic}-${b.partition}`.trim()), retriable);
         }
       }
     } catch (err) {
@@ -242,7 +258,7 @@ export class Producer {
   }
 
   private complete(b: ProducerBatch, settle: () => void): void {
-    this.inFlight.delete(partitionKey(b.topic, b.partition));
+    this.releaseInFlight(b);
     settle();
     this.scheduleDrain();
   }
@@ -260,7 +276,7 @@ export class Producer {
         .catch(() => undefined)
         .finally(() => {
           this.accumulator.requeue(b);
-          this.inFlight.delete(partitionKey(b.topic, b.partition));
+          this.releaseInFlight(b);
           this.scheduleDrain();
         });
     }, this.cluster.retryBackoffMs);
