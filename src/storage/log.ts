@@ -6,6 +6,8 @@
 import { EventEmitter } from 'node:events';
 import { unlink } from 'node:fs/promises';
 import { LogSegment } from './log-segment.js';
+import { readFromSegments, type ReadResult } from './log-read.js';
+import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from './segment-retirement.js';
 import { assignOffsets, existingOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
 import { validateLogConfig, type LogConfig } from './config.js';
@@ -37,10 +39,7 @@ export interface AppendOptions {
   crcVerified?: boolean;
 }
 
-export interface ReadResult {
-  records: Buffer;
-  firstBatchOffset: number;
-}
+export type { ReadResult } from './log-read.js';
 
 export interface LogOpenOptions {
   dir: string;
@@ -191,13 +190,13 @@ export class Log extends EventEmitter {
       }
       const { maxTimestamp, firstBatchMaxTimestamp } = maxTimestampOfBatches(batches);
       try {
-        if (this.shouldRoll(batches.length, lastOffset, firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
+        if (shouldRoll(this.activeSegment, this.config, batches.length, lastOffset, firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
         this.activeSegment.append(batches, now);
       } catch (err) {
         throw this.storageFailure('append', err);
       }
       this.endOffset = lastOffset + 1;
-      if (this.recordEpochs(batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
+      if (recordEpochs(this.epochs, batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
         await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
       }
       this.unflushedMessages += summary.recordCount;
@@ -205,33 +204,6 @@ export class Log extends EventEmitter {
       if (this.unflushedMessages >= this.config.flushMessages) await this.flushLocked();
       return { firstOffset, lastOffset, logAppendTime: logAppendTime ?? -1, logStartOffset: this.startOffset, maxTimestamp };
     });
-  }
-
-  /** Leader appends carry one epoch; replica appends carry each batch's own. */
-  private recordEpochs(batches: Buffer, leaderEpoch: number | undefined, firstOffset: number): boolean {
-    if (leaderEpoch !== undefined) return this.epochs.assign(leaderEpoch, firstOffset);
-    let changed = false;
-    for (let pos = 0; pos < batches.length; pos += batches.readInt32BE(pos + 8) + 12) {
-      const base = batches.readInt32BE(pos) * 4294967296 + batches.readUInt32BE(pos + 4);
-      changed = this.epochs.assign(batches.readInt32BE(pos + 12), base) || changed;
-    }
-    return changed;
-  }
-
-  /** Kafka's roll rules: size, age (segment.ms), index capacity, relative offset overflow. */
-  private shouldRoll(appendBytes: number, lastOffset: number, maxTs: number, now: number): boolean {
-    const seg = this.activeSegment;
-    if (seg.size === 0) return false;
-    const waited =
-      seg.rollingBasedTimestamp !== undefined && seg.rollingBasedTimestamp >= 0 && maxTs >= 0
-        ? maxTs - seg.rollingBasedTimestamp
-        : now - seg.createdMs;
-    return (
-      seg.size + appendBytes > this.config.segmentBytes ||
-      waited > this.config.segmentMs ||
-      seg.indexesFull() ||
-      lastOffset - seg.baseOffset > 0x7fffffff
-    );
   }
 
   /** Rolls the active segment now (admin tools, tests). */
@@ -272,34 +244,13 @@ export class Log extends EventEmitter {
     if (fetchOffset < start || fetchOffset > end) throw new OffsetOutOfRangeError(fetchOffset, start, end);
     const empty = { records: Buffer.alloc(0), firstBatchOffset: fetchOffset };
     if (fetchOffset === end || (opts.maxOffset !== undefined && fetchOffset >= opts.maxOffset)) return empty;
-    let idx = this.segmentIndexFor(segments, fetchOffset);
-    const sizes = segments.map((s) => s.size);
     try {
-      for (; idx < segments.length; idx++) {
-        const res = await segments[idx]!.read(fetchOffset, maxBytes, sizes[idx]!, opts.maxOffset, opts.minOneBatch ?? true);
-        if (res) return res;
-      }
+      return (await readFromSegments(segments, fetchOffset, maxBytes, opts.maxOffset, opts.minOneBatch ?? true)) ?? empty;
     } catch (err) {
-      // A segment deleted under us (retention raced this read) closes its file: retry once.
-      if (segments !== this.segments) return this.read(Math.max(fetchOffset, this.startOffset), maxBytes, opts);
+      // A segment deleted under us (retention raced this read) closes its file: retry on the new list.
+      if (segments !== this.segments) return this.read(fetchOffset, maxBytes, opts);
       throw this.storageFailure('read', err);
     }
-    return empty;
-  }
-
-  /** Index of the last segment whose base offset <= offset (0 if none). */
-  segmentIndexFor(segments: readonly LogSegment[], offset: number): number {
-    let lo = 0;
-    let hi = segments.length - 1;
-    let found = 0;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      if (segments[mid]!.baseOffset <= offset) {
-        found = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    return found;
   }
 
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
