@@ -39,6 +39,10 @@ export interface LogManagerOptions {
   /** log.cleaner.backoff.ms. Default 15000. */
   cleanerBackoffMs?: number;
   clock?: () => number;
+  /** Per-topic overrides (from the metadata store) applied when existing logs are loaded. */
+  topicConfig?: (topic: string) => Partial<LogConfig> | undefined;
+  /** Logs recovered in parallel per directory (num.recovery.threads.per.data.dir). Default 4. */
+  recoveryThreads?: number;
   /** Written as meta.properties into each log directory that has none (broker.id, cluster.id…). */
   metaProperties?: Record<string, string>;
 }
@@ -111,6 +115,7 @@ export class LogManager {
       this.cleaner.seed(await this.readCheckpoint(path.join(dir, CLEANER_OFFSET_CHECKPOINT)));
       const entries = await readdir(dir, { withFileTypes: true });
       const started = this.clock();
+      const found: { topic: string; partition: number }[] = [];
       for (const entry of entries) {
         if (!entry.isDirectory()) continue;
         if (entry.name.endsWith('-delete')) {
@@ -119,12 +124,20 @@ export class LogManager {
         }
         const m = LOG_DIR_NAME.exec(entry.name);
         if (!m || entry.name.endsWith('-future')) continue;
-        const topic = m[1]!;
-        const partition = Number(m[2]);
-        const key = tpKey(topic, partition);
-        const log = await this.openLog(state, topic, partition, this.opts.defaults, recoveryPoints.get(key), startOffsets.get(key));
-        this.logs.set(key, { log, dir: state });
+        found.push({ topic: m[1]!, partition: Number(m[2]) });
       }
+      // Like num.recovery.threads.per.data.dir: a few logs recover at once.
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < found.length) {
+          const { topic, partition } = found[next++]!;
+          const key = tpKey(topic, partition);
+          const config = { ...this.opts.defaults, ...(this.opts.topicConfig?.(topic) ?? {}) };
+          const log = await this.openLog(state, topic, partition, config, recoveryPoints.get(key), startOffsets.get(key));
+          this.logs.set(key, { log, dir: state });
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, this.opts.recoveryThreads ?? 4) }, worker));
       this.logger.info(
         `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${state.hadCleanShutdown ? 'clean' : 'unclean'} shutdown)`,
       );

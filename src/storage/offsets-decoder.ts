@@ -31,12 +31,12 @@ export function decodeOffsetsRecord(key: Buffer | null, value: Buffer | null): {
   try {
     if (keyVersion === 0 || keyVersion === 1) {
       const k = decodeWith(OffsetCommitKeyCodec, key, keyVersion);
-      const payload = value === null ? 'null' : valueJson(OffsetCommitValueCodec, value);
+      const payload = value === null ? '<DELETE>' : valueJson(OffsetCommitValueCodec, value);
       return { key: toJson({ type: String(keyVersion), data: k }), payload };
     }
     if (keyVersion === 2) {
       const k = decodeWith(GroupMetadataKeyCodec, key, keyVersion);
-      const payload = value === null ? 'null' : valueJson(GroupMetadataValueCodec, value);
+      const payload = value === null ? '<DELETE>' : valueJson(GroupMetadataValueCodec, value);
       return { key: toJson({ type: String(keyVersion), data: k }), payload };
     }
   } catch (err) {

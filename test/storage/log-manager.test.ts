@@ -66,6 +66,26 @@ test('meta.properties is written once when the broker supplies it', async () => 
   });
 });
 
+test('many logs recover in parallel and pick up per-topic config at start-up', async () => {
+  await withTempDir(async (dir) => {
+    let mgr = await open([dir]);
+    for (let p = 0; p < 12; p++) await (await mgr.createLog(p % 2 ? 'compacted' : 'plain', p)).append(makeBatch([`p${p}`]), { leaderEpoch: 0 });
+    await mgr.shutdown();
+    mgr = await LogManager.open({
+      logDirs: [dir],
+      defaults: testConfig(),
+      cleanerEnabled: false,
+      recoveryThreads: 3,
+      topicConfig: (topic) => (topic === 'compacted' ? { cleanupPolicy: ['compact'] } : undefined),
+    });
+    assert.equal(mgr.allLogs().length, 12);
+    assert.deepEqual(mgr.getLog('compacted', 1)!.config.cleanupPolicy, ['compact']);
+    assert.deepEqual(mgr.getLog('plain', 2)!.config.cleanupPolicy, ['delete']);
+    assert.deepEqual((await readAll(mgr.getLog('plain', 4)!)).map((r) => r.value), ['p4']);
+    await mgr.shutdown();
+  });
+});
+
 test('missing or garbage checkpoints at start-up are survived', async () => {
   await withTempDir(async (dir) => {
     let mgr = await open([dir]);
