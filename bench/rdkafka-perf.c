@@ -1,0 +1,250 @@
+/*
+ * A small librdkafka load generator for Fjord's produce/consume benchmark (bench/produce-consume.ts
+ * compiles it at bench time: gcc -O2 -o <tmp>/rdkafka-perf bench/rdkafka-perf.c -lrdkafka -lpthread).
+ * kcat reads and formats one record at a time, which made the client the bottleneck; this program
+ * sends one shared payload and counts records without touching them.
+ *
+ *   rdkafka-perf produce -b HOST:PORT -t TOPIC -n RECORDS -s BYTES [-a ACKS] [-l LINGER_MS] [-B BATCH_BYTES]
+ *   rdkafka-perf consume -b HOST:PORT -t TOPIC -n RECORDS
+ *   rdkafka-perf latency -b HOST:PORT -t TOPIC -r RECORDS_PER_S -d SECONDS -s BYTES [-a ACKS] [-l LINGER_MS]
+ *   extra librdkafka properties: -X name=value (repeatable)
+ *
+ * Prints one JSON line on stdout. Throughput is measured from the first send (or the partition
+ * assignment) to the last delivery report (or the last record), so it includes the tail.
+ */
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, const char *detail) {
+  fprintf(stderr, "rdkafka-perf: %s: %s\n", what, detail);
+  exit(1);
+}
+
+static void set(rd_kafka_conf_t *conf, const char *name, const char *value) {
+  char err[512];
+  if (rd_kafka_conf_set(conf, name, value, err, sizeof err) != RD_KAFKA_CONF_OK) die(name, err);
+}
+
+struct options {
+  const char *mode, *brokers, *topic, *acks, *linger, *batch;
+  long records, size, rate, seconds;
+  const char *extra[32];
+  int extras;
+};
+
+/* Delivery report state, shared by the callback and the main thread (latency mode: the poll thread). */
+static volatile long delivered, failed;
+static double last_delivery;
+static double *sent_at; /* latency mode: send time per record, indexed by the message opaque */
+static double *latency;
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk;
+  (void)opaque;
+  double t = now_s();
+  if (m->err) {
+    if (failed++ < 5) fprintf(stderr, "rdkafka-perf: delivery failed: %s\n", rd_kafka_err2str(m->err));
+  } else {
+    delivered++;
+  }
+  if (latency) {
+    long i = (long)(intptr_t)m->_private;
+    latency[i] = t - sent_at[i];
+  }
+  last_delivery = t;
+}
+
+static rd_kafka_t *new_client(rd_kafka_type_t type, const struct options *o) {
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  char err[512];
+  set(conf, "bootstrap.servers", o->brokers);
+  if (type == RD_KAFKA_PRODUCER) {
+    set(conf, "acks", o->acks);
+    set(conf, "linger.ms", o->linger);
+    set(conf, "batch.size", o->batch);
+    set(conf, "compression.type", "none");
+    set(conf, "queue.buffering.max.kbytes", "1048576");
+    set(conf, "queue.buffering.max.messages", "1000000");
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+  } else {
+    /* No group: partitions are assigned by hand, nothing is committed. */
+    set(conf, "group.id", "rdkafka-perf");
+    set(conf, "enable.auto.commit", "false");
+    set(conf, "fetch.max.bytes", "52428800");
+    set(conf, "max.partition.fetch.bytes", "10485760");
+    set(conf, "queued.max.messages.kbytes", "1048576");
+    set(conf, "queued.min.messages", "1000000");
+  }
+  for (int i = 0; i < o->extras; i++) {
+    char name[256];
+    const char *eq = strchr(o->extra[i], '=');
+    if (!eq || eq - o->extra[i] >= (long)sizeof name) die("-X expects name=value", o->extra[i]);
+    memcpy(name, o->extra[i], eq - o->extra[i]);
+    name[eq - o->extra[i]] = 0;
+    set(conf, name, eq + 1);
+  }
+  rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (!rk) die("rd_kafka_new", err);
+  return rk;
+}
+
+static void produce_one(rd_kafka_t *rk, const struct options *o, void *payload, long index) {
+  for (;;) {
+    rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(o->topic), RD_KAFKA_V_VALUE(payload, (size_t)o->size),
+                                              RD_KAFKA_V_OPAQUE((void *)(intptr_t)index), RD_KAFKA_V_END);
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
+    rd_kafka_poll(rk, 1); /* the local queue is full: serve delivery reports, then retry */
+  }
+}
+
+static void run_produce(const struct options *o) {
+  rd_kafka_t *rk = new_client(RD_KAFKA_PRODUCER, o);
+  char *payload = malloc(o->size);
+  memset(payload, 'x', o->size);
+  double start = now_s();
+  for (long i = 0; i < o->records; i++) {
+    produce_one(rk, o, payload, i);
+    if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+  }
+  while (delivered + failed < o->records) rd_kafka_poll(rk, 100);
+  double secs = last_delivery - start;
+  printf("{\"mode\":\"produce\",\"records\":%ld,\"failed\":%ld,\"bytes\":%ld,\"seconds\":%.4f,\"records_per_s\":%.0f,\"mb_per_s\":%.2f}\n",
+         (long)delivered, (long)failed, delivered * o->size, secs, delivered / secs, delivered * o->size / secs / 1048576.0);
+  rd_kafka_destroy(rk);
+  free(payload);
+}
+
+static void run_consume(const struct options *o) {
+  rd_kafka_t *rk = new_client(RD_KAFKA_CONSUMER, o);
+  rd_kafka_topic_t *t = rd_kafka_topic_new(rk, o->topic, NULL);
+  const struct rd_kafka_metadata *md;
+  rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, t, &md, 10000);
+  if (e) die("metadata", rd_kafka_err2str(e));
+  if (md->topic_cnt != 1 || md->topics[0].err) die("metadata", "topic not found");
+  rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+  for (int i = 0; i < md->topics[0].partition_cnt; i++)
+    rd_kafka_topic_partition_list_add(parts, o->topic, md->topics[0].partitions[i].id)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_metadata_destroy(md);
+  rd_kafka_topic_destroy(t);
+  double start = now_s();
+  if ((e = rd_kafka_assign(rk, parts))) die("assign", rd_kafka_err2str(e));
+  long count = 0, bytes = 0;
+  double last = start;
+  while (count < o->records) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 1000);
+    if (!m) {
+      if (now_s() - last > 30) die("consume", "no record for 30 s");
+      continue;
+    }
+    if (m->err) {
+      if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) die("consume", rd_kafka_message_errstr(m));
+    } else {
+      count++;
+      bytes += (long)m->len;
+      last = now_s();
+    }
+    rd_kafka_message_destroy(m);
+  }
+  double secs = last - start;
+  printf("{\"mode\":\"consume\",\"records\":%ld,\"bytes\":%ld,\"seconds\":%.4f,\"records_per_s\":%.0f,\"mb_per_s\":%.2f}\n", count, bytes,
+         secs, count / secs, bytes / secs / 1048576.0);
+  rd_kafka_topic_partition_list_destroy(parts);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+}
+
+static volatile int polling = 1;
+static void *poll_loop(void *rk) {
+  while (polling) rd_kafka_poll(rk, 50);
+  return NULL;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Fixed-rate sends; a second thread serves delivery reports as soon as they arrive so the
+ * measured latency is send -> acknowledgement, not send -> our next poll. */
+static void run_latency(const struct options *o) {
+  long n = o->rate * o->seconds;
+  sent_at = calloc(n, sizeof(double));
+  latency = calloc(n, sizeof(double));
+  rd_kafka_t *rk = new_client(RD_KAFKA_PRODUCER, o);
+  char *payload = malloc(o->size);
+  memset(payload, 'x', o->size);
+  /* Warm up: metadata and the connection, so the first record does not pay for them. */
+  produce_one(rk, o, payload, 0);
+  rd_kafka_flush(rk, 10000);
+  delivered = failed = 0;
+  pthread_t poller;
+  pthread_create(&poller, NULL, poll_loop, rk);
+  struct timespec due;
+  clock_gettime(CLOCK_MONOTONIC, &due);
+  long step_ns = 1000000000L / o->rate;
+  double start = now_s();
+  for (long i = 0; i < n; i++) {
+    due.tv_nsec += step_ns;
+    while (due.tv_nsec >= 1000000000L) {
+      due.tv_nsec -= 1000000000L;
+      due.tv_sec++;
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+    sent_at[i] = now_s();
+    produce_one(rk, o, payload, i);
+  }
+  double sending = now_s() - start;
+  rd_kafka_flush(rk, 30000);
+  polling = 0;
+  pthread_join(poller, NULL);
+  qsort(latency, n, sizeof(double), by_value);
+  printf("{\"mode\":\"latency\",\"records\":%ld,\"failed\":%ld,\"rate\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
+         (long)delivered, (long)failed, n / sending, latency[n / 2] * 1e3, latency[(long)(n * 0.99)] * 1e3,
+         latency[(long)(n * 0.999)] * 1e3, latency[n - 1] * 1e3);
+  rd_kafka_destroy(rk);
+}
+
+int main(int argc, char **argv) {
+  struct options o = {.acks = "1", .linger = "5", .batch = "1000000", .records = 100000, .size = 1024, .rate = 10000, .seconds = 5};
+  if (argc < 2) die("usage", "rdkafka-perf produce|consume|latency -b brokers -t topic [options] (see the source)");
+  o.mode = argv[1];
+  int c;
+  optind = 2;
+  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:X:")) != -1) {
+    switch (c) {
+      case 'b': o.brokers = optarg; break;
+      case 't': o.topic = optarg; break;
+      case 'n': o.records = atol(optarg); break;
+      case 's': o.size = atol(optarg); break;
+      case 'a': o.acks = optarg; break;
+      case 'l': o.linger = optarg; break;
+      case 'B': o.batch = optarg; break;
+      case 'r': o.rate = atol(optarg); break;
+      case 'd': o.seconds = atol(optarg); break;
+      case 'X':
+        if (o.extras == 32) die("-X", "too many");
+        o.extra[o.extras++] = optarg;
+        break;
+      default: die("usage", "unknown option");
+    }
+  }
+  if (!o.brokers || !o.topic) die("usage", "-b and -t are required");
+  if (!strcmp(o.mode, "produce")) run_produce(&o);
+  else if (!strcmp(o.mode, "consume")) run_consume(&o);
+  else if (!strcmp(o.mode, "latency")) run_latency(&o);
+  else die("unknown mode", o.mode);
+  return 0;
+}
