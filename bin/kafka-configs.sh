@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
 # kafka-configs.sh (see src/cli/kafka-configs.ts)
-exec node "$(dirname "$0")/../dist/cli/kafka-configs.js" "$@"
+exec node "$(dirname "$(readlink -f "$0")")/../dist/cli/kafka-configs.js" "$@"

@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
 # kafka-consumer-perf-test.sh (see src/cli/kafka-consumer-perf-test.ts)
-exec node "$(dirname "$0")/../dist/cli/kafka-consumer-perf-test.js" "$@"
+exec node "$(dirname "$(readlink -f "$0")")/../dist/cli/kafka-consumer-perf-test.js" "$@"

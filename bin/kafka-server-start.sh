@@ -6,7 +6,7 @@
 # Requires a build: npm run build (creates dist/).
 set -euo pipefail
 
-DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
 MAIN="$DIR/../dist/server/main.js"
 
 if [ $# -lt 1 ]; then

@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
 # kafka-topics.sh (see src/cli/kafka-topics.ts)
-exec node "$(dirname "$0")/../dist/cli/kafka-topics.js" "$@"
+exec node "$(dirname "$(readlink -f "$0")")/../dist/cli/kafka-topics.js" "$@"
