@@ -9,6 +9,8 @@ command -v kcat >/dev/null || need+=(kcat)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(zookeeper)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v iperf3 >/dev/null || need+=(iperf3)
+command -v lz4 >/dev/null || need+=(lz4)
+command -v zstd >/dev/null || need+=(zstd)
 [ -d node_modules ] || npm ci
 if [ "${#need[@]}" -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"
