@@ -14,7 +14,7 @@ import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
-import { brokerLogDefaults } from '../replication/log-config.js';
+import { brokerLogDefaults, topicLogConfig } from '../replication/log-config.js';
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -64,6 +64,16 @@ export class Broker {
       // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
       flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
+      // Logs found on disk start with their topic's overrides (compaction of __consumer_offsets,
+      // retention) from the first moment, not only once the replica manager syncs them.
+      topicConfig: (topic) => {
+        const info = metadata.topic(topic);
+        try {
+          return info ? topicLogConfig(brokerLogDefaults(cfg), info.configs) : undefined;
+        } catch {
+          return undefined; // an invalid stored override: the replica manager logs it on sync
+        }
+      },
     });
     this.replicaManager = await ReplicaManager.start({
       config: cfg,
