@@ -2,7 +2,8 @@
  * Metadata for a single broker with no other service: kept in memory and persisted as one JSON
  * file in the first log directory, replaced atomically (write, fsync, rename) on every change.
  */
-import { open, readFile, rename, mkdir } from 'node:fs/promises';
+import { writeFileAtomically } from '../../storage/checkpoints.js';
+import { readFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUuid } from '../../protocol/primitives/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -170,17 +171,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
   private persist(): Promise<void> {
     const state: PersistedState = { version: 1, clusterId: this.clusterId, topics: this.topics() };
     const text = JSON.stringify(state, null, 1);
-    this.writing = this.writing.then(async () => {
-      const tmp = `${this.file}.tmp`;
-      const fh = await open(tmp, 'w');
-      try {
-        await fh.writeFile(text);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, this.file);
-    });
+    this.writing = this.writing.then(() => writeFileAtomically(this.file, text));
     return this.writing;
   }
 

@@ -3,7 +3,8 @@
  * broker id) and cluster-wide defaults (resource name ""). They sit above server.properties in
  * precedence, are kept in memory and persisted as a small JSON file next to the metadata file.
  */
-import { open, readFile, rename } from 'node:fs/promises';
+import { writeFileAtomically } from '../../storage/checkpoints.js';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
@@ -93,17 +94,7 @@ export class DynamicBrokerConfigs {
     for (const [scope, entries] of this.scopes) state.scopes[scope] = Object.fromEntries(entries);
     const text = JSON.stringify(state, null, 1);
     // Serialised, and written atomically, so a crash leaves either the old or the new file.
-    this.writing = this.writing.then(async () => {
-      const tmp = `${file}.tmp`;
-      const fh = await open(tmp, 'w');
-      try {
-        await fh.writeFile(text);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, file);
-    });
+    this.writing = this.writing.then(() => writeFileAtomically(file, text));
     return this.writing;
   }
 
