@@ -124,7 +124,8 @@ export class Partition {
   /**
    * Leader append of validated v2 batches: idempotence checks, log append, producer state,
    * high watermark. A duplicate of one of a producer's last five batches is answered with its
-   * original base offset and no error, as Kafka does.
+   * original base offset and no error, as Kafka does. The batches' CRCs must have been checked
+   * already (prepareProducedRecords does), so the log skips its own CRC pass.
    */
   appendAsLeader(batches: Buffer): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
@@ -146,7 +147,7 @@ export class Partition {
         }
         pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
       }
-      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch });
+      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, crcVerified: true });
       // Offsets are now stamped in the buffer: record each idempotent batch's range.
       pos = 0;
       while (pos < batches.length) {

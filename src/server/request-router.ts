@@ -13,7 +13,7 @@ import { apiVersionsList } from './handlers/18-api-versions.js';
 
 export function createRequestRouter(services: BrokerServices) {
   const log = services.logger;
-  return async function route(frame: Buffer, connection: ConnectionContext): Promise<Buffer | null> {
+  return async function route(frame: Buffer, connection: ConnectionContext): Promise<Buffer | Buffer[] | null> {
     const { apiKey, apiVersion, correlationId } = peekHeader(frame);
     const handler = services.handlers.get(apiKey);
     if (!handler) {
@@ -37,13 +37,19 @@ export function createRequestRouter(services: BrokerServices) {
     }
     const writeBody = await run;
     if (writeBody === null) return null;
-    const w = new Writer(512);
+    // Large record sets (Fetch) stay where storage read them: the connection writes the parts
+    // with one vectored write instead of copying megabytes into a single frame.
+    const w = new Writer(512, { referenceThreshold: REFERENCE_THRESHOLD });
     writeResponseHeader(w, apiKey, flexible, correlationId);
     writeBody(w);
     log.trace({ apiKey, apiVersion, correlationId }, 'answered');
-    return w.result();
+    const parts = w.parts();
+    return parts.length === 1 ? parts[0]! : parts;
   };
 }
+
+/** Byte runs at least this long are sent by reference; below it a copy is cheaper than a writev entry. */
+const REFERENCE_THRESHOLD = 16 * 1024;
 
 /** Kafka's answer to an ApiVersions version it does not know: v0 layout, error 35, our ranges. */
 function unsupportedApiVersions(services: BrokerServices, correlationId: number): Buffer {

@@ -1,14 +1,29 @@
 /**
  * Writes Kafka protocol primitives into a growable Buffer. One Writer per response; the
  * backing store doubles as needed so encoding is a sequence of in-place writes.
+ *
+ * With `referenceThreshold`, raw byte runs at least that long (fetched record sets) are kept by
+ * reference instead of copied: `parts()` then returns the encoded message as a list of buffers
+ * for a vectored socket write. Such buffers must not change until the parts are written.
  */
 import { uuidToBytes } from './uuid.js';
+
+export interface WriterOptions {
+  /** raw() of at least this many bytes keeps the caller's bytes by reference (see parts()). */
+  referenceThreshold?: number;
+}
 
 export class Writer {
   buf: Buffer;
   offset = 0;
-  constructor(initialSize = 256) {
+  private readonly referenceThreshold: number;
+  /** Finished pieces before `pieceStart`: slices of our buffers and referenced caller buffers. */
+  private pieces: Buffer[] | null = null;
+  private pieceStart = 0;
+
+  constructor(initialSize = 256, options: WriterOptions = {}) {
     this.buf = Buffer.allocUnsafe(initialSize);
+    this.referenceThreshold = options.referenceThreshold ?? Number.POSITIVE_INFINITY;
   }
 
   /** Reserves n bytes and returns where they start. Callers must read `this.buf` AFTER calling
@@ -26,9 +41,17 @@ export class Writer {
     return at;
   }
 
-  /** The bytes written so far (a view, not a copy). */
+  /** The bytes written so far (a view, not a copy, unless runs were kept by reference). */
   result(): Buffer {
-    return this.buf.subarray(0, this.offset);
+    if (this.pieces === null) return this.buf.subarray(0, this.offset);
+    return Buffer.concat(this.parts());
+  }
+
+  /** The bytes written so far as a list of buffers, in order (one buffer when nothing was referenced). */
+  parts(): Buffer[] {
+    if (this.pieces === null) return [this.buf.subarray(0, this.offset)];
+    const tail = this.buf.subarray(this.pieceStart, this.offset);
+    return tail.length > 0 ? [...this.pieces, tail] : [...this.pieces];
   }
 
   int8(v: number): void {
@@ -133,7 +156,19 @@ export class Writer {
     this.length(-1, compact, 4);
   }
   raw(v: Uint8Array): void {
+    if (v.length >= this.referenceThreshold) {
+      this.reference(v);
+      return;
+    }
     const at = this.ensure(v.length);
     this.buf.set(v, at);
+  }
+
+  /** Closes the current piece of our buffer and appends v itself (positions in buf stay valid). */
+  private reference(v: Uint8Array): void {
+    const pieces = (this.pieces ??= []);
+    if (this.offset > this.pieceStart) pieces.push(this.buf.subarray(this.pieceStart, this.offset));
+    pieces.push(Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.length));
+    this.pieceStart = this.offset;
   }
 }

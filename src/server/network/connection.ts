@@ -2,12 +2,12 @@
 // and writes the responses strictly in request order, pausing the socket when it falls behind.
 import type { Socket } from 'node:net';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
-import type { ConnectionContext, ConnectionLimits, NetworkLogger, RequestDispatcher } from './types.js';
+import type { ConnectionContext, ConnectionLimits, NetworkLogger, RequestDispatcher, ResponseFrame } from './types.js';
 
 /** A request awaiting its turn in the output; `response` is set once the dispatcher answered. */
 interface ResponseSlot {
   done: boolean;
-  response: Buffer | null;
+  response: ResponseFrame | null;
   requestBytes: number;
 }
 
@@ -164,7 +164,7 @@ export class Connection {
     this.slots.push(slot);
     this.inFlightBytes += frame.length;
     this.dispatchedCount++;
-    let result: Promise<Buffer | null> | Buffer | null;
+    let result: Promise<ResponseFrame | null> | ResponseFrame | null;
     try {
       result = this.dispatcher(frame, this.ctx);
     } catch (err) {
@@ -179,7 +179,7 @@ export class Connection {
     }
   }
 
-  private complete(slot: ResponseSlot, response: Buffer | null): void {
+  private complete(slot: ResponseSlot, response: ResponseFrame | null): void {
     if (this.closed) return;
     slot.done = true;
     slot.response = response;
@@ -198,7 +198,7 @@ export class Connection {
     if (this.closed) return 0;
     let retired = 0;
     let bytes = 0;
-    const responses: Buffer[] = [];
+    const responses: ResponseFrame[] = [];
     while (this.head < this.slots.length && this.slots[this.head]!.done) {
       const slot = this.slots[this.head]!;
       this.slots[this.head] = EMPTY_SLOT;
@@ -207,7 +207,7 @@ export class Connection {
       this.inFlightBytes -= slot.requestBytes;
       if (slot.response !== null) {
         responses.push(slot.response);
-        bytes += 4 + slot.response.length;
+        bytes += 4 + frameLength(slot.response);
       }
     }
     if (responses.length > 0 && !this.writeResponses(responses, bytes)) this.writeBlocked = true;
@@ -217,16 +217,18 @@ export class Connection {
 
   /**
    * Writes size-prefixed responses. Small batches are copied into one buffer (one write call);
-   * big responses are written as they are, behind a corked 4-byte prefix, to avoid copying them.
+   * big responses (and the parts of multi-part ones) are written as they are, behind a 4-byte
+   * prefix, corked so the kernel gets one vectored write without copying them.
    * Returns false when the socket's buffer is over its high-water mark.
    */
-  private writeResponses(responses: Buffer[], bytes: number): boolean {
+  private writeResponses(responses: ResponseFrame[], bytes: number): boolean {
     if (bytes <= COALESCE_MAX_BYTES) {
       const out = Buffer.allocUnsafe(bytes);
       let offset = 0;
       for (const r of responses) {
-        offset = out.writeInt32BE(r.length, offset);
-        offset += r.copy(out, offset);
+        offset = out.writeInt32BE(frameLength(r), offset);
+        if (Buffer.isBuffer(r)) offset += r.copy(out, offset);
+        else for (const part of r) offset += part.copy(out, offset);
       }
       return this.socket.write(out);
     }
@@ -234,9 +236,10 @@ export class Connection {
     this.socket.cork();
     for (const r of responses) {
       const prefix = Buffer.allocUnsafe(4);
-      prefix.writeInt32BE(r.length, 0);
+      prefix.writeInt32BE(frameLength(r), 0);
       ok = this.socket.write(prefix) && ok;
-      ok = this.socket.write(r) && ok;
+      if (Buffer.isBuffer(r)) ok = this.socket.write(r) && ok;
+      else for (const part of r) ok = this.socket.write(part) && ok;
     }
     this.socket.uncork();
     return ok;
@@ -295,6 +298,13 @@ export class Connection {
     this.head = 0;
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
+}
+
+function frameLength(r: ResponseFrame): number {
+  if (Buffer.isBuffer(r)) return r.length;
+  let n = 0;
+  for (const part of r) n += part.length;
+  return n;
 }
 
 /** Batches up to this size are copied into a single write. */

@@ -12,8 +12,11 @@ export interface ConnectionContext {
 /**
  * Handles one request frame (without the size prefix) and returns the response frame (without the
  * size prefix), or null when no response is sent (Produce with acks=0). Throwing closes the connection.
+ * A response may be a list of buffers (written back to back, e.g. a header and record sets held
+ * by reference); the connection must not see them change until written.
  */
-export type RequestDispatcher = (frame: Buffer, ctx: ConnectionContext) => Promise<Buffer | null> | Buffer | null;
+export type ResponseFrame = Buffer | readonly Buffer[];
+export type RequestDispatcher = (frame: Buffer, ctx: ConnectionContext) => Promise<ResponseFrame | null> | ResponseFrame | null;
 
 /** Throw from a dispatcher to close the connection on purpose (logged at warn, like any error). */
 export class CloseConnectionError extends Error {
