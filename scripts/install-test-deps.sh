@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings the real peers the tests talk to: Debian's kcat, Python Kafka clients, ZooKeeper, Redis,
-# iperf3. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
+# iperf3, Burrow. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
 set -euo pipefail
 need=()
 command -v kcat >/dev/null || need+=(kcat)
@@ -11,6 +11,7 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v iperf3 >/dev/null || need+=(iperf3)
 command -v lz4 >/dev/null || need+=(lz4)
 command -v zstd >/dev/null || need+=(zstd)
+command -v Burrow >/dev/null || need+=(burrow)
 [ -d node_modules ] || npm ci
 if [ "${#need[@]}" -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"

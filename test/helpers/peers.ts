@@ -14,6 +14,8 @@ const checks: Record<string, () => boolean> = {
   'python3-kafka': () => spawnSync(PYTHON, ['-c', 'import kafka']).status === 0,
   zookeeper: () => existsSync('/usr/share/java/zookeeper.jar'),
   'redis-server': () => spawnSync('redis-server', ['--version']).status === 0,
+  // Debian's burrow package installs the binary as /usr/bin/Burrow (capital B).
+  burrow: () => spawnSync('Burrow', ['--help']).status === 0,
 };
 
 /** Returns true when the peer is there; otherwise skips (or, in CI, fails) the test. */
