@@ -4,7 +4,7 @@
  * the summary with latency percentiles. On a terminal a live progress line goes to stderr.
  */
 import { readFileSync } from 'node:fs';
-import { Producer } from '../client/index.js';
+import { DEFAULT_BATCH_SIZE, Producer } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
 import { loadPropertiesFile, merged, parseKeyValues, producerOptionsFrom } from './common/config.js';
 
@@ -99,21 +99,20 @@ async function main(argv: string[]): Promise<number> {
     payloads = [Buffer.from(Array.from({ length: size }, () => String.fromCharCode(65 + Math.floor(Math.random() * 26))).join(''))];
   }
   const props = merged(loadPropertiesFile(o['producer.config']), parseKeyValues((o.producerProps ?? []).flatMap((p) => p.split(' ')), '--producer-props'));
-  const producer = new Producer(producerOptionsFrom(props, o.bootstrapServer));
+  const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
+  const producer = new Producer(producerOptions);
   await producer.connect();
   const stats = new Stats();
   const windowTimer = setInterval(() => console.log(stats.windowLine()), 5000);
   const live = process.stderr.isTTY ? setInterval(() => process.stderr.write(`\r${stats.count}/${numRecords} records sent`), 1000) : null;
+  // Like Java's buffer.memory, bound what is sent but not acknowledged. By default only what
+  // keeps the pipeline full (batches in flight plus ones filling): more only adds queueing
+  // delay to every record's latency, not throughput.
+  const batchSize = producerOptions.batchSize ?? DEFAULT_BATCH_SIZE;
+  const maxOutstandingBytes = Number(props.get('buffer.memory') ?? 4 * batchSize);
   let failed = 0;
-  let outstanding = 0;
+  let outstandingBytes = 0;
   let wake: (() => void) | null = null;
-  const settled = (): void => {
-    outstanding--;
-    if (wake && outstanding < 5000) {
-      wake();
-      wake = null;
-    }
-  };
   try {
     for (let i = 0; i < numRecords; i++) {
       if (throughput > 0) {
@@ -123,13 +122,20 @@ async function main(argv: string[]): Promise<number> {
       }
       const value = payloads[payloads.length === 1 ? 0 : Math.floor(Math.random() * payloads.length)]!;
       const sentAt = Date.now();
-      outstanding++;
-      producer.send({ topic, value }).then(
-        () => stats.record(Date.now() - sentAt, value.length),
-        () => void failed++,
-      ).finally(settled);
-      // Bound memory: let the client catch up when too much is outstanding.
-      if (outstanding >= 10000) await new Promise<void>((resolve) => (wake = resolve));
+      const size = value.length;
+      outstandingBytes += size;
+      // A callback, not a promise: the tool must not cost more per record than the client.
+      producer.produce({ topic, value }, (err) => {
+        if (err) failed++;
+        else stats.record(Date.now() - sentAt, size);
+        outstandingBytes -= size;
+        if (wake !== null && outstandingBytes <= maxOutstandingBytes / 2) {
+          const w = wake;
+          wake = null;
+          w();
+        }
+      });
+      if (outstandingBytes >= maxOutstandingBytes) await new Promise<void>((resolve) => (wake = resolve));
     }
     await producer.flush();
   } finally {

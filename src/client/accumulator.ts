@@ -2,8 +2,37 @@
  * Collects records into one open batch per partition. A batch closes when the next record
  * would take it past `batchSize` or when it has waited `lingerMs`; closed batches queue per
  * partition, in order, for the sender.
+ *
+ * Records are encoded into the batch's buffer as they arrive (as Java's MemoryRecordsBuilder
+ * does): no per-record objects survive `append`, only the delivery callback and the timestamp
+ * (for the metadata handed back). That keeps the garbage collector out of the hot path.
  */
-import { CompressionType, encodeBatch, type KafkaRecord, type RecordHeader } from '../protocol/records/index.js';
+import {
+  ATTR_COMPRESSION_MASK,
+  ATTRIBUTES,
+  BASE_OFFSET,
+  BASE_SEQUENCE,
+  BASE_TIMESTAMP,
+  BATCH_LENGTH,
+  CRC,
+  CompressionType,
+  LAST_OFFSET_DELTA,
+  LOG_OVERHEAD,
+  MAGIC,
+  MAX_TIMESTAMP,
+  PARTITION_LEADER_EPOCH,
+  PRODUCER_EPOCH,
+  PRODUCER_ID,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT,
+  compress,
+  computeCrc,
+  sizeOfVarInt,
+  sizeOfVarLongNumber,
+  writeVarInt,
+  writeVarLongNumber,
+  type RecordHeader,
+} from '../protocol/records/index.js';
 
 export interface RecordMetadata {
   topic: string;
@@ -13,79 +42,177 @@ export interface RecordMetadata {
   timestamp: bigint;
 }
 
-export interface PendingRecord {
+/** Hears the outcome of one record: an error, or where it landed. */
+export type DeliveryCallback = (err: Error | null, metadata: RecordMetadata | null) => void;
+
+/** The parts of a record the accumulator encodes. */
+export interface RecordToAppend {
   key: Buffer | null;
   value: Buffer | null;
-  headers: RecordHeader[];
-  timestamp: bigint;
-  resolve: (m: RecordMetadata) => void;
-  reject: (err: Error) => void;
+  headers: readonly RecordHeader[] | null;
+  /** Milliseconds since the epoch. */
+  timestamp: number;
 }
 
 let nextBatchId = 0;
+/** First allocation of a batch buffer; it doubles up to batchSize as records come. */
+const INITIAL_BATCH_BUFFER = 4096;
+
+const nullableSize = (b: Buffer | null): number => (b === null ? 1 : sizeOfVarInt(b.length) + b.length);
+
+function writeNullable(buf: Buffer, at: number, b: Buffer | null): number {
+  if (b === null) return writeVarInt(buf, at, -1);
+  at = writeVarInt(buf, at, b.length);
+  return at + b.copy(buf, at);
+}
 
 export class ProducerBatch {
   /** Creation order: retried batches go back in this order, ahead of newer ones. */
   readonly id = nextBatchId++;
-  readonly records: PendingRecord[] = [];
-  bytes = 0;
   readonly createdAt = Date.now();
   attempts = 0;
   /** Assigned when first sent; kept for retries so the broker can de-duplicate. */
   baseSequence = -1;
+  /** Records in the batch. */
+  count = 0;
+  private buf: Buffer;
+  /** End of the encoded records in `buf` (the header takes the first 61 bytes). */
+  private end = RECORD_BATCH_OVERHEAD;
+  private baseTimestamp = 0;
+  private maxTimestamp = 0;
+  private readonly timestamps: number[] = [];
+  private readonly callbacks: DeliveryCallback[] = [];
   private encoded: Buffer | null = null;
 
   constructor(
     readonly topic: string,
     readonly partition: number,
-  ) {}
-
-  add(r: PendingRecord): void {
-    this.records.push(r);
-    this.bytes += estimateSize(r);
+    initialCapacity: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.max(RECORD_BATCH_OVERHEAD + 64, initialCapacity));
   }
 
+  /** Bytes the batch would take now (header + records, uncompressed). */
+  get sizeInBytes(): number {
+    return this.end;
+  }
+
+  /** Encoded size of `r` as the next record of this batch, without its length prefix. */
+  bodySizeOf(r: RecordToAppend): number {
+    const tsDelta = this.count === 0 ? 0 : r.timestamp - this.baseTimestamp;
+    let body = 1 + sizeOfVarLongNumber(tsDelta) + sizeOfVarInt(this.count) + nullableSize(r.key) + nullableSize(r.value);
+    const headers = r.headers;
+    body += sizeOfVarInt(headers === null ? 0 : headers.length);
+    if (headers !== null) {
+      for (const h of headers) {
+        const k = Buffer.byteLength(h.key, 'utf8');
+        body += sizeOfVarInt(k) + k + nullableSize(h.value);
+      }
+    }
+    return body;
+  }
+
+  /** Appends `r`, whose body size `bodySizeOf` just computed. */
+  append(r: RecordToAppend, body: number, callback: DeliveryCallback): void {
+    const total = sizeOfVarInt(body) + body;
+    if (this.count === 0) {
+      this.baseTimestamp = r.timestamp;
+      this.maxTimestamp = r.timestamp;
+    } else if (r.timestamp > this.maxTimestamp) this.maxTimestamp = r.timestamp;
+    if (this.end + total > this.buf.length) this.grow(this.end + total);
+    const buf = this.buf;
+    let at = writeVarInt(buf, this.end, body);
+    buf[at++] = 0; // attributes
+    at = writeVarLongNumber(buf, at, r.timestamp - this.baseTimestamp);
+    at = writeVarInt(buf, at, this.count);
+    at = writeNullable(buf, at, r.key);
+    at = writeNullable(buf, at, r.value);
+    const headers = r.headers;
+    at = writeVarInt(buf, at, headers === null ? 0 : headers.length);
+    if (headers !== null) {
+      for (const h of headers) {
+        const k = Buffer.byteLength(h.key, 'utf8');
+        at = writeVarInt(buf, at, k);
+        at += buf.write(h.key, at, k, 'utf8');
+        at = writeNullable(buf, at, h.value);
+      }
+    }
+    this.end = at;
+    this.timestamps.push(r.timestamp);
+    this.callbacks.push(callback);
+    this.count++;
+  }
+
+  /** The wire form (header filled in, CRC computed, compressed if asked); computed once. */
   encode(compression: CompressionType, producerId: bigint, producerEpoch: number): Buffer {
     if (this.encoded) return this.encoded;
-    const baseTimestamp = this.records.reduce((min, r) => (r.timestamp < min ? r.timestamp : min), this.records[0]!.timestamp);
-    const records: KafkaRecord[] = this.records.map((r, i) => ({
-      attributes: 0,
-      timestampDelta: Number(r.timestamp - baseTimestamp),
-      offsetDelta: i,
-      key: r.key,
-      value: r.value,
-      headers: r.headers,
-    }));
-    this.encoded = encodeBatch({ records, baseTimestamp, compression, producerId, producerEpoch, baseSequence: this.baseSequence });
-    return this.encoded;
+    let out: Buffer;
+    if (compression === CompressionType.None) {
+      out = this.buf.subarray(0, this.end);
+    } else {
+      const section = compress(compression, this.buf.subarray(RECORD_BATCH_OVERHEAD, this.end));
+      out = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + section.length);
+      section.copy(out, RECORD_BATCH_OVERHEAD);
+    }
+    out.writeBigInt64BE(0n, BASE_OFFSET);
+    out.writeInt32BE(out.length - LOG_OVERHEAD, BATCH_LENGTH);
+    out.writeInt32BE(-1, PARTITION_LEADER_EPOCH);
+    out[MAGIC] = 2;
+    out.writeInt16BE(compression & ATTR_COMPRESSION_MASK, ATTRIBUTES);
+    out.writeInt32BE(Math.max(0, this.count - 1), LAST_OFFSET_DELTA);
+    out.writeBigInt64BE(BigInt(this.baseTimestamp), BASE_TIMESTAMP);
+    out.writeBigInt64BE(BigInt(this.maxTimestamp), MAX_TIMESTAMP);
+    out.writeBigInt64BE(producerId, PRODUCER_ID);
+    out.writeInt16BE(producerEpoch, PRODUCER_EPOCH);
+    out.writeInt32BE(this.baseSequence, BASE_SEQUENCE);
+    out.writeInt32BE(this.count, RECORDS_COUNT);
+    out.writeUInt32BE(computeCrc(out, 0), CRC);
+    this.encoded = out;
+    return out;
   }
 
   succeed(baseOffset: bigint, logAppendTime: bigint): void {
-    this.records.forEach((r, i) => {
-      r.resolve({
+    const appendTime = logAppendTime >= 0n ? logAppendTime : null;
+    const known = baseOffset >= 0n;
+    for (let i = 0; i < this.count; i++) {
+      const metadata: RecordMetadata = {
         topic: this.topic,
         partition: this.partition,
-        offset: baseOffset < 0n ? -1n : baseOffset + BigInt(i),
-        timestamp: logAppendTime >= 0n ? logAppendTime : r.timestamp,
-      });
-    });
+        offset: known ? baseOffset + BigInt(i) : -1n,
+        timestamp: appendTime ?? BigInt(this.timestamps[i]!),
+      };
+      deliver(this.callbacks[i]!, null, metadata);
+    }
   }
 
   fail(err: Error): void {
-    for (const r of this.records) r.reject(err);
+    for (let i = 0; i < this.count; i++) deliver(this.callbacks[i]!, err, null);
+  }
+
+  private grow(needed: number): void {
+    let size = this.buf.length * 2;
+    while (size < needed) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.buf.copy(next, 0, 0, this.end);
+    this.buf = next;
   }
 }
 
-function estimateSize(r: PendingRecord): number {
-  let n = 16 + (r.key?.length ?? 0) + (r.value?.length ?? 0);
-  for (const h of r.headers) n += 4 + Buffer.byteLength(h.key) + (h.value?.length ?? 0);
-  return n;
+/** A throwing callback must not stop the others of the batch from hearing their outcome. */
+function deliver(cb: DeliveryCallback, err: Error | null, m: RecordMetadata | null): void {
+  try {
+    cb(err, m);
+  } catch (e) {
+    queueMicrotask(() => {
+      throw e;
+    });
+  }
 }
 
-const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
 export class RecordAccumulator {
-  private readonly open = new Map<string, ProducerBatch>();
+  /** Open batch per topic, indexed by partition (no string key built per record). */
+  private readonly open = new Map<string, (ProducerBatch | undefined)[]>();
+  private openCount = 0;
   private readonly lingerTimers = new Map<ProducerBatch, NodeJS.Timeout>();
   /** Closed batches waiting to be sent, per partition, oldest first. */
   readonly ready = new Map<string, ProducerBatch[]>();
@@ -99,31 +226,40 @@ export class RecordAccumulator {
     private readonly onClosed: (topic: string) => void,
   ) {}
 
-  append(topic: string, partition: number, record: PendingRecord): void {
-    const k = key(topic, partition);
-    let batch = this.open.get(k);
-    if (batch && batch.records.length > 0 && batch.bytes + estimateSize(record) > this.batchSize) {
-      this.close(k, batch);
+  append(topic: string, partition: number, record: RecordToAppend, callback: DeliveryCallback): void {
+    let byPartition = this.open.get(topic);
+    if (byPartition === undefined) {
+      byPartition = [];
+      this.open.set(topic, byPartition);
+    }
+    let batch = byPartition[partition];
+    let body = batch === undefined ? 0 : batch.bodySizeOf(record);
+    if (batch !== undefined && batch.count > 0 && batch.sizeInBytes + sizeOfVarInt(body) + body > this.batchSize) {
+      this.close(batch);
       batch = undefined;
     }
-    if (!batch) {
-      batch = new ProducerBatch(topic, partition);
-      this.open.set(k, batch);
+    if (batch === undefined) {
+      batch = new ProducerBatch(topic, partition, Math.min(this.batchSize, INITIAL_BATCH_BUFFER));
+      byPartition[partition] = batch;
+      this.openCount++;
+      body = batch.bodySizeOf(record);
       const b = batch;
-      if (this.lingerMs > 0) this.lingerTimers.set(b, setTimeout(() => this.close(k, b), this.lingerMs));
+      if (this.lingerMs > 0) this.lingerTimers.set(b, setTimeout(() => this.close(b), this.lingerMs));
     }
-    batch.add(record);
-    if (this.lingerMs <= 0 || batch.bytes >= this.batchSize) this.close(k, batch);
+    batch.append(record, body, callback);
+    if (this.lingerMs <= 0 || batch.sizeInBytes >= this.batchSize) this.close(batch);
   }
 
   /** Closes every open batch now (flush/close). */
   closeAll(): void {
-    for (const [k, b] of [...this.open]) this.close(k, b);
+    for (const byPartition of [...this.open.values()]) {
+      for (const b of byPartition) if (b !== undefined) this.close(b);
+    }
   }
 
   /** Puts a batch back at the head of its partition's queue (retry keeps ordering). */
   requeue(batch: ProducerBatch): void {
-    const k = key(batch.topic, batch.partition);
+    const k = partitionKey(batch.topic, batch.partition);
     const q = this.ready.get(k) ?? [];
     const at = q.findIndex((b) => b.id > batch.id);
     q.splice(at < 0 ? q.length : at, 0, batch);
@@ -142,32 +278,46 @@ export class RecordAccumulator {
   }
 
   hasPending(): boolean {
-    return this.open.size > 0 || this.ready.size > 0;
+    return this.openCount > 0 || this.ready.size > 0;
   }
 
-  failAll(err: Error): void {
-    for (const b of this.open.values()) b.fail(err);
-    for (const q of this.ready.values()) for (const b of q) b.fail(err);
+  /** Fails every batch not yet sent; returns how many records that was. */
+  failAll(err: Error): number {
+    let records = 0;
+    const failBatch = (b: ProducerBatch | undefined): void => {
+      if (b === undefined) return;
+      records += b.count;
+      b.fail(err);
+    };
+    for (const byPartition of this.open.values()) for (const b of byPartition) failBatch(b);
+    for (const q of this.ready.values()) for (const b of q) failBatch(b);
     for (const t of this.lingerTimers.values()) clearTimeout(t);
     this.open.clear();
+    this.openCount = 0;
     this.ready.clear();
     this.lingerTimers.clear();
+    return records;
   }
 
-  private close(k: string, batch: ProducerBatch): void {
-    if (this.open.get(k) !== batch) return;
-    this.open.delete(k);
+  private close(batch: ProducerBatch): void {
+    const byPartition = this.open.get(batch.topic);
+    if (byPartition === undefined || byPartition[batch.partition] !== batch) return;
+    byPartition[batch.partition] = undefined;
+    this.openCount--;
     const t = this.lingerTimers.get(batch);
-    if (t) clearTimeout(t);
-    this.lingerTimers.delete(batch);
-    const q = this.ready.get(k) ?? [];
-    q.push(batch);
-    this.ready.set(k, q);
+    if (t) {
+      clearTimeout(t);
+      this.lingerTimers.delete(batch);
+    }
+    const k = partitionKey(batch.topic, batch.partition);
+    const q = this.ready.get(k);
+    if (q) q.push(batch);
+    else this.ready.set(k, [batch]);
     this.onClosed(batch.topic);
     this.onReady();
   }
 }
 
 export function partitionKey(topic: string, partition: number): string {
-  return key(topic, partition);
+  return `${topic}\u0000${partition}`;
 }

@@ -200,6 +200,11 @@ export class Cluster {
     return tm?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
   }
 
+  /** How old the cached metadata is (Infinity when invalidated or never fetched). */
+  metadataAgeMs(): number {
+    return this.metadataAt === 0 ? Infinity : Date.now() - this.metadataAt;
+  }
+
   invalidate(): void {
     this.metadataAt = 0;
   }

@@ -27,6 +27,13 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
+export interface SendOptions {
+  version?: number;
+  timeoutMs?: number;
+  /** Expected encoded size: the request is then written into one buffer without regrowing. */
+  sizeHint?: number;
+}
+
 const API_VERSIONS_KEY = 18;
 const CLIENT_SOFTWARE_NAME = 'fjord-client';
 const CLIENT_SOFTWARE_VERSION = '0.1.0';
@@ -100,30 +107,33 @@ export class Connection {
    * Sends a request and resolves with the decoded response. With `noResponse` (Produce acks=0)
    * it resolves once written, with null.
    */
-  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts?: { version?: number; timeoutMs?: number }): Promise<Resp>;
-  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: { version?: number; noResponse: true }): Promise<null>;
-  send<Req, Resp>(
-    api: ApiDef<Req, Resp>,
-    request: Input<Req>,
-    opts: { version?: number; timeoutMs?: number; noResponse?: boolean } = {},
-  ): Promise<Resp | null> {
+  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts?: SendOptions): Promise<Resp>;
+  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: SendOptions & { noResponse: true }): Promise<null>;
+  send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: SendOptions & { noResponse?: boolean } = {}): Promise<Resp | null> {
     const version = opts.version ?? this.versionFor(api as ApiDef<unknown, unknown>);
     if (version === null) {
       return Promise.reject(new UnsupportedApiError(`the broker at ${this.host}:${this.port} does not support ${api.name}`));
     }
-    return this.sendVersion(api, request, version, opts.timeoutMs ?? this.options.requestTimeoutMs, opts.noResponse ?? false);
+    return this.sendVersion(api, request, version, opts.timeoutMs ?? this.options.requestTimeoutMs, opts.noResponse ?? false, opts.sizeHint);
   }
 
   close(): void {
     this.fail(new ConnectionError(`connection to ${this.host}:${this.port} closed by the client`));
   }
 
-  private sendVersion<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, version: number, timeoutMs: number, noResponse: boolean): Promise<Resp | null> {
+  private sendVersion<Req, Resp>(
+    api: ApiDef<Req, Resp>,
+    request: Input<Req>,
+    version: number,
+    timeoutMs: number,
+    noResponse: boolean,
+    sizeHint = 256,
+  ): Promise<Resp | null> {
     if (this.closedError) return Promise.reject(this.closedError);
     const correlationId = this.nextCorrelationId;
     this.nextCorrelationId = (this.nextCorrelationId + 1) & 0x7fffffff;
     const flexible = version >= api.request.flexibleFrom;
-    const w = new Writer(256);
+    const w = new Writer(sizeHint);
     w.int32(0); // size, patched below
     RequestHeaderCodec.write(w, { requestApiKey: api.apiKey, requestApiVersion: version, correlationId, clientId: this.options.clientId }, flexible ? 2 : 1);
     api.request.write(w, request, version);

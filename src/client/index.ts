@@ -2,7 +2,7 @@
  * Fjord's Kafka client: Producer, Consumer and Admin on the project's own protocol layer.
  * See docs/client.md.
  */
-export { Producer, compressionByName, type ProducerOptions, type ProducerRecord, type RecordMetadata, type CompressionName } from './producer.js';
+export { Producer, DEFAULT_BATCH_SIZE, compressionByName, type ProducerOptions, type ProducerRecord, type RecordMetadata, type DeliveryCallback, type CompressionName } from './producer.js';
 export { Consumer, type ConsumerOptions, type ConsumerRecord, type TopicPartition, type OffsetAndMetadata } from './consumer.js';
 export { Admin, ConfigResourceType, type NewTopic, type ConfigEntry, type ConfigOp, type LogDirDescription } from './admin.js';
 export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';

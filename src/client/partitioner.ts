@@ -45,10 +45,11 @@ export function partitionForKey(key: Buffer, numPartitions: number): number {
 export class StickyPartitioner {
   private readonly current = new Map<string, number>();
 
-  partition(topic: string, numPartitions: number, available?: readonly number[]): number {
+  /** `available` (partitions with a leader) may be a function: it is only needed when moving on. */
+  partition(topic: string, numPartitions: number, available?: readonly number[] | (() => readonly number[])): number {
     const cur = this.current.get(topic);
     if (cur !== undefined && cur < numPartitions) return cur;
-    return this.next(topic, numPartitions, available, -1);
+    return this.next(topic, numPartitions, typeof available === 'function' ? available() : available, -1);
   }
 
   /** Called when the batch for `topic`'s sticky partition was closed: pick a different one. */

@@ -6,14 +6,14 @@
  * the broker already wrote is not written twice.
  */
 import { Api } from './apis.js';
-import { Cluster, sleep, type ClientOptions } from './cluster.js';
+import { Cluster, sleep, type ClientOptions, type TopicMetadata } from './cluster.js';
 import { KafkaError, isRetriableError } from './errors.js';
 import { ErrorCode, isRetriable } from '../protocol/errors.js';
 import { CompressionType, type RecordHeader } from '../protocol/records/index.js';
-import { RecordAccumulator, partitionKey, type PendingRecord, type ProducerBatch, type RecordMetadata } from './accumulator.js';
+import { RecordAccumulator, partitionKey, type DeliveryCallback, type ProducerBatch, type RecordMetadata } from './accumulator.js';
 import { StickyPartitioner, partitionForKey } from './partitioner.js';
 
-export type { RecordMetadata };
+export type { RecordMetadata, DeliveryCallback };
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 
 export interface ProducerOptions extends ClientOptions {
@@ -56,7 +56,26 @@ export function compressionByName(name: string): CompressionType {
   return c;
 }
 
+/**
+ * Kafka's Java client defaults to 16 KiB, librdkafka to 1 MB. Fjord takes 256 KiB: large enough
+ * that one partition is not capped by requests per second (each batch is one request per
+ * partition), small enough that a batch waits only lingerMs at modest rates.
+ */
+export const DEFAULT_BATCH_SIZE = 262144;
+
 const toBuf = (v: Buffer | string | null | undefined): Buffer | null => (v == null ? null : typeof v === 'string' ? Buffer.from(v) : v);
+
+function toHeaders(h: ProducerRecord['headers']): RecordHeader[] | null {
+  if (h === undefined) return null;
+  if (Array.isArray(h)) return h;
+  const entries = Object.entries(h);
+  return entries.length === 0 ? null : entries.map(([k, v]) => ({ key: k, value: toBuf(v) }));
+}
+
+interface AwaitingMetadata {
+  record: ProducerRecord;
+  callback: DeliveryCallback;
+}
 
 export class Producer {
   readonly cluster: Cluster;
@@ -64,14 +83,19 @@ export class Producer {
   private readonly compression: CompressionType;
   private readonly retries: number;
   private readonly deliveryTimeoutMs: number;
+  private readonly metadataMaxAgeMs: number;
   private idempotent: boolean;
   private readonly accumulator: RecordAccumulator;
   private readonly sticky = new StickyPartitioner();
   private readonly inFlight = new Map<string, number>();
   private readonly nextSequence = new Map<string, number>();
+  /** Records of topics whose metadata is being fetched, in send order, per topic. */
+  private readonly awaitingMetadata = new Map<string, AwaitingMetadata[]>();
+  private backgroundRefresh: Promise<unknown> | null = null;
   private producerId = -1n;
   private producerEpoch = -1;
   private idInit: Promise<void> | null = null;
+  /** Records accepted and not yet acknowledged or failed. */
   private outstanding = 0;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
@@ -84,10 +108,11 @@ export class Producer {
     if (this.compression === undefined) throw new Error(`unknown compression type "${options.compression}"`);
     this.retries = options.retries ?? Number.MAX_SAFE_INTEGER;
     this.deliveryTimeoutMs = options.deliveryTimeoutMs ?? 120000;
+    this.metadataMaxAgeMs = options.metadataMaxAgeMs ?? 300000;
     this.idempotent = options.enableIdempotence ?? this.acks === -1;
     if (this.idempotent && this.acks !== -1) throw new Error('idempotence requires acks=all');
     this.accumulator = new RecordAccumulator(
-      options.batchSize ?? 16384,
+      options.batchSize ?? DEFAULT_BATCH_SIZE,
       options.lingerMs ?? 5,
       () => this.scheduleDrain(),
       (topic) => {
@@ -103,34 +128,48 @@ export class Producer {
   }
 
   /** Queues one record; resolves when the broker acknowledged it (per `acks`). */
-  async send(record: ProducerRecord): Promise<RecordMetadata> {
-    if (this.closed) throw new Error('producer is closed');
-    const key = toBuf(record.key);
-    const value = toBuf(record.value);
-    const headers: RecordHeader[] = Array.isArray(record.headers)
-      ? record.headers
-      : Object.entries(record.headers ?? {}).map(([k, v]) => ({ key: k, value: toBuf(v) }));
-    const timestamp = record.timestamp === undefined ? BigInt(Date.now()) : BigInt(record.timestamp);
-    this.outstanding++;
-    try {
-      const tm = await this.cluster.partitionsFor(record.topic, true);
-      const n = tm.partitions.length;
-      let partition = record.partition;
-      if (partition === undefined) {
-        if (this.options.partitioner) partition = this.options.partitioner(record.topic, key, n);
-        else if (key !== null) partition = partitionForKey(key, n);
-        else partition = this.sticky.partition(record.topic, n, tm.partitions.filter((p) => p.leader >= 0).map((p) => p.partition));
-      }
-      if (partition < 0 || partition >= n) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partition ${partition} of ${record.topic} does not exist`);
-      const p = partition;
-      return await new Promise<RecordMetadata>((resolve, reject) => {
-        const pending: PendingRecord = { key, value, headers, timestamp, resolve, reject };
-        this.accumulator.append(record.topic, p, pending);
-      });
-    } finally {
-      this.outstanding--;
-      if (this.outstanding === 0) for (const w of this.idleWaiters.splice(0)) w();
+  send(record: ProducerRecord): Promise<RecordMetadata> {
+    return new Promise<RecordMetadata>((resolve, reject) => {
+      this.produce(record, (err, metadata) => (err ? reject(err) : resolve(metadata!)));
+    });
+  }
+
+  /**
+   * Queues one record and calls `callback` once with its outcome (Java's `send(record,
+   * callback)`): no promise per record, for callers that send many.
+   */
+  produce(record: ProducerRecord, callback: DeliveryCallback): void {
+    if (this.closed) {
+      process.nextTick(callback, new Error('producer is closed'), null);
+      return;
     }
+    this.outstanding++;
+    const topic = record.topic;
+    const waiting = this.awaitingMetadata.get(topic);
+    const tm = waiting === undefined ? this.cluster.current.topics.get(topic) : undefined;
+    if (tm !== undefined && tm.errorCode === 0 && tm.partitions.length > 0) {
+      if (this.cluster.metadataAgeMs() > this.metadataMaxAgeMs) this.refreshInBackground(topic);
+      this.enqueue(tm, record, callback);
+      return;
+    }
+    // No usable metadata yet: queue behind one lookup for the topic, keeping send order.
+    if (waiting !== undefined) {
+      waiting.push({ record, callback });
+      return;
+    }
+    const queue: AwaitingMetadata[] = [{ record, callback }];
+    this.awaitingMetadata.set(topic, queue);
+    this.cluster.partitionsFor(topic, true).then(
+      (fresh) => {
+        this.awaitingMetadata.delete(topic);
+        for (const q of queue) this.enqueue(fresh, q.record, q.callback);
+        if (this.idleWaiters.length > 0) this.accumulator.closeAll(); // a flush is waiting
+      },
+      (err: Error) => {
+        this.awaitingMetadata.delete(topic);
+        for (const q of queue) this.settleEarly(q.callback, err);
+      },
+    );
   }
 
   /** Sends everything queued now and resolves when all of it is acknowledged or failed. */
@@ -145,6 +184,44 @@ export class Producer {
     await this.flush();
     this.closed = true;
     await this.cluster.close();
+  }
+
+  /** Picks the partition and hands the record to the accumulator; metadata is at hand. */
+  private enqueue(tm: TopicMetadata, record: ProducerRecord, callback: DeliveryCallback): void {
+    try {
+      const key = toBuf(record.key);
+      const n = tm.partitions.length;
+      let partition = record.partition;
+      if (partition === undefined) {
+        if (this.options.partitioner) partition = this.options.partitioner(record.topic, key, n);
+        else if (key !== null) partition = partitionForKey(key, n);
+        else partition = this.sticky.partition(record.topic, n, () => tm.partitions.filter((p) => p.leader >= 0).map((p) => p.partition));
+      }
+      if (!(partition >= 0 && partition < n)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partition ${partition} of ${record.topic} does not exist`);
+      const timestamp = record.timestamp === undefined ? Date.now() : Number(record.timestamp);
+      this.accumulator.append(record.topic, partition, { key, value: toBuf(record.value), headers: toHeaders(record.headers), timestamp }, callback);
+    } catch (err) {
+      this.settleEarly(callback, err as Error);
+    }
+  }
+
+  /** Fails a record that never reached a batch. */
+  private settleEarly(callback: DeliveryCallback, err: Error): void {
+    process.nextTick(callback, err, null);
+    this.settled(1);
+  }
+
+  private settled(records: number): void {
+    this.outstanding -= records;
+    if (this.outstanding === 0 && this.idleWaiters.length > 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private refreshInBackground(topic: string): void {
+    if (this.backgroundRefresh) return;
+    this.backgroundRefresh = this.cluster
+      .refreshMetadata([topic])
+      .catch(() => undefined)
+      .finally(() => (this.backgroundRefresh = null));
   }
 
   private scheduleDrain(): void {
@@ -179,7 +256,7 @@ export class Producer {
       await this.ensureProducerId();
     } catch (err) {
       if (!isRetriableError(err)) {
-        this.accumulator.failAll(err as Error);
+        this.settled(this.accumulator.failAll(err as Error));
         return;
       }
       await sleep(this.cluster.retryBackoffMs);
@@ -218,28 +295,34 @@ export class Producer {
         const k = partitionKey(b.topic, b.partition);
         const seq = this.nextSequence.get(k) ?? 0;
         b.baseSequence = seq;
-        this.nextSequence.set(k, (seq + b.records.length) & 0x7fffffff);
+        this.nextSequence.set(k, (seq + b.count) & 0x7fffffff);
       }
       byTopic.set(b.topic, [...(byTopic.get(b.topic) ?? []), b]);
     }
+    let bytes = 512;
     const request = {
       transactionalId: null,
       acks: this.acks,
       timeoutMs: this.cluster.requestTimeoutMs,
       topicData: [...byTopic].map(([name, list]) => ({
         name,
-        partitionData: list.map((b) => ({ index: b.partition, records: b.encode(this.compression, this.producerId, this.producerEpoch) })),
+        partitionData: list.map((b) => {
+          const records = b.encode(this.compression, this.producerId, this.producerEpoch);
+          bytes += records.length + 64;
+          return { index: b.partition, records };
+        }),
       })),
     };
     try {
       if (leader < 0) throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, 'no leader known');
       const conn = await this.cluster.brokerConnection(leader);
       if (this.acks === 0) {
-        await conn.send(Api.Produce, request, { noResponse: true });
+        await conn.send(Api.Produce, request, { noResponse: true, sizeHint: bytes });
         for (const b of batches) this.complete(b, () => b.succeed(-1n, -1n));
         return;
       }
-      const resp = await conn.send(Api.Produce, request);
+      // The size hint lets the request be encoded into one buffer, with no regrowth copies.
+      const resp = await conn.send(Api.Produce, request, { sizeHint: bytes });
       for (const b of batches) {
         const pr = resp.responses.find((t) => t.name === b.topic)?.partitionResponses.find((p) => p.index === b.partition);
         const code = pr ? pr.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR;
@@ -260,6 +343,7 @@ export class Producer {
   private complete(b: ProducerBatch, settle: () => void): void {
     this.releaseInFlight(b);
     settle();
+    this.settled(b.count);
     this.scheduleDrain();
   }
 
