@@ -16,12 +16,20 @@ import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { requirePeer } from '../helpers/peers.js';
+import { RawClient } from '../helpers/raw-client.js';
+import { OffsetCommitRequestCodec, OffsetCommitResponseCodec } from '../../src/protocol/messages/08-offset-commit.js';
 
 const TOPIC = 'burrow-lag';
 const GROUP = 'burrow-lag-group';
 /** Records produced per partition, and the offsets the group commits: lag = end - committed. */
 const PRODUCED = [50, 30] as const;
 const COMMITTED = [20, 25] as const;
+/**
+ * A standalone group committing through OffsetCommit v2 with a retention time: Fjord stores
+ * these as OffsetCommitValue v1 (with an expire timestamp), the other version Burrow must read.
+ */
+const EXPIRING_GROUP = 'burrow-lag-expiring';
+const EXPIRING_COMMITTED = [40, 10] as const;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -213,6 +221,39 @@ async function produceAndCommit(b: TestBroker): Promise<kafkajs.Consumer> {
   return consumer;
 }
 
+async function commitWithRetention(b: TestBroker): Promise<void> {
+  const raw = await RawClient.connect(b.port);
+  try {
+    const res = await raw.request(8, OffsetCommitRequestCodec, OffsetCommitResponseCodec, 2, {
+      groupId: EXPIRING_GROUP,
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      retentionTimeMs: 86_400_000n,
+      topics: [{ name: TOPIC, partitions: EXPIRING_COMMITTED.map((offset, partitionIndex) => ({ partitionIndex, committedOffset: BigInt(offset) })) }],
+    });
+    assert.deepEqual(res.topics.flatMap((tp) => tp.partitions.map((p) => p.errorCode)), [0, 0]);
+  } finally {
+    raw.close();
+  }
+}
+
+/** Polls Burrow until every partition of TOPIC shows `committed` and lag = end - committed. */
+async function burrowLag(api: string, group: string, committed: readonly number[], logs: () => string): Promise<BurrowPartitionLag[]> {
+  const body = await pollUntil(
+    `Burrow to report lag of ${group}`,
+    60_000,
+    async () => {
+      const res = await getJson<BurrowLagResponse>(`${api}/consumer/${group}/lag`);
+      const parts = res.status.partitions.filter((p) => p.topic === TOPIC);
+      // Broker offsets arrive on their own refresh; wait until every partition has its lag.
+      const done = parts.length === PRODUCED.length && parts.every((p) => p.end !== null && p.end.offset === committed[p.partition] && p.current_lag === PRODUCED[p.partition]! - committed[p.partition]!);
+      return done ? res : undefined;
+    },
+    logs,
+  );
+  return [...body.status.partitions].sort((a, b) => a.partition - b.partition);
+}
+
 test('Burrow 1.2.1 decodes Fjord __consumer_offsets and reports committed offsets and lag', { timeout: 180_000 }, async (t) => {
   if (!requirePeer(t, 'burrow') || !requirePeer(t, 'zookeeper')) return;
   const dir = await mkdtemp(join(tmpdir(), 'fjord-burrow-'));
@@ -225,6 +266,7 @@ test('Burrow 1.2.1 decodes Fjord __consumer_offsets and reports committed offset
     zk = await startZooKeeper(join(dir, 'zk'));
     broker = await startTestBroker();
     consumer = await produceAndCommit(broker);
+    await commitWithRetention(broker);
 
     const httpPort = await freePort();
     await mkdir(join(dir, 'burrow'));
@@ -234,34 +276,26 @@ test('Burrow 1.2.1 decodes Fjord __consumer_offsets and reports committed offset
     const api = `http://127.0.0.1:${httpPort}/v3/kafka/local`;
 
     const groups = await pollUntil(
-      `Burrow to list ${GROUP}`,
+      `Burrow to list ${GROUP} and ${EXPIRING_GROUP}`,
       60_000,
       async () => {
         const body = await getJson<{ consumers: string[] }>(`${api}/consumer`);
-        return body.consumers.includes(GROUP) ? body.consumers : undefined;
+        return body.consumers.includes(GROUP) && body.consumers.includes(EXPIRING_GROUP) ? body.consumers : undefined;
       },
       logs,
     );
-    assert.ok(groups.includes(GROUP));
+    assert.ok(groups.includes(GROUP) && groups.includes(EXPIRING_GROUP));
 
-    // Broker offsets arrive on their own refresh; wait until every partition has its lag.
-    const lag = await pollUntil(
-      `Burrow to report lag of ${GROUP}`,
-      60_000,
-      async () => {
-        const body = await getJson<BurrowLagResponse>(`${api}/consumer/${GROUP}/lag`);
-        const parts = body.status.partitions.filter((p) => p.topic === TOPIC);
-        return parts.length === PRODUCED.length && parts.every((p) => p.end !== null && p.current_lag === PRODUCED[p.partition]! - COMMITTED[p.partition]!)
-          ? body
-          : undefined;
-      },
-      logs,
-    );
-    const byPartition = [...lag.status.partitions].sort((a, b) => a.partition - b.partition);
-    t.diagnostic(`Burrow lag: ${JSON.stringify(byPartition.map((p) => ({ partition: p.partition, committed: p.end?.offset, lag: p.current_lag, owner: p.owner })))}`);
-    for (const p of byPartition) {
-      assert.equal(p.end!.offset, COMMITTED[p.partition], `committed offset of partition ${p.partition}`);
-      assert.equal(p.current_lag, PRODUCED[p.partition]! - COMMITTED[p.partition]!, `lag of partition ${p.partition}`);
+    const byPartition = await burrowLag(api, GROUP, COMMITTED, logs);
+    const expiring = await burrowLag(api, EXPIRING_GROUP, EXPIRING_COMMITTED, logs);
+    const figures = (parts: BurrowPartitionLag[]) => JSON.stringify(parts.map((p) => ({ partition: p.partition, committed: p.end?.offset, lag: p.current_lag, owner: p.owner })));
+    t.diagnostic(`Burrow, ${GROUP} (OffsetCommitValue v3): ${figures(byPartition)}`);
+    t.diagnostic(`Burrow, ${EXPIRING_GROUP} (OffsetCommitValue v1): ${figures(expiring)}`);
+    for (const [parts, committed] of [[byPartition, COMMITTED], [expiring, EXPIRING_COMMITTED]] as const) {
+      for (const p of parts) {
+        assert.equal(p.end!.offset, committed[p.partition], `committed offset of partition ${p.partition}`);
+        assert.equal(p.current_lag, PRODUCED[p.partition]! - committed[p.partition]!, `lag of partition ${p.partition}`);
+      }
     }
 
     // Burrow 1.2.1 predates Kafka 2.3 and decodes GroupMetadataValue v0-v1 only; Fjord, like
