@@ -2,26 +2,45 @@
  * Produce/consume throughput of a Fjord broker with librdkafka clients, beside Redis Streams and
  * iperf3 loopback on the same machine in the same run, plus produce latency at a fixed rate.
  *
- *   node --import tsx bench/produce-consume.ts [records=200000]
+ *   node --import tsx bench/produce-consume.ts [records=200000] [repeats=3]
  *
- * - throughput: `kcat -P -l <file of 1 KiB lines>` (acks=1 / acks=all, 1 and 8 partitions), then
- *   `kcat -C -e -o beginning` to /dev/null; MB/s = payload bytes / wall time of the kcat process.
+ * - The load generator is bench/rdkafka-perf.c (librdkafka 2.x), compiled here with gcc. It sends
+ *   one shared 1 KiB payload (no per-record formatting) and counts records without touching
+ *   them; kcat, which reads and formats one line per record, is kept as a reference line.
+ * - throughput: for acks=1 / acks=all and 1 / 8 partitions, `repeats` times on a fresh topic:
+ *   produce `records` records (linger.ms=5, batch.size=1 MB), then consume them all from the
+ *   beginning (assigned partitions, no group). MB/s = payload bytes / time from the first send
+ *   (or the assignment) to the last delivery report (or record). Median and range are reported.
+ * - latency: 10,000 records/s of 1 KiB for 5 s after a 2 s warm-up (same connection), acks=1,
+ *   linger.ms=0, Nagle off in the client; per-record time from produce() to its delivery report.
  * - Redis Streams: redis-server --appendonly yes, redis-benchmark XADD with 1 KiB values, -P 64.
  * - iperf3: loopback, 5 s, one stream.
- * - latency: confluent-kafka (librdkafka) producing 10,000 records/s for 5 s, acks=1, linger 0;
- *   per-record time from produce() to its delivery report.
+ * The broker runs in this process (it is idle while a client runs, apart from serving it).
+ * The load average is printed: other work on this 2-core machine shows up in every figure.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTestBroker } from '../test/helpers/broker.js';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
 
 const RECORDS = Number(process.argv[2] ?? 200_000);
+const REPEATS = Number(process.argv[3] ?? 3);
 const SIZE = 1024;
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-function run(cmd: string, args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function run(cmd: string, args: string[], input?: string): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -45,61 +64,80 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const mbps = (bytes: number, ms: number) => bytes / (1024 * 1024) / (ms / 1000);
+const mib = (bytes: number) => bytes / (1024 * 1024);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/** Compiles the harness into dir; explains how to get librdkafka when its headers are missing. */
+async function buildHarness(dir: string): Promise<string> {
+  if (!existsSync('/usr/include/librdkafka/rdkafka.h')) {
+    throw new Error('librdkafka headers not found (/usr/include/librdkafka/rdkafka.h): run `apt-get install librdkafka-dev`');
+  }
+  const bin = path.join(dir, 'rdkafka-perf');
+  await promisify(execFile)('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
+  return bin;
+}
+
+async function harness(bin: string, args: string[]): Promise<Record<string, number>> {
+  const r = await run(bin, args);
+  if (r.code !== 0) throw new Error(`rdkafka-perf ${args.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, number>;
+}
+
+async function createTopic(b: TestBroker, name: string, partitions: number): Promise<void> {
+  await b.broker.services.metadata.createTopic({ name, numPartitions: partitions, replicationFactor: 1 });
+  await b.broker.services.replicaManager.syncTopic(name);
+}
+
+function summary(values: number[]): string {
+  const s = [...values].sort((a, x) => a - x);
+  const median = s[Math.floor(s.length / 2)]!;
+  return s.length === 1 ? `${median.toFixed(1)} MB/s` : `${median.toFixed(1)} MB/s (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})`;
+}
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'fjord-bench-'));
-  const file = path.join(dir, 'records.txt');
-  const line = (i: number) => `${String(i).padStart(10, '0')}${'x'.repeat(SIZE - 10)}`;
-  await writeFile(file, Array.from({ length: RECORDS }, (_, i) => line(i)).join('\n') + '\n');
+  const bin = await buildHarness(dir);
   const payload = RECORDS * SIZE;
   const results: string[] = [];
+  const note = (line: string) => {
+    results.push(line);
+    console.error(line);
+  };
+  const loadBefore = load();
   const b = await startTestBroker({ 'auto.create.topics.enable': 'false' });
   try {
     for (const partitions of [1, 8]) {
       for (const acks of ['1', 'all']) {
-        const topic = `bench-${partitions}-${acks}`;
-        await b.broker.services.metadata.createTopic({ name: topic, numPartitions: partitions, replicationFactor: 1 });
-        await b.broker.services.replicaManager.syncTopic(topic);
-        const prodArgs = ['-P', '-b', b.bootstrap, '-t', topic, '-X', `acks=${acks === 'all' ? '-1' : '1'}`, '-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=1048576', '-l', file];
-        const p = await run('kcat', prodArgs);
-        if (p.code !== 0) throw new Error(`kcat -P failed: ${p.stderr}`);
-        const c = await run('kcat', ['-C', '-b', b.bootstrap, '-t', topic, '-o', 'beginning', '-e', '-q', '-f', '%o\n', '-X', 'fetch.max.bytes=52428800']);
-        if (c.code !== 0) throw new Error(`kcat -C failed: ${c.stderr}`);
-        results.push(`| Fjord produce, ${partitions} partition(s), acks=${acks} | ${mbps(payload, p.ms).toFixed(1)} MB/s | ${(RECORDS / (p.ms / 1000) / 1000).toFixed(0)}k rec/s |`);
-        results.push(`| Fjord consume, ${partitions} partition(s) | ${mbps(payload, c.ms).toFixed(1)} MB/s | ${(RECORDS / (c.ms / 1000) / 1000).toFixed(0)}k rec/s |`);
-        console.error(results.slice(-2).join('\n'));
+        const produced: number[] = [];
+        const consumed: number[] = [];
+        for (let i = 0; i < REPEATS; i++) {
+          const topic = `bench-${partitions}-${acks}-${i}`;
+          await createTopic(b, topic, partitions);
+          const common = ['-b', b.bootstrap, '-t', topic, '-n', String(RECORDS)];
+          const p = await harness(bin, ['produce', ...common, '-s', String(SIZE), '-a', acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000']);
+          if (p.failed !== 0) throw new Error(`${p.failed} records failed on ${topic}`);
+          produced.push(p.mb_per_s!);
+          consumed.push((await harness(bin, ['consume', ...common])).mb_per_s!);
+        }
+        note(`| Fjord produce, ${partitions} partition(s), acks=${acks} | ${summary(produced)} |`);
+        note(`| Fjord consume, ${partitions} partition(s) | ${summary(consumed)} |`);
       }
     }
 
-    // Produce latency at a fixed rate with librdkafka (confluent-kafka).
-    await b.broker.services.metadata.createTopic({ name: 'bench-latency', numPartitions: 1, replicationFactor: 1 });
-    await b.broker.services.replicaManager.syncTopic('bench-latency');
-    const py = `
-import sys, time
-from confluent_kafka import Producer
-p = Producer({'bootstrap.servers': sys.argv[1], 'acks': '1', 'linger.ms': 0})
-lat = []
-payload = b'x' * ${SIZE}
-def cb(err, msg, t0):
-    lat.append(time.perf_counter() - t0)
-rate, seconds = 10000, 5
-start = time.perf_counter()
-for i in range(rate * seconds):
-    due = start + i / rate
-    while time.perf_counter() < due:
-        p.poll(0)
-    t0 = time.perf_counter()
-    p.produce('bench-latency', payload, on_delivery=lambda err, msg, t0=t0: cb(err, msg, t0))
-    p.poll(0)
-p.flush(30)
-lat.sort()
-print('%.3f %.3f %d' % (lat[len(lat)//2]*1000, lat[int(len(lat)*0.99)]*1000, len(lat)))
-`;
-    const lat = await run('/usr/bin/python3', ['-c', py, b.bootstrap]);
-    if (lat.code !== 0) throw new Error(`latency client failed: ${lat.stderr}`);
-    const [p50, p99, n] = lat.stdout.trim().split(' ');
-    results.push(`| Fjord produce latency at 10,000 rec/s, acks=1 (${n} records) | p50 ${p50} ms | p99 ${p99} ms |`);
+    // kcat for reference: one line per record in, a formatted line per record out.
+    const file = path.join(dir, 'records.txt');
+    const line = (i: number) => `${String(i).padStart(10, '0')}${'x'.repeat(SIZE - 10)}`;
+    await writeFile(file, Array.from({ length: RECORDS }, (_, i) => line(i)).join('\n') + '\n');
+    await createTopic(b, 'bench-kcat', 1);
+    const kp = await run('kcat', ['-P', '-b', b.bootstrap, '-t', 'bench-kcat', '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=1048576', '-l', file]);
+    if (kp.code !== 0) throw new Error(`kcat -P failed: ${kp.stderr}`);
+    const kc = await run('kcat', ['-C', '-b', b.bootstrap, '-t', 'bench-kcat', '-o', 'beginning', '-e', '-q', '-f', '%o\n', '-X', 'fetch.max.bytes=52428800']);
+    if (kc.code !== 0) throw new Error(`kcat -C failed: ${kc.stderr}`);
+    note(`| kcat produce / consume, 1 partition, acks=1 (process wall time) | ${mib(payload / (kp.ms / 1000)).toFixed(1)} / ${mib(payload / (kc.ms / 1000)).toFixed(1)} MB/s |`);
+
+    await createTopic(b, 'bench-latency', 1);
+    const lat = await harness(bin, ['latency', '-b', b.bootstrap, '-t', 'bench-latency', '-r', '10000', '-d', '5', '-w', '2', '-s', String(SIZE), '-a', '1', '-l', '0', '-X', 'socket.nagle.disable=true']);
+    note(`| Fjord produce latency at ${lat.rate} rec/s, acks=1, linger.ms=0 (${lat.records} records after ${lat.warmup_records} warm-up) | p50 ${lat.p50_ms!.toFixed(2)} ms, p99 ${lat.p99_ms!.toFixed(2)} ms, p99.9 ${lat.p999_ms!.toFixed(2)} ms, max ${lat.max_ms!.toFixed(1)} ms |`);
   } finally {
     await b.stop();
   }
@@ -114,7 +152,7 @@ print('%.3f %.3f %d' % (lat[len(lat)//2]*1000, lat[int(len(lat)*0.99)]*1000, len
   const rb = await run('redis-benchmark', ['-p', String(redisPort), '-n', String(RECORDS), '-P', '64', '--csv', 'XADD', 'bench', '*', 'f', value]);
   await run('redis-cli', ['-p', String(redisPort), 'shutdown', 'nosave']);
   const rps = Number(rb.stdout.trim().split('\n').pop()!.split(',')[1]!.replace(/"/g, ''));
-  results.push(`| Redis Streams XADD (appendonly yes, -P 64) | ${((rps * SIZE) / (1024 * 1024)).toFixed(1)} MB/s | ${(rps / 1000).toFixed(0)}k rec/s |`);
+  note(`| Redis Streams XADD (appendonly yes, -P 64) | ${mib(rps * SIZE).toFixed(1)} MB/s (${(rps / 1000).toFixed(0)}k rec/s) |`);
 
   // iperf3 loopback.
   const iperfPort = await freePort();
@@ -123,10 +161,13 @@ print('%.3f %.3f %d' % (lat[len(lat)//2]*1000, lat[int(len(lat)*0.99)]*1000, len
   const ip = await run('iperf3', ['-c', '127.0.0.1', '-p', String(iperfPort), '-t', '5', '-J']);
   server.kill();
   const bps = (JSON.parse(ip.stdout) as { end: { sum_received: { bits_per_second: number } } }).end.sum_received.bits_per_second;
-  results.push(`| iperf3 loopback (1 stream, 5 s) | ${(bps / 8 / (1024 * 1024)).toFixed(1)} MB/s | |`);
+  note(`| iperf3 loopback (1 stream, 5 s) | ${mib(bps / 8).toFixed(1)} MB/s |`);
 
   await rm(dir, { recursive: true, force: true });
-  console.log(`records: ${RECORDS} x ${SIZE} B\n\n| measurement | throughput | |\n|---|---|---|\n${results.join('\n')}`);
+  console.log(
+    `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; load average before ${loadBefore}, after ${load()}\n\n` +
+      `| measurement | result |\n|---|---|\n${results.join('\n')}`,
+  );
 }
 
 await main();

@@ -6,7 +6,7 @@
  *
  *   rdkafka-perf produce -b HOST:PORT -t TOPIC -n RECORDS -s BYTES [-a ACKS] [-l LINGER_MS] [-B BATCH_BYTES]
  *   rdkafka-perf consume -b HOST:PORT -t TOPIC -n RECORDS
- *   rdkafka-perf latency -b HOST:PORT -t TOPIC -r RECORDS_PER_S -d SECONDS -s BYTES [-a ACKS] [-l LINGER_MS]
+ *   rdkafka-perf latency -b HOST:PORT -t TOPIC -r RECORDS_PER_S -d SECONDS -s BYTES [-a ACKS] [-l LINGER_MS] [-w WARMUP_S]
  *   extra librdkafka properties: -X name=value (repeatable)
  *
  * Prints one JSON line on stdout. Throughput is measured from the first send (or the partition
@@ -39,7 +39,7 @@ static void set(rd_kafka_conf_t *conf, const char *name, const char *value) {
 
 struct options {
   const char *mode, *brokers, *topic, *acks, *linger, *batch;
-  long records, size, rate, seconds;
+  long records, size, rate, seconds, warmup;
   const char *extra[32];
   int extras;
 };
@@ -178,9 +178,11 @@ static int by_value(const void *a, const void *b) {
 }
 
 /* Fixed-rate sends; a second thread serves delivery reports as soon as they arrive so the
- * measured latency is send -> acknowledgement, not send -> our next poll. */
+ * measured latency is send -> acknowledgement, not send -> our next poll. The first `warmup`
+ * seconds are sent the same way but left out of the figures (connection set-up, JIT warm-up). */
 static void run_latency(const struct options *o) {
-  long n = o->rate * o->seconds;
+  long skip = o->rate * o->warmup;
+  long n = o->rate * (o->seconds + o->warmup);
   sent_at = calloc(n, sizeof(double));
   latency = calloc(n, sizeof(double));
   rd_kafka_t *rk = new_client(RD_KAFKA_PRODUCER, o);
@@ -206,14 +208,22 @@ static void run_latency(const struct options *o) {
     sent_at[i] = now_s();
     produce_one(rk, o, payload, i);
   }
-  double sending = now_s() - start;
+  double sending = now_s() - sent_at[skip];
   rd_kafka_flush(rk, 30000);
   polling = 0;
   pthread_join(poller, NULL);
-  qsort(latency, n, sizeof(double), by_value);
-  printf("{\"mode\":\"latency\",\"records\":%ld,\"failed\":%ld,\"rate\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
-         (long)delivered, (long)failed, n / sending, latency[n / 2] * 1e3, latency[(long)(n * 0.99)] * 1e3,
-         latency[(long)(n * 0.999)] * 1e3, latency[n - 1] * 1e3);
+  if (getenv("RDKAFKA_PERF_SLOW_MS")) { /* debugging aid: when were the slow ones sent? */
+    double slow = atof(getenv("RDKAFKA_PERF_SLOW_MS")) / 1e3;
+    for (long i = 0; i < n; i++)
+      if (latency[i] > slow) fprintf(stderr, "slow: sent at %.4f s, %.3f ms\n", sent_at[i] - start, latency[i] * 1e3);
+  }
+  double *measured = latency + skip;
+  n -= skip;
+  qsort(measured, n, sizeof(double), by_value);
+  printf("{\"mode\":\"latency\",\"records\":%ld,\"warmup_records\":%ld,\"failed\":%ld,\"rate\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
+         "\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
+         n, skip, (long)failed, n / sending, measured[n / 2] * 1e3, measured[(long)(n * 0.99)] * 1e3, measured[(long)(n * 0.999)] * 1e3,
+         measured[n - 1] * 1e3);
   rd_kafka_destroy(rk);
 }
 
@@ -223,7 +233,7 @@ int main(int argc, char **argv) {
   o.mode = argv[1];
   int c;
   optind = 2;
-  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:X:")) != -1) {
+  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:w:X:")) != -1) {
     switch (c) {
       case 'b': o.brokers = optarg; break;
       case 't': o.topic = optarg; break;
@@ -234,6 +244,7 @@ int main(int argc, char **argv) {
       case 'B': o.batch = optarg; break;
       case 'r': o.rate = atol(optarg); break;
       case 'd': o.seconds = atol(optarg); break;
+      case 'w': o.warmup = atol(optarg); break;
       case 'X':
         if (o.extras == 32) die("-X", "too many");
         o.extra[o.extras++] = optarg;
