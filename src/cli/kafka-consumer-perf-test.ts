@@ -64,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
   let lastRecordAt = Date.now();
   const interval = Number(o.reportingInterval ?? 5000);
   let lastReport = Date.now();
+  let end = 0;
   let lastCount = 0;
   let lastBytes = 0;
   if (o.showDetailedStats && !o.hideHeader) console.log('time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
@@ -85,9 +86,11 @@ async function main(argv: string[]): Promise<number> {
       }
     }
   } finally {
+    // Like Kafka's tool, the clock stops when the last record is in, before the close (commit
+    // and leaving the group) that follows.
+    end = Date.now();
     await consumer.close();
   }
-  const end = Date.now();
   if (count < target) process.stderr.write(`WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded. You can use the --timeout option to increase the timeout.\n`);
   const secs = Math.max(end - start, 1) / 1000;
   const rebalanceMs = firstRecordAt > 0 ? firstRecordAt - start : end - start;

@@ -213,6 +213,7 @@ export class RecordAccumulator {
   /** Open batch per topic, indexed by partition (no string key built per record). */
   private readonly open = new Map<string, (ProducerBatch | undefined)[]>();
   private openCount = 0;
+  private lastBatchBytes = 0;
   private readonly lingerTimers = new Map<ProducerBatch, NodeJS.Timeout>();
   /** Closed batches waiting to be sent, per partition, oldest first. */
   readonly ready = new Map<string, ProducerBatch[]>();
@@ -239,7 +240,8 @@ export class RecordAccumulator {
       batch = undefined;
     }
     if (batch === undefined) {
-      batch = new ProducerBatch(topic, partition, Math.min(this.batchSize, INITIAL_BATCH_BUFFER));
+      // Start as big as the last batch closed: at a steady rate the buffer then never regrows.
+      batch = new ProducerBatch(topic, partition, Math.min(this.batchSize, Math.max(INITIAL_BATCH_BUFFER, this.lastBatchBytes)));
       byPartition[partition] = batch;
       this.openCount++;
       body = batch.bodySizeOf(record);
@@ -304,6 +306,7 @@ export class RecordAccumulator {
     if (byPartition === undefined || byPartition[batch.partition] !== batch) return;
     byPartition[batch.partition] = undefined;
     this.openCount--;
+    this.lastBatchBytes = batch.sizeInBytes;
     const t = this.lingerTimers.get(batch);
     if (t) {
       clearTimeout(t);

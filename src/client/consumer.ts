@@ -157,7 +157,10 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
       if (this.membership && !this.manualAssignment) await this.membership.ensureActive();
       await this.initPositions();
       const records = this.fetcher.take(this.options.maxPollRecords ?? 500);
-      if (records.length > 0) return records;
+      if (records.length > 0) {
+        this.fetcher.sendFetches(); // prefetch while the application handles these
+        return records;
+      }
       const left = deadline - Date.now();
       if (left <= 0) return [];
       await this.fetcher.fetch(left);

@@ -1,6 +1,7 @@
 /**
  * Fetching for the consumer: per assigned partition a position (next offset the application
- * will see) and a buffer of fetched records. One Fetch in flight per leader; records before the
+ * will see) and a buffer of fetched records. One Fetch in flight per leader, sent while the
+ * previous answer is still being consumed (prefetch); records before the
  * position are dropped (a batch can start before it), control batches and (read_committed)
  * aborted transactions are skipped, legacy magic 0/1 data is converted on the way in.
  */
@@ -46,7 +47,12 @@ export class PartitionState {
   /** Next offset to hand to the application; null until initialised (committed or reset). */
   position: bigint | null = null;
   paused = false;
-  buffer: ConsumerRecord[] = [];
+  /**
+   * Fetched records not yet handed out: one array per fetch response, consumed through
+   * `head` (no Array.shift, which copies the rest of a large array every time).
+   */
+  private chunks: ConsumerRecord[][] = [];
+  private head = 0;
   /** Offset after the last fetched batch: where the next fetch starts once `buffer` is drained. */
   fetchedUpTo: bigint | null = null;
   highWatermark = -1n;
@@ -61,7 +67,8 @@ export class PartitionState {
 
   seek(offset: bigint): void {
     this.position = offset;
-    this.buffer = [];
+    this.chunks = [];
+    this.head = 0;
     this.fetchedUpTo = null;
     this.outOfRange = false;
   }
@@ -69,6 +76,44 @@ export class PartitionState {
   /** Where the next fetch should start. */
   get fetchOffset(): bigint | null {
     return this.fetchedUpTo ?? this.position;
+  }
+
+  get hasBuffered(): boolean {
+    return this.chunks.length > 0;
+  }
+
+  /**
+   * Whether another fetch may start: while the application works through one fetched chunk the
+   * next one is on its way (as Java's fetcher does), but no more are piled up.
+   */
+  get wantsFetch(): boolean {
+    return !this.paused && this.position !== null && !this.outOfRange && this.chunks.length <= 1;
+  }
+
+  addChunk(records: ConsumerRecord[]): void {
+    if (records.length > 0) this.chunks.push(records);
+  }
+
+  /** Moves up to `max` records at or after the position into `out`. */
+  takeInto(out: ConsumerRecord[], max: number): void {
+    if (this.position === null) return;
+    let position = this.position;
+    while (this.chunks.length > 0 && out.length < max) {
+      const chunk = this.chunks[0]!;
+      let i = this.head;
+      while (i < chunk.length && out.length < max) {
+        const r = chunk[i++]!;
+        if (r.offset < position) continue;
+        out.push(r);
+        position = r.offset + 1n;
+      }
+      if (i >= chunk.length) {
+        this.chunks.shift();
+        this.head = 0;
+      } else this.head = i;
+    }
+    if (this.chunks.length === 0 && this.fetchedUpTo !== null && this.fetchedUpTo > position) position = this.fetchedUpTo;
+    this.position = position;
   }
 }
 
@@ -110,20 +155,14 @@ export class Fetcher {
     const out: ConsumerRecord[] = [];
     for (const s of this.states.values()) {
       if (s.paused || s.position === null) continue;
-      while (s.buffer.length > 0 && out.length < max) {
-        const r = s.buffer.shift()!;
-        if (r.offset < s.position) continue;
-        out.push(r);
-        s.position = r.offset + 1n;
-      }
-      if (s.buffer.length === 0 && s.fetchedUpTo !== null && s.fetchedUpTo > s.position) s.position = s.fetchedUpTo;
+      s.takeInto(out, max);
       if (out.length >= max) break;
     }
     return out;
   }
 
   hasBuffered(): boolean {
-    for (const s of this.states.values()) if (!s.paused && s.buffer.length > 0) return true;
+    for (const s of this.states.values()) if (!s.paused && s.hasBuffered) return true;
     return false;
   }
 
@@ -135,12 +174,29 @@ export class Fetcher {
       throw f;
     }
     await this.cluster.topicsMetadata([...new Set([...this.states.values()].map((s) => s.topic))]).catch(() => undefined);
+    this.sendFetches(timeoutMs);
+    const waiting = [...this.inFlight.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(1, timeoutMs))));
+    await Promise.race(waiting.length > 0 ? [Promise.race(waiting), timeout] : [timeout]);
+    clearTimeout(timer);
+  }
+
+  /**
+   * Starts a fetch from every leader with none in flight, for its partitions that want more,
+   * without waiting: called while records are still buffered, it overlaps the next round trip
+   * with the application's processing.
+   */
+  sendFetches(timeoutMs = this.options.maxWaitMs): void {
+    if (this.failure) return;
     const byLeader = new Map<number, PartitionState[]>();
     for (const s of this.states.values()) {
-      if (s.paused || s.position === null || s.outOfRange || s.buffer.length > 0) continue;
+      if (!s.wantsFetch) continue;
       const leader = this.cluster.leaderFor(s.topic, s.partition);
       if (leader < 0 || this.inFlight.has(leader)) continue;
-      byLeader.set(leader, [...(byLeader.get(leader) ?? []), s]);
+      const list = byLeader.get(leader);
+      if (list) list.push(s);
+      else byLeader.set(leader, [s]);
     }
     for (const [leader, list] of byLeader) {
       const p = this.fetchFrom(leader, list, Math.max(0, Math.min(timeoutMs, this.options.maxWaitMs)))
@@ -151,11 +207,6 @@ export class Fetcher {
         .finally(() => this.inFlight.delete(leader));
       this.inFlight.set(leader, p);
     }
-    const waiting = [...this.inFlight.values()];
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(1, timeoutMs))));
-    await Promise.race(waiting.length > 0 ? [Promise.race(waiting), timeout] : [timeout]);
-    clearTimeout(timer);
   }
 
   private async fetchFrom(leader: number, parts: PartitionState[], maxWaitMs: number): Promise<void> {
@@ -243,7 +294,7 @@ export class Fetcher {
         }
       }
     }
-    s.buffer.push(...records);
+    s.addChunk(records);
     if (end !== null && end > from) s.fetchedUpTo = end;
   }
 }

@@ -148,8 +148,7 @@ export class Producer {
     const waiting = this.awaitingMetadata.get(topic);
     const tm = waiting === undefined ? this.cluster.current.topics.get(topic) : undefined;
     if (tm !== undefined && tm.errorCode === 0 && tm.partitions.length > 0) {
-      if (this.cluster.metadataAgeMs() > this.metadataMaxAgeMs) this.refreshInBackground(topic);
-      this.enqueue(tm, record, callback);
+      this.enqueue(tm, record, callback); // metadata age is checked per batch, in sendTo
       return;
     }
     // No usable metadata yet: queue behind one lookup for the topic, keeping send order.
@@ -288,6 +287,7 @@ export class Producer {
   }
 
   private async sendTo(leader: number, batches: ProducerBatch[]): Promise<void> {
+    if (this.cluster.metadataAgeMs() > this.metadataMaxAgeMs) this.refreshInBackground(batches[0]!.topic);
     const byTopic = new Map<string, ProducerBatch[]>();
     for (const b of batches) {
       b.attempts++;
