@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-configs.sh: describe and alter topic and broker configs (--entity-type topics|brokers,
  * --add-config k=v,k2=[a,b] / --delete-config k,k2), printed as Kafka prints them.

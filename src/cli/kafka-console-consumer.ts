@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-console-consumer.sh: prints records of a topic (or of topics matching --include) to
  * stdout through a formatter. Like Kafka it joins a group (default console-consumer-NNNNN)

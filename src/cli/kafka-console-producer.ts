@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-console-producer.sh: one record per input line, from a pipe or a terminal (with a `>`
  * prompt). parse.key / key.separator split keys off; parse.headers reads `h1:v1,h2:v2<TAB>`

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-consumer-groups.sh: list, describe (offsets/lag, members, state), reset offsets
  * (dry run unless --execute), delete groups and delete a group's offsets, with Kafka's

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-consumer-perf-test.sh: consumes --messages records (or until --timeout ms without any)
  * and prints Kafka's CSV summary: start/end time, MB and messages consumed and per second,

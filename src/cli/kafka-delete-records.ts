@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-delete-records.sh: moves partitions' log start offsets forward, from a JSON file
  * {"partitions":[{"topic":"t","partition":0,"offset":3}],"version":1} (offset -1 = the high

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-dump-log: prints the batches and records of segment files, or the entries of index
  * files, in the format of Kafka's DumpLogSegments tool.

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-get-offsets.sh: prints `topic:partition:offset` for the earliest (-2), latest (-1),
  * max-timestamp (-3) or first-at-timestamp offsets of the selected partitions.

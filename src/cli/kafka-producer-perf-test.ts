@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-producer-perf-test.sh: sends --num-records records of --record-size bytes (or lines of
  * --payload-file) at up to --throughput records/s and prints Kafka's window lines every 5 s and

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * kafka-topics.sh: create, list, describe, alter (partitions, configs) and delete topics, with
  * Kafka's flags and output (`Created topic X.`, the Topic/Partition describe layout). Like
