@@ -10,6 +10,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, Endpoint } from './broker-services.js';
 import { handlerTable } from './handlers/index.js';
 import { createRequestRouter } from './request-router.js';
+import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
@@ -116,6 +117,8 @@ export class Broker {
     this.server = new SocketServer({
       listeners: cfg.listeners,
       dispatcher: createRequestRouter(this.servicesValue),
+      // Fetch responses carry pooled read buffers by reference; recycle them once sent.
+      onPartsWritten: (parts) => fetchReadBuffers.releaseAll(parts),
       logger: log.child({ name: 'socket-server' }),
       socketRequestMaxBytes: cfg.socketRequestMaxBytes,
       connectionsMaxIdleMs: cfg.connectionsMaxIdleMs,

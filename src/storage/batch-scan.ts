@@ -25,8 +25,13 @@ export function writeInt64(buf: Buffer, value: number, pos: number): void {
 /** Smallest possible value of the batch length field of a v2 batch (header without records). */
 export const MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;
 
-export async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
+export async function readAt(
+  file: FileHandle,
+  position: number,
+  length: number,
+  alloc: (length: number) => Buffer = Buffer.allocUnsafe,
+): Promise<Buffer> {
+  const buf = alloc(length);
   let done = 0;
   while (done < length) {
     const { bytesRead } = await file.read(buf, done, length - done, position + done);

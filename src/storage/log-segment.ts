@@ -14,6 +14,7 @@ import {
 } from '../protocol/records/batch-header.js';
 import { readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
 import { rebuildSegment } from './segment-rebuild.js';
+import { fetchReadBuffers } from './read-buffer-pool.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
 
@@ -52,6 +53,8 @@ export interface RecoveryResult {
   truncatedBytes: number;
   reason?: string;
 }
+
+const acquireReadBuffer = (length: number): Buffer => fetchReadBuffers.acquire(length);
 
 function lastOffsetAt(buf: Buffer, start: number): number {
   return readInt64(buf, start) + buf.readInt32BE(start + 23);
@@ -299,7 +302,8 @@ export class LogSegment {
       if (!minOneBatch) return { records: Buffer.alloc(0), firstBatchOffset: first.baseOffset };
       return { records: await readAt(this.file, first.position, first.size), firstBatchOffset: first.baseOffset };
     }
-    const data = await readAt(this.file, first.position, window);
+    // Fetch-sized reads come from a pool the network layer refills once the bytes are sent.
+    const data = await readAt(this.file, first.position, window, acquireReadBuffer);
     let end = 0;
     while (end + RECORD_BATCH_OVERHEAD <= data.length) {
       const size = data.readInt32BE(end + BATCH_LENGTH) + LOG_OVERHEAD;

@@ -2,7 +2,7 @@
 // and writes the responses strictly in request order, pausing the socket when it falls behind.
 import type { Socket } from 'node:net';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
-import type { ConnectionContext, ConnectionLimits, NetworkLogger, RequestDispatcher, ResponseFrame } from './types.js';
+import type { ConnectionContext, ConnectionLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 
 /** A request awaiting its turn in the output; `response` is set once the dispatcher answered. */
 interface ResponseSlot {
@@ -47,6 +47,7 @@ export class Connection {
     private readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits,
     private readonly logger: NetworkLogger,
+    private readonly onPartsWritten?: PartsWrittenHook,
   ) {
     this.reader = new FrameReader(limits.socketRequestMaxBytes);
     socket.setNoDelay(true);
@@ -228,7 +229,10 @@ export class Connection {
       for (const r of responses) {
         offset = out.writeInt32BE(frameLength(r), offset);
         if (Buffer.isBuffer(r)) offset += r.copy(out, offset);
-        else for (const part of r) offset += part.copy(out, offset);
+        else {
+          for (const part of r) offset += part.copy(out, offset);
+          this.onPartsWritten?.(r);
+        }
       }
       return this.socket.write(out);
     }
@@ -239,7 +243,13 @@ export class Connection {
       prefix.writeInt32BE(frameLength(r), 0);
       ok = this.socket.write(prefix) && ok;
       if (Buffer.isBuffer(r)) ok = this.socket.write(r) && ok;
-      else for (const part of r) ok = this.socket.write(part) && ok;
+      else {
+        const hook = this.onPartsWritten;
+        // The last part's callback runs once libuv is done with all of them (or they were dropped).
+        r.forEach((part, i) => {
+          ok = this.socket.write(part, hook && i === r.length - 1 ? () => hook(r) : undefined) && ok;
+        });
+      }
     }
     this.socket.uncork();
     return ok;

@@ -3,11 +3,13 @@
 import net from 'node:net';
 import { Connection, type ConnectionStats } from './connection.js';
 import type { ListenerSpec } from './listeners.js';
-import type { ConnectionLimits, NetworkLogger, RequestDispatcher } from './types.js';
+import type { ConnectionLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
 
 export interface SocketServerOptions {
   listeners: ListenerSpec[];
   dispatcher: RequestDispatcher;
+  /** Gets back the parts of multi-part responses once written (e.g. pooled fetch buffers). */
+  onPartsWritten?: PartsWrittenHook;
   logger: NetworkLogger;
   /** socket.request.max.bytes (Kafka default 104857600). */
   socketRequestMaxBytes: number;
@@ -144,6 +146,7 @@ export class SocketServer {
       this.opts.dispatcher,
       this.limits,
       this.opts.logger,
+      this.opts.onPartsWritten,
     );
     this.connections.add(connection);
     this.opts.logger.debug({ connectionId }, 'connection accepted');

@@ -16,6 +16,12 @@ export interface ConnectionContext {
  * by reference); the connection must not see them change until written.
  */
 export type ResponseFrame = Buffer | readonly Buffer[];
+
+/**
+ * Called with the parts of a multi-part response once the socket no longer needs them (written
+ * to the kernel, or dropped with the connection), so their owner can reuse the memory.
+ */
+export type PartsWrittenHook = (parts: readonly Buffer[]) => void;
 export type RequestDispatcher = (frame: Buffer, ctx: ConnectionContext) => Promise<ResponseFrame | null> | ResponseFrame | null;
 
 /** Throw from a dispatcher to close the connection on purpose (logged at warn, like any error). */
