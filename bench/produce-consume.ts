@@ -118,6 +118,10 @@ async function main(): Promise<void> {
           if (p.failed !== 0) throw new Error(`${p.failed} records failed on ${topic}`);
           produced.push(p.mb_per_s!);
           consumed.push((await harness(bin, ['consume', ...common])).mb_per_s!);
+          // Drop the topic so the next repeat reuses the freed page cache, as a broker with
+          // retention does in steady state (fresh guest pages are slow to fault in on this VM).
+          await b.broker.services.metadata.deleteTopic(topic);
+          await b.broker.services.replicaManager.syncTopic(topic);
         }
         note(`| Fjord produce, ${partitions} partition(s), acks=${acks} | ${summary(produced)} |`);
         note(`| Fjord consume, ${partitions} partition(s) | ${summary(consumed)} |`);
