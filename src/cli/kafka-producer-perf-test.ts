@@ -104,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
   const producer = new Producer(producerOptions);
   await producer.connect();
+  await producer.cluster.partitionsFor(topic, true); // metadata before the clock starts, not in the first records' latency
   const stats = new Stats();
   const windowTimer = setInterval(() => console.log(stats.windowLine()), 5000);
   const live = process.stderr.isTTY ? setInterval(() => process.stderr.write(`\r${stats.count}/${numRecords} records sent`), 1000) : null;
