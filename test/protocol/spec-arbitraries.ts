@@ -73,7 +73,7 @@ export function structArb(
       const elem = f.struct
         ? depth > 3 ? null : structArb(structs.get(f.struct)!, structs, m, v, depth + 1)
         : primitiveArb(f.primitive!, false);
-      const arr = elem ? fc.array(elem, { maxLength: 3 }) : fc.constant([]);
+      const arr: fc.Arbitrary<unknown[]> = elem ? fc.array(elem, { maxLength: 3 }) : fc.constant<unknown[]>([]);
       parts[f.name] = nullable ? fc.option(arr, { nil: null, freq: 4 }) : arr;
     } else if (f.kind === 'struct') {
       const st = structArb(structs.get(f.struct!)!, structs, m, v, depth + 1);

@@ -23,7 +23,7 @@ function commitReq(over: Partial<CommitRequest> = {}, offset = 10n, metadata: st
 const commit = (h: Harness, r: CommitRequest) => h.runtime.write(0, (s, now) => commitOffsets(s, r, now));
 const fetchAll = (h: Harness, group = 'g') => h.runtime.read(0, (s) => fetchOffsets(s, group, null));
 
-async function stableMember(h: Harness, consumerMetadata = Buffer.alloc(0)): Promise<string> {
+async function stableMember(h: Harness, consumerMetadata: Buffer = Buffer.alloc(0)): Promise<string> {
   const j = await h.runtime.write(0, (s, now) => joinGroup(s, joinReq({ apiVersion: 3, protocols: [{ name: 'range', metadata: consumerMetadata }] }), now));
   await h.runtime.write(0, (s, now) => syncGroup(s, { groupId: 'g', generationId: j.generationId, memberId: j.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] }, now));
   return j.memberId;

@@ -101,7 +101,7 @@ test('property: APPEND then SUBTRACT of fresh items restores the list; APPEND is
   const info = () => ({ type: 'list' as const, default: '' });
   fc.assert(fc.property(fc.uniqueArray(item, { maxLength: 6 }), fc.uniqueArray(item, { maxLength: 6 }), (base, extra) => {
     const fresh = extra.filter((e) => !base.includes(e));
-    const start = base.length > 0 ? { l: base.join(',') } : {};
+    const start: Record<string, string> = base.length > 0 ? { l: base.join(',') } : {};
     const appended = applyIncrementalOps(start, [{ name: 'l', op: AlterConfigOp.APPEND, value: extra.join(',') }], info);
     assert.deepEqual(appended.l!.split(',').filter((s) => s !== ''), [...base, ...fresh]);
     const again = applyIncrementalOps(appended, [{ name: 'l', op: AlterConfigOp.APPEND, value: extra.join(',') }], info);
