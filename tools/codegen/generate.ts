@@ -61,8 +61,8 @@ export function generateAll(): Map<string, string> {
   index.push('export interface ApiSpec {');
   index.push('  readonly apiKey: number;');
   index.push('  readonly name: string;');
-  index.push('  readonly request: MessageCodec<any>;');
-  index.push('  readonly response: MessageCodec<any>;');
+  index.push('  readonly request: MessageCodec<unknown>;');
+  index.push('  readonly response: MessageCodec<unknown>;');
   index.push('}');
   index.push('');
   index.push('/** Every API in the specs, by API key. */');

@@ -190,8 +190,8 @@ export { VotersRecordCodec, type VotersRecord } from './data/voters-record.js';
 export interface ApiSpec {
   readonly apiKey: number;
   readonly name: string;
-  readonly request: MessageCodec<any>;
-  readonly response: MessageCodec<any>;
+  readonly request: MessageCodec<unknown>;
+  readonly response: MessageCodec<unknown>;
 }
 
 /** Every API in the specs, by API key. */
