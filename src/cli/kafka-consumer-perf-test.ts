@@ -69,6 +69,10 @@ async function main(argv: string[]): Promise<number> {
   let lastCount = 0;
   let lastBytes = 0;
   if (o.showDetailedStats && !o.hideHeader) console.log('time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
+  // A live progress line on a terminal (stderr, so piped stdout keeps only Kafka's summary).
+  const live = process.stderr.isTTY
+    ? setInterval(() => process.stderr.write(`\r${count}/${target} records consumed, ${(bytes / 1048576).toFixed(1)} MB`), 1000)
+    : null;
   try {
     while (count < target && Date.now() - lastRecordAt < timeoutMs) {
       const records = await consumer.poll(Math.min(1000, timeoutMs));
@@ -90,6 +94,10 @@ async function main(argv: string[]): Promise<number> {
     // Like Kafka's tool, the clock stops when the last record is in, before the close (commit
     // and leaving the group) that follows.
     end = Date.now();
+    if (live) {
+      clearInterval(live);
+      process.stderr.write('\n');
+    }
     await consumer.close();
   }
   if (count < target) process.stderr.write(`WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded. You can use the --timeout option to increase the timeout.\n`);
