@@ -58,7 +58,7 @@ export class Broker {
     this.logManager = await LogManager.open({
       logDirs: cfg.logDirs,
       defaults: brokerLogDefaults(cfg),
-      logger: log.child({ name: 'storage' }),
+      logger: log.child({ component: 'storage' }),
       retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
       cleanerEnabled: cfg.logCleanerEnable,
       checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
@@ -80,20 +80,20 @@ export class Broker {
       config: cfg,
       metadata,
       logManager: this.logManager,
-      logger: log.child({ name: 'replica-manager' }),
+      logger: log.child({ component: 'replica-manager' }),
       // Admin is created just below; until then (start-up sync) the static defaults apply and
       // admin re-applies dynamic configs once it is up.
       logConfigFor: (topic) => this.admin?.configs.logConfigFor(topic),
     });
 
     const replicaManager = this.replicaManager;
-    this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ name: 'group-coordinator' }) });
+    this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
     const logManager = this.logManager;
     this.admin = await createAdminServices({
       config: cfg,
       metadata,
-      logger: log.child({ name: 'admin' }),
+      logger: log.child({ component: 'admin' }),
       stateDir: cfg.logDirs[0]!,
       partitions: () => ({
         localPartition: (topic, partition) => replicaManager.getPartition(topic, partition),
@@ -119,7 +119,7 @@ export class Broker {
       dispatcher: createRequestRouter(this.servicesValue),
       // Fetch responses carry pooled read buffers by reference; recycle them once sent.
       onPartsWritten: (parts) => fetchReadBuffers.releaseAll(parts),
-      logger: log.child({ name: 'socket-server' }),
+      logger: log.child({ component: 'socket-server' }),
       socketRequestMaxBytes: cfg.socketRequestMaxBytes,
       connectionsMaxIdleMs: cfg.connectionsMaxIdleMs,
       maxConnections: cfg.maxConnections,

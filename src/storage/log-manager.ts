@@ -139,7 +139,7 @@ export class LogManager {
       };
       await Promise.all(Array.from({ length: Math.max(1, this.opts.recoveryThreads ?? 4) }, worker));
       this.logger.info(
-        `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${state.hadCleanShutdown ? 'clean' : 'unclean'} shutdown)`,
+        `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${found.length === 0 ? 'nothing to recover' : state.hadCleanShutdown ? 'clean shutdown' : 'unclean shutdown'})`,
       );
       // From here on a crash must not be mistaken for a clean shutdown.
       await removeIfExists(path.join(dir, CLEAN_SHUTDOWN_MARKER));

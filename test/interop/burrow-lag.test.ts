@@ -40,11 +40,29 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** Rejects when `p` has not settled within `ms`. */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
 /** Retries `probe` until it returns a value or the deadline passes; then throws with `why()`. */
 async function pollUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, why: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await probe().catch(() => undefined);
+    // A probe that never settles (a half-started server) must not outlive the deadline.
+    const value = await withTimeout(probe(), 5_000).catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${why()}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -90,6 +108,7 @@ async function stopChild(child: Child | undefined): Promise<void> {
 function zkRuok(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1', () => socket.write('ruok'));
+    socket.setTimeout(2_000, () => socket.destroy());
     let reply = '';
     socket.on('data', (d) => (reply += d.toString()));
     socket.on('close', () => resolve(reply === 'imok'));
@@ -182,7 +201,7 @@ interface BurrowLagResponse {
 }
 
 async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url);
+  const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
   return (await res.json()) as T;
 }
 
@@ -309,7 +328,7 @@ test('Burrow 1.2.1 decodes Fjord __consumer_offsets and reports committed offset
     if (failures.length > 0) assert.deepEqual(owners, ['', ''], 'owners without group metadata');
     else assert.deepEqual(owners, ['/127.0.0.1', '/127.0.0.1'], 'owners from the GroupMetadata record');
   } finally {
-    await consumer?.disconnect();
+    if (consumer) await withTimeout(consumer.disconnect(), 15_000).catch(() => undefined);
     await stopChild(burrow);
     await broker?.stop();
     await stopChild(zk?.child);
