@@ -9,4 +9,4 @@ npx tsc -p tsconfig.json
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"
-exec node --import tsx --test --test-concurrency=2 --test-timeout=600000 "${files[@]}"
+exec node --import tsx --test --test-concurrency=2 --test-timeout=240000 "${files[@]}"
