@@ -122,7 +122,12 @@ function readNullableBytes(buf: Buffer, cur: Cursor, end: number, what: string):
 
 /** Decodes one record at `cur.pos`, never reading past `limit`; advances the cursor past it. */
 export function readRecord(buf: Buffer, cur: Cursor, limit: number = buf.length): KafkaRecord {
-  const bodySize = readVarInt(buf, cur);
+  let bodySize: number;
+  try {
+    bodySize = readVarInt(buf, cur);
+  } catch (err) {
+    throw new RecordsError('bad_record', `malformed record length: ${(err as Error).message}`);
+  }
   const bodyStart = cur.pos;
   const end = bodyStart + bodySize;
   if (bodySize < 1 || end > limit) throw new RecordsError('bad_record', `invalid record size ${bodySize}`);
