@@ -86,6 +86,8 @@ for (const compression of KAFKAJS_CODECS) {
   test(`kafkajs decodes our ${CompressionType[compression]} batches to the same records`, async () => {
     await fc.assert(
       fc.asyncProperty(records, fc.bigInt({ min: 0n, max: 2n ** 40n }), fc.bigInt({ min: 0n, max: 2n ** 42n }), async (rs, baseOffset, baseTs) => {
+        // kafkajs keeps headers in a plain object: a key such as "__proto__" cannot survive there.
+        fc.pre(!rs.some((r) => r.headers.some((h) => h.key in Object.prototype)));
         const ours = encodeBatch({ records: rs, compression, baseOffset, baseTimestamp: baseTs, producerId: 5n, producerEpoch: 1, baseSequence: 7, isTransactional: true });
         const theirs = await KafkaJsBatchDecoder(new KafkaJsDecoder(ours));
         assert.equal(theirs.firstOffset, baseOffset.toString());
