@@ -167,7 +167,10 @@ export function writeVarInt(buf: Buffer, offset: number, value: number): number 
 
 /** Writes a signed zigzag varlong from a safe-integer number; returns the offset after it. */
 export function writeVarLongNumber(buf: Buffer, offset: number, value: number): number {
-  if (!Number.isSafeInteger(value)) throw new VarintError(`varlong value ${value} is not a safe integer`);
+  // Only what readVarLongNumber can give back: the zigzag form must stay a safe integer.
+  if (!Number.isSafeInteger(value) || value >= 2 ** 52 || value < -(2 ** 52)) {
+    throw new VarintError(`varlong value ${value} is outside [-2^52, 2^52)`);
+  }
   let raw = zigzagNumber(value);
   // Above 32 bits bit ops would truncate, so peel off groups arithmetically first.
   while (raw >= TWO_POW_32) {

@@ -16,6 +16,7 @@ import {
   writeVarInt,
   writeVarLong,
   writeVarLongNumber,
+  VarintError,
 } from '../../../src/protocol/records/varint.js';
 
 const require = createRequire(import.meta.url);
@@ -27,7 +28,8 @@ const KafkaJsEncoder = require('kafkajs/src/protocol/encoder') as new () => {
 const Long = require('kafkajs/src/utils/long') as { fromString(s: string): unknown };
 
 const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
-const safeLong = fc.integer({ min: -(2 ** 52), max: 2 ** 52 });
+/** What a varlong read as a JS number can hold: its zigzag form must be a safe integer. */
+const safeLong = fc.integer({ min: -(2 ** 52), max: 2 ** 52 - 1 });
 const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
 
 test('signed varint round-trips, size matches and agrees with kafkajs bytes', () => {
@@ -75,7 +77,7 @@ test('bigint varlong round-trips and agrees with kafkajs bytes', () => {
   );
 });
 
-test('number varlong matches the bigint encoding within ±2^52', () => {
+test('number varlong matches the bigint encoding within [-2^52, 2^52)', () => {
   fc.assert(
     fc.property(safeLong, (v) => {
       const a = Buffer.alloc(10);
@@ -113,4 +115,17 @@ test('reads at a non-zero position and leaves neighbours alone', () => {
   const cur = { pos: 1 };
   assert.equal(readVarInt(buf, cur), 150);
   assert.equal(cur.pos, 3);
+});
+
+test('number varlongs at the edges of their range', () => {
+  for (const v of [2 ** 52 - 1, -(2 ** 52)]) {
+    const b = Buffer.alloc(10);
+    const end = writeVarLongNumber(b, 0, v);
+    assert.equal(readVarLongNumber(b, { pos: 0 }), v);
+    assert.equal(sizeOfVarLongNumber(v), end);
+  }
+  assert.throws(() => writeVarLongNumber(Buffer.alloc(10), 0, 2 ** 52), VarintError);
+  const big = Buffer.alloc(10);
+  const end = writeVarLong(big, 0, 2n ** 52n); // a Java client may send it: read as an error, not a wrong number
+  assert.throws(() => readVarLongNumber(big.subarray(0, end), { pos: 0 }), VarintError);
 });
