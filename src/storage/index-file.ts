@@ -1,0 +1,120 @@
+/**
+ * What the offset and time indexes share: fixed-size entries in a grow-only buffer, loaded from
+ * and appended to their file, rewritten whole after a truncation. Subclasses say how an entry is
+ * laid out and what makes a loaded file trustworthy.
+ */
+import { open, readFile } from 'node:fs/promises';
+import { errnoOf } from './errors.js';
+import { Mutex } from './mutex.js';
+
+export interface IndexFileProblem {
+  reason: string;
+}
+
+export abstract class IndexFile {
+  protected buf: Buffer;
+  protected count = 0;
+  private persistedCount = 0;
+  private dirtyFromStart = false;
+  /** Bumped by every truncation, so a persist racing one knows its write is stale. */
+  private truncations = 0;
+  private readonly persistLock = new Mutex();
+  readonly maxEntries: number;
+
+  constructor(
+    readonly file: string,
+    readonly baseOffset: number,
+    maxIndexBytes: number,
+    private readonly entrySize: number,
+    private readonly initialEntries: number,
+  ) {
+    this.maxEntries = Math.max(1, Math.floor(maxIndexBytes / entrySize));
+    this.buf = Buffer.alloc(Math.min(this.maxEntries, initialEntries) * entrySize);
+  }
+
+  get entries(): number {
+    return this.count;
+  }
+  get sizeInBytes(): number {
+    return this.count * this.entrySize;
+  }
+  isFull(): boolean {
+    return this.count >= this.maxEntries;
+  }
+
+  /**
+   * Reads the file and takes its entries when every one passes `checkEntry` (called with the
+   * file's bytes and the entry's byte position); otherwise returns why it is not trustworthy.
+   */
+  protected async loadEntries(checkEntry: (data: Buffer, at: number, i: number) => string | undefined): Promise<IndexFileProblem | undefined> {
+    let data: Buffer;
+    try {
+      data = await readFile(this.file);
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return { reason: 'missing' };
+      return { reason: `unreadable (${String(err)})` };
+    }
+    if (data.length % this.entrySize !== 0) return { reason: `size ${data.length} is not a multiple of ${this.entrySize}` };
+    const n = data.length / this.entrySize;
+    if (n > this.maxEntries) return { reason: `${n} entries exceed the maximum ${this.maxEntries}` };
+    for (let i = 0; i < n; i++) {
+      const problem = checkEntry(data, i * this.entrySize, i);
+      if (problem !== undefined) return { reason: problem };
+    }
+    this.buf = Buffer.alloc(Math.max(data.length, this.initialEntries * this.entrySize));
+    data.copy(this.buf);
+    this.count = n;
+    this.persistedCount = n;
+    return undefined;
+  }
+
+  /** Byte position for one more entry, growing the buffer as needed; the caller writes it and counts it. */
+  protected nextSlot(): number {
+    if ((this.count + 1) * this.entrySize > this.buf.length) {
+      const grown = Buffer.alloc(Math.min(this.maxEntries * this.entrySize, this.buf.length * 2));
+      this.buf.copy(grown, 0, 0, this.count * this.entrySize);
+      this.buf = grown;
+    }
+    return this.count * this.entrySize;
+  }
+
+  /** Keeps the first `n` entries; the file is rewritten whole on the next persist. */
+  protected truncateToCount(n: number): void {
+    this.count = n;
+    this.persistedCount = Math.min(this.persistedCount, n);
+    this.dirtyFromStart = true;
+    this.truncations++;
+  }
+
+  reset(): void {
+    this.truncateToCount(0);
+  }
+
+  /** Writes unwritten entries (the whole file after a truncation), optionally fsyncing. */
+  persist(sync: boolean): Promise<void> {
+    return this.persistLock.run(() => this.persistNow(sync));
+  }
+
+  private async persistNow(sync: boolean): Promise<void> {
+    if (!this.dirtyFromStart && this.persistedCount === this.count && !sync) return;
+    const truncationsBefore = this.truncations;
+    const fromStart = this.dirtyFromStart;
+    const from = fromStart ? 0 : this.persistedCount;
+    const upto = this.count;
+    const bytes = Buffer.from(this.buf.subarray(from * this.entrySize, upto * this.entrySize));
+    this.dirtyFromStart = false;
+    const fh = await open(this.file, fromStart ? 'w' : 'a');
+    try {
+      if (bytes.length > 0) await fh.write(bytes, 0, bytes.length);
+      if (sync) await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    // A truncation during the write re-marks the file dirty; otherwise what we wrote is durable.
+    if (this.truncations === truncationsBefore) this.persistedCount = Math.max(this.persistedCount, upto);
+  }
+
+  contents(): Buffer {
+    return this.buf.subarray(0, this.count * this.entrySize);
+  }
+}
