@@ -9,29 +9,16 @@
  */
 import {
   ATTR_COMPRESSION_MASK,
-  ATTRIBUTES,
-  BASE_OFFSET,
-  BASE_SEQUENCE,
-  BASE_TIMESTAMP,
-  BATCH_LENGTH,
   CRC,
   CompressionType,
-  LAST_OFFSET_DELTA,
-  LOG_OVERHEAD,
-  MAGIC,
-  MAX_TIMESTAMP,
-  PARTITION_LEADER_EPOCH,
-  PRODUCER_EPOCH,
-  PRODUCER_ID,
   RECORD_BATCH_OVERHEAD,
-  RECORDS_COUNT,
   compress,
-  computeCrc,
   sizeOfVarInt,
   sizeOfVarLongNumber,
   writeVarInt,
   writeVarLongNumber,
   type RecordHeader,
+  writeBatchHeader,
 } from '../protocol/records/index.js';
 
 export interface RecordMetadata {
@@ -154,19 +141,18 @@ export class ProducerBatch {
       out = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + section.length);
       section.copy(out, RECORD_BATCH_OVERHEAD);
     }
-    out.writeBigInt64BE(0n, BASE_OFFSET);
-    out.writeInt32BE(out.length - LOG_OVERHEAD, BATCH_LENGTH);
-    out.writeInt32BE(-1, PARTITION_LEADER_EPOCH);
-    out[MAGIC] = 2;
-    out.writeInt16BE(compression & ATTR_COMPRESSION_MASK, ATTRIBUTES);
-    out.writeInt32BE(Math.max(0, this.count - 1), LAST_OFFSET_DELTA);
-    out.writeBigInt64BE(BigInt(this.baseTimestamp), BASE_TIMESTAMP);
-    out.writeBigInt64BE(BigInt(this.maxTimestamp), MAX_TIMESTAMP);
-    out.writeBigInt64BE(producerId, PRODUCER_ID);
-    out.writeInt16BE(producerEpoch, PRODUCER_EPOCH);
-    out.writeInt32BE(this.baseSequence, BASE_SEQUENCE);
-    out.writeInt32BE(this.count, RECORDS_COUNT);
-    out.writeUInt32BE(computeCrc(out, 0), CRC);
+    writeBatchHeader(out, {
+      baseOffset: 0n,
+      partitionLeaderEpoch: -1,
+      attributes: compression & ATTR_COMPRESSION_MASK,
+      lastOffsetDelta: Math.max(0, this.count - 1),
+      baseTimestamp: BigInt(this.baseTimestamp),
+      maxTimestamp: BigInt(this.maxTimestamp),
+      producerId,
+      producerEpoch,
+      baseSequence: this.baseSequence,
+      recordsCount: this.count,
+    });
     this.encoded = out;
     return out;
   }

@@ -122,3 +122,37 @@ export function isControlBatch(buf: Buffer, start: number): boolean {
 export function isTransactional(buf: Buffer, start: number): boolean {
   return (attributesOf(buf, start) & ATTR_TRANSACTIONAL) !== 0;
 }
+
+/** Every header field of a v2 batch, as `writeBatchHeader` lays them out. */
+export interface BatchHeaderFields {
+  baseOffset: bigint;
+  partitionLeaderEpoch: number;
+  attributes: number;
+  lastOffsetDelta: number;
+  baseTimestamp: bigint;
+  maxTimestamp: bigint;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  recordsCount: number;
+}
+
+/**
+ * Fills in the 61-byte header of the batch that occupies all of `buf` (its records section must
+ * already be in place), then the CRC over attributes..end. Shared by every batch writer.
+ */
+export function writeBatchHeader(buf: Buffer, h: BatchHeaderFields): void {
+  buf.writeBigInt64BE(h.baseOffset, BASE_OFFSET);
+  buf.writeInt32BE(buf.length - LOG_OVERHEAD, BATCH_LENGTH);
+  buf.writeInt32BE(h.partitionLeaderEpoch, PARTITION_LEADER_EPOCH);
+  buf.writeInt8(2, MAGIC);
+  buf.writeInt16BE(h.attributes, ATTRIBUTES);
+  buf.writeInt32BE(h.lastOffsetDelta, LAST_OFFSET_DELTA);
+  buf.writeBigInt64BE(h.baseTimestamp, BASE_TIMESTAMP);
+  buf.writeBigInt64BE(h.maxTimestamp, MAX_TIMESTAMP);
+  buf.writeBigInt64BE(h.producerId, PRODUCER_ID);
+  buf.writeInt16BE(h.producerEpoch, PRODUCER_EPOCH);
+  buf.writeInt32BE(h.baseSequence, BASE_SEQUENCE);
+  buf.writeInt32BE(h.recordsCount, RECORDS_COUNT);
+  buf.writeUInt32BE(computeCrc(buf, 0), CRC);
+}

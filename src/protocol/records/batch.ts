@@ -26,6 +26,7 @@ import {
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT,
   computeCrc,
+  writeBatchHeader,
 } from './batch-header.js';
 import { compress, decompress, isKnownCompression } from './compression/index.js';
 import { RecordsError } from './errors.js';
@@ -102,23 +103,20 @@ export function encodeBatch(input: BatchInput): Buffer {
   if (input.isTransactional) attributes |= ATTR_TRANSACTIONAL;
   if (input.isControl) attributes |= ATTR_CONTROL;
 
-  const size = RECORD_BATCH_OVERHEAD + recordsSection.length;
-  const buf = Buffer.allocUnsafe(size);
-  buf.writeBigInt64BE(input.baseOffset ?? 0n, BASE_OFFSET);
-  buf.writeInt32BE(size - LOG_OVERHEAD, BATCH_LENGTH);
-  buf.writeInt32BE(input.partitionLeaderEpoch ?? -1, PARTITION_LEADER_EPOCH);
-  buf.writeInt8(2, MAGIC);
-  buf.writeInt16BE(attributes, ATTRIBUTES);
-  buf.writeInt32BE(input.lastOffsetDelta ?? lastOffsetDelta, LAST_OFFSET_DELTA);
-  buf.writeBigInt64BE(baseTimestamp, BASE_TIMESTAMP);
-  const maxTimestamp = input.maxTimestamp ?? (records.length > 0 ? baseTimestamp + BigInt(maxDelta) : baseTimestamp);
-  buf.writeBigInt64BE(maxTimestamp, MAX_TIMESTAMP);
-  buf.writeBigInt64BE(input.producerId ?? NO_PRODUCER_ID, PRODUCER_ID);
-  buf.writeInt16BE(input.producerEpoch ?? NO_PRODUCER_EPOCH, PRODUCER_EPOCH);
-  buf.writeInt32BE(input.baseSequence ?? NO_SEQUENCE, BASE_SEQUENCE);
-  buf.writeInt32BE(records.length, RECORDS_COUNT);
+  const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsSection.length);
   recordsSection.copy(buf, RECORD_BATCH_OVERHEAD);
-  buf.writeUInt32BE(computeCrc(buf, 0), CRC);
+  writeBatchHeader(buf, {
+    baseOffset: input.baseOffset ?? 0n,
+    partitionLeaderEpoch: input.partitionLeaderEpoch ?? -1,
+    attributes,
+    lastOffsetDelta: input.lastOffsetDelta ?? lastOffsetDelta,
+    baseTimestamp,
+    maxTimestamp: input.maxTimestamp ?? (records.length > 0 ? baseTimestamp + BigInt(maxDelta) : baseTimestamp),
+    producerId: input.producerId ?? NO_PRODUCER_ID,
+    producerEpoch: input.producerEpoch ?? NO_PRODUCER_EPOCH,
+    baseSequence: input.baseSequence ?? NO_SEQUENCE,
+    recordsCount: records.length,
+  });
   return buf;
 }
 
