@@ -13,14 +13,8 @@ import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-
 import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
 import { defineHandler, type RequestContext } from './types.js';
 
-interface Requested {
-  topic: string;
-  topicId: string;
-  partition: number;
-  fetchOffset: number;
-  partitionMaxBytes: number;
-  currentLeaderEpoch: number;
-}
+/** What the request itself says of a partition: the session's record of it, before any response. */
+type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch'>;
 
 /** The request's partitions with topic names resolved (v13+ names come from topic ids). */
 function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boolean): Requested[] {
