@@ -15,7 +15,7 @@ import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
-import { brokerLogDefaults, topicLogConfig } from '../replication/log-config.js';
+import { brokerLogDefaults } from '../replication/log-config.js';
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -55,6 +55,27 @@ export class Broker {
     this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, cfg.clusterId);
     const metadata = this.metadataStore;
     log.info({ clusterId: metadata.clusterId, topics: metadata.topics().length }, 'cluster metadata loaded');
+    // Admin first: it knows each topic's effective log config (topic overrides over dynamic and
+    // static broker configs), which storage takes for the logs it finds at start-up and the
+    // replica manager whenever it syncs a topic. Admin's view of the partitions is resolved
+    // lazily, once the log and replica managers exist.
+    this.admin = await createAdminServices({
+      config: cfg,
+      metadata,
+      logger: log.child({ component: 'admin' }),
+      stateDir: cfg.logDirs[0]!,
+      partitions: () => {
+        const rm = this.replicaManager;
+        const lm = this.logManager;
+        if (!rm || !lm) return undefined;
+        return {
+          localPartition: (topic, partition) => rm.getPartition(topic, partition),
+          logDirsState: () => lm.logDirsState(),
+          syncTopic: (topic) => rm.syncTopic(topic),
+        };
+      },
+    });
+    const admin = this.admin;
     this.logManager = await LogManager.open({
       logDirs: cfg.logDirs,
       defaults: brokerLogDefaults(cfg),
@@ -65,42 +86,27 @@ export class Broker {
       // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
       flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
-      // Logs found on disk start with their topic's overrides (compaction of __consumer_offsets,
+      // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
       // retention) from the first moment, not only once the replica manager syncs them.
       topicConfig: (topic) => {
-        const info = metadata.topic(topic);
         try {
-          return info ? topicLogConfig(brokerLogDefaults(cfg), info.configs) : undefined;
+          return admin.configs.logConfigFor(topic);
         } catch {
           return undefined; // an invalid stored override: the replica manager logs it on sync
         }
       },
     });
+    const logManager = this.logManager;
     this.replicaManager = await ReplicaManager.start({
       config: cfg,
       metadata,
-      logManager: this.logManager,
+      logManager,
       logger: log.child({ component: 'replica-manager' }),
-      // Admin is created just below; until then (start-up sync) the static defaults apply and
-      // admin re-applies dynamic configs once it is up.
-      logConfigFor: (topic) => this.admin?.configs.logConfigFor(topic),
+      logConfigFor: (topic) => admin.configs.logConfigFor(topic),
     });
-
     const replicaManager = this.replicaManager;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
-    const logManager = this.logManager;
-    this.admin = await createAdminServices({
-      config: cfg,
-      metadata,
-      logger: log.child({ component: 'admin' }),
-      stateDir: cfg.logDirs[0]!,
-      partitions: () => ({
-        localPartition: (topic, partition) => replicaManager.getPartition(topic, partition),
-        logDirsState: () => logManager.logDirsState(),
-        syncTopic: (topic) => replicaManager.syncTopic(topic),
-      }),
-    });
 
     this.servicesValue = {
       config: cfg,

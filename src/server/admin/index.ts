@@ -41,19 +41,8 @@ export interface AdminServicesOptions {
 export async function createAdminServices(opts: AdminServicesOptions): Promise<AdminServices> {
   const dynamicConfigs = await DynamicBrokerConfigs.open(opts.stateDir, opts.config.brokerId);
   const configs = new ConfigAdmin(opts.config, opts.metadata, dynamicConfigs, opts.logger, opts.partitions);
-  // The data plane configures logs from static broker defaults; dynamic broker configs are layered
-  // on top here, at start and after every topic change it follows (creation, new partitions...).
-  if (!dynamicConfigs.isEmpty) for (const t of opts.metadata.topics()) configs.applyToLogs(t.name);
-  opts.metadata.onChange((topic) => {
-    const access = opts.partitions();
-    if (dynamicConfigs.isEmpty || !access) return;
-    access.syncTopic(topic).then(
-      () => configs.applyToLogs(topic),
-      (err: unknown) => opts.logger.warn({ topic, err: err instanceof Error ? err.message : String(err) }, 'could not apply dynamic broker configs'),
-    );
-  });
   return {
-    topics: new TopicAdmin(opts.config, opts.metadata, opts.logger, opts.partitions, (topic) => configs.applyToLogs(topic)),
+    topics: new TopicAdmin(opts.config, opts.metadata, opts.logger, opts.partitions),
     configs,
     logs: new LogAdmin(opts.metadata, opts.partitions),
     dynamicConfigs,

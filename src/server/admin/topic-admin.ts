@@ -37,14 +37,12 @@ export class TopicAdmin {
     private readonly metadata: MetadataStore,
     private readonly logger: Logger,
     private readonly partitions: () => PartitionAccess | undefined,
-    /** Runs once the data plane has synced a topic (re-applies dynamic broker defaults to its logs). */
-    private readonly afterSync: (topic: string) => void = () => {},
   ) {}
 
   /** Waits until the data plane has caught up with a change (logs created or removed). */
   private async synced(topic: string): Promise<void> {
+    // The sync applies the topic's effective log config too (ReplicaManager asks ConfigAdmin).
     await this.partitions()?.syncTopic(topic);
-    this.afterSync(topic);
   }
 
   /** Validates and (unless validateOnly) creates one topic; throws KafkaError on refusal. */
