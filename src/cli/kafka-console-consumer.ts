@@ -118,7 +118,8 @@ async function main(argv: string[]): Promise<number> {
   const retention = needsRetention(o.formatter) ? await offsetsRetentionMs(props, o.bootstrapServer) : DEFAULT_RETENTION_MS;
   const format: Formatter = formatterByName(o.formatter, { props: formatterProps, offsetsRetentionMs: retention });
 
-  const consumer = new Consumer(consumerOptionsFrom(props, o.bootstrapServer));
+  const options = consumerOptionsFrom(props, o.bootstrapServer);
+  const consumer = new Consumer({ ...options, clientId: options.clientId ?? 'console-consumer' });
   if (partition !== undefined) {
     const tm = await consumer.cluster.partitionsFor(o.topic!);
     if (partition >= tm.partitions.length) throw new CliError(`partition ${partition} of topic ${o.topic} does not exist`);

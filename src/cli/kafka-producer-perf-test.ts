@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const props = merged(loadPropertiesFile(o['producer.config']), parseKeyValues((o.producerProps ?? []).flatMap((p) => p.split(' ')), '--producer-props'));
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
-  const producer = new Producer(producerOptions);
+  const producer = new Producer({ ...producerOptions, clientId: producerOptions.clientId ?? 'perf-producer-client' });
   await producer.connect();
   await producer.cluster.partitionsFor(topic, true); // metadata before the clock starts, not in the first records' latency
   const stats = new Stats();

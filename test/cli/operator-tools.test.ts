@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Admin } from '../../src/client/index.js';
 import { startTestBroker } from '../helpers/broker.js';
 import { exited, LineCollector, runCli, spawnCli } from './helpers.js';
 
@@ -115,6 +116,30 @@ test('verifiable producer and consumer print Kafka\'s JSON events; every acked v
     const committed = [...offsets.stdout.matchAll(/verify\s+\d+\s+(\d+)\s+(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
     assert.equal(committed, total, offsets.stdout);
   } finally {
+    await b.stop();
+  }
+});
+
+test('the console consumer joins its group with Kafka\'s client id', { timeout: 60000 }, async () => {
+  const b = await startTestBroker();
+  const bs = ['--bootstrap-server', b.bootstrap];
+  const admin = new Admin({ bootstrapServers: b.bootstrap });
+  const c = spawnCli('kafka-console-consumer', [...bs, '--topic', 'cid', '--group', 'cid-group', '--timeout-ms', '20000']);
+  try {
+    assert.equal((await runCli('kafka-topics', ['--create', '--topic', 'cid', ...bs])).code, 0);
+    const deadline = Date.now() + 30000;
+    let clientIds: string[] = [];
+    while (Date.now() < deadline) {
+      const [g] = await admin.describeGroups(['cid-group']);
+      clientIds = g?.members.map((m) => m.clientId) ?? [];
+      if (clientIds.length > 0) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual(clientIds, ['console-consumer']);
+  } finally {
+    c.kill('SIGTERM');
+    await exited(c);
+    await admin.close();
     await b.stop();
   }
 });
