@@ -62,7 +62,7 @@ export class GroupCoordinator {
     this.runtime = new CoordinatorRuntime<GroupShard, CoordinatorRecord>({
       log: opts.log ?? new ReplicaManagerCoordinatorLog(opts.replicaManager, OFFSETS_TOPIC),
       serde: { encode: encodeRecord, decode: decodeRecord },
-      newShard: (ctx) => new GroupShard(ctx, groupConfig),
+      newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
       onError: (msg, err) => opts.logger.error({ err }, msg),
       // Offsets of topics deleted while this partition was not loaded (or before their
       // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
