@@ -9,7 +9,7 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { logConfigFromProps, type LogConfig } from '../../storage/config.js';
 import type { BrokerConfig } from '../config/index.js';
-import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef } from '../config/index.js';
+import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES } from '../config/index.js';
 import { effectiveTopicConfigs, topicConfigDef, validateTopicConfigs } from '../config/topic-configs.js';
 import { applyIncrementalOps, replaceAll, type IncrementalOp, type KeyInfo } from './config-alteration.js';
 import {
@@ -22,7 +22,7 @@ import type { PartitionAccess } from './partition-access.js';
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4, CLIENT_METRICS: 16, BROKER_LOGGER: 8 } as const;
 
 const topicKeyInfo: KeyInfo = (name) => topicConfigDef(name);
-const brokerKeyInfo: KeyInfo = (name) => configDef(name);
+const brokerKeyInfo: KeyInfo = (name) => dynamicKeyDef(name);
 
 export class ConfigAdmin {
   constructor(

@@ -103,3 +103,13 @@ test('keys Kafka does not know stay refused; static keys stay read-only', async 
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
   assert.match(res.responses[0]!.errorMessage!, /Cannot update these configs dynamically: Set\(log.dirs\)/);
 });
+
+test('APPEND to a per-listener list key starts from the base key\'s default', async () => {
+  const res = await c.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
+    resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'listener.name.external.sasl.enabled.mechanisms', configOperation: 2, value: 'PLAIN' }] }],
+    validateOnly: false,
+  });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE, res.responses[0]!.errorMessage ?? '');
+  const d = await describe(['listener.name.external.sasl.enabled.mechanisms']);
+  assert.equal(d.get('listener.name.external.sasl.enabled.mechanisms')?.value, 'GSSAPI,PLAIN');
+});
