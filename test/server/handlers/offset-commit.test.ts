@@ -8,6 +8,7 @@ import {
   OffsetFetchRequestCodec, OffsetFetchResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { createTopic } from './data-plane-helpers.js';
+import { Admin } from '../../../src/client/index.js';
 
 let b: TestBroker;
 let c: RawClient;
@@ -68,4 +69,22 @@ test('OffsetCommit with only unknown topics answers without touching the group (
   assert.deepEqual(codes(res), { 'oc-missing-0': ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
   const listed = b.broker.services.groupCoordinator.listGroups([], []).groups.map((g) => g.groupId);
   assert.ok(!listed.includes('oc-only-unknown'), `groups: ${listed.join(',')}`);
+});
+
+test('AlterConsumerGroupOffsets (an admin client over OffsetCommit) on a topic that does not exist fails with UNKNOWN_TOPIC_OR_PARTITION', async () => {
+  const admin = new Admin({ bootstrapServers: `127.0.0.1:${b.port}` });
+  try {
+    await createTopic(b, 'oc-admin-exists', 1);
+    await assert.rejects(
+      admin.alterGroupOffsets('oc-admin-group', [{ topic: 'oc-admin-missing', partition: 0, offset: 5n }, { topic: 'oc-admin-exists', partition: 0, offset: 5n }]),
+      (err: Error & { code?: number }) => {
+        assert.equal(err.code, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, err.message);
+        return true;
+      },
+    );
+    assert.deepEqual(await committed('oc-admin-group', 'oc-admin-missing', [0]), [-1n]);
+    assert.deepEqual(await committed('oc-admin-group', 'oc-admin-exists', [0]), [5n], 'the valid partition is committed');
+  } finally {
+    await admin.close();
+  }
 });
