@@ -34,6 +34,7 @@ export class CloseLog {
     private readonly logger: NetworkLogger,
     private readonly windowMs = 10_000,
     private readonly perWindow = 5,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Connections closed for `reason` since start (every one, logged or not). */
@@ -43,7 +44,7 @@ export class CloseLog {
 
   closed(reason: CloseReason, fields: Record<string, unknown>, message: string): void {
     this.counts.set(reason, this.count(reason) + 1);
-    const now = Date.now();
+    const now = this.now();
     let w = this.windows.get(reason);
     if (w === undefined || now - w.startedAt >= this.windowMs) {
       const suppressed = w?.suppressed ?? 0;

@@ -3,10 +3,12 @@
 // when the broker-wide request memory (RequestMemoryPool) has no room for the next frame.
 //
 // Two clocks guard against peers that hold resources without sending requests:
-// - connections.max.idle.ms counts from the last complete request read or response written; bytes
-//   of an unfinished frame do not re-arm it (Node's socket timeout would, so it is not used);
-// - socket.request.receive.timeout.ms counts from the first byte of a frame until its last, only
-//   while the broker is reading (time spent paused by the broker does not count).
+// - connections.max.idle.ms counts from the last complete request read, response written or
+//   write buffer drained; bytes of an unfinished frame do not re-arm it (Node's socket timeout
+//   would, so it is not used), nor does a peer that leaves its responses unread;
+// - socket.request.receive.timeout.ms counts from the first byte of a frame until its last, while
+//   the broker reads or waits for the peer to read its responses (time the broker itself spends
+//   paused, on its memory cap or on unanswered requests, does not count).
 import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
@@ -396,6 +398,7 @@ export class Connection {
 
   private onDrain(): void {
     this.writeBlocked = false;
+    this.lastActivity = Date.now();
     this.processFrames();
   }
 
@@ -409,8 +412,9 @@ export class Connection {
     if (this.closed) return;
     const idleMs = this.limits.connectionsMaxIdleMs;
     const now = Date.now();
-    // A slow request (e.g. a long fetch wait) or a response still being sent is not idleness.
-    if (this.queuedRequests > 0 || this.socket.writableLength > 0) this.lastActivity = now;
+    // A slow request (e.g. a long fetch wait) is not idleness; a peer that reads none of its
+    // responses is ('drain' counts as activity), as in Kafka.
+    if (this.queuedRequests > 0) this.lastActivity = now;
     const idleFor = now - this.lastActivity;
     if (idleFor >= idleMs) {
       this.closeFor('idle', `idle for more than ${idleMs} ms (connections.max.idle.ms)`, { bufferedBytes: this.reader.bufferedBytes });
@@ -426,11 +430,14 @@ export class Connection {
   private updateReceiveClock(inputExhausted: boolean): void {
     const timeoutMs = this.limits.requestReceiveTimeoutMs;
     if (timeoutMs <= 0 || this.closed) return;
-    if (this.reader.bufferedBytes === 0 && inputExhausted) {
+    if (this.reader.bufferedBytes === 0) {
       if (this.partialSince >= 0 || this.partialWaitedMs > 0) this.stopReceiveClock(true);
       return;
     }
-    if (!inputExhausted || this.paused) {
+    // Paused because the peer does not read its responses is the peer's doing: the clock runs on
+    // (else a frame admitted just before would hold its reservation for as long as the peer likes).
+    const waitingOnPeer = this.paused ? this.writeBlocked && !this.stopping : inputExhausted;
+    if (!waitingOnPeer) {
       this.stopReceiveClock(false);
       return;
     }

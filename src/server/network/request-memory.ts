@@ -14,7 +14,8 @@
 //   possible when socket.request.max.bytes was set above it programmatically) still gets through alone;
 // - the last eighth of the budget is kept for small frames (at most that eighth): a few huge partial
 //   frames cannot take every byte, so ordinary requests on other connections keep being read.
-// Big frames queue in arrival order (one waiting big frame is not overtaken by later big ones).
+// Waiting frames are granted in arrival order within their class (small or big), so a waiting
+// big frame is not overtaken by later big ones, and granting costs nothing per waiter left waiting.
 
 /** A connection waiting for room; `grant` runs once its reservation has been taken. */
 export interface MemoryWaiter {
@@ -25,7 +26,9 @@ export interface MemoryWaiter {
 export class RequestMemoryPool {
   private reservedBytes = 0;
   private peak = 0;
-  private readonly waiters = new Set<MemoryWaiter>();
+  /** Waiters in arrival order, one queue per class; a Set so a closing connection leaves in O(1). */
+  private readonly bigWaiters = new Set<MemoryWaiter>();
+  private readonly smallWaiters = new Set<MemoryWaiter>();
   /** Frames up to this size may use the whole budget; bigger ones stop `smallReserve` short of it. */
   readonly smallReserve: number;
 
@@ -44,31 +47,37 @@ export class RequestMemoryPool {
   }
 
   get waiting(): number {
-    return this.waiters.size;
+    return this.bigWaiters.size + this.smallWaiters.size;
   }
 
   /** Reserves `size` bytes if the rules allow it now; false means: call `wait`. */
   tryReserve(size: number): boolean {
-    if (!this.fits(size, this.bigWaiterQueued())) return false;
+    const small = this.isSmall(size);
+    // Nobody overtakes a waiter of its own class.
+    if ((small ? this.smallWaiters : this.bigWaiters).size > 0 || !this.fits(size)) return false;
     this.take(size);
     return true;
   }
 
   /** Queues a waiter; its `grant` is called (after the bytes were reserved) once they fit. */
   wait(waiter: MemoryWaiter): void {
-    this.waiters.add(waiter);
+    this.queueOf(waiter.size).add(waiter);
   }
 
   /** Forgets a waiter that no longer wants its bytes (its connection closed). */
   cancel(waiter: MemoryWaiter): void {
-    if (this.waiters.delete(waiter)) this.grantWaiters();
+    if (this.queueOf(waiter.size).delete(waiter)) this.grantWaiters();
   }
 
   release(size: number): void {
     if (size <= 0) return;
     this.reservedBytes -= size;
     if (this.reservedBytes < 0) this.reservedBytes = 0; // never expected; keeps a bug from unbounding the pool
-    if (this.waiters.size > 0) this.grantWaiters();
+    if (this.bigWaiters.size > 0 || this.smallWaiters.size > 0) this.grantWaiters();
+  }
+
+  private queueOf(size: number): Set<MemoryWaiter> {
+    return this.isSmall(size) ? this.smallWaiters : this.bigWaiters;
   }
 
   private take(size: number): void {
@@ -80,26 +89,20 @@ export class RequestMemoryPool {
     return size <= this.smallReserve;
   }
 
-  private fits(size: number, bigAhead: boolean): boolean {
+  private fits(size: number): boolean {
     if (this.capacity <= 0 || this.reservedBytes === 0) return true;
-    if (this.isSmall(size)) return this.reservedBytes + size <= this.capacity;
-    return !bigAhead && this.reservedBytes + size <= this.capacity - this.smallReserve;
+    const limit = this.isSmall(size) ? this.capacity : this.capacity - this.smallReserve;
+    return this.reservedBytes + size <= limit;
   }
 
-  private bigWaiterQueued(): boolean {
-    for (const w of this.waiters) if (!this.isSmall(w.size)) return true;
-    return false;
-  }
-
+  /** Grants the heads of both queues while they fit: O(granted), whatever the number waiting. */
   private grantWaiters(): void {
-    let bigAhead = false;
-    for (const w of this.waiters) {
-      if (this.fits(w.size, bigAhead)) {
-        this.waiters.delete(w);
+    for (const queue of [this.bigWaiters, this.smallWaiters]) {
+      for (const w of queue) {
+        if (!this.fits(w.size)) break;
+        queue.delete(w);
         this.take(w.size);
         w.grant();
-      } else if (!this.isSmall(w.size)) {
-        bigAhead = true;
       }
     }
   }

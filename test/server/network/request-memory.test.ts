@@ -154,6 +154,35 @@ test('whole frames arriving slowly are not cut by the receive deadline', async (
   await server.stop();
 });
 
+/** Big answers, so a peer that reads none of them soon fills the socket's write buffer. */
+const bigAnswer: RequestDispatcher = () => Buffer.alloc(256 * 1024);
+
+test('a peer that reads no responses cannot keep a started frame (and its reservation) past the receive deadline', async () => {
+  const { server, port } = await startServer(bigAnswer, { requestReceiveTimeoutMs: 400, connectionsMaxIdleMs: 600000 });
+  const client = await FrameClient.connect(port);
+  client.socket.pause();
+  // Requests whose answers will not be read, then the start of a frame declaring 50000 bytes.
+  client.write(Buffer.concat([...Array.from({ length: 64 }, (_, i) => requestFrame(i)), framePrefix(50000)]));
+  await waitFor(() => server.connectionStats()[0]?.writeBlocked === true, 'server blocked on writing');
+  await waitFor(() => server.closedConnections('receive-timeout') === 1, 'closed at the receive deadline', 10000);
+  await waitFor(() => server.connectionCount() === 0, 'connection forgotten');
+  assert.equal(server.requestMemoryStats().reserved, 0);
+  client.close();
+  await server.stop();
+});
+
+test('a peer that reads none of its responses is idle', async () => {
+  const { server, port } = await startServer(bigAnswer, { requestReceiveTimeoutMs: 0, connectionsMaxIdleMs: 300 });
+  const client = await FrameClient.connect(port);
+  client.socket.pause();
+  client.write(Buffer.concat(Array.from({ length: 64 }, (_, i) => requestFrame(i))));
+  await waitFor(() => server.connectionStats()[0]?.writeBlocked === true, 'server blocked on writing');
+  await waitFor(() => server.closedConnections('idle') === 1, 'closed as idle', 10000);
+  await waitFor(() => server.connectionCount() === 0, 'connection forgotten');
+  client.close();
+  await server.stop();
+});
+
 /** A dispatcher whose answers wait until the test releases them. */
 function heldDispatcher(): { dispatcher: RequestDispatcher; ids: number[]; releaseAll: () => void; releaseOne: () => void } {
   const pending: Array<() => void> = [];
