@@ -1,4 +1,4 @@
-// Says why the broker closed a connection, without letting a peer that opens thousands of bad
+// Says why the broker closed (or refused) a connection, without letting a peer that opens thousands of bad
 // connections flood the log: per reason, at most `perWindow` lines per window; the next line
 // logged for that reason carries how many were left out.
 import type { NetworkLogger } from './types.js';
@@ -8,7 +8,9 @@ export type CloseReason =
   | 'receive-timeout' // socket.request.receive.timeout.ms
   | 'bad-frame' // size prefix negative, too small, or over socket.request.max.bytes
   | 'request-failed' // the dispatcher threw or rejected
-  | 'socket-error';
+  | 'socket-error'
+  | 'max-connections' // refused at accept: max.connections
+  | 'max-connections-per-ip'; // refused at accept: max.connections.per.ip
 
 type Level = 'debug' | 'info' | 'warn';
 
@@ -18,6 +20,8 @@ const LEVELS: Readonly<Record<CloseReason, Level>> = {
   'bad-frame': 'info',
   'request-failed': 'warn',
   'socket-error': 'debug',
+  'max-connections': 'warn',
+  'max-connections-per-ip': 'warn',
 };
 
 interface Window {
@@ -57,6 +61,6 @@ export class CloseLog {
       return;
     }
     w.logged++;
-    this.logger[LEVELS[reason]]({ ...fields, reason }, `closing connection: ${message}`);
+    this.logger[LEVELS[reason]]({ ...fields, reason }, message);
   }
 }

@@ -127,7 +127,7 @@ export class Connection {
   /** Closes for a reason the peer caused, saying so in the (rate-limited) log. */
   private closeFor(reason: CloseReason, message: string, fields: Record<string, unknown> = {}): void {
     if (this.closed) return;
-    this.closeLog.closed(reason, { connectionId: this.ctx.connectionId, ...fields }, message);
+    this.closeLog.closed(reason, { connectionId: this.ctx.connectionId, ...fields }, `closing connection: ${message}`);
     this.close();
   }
 

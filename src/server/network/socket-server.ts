@@ -157,13 +157,13 @@ export class SocketServer {
       return;
     }
     if (this.connections.size >= this.opts.maxConnections) {
-      this.opts.logger.warn({ clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
+      this.closeLog.closed('max-connections', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
       socket.destroy();
       return;
     }
     const fromIp = this.connectionsPerIp.get(clientHost) ?? 0;
     if (fromIp >= this.opts.maxConnectionsPerIp) {
-      this.opts.logger.warn({ clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
+      this.closeLog.closed('max-connections-per-ip', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
       socket.destroy();
       return;
     }

@@ -57,14 +57,14 @@ test('close reasons are logged at most 5 times per window, then with the number 
   const logger = { debug: sink('debug'), info: sink('info'), warn: sink('warn'), error: sink('error') };
   let clock = 1000;
   const log = new CloseLog(logger as unknown as NetworkLogger, 50, 5, () => clock);
-  for (let i = 0; i < 20; i++) log.closed('receive-timeout', { connectionId: `c${i}` }, 'frame not received in full');
+  for (let i = 0; i < 20; i++) log.closed('receive-timeout', { connectionId: `c${i}` }, 'closing connection: frame not received in full');
   assert.equal(lines.length, 5);
   assert.equal(lines[0]!.level, 'info');
   assert.equal(lines[0]!.fields.reason, 'receive-timeout');
   assert.match(lines[0]!.msg, /^closing connection: frame not received/);
   assert.equal(log.count('receive-timeout'), 20);
   clock += 50; // the next window
-  log.closed('receive-timeout', { connectionId: 'late' }, 'frame not received in full');
+  log.closed('receive-timeout', { connectionId: 'late' }, 'closing connection: frame not received in full');
   assert.equal(lines.length, 6);
   assert.equal(lines[5]!.fields.suppressedSinceLastLine, 15);
 });
