@@ -412,9 +412,9 @@ export class Connection {
     if (this.closed) return;
     const idleMs = this.limits.connectionsMaxIdleMs;
     const now = Date.now();
-    // A slow request (e.g. a long fetch wait) is not idleness; a peer that reads none of its
-    // responses is ('drain' counts as activity), as in Kafka.
-    if (this.queuedRequests > 0) this.lastActivity = now;
+    // A slow request (e.g. a long fetch wait) or a wait for request memory is not idleness; a peer
+    // that reads none of its responses is ('drain' counts as activity), as in Kafka.
+    if (this.queuedRequests > 0 || this.memoryWaiter !== null) this.lastActivity = now;
     const idleFor = now - this.lastActivity;
     if (idleFor >= idleMs) {
       this.closeFor('idle', `idle for more than ${idleMs} ms (connections.max.idle.ms)`, { bufferedBytes: this.reader.bufferedBytes });
