@@ -7,6 +7,7 @@ import { readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { LogConfig } from './config.js';
 import type { StorageLogger } from './logger.js';
+import { segmentFileEndOffset, swapFileProblem } from './swap-validation.js';
 import {
   CLEANED_SUFFIX,
   DELETED_SUFFIX,
@@ -36,28 +37,55 @@ async function removeQuietly(file: string): Promise<void> {
   await unlink(file).catch(() => undefined);
 }
 
-/** Completes swaps whose log file reached `.swap` (the commit point); discards the rest. */
-async function settleSwaps(dir: string, names: string[], logger: StorageLogger): Promise<Set<number>> {
-  const completed = new Set<number>();
-  const logSwaps = new Set(names.filter((n) => n.endsWith(LOG_SUFFIX + SWAP_SUFFIX)).map((n) => baseOffsetOfFileName(n)));
+/**
+ * Completes swaps whose log file reached `.swap` (the commit point) and validates in full;
+ * discards the rest. Returns the base offsets whose segment must be validated in full.
+ */
+async function settleSwaps(dir: string, names: string[], maxBatchBytes: number, logger: StorageLogger): Promise<Set<number>> {
+  const validateFully = new Set<number>();
+  const defined = (b: number | undefined): b is number => b !== undefined;
+  const logBases = names.filter((n) => n.endsWith(LOG_SUFFIX)).map((n) => baseOffsetOfFileName(n)).filter(defined);
+  const logSwaps = names.filter((n) => n.endsWith(LOG_SUFFIX + SWAP_SUFFIX)).map((n) => baseOffsetOfFileName(n)).filter(defined);
+  const accepted = new Set<number>();
+  for (const base of logSwaps) {
+    const final = path.join(dir, segmentFileName(base, LOG_SUFFIX));
+    // The cleaner's output holds offsets of the segment it replaces, never more: up to the next
+    // segment's base, or, for the last segment, up to the original's own end.
+    const next = logBases.filter((b) => b > base).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+    const originalEnd = await segmentFileEndOffset(final, base);
+    const end = Number.isFinite(next) ? next : (originalEnd ?? Number.MAX_SAFE_INTEGER);
+    const problem = await swapFileProblem(final + SWAP_SUFFIX, base, end, maxBatchBytes);
+    if (problem === undefined) {
+      accepted.add(base);
+      continue;
+    }
+    // Not what the cleaner wrote (it fsyncs the whole file before the commit point): never let
+    // it replace real data.
+    validateFully.add(base);
+    await removeQuietly(final + SWAP_SUFFIX);
+    logger.warn(
+      originalEnd === undefined
+        ? `discarding ${final}${SWAP_SUFFIX}: ${problem}; the original segment is missing too`
+        : `discarding ${final}${SWAP_SUFFIX}: ${problem}; kept the original segment ${final}`,
+    );
+  }
   for (const name of names) {
     if (!name.endsWith(SWAP_SUFFIX) || name.endsWith(LOG_SUFFIX + SWAP_SUFFIX)) continue;
     const base = baseOffsetOfFileName(name);
     const file = path.join(dir, name);
-    if (logSwaps.has(base)) await rename(file, file.slice(0, -SWAP_SUFFIX.length));
+    if (base !== undefined && accepted.has(base)) await rename(file, file.slice(0, -SWAP_SUFFIX.length));
     else {
-      logger.warn(`discarding ${file}: its cleaner swap never reached the commit point`);
+      if (base === undefined || !validateFully.has(base)) logger.warn(`discarding ${file}: its cleaner swap never reached the commit point`);
       await removeQuietly(file);
     }
   }
-  for (const base of logSwaps) {
-    if (base === undefined) continue;
+  for (const base of accepted) {
     const final = path.join(dir, segmentFileName(base, LOG_SUFFIX));
     await rename(final + SWAP_SUFFIX, final);
     logger.info(`completed interrupted cleaner swap of ${final}`);
-    completed.add(base);
+    validateFully.add(base);
   }
-  return completed;
+  return validateFully;
 }
 
 export async function loadSegments(dir: string, config: LogConfig, opts: LoadOptions): Promise<LoadedLog> {
@@ -68,7 +96,7 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
       await removeQuietly(path.join(dir, name));
     }
   }
-  const swapped = await settleSwaps(dir, names, logger);
+  const swapped = await settleSwaps(dir, names, config.maxMessageBytes, logger);
   names = await readdir(dir);
   const bases = names
     .filter((n) => n.endsWith(LOG_SUFFIX))

@@ -113,3 +113,68 @@ test('interrupted cleaner swaps: committed swaps complete, uncommitted ones are 
     await log.close();
   });
 });
+
+/** Base offsets of the segment files of topic-0, in order. */
+async function segmentBases(dir: string): Promise<number[]> {
+  return (await readdir(path.join(dir, 'topic-0')))
+    .filter((f) => f.endsWith('.log'))
+    .map((f) => Number(f.slice(0, 20)))
+    .sort((a, b) => a - b);
+}
+const segFile = (dir: string, base: number, suffix = '.log'): string => path.join(dir, 'topic-0', `${String(base).padStart(20, '0')}${suffix}`);
+
+test('a .swap that does not validate never replaces a segment: it is deleted, the original kept, and logged', async () => {
+  const twoBatches = Buffer.concat([makeBatch(['k1'], { baseOffset: 0 }), makeBatch(['k2'], { baseOffset: 4 })]);
+  const badCrc = Buffer.from(twoBatches);
+  badCrc[badCrc.length - 3] ^= 0xff; // inside the second batch's CRC-covered records
+  const swaps: [string, Buffer][] = [
+    ['garbage', Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) & 0xff))],
+    ['a torn last batch', twoBatches.subarray(0, twoBatches.length - 10)],
+    ['a CRC mismatch', badCrc],
+    ['offsets beyond the replaced segment', makeBatch(['far'], { baseOffset: 100000 })],
+    ['offsets below the segment base', makeBatch(['low'], { baseOffset: 0 })],
+  ];
+  for (const hadCleanShutdown of [false, true]) {
+    for (const [what, bytes] of swaps) {
+      await withTempDir(async (dir) => {
+        await fillLog(dir, 40, 1200);
+        const bases = await segmentBases(dir);
+        assert.ok(bases.length >= 3);
+        // The first segment for most cases; the second (base > 0) for the "below the base" one.
+        const target = what === 'offsets below the segment base' ? bases[1]! : bases[0]!;
+        const original = await readFile(segFile(dir, target));
+        await writeFile(segFile(dir, target, '.log.swap'), bytes);
+        await writeFile(segFile(dir, target, '.index.swap'), Buffer.alloc(8));
+        const logger = new CapturingLogger();
+        const log = await openLog(dir, {}, { logger, hadCleanShutdown });
+        const all = await readAll(log);
+        assert.equal(all.length, 80, `${what}: every record survives`);
+        assert.deepEqual(all.map((r) => r.offset), [...Array(80).keys()]);
+        assert.deepEqual(await readFile(segFile(dir, target)), original, `${what}: the original segment is untouched`);
+        const names = await readdir(path.join(dir, 'topic-0'));
+        assert.ok(!names.some((n) => n.endsWith('.swap')), `${what}: swap files removed: ${names.join(',')}`);
+        const lines = logger.lines.filter((l) => l.includes('.log.swap'));
+        assert.equal(lines.length, 1, `${what}: one line about the swap:\n${logger.lines.join('\n')}`);
+        assert.match(lines[0]!, /^WARN .*discarding .*kept the original/);
+        assert.ok(!logger.lines.some((l) => l.includes('completed interrupted cleaner swap')), logger.lines.join('\n'));
+        await log.close();
+      });
+    }
+  }
+});
+
+test('a valid .swap of a middle segment (compacted output, offsets within its range) still completes', async () => {
+  await withTempDir(async (dir) => {
+    await fillLog(dir, 40, 1200);
+    const bases = await segmentBases(dir);
+    const swap = Buffer.concat([makeBatch(['kept-a'], { baseOffset: bases[1]! + 1 }), makeBatch(['kept-b'], { baseOffset: bases[2]! - 1 })]);
+    await writeFile(segFile(dir, bases[1]!, '.log.swap'), swap);
+    const logger = new CapturingLogger();
+    const log = await openLog(dir, { cleanupPolicy: ['compact'] }, { logger });
+    const values = (await readAll(log)).map((r) => r.value);
+    assert.ok(values.includes('kept-a') && values.includes('kept-b'), values.join(','));
+    assert.equal(values.filter((v) => v!.startsWith('kept-')).length, 2);
+    assert.ok(logger.lines.some((l) => l.includes('completed interrupted cleaner swap')), logger.lines.join('\n'));
+    await log.close();
+  });
+});
