@@ -5,7 +5,7 @@
  */
 import { readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { LogConfig } from './config.js';
+import { isCompacted, type LogConfig } from './config.js';
 import type { StorageLogger } from './logger.js';
 import { segmentFileEndOffset, swapFileProblem } from './swap-validation.js';
 import {
@@ -88,6 +88,12 @@ async function settleSwaps(dir: string, names: string[], maxBatchBytes: number, 
   return validateFully;
 }
 
+/** "records of <partition> from offset X (to Y) are lost": the start of every data-loss line. */
+function lossLine(partition: string, seg: LogSegment, next: LogSegment | undefined): string {
+  const to = next && next.baseOffset > seg.nextOffset ? ` to ${next.baseOffset - 1}` : ' on';
+  return `records of ${partition} from offset ${seg.nextOffset}${to} are lost`;
+}
+
 export async function loadSegments(dir: string, config: LogConfig, opts: LoadOptions): Promise<LoadedLog> {
   const { logger } = opts;
   let names = await readdir(dir);
@@ -115,20 +121,35 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
   const segments: LogSegment[] = [];
   for (const base of bases) segments.push(await LogSegment.open(dir, base, settings, opts.now));
 
+  const partition = path.basename(dir);
+  // Bytes cut from a segment that was not the last: the offsets up to the next segment are lost
+  // with them (reported in the truncation line, not again as a gap).
+  const reportedGaps = new Set<LogSegment>();
   for (let i = 0; i < segments.length; i++) {
     const seg = segments[i]!;
     const next = segments[i + 1];
     const belowRecoveryPoint = next !== undefined && next.baseOffset <= opts.recoveryPoint;
     const trusted = (opts.hadCleanShutdown || belowRecoveryPoint) && !swapped.has(seg.baseOffset);
     if (trusted) {
+      const sizeBefore = seg.size;
       const problem = await seg.loadFast();
-      if (problem) logger.warn(`rebuilt indexes of ${seg.logFile}: ${problem}`);
+      if (seg.size === sizeBefore) {
+        if (problem) logger.warn(`rebuilt indexes of ${seg.logFile}: ${problem}`);
+        continue;
+      }
+      // The tail did not parse although the segment was trusted (clean shutdown, or flushed):
+      // that is lost data, not an index problem. Validate the whole segment now, CRCs included.
+      await seg.rebuildIndexes(true, config.maxMessageBytes);
+      logger.error(
+        `${lossLine(partition, seg, next)}: recovery truncated ${seg.logFile} at position ${seg.size}, removed ${sizeBefore - seg.size} bytes (${problem ?? 'invalid tail'}) although ${opts.hadCleanShutdown ? 'the log was shut down cleanly' : 'it was below the recovery point'}; log ends at offset ${seg.nextOffset}`,
+      );
+      reportedGaps.add(seg);
       continue;
     }
     const result = await seg.rebuildIndexes(true, config.maxMessageBytes);
     if (result.truncatedBytes === 0) continue;
     logger.warn(
-      `recovery truncated ${seg.logFile} at position ${result.validBytes}: removed ${result.truncatedBytes} bytes (${result.reason}); log now ends at offset ${seg.nextOffset}`,
+      `${lossLine(partition, seg, undefined)}: recovery truncated ${seg.logFile} at position ${result.validBytes}, removed ${result.truncatedBytes} bytes (${result.reason}); log now ends at offset ${seg.nextOffset}`,
     );
     // Later segments cannot follow a hole; Kafka drops them too. Say exactly what goes.
     for (const dropped of segments.splice(i + 1)) {
@@ -139,6 +160,19 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
       await removeQuietly(dropped.logFile);
       await removeQuietly(dropped.offsetIndex.file);
       await removeQuietly(dropped.timeIndex.file);
+    }
+  }
+  // A segment missing in the middle leaves offsets no segment holds. Served like Kafka serves
+  // it (a fetch inside the gap gets the first batch after it), but said once, with the range.
+  // Compaction leaves such gaps legitimately, so compacted logs are not checked.
+  if (!isCompacted(config)) {
+    for (let i = 0; i + 1 < segments.length; i++) {
+      const seg = segments[i]!;
+      const next = segments[i + 1]!;
+      if (seg.nextOffset >= next.baseOffset || reportedGaps.has(seg)) continue;
+      logger.error(
+        `log ${partition} is missing offsets ${seg.nextOffset} to ${next.baseOffset - 1} (${next.baseOffset - seg.nextOffset} offsets): no segment holds them between ${seg.logFile} and ${next.logFile} (a segment file is gone); serving the rest, a fetch inside the gap gets the first batch after it`,
+      );
     }
   }
   for (const seg of segments) await seg.persistIndexes();

@@ -178,3 +178,53 @@ test('a valid .swap of a middle segment (compacted output, offsets within its ra
     await log.close();
   });
 });
+
+test('a torn tail after a clean shutdown is reported as lost records, with the offset and bytes, not as rebuilt indexes', async () => {
+  await withTempDir(async (dir) => {
+    await fillLog(dir, 20);
+    const goodSize = (await stat(seg0(dir))).size;
+    const torn = makeBatch(['lost-1', 'lost-2', 'lost-3']);
+    await appendFile(seg0(dir), torn.subarray(0, torn.length - 7));
+    const logger = new CapturingLogger();
+    const log = await openLog(dir, { indexIntervalBytes: 64 }, { logger, hadCleanShutdown: true });
+    assert.equal(log.logEndOffset, 40);
+    assert.equal((await stat(seg0(dir))).size, goodSize);
+    const loss = logger.lines.filter((l) => l.includes('lost'));
+    assert.equal(loss.length, 1, logger.lines.join('\n'));
+    assert.match(loss[0]!, /^(WARN|ERROR) /);
+    assert.ok(loss[0]!.includes('topic-0') && loss[0]!.includes('from offset 40'), loss[0]);
+    assert.ok(loss[0]!.includes(`removed ${torn.length - 7} bytes`), loss[0]);
+    assert.ok(!logger.lines.some((l) => l.includes('rebuilt indexes')), logger.lines.join('\n'));
+    assert.equal((await log.append(makeBatch(['next']), { leaderEpoch: 0 })).firstOffset, 40);
+    await log.close();
+  });
+});
+
+test('a segment missing in the middle: the offset gap is logged once with its range, and the rest is served around it', async () => {
+  for (const hadCleanShutdown of [true, false]) {
+    await withTempDir(async (dir) => {
+      await fillLog(dir, 40, 1200);
+      const bases = await segmentBases(dir);
+      assert.ok(bases.length >= 3);
+      const [gapFrom, gapTo] = [bases[1]!, bases[2]! - 1];
+      for (const suffix of ['.log', '.index', '.timeindex']) await import('node:fs/promises').then((fs) => fs.rm(segFile(dir, bases[1]!, suffix), { force: true }));
+      const logger = new CapturingLogger();
+      const log = await openLog(dir, {}, { logger, hadCleanShutdown });
+      const gap = logger.lines.filter((l) => l.includes(`${gapFrom} to ${gapTo}`));
+      assert.equal(gap.length, 1, logger.lines.join('\n'));
+      assert.match(gap[0]!, /^(WARN|ERROR) .*topic-0.*missing/);
+      assert.equal(log.logEndOffset, 80, 'the log end is unchanged');
+      const offsets = (await readAll(log)).map((r) => r.offset);
+      assert.deepEqual(offsets, [...Array(80).keys()].filter((o) => o < gapFrom || o > gapTo));
+      // A fetch inside the gap gets the first batch after it, as Kafka serves a log with a hole.
+      const inGap = await log.read(gapFrom + 1, 1 << 20);
+      assert.equal(inGap.firstBatchOffset, gapTo + 1);
+      await log.close();
+      // Reported at every start while the hole is there, but only once per start.
+      const again = new CapturingLogger();
+      const reopened = await openLog(dir, {}, { logger: again, hadCleanShutdown: true });
+      assert.equal(again.lines.filter((l) => l.includes(`${gapFrom} to ${gapTo}`)).length, 1);
+      await reopened.close();
+    });
+  }
+});
