@@ -105,6 +105,9 @@ export class LogManager {
       await mkdir(dir, { recursive: true });
       await access(dir);
       state.lock = await DirLock.acquire(dir);
+      if (!state.lock.pidWritten) {
+        this.logger.warn(`the disk of ${dir} is full: its .lock file could not get this broker's PID, so another broker started on it would take the lock as stale`);
+      }
     } catch (err) {
       if (err instanceof LogDirLockedError) throw err;
       this.takeOffline(state, err);

@@ -131,7 +131,14 @@ export class Log extends EventEmitter {
     log.startOffset = Math.max(checkpointedStart, segments[0]!.baseOffset);
     log.recoveryPoint = opts.hadCleanShutdown ? log.endOffset : Math.min(opts.recoveryPoint ?? 0, log.endOffset);
     await log.epochs.load((m) => opts.logger.warn(m));
-    if (log.epochs.truncateFromEnd(log.endOffset) || log.epochs.truncateFromStart(log.startOffset)) await log.epochs.persist();
+    if (log.epochs.truncateFromEnd(log.endOffset) || log.epochs.truncateFromStart(log.startOffset)) {
+      // On a full disk the trimmed cache stays in memory; the file is trimmed again next time.
+      await log.epochs.persist().catch((err: unknown) => {
+        const code = errnoOf(err);
+        if (code !== 'ENOSPC' && code !== 'EDQUOT') throw err;
+        opts.logger.warn(`cannot persist leader epochs of ${log.name}: ${code} (the disk is full)`);
+      });
+    }
     return log;
   }
 

@@ -6,6 +6,7 @@
 import { readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isCompacted, type LogConfig } from './config.js';
+import { errnoOf } from './errors.js';
 import type { StorageLogger } from './logger.js';
 import { segmentFileEndOffset, swapFileProblem } from './swap-validation.js';
 import {
@@ -175,7 +176,17 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
       );
     }
   }
-  for (const seg of segments) await seg.persistIndexes();
+  for (const seg of segments) {
+    try {
+      await seg.persistIndexes();
+    } catch (err) {
+      // Indexes are caches of the log: on a full disk they stay in memory (written at the
+      // next flush, rebuilt at the next start if need be) rather than take the log offline.
+      const code = errnoOf(err);
+      if (code !== 'ENOSPC' && code !== 'EDQUOT') throw err;
+      logger.warn(`indexes of ${seg.logFile} are kept in memory only: ${code} (the disk is full)`);
+    }
+  }
   const last = segments[segments.length - 1];
   return { segments, nextOffset: last ? last.nextOffset : 0 };
 }
