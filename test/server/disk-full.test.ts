@@ -60,6 +60,26 @@ test('FindCoordinator answers COORDINATOR_NOT_AVAILABLE while the offsets topic 
     await pollUntil('coordinator', async () => (await findCoordinator(c, 'g1')) === ErrorCode.NONE);
     const p = b.broker.services.groupCoordinator.partitionFor('g1');
     await pollUntil('loaded partition', async () => b.broker.services.groupCoordinator.runtime.status(p) === 'active');
+    // 4. The disk fills again: a coordinator write (an offset commit) gets the retriable
+    // NOT_COORDINATOR, as Kafka maps KAFKA_STORAGE_ERROR, never UNKNOWN_SERVER_ERROR.
+    const seg = lm.getLog('__consumer_offsets', p)!.activeSegment;
+    const write = seg.writeAt;
+    seg.writeAt = () => {
+      throw enospc();
+    };
+    const commit = (): ReturnType<typeof b.broker.services.groupCoordinator.commitOffsets> =>
+      b.broker.services.groupCoordinator.commitOffsets({
+        groupId: 'g1',
+        generationId: -1,
+        memberId: '',
+        groupInstanceId: null,
+        retentionTimeMs: -1n,
+        apiVersion: 8,
+        topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }],
+      });
+    assert.equal((await commit())[0]!.partitions[0]!.errorCode, ErrorCode.NOT_COORDINATOR);
+    seg.writeAt = write;
+    assert.equal((await commit())[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
   } finally {
     c.close();
     await b.stop();
