@@ -3,13 +3,13 @@
  * UNKNOWN_SERVER_ERROR, and (on a real, full tmpfs when the test may mount one) it starts and
  * serves what it has.
  */
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { open as openFile, mkdtemp, rm, readdir } from 'node:fs/promises';
+import { mkdtemp, rm, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { fillDisk, mountTmpfs, unmount } from '../helpers/tmpfs.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
@@ -86,43 +86,6 @@ test('FindCoordinator answers COORDINATOR_NOT_AVAILABLE while the offsets topic 
   }
 });
 
-/**
- * Mounts a small tmpfs (needs root, as CI on this machine runs). Outside CI a test that cannot
- * mount is skipped; with CI=true it fails, so a green CI run always used a real full disk.
- */
-function mountTmpfs(t: TestContext, dir: string, bytes: number): boolean {
-  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { encoding: 'utf8' });
-  if (r.status === 0) return true;
-  const why = `cannot mount a tmpfs (${(r.stderr || r.error?.message || '').trim()})`;
-  if (process.env.CI === 'true') throw new Error(`${why}: required with CI=true`);
-  t.skip(why);
-  return false;
-}
-
-/** Writes a filler file until the filesystem refuses with ENOSPC (to the last byte). */
-async function fillDisk(file: string): Promise<number> {
-  const fh = await openFile(file, 'w');
-  let written = 0;
-  try {
-    for (const chunk of [1 << 16, 4096, 1]) {
-      const buf = Buffer.alloc(chunk, 0x61);
-      for (;;) {
-        try {
-          const { bytesWritten } = await fh.write(buf, 0, chunk, written);
-          written += bytesWritten;
-          if (bytesWritten < chunk) break;
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-          break;
-        }
-      }
-    }
-  } finally {
-    await fh.close();
-  }
-  return written;
-}
-
 async function listLatest(c: RawClient, topic: string): Promise<{ errorCode: number; offset: bigint }> {
   const res = await c.request(2, ListOffsetsRequestCodec, ListOffsetsResponseCodec, 7, {
     replicaId: -1,
@@ -189,7 +152,7 @@ test('a broker starts on a full disk (a real full tmpfs) and serves what it has;
   } finally {
     c?.close();
     await b?.stop().catch(() => undefined);
-    spawnSync('umount', [dir]);
+    unmount(dir);
     await rm(dir, { recursive: true, force: true });
   }
 });
