@@ -149,18 +149,20 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
     }
     const result = await seg.rebuildIndexes(true, config.maxMessageBytes);
     if (result.truncatedBytes === 0) continue;
+    // Later segments cannot follow a hole; Kafka drops them too. One line says what is lost.
+    const dropped = segments.splice(i + 1);
+    const droppedText =
+      dropped.length === 0
+        ? ''
+        : `, and recovery deleted the ${dropped.length} later segment(s) that followed the corrupt one: ${dropped.map((d) => `${d.logFile} (${d.size} bytes, base offset ${d.baseOffset})`).join(', ')}`;
     logger.warn(
-      `${lossLine(partition, seg, undefined)}: recovery truncated ${seg.logFile} at position ${result.validBytes}, removed ${result.truncatedBytes} bytes (${result.reason}); log now ends at offset ${seg.nextOffset}`,
+      `${lossLine(partition, seg, undefined)}: recovery truncated ${seg.logFile} at position ${result.validBytes}, removed ${result.truncatedBytes} bytes (${result.reason})${droppedText}; log now ends at offset ${seg.nextOffset}`,
     );
-    // Later segments cannot follow a hole; Kafka drops them too. Say exactly what goes.
-    for (const dropped of segments.splice(i + 1)) {
-      logger.warn(
-        `recovery deleted ${dropped.logFile} (${dropped.size} bytes, base offset ${dropped.baseOffset}) because it follows the corrupt segment ${seg.logFile}`,
-      );
-      await dropped.close();
-      await removeQuietly(dropped.logFile);
-      await removeQuietly(dropped.offsetIndex.file);
-      await removeQuietly(dropped.timeIndex.file);
+    for (const d of dropped) {
+      await d.close();
+      await removeQuietly(d.logFile);
+      await removeQuietly(d.offsetIndex.file);
+      await removeQuietly(d.timeIndex.file);
     }
   }
   // A segment missing in the middle leaves offsets no segment holds. Served like Kafka serves

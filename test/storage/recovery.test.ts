@@ -51,6 +51,10 @@ test('a corrupt batch in the middle truncates there and drops later segments wit
     assert.equal(log.logEndOffset, all.length);
     assert.ok(logger.lines.some((l) => l.includes('recovery truncated') && l.includes(files[1]!)));
     assert.ok(logger.lines.some((l) => l.includes('recovery deleted') && l.includes(files[2]!)));
+    // One loss, one line: the first lost offset, the truncation and the deleted segments.
+    const loss = logger.lines.filter((l) => l.includes('are lost'));
+    assert.equal(loss.length, 1, logger.lines.join('\n'));
+    assert.ok(loss[0]!.includes(`from offset ${all.length} on`) && loss[0]!.includes(files[1]!) && loss[0]!.includes(files[2]!), loss[0]);
     // Appends continue at the new end.
     const r = await log.append(makeBatch(['after']), { leaderEpoch: 0 });
     assert.equal(r.firstOffset, all.length);
