@@ -103,7 +103,11 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
       await removeQuietly(path.join(dir, name));
     }
   }
-  const swapped = await settleSwaps(dir, names, config.maxMessageBytes, logger);
+  // The largest batch a valid segment may hold. Not max.message.bytes alone: it may have been
+  // lowered after larger batches were stored, and those are data, not corruption (Kafka's
+  // recovery does not bound them either). An append never exceeds segment.bytes.
+  const maxBatchBytes = Math.max(config.maxMessageBytes, config.segmentBytes);
+  const swapped = await settleSwaps(dir, names, maxBatchBytes, logger);
   names = await readdir(dir);
   const bases = names
     .filter((n) => n.endsWith(LOG_SUFFIX))
@@ -140,14 +144,14 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
       }
       // The tail did not parse although the segment was trusted (clean shutdown, or flushed):
       // that is lost data, not an index problem. Validate the whole segment now, CRCs included.
-      await seg.rebuildIndexes(true, config.maxMessageBytes);
+      await seg.rebuildIndexes(true, maxBatchBytes);
       logger.error(
         `${lossLine(partition, seg, next)}: recovery truncated ${seg.logFile} at position ${seg.size}, removed ${sizeBefore - seg.size} bytes (${problem ?? 'invalid tail'}) although ${opts.hadCleanShutdown ? 'the log was shut down cleanly' : 'it was below the recovery point'}; log ends at offset ${seg.nextOffset}`,
       );
       reportedGaps.add(seg);
       continue;
     }
-    const result = await seg.rebuildIndexes(true, config.maxMessageBytes);
+    const result = await seg.rebuildIndexes(true, maxBatchBytes);
     if (result.truncatedBytes === 0) continue;
     // Later segments cannot follow a hole; Kafka drops them too. One line says what is lost.
     const dropped = segments.splice(i + 1);

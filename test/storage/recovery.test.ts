@@ -232,3 +232,20 @@ test('a segment missing in the middle: the offset gap is logged once with its ra
     });
   }
 });
+
+test('batches larger than a since-lowered max.message.bytes are not mistaken for corruption by recovery', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'), { recursive: true });
+    const big = 'x'.repeat(20_000);
+    let log = await openLog(dir, { maxMessageBytes: 1 << 20 });
+    for (let i = 0; i < 3; i++) await log.append(makeBatch([`${i}${big}`]), { leaderEpoch: 0 });
+    await log.close();
+    // The limit is lowered afterwards; existing batches stay valid data (Kafka keeps them too).
+    const logger = new CapturingLogger();
+    log = await openLog(dir, { maxMessageBytes: 1000 }, { logger, hadCleanShutdown: false });
+    assert.equal(log.logEndOffset, 3, logger.lines.join('\n'));
+    assert.equal((await readAll(log)).length, 3);
+    assert.ok(!logger.lines.some((l) => l.includes('lost')), logger.lines.join('\n'));
+    await log.close();
+  });
+});
