@@ -15,6 +15,8 @@ import { ErrorCode } from '../../src/protocol/errors.js';
 import {
   FindCoordinatorRequestCodec,
   FindCoordinatorResponseCodec,
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
   ListOffsetsRequestCodec,
   ListOffsetsResponseCodec,
   MetadataRequestCodec,
@@ -154,5 +156,24 @@ test('a broker starts on a full disk (a real full tmpfs) and serves what it has;
     await b?.stop().catch(() => undefined);
     unmount(dir);
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('InitProducerId answers the retriable COORDINATOR_LOAD_IN_PROGRESS (as Kafka does while no id block is available) when the id block cannot be written', async () => {
+  const b = await startTestBroker();
+  const c = await RawClient.connect(b.port);
+  try {
+    const ids = b.broker.services.replicaManager.producerIds;
+    const generate = ids.generate.bind(ids);
+    ids.generate = () => Promise.reject(enospc());
+    const init = async (): Promise<number> =>
+      (await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 })).errorCode;
+    // KAFKA_STORAGE_ERROR here is fatal to the Java producer ("Unexpected error in InitProducerIdResponse").
+    assert.equal(await init(), ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+    ids.generate = generate;
+    assert.equal(await init(), ErrorCode.NONE);
+  } finally {
+    c.close();
+    await b.stop();
   }
 });
