@@ -64,11 +64,11 @@ async function settleSwaps(dir: string, names: string[], maxBatchBytes: number, 
     // it replace real data.
     validateFully.add(base);
     await removeQuietly(final + SWAP_SUFFIX);
-    logger.warn(
-      originalEnd === undefined
-        ? `discarding ${final}${SWAP_SUFFIX}: ${problem}; the original segment is missing too`
-        : `discarding ${final}${SWAP_SUFFIX}: ${problem}; kept the original segment ${final}`,
-    );
+    if (originalEnd !== undefined) logger.warn(`discarding ${final}${SWAP_SUFFIX}: ${problem}; kept the original segment ${final}`);
+    else {
+      const range = Number.isFinite(next) ? `offsets ${base} to ${next - 1}` : `offsets from ${base} on`;
+      logger.error(`discarding ${final}${SWAP_SUFFIX}: ${problem}; the original segment is missing too, so ${range} of ${path.basename(dir)} are lost`);
+    }
   }
   for (const name of names) {
     if (!name.endsWith(SWAP_SUFFIX) || name.endsWith(LOG_SUFFIX + SWAP_SUFFIX)) continue;

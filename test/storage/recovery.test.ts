@@ -249,3 +249,20 @@ test('batches larger than a since-lowered max.message.bytes are not mistaken for
     await log.close();
   });
 });
+
+test('a .swap that does not validate while its original segment is missing too: the lost offsets are named', async () => {
+  await withTempDir(async (dir) => {
+    await fillLog(dir, 40, 1200);
+    const bases = await segmentBases(dir);
+    await writeFile(segFile(dir, bases[1]!, '.log.swap'), Buffer.from('not a batch at all, just some bytes that are long enough to look like a header........'));
+    for (const suffix of ['.log', '.index', '.timeindex']) await import('node:fs/promises').then((fs) => fs.rm(segFile(dir, bases[1]!, suffix), { force: true }));
+    const logger = new CapturingLogger();
+    // Compacted: the generic gap check does not apply, the swap line must say it.
+    const log = await openLog(dir, { cleanupPolicy: ['compact'] }, { logger });
+    const lines = logger.lines.filter((l) => l.includes('.log.swap'));
+    assert.equal(lines.length, 1, logger.lines.join('\n'));
+    assert.ok(lines[0]!.includes(`offsets ${bases[1]} to ${bases[2]! - 1}`) && lines[0]!.includes('lost'), lines[0]);
+    assert.equal((await readAll(log)).length, 80 - (bases[2]! - bases[1]!));
+    await log.close();
+  });
+});
