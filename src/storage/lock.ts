@@ -47,13 +47,12 @@ export class DirLock {
           // keep the lock rather than refuse to start; the caller warns.
           const code = errnoOf(err);
           if (code !== 'ENOSPC' && code !== 'EDQUOT') {
-            await fh.close();
             await unlink(file).catch(() => undefined);
             throw err;
           }
           pidWritten = false;
         } finally {
-          await fh.close().catch(() => undefined);
+          await fh.close();
         }
         heldByThisProcess.add(resolved);
         return new DirLock(resolved, file, pidWritten);
