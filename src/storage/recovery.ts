@@ -53,8 +53,9 @@ async function settleSwaps(dir: string, names: string[], maxBatchBytes: number, 
     // The cleaner's output holds offsets of the segment it replaces, never more: up to the next
     // segment's base, or, for the last segment, up to the original's own end.
     const next = logBases.filter((b) => b > base).reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
-    const originalEnd = await segmentFileEndOffset(final, base);
-    const end = Number.isFinite(next) ? next : (originalEnd ?? Number.MAX_SAFE_INTEGER);
+    // Scanning the original's headers is only needed for the last segment.
+    const originalExists = logBases.includes(base);
+    const end = Number.isFinite(next) ? next : ((originalExists ? await segmentFileEndOffset(final, base) : undefined) ?? Number.MAX_SAFE_INTEGER);
     const problem = await swapFileProblem(final + SWAP_SUFFIX, base, end, maxBatchBytes);
     if (problem === undefined) {
       accepted.add(base);
@@ -64,7 +65,7 @@ async function settleSwaps(dir: string, names: string[], maxBatchBytes: number, 
     // it replace real data.
     validateFully.add(base);
     await removeQuietly(final + SWAP_SUFFIX);
-    if (originalEnd !== undefined) logger.warn(`discarding ${final}${SWAP_SUFFIX}: ${problem}; kept the original segment ${final}`);
+    if (originalExists) logger.warn(`discarding ${final}${SWAP_SUFFIX}: ${problem}; kept the original segment ${final}`);
     else {
       const range = Number.isFinite(next) ? `offsets ${base} to ${next - 1}` : `offsets from ${base} on`;
       logger.error(`discarding ${final}${SWAP_SUFFIX}: ${problem}; the original segment is missing too, so ${range} of ${path.basename(dir)} are lost`);
