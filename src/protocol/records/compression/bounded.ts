@@ -204,12 +204,13 @@ function lz4Corrupt(what: string): Error {
  * native decoder would allocate a whole block's maximum first. Linked blocks work because the
  * output is one contiguous buffer that matches may reach back into.
  */
-function lz4DecodeCapped(input: Buffer, layout: Lz4Layout, maxBytes: number): Buffer {
+function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: number): Generator<number, Buffer, void> {
   const out = Buffer.allocUnsafe(Math.min(maxBytes, layout.bound));
   const limit = out.length;
   let op = 0;
   const tooLarge = (): DecompressionLimitError => new DecompressionLimitError(maxBytes, 'lz4 blocks');
   for (const block of layout.blocks) {
+    yield op;
     let ip = block.start;
     const end = block.start + block.size;
     if (block.stored) {
@@ -249,16 +250,41 @@ function lz4DecodeCapped(input: Buffer, layout: Lz4Layout, maxBytes: number): Bu
         } while (b === 255);
       }
       if (op + match > limit) throw tooLarge();
-      let from = op - offset;
-      if (offset >= match) {
-        out.copy(out, op, from, from + match);
-        op += match;
-      } else {
-        for (let i = 0; i < match; i++) out[op++] = out[from++];
+      // An overlapping match repeats the last `offset` bytes: copy them in runs that double,
+      // since out[from, op) stays a whole number of periods (a byte loop costs ~15 ns/byte).
+      const from = op - offset;
+      let remaining = match;
+      while (remaining > 0) {
+        const n = Math.min(remaining, op - from);
+        out.copy(out, op, from, from + n);
+        op += n;
+        remaining -= n;
       }
     }
   }
   return out.subarray(0, op);
+}
+
+function lz4DecodeCapped(input: Buffer, layout: Lz4Layout, maxBytes: number): Buffer {
+  const steps = lz4DecodeCappedSteps(input, layout, maxBytes);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** As lz4DecodeCapped, yielding to the event loop after every ~1 MiB of output. */
+async function lz4DecodeCappedAsync(input: Buffer, layout: Lz4Layout, maxBytes: number): Promise<Buffer> {
+  const steps = lz4DecodeCappedSteps(input, layout, maxBytes);
+  let lastYield = 0;
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    if (r.value - lastYield >= 1 << 20) {
+      lastYield = r.value;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
 }
 
 function checkActual(out: Buffer, maxBytes: number, codec: string): Buffer {
@@ -278,7 +304,7 @@ function lz4Bounded(input: Buffer, maxBytes: number): Buffer {
 
 async function lz4BoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
   const layout = lz4Layout(input);
-  if (layout.bound > maxBytes + (64 << 10)) return lz4DecodeCapped(input, layout, maxBytes);
+  if (layout.bound > maxBytes + (64 << 10)) return lz4DecodeCappedAsync(input, layout, maxBytes);
   return checkActual(await lz4DecompressFrameAsync(input), maxBytes, 'lz4');
 }
 
