@@ -204,6 +204,9 @@ function lz4Corrupt(what: string): Error {
  * native decoder would allocate a whole block's maximum first. Linked blocks work because the
  * output is one contiguous buffer that matches may reach back into.
  */
+/** Below this many bytes a plain loop beats Buffer#copy's call overhead. */
+const SHORT_COPY = 48;
+
 function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: number): Generator<number, Buffer, void> {
   const out = Buffer.allocUnsafe(Math.min(maxBytes, layout.bound));
   const limit = out.length;
@@ -232,7 +235,11 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       }
       if (ip + literals > end) throw lz4Corrupt('literals past the block');
       if (op + literals > limit) throw tooLarge();
-      input.copy(out, op, ip, ip + literals);
+      if (literals <= SHORT_COPY) {
+        for (let i = 0; i < literals; i++) out[op + i] = input[ip + i];
+      } else {
+        input.copy(out, op, ip, ip + literals);
+      }
       ip += literals;
       op += literals;
       if (ip === end) break; // the last sequence carries literals only
@@ -256,7 +263,11 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       let remaining = match;
       while (remaining > 0) {
         const n = Math.min(remaining, op - from);
-        out.copy(out, op, from, from + n);
+        if (n <= SHORT_COPY) {
+          for (let i = 0; i < n; i++) out[op + i] = out[from + i];
+        } else {
+          out.copy(out, op, from, from + n);
+        }
         op += n;
         remaining -= n;
       }
