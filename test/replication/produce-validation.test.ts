@@ -171,3 +171,18 @@ test('large legitimate compressed batches and legacy sets are accepted', async (
     }
   }
 });
+
+test('legacy sets converting to more than 1 MiB of records are re-compressed off the event loop, decodable', async () => {
+  for (const codec of [CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4]) {
+    const messages = Array.from({ length: 4000 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`value ${i} `.padEnd(1000, 'z')), timestamp: 1_700_000_000_000n }));
+    const set = encodeLegacyMessageSet({ magic: 1, messages, compression: codec });
+    assert.ok(set.length < LIMITS.maxMessageBytes);
+    const res = await prepareProducedRecords(set, { fromClient: true, produceVersion: 2, limits: LIMITS });
+    assert.ok(res.ok, `codec ${codec}: ${res.ok ? '' : res.message}`);
+    if (!res.ok) continue;
+    const b = decodeBatch(res.batches);
+    assert.equal(b.compression, codec);
+    assert.equal(b.records.length, 4000);
+    assert.equal(b.records[3999]!.value!.toString(), messages[3999]!.value.toString());
+  }
+});
