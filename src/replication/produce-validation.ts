@@ -55,6 +55,46 @@ export interface ProduceLimits {
 }
 
 export const DEFAULT_DECOMPRESSION_RATIO = 32;
+
+/**
+ * Inflations of produced data in flight at once, broker-wide (one per libuv thread-pool
+ * thread). Each may hold up to its cap (32 MiB by default) until its records are walked, so
+ * one request carrying a bomb for each of 40 partitions costs 4 caps, not 40; the others wait
+ * their turn in arrival order.
+ */
+export const MAX_CONCURRENT_INFLATIONS = 4;
+
+class Gate {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+const inflationGate = new Gate(MAX_CONCURRENT_INFLATIONS);
+
+/** Whether a legacy set holds a compressed wrapper at top level (only then is it inflated). */
+function hasLegacyWrapper(records: Buffer): boolean {
+  let pos = 0;
+  while (pos + LOG_OVERHEAD + 6 <= records.length) {
+    if ((records[pos + 17]! & 0x07) !== 0) return true;
+    const size = records.readInt32BE(pos + BATCH_LENGTH);
+    if (size < 0) return false;
+    pos += LOG_OVERHEAD + size;
+  }
+  return false;
+}
 const DEFAULT_LIMITS: ProduceLimits = {
   maxMessageBytes: 1048588,
   maxUncompressedBytes: 1048588 * DEFAULT_DECOMPRESSION_RATIO,
@@ -112,13 +152,19 @@ export async function prepareProducedRecords(
     if (opts.produceVersion !== undefined && opts.produceVersion >= 3)
       return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry record batches of magic 2');
     try {
-      const converted = await convertProducedLegacySet(records, { ...limits, compacted: limits.compacted });
+      const convert = (): ReturnType<typeof convertProducedLegacySet> => convertProducedLegacySet(records, limits);
+      const converted = hasLegacyWrapper(records) ? await inflationGate.run(convert) : await convert();
       if (converted.kind === 'empty') return refuse(ErrorCode.CORRUPT_MESSAGE, 'message set holds no complete message');
       if (converted.kind === 'keyless') return refuseKeyless(converted.total, converted.indexes, limits.topicPartition);
       return { ok: true, batches: converted.batch };
     } catch (err) {
       return refuseError(err);
     }
+  }
+  if (opts.fromClient && opts.produceVersion !== undefined && opts.produceVersion >= 3 && records.length >= LOG_OVERHEAD) {
+    // Checked first, so a request cannot make us inflate batches we would refuse anyway.
+    const first = records.readInt32BE(BATCH_LENGTH) + LOG_OVERHEAD;
+    if (first < records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
   }
   let start = 0;
   while (start < records.length) {
@@ -143,7 +189,9 @@ export async function prepareProducedRecords(
     const verdict: RecordsVerdict =
       (attributes & ATTR_COMPRESSION_MASK) === 0
         ? checkUncompressedRecords(records, start, limits.compacted)
-        : await checkCompressedRecords(records, start, { compacted: limits.compacted, maxUncompressedBytes: limits.maxUncompressedBytes });
+        : await inflationGate.run(() =>
+            checkCompressedRecords(records, start, { compacted: limits.compacted, maxUncompressedBytes: limits.maxUncompressedBytes }),
+          );
     if (verdict.kind === 'invalid') return refuse(KAFKA_ERROR_CODE[verdict.error.kafkaError], verdict.error.message);
     if (verdict.kind === 'keyless') return refuseKeyless(verdict.total, verdict.indexes, limits.topicPartition);
     if (!logAppendTime) fixMaxTimestamp(records, start, verdict.maxTimestampDelta);

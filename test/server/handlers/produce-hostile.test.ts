@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiVersionsRequestCodec, ApiVersionsResponseCodec } from '../../../src/protocol/messages/index.js';
+import { ApiVersionsRequestCodec, ApiVersionsResponseCodec, ProduceRequestCodec, ProduceResponseCodec } from '../../../src/protocol/messages/index.js';
 import { CompressionType, encodeBatch } from '../../../src/protocol/records/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { BrokerChild } from '../../helpers/broker-child.js';
@@ -107,6 +107,8 @@ test('compression bombs in Produce are refused with bounded memory while other c
     // Generous for a loaded 2-core machine; the unbounded code blocked for seconds.
     assert.ok(worstProbe < 1000, `bystander waited ${worstProbe.toFixed(0)} ms for ApiVersions`);
     assert.ok(!b.exited, 'broker still running');
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; broker ${b.exited ? `exited (${b.exitCode})` : 'running'}; stderr: ${b.stderr}`, { cause: err });
   } finally {
     attacker.close();
     bystander.close();
@@ -126,6 +128,31 @@ test('a batch over max.message.bytes is refused before it is inflated (a 3 MB le
     assert.equal(res.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
     const ms = performance.now() - t0;
     assert.ok(ms < 5000, `refused in ${ms.toFixed(0)} ms`);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test('many bombs in one request are inflated a few at a time: memory stays bounded', { timeout: 180_000 }, async () => {
+  const b = await BrokerChild.start({ topics: [{ name: 'wide', partitions: 40 }], heapMb: 1024 });
+  const c = await RawClient.connect(b.port);
+  try {
+    const bomb = v2Bomb(CompressionType.Gzip, 200);
+    await b.settle();
+    const baseRss = b.rss;
+    b.resetPeaks();
+    const res = await c.request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 30_000,
+      topicData: [{ name: 'wide', partitionData: Array.from({ length: 40 }, (_, index) => ({ index, records: bomb })) }],
+    });
+    for (const p of res.responses[0]!.partitionResponses) assert.equal(p.errorCode, ErrorCode.MESSAGE_TOO_LARGE);
+    await b.settle();
+    const growth = (b.peakRss - baseRss) / MB;
+    console.log(`40 gzip bombs in one request: RSS ${(baseRss / MB).toFixed(0)} MB -> peak ${(b.peakRss / MB).toFixed(0)} MB`);
+    assert.ok(growth < 400, `broker RSS grew by ${growth.toFixed(0)} MB`);
   } finally {
     c.close();
     await b.stop();
