@@ -52,6 +52,32 @@ export interface ProduceLimits {
   compacted: boolean;
   /** "topic-partition", for Kafka's messages. */
   topicPartition: string;
+  /**
+   * message.timestamp.difference.max.ms of a CreateTime topic: records further than this from
+   * the broker's clock are refused (INVALID_TIMESTAMP). Omitted (or Kafka's Long.MAX default):
+   * unchecked.
+   */
+  timestampDifferenceMaxMs?: number;
+}
+
+function timestampRange(limits: ProduceLimits): { min: number; max: number } | undefined {
+  const diff = limits.timestampDifferenceMaxMs;
+  if (diff === undefined || !Number.isSafeInteger(diff)) return undefined;
+  const now = Date.now();
+  return { min: now - diff, max: now + diff };
+}
+
+/** Kafka's answer to records whose timestamps are out of range: INVALID_TIMESTAMP, one error per record. */
+function refuseTimestamps(indexes: number[], timestamps: number[], range: { min: number; max: number }): PreparedRecords {
+  return {
+    ok: false,
+    errorCode: ErrorCode.INVALID_TIMESTAMP,
+    message: 'One or more records have been rejected due to invalid timestamp',
+    recordErrors: indexes.map((batchIndex, i) => ({
+      batchIndex,
+      message: `Timestamp ${timestamps[i]} of message with offset ${batchIndex} is out of range. The timestamp should be within [${range.min}, ${range.max}]`,
+    })),
+  };
 }
 
 export const DEFAULT_DECOMPRESSION_RATIO = 32;
@@ -152,10 +178,13 @@ export async function prepareProducedRecords(
     if (opts.produceVersion !== undefined && opts.produceVersion >= 3)
       return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry record batches of magic 2');
     try {
-      const convert = (): ReturnType<typeof convertProducedLegacySet> => convertProducedLegacySet(records, limits);
+      const range = timestampRange(limits);
+      const convert = (): ReturnType<typeof convertProducedLegacySet> => convertProducedLegacySet(records, { ...limits, timestampRange: range });
       const converted = hasLegacyWrapper(records) ? await inflationGate.run(convert) : await convert();
       if (converted.kind === 'empty') return refuse(ErrorCode.CORRUPT_MESSAGE, 'message set holds no complete message');
       if (converted.kind === 'keyless') return refuseKeyless(converted.total, converted.indexes, limits.topicPartition);
+      if (converted.kind === 'bad_timestamps' && range) return refuseTimestamps(converted.indexes, converted.timestamps, range);
+      if (converted.kind !== 'ok') return refuse(ErrorCode.INVALID_TIMESTAMP, 'One or more records have been rejected due to invalid timestamp');
       return { ok: true, batches: converted.batch };
     } catch (err) {
       return refuseError(err);
@@ -166,6 +195,7 @@ export async function prepareProducedRecords(
     const first = records.readInt32BE(BATCH_LENGTH) + LOG_OVERHEAD;
     if (first < records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
   }
+  const range = timestampRange(limits);
   let start = 0;
   while (start < records.length) {
     if (records.length - start >= LOG_OVERHEAD) {
@@ -188,12 +218,17 @@ export async function prepareProducedRecords(
     }
     const verdict: RecordsVerdict =
       (attributes & ATTR_COMPRESSION_MASK) === 0
-        ? checkUncompressedRecords(records, start, limits.compacted)
+        ? checkUncompressedRecords(records, start, { compacted: limits.compacted, timestampRange: range })
         : await inflationGate.run(() =>
-            checkCompressedRecords(records, start, { compacted: limits.compacted, maxUncompressedBytes: limits.maxUncompressedBytes }),
+            checkCompressedRecords(records, start, {
+              compacted: limits.compacted,
+              maxUncompressedBytes: limits.maxUncompressedBytes,
+              timestampRange: range,
+            }),
           );
     if (verdict.kind === 'invalid') return refuse(KAFKA_ERROR_CODE[verdict.error.kafkaError], verdict.error.message);
     if (verdict.kind === 'keyless') return refuseKeyless(verdict.total, verdict.indexes, limits.topicPartition);
+    if (verdict.kind === 'bad_timestamps') return refuseTimestamps(verdict.indexes, verdict.timestamps, range ?? { min: 0, max: 0 });
     if (!logAppendTime) fixMaxTimestamp(records, start, verdict.maxTimestampDelta);
     start += records.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
   }

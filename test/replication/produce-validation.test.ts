@@ -186,3 +186,28 @@ test('legacy sets converting to more than 1 MiB of records are re-compressed off
     assert.equal(b.records[3999]!.value!.toString(), messages[3999]!.value.toString());
   }
 });
+
+test('message.timestamp.difference.max.ms: records too far from the broker clock are INVALID_TIMESTAMP, per record', async () => {
+  const now = BigInt(Date.now());
+  const limits = { ...LIMITS, timestampDifferenceMaxMs: 60_000 };
+  for (const codec of CODECS) {
+    const records = [rec(0, 'a'), { ...rec(1, 'b'), timestampDelta: 3_600_000 }, rec(2, 'c')];
+    const buf = encodeBatch({ records, compression: codec, baseTimestamp: now });
+    const res = await prepareProducedRecords(buf, { fromClient: true, limits });
+    assert.equal(res.ok, false, `codec ${codec}`);
+    if (res.ok) continue;
+    assert.equal(res.errorCode, ErrorCode.INVALID_TIMESTAMP);
+    assert.deepEqual(res.recordErrors.map((e) => e.batchIndex), [1]);
+    assert.match(res.recordErrors[0]!.message, new RegExp(`^Timestamp ${now + 3_600_000n} of message with offset 1 is out of range`));
+    // Within range, or unchecked (Kafka's default): accepted.
+    assert.ok((await prepareProducedRecords(encodeBatch({ records: [rec(0, 'a')], compression: codec, baseTimestamp: now }), { fromClient: true, limits })).ok);
+    assert.ok((await prepareProducedRecords(encodeBatch({ records, compression: codec, baseTimestamp: now }), { fromClient: true, limits: LIMITS })).ok);
+  }
+  const legacy = encodeLegacyMessageSet({ magic: 1, compression: CompressionType.Gzip, messages: [{ key: null, value: Buffer.from('a'), timestamp: now }, { key: null, value: Buffer.from('b'), timestamp: 1n }] });
+  const res = await prepareProducedRecords(legacy, { fromClient: true, produceVersion: 2, limits });
+  assert.equal(res.ok, false);
+  if (!res.ok) {
+    assert.equal(res.errorCode, ErrorCode.INVALID_TIMESTAMP);
+    assert.deepEqual(res.recordErrors.map((e) => e.batchIndex), [1]);
+  }
+});

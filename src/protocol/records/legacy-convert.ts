@@ -25,12 +25,15 @@ export interface LegacyConversionLimits {
   maxUncompressedBytes: number;
   /** Report messages without a key (compacted topics refuse them). */
   compacted: boolean;
+  /** Report magic-1 timestamps outside [min, max] (NO_TIMESTAMP is exempt). */
+  timestampRange?: { min: number; max: number };
 }
 
 export type LegacyConversion =
   | { kind: 'ok'; batch: Buffer }
   | { kind: 'empty' }
-  | { kind: 'keyless'; total: number; indexes: number[] };
+  | { kind: 'keyless'; total: number; indexes: number[] }
+  | { kind: 'bad_timestamps'; indexes: number[]; timestamps: number[] };
 
 const SIZE_OFFSET = 8;
 const CRC_OFFSET = 12;
@@ -208,6 +211,10 @@ export async function convertProducedLegacySet(records: Buffer, limits: LegacyCo
   let maxTimestamp = -1;
   let keyless = 0;
   const keylessIndexes: number[] = [];
+  let badTimestamps = 0;
+  const badIndexes: number[] = [];
+  const badValues: number[] = [];
+  const range = limits.timestampRange;
   await forEachEntry(segments, (buf, start, size) => {
     parseMessage(buf, start, size);
     if ((mAttributes & ATTR_COMPRESSION) !== 0 && buf !== records) throw new RecordsError('bad_record', 'nested compressed legacy message');
@@ -217,6 +224,10 @@ export async function convertProducedLegacySet(records: Buffer, limits: LegacyCo
     if (count === 0) baseTimestamp = mTimestamp;
     if (mTimestamp > maxTimestamp) maxTimestamp = mTimestamp;
     if (mKeyLen < 0 && limits.compacted && keyless++ < MAX_REPORTED_RECORD_ERRORS) keylessIndexes.push(count);
+    if (range && mTimestamp !== -1 && (mTimestamp < range.min || mTimestamp > range.max) && badTimestamps++ < MAX_REPORTED_RECORD_ERRORS) {
+      badIndexes.push(count);
+      badValues.push(mTimestamp);
+    }
     const body =
       1 + sizeOfVarLongNumber(mTimestamp - baseTimestamp) + sizeOfVarInt(count) + sizeOfVarInt(mKeyLen) + Math.max(0, mKeyLen) +
       sizeOfVarInt(mValueLen) + Math.max(0, mValueLen) + 1;
@@ -227,6 +238,7 @@ export async function convertProducedLegacySet(records: Buffer, limits: LegacyCo
     }
   });
   if (keyless > 0) return { kind: 'keyless', total: keyless, indexes: keylessIndexes };
+  if (badTimestamps > 0) return { kind: 'bad_timestamps', indexes: badIndexes, timestamps: badValues };
   if (count === 0) return { kind: 'empty' };
 
   // Pass 2: write the records straight into the output section.

@@ -84,6 +84,18 @@ export class RecordWalk {
   maxTimestampDelta = -Infinity;
   keyless = 0;
   readonly keylessIndexes: number[] = [];
+  /**
+   * Record timestamps (base + delta) outside [minTimestamp, maxTimestamp] are counted, the first
+   * MAX_REPORTED_RECORD_ERRORS kept as index/timestamp pairs; NO_TIMESTAMP (-1) is exempt, as in
+   * Kafka. Unchecked unless `checkTimestamps` sets the range.
+   */
+  private checkTs = false;
+  private baseTimestamp = 0;
+  private minTimestamp = 0;
+  private maxTimestamp = 0;
+  badTimestamps = 0;
+  readonly badTimestampIndexes: number[] = [];
+  readonly badTimestampValues: number[] = [];
 
   constructor(
     readonly buf: Buffer,
@@ -94,6 +106,14 @@ export class RecordWalk {
     readonly trackKeys: boolean,
   ) {
     this.pos = from;
+  }
+
+  checkTimestamps(baseTimestamp: number, min: number, max: number): this {
+    this.checkTs = true;
+    this.baseTimestamp = baseTimestamp;
+    this.minTimestamp = min;
+    this.maxTimestamp = max;
+    return this;
   }
 
   /** Walks records until done or until the position passes `stopAt`. */
@@ -125,6 +145,13 @@ export class RecordWalk {
         break;
       }
       if (tsDelta > maxTs) maxTs = tsDelta;
+      if (this.checkTs) {
+        const ts = this.baseTimestamp + tsDelta;
+        if (ts !== -1 && (ts < this.minTimestamp || ts > this.maxTimestamp) && this.badTimestamps++ < MAX_REPORTED_RECORD_ERRORS) {
+          this.badTimestampIndexes.push(i);
+          this.badTimestampValues.push(ts);
+        }
+      }
       const offsetDelta = zigzagAt(buf, nextPos, recordEnd);
       if (nextPos < 0) {
         result = WalkResult.BadRecord;

@@ -8,6 +8,7 @@ import {
   ATTR_CONTROL,
   ATTRIBUTES,
   BASE_SEQUENCE,
+  BASE_TIMESTAMP,
   BATCH_LENGTH,
   CompressionType,
   LAST_OFFSET_DELTA,
@@ -143,6 +144,8 @@ const WALK_SLICE_BYTES = 256 << 10;
 export interface RecordsCheckOptions {
   /** Collect the indexes of records without a key (compacted topics refuse them). */
   compacted: boolean;
+  /** CreateTime topics: record timestamps must lie in [min, max] (message.timestamp.difference.max.ms). */
+  timestampRange?: { min: number; max: number };
   /** Cap on the bytes a compressed records section may inflate to. */
   maxUncompressedBytes: number;
 }
@@ -151,12 +154,16 @@ export interface RecordsCheckOptions {
 export type RecordsVerdict =
   | { kind: 'ok'; maxTimestampDelta: number }
   | { kind: 'invalid'; error: BatchValidationError }
-  | { kind: 'keyless'; total: number; indexes: number[] };
+  | { kind: 'keyless'; total: number; indexes: number[] }
+  | { kind: 'bad_timestamps'; total: number; indexes: number[]; timestamps: number[] };
 
 function verdictOf(walk: RecordWalk, result: WalkResult): RecordsVerdict {
   const error = walkError(result, walk.count);
   if (error) return { kind: 'invalid', error };
   if (walk.keyless > 0) return { kind: 'keyless', total: walk.keyless, indexes: walk.keylessIndexes };
+  if (walk.badTimestamps > 0) {
+    return { kind: 'bad_timestamps', total: walk.badTimestamps, indexes: walk.badTimestampIndexes, timestamps: walk.badTimestampValues };
+  }
   return { kind: 'ok', maxTimestampDelta: walk.maxTimestampDelta };
 }
 
@@ -164,11 +171,16 @@ function verdictOf(walk: RecordWalk, result: WalkResult): RecordsVerdict {
  * Walks the records of the uncompressed batch at `start` in place (synchronous: the batch is at
  * most max.message.bytes and the walk allocates nothing per record).
  */
-export function checkUncompressedRecords(buf: Buffer, start: number, compacted: boolean): RecordsVerdict {
+export function checkUncompressedRecords(buf: Buffer, start: number, opts: Omit<RecordsCheckOptions, 'maxUncompressedBytes'>): RecordsVerdict {
   const end = start + buf.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
   const count = buf.readInt32BE(start + RECORDS_COUNT);
-  const walk = new RecordWalk(buf, start + RECORD_BATCH_OVERHEAD, end, count, true, compacted);
+  const walk = new RecordWalk(buf, start + RECORD_BATCH_OVERHEAD, end, count, true, opts.compacted);
+  if (opts.timestampRange) walk.checkTimestamps(baseTimestampNumber(buf, start), opts.timestampRange.min, opts.timestampRange.max);
   return verdictOf(walk, walk.step());
+}
+
+function baseTimestampNumber(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + BASE_TIMESTAMP) * 0x1_0000_0000 + buf.readUInt32BE(start + BASE_TIMESTAMP + 4);
 }
 
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -196,6 +208,7 @@ export async function checkCompressedRecords(buf: Buffer, start: number, opts: R
     return { kind: 'invalid', error: validationError('decompression_failed', `cannot decompress batch: ${(err as Error).message}`) };
   }
   const walk = new RecordWalk(section, 0, section.length, count, true, opts.compacted);
+  if (opts.timestampRange) walk.checkTimestamps(baseTimestampNumber(buf, start), opts.timestampRange.min, opts.timestampRange.max);
   for (;;) {
     const result = walk.step(walk.pos + WALK_SLICE_BYTES);
     if (result !== WalkResult.InProgress) return verdictOf(walk, result);

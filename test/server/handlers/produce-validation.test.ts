@@ -71,3 +71,20 @@ test('a legacy (Produce v2) set to a compacted topic is checked for keys too', a
   const res = await produce(c, 2, 'compacted', 0, set);
   assert.equal(res.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_RECORD);
 });
+
+test('a topic with message.timestamp.difference.max.ms refuses records out of range with INVALID_TIMESTAMP', async () => {
+  await createTopic(b, 'recent', 1, { 'message.timestamp.difference.max.ms': '60000' });
+  const old = encodeBatch({
+    records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('old'), headers: [] }],
+    baseTimestamp: BigInt(Date.now() - 3_600_000),
+  });
+  const res = await produce(c, 9, 'recent', 0, old);
+  const p = res.responses[0]!.partitionResponses[0]!;
+  assert.equal(p.errorCode, ErrorCode.INVALID_TIMESTAMP);
+  assert.equal(p.recordErrors[0]!.batchIndex, 0);
+  const fresh = encodeBatch({
+    records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('new'), headers: [] }],
+    baseTimestamp: BigInt(Date.now()),
+  });
+  assert.equal((await produce(c, 9, 'recent', 0, fresh)).responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.NONE);
+});
