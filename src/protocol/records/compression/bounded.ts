@@ -207,6 +207,15 @@ function lz4Corrupt(what: string): Error {
  * native decoder would allocate a whole block's maximum first. Linked blocks work because the
  * output is one contiguous buffer that matches may reach back into.
  */
+/** The capped decoder offers a yield point after about this much output, even inside a block. */
+const LZ4_STEP_BYTES = 256 << 10;
+
+/**
+ * Above this output bound the async path decodes in JS, in slices: lz4-napi's "async" frame
+ * decoder still holds the event loop ~20-30 ms for 8 MiB (measured on this machine).
+ */
+const LZ4_NATIVE_ASYNC_MAX = 1 << 20;
+
 /** Below this many bytes a plain loop beats Buffer#copy's call overhead. */
 const SHORT_COPY = 48;
 
@@ -215,6 +224,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
   const limit = out.length;
   let op = 0;
   const tooLarge = (): DecompressionLimitError => new DecompressionLimitError(maxBytes, 'lz4 blocks');
+  let lastStep = 0;
   for (const block of layout.blocks) {
     yield op;
     let ip = block.start;
@@ -245,6 +255,10 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       }
       ip += literals;
       op += literals;
+      if (op - lastStep >= LZ4_STEP_BYTES) {
+        lastStep = op;
+        yield op;
+      }
       if (ip === end) break; // the last sequence carries literals only
       if (ip + 2 > end) throw lz4Corrupt('match offset');
       const offset = input[ip] | (input[ip + 1] << 8);
@@ -287,14 +301,14 @@ function lz4DecodeCapped(input: Buffer, layout: Lz4Layout, maxBytes: number): Bu
   }
 }
 
-/** As lz4DecodeCapped, yielding to the event loop after every ~1 MiB of output. */
+/** As lz4DecodeCapped, yielding to the event loop after every ~256 KiB of output. */
 async function lz4DecodeCappedAsync(input: Buffer, layout: Lz4Layout, maxBytes: number): Promise<Buffer> {
   const steps = lz4DecodeCappedSteps(input, layout, maxBytes);
   let lastYield = 0;
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
-    if (r.value - lastYield >= 1 << 20) {
+    if (r.value - lastYield >= LZ4_STEP_BYTES) {
       lastYield = r.value;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
@@ -318,7 +332,7 @@ function lz4Bounded(input: Buffer, maxBytes: number): Buffer {
 
 async function lz4BoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
   const layout = lz4Layout(input);
-  if (layout.bound > maxBytes + (64 << 10)) return lz4DecodeCappedAsync(input, layout, maxBytes);
+  if (layout.bound > maxBytes + (64 << 10) || layout.bound > LZ4_NATIVE_ASYNC_MAX) return lz4DecodeCappedAsync(input, layout, maxBytes);
   return checkActual(await lz4DecompressFrameAsync(input), maxBytes, 'lz4');
 }
 
