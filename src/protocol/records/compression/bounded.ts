@@ -210,11 +210,13 @@ function lz4Corrupt(what: string): Error {
 /** The capped decoder offers a yield point after about this much output, even inside a block. */
 const LZ4_STEP_BYTES = 256 << 10;
 
-/**
- * Above this output bound the async path decodes in JS, in slices: lz4-napi's "async" frame
- * decoder still holds the event loop ~20-30 ms for 8 MiB (measured on this machine).
+/*
+ * Legit frames (header bound within the cap) decode natively even when large: lz4-napi's
+ * "async" frame decoder still holds the event loop ~3 ms per MiB of output (22-33 ms for an
+ * 8 MiB batch, measured), but the JS decoder costs 10-50x more CPU on short-match data (36-58
+ * MB/s), and a frame's header bound (4 MiB per lz4-napi block) cannot tell a 1 MB batch from
+ * an 8 MB one. Bombs (bound over the cap) take the sliced JS decoder.
  */
-const LZ4_NATIVE_ASYNC_MAX = 1 << 20;
 
 /** Below this many bytes a plain loop beats Buffer#copy's call overhead. */
 const SHORT_COPY = 48;
@@ -332,7 +334,7 @@ function lz4Bounded(input: Buffer, maxBytes: number): Buffer {
 
 async function lz4BoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
   const layout = lz4Layout(input);
-  if (layout.bound > maxBytes + (64 << 10) || layout.bound > LZ4_NATIVE_ASYNC_MAX) return lz4DecodeCappedAsync(input, layout, maxBytes);
+  if (layout.bound > maxBytes + (64 << 10)) return lz4DecodeCappedAsync(input, layout, maxBytes);
   return checkActual(await lz4DecompressFrameAsync(input), maxBytes, 'lz4');
 }
 
