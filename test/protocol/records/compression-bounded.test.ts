@@ -149,3 +149,11 @@ test('lz4: the capped decoder copies long overlapping matches fast and yields wh
   assert.ok(ticks > 0, 'the event loop ran while the bomb was decoded');
   assert.ok(ms < 2000, `decoding up to the cap took ${ms.toFixed(0)} ms`);
 });
+
+test('zstd: concurrent async streams do not share a decoder context', async () => {
+  // Declared sizes over 1 MiB take the sliced stream path, which yields between slices.
+  const inputs = [0, 1, 2].map((n) => Buffer.from(Array.from({ length: 120_000 }, (_, i) => `stream ${n} record ${i};`).join('')));
+  const frames = inputs.map((b) => compress(CompressionType.Zstd, b));
+  const outs = await Promise.all(frames.map((f) => decompressBoundedAsync(CompressionType.Zstd, f, 64 << 20)));
+  outs.forEach((out, n) => assert.ok(out.equals(inputs[n]!), `stream ${n} decoded intact`));
+});

@@ -349,13 +349,25 @@ const ZSTD_WINDOW_LOG_MAX = 24;
 const ZSTD_CHUNK = 256 << 10;
 let zstdContext: DCtx | undefined;
 
+function newZstdDctx(): DCtx {
+  const dctx = new zstdBinding.DCtx();
+  dctx.setParameter(zstdBinding.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX);
+  return dctx;
+}
+
+/** The context of one-shot (synchronous, never interleaved) decoding. */
 function zstdDctx(): DCtx {
-  if (!zstdContext) {
-    zstdContext = new zstdBinding.DCtx();
-    zstdContext.setParameter(zstdBinding.DParameter.windowLogMax, ZSTD_WINDOW_LOG_MAX);
-  }
+  if (!zstdContext) zstdContext = newZstdDctx();
   return zstdContext;
 }
+
+/**
+ * Contexts of streams: an async stream yields between slices, so two streams in flight must
+ * not share one (they did: concurrent batches decoded as 'Data corruption detected', or worse).
+ * Up to ZSTD_IDLE_CONTEXTS idle ones are kept for reuse.
+ */
+const zstdIdle: DCtx[] = [];
+const ZSTD_IDLE_CONTEXTS = 4;
 
 /** Sum of the frames' declared content sizes, or null when any frame leaves it out. */
 function zstdDeclaredSize(input: Buffer): number | null {
@@ -375,24 +387,28 @@ function zstdDeclaredSize(input: Buffer): number | null {
  * between them and the cap is checked after every chunk.
  */
 function* zstdStream(input: Buffer, maxBytes: number): Generator<Buffer, void, void> {
-  const dctx = zstdDctx();
+  const dctx = zstdIdle.pop() ?? newZstdDctx();
   dctx.reset(zstdBinding.ResetDirective.sessionOnly);
-  let remaining = input;
-  let total = 0;
-  let flushing = true;
-  while (remaining.length > 0 || flushing) {
-    const chunk = Buffer.allocUnsafe(ZSTD_CHUNK);
-    const [hint, produced, consumed] = dctx.decompressStream(chunk, remaining);
-    remaining = remaining.subarray(consumed);
-    total += produced;
-    if (total > maxBytes) {
-      dctx.reset(zstdBinding.ResetDirective.sessionOnly);
-      throw new DecompressionLimitError(maxBytes, 'zstd stream');
+  try {
+    let remaining = input;
+    let total = 0;
+    let flushing = true;
+    while (remaining.length > 0 || flushing) {
+      const chunk = Buffer.allocUnsafe(ZSTD_CHUNK);
+      const [hint, produced, consumed] = dctx.decompressStream(chunk, remaining);
+      remaining = remaining.subarray(consumed);
+      total += produced;
+      if (total > maxBytes) {
+        dctx.reset(zstdBinding.ResetDirective.sessionOnly);
+        throw new DecompressionLimitError(maxBytes, 'zstd stream');
+      }
+      if (produced > 0) yield chunk.subarray(0, produced);
+      // hint 0: a frame is complete and flushed; stop once the input is used up too.
+      flushing = hint !== 0 || produced === ZSTD_CHUNK;
+      if (remaining.length === 0 && hint !== 0 && produced === 0 && consumed === 0) throw new Error('zstd: truncated frame');
     }
-    if (produced > 0) yield chunk.subarray(0, produced);
-    // hint 0: a frame is complete and flushed; stop once the input is used up too.
-    flushing = hint !== 0 || produced === ZSTD_CHUNK;
-    if (remaining.length === 0 && hint !== 0 && produced === 0 && consumed === 0) throw new Error('zstd: truncated frame');
+  } finally {
+    if (zstdIdle.length < ZSTD_IDLE_CONTEXTS) zstdIdle.push(dctx);
   }
 }
 
