@@ -2,7 +2,7 @@
  * Produce/consume throughput of a Fjord broker with librdkafka clients, beside Redis Streams and
  * iperf3 loopback on the same machine in the same run, plus produce latency at a fixed rate.
  *
- *   node --import tsx bench/produce-consume.ts [records=200000] [repeats=3]
+ *   node --import tsx bench/produce-consume.ts [records=200000] [repeats=3] [codecs=none,lz4,zstd] [--fjord-only]
  *
  * - The load generator is bench/rdkafka-perf.c (librdkafka 2.x), compiled here with gcc. It sends
  *   one shared 1 KiB payload (no per-record formatting) and counts records without touching
@@ -11,6 +11,11 @@
  *   produce `records` records (linger.ms=5, batch.size=1 MB), then consume them all from the
  *   beginning (assigned partitions, no group). MB/s = payload bytes / time from the first send
  *   (or the assignment) to the last delivery report (or record). Median and range are reported.
+ * - codecs: `none` runs the full matrix above; every other codec (librdkafka compression.type:
+ *   gzip, snappy, lz4, zstd) runs produce and consume for 1 and 8 partitions at acks=1 in the
+ *   same run, so validation and decompression costs show side by side. The payload is the same
+ *   shared 1 KiB of 'x', which compresses far better than real data.
+ * - --fjord-only skips kcat, latency, Redis and iperf3 (for a quick smoke run).
  * - latency: 10,000 records/s of 1 KiB for 5 s after a 2 s warm-up (same connection), acks=1,
  *   linger.ms=0, Nagle off in the client; per-record time from produce() to its delivery report.
  * - Redis Streams: redis-server --appendonly yes, redis-benchmark XADD with 1 KiB values, -P 64.
@@ -28,8 +33,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
 
-const RECORDS = Number(process.argv[2] ?? 200_000);
-const REPEATS = Number(process.argv[3] ?? 3);
+const ARGS = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const FJORD_ONLY = process.argv.includes('--fjord-only');
+const RECORDS = Number(ARGS[0] ?? 200_000);
+const REPEATS = Number(ARGS[1] ?? 3);
+const CODECS = (ARGS[2] ?? 'none,lz4,zstd').split(',').filter((c) => c.length > 0);
 const SIZE = 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -94,6 +102,24 @@ function summary(values: number[]): string {
   return s.length === 1 ? `${median.toFixed(1)} MB/s` : `${median.toFixed(1)} MB/s (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})`;
 }
 
+/** kcat produce/consume and produce latency, for reference beside the harness figures. */
+async function referenceRuns(b: TestBroker, bin: string, dir: string, payload: number, note: (line: string) => void): Promise<void> {
+  // kcat for reference: one line per record in, a formatted line per record out.
+  const file = path.join(dir, 'records.txt');
+  const line = (i: number) => `${String(i).padStart(10, '0')}${'x'.repeat(SIZE - 10)}`;
+  await writeFile(file, Array.from({ length: RECORDS }, (_, i) => line(i)).join('\n') + '\n');
+  await createTopic(b, 'bench-kcat', 1);
+  const kp = await run('kcat', ['-P', '-b', b.bootstrap, '-t', 'bench-kcat', '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=1048576', '-l', file]);
+  if (kp.code !== 0) throw new Error(`kcat -P failed: ${kp.stderr}`);
+  const kc = await run('kcat', ['-C', '-b', b.bootstrap, '-t', 'bench-kcat', '-o', 'beginning', '-e', '-q', '-f', '%o\n', '-X', 'fetch.max.bytes=52428800']);
+  if (kc.code !== 0) throw new Error(`kcat -C failed: ${kc.stderr}`);
+  note(`| kcat produce / consume, 1 partition, acks=1 (process wall time) | ${mib(payload / (kp.ms / 1000)).toFixed(1)} / ${mib(payload / (kc.ms / 1000)).toFixed(1)} MB/s |`);
+
+  await createTopic(b, 'bench-latency', 1);
+  const lat = await harness(bin, ['latency', '-b', b.bootstrap, '-t', 'bench-latency', '-r', '10000', '-d', '5', '-w', '2', '-s', String(SIZE), '-a', '1', '-l', '0', '-X', 'socket.nagle.disable=true']);
+  note(`| Fjord produce latency at ${lat.rate} rec/s, acks=1, linger.ms=0 (${lat.records} records after ${lat.warmup_records} warm-up) | p50 ${lat.p50_ms!.toFixed(2)} ms, p99 ${lat.p99_ms!.toFixed(2)} ms, p99.9 ${lat.p999_ms!.toFixed(2)} ms, max ${lat.max_ms!.toFixed(1)} ms |`);
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'fjord-bench-'));
   const bin = await buildHarness(dir);
@@ -106,46 +132,39 @@ async function main(): Promise<void> {
   const loadBefore = load();
   const b = await startTestBroker({ 'auto.create.topics.enable': 'false' });
   try {
-    for (const partitions of [1, 8]) {
-      for (const acks of ['1', 'all']) {
-        const produced: number[] = [];
-        const consumed: number[] = [];
-        for (let i = 0; i < REPEATS; i++) {
-          const topic = `bench-${partitions}-${acks}-${i}`;
-          await createTopic(b, topic, partitions);
-          const common = ['-b', b.bootstrap, '-t', topic, '-n', String(RECORDS)];
-          const p = await harness(bin, ['produce', ...common, '-s', String(SIZE), '-a', acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000']);
-          if (p.failed !== 0) throw new Error(`${p.failed} records failed on ${topic}`);
-          produced.push(p.mb_per_s!);
-          consumed.push((await harness(bin, ['consume', ...common])).mb_per_s!);
-          // Drop the topic so the next repeat reuses the freed page cache, as a broker with
-          // retention does in steady state (fresh guest pages are slow to fault in on this VM).
-          await b.broker.services.metadata.deleteTopic(topic);
-          await b.broker.services.replicaManager.syncTopic(topic);
+    for (const codec of CODECS) {
+      for (const partitions of [1, 8]) {
+        for (const acks of codec === 'none' ? ['1', 'all'] : ['1']) {
+          const produced: number[] = [];
+          const consumed: number[] = [];
+          for (let i = 0; i < REPEATS; i++) {
+            const topic = `bench-${codec}-${partitions}-${acks}-${i}`;
+            await createTopic(b, topic, partitions);
+            const common = ['-b', b.bootstrap, '-t', topic, '-n', String(RECORDS)];
+            const p = await harness(bin, ['produce', ...common, '-s', String(SIZE), '-a', acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${codec}`]);
+            if (p.failed !== 0) throw new Error(`${p.failed} records failed on ${topic}`);
+            produced.push(p.mb_per_s!);
+            consumed.push((await harness(bin, ['consume', ...common])).mb_per_s!);
+            // Drop the topic so the next repeat reuses the freed page cache, as a broker with
+            // retention does in steady state (fresh guest pages are slow to fault in on this VM).
+            await b.broker.services.metadata.deleteTopic(topic);
+            await b.broker.services.replicaManager.syncTopic(topic);
+          }
+          const label = codec === 'none' ? '' : `, ${codec}`;
+          note(`| Fjord produce, ${partitions} partition(s), acks=${acks}${label} | ${summary(produced)} |`);
+          note(`| Fjord consume, ${partitions} partition(s)${label} | ${summary(consumed)} |`);
         }
-        note(`| Fjord produce, ${partitions} partition(s), acks=${acks} | ${summary(produced)} |`);
-        note(`| Fjord consume, ${partitions} partition(s) | ${summary(consumed)} |`);
       }
     }
-
-    // kcat for reference: one line per record in, a formatted line per record out.
-    const file = path.join(dir, 'records.txt');
-    const line = (i: number) => `${String(i).padStart(10, '0')}${'x'.repeat(SIZE - 10)}`;
-    await writeFile(file, Array.from({ length: RECORDS }, (_, i) => line(i)).join('\n') + '\n');
-    await createTopic(b, 'bench-kcat', 1);
-    const kp = await run('kcat', ['-P', '-b', b.bootstrap, '-t', 'bench-kcat', '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=1048576', '-l', file]);
-    if (kp.code !== 0) throw new Error(`kcat -P failed: ${kp.stderr}`);
-    const kc = await run('kcat', ['-C', '-b', b.bootstrap, '-t', 'bench-kcat', '-o', 'beginning', '-e', '-q', '-f', '%o\n', '-X', 'fetch.max.bytes=52428800']);
-    if (kc.code !== 0) throw new Error(`kcat -C failed: ${kc.stderr}`);
-    note(`| kcat produce / consume, 1 partition, acks=1 (process wall time) | ${mib(payload / (kp.ms / 1000)).toFixed(1)} / ${mib(payload / (kc.ms / 1000)).toFixed(1)} MB/s |`);
-
-    await createTopic(b, 'bench-latency', 1);
-    const lat = await harness(bin, ['latency', '-b', b.bootstrap, '-t', 'bench-latency', '-r', '10000', '-d', '5', '-w', '2', '-s', String(SIZE), '-a', '1', '-l', '0', '-X', 'socket.nagle.disable=true']);
-    note(`| Fjord produce latency at ${lat.rate} rec/s, acks=1, linger.ms=0 (${lat.records} records after ${lat.warmup_records} warm-up) | p50 ${lat.p50_ms!.toFixed(2)} ms, p99 ${lat.p99_ms!.toFixed(2)} ms, p99.9 ${lat.p999_ms!.toFixed(2)} ms, max ${lat.max_ms!.toFixed(1)} ms |`);
+    if (!FJORD_ONLY) await referenceRuns(b, bin, dir, payload, note);
   } finally {
     await b.stop();
   }
-
+  if (FJORD_ONLY) {
+    await rm(dir, { recursive: true, force: true });
+    console.log(`records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, codecs ${CODECS.join(', ')}; load average before ${loadBefore}, after ${load()}\n\n| measurement | result |\n|---|---|\n${results.join('\n')}`);
+    return;
+  }
   // Redis Streams with AOF.
   const redisPort = await freePort();
   const redisDir = path.join(dir, 'redis');
@@ -169,7 +188,7 @@ async function main(): Promise<void> {
 
   await rm(dir, { recursive: true, force: true });
   console.log(
-    `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; load average before ${loadBefore}, after ${load()}\n\n` +
+    `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, codecs ${CODECS.join(', ')}; load average before ${loadBefore}, after ${load()}\n\n` +
       `| measurement | result |\n|---|---|\n${results.join('\n')}`,
   );
 }

@@ -54,6 +54,16 @@ export interface ReplicaManagerOptions {
   logConfigFor?: (topic: string) => LogConfig | undefined;
 }
 
+/** Largest single Buffer the decompressors are asked for (2 GiB - 1). */
+const MAX_BUFFER_BYTES = 0x7fffffff;
+
+/** message.timestamp.difference.max.ms of a topic (its override, else the broker's); Long.MAX becomes unbounded. */
+function timestampDifferenceMaxMs(cfg: BrokerConfig, overrides: Record<string, string>): number | undefined {
+  const raw = overrides['message.timestamp.difference.max.ms'];
+  const value = raw === undefined ? cfg.logMessageTimestampDifferenceMaxMs : Number(raw);
+  return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
   return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
 }
@@ -215,7 +225,18 @@ export class ReplicaManager {
         return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR size ${ps.isr.length} is below min.insync.replicas ${minIsr}`);
       }
     }
-    const prepared = prepareProducedRecords(records, { fromClient: req.origin === 'client', produceVersion: req.produceVersion });
+    const cfg = p.log.config;
+    const prepared = await prepareProducedRecords(records, {
+      fromClient: req.origin === 'client',
+      produceVersion: req.produceVersion,
+      limits: {
+        maxMessageBytes: cfg.maxMessageBytes,
+        maxUncompressedBytes: Math.min(cfg.maxMessageBytes * this.opts.config.messageMaxDecompressionRatio, MAX_BUFFER_BYTES),
+        compacted: cfg.cleanupPolicy.includes('compact'),
+        topicPartition: `${topic}-${partition}`,
+        timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(this.opts.config, info.configs) : undefined,
+      },
+    });
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     try {
       const res = await p.appendAsLeader(prepared.batches);

@@ -227,4 +227,4 @@ export function completeEntriesLength(buf: Buffer, from = 0): number {
   return end - from;
 }
 
-export { validateBatchHeader, validateBatches, type ValidateOptions } from './validate.js';
+export { validateBatchHeader, validateBatches, checkUncompressedRecords, checkCompressedRecords, type ValidateOptions, type RecordsCheckOptions, type RecordsVerdict } from './validate.js';

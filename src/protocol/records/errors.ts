@@ -19,9 +19,10 @@ export type RecordsErrorReason =
   | 'inner_offset_mismatch' // offset deltas not 0..n-1 inside a compressed batch
   | 'control_batch_from_client' // clients may not write control batches
   | 'invalid_sequence' // idempotent batch (producerId >= 0) with a negative base sequence
-  | 'decompressed_too_large'; // the records inflate past the cap (a compression bomb, or simply too big)
+  | 'decompressed_too_large' // the records inflate past the cap (a compression bomb, or simply too big)
+  | 'invalid_timestamp'; // a client batch claims LogAppendTime (only the broker may set it)
 
-export type KafkaRecordsErrorCode = 'CORRUPT_MESSAGE' | 'INVALID_RECORD' | 'MESSAGE_TOO_LARGE';
+export type KafkaRecordsErrorCode = 'CORRUPT_MESSAGE' | 'INVALID_RECORD' | 'MESSAGE_TOO_LARGE' | 'INVALID_TIMESTAMP';
 
 const CORRUPT: ReadonlySet<RecordsErrorReason> = new Set<RecordsErrorReason>([
   'truncated',
@@ -35,6 +36,7 @@ const CORRUPT: ReadonlySet<RecordsErrorReason> = new Set<RecordsErrorReason>([
 
 export function kafkaErrorFor(reason: RecordsErrorReason): KafkaRecordsErrorCode {
   if (reason === 'decompressed_too_large') return 'MESSAGE_TOO_LARGE';
+  if (reason === 'invalid_timestamp') return 'INVALID_TIMESTAMP';
   return CORRUPT.has(reason) ? 'CORRUPT_MESSAGE' : 'INVALID_RECORD';
 }
 
@@ -42,6 +44,7 @@ export function kafkaErrorFor(reason: RecordsErrorReason): KafkaRecordsErrorCode
 export const KAFKA_ERROR_CODE: Readonly<{ [K in KafkaRecordsErrorCode]: number }> = {
   CORRUPT_MESSAGE: 2,
   MESSAGE_TOO_LARGE: 10,
+  INVALID_TIMESTAMP: 32,
   INVALID_RECORD: 87,
 };
 

@@ -11,4 +11,5 @@ export * from './record-walk.js';
 export * from './batch.js';
 export * from './control.js';
 export * from './legacy.js';
+export * from './legacy-convert.js';
 export * from './compression/index.js';

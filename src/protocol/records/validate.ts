@@ -8,6 +8,7 @@ import {
   ATTR_CONTROL,
   ATTRIBUTES,
   BASE_SEQUENCE,
+  BASE_TIMESTAMP,
   BATCH_LENGTH,
   CompressionType,
   LAST_OFFSET_DELTA,
@@ -20,8 +21,10 @@ import {
   storedCrcOf,
 } from './batch-header.js';
 import { decompress, isKnownCompression } from './compression/index.js';
+import { DecompressionLimitError, decompressBoundedAsync } from './compression/bounded.js';
 import { type BatchValidationError, validationError } from './errors.js';
-import { WalkResult, walkRecordsSection } from './record-walk.js';
+import { RecordWalk, WalkResult, walkRecordsSection } from './record-walk.js';
+import { MIN_RECORD_SIZE } from './record.js';
 
 export interface ValidateOptions {
   /**
@@ -39,16 +42,10 @@ export interface ValidateOptions {
   walkCompressed?: boolean;
 }
 
-/** Walks `count` records in [from, end) without allocating; maps the outcome to an error. */
-function walkRecords(
-  buf: Buffer,
-  from: number,
-  end: number,
-  count: number,
-  checkOffsets: boolean,
-): BatchValidationError | null {
-  switch (walkRecordsSection(buf, from, end, count, checkOffsets)) {
+function walkError(result: WalkResult, count: number): BatchValidationError | null {
+  switch (result) {
     case WalkResult.Ok:
+    case WalkResult.InProgress:
       return null;
     case WalkResult.BadRecord:
       return validationError('bad_record', 'a record in the batch is malformed');
@@ -57,6 +54,18 @@ function walkRecords(
     case WalkResult.OffsetMismatch:
       return validationError('inner_offset_mismatch', 'record offset deltas are not 0..n-1');
   }
+  return null;
+}
+
+/** Walks `count` records in [from, end) without allocating; maps the outcome to an error. */
+function walkRecords(
+  buf: Buffer,
+  from: number,
+  end: number,
+  count: number,
+  checkOffsets: boolean,
+): BatchValidationError | null {
+  return walkError(walkRecordsSection(buf, from, end, count, checkOffsets), count);
 }
 
 /** Validates the v2 batch at `start` (which must be complete within `buf`). */
@@ -126,4 +135,83 @@ export function validateBatches(buf: Buffer, options: ValidateOptions = {}): Bat
     start += buf.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
   }
   return null;
+}
+
+
+/** Bytes of inflated records walked between two yields to the event loop. */
+const WALK_SLICE_BYTES = 256 << 10;
+
+export interface RecordsCheckOptions {
+  /** Collect the indexes of records without a key (compacted topics refuse them). */
+  compacted: boolean;
+  /** CreateTime topics: record timestamps must lie in [min, max] (message.timestamp.difference.max.ms). */
+  timestampRange?: { min: number; max: number };
+  /** Cap on the bytes a compressed records section may inflate to. */
+  maxUncompressedBytes: number;
+}
+
+/** Outcome of walking the records of one batch whose header is already validated. */
+export type RecordsVerdict =
+  | { kind: 'ok'; maxTimestampDelta: number }
+  | { kind: 'invalid'; error: BatchValidationError }
+  | { kind: 'keyless'; total: number; indexes: number[] }
+  | { kind: 'bad_timestamps'; total: number; indexes: number[]; timestamps: number[] };
+
+function verdictOf(walk: RecordWalk, result: WalkResult): RecordsVerdict {
+  const error = walkError(result, walk.count);
+  if (error) return { kind: 'invalid', error };
+  if (walk.keyless > 0) return { kind: 'keyless', total: walk.keyless, indexes: walk.keylessIndexes };
+  if (walk.badTimestamps > 0) {
+    return { kind: 'bad_timestamps', total: walk.badTimestamps, indexes: walk.badTimestampIndexes, timestamps: walk.badTimestampValues };
+  }
+  return { kind: 'ok', maxTimestampDelta: walk.maxTimestampDelta };
+}
+
+/**
+ * Walks the records of the uncompressed batch at `start` in place (synchronous: the batch is at
+ * most max.message.bytes and the walk allocates nothing per record).
+ */
+export function checkUncompressedRecords(buf: Buffer, start: number, opts: Omit<RecordsCheckOptions, 'maxUncompressedBytes'>): RecordsVerdict {
+  const end = start + buf.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
+  const count = buf.readInt32BE(start + RECORDS_COUNT);
+  const walk = new RecordWalk(buf, start + RECORD_BATCH_OVERHEAD, end, count, true, opts.compacted);
+  if (opts.timestampRange) walk.checkTimestamps(baseTimestampNumber(buf, start), opts.timestampRange.min, opts.timestampRange.max);
+  return verdictOf(walk, walk.step());
+}
+
+function baseTimestampNumber(buf: Buffer, start: number): number {
+  return buf.readInt32BE(start + BASE_TIMESTAMP) * 0x1_0000_0000 + buf.readUInt32BE(start + BASE_TIMESTAMP + 4);
+}
+
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Inflates the compressed batch at `start` with a hard cap (off the event loop, or in slices)
+ * and walks its records in slices of WALK_SLICE_BYTES with a yield between them, checking the
+ * count, the offset deltas 0..n-1, every length and the header keys, as Kafka does.
+ */
+export async function checkCompressedRecords(buf: Buffer, start: number, opts: RecordsCheckOptions): Promise<RecordsVerdict> {
+  const end = start + buf.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
+  const count = buf.readInt32BE(start + RECORDS_COUNT);
+  const compression = buf.readInt16BE(start + ATTRIBUTES) & ATTR_COMPRESSION_MASK;
+  const cap = opts.maxUncompressedBytes;
+  if (count > cap / MIN_RECORD_SIZE) {
+    return { kind: 'invalid', error: validationError('decompressed_too_large', `${count} records cannot fit in the ${cap}-byte decompression limit`) };
+  }
+  let section: Buffer;
+  try {
+    section = await decompressBoundedAsync(compression, buf.subarray(start + RECORD_BATCH_OVERHEAD, end), cap);
+  } catch (err) {
+    if (err instanceof DecompressionLimitError) {
+      return { kind: 'invalid', error: validationError('decompressed_too_large', `batch records ${err.message}`) };
+    }
+    return { kind: 'invalid', error: validationError('decompression_failed', `cannot decompress batch: ${(err as Error).message}`) };
+  }
+  const walk = new RecordWalk(section, 0, section.length, count, true, opts.compacted);
+  if (opts.timestampRange) walk.checkTimestamps(baseTimestampNumber(buf, start), opts.timestampRange.min, opts.timestampRange.max);
+  for (;;) {
+    const result = walk.step(walk.pos + WALK_SLICE_BYTES);
+    if (result !== WalkResult.InProgress) return verdictOf(walk, result);
+    await yieldToLoop();
+  }
 }

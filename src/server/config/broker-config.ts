@@ -43,6 +43,8 @@ export interface BrokerConfig {
   autoCreateTopicsEnable: boolean;
   deleteTopicEnable: boolean;
   messageMaxBytes: number;
+  /** message.max.decompression.ratio: produced batches inflate to at most max.message.bytes times this. */
+  messageMaxDecompressionRatio: number;
   logSegmentBytes: number;
   logRollMs: number;
   logRollJitterMs: number;
@@ -244,6 +246,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     autoCreateTopicsEnable: v.bool('auto.create.topics.enable'),
     deleteTopicEnable: v.bool('delete.topic.enable'),
     messageMaxBytes: v.num('message.max.bytes'),
+    messageMaxDecompressionRatio: v.num('message.max.decompression.ratio'),
     logSegmentBytes: v.num('log.segment.bytes'),
     logRollMs: v.numOrNull('log.roll.ms') ?? v.num('log.roll.hours') * 3_600_000,
     logRollJitterMs: v.numOrNull('log.roll.jitter.ms') ?? v.num('log.roll.jitter.hours') * 3_600_000,

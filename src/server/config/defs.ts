@@ -86,6 +86,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('auto.create.topics.enable', 'boolean', 'true', 'Create unknown topics on metadata/produce requests.'),
   def('delete.topic.enable', 'boolean', 'true', 'Allow DeleteTopics.'),
   def('message.max.bytes', 'int', '1048588', 'Largest record batch accepted (topic: max.message.bytes).', atLeast(0)),
+  def('message.max.decompression.ratio', 'int', '32', 'A produced batch (or legacy message set) may inflate to at most max.message.bytes times this; beyond, MESSAGE_TOO_LARGE.', atLeast(1)),
   def('log.segment.bytes', 'int', '1073741824', 'Segment file size before rolling.', atLeast(14)),
   def('log.roll.ms', 'long', null, 'Roll a segment after this age; overrides log.roll.hours.'),
   def('log.roll.hours', 'int', '168', 'Roll a segment after this many hours.', atLeast(1)),

@@ -118,10 +118,42 @@ test('snappy: xerial framing is bounded by the sum of its blocks', () => {
 test('corrupt input is an ordinary error, not a limit error', () => {
   for (const codec of CODECS) {
     const garbage = randomBytes(200);
+    // Random bytes can open with a snappy length varint over the cap, which IS a limit error
+    // (the test failed about one run in three): declare 16 bytes, then garbage.
+    garbage[0] = 0x10;
     assert.throws(
       () => decompressBounded(codec, garbage, 1 << 20),
       (err: unknown) => err instanceof Error && !(err instanceof DecompressionLimitError),
       CompressionType[codec],
     );
   }
+});
+
+test('lz4: the capped decoder copies long overlapping matches fast and yields while decoding a bomb', async () => {
+  // Short periods (1..7 bytes) repeated make overlapping matches of every length.
+  for (const period of [1, 2, 3, 7]) {
+    const unit = Buffer.from('abcdefg'.slice(0, period));
+    const input = Buffer.concat([Buffer.from('head'), Buffer.alloc(3_000_000, unit), Buffer.from('tail')]);
+    const frame = compressFrameSync(input);
+    assert.deepEqual(decompressBounded(CompressionType.Lz4, frame, input.length), input, `period ${period}`);
+    assert.deepEqual(await decompressBoundedAsync(CompressionType.Lz4, frame, input.length), input, `period ${period}`);
+  }
+  // 64 MiB of zeros against a 32 MiB cap: the byte-at-a-time copy took ~550 ms on the loop.
+  const bomb = compressFrameSync(Buffer.alloc(64 << 20));
+  let ticks = 0;
+  const ticker = setInterval(() => ticks++, 0);
+  const t0 = performance.now();
+  await assert.rejects(decompressBoundedAsync(CompressionType.Lz4, bomb, 32 << 20), DecompressionLimitError);
+  const ms = performance.now() - t0;
+  clearInterval(ticker);
+  assert.ok(ticks > 0, 'the event loop ran while the bomb was decoded');
+  assert.ok(ms < 2000, `decoding up to the cap took ${ms.toFixed(0)} ms`);
+});
+
+test('zstd: concurrent async streams do not share a decoder context', async () => {
+  // Declared sizes over 1 MiB take the sliced stream path, which yields between slices.
+  const inputs = [0, 1, 2].map((n) => Buffer.from(Array.from({ length: 120_000 }, (_, i) => `stream ${n} record ${i};`).join('')));
+  const frames = inputs.map((b) => compress(CompressionType.Zstd, b));
+  const outs = await Promise.all(frames.map((f) => decompressBoundedAsync(CompressionType.Zstd, f, 64 << 20)));
+  outs.forEach((out, n) => assert.ok(out.equals(inputs[n]!), `stream ${n} decoded intact`));
 });

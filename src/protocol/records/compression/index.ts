@@ -10,7 +10,7 @@ import { zstdCompress, zstdDecompress } from './zstd.js';
 
 export { gzipCompress, gzipDecompress } from './gzip.js';
 export { snappyCompress, snappyDecompress, isXerialFramed, XERIAL_MAGIC } from './snappy.js';
-export { lz4Compress, lz4Decompress, lz4DecompressLegacy, lz4BreakChecksumForMagic0 } from './lz4.js';
+export { lz4Compress, lz4Decompress, lz4DecompressLegacy, lz4BreakChecksumForMagic0, lz4RepairMagic0Checksum } from './lz4.js';
 export { zstdCompress, zstdDecompress } from './zstd.js';
 
 export function isKnownCompression(type: number): type is CompressionType {

@@ -34,13 +34,21 @@ function descriptorChecksum(input: Buffer): { at: number; value: number } | null
   return { at: descriptorEnd, value };
 }
 
-/** Decodes LZ4 from a magic-0 message, tolerating Kafka's historically wrong header checksum. */
-export function lz4DecompressLegacy(input: Buffer): Buffer {
+/**
+ * A magic-0 LZ4 frame with its header checksum made correct (a copy when it was Kafka's
+ * historically wrong one), so strict decoders, bounded ones included, accept it.
+ */
+export function lz4RepairMagic0Checksum(input: Buffer): Buffer {
   const hc = descriptorChecksum(input);
-  if (hc === null || input[hc.at] === hc.value) return lz4Decompress(input);
+  if (hc === null || input[hc.at] === hc.value) return input;
   const fixed = Buffer.from(input);
   fixed[hc.at] = hc.value;
-  return lz4Decompress(fixed);
+  return fixed;
+}
+
+/** Decodes LZ4 from a magic-0 message, tolerating Kafka's historically wrong header checksum. */
+export function lz4DecompressLegacy(input: Buffer): Buffer {
+  return lz4Decompress(lz4RepairMagic0Checksum(input));
 }
 
 /** Rewrites a correct LZ4 frame into Kafka's broken magic-0 form (for tests and old peers). */
