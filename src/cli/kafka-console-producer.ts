@@ -7,7 +7,7 @@
  */
 import { createInterface } from 'node:readline';
 import { Producer, type ProducerRecord } from '../client/index.js';
-import { collect, createProgram, parseArgs, runTool, CliError, describeError } from './common/tool.js';
+import { collect, createProgram, parseArgs, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { loadPropertiesFile, merged, parseKeyValues, producerOptionsFrom } from './common/config.js';
 
 const TOOL = 'kafka-console-producer.sh';
@@ -117,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
   if (o.compressionCodec !== undefined) fromFlags.set('compression.type', typeof o.compressionCodec === 'string' ? o.compressionCodec : 'gzip');
   if (o.messageSendMaxRetries !== undefined) fromFlags.set('retries', o.messageSendMaxRetries);
   const props = merged(fromFlags, loadPropertiesFile(o['producer.config']), parseKeyValues(o.producerProperty, '--producer-property'));
-  const producer = new Producer(producerOptionsFrom(props, o.bootstrapServer ?? o.brokerList));
+  const producer = closeAtExit(new Producer(producerOptionsFrom(props, o.bootstrapServer ?? o.brokerList)));
   const parser = lineParser(parseKeyValues(o.property, '--property'));
   await producer.connect();
 

@@ -5,7 +5,7 @@
  * column layout.
  */
 import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
-import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { formatTable } from './common/table.js';
 import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
@@ -66,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   const o = raw as Opts;
   const actions = (['list', 'describe', 'delete', 'deleteOffsets', 'resetOffsets'] as const).filter((a) => o[a]);
   if (actions.length !== 1) throw new CliError('exactly one of --list, --describe, --delete, --delete-offsets or --reset-offsets must be given (see --help)');
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     if (o.list) {
       const groups = (await admin.listGroups()).filter((g) => g.protocolType === 'consumer' || g.protocolType === '');

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Admin } from '../client/index.js';
-import { createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-delete-records.sh';
@@ -37,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
   if (raw === null) return 0;
   const o = raw as { bootstrapServer?: string; offsetJsonFile?: string; commandConfig?: string };
   const plan = readPlan(requireOption(o.offsetJsonFile, '--offset-json-file'));
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     console.log('Executing records delete operation');
     const results = await admin.deleteRecords(plan);

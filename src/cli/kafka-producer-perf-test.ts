@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { DEFAULT_BATCH_SIZE, Producer } from '../client/index.js';
-import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { loadPropertiesFile, merged, parseKeyValues, producerOptionsFrom } from './common/config.js';
 
 const TOOL = 'kafka-producer-perf-test.sh';
@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const props = merged(loadPropertiesFile(o['producer.config']), parseKeyValues((o.producerProps ?? []).flatMap((p) => p.split(' ')), '--producer-props'));
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
-  const producer = new Producer(producerOptions);
+  const producer = closeAtExit(new Producer(producerOptions));
   await producer.connect();
   await producer.cluster.partitionsFor(topic, true); // metadata before the clock starts, not in the first records' latency
   const stats = new Stats();
