@@ -68,6 +68,18 @@ export async function runServer(argv: readonly string[]): Promise<number> {
     `configuration loaded: broker.id=${config.brokerId}, ${config.zookeeperConnect === null ? 'embedded single-broker mode' : `zookeeper ${config.zookeeperConnect}`}`,
   );
 
+  // Every log directory exists (created if missing) and is a usable directory before anything
+  // else starts: one line for each that is not, and exit 1.
+  const { checkLogDirs } = await import('../storage/log-dirs.js');
+  const badDirs = await checkLogDirs(config.logDirs);
+  if (badDirs.length > 0) {
+    for (const line of badDirs) {
+      logger.error(line);
+      process.stderr.write(`${line}\n`);
+    }
+    return 1;
+  }
+
   // Loaded lazily so that usage and configuration errors answer fast.
   const { Broker } = await import('./broker.js');
   const broker: StoppableBroker = new Broker(config, logger);

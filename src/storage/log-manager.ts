@@ -22,6 +22,7 @@ import type { LogConfig } from './config.js';
 import { LogCleaner } from './cleaner/log-cleaner.js';
 import { LogDirLockedError } from './errors.js';
 import { DirLock } from './lock.js';
+import { ensureDirectory } from './log-dirs.js';
 import { Log } from './log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
@@ -96,8 +97,7 @@ export class LogManager {
     const state: DirState = { dir, online: true, hadCleanShutdown: false };
     this.dirs.push(state);
     try {
-      await mkdir(dir, { recursive: true });
-      await access(dir);
+      await ensureDirectory(dir);
       state.lock = await DirLock.acquire(dir);
     } catch (err) {
       if (err instanceof LogDirLockedError) throw err;
