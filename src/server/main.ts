@@ -2,6 +2,7 @@
 //   kafka-server-start.sh config/server.properties [--override key=value ...]
 // Configuration and usage problems print one line to stderr and exit 1; SIGTERM/SIGINT stop the
 // broker cleanly and exit 0. (-daemon is handled by the shell script, which backgrounds this process.)
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadBrokerConfig, type BrokerConfig } from './config/index.js';
@@ -129,7 +130,30 @@ function isEntryPoint(): boolean {
   return entry !== undefined && import.meta.url === pathToFileURL(path.resolve(entry)).href;
 }
 
+/**
+ * FJORD_PID_FILE (set by `kafka-server-start.sh -daemon` to $LOG_DIR/fjordServer.pid): the file
+ * holds this process's pid while it runs and is removed when it exits, unless another broker has
+ * taken it over meanwhile.
+ */
+function keepPidFile(file: string | undefined): void {
+  if (!file) return;
+  try {
+    writeFileSync(file, `${process.pid}\n`);
+  } catch (err) {
+    process.stderr.write(`Cannot write the pid file ${file}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return;
+  }
+  process.on('exit', () => {
+    try {
+      if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  });
+}
+
 if (isEntryPoint()) {
+  keepPidFile(process.env.FJORD_PID_FILE);
   runServer(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err: unknown) => {
