@@ -134,15 +134,21 @@ async function main(argv: string[]): Promise<number> {
   const stop = (): void => rl.close();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Sends not yet settled: the exit code counts their failures too.
+  const pending = new Set<Promise<void>>();
   prompt();
   for await (const line of rl) {
     const record = parseLine(line, topic, parser);
-    const sent = producer.send(record);
-    if (o.sync) await sent.catch(report);
-    else sent.catch(report);
+    const sent = producer.send(record).then(() => undefined, report);
+    if (o.sync) await sent;
+    else {
+      pending.add(sent);
+      void sent.finally(() => pending.delete(sent));
+    }
     prompt();
   }
   await producer.close();
+  await Promise.all(pending);
   return failed > 0 ? 1 : 0;
 }
 

@@ -5,7 +5,7 @@
  * the summary with latency percentiles. On a terminal a live progress line goes to stderr.
  */
 import { readFileSync } from 'node:fs';
-import { DEFAULT_BATCH_SIZE, Producer } from '../client/index.js';
+import { DEFAULT_BATCH_SIZE, ErrorCode, Producer } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { loadPropertiesFile, merged, parseKeyValues, producerOptionsFrom } from './common/config.js';
 
@@ -104,6 +104,13 @@ async function main(argv: string[]): Promise<number> {
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
   const producer = closeAtExit(new Producer(producerOptions));
   await producer.connect();
+  // A broker that creates topics on demand answers with the new topic (or LEADER_NOT_AVAILABLE
+  // while it is being created); UNKNOWN_TOPIC_OR_PARTITION means it will not, so waiting for
+  // the topic to appear would only delay the error.
+  const known = (await producer.cluster.topicsMetadata([topic], true)).get(topic);
+  if (known?.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
+    throw new CliError(`Topic '${topic}' does not exist and the broker does not create topics on demand (auto.create.topics.enable=false)`);
+  }
   await producer.cluster.partitionsFor(topic, true); // metadata before the clock starts, not in the first records' latency
   const stats = new Stats();
   const windowTimer = setInterval(() => console.log(stats.windowLine()), 5000);
