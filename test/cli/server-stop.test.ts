@@ -2,11 +2,12 @@
  * Several brokers on one machine: each started with `kafka-server-start.sh -daemon` (its own
  * LOG_DIR, log dir and free port), stopped one at a time by `kafka-server-stop.sh <dir>` while
  * the other keeps serving. (Never run kafka-server-stop.sh without arguments here: it stops
- * every Fjord broker on the machine, other people's too.)
+ * every Fjord broker on the machine, other people's too; its test below fakes pgrep.)
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -147,6 +148,33 @@ test('kafka-server-stop.sh <dir> refuses what is not a running Fjord broker\'s d
     assert.equal(stale.code, 1);
     assert.match(stale.stderr, /names pid 999999999, which is not running/);
   } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
+test('kafka-server-stop.sh without arguments names each broker it stops (pgrep faked to list only our process)', { timeout: 60_000 }, async () => {
+  // The no-argument form signals every broker pgrep finds on the machine; here pgrep is a stub on
+  // PATH that lists only a process this test started, so nobody else's broker is touched.
+  const base = await mkdtemp(join(tmpdir(), 'fjord-stop-'));
+  const child = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => setTimeout(() => process.exit(0), 300)); setInterval(() => {}, 1000); console.log("ready");'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const exited = once(child, 'exit');
+  try {
+    await once(child.stdout, 'data'); // its SIGTERM handler is in place
+    const stub = join(base, 'bin');
+    await mkdir(stub);
+    await writeFile(join(stub, 'pgrep'), `#!/bin/sh\necho ${child.pid}\n`, { mode: 0o755 });
+    const r = await run(STOP, [], { env: { ...process.env, PATH: `${stub}:${process.env.PATH}` }, timeoutMs: 30_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^Stopping Fjord broker \\(pid ${child.pid}\\): .*node`, 'm'));
+    assert.match(r.stdout, new RegExp(`^Fjord broker \\(pid ${child.pid}\\) stopped after \\d+\\.\\ds$`, 'm'));
+    assert.deepEqual(await exited, [0, null], 'it exited by its own SIGTERM handler');
+
+    await writeFile(join(stub, 'pgrep'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const none = await run(STOP, [], { env: { ...process.env, PATH: `${stub}:${process.env.PATH}` }, timeoutMs: 30_000 });
+    assert.equal(none.code, 1);
+    assert.equal(none.stdout, 'No kafka server to stop\n');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
     await rm(base, { recursive: true, force: true });
   }
 });
