@@ -5,7 +5,7 @@
  * column layout.
  */
 import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
-import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
+import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { formatTable } from './common/table.js';
 import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
@@ -100,7 +100,7 @@ async function main(argv: string[]): Promise<number> {
 function groupError(group: string, e: KafkaError): string {
   if (e.code === 69) return `Consumer group '${group}' does not exist.`;
   if (e.code === 68) return `The group is not empty.`;
-  return e.message;
+  return describeError(e);
 }
 
 async function describeOne(admin: Admin, group: string): Promise<GroupDescription> {
@@ -194,7 +194,7 @@ async function deleteOffsets(admin: Admin, group: string, o: Opts): Promise<numb
   console.log(failed ? `Request failed for deleting offsets of group ${group}` : `Request succeed for deleting offsets with topic ${o.topic.join(', ')} group ${group}`);
   const rows = scope.map((tp) => {
     const e = result.get(`${tp.topic}-${tp.partition}`);
-    return [tp.topic, String(tp.partition), e ? `Error: ${e.message}` : 'Successful'];
+    return [tp.topic, String(tp.partition), e ? `Error: ${describeError(e)}` : 'Successful'];
   });
   console.log('\n' + formatTable(['TOPIC', 'PARTITION', 'STATUS'], rows));
   return failed ? 1 : 0;
