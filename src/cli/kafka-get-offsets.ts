@@ -61,8 +61,8 @@ async function main(argv: string[]): Promise<number> {
         if (o.excludeInternalTopics && tm.isInternal) continue;
         for (const p of tm.partitions) if (!onlyParts || onlyParts.has(p.partition)) wanted.push({ topic: tm.name, partition: p.partition });
       }
-      if (wanted.length === 0) throw new CliError('Could not match any topic-partitions with the specified filters');
     }
+    if (wanted.length === 0) throw new CliError('Could not match any topic-partitions with the specified filters');
     const answers = await admin.listOffsets(wanted.map((w) => ({ ...w, timestamp: time })));
     for (const a of answers) console.log(`${a.topic}:${a.partition}:${a.offset >= 0n ? a.offset : ''}`);
     return 0;

@@ -128,6 +128,7 @@ test('sweep: every tool exits promptly after an error, in Kafka\'s words', async
     ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic', 'nosuch'], /Could not match any topic-partitions with the specified filters/],
     ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic', 'present', '--partitions', '7'], /Could not match any topic-partitions with the specified filters/],
     ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic-partitions', 'nosuch:0'], /Topic 'nosuch' does not exist/],
+    ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic-partitions', 'present:5-9'], /Could not match any topic-partitions with the specified filters/],
     ['kafka-delete-records', ['--bootstrap-server', bs, '--offset-json-file', offsetJson], /nosuch-0 does not exist/],
     ['kafka-delete-records', ['--bootstrap-server', bs, '--offset-json-file', join(dir, 'missing.json')], /cannot read offset JSON file/],
     ['kafka-console-producer', ['--bootstrap-server', bs], /--topic/],
