@@ -124,7 +124,8 @@ async function main(argv: string[]): Promise<number> {
     throw new CliError(`--offset must be earliest, latest or a non-negative number, got "${start}"`);
   }
 
-  const consumer = closeAtExit(new Consumer(consumerOptionsFrom(props, o.bootstrapServer)));
+  const options = consumerOptionsFrom(props, o.bootstrapServer);
+  const consumer = closeAtExit(new Consumer({ ...options, clientId: options.clientId ?? 'console-consumer' }));
   if (partition !== undefined) {
     const tm = await consumer.cluster.partitionsFor(o.topic!);
     if (partition >= tm.partitions.length) {

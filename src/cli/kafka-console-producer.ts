@@ -117,11 +117,13 @@ async function main(argv: string[]): Promise<number> {
   if (o.compressionCodec !== undefined) fromFlags.set('compression.type', typeof o.compressionCodec === 'string' ? o.compressionCodec : 'gzip');
   if (o.messageSendMaxRetries !== undefined) fromFlags.set('retries', o.messageSendMaxRetries);
   const props = merged(fromFlags, loadPropertiesFile(o['producer.config']), parseKeyValues(o.producerProperty, '--producer-property'));
-  const producer = closeAtExit(new Producer(producerOptionsFrom(props, o.bootstrapServer ?? o.brokerList)));
+  const options = producerOptionsFrom(props, o.bootstrapServer ?? o.brokerList);
+  const producer = closeAtExit(new Producer({ ...options, clientId: options.clientId ?? 'console-producer' }));
   const parser = lineParser(parseKeyValues(o.property, '--property'));
   await producer.connect();
 
-  const interactive = process.stdin.isTTY === true;
+  // Kafka prompts when the JVM has a console: both stdin and stdout are terminals.
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
   const rl = createInterface({ input: process.stdin, terminal: false });
   let failed = 0;
   const report = (err: unknown): void => {

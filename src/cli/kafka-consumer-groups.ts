@@ -7,7 +7,6 @@
 import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
-import { formatTable } from './common/table.js';
 import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
@@ -72,8 +71,12 @@ async function main(argv: string[]): Promise<number> {
       const groups = (await admin.listGroups()).filter((g) => g.protocolType === 'consumer' || g.protocolType === '');
       if (o.state !== undefined) {
         const filter = typeof o.state === 'string' ? o.state.split(',').map((s) => s.trim().toLowerCase()) : null;
-        const rows = groups.filter((g) => !filter || filter.includes(g.state.toLowerCase())).map((g) => [g.groupId, g.state]);
-        console.log(formatTable(['GROUP', 'STATE'], rows));
+        const shown = groups.filter((g) => !filter || filter.includes(g.state.toLowerCase()));
+        // Kafka: the group column is the longest id (at least 15) plus 10; the state column 20.
+        const groupWidth = Math.max(15, ...shown.map((g) => g.groupId.length)) + 10;
+        const line = (g: string, st: string): string => `${pad(g, groupWidth)} ${pad(st, 20)}`;
+        console.log(line('GROUP', 'STATE'));
+        for (const g of shown) console.log(line(g.groupId, g.state));
       } else {
         for (const g of groups) console.log(g.groupId);
       }
@@ -110,48 +113,104 @@ async function describeOne(admin: Admin, group: string): Promise<GroupDescriptio
   return d;
 }
 
+/** Java's `%-Ns`: left-aligned, padded to at least n characters, never cut. */
+function pad(text: string, n: number): string {
+  return text.padEnd(n);
+}
+
+/**
+ * Kafka's notices about a group's state go to stderr before its table: an Empty group "has no
+ * active members", a rebalancing one gets a warning. Returns false for a dead group.
+ */
+function noticeState(group: string, d: GroupDescription): void {
+  if (d.state === 'Empty') process.stderr.write(`\nConsumer group '${group}' has no active members.\n`);
+  else if (['PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling'].includes(d.state)) {
+    process.stderr.write(`\nWarning: Consumer group '${group}' is rebalancing.\n`);
+  }
+}
+
+/** The --describe --state table: the coordinator as `host:port  (id)`, widths as Kafka sets them. */
+function printState(group: string, d: GroupDescription): void {
+  const coordinator = `${d.coordinator.host}:${d.coordinator.port}  (${d.coordinator.nodeId})`;
+  // Kafka sizes the first (GROUP) column by the coordinator's text; kept for identical output.
+  const first = Math.max(25, coordinator.length);
+  const line = (a: string, b: string, c: string, e: string, f: string): string => `${pad(a, first)} ${pad(b, 25)} ${pad(c, 20)} ${pad(e, 15)} ${f}`;
+  process.stdout.write(`\n${line('GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS')}`);
+  process.stdout.write(`\n${line(group, coordinator, d.protocol, d.state, String(d.members.length))}\n`);
+}
+
+/** The --describe --members table (GROUP-INSTANCE-ID only when a member has one). */
+function printMembers(group: string, d: GroupDescription, verbose: boolean): void {
+  const withInstance = d.members.some((m) => (m.groupInstanceId ?? '') !== '');
+  const w = { group: 15, id: 15, instance: 17, host: 15, client: 15 };
+  for (const m of d.members) {
+    w.group = Math.max(w.group, group.length);
+    w.id = Math.max(w.id, m.memberId.length);
+    w.instance = Math.max(w.instance, (m.groupInstanceId ?? '').length);
+    w.host = Math.max(w.host, m.clientHost.length);
+    w.client = Math.max(w.client, m.clientId.length);
+  }
+  const row = (g: string, id: string, inst: string, host: string, client: string, n: string): string =>
+    `${pad(g, w.group)} ${pad(id, w.id)} ${withInstance ? `${pad(inst, w.instance)} ` : ''}${pad(host, w.host)} ${pad(client, w.client)} ${pad(n, 15)} `;
+  let out = `\n${row('GROUP', 'CONSUMER-ID', 'GROUP-INSTANCE-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS')}${verbose ? 'ASSIGNMENT' : ''}\n`;
+  for (const m of d.members) {
+    out += row(group, m.memberId, m.groupInstanceId ?? '', m.clientHost, m.clientId, String(m.assignment.length));
+    if (verbose) {
+      // Kafka 3.9 prints only "(0,1), (2)" per topic; Fjord keeps the topic name before each
+      // list, as Kafka's tool did before 3.7, since the bare lists cannot be told apart.
+      const byTopic = new Map<string, number[]>();
+      for (const tp of m.assignment) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
+      const parts = [...byTopic].map(([t, ps]) => `${t}(${ps.sort((a, b) => a - b).join(',')})`).sort();
+      out += parts.length > 0 ? parts.join(', ') : '-';
+    }
+    out += '\n';
+  }
+  process.stdout.write(out);
+}
+
+async function printOffsets(admin: Admin, group: string, d: GroupDescription): Promise<void> {
+  const committed = await admin.listGroupOffsets(group);
+  const owner = new Map<string, (typeof d.members)[number]>();
+  for (const m of d.members) for (const tp of m.assignment) owner.set(`${tp.topic}\u0000${tp.partition}`, m);
+  const keys = new Set<string>(owner.keys());
+  for (const [t, ps] of committed) for (const p of ps.keys()) keys.add(`${t}\u0000${p}`);
+  const tps = [...keys].map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
+    .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
+  const ends = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n }))).catch(() => null) : [];
+  const rows = tps.map((tp, i) => {
+    const c = committed.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
+    const end = ends?.[i]?.offset;
+    const m = owner.get(`${tp.topic}\u0000${tp.partition}`);
+    return [
+      group, tp.topic, String(tp.partition),
+      c >= 0n ? String(c) : '-',
+      end !== undefined ? String(end) : '-',
+      c >= 0n && end !== undefined ? String(end - c) : '-',
+      m?.memberId ?? '-', m?.clientHost ?? '-', m?.clientId ?? '-',
+    ];
+  });
+  // Kafka prints nothing, not even the header, for a group with no members and no offsets.
+  if (rows.length === 0) return;
+  const w = { group: 15, topic: 15, id: 15, host: 15 };
+  for (const r of rows) {
+    w.group = Math.max(w.group, r[0]!.length);
+    w.topic = Math.max(w.topic, r[1]!.length);
+    w.id = Math.max(w.id, r[6]!.length);
+    w.host = Math.max(w.host, r[7]!.length);
+  }
+  const line = (r: readonly string[]): string =>
+    `${pad(r[0]!, w.group)} ${pad(r[1]!, w.topic)} ${pad(r[2]!, 10)} ${pad(r[3]!, 15)} ${pad(r[4]!, 15)} ${pad(r[5]!, 15)} ${pad(r[6]!, w.id)} ${pad(r[7]!, w.host)} ${r[8]!}`;
+  const header = ['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'];
+  process.stdout.write([header, ...rows].map((r) => `\n${line(r)}`).join('') + '\n');
+}
+
 async function describe(admin: Admin, groups: string[], o: Opts): Promise<number> {
   for (const group of groups) {
     const d = await describeOne(admin, group);
-    if (o.state !== undefined) {
-      console.log('\n' + formatTable(['GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS'], [
-        [group, `${d.coordinator.host}:${d.coordinator.port}`, d.protocol, d.state, String(d.members.length)],
-      ]));
-      continue;
-    }
-    if (d.members.length === 0) console.log(`\nConsumer group '${group}' has no active members.`);
-    if (o.members) {
-      const header = ['GROUP', 'CONSUMER-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS', ...(o.verbose ? ['ASSIGNMENT'] : [])];
-      const rows = d.members.map((m) => {
-        const byTopic = new Map<string, number[]>();
-        for (const tp of m.assignment) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
-        const assignment = [...byTopic].map(([t, ps]) => `${t}(${ps.join(',')})`).join(',') || '-';
-        return [group, m.memberId, m.clientHost, m.clientId, String(m.assignment.length), ...(o.verbose ? [assignment] : [])];
-      });
-      if (rows.length > 0) console.log('\n' + formatTable(header, rows));
-      continue;
-    }
-    const committed = await admin.listGroupOffsets(group);
-    const owner = new Map<string, (typeof d.members)[number]>();
-    for (const m of d.members) for (const tp of m.assignment) owner.set(`${tp.topic}\u0000${tp.partition}`, m);
-    const keys = new Set<string>(owner.keys());
-    for (const [t, ps] of committed) for (const p of ps.keys()) keys.add(`${t}\u0000${p}`);
-    const tps = [...keys].map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
-      .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
-    const ends = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n }))).catch(() => null) : [];
-    const rows = tps.map((tp, i) => {
-      const c = committed.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
-      const end = ends?.[i]?.offset;
-      const m = owner.get(`${tp.topic}\u0000${tp.partition}`);
-      return [
-        group, tp.topic, String(tp.partition),
-        c >= 0n ? String(c) : '-',
-        end !== undefined ? String(end) : '-',
-        c >= 0n && end !== undefined ? String(end - c) : '-',
-        m?.memberId ?? '-', m?.clientHost ?? '-', m?.clientId ?? '-',
-      ];
-    });
-    console.log('\n' + formatTable(['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'], rows));
+    noticeState(group, d);
+    if (o.state !== undefined) printState(group, d);
+    else if (o.members) printMembers(group, d, o.verbose ?? false);
+    else await printOffsets(admin, group, d);
   }
   return 0;
 }
@@ -173,7 +232,10 @@ async function reset(admin: Admin, groups: string[], o: Opts): Promise<number> {
     if (o.export) {
       for (const p of plan) console.log(`${p.topic},${p.partition},${p.offset}`);
     } else {
-      console.log('\n' + formatTable(['GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET'], plan.map((p) => [group, p.topic, String(p.partition), String(p.offset)])));
+      const line = (a: string, b: string, c: string, e: string): string => `\n${pad(a, 30)} ${pad(b, 30)} ${pad(c, 10)} ${pad(e, 15)}`;
+      let out = plan.length > 0 ? line('GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET') : '';
+      for (const p of plan) out += line(group, p.topic, String(p.partition), String(p.offset));
+      process.stdout.write(`${out}\n`);
     }
   }
   return 0;
@@ -196,7 +258,9 @@ async function deleteOffsets(admin: Admin, group: string, o: Opts): Promise<numb
     const e = result.get(`${tp.topic}-${tp.partition}`);
     return [tp.topic, String(tp.partition), e ? `Error: ${describeError(e)}` : 'Successful'];
   });
-  console.log('\n' + formatTable(['TOPIC', 'PARTITION', 'STATUS'], rows));
+  // Kafka: "%-30s %-15s %-15s", the header after a blank line.
+  const line = (r: readonly string[]): string => `\n${pad(r[0]!, 30)} ${pad(r[1]!, 15)} ${pad(r[2]!, 15)}`;
+  process.stdout.write([['TOPIC', 'PARTITION', 'STATUS'], ...rows].map(line).join('') + '\n');
   return failed ? 1 : 0;
 }
 

@@ -55,7 +55,8 @@ async function main(argv: string[]): Promise<number> {
   const props = loadPropertiesFile(o['consumer.config']);
   props.set('group.id', o.group!);
   if (!props.has('auto.offset.reset')) props.set('auto.offset.reset', o.fromLatest ? 'latest' : 'earliest');
-  const consumer = closeAtExit(new Consumer(consumerOptionsFrom(props, o.bootstrapServer ?? o.brokerList)));
+  const options = consumerOptionsFrom(props, o.bootstrapServer ?? o.brokerList);
+  const consumer = closeAtExit(new Consumer({ ...options, clientId: options.clientId ?? 'perf-consumer-client' }));
   await consumer.cluster.partitionsFor(topic);
   const start = Date.now();
   consumer.subscribe([topic]);

@@ -102,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const props = merged(loadPropertiesFile(o['producer.config']), parseKeyValues((o.producerProps ?? []).flatMap((p) => p.split(' ')), '--producer-props'));
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
-  const producer = closeAtExit(new Producer(producerOptions));
+  const producer = closeAtExit(new Producer({ ...producerOptions, clientId: producerOptions.clientId ?? 'perf-producer-client' }));
   await producer.connect();
   // A broker that creates topics on demand answers with the new topic (or LEADER_NOT_AVAILABLE
   // while it is being created); UNKNOWN_TOPIC_OR_PARTITION means it will not, so waiting for

@@ -32,8 +32,8 @@ export interface GroupDescription {
   /** The assignor in use (e.g. range). */
   protocol: string;
   members: GroupMemberDescription[];
-  /** Node id of the coordinator. */
-  coordinator: { host: string; port: number };
+  /** The coordinator broker (nodeId -1 when the metadata does not list it). */
+  coordinator: { host: string; port: number; nodeId: number };
 }
 
 export async function listGroups(cluster: Cluster): Promise<GroupListing[]> {
@@ -53,7 +53,9 @@ export async function describeGroups(cluster: Cluster, ids: readonly string[]): 
   for (const groupId of ids) {
     const resp = await sendToCoordinator(cluster, groupId, Api.DescribeGroups, { groups: [groupId], includeAuthorizedOperations: false }, (r) => r.groups[0]?.errorCode ?? 0);
     const conn = await findCoordinator(cluster, groupId);
-    const coordinator = { host: conn.host, port: conn.port };
+    const brokers = (await cluster.refreshMetadata([])).brokers.values();
+    const node = [...brokers].find((b) => b.host === conn.host && b.port === conn.port);
+    const coordinator = { host: conn.host, port: conn.port, nodeId: node?.nodeId ?? -1 };
     for (const g of resp.groups) {
       out.push({
         groupId: g.groupId,

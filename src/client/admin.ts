@@ -86,6 +86,14 @@ export class Admin {
     return { clusterId: md.clusterId, controllerId: md.controllerId, brokers: [...md.brokers.values()].sort((a, b) => a.nodeId - b.nodeId) };
   }
 
+  /** Each broker's ApiVersions ranges, asked on a connection to that broker. */
+  async brokerApiVersions(): Promise<{ node: BrokerNode; versions: ReadonlyMap<number, { min: number; max: number }> }[]> {
+    const { brokers } = await this.describeCluster();
+    const out: { node: BrokerNode; versions: ReadonlyMap<number, { min: number; max: number }> }[] = [];
+    for (const node of brokers) out.push({ node, versions: (await this.cluster.brokerConnection(node.nodeId)).brokerApiVersions });
+    return out;
+  }
+
   /** Creates topics; resolves per topic with the error (null = created). */
   async createTopics(topics: readonly NewTopic[], opts: { validateOnly?: boolean; timeoutMs?: number } = {}): Promise<Map<string, KafkaError | null>> {
     const conn = await this.cluster.controllerConnection();

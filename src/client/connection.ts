@@ -59,6 +59,11 @@ export class Connection {
     socket.on('close', () => this.fail(new ConnectionError(`connection to ${host}:${port} closed`)));
   }
 
+  /** The broker's supported version range per API key, as its ApiVersions answer listed them. */
+  get brokerApiVersions(): ReadonlyMap<number, { min: number; max: number }> {
+    return this.brokerVersions;
+  }
+
   /** Opens the socket and negotiates API versions. */
   static async connect(host: string, port: number, options: ConnectionOptions): Promise<Connection> {
     const socket = await new Promise<Socket>((resolve, reject) => {

@@ -16,6 +16,12 @@ import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from './list-offset
 
 export type { ConsumerRecord, TopicPartition, OffsetAndMetadata };
 
+/** Hears a group member's rebalances (Java's ConsumerRebalanceListener). */
+export interface RebalanceListener {
+  onPartitionsRevoked?(partitions: TopicPartition[]): void | Promise<void>;
+  onPartitionsAssigned?(partitions: TopicPartition[]): void;
+}
+
 export interface ConsumerOptions extends ClientOptions {
   groupId?: string;
   groupInstanceId?: string;
@@ -48,6 +54,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private patternCheckedAt = 0;
   private assigned: TopicPartition[] = [];
   private manualAssignment = false;
+  private rebalanceListener: RebalanceListener | null = null;
   private autoCommitTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly autoCommit: boolean;
@@ -77,7 +84,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
             subscription: () => this.subscribedTopics,
             owned: () => this.assigned,
             onRevoked: (tps) => this.revoke(tps),
-            onAssigned: (tps) => this.setAssigned(tps),
+            onAssigned: (tps) => this.assignFromGroup(tps),
             partitionCounts: async (topics) => {
               const md = await this.cluster.topicsMetadata(topics);
               return new Map([...md].filter(([, t]) => t.errorCode === 0).map(([name, t]) => [name, t.partitions.length]));
@@ -91,9 +98,14 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     return this.options.groupId;
   }
 
-  /** Subscribes to topic names or a pattern (needs a group). Replaces any earlier subscription. */
-  subscribe(topics: readonly string[] | RegExp): void {
+  /**
+   * Subscribes to topic names or a pattern (needs a group). Replaces any earlier subscription.
+   * The listener hears rebalances as Java's ConsumerRebalanceListener does: revoked partitions
+   * (after their offsets were auto-committed), then the partitions newly assigned.
+   */
+  subscribe(topics: readonly string[] | RegExp, listener?: RebalanceListener): void {
     if (!this.membership) throw new Error('subscribe needs a groupId; use assign() without a group');
+    this.rebalanceListener = listener ?? null;
     this.manualAssignment = false;
     if (topics instanceof RegExp) {
       this.pattern = topics;
@@ -238,6 +250,15 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     }
     const gone = new Set(tps.map((tp) => tpKey(tp.topic, tp.partition)));
     this.setAssigned(this.assigned.filter((tp) => !gone.has(tpKey(tp.topic, tp.partition))));
+    await this.rebalanceListener?.onPartitionsRevoked?.(tps);
+  }
+
+  /** A completed rebalance's full assignment: the listener hears what is new to this member. */
+  private assignFromGroup(tps: TopicPartition[]): void {
+    const had = new Set(this.assigned.map((tp) => tpKey(tp.topic, tp.partition)));
+    this.setAssigned(tps);
+    const added = tps.filter((tp) => !had.has(tpKey(tp.topic, tp.partition)));
+    this.rebalanceListener?.onPartitionsAssigned?.(added);
   }
 
   private setAssigned(tps: TopicPartition[]): void {

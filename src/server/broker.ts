@@ -131,6 +131,8 @@ export class Broker {
       maxConnections: cfg.maxConnections,
       maxConnectionsPerIp: cfg.maxConnectionsPerIp,
       maxQueuedRequestsPerConnection: cfg.queuedMaxRequests,
+      queuedMaxRequestBytes: cfg.queuedMaxRequestBytes,
+      requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
       listenBacklog: cfg.socketListenBacklogSize,
     });
     await this.server.start();

@@ -1,8 +1,15 @@
-// Process-wide logger. One pino root writes JSON lines to stdout; every module asks for a named child.
-// The level comes from FJORD_LOG_LEVEL (trace|debug|info|warn|error|fatal|silent), default info.
-import { pino, type Logger } from 'pino';
+// Process-wide logger. One pino root writes to stdout; every module asks for a named child.
+//   FJORD_LOG_LEVEL  trace|debug|info|warn|error|fatal|silent, default info.
+//   FJORD_LOG_FORMAT json (JSON lines, for machines) | pretty (one readable line per event, for a
+//                    terminal); default pretty when stdout is a terminal, json otherwise.
+// The pretty form is pino's JSON line turned into text by formatPrettyLine below (no extra
+// dependency): "<time> <LEVEL> [<name/component>] <msg> key=value ...".
+import { writeSync } from 'node:fs';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
+
+export type LogFormat = 'json' | 'pretty';
 
 const VALID_LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']);
 
@@ -11,19 +18,78 @@ function levelFromEnv(): string {
   return VALID_LEVELS.has(requested) ? requested : 'info';
 }
 
+/** FJORD_LOG_FORMAT when it names a format, else pretty on a terminal and json elsewhere. */
+export function chooseLogFormat(env: NodeJS.ProcessEnv, stdoutIsTTY: boolean): LogFormat {
+  const requested = (env.FJORD_LOG_FORMAT ?? '').trim().toLowerCase();
+  if (requested === 'json' || requested === 'pretty') return requested;
+  return stdoutIsTTY ? 'pretty' : 'json';
+}
+
+const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+/** Fields shown in the line's head rather than as key=value. */
+const HEAD_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'name', 'component', 'err']);
+
+function formatValue(v: unknown): string {
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+
+/**
+ * One pino JSON line as a readable line: time, level, where from, message, then the other fields
+ * as key=value; an error's stack follows on indented lines. A line that is not JSON is kept.
+ */
+export function formatPrettyLine(line: string): string {
+  let o: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return line.endsWith('\n') ? line : `${line}\n`;
+    o = parsed as Record<string, unknown>;
+  } catch {
+    return line.endsWith('\n') ? line : `${line}\n`;
+  }
+  const level = typeof o.level === 'number' ? (LEVEL_NAMES[o.level] ?? String(o.level)) : String(o.level ?? '');
+  const where = [o.name, o.component].filter((x) => typeof x === 'string' && x !== '').join('/');
+  let text = `${typeof o.time === 'string' ? o.time : new Date(typeof o.time === 'number' ? o.time : Date.now()).toISOString()} ${level.padEnd(5)}`;
+  if (where !== '') text += ` [${where}]`;
+  if (typeof o.msg === 'string' && o.msg !== '') text += ` ${o.msg}`;
+  for (const [k, v] of Object.entries(o)) {
+    if (HEAD_FIELDS.has(k) || v === undefined) continue;
+    text += ` ${k}=${formatValue(v)}`;
+  }
+  const err = o.err;
+  if (err !== undefined) {
+    if (err !== null && typeof err === 'object') {
+      const e = err as { message?: unknown; stack?: unknown };
+      const stack = typeof e.stack === 'string' ? e.stack : typeof e.message === 'string' ? e.message : JSON.stringify(err);
+      text += `\n    ${stack.split('\n').join('\n    ')}`;
+    } else {
+      text += ` err=${formatValue(err)}`;
+    }
+  }
+  return `${text}\n`;
+}
+
+/** A destination that writes pretty lines synchronously to a file descriptor (or a sink). */
+export function prettyDestination(write: (text: string) => void = (text) => void writeSync(1, text)): DestinationStream {
+  return { write: (line: string) => write(formatPrettyLine(line)) };
+}
+
+/** A root logger in the given format, writing to stdout (or to `sink`, for tests). */
+export function createRootLogger(format: LogFormat, level: string, sink?: (text: string) => void): Logger {
+  const options = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
+  if (format === 'pretty') return pino(options, prettyDestination(sink));
+  // Synchronous writes: lines keep their order and none is lost when the process exits right
+  // after logging (an async destination can reorder its last lines on process.exit). The broker
+  // logs per connection/stage, not per request, so the cost is small.
+  return pino(options, sink ? { write: sink } : pino.destination({ fd: 1, sync: true }));
+}
+
 let root: Logger | undefined;
 
-/** The shared root logger (created lazily so tests can set FJORD_LOG_LEVEL first). */
+/** The shared root logger (created lazily so tests can set FJORD_LOG_LEVEL/FORMAT first). */
 export function rootLogger(): Logger {
-  if (root === undefined) {
-    // Synchronous writes: lines keep their order and none is lost when the process exits right after
-    // logging (an async destination can reorder its last lines on process.exit). The broker logs
-    // per connection/stage, not per request, so the cost is small.
-    root = pino(
-      { level: levelFromEnv(), base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
-      pino.destination({ fd: 1, sync: true }),
-    );
-  }
+  root ??= createRootLogger(chooseLogFormat(process.env, process.stdout.isTTY === true), levelFromEnv());
   return root;
 }
 

@@ -17,7 +17,7 @@ export async function autoCreateTopic(services: BrokerServices, name: string): P
   const replicationFactor = Math.min(services.config.defaultReplicationFactor, live);
   try {
     const t = await services.metadata.createTopic({ name, numPartitions: services.config.numPartitions, replicationFactor });
-    services.logger.info({ topic: name, partitions: t.partitions.length }, 'auto-created topic');
+    services.logger.info({ topic: name, partitions: t.partitions.length }, `created topic ${name} with ${t.partitions.length} partition(s) (auto-created)`);
     return t;
   } catch (err) {
     // Two requests racing to create the same topic: the loser sees it exists, which is fine.

@@ -39,7 +39,29 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomically(file: string, content: string | Buffer): Promise<void> {
+/**
+ * Writes of one file, in the order they were asked for. Two writers of the same checkpoint (the
+ * periodic task and a flush on shutdown, say) would otherwise share one temporary file: one
+ * renames it away under the other (ENOENT on rename) or the file gets a mix of both contents.
+ */
+const writesInFlight = new Map<string, Promise<void>>();
+
+export function writeFileAtomically(file: string, content: string | Buffer): Promise<void> {
+  const key = path.resolve(file);
+  const before = writesInFlight.get(key) ?? Promise.resolve();
+  const write = before.then(() => writeNow(file, content));
+  const settled = write.then(
+    () => undefined,
+    () => undefined,
+  );
+  writesInFlight.set(key, settled);
+  void settled.then(() => {
+    if (writesInFlight.get(key) === settled) writesInFlight.delete(key);
+  });
+  return write;
+}
+
+async function writeNow(file: string, content: string | Buffer): Promise<void> {
   const tmp = `${file}.tmp`;
   const fh = await open(tmp, 'w');
   try {

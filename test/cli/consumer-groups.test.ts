@@ -23,6 +23,9 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
 
     const desc = await runCli('kafka-consumer-groups', ['--describe', '--group', 'app', ...bs]);
     const lines = desc.stdout.split('\n').filter((l) => l !== '');
+    assert.equal(desc.stdout.slice(0, 1), '\n');
+    // Columns as Kafka computes them: GROUP and TOPIC at least 15 wide, PARTITION 10, offsets 15.
+    assert.equal(lines[0]!.slice(0, 16 + 16 + 11 + 16 + 16 + 16), `${'GROUP'.padEnd(15)} ${'TOPIC'.padEnd(15)} ${'PARTITION'.padEnd(10)} ${'CURRENT-OFFSET'.padEnd(15)} ${'LOG-END-OFFSET'.padEnd(15)} ${'LAG'.padEnd(15)} `);
     assert.match(lines[0]!, /^GROUP\s+TOPIC\s+PARTITION\s+CURRENT-OFFSET\s+LOG-END-OFFSET\s+LAG\s+CONSUMER-ID\s+HOST\s+CLIENT-ID$/);
     assert.match(lines[1]!, /^app\s+events\s+0\s+3\s+5\s+2\s+\S+\s+\S+\s+app-client$/);
     assert.match(lines[2]!, /^app\s+events\s+1\s+5\s+5\s+0\s+/);
@@ -31,16 +34,30 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
     assert.match(members.stdout, /#PARTITIONS\s+ASSIGNMENT/);
     assert.match(members.stdout, /app-client\s+2\s+events\(0,1\)/);
 
+    // Kafka 3.9's widths: the first column is as wide as the coordinator text (at least 25).
     const state = await runCli('kafka-consumer-groups', ['--describe', '--state', '--group', 'app', ...bs]);
-    assert.match(state.stdout, /app\s+\S+:\d+\s+range\s+Stable\s+1/);
+    const coord = `127.0.0.1:${b.port}  (0)`;
+    const w = Math.max(25, coord.length);
+    assert.equal(state.stdout,
+      `\n${'GROUP'.padEnd(w)} ${'COORDINATOR (ID)'.padEnd(25)} ${'ASSIGNMENT-STRATEGY'.padEnd(20)} ${'STATE'.padEnd(15)} #MEMBERS` +
+      `\n${'app'.padEnd(w)} ${coord.padEnd(25)} ${'range'.padEnd(20)} ${'Stable'.padEnd(15)} 1\n`);
+    const listed = await runCli('kafka-consumer-groups', ['--list', '--state', ...bs]);
+    assert.equal(listed.stdout, `${'GROUP'.padEnd(25)} ${'STATE'.padEnd(20)}\n${'app'.padEnd(25)} ${'Stable'.padEnd(20)}\n`);
 
     const busy = await runCli('kafka-consumer-groups', ['--reset-offsets', '--to-earliest', '--group', 'app', '--topic', 'events', '--execute', ...bs]);
     assert.equal(busy.code, 1);
     assert.match(busy.stderr, /can only be reset if the group 'app' is inactive/);
 
     await consumer.close();
+    // An Empty group: the notice goes to stderr, the table (its offsets) to stdout.
+    const empty = await runCli('kafka-consumer-groups', ['--describe', '--group', 'app', ...bs]);
+    assert.equal(empty.stderr, "\nConsumer group 'app' has no active members.\n");
+    assert.match(empty.stdout, /^\nGROUP\s+TOPIC/);
+    const clamped = await runCli('kafka-consumer-groups', ['--reset-offsets', '--to-offset', '99', '--group', 'app', '--topic', 'events:0', '--dry-run', ...bs]);
+    assert.match(clamped.stderr, /WARN New offset \(99\) is higher than latest offset for topic partition events-0\. Value will be set to 5/);
+    assert.match(clamped.stdout, /app\s+events\s+0\s+5\s*\n/);
     const dry = await runCli('kafka-consumer-groups', ['--reset-offsets', '--shift-by', '-2', '--group', 'app', '--topic', 'events', '--dry-run', ...bs]);
-    assert.match(dry.stdout, /app\s+events\s+0\s+1\n/);
+    assert.match(dry.stdout, /app\s+events\s+0\s+1 *\n/);
     const exec = await runCli('kafka-consumer-groups', ['--reset-offsets', '--to-offset', '4', '--group', 'app', '--topic', 'events:1', '--execute', ...bs]);
     assert.equal(exec.code, 0, exec.stderr);
     const offsets = await admin.listGroupOffsets('app');
@@ -54,6 +71,17 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
 
     const del = await runCli('kafka-consumer-groups', ['--delete', '--group', 'app', ...bs]);
     assert.equal(del.stdout, "Deletion of requested consumer groups ('app') was successful.\n");
+    // A group with no members and no offsets prints no bare header.
+    const lonely = new Consumer({ bootstrapServers: b.bootstrap, groupId: 'lonely', enableAutoCommit: false });
+    lonely.subscribe(['events']);
+    const until = Date.now() + 20000;
+    while (lonely.assignment().length === 0 && Date.now() < until) await lonely.poll(200);
+    assert.equal(lonely.assignment().length, 2);
+    await lonely.close();
+    const bare = await runCli('kafka-consumer-groups', ['--describe', '--group', 'lonely', ...bs]);
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.equal(bare.stderr, "\nConsumer group 'lonely' has no active members.\n");
+    assert.equal(bare.stdout, '', 'no header for a group with nothing to show');
     const gone = await runCli('kafka-consumer-groups', ['--describe', '--group', 'app', ...bs]);
     assert.equal(gone.code, 1);
     assert.equal(gone.stderr, "kafka-consumer-groups.sh: Consumer group 'app' does not exist.\n");

@@ -53,8 +53,13 @@ export class RawClient {
     const id = this.nextId++;
     const frame = encodeRequest(apiKey, req, version, body, id);
     const answer = new Promise<Buffer>((resolve, reject) => {
-      this.waiters.set(id, resolve);
-      this.socket.once('close', () => reject(new Error('connection closed')));
+      // One 'close' listener per request in flight, removed once answered (no listener pile-up).
+      const onClose = (): void => reject(new Error('connection closed'));
+      this.socket.once('close', onClose);
+      this.waiters.set(id, (frame) => {
+        this.socket.off('close', onClose);
+        resolve(frame);
+      });
     });
     this.socket.write(frame);
     const bytes = await answer;

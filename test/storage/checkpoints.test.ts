@@ -43,3 +43,17 @@ test('leader epoch checkpoint and meta.properties', async () => {
     assert.deepEqual(await readMetaProperties(dir), { version: '0', 'broker.id': '1', 'cluster.id': 'abc' });
   });
 });
+
+test('concurrent writers of one checkpoint file are serialised: all succeed, the last write wins', async () => {
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, 'recovery-point-offset-checkpoint');
+    // Two writers sharing one temporary file raced: one renamed it away under the other
+    // (ENOENT rename ...tmp), or the file held a mix of both.
+    const writers = Array.from({ length: 40 }, (_, i) => writeOffsetCheckpoint(file, [{ topic: 't', partition: 0, offset: i }]));
+    const results = await Promise.allSettled(writers);
+    const failed = results.filter((r) => r.status === 'rejected');
+    assert.deepEqual(failed, [], 'no writer fails');
+    assert.equal(await readFile(file, 'utf8'), '0\n1\nt 0 39\n', 'the last write wins');
+    assert.ok(!(await readdir(dir)).some((f) => f.endsWith('.tmp')), 'no temporary file left');
+  });
+});

@@ -86,7 +86,7 @@ test('flush.messages advances the recovery point; flush.ms is applied by the man
     const mgr = await LogManager.open({ logDirs: [path.join(dir, 'm')], defaults: testConfig({ flushMs: 10 }), cleanerEnabled: false, flushCheckIntervalMs: 5 });
     const timed = await mgr.createLog('t', 0);
     await timed.append(makeBatch(['x']), { leaderEpoch: 0 });
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 15_000;
     while (timed.recoveryPoint < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     assert.equal(timed.recoveryPoint, 1);
     await mgr.shutdown();
@@ -96,7 +96,8 @@ test('flush.messages advances the recovery point; flush.ms is applied by the man
 test('deleted segments are renamed .deleted and removed after file.delete.delay.ms', async () => {
   await withTempDir(async (dir) => {
     await mkdir(path.join(dir, 'topic-0'));
-    const log = await openLog(dir, { segmentBytes: 200, fileDeleteDelayMs: 50 });
+    // The delay must outlast the read below even on a loaded machine (50 ms did not, under load).
+    const log = await openLog(dir, { segmentBytes: 200, fileDeleteDelayMs: 1500 });
     for (let i = 0; i < 6; i++) await log.append(makeBatch([`r${i}`.padEnd(60, '-')]), { leaderEpoch: 0 });
     const reader = log.segments[0]!;
     await log.deleteRecordsBefore(log.activeSegment.baseOffset);
@@ -104,7 +105,7 @@ test('deleted segments are renamed .deleted and removed after file.delete.delay.
     assert.ok(names.some((n) => n.endsWith('.log.deleted')), names.join(','));
     // A read that started before the deletion can still use the old segment.
     assert.ok((await reader.read(0, 1000, reader.size, undefined, true))!.records.length > 0);
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 15_000;
     while ((await readdir(log.dir)).some((n) => n.endsWith('.deleted')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     assert.ok(!(await readdir(log.dir)).some((n) => n.endsWith('.deleted')));
     await log.close();

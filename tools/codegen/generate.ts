@@ -50,7 +50,8 @@ export function generateAll(): Map<string, string> {
     files.set(`src/protocol/messages/${file}.ts`, emitMessages([req, res], '../', `${req.name}.json, ${res.name}.json`));
     index.push(`import { ${req.name}Codec, ${res.name}Codec } from './${file}.js';`);
     index.push(`export { ${req.name}Codec, ${res.name}Codec, type ${req.name}, type ${res.name} } from './${file}.js';`);
-    table.push(`  ${key}: { apiKey: ${key}, name: '${api}', request: ${req.name}Codec, response: ${res.name}Codec },`);
+    const listeners = (req.listeners ?? []).map((l) => `'${l}'`).join(', ');
+    table.push(`  ${key}: { apiKey: ${key}, name: '${api}', listeners: [${listeners}], request: ${req.name}Codec, response: ${res.name}Codec },`);
   }
   for (const m of others) {
     const dir = m.type === 'header' ? 'src/protocol/messages' : 'src/protocol/messages/data';
@@ -63,6 +64,8 @@ export function generateAll(): Map<string, string> {
   index.push('export interface ApiSpec {');
   index.push('  readonly apiKey: number;');
   index.push('  readonly name: string;');
+  index.push("  /** The listeners that serve it, from the spec: 'zkBroker', 'broker', 'controller'. */");
+  index.push('  readonly listeners: readonly string[];');
   index.push('  readonly request: MessageCodec<unknown>;');
   index.push('  readonly response: MessageCodec<unknown>;');
   index.push('}');

@@ -40,6 +40,8 @@ export interface MessageModel {
   name: string; // e.g. MetadataRequest
   type: 'request' | 'response' | 'header' | 'data';
   apiKey?: number;
+  /** Which listeners serve the API (requests only): zkBroker, broker, controller. */
+  listeners?: string[];
   valid: VersionRange;
   flexible: VersionRange;
   root: StructModel; // root.name === name
@@ -170,5 +172,6 @@ export function loadMessage(path: string): MessageModel {
     structs,
   };
   if (typeof json.apiKey === 'number') model.apiKey = json.apiKey;
+  if (Array.isArray(json.listeners)) model.listeners = (json.listeners as unknown[]).map(String);
   return model;
 }

@@ -3,12 +3,21 @@
  * - kafka.tools.DefaultMessageFormatter (print.key/value/timestamp/partition/offset/headers),
  * - kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter: the classic
  *   `[group,topic,partition]::[OffsetMetadata[offset,metadata],CommitTime t,ExpirationTime t]`,
- * - org.apache.kafka.tools.consumer.OffsetsMessageFormatter: Kafka 3.x's JSON lines,
+ * - kafka.coordinator.group.GroupMetadataManager$GroupMetadataMessageFormatter: the classic
+ *   `group::GroupMetadata(...)` lines,
+ * - org.apache.kafka.tools.consumer.OffsetsMessageFormatter and GroupMetadataMessageFormatter
+ *   (also under kafka.tools.): Kafka 3.9's JSON lines,
  * - NoOpMessageFormatter and LoggingMessageFormatter.
  * __consumer_offsets keys and values are an int16 version followed by the generated struct.
  */
 import type { ConsumerRecord } from '../../client/index.js';
-import { OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../protocol/coordinator-records/index.js';
+import {
+  GroupMetadataKeyCodec,
+  GroupMetadataValueCodec,
+  OffsetCommitKeyCodec,
+  OffsetCommitValueCodec,
+  type GroupMetadataValue,
+} from '../../protocol/coordinator-records/index.js';
 import { Reader } from '../../protocol/primitives/index.js';
 import { CliError } from './tool.js';
 
@@ -87,23 +96,96 @@ export function classicOffsetsFormatter(ctx: FormatterContext): Formatter {
   };
 }
 
-/** Kafka 3.x: {"key":{"type":1,"data":{...}},"value":{"version":3,"data":{...}}}. */
-export function jsonOffsetsFormatter(): Formatter {
+type Json = Record<string, unknown>;
+
+/** The OffsetCommitValue fields a version carries, as Kafka's generated JSON converter writes them. */
+function offsetValueJson(v: NonNullable<DecodedOffsetCommit['value']>): Json {
+  const data: Json = { offset: Number(v.offset) };
+  if (v.version >= 3) data.leaderEpoch = v.leaderEpoch;
+  data.metadata = v.metadata;
+  data.commitTimestamp = Number(v.commitTimestamp);
+  if (v.version === 1) data.expireTimestamp = Number(v.expireTimestamp);
+  return data;
+}
+
+/** The GroupMetadataValue fields a version carries (bytes as base64, as Jackson writes them). */
+function groupValueJson(version: number, v: GroupMetadataValue): Json {
+  const data: Json = { protocolType: v.protocolType, generation: v.generation, protocol: v.protocol, leader: v.leader };
+  if (version >= 2) data.currentStateTimestamp = Number(v.currentStateTimestamp);
+  data.members = v.members.map((m) => {
+    const j: Json = { memberId: m.memberId };
+    if (version >= 3) j.groupInstanceId = m.groupInstanceId;
+    j.clientId = m.clientId;
+    j.clientHost = m.clientHost;
+    if (version >= 1) j.rebalanceTimeout = m.rebalanceTimeout;
+    j.sessionTimeout = m.sessionTimeout;
+    j.subscription = m.subscription.toString('base64');
+    j.assignment = m.assignment.toString('base64');
+    return j;
+  });
+  return data;
+}
+
+type RecordKind = 'offset' | 'group';
+
+/**
+ * Kafka 3.9's ApiMessageFormatter: `{"key":{"version":k,"data":{..}},"value":{"version":v,
+ * "data":{..}}}`, a tombstone's value as null, "unknown" for versions it cannot read, and records
+ * of the other kind skipped. Kafka writes no line separator after it; Fjord ends each with a
+ * newline so the output is one record per line.
+ */
+function apiMessageFormatter(kind: RecordKind): Formatter {
   return (r) => {
-    const d = decodeOffsetCommit(r);
-    if (!d) return null;
-    const key = { type: d.keyVersion, data: { group: d.group, topic: d.topic, partition: d.partition } };
-    let value: unknown = 'NULL';
-    if (d.value) {
-      const v = d.value;
-      const data: Record<string, unknown> = { offset: Number(v.offset) };
-      if (v.version >= 3) data.leaderEpoch = v.leaderEpoch;
-      data.metadata = v.metadata;
-      data.commitTimestamp = Number(v.commitTimestamp);
-      if (v.version === 1) data.expireTimestamp = Number(v.expireTimestamp);
-      value = { version: v.version, data };
+    if (!r.key || r.key.length < 2) return null;
+    const keyVersion = r.key.readInt16BE(0);
+    let keyData: unknown = 'unknown';
+    if (keyVersion === 0 || keyVersion === 1) {
+      if (kind !== 'offset') return null;
+      const k = OffsetCommitKeyCodec.read(new Reader(r.key, 2), keyVersion);
+      keyData = { group: k.group, topic: k.topic, partition: k.partition };
+    } else if (keyVersion === 2) {
+      if (kind !== 'group') return null;
+      keyData = { group: GroupMetadataKeyCodec.read(new Reader(r.key, 2), keyVersion).group };
     }
-    return `${JSON.stringify({ key, value })}\n`;
+    let value: unknown = null;
+    if (r.value && r.value.length >= 2) {
+      const version = r.value.readInt16BE(0);
+      let data: unknown = 'unknown';
+      if (kind === 'offset' && version >= 0 && version <= OffsetCommitValueCodec.maxVersion) {
+        const v = OffsetCommitValueCodec.read(new Reader(r.value, 2), version);
+        data = offsetValueJson({ version, ...v });
+      } else if (kind === 'group' && version >= 0 && version <= GroupMetadataValueCodec.maxVersion) {
+        data = groupValueJson(version, GroupMetadataValueCodec.read(new Reader(r.value, 2), version));
+      }
+      value = { version, data };
+    }
+    return `${JSON.stringify({ key: { version: keyVersion, data: keyData }, value })}\n`;
+  };
+}
+
+/** Scala's Option and collection forms, as the classic formatter's toString prints them. */
+const scalaOption = (s: string | null): string => (s === null ? 'None' : `Some(${s})`);
+
+/**
+ * The classic GroupMetadataManager$GroupMetadataMessageFormatter: `group::GroupMetadata(groupId=g,
+ * generation=n, protocolType=Some(consumer), currentState=Stable, members=HashMap(id ->
+ * MemberMetadata(...)))`, or `group::NULL` for a tombstone.
+ */
+export function classicGroupMetadataFormatter(): Formatter {
+  return (r) => {
+    if (!r.key || r.key.length < 2 || r.key.readInt16BE(0) !== 2) return null;
+    const group = GroupMetadataKeyCodec.read(new Reader(r.key, 2), 2).group;
+    if (!r.value) return `${group}::NULL\n`;
+    const version = Math.min(r.value.readInt16BE(0), GroupMetadataValueCodec.maxVersion);
+    const v = GroupMetadataValueCodec.read(new Reader(r.value, 2), version);
+    const members = v.members.map(
+      (m) =>
+        `${m.memberId} -> MemberMetadata(memberId=${m.memberId}, groupInstanceId=${scalaOption(m.groupInstanceId)}, clientId=${m.clientId}, ` +
+        `clientHost=${m.clientHost}, sessionTimeoutMs=${m.sessionTimeout}, rebalanceTimeoutMs=${m.rebalanceTimeout}, ` +
+        `supportedProtocols=List(${v.protocol ?? ''}))`,
+    );
+    const state = v.members.length === 0 ? 'Empty' : 'Stable';
+    return `${group}::GroupMetadata(groupId=${group}, generation=${v.generation}, protocolType=${scalaOption(v.protocolType)}, currentState=${state}, members=HashMap(${members.join(', ')}))\n`;
   };
 }
 
@@ -115,14 +197,22 @@ export function formatterByName(name: string | undefined, ctx: FormatterContext)
       return defaultFormatter(ctx.props);
     case 'GroupMetadataManager$OffsetsMessageFormatter':
       return classicOffsetsFormatter(ctx);
+    case 'GroupMetadataManager$GroupMetadataMessageFormatter':
+      return classicGroupMetadataFormatter();
+    // kafka.tools.* (Kafka 3.8) and org.apache.kafka.tools.consumer.* (3.9) print the JSON form.
     case 'OffsetsMessageFormatter':
-      return n.startsWith('kafka.coordinator') ? classicOffsetsFormatter(ctx) : jsonOffsetsFormatter();
+      return n.startsWith('kafka.coordinator') ? classicOffsetsFormatter(ctx) : apiMessageFormatter('offset');
+    case 'GroupMetadataMessageFormatter':
+      return n.startsWith('kafka.coordinator') ? classicGroupMetadataFormatter() : apiMessageFormatter('group');
     case 'NoOpMessageFormatter':
       return () => null;
     case 'LoggingMessageFormatter':
       return (r) => `${defaultFormatter(ctx.props)(r)}`;
     default:
-      throw new CliError(`unknown formatter "${n}" (DefaultMessageFormatter, GroupMetadataManager$OffsetsMessageFormatter, org.apache.kafka.tools.consumer.OffsetsMessageFormatter, NoOpMessageFormatter)`);
+      throw new CliError(
+        `unknown formatter "${n}" (DefaultMessageFormatter, GroupMetadataManager$OffsetsMessageFormatter, GroupMetadataManager$GroupMetadataMessageFormatter, ` +
+          'org.apache.kafka.tools.consumer.OffsetsMessageFormatter, org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter, NoOpMessageFormatter)',
+      );
   }
 }
 

@@ -74,7 +74,14 @@ export async function planReset(admin: Admin, group: string, scope: { topic: str
   const q = (timestamp: bigint) => admin.listOffsets(scope.map((tp) => ({ ...tp, timestamp })));
   const earliest = await q(-2n);
   const latest = await q(-1n);
-  const clamp = (i: number, o: bigint): bigint => (o < earliest[i]!.offset ? earliest[i]!.offset : o > latest[i]!.offset ? latest[i]!.offset : o);
+  // As Kafka, a requested offset outside the log is clamped to it, with a warning on stderr.
+  const clamp = (i: number, o: bigint): bigint => {
+    const tp = `${scope[i]!.topic}-${scope[i]!.partition}`;
+    const [lo, hi] = [earliest[i]!.offset, latest[i]!.offset];
+    if (o > hi) process.stderr.write(`WARN New offset (${o}) is higher than latest offset for topic partition ${tp}. Value will be set to ${hi}\n`);
+    else if (o < lo) process.stderr.write(`WARN New offset (${o}) is lower than earliest offset for topic partition ${tp}. Value will be set to ${lo}\n`);
+    return o < lo ? lo : o > hi ? hi : o;
+  };
   const committed = await admin.listGroupOffsets(group, scope);
   const current = (i: number): bigint => {
     const c = committed.get(scope[i]!.topic)?.get(scope[i]!.partition)?.offset ?? -1n;

@@ -69,6 +69,8 @@ export class ClassicGroup {
   initialDelayActive = false;
   /** A member joined while the initial delay ran (the delay is extended once more). */
   newMemberAdded = false;
+  /** When the running rebalance started (logged with its duration when it completes). */
+  rebalanceStartedAt: number | null = null;
 
   constructor(
     readonly groupId: string,

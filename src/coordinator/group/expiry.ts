@@ -48,6 +48,13 @@ export function expireOffsets(shard: GroupShard, now: number): OperationResult<n
 export function scheduleExpiry(shard: GroupShard): void {
   shard.ctx.scheduleTimer(EXPIRY_TIMER, shard.config.offsetsRetentionCheckIntervalMs, (now) => {
     const result = expireOffsets(shard, now);
+    if (result.response > 0) {
+      const groups = result.records.filter((r) => r.type === 'group').length;
+      shard.logger.info(
+        { offsetsPartition: shard.ctx.partition, offsets: result.response, groupsRemoved: groups },
+        `removed ${result.response} expired offset(s)${groups > 0 ? ` and ${groups} group(s) left with nothing` : ''}`,
+      );
+    }
     scheduleExpiry(shard);
     return { records: result.records, response: undefined };
   });

@@ -21,6 +21,7 @@ import { heartbeat, leaveGroup, type HeartbeatRequest, type LeaveResult, type Le
 import { commitOffsets, deleteOffsets, fetchOffsets, type CommitRequest, type FetchedTopics, type OffsetDeleteResult, type TopicPartitionErrors } from './offsets.js';
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
+import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -61,17 +62,74 @@ export class GroupCoordinator {
     this.runtime = new CoordinatorRuntime<GroupShard, CoordinatorRecord>({
       log: opts.log ?? new ReplicaManagerCoordinatorLog(opts.replicaManager, OFFSETS_TOPIC),
       serde: { encode: encodeRecord, decode: decodeRecord },
-      newShard: (ctx) => new GroupShard(ctx, groupConfig),
+      newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
       onError: (msg, err) => opts.logger.error({ err }, msg),
+      // Offsets of topics deleted while this partition was not loaded (or before their
+      // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
+      afterLoad: (shard) => {
+        const res = removeOffsetsOfDeletedPartitions(shard, this.partitionCount);
+        this.logRemoved(shard.ctx.partition, res.response, 'loading');
+        return { records: res.records, response: undefined };
+      },
     });
+  }
+
+  private readonly partitionCount = (topic: string): number | undefined => this.opts.metadata.topic(topic)?.partitions.length;
+
+  private logRemoved(partition: number, r: RemovedOffsets, when: string): void {
+    if (r.offsets === 0) return;
+    this.opts.logger.info(
+      { offsetsPartition: partition, topics: r.topics, groups: r.groups, offsets: r.offsets },
+      `removed ${r.offsets} committed offset(s) of ${r.groups} group(s) for deleted partitions of ${r.topics.join(', ')} (${when})`,
+    );
+  }
+
+  /**
+   * A topic was deleted or changed: the offsets of its partitions that no longer exist are
+   * removed from every group (tombstones in `__consumer_offsets`, so they stay gone after a
+   * restart). The in-memory removal happens now, before the deleting request is answered.
+   */
+  private removeOffsetsOfDeletedTopic(topic: string): Promise<void> {
+    const done: Promise<void>[] = [];
+    for (const p of this.runtime.activePartitions()) {
+      try {
+        done.push(
+          this.runtime
+            .write(p, (s) => removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic))
+            .then((r) => this.logRemoved(p, r, 'topic deleted')),
+        );
+      } catch (err) {
+        // The partition stopped being active; its next load repairs it (afterLoad).
+        this.opts.logger.warn({ err, topic, offsetsPartition: p }, 'could not remove offsets of a deleted topic now');
+      }
+    }
+    return Promise.all(done).then(
+      () => undefined,
+      (err: unknown) => this.opts.logger.error({ err, topic }, 'writing tombstones for the offsets of a deleted topic failed'),
+    );
   }
 
   /** Loads the offsets partitions led here and follows leadership changes. */
   start(): void {
     this.opts.metadata.onChange((topic) => {
-      if (topic === OFFSETS_TOPIC) void this.syncLeadership();
+      if (topic === OFFSETS_TOPIC) {
+        void this.syncLeadership();
+        return;
+      }
+      const count = this.partitionCount(topic);
+      if (count === undefined || this.hasOffsetsBeyond(topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
     });
     void this.syncLeadership();
+  }
+
+  private hasOffsetsBeyond(topic: string, count: number): boolean {
+    for (const s of this.runtime.activeShards()) {
+      for (const g of s.offsets.groupIds()) {
+        const parts = s.offsets.groupOffsets(g).get(topic);
+        if (parts) for (const p of parts.keys()) if (p >= count) return true;
+      }
+    }
+    return false;
   }
 
   shutdown(): void {

@@ -25,6 +25,13 @@ export interface GroupCoordinatorConfig {
 
 export type GroupContext = ShardContext<CoordinatorRecord>;
 
+/** What the group state machine logs through (a pino logger fits). */
+export interface GroupLogger {
+  info(obj: object, msg: string): void;
+}
+
+const SILENT: GroupLogger = { info: () => undefined };
+
 export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
   readonly groups = new Map<string, ClassicGroup>();
   readonly offsets = new OffsetStore();
@@ -32,6 +39,7 @@ export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
   constructor(
     readonly ctx: GroupContext,
     readonly config: GroupCoordinatorConfig,
+    readonly logger: GroupLogger = SILENT,
   ) {}
 
   replay(r: CoordinatorRecord, loading: boolean): Undo | undefined {

@@ -60,7 +60,7 @@ function leaveOne(shard: GroupShard, g: NonNullable<ReturnType<GroupShard['group
     const registered = g.staticMembers.get(l.groupInstanceId);
     if (registered === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
     if (l.memberId !== UNKNOWN_MEMBER_ID && l.memberId !== registered) return ErrorCode.FENCED_INSTANCE_ID;
-    removeMemberAndRebalance(shard, g, g.members.get(registered)!, now, out);
+    removeMemberAndRebalance(shard, g, g.members.get(registered)!, now, out, `static member ${registered} left the group`);
     return ErrorCode.NONE;
   }
   if (g.pendingMembers.delete(l.memberId)) {
@@ -70,6 +70,6 @@ function leaveOne(shard: GroupShard, g: NonNullable<ReturnType<GroupShard['group
   }
   const checked = checkMember(g, l.memberId, null);
   if (typeof checked === 'number') return checked;
-  removeMemberAndRebalance(shard, g, checked, now, out);
+  removeMemberAndRebalance(shard, g, checked, now, out, `member ${checked.memberId} left the group`);
   return ErrorCode.NONE;
 }

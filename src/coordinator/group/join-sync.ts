@@ -131,7 +131,7 @@ export function joinGroup(shard: GroupShard, req: JoinRequest, now: number): Res
       updateMember(m, req);
       const response = parkJoin(m);
       scheduleSessionTimeout(shard, g, m);
-      prepareRebalance(shard, g, now, out);
+      prepareRebalance(shard, g, now, out, `member ${m.memberId} rejoined with new metadata`);
       return { records: out, response };
     }
     default:
@@ -167,7 +167,7 @@ function addMemberAndRebalance(shard: GroupShard, g: ClassicGroup, req: JoinRequ
   if (g.initialDelayActive) g.newMemberAdded = true;
   scheduleSessionTimeout(shard, g, m);
   if (g.is('PreparingRebalance')) tryCompleteJoin(shard, g, now, out);
-  else prepareRebalance(shard, g, now, out);
+  else prepareRebalance(shard, g, now, out, `new member ${memberId} joined`);
   return response;
 }
 
@@ -198,7 +198,7 @@ function replaceStaticMember(shard: GroupShard, g: ClassicGroup, old: ClassicMem
   }
   const response = parkJoin(m);
   if (g.is('PreparingRebalance')) tryCompleteJoin(shard, g, now, out);
-  else prepareRebalance(shard, g, now, out);
+  else prepareRebalance(shard, g, now, out, `static member ${req.groupInstanceId ?? ''} rejoined with a new subscription`);
   return { records: out, response };
 }
 
@@ -257,7 +257,7 @@ export function syncGroup(shard: GroupShard, req: SyncRequest, now: number): Res
         member.syncWaiter?.(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
         member.syncWaiter = null;
       }
-      if (g.is('CompletingRebalance')) prepareRebalance(shard, g, shard.ctx.now(), []);
+      if (g.is('CompletingRebalance')) prepareRebalance(shard, g, shard.ctx.now(), [], 'writing the assignment failed');
     },
   };
 }

@@ -23,7 +23,13 @@ export function scheduleSessionTimeout(shard: GroupShard, g: ClassicGroup, m: Cl
     if (current && member === m) {
       // A member parked in JoinGroup or SyncGroup is alive: the client is waiting on us.
       if (m.joinWaiter !== null || m.syncWaiter !== null) scheduleSessionTimeout(shard, current, m);
-      else removeMemberAndRebalance(shard, current, m, now, out);
+      else {
+        shard.logger.info(
+          { group: g.groupId, memberId: m.memberId, sessionTimeoutMs: m.sessionTimeoutMs, generation: current.generationId },
+          `member ${m.memberId} of group ${g.groupId} expired: no heartbeat within its session timeout (${m.sessionTimeoutMs} ms); removing it`,
+        );
+        removeMemberAndRebalance(shard, current, m, now, out, `member ${m.memberId} expired`);
+      }
     }
     return { records: out, response: undefined };
   });
@@ -40,14 +46,14 @@ export function schedulePendingMemberTimeout(shard: GroupShard, g: ClassicGroup,
   });
 }
 
-export function removeMemberAndRebalance(shard: GroupShard, g: ClassicGroup, m: ClassicMember, now: number, out: Out): void {
+export function removeMemberAndRebalance(shard: GroupShard, g: ClassicGroup, m: ClassicMember, now: number, out: Out, reason: string): void {
   shard.ctx.cancelTimer(sessionTimerKey(g.groupId, m.memberId));
   g.removeMember(m.memberId);
   m.joinWaiter?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, m.memberId));
   m.syncWaiter?.(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
   m.joinWaiter = null;
   m.syncWaiter = null;
-  if (g.is('Stable', 'CompletingRebalance')) prepareRebalance(shard, g, now, out);
+  if (g.is('Stable', 'CompletingRebalance')) prepareRebalance(shard, g, now, out, reason);
   else if (g.is('PreparingRebalance')) tryCompleteJoin(shard, g, now, out);
 }
 
@@ -60,7 +66,12 @@ function resetAssignments(g: ClassicGroup, errorCode: number): void {
   }
 }
 
-export function prepareRebalance(shard: GroupShard, g: ClassicGroup, now: number, out: Out): void {
+export function prepareRebalance(shard: GroupShard, g: ClassicGroup, now: number, out: Out, reason: string): void {
+  shard.logger.info(
+    { group: g.groupId, state: g.state, generation: g.generationId, members: g.members.size, reason },
+    `preparing to rebalance group ${g.groupId} in state ${g.state} with old generation ${g.generationId} (reason: ${reason})`,
+  );
+  g.rebalanceStartedAt = now;
   if (g.is('CompletingRebalance')) resetAssignments(g, ErrorCode.REBALANCE_IN_PROGRESS);
   shard.ctx.cancelTimer(syncTimerKey(g));
   g.pendingSync.clear();
@@ -121,15 +132,25 @@ export function completeJoin(shard: GroupShard, g: ClassicGroup, now: number, ou
   for (const id of g.pendingMembers) shard.ctx.cancelTimer(sessionTimerKey(g.groupId, id));
   g.pendingMembers.clear();
   g.generationId += 1;
+  const durationMs = g.rebalanceStartedAt === null ? 0 : Math.max(0, now - g.rebalanceStartedAt);
+  g.rebalanceStartedAt = null;
   if (g.isEmpty) {
     g.protocolName = null;
     g.leaderId = null;
     g.transitionTo('Empty', now);
     out.push(shard.groupRecord(g));
+    shard.logger.info(
+      { group: g.groupId, generation: g.generationId, members: 0, durationMs },
+      `rebalance of group ${g.groupId} completed in ${durationMs} ms: generation ${g.generationId} is Empty (no members left)`,
+    );
     return;
   }
   g.protocolName = g.selectProtocol();
   g.transitionTo('CompletingRebalance', now);
+  shard.logger.info(
+    { group: g.groupId, generation: g.generationId, members: g.members.size, protocol: g.protocolName, durationMs },
+    `rebalance of group ${g.groupId} completed in ${durationMs} ms: generation ${g.generationId} with ${g.members.size} member(s), protocol ${g.protocolName}`,
+  );
   const leader = g.leaderId ?? g.members.keys().next().value!;
   g.leaderId = leader;
   const allMembers = [...g.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: g.metadataFor(m) }));
@@ -165,7 +186,7 @@ export function completeJoin(shard: GroupShard, g: ClassicGroup, now: number, ou
           m.syncWaiter?.(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
         }
       }
-      prepareRebalance(shard, g, t, o);
+      prepareRebalance(shard, g, t, o, 'members did not send SyncGroup within the rebalance timeout');
     }
     return { records: o, response: undefined };
   });

@@ -30,6 +30,12 @@ export interface RuntimeOptions<S, R> {
   newShard(ctx: ShardContext<R>): S;
   clock?: () => number;
   onError?: (msg: string, err: unknown) => void;
+  /**
+   * An operation run once a partition has loaded, before anything else is served from it (its
+   * records are replayed at once): repairs that depend on state outside the log, such as offsets
+   * of topics deleted while the partition was not loaded.
+   */
+  afterLoad?: (shard: S, now: number) => OperationResult<void, R>;
 }
 
 export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
@@ -79,6 +85,12 @@ export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
       if (slot.state !== 'loading') return;
       slot.state = 'active';
       slot.shard.onLoaded();
+      const afterLoad = this.opts.afterLoad;
+      if (afterLoad) {
+        this.commit(slot, partition, afterLoad(slot.shard, this.clock())).catch((err) =>
+          this.opts.onError?.(`repair after loading coordinator partition ${partition} failed`, err),
+        );
+      }
     })();
     slot.loaded.catch((err) => {
       this.opts.onError?.(`loading coordinator partition ${partition} failed`, err);

@@ -18,9 +18,10 @@ export type RecordsErrorReason =
   | 'offset_range_mismatch' // lastOffsetDelta + 1 differs from the record count
   | 'inner_offset_mismatch' // offset deltas not 0..n-1 inside a compressed batch
   | 'control_batch_from_client' // clients may not write control batches
-  | 'invalid_sequence'; // idempotent batch (producerId >= 0) with a negative base sequence
+  | 'invalid_sequence' // idempotent batch (producerId >= 0) with a negative base sequence
+  | 'decompressed_too_large'; // the records inflate past the cap (a compression bomb, or simply too big)
 
-export type KafkaRecordsErrorCode = 'CORRUPT_MESSAGE' | 'INVALID_RECORD';
+export type KafkaRecordsErrorCode = 'CORRUPT_MESSAGE' | 'INVALID_RECORD' | 'MESSAGE_TOO_LARGE';
 
 const CORRUPT: ReadonlySet<RecordsErrorReason> = new Set<RecordsErrorReason>([
   'truncated',
@@ -33,12 +34,14 @@ const CORRUPT: ReadonlySet<RecordsErrorReason> = new Set<RecordsErrorReason>([
 ]);
 
 export function kafkaErrorFor(reason: RecordsErrorReason): KafkaRecordsErrorCode {
+  if (reason === 'decompressed_too_large') return 'MESSAGE_TOO_LARGE';
   return CORRUPT.has(reason) ? 'CORRUPT_MESSAGE' : 'INVALID_RECORD';
 }
 
-/** Numeric Kafka error codes for the two names above. */
+/** Numeric Kafka error codes for the names above. */
 export const KAFKA_ERROR_CODE: Readonly<{ [K in KafkaRecordsErrorCode]: number }> = {
   CORRUPT_MESSAGE: 2,
+  MESSAGE_TOO_LARGE: 10,
   INVALID_RECORD: 87,
 };
 

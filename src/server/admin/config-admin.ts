@@ -9,20 +9,20 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { logConfigFromProps, type LogConfig } from '../../storage/config.js';
 import type { BrokerConfig } from '../config/index.js';
-import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef } from '../config/index.js';
+import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES } from '../config/index.js';
 import { effectiveTopicConfigs, topicConfigDef, validateTopicConfigs } from '../config/topic-configs.js';
 import { applyIncrementalOps, replaceAll, type IncrementalOp, type KeyInfo } from './config-alteration.js';
 import {
   describeBrokerConfigEntries, describeClusterDefaultEntries, describeTopicConfigEntries, type ConfigEntry,
 } from './config-describer.js';
-import { validateDynamicBrokerConfigs, type DynamicBrokerConfigs } from './dynamic-broker-configs.js';
+import { dynamicKeyDef, validateDynamicBrokerConfigs, type DynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import type { PartitionAccess } from './partition-access.js';
 
 /** Kafka's ConfigResource.Type codes. */
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4, CLIENT_METRICS: 16, BROKER_LOGGER: 8 } as const;
 
 const topicKeyInfo: KeyInfo = (name) => topicConfigDef(name);
-const brokerKeyInfo: KeyInfo = (name) => configDef(name);
+const brokerKeyInfo: KeyInfo = (name) => dynamicKeyDef(name);
 
 export class ConfigAdmin {
   constructor(
@@ -78,7 +78,7 @@ export class ConfigAdmin {
       if (validateOnly) return;
       await this.metadata.setTopicConfigs(t.name, next);
       await this.partitions()?.syncTopic(t.name);
-      this.logger.info({ topic: t.name, configs: next }, 'topic configs changed');
+      this.logger.info({ topic: t.name, configs: next }, `configs of topic ${t.name} changed`);
       // After the sync: the data plane knows static broker defaults only, this adds dynamic ones.
       this.applyToLogs(t.name);
       return;
@@ -90,7 +90,10 @@ export class ConfigAdmin {
       validateDynamicBrokerConfigs(resourceName, entries);
       if (validateOnly) return;
       await this.dynamic.replace(scope, entries);
-      this.logger.info({ scope: scope === '' ? '<default>' : scope, configs: next }, 'dynamic broker configs changed');
+      this.logger.info(
+        { scope: scope === '' ? '<default>' : scope, configs: redactSensitive(next) },
+        `dynamic broker configs of ${scope === '' ? 'the cluster default' : `broker ${scope}`} changed`,
+      );
       for (const t of this.metadata.topics()) this.applyToLogs(t.name);
       return;
     }
@@ -135,4 +138,9 @@ export class ConfigAdmin {
     }
     return resourceName;
   }
+}
+
+/** Password-type values are never written to the log. */
+function redactSensitive(configs: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(configs).map(([k, v]) => [k, dynamicKeyDef(k)?.sensitive ? '[hidden]' : v]));
 }

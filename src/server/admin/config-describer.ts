@@ -3,11 +3,11 @@
  * Kafka's synonym chains, config types and documentation, independent of the wire format.
  */
 import type { BrokerConfig } from '../config/index.js';
-import { BROKER_CONFIG_DEFS, CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef } from '../config/index.js';
+import { BROKER_CONFIG_DEFS, CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef, type ConfigDef } from '../config/index.js';
 import {
   TOPIC_CONFIG_DEFS, resolveTopicConfig, type BrokerConfigLayers, type ConfigSynonymValue,
 } from '../config/topic-configs.js';
-import { DYNAMIC_BROKER_KEYS } from './dynamic-broker-configs.js';
+import { DYNAMIC_BROKER_KEYS, dynamicKeyDef, listenerConfigDef } from './dynamic-broker-configs.js';
 
 export interface ConfigEntry {
   name: string;
@@ -50,7 +50,13 @@ export function describeBrokerConfigEntries(
   config: BrokerConfig, layers: BrokerConfigLayers, keys: readonly string[] | null,
 ): ConfigEntry[] {
   const defs = keys === null ? BROKER_CONFIG_DEFS : keys.flatMap((k) => configDef(k) ?? []);
-  return defs.map((def) => {
+  // Per-listener keys (listener.name.<listener>.<key>) are listed when set, as Kafka does.
+  const listenerKeys = new Set<string>();
+  for (const map of [layers.dynamicBroker, layers.dynamicDefault, config.raw]) {
+    for (const name of map.keys()) if (listenerConfigDef(name) !== undefined && (keys === null || keys.includes(name))) listenerKeys.add(name);
+  }
+  const all: ConfigDef[] = [...defs, ...[...listenerKeys].sort().map((name) => ({ ...listenerConfigDef(name)!, name, default: null }))];
+  return all.map((def) => {
     const synonyms: ConfigSynonymValue[] = [];
     const levels: [ReadonlyMap<string, string>, number][] = [
       [layers.dynamicBroker, CONFIG_SOURCE_CODES.DYNAMIC_BROKER_CONFIG],
@@ -67,7 +73,7 @@ export function describeBrokerConfigEntries(
     return {
       name: def.name,
       value: def.sensitive ? null : first?.value ?? null,
-      readOnly: !DYNAMIC_BROKER_KEYS.has(def.name),
+      readOnly: !DYNAMIC_BROKER_KEYS.has(def.name) && !listenerKeys.has(def.name),
       isDefault: source === CONFIG_SOURCE_CODES.DEFAULT_CONFIG,
       source,
       sensitive: def.sensitive,
@@ -82,7 +88,7 @@ export function describeBrokerConfigEntries(
 export function describeClusterDefaultEntries(dynamicDefault: ReadonlyMap<string, string>, keys: readonly string[] | null): ConfigEntry[] {
   const wanted = keys === null ? null : new Set(keys);
   return [...dynamicDefault].filter(([k]) => wanted === null || wanted.has(k)).map(([name, value]) => {
-    const def = configDef(name);
+    const def = dynamicKeyDef(name);
     const source = CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG;
     return {
       name,
@@ -91,7 +97,7 @@ export function describeClusterDefaultEntries(dynamicDefault: ReadonlyMap<string
       isDefault: false,
       source,
       sensitive: def?.sensitive ?? false,
-      synonyms: [{ name, value, source }],
+      synonyms: [{ name, value: def?.sensitive ? null : value, source }],
       configType: def ? CONFIG_TYPE_CODES[def.type] : 0,
       documentation: def?.doc ?? '',
     };

@@ -88,7 +88,10 @@ export class TopicAdmin {
       name: spec.name, numPartitions, replicationFactor, configs, ...(assignment ? { assignment } : {}),
     });
     await this.synced(t.name);
-    this.logger.info({ topic: t.name, partitions: numPartitions, replicationFactor, configs }, 'created topic');
+    this.logger.info(
+      { topic: t.name, topicId: t.topicId, partitions: numPartitions, replicationFactor, configs },
+      `created topic ${t.name} with ${numPartitions} partition(s), replication factor ${replicationFactor}`,
+    );
     return { topicId: t.topicId, numPartitions, replicationFactor, configs: t.configs };
   }
 
@@ -133,7 +136,7 @@ export class TopicAdmin {
     }
     await this.metadata.deleteTopic(t.name);
     await this.synced(t.name);
-    this.logger.info({ topic: t.name, topicId: t.topicId }, 'deleted topic');
+    this.logger.info({ topic: t.name, topicId: t.topicId, partitions: t.partitions.length }, `deleted topic ${t.name}`);
     return t;
   }
 
@@ -170,7 +173,7 @@ export class TopicAdmin {
     if (validateOnly) return;
     await this.metadata.createPartitions(name, count, assignments ?? undefined);
     await this.synced(name);
-    this.logger.info({ topic: name, from: current, to: count }, 'created partitions');
+    this.logger.info({ topic: name, from: current, to: count }, `added partitions to topic ${name}: ${current} -> ${count}`);
   }
 }
 

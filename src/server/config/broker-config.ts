@@ -31,6 +31,10 @@ export interface BrokerConfig {
   maxConnections: number;
   maxConnectionsPerIp: number;
   queuedMaxRequests: number;
+  /** queued.max.request.bytes; -1 = unbounded. */
+  queuedMaxRequestBytes: number;
+  /** socket.request.receive.timeout.ms; 0 = no deadline. */
+  socketRequestReceiveTimeoutMs: number;
   requestTimeoutMs: number;
 
   logDirs: string[];
@@ -195,6 +199,15 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   const zookeeperSessionTimeoutMs = v.num('zookeeper.session.timeout.ms');
   const flushSchedulerMs = v.num('log.flush.scheduler.interval.ms');
 
+  // As Kafka: a frame allowed by socket.request.max.bytes must fit in the request memory.
+  const queuedMaxRequestBytes = v.num('queued.max.request.bytes');
+  if (queuedMaxRequestBytes === 0 || (queuedMaxRequestBytes > 0 && queuedMaxRequestBytes < v.num('socket.request.max.bytes'))) {
+    throw new ConfigError(
+      `queued.max.request.bytes (${queuedMaxRequestBytes}) must be -1 (unbounded) or at least socket.request.max.bytes (${v.num('socket.request.max.bytes')})`,
+      'queued.max.request.bytes',
+    );
+  }
+
   const brokerId = raw.has('broker.id') || !raw.has('node.id') ? v.num('broker.id') : v.num('node.id');
   const groupMin = v.num('group.min.session.timeout.ms');
   const groupMax = v.num('group.max.session.timeout.ms');
@@ -221,6 +234,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     maxConnections: v.num('max.connections'),
     maxConnectionsPerIp: v.num('max.connections.per.ip'),
     queuedMaxRequests: v.num('queued.max.requests'),
+    queuedMaxRequestBytes,
+    socketRequestReceiveTimeoutMs: v.num('socket.request.receive.timeout.ms'),
     requestTimeoutMs: v.num('request.timeout.ms'),
 
     logDirs,

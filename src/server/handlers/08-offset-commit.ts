@@ -1,9 +1,17 @@
 /**
  * OffsetCommit v0–v9: answered only once the commit's records are durable on the group's
  * `__consumer_offsets` partition.
+ *
+ * As Kafka (every version): a topic the cluster does not know, and a partition beyond a known
+ * topic's count, get UNKNOWN_TOPIC_OR_PARTITION and are not committed; the other partitions are.
+ * When nothing is left to commit the answer goes out at once, without the group being looked at.
  */
 import { OffsetCommitRequestCodec, OffsetCommitResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { CommitPartition } from '../../coordinator/group/offsets.js';
 import { defineHandler } from './types.js';
+
+type PartitionErrors = { partitionIndex: number; errorCode: number }[];
 
 export const offsetCommitHandler = defineHandler({
   apiKey: 8,
@@ -13,24 +21,52 @@ export const offsetCommitHandler = defineHandler({
   maxVersion: 9,
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    const topics = await ctx.services.groupCoordinator.commitOffsets({
-      groupId: req.groupId,
-      generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
-      memberId: version >= 1 ? req.memberId : '',
-      groupInstanceId: version >= 7 ? req.groupInstanceId : null,
-      retentionTimeMs: version >= 2 && version <= 4 ? req.retentionTimeMs : -1n,
-      apiVersion: version,
-      topics: req.topics.map((t) => ({
-        name: t.name,
-        partitions: t.partitions.map((p) => ({
+    const metadata = ctx.services.metadata;
+    const refused = new Map<string, PartitionErrors>();
+    const valid: { name: string; partitions: CommitPartition[] }[] = [];
+    for (const t of req.topics) {
+      const count = metadata.topic(t.name)?.partitions.length ?? 0;
+      const ok: CommitPartition[] = [];
+      for (const p of t.partitions) {
+        if (p.partitionIndex < 0 || p.partitionIndex >= count) {
+          const list = refused.get(t.name) ?? [];
+          list.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+          refused.set(t.name, list);
+          continue;
+        }
+        ok.push({
           partitionIndex: p.partitionIndex,
           committedOffset: p.committedOffset,
           committedLeaderEpoch: version >= 6 ? p.committedLeaderEpoch : -1,
           commitTimestamp: version === 1 ? p.commitTimestamp : -1n,
           committedMetadata: p.committedMetadata,
-        })),
-      })),
-    });
+        });
+      }
+      if (ok.length > 0) valid.push({ name: t.name, partitions: ok });
+    }
+    const committed =
+      valid.length === 0
+        ? []
+        : await ctx.services.groupCoordinator.commitOffsets({
+            groupId: req.groupId,
+            generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
+            memberId: version >= 1 ? req.memberId : '',
+            groupInstanceId: version >= 7 ? req.groupInstanceId : null,
+            retentionTimeMs: version >= 2 && version <= 4 ? req.retentionTimeMs : -1n,
+            apiVersion: version,
+            topics: valid,
+          });
+    // One entry per requested topic, in request order, refused partitions first (as Kafka's builder).
+    const results = new Map<string, PartitionErrors>();
+    for (const [name, parts] of refused) results.set(name, [...parts]);
+    for (const t of committed) results.set(t.name, [...(results.get(t.name) ?? []), ...t.partitions]);
+    const topics: { name: string; partitions: PartitionErrors }[] = [];
+    for (const t of req.topics) {
+      const parts = results.get(t.name);
+      if (parts === undefined) continue;
+      results.delete(t.name);
+      topics.push({ name: t.name, partitions: parts });
+    }
     return { throttleTimeMs: 0, topics };
   },
 });

@@ -1,14 +1,27 @@
 // One client connection: reads frames, hands them to the dispatcher (many in flight at once),
-// and writes the responses strictly in request order, pausing the socket when it falls behind.
+// and writes the responses strictly in request order, pausing the socket when it falls behind or
+// when the broker-wide request memory (RequestMemoryPool) has no room for the next frame.
+//
+// Two clocks guard against peers that hold resources without sending requests:
+// - connections.max.idle.ms counts from the last complete request read, response written or
+//   write buffer drained; bytes of an unfinished frame do not re-arm it (Node's socket timeout
+//   would, so it is not used), nor does a peer that leaves its responses unread;
+// - socket.request.receive.timeout.ms counts from the first byte of a frame until its last, while
+//   the broker reads or waits for the peer to read its responses (time the broker itself spends
+//   paused, on its memory cap or on unanswered requests, does not count).
 import type { Socket } from 'node:net';
+import type { CloseLog, CloseReason } from './close-log.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
-import type { ConnectionContext, ConnectionLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
+import type { MemoryWaiter, RequestMemoryPool } from './request-memory.js';
+import type { ConnectionContext, ConnectionLimits, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 
 /** A request awaiting its turn in the output; `response` is set once the dispatcher answered. */
 interface ResponseSlot {
   done: boolean;
   response: ResponseFrame | null;
   requestBytes: number;
+  /** Bytes still reserved in the request memory pool for this request (released once answered). */
+  held: number;
 }
 
 export interface ConnectionStats {
@@ -17,6 +30,10 @@ export interface ConnectionStats {
   queuedRequests: number;
   paused: boolean;
   writeBlocked: boolean;
+  /** Waiting for room in the broker-wide request memory before reading on. */
+  waitingForMemory: boolean;
+  /** Bytes received and not yet handed to the dispatcher (a partial frame, or frames held back). */
+  bufferedBytes: number;
   dispatched: number;
 }
 
@@ -40,13 +57,24 @@ export class Connection {
   private socketClosed = false;
   private dispatchedCount = 0;
   private readonly closeWaiters: Array<() => void> = [];
+  /** Pool bytes reserved for the frame being read (its declared size); 0 = not admitted yet. */
+  private admittedBytes = 0;
+  private memoryWaiter: MemoryWaiter | null = null;
+  /** Date.now() of the last complete request read or response written. */
+  private lastActivity = Date.now();
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** Receive clock of the unfinished frame: ms counted so far, and since when it runs (-1: stopped). */
+  private partialWaitedMs = 0;
+  private partialSince = -1;
+  private receiveTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly socket: Socket,
     readonly ctx: ConnectionContext,
     private readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits,
-    private readonly logger: NetworkLogger,
+    private readonly pool: RequestMemoryPool,
+    private readonly closeLog: CloseLog,
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
     this.reader = new FrameReader(limits.socketRequestMaxBytes);
@@ -57,15 +85,9 @@ export class Connection {
       this.inputEnded = true;
       this.processFrames();
     });
-    socket.on('error', (err: Error) => {
-      this.logger.debug({ connectionId: ctx.connectionId, err: err.message }, 'socket error');
-      this.close();
-    });
+    socket.on('error', (err: Error) => this.closeFor('socket-error', `socket error: ${err.message}`));
     socket.on('close', () => this.onClosed());
-    if (limits.connectionsMaxIdleMs > 0) {
-      // Node re-arms this on any socket activity, so there is no per-request timer.
-      socket.setTimeout(limits.connectionsMaxIdleMs, () => this.onIdle());
-    }
+    if (limits.connectionsMaxIdleMs > 0) this.armIdleTimer(limits.connectionsMaxIdleMs);
   }
 
   get queuedRequests(): number {
@@ -78,6 +100,8 @@ export class Connection {
       queuedRequests: this.queuedRequests,
       paused: this.paused,
       writeBlocked: this.writeBlocked,
+      waitingForMemory: this.memoryWaiter !== null,
+      bufferedBytes: this.reader.bufferedBytes,
       dispatched: this.dispatchedCount,
     };
   }
@@ -96,7 +120,39 @@ export class Connection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.releaseReading();
     this.socket.destroy();
+  }
+
+  /** Closes for a reason the peer caused, saying so in the (rate-limited) log. */
+  private closeFor(reason: CloseReason, message: string, fields: Record<string, unknown> = {}): void {
+    if (this.closed) return;
+    this.closeLog.closed(reason, { connectionId: this.ctx.connectionId, ...fields }, `closing connection: ${message}`);
+    this.close();
+  }
+
+  /**
+   * Gives back what reading holds: buffered bytes, the current frame's reservation, a place in the
+   * memory queue, the timers. Dispatched requests keep their reservation until they are answered.
+   */
+  private releaseReading(): void {
+    this.reader.clear();
+    this.dropAdmission();
+    this.stopReceiveClock(true);
+    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private dropAdmission(): void {
+    if (this.memoryWaiter !== null) {
+      this.pool.cancel(this.memoryWaiter);
+      this.memoryWaiter = null;
+    }
+    if (this.admittedBytes > 0) {
+      const bytes = this.admittedBytes;
+      this.admittedBytes = 0;
+      this.pool.release(bytes);
+    }
   }
 
   whenClosed(): Promise<void> {
@@ -120,10 +176,18 @@ export class Connection {
     this.processing = true;
     try {
       for (;;) {
+        const dispatchedBefore = this.dispatchedCount;
         const inputExhausted = this.dispatchAvailable();
         const written = this.writeReady();
+        if (written > 0 || this.dispatchedCount !== dispatchedBefore) this.lastActivity = Date.now();
         if (written === 0 || this.closed || this.stopping) {
+          if (this.inputEnded && inputExhausted && this.reader.bufferedBytes > 0) {
+            // The peer finished sending in the middle of a frame: it can never complete.
+            this.reader.clear();
+            this.dropAdmission();
+          }
           this.updatePause();
+          this.updateReceiveClock(inputExhausted);
           this.maybeFinish(inputExhausted);
           return;
         }
@@ -138,16 +202,45 @@ export class Connection {
     while (!this.closed && !this.stopping && !this.overLimits()) {
       let frame: Buffer | null;
       try {
-        frame = this.reader.next();
+        const size = this.reader.frameSize();
+        if (size < 0) return true;
+        if (this.admittedBytes === 0 && !this.admit(size)) return false;
+        frame = this.reader.takeFrame();
       } catch (err) {
         if (!(err instanceof FrameSizeError)) throw err;
-        this.logger.warn({ connectionId: this.ctx.connectionId, size: err.size }, `closing connection: ${err.message}`);
-        this.close();
+        this.closeFor('bad-frame', err.message, { size: err.size });
         return false;
       }
       if (frame === null) return true;
-      this.dispatch(frame);
+      const held = this.admittedBytes;
+      this.admittedBytes = 0;
+      if (this.partialSince >= 0 || this.partialWaitedMs > 0) this.stopReceiveClock(true);
+      this.dispatch(frame, held);
     }
+    return false;
+  }
+
+  /** Reserves the frame's declared size in the broker-wide pool, or queues for it (reading pauses). */
+  private admit(size: number): boolean {
+    if (this.pool.tryReserve(size)) {
+      this.admittedBytes = size;
+      return true;
+    }
+    const waiter: MemoryWaiter = {
+      size,
+      grant: () => {
+        if (this.memoryWaiter !== waiter) {
+          this.pool.release(size);
+          return;
+        }
+        this.memoryWaiter = null;
+        this.admittedBytes = size;
+        // Granted from inside whichever connection released memory: continue on our own turn.
+        queueMicrotask(() => this.processFrames());
+      },
+    };
+    this.memoryWaiter = waiter;
+    this.pool.wait(waiter);
     return false;
   }
 
@@ -160,8 +253,8 @@ export class Connection {
     }
   }
 
-  private dispatch(frame: Buffer): void {
-    const slot: ResponseSlot = { done: false, response: null, requestBytes: frame.length };
+  private dispatch(frame: Buffer, held: number): void {
+    const slot: ResponseSlot = { done: false, response: null, requestBytes: frame.length, held };
     this.slots.push(slot);
     this.inFlightBytes += frame.length;
     this.dispatchedCount++;
@@ -169,18 +262,35 @@ export class Connection {
     try {
       result = this.dispatcher(frame, this.ctx);
     } catch (err) {
+      this.releaseHeld(slot);
       this.failed(err);
       return;
     }
     if (result instanceof Promise) {
-      result.then((response) => this.complete(slot, response), (err: unknown) => this.failed(err));
+      result.then(
+        (response) => this.complete(slot, response),
+        (err: unknown) => {
+          this.releaseHeld(slot);
+          this.failed(err);
+        },
+      );
     } else {
       slot.done = true;
       slot.response = result;
+      this.releaseHeld(slot);
     }
   }
 
+  /** The request was handled: its bytes no longer count against queued.max.request.bytes. */
+  private releaseHeld(slot: ResponseSlot): void {
+    const held = slot.held;
+    if (held === 0) return;
+    slot.held = 0;
+    this.pool.release(held);
+  }
+
   private complete(slot: ResponseSlot, response: ResponseFrame | null): void {
+    this.releaseHeld(slot);
     if (this.closed) return;
     slot.done = true;
     slot.response = response;
@@ -190,8 +300,7 @@ export class Connection {
   private failed(err: unknown): void {
     if (this.closed) return;
     const message = err instanceof Error ? err.message : String(err);
-    this.logger.warn({ connectionId: this.ctx.connectionId, err: message }, 'closing connection after request failure');
-    this.close();
+    this.closeFor('request-failed', `request failed: ${message}`);
   }
 
   /** Writes every answered response at the head of the queue; returns how many slots it retired. */
@@ -269,6 +378,7 @@ export class Connection {
   private overLimits(): boolean {
     return (
       this.writeBlocked ||
+      this.memoryWaiter !== null ||
       this.queuedRequests >= this.limits.maxQueuedRequestsPerConnection ||
       this.inFlightBytes >= this.limits.maxInFlightBytesPerConnection
     );
@@ -288,22 +398,91 @@ export class Connection {
 
   private onDrain(): void {
     this.writeBlocked = false;
+    this.lastActivity = Date.now();
     this.processFrames();
   }
 
-  private onIdle(): void {
-    if (this.queuedRequests > 0) {
-      // A slow request (e.g. a long fetch wait) is not idleness; check again later.
-      this.socket.setTimeout(this.limits.connectionsMaxIdleMs);
+  private armIdleTimer(ms: number): void {
+    this.idleTimer = setTimeout(() => this.onIdleCheck(), ms);
+    this.idleTimer.unref();
+  }
+
+  private onIdleCheck(): void {
+    this.idleTimer = undefined;
+    if (this.closed) return;
+    const idleMs = this.limits.connectionsMaxIdleMs;
+    const now = Date.now();
+    // A slow request (e.g. a long fetch wait) or a wait for request memory is not idleness; a peer
+    // that reads none of its responses is ('drain' counts as activity), as in Kafka.
+    if (this.queuedRequests > 0 || this.memoryWaiter !== null) this.lastActivity = now;
+    const idleFor = now - this.lastActivity;
+    if (idleFor >= idleMs) {
+      this.closeFor('idle', `idle for more than ${idleMs} ms (connections.max.idle.ms)`, { bufferedBytes: this.reader.bufferedBytes });
       return;
     }
-    this.logger.info({ connectionId: this.ctx.connectionId }, `closing connection idle for more than ${this.limits.connectionsMaxIdleMs} ms`);
-    this.close();
+    this.armIdleTimer(idleMs - idleFor);
+  }
+
+  /**
+   * Runs the receive clock while the broker waits on the peer for the rest of a frame, and stops
+   * it (keeping the time counted) while the broker itself is not reading.
+   */
+  private updateReceiveClock(inputExhausted: boolean): void {
+    const timeoutMs = this.limits.requestReceiveTimeoutMs;
+    if (timeoutMs <= 0 || this.closed) return;
+    if (this.reader.bufferedBytes === 0) {
+      if (this.partialSince >= 0 || this.partialWaitedMs > 0) this.stopReceiveClock(true);
+      return;
+    }
+    // Paused because the peer does not read its responses is the peer's doing: the clock runs on
+    // (else a frame admitted just before would hold its reservation for as long as the peer likes).
+    const waitingOnPeer = this.paused ? this.writeBlocked && !this.stopping : inputExhausted;
+    if (!waitingOnPeer) {
+      this.stopReceiveClock(false);
+      return;
+    }
+    if (this.partialSince >= 0) return;
+    this.partialSince = Date.now();
+    if (this.receiveTimer === undefined) this.armReceiveTimer(timeoutMs - this.partialWaitedMs);
+  }
+
+  /** Stops the receive clock; `reset` also forgets the time counted (the frame is done or gone). */
+  private stopReceiveClock(reset: boolean): void {
+    if (this.partialSince >= 0) {
+      this.partialWaitedMs += Date.now() - this.partialSince;
+      this.partialSince = -1;
+    }
+    if (reset) {
+      this.partialWaitedMs = 0;
+      if (this.receiveTimer !== undefined) clearTimeout(this.receiveTimer);
+      this.receiveTimer = undefined;
+    }
+  }
+
+  private armReceiveTimer(ms: number): void {
+    this.receiveTimer = setTimeout(() => this.onReceiveTimer(), Math.max(ms, 1));
+    this.receiveTimer.unref();
+  }
+
+  private onReceiveTimer(): void {
+    this.receiveTimer = undefined;
+    if (this.closed || this.partialSince < 0) return; // stopped: re-armed when it runs again
+    const timeoutMs = this.limits.requestReceiveTimeoutMs;
+    const waited = this.partialWaitedMs + Date.now() - this.partialSince;
+    if (waited >= timeoutMs) {
+      this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
+        bufferedBytes: this.reader.bufferedBytes,
+        declaredBytes: this.admittedBytes > 0 ? this.admittedBytes : undefined,
+      });
+      return;
+    }
+    this.armReceiveTimer(timeoutMs - waited);
   }
 
   private onClosed(): void {
     this.closed = true;
     this.socketClosed = true;
+    this.releaseReading();
     this.slots = [];
     this.head = 0;
     for (const resolve of this.closeWaiters.splice(0)) resolve();
@@ -320,4 +499,4 @@ function frameLength(r: ResponseFrame): number {
 /** Batches up to this size are copied into a single write. */
 const COALESCE_MAX_BYTES = 64 * 1024;
 
-const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0 };
+const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0 };

@@ -1,6 +1,7 @@
 // Splits a TCP byte stream into Kafka request frames (4-byte big-endian size, then the payload).
 // Chunks are kept in a list and each frame is copied at most once; a frame lying entirely inside one
-// chunk is returned as a zero-copy subarray of it.
+// chunk is returned as a zero-copy subarray of it. Memory follows the bytes that arrived: nothing
+// is allocated from a declared size, so a prefix claiming 100 MB followed by 10 bytes holds 10 bytes.
 
 /** Thrown for a size prefix that must close the connection. */
 export class FrameSizeError extends Error {
@@ -37,8 +38,16 @@ export class FrameReader {
    * Throws FrameSizeError as soon as a bad size prefix is seen, before the payload is buffered.
    */
   next(): Buffer | null {
+    return this.frameSize() < 0 ? null : this.takeFrame();
+  }
+
+  /**
+   * The payload size of the frame being read, parsing its prefix once 4 bytes are here; -1 while
+   * the prefix is incomplete. Throws FrameSizeError for a size that must close the connection.
+   */
+  frameSize(): number {
     if (this.expected < 0) {
-      if (this.buffered < 4) return null;
+      if (this.buffered < 4) return -1;
       const size = this.readSizePrefix();
       if (size < 0) throw new FrameSizeError(`negative frame size ${size}`, size);
       if (size > this.maxFrameBytes) {
@@ -47,10 +56,22 @@ export class FrameReader {
       if (size < MIN_REQUEST_FRAME_BYTES) throw new FrameSizeError(`frame size ${size} is too small for a request header`, size);
       this.expected = size;
     }
-    if (this.buffered < this.expected) return null;
+    return this.expected;
+  }
+
+  /** The frame whose size `frameSize` returned, once all of it is here; null before. */
+  takeFrame(): Buffer | null {
+    if (this.expected < 0 || this.buffered < this.expected) return null;
     const frame = this.take(this.expected);
     this.expected = -1;
     return frame;
+  }
+
+  /** Drops everything buffered (the connection is gone, or its input ended mid-frame). */
+  clear(): void {
+    this.chunks.length = 0;
+    this.buffered = 0;
+    this.expected = -1;
   }
 
   private readSizePrefix(): number {

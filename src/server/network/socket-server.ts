@@ -1,7 +1,9 @@
 // Accepts client connections on every configured listener and enforces connection limits.
 // Frames are moved to and from the dispatcher by Connection; nothing here decodes messages.
 import net from 'node:net';
+import { CloseLog, type CloseReason } from './close-log.js';
 import { Connection, type ConnectionStats } from './connection.js';
+import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
 import type { ConnectionLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
 
@@ -15,6 +17,13 @@ export interface SocketServerOptions {
   socketRequestMaxBytes: number;
   /** connections.max.idle.ms (600000); <= 0 disables idle closing. */
   connectionsMaxIdleMs: number;
+  /** socket.request.receive.timeout.ms: a frame must arrive whole within this (default 30000); <= 0 = never. */
+  requestReceiveTimeoutMs?: number;
+  /**
+   * queued.max.request.bytes: request bytes held broker-wide (being read or not yet answered)
+   * before connections stop reading (default DEFAULT_QUEUED_MAX_REQUEST_BYTES); <= 0 = unbounded.
+   */
+  queuedMaxRequestBytes?: number;
   /** max.connections (2147483647). */
   maxConnections: number;
   /** max.connections.per.ip (2147483647). */
@@ -27,6 +36,11 @@ export interface SocketServerOptions {
   listenBacklog?: number;
 }
 
+/** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */
+export const DEFAULT_QUEUED_MAX_REQUEST_BYTES = 268435456;
+/** Fjord's default for socket.request.receive.timeout.ms. */
+export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30000;
+
 interface BoundListener {
   spec: ListenerSpec;
   server: net.Server;
@@ -37,6 +51,8 @@ export class SocketServer {
   private readonly connections = new Set<Connection>();
   private readonly connectionsPerIp = new Map<string, number>();
   private readonly limits: ConnectionLimits;
+  private readonly memory: RequestMemoryPool;
+  private readonly closeLog: CloseLog;
   private nextConnectionSeq = 0;
   private accepting = false;
 
@@ -44,9 +60,12 @@ export class SocketServer {
     this.limits = {
       socketRequestMaxBytes: opts.socketRequestMaxBytes,
       connectionsMaxIdleMs: opts.connectionsMaxIdleMs,
+      requestReceiveTimeoutMs: opts.requestReceiveTimeoutMs ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
       maxQueuedRequestsPerConnection: opts.maxQueuedRequestsPerConnection ?? 500,
       maxInFlightBytesPerConnection: opts.maxInFlightBytesPerConnection ?? 100 * 1024 * 1024,
     };
+    this.memory = new RequestMemoryPool(opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES);
+    this.closeLog = new CloseLog(opts.logger);
   }
 
   /** Binds every listener; rejects (after closing those already bound) if one cannot be bound. */
@@ -77,6 +96,17 @@ export class SocketServer {
 
   connectionStats(): ConnectionStats[] {
     return [...this.connections].map((c) => c.stats());
+  }
+
+  /** The broker-wide request memory: bytes reserved now, the most ever, connections waiting for room. */
+  requestMemoryStats(): { capacity: number; reserved: number; peakReserved: number; waiting: number } {
+    const m = this.memory;
+    return { capacity: m.capacity, reserved: m.reserved, peakReserved: m.peakReserved, waiting: m.waiting };
+  }
+
+  /** How many connections the broker closed for `reason` (idle, receive-timeout, bad-frame, ...). */
+  closedConnections(reason: CloseReason): number {
+    return this.closeLog.count(reason);
   }
 
   /**
@@ -127,13 +157,13 @@ export class SocketServer {
       return;
     }
     if (this.connections.size >= this.opts.maxConnections) {
-      this.opts.logger.warn({ clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
+      this.closeLog.closed('max-connections', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
       socket.destroy();
       return;
     }
     const fromIp = this.connectionsPerIp.get(clientHost) ?? 0;
     if (fromIp >= this.opts.maxConnectionsPerIp) {
-      this.opts.logger.warn({ clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
+      this.closeLog.closed('max-connections-per-ip', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
       socket.destroy();
       return;
     }
@@ -145,7 +175,8 @@ export class SocketServer {
       { connectionId, clientHost, clientPort, listenerName: spec.name, localPort },
       this.opts.dispatcher,
       this.limits,
-      this.opts.logger,
+      this.memory,
+      this.closeLog,
       this.opts.onPartsWritten,
     );
     this.connections.add(connection);

@@ -31,7 +31,10 @@ export class CloseConnectionError extends Error {
 
 export interface ConnectionLimits {
   socketRequestMaxBytes: number;
+  /** Idle = no complete request read and no response written; partial frames do not count. */
   connectionsMaxIdleMs: number;
+  /** socket.request.receive.timeout.ms: a started frame must be whole within this; <= 0 = never. */
+  requestReceiveTimeoutMs: number;
   maxQueuedRequestsPerConnection: number;
   maxInFlightBytesPerConnection: number;
 }

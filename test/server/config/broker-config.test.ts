@@ -30,6 +30,8 @@ test('defaults follow Kafka (with Fjord broker.id and log dir)', () => {
   assert.equal(c.maxConnections, 2147483647);
   assert.equal(c.maxConnectionsPerIp, 2147483647);
   assert.equal(c.queuedMaxRequests, 500);
+  assert.equal(c.queuedMaxRequestBytes, 268435456); // Fjord: 256 MiB (Kafka: -1, unbounded)
+  assert.equal(c.socketRequestReceiveTimeoutMs, 30000);
   assert.equal(c.messageMaxBytes, 1048588);
   assert.equal(c.logSegmentBytes, 1073741824);
   assert.equal(c.logRollMs, 168 * 3600000);
@@ -175,4 +177,18 @@ test('topic config defaults derive from broker configs', () => {
   assert.equal(t.get('cleanup.policy'), 'delete');
   assert.equal(t.get('flush.ms'), '9223372036854775807');
   assert.equal(t.get('segment.ms'), '604800000');
+});
+
+test('queued.max.request.bytes must be -1 (unbounded) or at least socket.request.max.bytes', () => {
+  assert.equal(defaultBrokerConfig({ 'queued.max.request.bytes': '-1' }).queuedMaxRequestBytes, -1);
+  assert.equal(defaultBrokerConfig({ 'queued.max.request.bytes': '104857600' }).queuedMaxRequestBytes, 104857600);
+  assert.equal(defaultBrokerConfig({ 'queued.max.request.bytes': '2000', 'socket.request.max.bytes': '2000' }).queuedMaxRequestBytes, 2000);
+  for (const value of ['104857599', '0']) {
+    assert.throws(() => defaultBrokerConfig({ 'queued.max.request.bytes': value }), {
+      name: 'ConfigError',
+      message: `queued.max.request.bytes (${value}) must be -1 (unbounded) or at least socket.request.max.bytes (104857600)`,
+    });
+  }
+  assert.throws(() => defaultBrokerConfig({ 'queued.max.request.bytes': '-2' }), { name: 'ConfigError' });
+  assert.throws(() => defaultBrokerConfig({ 'socket.request.receive.timeout.ms': '-1' }), { name: 'ConfigError' });
 });

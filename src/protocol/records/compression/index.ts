@@ -50,3 +50,4 @@ export function decompress(type: CompressionType, input: Buffer): Buffer {
       throw new RangeError(`unknown compression type ${String(type)}`);
   }
 }
+export * from './bounded.js';

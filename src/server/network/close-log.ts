@@ -1,0 +1,66 @@
+// Says why the broker closed (or refused) a connection, without letting a peer that opens thousands of bad
+// connections flood the log: per reason, at most `perWindow` lines per window; the next line
+// logged for that reason carries how many were left out.
+import type { NetworkLogger } from './types.js';
+
+export type CloseReason =
+  | 'idle' // connections.max.idle.ms
+  | 'receive-timeout' // socket.request.receive.timeout.ms
+  | 'bad-frame' // size prefix negative, too small, or over socket.request.max.bytes
+  | 'request-failed' // the dispatcher threw or rejected
+  | 'socket-error'
+  | 'max-connections' // refused at accept: max.connections
+  | 'max-connections-per-ip'; // refused at accept: max.connections.per.ip
+
+type Level = 'debug' | 'info' | 'warn';
+
+const LEVELS: Readonly<Record<CloseReason, Level>> = {
+  'idle': 'debug',
+  'receive-timeout': 'info',
+  'bad-frame': 'info',
+  'request-failed': 'warn',
+  'socket-error': 'debug',
+  'max-connections': 'warn',
+  'max-connections-per-ip': 'warn',
+};
+
+interface Window {
+  startedAt: number;
+  logged: number;
+  suppressed: number;
+}
+
+export class CloseLog {
+  private readonly windows = new Map<CloseReason, Window>();
+  private readonly counts = new Map<CloseReason, number>();
+
+  constructor(
+    private readonly logger: NetworkLogger,
+    private readonly windowMs = 10_000,
+    private readonly perWindow = 5,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Connections closed for `reason` since start (every one, logged or not). */
+  count(reason: CloseReason): number {
+    return this.counts.get(reason) ?? 0;
+  }
+
+  closed(reason: CloseReason, fields: Record<string, unknown>, message: string): void {
+    this.counts.set(reason, this.count(reason) + 1);
+    const now = this.now();
+    let w = this.windows.get(reason);
+    if (w === undefined || now - w.startedAt >= this.windowMs) {
+      const suppressed = w?.suppressed ?? 0;
+      w = { startedAt: now, logged: 0, suppressed: 0 };
+      this.windows.set(reason, w);
+      if (suppressed > 0) fields = { ...fields, suppressedSinceLastLine: suppressed };
+    }
+    if (w.logged >= this.perWindow) {
+      w.suppressed++;
+      return;
+    }
+    w.logged++;
+    this.logger[LEVELS[reason]]({ ...fields, reason }, message);
+  }
+}
