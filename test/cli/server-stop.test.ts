@@ -46,8 +46,19 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   }
 }
 
+/** LOG_DIRs of the daemons a test started, so cleanup finds each one's pid even when starting it failed half-way. */
+const launched: string[] = [];
+
+async function killLaunched(): Promise<void> {
+  for (const logDir of launched.splice(0)) {
+    const pid = Number((await readFile(join(logDir, 'fjordServer.pid'), 'utf8').catch(() => '')).trim());
+    if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+  }
+}
+
 async function startDaemon(base: string, name: string): Promise<Daemon> {
   const logDir = join(base, `${name}-logs`);
+  launched.push(logDir);
   const dataDir = join(base, `${name}-data`);
   const props = join(base, `${name}.properties`);
   await writeFile(props, `listeners=PLAINTEXT://127.0.0.1:0\nlog.dirs=${dataDir}\ngroup.initial.rebalance.delay.ms=0\n`);
@@ -125,6 +136,7 @@ test('two -daemon brokers on one machine are stopped one at a time by kafka-serv
     assert.equal(alive(b.pid), false);
   } finally {
     for (const d of started) if (alive(d.pid)) process.kill(d.pid, 'SIGKILL');
+    await killLaunched();
     await rm(base, { recursive: true, force: true });
   }
 });
