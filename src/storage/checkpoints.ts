@@ -67,9 +67,13 @@ async function writeNow(file: string, content: string | Buffer): Promise<void> {
   try {
     await fh.writeFile(content);
     await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (err) {
+    // A full disk: leave no half-written temp file behind holding space.
+    await fh.close().catch(() => undefined);
+    await unlink(tmp).catch(() => undefined);
+    throw err;
   }
+  await fh.close();
   await rename(tmp, file);
   await fsyncDir(path.dirname(file));
 }

@@ -103,12 +103,19 @@ export abstract class IndexFile {
     const upto = this.count;
     const bytes = Buffer.from(this.buf.subarray(from * this.entrySize, upto * this.entrySize));
     this.dirtyFromStart = false;
-    const fh = await open(this.file, fromStart ? 'w' : 'a');
     try {
-      if (bytes.length > 0) await fh.write(bytes, 0, bytes.length);
-      if (sync) await fh.datasync();
-    } finally {
-      await fh.close();
+      const fh = await open(this.file, fromStart ? 'w' : 'a');
+      try {
+        if (bytes.length > 0) await fh.write(bytes, 0, bytes.length);
+        if (sync) await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      // The file may now hold less than before (a full disk): the next persist rewrites it whole.
+      this.dirtyFromStart = true;
+      this.persistedCount = 0;
+      throw err;
     }
     // A truncation during the write re-marks the file dirty; otherwise what we wrote is durable.
     if (this.truncations === truncationsBefore) this.persistedCount = Math.max(this.persistedCount, upto);

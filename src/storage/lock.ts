@@ -24,6 +24,8 @@ export class DirLock {
   private constructor(
     readonly dir: string,
     private readonly file: string,
+    /** False when the disk was full: the lock file exists but is empty (looks stale to others). */
+    readonly pidWritten = true,
   ) {}
 
   static async acquire(dir: string): Promise<DirLock> {
@@ -37,13 +39,23 @@ export class DirLock {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         const fh = await open(file, 'wx');
+        let pidWritten = true;
         try {
           await fh.writeFile(`${process.pid}\n`);
+        } catch (err) {
+          // A full disk has room for the (exclusively created) file but not for its content:
+          // keep the lock rather than refuse to start; the caller warns.
+          const code = errnoOf(err);
+          if (code !== 'ENOSPC' && code !== 'EDQUOT') {
+            await unlink(file).catch(() => undefined);
+            throw err;
+          }
+          pidWritten = false;
         } finally {
           await fh.close();
         }
         heldByThisProcess.add(resolved);
-        return new DirLock(resolved, file);
+        return new DirLock(resolved, file, pidWritten);
       } catch (err) {
         if (errnoOf(err) !== 'EEXIST') throw err;
       }

@@ -26,6 +26,7 @@ import { ensureDirectory } from './log-dirs.js';
 import { Log } from './log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
+import { FailureLog } from './failure-log.js';
 
 export interface LogManagerOptions {
   logDirs: string[];
@@ -46,6 +47,8 @@ export interface LogManagerOptions {
   recoveryThreads?: number;
   /** Written as meta.properties into each log directory that has none (broker.id, cluster.id…). */
   metaProperties?: Record<string, string>;
+  /** At most one line per log directory per this interval about failing appends (or flushes). Default 10000. */
+  failureLogIntervalMs?: number;
 }
 
 export interface LogDirState {
@@ -74,10 +77,13 @@ export class LogManager {
   readonly cleaner: LogCleaner;
   private closed = false;
   private readonly clock: () => number;
+  /** Rate-limits the lines about failing appends and flushes: one per directory per interval. */
+  private readonly failureLog: FailureLog;
 
   private constructor(private readonly opts: LogManagerOptions) {
     this.logger = opts.logger ?? silentLogger;
     this.clock = opts.clock ?? Date.now;
+    this.failureLog = new FailureLog(this.logger, this.clock, opts.failureLogIntervalMs);
     this.cleaner = new LogCleaner(() => this.allLogs(), this.logger, this.clock);
   }
 
@@ -99,6 +105,9 @@ export class LogManager {
     try {
       await ensureDirectory(dir);
       state.lock = await DirLock.acquire(dir);
+      if (!state.lock.pidWritten) {
+        this.logger.warn(`the disk of ${dir} is full: its .lock file could not get this broker's PID, so another broker started on it would take the lock as stale`);
+      }
     } catch (err) {
       if (err instanceof LogDirLockedError) throw err;
       this.takeOffline(state, err);
@@ -179,6 +188,7 @@ export class LogManager {
       clock: this.clock,
       onIoError: (_log, err) => this.takeOffline(state, err),
       onLogStartOffsetChanged: () => void this.writeCheckpoints(state).catch(() => undefined),
+      failureLog: this.failureLog,
     });
   }
 
@@ -259,8 +269,9 @@ export class LogManager {
     }));
   }
 
-  private async writeCheckpoints(state: DirState): Promise<void> {
-    if (!state.online) return;
+  /** Writes the directory's checkpoint files; false (after a warning) when one could not be written. */
+  private async writeCheckpoints(state: DirState): Promise<boolean> {
+    if (!state.online) return false;
     const logs = this.logsIn(state);
     const entry = (offset: (l: Log) => number) => logs.map((l) => ({ topic: l.topic, partition: l.partition, offset: offset(l) }));
     try {
@@ -276,8 +287,10 @@ export class LogManager {
         path.join(state.dir, CLEANER_OFFSET_CHECKPOINT),
         cleaned.map((l) => ({ topic: l.topic, partition: l.partition, offset: this.cleaner.firstDirtyOffsets.get(l.name)! })),
       );
+      return true;
     } catch (err) {
       this.logger.warn(`writing checkpoints in ${state.dir} failed: ${String(err)}`);
+      return false;
     }
   }
 
@@ -311,7 +324,8 @@ export class LogManager {
     every(this.opts.checkpointIntervalMs ?? 60000, () => Promise.all(this.dirs.map((d) => this.writeCheckpoints(d))));
     every(this.opts.flushCheckIntervalMs ?? 1000, async () => {
       const now = this.clock();
-      for (const log of this.allLogs()) if (log.config.flushMs < Number.MAX_SAFE_INTEGER) await log.flushIfDue(now);
+      // A failing flush is logged (rate-limited) by the log itself; keep going with the others.
+      for (const log of this.allLogs()) if (log.config.flushMs < Number.MAX_SAFE_INTEGER) await log.flushIfDue(now).catch(() => undefined);
     });
     if (this.opts.cleanerEnabled ?? true) every(this.opts.cleanerBackoffMs ?? 15000, () => this.cleaner.cleanOnce());
   }
@@ -323,12 +337,23 @@ export class LogManager {
     await this.cleaner.shutdown();
     for (const state of this.dirs) {
       const logs = this.logsIn(state);
-      for (const log of logs) await log.close();
+      const unclean: string[] = [];
+      for (const log of logs) if (!(await log.close())) unclean.push(log.name);
       if (state.online) {
-        await this.writeCheckpoints(state);
-        await writeFileAtomically(path.join(state.dir, CLEAN_SHUTDOWN_MARKER), '').catch((err) =>
-          this.logger.warn(`cannot write clean shutdown marker in ${state.dir}: ${String(err)}`),
-        );
+        const checkpointed = await this.writeCheckpoints(state);
+        // The marker promises the next start that every log is flushed and checkpointed; it
+        // must not be written when that is not true, so the next start recovers instead.
+        const reasons = [
+          ...(unclean.length > 0 ? [`the final flush failed for ${unclean.slice(0, 5).join(', ')}${unclean.length > 5 ? ` and ${unclean.length - 5} more logs` : ''}`] : []),
+          ...(checkpointed ? [] : ['the checkpoint files could not be written']),
+        ];
+        if (reasons.length > 0) {
+          this.logger.error(`not writing the clean shutdown marker in ${state.dir}: ${reasons.join('; ')}; the next start recovers its logs from the recovery points`);
+        } else {
+          await writeFileAtomically(path.join(state.dir, CLEAN_SHUTDOWN_MARKER), '').catch((err) =>
+            this.logger.warn(`cannot write clean shutdown marker in ${state.dir}: ${String(err)}`),
+          );
+        }
       }
       await state.lock?.release();
     }

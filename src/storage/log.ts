@@ -5,6 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { FailureLog } from './failure-log.js';
 import { LogSegment } from './log-segment.js';
 import { readFromSegments, type ReadResult } from './log-read.js';
 import { recordEpochs, shouldRoll } from './roll-policy.js';
@@ -17,6 +19,8 @@ import type { StorageLogger } from './logger.js';
 import { Mutex } from './mutex.js';
 import { loadSegments } from './recovery.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
+
+const PLURAL = { append: 'appends', read: 'reads', truncate: 'truncations', flush: 'flushes' } as const;
 
 export interface AppendResult {
   firstOffset: number;
@@ -55,6 +59,8 @@ export interface LogOpenOptions {
   /** Called when the log start offset moved (the manager checkpoints it). */
   onLogStartOffsetChanged?: (log: Log) => void;
   clock?: () => number;
+  /** Rate-limited logging of I/O failures, shared by the logs of a manager. Default: one per log. */
+  failureLog?: FailureLog;
 }
 
 export declare interface Log {
@@ -81,6 +87,9 @@ export class Log extends EventEmitter {
   readonly logger: StorageLogger;
   readonly clock: () => number;
   private readonly opts: LogOpenOptions;
+  /** The log directory holding this partition's directory. */
+  readonly logDir: string;
+  private readonly failures: FailureLog;
 
   private constructor(opts: LogOpenOptions) {
     super();
@@ -94,6 +103,8 @@ export class Log extends EventEmitter {
     this.clock = opts.clock ?? Date.now;
     this.epochs = new LeaderEpochCache(opts.dir);
     this.lastFlushMs = this.clock();
+    this.logDir = path.dirname(opts.dir);
+    this.failures = opts.failureLog ?? new FailureLog(opts.logger, this.clock);
   }
 
   static async open(opts: LogOpenOptions): Promise<Log> {
@@ -120,7 +131,14 @@ export class Log extends EventEmitter {
     log.startOffset = Math.max(checkpointedStart, segments[0]!.baseOffset);
     log.recoveryPoint = opts.hadCleanShutdown ? log.endOffset : Math.min(opts.recoveryPoint ?? 0, log.endOffset);
     await log.epochs.load((m) => opts.logger.warn(m));
-    if (log.epochs.truncateFromEnd(log.endOffset) || log.epochs.truncateFromStart(log.startOffset)) await log.epochs.persist();
+    if (log.epochs.truncateFromEnd(log.endOffset) || log.epochs.truncateFromStart(log.startOffset)) {
+      // On a full disk the trimmed cache stays in memory; the file is trimmed again next time.
+      await log.epochs.persist().catch((err: unknown) => {
+        const code = errnoOf(err);
+        if (code !== 'ENOSPC' && code !== 'EDQUOT') throw err;
+        opts.logger.warn(`cannot persist leader epochs of ${log.name}: ${code} (the disk is full)`);
+      });
+    }
     return log;
   }
 
@@ -159,10 +177,18 @@ export class Log extends EventEmitter {
   }
 
   /** Translates an I/O failure into KafkaStorageError, reporting non-ENOSPC faults to the manager. */
-  private storageFailure(action: string, err: unknown): KafkaStorageError {
+  private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): KafkaStorageError {
     const code = errnoOf(err);
-    if (code !== 'ENOSPC' && code !== 'EDQUOT') this.opts.onIoError?.(this, err);
-    return new KafkaStorageError(`${action} failed for ${this.name}: ${(err as Error).message ?? String(err)}`, { cause: err });
+    const full = code === 'ENOSPC' || code === 'EDQUOT';
+    if (!full) this.opts.onIoError?.(this, err);
+    const message = (err as Error)?.message ?? String(err);
+    // Every failure is counted; at most one line per directory and interval is written.
+    this.failures.failed(this.logDir, PLURAL[action], full ? 'error' : 'warn', () =>
+      full
+        ? `${action} of ${this.name} in log dir ${this.logDir} failed: ${code} (${message}); the disk is full: appends there are refused with KAFKA_STORAGE_ERROR until space is freed, stored data is still served`
+        : `${action} of ${this.name} in log dir ${this.logDir} failed: ${code ?? 'error'} (${message})`,
+    );
+    return new KafkaStorageError(`${action} failed for ${this.name}: ${message}`, { cause: err });
   }
 
   async append(batches: Buffer, opts: AppendOptions): Promise<AppendResult> {
@@ -196,6 +222,7 @@ export class Log extends EventEmitter {
         throw this.storageFailure('append', err);
       }
       this.endOffset = lastOffset + 1;
+      if (this.failures.anyFailing) this.failures.succeeded(this.logDir, PLURAL.append);
       if (recordEpochs(this.epochs, batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
         await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
       }
@@ -385,6 +412,7 @@ export class Log extends EventEmitter {
     this.recoveryPoint = upTo;
     this.unflushedMessages = 0;
     this.lastFlushMs = this.clock();
+    if (this.failures.anyFailing) this.failures.succeeded(this.logDir, PLURAL.flush);
   }
 
   /** flush.ms policy, driven by the manager's scheduler. */
@@ -400,16 +428,28 @@ export class Log extends EventEmitter {
     });
   }
 
-  async close(): Promise<void> {
-    await this.lock.run(async () => {
+  /**
+   * Flushes and closes. Resolves false when the final flush failed (or the log is offline):
+   * the log was not shut down cleanly and the next start must recover it.
+   */
+  async close(): Promise<boolean> {
+    return this.lock.run(async () => {
       await this.backgroundFlush;
+      let flushed = false;
       if (!this.offline) {
         this.activeSegment.sealTimeIndex();
-        await this.flushLocked().catch((err) => this.logger.error(`final flush of ${this.name} failed: ${String(err)}`));
+        flushed = await this.flushLocked().then(
+          () => true,
+          (err: unknown) => {
+            this.logger.error(`final flush of ${this.name} failed: ${String(err)}`);
+            return false;
+          },
+        );
       }
       await this.retirement.closeAll();
       for (const s of this.segments) await s.close();
       this.removeAllListeners();
+      return flushed;
     });
   }
 }

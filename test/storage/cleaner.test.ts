@@ -1,11 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, statfs, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
 import { planCleaning } from '../../src/storage/cleaner/cleanable.js';
 import { LogManager } from '../../src/storage/log-manager.js';
+import { fillDisk, mountTmpfs, unmount } from '../helpers/tmpfs.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir, type TestRecord } from './helpers.js';
 
 const NOW = 1700000000000;
@@ -126,4 +128,39 @@ test('property: compaction never loses the latest value of a key nor changes off
     }),
     { numRuns: 40 },
   );
+});
+
+test('cleaning on a full disk (a real full tmpfs) fails without leaving its partial .cleaned file holding space; data and reads intact', async (t) => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-cleaner-full-'));
+  let mgr: LogManager | undefined;
+  try {
+    if (!mountTmpfs(t, dir, 2 * 1024 * 1024)) return;
+    const logger = new CapturingLogger();
+    mgr = await open(path.join(dir, 'logs'), logger);
+    const log = await mgr.createLog('c', 0, { cleanupPolicy: ['compact'], segmentBytes: 256 * 1024 });
+    // ~100 KB of distinct keys, then the same keys again: cleaning keeps half, ~50 KB to write.
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 400; i++) {
+        await log.append(makeBatch([{ key: `key-${i}`, value: `${round}-${'x'.repeat(100)}`, timestamp: NOW - 1000 }]), { leaderEpoch: 0 });
+      }
+    }
+    await log.forceRoll();
+    await log.append(makeBatch([{ key: 'active', value: 'a' }]), { leaderEpoch: 0 });
+    const before = await readAll(log);
+    const filler = path.join(dir, 'filler');
+    await fillDisk(filler);
+    const free = (await statfs(dir)).bfree;
+    await assert.rejects(mgr.cleaner.cleanLog(log), (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOSPC');
+    const names = await readdir(log.dir);
+    assert.ok(!names.some((n) => n.endsWith('.cleaned') || n.endsWith('.swap')), names.join(','));
+    assert.equal((await statfs(dir)).bfree, free, 'no space kept by a partial cleaner output');
+    assert.deepEqual(await readAll(log), before, 'nothing lost, reads work');
+    await rm(filler);
+    await mgr.cleaner.cleanLog(log);
+    assert.equal((await readAll(log)).length, 401);
+  } finally {
+    await mgr?.shutdown();
+    unmount(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { access, readFile, readdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOffsetCheckpoint } from '../../src/storage/checkpoints.js';
 import { KafkaStorageError, LogDirLockedError } from '../../src/storage/errors.js';
@@ -180,5 +180,75 @@ test('retention by time and size deletes whole segments and moves the log start'
     const files = await readdir(log.dir);
     assert.ok(files.filter((f) => f.endsWith('.log')).length === log.segments.length || files.some((f) => f.endsWith('.deleted')));
     await mgr.shutdown();
+  });
+});
+
+const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
+
+test('every failed append on a full disk is logged, at most one line per directory per interval with the count of the others; reads keep working', async () => {
+  await withTempDir(async (dir) => {
+    let now = 1700000000000;
+    const logger = new CapturingLogger();
+    const mgr = await open([dir], logger, () => now);
+    const a = await mgr.createLog('a', 0);
+    const b = await mgr.createLog('b', 1);
+    await a.append(makeBatch(['stored']), { leaderEpoch: 0 });
+    const writes = [a.activeSegment.writeAt, b.activeSegment.writeAt];
+    a.activeSegment.writeAt = () => {
+      throw enospc();
+    };
+    b.activeSegment.writeAt = a.activeSegment.writeAt;
+    const failureLines = () => logger.lines.filter((l) => l.includes('ENOSPC'));
+    for (let i = 0; i < 5; i++) {
+      await assert.rejects(a.append(makeBatch([`x${i}`]), { leaderEpoch: 0 }), KafkaStorageError);
+      await assert.rejects(b.append(makeBatch([`y${i}`]), { leaderEpoch: 0 }), KafkaStorageError);
+    }
+    assert.equal(failureLines().length, 1, logger.lines.join('\n'));
+    const first = failureLines()[0]!;
+    assert.match(first, /^ERROR /);
+    assert.ok(first.includes(dir) && first.includes('a-0') && first.includes('ENOSPC'), first);
+    // Reads of stored data keep working while appends fail.
+    assert.deepEqual((await readAll(a)).map((r) => r.value), ['stored']);
+    now += 10_000;
+    await assert.rejects(b.append(makeBatch(['later']), { leaderEpoch: 0 }), KafkaStorageError);
+    assert.equal(failureLines().length, 2, logger.lines.join('\n'));
+    assert.ok(failureLines()[1]!.includes('b-1') && failureLines()[1]!.includes('9 more failed appends'), failureLines()[1]);
+    assert.equal(mgr.logDirsState()[0]!.online, true);
+    a.activeSegment.writeAt = writes[0]!;
+    b.activeSegment.writeAt = writes[1]!;
+    assert.equal((await a.append(makeBatch(['after']), { leaderEpoch: 0 })).firstOffset, 1);
+    assert.ok(logger.lines.some((l) => l.startsWith('INFO') && l.includes(dir) && l.includes('again')), logger.lines.join('\n'));
+    await mgr.shutdown();
+  });
+});
+
+test('the clean shutdown marker is not written when the final flush failed; the next start recovers', async () => {
+  await withTempDir(async (dir) => {
+    const logger = new CapturingLogger();
+    let mgr = await open([dir], logger);
+    const log = await mgr.createLog('t', 0);
+    await log.append(makeBatch(['kept']), { leaderEpoch: 0 });
+    log.activeSegment.flush = () => Promise.reject(enospc());
+    await mgr.shutdown();
+    assert.ok(!(await readdir(dir)).includes('.kafka_cleanshutdown'), 'no clean marker after a failed final flush');
+    assert.ok(logger.lines.some((l) => l.includes('not writing the clean shutdown marker') && l.includes('t-0')), logger.lines.join('\n'));
+    const again = new CapturingLogger();
+    mgr = await open([dir], again);
+    assert.ok(again.lines.some((l) => l.includes('(unclean shutdown)')), again.lines.join('\n'));
+    assert.deepEqual((await readAll(mgr.getLog('t', 0)!)).map((r) => r.value), ['kept']);
+    await mgr.shutdown();
+  });
+});
+
+test('the clean shutdown marker is not written when the final checkpoints failed', async () => {
+  await withTempDir(async (dir) => {
+    const logger = new CapturingLogger();
+    const mgr = await open([dir], logger);
+    await (await mgr.createLog('t', 0)).append(makeBatch(['kept']), { leaderEpoch: 0 });
+    // The checkpoint's temp file cannot be created: EISDIR, as any write error would be.
+    await mkdir(path.join(dir, 'recovery-point-offset-checkpoint.tmp'));
+    await mgr.shutdown();
+    assert.ok(!(await readdir(dir)).includes('.kafka_cleanshutdown'), 'no clean marker after failed checkpoints');
+    assert.ok(logger.lines.some((l) => l.includes('not writing the clean shutdown marker') && l.includes('checkpoint')), logger.lines.join('\n'));
   });
 });

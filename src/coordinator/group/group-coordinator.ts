@@ -22,6 +22,9 @@ import { commitOffsets, deleteOffsets, fetchOffsets, type CommitRequest, type Fe
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
+import { FailureLog } from '../../storage/failure-log.js';
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -53,9 +56,12 @@ export class GroupCoordinator {
   readonly runtime: CoordinatorRuntime<GroupShard, CoordinatorRecord>;
   private readonly numPartitions: number;
   private creating: Promise<TopicInfo> | undefined;
+  private reopening: Promise<void> | undefined;
   private closed = false;
+  private readonly failures: FailureLog;
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
+    this.failures = new FailureLog(opts.logger);
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const existing = opts.metadata.topic(OFFSETS_TOPIC);
     this.numPartitions = existing?.partitions.length ?? opts.config.offsetsTopicNumPartitions;
@@ -111,15 +117,21 @@ export class GroupCoordinator {
 
   /** Loads the offsets partitions led here and follows leadership changes. */
   start(): void {
+    // A failed sync (its logs cannot be opened: a full disk) must not become an unhandled
+    // rejection, which would end the process; FindCoordinator retries it.
+    const sync = (): void =>
+      void this.syncLeadership().catch((err: unknown) =>
+        this.failures.failed('__consumer_offsets', 'log openings', 'warn', () => `cannot open the logs of ${OFFSETS_TOPIC}: ${messageOf(err)}`),
+      );
     this.opts.metadata.onChange((topic) => {
       if (topic === OFFSETS_TOPIC) {
-        void this.syncLeadership();
+        sync();
         return;
       }
       const count = this.partitionCount(topic);
       if (count === undefined || this.hasOffsetsBeyond(topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
     });
-    void this.syncLeadership();
+    sync();
   }
 
   private hasOffsetsBeyond(topic: string, count: number): boolean {
@@ -141,7 +153,11 @@ export class GroupCoordinator {
     return partitionForGroup(groupId, this.numPartitions);
   }
 
-  /** Creates `__consumer_offsets` on first use (FindCoordinator), as Kafka does. */
+  /**
+   * Creates `__consumer_offsets` on first use (FindCoordinator), as Kafka does. Rejects when
+   * it cannot be created or its logs cannot be opened (a full disk): the failure is logged at
+   * most once per interval, and FindCoordinator answers the retriable COORDINATOR_NOT_AVAILABLE.
+   */
   async ensureOffsetsTopic(): Promise<TopicInfo> {
     const existing = this.opts.metadata.topic(OFFSETS_TOPIC);
     if (existing) return existing;
@@ -161,10 +177,34 @@ export class GroupCoordinator {
       }
       await this.syncLeadership();
       return this.opts.metadata.topic(OFFSETS_TOPIC)!;
-    })().finally(() => {
-      this.creating = undefined;
-    });
+    })()
+      .catch((err: unknown) => {
+        this.failures.failed('__consumer_offsets', 'creations', 'warn', () => `cannot create ${OFFSETS_TOPIC} or open its logs: ${messageOf(err)}`);
+        throw err;
+      })
+      .finally(() => {
+        this.creating = undefined;
+      });
     return this.creating;
+  }
+
+  /**
+   * Whether the offsets partition of `groupId`, when led here, has its log open. It may not,
+   * when the log could not be created (a full disk): then the opening is retried now (once at a
+   * time), so a client retrying FindCoordinator gets its coordinator once there is room again.
+   */
+  async offsetsPartitionOpen(groupId: string): Promise<boolean> {
+    const partition = this.partitionFor(groupId);
+    const ps = this.opts.metadata.topic(OFFSETS_TOPIC)?.partitions[partition];
+    const isOpen = (): boolean => this.opts.replicaManager.getPartition(OFFSETS_TOPIC, partition) !== undefined;
+    if (!ps || ps.leader !== this.opts.config.brokerId || isOpen()) return true;
+    this.reopening ??= this.syncLeadership()
+      .catch((err: unknown) => this.failures.failed('__consumer_offsets', 'log openings', 'warn', () => `cannot open the logs of ${OFFSETS_TOPIC}: ${messageOf(err)}`))
+      .finally(() => {
+        this.reopening = undefined;
+      });
+    await this.reopening;
+    return isOpen();
   }
 
   /** Loads partitions that became led here, unloads the ones that moved away. */

@@ -99,7 +99,15 @@ export class EmbeddedMetadataStore implements MetadataStore {
       configs: { ...(spec.configs ?? {}) },
     };
     this.index(topic);
-    await this.persist();
+    try {
+      await this.persist();
+    } catch (err) {
+      // Not stored (a full disk): it must not exist in memory either, or it would vanish at
+      // the next start while its logs stay on disk.
+      this.byName.delete(topic.name);
+      this.byId.delete(topic.topicId);
+      throw err;
+    }
     this.emit(topic.name);
     return topic;
   }
@@ -172,8 +180,10 @@ export class EmbeddedMetadataStore implements MetadataStore {
   private persist(): Promise<void> {
     const state: PersistedState = { version: 1, clusterId: this.clusterId, topics: this.topics() };
     const text = JSON.stringify(state, null, 1);
-    this.writing = this.writing.then(() => writeFileAtomically(this.file, text));
-    return this.writing;
+    // A failed write must not poison the chain: the next change writes the whole state again.
+    const write = this.writing.then(() => writeFileAtomically(this.file, text));
+    this.writing = write.catch(() => undefined);
+    return write;
   }
 
   async close(): Promise<void> {

@@ -44,14 +44,18 @@ async function findOne(ctx: RequestContext, key: string, keyType: number): Promi
   try {
     if (keyType === KEY_TYPE_GROUP) {
       topic = await ctx.services.groupCoordinator.ensureOffsetsTopic();
+      if (!(await ctx.services.groupCoordinator.offsetsPartitionOpen(key))) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     } else if (keyType === KEY_TYPE_TRANSACTION) {
       if (key === '') return fail(ErrorCode.INVALID_REQUEST);
       topic = await ensureTransactionTopic(ctx);
     } else {
       return fail(ErrorCode.INVALID_REQUEST);
     }
-  } catch (err) {
-    return fail(err instanceof KafkaError ? ErrorCode.COORDINATOR_NOT_AVAILABLE : ErrorCode.UNKNOWN_SERVER_ERROR);
+  } catch {
+    // The internal topic could not be created or its logs opened (a full disk, an offline log
+    // directory, a metadata write that failed): Kafka's retriable answer, never
+    // UNKNOWN_SERVER_ERROR. The coordinator logs the cause (rate-limited).
+    return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   }
   const partition = keyType === KEY_TYPE_GROUP ? ctx.services.groupCoordinator.partitionFor(key) : partitionForGroup(key, topic.partitions.length);
   const leader = topic.partitions[partition]?.leader ?? -1;

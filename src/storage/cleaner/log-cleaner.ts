@@ -96,9 +96,13 @@ export class LogCleaner {
     try {
       await fh.writeFile(bytes);
       await fh.sync();
-    } finally {
-      await fh.close();
+    } catch (err) {
+      // A full disk: a partial output would hold space until the next start. Remove it.
+      await fh.close().catch(() => undefined);
+      await unlink(cleaned).catch(() => undefined);
+      throw err;
     }
+    await fh.close();
     await log.replaceSegments(async (current) => {
       const idx = current.indexOf(old);
       // The segment was deleted or truncated meanwhile (retention, replica truncation): give up.
