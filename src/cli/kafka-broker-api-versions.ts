@@ -6,7 +6,7 @@
  * broker know; client APIs the broker does not serve print `UNSUPPORTED`.
  */
 import { API_SPECS, Admin, type BrokerNode } from '../client/index.js';
-import { createProgram, parseArgs, requireOption, runTool } from './common/tool.js';
+import { createProgram, parseArgs, requireOption, closeAtExit, runTool } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-broker-api-versions.sh';
@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   const o = raw as Opts;
   const props = loadPropertiesFile(o.commandConfig);
   const options = clientOptionsFrom(props, requireOption(o.bootstrapServer, '--bootstrap-server'));
-  const admin = new Admin({ ...options, clientId: options.clientId ?? 'broker-api-versions-tool' });
+  const admin = closeAtExit(new Admin({ ...options, clientId: options.clientId ?? 'broker-api-versions-tool' }));
   try {
     for (const { node, versions } of await admin.brokerApiVersions()) {
       process.stdout.write(`${nodeText(node)} -> ${apiVersionsText(versions)}\n`);

@@ -4,7 +4,7 @@
  * --add-config k=v,k2=[a,b] / --delete-config k,k2), printed as Kafka prints them.
  */
 import { Admin, ConfigResourceType, type ConfigEntry } from '../client/index.js';
-import { createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-configs.sh';
@@ -70,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
   if (o.brokerDefaults || o.entityDefault) [type, name] = ['brokers', ''];
   if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics or brokers (see --help)');
   const resource = type === 'topics' ? ConfigResourceType.Topic : ConfigResourceType.Broker;
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     if (o.describe) {
       const names = name !== undefined ? [name] : type === 'topics' ? await admin.listTopics() : (await admin.describeCluster()).brokers.map((b) => String(b.nodeId));

@@ -7,7 +7,7 @@
  * prints "Processed a total of N messages" on stderr.
  */
 import { Admin, ConfigResourceType, Consumer, type ConsumerRecord } from '../client/index.js';
-import { collect, createProgram, parseArgs, runTool, CliError, describeError } from './common/tool.js';
+import { collect, createProgram, parseArgs, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { consumerOptionsFrom, loadPropertiesFile, merged, parseKeyValues } from './common/config.js';
 import { formatterByName, needsRetention, type Formatter } from './common/formatters.js';
 
@@ -43,7 +43,7 @@ function nonNegativeInt(v: string | undefined, flag: string): number | undefined
 }
 
 async function offsetsRetentionMs(bootstrap: Map<string, string>, servers: string | undefined): Promise<number> {
-  const admin = new Admin(consumerOptionsFrom(bootstrap, servers));
+  const admin = closeAtExit(new Admin(consumerOptionsFrom(bootstrap, servers)));
   try {
     const md = await admin.describeCluster();
     const id = md.controllerId >= 0 ? md.controllerId : (md.brokers[0]?.nodeId ?? 0);
@@ -118,18 +118,24 @@ async function main(argv: string[]): Promise<number> {
   const retention = needsRetention(o.formatter) ? await offsetsRetentionMs(props, o.bootstrapServer) : DEFAULT_RETENTION_MS;
   const format: Formatter = formatterByName(o.formatter, { props: formatterProps, offsetsRetentionMs: retention });
 
+  // Checked before any connection is made: a wrong flag is answered at once.
+  const start = o.fromBeginning ? 'earliest' : (o.offset ?? 'latest');
+  if (start !== 'earliest' && start !== 'latest' && !/^\d+$/.test(start)) {
+    throw new CliError(`--offset must be earliest, latest or a non-negative number, got "${start}"`);
+  }
+
   const options = consumerOptionsFrom(props, o.bootstrapServer);
-  const consumer = new Consumer({ ...options, clientId: options.clientId ?? 'console-consumer' });
+  const consumer = closeAtExit(new Consumer({ ...options, clientId: options.clientId ?? 'console-consumer' }));
   if (partition !== undefined) {
     const tm = await consumer.cluster.partitionsFor(o.topic!);
-    if (partition >= tm.partitions.length) throw new CliError(`partition ${partition} of topic ${o.topic} does not exist`);
+    if (partition >= tm.partitions.length) {
+      throw new CliError(`Partition ${partition} of topic '${o.topic}' does not exist (the topic has ${tm.partitions.length} partitions)`);
+    }
     const tp = { topic: o.topic!, partition };
     consumer.assign([tp]);
-    const start = o.fromBeginning ? 'earliest' : (o.offset ?? 'latest');
     if (start === 'earliest') await consumer.seekToBeginning([tp]);
     else if (start === 'latest') await consumer.seekToEnd([tp]);
-    else if (/^\d+$/.test(start)) consumer.seek(tp, BigInt(start));
-    else throw new CliError(`--offset must be earliest, latest or a non-negative number, got "${start}"`);
+    else consumer.seek(tp, BigInt(start));
   } else if (pattern) {
     consumer.subscribe(pattern);
   } else {

@@ -7,7 +7,7 @@
  */
 import { createInterface } from 'node:readline';
 import { Producer, type ProducerRecord } from '../client/index.js';
-import { collect, createProgram, parseArgs, runTool, CliError, describeError } from './common/tool.js';
+import { collect, createProgram, parseArgs, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { loadPropertiesFile, merged, parseKeyValues, producerOptionsFrom } from './common/config.js';
 
 const TOOL = 'kafka-console-producer.sh';
@@ -118,7 +118,7 @@ async function main(argv: string[]): Promise<number> {
   if (o.messageSendMaxRetries !== undefined) fromFlags.set('retries', o.messageSendMaxRetries);
   const props = merged(fromFlags, loadPropertiesFile(o['producer.config']), parseKeyValues(o.producerProperty, '--producer-property'));
   const options = producerOptionsFrom(props, o.bootstrapServer ?? o.brokerList);
-  const producer = new Producer({ ...options, clientId: options.clientId ?? 'console-producer' });
+  const producer = closeAtExit(new Producer({ ...options, clientId: options.clientId ?? 'console-producer' }));
   const parser = lineParser(parseKeyValues(o.property, '--property'));
   await producer.connect();
 
@@ -136,15 +136,21 @@ async function main(argv: string[]): Promise<number> {
   const stop = (): void => rl.close();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Sends not yet settled: the exit code counts their failures too.
+  const pending = new Set<Promise<void>>();
   prompt();
   for await (const line of rl) {
     const record = parseLine(line, topic, parser);
-    const sent = producer.send(record);
-    if (o.sync) await sent.catch(report);
-    else sent.catch(report);
+    const sent = producer.send(record).then(() => undefined, report);
+    if (o.sync) await sent;
+    else {
+      pending.add(sent);
+      void sent.finally(() => pending.delete(sent));
+    }
     prompt();
   }
   await producer.close();
+  await Promise.all(pending);
   return failed > 0 ? 1 : 0;
 }
 

@@ -5,7 +5,7 @@
  * column layout.
  */
 import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
-import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
 
@@ -65,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
   const o = raw as Opts;
   const actions = (['list', 'describe', 'delete', 'deleteOffsets', 'resetOffsets'] as const).filter((a) => o[a]);
   if (actions.length !== 1) throw new CliError('exactly one of --list, --describe, --delete, --delete-offsets or --reset-offsets must be given (see --help)');
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     if (o.list) {
       const groups = (await admin.listGroups()).filter((g) => g.protocolType === 'consumer' || g.protocolType === '');
@@ -103,7 +103,7 @@ async function main(argv: string[]): Promise<number> {
 function groupError(group: string, e: KafkaError): string {
   if (e.code === 69) return `Consumer group '${group}' does not exist.`;
   if (e.code === 68) return `The group is not empty.`;
-  return e.message;
+  return describeError(e);
 }
 
 async function describeOne(admin: Admin, group: string): Promise<GroupDescription> {
@@ -256,7 +256,7 @@ async function deleteOffsets(admin: Admin, group: string, o: Opts): Promise<numb
   console.log(failed ? `Request failed for deleting offsets of group ${group}` : `Request succeed for deleting offsets with topic ${o.topic.join(', ')} group ${group}`);
   const rows = scope.map((tp) => {
     const e = result.get(`${tp.topic}-${tp.partition}`);
-    return [tp.topic, String(tp.partition), e ? `Error: ${e.message}` : 'Successful'];
+    return [tp.topic, String(tp.partition), e ? `Error: ${describeError(e)}` : 'Successful'];
   });
   // Kafka: "%-30s %-15s %-15s", the header after a blank line.
   const line = (r: readonly string[]): string => `\n${pad(r[0]!, 30)} ${pad(r[1]!, 15)} ${pad(r[2]!, 15)}`;

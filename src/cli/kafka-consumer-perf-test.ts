@@ -5,7 +5,7 @@
  * rebalance time and fetch-phase rates.
  */
 import { Consumer } from '../client/index.js';
-import { createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { consumerOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-consumer-perf-test.sh';
@@ -56,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
   props.set('group.id', o.group!);
   if (!props.has('auto.offset.reset')) props.set('auto.offset.reset', o.fromLatest ? 'latest' : 'earliest');
   const options = consumerOptionsFrom(props, o.bootstrapServer ?? o.brokerList);
-  const consumer = new Consumer({ ...options, clientId: options.clientId ?? 'perf-consumer-client' });
+  const consumer = closeAtExit(new Consumer({ ...options, clientId: options.clientId ?? 'perf-consumer-client' }));
   await consumer.cluster.partitionsFor(topic);
   const start = Date.now();
   consumer.subscribe([topic]);

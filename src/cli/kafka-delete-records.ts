@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Admin } from '../client/index.js';
-import { createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-delete-records.sh';
@@ -37,13 +37,13 @@ async function main(argv: string[]): Promise<number> {
   if (raw === null) return 0;
   const o = raw as { bootstrapServer?: string; offsetJsonFile?: string; commandConfig?: string };
   const plan = readPlan(requireOption(o.offsetJsonFile, '--offset-json-file'));
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     console.log('Executing records delete operation');
     const results = await admin.deleteRecords(plan);
     console.log('Records delete operation completed:');
     for (const r of results) {
-      console.log(r.error ? `partition: ${r.topic}-${r.partition}\terror: ${r.error.message}` : `partition: ${r.topic}-${r.partition}\tlow_watermark: ${r.lowWatermark}`);
+      console.log(r.error ? `partition: ${r.topic}-${r.partition}\terror: ${describeError(r.error)}` : `partition: ${r.topic}-${r.partition}\tlow_watermark: ${r.lowWatermark}`);
     }
     return results.some((r) => r.error) ? 1 : 0;
   } finally {

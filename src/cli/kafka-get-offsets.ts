@@ -4,7 +4,7 @@
  * max-timestamp (-3) or first-at-timestamp offsets of the selected partitions.
  */
 import { Admin } from '../client/index.js';
-import { createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-get-offsets.sh';
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
   const raw = parseArgs(program, argv);
   if (raw === null) return 0;
   const o = raw as Opts;
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer ?? o.brokerList, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer ?? o.brokerList, '--bootstrap-server'))));
   try {
     const time = parseTime(o.time ?? '-1');
     const topics = await admin.describeTopics();
@@ -61,8 +61,8 @@ async function main(argv: string[]): Promise<number> {
         if (o.excludeInternalTopics && tm.isInternal) continue;
         for (const p of tm.partitions) if (!onlyParts || onlyParts.has(p.partition)) wanted.push({ topic: tm.name, partition: p.partition });
       }
-      if (o.topic && wanted.length === 0) throw new CliError(`no topic matches "${o.topic}"`);
     }
+    if (wanted.length === 0) throw new CliError('Could not match any topic-partitions with the specified filters');
     const answers = await admin.listOffsets(wanted.map((w) => ({ ...w, timestamp: time })));
     for (const a of answers) console.log(`${a.topic}:${a.partition}:${a.offset >= 0n ? a.offset : ''}`);
     return 0;

@@ -8,7 +8,7 @@
  */
 import { Admin, type LogDirDescription } from '../client/index.js';
 import { javaExceptionName } from './common/java-names.js';
-import { CliError, createProgram, parseArgs, requireOption, runTool } from './common/tool.js';
+import { CliError, createProgram, parseArgs, requireOption, closeAtExit, runTool } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-log-dirs.sh';
@@ -62,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
     return Number(b);
   });
   const options = clientOptionsFrom(loadPropertiesFile(o.commandConfig), bootstrap);
-  const admin = new Admin({ ...options, clientId: options.clientId ?? 'log-dirs-tool' });
+  const admin = closeAtExit(new Admin({ ...options, clientId: options.clientId ?? 'log-dirs-tool' }));
   try {
     const cluster = (await admin.describeCluster()).brokers.map((b) => b.nodeId);
     const missing = wanted.filter((b) => !cluster.includes(b));

@@ -5,8 +5,8 @@
  * the summary with latency percentiles. On a terminal a live progress line goes to stderr.
  */
 import { readFileSync } from 'node:fs';
-import { DEFAULT_BATCH_SIZE, Producer } from '../client/index.js';
-import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { DEFAULT_BATCH_SIZE, ErrorCode, Producer } from '../client/index.js';
+import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { loadPropertiesFile, merged, parseKeyValues, producerOptionsFrom } from './common/config.js';
 
 const TOOL = 'kafka-producer-perf-test.sh';
@@ -102,8 +102,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const props = merged(loadPropertiesFile(o['producer.config']), parseKeyValues((o.producerProps ?? []).flatMap((p) => p.split(' ')), '--producer-props'));
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
-  const producer = new Producer({ ...producerOptions, clientId: producerOptions.clientId ?? 'perf-producer-client' });
+  const producer = closeAtExit(new Producer({ ...producerOptions, clientId: producerOptions.clientId ?? 'perf-producer-client' }));
   await producer.connect();
+  // A broker that creates topics on demand answers with the new topic (or LEADER_NOT_AVAILABLE
+  // while it is being created); UNKNOWN_TOPIC_OR_PARTITION means it will not, so waiting for
+  // the topic to appear would only delay the error.
+  const known = (await producer.cluster.topicsMetadata([topic], true)).get(topic);
+  if (known?.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
+    throw new CliError(`Topic '${topic}' does not exist and the broker does not create topics on demand (auto.create.topics.enable=false)`);
+  }
   await producer.cluster.partitionsFor(topic, true); // metadata before the clock starts, not in the first records' latency
   const stats = new Stats();
   const windowTimer = setInterval(() => console.log(stats.windowLine()), 5000);

@@ -5,7 +5,7 @@
  * Kafka, --topic is a regular expression for list/describe/alter/delete.
  */
 import { Admin, ConfigResourceType, type TopicMetadata } from '../client/index.js';
-import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
+import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile, parseKeyValues } from './common/config.js';
 
 const TOOL = 'kafka-topics.sh';
@@ -86,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
   const o = raw as Opts;
   const actions = (['create', 'list', 'describe', 'delete', 'alter'] as const).filter((a) => o[a]);
   if (actions.length !== 1) throw new CliError('exactly one of --create, --list, --describe, --delete or --alter must be given (see --help)');
-  const admin = new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server')));
+  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     switch (actions[0]) {
       case 'create':

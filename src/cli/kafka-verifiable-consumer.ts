@@ -13,7 +13,7 @@
  * It stops after --max-messages, or on SIGTERM/SIGINT.
  */
 import { Consumer, type ConsumerRecord, type OffsetAndMetadata, type TopicPartition } from '../client/index.js';
-import { CliError, createProgram, parseArgs, runTool } from './common/tool.js';
+import { CliError, createProgram, parseArgs, closeAtExit, runTool } from './common/tool.js';
 import { consumerOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-verifiable-consumer.sh';
@@ -99,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
   props.set('session.timeout.ms', o.sessionTimeout);
   props.set('partition.assignment.strategy', o.assignmentStrategy);
   const options = consumerOptionsFrom(props, bootstrap);
-  const consumer = new Consumer({ ...options, clientId: options.clientId ?? 'verifiable-consumer' });
+  const consumer = closeAtExit(new Consumer({ ...options, clientId: options.clientId ?? 'verifiable-consumer' }));
 
   let stopping = false;
   const stop = (): void => {

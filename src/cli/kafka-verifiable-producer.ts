@@ -12,7 +12,7 @@
  * As in Kafka, the producer does not retry (retries=0), so every failure is reported.
  */
 import { Producer } from '../client/index.js';
-import { CliError, createProgram, parseArgs, runTool } from './common/tool.js';
+import { CliError, createProgram, parseArgs, closeAtExit, runTool } from './common/tool.js';
 import { loadPropertiesFile, producerOptionsFrom } from './common/config.js';
 import { javaExceptionOf } from './common/java-names.js';
 
@@ -76,11 +76,11 @@ async function main(argv: string[]): Promise<number> {
   if (!props.has('retries')) props.set('retries', '0');
   const options = producerOptionsFrom(props, bootstrap);
   // Java turns idempotence off when retries=0 was set and idempotence was not asked for.
-  const producer = new Producer({
+  const producer = closeAtExit(new Producer({
     ...options,
     clientId: options.clientId ?? 'verifiable-producer',
     enableIdempotence: props.has('enable.idempotence') ? options.enableIdempotence : false,
-  });
+  }));
 
   let stopping = false;
   const stop = (): void => {

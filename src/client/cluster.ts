@@ -5,7 +5,7 @@
  */
 import { Api } from './apis.js';
 import { Connection } from './connection.js';
-import { ConnectionError, KafkaError, isRetriableError } from './errors.js';
+import { ConnectionError, KafkaError, errorName, isRetriableError } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { MetadataResponse } from '../protocol/messages/index.js';
 
@@ -188,7 +188,8 @@ export class Cluster {
       const code = tm?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       const retriable = code === ErrorCode.LEADER_NOT_AVAILABLE || (code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && allowAutoTopicCreation);
       if (!retriable || Date.now() + this.retryBackoffMs > deadline) {
-        throw new KafkaError(code, `topic ${topic}: ${code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? 'does not exist' : 'not available'}`);
+        const why = code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? 'does not exist' : `is not available (${errorName(code)})`;
+        throw new KafkaError(code, `Topic '${topic}' ${why}`);
       }
       await sleep(this.retryBackoffMs);
       this.metadataAt = 0;

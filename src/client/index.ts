@@ -9,6 +9,7 @@ export type { GroupListing, GroupDescription, GroupMemberDescription } from './a
 export { Cluster, parseHostPort, type ClientOptions, type TopicMetadata, type PartitionMetadata, type BrokerNode } from './cluster.js';
 export { Connection } from './connection.js';
 export { KafkaError, ConnectionError, TimeoutError, UnsupportedApiError, errorName } from './errors.js';
+export { ErrorCode } from '../protocol/errors.js';
 export { murmur2, partitionForKey } from './partitioner.js';
 export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from './list-offsets.js';
 export { ASSIGNORS, assignorByName, type Assignor } from './group/assignors.js';

@@ -2,6 +2,7 @@
 //   kafka-server-start.sh config/server.properties [--override key=value ...]
 // Configuration and usage problems print one line to stderr and exit 1; SIGTERM/SIGINT stop the
 // broker cleanly and exit 0. (-daemon is handled by the shell script, which backgrounds this process.)
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadBrokerConfig, type BrokerConfig } from './config/index.js';
@@ -68,6 +69,18 @@ export async function runServer(argv: readonly string[]): Promise<number> {
     `configuration loaded: broker.id=${config.brokerId}, ${config.zookeeperConnect === null ? 'embedded single-broker mode' : `zookeeper ${config.zookeeperConnect}`}`,
   );
 
+  // Every log directory exists (created if missing) and is a usable directory before anything
+  // else starts: one line for each that is not, and exit 1.
+  const { checkLogDirs } = await import('../storage/log-dirs.js');
+  const badDirs = await checkLogDirs(config.logDirs);
+  if (badDirs.length > 0) {
+    for (const line of badDirs) {
+      logger.error(line);
+      process.stderr.write(`${line}\n`);
+    }
+    return 1;
+  }
+
   // Loaded lazily so that usage and configuration errors answer fast.
   const { Broker } = await import('./broker.js');
   const broker: StoppableBroker = new Broker(config, logger);
@@ -117,7 +130,30 @@ function isEntryPoint(): boolean {
   return entry !== undefined && import.meta.url === pathToFileURL(path.resolve(entry)).href;
 }
 
+/**
+ * FJORD_PID_FILE (set by `kafka-server-start.sh -daemon` to $LOG_DIR/fjordServer.pid): the file
+ * holds this process's pid while it runs and is removed when it exits, unless another broker has
+ * taken it over meanwhile.
+ */
+function keepPidFile(file: string | undefined): void {
+  if (!file) return;
+  try {
+    writeFileSync(file, `${process.pid}\n`);
+  } catch (err) {
+    process.stderr.write(`Cannot write the pid file ${file}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return;
+  }
+  process.on('exit', () => {
+    try {
+      if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  });
+}
+
 if (isEntryPoint()) {
+  keepPidFile(process.env.FJORD_PID_FILE);
   runServer(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err: unknown) => {

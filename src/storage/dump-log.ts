@@ -103,6 +103,9 @@ async function dumpLog(file: string, opts: DumpOptions, out: (line: string) => v
     pos += size;
   }
   if (pos < data.length) out(`Found ${data.length - pos} invalid bytes at the end of ${path.basename(file)}`);
+  // Invalid bytes after valid batches are a torn tail, as after a crash; a non-empty file with no
+  // batch at all is not a log segment.
+  if (pos === 0 && data.length > 0) throw new DumpError(`${file} is not a log segment: no record batch could be read from it`);
 }
 
 async function dumpIndex(file: string, entrySize: 8 | 12, opts: DumpOptions, out: (line: string) => void): Promise<void> {
@@ -140,9 +143,13 @@ export async function dumpFile(file: string, opts: DumpOptions, out: (line: stri
     throw new DumpError(`File ${file} does not exist or cannot be read`);
   }
   if (!isFile) throw new DumpError(`${file} is not a regular file`);
+  // A file the tool cannot read as a segment or index is an error (Kafka's tool says "Ignoring
+  // unknown file" and exits 0, which hides a wrong path from a script).
+  if (!/\.(log|index|timeindex)$/.test(file)) {
+    throw new DumpError(`${file} is not a log segment (.log), offset index (.index) or time index (.timeindex) file`);
+  }
   out(`Dumping ${file}`);
   if (file.endsWith('.log')) await dumpLog(file, opts, out);
   else if (file.endsWith('.index')) await dumpIndex(file, 8, opts, out);
-  else if (file.endsWith('.timeindex')) await dumpIndex(file, 12, opts, out);
-  else out(`Ignoring unknown file ${file}`);
+  else await dumpIndex(file, 12, opts, out);
 }

@@ -21,5 +21,6 @@ export {
   type KafkaErrorName,
 } from './errors.js';
 export { LeaderEpochCache } from './leader-epoch-cache.js';
+export { checkLogDirs, ensureDirectory, LogDirError } from './log-dirs.js';
 export { readMetaProperties, writeMetaProperties } from './checkpoints.js';
 export type { StorageLogger } from './logger.js';

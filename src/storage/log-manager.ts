@@ -22,6 +22,7 @@ import type { LogConfig } from './config.js';
 import { LogCleaner } from './cleaner/log-cleaner.js';
 import { LogDirLockedError } from './errors.js';
 import { DirLock } from './lock.js';
+import { ensureDirectory } from './log-dirs.js';
 import { Log } from './log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
@@ -102,8 +103,7 @@ export class LogManager {
     const state: DirState = { dir, online: true, hadCleanShutdown: false };
     this.dirs.push(state);
     try {
-      await mkdir(dir, { recursive: true });
-      await access(dir);
+      await ensureDirectory(dir);
       state.lock = await DirLock.acquire(dir);
       if (!state.lock.pidWritten) {
         this.logger.warn(`the disk of ${dir} is full: its .lock file could not get this broker's PID, so another broker started on it would take the lock as stale`);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../src/protocol/coordinator-records/index.js';
@@ -52,9 +52,21 @@ test('bad input: one clear error line and a non-zero exit, no stack trace', asyn
     assert.match(noFiles.stderr, /--files/);
     const junk = path.join(dir, '00000000000000000000.log');
     await writeFile(junk, Buffer.alloc(500, 0x41));
+    // A .log with no readable batch at all is not a segment: Kafka's "invalid bytes" line, then
+    // an error (a torn tail after valid batches, as after a crash, still exits 0).
     const res = run('--files', junk);
-    assert.equal(res.status, 0);
+    assert.equal(res.status, 1);
     assert.match(res.stdout, /Found 500 invalid bytes at the end/);
+    assert.match(res.stderr, /^kafka-dump-log: .* is not a log segment: no record batch could be read from it\n$/);
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir);
+    await log.append(makeBatch(['kept']), { leaderEpoch: 0 });
+    await log.close();
+    const segment = path.join(dir, 'topic-0', '00000000000000000000.log');
+    await appendFile(segment, Buffer.alloc(7, 0x41));
+    const torn = run('--files', segment);
+    assert.equal(torn.status, 0, torn.stderr);
+    assert.match(torn.stdout, /Found 7 invalid bytes at the end/);
   });
 });
 

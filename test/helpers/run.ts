@@ -26,6 +26,9 @@ export function run(cmd: string, args: string[], opts: { input?: string | Buffer
       clearTimeout(timer);
       resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() });
     });
+    // A command that exits without reading its input (a script that only starts something) must
+    // not fail the caller with EPIPE.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }

@@ -1,6 +1,7 @@
 /**
- * fast-check arbitraries built from Kafka's own message specs (the codegen's model), so the
- * round-trip test checks the generated code against the spec, not against itself.
+ * fast-check arbitraries built from Kafka's own message specs (the codegen's model, as committed in
+ * src/protocol/messages/schema.json), so the round-trip test checks the generated code against the
+ * spec, not against itself.
  */
 import fc from 'fast-check';
 import type { FieldModel, MessageModel, StructModel, VersionRange } from '../../tools/codegen/spec.js';

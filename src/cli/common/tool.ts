@@ -2,10 +2,11 @@
  * What every command-line tool shares: a commander program that reports a wrong flag in one
  * line, Kafka's `--zookeeper` forms answered with a clear "not in this mode" line, and a
  * `runTool` wrapper that turns any failure into `<tool>: <message>` on stderr and exit code 1,
- * never a stack trace (FJORD_DEBUG=1 shows the stack).
+ * never a stack trace (FJORD_DEBUG=1 shows the stack); clients registered with `closeAtExit` are
+ * closed however the tool ends, and a finished tool always exits.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { ConnectionError, KafkaError, TimeoutError } from '../../client/index.js';
+import { ConnectionError, ErrorCode, KafkaError, TimeoutError, errorName } from '../../client/index.js';
 
 /** A failure whose message is meant for the user as is. */
 export class CliError extends Error {
@@ -54,25 +55,117 @@ export function parseArgs(program: Command, argv: string[]): Record<string, unkn
   return opts;
 }
 
+/** Kafka's sentence for the error codes a tool meets; `what` names the topic/group/partition. */
+function kafkaSentence(code: number, what: string | undefined): string | null {
+  const topic = what?.match(/^topic (\S+)$/)?.[1];
+  const group = what?.match(/^group (\S+)$/)?.[1];
+  switch (code) {
+    case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+      return topic !== undefined ? `Topic '${topic}' does not exist` : what ? `${what} does not exist` : 'This server does not host this topic-partition.';
+    case ErrorCode.GROUP_ID_NOT_FOUND:
+      return group !== undefined ? `Consumer group '${group}' does not exist.` : 'The group id does not exist.';
+    case ErrorCode.NON_EMPTY_GROUP:
+      return group !== undefined ? `Consumer group '${group}' is not empty.` : 'The group is not empty.';
+    case ErrorCode.INVALID_TOPIC_EXCEPTION:
+      return topic !== undefined ? `Topic name '${topic}' is illegal` : 'The request attempted to perform an operation on an invalid topic.';
+    case ErrorCode.TOPIC_ALREADY_EXISTS:
+      return topic !== undefined ? `Topic '${topic}' already exists.` : 'Topic with this name already exists.';
+    case ErrorCode.LEADER_NOT_AVAILABLE:
+      return 'There is no leader for this topic-partition as we are in the middle of a leadership election.';
+    case ErrorCode.COORDINATOR_NOT_AVAILABLE:
+      return 'The coordinator is not available.';
+    case ErrorCode.OFFSET_OUT_OF_RANGE:
+      return 'The requested offset is not within the range of offsets maintained by the server.';
+    case ErrorCode.POLICY_VIOLATION:
+      return 'Request parameters do not satisfy the configured policy.';
+    case ErrorCode.INVALID_PARTITIONS:
+      return 'Number of partitions is below 1.';
+    case ErrorCode.INVALID_REPLICATION_FACTOR:
+      return 'Replication factor is below 1 or larger than the number of available brokers.';
+    case ErrorCode.TOPIC_AUTHORIZATION_FAILED:
+      return topic !== undefined ? `Not authorized to access topics: [${topic}]` : 'Topic authorization failed.';
+    case ErrorCode.GROUP_AUTHORIZATION_FAILED:
+      return group !== undefined ? `Not authorized to access group: ${group}` : 'Group authorization failed.';
+    case ErrorCode.UNKNOWN_SERVER_ERROR:
+      return 'The server experienced an unexpected error when processing the request.';
+    default:
+      return null;
+  }
+}
+
+/**
+ * A broker's error as a sentence: raw names (`UNKNOWN_TOPIC_OR_PARTITION (topic t)`, a bare
+ * `GROUP_ID_NOT_FOUND`) become Kafka's wording, and a message that only says what failed
+ * ("fetching offsets of group g failed") gets the reason added.
+ */
+function describeKafkaError(err: KafkaError): string {
+  const name = errorName(err.code);
+  const msg = err.message;
+  if (msg === name) return kafkaSentence(err.code, undefined) ?? `${name}: the broker refused the request`;
+  const withWhat = msg.match(/^([A-Z_]+) \((.*)\)$/);
+  if (withWhat && withWhat[1] === name) return kafkaSentence(err.code, withWhat[2]) ?? `${name} (${withWhat[2]})`;
+  const withDetail = msg.match(/^([A-Z_]+): (.*)$/);
+  if (withDetail && withDetail[1] === name && withDetail[2]) return withDetail[2];
+  if (/ failed$/.test(msg)) return `${msg}: ${kafkaSentence(err.code, undefined) ?? name}`;
+  return msg;
+}
+
 /** One line saying what went wrong, in the user's terms. */
 export function describeError(err: unknown): string {
   if (err instanceof CliError) return err.message;
-  if (err instanceof KafkaError) return err.message;
+  if (err instanceof KafkaError) return describeKafkaError(err);
   if (err instanceof ConnectionError || err instanceof TimeoutError) return err.message;
   if (err instanceof Error) return err.message;
   return String(err);
 }
 
-/** Runs a tool's main and exits with its code; errors become one line on stderr. */
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** Clients a tool opened, closed by runTool however main ends (an error must not leave a
+ * connection, timer or group membership keeping the process alive). */
+const openClients = new Set<Closable>();
+
+/** Registers a client for runTool to close when main ends; returns it. */
+export function closeAtExit<T extends Closable>(client: T): T {
+  openClients.add(client);
+  return client;
+}
+
+/** How long closing may take (commit, leave group) before the tool exits anyway. */
+const CLOSE_GRACE_MS = 1500;
+
+async function closeAll(): Promise<void> {
+  const all = [...openClients];
+  openClients.clear();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CLOSE_GRACE_MS);
+  });
+  await Promise.race([Promise.allSettled(all.map((c) => c.close())), deadline]);
+  clearTimeout(timer);
+}
+
+/**
+ * Runs a tool's main and exits with its code; errors become one line on stderr. Every client
+ * the tool registered with closeAtExit is closed first (bounded), and should anything still
+ * hold the event loop open after that, the process exits anyway: a tool that has finished,
+ * with success or an error, never hangs.
+ */
 export function runTool(tool: string, main: (argv: string[]) => Promise<number | void>): void {
+  const finish = async (code: number): Promise<void> => {
+    process.exitCode = code;
+    await closeAll();
+    // unref: when nothing else is left the process ends by itself before this fires.
+    setTimeout(() => process.exit(code), CLOSE_GRACE_MS).unref();
+  };
   main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code ?? 0;
-    },
+    (code) => finish(code ?? 0),
     (err: unknown) => {
       process.stderr.write(`${tool}: ${describeError(err)}\n`);
       if (process.env.FJORD_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-      process.exitCode = err instanceof CliError ? err.exitCode : 1;
+      return finish(err instanceof CliError ? err.exitCode : 1);
     },
   );
 }

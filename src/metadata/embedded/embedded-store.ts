@@ -3,7 +3,8 @@
  * file in the first log directory, replaced atomically (write, fsync, rename) on every change.
  */
 import { writeFileAtomically } from '../../storage/checkpoints.js';
-import { readFile, mkdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { ensureDirectory } from '../../storage/log-dirs.js';
 import { join } from 'node:path';
 import { randomUuid } from '../../protocol/primitives/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
@@ -33,7 +34,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
   ) {}
 
   static async open(dir: string, self: BrokerInfo, clusterId?: string | null): Promise<EmbeddedMetadataStore> {
-    await mkdir(dir, { recursive: true });
+    await ensureDirectory(dir);
     const file = join(dir, METADATA_FILE);
     let state: PersistedState | undefined;
     try {

@@ -41,9 +41,14 @@ const failures: Array<[string, string[], RegExp]> = [
   ['missing config file', ['/nonexistent/fjord.properties'], /^Cannot read config file \/nonexistent\/fjord\.properties: no such file$/],
   ['invalid value', [SHIPPED_CONFIG, '--override', 'num.partitions=abc'], /^Invalid value abc for configuration num\.partitions: Not a number of type INT$/],
   ['SSL listener', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'], /^Listener SSL:\/\/:9093 uses security protocol SSL; Fjord supports only PLAINTEXT listeners$/],
+  // A recursive mkdir under /proc never returned: start-up hung without a word.
+  ['a log dir that cannot be created (/proc)', [SHIPPED_CONFIG, '--override', 'log.dirs=/proc/fjord-no-such-dir'], /^Failed to create or validate log directory \/proc\/fjord-no-such-dir \(log\.dirs\): cannot create it: the file system does not allow creating it$/],
+  // Was a raw "EEXIST: file already exists, mkdir '/etc/passwd'".
+  ['a log dir that is a file', [SHIPPED_CONFIG, '--override', 'log.dirs=/etc/passwd'], /^Failed to create or validate log directory \/etc\/passwd \(log\.dirs\): it exists and is not a directory$/],
+  ['a log dir below a file', [SHIPPED_CONFIG, '--override', 'log.dirs=/etc/passwd/x'], /^Failed to create or validate log directory \/etc\/passwd\/x \(log\.dirs\): \/etc\/passwd is not a directory$/],
 ];
 for (const [what, args, expected] of failures) {
-  test(`${what}: one line on stderr, exit 1`, async () => {
+  test(`${what}: one line on stderr, exit 1`, { timeout: 60_000 }, async () => {
     const run = startMain(args);
     assert.equal(await exitCode(run.child), 1);
     const lines = run.stderr().trimEnd().split('\n');
@@ -51,6 +56,20 @@ for (const [what, args, expected] of failures) {
     assert.match(lines[0]!, expected);
   });
 }
+
+test('each unusable log directory gets its own line; the usable ones are still created', { timeout: 60_000 }, async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fjord-main-'));
+  try {
+    const good = path.join(dir, 'new', 'logs');
+    const run = startMain([SHIPPED_CONFIG, '--override', `log.dirs=/proc/fjord-no-such-dir,${good},/etc/passwd`]);
+    assert.equal(await exitCode(run.child), 1);
+    const lines = run.stderr().trimEnd().split('\n');
+    assert.deepEqual(lines.map((l) => /^Failed to create or validate log directory (\S+) \(log\.dirs\)/.exec(l)?.[1]), ['/proc/fjord-no-such-dir', '/etc/passwd'], run.stderr());
+    assert.ok((await fs.stat(good)).isDirectory());
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
 
 test('starts, answers a request, and stops with exit 0 on SIGTERM', async () => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fjord-main-'));
