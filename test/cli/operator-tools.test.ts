@@ -124,9 +124,10 @@ test('the console consumer joins its group with Kafka\'s client id', { timeout: 
   const b = await startTestBroker();
   const bs = ['--bootstrap-server', b.bootstrap];
   const admin = new Admin({ bootstrapServers: b.bootstrap });
+  // The topic first: the console consumer exits at once on a topic that does not exist.
+  assert.equal((await runCli('kafka-topics', ['--create', '--topic', 'cid', ...bs])).code, 0);
   const c = spawnCli('kafka-console-consumer', [...bs, '--topic', 'cid', '--group', 'cid-group', '--timeout-ms', '20000']);
   try {
-    assert.equal((await runCli('kafka-topics', ['--create', '--topic', 'cid', ...bs])).code, 0);
     const deadline = Date.now() + 30000;
     let clientIds: string[] = [];
     while (Date.now() < deadline) {
