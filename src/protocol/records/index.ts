@@ -12,3 +12,4 @@ export * from './batch.js';
 export * from './control.js';
 export * from './legacy.js';
 export * from './compression/index.js';
+export * from './read-limits.js';
