@@ -1,0 +1,48 @@
+/**
+ * A broker child process for the read-side bomb tests: it starts a broker on a free port and a
+ * temp dir, and writes straight into topic logs (bypassing produce validation, as data written
+ * before validation existed): `gz` holds [small batch, 900 MB gzip bomb, small batch], `zs`
+ * holds [batch at T-1000, zstd batch declaring 2 GiB at T, batch at T+1000]. Then it prints one
+ * JSON line {port} and serves until SIGTERM. The parent samples its RSS from /proc.
+ */
+import { gzipValueBomb, zstdDeclaringBomb } from '../../helpers/bombs.js';
+import { startTestBroker } from '../../helpers/broker.js';
+import { CompressionType, encodeBatch } from '../../../src/protocol/records/index.js';
+
+export const T = 1_700_000_000_000;
+
+function small(values: string[], ts: number): Buffer {
+  return encodeBatch({
+    records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })),
+    baseTimestamp: BigInt(ts),
+    compression: CompressionType.Gzip,
+  });
+}
+
+async function main(): Promise<void> {
+  const b = await startTestBroker();
+  // Partition.appendAsLeader: the log append behind produce, without produce's validation.
+  const make = async (name: string): Promise<(batch: Buffer) => Promise<unknown>> => {
+    await b.broker.services.metadata.createTopic({ name, numPartitions: 1, replicationFactor: 1, configs: {} });
+    await b.broker.services.replicaManager.syncTopic(name);
+    const p = b.broker.services.replicaManager.getPartition(name, 0)!;
+    return (batch) => p.appendAsLeader(batch);
+  };
+  const gz = await make('gz');
+  await gz(small(['before-1', 'before-2'], T));
+  await gz(await gzipValueBomb(900_000_000, BigInt(T)));
+  await gz(small(['after'], T));
+  const zs = await make('zs');
+  await zs(small(['early'], T - 1000));
+  await zs(zstdDeclaringBomb(2048, BigInt(T)));
+  await zs(small(['late'], T + 1000));
+  process.stdout.write(`${JSON.stringify({ port: b.port })}\n`);
+  process.on('SIGTERM', () => {
+    void b.stop().then(() => process.exit(0));
+  });
+}
+
+void main().catch((err: unknown) => {
+  process.stderr.write(`${String((err as Error)?.stack ?? err)}\n`);
+  process.exit(1);
+});
