@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import fc from 'fast-check';
-import { CompressionType } from '../../src/protocol/records/batch-header.js';
+import { CRC, CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, computeCrc } from '../../src/protocol/records/batch-header.js';
+import { gzipValueBomb } from '../helpers/bombs.js';
 import { planCleaning } from '../../src/storage/cleaner/cleanable.js';
 import { LogManager } from '../../src/storage/log-manager.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir, type TestRecord } from './helpers.js';
@@ -126,4 +127,43 @@ test('property: compaction never loses the latest value of a key nor changes off
     }),
     { numRuns: 40 },
   );
+});
+
+test('a batch the cleaner cannot decode within the cap (a gzip bomb, corrupt gzip) is kept byte for byte and logged; the rest is compacted', async () => {
+  await withTempDir(async (dir) => {
+    const logger = new CapturingLogger();
+    const mgr = await open(dir, logger);
+    const log = await mgr.createLog('bombs', 0, { cleanupPolicy: ['compact'] });
+    await log.append(makeBatch([{ key: 'a', value: 'old-a', timestamp: NOW - 1000 }, { key: 'b', value: 'old-b', timestamp: NOW - 1000 }]), { leaderEpoch: 0 });
+    // 400 MB of zeros in ~400 KB of gzip; the cap for the default max.message.bytes is 32 MiB.
+    const bomb = await gzipValueBomb(400_000_000, BigInt(NOW - 1000));
+    await log.append(bomb, { leaderEpoch: 0 });
+    const corrupt = Buffer.from(makeBatch([{ key: 'c', value: 'x'.repeat(200), timestamp: NOW - 1000 }], { compression: CompressionType.Gzip }));
+    corrupt.fill(0x5a, RECORD_BATCH_OVERHEAD + 12);
+    corrupt.writeUInt32BE(computeCrc(corrupt, 0), CRC);
+    await log.append(corrupt, { leaderEpoch: 0 });
+    await log.append(makeBatch([{ key: 'a', value: 'new-a', timestamp: NOW - 1000 }, { key: 'b', value: 'new-b', timestamp: NOW - 1000 }]), { leaderEpoch: 0 });
+    await log.forceRoll();
+    await log.append(makeBatch([{ key: 'z', value: 'active', timestamp: NOW }]), { leaderEpoch: 0 });
+
+    const file = path.join(dir, 'bombs-0', '00000000000000000000.log');
+    const bodyOf = (b: Buffer): Buffer => b.subarray(LOG_OVERHEAD + 4); // past offset, length, epoch: what the log does not rewrite
+    const baseRss = process.memoryUsage().rss;
+    let peak = baseRss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    try {
+      await mgr.cleaner.cleanLog(log);
+    } finally {
+      clearInterval(sampler);
+    }
+    const after = await readFile(file);
+    assert.ok(after.includes(bodyOf(bomb)), 'the bomb batch is kept byte for byte');
+    assert.ok(after.includes(bodyOf(corrupt)), 'the corrupt batch is kept byte for byte');
+    assert.ok(!after.includes(Buffer.from('old-a')) && after.includes(Buffer.from('new-a')), 'the decodable batches were compacted');
+    const warnings = logger.lines.filter((l) => l.startsWith('WARN') && l.includes('cannot be decoded'));
+    assert.equal(warnings.length, 2, logger.lines.join('\n'));
+    assert.match(warnings[0]!, /offset 2 .*bombs-0.*exceeds the limit of 33554816 bytes/);
+    assert.ok(peak - baseRss < 250 << 20, `RSS grew by ${((peak - baseRss) / 2 ** 20).toFixed(0)} MiB while cleaning`);
+    await mgr.shutdown();
+  });
 });
