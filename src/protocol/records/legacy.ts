@@ -79,6 +79,12 @@ export interface DownConvertLimits {
   firstMessageWhole?: boolean;
   /** Cap on one batch's inflated records section (see readDecompressionCap). */
   maxDecompressedBytes: number;
+  /**
+   * The fetch offset: records below it (the head of the batch that holds it) are left out, as
+   * Kafka's down-conversion does, so they neither use the budget nor make a consumer that
+   * drops them fetch the same offset again. Default: keep everything.
+   */
+  fromOffset?: bigint;
 }
 
 export interface DownConverted {
@@ -109,6 +115,7 @@ function* convertCore(buf: Buffer, toMagic: LegacyMagic, limits: DownConvertLimi
   const out: Buffer[] = [];
   let size = 0;
   let firstWhole = limits.firstMessageWhole ?? true;
+  const fromOffset = limits.fromOffset ?? -1n;
   const fits = (bytes: number): boolean => {
     if (size + bytes <= limits.maxOutputBytes) return true;
     return size === 0 && firstWhole;
@@ -129,6 +136,7 @@ function* convertCore(buf: Buffer, toMagic: LegacyMagic, limits: DownConvertLimi
     }
     if (entry.magic !== 2) {
       for (const m of readLegacyMessageSet(bytes, { verifyCrc: false }).messages) {
+        if (m.offset < fromOffset) continue;
         if (!fits(legacyEntrySize(toMagic, m.key, m.value))) return done();
         push(encodeLegacyMessage(toMagic, m.offset, 0, m.timestamp, m.key, m.value));
       }
@@ -148,10 +156,12 @@ function* convertCore(buf: Buffer, toMagic: LegacyMagic, limits: DownConvertLimi
     let n = 0;
     try {
       for (const r of batchRecords(batch)) {
+        if (++n % RECORDS_PER_TICK === 0) yield { tick: true };
+        const offset = batch.baseOffset + BigInt(r.offsetDelta);
+        if (offset < fromOffset) continue;
         if (!fits(legacyEntrySize(toMagic, r.key, r.value))) return done();
         const timestamp = logAppend ? batch.maxTimestamp : batch.baseTimestamp + BigInt(r.timestampDelta);
-        push(encodeLegacyMessage(toMagic, batch.baseOffset + BigInt(r.offsetDelta), attributes, timestamp, r.key, r.value));
-        if (++n % RECORDS_PER_TICK === 0) yield { tick: true };
+        push(encodeLegacyMessage(toMagic, offset, attributes, timestamp, r.key, r.value));
       }
     } catch (err) {
       // A malformed record: stop here; what was converted before it is still sent.

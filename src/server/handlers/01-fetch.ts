@@ -84,6 +84,7 @@ async function downConvertResults(
     const converted = await downConvertAsync(result.records, toMagic, {
       maxOutputBytes: Math.max(0, Math.min(r.partitionMaxBytes, remaining)),
       firstMessageWhole: !sentAny,
+      fromOffset: BigInt(r.fetchOffset),
       maxDecompressedBytes: readDecompressionCap(maxMessageBytes),
     });
     if (converted.records.length === 0 && converted.error) {

@@ -76,6 +76,15 @@ for (const variant of ['sync', 'async'] as const) {
     assert.equal(none.error, undefined);
   });
 
+  test(`downConvert (${variant}): records below the fetch offset are left out and use no budget`, async () => {
+    const input = Buffer.concat([batchOf(50, 100, 0n), batchOf(50, 100, 50n)]);
+    const out = await convert(input, 1, { maxOutputBytes: 2000, maxDecompressedBytes: 1 << 20, fromOffset: 30n });
+    const got = offsets(out.records);
+    assert.equal(got[0], 30n);
+    assert.deepEqual(got, got.map((_, i) => 30n + BigInt(i)));
+    assert.ok(got.length >= 2000 / 200, `${got.length} messages`);
+  });
+
   test(`downConvert (${variant}): a batch inflating past the cap ends the data before it, or is the error`, async () => {
     const small = batchOf(3, 10, 0n);
     const b = bomb(8 << 20, 3n);
