@@ -5,7 +5,7 @@
  * (2 GiB -> ~64 KB). The batches are well formed (CRC, counts), so only their inflated size is
  * hostile; tests write them into a log directly, as data written before validation existed.
  */
-import { createGzip } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import zstdBinding from 'zstd-napi/binding.js';
 import { CompressionType, RECORD_BATCH_OVERHEAD, writeBatchHeader } from '../../src/protocol/records/batch-header.js';
 import { sizeOfVarInt, writeVarInt } from '../../src/protocol/records/varint.js';
@@ -91,4 +91,25 @@ export function zstdDeclaringBomb(records: number, timestamp = 1_700_000_000_000
     feed(HEADERS_NONE, i === records - 1);
   }
   return batchAround(Buffer.concat(parts), CompressionType.Zstd, records, timestamp);
+}
+
+/**
+ * A gzip batch of `count` minimal records (null key, null value, no headers: 8-10 bytes each),
+ * built as bytes: a batch that is small on disk and within the read cap once inflated, but
+ * would become millions of objects if decoded into an array.
+ */
+export function tinyRecordsBatch(count: number, timestamp = 1_700_000_000_000n): Buffer {
+  const section = Buffer.alloc(count * 10);
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    const body = 1 + 1 + sizeOfVarInt(i) + 1 + 1 + 1;
+    pos = writeVarInt(section, pos, body);
+    section[pos++] = 0; // attributes
+    section[pos++] = 0; // timestampDelta
+    pos = writeVarInt(section, pos, i);
+    pos = writeVarInt(section, pos, -1); // key
+    pos = writeVarInt(section, pos, -1); // value
+    section[pos++] = 0; // headers
+  }
+  return batchAround(gzipSync(section.subarray(0, pos)), CompressionType.Gzip, count, timestamp);
 }

@@ -8,12 +8,14 @@ import {
   BASE_OFFSET,
   LAST_OFFSET_DELTA,
   RecordsError,
-  decodeBatchAsync,
+  checkBatchRecordsAsync,
   encodeBatch,
+  forEachRecordAsync,
+  openBatchAsync,
   iterateBatches,
   readDecompressionCap,
   type KafkaRecord,
-  type RecordBatch,
+  type OpenedBatch,
 } from '../../protocol/records/index.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { CoordinatorLog, EncodedRecord } from './types.js';
@@ -98,16 +100,20 @@ export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: B
       if (entry.magic !== 2) continue;
       const baseOffset = entry.buf.readBigInt64BE(entry.start + BASE_OFFSET);
       next = Number(baseOffset) + entry.buf.readInt32BE(entry.start + LAST_OFFSET_DELTA) + 1;
-      let batch: RecordBatch;
+      let batch: OpenedBatch;
       try {
-        batch = await decodeBatchAsync(entry.buf, entry.start, { verifyCrc: false, maxBytes });
+        batch = await openBatchAsync(entry.buf, entry.start, { verifyCrc: false, maxBytes });
+        const bad = await checkBatchRecordsAsync(batch);
+        if (bad) throw bad;
       } catch (err) {
         if (!(err instanceof RecordsError)) throw err;
         opts.onBadBatch?.(baseOffset, err);
         continue;
       }
       if (batch.isControl) continue;
-      for (const r of batch.records) if (r.key !== null) onRecord(r.key, r.value);
+      await forEachRecordAsync(batch, (r) => {
+        if (r.key !== null) onRecord(r.key, r.value);
+      });
     }
     if (next <= offset) break; // nothing readable (should not happen below the end)
     offset = next;

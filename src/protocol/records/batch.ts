@@ -32,6 +32,7 @@ import { compress, isKnownCompression } from './compression/index.js';
 import { DecompressionLimitError, decompressBounded, decompressBoundedAsync } from './compression/bounded.js';
 import { RecordsError } from './errors.js';
 import { type KafkaRecord, MIN_RECORD_SIZE, decodeRecordsSection, encodeRecords, readRecord } from './record.js';
+import { WalkResult, walkRecordsSection } from './record-walk.js';
 
 export enum TimestampType {
   CreateTime = 0,
@@ -270,6 +271,53 @@ export function* batchRecords(view: OpenedBatch): Generator<KafkaRecord, void, v
     yield readRecord(section, cur, section.length);
   }
   if (cur.pos !== section.length) throw new RecordsError('record_count_mismatch', `bytes left after the ${view.count} declared records`);
+}
+
+/**
+ * Checks an opened batch's records without building them (an allocation-free walk): undefined
+ * when every record's lengths are consistent and the section holds exactly the declared count.
+ * Callers that act on a batch record by record check first, so a malformed record cannot leave
+ * a batch half applied.
+ */
+export function checkBatchRecords(view: OpenedBatch): RecordsError | undefined {
+  const result = walkRecordsSection(view.section, 0, view.section.length, view.count, false);
+  if (result === WalkResult.Ok) return undefined;
+  if (result === WalkResult.CountMismatch) return new RecordsError('record_count_mismatch', `batch does not hold the ${view.count} records it declares`);
+  return new RecordsError('bad_record', 'a record\'s lengths are inconsistent');
+}
+
+/** Records handled between two yields to the event loop by forEachRecordAsync. */
+const RECORDS_PER_SLICE = 4096;
+
+/**
+ * Calls `fn` for each record of an opened batch, one at a time (no array of all of them),
+ * yielding to the event loop every few thousand records: a batch of millions of tiny records
+ * must not hold the loop for seconds.
+ */
+export async function forEachRecordAsync(view: OpenedBatch, fn: (record: KafkaRecord) => void): Promise<void> {
+  let n = 0;
+  for (const r of batchRecords(view)) {
+    fn(r);
+    if (++n % RECORDS_PER_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Sections up to this size are checked in one allocation-free walk (a few ms at most). */
+const SYNC_CHECK_MAX_BYTES = 1 << 20;
+
+/**
+ * As checkBatchRecords, without holding the event loop on a large section: above 1 MiB the
+ * records are read one at a time with a yield every few thousand.
+ */
+export async function checkBatchRecordsAsync(view: OpenedBatch): Promise<RecordsError | undefined> {
+  if (view.section.length <= SYNC_CHECK_MAX_BYTES) return checkBatchRecords(view);
+  try {
+    await forEachRecordAsync(view, () => undefined);
+    return undefined;
+  } catch (err) {
+    if (err instanceof RecordsError) return err;
+    throw err;
+  }
 }
 
 function withRecords(view: OpenedBatch): RecordBatch {
