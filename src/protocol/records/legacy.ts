@@ -3,6 +3,7 @@
  * what old producers send, down-conversion of what old consumers fetch.
  */
 import { ATTR_CONTROL, ATTRIBUTES, CompressionType, LOG_OVERHEAD } from './batch-header.js';
+import { DecompressionLimitError, decompressBounded } from './compression/bounded.js';
 import { type OpenedBatch, TimestampType, batchRecords, encodeBatch, iterateBatches, openBatch, openBatchAsync } from './batch.js';
 import { RecordsError } from './errors.js';
 import {
@@ -100,6 +101,34 @@ export interface DownConverted {
   errorOffset?: bigint;
 }
 
+const LEGACY_ATTRIBUTES = 17;
+const LEGACY_CODEC_MASK = 0x07;
+
+/**
+ * For a compressed legacy wrapper (one entry whose value holds the inner messages): a
+ * RecordsError when its value does not inflate within `maxBytes`, undefined otherwise (also
+ * for uncompressed entries, and for malformed ones, which the legacy reader reports itself).
+ */
+function legacyWrapperOverCap(entry: Buffer, maxBytes: number): RecordsError | undefined {
+  if (entry.length <= LEGACY_ATTRIBUTES) return undefined;
+  const codec = entry[LEGACY_ATTRIBUTES]! & LEGACY_CODEC_MASK;
+  if (codec === CompressionType.None || codec > CompressionType.Zstd) return undefined;
+  let pos = LEGACY_ATTRIBUTES + 1 + (entry.readInt8(16) === 1 ? 8 : 0);
+  if (pos + 4 > entry.length) return undefined;
+  const keyLen = entry.readInt32BE(pos);
+  pos += 4 + Math.max(0, keyLen);
+  if (pos + 4 > entry.length) return undefined;
+  const valueLen = entry.readInt32BE(pos);
+  pos += 4;
+  if (valueLen < 0 || pos + valueLen > entry.length) return undefined;
+  try {
+    decompressBounded(codec as CompressionType, entry.subarray(pos, pos + valueLen), maxBytes);
+  } catch (err) {
+    if (err instanceof DecompressionLimitError) return new RecordsError('decompressed_too_large', `legacy wrapper: ${err.message}`);
+  }
+  return undefined;
+}
+
 /** What the conversion core asks its driver for: a batch opened within the cap, or a pause. */
 type Need = { open: number } | { tick: true };
 
@@ -135,6 +164,10 @@ function* convertCore(buf: Buffer, toMagic: LegacyMagic, limits: DownConvertLimi
       continue;
     }
     if (entry.magic !== 2) {
+      // A compressed magic-1 wrapper lowered to magic 0: check that it inflates within the cap
+      // before the legacy reader (which has no cap of its own) expands it.
+      const tooBig = legacyWrapperOverCap(bytes, limits.maxDecompressedBytes);
+      if (tooBig) return done({ error: tooBig, errorOffset: buf.readBigInt64BE(entry.start) });
       for (const m of readLegacyMessageSet(bytes, { verifyCrc: false }).messages) {
         if (m.offset < fromOffset) continue;
         if (!fits(legacyEntrySize(toMagic, m.key, m.value))) return done();

@@ -13,6 +13,7 @@ import {
   encodeBatch,
   readDecompressionCap,
   readLegacyMessageSet,
+  encodeLegacyMessageSet,
   type KafkaRecord,
 } from '../../../src/protocol/records/index.js';
 
@@ -129,4 +130,14 @@ test('downConvertAsync yields to the event loop while converting a large batch',
   // Slices are ~4 ms of CPU; a loaded machine stretches them, so the bound only catches a
   // conversion that does not yield (its gap would be the whole conversion).
   assert.ok(worst < Math.max(250, total / 3), `worst event-loop gap ${worst.toFixed(1)} ms of ${total.toFixed(0)} ms`);
+});
+
+test('downConvert to magic 0: a compressed magic-1 wrapper past the cap is the error, not inflated by the legacy reader', () => {
+  const big = encodeLegacyMessageSet({ magic: 1, baseOffset: 10n, compression: CompressionType.Gzip, messages: [{ timestamp: 1n, key: null, value: Buffer.alloc(4 << 20) }] });
+  const ok = encodeLegacyMessageSet({ magic: 1, baseOffset: 9n, compression: CompressionType.Gzip, messages: [{ timestamp: 1n, key: null, value: Buffer.from('fine') }] });
+  const out = downConvert(Buffer.concat([ok, big]), 0, { maxOutputBytes: 1 << 30, maxDecompressedBytes: 1 << 20 });
+  assert.deepEqual(offsets(out.records), [9n]);
+  assert.equal(out.error?.reason, 'decompressed_too_large');
+  const roomy = downConvert(big, 0, { maxOutputBytes: 1 << 30, maxDecompressedBytes: 8 << 20 });
+  assert.equal(readLegacyMessageSet(roomy.records).messages[0]!.value!.length, 4 << 20);
 });
