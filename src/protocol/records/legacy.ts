@@ -168,7 +168,14 @@ function* convertCore(buf: Buffer, toMagic: LegacyMagic, limits: DownConvertLimi
       // before the legacy reader (which has no cap of its own) expands it.
       const tooBig = legacyWrapperOverCap(bytes, limits.maxDecompressedBytes);
       if (tooBig) return done({ error: tooBig, errorOffset: buf.readBigInt64BE(entry.start) });
-      for (const m of readLegacyMessageSet(bytes, { verifyCrc: false }).messages) {
+      let messages: ReturnType<typeof readLegacyMessageSet>['messages'];
+      try {
+        messages = readLegacyMessageSet(bytes, { verifyCrc: false }).messages;
+      } catch (err) {
+        if (!(err instanceof RecordsError)) throw err;
+        return done({ error: err, errorOffset: buf.readBigInt64BE(entry.start) });
+      }
+      for (const m of messages) {
         if (m.offset < fromOffset) continue;
         if (!fits(legacyEntrySize(toMagic, m.key, m.value))) return done();
         push(encodeLegacyMessage(toMagic, m.offset, 0, m.timestamp, m.key, m.value));
