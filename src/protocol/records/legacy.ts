@@ -156,59 +156,65 @@ function* convertCore(buf: Buffer, toMagic: LegacyMagic, limits: DownConvertLimi
   };
   const done = (extra: Partial<DownConverted> = {}): DownConverted => ({ records: out.length === 1 ? out[0]! : Buffer.concat(out, size), ...extra });
 
-  for (const entry of iterateBatches(buf)) {
-    const bytes = buf.subarray(entry.start, entry.start + entry.size);
-    if (entry.magic <= toMagic) {
-      if (!fits(bytes.length)) return done();
-      push(bytes);
-      continue;
-    }
-    if (entry.magic !== 2) {
-      // A compressed magic-1 wrapper lowered to magic 0: check that it inflates within the cap
-      // before the legacy reader (which has no cap of its own) expands it.
-      const tooBig = legacyWrapperOverCap(bytes, limits.maxDecompressedBytes);
-      if (tooBig) return done({ error: tooBig, errorOffset: buf.readBigInt64BE(entry.start) });
-      let messages: ReturnType<typeof readLegacyMessageSet>['messages'];
+  try {
+    for (const entry of iterateBatches(buf)) {
+      const bytes = buf.subarray(entry.start, entry.start + entry.size);
+      if (entry.magic <= toMagic) {
+        if (!fits(bytes.length)) return done();
+        push(bytes);
+        continue;
+      }
+      if (entry.magic !== 2) {
+        // A compressed magic-1 wrapper lowered to magic 0: check that it inflates within the cap
+        // before the legacy reader (which has no cap of its own) expands it.
+        const tooBig = legacyWrapperOverCap(bytes, limits.maxDecompressedBytes);
+        if (tooBig) return done({ error: tooBig, errorOffset: buf.readBigInt64BE(entry.start) });
+        let messages: ReturnType<typeof readLegacyMessageSet>['messages'];
+        try {
+          messages = readLegacyMessageSet(bytes, { verifyCrc: false }).messages;
+        } catch (err) {
+          if (!(err instanceof RecordsError)) throw err;
+          return done({ error: err, errorOffset: buf.readBigInt64BE(entry.start) });
+        }
+        for (const m of messages) {
+          if (m.offset < fromOffset) continue;
+          if (!fits(legacyEntrySize(toMagic, m.key, m.value))) return done();
+          push(encodeLegacyMessage(toMagic, m.offset, 0, m.timestamp, m.key, m.value));
+        }
+        continue;
+      }
+      // Control batches are dropped: their header is enough, no need to inflate them.
+      if ((buf.readInt16BE(entry.start + ATTRIBUTES) & ATTR_CONTROL) !== 0) continue;
+      let batch: OpenedBatch;
       try {
-        messages = readLegacyMessageSet(bytes, { verifyCrc: false }).messages;
+        batch = (yield { open: entry.start })!;
       } catch (err) {
         if (!(err instanceof RecordsError)) throw err;
         return done({ error: err, errorOffset: buf.readBigInt64BE(entry.start) });
       }
-      for (const m of messages) {
-        if (m.offset < fromOffset) continue;
-        if (!fits(legacyEntrySize(toMagic, m.key, m.value))) return done();
-        push(encodeLegacyMessage(toMagic, m.offset, 0, m.timestamp, m.key, m.value));
+      const logAppend = batch.timestampType === TimestampType.LogAppendTime;
+      const attributes = toMagic === 1 && logAppend ? ATTR_LOG_APPEND_TIME : 0;
+      let n = 0;
+      try {
+        for (const r of batchRecords(batch)) {
+          if (++n % RECORDS_PER_TICK === 0) yield { tick: true };
+          const offset = batch.baseOffset + BigInt(r.offsetDelta);
+          if (offset < fromOffset) continue;
+          if (!fits(legacyEntrySize(toMagic, r.key, r.value))) return done();
+          const timestamp = logAppend ? batch.maxTimestamp : batch.baseTimestamp + BigInt(r.timestampDelta);
+          push(encodeLegacyMessage(toMagic, offset, attributes, timestamp, r.key, r.value));
+        }
+      } catch (err) {
+        // A malformed record: stop here; what was converted before it is still sent.
+        if (!(err instanceof RecordsError)) throw err;
+        return done({ error: err, errorOffset: batch.baseOffset });
       }
-      continue;
+      yield { tick: true };
     }
-    // Control batches are dropped: their header is enough, no need to inflate them.
-    if ((buf.readInt16BE(entry.start + ATTRIBUTES) & ATTR_CONTROL) !== 0) continue;
-    let batch: OpenedBatch;
-    try {
-      batch = (yield { open: entry.start })!;
-    } catch (err) {
-      if (!(err instanceof RecordsError)) throw err;
-      return done({ error: err, errorOffset: buf.readBigInt64BE(entry.start) });
-    }
-    const logAppend = batch.timestampType === TimestampType.LogAppendTime;
-    const attributes = toMagic === 1 && logAppend ? ATTR_LOG_APPEND_TIME : 0;
-    let n = 0;
-    try {
-      for (const r of batchRecords(batch)) {
-        if (++n % RECORDS_PER_TICK === 0) yield { tick: true };
-        const offset = batch.baseOffset + BigInt(r.offsetDelta);
-        if (offset < fromOffset) continue;
-        if (!fits(legacyEntrySize(toMagic, r.key, r.value))) return done();
-        const timestamp = logAppend ? batch.maxTimestamp : batch.baseTimestamp + BigInt(r.timestampDelta);
-        push(encodeLegacyMessage(toMagic, offset, attributes, timestamp, r.key, r.value));
-      }
-    } catch (err) {
-      // A malformed record: stop here; what was converted before it is still sent.
-      if (!(err instanceof RecordsError)) throw err;
-      return done({ error: err, errorOffset: batch.baseOffset });
-    }
-    yield { tick: true };
+  } catch (err) {
+    // Framing damage between entries (a size below the minimum, an unknown magic).
+    if (!(err instanceof RecordsError)) throw err;
+    return done({ error: err });
   }
   return done();
 }

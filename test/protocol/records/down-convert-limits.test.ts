@@ -141,3 +141,13 @@ test('downConvert to magic 0: a compressed magic-1 wrapper past the cap is the e
   const roomy = downConvert(big, 0, { maxOutputBytes: 1 << 30, maxDecompressedBytes: 8 << 20 });
   assert.equal(readLegacyMessageSet(roomy.records).messages[0]!.value!.length, 4 << 20);
 });
+
+test('downConvert: framing damage after good data ends the data there, with the error', async () => {
+  const good = batchOf(3, 10, 0n);
+  const damaged = Buffer.from(batchOf(2, 10, 3n));
+  damaged.writeInt8(7, 16); // magic 7
+  for (const out of [downConvert(Buffer.concat([good, damaged]), 1, { maxOutputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 }), await downConvertAsync(Buffer.concat([good, damaged]), 1, { maxOutputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 })]) {
+    assert.deepEqual(offsets(out.records), [0n, 1n, 2n]);
+    assert.equal(out.error?.kafkaError, 'CORRUPT_MESSAGE');
+  }
+});
