@@ -14,6 +14,7 @@ import {
   TimestampType,
   convertLegacyToV2,
   decodeBatch,
+  MAX_READ_DECOMPRESSED_BYTES,
   decodeControlRecordKey,
   iterateBatches,
   recordTimestamp,
@@ -267,7 +268,8 @@ export class Fetcher {
       const raw = entry.buf.subarray(entry.start, entry.start + entry.size);
       const v2 = entry.magic === 2 ? raw : convertLegacyToV2(raw, { preserveOffsets: true });
       for (const inner of iterateBatches(v2)) {
-        const batch = decodeBatch(inner.buf, inner.start);
+        // The broker is trusted, but no batch may inflate past 1 GiB in the client either.
+        const batch = decodeBatch(inner.buf, inner.start, { maxBytes: MAX_READ_DECOMPRESSED_BYTES });
         const last = batch.baseOffset + BigInt(batch.lastOffsetDelta);
         if (end === null || last + 1n > end) end = last + 1n;
         while (aborted.length > 0 && aborted[0]!.firstOffset <= last) abortedProducers.add(aborted.shift()!.producerId);

@@ -5,7 +5,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
-import { TimestampType, decodeBatch, recordTimestamp, type RecordBatch } from '../protocol/records/batch.js';
+import { TimestampType, decodeBatch, readBatchHeaderInfo, recordTimestamp, type RecordBatch } from '../protocol/records/batch.js';
+import { RecordsError } from '../protocol/records/errors.js';
+import { readDecompressionCap } from '../protocol/records/read-limits.js';
 import { decodeControlRecordKey, endTxnMarkerOf } from '../protocol/records/control.js';
 import { MIN_BATCH_LENGTH } from './batch-scan.js';
 import { baseOffsetOfFileName } from './log-segment.js';
@@ -15,6 +17,14 @@ export interface DumpOptions {
   printDataLog: boolean;
   indexSanityCheck: boolean;
   offsetsDecoder: boolean;
+  /** Cap on one batch's inflated records; default readDecompressionCap() (32 MiB). */
+  maxDecompressedBytes?: number;
+}
+
+/** What a dump found wrong that did not stop it. */
+export interface DumpSummary {
+  /** Batches whose records could not be decoded (corrupt, or inflating past the cap). */
+  undecodableBatches: number;
 }
 
 export class DumpError extends Error {}
@@ -27,19 +37,21 @@ const CODEC_NAMES: Record<number, string> = {
   [CompressionType.Zstd]: 'zstd',
 };
 
-function lastSequence(batch: RecordBatch): number {
+type BatchHeader = Omit<RecordBatch, 'records'> & { count: number };
+
+function lastSequence(batch: BatchHeader): number {
   if (batch.baseSequence < 0) return -1;
   return (batch.baseSequence + batch.lastOffsetDelta) % 2 ** 31;
 }
 
-function timestampLabel(batch: RecordBatch): string {
+function timestampLabel(batch: Pick<RecordBatch, 'timestampType'>): string {
   return batch.timestampType === TimestampType.LogAppendTime ? 'LogAppendTime' : 'CreateTime';
 }
 
-function batchLine(batch: RecordBatch, position: number, valid: boolean): string {
+function batchLine(batch: BatchHeader, position: number, valid: boolean): string {
   const base = Number(batch.baseOffset);
   return [
-    `baseOffset: ${base} lastOffset: ${base + batch.lastOffsetDelta} count: ${batch.records.length}`,
+    `baseOffset: ${base} lastOffset: ${base + batch.lastOffsetDelta} count: ${batch.count}`,
     `baseSequence: ${batch.baseSequence} lastSequence: ${lastSequence(batch)} producerId: ${batch.producerId}`,
     `producerEpoch: ${batch.producerEpoch} partitionLeaderEpoch: ${batch.partitionLeaderEpoch}`,
     `isTransactional: ${batch.isTransactional} isControl: ${batch.isControl}`,
@@ -77,35 +89,46 @@ function recordLines(batch: RecordBatch, opts: DumpOptions): string[] {
   return lines;
 }
 
-async function dumpLog(file: string, opts: DumpOptions, out: (line: string) => void): Promise<void> {
+async function dumpLog(file: string, opts: DumpOptions, out: (line: string) => void): Promise<DumpSummary> {
   const data = await readFile(file);
+  const summary: DumpSummary = { undecodableBatches: 0 };
+  const maxBytes = opts.maxDecompressedBytes ?? readDecompressionCap();
   out(`Log starting offset: ${baseOffsetOfFileName(path.basename(file)) ?? 0}`);
   let pos = 0;
   while (pos + RECORD_BATCH_OVERHEAD <= data.length) {
     const length = data.readInt32BE(pos + 8);
     const size = length + LOG_OVERHEAD;
     if (length < MIN_BATCH_LENGTH || pos + size > data.length) break;
-    let batch: RecordBatch;
+    let batch: RecordBatch | undefined;
     let valid = true;
+    let failure: RecordsError | undefined;
     try {
-      batch = decodeBatch(data, pos);
-    } catch {
-      valid = false;
+      batch = decodeBatch(data, pos, { maxBytes });
+    } catch (err) {
+      if (!(err instanceof RecordsError)) throw err;
+      valid = err.reason !== 'crc_mismatch';
       try {
-        batch = decodeBatch(data, pos, { verifyCrc: false });
-      } catch (err) {
-        out(`Found an undecodable batch at position ${pos}: ${(err as Error).message}`);
-        break;
+        batch = decodeBatch(data, pos, { verifyCrc: false, maxBytes });
+      } catch (err2) {
+        if (!(err2 instanceof RecordsError)) throw err2;
+        failure = err2;
       }
     }
-    out(batchLine(batch, pos, valid));
-    if (opts.printDataLog || opts.offsetsDecoder) for (const l of recordLines(batch, opts)) out(l);
+    if (batch) {
+      out(batchLine({ ...batch, count: batch.records.length }, pos, valid));
+      if (opts.printDataLog || opts.offsetsDecoder) for (const l of recordLines(batch, opts)) out(l);
+    } else {
+      // The header is readable and says where the next batch starts: report this one, go on.
+      summary.undecodableBatches++;
+      out(`${batchLine(readBatchHeaderInfo(data, pos), pos, valid)} | records not decoded: ${failure?.message ?? 'unknown error'}`);
+    }
     pos += size;
   }
   if (pos < data.length) out(`Found ${data.length - pos} invalid bytes at the end of ${path.basename(file)}`);
   // Invalid bytes after valid batches are a torn tail, as after a crash; a non-empty file with no
   // batch at all is not a log segment.
   if (pos === 0 && data.length > 0) throw new DumpError(`${file} is not a log segment: no record batch could be read from it`);
+  return summary;
 }
 
 async function dumpIndex(file: string, entrySize: 8 | 12, opts: DumpOptions, out: (line: string) => void): Promise<void> {
@@ -135,7 +158,7 @@ async function dumpIndex(file: string, entrySize: 8 | 12, opts: DumpOptions, out
   }
 }
 
-export async function dumpFile(file: string, opts: DumpOptions, out: (line: string) => void): Promise<void> {
+export async function dumpFile(file: string, opts: DumpOptions, out: (line: string) => void): Promise<DumpSummary> {
   let isFile = false;
   try {
     isFile = (await stat(file)).isFile();
@@ -149,7 +172,8 @@ export async function dumpFile(file: string, opts: DumpOptions, out: (line: stri
     throw new DumpError(`${file} is not a log segment (.log), offset index (.index) or time index (.timeindex) file`);
   }
   out(`Dumping ${file}`);
-  if (file.endsWith('.log')) await dumpLog(file, opts, out);
-  else if (file.endsWith('.index')) await dumpIndex(file, 8, opts, out);
+  if (file.endsWith('.log')) return dumpLog(file, opts, out);
+  if (file.endsWith('.index')) await dumpIndex(file, 8, opts, out);
   else await dumpIndex(file, 12, opts, out);
+  return { undecodableBatches: 0 };
 }

@@ -19,6 +19,7 @@ import type { StorageLogger } from './logger.js';
 import { Mutex } from './mutex.js';
 import { loadSegments } from './recovery.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
+import { readDecompressionCap } from '../protocol/records/read-limits.js';
 
 const PLURAL = { append: 'appends', read: 'reads', truncate: 'truncations', flush: 'flushes' } as const;
 
@@ -282,12 +283,12 @@ export class Log extends EventEmitter {
 
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
     this.checkOnline();
-    return findOffsetByTimestamp(this.segments, ts, this.startOffset);
+    return findOffsetByTimestamp(this.segments, ts, this.startOffset, readDecompressionCap(this.config.maxMessageBytes));
   }
 
   maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
     this.checkOnline();
-    return findMaxTimestampOffset(this.segments);
+    return findMaxTimestampOffset(this.segments, readDecompressionCap(this.config.maxMessageBytes));
   }
 
   async deleteRecordsBefore(offset: number): Promise<number> {

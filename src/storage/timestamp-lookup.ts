@@ -1,8 +1,11 @@
 /**
- * ListOffsets by timestamp: the time index narrows the search to a few KB of one segment, then
- * the batch (and its records, decoded only here) gives the exact first offset with ts >= target.
+ * ListOffsets by timestamp: the time index narrows the search to a few KB of one segment, batch
+ * headers' maxTimestamp skip every batch that cannot hold the target without inflating it, and
+ * only the one candidate batch is inflated (bounded) to find the exact first offset with ts >= target.
  */
-import { TimestampType, decodeBatch, recordTimestamp } from '../protocol/records/batch.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { TimestampType, batchRecords, openBatchAsync, recordTimestamp } from '../protocol/records/batch.js';
+import { RecordsError } from '../protocol/records/errors.js';
 import { readAt } from './batch-scan.js';
 import type { LogSegment } from './log-segment.js';
 import { scanBatchHeaders } from './batch-scan.js';
@@ -13,25 +16,39 @@ export interface TimestampAndOffset {
   timestamp: number;
 }
 
-/** First record (offset >= minOffset) of the batch at `position` whose timestamp satisfies `match`. */
+/** Records examined between two yields to the event loop while searching one batch. */
+const RECORDS_PER_SLICE = 4096;
+
+/**
+ * First record (offset >= minOffset) of the batch at `position` whose timestamp satisfies
+ * `match`. The batch inflates within `maxDecompressedBytes`, off the event loop, and its records
+ * are walked one at a time. When the batch cannot be decoded within the cap (a compression
+ * bomb), or not at all, the answer falls back to the batch's own header: its first offset at or
+ * after minOffset, with its maxTimestamp, when that timestamp matches. The batch is the first
+ * whose maxTimestamp reaches the target, so the exact record lies in it: a consumer seeking to
+ * the batch's start misses nothing (it may see a few earlier records of the same batch).
+ */
 async function recordInBatch(
   seg: LogSegment,
   position: number,
   size: number,
   minOffset: number,
   match: (ts: number) => boolean,
+  maxDecompressedBytes: number,
 ): Promise<TimestampAndOffset | undefined> {
   const bytes = await readAt(seg.file, position, size);
   try {
-    const batch = decodeBatch(bytes, 0, { verifyCrc: false });
-    for (const r of batch.records) {
+    const batch = await openBatchAsync(bytes, 0, { verifyCrc: false, maxBytes: maxDecompressedBytes });
+    let n = 0;
+    for (const r of batchRecords(batch)) {
       const offset = Number(batch.baseOffset) + r.offsetDelta;
       const ts = Number(recordTimestamp(batch, r));
       if (offset >= minOffset && match(ts)) return { offset, timestamp: ts };
       if (batch.timestampType === TimestampType.LogAppendTime && offset >= minOffset) break;
+      if (++n % RECORDS_PER_SLICE === 0) await yieldToEventLoop();
     }
-  } catch {
-    // Undecodable records (unknown codec): fall back to the batch's own header figures.
+  } catch (err) {
+    if (!(err instanceof RecordsError)) throw err;
     const base = Number(bytes.readBigInt64BE(0));
     const maxTs = Number(bytes.readBigInt64BE(MAX_TIMESTAMP));
     if (match(maxTs)) return { offset: Math.max(base, minOffset), timestamp: maxTs };
@@ -43,6 +60,7 @@ export async function findOffsetByTimestamp(
   segments: readonly LogSegment[],
   target: number,
   logStartOffset: number,
+  maxDecompressedBytes: number,
 ): Promise<TimestampAndOffset | null> {
   for (const seg of segments) {
     if (seg.size === 0 || seg.maxTimestampSoFar < target || seg.nextOffset <= logStartOffset) continue;
@@ -62,20 +80,20 @@ export async function findOffsetByTimestamp(
     });
     found = candidates[0];
     if (!found) continue;
-    const hit = await recordInBatch(seg, found.position, found.size, logStartOffset, (ts) => ts >= target);
+    const hit = await recordInBatch(seg, found.position, found.size, logStartOffset, (ts) => ts >= target, maxDecompressedBytes);
     if (hit) return hit;
   }
   return null;
 }
 
 /** The offset of the record carrying the largest timestamp in the log (ListOffsets -3). */
-export async function findMaxTimestampOffset(segments: readonly LogSegment[]): Promise<TimestampAndOffset | null> {
+export async function findMaxTimestampOffset(segments: readonly LogSegment[], maxDecompressedBytes: number): Promise<TimestampAndOffset | null> {
   let best: LogSegment | undefined;
   for (const seg of segments) if (seg.size > 0 && (!best || seg.maxTimestampSoFar > best.maxTimestampSoFar)) best = seg;
   if (!best || best.maxTimestampSoFar < 0) return null;
   const maxTs = best.maxTimestampSoFar;
   const loc = await best.findBatch(best.offsetOfMaxTimestampSoFar, best.size);
   if (!loc) return { offset: best.offsetOfMaxTimestampSoFar, timestamp: maxTs };
-  const hit = await recordInBatch(best, loc.position, loc.size, 0, (ts) => ts === maxTs);
+  const hit = await recordInBatch(best, loc.position, loc.size, 0, (ts) => ts === maxTs, maxDecompressedBytes);
   return hit ?? { offset: loc.lastOffset, timestamp: maxTs };
 }

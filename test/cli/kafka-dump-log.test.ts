@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../src/protocol/coordinator-records/index.js';
 import { Writer } from '../../src/protocol/primitives/index.js';
 import { makeBatch, openLog, withTempDir } from '../storage/helpers.js';
+import { CRC, CompressionType, RECORD_BATCH_OVERHEAD, computeCrc } from '../../src/protocol/records/batch-header.js';
+import { gzipValueBomb } from '../helpers/read-bombs.js';
 
 const entry = fileURLToPath(new URL('../../src/cli/kafka-dump-log.ts', import.meta.url));
 const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8' });
@@ -105,5 +107,36 @@ test('bin/kafka-dump-log.sh runs the compiled tool', async () => {
     const res = spawnSync(path.join(root, 'bin', 'kafka-dump-log.sh'), ['--files', path.join(dir, 'topic-0', '00000000000000000000.log'), '--print-data-log'], { encoding: 'utf8' });
     assert.equal(res.status, 0, res.stderr);
     assert.match(res.stdout, /payload: via-wrapper/);
+  });
+});
+
+test('batches that cannot be decoded (a gzip bomb past the cap, corrupt gzip) get one line each; the dump goes on and exits non-zero', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir);
+    await log.append(makeBatch(['first']), { leaderEpoch: 0 });
+    await log.append(await gzipValueBomb(200_000_000), { leaderEpoch: 0 });
+    const corrupt = Buffer.from(makeBatch(['y'.repeat(300)], { compression: CompressionType.Gzip }));
+    corrupt.fill(0x5a, RECORD_BATCH_OVERHEAD + 12);
+    corrupt.writeUInt32BE(computeCrc(corrupt, 0), CRC);
+    await log.append(corrupt, { leaderEpoch: 0 });
+    await log.append(makeBatch(['last']), { leaderEpoch: 0 });
+    await log.close();
+    const seg = path.join(dir, 'topic-0', '00000000000000000000.log');
+    const t0 = Date.now();
+    const res = run('--files', seg, '--print-data-log');
+    assert.ok(Date.now() - t0 < 30_000);
+    assert.equal(res.status, 2, res.stderr);
+    assert.equal(res.stderr.trim(), 'kafka-dump-log: 2 batches could not be decoded (see \'records not decoded\' lines)');
+    const lines = res.stdout.trim().split('\n');
+    assert.match(lines[2]!, /^baseOffset: 0 .* isvalid: true$/);
+    assert.match(lines[3]!, /payload: first$/);
+    assert.match(lines[4]!, /^baseOffset: 1 lastOffset: 1 count: 1 .* compresscodec: gzip crc: \d+ isvalid: true \| records not decoded: .*exceeds the limit of 33554816 bytes/);
+    assert.match(lines[5]!, /^baseOffset: 2 .* compresscodec: gzip .* \| records not decoded: cannot decompress batch/);
+    assert.match(lines[6]!, /^baseOffset: 3 .* isvalid: true$/);
+    assert.match(lines[7]!, /payload: last$/);
+    const bad = run('--files', seg, '--max-decompressed-bytes', 'lots');
+    assert.equal(bad.status, 1);
+    assert.equal(bad.stderr.trim(), 'kafka-dump-log: --max-decompressed-bytes must be a positive integer, not lots');
   });
 });

@@ -21,7 +21,7 @@ test('records encoded on append decode back identically, with a valid CRC, for e
       batch.baseSequence = 7;
       const wire = batch.encode(compression, 42n, 3);
       assert.ok(isCrcValid(wire, 0));
-      const decoded = decodeBatch(wire);
+      const decoded = decodeBatch(wire, 0, { maxBytes: 1 << 30 });
       assert.equal(decoded.compression, compression);
       assert.equal(decoded.records.length, records.length);
       assert.equal(decoded.producerId, 42n);

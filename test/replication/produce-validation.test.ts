@@ -155,7 +155,7 @@ test('large legitimate compressed batches and legacy sets are accepted', async (
       const res = await prepareProducedRecords(set, { fromClient: true, produceVersion: 2, limits: LIMITS });
       assert.ok(res.ok, `magic ${magic} codec ${codec}: ${res.ok ? '' : res.message}`);
       if (!res.ok) continue;
-      const b = decodeBatch(res.batches);
+      const b = decodeBatch(res.batches, 0, { maxBytes: 64 << 20 });
       assert.equal(b.compression, codec);
       assert.equal(b.records.length, n);
       assert.deepEqual(b.records.map((r) => r.offsetDelta), Array.from({ length: n }, (_, i) => i));
@@ -180,7 +180,7 @@ test('legacy sets converting to more than 1 MiB of records are re-compressed off
     const res = await prepareProducedRecords(set, { fromClient: true, produceVersion: 2, limits: LIMITS });
     assert.ok(res.ok, `codec ${codec}: ${res.ok ? '' : res.message}`);
     if (!res.ok) continue;
-    const b = decodeBatch(res.batches);
+    const b = decodeBatch(res.batches, 0, { maxBytes: 64 << 20 });
     assert.equal(b.compression, codec);
     assert.equal(b.records.length, 4000);
     assert.equal(b.records[3999]!.value!.toString(), messages[3999]!.value.toString());

@@ -42,7 +42,7 @@ export interface ReadBack {
 export function decodeAll(buf: Buffer): ReadBack[] {
   const out: ReadBack[] = [];
   for (const e of iterateBatches(buf)) {
-    const b = decodeBatch(e.buf, e.start);
+    const b = decodeBatch(e.buf, e.start, { maxBytes: 1 << 30 });
     for (const r of b.records) {
       out.push({
         offset: Number(b.baseOffset) + r.offsetDelta,

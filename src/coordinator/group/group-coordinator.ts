@@ -66,7 +66,7 @@ export class GroupCoordinator {
     const existing = opts.metadata.topic(OFFSETS_TOPIC);
     this.numPartitions = existing?.partitions.length ?? opts.config.offsetsTopicNumPartitions;
     this.runtime = new CoordinatorRuntime<GroupShard, CoordinatorRecord>({
-      log: opts.log ?? new ReplicaManagerCoordinatorLog(opts.replicaManager, OFFSETS_TOPIC),
+      log: opts.log ?? new ReplicaManagerCoordinatorLog(opts.replicaManager, OFFSETS_TOPIC, (msg) => opts.logger.warn(msg)),
       serde: { encode: encodeRecord, decode: decodeRecord },
       newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
       onError: (msg, err) => opts.logger.error({ err }, msg),

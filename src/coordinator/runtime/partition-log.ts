@@ -4,7 +4,19 @@
  * partition's log from its start to its end.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { decodeBatch, encodeBatch, iterateBatches, type KafkaRecord } from '../../protocol/records/index.js';
+import {
+  BASE_OFFSET,
+  LAST_OFFSET_DELTA,
+  RecordsError,
+  checkBatchRecordsAsync,
+  encodeBatch,
+  forEachRecordAsync,
+  openBatchAsync,
+  iterateBatches,
+  readDecompressionCap,
+  type KafkaRecord,
+  type OpenedBatch,
+} from '../../protocol/records/index.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { CoordinatorLog, EncodedRecord } from './types.js';
 
@@ -33,6 +45,8 @@ export class ReplicaManagerCoordinatorLog implements CoordinatorLog {
   constructor(
     private readonly replicaManager: ReplicaManager,
     private readonly topic: string,
+    /** Told of each batch skipped while loading because it cannot be decoded. */
+    private readonly onBadBatch?: (message: string) => void,
   ) {}
 
   async append(partition: number, records: EncodedRecord[], now: number): Promise<void> {
@@ -47,7 +61,11 @@ export class ReplicaManagerCoordinatorLog implements CoordinatorLog {
   async replay(partition: number, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void> {
     const p = this.replicaManager.getPartition(this.topic, partition);
     if (!p) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.topic}-${partition} is not led here`);
-    await replayLog(p, onRecord);
+    await replayLog(p, onRecord, {
+      maxDecompressedBytes: readDecompressionCap(p.log.config.maxMessageBytes),
+      onBadBatch: (baseOffset, err) =>
+        this.onBadBatch?.(`loading ${this.topic}-${partition}: skipped the batch at offset ${baseOffset}, which cannot be decoded (${err.message})`),
+    });
   }
 }
 
@@ -58,8 +76,21 @@ export interface ReadableLog {
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, upTo: number): Promise<{ records: Buffer }>;
 }
 
-/** Calls `onRecord` for every keyed record of the log, start to end (control batches skipped). */
-export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void> {
+export interface ReplayOptions {
+  /** Cap on one batch's inflated records; default readDecompressionCap() (32 MiB). */
+  maxDecompressedBytes?: number;
+  /** A batch that cannot be decoded within the cap (or at all): it is skipped and the load goes on. */
+  onBadBatch?: (baseOffset: bigint, err: RecordsError) => void;
+}
+
+/**
+ * Calls `onRecord` for every keyed record of the log, start to end (control batches skipped).
+ * Each batch inflates within the cap, off the event loop; a batch that cannot be decoded is
+ * reported and skipped whole (none of its records replayed), so one bad batch cannot stop a
+ * coordinator from loading the rest of its partition.
+ */
+export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: Buffer | null) => void, opts: ReplayOptions = {}): Promise<void> {
+  const maxBytes = opts.maxDecompressedBytes ?? readDecompressionCap();
   const end = p.logEndOffset;
   let offset = p.logStartOffset;
   while (offset < end) {
@@ -67,10 +98,22 @@ export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: B
     let next = offset;
     for (const entry of iterateBatches(records)) {
       if (entry.magic !== 2) continue;
-      const batch = decodeBatch(entry.buf, entry.start, { verifyCrc: false });
-      next = Number(batch.baseOffset) + batch.lastOffsetDelta + 1;
+      const baseOffset = entry.buf.readBigInt64BE(entry.start + BASE_OFFSET);
+      next = Number(baseOffset) + entry.buf.readInt32BE(entry.start + LAST_OFFSET_DELTA) + 1;
+      let batch: OpenedBatch;
+      try {
+        batch = await openBatchAsync(entry.buf, entry.start, { verifyCrc: false, maxBytes });
+        const bad = await checkBatchRecordsAsync(batch);
+        if (bad) throw bad;
+      } catch (err) {
+        if (!(err instanceof RecordsError)) throw err;
+        opts.onBadBatch?.(baseOffset, err);
+        continue;
+      }
       if (batch.isControl) continue;
-      for (const r of batch.records) if (r.key !== null) onRecord(r.key, r.value);
+      await forEachRecordAsync(batch, (r) => {
+        if (r.key !== null) onRecord(r.key, r.value);
+      });
     }
     if (next <= offset) break; // nothing readable (should not happen below the end)
     offset = next;

@@ -13,3 +13,4 @@ export * from './control.js';
 export * from './legacy.js';
 export * from './legacy-convert.js';
 export * from './compression/index.js';
+export * from './read-limits.js';

@@ -8,7 +8,7 @@ import { FetchRequestCodec, FetchResponseCodec } from '../../protocol/messages/i
 import type { FetchRequest, FetchResponse, FetchableTopicResponse, PartitionData } from '../../protocol/messages/01-fetch.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
-import { downConvert } from '../../protocol/records/index.js';
+import { KAFKA_ERROR_CODE, downConvertAsync, readDecompressionCap } from '../../protocol/records/index.js';
 import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-reader.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
 import { defineHandler, type RequestContext } from './types.js';
@@ -49,11 +49,60 @@ function toTarget(r: Requested, useIds: boolean): FetchTarget {
   return target;
 }
 
-function recordsFor(result: PartitionFetchResult, version: number): Buffer | null {
-  const records = result.records;
-  if (!records || records.length === 0 || version > 3) return records;
-  // Fetch v0-v1 understand magic 0, v2-v3 magic 1.
-  return downConvert(records, version <= 1 ? 0 : 1);
+/**
+ * Down-conversion for Fetch v0-v3 (v0-v1 understand magic 0, v2-v3 magic 1), done after the
+ * read, partition by partition in response order, as Kafka's lazy down-conversion does:
+ *
+ * - converted bytes stay within the partition's max_bytes and what is left of the response's
+ *   max_bytes; only the response's first message may be larger, so a consumer always progresses
+ *   (Kafka sends the first converted batch whole; one message is enough here, the rest waits);
+ * - each batch inflates within readDecompressionCap(the topic's max.message.bytes), off the
+ *   event loop; a batch that cannot (a compression bomb, or corrupt) ends the partition's data
+ *   before it; when nothing came before it, the partition answers MESSAGE_TOO_LARGE (inflates
+ *   past the cap) or CORRUPT_MESSAGE with no records, as the Java consumer reports a record it
+ *   can never fetch, instead of an unbounded response.
+ */
+async function downConvertResults(
+  requested: readonly Requested[],
+  results: readonly PartitionFetchResult[],
+  version: number,
+  responseMaxBytes: number,
+  ctx: RequestContext,
+): Promise<PartitionFetchResult[]> {
+  const toMagic = version <= 1 ? 0 : 1;
+  let remaining = responseMaxBytes;
+  let sentAny = false;
+  const out: PartitionFetchResult[] = [];
+  for (let i = 0; i < results.length; i++) {
+    const result = results[i]!;
+    const r = requested[i]!;
+    if (!result.records || result.records.length === 0) {
+      out.push(result);
+      continue;
+    }
+    const maxMessageBytes = ctx.services.replicaManager.getPartition(r.topic, r.partition)?.log.config.maxMessageBytes;
+    const converted = await downConvertAsync(result.records, toMagic, {
+      maxOutputBytes: Math.max(0, Math.min(r.partitionMaxBytes, remaining)),
+      firstMessageWhole: !sentAny,
+      fromOffset: BigInt(r.fetchOffset),
+      maxDecompressedBytes: readDecompressionCap(maxMessageBytes),
+    });
+    if (converted.records.length === 0 && converted.error) {
+      out.push({ ...result, errorCode: KAFKA_ERROR_CODE[converted.error.kafkaError], records: EMPTY });
+      continue;
+    }
+    remaining -= converted.records.length;
+    if (converted.records.length > 0) sentAny = true;
+    out.push({ ...result, records: converted.records });
+  }
+  return out;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Fetch v0-v3 get their records down-converted; later versions as read. */
+function convertFor(version: number, requested: readonly Requested[], results: PartitionFetchResult[], maxBytes: number, ctx: RequestContext): Promise<PartitionFetchResult[]> | PartitionFetchResult[] {
+  return version > 3 ? results : downConvertResults(requested, results, version, maxBytes, ctx);
 }
 
 function partitionData(r: Requested, result: PartitionFetchResult, version: number): Input<PartitionData> {
@@ -65,7 +114,7 @@ function partitionData(r: Requested, result: PartitionFetchResult, version: numb
     logStartOffset: BigInt(result.logStartOffset),
     abortedTransactions: version >= 4 ? [] : null,
     preferredReadReplica: -1,
-    records: recordsFor(result, version),
+    records: result.records,
   };
 }
 
@@ -110,7 +159,7 @@ export const fetchHandler = defineHandler({
     const full = version < 7 || req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH;
     if (full) {
       if (version >= 7 && req.sessionId !== 0) sessions.remove(req.sessionId);
-      const results = await rm.fetch(requested.map((r) => toTarget(r, useIds)), params);
+      const results = await convertFor(version, requested, await rm.fetch(requested.map((r) => toTarget(r, useIds)), params), params.maxBytes, ctx);
       let session: FetchSession | undefined;
       if (version >= 7 && req.sessionEpoch === INITIAL_EPOCH) session = sessions.create(useIds, requested.length);
       const items = requested.map((r, i) => {
@@ -143,7 +192,7 @@ export const fetchHandler = defineHandler({
       currentLeaderEpoch: sp.currentLeaderEpoch,
     });
     const reqs = members.map(asRequested);
-    const results = await rm.fetch(reqs.map((r) => toTarget(r, useIds)), params);
+    const results = await convertFor(version, reqs, await rm.fetch(reqs.map((r) => toTarget(r, useIds)), params), params.maxBytes, ctx);
     const items: { r: Requested; data: Input<PartitionData> }[] = [];
     members.forEach((sp, i) => {
       const result = results[i]!;

@@ -18,7 +18,8 @@ import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
 import type { Log } from '../log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';
-import { addToOffsetMap, rewriteSegment } from './segment-rewriter.js';
+import { addToOffsetMap, rewriteSegment, type CleanerReadOptions } from './segment-rewriter.js';
+import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 
 export class LogCleaner {
   /** First dirty offset per log ("topic-partition"), persisted as cleaner-offset-checkpoint. */
@@ -62,10 +63,23 @@ export class LogCleaner {
     if (plan.segments.length === 0) return;
     const state = { log, aborted: false };
     this.current = state;
+    // Batches that cannot be decoded within the cap stay byte for byte; each is reported once
+    // per cleaning of the log (the offset-map pass and the rewrite pass both meet it).
+    const reported = new Set<bigint>();
+    const readOpts: CleanerReadOptions = {
+      maxDecompressedBytes: readDecompressionCap(log.config.maxMessageBytes),
+      onUndecodable: (position, baseOffset, err) => {
+        if (reported.has(baseOffset)) return;
+        reported.add(baseOffset);
+        this.logger.warn(
+          `cleaner keeps the batch at offset ${baseOffset} (position ${position}) of ${log.name} as is: it cannot be decoded (${err.message})`,
+        );
+      },
+    };
     try {
       const map = new Map<string, number>();
       for (const seg of plan.dirtySegments) {
-        await addToOffsetMap(seg, map);
+        await addToOffsetMap(seg, map, readOpts);
         await yieldToEventLoop();
         if (state.aborted) return;
       }
@@ -73,7 +87,7 @@ export class LogCleaner {
       let dropped = 0;
       for (const seg of plan.segments) {
         if (state.aborted) return;
-        const { bytes, stats } = await rewriteSegment(seg, map, { now, deleteRetentionMs: log.config.deleteRetentionMs });
+        const { bytes, stats } = await rewriteSegment(seg, map, { now, deleteRetentionMs: log.config.deleteRetentionMs, ...readOpts });
         kept += stats.recordsKept;
         dropped += stats.recordsDropped;
         if (stats.recordsDropped > 0) await this.swap(log, seg, bytes, state);

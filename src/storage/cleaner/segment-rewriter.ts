@@ -5,7 +5,8 @@
  * last offset delta, timestamps, producer fields and compression.
  */
 import { RECORD_BATCH_OVERHEAD } from '../../protocol/records/batch-header.js';
-import { decodeBatch, encodeBatch, type RecordBatch } from '../../protocol/records/batch.js';
+import { checkBatchRecordsAsync, encodeBatch, forEachRecordAsync, openBatchAsync, type OpenedBatch } from '../../protocol/records/batch.js';
+import { RecordsError } from '../../protocol/records/errors.js';
 import type { KafkaRecord } from '../../protocol/records/record.js';
 import { readAt, scanBatchHeaders } from '../batch-scan.js';
 import type { LogSegment } from '../log-segment.js';
@@ -15,11 +16,25 @@ export function mapKey(key: Buffer): string {
   return key.toString('latin1');
 }
 
-/** Calls visit for every decoded batch of the segment (up to `sizeLimit`). */
+/** How the cleaner inflates batches: the cap, and where an undecodable batch is reported. */
+export interface CleanerReadOptions {
+  /** Cap on one batch's inflated records (readDecompressionCap of the log's max.message.bytes). */
+  maxDecompressedBytes: number;
+  /** Called once per batch that cannot be decoded within the cap (or at all); it is kept as is. */
+  onUndecodable(position: number, baseOffset: bigint, err: RecordsError): void;
+}
+
+/**
+ * Calls visit for every batch of the segment (up to `sizeLimit`), inflated within the cap off
+ * the event loop and checked record by record before any is used. A batch that cannot be
+ * decoded (corrupt, or a compression bomb past the cap) is reported and visited with `batch`
+ * null: callers keep it byte for byte, so compaction never drops or damages what it cannot read.
+ */
 export async function forEachBatch(
   seg: LogSegment,
   sizeLimit: number,
-  visit: (batch: RecordBatch, raw: Buffer) => void,
+  opts: CleanerReadOptions,
+  visit: (batch: OpenedBatch | null, raw: Buffer) => Promise<void>,
 ): Promise<void> {
   const locations: { position: number; size: number }[] = [];
   await scanBatchHeaders(seg.file, 0, sizeLimit, (_b, _s, position, size) => {
@@ -40,18 +55,30 @@ export async function forEachBatch(
     for (let k = i; k < j; k++) {
       const off = locations[k]!.position - start;
       const raw = chunk.subarray(off, off + locations[k]!.size);
-      visit(decodeBatch(raw, 0, { verifyCrc: false }), raw);
+      let batch: OpenedBatch | null;
+      try {
+        batch = await openBatchAsync(raw, 0, { verifyCrc: false, maxBytes: opts.maxDecompressedBytes });
+        const bad = await checkBatchRecordsAsync(batch);
+        if (bad) throw bad;
+      } catch (err) {
+        if (!(err instanceof RecordsError)) throw err;
+        opts.onUndecodable(locations[k]!.position, raw.readBigInt64BE(0), err);
+        batch = null;
+      }
+      await visit(batch, raw);
     }
     i = j;
   }
 }
 
-/** Adds the segment's keyed records to the key → latest offset map. */
-export async function addToOffsetMap(seg: LogSegment, map: Map<string, number>): Promise<void> {
-  await forEachBatch(seg, seg.size, (batch) => {
-    if (batch.isControl) return;
+/** Adds the segment's keyed records to the key → latest offset map (undecodable batches add nothing). */
+export async function addToOffsetMap(seg: LogSegment, map: Map<string, number>, opts: CleanerReadOptions): Promise<void> {
+  await forEachBatch(seg, seg.size, opts, async (batch) => {
+    if (!batch || batch.isControl) return;
     const base = Number(batch.baseOffset);
-    for (const r of batch.records) if (r.key !== null) map.set(mapKey(r.key), base + r.offsetDelta);
+    await forEachRecordAsync(batch, (r) => {
+      if (r.key !== null) map.set(mapKey(r.key), base + r.offsetDelta);
+    });
   });
 }
 
@@ -66,47 +93,54 @@ export interface RewriteStats {
 export async function rewriteSegment(
   seg: LogSegment,
   map: Map<string, number>,
-  opts: { now: number; deleteRetentionMs: number },
+  opts: { now: number; deleteRetentionMs: number } & CleanerReadOptions,
 ): Promise<{ bytes: Buffer; stats: RewriteStats }> {
   const parts: Buffer[] = [];
   const stats: RewriteStats = { recordsKept: 0, recordsDropped: 0, bytesIn: seg.size, bytesOut: 0 };
-  await forEachBatch(seg, seg.size, (batch, raw) => {
-    if (batch.isControl) {
+  await forEachBatch(seg, seg.size, opts, async (batch, raw) => {
+    if (!batch || batch.isControl) {
       parts.push(raw);
       return;
     }
     const base = Number(batch.baseOffset);
     const tombstonesExpired = Number(batch.maxTimestamp) + opts.deleteRetentionMs < opts.now;
-    const kept: KafkaRecord[] = [];
-    for (const r of batch.records) {
-      if (r.key === null) {
-        kept.push(r);
-        continue;
-      }
+    const keep = (r: KafkaRecord): boolean => {
+      if (r.key === null) return true;
       const latest = map.get(mapKey(r.key));
       const isLatest = latest === undefined || base + r.offsetDelta >= latest;
-      if (isLatest && !(r.value === null && tombstonesExpired)) kept.push(r);
+      return isLatest && !(r.value === null && tombstonesExpired);
+    };
+    // First pass counts, holding no record: a batch kept whole is copied as it is.
+    let dropped = 0;
+    await forEachRecordAsync(batch, (r) => {
+      if (!keep(r)) dropped++;
+    });
+    stats.recordsKept += batch.count - dropped;
+    stats.recordsDropped += dropped;
+    if (dropped === 0) {
+      parts.push(raw);
+      return;
     }
-    stats.recordsKept += kept.length;
-    stats.recordsDropped += batch.records.length - kept.length;
-    if (kept.length === batch.records.length) parts.push(raw);
-    else if (kept.length > 0) {
-      const rebuilt = encodeBatch({
-        records: kept,
-        baseOffset: batch.baseOffset,
-        partitionLeaderEpoch: batch.partitionLeaderEpoch,
-        compression: batch.compression,
-        timestampType: batch.timestampType,
-        isTransactional: batch.isTransactional,
-        baseTimestamp: batch.baseTimestamp,
-        maxTimestamp: batch.maxTimestamp,
-        lastOffsetDelta: batch.lastOffsetDelta,
-        producerId: batch.producerId,
-        producerEpoch: batch.producerEpoch,
-        baseSequence: batch.baseSequence,
-      });
-      if (rebuilt.length >= RECORD_BATCH_OVERHEAD) parts.push(rebuilt);
-    }
+    if (dropped === batch.count) return;
+    const kept: KafkaRecord[] = [];
+    await forEachRecordAsync(batch, (r) => {
+      if (keep(r)) kept.push(r);
+    });
+    const rebuilt = encodeBatch({
+      records: kept,
+      baseOffset: batch.baseOffset,
+      partitionLeaderEpoch: batch.partitionLeaderEpoch,
+      compression: batch.compression,
+      timestampType: batch.timestampType,
+      isTransactional: batch.isTransactional,
+      baseTimestamp: batch.baseTimestamp,
+      maxTimestamp: batch.maxTimestamp,
+      lastOffsetDelta: batch.lastOffsetDelta,
+      producerId: batch.producerId,
+      producerEpoch: batch.producerEpoch,
+      baseSequence: batch.baseSequence,
+    });
+    if (rebuilt.length >= RECORD_BATCH_OVERHEAD) parts.push(rebuilt);
   });
   const bytes = Buffer.concat(parts);
   stats.bytesOut = bytes.length;

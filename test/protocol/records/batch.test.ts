@@ -70,7 +70,7 @@ for (const compression of ALL_CODECS) {
             partitionLeaderEpoch: 9,
           });
           assert.equal(validateBatchHeader(buf, 0, { walkCompressed: true }), null);
-          const b = decodeBatch(buf);
+          const b = decodeBatch(buf, 0, { maxBytes: 1 << 30 });
           assert.equal(b.sizeInBytes, buf.length);
           assert.equal(b.baseOffset, baseOffset);
           assert.equal(b.baseTimestamp, baseTimestamp);
@@ -100,7 +100,7 @@ test('LogAppendTime: every record takes maxTimestamp', () => {
     maxTimestamp: 5000n,
     timestampType: TimestampType.LogAppendTime,
   });
-  const b = decodeBatch(buf);
+  const b = decodeBatch(buf, 0, { maxBytes: 1 << 30 });
   assert.equal(b.timestampType, TimestampType.LogAppendTime);
   assert.equal(recordTimestamp(b, b.records[0]), 5000n);
 });
@@ -121,7 +121,7 @@ test('the CRC catches every single-byte mutation of the covered bytes', () => {
         assert.notEqual(err, null);
         assert.equal(err?.reason, 'crc_mismatch');
         assert.equal(err?.kafkaError, 'CORRUPT_MESSAGE');
-        assert.throws(() => decodeBatch(buf), (e: unknown) => e instanceof RecordsError && e.reason === 'crc_mismatch');
+        assert.throws(() => decodeBatch(buf, 0, { maxBytes: 1 << 30 }), (e: unknown) => e instanceof RecordsError && e.reason === 'crc_mismatch');
       },
     ),
     { numRuns: 300 },
@@ -133,7 +133,7 @@ test('base offset and leader epoch are outside the CRC', () => {
   setBaseOffset(buf, 0, 12345n);
   buf.writeInt32BE(42, 12);
   assert.equal(isCrcValid(buf, 0), true);
-  assert.equal(decodeBatch(buf).baseOffset, 12345n);
+  assert.equal(decodeBatch(buf, 0, { maxBytes: 1 << 30 }).baseOffset, 12345n);
 });
 
 function oneRecordBatch(): Buffer {
@@ -212,7 +212,7 @@ test('compressed walk checks inner offsets and decompression', () => {
   garbage.fill(0x11, RECORD_BATCH_OVERHEAD);
   rewriteCrc(garbage, 0);
   assert.equal(validateBatchHeader(garbage, 0, { walkCompressed: true })?.reason, 'decompression_failed');
-  assert.throws(() => decodeBatch(garbage), (e: unknown) => e instanceof RecordsError && e.reason === 'decompression_failed');
+  assert.throws(() => decodeBatch(garbage, 0, { maxBytes: 1 << 30 }), (e: unknown) => e instanceof RecordsError && e.reason === 'decompression_failed');
 });
 
 test('iterateBatches walks concatenated batches and stops at a partial trailing one', () => {
@@ -247,7 +247,7 @@ test('iterateBatches walks concatenated batches and stops at a partial trailing 
 test('control batches carry transaction markers', () => {
   for (const type of [ControlRecordType.Abort, ControlRecordType.Commit]) {
     const buf = encodeControlBatch({ type, producerId: 99n, producerEpoch: 4, coordinatorEpoch: 17, timestamp: 123n, baseOffset: 50n });
-    const b = decodeBatch(buf);
+    const b = decodeBatch(buf, 0, { maxBytes: 1 << 30 });
     assert.equal(b.isControl, true);
     assert.equal(b.isTransactional, true);
     assert.equal(b.producerId, 99n);
@@ -256,13 +256,13 @@ test('control batches carry transaction markers', () => {
     assert.deepEqual(b.records[0].key, Buffer.from([0, 0, 0, type]));
     assert.deepEqual(endTxnMarkerOf(b), { type, coordinatorEpoch: 17 });
   }
-  assert.equal(endTxnMarkerOf(decodeBatch(oneRecordBatch())), null);
+  assert.equal(endTxnMarkerOf(decodeBatch(oneRecordBatch(), 0, { maxBytes: 1 << 30 })), null);
 });
 
 test('a hostile record count is rejected without allocating for it', () => {
   const buf = oneRecordBatch();
   buf.writeInt32BE(2 ** 31 - 1, 57);
   rewriteCrc(buf, 0);
-  assert.throws(() => decodeBatch(buf), (e: unknown) => e instanceof RecordsError && e.reason === 'record_count_mismatch');
+  assert.throws(() => decodeBatch(buf, 0, { maxBytes: 1 << 30 }), (e: unknown) => e instanceof RecordsError && e.reason === 'record_count_mismatch');
   assert.equal(validateBatchHeader(buf, 0, { fromClient: false })?.reason, 'record_count_mismatch');
 });

@@ -12,10 +12,13 @@ import {
   type LegacyMagic,
   convertLegacyToV2,
   downConvert,
+  downConvertAsync,
   encodeLegacyMessageSet,
   readLegacyMessageSet,
 } from '../../../src/protocol/records/legacy.js';
 import { bytesOrNull, records } from './arbitraries.js';
+
+const NO_LIMITS = { maxOutputBytes: 1 << 30, maxDecompressedBytes: 1 << 30 };
 
 const require = createRequire(import.meta.url);
 type CodecFactory = () => { compress(e: { buffer: Buffer }): Promise<Buffer>; decompress(b: Buffer): Promise<Buffer> };
@@ -75,7 +78,7 @@ test('convertLegacyToV2 yields one v2 batch with the same records', () => {
   fc.assert(
     fc.property(messages, magicArb, fc.constantFrom(...LEGACY_CODECS), (ms, magic, compression) => {
       const v2 = convertLegacyToV2(encodeLegacyMessageSet({ magic, messages: ms, compression, baseOffset: 500n }));
-      const b = decodeBatch(v2);
+      const b = decodeBatch(v2, 0, { maxBytes: 1 << 30 });
       assert.equal(b.compression, compression);
       assert.equal(b.baseOffset, 0n);
       assert.equal(b.records.length, ms.length);
@@ -89,7 +92,7 @@ test('convertLegacyToV2 yields one v2 batch with the same records', () => {
         assert.deepEqual(r.value, ms[i].value);
         assert.deepEqual(r.headers, []);
       });
-      const preserved = decodeBatch(convertLegacyToV2(encodeLegacyMessageSet({ magic, messages: ms, baseOffset: 500n }), { preserveOffsets: true, compression: CompressionType.Zstd }));
+      const preserved = decodeBatch(convertLegacyToV2(encodeLegacyMessageSet({ magic, messages: ms, baseOffset: 500n }), { preserveOffsets: true, compression: CompressionType.Zstd }), 0, { maxBytes: 1 << 30 });
       assert.equal(preserved.baseOffset, 500n);
       assert.equal(preserved.compression, CompressionType.Zstd);
     }),
@@ -108,7 +111,7 @@ test('convertLegacyToV2 reads what kafkajs produces with Produce v2 (magic 1, co
       const compressed = await kafkajs.CompressionCodecs[compression]().compress(inner);
       set = KafkaJsMessageSet({ messageVersion: 1, entries: [{ compression, timestamp: entries[0].timestamp, value: compressed }] }).buffer;
     }
-    const b = decodeBatch(convertLegacyToV2(set));
+    const b = decodeBatch(convertLegacyToV2(set), 0, { maxBytes: 1 << 30 });
     assert.equal(b.compression, compression);
     assert.deepEqual(
       b.records.map((r) => [r.key?.toString(), r.value?.toString(), b.baseTimestamp + BigInt(r.timestampDelta)]),
@@ -122,7 +125,7 @@ test('LogAppendTime wrappers stamp inner messages with the wrapper timestamp', (
   const set = encodeLegacyMessageSet({ magic: 1, messages: ms, compression: CompressionType.Gzip, timestampType: TimestampType.LogAppendTime });
   const read = readLegacyMessageSet(set);
   assert.deepEqual(read.messages.map((m) => [m.timestamp, m.timestampType]), [[9n, TimestampType.LogAppendTime], [9n, TimestampType.LogAppendTime]]);
-  const b = decodeBatch(convertLegacyToV2(set));
+  const b = decodeBatch(convertLegacyToV2(set), 0, { maxBytes: 1 << 30 });
   assert.equal(b.timestampType, TimestampType.LogAppendTime);
   assert.equal(b.maxTimestamp, 9n);
 });
@@ -148,7 +151,8 @@ test('downConvert turns v2 batches into legacy messages kafkajs and we can read'
       const control = encodeControlBatch({ type: ControlRecordType.Commit, producerId: 1n, producerEpoch: 0, coordinatorEpoch: 0, timestamp: 1n, baseOffset: 100n + BigInt(rs.length) });
       const b = encodeBatch({ records: rs, baseOffset: 200n, baseTimestamp: 2_000_000n, timestampType: TimestampType.LogAppendTime, maxTimestamp: 3_000_000n });
       const input = Buffer.concat([a, control, b, b.subarray(0, 30)]); // partial trailing batch
-      const legacy = downConvert(input, toMagic);
+      const legacy = downConvert(input, toMagic, NO_LIMITS).records;
+      assert.deepEqual((await downConvertAsync(input, toMagic, NO_LIMITS)).records, legacy);
       const read = readLegacyMessageSet(legacy).messages;
       assert.equal(read.length, rs.length * 2);
       read.forEach((m, i) => {
@@ -173,8 +177,8 @@ test('downConvert copies entries already at the target magic and lowers magic 1 
   const ms = [{ timestamp: 7n, key: Buffer.from('k'), value: Buffer.from('v') }];
   const v0 = encodeLegacyMessageSet({ magic: 0, messages: ms, baseOffset: 3n });
   const v1 = encodeLegacyMessageSet({ magic: 1, messages: ms, baseOffset: 4n, compression: CompressionType.Snappy });
-  assert.deepEqual(downConvert(v0, 1), v0);
-  const lowered = readLegacyMessageSet(downConvert(Buffer.concat([v0, v1]), 0)).messages;
+  assert.deepEqual(downConvert(v0, 1, NO_LIMITS).records, v0);
+  const lowered = readLegacyMessageSet(downConvert(Buffer.concat([v0, v1]), 0, NO_LIMITS).records).messages;
   assert.deepEqual(lowered.map((m) => [m.magic, m.offset, m.timestamp]), [[0, 3n, -1n], [0, 4n, -1n]]);
 });
 
@@ -182,8 +186,8 @@ test('v2 -> magic 1 -> v2 preserves offsets, timestamps, keys and values', () =>
   fc.assert(
     fc.property(records, (rs) => {
       const original = encodeBatch({ records: rs, baseOffset: 42n, baseTimestamp: 10_000_000n });
-      const back = decodeBatch(convertLegacyToV2(downConvert(original, 1), { preserveOffsets: true }));
-      const before = decodeBatch(original);
+      const back = decodeBatch(convertLegacyToV2(downConvert(original, 1, NO_LIMITS).records, { preserveOffsets: true }), 0, { maxBytes: 1 << 30 });
+      const before = decodeBatch(original, 0, { maxBytes: 1 << 30 });
       assert.equal(back.baseOffset, 42n);
       back.records.forEach((r, i) => {
         const o = before.records[i];

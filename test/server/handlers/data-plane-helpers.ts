@@ -49,7 +49,7 @@ export function valuesOf(records: Buffer | null): string[] {
   const out: string[] = [];
   if (!records) return out;
   for (const e of iterateBatches(records)) {
-    const batch = decodeBatch(records, e.start);
+    const batch = decodeBatch(records, e.start, { maxBytes: 1 << 30 });
     for (const r of batch.records) out.push(r.value?.toString() ?? '');
   }
   return out;
