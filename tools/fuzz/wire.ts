@@ -150,7 +150,7 @@ export class FuzzConnection {
   }
 
   /** Sends a request with the codec and waits for its answer (rejects on close or timeout). */
-  request<T>(apiKey: number, version: number, body: Input<T>, timeoutMs: number, correlationId: number): Promise<unknown> {
+  request<T = never>(apiKey: number, version: number, body: Input<T>, timeoutMs: number, correlationId: number): Promise<unknown> {
     const spec = API_SPECS[apiKey]!;
     const frame = encodeRequest(apiKey, spec.request as MessageCodec<T>, version, body, correlationId);
     return new Promise((resolve, reject) => {
