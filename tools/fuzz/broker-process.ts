@@ -144,6 +144,8 @@ export class BrokerProcess {
 
   /** Peak RSS and worst reported loop delay since the previous call. */
   takeWindow(): { peakRss: number; loopDelayMs: number } {
+    // still blocked: the report that would say so has not come yet
+    if (!this.exited && this.lastReportAt > 0 && Date.now() - this.lastReportAt > 2000) this.noteLoopDelay(Date.now() - this.lastReportAt - 1000);
     const w = { peakRss: Math.max(this.windowPeakRss, this.sample() ?? 0), loopDelayMs: this.windowLoopDelayMs };
     this.windowPeakRss = 0;
     this.windowLoopDelayMs = 0;

@@ -222,7 +222,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     overallPeak = Math.max(overallPeak, b.peakRss);
     worstLoop = Math.max(worstLoop, b.worstLoopDelayMs);
   };
+  let generation = 0; // brokers started so far: a restart closes every connection
   const startBroker = async (): Promise<void> => {
+    generation++;
     broker = await BrokerProcess.start({ props: port === 0 ? props : { ...props, listeners: `PLAINTEXT://127.0.0.1:${port}` }, rssKillBytes: opts.rssKillBytes });
     port = broker.port;
   };
@@ -259,16 +261,21 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         reproFile = join(reproDir, `crash-${report.crashes.length}-after-${report.inputsSent}.bin`);
         writeFileSync(reproFile, Buffer.concat(recent));
       }
-      await b.stop(10_000);
-      absorb(b);
-      report.crashes.push({ afterInputs: report.inputsSent, phase, exit: b.exited ? b.describeExit() : `unresponsive: ${again.error}`, reproFile });
-      log(`broker down during ${phase} after ${report.inputsSent} inputs (${b.describeExit()})${reproFile ? `; recent inputs in ${reproFile}` : ''}; restarting`);
-      await startBroker();
-      const s = await FuzzConnection.connect(port, host);
-      await s.request<CreateTopicsRequest>(19, 7, { topics: [{ name: STEADY_TOPIC, numPartitions: STEADY_PARTITIONS, replicationFactor: 1 }], timeoutMs: 30_000 }, opts.probeTimeoutMs, 1);
-      s.close();
+      const exit = b.exited ? b.describeExit() : `unresponsive (${again.error}), stopped by the fuzzer`;
+      report.crashes.push({ afterInputs: report.inputsSent, phase, exit, reproFile });
+      log(`broker down during ${phase} after ${report.inputsSent} inputs (${exit})${reproFile ? `; recent inputs in ${reproFile}` : ''}; restarting`);
+      await replaceBroker(b);
     })().finally(() => (restarting = null));
     return restarting;
+  };
+  /** A new broker on the same port with a fresh log dir and the steady topic. */
+  const replaceBroker = async (b: BrokerProcess): Promise<void> => {
+    await b.stop(5000);
+    absorb(b);
+    await startBroker();
+    const s = await FuzzConnection.connect(port, host);
+    await s.request<CreateTopicsRequest>(19, 7, { topics: [{ name: STEADY_TOPIC, numPartitions: STEADY_PARTITIONS, replicationFactor: 1 }], timeoutMs: 30_000 }, opts.probeTimeoutMs, 1);
+    s.close();
   };
 
   // --- the prober beside everything: the latency a client sees ----------------------------------
@@ -300,7 +307,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
 
   // --- the trickle runs beside the fuzzing -----------------------------------------------------
   const trickleStop = { stopped: false };
-  const trickleRun = wanted(TRICKLE_BOMB) ? trickle(host, port, opts.trickleMs, trickleStop).catch((e: unknown) => ({ closedByBroker: false, afterMs: 0, bytesSent: 0, error: String(e) })) : null;
+  const runTrickle = (): Promise<TrickleResult & { error?: string }> =>
+    trickle(host, port, opts.trickleMs, trickleStop).catch((e: unknown) => ({ closedByBroker: false, afterMs: 0, bytesSent: 0, error: String(e) }));
+  const trickleGeneration = generation;
+  const trickleRun = wanted(TRICKLE_BOMB) ? runTrickle() : null;
 
   // --- fuzzing -----------------------------------------------------------------------------------
   const fuzzFrom = Date.now();
@@ -402,8 +412,15 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
 
   // --- bombs -------------------------------------------------------------------------------------
   const bombsFrom = Date.now();
+  let previousHurt = false;
   for (const bomb of bombSet(opts.bombScale).filter((b) => wanted(b.name))) {
     if (restarting) await restarting;
+    const hurt = currentBroker();
+    if (previousHurt && hurt && !hurt.exited) {
+      // judge each bomb on a broker the previous one did not leave bloated or busy
+      log('  restarting the broker for the next bomb');
+      await replaceBroker(hurt);
+    }
     const b0 = currentBroker();
     b0?.takeWindow();
     phaseProbeMax = 0;
@@ -449,6 +466,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       rssPeak = w.peakRss;
       loopDelay = w.loopDelayMs;
       if (rssPeak > opts.rssBoundBytes) reasons.push(`RSS peaked at ${mb(rssPeak)} (bound ${mb(opts.rssBoundBytes)})`);
+      if (rssAfter !== null && rssAfter > opts.rssBoundBytes) reasons.push(`RSS still ${mb(rssAfter)} after the bomb's connections closed`);
       if (loopDelay > opts.loopDelayBoundMs) reasons.push(`event loop blocked ${Math.round(loopDelay)} ms (bound ${opts.loopDelayBoundMs} ms)`);
     }
     if (phaseProbeMax > opts.loopDelayBoundMs * 2) reasons.push(`a client beside it waited ${Math.round(phaseProbeMax)} ms for an answer`);
@@ -474,13 +492,19 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     report.bombs.push(outcome);
     log(`  ${outcome.ok ? 'survived' : 'FAILED'} in ${outcome.durationMs} ms; RSS peak ${rssPeak === null ? '-' : mb(rssPeak)}, loop delay ${loopDelay ?? '-'} ms; ${[...outcome.answers, ...reasons].join('; ')}`);
     if (!survived || timedOut) await checkBroker(`bomb ${bomb.name}`);
+    previousHurt = !outcome.ok;
   }
   const bombsTo = Date.now();
   const ranBombs = report.bombs.length > 0;
 
   // --- the trickle's outcome -----------------------------------------------------------------------
   if (trickleRun) {
-    const t = (await trickleRun) as TrickleResult & { error?: string };
+    let t = await trickleRun;
+    if (generation !== trickleGeneration) {
+      // the broker was restarted under it, which closed it: that proves nothing, so again alone
+      log('trickle: the broker was restarted meanwhile; trickling again');
+      t = await runTrickle();
+    }
     const ok = t.closedByBroker;
     report.trickle = { ...t, ok, reason: ok ? `closed by the broker after ${t.afterMs} ms` : t.error ? `trickle error: ${t.error}` : `still open after ${t.afterMs} ms and ${t.bytesSent} bytes (connections.max.idle.ms ${props['connections.max.idle.ms']})` };
     log(`trickle: ${report.trickle.reason}`);
@@ -514,6 +538,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     report.worstLoopDelayMs.broker = worstLoop;
     report.brokerStoppedCleanly = await b.stop(15_000);
   }
+  FuzzConnection.closeAll();
   report.durationMs = Date.now() - t0;
   return report;
 }

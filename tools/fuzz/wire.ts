@@ -74,8 +74,15 @@ export class FuzzConnection {
   private ended = false;
   framesReceived = 0;
   private closeWaiters: (() => void)[] = [];
+  /** Every connection not yet closed: a bomb cut short by its deadline leaves some behind. */
+  static readonly open = new Set<FuzzConnection>();
+
+  static closeAll(): void {
+    for (const c of FuzzConnection.open) c.close();
+  }
 
   private constructor(readonly socket: net.Socket) {
+    FuzzConnection.open.add(this);
     socket.on('data', (chunk: Buffer) => {
       for (const frame of this.splitter.feed(chunk)) {
         this.framesReceived++;
@@ -99,6 +106,7 @@ export class FuzzConnection {
     const onClose = (): void => {
       if (this.closed) return;
       this.closed = true;
+      FuzzConnection.open.delete(this);
       if (!this.ended) this.closedByPeer = true;
       for (const w of this.waiters.values()) w.reject(new Error('connection closed'));
       this.waiters.clear();
