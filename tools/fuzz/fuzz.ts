@@ -269,7 +269,12 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     return restarting;
   };
   /** A new broker on the same port with a fresh log dir and the steady topic. */
+  let replacedPeak = 0; // peak RSS and loop delay of the brokers replaced during the current phase
+  let replacedLoop = 0;
   const replaceBroker = async (b: BrokerProcess): Promise<void> => {
+    const w = b.takeWindow();
+    replacedPeak = Math.max(replacedPeak, w.peakRss);
+    replacedLoop = Math.max(replacedLoop, w.loopDelayMs);
     await b.stop(5000);
     absorb(b);
     await startBroker();
@@ -315,6 +320,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   // --- fuzzing -----------------------------------------------------------------------------------
   const fuzzFrom = Date.now();
   currentBroker()?.takeWindow();
+  replacedPeak = 0;
+  replacedLoop = 0;
   let nextLog = Date.now() + 5000;
   let nextBatch = 0;
   const worker = async (): Promise<void> => {
@@ -404,8 +411,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     const b = currentBroker();
     if (b) {
       const w = b.takeWindow();
-      report.brokerRss.fuzzPeakBytes = w.peakRss;
-      report.worstLoopDelayMs.fuzzPhaseBroker = Math.max(w.loopDelayMs, b.worstLoopDelayMs);
+      report.brokerRss.fuzzPeakBytes = Math.max(w.peakRss, replacedPeak);
+      report.worstLoopDelayMs.fuzzPhaseBroker = Math.max(w.loopDelayMs, replacedLoop);
     }
   }
   log(`fuzzing done: ${report.inputsSent} inputs in ${((fuzzTo - fuzzFrom) / 1000).toFixed(1)} s`);
