@@ -109,6 +109,8 @@ export interface FuzzReport {
   bombs: BombOutcome[];
   trickle: (TrickleResult & { ok: boolean; reason: string }) | null;
   side: { baseline: SideRates; fuzz: SideRates | null; bombs: SideRates | null; keptDuringFuzz: boolean | null; keptDuringBombs: boolean | null; errors: number; lastError: string } | null;
+  /** Error lines the broker logged (the last ones), for the crashes and failures above. */
+  brokerErrors: string[];
   brokerUpAtEnd: boolean;
   brokerStoppedCleanly: boolean | null;
   durationMs: number;
@@ -205,6 +207,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     bombs: [],
     trickle: null,
     side: null,
+    brokerErrors: [],
     brokerUpAtEnd: false,
     brokerStoppedCleanly: null,
     durationMs: 0,
@@ -219,6 +222,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   let overallPeak = 0;
   let worstLoop = 0;
   const absorb = (b: BrokerProcess): void => {
+    report.brokerErrors = [...report.brokerErrors, ...b.errors.filter((e) => e.trim() !== '')].slice(-20);
     overallPeak = Math.max(overallPeak, b.peakRss);
     worstLoop = Math.max(worstLoop, b.worstLoopDelayMs);
   };
@@ -597,6 +601,7 @@ export function formatReport(r: FuzzReport): string[] {
   }
   for (const c of r.crashes) lines.push(`CRASH during ${c.phase} after ${c.afterInputs} inputs: ${c.exit}${c.reproFile ? ` (recent inputs: ${c.reproFile})` : ''}`);
   for (const f of r.probeFailures.slice(0, 10)) lines.push(`probe failure: ${f}`);
+  for (const e of r.brokerErrors.slice(-5)) lines.push(`broker error: ${e}`);
   for (const b of r.bombs) {
     lines.push(
       `bomb ${b.name}: ${b.ok ? 'ok' : 'FAILED'} — ${b.brokerSurvived ? 'broker survived' : 'broker DOWN'}, RSS peak ${mb(b.rssPeakBytes)} (after ${mb(b.rssAfterBytes)}), loop delay ${b.loopDelayMs ?? '-'} ms, client wait max ${b.probeLatencyMaxMs} ms, same-connection probe ${b.sameConnectionProbe}; ${[...b.answers, ...b.reasons].join('; ')}`,
