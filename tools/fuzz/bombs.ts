@@ -58,7 +58,7 @@ let correlation = 1;
 
 /** Payloads are cached in the temp dir: the big ones take seconds to deflate. */
 async function cached(name: string, make: () => Promise<Buffer> | Buffer): Promise<Buffer> {
-  const file = join(tmpdir(), `fjord-fuzz-${name}.bin`);
+  const file = join(tmpdir(), `fjord-fuzz-v1-${name}.bin`); // bump v1 when a generator changes
   if (existsSync(file)) return readFileSync(file);
   const b = await make();
   writeFileSync(file, b);
