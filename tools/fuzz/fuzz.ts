@@ -265,6 +265,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         reproFile = join(reproDir, `crash-${report.crashes.length}-after-${report.inputsSent}.bin`);
         writeFileSync(reproFile, Buffer.concat(recent));
       }
+      await b.waitExit(2000); // a refused connection usually means it is exiting right now
       const exit = b.exited ? b.describeExit() : `unresponsive (${again.error}), stopped by the fuzzer`;
       report.crashes.push({ afterInputs: report.inputsSent, phase, exit, reproFile });
       log(`broker down during ${phase} after ${report.inputsSent} inputs (${exit})${reproFile ? `; recent inputs in ${reproFile}` : ''}; restarting`);
