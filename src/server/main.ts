@@ -7,6 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError, loadBrokerConfig, type BrokerConfig } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
+import { startEventLoopReport } from './event-loop-monitor.js';
 
 export const USAGE = 'USAGE: kafka-server-start.sh [-daemon] server.properties [--override property=value]*';
 
@@ -95,7 +96,8 @@ export async function runServer(argv: readonly string[]): Promise<number> {
     return 1;
   }
   logger.info('broker started');
-  return waitForShutdownSignal(broker, logger);
+  const stopReport = startEventLoopReport(logger.child({ component: 'event-loop' }));
+  return waitForShutdownSignal(broker, logger).finally(stopReport);
 }
 
 function waitForShutdownSignal(broker: StoppableBroker, logger: Logger): Promise<number> {

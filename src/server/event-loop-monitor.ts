@@ -1,0 +1,36 @@
+/**
+ * The broker's own view of its event-loop delay: with the debug level on, one line a second
+ * reports the worst delay of the last interval and since start, and the process RSS. Tools that
+ * attack the broker (tools/fuzz) read these lines to see how long a hostile input held the loop,
+ * which a client can only estimate from its request latency. Costs nothing below debug.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+
+export const EVENT_LOOP_REPORT_MESSAGE = 'event loop delay';
+
+/** Starts reporting when `logger` has debug on; returns the function that stops it. */
+export function startEventLoopReport(logger: Logger, intervalMs = 1000): () => void {
+  if (!logger.isLevelEnabled('debug')) return () => undefined;
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  let worstMs = 0;
+  const timer = setInterval(() => {
+    const maxMs = histogram.max / 1e6;
+    worstMs = Math.max(worstMs, maxMs);
+    logger.debug(
+      { eventLoopDelayMaxMs: round(maxMs), eventLoopDelayP99Ms: round(histogram.percentile(99) / 1e6), worstEventLoopDelayMs: round(worstMs), rssBytes: process.memoryUsage.rss() },
+      EVENT_LOOP_REPORT_MESSAGE,
+    );
+    histogram.reset();
+  }, intervalMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    histogram.disable();
+  };
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { startEventLoopReport, EVENT_LOOP_REPORT_MESSAGE } from '../../src/server/event-loop-monitor.js';
+
+function capture(level: string): { logger: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const l of chunk.toString().split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l) as Record<string, unknown>);
+      cb();
+    },
+  });
+  return { logger: pino({ level }, stream), lines };
+}
+
+async function until(pred: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('at debug level the broker reports the worst event-loop delay of each interval', async () => {
+  const { logger, lines } = capture('debug');
+  const stop = startEventLoopReport(logger, 100);
+  try {
+    await until(() => lines.length >= 1, 10_000);
+    const blockedFrom = Date.now();
+    while (Date.now() - blockedFrom < 300) {
+      /* hold the loop, as a hostile input would */
+    }
+    await until(() => lines.some((l) => (l.eventLoopDelayMaxMs as number) >= 250), 10_000);
+    const line = lines.find((l) => (l.eventLoopDelayMaxMs as number) >= 250)!;
+    assert.equal(line.msg, EVENT_LOOP_REPORT_MESSAGE);
+    assert.ok((line.worstEventLoopDelayMs as number) >= (line.eventLoopDelayMaxMs as number));
+    assert.ok((line.rssBytes as number) > 0);
+    // the next interval starts afresh; the worst since start stays
+    const after = lines.length;
+    await until(() => lines.length > after + 1, 10_000);
+    const last = lines[lines.length - 1]!;
+    assert.ok((last.eventLoopDelayMaxMs as number) < 250, JSON.stringify(last));
+    assert.ok((last.worstEventLoopDelayMs as number) >= 250);
+  } finally {
+    stop();
+  }
+});
+
+test('below debug level nothing runs and nothing is logged', async () => {
+  const { logger, lines } = capture('info');
+  const stop = startEventLoopReport(logger, 20);
+  await new Promise((r) => setTimeout(r, 200)); // time for several intervals, were it running
+  stop();
+  assert.deepEqual(lines, []);
+});
