@@ -26,7 +26,7 @@ export function bombSuite(names: readonly string[]): void {
   }
 
   if (names.includes(TRICKLE_BOMB)) {
-    // connections.max.idle.ms is 5 s on the fuzzer's broker: a byte a second must not keep re-arming it
+    // the fuzzer's broker cuts partial frames after 5 s (socket.request.receive.timeout.ms, idle timer)
     test('bomb trickle: a frame sent at one byte a second is closed by the broker', () => {
       assert.ok(r.trickle, 'trickle did not run');
       assert.ok(r.trickle.ok, r.trickle.reason);

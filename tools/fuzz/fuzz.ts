@@ -218,7 +218,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   let host = '127.0.0.1';
   let port = 0;
   let broker: BrokerProcess | null = null;
-  const props = { 'connections.max.idle.ms': String(Math.max(1000, Math.floor(opts.trickleMs / 3))), ...opts.brokerProps };
+  // The trickled frame must be cut well within the trickle's time: the frame deadline
+  // (socket.request.receive.timeout.ms, 30 s by default) and the idle timer are both shortened.
+  const cut = String(Math.max(1000, Math.floor(opts.trickleMs / 3)));
+  const props = { 'connections.max.idle.ms': cut, 'socket.request.receive.timeout.ms': cut, ...opts.brokerProps };
   let overallPeak = 0;
   let worstLoop = 0;
   const absorb = (b: BrokerProcess): void => {
