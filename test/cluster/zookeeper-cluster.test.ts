@@ -140,6 +140,28 @@ test('exactly one controller, reported by Metadata from every broker; SIGKILL mo
   await until('Metadata naming the new controller', 10_000, async () => ((await controllerSeenBy(survivor.port)) === next.brokerid ? true : undefined));
 });
 
+test('an expired session: the broker registers again and follows the new controller', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const before = (await readController())!;
+  const frozen = brokers[before.brokerid]!;
+  const oldOwner = (await observer!.exists(`/brokers/ids/${before.brokerid}`))!.ephemeralOwner;
+  frozen.signal('SIGSTOP'); // past the session timeout, ZooKeeper expires its session
+  try {
+    const next = await until('the frozen controller to be replaced', SESSION_TIMEOUT_MS * 4, async () => {
+      const c = await readController();
+      return c && c.brokerid !== before.brokerid && c.epoch > before.epoch ? c : undefined;
+    });
+    assert.equal(await observer!.exists(`/brokers/ids/${before.brokerid}`), null);
+    frozen.signal('SIGCONT');
+    const stat = await until('the broker to register again', SESSION_TIMEOUT_MS * 4, async () => (await observer!.exists(`/brokers/ids/${before.brokerid}`)) ?? undefined);
+    assert.notEqual(stat.ephemeralOwner, oldOwner, 'registered under a new session');
+    await until('the thawed broker to report the new controller', 15_000, async () => ((await controllerSeenBy(frozen.port)) === next.brokerid ? true : undefined));
+    assert.deepEqual((await readController())!, next, 'the thawed broker must not take the controller back');
+  } finally {
+    frozen.signal('SIGCONT');
+  }
+});
+
 test('a duplicate broker.id is refused with one clear line', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const ids = (await observer!.children('/brokers/ids')).map(Number);

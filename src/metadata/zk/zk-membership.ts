@@ -172,32 +172,38 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
   }
 
   private async electOnce(): Promise<void> {
-    if (this.stopped) return;
     const { session, brokerId, logger } = this.opts;
-    const current = await session.getIfExists(CONTROLLER_PATH, this.onControllerEvent);
-    if (current) {
-      this.setController(ControllerZNode.decode(current.data));
-      if (this.controllerIdValue !== brokerId) await this.readEpoch();
+    for (;;) {
+      if (this.stopped) return;
+      // exists() sets its watch even on an absent node (getData would not): every change to
+      // /controller, including its creation by another broker, re-runs the election.
+      const stat = await session.exists(CONTROLLER_PATH, this.onControllerEvent);
+      if (stat) {
+        const current = await session.getIfExists(CONTROLLER_PATH, this.onControllerEvent);
+        if (!current) continue; // deleted in between
+        this.setController(ControllerZNode.decode(current.data));
+        if (this.controllerIdValue !== brokerId) await this.readEpoch();
+        return;
+      }
+      try {
+        await session.create(CONTROLLER_PATH, ControllerZNode.encode(brokerId, Date.now()), 'ephemeral');
+      } catch (err) {
+        if (isZkError(err, 'NODE_EXISTS')) continue; // another broker won: read it
+        throw err;
+      }
+      // Won the node; now fence: bump the epoch only while /controller is still ours.
+      const epoch = await this.incrementEpoch();
+      if (epoch === undefined) {
+        logger.warn('lost /controller before the epoch was incremented; resigning');
+        await session.delete(CONTROLLER_PATH).catch(() => undefined);
+        return;
+      }
+      this.controllerEpochValue = epoch;
+      this.controllerIdValue = -1;
+      this.setController(brokerId);
+      logger.info({ controllerEpoch: epoch }, `broker ${brokerId} elected controller`);
       return;
     }
-    // No controller: the watch set above fires on creation, ours or another broker's.
-    try {
-      await session.create(CONTROLLER_PATH, ControllerZNode.encode(brokerId, Date.now()), 'ephemeral');
-    } catch (err) {
-      if (!isZkError(err, 'NODE_EXISTS')) throw err;
-      return; // another broker won; the watch re-runs the election and reads it
-    }
-    // Won the node; now fence: bump the epoch only while /controller is still ours.
-    const epoch = await this.incrementEpoch();
-    if (epoch === undefined) {
-      logger.warn('lost /controller before the epoch was incremented; resigning');
-      await session.delete(CONTROLLER_PATH).catch(() => undefined);
-      return;
-    }
-    this.controllerEpochValue = epoch;
-    this.controllerIdValue = -1;
-    this.setController(brokerId);
-    logger.info({ controllerEpoch: epoch }, `broker ${brokerId} elected controller`);
   }
 
   private async readEpoch(): Promise<void> {

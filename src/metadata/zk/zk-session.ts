@@ -237,8 +237,17 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
     return this.client.getSessionTimeout();
   }
 
+  // One client-side function per watcher: the client then registers a repeated watch once.
+  private readonly wrapped = new WeakMap<ZkWatcher, (e: ZkClientEvent) => void>();
+
   private wrapWatcher(watch: ZkWatcher | undefined): ((e: ZkClientEvent) => void) | undefined {
-    return watch ? (e) => watch(toWatchEvent(e)) : undefined;
+    if (!watch) return undefined;
+    let w = this.wrapped.get(watch);
+    if (!w) {
+      w = (e) => watch(toWatchEvent(e));
+      this.wrapped.set(watch, w);
+    }
+    return w;
   }
 
   async create(path: string, data?: Buffer | string, mode: ZkCreateMode = 'persistent'): Promise<string> {
@@ -254,6 +263,7 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
     return new Promise((resolve, reject) => c.mkdirp(path, (err) => (err ? reject(toZkError(err, path)) : resolve())));
   }
 
+  /** The node's data and stat. A watch is set only when the node exists (ZooKeeper's rule). */
   async get(path: string, watch?: ZkWatcher): Promise<{ data: Buffer; stat: ZkStat }> {
     const c = await this.current(path);
     const w = this.wrapWatcher(watch);
