@@ -331,6 +331,14 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
       else if (o.op === 'delete') tx.remove(o.path, o.version ?? -1);
       else tx.check(o.path, o.version);
     }
+    // Trap in node-zookeeper-client 1.1.3: Transaction's check/setData/remove do
+    // `version = version || -1`, so version 0 (every fresh node's) silently means "any version"
+    // and the condition is lost. Write the requested versions into the queued ops ourselves.
+    const queued = (tx as unknown as { ops?: { version?: number }[] }).ops;
+    if (!Array.isArray(queued) || queued.length !== ops.length) throw new ZkError('OTHER', 'unexpected node-zookeeper-client Transaction internals', first);
+    ops.forEach((o, i) => {
+      if (o.op !== 'create') queued[i]!.version = o.version ?? -1;
+    });
     return new Promise((resolve, reject) =>
       tx.commit((err, results: unknown) => {
         if (!err) return resolve();
