@@ -217,3 +217,22 @@ test('a chroot in zookeeper.connect is created and used', async (t) => {
   }
   assert.deepEqual(await observer!.children('/fjord/c1/brokers/ids'), []);
 });
+
+test('a broker still stops when its ZooKeeper is gone', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const lonely = await startZooKeeper();
+  let stopped = false;
+  try {
+    const { broker, error } = await inProcessBroker(zkProps(0, lonely.connect));
+    assert.equal(error, undefined);
+    await lonely.stop();
+    stopped = true;
+    const started = Date.now();
+    await broker.stop();
+    const tookMs = Date.now() - started;
+    t.diagnostic(`stop() with ZooKeeper down took ${tookMs} ms`);
+    assert.ok(tookMs < 20_000, `stop() took ${tookMs} ms`);
+  } finally {
+    if (!stopped) await lonely.stop();
+  }
+});

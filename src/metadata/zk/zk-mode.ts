@@ -67,6 +67,7 @@ export class ZkMode {
     readonly session: ZkSession,
     readonly membership: ZkMembership,
     private readonly brokerId: number,
+    private readonly connectionTimeoutMs: number,
   ) {}
 
   get clusterId(): string {
@@ -106,7 +107,7 @@ export class ZkMode {
         );
       }
       log.info({ clusterId: zkId, sessionId: session.sessionId() }, 'connected to ZooKeeper');
-      return new ZkMode(session, membership, opts.brokerId);
+      return new ZkMode(session, membership, opts.brokerId, opts.connectionTimeoutMs);
     } catch (err) {
       await session.close();
       throw err;
@@ -125,9 +126,20 @@ export class ZkMode {
     this.registered = true;
   }
 
-  /** Removes the registration and closes the session (ZooKeeper drops our ephemeral nodes). */
+  /**
+   * Removes the registration and closes the session (ZooKeeper drops our ephemeral nodes). With
+   * ZooKeeper unreachable the client would queue the delete forever: give up after a bound, the
+   * session's expiry removes the node anyway.
+   */
   async stop(): Promise<void> {
-    if (this.registered) await this.membership.deregister().catch(() => undefined);
+    if (this.registered) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.membership.deregister().catch(() => undefined),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(this.connectionTimeoutMs, 5000)))),
+      ]);
+      clearTimeout(timer);
+    }
     await this.session.close();
   }
 }
