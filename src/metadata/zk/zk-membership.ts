@@ -104,6 +104,9 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
   /** Registers the broker, joins the election and keeps doing so across session expiries. */
   async register(): Promise<void> {
     await this.registerBroker();
+    // An expired session took /controller with it: stop claiming to be (or know) the controller
+    // until the new session has run the election again.
+    this.opts.session.on('expired', () => this.setController(-1));
     this.opts.session.on('newSession', () => {
       if (this.stopped) return;
       void this.rejoin();
