@@ -18,6 +18,7 @@ import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { Broker } from '../../src/server/broker.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
 import { silentLogger } from '../../src/server/logger.js';
+import { run } from '../helpers/run.js';
 
 const SESSION_TIMEOUT_MS = 6000;
 
@@ -235,4 +236,16 @@ test('a broker still stops when its ZooKeeper is gone', async (t) => {
   } finally {
     if (!stopped) await lonely.stop();
   }
+});
+
+test('kafka-server-start with an unreachable zookeeper.connect: one line, exit 1', async () => {
+  const dir = await tempDir();
+  const main = join(import.meta.dirname, '../../src/server/main.ts');
+  const config = join(import.meta.dirname, '../../config/server.properties');
+  const port = await freePort(); // nothing listens there
+  const r = await run(process.execPath, ['--import', 'tsx', main, config, '--override', `zookeeper.connect=127.0.0.1:${port}/fjord`, '--override', 'zookeeper.connection.timeout.ms=1000', '--override', `log.dirs=${dir}`], { timeoutMs: 60_000 });
+  assert.equal(r.code, 1);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, new RegExp(`^Fjord start-up failed: Timed out waiting for a connection to ZooKeeper at 127\\.0\\.0\\.1:${port} within 1000 ms \\(zookeeper\\.connection\\.timeout\\.ms\\)$`));
 });

@@ -41,11 +41,6 @@ const failures: Array<[string, string[], RegExp]> = [
   ['missing config file', ['/nonexistent/fjord.properties'], /^Cannot read config file \/nonexistent\/fjord\.properties: no such file$/],
   ['invalid value', [SHIPPED_CONFIG, '--override', 'num.partitions=abc'], /^Invalid value abc for configuration num\.partitions: Not a number of type INT$/],
   ['SSL listener', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'], /^Listener SSL:\/\/:9093 uses security protocol SSL; Fjord supports only PLAINTEXT listeners$/],
-  [
-    'unreachable ZooKeeper',
-    [SHIPPED_CONFIG, '--override', 'zookeeper.connect=127.0.0.1:1/fjord', '--override', 'zookeeper.connection.timeout.ms=1000', '--override', `log.dirs=${path.join(os.tmpdir(), 'fjord-main-zk-never-created')}`],
-    /^Fjord start-up failed: Timed out waiting for a connection to ZooKeeper at 127\.0\.0\.1:1 within 1000 ms \(zookeeper\.connection\.timeout\.ms\)$/,
-  ],
 ];
 for (const [what, args, expected] of failures) {
   test(`${what}: one line on stderr, exit 1`, async () => {
