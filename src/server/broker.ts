@@ -16,6 +16,7 @@ import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
+import type { ZkMode } from '../metadata/zk/zk-mode.js';
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -26,6 +27,7 @@ export class Broker {
   private logManager: LogManager | undefined;
   private replicaManager: ReplicaManager | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
+  private zk: ZkMode | undefined;
 
   constructor(
     readonly config: BrokerConfig,
@@ -48,11 +50,29 @@ export class Broker {
     this.advertised = cfg.advertisedListeners;
     const firstAdvertised = this.advertised[0]!;
     const self = { id: cfg.brokerId, host: firstAdvertised.host, port: firstAdvertised.port, rack: cfg.brokerRack };
-    if (cfg.zookeeperConnect) {
-      log.warn({ zookeeperConnect: cfg.zookeeperConnect }, 'zookeeper.connect is set, but ZooKeeper cluster mode is not built yet: running as a single embedded broker');
+    let clusterId = cfg.clusterId;
+    if (cfg.zookeeperConnect !== null) {
+      // Cluster mode, first step: ZooKeeper settles the cluster id and elects the controller;
+      // topics still live in the embedded store (loaded lazily: embedded mode never loads it).
+      const { ZkMode } = await import('../metadata/zk/zk-mode.js');
+      this.zk = await ZkMode.start({
+        connect: cfg.zookeeperConnect,
+        sessionTimeoutMs: cfg.zookeeperSessionTimeoutMs,
+        connectionTimeoutMs: cfg.zookeeperConnectionTimeoutMs,
+        brokerId: cfg.brokerId,
+        rack: cfg.brokerRack,
+        logDirs: cfg.logDirs,
+        configuredClusterId: cfg.clusterId,
+        logger: log.child({ component: 'zookeeper' }),
+      });
+      clusterId = this.zk.clusterId;
     }
     log.info({ logDirs: cfg.logDirs }, 'loading cluster metadata');
-    this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, cfg.clusterId);
+    this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, clusterId);
+    if (this.zk) {
+      const { ZkControllerMetadataView } = await import('../metadata/zk/zk-mode.js');
+      this.metadataStore = new ZkControllerMetadataView(this.metadataStore, this.zk.membership);
+    }
     const metadata = this.metadataStore;
     log.info({ clusterId: metadata.clusterId, topics: metadata.topics().length }, 'cluster metadata loaded');
     // Admin first: it knows each topic's effective log config (topic overrides over dynamic and
@@ -86,6 +106,7 @@ export class Broker {
       // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
       flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
+      ...(this.zk ? { metaProperties: this.zk.metaProperties() } : {}),
       // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
       // retention) from the first moment, not only once the replica manager syncs them.
       topicConfig: (topic) => {
@@ -138,7 +159,14 @@ export class Broker {
     await this.server.start();
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
+    // Registered last, as Kafka does: other brokers and tools see it once it can serve.
+    await this.zk?.register(this.advertised.map((l) => ({ listenerName: l.name, securityProtocol: l.securityProtocol, host: l.host, port: l.port })));
     log.info({ brokerId: cfg.brokerId }, 'started');
+  }
+
+  /** ZooKeeper mode's view of the controller election (undefined in embedded mode). */
+  get zookeeper(): ZkMode | undefined {
+    return this.zk;
   }
 
   private endpointFor(brokerId: number, listenerName: string): Endpoint | undefined {
@@ -155,6 +183,7 @@ export class Broker {
     await this.logManager?.shutdown();
     await this.admin?.close();
     await this.metadataStore?.close();
+    await this.zk?.stop();
     this.logger.info('shut down');
   }
 }

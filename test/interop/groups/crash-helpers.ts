@@ -118,6 +118,11 @@ export class BrokerProcess {
     });
   }
 
+  /** Sends a signal without waiting (SIGSTOP/SIGCONT to freeze a broker past its session). */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const c = this.child;
     if (!c || c.exitCode !== null || c.signalCode !== null) return;

@@ -1,0 +1,192 @@
+/**
+ * What a broker does differently when `zookeeper.connect` is set (cluster mode, first step):
+ * connect, agree on the cluster id with ZooKeeper and refuse log dirs from another cluster, then
+ * (once the listeners are bound) register and join the controller election. Topics and partition
+ * metadata still come from the embedded store; only the controller id is ZooKeeper's.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { readMetaProperties } from '../../storage/index.js';
+import { randomUuid } from '../../protocol/primitives/index.js';
+import { METADATA_FILE } from '../embedded/embedded-store.js';
+import type { MetadataStore } from '../metadata-store.js';
+import type { BrokerInfo, NewTopic, TopicInfo } from '../cluster-model.js';
+import { ZkSession } from './zk-session.js';
+import { ZkMembership } from './zk-membership.js';
+import type { BrokerEndpoint } from './zk-data.js';
+
+export interface ZkModeOptions {
+  connect: string;
+  sessionTimeoutMs: number;
+  connectionTimeoutMs: number;
+  brokerId: number;
+  rack: string | null;
+  logDirs: readonly string[];
+  /** `cluster.id` from the configuration, when set. */
+  configuredClusterId: string | null;
+  logger: Logger;
+}
+
+export class ClusterIdMismatchError extends Error {
+  override readonly name = 'ClusterIdMismatchError';
+}
+
+/** The cluster ids recorded locally: meta.properties of each log dir and the embedded store. */
+async function localClusterIds(logDirs: readonly string[]): Promise<{ where: string; id: string }[]> {
+  const found: { where: string; id: string }[] = [];
+  for (const dir of logDirs) {
+    const meta = await readMetaProperties(dir).catch(() => undefined);
+    const id = meta?.['cluster.id'];
+    if (id) found.push({ where: join(dir, 'meta.properties'), id });
+  }
+  const storeFile = join(logDirs[0]!, METADATA_FILE);
+  try {
+    const state = JSON.parse(await readFile(storeFile, 'utf8')) as { clusterId?: unknown };
+    if (typeof state.clusterId === 'string') found.push({ where: storeFile, id: state.clusterId });
+  } catch {
+    // absent or unreadable: the embedded store reports unreadable files itself when it opens
+  }
+  return found;
+}
+
+async function checkBrokerIds(logDirs: readonly string[], brokerId: number): Promise<void> {
+  for (const dir of logDirs) {
+    const meta = await readMetaProperties(dir).catch(() => undefined);
+    const recorded = meta?.['broker.id'];
+    if (recorded !== undefined && Number(recorded) !== brokerId) {
+      throw new ClusterIdMismatchError(`${join(dir, 'meta.properties')} records broker.id ${recorded}, but this broker is configured with broker.id ${brokerId}`);
+    }
+  }
+}
+
+export class ZkMode {
+  private registered = false;
+
+  private constructor(
+    readonly session: ZkSession,
+    readonly membership: ZkMembership,
+    private readonly brokerId: number,
+    private readonly connectionTimeoutMs: number,
+  ) {}
+
+  get clusterId(): string {
+    return this.membership.clusterId;
+  }
+
+  /** Connects and settles the cluster id; throws one-line errors for a foreign log dir. */
+  static async start(opts: ZkModeOptions): Promise<ZkMode> {
+    const log = opts.logger;
+    log.info({ zookeeperConnect: opts.connect }, 'connecting to ZooKeeper');
+    const session = await ZkSession.open({
+      connect: opts.connect,
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      connectionTimeoutMs: opts.connectionTimeoutMs,
+      logger: log,
+    });
+    try {
+      await checkBrokerIds(opts.logDirs, opts.brokerId);
+      const local = await localClusterIds(opts.logDirs);
+      const membership = await ZkMembership.prepare({
+        session,
+        brokerId: opts.brokerId,
+        rack: opts.rack,
+        logger: log,
+        // A fresh ZooKeeper takes the id this broker already has, so an embedded broker's data
+        // survives its move to cluster mode; other brokers must then agree with it.
+        proposedClusterId: () => opts.configuredClusterId ?? local[0]?.id ?? randomUuid(),
+      });
+      const zkId = membership.clusterId;
+      if (opts.configuredClusterId !== null && opts.configuredClusterId !== zkId) {
+        throw new ClusterIdMismatchError(`cluster.id ${opts.configuredClusterId} does not match the cluster id ${zkId} in ZooKeeper (${opts.connect}/cluster/id)`);
+      }
+      const foreign = local.find((l) => l.id !== zkId);
+      if (foreign) {
+        throw new ClusterIdMismatchError(
+          `The cluster id ${zkId} in ZooKeeper (${opts.connect}/cluster/id) does not match the cluster id ${foreign.id} in ${foreign.where}: this log dir belongs to another cluster`,
+        );
+      }
+      log.info({ clusterId: zkId, sessionId: session.sessionId() }, 'connected to ZooKeeper');
+      return new ZkMode(session, membership, opts.brokerId, opts.connectionTimeoutMs);
+    } catch (err) {
+      await session.close();
+      throw err;
+    }
+  }
+
+  /** meta.properties for each log dir, as Kafka writes it in ZooKeeper mode. */
+  metaProperties(): Record<string, string> {
+    return { version: '0', 'broker.id': String(this.brokerId), 'cluster.id': this.clusterId };
+  }
+
+  /** Registers at /brokers/ids/<id> with the bound listeners and joins the controller election. */
+  async register(endpoints: BrokerEndpoint[]): Promise<void> {
+    this.membership.setEndpoints(endpoints);
+    await this.membership.register();
+    this.registered = true;
+  }
+
+  /**
+   * Removes the registration and closes the session (ZooKeeper drops our ephemeral nodes). With
+   * ZooKeeper unreachable the client would queue the delete forever: give up after a bound, the
+   * session's expiry removes the node anyway.
+   */
+  async stop(): Promise<void> {
+    if (this.registered) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.membership.deregister().catch(() => undefined),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(this.connectionTimeoutMs, 5000)))),
+      ]);
+      clearTimeout(timer);
+    }
+    await this.session.close();
+  }
+}
+
+/**
+ * The embedded store with ZooKeeper's answer to "who is the controller". Everything else is
+ * delegated unchanged (topics stay local in this step).
+ */
+export class ZkControllerMetadataView implements MetadataStore {
+  constructor(
+    private readonly inner: MetadataStore,
+    private readonly membership: ZkMembership,
+  ) {}
+  get clusterId(): string {
+    return this.inner.clusterId;
+  }
+  controllerId(): number {
+    return this.membership.controllerId;
+  }
+  brokers(): BrokerInfo[] {
+    return this.inner.brokers();
+  }
+  topics(): TopicInfo[] {
+    return this.inner.topics();
+  }
+  topic(name: string): TopicInfo | undefined {
+    return this.inner.topic(name);
+  }
+  topicById(topicId: string): TopicInfo | undefined {
+    return this.inner.topicById(topicId);
+  }
+  createTopic(spec: NewTopic): Promise<TopicInfo> {
+    return this.inner.createTopic(spec);
+  }
+  deleteTopic(name: string): Promise<void> {
+    return this.inner.deleteTopic(name);
+  }
+  createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo> {
+    return this.inner.createPartitions(name, totalCount, assignment);
+  }
+  setTopicConfigs(name: string, configs: Record<string, string>): Promise<void> {
+    return this.inner.setTopicConfigs(name, configs);
+  }
+  onChange(listener: (topic: string) => void): void {
+    this.inner.onChange(listener);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * A real Apache ZooKeeper for tests, from Debian's `zookeeper` package: a standalone server on a
+ * free loopback port with its data in a temp dir, ready once it answers `ruok` with `imok`.
+ * Guard tests with requirePeer(t, 'zookeeper') (fails under CI=true when it is missing).
+ * `zkCli` runs the package's zkCli.sh, as an operator would, and `parseZkList` reads its `[a, b]`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../interop/groups/crash-helpers.js';
+import { run } from './run.js';
+
+export const ZOOKEEPER_JAR = '/usr/share/java/zookeeper.jar';
+export const ZKCLI = '/usr/share/zookeeper/bin/zkCli.sh';
+
+export interface ZooKeeperServer {
+  port: number;
+  /** `127.0.0.1:<port>`, for zookeeper.connect (append a chroot as needed). */
+  connect: string;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** Sends a four-letter word; resolves with the answer ('' when the server is not up). */
+function fourLetterWord(port: number, word: string): Promise<string> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    let out = '';
+    const done = (): void => {
+      sock.destroy();
+      resolve(out);
+    };
+    sock.setTimeout(2000, done);
+    sock.on('connect', () => sock.write(word));
+    sock.on('data', (d: Buffer) => (out += d.toString()));
+    sock.on('end', done);
+    sock.on('error', done);
+  });
+}
+
+async function startOnce(port: number, timeoutMs: number): Promise<ZooKeeperServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-zk-'));
+  await mkdir(join(dir, 'data'));
+  const cfg = join(dir, 'zoo.cfg');
+  // Short ticks let tests use short session timeouts (the server allows 2 to 20 ticks by
+  // default; the bounds below widen that).
+  await writeFile(
+    cfg,
+    [
+      'tickTime=500',
+      `dataDir=${join(dir, 'data')}`,
+      `clientPort=${port}`,
+      'clientPortAddress=127.0.0.1',
+      'minSessionTimeout=1000',
+      'maxSessionTimeout=60000',
+      'admin.enableServer=false',
+      '4lw.commands.whitelist=ruok,srvr,stat,mntr',
+      '',
+    ].join('\n'),
+  );
+  const classpath = [existsSync('/etc/zookeeper/conf') ? '/etc/zookeeper/conf' : '', ZOOKEEPER_JAR].filter(Boolean).join(':');
+  const child: ChildProcess = spawn('java', ['-Xmx256m', '-cp', classpath, 'org.apache.zookeeper.server.ZooKeeperServerMain', cfg], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    if ((await fourLetterWord(port, 'ruok')) === 'imok') return { port, connect: `127.0.0.1:${port}`, dir, stop };
+    await new Promise((r) => setTimeout(r, 100)); // polling interval, bounded by the deadline
+  }
+  await stop();
+  throw new Error(`ZooKeeper did not start on port ${port} within ${timeoutMs} ms: ${stderr.slice(-1000)}`);
+}
+
+/** Starts ZooKeeper on a free port (retrying once should another process take the port). */
+export async function startZooKeeper(timeoutMs = 30_000): Promise<ZooKeeperServer> {
+  try {
+    return await startOnce(await freePort(), timeoutMs);
+  } catch {
+    return startOnce(await freePort(), timeoutMs);
+  }
+}
+
+/** Runs `zkCli.sh -server 127.0.0.1:<port> <args>`; returns its stdout (throws on failure). */
+export async function zkCli(port: number, ...args: string[]): Promise<string> {
+  const r = await run(ZKCLI, ['-server', `127.0.0.1:${port}`, ...args], { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`zkCli.sh ${args.join(' ')} exited with ${r.code}: ${r.stderr.slice(-500)}`);
+  return r.stdout;
+}
+
+/** The last `[a, b, ...]` line of zkCli's output as a list. */
+export function parseZkList(output: string): string[] {
+  const line = output
+    .split('\n')
+    .map((l) => l.trim())
+    .reverse()
+    .find((l) => /^\[.*\]$/.test(l));
+  if (line === undefined) throw new Error(`no [..] list in zkCli output: ${output.slice(-500)}`);
+  const inner = line.slice(1, -1).trim();
+  return inner === '' ? [] : inner.split(',').map((s) => s.trim());
+}
+
+/** `zkCli.sh ls <path>`, parsed. */
+export async function zkLs(port: number, path: string): Promise<string[]> {
+  return parseZkList(await zkCli(port, 'ls', path));
+}
+
+/** `zkCli.sh get <path>`: the node's data line (zkCli prints it after the connection chatter). */
+export async function zkGet(port: number, path: string): Promise<string> {
+  const out = await zkCli(port, 'get', path);
+  const lines = out.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('WatchedEvent') && !l.startsWith('Connecting'));
+  const last = lines.at(-1);
+  if (last === undefined) throw new Error(`no data in zkCli get ${path} output`);
+  return last;
+}
