@@ -138,6 +138,8 @@ export class ReplicaManager {
       cfg = this.logDefaults;
     }
     for (const ps of info.partitions) {
+      // Shutting down: stop opening logs (a topic may have thousands), SIGTERM must not wait for them.
+      if (this.stopped) return;
       const existing = this.getPartition(name, ps.partition);
       if (ps.leader !== this.brokerId) {
         if (existing) await this.dropPartition(existing, false);
@@ -150,18 +152,28 @@ export class ReplicaManager {
       }
       await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
     }
-    // Partitions removed from metadata (never happens in Kafka, but keep the map honest).
+    // Partitions removed from metadata: only the undo of a CreatePartitions that failed part-way
+    // does that (Kafka never shrinks a topic), so their logs go too.
+    const count = info.partitions.length;
     for (const p of this.byTopic.get(name) ?? []) {
-      if (!info.partitions.some((ps) => ps.partition === p.partition)) await this.dropPartition(p, false);
+      if (p.partition >= count) await this.dropPartition(p, true);
     }
   }
 
   private async openPartition(info: TopicInfo, partition: number, leaderEpoch: number, cfg: LogConfig): Promise<Partition> {
     const lm = this.opts.logManager;
     let log = lm.getLog(info.name, partition);
+    const created = !log;
     if (log) log.updateConfig(cfg);
     else log = await lm.createLog(info.name, partition, cfg);
-    const p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark));
+    let p: Partition;
+    try {
+      p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark));
+    } catch (err) {
+      // A log created just now for nothing: remove it rather than leave a half-made partition behind.
+      if (created) await lm.deleteLog(info.name, partition).catch(() => undefined);
+      throw err;
+    }
     lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);

@@ -214,8 +214,16 @@ export class LogManager {
     if (online.length === 0) throw new Error('no online log directory to create a log in');
     // Put the new log in the directory holding the fewest logs (Kafka's default placement).
     const state = online.reduce((a, b) => (this.logsIn(b).length < this.logsIn(a).length ? b : a));
-    await mkdir(path.join(state.dir, key), { recursive: true });
-    const log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, undefined, undefined, false);
+    const logDir = path.join(state.dir, key);
+    const made = await mkdir(logDir, { recursive: true });
+    let log: Log;
+    try {
+      log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, undefined, undefined, false);
+    } catch (err) {
+      // Leave nothing behind (EMFILE, ENOSPC...): a directory this call made goes again.
+      if (made !== undefined) await rm(logDir, { recursive: true, force: true }).catch(() => undefined);
+      throw err;
+    }
     this.logs.set(key, { log, dir: state });
     return log;
   }

@@ -98,7 +98,14 @@ export class EmbeddedMetadataStore implements MetadataStore {
       configs: { ...(spec.configs ?? {}) },
     };
     this.index(topic);
-    await this.persist();
+    try {
+      await this.persist();
+    } catch (err) {
+      // Not on disk: not created.
+      this.byName.delete(topic.name);
+      this.byId.delete(topic.topicId);
+      throw err;
+    }
     this.emit(topic.name);
     return topic;
   }
@@ -150,7 +157,23 @@ export class EmbeddedMetadataStore implements MetadataStore {
     }
     const rf = t.partitions[0]?.replicas.length ?? 1;
     t.partitions.push(...this.assign(name, current, totalCount, rf, assignment));
-    await this.persist();
+    try {
+      await this.persist();
+    } catch (err) {
+      t.partitions.splice(current);
+      throw err;
+    }
+    this.emit(name);
+    return t;
+  }
+
+  async truncatePartitions(name: string, count: number): Promise<TopicInfo> {
+    const t = this.byName.get(name);
+    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
+    if (count < t.partitions.length) {
+      t.partitions.splice(count);
+      await this.persist();
+    }
     this.emit(name);
     return t;
   }
@@ -171,7 +194,8 @@ export class EmbeddedMetadataStore implements MetadataStore {
   private persist(): Promise<void> {
     const state: PersistedState = { version: 1, clusterId: this.clusterId, topics: this.topics() };
     const text = JSON.stringify(state, null, 1);
-    this.writing = this.writing.then(() => writeFileAtomically(this.file, text));
+    // A failed write (disk full) must not fail every later one: chain on its settlement.
+    this.writing = this.writing.catch(() => undefined).then(() => writeFileAtomically(this.file, text));
     return this.writing;
   }
 
