@@ -86,6 +86,7 @@ export class Broker {
       // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
       flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
+      maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
       // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
       // retention) from the first moment, not only once the replica manager syncs them.
       topicConfig: (topic) => {

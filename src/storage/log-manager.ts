@@ -25,6 +25,7 @@ import { DirLock } from './lock.js';
 import { Log } from './log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
+import { defaultOpenFileBudget, segmentFiles } from './segment-file.js';
 
 export interface LogManagerOptions {
   logDirs: string[];
@@ -45,6 +46,11 @@ export interface LogManagerOptions {
   recoveryThreads?: number;
   /** Written as meta.properties into each log directory that has none (broker.id, cluster.id…). */
   metaProperties?: Record<string, string>;
+  /**
+   * Segment files open at once, process-wide (log.segment.max.open.files); idle ones are closed
+   * and reopened on demand. Undefined or <= 0: half the open-file limit.
+   */
+  maxOpenSegmentFiles?: number;
 }
 
 export interface LogDirState {
@@ -81,6 +87,8 @@ export class LogManager {
   }
 
   static async open(opts: LogManagerOptions): Promise<LogManager> {
+    const max = opts.maxOpenSegmentFiles ?? -1;
+    segmentFiles.limit = max > 0 ? max : defaultOpenFileBudget();
     const mgr = new LogManager(opts);
     try {
       for (const dir of opts.logDirs) await mgr.openDir(path.resolve(dir));
