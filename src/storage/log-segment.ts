@@ -194,6 +194,8 @@ export class LogSegment {
    * is missing or insane. Returns the index problem found, if any.
    */
   async loadFast(): Promise<string | undefined> {
+    // Nothing to index (an idle partition never wrote its index files): the fresh state is right.
+    if (this.size === 0) return undefined;
     const offsetProblem = await this.offsetIndex.load(this.size);
     const lastIndexed = offsetProblem ? undefined : this.offsetIndex.lookup(Number.MAX_SAFE_INTEGER);
     // Scan only from the last index entry to learn the next offset and trailing timestamps.

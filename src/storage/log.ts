@@ -377,6 +377,14 @@ export class Log extends EventEmitter {
   private async flushLocked(): Promise<void> {
     if (this.offline) return;
     const upTo = this.endOffset;
+    // As Kafka: nothing past the recovery point and nothing written since means nothing to sync
+    // (an idle log costs no fsync, so shutting down 20,000 idle partitions stays fast).
+    if (upTo <= this.recoveryPoint && this.segments.every((s) => s.unflushedBytes === 0)) {
+      await this.activeSegment.persistIndexes().catch((err) => this.logger.warn(`cannot write indexes of ${this.name}: ${String(err)}`));
+      this.unflushedMessages = 0;
+      this.lastFlushMs = this.clock();
+      return;
+    }
     try {
       for (const s of this.segments) if (s.unflushedBytes > 0 || s === this.activeSegment) await s.flush();
     } catch (err) {
