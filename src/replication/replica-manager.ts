@@ -9,7 +9,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { INTERNAL_TOPICS, type TopicInfo } from '../metadata/cluster-model.js';
-import type { LogManager } from '../storage/log-manager.js';
+import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
@@ -272,8 +272,9 @@ export class ReplicaManager {
     if (this.timer) clearInterval(this.timer);
     for (const f of [...this.waitingFetches]) f.complete();
     await this.syncChain;
-    for (const p of this.partitions.values()) {
-      await p.snapshotProducerState(true).catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed'));
-    }
+    // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
+    await forEachConcurrently([...this.partitions.values()], 16, (p) =>
+      p.snapshotProducerState(true).catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed')),
+    );
   }
 }

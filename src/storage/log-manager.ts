@@ -69,6 +69,16 @@ interface DirState {
 }
 
 const LOG_DIR_NAME = /^(.+)-(\d+)$/;
+const SHUTDOWN_CONCURRENCY = 16;
+
+/** Runs fn over items with at most `limit` in flight; waits for all (fn should not throw). */
+export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
 
 export class LogManager {
   private readonly dirs: DirState[] = [];
@@ -339,7 +349,9 @@ export class LogManager {
     await this.cleaner.shutdown();
     for (const state of this.dirs) {
       const logs = this.logsIn(state);
-      for (const log of logs) await log.close();
+      // Several at once: concurrent fsyncs share journal commits (8 cost about as much as 1),
+      // which keeps SIGTERM with thousands of written partitions within seconds.
+      await forEachConcurrently(logs, SHUTDOWN_CONCURRENCY, (log) => log.close());
       if (state.online) {
         await this.writeCheckpoints(state);
         await writeFileAtomically(path.join(state.dir, CLEAN_SHUTDOWN_MARKER), '').catch((err) =>

@@ -99,7 +99,7 @@ export class LogSegment {
   /** Opens (creating if absent) the segment files. Indexes are not loaded yet. */
   static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number): Promise<LogSegment> {
     const logFile = LogSegment.logPath(dir, baseOffset);
-    const { file: fh, stats: st } = SegmentFile.open(logFile);
+    const { file: fh, stats: st } = await SegmentFile.open(logFile);
     const seg = new LogSegment(
       dir,
       baseOffset,

@@ -29,6 +29,8 @@ export function defaultOpenFileBudget(): number {
 
 export class OpenFileBudget {
   private readonly open: SegmentFile[] = [];
+  /** Openers waiting for a free slot; each returns true once it ran. */
+  private readonly waiting: (() => boolean)[] = [];
   private hand = 0;
   /** Files opened since start (first opens and reopens), for tests and diagnostics. */
   opens = 0;
@@ -68,9 +70,48 @@ export class OpenFileBudget {
     if (this.hand >= this.open.length) this.hand = 0;
   }
 
-  /** Closes idle files (clock sweep) until at most `limit` are open or all the rest are in use. */
-  private shrink(): void {
-    const limit = this.limit;
+  /**
+   * Runs `open` (synchronously) at a moment a file fits under the limit: now, or once a busy file
+   * is released. Async users (reads, syncs) come here, so even 20,000 concurrent background
+   * flushes hold at most `limit` descriptors; the synchronous append path never waits (it goes
+   * over by one at most, closed again by the next sweep). Check and open happen in one tick, so
+   * concurrent callers cannot all see the same free slot.
+   */
+  whenRoom(open: () => void): Promise<void> | undefined {
+    if (this.waiting.length === 0 && this.tryOpen(open)) return undefined;
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push(() => {
+        if (!this.tryOpen(open, reject)) return false;
+        resolve();
+        return true;
+      });
+    });
+  }
+
+  private tryOpen(open: () => void, onError?: (err: unknown) => void): boolean {
+    this.shrink(this.limit - 1);
+    if (this.open.length >= this.limit) return false;
+    if (!onError) {
+      open();
+      return true;
+    }
+    try {
+      open();
+    } catch (err) {
+      onError(err);
+    }
+    return true;
+  }
+
+  /** Called when a file's last pin is released: close what is over the limit, let waiters open. */
+  unpinned(): void {
+    if (this.open.length > this.limit) this.shrink();
+    while (this.waiting.length > 0 && this.waiting[0]!()) this.waiting.shift();
+  }
+
+  /** Closes idle files (clock sweep) until at most `target` are open or all the rest are in use. */
+  private shrink(target = this.limit): void {
+    const limit = Math.max(0, target);
     // Enough steps for a turn that only clears "recently used" flags, a turn that closes, and
     // the skips over pinned files (closing moves the last file under the hand).
     let budget = this.open.length * 3 + 1;
@@ -118,8 +159,18 @@ export class SegmentFile {
     private readonly budget: OpenFileBudget,
   ) {}
 
-  /** Opens (creating if absent) the file now and returns it with its stats. */
-  static open(path: string, budget: OpenFileBudget = segmentFiles): { file: SegmentFile; stats: Stats } {
+  /** Opens (creating if absent) the file once the budget has room, with its stats. */
+  static async open(path: string, budget: OpenFileBudget = segmentFiles): Promise<{ file: SegmentFile; stats: Stats }> {
+    let opened: { file: SegmentFile; stats: Stats } | undefined;
+    const waiting = budget.whenRoom(() => {
+      opened = SegmentFile.openNow(path, budget);
+    });
+    if (waiting) await waiting;
+    return opened!;
+  }
+
+  /** Opens (creating if absent) the file now, whatever the budget, and returns it with its stats. */
+  static openNow(path: string, budget: OpenFileBudget = segmentFiles): { file: SegmentFile; stats: Stats } {
     const f = new SegmentFile(path, budget);
     // Read-write without O_APPEND, so positional writes are honoured.
     const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o644);
@@ -188,12 +239,25 @@ export class SegmentFile {
 
   /** Runs `op` with a descriptor that stays open until it settles. */
   private async pinned<T>(op: (fd: number) => Promise<T>): Promise<T> {
-    this.pins++;
+    if (this.descriptor >= 0) {
+      this.referenced = true;
+      this.pins++;
+    } else {
+      // Reopen and pin in the same tick the budget found room (throws if the file is gone).
+      const waiting = this.budget.whenRoom(() => {
+        void this.fd;
+        this.pins++;
+      });
+      if (waiting) await waiting;
+    }
     try {
-      return await op(this.fd);
+      return await op(this.descriptor);
     } finally {
       this.pins--;
-      if (this.closed && this.pins === 0) this.closeDescriptor();
+      if (this.pins === 0) {
+        if (this.closed) this.closeDescriptor();
+        this.budget.unpinned();
+      }
     }
   }
 

@@ -34,7 +34,7 @@ test('the default budget is half the open-file limit', () => {
   if (m) assert.equal(budget, Math.max(16, Math.floor(Number(m[1]) / 2)));
 });
 
-test('60 logs under a budget of 5 files: appends and reads everywhere, never more than 5 open, and a restart reads them all', async () => {
+test('60 logs under a budget of 5 files: appends and reads everywhere, never more than 5 (+1) open, and a restart reads them all', async () => {
   await withTempDir(async (dir) => {
     const logger = new CapturingLogger();
     const opts = { logDirs: [dir], defaults: testConfig({ segmentBytes: 400 }), logger, retentionCheckIntervalMs: 3600000, cleanerEnabled: false, maxOpenSegmentFiles: 5 };
@@ -52,8 +52,9 @@ test('60 logs under a budget of 5 files: appends and reads everywhere, never mor
           const back = await log.read(round, 1 << 20);
           assert.ok(back.records.length > 0, `read ${log.name} at ${round}`);
         }
-        assert.ok(openLogFiles(dir) <= 5, `round ${round}: ${openLogFiles(dir)} .log files open`);
-        assert.ok(segmentFiles.openCount <= 5);
+        // The budget, plus one an append may reopen synchronously while the others are busy.
+        assert.ok(openLogFiles(dir) <= 6, `round ${round}: ${openLogFiles(dir)} .log files open`);
+        assert.ok(segmentFiles.openCount <= 6);
       }
       assert.ok(segmentFiles.opens - opensBefore > 60, 'files were closed and reopened on demand');
       // Segments rolled (segment.bytes 400) and are all readable; truncation and flush reopen too.
@@ -83,15 +84,15 @@ test('a read in flight keeps its descriptor; a replaced file is not reopened; a 
   await withTempDir(async (dir) => {
     const budget = new OpenFileBudget();
     budget.limit = 1;
-    const a = SegmentFile.open(path.join(dir, 'a.log'), budget).file;
+    const a = SegmentFile.openNow(path.join(dir, 'a.log'), budget).file;
     await writeFile(path.join(dir, 'a.log'), 'aaaa');
     const buf = Buffer.alloc(4);
     const reading = a.read(buf, 0, 4, 0); // pinned until it settles
-    const b = SegmentFile.open(path.join(dir, 'b.log'), budget).file;
+    const b = SegmentFile.openNow(path.join(dir, 'b.log'), budget).file;
     assert.equal(a.isOpen, true, 'the pinned file stays open past the budget');
     assert.equal((await reading).bytesRead, 4);
     assert.equal(buf.toString(), 'aaaa');
-    const c = SegmentFile.open(path.join(dir, 'c.log'), budget).file;
+    const c = SegmentFile.openNow(path.join(dir, 'c.log'), budget).file;
     assert.equal(budget.openCount, 1, 'idle files closed down to the budget');
     assert.equal(c.isOpen, true);
     assert.equal(a.isOpen, false);
