@@ -9,6 +9,7 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoOf } from './errors.js';
+import { shortLivedFiles } from './segment-file.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -39,7 +40,11 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-export async function writeFileAtomically(file: string, content: string | Buffer): Promise<void> {
+export function writeFileAtomically(file: string, content: string | Buffer): Promise<void> {
+  return shortLivedFiles.run(() => writeFileAtomicallyNow(file, content));
+}
+
+async function writeFileAtomicallyNow(file: string, content: string | Buffer): Promise<void> {
   const tmp = `${file}.tmp`;
   const fh = await open(tmp, 'w');
   try {

@@ -161,7 +161,8 @@ export class Log extends EventEmitter {
   /** Translates an I/O failure into KafkaStorageError, reporting non-ENOSPC faults to the manager. */
   private storageFailure(action: string, err: unknown): KafkaStorageError {
     const code = errnoOf(err);
-    if (code !== 'ENOSPC' && code !== 'EDQUOT') this.opts.onIoError?.(this, err);
+    // A full disk or too many open files is the broker's condition, not a faulty directory.
+    if (code !== 'ENOSPC' && code !== 'EDQUOT' && code !== 'EMFILE' && code !== 'ENFILE') this.opts.onIoError?.(this, err);
     return new KafkaStorageError(`${action} failed for ${this.name}: ${(err as Error).message ?? String(err)}`, { cause: err });
   }
 

@@ -13,6 +13,7 @@
  * file was replaced in place (a cleaner swap) refuses to reopen rather than read the new file at
  * the old positions; renames done through `LogSegment.renameAll` move the path along.
  */
+import { Semaphore } from './mutex.js';
 import { closeSync, fdatasync, fstat, fstatSync, ftruncate, openSync, read, readFileSync, constants, type Stats } from 'node:fs';
 
 /** Half the soft RLIMIT_NOFILE (Linux /proc), leaving the other half to sockets and short-lived files. */
@@ -132,6 +133,13 @@ export class OpenFileBudget {
 
 /** The budget every segment file of this process draws on (descriptors are a process resource). */
 export const segmentFiles = new OpenFileBudget();
+
+/**
+ * Short-lived files (checkpoints, leader-epoch files, producer snapshots, index writes) open at
+ * once, process-wide: one produce to 20,000 new partitions writes 20,000 leader-epoch files, and
+ * unbounded that is 20,000 descriptors at the same moment (EMFILE).
+ */
+export const shortLivedFiles = new Semaphore(64);
 
 function fsCall<T>(fn: (cb: (err: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
   return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));

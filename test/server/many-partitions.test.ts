@@ -177,7 +177,8 @@ test(`a broker with ${PARTITIONS} partitions accepts connections, stops on SIGTE
     const everyPartition = Array.from({ length: PARTITIONS }, (_, p) => p);
     const produced = await produceAll(c, 'many', everyPartition, (p) => `v${p}`);
     const failed = produced.responses[0]!.partitionResponses.filter((r) => r.errorCode !== ErrorCode.NONE);
-    assert.equal(failed.length, 0, `${failed.length} partitions refused the produce, e.g. ${JSON.stringify(failed[0])}`);
+    const firstFailure = failed[0] && `partition ${failed[0].index}: error ${failed[0].errorCode} ${failed[0].errorMessage ?? ''}`;
+    assert.equal(failed.length, 0, `${failed.length} partitions refused the produce, e.g. ${firstFailure}`);
     const fetched = await fetchAll(c, 'many', everyPartition);
     const wrong = fetched.responses[0]!.partitions.filter((p) => valuesOf(p.records).join() !== `v${p.partitionIndex}`);
     assert.equal(wrong.length, 0, `${wrong.length} partitions fetched wrong data`);
