@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
-import { INTERNAL_TOPICS, type TopicInfo } from '../metadata/cluster-model.js';
+import { INTERNAL_TOPICS, type PartitionState, type TopicInfo } from '../metadata/cluster-model.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
@@ -53,6 +53,9 @@ export interface ReplicaManagerOptions {
    */
   logConfigFor?: (topic: string) => LogConfig | undefined;
 }
+
+/** Partitions of one topic whose logs are opened at the same time. */
+const OPEN_CONCURRENCY = 8;
 
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
   return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
@@ -137,9 +140,8 @@ export class ReplicaManager {
       this.opts.logger.warn({ topic: name, err: messageOf(err) }, 'invalid topic config; using broker defaults');
       cfg = this.logDefaults;
     }
+    const toOpen: PartitionState[] = [];
     for (const ps of info.partitions) {
-      // Shutting down: stop opening logs (a topic may have thousands), SIGTERM must not wait for them.
-      if (this.stopped) return;
       const existing = this.getPartition(name, ps.partition);
       if (ps.leader !== this.brokerId) {
         if (existing) await this.dropPartition(existing, false);
@@ -150,8 +152,22 @@ export class ReplicaManager {
         existing.log.updateConfig(cfg);
         continue;
       }
-      await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
+      toOpen.push(ps);
     }
+    // A few at once: opening a log is a handful of small file operations, bound by their latency.
+    // The first failure stops taking new ones and is thrown once those in flight are done.
+    let failure: { err: unknown } | undefined;
+    await forEachConcurrently(toOpen, OPEN_CONCURRENCY, async (ps) => {
+      // Shutting down: stop opening logs (a topic may have thousands), SIGTERM must not wait for them.
+      if (failure || this.stopped) return;
+      try {
+        await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
+      } catch (err) {
+        failure ??= { err };
+      }
+    });
+    if (failure) throw failure.err;
+    if (this.stopped) return;
     // Partitions removed from metadata: only the undo of a CreatePartitions that failed part-way
     // does that (Kafka never shrinks a topic), so their logs go too.
     const count = info.partitions.length;
