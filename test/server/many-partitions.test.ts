@@ -33,7 +33,11 @@ const MAIN = join(dirname(fileURLToPath(import.meta.url)), '../../src/server/mai
  */
 const PARTITIONS = Number(process.env.FJORD_MANY_PARTITIONS ?? 8_000);
 const SEGMENT_FILE_BUDGET = 1000;
-const SIGTERM_DEADLINE_MS = Number(process.env.FJORD_SIGTERM_DEADLINE_MS ?? 30_000);
+/**
+ * A stop fsyncs each log written since its last flush (as Kafka), 16 at a time: measured 22 s for
+ * 8,000 and 34 s for 20,000 freshly written partitions on a loaded machine, ~1 s when idle.
+ */
+const SIGTERM_DEADLINE_MS = Number(process.env.FJORD_SIGTERM_DEADLINE_MS ?? 60_000);
 /** The budget, plus the one file an append may reopen synchronously while every other is busy. */
 const MAX_SEGMENT_FILES = SEGMENT_FILE_BUDGET + 1;
 
