@@ -14,7 +14,7 @@
  * the old positions; renames done through `LogSegment.renameAll` move the path along.
  */
 import { Semaphore } from './mutex.js';
-import { closeSync, fdatasync, fstat, fstatSync, ftruncate, openSync, read, readFileSync, constants, type Stats } from 'node:fs';
+import { closeSync, fdatasync, fstat, fstatSync, ftruncate, open as openAsync, openSync, read, readFileSync, constants, type Stats } from 'node:fs';
 
 /** Half the soft RLIMIT_NOFILE (Linux /proc), leaving the other half to sockets and short-lived files. */
 export function defaultOpenFileBudget(): number {
@@ -32,6 +32,8 @@ export class OpenFileBudget {
   private readonly open: SegmentFile[] = [];
   /** Openers waiting for a free slot; each returns true once it ran. */
   private readonly waiting: (() => boolean)[] = [];
+  /** Slots promised to files being opened asynchronously (counted as open). */
+  reserved = 0;
   private hand = 0;
   /** Files opened since start (first opens and reopens), for tests and diagnostics. */
   opens = 0;
@@ -90,8 +92,8 @@ export class OpenFileBudget {
   }
 
   private tryOpen(open: () => void, onError?: (err: unknown) => void): boolean {
-    this.shrink(this.limit - 1);
-    if (this.open.length >= this.limit) return false;
+    this.shrink(this.limit - 1 - this.reserved);
+    if (this.open.length + this.reserved >= this.limit) return false;
     if (!onError) {
       open();
       return true;
@@ -167,14 +169,33 @@ export class SegmentFile {
     private readonly budget: OpenFileBudget,
   ) {}
 
-  /** Opens (creating if absent) the file once the budget has room, with its stats. */
+  /**
+   * Opens (creating if absent) the file once the budget has room, with its stats. The open itself
+   * is asynchronous (a slot is reserved meanwhile): creating thousands of partitions, or rolling
+   * segments in a tight append loop, must not hold the event loop in open(2).
+   */
   static async open(path: string, budget: OpenFileBudget = segmentFiles): Promise<{ file: SegmentFile; stats: Stats }> {
-    let opened: { file: SegmentFile; stats: Stats } | undefined;
     const waiting = budget.whenRoom(() => {
-      opened = SegmentFile.openNow(path, budget);
+      budget.reserved++;
     });
     if (waiting) await waiting;
-    return opened!;
+    let fd = -1;
+    let stats: Stats;
+    try {
+      // Read-write without O_APPEND, so positional writes are honoured.
+      fd = await fsCall<number>((cb) => openAsync(path, constants.O_RDWR | constants.O_CREAT, 0o644, cb));
+      stats = await fsCall<Stats>((cb) => fstat(fd, cb));
+    } catch (err) {
+      if (fd >= 0) closeSync(fd);
+      budget.reserved--;
+      budget.unpinned();
+      throw err;
+    }
+    budget.reserved--;
+    const f = new SegmentFile(path, budget);
+    f.identity = { dev: stats.dev, ino: stats.ino };
+    f.adopt(fd);
+    return { file: f, stats };
   }
 
   /** Opens (creating if absent) the file now, whatever the budget, and returns it with its stats. */
