@@ -195,6 +195,8 @@ export class SegmentFile {
     const f = new SegmentFile(path, budget);
     f.identity = { dev: stats.dev, ino: stats.ino };
     f.adopt(fd);
+    // The reservation is over: waiters may find room now (the new file is idle and closable).
+    budget.unpinned();
     return { file: f, stats };
   }
 
