@@ -27,15 +27,15 @@ import { batchOf, valuesOf } from './handlers/data-plane-helpers.js';
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '../../src/server/main.ts');
 
 /**
- * 8,000 partitions keep this test near a minute on a loaded 2-core machine (measured: 10,000 took
- * 84 s, 20,000 about three minutes, mostly fsync latency). FJORD_MANY_PARTITIONS=20000 runs the
- * full case; FJORD_SIGTERM_DEADLINE_MS raises the stop deadline with it.
+ * 8,000 partitions keep this test near a minute on a loaded 2-core machine (measured: 8,000 in
+ * 72 s at load 13, 35 s at load 2; 20,000 in 165 s at load 15, 69 s at load 3 — mostly fsync
+ * latency). FJORD_MANY_PARTITIONS=20000 runs the full case.
  */
 const PARTITIONS = Number(process.env.FJORD_MANY_PARTITIONS ?? 8_000);
 const SEGMENT_FILE_BUDGET = 1000;
 /**
  * A stop fsyncs each log written since its last flush (as Kafka), 16 at a time: measured 22 s for
- * 8,000 and 34 s for 20,000 freshly written partitions on a loaded machine, ~1 s when idle.
+ * 8,000 and 34 s for 20,000 freshly written partitions at load 15 (18 s at load 3), ~1 s idle.
  */
 const SIGTERM_DEADLINE_MS = Number(process.env.FJORD_SIGTERM_DEADLINE_MS ?? 60_000);
 /** The budget, plus the one file an append may reopen synchronously while every other is busy. */
