@@ -15,6 +15,11 @@ export interface MetadataStore {
   createTopic(spec: NewTopic): Promise<TopicInfo>;
   deleteTopic(name: string): Promise<void>;
   createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo>;
+  /**
+   * Keeps only the first `count` partitions. Kafka never shrinks a topic; this exists only to
+   * undo a createPartitions whose logs could not all be created.
+   */
+  truncatePartitions(name: string, count: number): Promise<TopicInfo>;
   setTopicConfigs(name: string, configs: Record<string, string>): Promise<void>;
   onChange(listener: (topic: string) => void): void;
   close(): Promise<void>;

@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
-import { INTERNAL_TOPICS, type TopicInfo } from '../metadata/cluster-model.js';
-import type { LogManager } from '../storage/log-manager.js';
+import { INTERNAL_TOPICS, type PartitionState, type TopicInfo } from '../metadata/cluster-model.js';
+import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
@@ -63,6 +63,8 @@ function timestampDifferenceMaxMs(cfg: BrokerConfig, overrides: Record<string, s
   const value = raw === undefined ? cfg.logMessageTimestampDifferenceMaxMs : Number(raw);
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
+/** Partitions of one topic whose logs are opened at the same time. */
+const OPEN_CONCURRENCY = 8;
 
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
   return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
@@ -147,6 +149,7 @@ export class ReplicaManager {
       this.opts.logger.warn({ topic: name, err: messageOf(err) }, 'invalid topic config; using broker defaults');
       cfg = this.logDefaults;
     }
+    const toOpen: PartitionState[] = [];
     for (const ps of info.partitions) {
       const existing = this.getPartition(name, ps.partition);
       if (ps.leader !== this.brokerId) {
@@ -158,20 +161,44 @@ export class ReplicaManager {
         existing.log.updateConfig(cfg);
         continue;
       }
-      await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
+      toOpen.push(ps);
     }
-    // Partitions removed from metadata (never happens in Kafka, but keep the map honest).
+    // A few at once: opening a log is a handful of small file operations, bound by their latency.
+    // The first failure stops taking new ones and is thrown once those in flight are done.
+    let failure: { err: unknown } | undefined;
+    await forEachConcurrently(toOpen, OPEN_CONCURRENCY, async (ps) => {
+      // Shutting down: stop opening logs (a topic may have thousands), SIGTERM must not wait for them.
+      if (failure || this.stopped) return;
+      try {
+        await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
+      } catch (err) {
+        failure ??= { err };
+      }
+    });
+    if (failure) throw failure.err;
+    if (this.stopped) return;
+    // Partitions removed from metadata: only the undo of a CreatePartitions that failed part-way
+    // does that (Kafka never shrinks a topic), so their logs go too.
+    const count = info.partitions.length;
     for (const p of this.byTopic.get(name) ?? []) {
-      if (!info.partitions.some((ps) => ps.partition === p.partition)) await this.dropPartition(p, false);
+      if (p.partition >= count) await this.dropPartition(p, true);
     }
   }
 
   private async openPartition(info: TopicInfo, partition: number, leaderEpoch: number, cfg: LogConfig): Promise<Partition> {
     const lm = this.opts.logManager;
     let log = lm.getLog(info.name, partition);
+    const created = !log;
     if (log) log.updateConfig(cfg);
     else log = await lm.createLog(info.name, partition, cfg);
-    const p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark));
+    let p: Partition;
+    try {
+      p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark));
+    } catch (err) {
+      // A log created just now for nothing: remove it rather than leave a half-made partition behind.
+      if (created) await lm.deleteLog(info.name, partition).catch(() => undefined);
+      throw err;
+    }
     lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);
@@ -281,8 +308,9 @@ export class ReplicaManager {
     if (this.timer) clearInterval(this.timer);
     for (const f of [...this.waitingFetches]) f.complete();
     await this.syncChain;
-    for (const p of this.partitions.values()) {
-      await p.snapshotProducerState(true).catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed'));
-    }
+    // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
+    await forEachConcurrently([...this.partitions.values()], 16, (p) =>
+      p.snapshotProducerState(true).catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed')),
+    );
   }
 }

@@ -107,6 +107,7 @@ export class Broker {
       flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
       ...(this.zk ? { metaProperties: this.zk.metaProperties() } : {}),
+      maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
       // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
       // retention) from the first moment, not only once the replica manager syncs them.
       topicConfig: (topic) => {

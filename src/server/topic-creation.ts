@@ -15,6 +15,8 @@ export async function autoCreateTopic(services: BrokerServices, name: string): P
   }
   const live = services.metadata.brokers().length;
   const replicationFactor = Math.min(services.config.defaultReplicationFactor, live);
+  // Auto-creation counts against max.broker.partitions / max.partitions like CreateTopics.
+  services.admin.topics.checkPartitionCaps(services.config.numPartitions);
   try {
     const t = await services.metadata.createTopic({ name, numPartitions: services.config.numPartitions, replicationFactor });
     services.logger.info({ topic: name, partitions: t.partitions.length }, `created topic ${name} with ${t.partitions.length} partition(s) (auto-created)`);

@@ -3,6 +3,11 @@
  * chunked so a scan costs a handful of syscalls, and a visitor sees each header in place.
  */
 import type { FileHandle } from 'node:fs/promises';
+
+/** What reads need of a file: positional reads (a FileHandle, or a segment's lazily opened file). */
+export interface PositionalFile {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+}
 import {
   BATCH_LENGTH,
   LOG_OVERHEAD,
@@ -26,7 +31,7 @@ export function writeInt64(buf: Buffer, value: number, pos: number): void {
 export const MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;
 
 export async function readAt(
-  file: FileHandle,
+  file: PositionalFile,
   position: number,
   length: number,
   alloc: (length: number) => Buffer = Buffer.allocUnsafe,
@@ -56,7 +61,7 @@ export async function writeFully(file: FileHandle, buf: Buffer, position: number
  * Stops (silently) at a header whose length field is implausible; recovery validates fully.
  */
 export async function scanBatchHeaders(
-  file: FileHandle,
+  file: PositionalFile,
   from: number,
   to: number,
   visit: (buf: Buffer, start: number, position: number, size: number) => boolean,

@@ -9,6 +9,7 @@
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoOf } from './errors.js';
+import { shortLivedFiles } from './segment-file.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -49,7 +50,8 @@ const writesInFlight = new Map<string, Promise<void>>();
 export function writeFileAtomically(file: string, content: string | Buffer): Promise<void> {
   const key = path.resolve(file);
   const before = writesInFlight.get(key) ?? Promise.resolve();
-  const write = before.then(() => writeNow(file, content));
+  // Each write also takes one of the short-lived file slots (see open-files budget).
+  const write = before.then(() => shortLivedFiles.run(() => writeNow(file, content)));
   const settled = write.then(
     () => undefined,
     () => undefined,

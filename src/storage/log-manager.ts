@@ -27,6 +27,7 @@ import { Log } from './log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
 import { FailureLog } from './failure-log.js';
+import { defaultOpenFileBudget, segmentFiles } from './segment-file.js';
 
 export interface LogManagerOptions {
   logDirs: string[];
@@ -49,6 +50,11 @@ export interface LogManagerOptions {
   metaProperties?: Record<string, string>;
   /** At most one line per log directory per this interval about failing appends (or flushes). Default 10000. */
   failureLogIntervalMs?: number;
+  /**
+   * Segment files open at once, process-wide (log.segment.max.open.files); idle ones are closed
+   * and reopened on demand. Undefined or <= 0: half the open-file limit.
+   */
+  maxOpenSegmentFiles?: number;
 }
 
 export interface LogDirState {
@@ -67,6 +73,16 @@ interface DirState {
 }
 
 const LOG_DIR_NAME = /^(.+)-(\d+)$/;
+const SHUTDOWN_CONCURRENCY = 16;
+
+/** Runs fn over items with at most `limit` in flight; waits for all (fn should not throw). */
+export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
 
 export class LogManager {
   private readonly dirs: DirState[] = [];
@@ -88,6 +104,8 @@ export class LogManager {
   }
 
   static async open(opts: LogManagerOptions): Promise<LogManager> {
+    const max = opts.maxOpenSegmentFiles ?? -1;
+    segmentFiles.limit = max > 0 ? max : defaultOpenFileBudget();
     const mgr = new LogManager(opts);
     try {
       for (const dir of opts.logDirs) await mgr.openDir(path.resolve(dir));
@@ -224,8 +242,16 @@ export class LogManager {
     if (online.length === 0) throw new Error('no online log directory to create a log in');
     // Put the new log in the directory holding the fewest logs (Kafka's default placement).
     const state = online.reduce((a, b) => (this.logsIn(b).length < this.logsIn(a).length ? b : a));
-    await mkdir(path.join(state.dir, key), { recursive: true });
-    const log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, undefined, undefined, false);
+    const logDir = path.join(state.dir, key);
+    const made = await mkdir(logDir, { recursive: true });
+    let log: Log;
+    try {
+      log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, undefined, undefined, false);
+    } catch (err) {
+      // Leave nothing behind (EMFILE, ENOSPC...): a directory this call made goes again.
+      if (made !== undefined) await rm(logDir, { recursive: true, force: true }).catch(() => undefined);
+      throw err;
+    }
     this.logs.set(key, { log, dir: state });
     return log;
   }
@@ -338,7 +364,11 @@ export class LogManager {
     for (const state of this.dirs) {
       const logs = this.logsIn(state);
       const unclean: string[] = [];
-      for (const log of logs) if (!(await log.close())) unclean.push(log.name);
+      // Several at once: concurrent fsyncs share journal commits (8 cost about as much as 1),
+      // which keeps SIGTERM with thousands of written partitions within seconds.
+      await forEachConcurrently(logs, SHUTDOWN_CONCURRENCY, async (log) => {
+        if (!(await log.close())) unclean.push(log.name);
+      });
       if (state.online) {
         const checkpointed = await this.writeCheckpoints(state);
         // The marker promises the next start that every log is flushed and checkpointed; it

@@ -1,10 +1,11 @@
 /**
  * One segment: `<base>.log` holding batches exactly as on the wire, plus its `.index` and
- * `.timeindex`. Writes are positional through a FileHandle; the in-memory `size` only moves
+ * `.timeindex`. Writes are positional through a SegmentFile (a descriptor opened lazily under
+ * the process-wide open-file budget, see segment-file.ts); the in-memory `size` only moves
  * after a write fully succeeded, so readers never see a partial batch.
  */
 import { ftruncateSync, writeSync } from 'node:fs';
-import { open, rename, stat, type FileHandle } from 'node:fs/promises';
+import { rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import {
   BATCH_LENGTH,
@@ -17,6 +18,7 @@ import { rebuildSegment } from './segment-rebuild.js';
 import { fetchReadBuffers } from './read-buffer-pool.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
+import { SegmentFile } from './segment-file.js';
 
 export const LOG_SUFFIX = '.log';
 export const INDEX_SUFFIX = '.index';
@@ -75,7 +77,7 @@ export class LogSegment {
   private constructor(
     readonly dir: string,
     readonly baseOffset: number,
-    public file: FileHandle,
+    public file: SegmentFile,
     readonly offsetIndex: OffsetIndex,
     readonly timeIndex: TimeIndex,
     private settings: SegmentSettings,
@@ -97,12 +99,7 @@ export class LogSegment {
   /** Opens (creating if absent) the segment files. Indexes are not loaded yet. */
   static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number): Promise<LogSegment> {
     const logFile = LogSegment.logPath(dir, baseOffset);
-    const fh = await open(logFile, 'a+').then(async (h) => {
-      // 'a+' creates; reopen r+ so positional writes are honoured (O_APPEND ignores positions on Linux).
-      await h.close();
-      return open(logFile, 'r+');
-    });
-    const st = await fh.stat();
+    const { file: fh, stats: st } = await SegmentFile.open(logFile);
     const seg = new LogSegment(
       dir,
       baseOffset,
@@ -197,6 +194,8 @@ export class LogSegment {
    * is missing or insane. Returns the index problem found, if any.
    */
   async loadFast(): Promise<string | undefined> {
+    // Nothing to index (an idle partition never wrote its index files): the fresh state is right.
+    if (this.size === 0) return undefined;
     const offsetProblem = await this.offsetIndex.load(this.size);
     const lastIndexed = offsetProblem ? undefined : this.offsetIndex.lookup(Number.MAX_SAFE_INTEGER);
     // Scan only from the last index entry to learn the next offset and trailing timestamps.
@@ -382,6 +381,8 @@ export class LogSegment {
     for (const file of [this.logFile, this.offsetIndex.file, this.timeIndex.file]) {
       try {
         await rename(file, file + suffix);
+        // Reads still in flight may reopen the log file: under its new name.
+        if (file === this.file.path) this.file.path = file + suffix;
         renamed.push(file + suffix);
       } catch {
         // An index file may not exist yet; the log file rename is what matters.

@@ -181,7 +181,8 @@ export class Log extends EventEmitter {
   private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): KafkaStorageError {
     const code = errnoOf(err);
     const full = code === 'ENOSPC' || code === 'EDQUOT';
-    if (!full) this.opts.onIoError?.(this, err);
+    // A full disk or too many open files is the broker's condition, not a faulty directory.
+    if (!full && code !== 'EMFILE' && code !== 'ENFILE') this.opts.onIoError?.(this, err);
     const message = (err as Error)?.message ?? String(err);
     // Every failure is counted; at most one line per directory and interval is written.
     this.failures.failed(this.logDir, PLURAL[action], full ? 'error' : 'warn', () =>
@@ -405,6 +406,14 @@ export class Log extends EventEmitter {
   private async flushLocked(): Promise<void> {
     if (this.offline) return;
     const upTo = this.endOffset;
+    // As Kafka: nothing past the recovery point and nothing written since means nothing to sync
+    // (an idle log costs no fsync, so shutting down 20,000 idle partitions stays fast).
+    if (upTo <= this.recoveryPoint && this.segments.every((s) => s.unflushedBytes === 0)) {
+      await this.activeSegment.persistIndexes().catch((err) => this.logger.warn(`cannot write indexes of ${this.name}: ${String(err)}`));
+      this.unflushedMessages = 0;
+      this.lastFlushMs = this.clock();
+      return;
+    }
     try {
       for (const s of this.segments) if (s.unflushedBytes > 0 || s === this.activeSegment) await s.flush();
     } catch (err) {

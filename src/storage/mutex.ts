@@ -8,3 +8,24 @@ export class Mutex {
     return result;
   }
 }
+
+/** At most `limit` callers run at once; the others wait in arrival order. */
+export class Semaphore {
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.queue.push(resolve));
+    else this.active++;
+    try {
+      return await fn();
+    } finally {
+      // Hand the slot straight to the next waiter, or give it back.
+      const next = this.queue.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}

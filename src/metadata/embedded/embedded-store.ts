@@ -159,7 +159,23 @@ export class EmbeddedMetadataStore implements MetadataStore {
     }
     const rf = t.partitions[0]?.replicas.length ?? 1;
     t.partitions.push(...this.assign(name, current, totalCount, rf, assignment));
-    await this.persist();
+    try {
+      await this.persist();
+    } catch (err) {
+      t.partitions.splice(current);
+      throw err;
+    }
+    this.emit(name);
+    return t;
+  }
+
+  async truncatePartitions(name: string, count: number): Promise<TopicInfo> {
+    const t = this.byName.get(name);
+    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
+    if (count < t.partitions.length) {
+      t.partitions.splice(count);
+      await this.persist();
+    }
     this.emit(name);
     return t;
   }

@@ -180,6 +180,9 @@ export class ZkControllerMetadataView implements MetadataStore {
   createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo> {
     return this.inner.createPartitions(name, totalCount, assignment);
   }
+  truncatePartitions(name: string, count: number): Promise<TopicInfo> {
+    return this.inner.truncatePartitions(name, count);
+  }
   setTopicConfigs(name: string, configs: Record<string, string>): Promise<void> {
     return this.inner.setTopicConfigs(name, configs);
   }

@@ -12,6 +12,7 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
 import { validateTopicConfigs } from '../config/topic-configs.js';
 import type { PartitionAccess } from './partition-access.js';
+import { Mutex } from '../../storage/mutex.js';
 
 export interface CreateTopicSpec {
   name: string;
@@ -31,7 +32,28 @@ export interface CreatedTopic {
   configs: Record<string, string>;
 }
 
+/**
+ * Partitions a request plans to create, counted as Kafka's controller counts them for its
+ * per-request limit: numPartitions (the broker default for -1) or the number of assignments.
+ */
+export function plannedPartitions(spec: Pick<CreateTopicSpec, 'numPartitions' | 'assignments'>, defaultPartitions: number): number {
+  if (spec.assignments.length > 0) return spec.assignments.length;
+  if (spec.numPartitions === -1) return defaultPartitions;
+  return Math.max(0, spec.numPartitions);
+}
+
+/**
+ * One CreateTopics or CreatePartitions request: partitions that its validateOnly topics would
+ * have added, so a dry run meets the per-broker cap exactly where the real request would.
+ */
+export interface CreationRequest {
+  validatedPartitions: number;
+}
+
 export class TopicAdmin {
+  /** Cap check and creation run one request topic at a time, so two requests cannot both pass the cap. */
+  private readonly creation = new Mutex();
+
   constructor(
     private readonly config: BrokerConfig,
     private readonly metadata: MetadataStore,
@@ -39,14 +61,70 @@ export class TopicAdmin {
     private readonly partitions: () => PartitionAccess | undefined,
   ) {}
 
+  /**
+   * Refuses a request whose topics plan more new partitions in total than
+   * max.partitions.per.request (Kafka's controller does the same with its fixed 10000).
+   */
+  checkRequestPartitions(total: number): void {
+    const limit = this.config.maxPartitionsPerRequest;
+    if (total > limit) {
+      throw new KafkaError(
+        ErrorCode.POLICY_VIOLATION,
+        `Excessively large number of partitions per request: ${total} requested, max.partitions.per.request is ${limit}.`,
+      );
+    }
+  }
+
+  /** Partitions now hosted by this broker and in the whole cluster. */
+  partitionCounts(): { broker: number; cluster: number } {
+    const self = this.config.brokerId;
+    let broker = 0;
+    let cluster = 0;
+    for (const t of this.metadata.topics()) {
+      cluster += t.partitions.length;
+      for (const p of t.partitions) if (p.replicas.includes(self)) broker++;
+    }
+    return { broker, cluster };
+  }
+
+  /**
+   * Refuses adding `adding` partitions (plus `pending` a dry run already counted) when it would
+   * take this broker past max.broker.partitions or the cluster past max.partitions (KIP-578).
+   */
+  checkPartitionCaps(adding: number, pending = 0): void {
+    const { broker, cluster } = this.partitionCounts();
+    // Every new partition counts against this broker: the embedded single broker hosts them all.
+    const hostedHere = adding;
+    if (broker + pending + hostedHere > this.config.maxBrokerPartitions) {
+      throw new KafkaError(
+        ErrorCode.POLICY_VIOLATION,
+        `Creating ${adding} partition(s) would take broker ${this.config.brokerId} to ${broker + pending + hostedHere} partitions, above max.broker.partitions ${this.config.maxBrokerPartitions} (it hosts ${broker + pending}).`,
+      );
+    }
+    if (cluster + pending + adding > this.config.maxPartitions) {
+      throw new KafkaError(
+        ErrorCode.POLICY_VIOLATION,
+        `Creating ${adding} partition(s) would take the cluster to ${cluster + pending + adding} partitions, above max.partitions ${this.config.maxPartitions} (it has ${cluster + pending}).`,
+      );
+    }
+  }
+
   /** Waits until the data plane has caught up with a change (logs created or removed). */
   private async synced(topic: string): Promise<void> {
     // The sync applies the topic's effective log config too (ReplicaManager asks ConfigAdmin).
     await this.partitions()?.syncTopic(topic);
   }
 
-  /** Validates and (unless validateOnly) creates one topic; throws KafkaError on refusal. */
-  async createTopic(spec: CreateTopicSpec, validateOnly: boolean): Promise<CreatedTopic> {
+  /**
+   * Validates and (unless validateOnly) creates one topic; throws KafkaError on refusal. All or
+   * nothing: when a log cannot be created (EMFILE, ENOSPC...), the topic is removed again, from
+   * metadata and disk, before the error is reported.
+   */
+  createTopic(spec: CreateTopicSpec, validateOnly: boolean, request: CreationRequest = { validatedPartitions: 0 }): Promise<CreatedTopic> {
+    return this.creation.run(() => this.createTopicNow(spec, validateOnly, request));
+  }
+
+  private async createTopicNow(spec: CreateTopicSpec, validateOnly: boolean, request: CreationRequest): Promise<CreatedTopic> {
     this.checkNewName(spec.name);
     const configs = this.checkConfigs(spec.configs);
     const brokers = this.metadata.brokers().map((b) => b.id);
@@ -83,11 +161,21 @@ export class TopicAdmin {
         );
       }
     }
-    if (validateOnly) return { topicId: null, numPartitions, replicationFactor, configs };
+    this.checkPartitionCaps(numPartitions, request.validatedPartitions);
+    if (validateOnly) {
+      request.validatedPartitions += numPartitions;
+      return { topicId: null, numPartitions, replicationFactor, configs };
+    }
     const t = await this.metadata.createTopic({
       name: spec.name, numPartitions, replicationFactor, configs, ...(assignment ? { assignment } : {}),
     });
-    await this.synced(t.name);
+    try {
+      await this.synced(t.name);
+      this.checkAllOpen(t.name, 0, numPartitions);
+    } catch (err) {
+      await this.undo(t.name, `creating topic ${t.name}`, err, () => this.metadata.deleteTopic(t.name));
+      throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `Topic '${t.name}' was not created: ${messageOf(err)}`);
+    }
     this.logger.info(
       { topic: t.name, topicId: t.topicId, partitions: numPartitions, replicationFactor, configs },
       `created topic ${t.name} with ${numPartitions} partition(s), replication factor ${replicationFactor}`,
@@ -140,8 +228,27 @@ export class TopicAdmin {
     return t;
   }
 
-  /** Grows a topic to `count` partitions (explicit replicas per new partition optional). */
-  async createPartitions(name: string, count: number, assignments: number[][] | null, validateOnly: boolean): Promise<void> {
+  /**
+   * Grows a topic to `count` partitions (explicit replicas per new partition optional). All or
+   * nothing, like createTopic: a failure part-way removes the new partitions again.
+   */
+  createPartitions(
+    name: string,
+    count: number,
+    assignments: number[][] | null,
+    validateOnly: boolean,
+    request: CreationRequest = { validatedPartitions: 0 },
+  ): Promise<void> {
+    return this.creation.run(() => this.createPartitionsNow(name, count, assignments, validateOnly, request));
+  }
+
+  private async createPartitionsNow(
+    name: string,
+    count: number,
+    assignments: number[][] | null,
+    validateOnly: boolean,
+    request: CreationRequest,
+  ): Promise<void> {
     const t = this.metadata.topic(name);
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
     const current = t.partitions.length;
@@ -170,11 +277,47 @@ export class TopicAdmin {
         );
       }
     }
-    if (validateOnly) return;
+    this.checkPartitionCaps(count - current, request.validatedPartitions);
+    if (validateOnly) {
+      request.validatedPartitions += count - current;
+      return;
+    }
     await this.metadata.createPartitions(name, count, assignments ?? undefined);
-    await this.synced(name);
+    try {
+      await this.synced(name);
+      this.checkAllOpen(name, current, count);
+    } catch (err) {
+      await this.undo(name, `adding partitions ${current}..${count - 1} to ${name}`, err, () => this.metadata.truncatePartitions(name, current));
+      throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `No partitions were added to '${name}': ${messageOf(err)}`);
+    }
     this.logger.info({ topic: name, from: current, to: count }, `added partitions to topic ${name}: ${current} -> ${count}`);
   }
+
+  /** Throws unless every partition in [from, to) of `topic` that this broker leads has its log open. */
+  private checkAllOpen(topic: string, from: number, to: number): void {
+    const access = this.partitions();
+    const info = this.metadata.topic(topic);
+    if (!access || !info) return;
+    for (const ps of info.partitions) {
+      if (ps.partition < from || ps.partition >= to || ps.leader !== this.config.brokerId) continue;
+      if (!access.localPartition(topic, ps.partition)) throw new Error(`the log of partition ${topic}-${ps.partition} could not be opened`);
+    }
+  }
+
+  /** Reverts a creation that failed part-way: metadata first, then the logs follow it away. */
+  private async undo(topic: string, what: string, cause: unknown, revert: () => Promise<unknown>): Promise<void> {
+    this.logger.error({ topic, err: messageOf(cause) }, `${what} failed part-way; removing what was created`);
+    try {
+      await revert();
+      await this.synced(topic);
+    } catch (err) {
+      this.logger.error({ topic, err: messageOf(err) }, `could not fully remove what ${what} created`);
+    }
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Orders an explicit assignment by partition index; indexes must be 0..n-1 without gaps. */

@@ -42,6 +42,14 @@ export interface BrokerConfig {
   defaultReplicationFactor: number;
   autoCreateTopicsEnable: boolean;
   deleteTopicEnable: boolean;
+  /** New partitions one CreateTopics/CreatePartitions request may add in total. */
+  maxPartitionsPerRequest: number;
+  /** KIP-578 max.broker.partitions: partitions hosted by this broker. */
+  maxBrokerPartitions: number;
+  /** KIP-578 max.partitions: partitions in the cluster. */
+  maxPartitions: number;
+  /** Open segment files at once; -1 = derived from the open-file limit. */
+  logSegmentMaxOpenFiles: number;
   messageMaxBytes: number;
   /** message.max.decompression.ratio: produced batches inflate to at most max.message.bytes times this. */
   messageMaxDecompressionRatio: number;
@@ -244,6 +252,10 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     numPartitions: v.num('num.partitions'),
     defaultReplicationFactor: v.num('default.replication.factor'),
     autoCreateTopicsEnable: v.bool('auto.create.topics.enable'),
+    maxPartitionsPerRequest: v.num('max.partitions.per.request'),
+    maxBrokerPartitions: v.num('max.broker.partitions'),
+    maxPartitions: v.num('max.partitions'),
+    logSegmentMaxOpenFiles: v.num('log.segment.max.open.files'),
     deleteTopicEnable: v.bool('delete.topic.enable'),
     messageMaxBytes: v.num('message.max.bytes'),
     messageMaxDecompressionRatio: v.num('message.max.decompression.ratio'),

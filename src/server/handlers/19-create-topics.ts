@@ -3,6 +3,7 @@ import type { CreatableTopicResult } from '../../protocol/messages/19-create-top
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
+import { plannedPartitions, type CreationRequest } from '../admin/topic-admin.js';
 import { describeTopicConfigEntries } from '../admin/config-describer.js';
 import { defineHandler } from './types.js';
 
@@ -17,6 +18,16 @@ export const createTopicsHandler = defineHandler({
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const results: Input<CreatableTopicResult>[] = [];
+    // Like Kafka's controller: a request planning too many partitions in total fails as a whole.
+    const planned = req.topics.reduce((sum, t) => sum + plannedPartitions(t, ctx.services.config.numPartitions), 0);
+    try {
+      admin.topics.checkRequestPartitions(planned);
+    } catch (err) {
+      const { errorCode, errorMessage } = errorOutcome(err);
+      for (const t of req.topics) if (!results.some((r) => r.name === t.name)) results.push(failure(t.name, errorCode, errorMessage));
+      return { throttleTimeMs: 0, topics: results };
+    }
+    const request: CreationRequest = { validatedPartitions: 0 };
     // Topics are created one after the other, in request order (a later one may collide with an earlier one).
     for (const t of req.topics) {
       if (counts.get(t.name)! > 1) {
@@ -29,6 +40,7 @@ export const createTopicsHandler = defineHandler({
         const created = await admin.topics.createTopic(
           { name: t.name, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor, assignments: t.assignments, configs: t.configs },
           req.validateOnly,
+          request,
         );
         const layers = admin.dynamicConfigs.layers(ctx.services.config);
         results.push({

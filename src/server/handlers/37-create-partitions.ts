@@ -1,6 +1,7 @@
 import { CreatePartitionsRequestCodec, CreatePartitionsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { errorOutcome } from '../admin/index.js';
+import type { CreationRequest } from '../admin/topic-admin.js';
 import { defineHandler } from './types.js';
 
 export const createPartitionsHandler = defineHandler({
@@ -14,6 +15,17 @@ export const createPartitionsHandler = defineHandler({
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const results: { name: string; errorCode: number; errorMessage: string | null }[] = [];
+    // New partitions the whole request asks for, against max.partitions.per.request.
+    let planned = 0;
+    for (const t of req.topics) planned += Math.max(0, t.count - (ctx.services.metadata.topic(t.name)?.partitions.length ?? t.count));
+    try {
+      admin.topics.checkRequestPartitions(planned);
+    } catch (err) {
+      const outcome = errorOutcome(err);
+      for (const t of req.topics) if (!results.some((r) => r.name === t.name)) results.push({ name: t.name, ...outcome });
+      return { throttleTimeMs: 0, results };
+    }
+    const request: CreationRequest = { validatedPartitions: 0 };
     for (const t of req.topics) {
       if (counts.get(t.name)! > 1) {
         if (!results.some((r) => r.name === t.name)) {
@@ -23,7 +35,7 @@ export const createPartitionsHandler = defineHandler({
       }
       try {
         const assignments = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
-        await admin.topics.createPartitions(t.name, t.count, assignments, req.validateOnly);
+        await admin.topics.createPartitions(t.name, t.count, assignments, req.validateOnly, request);
         results.push({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null });
       } catch (err) {
         results.push({ name: t.name, ...errorOutcome(err) });
