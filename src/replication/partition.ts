@@ -35,6 +35,8 @@ export class Partition {
   private hw: number;
   readonly producers: ProducerStateMap;
   private readonly appendLock = new Mutex();
+  /** The last produce to take its turn (see takeArrivalTurn). */
+  private arrivals: Promise<void> = Promise.resolve();
   readonly waiters = new Set<AppendWaiter>();
   private snapshotVersion = -1;
   /** Log end offset the last snapshot (written or loaded) describes; -1 when none. */
@@ -132,6 +134,29 @@ export class Partition {
    * original base offset and no error, as Kafka does. The batches' CRCs must have been checked
    * already (prepareProducedRecords does), so the log skips its own CRC pass.
    */
+  /**
+   * Produce requests to one partition are validated concurrently (inflating compressed batches
+   * runs off the event loop and takes as long as it takes) but must reach the log in the order
+   * they arrived, as a client's pipelined requests are ordered. A request takes its turn on
+   * arrival, waits for `ready` before it calls appendAsLeader (which queues in call order), and
+   * calls `done` once it has called it or given up; `done` never lets a later request overtake
+   * an earlier one still validating.
+   */
+  takeArrivalTurn(): { ready: Promise<void>; done: () => void } {
+    const previous = this.arrivals;
+    let pass!: () => void;
+    this.arrivals = new Promise<void>((resolve) => (pass = resolve));
+    let passed = false;
+    return {
+      ready: previous,
+      done: () => {
+        if (passed) return;
+        passed = true;
+        void previous.then(pass);
+      },
+    };
+  }
+
   appendAsLeader(batches: Buffer): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
       let pos = 0;

@@ -13,7 +13,7 @@ import { forEachConcurrently, type LogManager } from '../storage/log-manager.js'
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
-import { Partition } from './partition.js';
+import { Partition, type LeaderAppendResult } from './partition.js';
 import { prepareProducedRecords, type RecordError } from './produce-validation.js';
 import { errorCodeOf, messageOf } from './errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
@@ -246,27 +246,36 @@ export class ReplicaManager {
       p = this.getPartition(topic, partition);
       if (!p) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     }
-    if (req.requiredAcks === -1) {
-      const minIsr = topicMinInsync(this.opts.config, info.configs);
-      if (ps.isr.length < minIsr) {
-        return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR size ${ps.isr.length} is below min.insync.replicas ${minIsr}`);
-      }
-    }
-    const cfg = p.log.config;
-    const prepared = await prepareProducedRecords(records, {
-      fromClient: req.origin === 'client',
-      produceVersion: req.produceVersion,
-      limits: {
-        maxMessageBytes: cfg.maxMessageBytes,
-        maxUncompressedBytes: Math.min(cfg.maxMessageBytes * this.opts.config.messageMaxDecompressionRatio, MAX_BUFFER_BYTES),
-        compacted: cfg.cleanupPolicy.includes('compact'),
-        topicPartition: `${topic}-${partition}`,
-        timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(this.opts.config, info.configs) : undefined,
-      },
-    });
-    if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
+    const turn = p.takeArrivalTurn();
+    let appending: Promise<LeaderAppendResult>;
     try {
-      const res = await p.appendAsLeader(prepared.batches);
+      if (req.requiredAcks === -1) {
+        const minIsr = topicMinInsync(this.opts.config, info.configs);
+        if (ps.isr.length < minIsr) {
+          return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR size ${ps.isr.length} is below min.insync.replicas ${minIsr}`);
+        }
+      }
+      const cfg = p.log.config;
+      const prepared = await prepareProducedRecords(records, {
+        fromClient: req.origin === 'client',
+        produceVersion: req.produceVersion,
+        limits: {
+          maxMessageBytes: cfg.maxMessageBytes,
+          maxUncompressedBytes: Math.min(cfg.maxMessageBytes * this.opts.config.messageMaxDecompressionRatio, MAX_BUFFER_BYTES),
+          compacted: cfg.cleanupPolicy.includes('compact'),
+          topicPartition: `${topic}-${partition}`,
+          timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(this.opts.config, info.configs) : undefined,
+        },
+      });
+      if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
+      // Validation may finish out of order; the log takes the batches in arrival order.
+      await turn.ready;
+      appending = p.appendAsLeader(prepared.batches);
+    } finally {
+      turn.done();
+    }
+    try {
+      const res = await appending;
       return {
         errorCode: res.errorCode,
         errorMessage: res.errorMessage ?? null,
