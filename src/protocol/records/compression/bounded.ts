@@ -23,7 +23,7 @@ import { uncompress as snappyUncompressAsync, uncompressSync as snappyUncompress
 import zstdBinding from 'zstd-napi/binding.js';
 import type { DCtx } from 'zstd-napi/binding.js';
 import { CompressionType } from '../batch-header.js';
-import { isXerialFramed } from './snappy.js';
+import { snappyBlocks } from './snappy.js';
 
 /** Output would exceed the caller's cap. Carries the cap so the error message can name it. */
 export class DecompressionLimitError extends Error {
@@ -76,24 +76,6 @@ export function snappyDeclaredLength(block: Buffer): number {
     if (b < 0x80) return value;
   }
   throw new Error('snappy: malformed uncompressed-length header');
-}
-
-const XERIAL_HEADER_SIZE = 16;
-
-/** Raw snappy blocks of a payload (one block, or xerial's [int32 length][block] sequence). */
-function snappyBlocks(input: Buffer): Buffer[] {
-  if (!isXerialFramed(input)) return [input];
-  const blocks: Buffer[] = [];
-  let pos = XERIAL_HEADER_SIZE;
-  while (pos < input.length) {
-    if (pos + 4 > input.length) throw new Error('xerial snappy: truncated block length');
-    const len = input.readInt32BE(pos);
-    pos += 4;
-    if (len < 0 || pos + len > input.length) throw new Error(`xerial snappy: invalid block length ${len}`);
-    blocks.push(input.subarray(pos, pos + len));
-    pos += len;
-  }
-  return blocks;
 }
 
 function checkSnappyTotal(blocks: Buffer[], maxBytes: number): void {

@@ -41,8 +41,9 @@ export function snappyCompress(input: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
-export function snappyDecompress(input: Buffer): Buffer {
-  if (!isXerialFramed(input)) return rawUncompress(input);
+/** The raw snappy blocks of a payload: one block, or xerial's [int32 length][block] sequence. */
+export function snappyBlocks(input: Buffer): Buffer[] {
+  if (!isXerialFramed(input)) return [input];
   const blocks: Buffer[] = [];
   let pos = XERIAL_HEADER_SIZE;
   while (pos < input.length) {
@@ -50,8 +51,13 @@ export function snappyDecompress(input: Buffer): Buffer {
     const len = input.readInt32BE(pos);
     pos += 4;
     if (len < 0 || pos + len > input.length) throw new Error(`xerial snappy: invalid block length ${len}`);
-    blocks.push(rawUncompress(input.subarray(pos, pos + len)));
+    blocks.push(input.subarray(pos, pos + len));
     pos += len;
   }
+  return blocks;
+}
+
+export function snappyDecompress(input: Buffer): Buffer {
+  const blocks = snappyBlocks(input).map(rawUncompress);
   return blocks.length === 1 ? blocks[0] : Buffer.concat(blocks);
 }
