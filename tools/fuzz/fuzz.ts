@@ -16,8 +16,10 @@ import { ALL_HANDLERS } from '../../src/server/handlers/index.js';
 import type { CreateTopicsRequest } from '../../src/protocol/messages/index.js';
 import { BrokerProcess } from './broker-process.js';
 import { bombSet, trickle, TRICKLE_BOMB, type BombScale, type TrickleResult } from './bombs.js';
-import { loadCorpus, mutate, Rng, type CorpusEntry, type MutationKind } from './mutate.js';
+import { loadCorpus, mutate, Rng, type CorpusEntry } from './mutate.js';
 import { probe, probeFresh } from './probe.js';
+import { envelope } from './repro-file.js';
+import { mb, type BombOutcome, type FuzzReport, type SideRates } from './report.js';
 import { FuzzConnection, framingOf } from './wire.js';
 
 const MB = 1024 * 1024;
@@ -73,55 +75,6 @@ export const DEFAULTS: Omit<FuzzOptions, 'log'> = {
   trickleMs: 15_000,
   sideRate: 1000,
 };
-
-export interface BombOutcome {
-  name: string;
-  description: string;
-  ok: boolean;
-  reasons: string[];
-  durationMs: number;
-  timedOut: boolean;
-  brokerSurvived: boolean;
-  brokerExit?: string;
-  sameConnectionProbe: 'answered' | 'closed by broker' | 'none' | string;
-  freshProbe: 'answered' | string;
-  rssPeakBytes: number | null;
-  rssAfterBytes: number | null;
-  loopDelayMs: number | null;
-  probeLatencyMaxMs: number;
-  answers: string[];
-  notes: string[];
-}
-
-export interface SideRates {
-  produced: number;
-  consumed: number;
-}
-
-export interface FuzzReport {
-  seed: number;
-  inputsSent: number;
-  mutations: Partial<Record<MutationKind, number>>;
-  connectionsOpened: number;
-  connectionsClosedByBroker: number;
-  connectionsLeftOutOfSync: number;
-  sameConnectionProbes: { answered: number; closedByBroker: number; parked: number; failed: number };
-  freshProbes: { answered: number; failed: number };
-  probeFailures: string[];
-  probeLatencyMaxMs: number;
-  probeLatencyP99Ms: number;
-  brokerRss: { startBytes: number | null; fuzzPeakBytes: number | null; peakBytes: number | null; endBytes: number | null };
-  worstLoopDelayMs: { broker: number | null; fuzzPhaseBroker: number | null };
-  crashes: { afterInputs: number; phase: string; exit: string; reproFile: string | null }[];
-  bombs: BombOutcome[];
-  trickle: (TrickleResult & { ok: boolean; reason: string }) | null;
-  side: { baseline: SideRates; fuzz: SideRates | null; bombs: SideRates | null; keptDuringFuzz: boolean | null; keptDuringBombs: boolean | null; errors: number; lastError: string } | null;
-  /** Error lines the broker logged (the last ones), for the crashes and failures above. */
-  brokerErrors: string[];
-  brokerUpAtEnd: boolean;
-  brokerStoppedCleanly: boolean | null;
-  durationMs: number;
-}
 
 interface SideSample {
   t: number;
@@ -573,68 +526,5 @@ export function batchSeed(seed: number, batch: number): number {
   return (h ^ (h >>> 15)) >>> 0;
 }
 
-/** Repro files hold inputs as [uint32 length][bytes] (an input may itself be a partial frame). */
-export function envelope(input: Buffer): Buffer {
-  const b = Buffer.allocUnsafe(4 + input.length);
-  b.writeUInt32BE(input.length, 0);
-  input.copy(b, 4);
-  return b;
-}
-
-export function readEnvelopes(file: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  for (let p = 0; p + 4 <= file.length; ) {
-    const n = file.readUInt32BE(p);
-    out.push(file.subarray(p + 4, p + 4 + n));
-    p += 4 + n;
-  }
-  return out;
-}
-
-export function mb(bytes: number | null): string {
-  return bytes === null ? '-' : `${Math.round(bytes / MB)} MB`;
-}
-
-/** The figures the issue asks for, as lines. */
-export function formatReport(r: FuzzReport): string[] {
-  const lines = [
-    `seed ${r.seed}; ${r.inputsSent} inputs sent on ${r.connectionsOpened} connections in ${(r.durationMs / 1000).toFixed(1)} s`,
-    `connections closed by the broker: ${r.connectionsClosedByBroker}; left waiting for a frame's rest: ${r.connectionsLeftOutOfSync}`,
-    `probes on the same connection: ${r.sameConnectionProbes.answered} answered, ${r.sameConnectionProbes.closedByBroker} closed by broker, ${r.sameConnectionProbes.parked} behind a parked request, ${r.sameConnectionProbes.failed} FAILED`,
-    `probes on a fresh connection: ${r.freshProbes.answered} answered, ${r.freshProbes.failed} failed; client-side latency max ${r.probeLatencyMaxMs} ms, p99 ${r.probeLatencyP99Ms} ms`,
-    `broker RSS: start ${mb(r.brokerRss.startBytes)}, peak while fuzzing ${mb(r.brokerRss.fuzzPeakBytes)}, peak ${mb(r.brokerRss.peakBytes)}, end ${mb(r.brokerRss.endBytes)}`,
-    `worst event-loop delay (broker's own): ${r.worstLoopDelayMs.broker ?? '-'} ms (while fuzzing ${r.worstLoopDelayMs.fuzzPhaseBroker ?? '-'} ms)`,
-  ];
-  if (r.side) {
-    const f = (x: SideRates): string => `${x.produced.toFixed(0)}/${x.consumed.toFixed(0)}`;
-    lines.push(
-      `side producer/consumer records/s: baseline ${f(r.side.baseline)}${r.side.fuzz ? `, fuzzing ${f(r.side.fuzz)}` : ''}${r.side.bombs ? `, bombs ${f(r.side.bombs)}` : ''}; kept throughput:${r.side.keptDuringFuzz === null ? '' : ` fuzzing ${r.side.keptDuringFuzz ? 'yes' : 'NO'}`}${r.side.keptDuringBombs === null ? '' : `, bombs ${r.side.keptDuringBombs ? 'yes' : 'NO'}`}${r.side.errors ? `; ${r.side.errors} errors, last: ${r.side.lastError}` : ''}`,
-    );
-  }
-  for (const c of r.crashes) lines.push(`CRASH during ${c.phase} after ${c.afterInputs} inputs: ${c.exit}${c.reproFile ? ` (recent inputs: ${c.reproFile})` : ''}`);
-  for (const f of r.probeFailures.slice(0, 10)) lines.push(`probe failure: ${f}`);
-  for (const e of r.brokerErrors.slice(-5)) lines.push(`broker error: ${e}`);
-  for (const b of r.bombs) {
-    lines.push(
-      `bomb ${b.name}: ${b.ok ? 'ok' : 'FAILED'} — ${b.brokerSurvived ? 'broker survived' : 'broker DOWN'}, RSS peak ${mb(b.rssPeakBytes)} (after ${mb(b.rssAfterBytes)}), loop delay ${b.loopDelayMs ?? '-'} ms, client wait max ${b.probeLatencyMaxMs} ms, same-connection probe ${b.sameConnectionProbe}; ${[...b.answers, ...b.reasons].join('; ')}`,
-    );
-  }
-  if (r.trickle) lines.push(`bomb trickle: ${r.trickle.ok ? 'ok' : 'FAILED'} — ${r.trickle.reason}`);
-  lines.push(`broker up at end: ${r.brokerUpAtEnd ? 'yes' : 'NO'}${r.brokerStoppedCleanly === null ? '' : `; stopped on SIGTERM: ${r.brokerStoppedCleanly ? 'yes' : 'NO'}`}`);
-  return lines;
-}
-
-/** What went wrong, one item per problem (empty: the broker passed). */
-export function verdict(r: FuzzReport, opts: { rssBoundBytes: number }): string[] {
-  const problems: string[] = [];
-  if (!r.brokerUpAtEnd) problems.push('broker not up at the end');
-  if (r.crashes.length > 0) problems.push(`${r.crashes.length} broker crash(es)`);
-  if (r.freshProbes.failed > 0) problems.push(`${r.freshProbes.failed} fresh-connection probes failed`);
-  if (r.sameConnectionProbes.failed > 0) problems.push(`${r.sameConnectionProbes.failed} same-connection probes failed`);
-  if (r.brokerRss.fuzzPeakBytes !== null && r.brokerRss.fuzzPeakBytes > opts.rssBoundBytes) problems.push('RSS over its bound while fuzzing');
-  if (r.side && r.side.keptDuringFuzz === false) problems.push('side clients lost throughput while fuzzing');
-  if (r.side && r.side.keptDuringBombs === false) problems.push('side clients lost throughput during the bombs');
-  for (const b of r.bombs) if (!b.ok) problems.push(`bomb ${b.name}`);
-  if (r.trickle && !r.trickle.ok) problems.push('bomb trickle');
-  return problems;
-}
+export { envelope, readEnvelopes } from './repro-file.js';
+export { mb, formatReport, verdict, type BombOutcome, type FuzzReport, type SideRates } from './report.js';
