@@ -26,10 +26,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.js';
 import { promisify } from 'node:util';
 import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
 
@@ -62,14 +62,6 @@ function run(cmd: string, args: string[], input?: string): Promise<RunResult> {
     child.on('close', (code) => resolve({ code, stdout: out, stderr: err, ms: performance.now() - started }));
     child.stdin.end(input ?? '');
   });
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => s.once('listening', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 const mib = (bytes: number) => bytes / (1024 * 1024);
