@@ -26,3 +26,15 @@ export function controlHeader(req: { controllerId: number; controllerEpoch: numb
 export function topicIdOrUndefined(id: string): string | undefined {
   return id === ZERO_UUID || id === '' ? undefined : id;
 }
+
+/**
+ * Cluster mode: CreateTopics, DeleteTopics and CreatePartitions are the controller's to serve
+ * (Kafka 2.x answers NOT_CONTROLLER elsewhere, and the admin client retries on the controller
+ * that Metadata names). Always false in embedded mode, where the broker is its own controller.
+ */
+export function notController(ctx: RequestContext): boolean {
+  const active = ctx.services.isActiveController;
+  return active !== undefined && !active();
+}
+
+export const NOT_CONTROLLER_MESSAGE = 'This is not the correct controller for this cluster.';
