@@ -21,7 +21,8 @@ function liveBroker(b: UpdateMetadataBroker, version: number): LiveBroker {
       endpoints.set(name, { host: e.host, port: e.port });
     }
   }
-  return { id: b.id, rack: b.rack, endpoints };
+  // Racks came with v2; older versions read the field's default.
+  return { id: b.id, rack: version >= 2 ? b.rack : null, endpoints };
 }
 
 function state(topic: string, p: UpdateMetadataPartitionState): ControlPartitionState {
