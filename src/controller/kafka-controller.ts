@@ -187,12 +187,19 @@ export class KafkaController {
         return processIsrChangeNotification(rt);
       case 'PreferredReplicaElectionZNode':
         return processPreferredReplicaElectionZNode(rt);
-      case 'ReplicaLeaderElection':
-        e.reply.resolve(await onReplicaElection(rt, e.electionType, e.partitions));
+      // Answers go out after the event's requests, so a caller sees their effects queued.
+      case 'ReplicaLeaderElection': {
+        const results = await onReplicaElection(rt, e.electionType, e.partitions);
+        rt.sendBatch();
+        e.reply.resolve(results);
         return;
-      case 'ControlledShutdown':
-        e.reply.resolve(await processControlledShutdown(rt, e.brokerId, e.brokerEpoch));
+      }
+      case 'ControlledShutdown': {
+        const remaining = await processControlledShutdown(rt, e.brokerId, e.brokerEpoch);
+        rt.sendBatch();
+        e.reply.resolve(remaining);
         return;
+      }
       case 'AutoPreferredReplicaLeaderElection':
         return checkAndTriggerAutoLeaderRebalance(rt);
       case 'PartitionReassignment':
