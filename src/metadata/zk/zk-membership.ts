@@ -9,6 +9,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { isZkError, ZkError, type ZkSession, type ZkWatchEvent } from './zk-session.js';
+import type { ControllerFence } from './zk-client-types.js';
 import {
   BROKER_IDS_PATH,
   BrokerIdZNode,
@@ -46,6 +47,8 @@ export class BrokerIdInUseError extends Error {
 export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
   private controllerIdValue = -1;
   private controllerEpochValue = 0;
+  /** Version of `/controller_epoch` after this broker's increment: the controller's fence. */
+  private epochZkVersionValue = -1;
   private liveBrokerIds: number[] = [];
   private clusterIdValue = '';
   private stopped = false;
@@ -77,6 +80,29 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
   get controllerEpoch(): number {
     return this.controllerEpochValue;
   }
+  /**
+   * What the controller's ZooKeeper writes check (Kafka's controller epoch + epoch zkVersion):
+   * undefined unless this broker is the controller.
+   */
+  controllerFence(): ControllerFence | undefined {
+    return this.isController ? { controllerEpoch: this.controllerEpochValue, epochZkVersion: this.epochZkVersionValue } : undefined;
+  }
+
+  /**
+   * Gives up the controller role after a fenced write failed (Kafka's triggerControllerMove):
+   * deletes `/controller` if this session still holds it, announces no controller, and runs the
+   * election again (which finds the new controller, or elects this broker with a new epoch).
+   */
+  async resign(): Promise<void> {
+    if (this.stopped) return;
+    const { session } = this.opts;
+    const ctl = await session.exists(CONTROLLER_PATH).catch(() => null);
+    if (ctl && ctl.ephemeralOwner === session.sessionId()) await session.delete(CONTROLLER_PATH, ctl.version).catch(() => undefined);
+    this.epochZkVersionValue = -1;
+    this.setController(-1);
+    await this.elect();
+  }
+
   get brokerIds(): readonly number[] {
     return this.liveBrokerIds;
   }
@@ -195,13 +221,15 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
         throw err;
       }
       // Won the node; now fence: bump the epoch only while /controller is still ours.
-      const epoch = await this.incrementEpoch();
-      if (epoch === undefined) {
+      const incremented = await this.incrementEpoch();
+      if (incremented === undefined) {
         logger.warn('lost /controller before the epoch was incremented; resigning');
         await session.delete(CONTROLLER_PATH).catch(() => undefined);
         return;
       }
+      const epoch = incremented.epoch;
       this.controllerEpochValue = epoch;
+      this.epochZkVersionValue = incremented.zkVersion;
       this.controllerIdValue = -1;
       this.setController(brokerId);
       logger.info({ controllerEpoch: epoch }, `broker ${brokerId} elected controller`);
@@ -214,8 +242,8 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
     if (e) this.controllerEpochValue = ControllerEpochZNode.decode(e.data);
   }
 
-  /** The new epoch, or undefined when /controller is no longer this session's. */
-  private async incrementEpoch(): Promise<number | undefined> {
+  /** The new epoch and its znode version, or undefined when /controller is no longer this session's. */
+  private async incrementEpoch(): Promise<{ epoch: number; zkVersion: number } | undefined> {
     const { session } = this.opts;
     for (;;) {
       const ctl = await session.exists(CONTROLLER_PATH);
@@ -227,14 +255,14 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
             { op: 'check', path: CONTROLLER_PATH, version: ctl.version },
             { op: 'create', path: CONTROLLER_EPOCH_PATH, data: ControllerEpochZNode.encode(1) },
           ]);
-          return 1;
+          return { epoch: 1, zkVersion: 0 };
         }
         const next = ControllerEpochZNode.decode(cur.data) + 1;
         await session.multi([
           { op: 'check', path: CONTROLLER_PATH, version: ctl.version },
           { op: 'set', path: CONTROLLER_EPOCH_PATH, data: ControllerEpochZNode.encode(next), version: cur.stat.version },
         ]);
-        return next;
+        return { epoch: next, zkVersion: cur.stat.version + 1 };
       } catch (err) {
         // A concurrent writer of the epoch (or a lost /controller, seen on the next loop).
         if (err instanceof ZkError && (err.code === 'BAD_VERSION' || err.code === 'NODE_EXISTS' || err.code === 'NO_NODE')) continue;

@@ -1,0 +1,77 @@
+/**
+ * Everything the controller reacts to, as one tagged union (Kafka's ControllerEvent subclasses),
+ * and the single queue that processes them one at a time (Kafka's ControllerEventManager): the
+ * context is only ever touched by one event, so no locks are needed. ZooKeeper watches, broker
+ * answers, timers and API calls all become events.
+ */
+import type { Logger } from 'pino';
+import type { TopicPartition } from './context.js';
+
+export type ControllerEvent =
+  | { type: 'ControllerChange' }
+  | { type: 'BrokerChange' }
+  | { type: 'TopicChange' }
+  | { type: 'PartitionModifications'; topic: string }
+  | { type: 'TopicDeletion' }
+  | { type: 'TopicDeletionStopReplicaResponseReceived'; brokerId: number; results: { tp: TopicPartition; errorCode: number }[] }
+  | { type: 'IsrChangeNotification' }
+  | { type: 'PreferredReplicaElectionZNode' }
+  | { type: 'ReplicaLeaderElection'; electionType: 0 | 1; partitions: TopicPartition[] | null; reply: Reply<Map<string, number>> }
+  | { type: 'ControlledShutdown'; brokerId: number; brokerEpoch: bigint; reply: Reply<TopicPartition[]> }
+  | { type: 'AutoPreferredReplicaLeaderElection' }
+  | { type: 'PartitionReassignment' };
+
+export interface Reply<T> {
+  resolve(value: T): void;
+  reject(err: Error): void;
+}
+
+export class ControllerEventManager {
+  private readonly queue: ControllerEvent[] = [];
+  private running = false;
+  private closed = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly process: (e: ControllerEvent) => Promise<void>,
+    private readonly log: Logger,
+  ) {}
+
+  put(e: ControllerEvent): void {
+    if (this.closed) {
+      if ('reply' in e) e.reply.reject(new Error('controller is shutting down'));
+      return;
+    }
+    this.queue.push(e);
+    if (!this.running) void this.drain();
+  }
+
+  /** Resolves once the queue is empty and no event runs (tests and shutdown wait on it). */
+  idle(): Promise<void> {
+    if (!this.running && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const e of this.queue.splice(0)) if ('reply' in e) e.reply.reject(new Error('controller is shutting down'));
+    await this.idle();
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      for (let e = this.queue.shift(); e; e = this.queue.shift()) {
+        try {
+          await this.process(e);
+        } catch (err) {
+          this.log.error({ err: err instanceof Error ? err.message : String(err), event: e.type }, 'controller event failed');
+          if ('reply' in e) e.reply.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+    } finally {
+      this.running = false;
+      for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+}
