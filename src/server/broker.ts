@@ -18,6 +18,7 @@ import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
+import type { KafkaController } from '../controller/index.js';
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -29,6 +30,8 @@ export class Broker {
   private replicaManager: ReplicaManager | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
   private zk: ZkMode | undefined;
+  /** Cluster mode: the controller this broker hosts (active only while elected). */
+  private controller: KafkaController | undefined;
   /** Cluster mode's metadata image (also this.metadataStore). */
   private image: ZkBrokerMetadata | undefined;
 
@@ -150,6 +153,7 @@ export class Broker {
       });
     }
     const zkMode = this.zk;
+    const broker = this;
     this.servicesValue = {
       config: cfg,
       metadata,
@@ -157,7 +161,11 @@ export class Broker {
       // The controller's requests are served (and advertised) only in cluster mode.
       handlers: handlerTable(zkMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS),
       ...(clusterControl ? { clusterControl } : {}),
-      ...(zkMode ? { isActiveController: () => zkMode.controller?.isActive ?? zkMode.membership.isController } : {}),
+      ...(zkMode ? { isActiveController: () => this.controller?.isActive ?? false } : {}),
+      // Created once registered (after the services): read through.
+      get controller() {
+        return broker.controller;
+      },
       logManager: this.logManager,
       replicaManager: this.replicaManager,
       groupCoordinator: this.groupCoordinator,
@@ -198,7 +206,10 @@ export class Broker {
     await zk.register(this.advertised.map((l) => ({ listenerName: l.name, securityProtocol: l.securityProtocol, host: l.host, port: l.port })));
     // Until the controller speaks, Metadata answers with this broker alone (as it did before).
     image.seedSelf({ id: cfg.brokerId, rack: cfg.brokerRack, endpoints: new Map(this.advertised.map((l) => [l.name, { host: l.host, port: l.port }])) });
-    await zk.startController({ config: cfg }, this.logger.child({ component: 'controller' }));
+    // Every broker hosts a controller; it acts only while this broker holds /controller.
+    const { KafkaController } = await import('../controller/index.js');
+    this.controller = new KafkaController({ brokerId: cfg.brokerId, zk: await zk.zkClient(), membership: zk.membership, config: cfg, logger: this.logger });
+    this.controller.start();
     let timer: NodeJS.Timeout | undefined;
     const arrived = await Promise.race([
       image.firstUpdateMetadata.then(() => true),
@@ -233,6 +244,7 @@ export class Broker {
     await this.logManager?.shutdown();
     await this.admin?.close();
     await this.metadataStore?.close();
+    await this.controller?.stop().catch((err: unknown) => this.logger.warn({ err }, 'stopping the controller failed'));
     await this.zk?.stop();
     this.logger.info('shut down');
   }

@@ -222,15 +222,6 @@ export class ZkBrokerMetadata implements MetadataStore {
     return [...touched];
   }
 
-  /** StopReplica with delete: the partition leaves the image (its topic too when it was the last). */
-  deletePartitions(parts: readonly { topic: string; partition: number }[]): void {
-    const touched = new Set<string>();
-    for (const { topic, partition } of parts) {
-      if (this.removePartition(topic, partition)) touched.add(topic);
-    }
-    this.emit([...touched]);
-  }
-
   /** Re-reads `/config/topics/<t>` (the config-change watcher calls this). */
   async refreshTopicConfigs(topic: string): Promise<void> {
     const configs = await this.opts.zk.getEntityConfigs('topics', topic);

@@ -61,18 +61,8 @@ async function checkBrokerIds(logDirs: readonly string[], brokerId: number): Pro
 }
 
 /**
- * What the broker needs of the controller (KafkaController, src/controller, contract 4). Typed
- * here structurally so this file builds before the controller layer is merged.
- */
-export interface HostedController {
-  start(): void;
-  readonly isActive: boolean;
-  stop(): Promise<void>;
-}
-
-/**
- * Modules other developers own, loaded by path so this branch builds before they are merged:
- * KafkaZkClient (zkdata), replica-assignment (zkdata), KafkaController (controller).
+ * Modules the zkdata developer owns, loaded by path so this branch builds before they are merged:
+ * KafkaZkClient and replica-assignment.
  * SEAM: once merged, these become ordinary imports.
  */
 async function optionalModule<T>(path: string): Promise<T | undefined> {
@@ -88,7 +78,6 @@ export class ZkMode {
   private registered = false;
   private zkApi: KafkaZkApi | undefined;
   private brokerEpochValue = -1n;
-  private controllerValue: HostedController | undefined;
 
   private constructor(
     readonly session: ZkSession,
@@ -183,10 +172,6 @@ export class ZkMode {
     return this.brokerEpochValue;
   }
 
-  get controller(): HostedController | undefined {
-    return this.controllerValue;
-  }
-
   /** Registers at /brokers/ids/<id> with the bound listeners and joins the controller election. */
   async register(endpoints: BrokerEndpoint[]): Promise<void> {
     this.membership.setEndpoints(endpoints);
@@ -207,28 +192,11 @@ export class ZkMode {
   }
 
   /**
-   * Hosts the controller (contract 4): it runs the election's outcome from here on. Returns
-   * undefined, logged, while the controller layer is not in this build (SEAM: `git merge controller`).
-   */
-  async startController(host: Record<string, unknown>, logger: Logger): Promise<HostedController | undefined> {
-    const mod = await optionalModule<{ KafkaController: new (h: Record<string, unknown>) => HostedController }>('../../controller/index.js');
-    if (!mod) {
-      logger.warn('this build has no controller (src/controller): the cluster has no active controller unless another broker hosts one');
-      return undefined;
-    }
-    const controller = new mod.KafkaController({ ...host, brokerId: this.brokerId, zk: await this.zkClient(), membership: this.membership, logger });
-    controller.start();
-    this.controllerValue = controller;
-    return controller;
-  }
-
-  /**
    * Removes the registration and closes the session (ZooKeeper drops our ephemeral nodes). With
    * ZooKeeper unreachable the client would queue the delete forever: give up after a bound, the
    * session's expiry removes the node anyway.
    */
   async stop(): Promise<void> {
-    await this.controllerValue?.stop().catch(() => undefined);
     if (this.registered) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

@@ -14,9 +14,6 @@ import type { ZkBrokerMetadata, ControlPartitionState, LiveBroker } from '../../
 import type { LeaderAndIsrPartition, ReplicaManager, StopReplicaPartition } from '../../replication/replica-manager.js';
 import type { ClusterControl, ControlHeader, PartitionResult } from '../broker-services.js';
 
-/** Kafka's LeaderAndIsr.EpochDuringDelete, as StopReplica carries it for a topic being deleted. */
-const EPOCH_DURING_DELETE = -2;
-
 export interface ControlRequestsOptions {
   brokerId: number;
   image: ZkBrokerMetadata;
@@ -89,11 +86,9 @@ export class ControlRequests implements ClusterControl {
       const fenced = this.fence(h, 'StopReplica');
       if (fenced !== ErrorCode.NONE) return { errorCode: fenced, partitions: [] };
       const errors = await this.opts.replicaManager.stopReplicas(parts);
-      // Topic deletion (leader epoch -2, Kafka's EpochDuringDelete) also takes it out of the image;
-      // a replica moved away by a reassignment (any other epoch) still exists elsewhere, so stays.
-      this.opts.image.deletePartitions(
-        parts.filter((p) => p.deletePartition && p.leaderEpoch === EPOCH_DURING_DELETE && errors.get(tpKey(p.topic, p.partition)) === ErrorCode.NONE),
-      );
+      // The image is not touched, as Kafka's MetadataCache is not: a replica moved away by a
+      // reassignment still exists elsewhere, and a deleted topic leaves the image through the
+      // UpdateMetadata (leader -2) the controller sends every broker first.
       return {
         errorCode: ErrorCode.NONE,
         partitions: parts.map((p) => ({ topic: p.topic, topicId: undefined, partition: p.partition, errorCode: errors.get(tpKey(p.topic, p.partition)) ?? ErrorCode.NONE })),

@@ -138,7 +138,7 @@ test('a follower answers NOT_LEADER_OR_FOLLOWER to produce, consumer fetch, and 
   }
 });
 
-test('StopReplica: delete removes the log even for a topic unknown to the image; lower epochs are fenced; deletion drops it from the image', async () => {
+test('StopReplica: delete removes the log even for a topic unknown to the image; lower epochs are fenced; the image is left to UpdateMetadata', async () => {
   const n = await startNode(1);
   try {
     await n.control.leaderAndIsr(header(1), [{ ...pstate('s', 0, 1, 5, [1]), topicId: ID_A }, { ...pstate('s', 1, 1, 5, [1]), topicId: ID_A }]);
@@ -147,12 +147,12 @@ test('StopReplica: delete removes the log even for a topic unknown to the image;
     const fenced = await n.control.stopReplica(header(1), [{ topic: 's', partition: 0, leaderEpoch: 4, deletePartition: true }]);
     assert.deepEqual(fenced.partitions.map((p) => p.errorCode), [ErrorCode.FENCED_LEADER_EPOCH]);
     assert.ok(existsSync(dir0));
-    // Topic deletion: epoch -2 deletes the log and drops the partition from the image.
+    // Topic deletion: epoch -2 deletes the log; the image keeps the partition until UpdateMetadata says -2.
     const res = await n.control.stopReplica(header(1), [{ topic: 's', partition: 0, leaderEpoch: -2, deletePartition: true }]);
     assert.deepEqual(res.partitions.map((p) => p.errorCode), [ErrorCode.NONE]);
     assert.equal(n.replicaManager.getPartition('s', 0), undefined);
     assert.equal(existsSync(dir0), false);
-    assert.deepEqual(n.image.topic('s')!.partitions.map((p) => p.partition), [1]);
+    assert.deepEqual(n.image.topic('s')!.partitions.map((p) => p.partition), [0, 1]);
 
     // A log left on disk for a topic nobody knows any more (deleted while this broker was away).
     await n.logManager.createLog('ghost', 3, {});
