@@ -13,6 +13,7 @@ import { METADATA_FILE } from '../embedded/embedded-store.js';
 import { ZkSession } from './zk-session.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 import { ZkBrokerMetadata, type ReplicaAssigner } from './zk-broker-metadata.js';
+import { ConfigChangeListener } from './zk-config-changes.js';
 import { ZkMembership } from './zk-membership.js';
 import type { BrokerEndpoint } from './zk-data.js';
 
@@ -78,6 +79,7 @@ export class ZkMode {
   private registered = false;
   private zkApi: KafkaZkApi | undefined;
   private brokerEpochValue = -1n;
+  private configChanges: ConfigChangeListener | undefined;
 
   private constructor(
     readonly session: ZkSession,
@@ -156,7 +158,7 @@ export class ZkMode {
         throw new Error('replica assignment (src/metadata/replica-assignment.ts) is not in this build');
       },
     };
-    return new ZkBrokerMetadata({
+    const image = new ZkBrokerMetadata({
       brokerId: this.brokerId,
       clusterId: this.clusterId,
       zk,
@@ -165,6 +167,15 @@ export class ZkMode {
       writeTimeoutMs,
       controllerIdHint: () => this.membership.controllerId,
     });
+    // Topic configs changed by any broker or tool are announced under /config/changes: re-read.
+    this.configChanges = new ConfigChangeListener({
+      zk,
+      session: this.session,
+      logger,
+      onChange: (type, name) => (type === 'topics' ? image.refreshTopicConfigs(name) : undefined),
+    });
+    await this.configChanges.start();
+    return image;
   }
 
   /** Kafka's broker epoch: the czxid of this broker's registration (-1 until registered). */
@@ -197,6 +208,7 @@ export class ZkMode {
    * session's expiry removes the node anyway.
    */
   async stop(): Promise<void> {
+    this.configChanges?.close();
     if (this.registered) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
