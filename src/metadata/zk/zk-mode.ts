@@ -14,6 +14,8 @@ import { ZkSession } from './zk-session.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 import { ZkBrokerMetadata, type ReplicaAssigner } from './zk-broker-metadata.js';
 import { ConfigChangeListener } from './zk-config-changes.js';
+import { KafkaZkClient } from './kafka-zk-client.js';
+import { assignAddedPartitions, assignReplicas } from '../replica-assignment.js';
 import { ZkMembership } from './zk-membership.js';
 import type { BrokerEndpoint } from './zk-data.js';
 
@@ -58,20 +60,6 @@ async function checkBrokerIds(logDirs: readonly string[], brokerId: number): Pro
     if (recorded !== undefined && Number(recorded) !== brokerId) {
       throw new ClusterIdMismatchError(`${join(dir, 'meta.properties')} records broker.id ${recorded}, but this broker is configured with broker.id ${brokerId}`);
     }
-  }
-}
-
-/**
- * Modules the zkdata developer owns, loaded by path so this branch builds before they are merged:
- * KafkaZkClient and replica-assignment.
- * SEAM: once merged, these become ordinary imports.
- */
-async function optionalModule<T>(path: string): Promise<T | undefined> {
-  try {
-    return (await import(path)) as T;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return undefined;
-    throw err;
   }
 }
 
@@ -139,25 +127,14 @@ export class ZkMode {
 
   /** Kafka's ZooKeeper API over this session (KafkaZkClient). */
   async zkClient(): Promise<KafkaZkApi> {
-    if (this.zkApi) return this.zkApi;
-    const mod = await optionalModule<{ KafkaZkClient: new (s: ZkSession) => KafkaZkApi }>('./kafka-zk-client.js');
-    if (!mod) throw new Error('cluster mode needs KafkaZkClient (src/metadata/zk/kafka-zk-client.ts), which this build does not have');
-    this.zkApi = new mod.KafkaZkClient(this.session);
+    this.zkApi ??= new KafkaZkClient(this.session);
     return this.zkApi;
   }
 
   /** The metadata image this broker serves from in cluster mode, fed by the controller's requests. */
   async createMetadataImage(logger: Logger, writeTimeoutMs: number): Promise<ZkBrokerMetadata> {
     const zk = await this.zkClient();
-    const assignment = await optionalModule<ReplicaAssigner>('../replica-assignment.js');
-    const assigner: ReplicaAssigner = assignment ?? {
-      assignReplicas: () => {
-        throw new Error('replica assignment (src/metadata/replica-assignment.ts) is not in this build');
-      },
-      assignAddedPartitions: () => {
-        throw new Error('replica assignment (src/metadata/replica-assignment.ts) is not in this build');
-      },
-    };
+    const assigner: ReplicaAssigner = { assignReplicas, assignAddedPartitions };
     const image = new ZkBrokerMetadata({
       brokerId: this.brokerId,
       clusterId: this.clusterId,
