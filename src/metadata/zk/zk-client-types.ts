@@ -22,7 +22,7 @@ export interface VersionedState {
 /** `/brokers/topics/<t>`. */
 export interface TopicAssignment {
   topic: string;
-  /** Kafka's printable (base64url) uuid. */
+  /** Kafka's printable (base64url) uuid; '' for a topic written before Kafka 2.8 (the controller assigns one). */
   topicId: string;
   /** partition -> replicas, preferred replica first. */
   partitions: Map<number, number[]>;
@@ -72,7 +72,7 @@ export interface KafkaZkApi {
   // partition states (controller writes, fenced)
   getPartitionStates(topic: string, partitions?: number[]): Promise<Map<number, VersionedState>>;
   createPartitionStates(topic: string, states: Map<number, LeaderIsrState>, fence: ControllerFence): Promise<Map<number, 'ok' | 'exists'>>;
-  /** Per partition the new zkVersion, or 'BAD_VERSION'; ControllerMovedError when the fence fails. */
+  /** Per partition the new zkVersion, or 'BAD_VERSION' (also when the state znode is gone: re-read); ControllerMovedError when the fence fails. */
   updatePartitionStates(
     topic: string,
     updates: { partition: number; state: LeaderIsrState; expectedZkVersion: number }[],
@@ -80,7 +80,7 @@ export interface KafkaZkApi {
   ): Promise<Map<number, number | 'BAD_VERSION'>>;
 
   // deletion
-  /** Creates `/admin/delete_topics/<t>`; KafkaError UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist. */
+  /** Creates `/admin/delete_topics/<t>` (already marked is fine); KafkaError UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist. */
   markTopicForDeletion(topic: string): Promise<void>;
   getTopicDeletions(watch?: ZkWatcher): Promise<string[]>;
   deleteTopicDeletionMarker(topic: string, fence: ControllerFence): Promise<void>;
@@ -102,6 +102,7 @@ export interface KafkaZkApi {
   createPartitionReassignment(r: PartitionReassignment[]): Promise<void>;
   deletePartitionReassignment(fence: ControllerFence): Promise<void>;
   getPreferredReplicaElection(watch?: ZkWatcher): Promise<TopicPartitionRef[] | undefined>;
+  /** ZkError NODE_EXISTS while one is pending. */
   createPreferredReplicaElection(ps: TopicPartitionRef[]): Promise<void>;
   deletePreferredReplicaElection(fence: ControllerFence): Promise<void>;
   getIsrChangeNotifications(watch?: ZkWatcher): Promise<string[]>;

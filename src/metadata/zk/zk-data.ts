@@ -5,6 +5,8 @@
  * ZkData.scala).
  */
 
+import type { ConfigEntityType, LeaderIsrState, PartitionReassignment, TopicPartitionRef } from './zk-client-types.js';
+
 /** Persistent nodes a Kafka broker in ZooKeeper mode makes sure exist at start-up. */
 export const PERSISTENT_PATHS: readonly string[] = [
   '/consumers',
@@ -29,6 +31,35 @@ export const CONTROLLER_PATH = '/controller';
 export const CONTROLLER_EPOCH_PATH = '/controller_epoch';
 export const BROKER_IDS_PATH = '/brokers/ids';
 export const brokerIdPath = (id: number): string => `${BROKER_IDS_PATH}/${id}`;
+/** Persistent, no data: its znode version is Kafka's broker.id generator (broker.id.generation.enable). */
+export const BROKER_SEQID_PATH = '/brokers/seqid';
+export const TOPICS_PATH = '/brokers/topics';
+export const topicPath = (topic: string): string => `${TOPICS_PATH}/${topic}`;
+export const topicPartitionsPath = (topic: string): string => `${topicPath(topic)}/partitions`;
+export const partitionPath = (topic: string, partition: number): string => `${topicPartitionsPath(topic)}/${partition}`;
+export const partitionStatePath = (topic: string, partition: number): string => `${partitionPath(topic, partition)}/state`;
+export const CONFIG_PATH = '/config';
+export const configEntityTypePath = (type: ConfigEntityType): string => `${CONFIG_PATH}/${type}`;
+export const configEntityPath = (type: ConfigEntityType, name: string): string => `${configEntityTypePath(type)}/${name}`;
+/** The broker-defaults entity name (`/config/brokers/<default>`). */
+export const DEFAULT_CONFIG_ENTITY = '<default>';
+export const CONFIG_CHANGES_PATH = '/config/changes';
+export const CONFIG_CHANGE_PREFIX = 'config_change_';
+export const ADMIN_PATH = '/admin';
+export const DELETE_TOPICS_PATH = '/admin/delete_topics';
+/** Existence is the mark; Kafka writes no data. */
+export const deleteTopicPath = (topic: string): string => `${DELETE_TOPICS_PATH}/${topic}`;
+export const REASSIGN_PARTITIONS_PATH = '/admin/reassign_partitions';
+export const PREFERRED_REPLICA_ELECTION_PATH = '/admin/preferred_replica_election';
+export const ISR_CHANGE_NOTIFICATION_PATH = '/isr_change_notification';
+export const ISR_CHANGE_PREFIX = 'isr_change_';
+export const PRODUCER_ID_BLOCK_PATH = '/latest_producer_id_block';
+export const FEATURE_PATH = '/feature';
+export const LOG_DIR_EVENT_NOTIFICATION_PATH = '/log_dir_event_notification';
+export const CONSUMERS_PATH = '/consumers';
+/** Pre-0.9 consumers' committed offsets (the seed's `/consumers/<g>/offsets/<t>/<p>`). */
+export const consumerOffsetPath = (group: string, topic: string, partition: number): string =>
+  `${CONSUMERS_PATH}/${group}/offsets/${topic}/${partition}`;
 
 const utf8 = (data: Buffer): string => data.toString('utf8');
 
@@ -75,17 +106,18 @@ export interface BrokerRegistration {
 export const BrokerIdZNode = {
   encode(r: BrokerRegistration): Buffer {
     const plaintext = r.endpoints.find((e) => e.securityProtocol === 'PLAINTEXT');
+    // Key order as Kafka's (hash-ordered) map prints it; rack follows endpoints when set.
     const body: Record<string, unknown> = {
       features: {},
       listener_security_protocol_map: Object.fromEntries(r.endpoints.map((e) => [e.listenerName, e.securityProtocol])),
       endpoints: r.endpoints.map((e) => `${e.listenerName}://${e.host}:${e.port}`),
+      ...(r.rack !== null ? { rack: r.rack } : {}),
       jmx_port: -1,
       port: plaintext ? plaintext.port : -1,
       host: plaintext ? plaintext.host : null,
       version: 5,
       timestamp: String(r.timestampMs),
     };
-    if (r.rack !== null) body.rack = r.rack;
     return Buffer.from(JSON.stringify(body));
   },
   decode(id: number, data: Buffer): BrokerRegistration {
@@ -131,3 +163,256 @@ export const ControllerEpochZNode = {
     return n;
   },
 };
+
+// ---------------------------------------------------------------------------------------------
+// Decoding helpers: tolerant of fields other Kafka versions add or omit, strict on the ones read.
+
+function intField(o: Record<string, unknown>, key: string, what: string): number {
+  const v = o[key];
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`malformed ${what} znode: ${key} is not an integer`);
+  return v;
+}
+
+function intList(v: unknown, what: string): number[] {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isInteger(x))) throw new Error(`malformed ${what} znode: not a list of integers`);
+  return v as number[];
+}
+
+/** `{"0":[1,2],...}` → Map, partitions in ascending order; a missing or non-object value is empty. */
+function partitionMap(v: unknown, what: string): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return out;
+  const entries = Object.entries(v as Record<string, unknown>)
+    .map(([k, reps]) => [Number(k), intList(reps, what)] as const)
+    .sort((a, b) => a[0] - b[0]);
+  for (const [p, reps] of entries) {
+    if (!Number.isInteger(p) || p < 0) throw new Error(`malformed ${what} znode: partition ${p}`);
+    out.set(p, reps);
+  }
+  return out;
+}
+
+// Kafka writes partition maps in its hash map's order; ascending order reads the same to every
+// JSON reader (Kafka's own included), so Fjord writes that.
+const partitionObject = (m: ReadonlyMap<number, readonly number[]>): Record<string, readonly number[]> =>
+  Object.fromEntries([...m].sort((a, b) => a[0] - b[0]).map(([p, r]) => [String(p), r]));
+
+function topicPartitionList(v: unknown, what: string): TopicPartitionRef[] {
+  if (!Array.isArray(v)) throw new Error(`malformed ${what} znode: partitions is not a list`);
+  return v.map((e: unknown) => {
+    if (typeof e !== 'object' || e === null) throw new Error(`malformed ${what} znode: partition entry`);
+    const o = e as Record<string, unknown>;
+    if (typeof o.topic !== 'string') throw new Error(`malformed ${what} znode: topic`);
+    return { topic: o.topic, partition: intField(o, 'partition', what) };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface TopicZNodeData {
+  /** Kafka's printable (base64url) uuid; undefined for topics created before Kafka 2.8. */
+  topicId: string | undefined;
+  partitions: Map<number, number[]>;
+  addingReplicas: Map<number, number[]>;
+  removingReplicas: Map<number, number[]>;
+}
+
+/**
+ * `/brokers/topics/<t>`, Kafka's version 3: the assignment, the topic id, and the replicas being
+ * added/removed by a reassignment (only partitions that have some are listed). Decoding also takes
+ * version 1 (`{"version":1,"partitions":{..}}`) and 2 (no topic id).
+ */
+export const TopicZNode = {
+  encode(t: Omit<TopicZNodeData, 'topicId'> & { topicId: string | undefined }): Buffer {
+    const nonEmpty = (m: ReadonlyMap<number, readonly number[]>): Map<number, readonly number[]> => new Map([...m].filter(([, r]) => r.length > 0));
+    const body: Record<string, unknown> = { partitions: partitionObject(t.partitions) };
+    if (t.topicId !== undefined) body.topic_id = t.topicId;
+    body.adding_replicas = partitionObject(nonEmpty(t.addingReplicas));
+    body.removing_replicas = partitionObject(nonEmpty(t.removingReplicas));
+    body.version = 3;
+    return Buffer.from(JSON.stringify(body));
+  },
+  decode(topic: string, data: Buffer): TopicZNodeData {
+    const what = topicPath(topic);
+    const o = parseObject(data, what);
+    return {
+      topicId: typeof o.topic_id === 'string' ? o.topic_id : undefined,
+      partitions: partitionMap(o.partitions, what),
+      addingReplicas: partitionMap(o.adding_replicas, what),
+      removingReplicas: partitionMap(o.removing_replicas, what),
+    };
+  },
+};
+
+/**
+ * `/brokers/topics/<t>/partitions/<p>/state`: leader, leader epoch, ISR and the epoch of the
+ * controller that wrote it, in the key order Kafka prints. `leader_recovery_state` (Kafka 3.2+,
+ * KIP-704) is written only when not RECOVERED (0), as Kafka does.
+ */
+export const PartitionStateZNode = {
+  encode(s: LeaderIsrState & { leaderRecoveryState?: number }): Buffer {
+    const body: Record<string, unknown> = {
+      controller_epoch: s.controllerEpoch,
+      leader: s.leader,
+      version: 1,
+      leader_epoch: s.leaderEpoch,
+      isr: s.isr,
+    };
+    if (s.leaderRecoveryState !== undefined && s.leaderRecoveryState !== 0) body.leader_recovery_state = s.leaderRecoveryState;
+    return Buffer.from(JSON.stringify(body));
+  },
+  decode(data: Buffer, what = 'partition state'): LeaderIsrState & { leaderRecoveryState: number } {
+    const o = parseObject(data, what);
+    return {
+      leader: intField(o, 'leader', what),
+      leaderEpoch: intField(o, 'leader_epoch', what),
+      isr: intList(o.isr, what),
+      controllerEpoch: intField(o, 'controller_epoch', what),
+      leaderRecoveryState: typeof o.leader_recovery_state === 'number' ? o.leader_recovery_state : 0,
+    };
+  },
+};
+
+/** `/config/<type>/<name>`: `{"version":1,"config":{"k":"v"}}`; values are strings. */
+export const ConfigEntityZNode = {
+  encode: (config: Record<string, string>): Buffer => Buffer.from(JSON.stringify({ version: 1, config })),
+  /** Kafka reads an empty or config-less node as no configs. */
+  decode(data: Buffer, what = 'config entity'): Record<string, string> {
+    if (data.length === 0) return {};
+    const o = parseObject(data, what);
+    const c = o.config;
+    if (typeof c !== 'object' || c === null || Array.isArray(c)) return {};
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(c as Record<string, unknown>)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
+    return out;
+  },
+};
+
+const ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'brokers', 'clients', 'users', 'ips'];
+
+/**
+ * `/config/changes/config_change_NNNNNNNNNN` (persistent sequential): `{"version":2,"entity_path":"topics/<t>"}`.
+ * Decoding also reads version 1 (`entity_type` + `entity_name`). For nested paths
+ * (`users/<u>/clients/<c>`) the type is the first segment and the name the rest.
+ */
+export const ConfigChangeNotificationZNode = {
+  encode: (entityType: ConfigEntityType, entityName: string): Buffer =>
+    Buffer.from(JSON.stringify({ version: 2, entity_path: `${entityType}/${entityName}` })),
+  decode(data: Buffer): { entityType: ConfigEntityType; entityName: string } {
+    const what = CONFIG_CHANGES_PATH;
+    const o = parseObject(data, what);
+    let type: unknown;
+    let name: unknown;
+    if (o.version === 1) {
+      [type, name] = [o.entity_type, o.entity_name];
+    } else {
+      if (typeof o.entity_path !== 'string') throw new Error(`malformed ${what} znode: no entity_path`);
+      const slash = o.entity_path.indexOf('/');
+      [type, name] = slash < 0 ? [o.entity_path, ''] : [o.entity_path.slice(0, slash), o.entity_path.slice(slash + 1)];
+    }
+    if (!ENTITY_TYPES.includes(type as ConfigEntityType) || typeof name !== 'string' || name === '') {
+      throw new Error(`malformed ${what} znode: entity ${JSON.stringify(type)}/${JSON.stringify(name)}`);
+    }
+    return { entityType: type as ConfigEntityType, entityName: name };
+  },
+};
+
+/** `/admin/reassign_partitions` (deprecated by Kafka 2.4's API, still honoured): `{"version":1,"partitions":[{"topic":..,"partition":..,"replicas":[..]}]}`. */
+export const ReassignPartitionsZNode = {
+  encode: (r: readonly PartitionReassignment[]): Buffer =>
+    Buffer.from(JSON.stringify({ version: 1, partitions: r.map((p) => ({ topic: p.topic, partition: p.partition, replicas: p.replicas })) })),
+  decode(data: Buffer): PartitionReassignment[] {
+    const what = REASSIGN_PARTITIONS_PATH;
+    const o = parseObject(data, what);
+    const list = o.partitions;
+    const refs = topicPartitionList(list, what);
+    return refs.map((ref, i) => ({ ...ref, replicas: intList((list as Record<string, unknown>[])[i]!.replicas, what) }));
+  },
+};
+
+/** `{"version":1,"partitions":[{"topic":..,"partition":..}]}`: preferred election intents and ISR change notifications share it. */
+const partitionListZNode = (what: string) => ({
+  encode: (ps: readonly TopicPartitionRef[]): Buffer =>
+    Buffer.from(JSON.stringify({ version: 1, partitions: ps.map((p) => ({ topic: p.topic, partition: p.partition })) })),
+  decode: (data: Buffer): TopicPartitionRef[] => topicPartitionList(parseObject(data, what).partitions, what),
+});
+
+/** `/admin/preferred_replica_election`. */
+export const PreferredReplicaElectionZNode = partitionListZNode(PREFERRED_REPLICA_ELECTION_PATH);
+/** `/isr_change_notification/isr_change_NNNNNNNNNN` (persistent sequential). */
+export const IsrChangeNotificationZNode = partitionListZNode(ISR_CHANGE_NOTIFICATION_PATH);
+
+export interface ProducerIdBlock {
+  brokerId: number;
+  /** First and last id of the block, inclusive. */
+  start: bigint;
+  end: bigint;
+}
+
+/** `/latest_producer_id_block`: `{"version":1,"broker":0,"block_start":"0","block_end":"999"}` (ids as strings: they are 64-bit). Empty before the first allocation. */
+export const ProducerIdBlockZNode = {
+  encode: (b: ProducerIdBlock): Buffer =>
+    Buffer.from(JSON.stringify({ version: 1, broker: b.brokerId, block_start: String(b.start), block_end: String(b.end) })),
+  decode(data: Buffer): ProducerIdBlock | undefined {
+    if (data.length === 0) return undefined;
+    const what = PRODUCER_ID_BLOCK_PATH;
+    const o = parseObject(data, what);
+    const big = (key: string): bigint => {
+      const v = o[key];
+      if ((typeof v !== 'string' || !/^\d+$/.test(v)) && typeof v !== 'number') throw new Error(`malformed ${what} znode: ${key}`);
+      return BigInt(v);
+    };
+    return { brokerId: intField(o, 'broker', what), start: big('block_start'), end: big('block_end') };
+  },
+};
+
+export interface FeatureZNodeData {
+  /** 1 up to Kafka 3.2 (min and max level per feature), 2 from 3.3 (max only). */
+  version: 1 | 2;
+  /** 1 enabled, 0 disabled (KIP-584). */
+  status: 0 | 1;
+  /** feature -> finalized max version level. */
+  features: Record<string, number>;
+}
+
+/** `/feature` (KIP-584): `{"features":{},"version":1,"status":1}` in Kafka's key order. */
+export const FeatureZNode = {
+  encode(f: FeatureZNodeData): Buffer {
+    const features = Object.fromEntries(
+      Object.entries(f.features).map(([k, v]) => [k, f.version === 1 ? { max_version_level: v, min_version_level: v } : { max_version_level: v }]),
+    );
+    return Buffer.from(JSON.stringify({ features, version: f.version, status: f.status }));
+  },
+  decode(data: Buffer): FeatureZNodeData {
+    const what = FEATURE_PATH;
+    const o = parseObject(data, what);
+    const version = intField(o, 'version', what);
+    const status = intField(o, 'status', what);
+    if ((version !== 1 && version !== 2) || (status !== 0 && status !== 1)) throw new Error(`malformed ${what} znode: version ${version} status ${status}`);
+    const features: Record<string, number> = {};
+    const f = o.features;
+    if (typeof f === 'object' && f !== null) {
+      for (const [k, v] of Object.entries(f as Record<string, unknown>)) {
+        const max = typeof v === 'object' && v !== null ? (v as Record<string, unknown>).max_version_level : undefined;
+        if (typeof max === 'number') features[k] = max;
+      }
+    }
+    return { version, status, features };
+  },
+};
+
+/** `/consumers/<g>/offsets/<t>/<p>`: the offset as decimal text (the seed shows `1`). */
+export const ConsumerOffsetZNode = {
+  encode: (offset: bigint): Buffer => Buffer.from(String(offset)),
+  decode(data: Buffer): bigint {
+    const t = utf8(data).trim();
+    if (!/^-?\d+$/.test(t)) throw new Error(`malformed consumer offset znode: ${JSON.stringify(t.slice(0, 50))}`);
+    return BigInt(t);
+  },
+};
+
+/** The sequence number of a sequential node's name (`config_change_0000000012` → 12). */
+export function sequenceNumber(name: string): number {
+  const m = /(\d{10})$/.exec(name);
+  return m ? Number(m[1]) : -1;
+}

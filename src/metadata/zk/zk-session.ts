@@ -47,6 +47,8 @@ export interface ZkStat {
   dataLength: number;
   /** Session id (hex) owning an ephemeral node; '0' for persistent nodes. */
   ephemeralOwner: string;
+  /** The zxid that created the node: for `/brokers/ids/<id>`, Kafka's broker epoch. */
+  czxid: bigint;
 }
 
 export type ZkWatchEvent = { type: 'created' | 'deleted' | 'dataChanged' | 'childrenChanged'; path: string };
@@ -109,6 +111,7 @@ function toStat(stat: Stat): ZkStat {
     numChildren: stat.numChildren,
     dataLength: stat.dataLength,
     ephemeralOwner: stat.ephemeralOwner.toString('hex').replace(/^0+(?=.)/, ''),
+    czxid: stat.czxid.readBigInt64BE(0),
   };
 }
 

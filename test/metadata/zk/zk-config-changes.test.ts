@@ -1,0 +1,125 @@
+/**
+ * The /config/changes listener against a real Apache ZooKeeper: existing notifications newer
+ * than the last processed on start, new ones through the re-armed watch, in order, a failing
+ * handler skipped, and a session expiry survived (changes made while the watch was gone are
+ * delivered by the new session's pass).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import zookeeper from 'node-zookeeper-client';
+import type { Client } from 'node-zookeeper-client';
+import { requirePeer } from '../../helpers/peers.js';
+import { ZOOKEEPER_JAR, startZooKeeper, type ZooKeeperServer } from '../../helpers/zookeeper.js';
+import { ZkSession } from '../../../src/metadata/zk/zk-session.js';
+import { KafkaZkClient } from '../../../src/metadata/zk/kafka-zk-client.js';
+import { ConfigChangeListener } from '../../../src/metadata/zk/zk-config-changes.js';
+
+let zk: ZooKeeperServer | undefined;
+const sessions: ZkSession[] = [];
+const listeners: ConfigChangeListener[] = [];
+
+async function open(chroot: string): Promise<KafkaZkClient> {
+  const s = await ZkSession.open({ connect: zk!.connect + chroot, sessionTimeoutMs: 4000, connectionTimeoutMs: 10_000 });
+  sessions.push(s);
+  await s.ensurePath('/config/changes'); // a broker's start-up makes sure it exists
+  return new KafkaZkClient(s);
+}
+
+before(async () => {
+  if (!existsSync(ZOOKEEPER_JAR)) return;
+  zk = await startZooKeeper();
+});
+
+after(async () => {
+  for (const l of listeners) l.close();
+  for (const s of sessions) await s.close();
+  await zk?.stop();
+});
+
+async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20)); // poll interval, bounded by the deadline
+  }
+}
+
+function listen(c: KafkaZkClient, seen: string[], extra: { lastProcessed?: number; fail?: string } = {}): ConfigChangeListener {
+  const l = new ConfigChangeListener({
+    zk: c,
+    session: c.session,
+    lastProcessed: extra.lastProcessed,
+    onChange: (type, name) => {
+      seen.push(`${type}/${name}`);
+      if (name === extra.fail) throw new Error('handler failure');
+    },
+  });
+  listeners.push(l);
+  return l;
+}
+
+test('existing notifications newer than the last processed, then new ones in order through the re-armed watch', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const writer = await open('/cc1');
+  await writer.setEntityConfigs('topics', 'a', { 'retention.ms': '1' }); // 0
+  await writer.setEntityConfigs('brokers', '<default>', { 'log.retention.ms': '1' }); // 1
+
+  const all: string[] = [];
+  const fromStart = listen(await open('/cc1'), all);
+  await fromStart.start();
+  assert.deepEqual(all, ['topics/a', 'brokers/<default>'], 'a starting broker processes every existing notification');
+  assert.equal(fromStart.lastProcessed, 1);
+
+  const newer: string[] = [];
+  const resumed = listen(await open('/cc1'), newer, { lastProcessed: 0, fail: 'b' });
+  await resumed.start();
+  assert.deepEqual(newer, ['brokers/<default>']);
+
+  await writer.setEntityConfigs('topics', 'b', {}); // the handler of `resumed` throws on this one
+  await writer.setEntityConfigs('topics', 'c', {});
+  await writer.setEntityConfigs('topics', 'd', {});
+  await until('three new notifications', () => all.length === 5 && newer.length === 4);
+  assert.deepEqual(all.slice(2), ['topics/b', 'topics/c', 'topics/d']);
+  assert.deepEqual(newer.slice(1), ['topics/b', 'topics/c', 'topics/d'], 'a failing handler does not stop the next notifications');
+  assert.equal(resumed.lastProcessed, 4);
+
+  // A closed listener hears nothing more.
+  fromStart.close();
+  await writer.setEntityConfigs('topics', 'e', {});
+  await until('the live listener', () => newer.length === 5);
+  assert.equal(all.length, 5);
+});
+
+test('a session expiry drops the watch; the new session re-reads and delivers what was missed', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const writer = await open('/cc2');
+  const c = await open('/cc2');
+  const seen: string[] = [];
+  await listen(c, seen).start();
+  await writer.setEntityConfigs('topics', 'before', {});
+  await until('the first change', () => seen.length === 1);
+
+  const renewed = new Promise<void>((resolve) => c.session.once('newSession', () => resolve()));
+  await expireSession(c.session);
+  await writer.setEntityConfigs('topics', 'during', {});
+  await renewed;
+  await until('the change made while the session was gone', () => seen.includes('topics/during'));
+  await writer.setEntityConfigs('topics', 'after', {});
+  await until('a change after the new session', () => seen.includes('topics/after'));
+  assert.deepEqual(seen, ['topics/before', 'topics/during', 'topics/after']);
+});
+
+/** Expires a session the way ZooKeeper's own tests do: a second client joins it with its id and password, then closes it. */
+async function expireSession(s: ZkSession): Promise<void> {
+  const victim = (s as unknown as { client: Client }).client;
+  const twin = zookeeper.createClient(zk!.connect, { sessionTimeout: 4000 });
+  const cm = (twin as unknown as { connectionManager: { sessionId: Buffer; sessionPassword: Buffer } }).connectionManager;
+  victim.getSessionId().copy(cm.sessionId);
+  victim.getSessionPassword().copy(cm.sessionPassword);
+  await new Promise<void>((resolve) => {
+    twin.once('connected', () => resolve());
+    twin.connect();
+  });
+  twin.close();
+}
