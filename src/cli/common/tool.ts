@@ -40,6 +40,11 @@ export function createProgram(tool: string, description: string): Command {
  * `--zookeeper` is refused unless the tool has a ZooKeeper mode (`allowZookeeper`).
  */
 export function parseArgs(program: Command, argv: string[], opts: { allowZookeeper?: boolean } = {}): Record<string, unknown> | null {
+  const zkOption = program.options.find((x) => x.long === '--zookeeper');
+  if (opts.allowZookeeper && zkOption) {
+    zkOption.hidden = false;
+    zkOption.description = 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; the tool then writes ZooKeeper as Kafka 1.x did';
+  }
   try {
     program.parse(argv, { from: 'user' });
   } catch (err) {
