@@ -144,7 +144,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
 
   // Groups and offsets
   def('offsets.topic.num.partitions', 'int', '50', 'Partitions of __consumer_offsets.', atLeast(1)),
-  def('offsets.topic.replication.factor', 'short', '3', 'Replication of __consumer_offsets; Fjord caps it to the live brokers.', atLeast(1)),
+  def('offsets.topic.replication.factor', 'short', '3', 'Replication of __consumer_offsets. Embedded mode caps it to the one broker; in cluster mode (as Kafka) the topic is not created, and FindCoordinator answers COORDINATOR_NOT_AVAILABLE, until this many brokers are live.', atLeast(1)),
   def('offsets.topic.segment.bytes', 'int', '104857600', 'Segment size of __consumer_offsets.', atLeast(1)),
   def('offsets.retention.minutes', 'int', '10080', 'Committed offsets of empty groups expire after this.', atLeast(1)),
   def('offsets.retention.check.interval.ms', 'long', '600000', 'How often stale offsets are removed.', atLeast(1)),
@@ -160,7 +160,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('transactional.id.expiration.ms', 'int', '604800000', 'Idle transactional ids expire after this.', atLeast(1)),
   def('transaction.max.timeout.ms', 'int', '900000', 'Largest transaction timeout a producer may ask for.', atLeast(1)),
   def('transaction.state.log.num.partitions', 'int', '50', 'Partitions of __transaction_state.', atLeast(1)),
-  def('transaction.state.log.replication.factor', 'short', '3', 'Replication of __transaction_state; capped to the live brokers.', atLeast(1)),
+  def('transaction.state.log.replication.factor', 'short', '3', 'Replication of __transaction_state. Embedded mode caps it to the one broker; in cluster mode (as Kafka) it waits until this many brokers are live (COORDINATOR_NOT_AVAILABLE meanwhile).', atLeast(1)),
   def('transaction.state.log.min.isr', 'int', '2', 'min.insync.replicas of __transaction_state (capped likewise).', atLeast(1)),
   def('transaction.state.log.segment.bytes', 'int', '104857600', 'Segment size of __transaction_state.', atLeast(1)),
   def('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', 'How often timed-out transactions are aborted.', atLeast(1)),
