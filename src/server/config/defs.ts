@@ -48,7 +48,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('node.id', 'int', null, 'Alias of broker.id (KRaft name); broker.id wins when both are set.', atLeast(-1)),
   def('cluster.id', 'string', null, 'Cluster id to report; generated and stored in the log dir when unset.'),
   def('broker.rack', 'string', null, 'Rack of this broker, reported in metadata.'),
-  def('zookeeper.connect', 'string', null, 'ZooKeeper connect string (optional /chroot); unset means embedded single-broker mode. Set, the broker registers in ZooKeeper and joins the controller election (topics stay local for now).'),
+  def('zookeeper.connect', 'string', null, 'ZooKeeper connect string (optional /chroot); unset means embedded single-broker mode. Set, the broker is part of a ZooKeeper-mode cluster: topics, partition states and configs live in ZooKeeper, one broker is the elected controller.'),
   def('zookeeper.session.timeout.ms', 'int', '18000', 'ZooKeeper session timeout.', atLeast(1)),
   def('zookeeper.connection.timeout.ms', 'int', null, 'Max wait for the ZooKeeper connection; defaults to the session timeout.', atLeast(1)),
   def('zookeeper.set.acl', 'boolean', 'false', 'Use secure ACLs on znodes.', NO_EFFECT),
