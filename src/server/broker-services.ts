@@ -10,6 +10,7 @@ import type { AdminServices } from './admin/index.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
+import type { KafkaController } from '../controller/index.js';
 
 export interface Endpoint {
   host: string;
@@ -30,6 +31,8 @@ export interface BrokerServices {
   readonly admin: AdminServices;
   /** Consumer groups and committed offsets (`__consumer_offsets`). */
   readonly groupCoordinator: GroupCoordinator;
+  /** Cluster mode: this broker's ZooKeeper-mode controller (acting only while elected); undefined in embedded mode. */
+  readonly controller?: KafkaController;
   /** Where clients reach broker `brokerId` through the listener named `listenerName`. */
   endpointFor(brokerId: number, listenerName: string): Endpoint | undefined;
 }

@@ -30,6 +30,8 @@ import { describeGroupsHandler } from './15-describe-groups.js';
 import { listGroupsHandler } from './16-list-groups.js';
 import { deleteGroupsHandler } from './42-delete-groups.js';
 import { offsetDeleteHandler } from './47-offset-delete.js';
+import { controlledShutdownHandler } from './07-controlled-shutdown.js';
+import { electLeadersHandler } from './43-elect-leaders.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -59,6 +61,9 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listGroupsHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  // Served by the controller in cluster mode; in embedded mode answered for the one-broker cluster.
+  controlledShutdownHandler,
+  electLeadersHandler,
 ];
 
 export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Map<number, ApiHandler> {
