@@ -6,12 +6,14 @@
 import { Admin, ConfigResourceType, type ConfigEntry } from '../client/index.js';
 import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
+import { configsWithZk } from './common/configs-zk.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
 
 interface Opts {
   bootstrapServer?: string;
+  zookeeper?: string;
   commandConfig?: string;
   describe?: boolean;
   alter?: boolean;
@@ -46,7 +48,7 @@ function entryLine(e: ConfigEntry): string {
 
 async function main(argv: string[]): Promise<number> {
   const program = createProgram(TOOL, 'Add, remove or describe configs of topics and brokers.')
-    .option('--bootstrap-server <server>', 'REQUIRED: the server(s) to connect to')
+    .option('--bootstrap-server <server>', 'REQUIRED (or --zookeeper): the server(s) to connect to')
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--describe', 'list configs for the given entity')
     .option('--alter', 'alter the configuration of the entity')
@@ -59,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--add-config <k=v,...>', 'configs to set: k1=v1,k2=[v1,v2]')
     .option('--delete-config <k,...>', 'configs to remove')
     .option('--all', 'with --describe: all configs, not only the overridden ones');
-  const raw = parseArgs(program, argv);
+  const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
   const o = raw as Opts;
   if (Boolean(o.describe) === Boolean(o.alter)) throw new CliError('exactly one of --describe or --alter must be given (see --help)');
@@ -69,6 +71,18 @@ async function main(argv: string[]): Promise<number> {
   if (o.broker !== undefined) [type, name] = ['brokers', o.broker];
   if (o.brokerDefaults || o.entityDefault) [type, name] = ['brokers', ''];
   if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics or brokers (see --help)');
+  if (o.zookeeper !== undefined) {
+    if (o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
+    return configsWithZk({
+      zookeeper: o.zookeeper,
+      props: loadPropertiesFile(o.commandConfig),
+      describe: Boolean(o.describe),
+      type,
+      name,
+      adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
+      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
+    });
+  }
   const resource = type === 'topics' ? ConfigResourceType.Topic : ConfigResourceType.Broker;
   const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {

@@ -7,11 +7,14 @@
 import { Admin, ConfigResourceType, type TopicMetadata } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile, parseKeyValues } from './common/config.js';
+import { topicsWithZk } from './common/topics-zk.js';
 
 const TOOL = 'kafka-topics.sh';
 
 interface Opts {
   bootstrapServer?: string;
+  zookeeper?: string;
+  disableRackAware?: boolean;
   commandConfig?: string;
   create?: boolean;
   list?: boolean;
@@ -62,7 +65,7 @@ function topicFilter(pattern: string | undefined): (name: string) => boolean {
 
 async function main(argv: string[]): Promise<number> {
   const program = createProgram(TOOL, 'Create, delete, describe, or change a topic.')
-    .option('--bootstrap-server <server>', 'REQUIRED: the Kafka server to connect to, host:port[,host:port]')
+    .option('--bootstrap-server <server>', 'REQUIRED (or --zookeeper): the Kafka server to connect to, host:port[,host:port]')
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--create', 'create a new topic')
     .option('--list', 'list all available topics')
@@ -80,12 +83,27 @@ async function main(argv: string[]): Promise<number> {
     .option('--topics-with-overrides', 'with --describe, only show topics that have configuration overrides')
     .option('--under-replicated-partitions', 'with --describe, only show partitions whose ISR is smaller than the replica set')
     .option('--unavailable-partitions', 'with --describe, only show partitions without a leader')
-    .option('--exclude-internal', 'exclude internal topics from --list and --describe');
-  const raw = parseArgs(program, argv);
+    .option('--exclude-internal', 'exclude internal topics from --list and --describe')
+    .option('--disable-rack-aware', 'with --zookeeper --create: assign replicas without rack information');
+  const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
   const o = raw as Opts;
   const actions = (['create', 'list', 'describe', 'delete', 'alter'] as const).filter((a) => o[a]);
   if (actions.length !== 1) throw new CliError('exactly one of --create, --list, --describe, --delete or --alter must be given (see --help)');
+  if (o.zookeeper !== undefined) {
+    if (o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
+    // Kafka's tool parses every argument before it connects: bad input fails without a connection.
+    return topicsWithZk({
+      ...o,
+      zookeeper: o.zookeeper,
+      props: loadPropertiesFile(o.commandConfig),
+      action: actions[0]!,
+      partitions: positiveInt(o.partitions, '--partitions'),
+      replicationFactor: positiveInt(o.replicationFactor, '--replication-factor'),
+      replicaAssignment: o.replicaAssignment ? parseReplicaAssignment(o.replicaAssignment) : undefined,
+      configs: parseKeyValues(o.config, '--config'),
+    });
+  }
   const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     switch (actions[0]) {

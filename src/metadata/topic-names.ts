@@ -1,4 +1,6 @@
 /** Kafka's topic-name rules: [a-zA-Z0-9._-], at most 249 characters, not "." or "..". */
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
+
 const LEGAL = /^[a-zA-Z0-9._-]+$/;
 export const MAX_TOPIC_NAME_LENGTH = 249;
 
@@ -18,4 +20,23 @@ export function topicNameError(name: string): string | null {
 /** '.' and '_' collide in metric names, so Kafka refuses topics differing only by them. */
 export function collisionKey(name: string): string {
   return name.replace(/\./g, '_');
+}
+
+/**
+ * Refuses a new topic's name as Kafka does (illegal name, an existing topic, a collision on
+ * '.'/'_'); shared by every MetadataStore so the errors are the same whatever keeps the topics.
+ */
+export function checkNewTopicName(name: string, existing: Iterable<string>): void {
+  const nameError = topicNameError(name);
+  if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
+  const names = [...existing];
+  const key = collisionKey(name);
+  for (const other of names) {
+    if (other === name) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+  }
+  for (const other of names) {
+    if (collisionKey(other) === key) {
+      throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
+    }
+  }
 }

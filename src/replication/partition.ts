@@ -1,6 +1,6 @@
 /**
- * A partition this broker leads: its log, leader epoch, high watermark and idempotent-producer
- * state. Appends are serialised here (producer checks, log append and state update must be one
+ * A partition this broker hosts (leader, or in cluster mode follower): its log, leader epoch,
+ * high watermark and idempotent-producer state. Appends are serialised here (producer checks, log append and state update must be one
  * step); reads go straight to the log and never wait behind an append.
  *
  * Single broker: the ISR is just the leader, so the high watermark is the log end offset as
@@ -32,6 +32,13 @@ const SCAN_CHUNK = 1 << 20;
 export class Partition {
   leaderEpoch: number;
   topicId: string;
+  /**
+   * Whether this broker leads the partition: the one check the produce and fetch paths make.
+   * Always true in embedded mode; in cluster mode set by LeaderAndIsr (makeLeader/makeFollower).
+   */
+  isLeader = true;
+  /** The leader as the controller last said (-1: none); this broker's id while isLeader. */
+  leaderId = -1;
   private hw: number;
   readonly producers: ProducerStateMap;
   private readonly appendLock = new Mutex();
@@ -76,6 +83,23 @@ export class Partition {
 
   get topic(): string {
     return this.log.topic;
+  }
+
+  /** LeaderAndIsr made this broker the leader at `leaderEpoch`. */
+  makeLeader(selfId: number, leaderEpoch: number): void {
+    this.isLeader = true;
+    this.leaderId = selfId;
+    this.leaderEpoch = leaderEpoch;
+  }
+
+  /**
+   * LeaderAndIsr made `leaderId` the leader. Issue 12 adds the fetcher here (truncate by leader
+   * epoch, then fetch from the leader); until then the follower's log stays as it is.
+   */
+  makeFollower(leaderId: number, leaderEpoch: number): void {
+    this.isLeader = false;
+    this.leaderId = leaderId;
+    this.leaderEpoch = leaderEpoch;
   }
   get partition(): number {
     return this.log.partition;

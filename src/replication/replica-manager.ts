@@ -1,7 +1,10 @@
 /**
- * The data plane's owner: one Partition per (topic, partition) this broker leads, kept in step
- * with the metadata store (logs are created for new topics and partitions, reconfigured when
- * topic configs change, deleted with their topic). Produce appends and Fetch reads go through
+ * The data plane's owner: one Partition per (topic, partition) this broker hosts. In embedded
+ * mode it is kept in step with the metadata store (logs are created for new topics and
+ * partitions, reconfigured when topic configs change, deleted with their topic) and every
+ * partition is led here. In cluster mode the controller decides, as in Kafka: LeaderAndIsr opens
+ * the log of every partition whose replicas include this broker, as leader or follower;
+ * StopReplica closes (and deletes) them; metadata changes only reconfigure open logs. Produce appends and Fetch reads go through
  * here; so do the admin APIs that need a log (DeleteRecords, DescribeLogDirs...).
  */
 import type { Logger } from 'pino';
@@ -52,7 +55,36 @@ export interface ReplicaManagerOptions {
    * configs), when an admin service knows more than the static defaults.
    */
   logConfigFor?: (topic: string) => LogConfig | undefined;
+  /**
+   * Cluster mode: logs are opened and closed by the controller's LeaderAndIsr/StopReplica
+   * (becomeLeaderOrFollower, stopReplicas), never because a topic appeared in or left the image.
+   */
+  controllerManaged?: boolean;
 }
+
+/** One partition of a LeaderAndIsr request, every version normalised. */
+export interface LeaderAndIsrPartition {
+  topic: string;
+  /** undefined when the request carried none (before v5). */
+  topicId: string | undefined;
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  isr: number[];
+  replicas: number[];
+}
+
+/** One partition of a StopReplica request; leaderEpoch -1 (none given) or -2 (topic being deleted) always applies. */
+export interface StopReplicaPartition {
+  topic: string;
+  partition: number;
+  leaderEpoch: number;
+  deletePartition: boolean;
+}
+
+/** Kafka's LeaderAndIsr.NoEpoch and EpochDuringDelete. */
+const NO_EPOCH = -1;
+const EPOCH_DURING_DELETE = -2;
 
 /** Largest single Buffer the decompressors are asked for (2 GiB - 1). */
 const MAX_BUFFER_BYTES = 0x7fffffff;
@@ -99,7 +131,8 @@ export class ReplicaManager {
     const ids = await ProducerIdManager.open(opts.config.logDirs[0]!);
     const rm = new ReplicaManager(opts, ids);
     for (const t of opts.metadata.topics()) await rm.syncTopic(t.name);
-    for (const log of opts.logManager.allLogs()) {
+    // Cluster mode starts with an empty image: the controller's LeaderAndIsr brings the logs back.
+    for (const log of opts.controllerManaged ? [] : opts.logManager.allLogs()) {
       if (!opts.metadata.topic(log.topic)) opts.logger.warn({ log: log.name }, 'log of a topic unknown to metadata is left untouched');
     }
     opts.metadata.onChange((topic) => void rm.syncTopic(topic).catch((err) => opts.logger.error({ err, topic }, 'syncing logs with metadata failed')));
@@ -109,7 +142,7 @@ export class ReplicaManager {
     return rm;
   }
 
-  /** The partition of `topic` led by this broker, if its log is open. */
+  /** The partition of `topic` hosted here (leader, or follower in cluster mode), if its log is open. */
   getPartition(topic: string, partition: number): Partition | undefined {
     return this.partitions.get(tpKey(topic, partition));
   }
@@ -137,6 +170,7 @@ export class ReplicaManager {
 
   private async syncTopicNow(name: string): Promise<void> {
     if (this.stopped) return;
+    if (this.opts.controllerManaged) return this.reconfigureTopic(name);
     const info = this.opts.metadata.topic(name);
     const current = this.byTopic.get(name) ?? new Set<Partition>();
     const stale = [...current].filter((p) => !info || p.topicId !== info.topicId);
@@ -185,7 +219,25 @@ export class ReplicaManager {
     }
   }
 
-  private async openPartition(info: TopicInfo, partition: number, leaderEpoch: number, cfg: LogConfig): Promise<Partition> {
+  private logConfigOf(topic: string, overrides: Record<string, string>): LogConfig {
+    try {
+      return this.opts.logConfigFor?.(topic) ?? topicLogConfig(this.logDefaults, overrides);
+    } catch (err) {
+      this.opts.logger.warn({ topic, err: messageOf(err) }, 'invalid topic config; using broker defaults');
+      return this.logDefaults;
+    }
+  }
+
+  /** Cluster mode's sync: the image only changes the configs of the logs open here. */
+  private reconfigureTopic(name: string): void {
+    const info = this.opts.metadata.topic(name);
+    const open = this.byTopic.get(name);
+    if (!info || !open) return;
+    const cfg = this.logConfigOf(name, info.configs);
+    for (const p of open) p.log.updateConfig(cfg);
+  }
+
+  private async openPartition(info: Pick<TopicInfo, 'name' | 'topicId'>, partition: number, leaderEpoch: number, cfg: LogConfig): Promise<Partition> {
     const lm = this.opts.logManager;
     let log = lm.getLog(info.name, partition);
     const created = !log;
@@ -199,12 +251,98 @@ export class ReplicaManager {
       if (created) await lm.deleteLog(info.name, partition).catch(() => undefined);
       throw err;
     }
+    p.leaderId = this.brokerId;
     lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);
     if (!set) this.byTopic.set(info.name, (set = new Set()));
     set.add(p);
     return p;
+  }
+
+  /**
+   * LeaderAndIsr (Kafka's ReplicaManager.becomeLeaderOrFollower), the controller epoch already
+   * checked: per partition, a leader epoch lower than the local one is fenced
+   * (FENCED_LEADER_EPOCH, nothing applied; an equal one is a re-send and applied again); a
+   * partition whose replicas do not include this broker is UNKNOWN_TOPIC_OR_PARTITION; otherwise
+   * its log is opened (created when missing) and it becomes leader or follower. Returns the error
+   * per partition, keyed by tpKey. Serialised with the metadata syncs.
+   */
+  becomeLeaderOrFollower(states: readonly LeaderAndIsrPartition[], configsOf: (topic: string) => Record<string, string>): Promise<Map<string, number>> {
+    const run = () => this.becomeLeaderOrFollowerNow(states, configsOf);
+    const p = this.syncChain.then(run, run);
+    this.syncChain = p.catch(() => undefined);
+    return p;
+  }
+
+  private async becomeLeaderOrFollowerNow(states: readonly LeaderAndIsrPartition[], configsOf: (topic: string) => Record<string, string>): Promise<Map<string, number>> {
+    const errors = new Map<string, number>();
+    const accepted: LeaderAndIsrPartition[] = [];
+    for (const s of states) {
+      const key = tpKey(s.topic, s.partition);
+      const existing = this.partitions.get(key);
+      if (existing && s.topicId && existing.topicId && existing.topicId !== s.topicId) errors.set(key, ErrorCode.INCONSISTENT_TOPIC_ID);
+      else if (existing && s.leaderEpoch < existing.leaderEpoch) errors.set(key, ErrorCode.FENCED_LEADER_EPOCH);
+      else if (!s.replicas.includes(this.brokerId)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      else accepted.push(s);
+    }
+    await forEachConcurrently(accepted, OPEN_CONCURRENCY, async (s) => {
+      const key = tpKey(s.topic, s.partition);
+      if (this.stopped) {
+        errors.set(key, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+        return;
+      }
+      try {
+        const p = this.partitions.get(key) ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
+        if (s.topicId && !p.topicId) p.topicId = s.topicId;
+        if (s.leader === this.brokerId) p.makeLeader(this.brokerId, s.leaderEpoch);
+        else p.makeFollower(s.leader, s.leaderEpoch);
+        errors.set(key, ErrorCode.NONE);
+      } catch (err) {
+        this.opts.logger.error({ topic: s.topic, partition: s.partition, err: messageOf(err) }, 'cannot open the log of a partition LeaderAndIsr assigned here');
+        errors.set(key, ErrorCode.KAFKA_STORAGE_ERROR);
+      }
+    });
+    return errors;
+  }
+
+  /**
+   * StopReplica (Kafka's ReplicaManager.stopReplicas), the controller epoch already checked: a
+   * lower leader epoch than the local one is FENCED_LEADER_EPOCH; otherwise the partition stops
+   * being served here, and with deletePartition its log is deleted, even when neither the image
+   * nor the open partitions know it (a topic deleted while this broker was away). Without
+   * delete the log stays open as a follower (issue 12: its fetcher stops here).
+   */
+  stopReplicas(parts: readonly StopReplicaPartition[]): Promise<Map<string, number>> {
+    const run = () => this.stopReplicasNow(parts);
+    const p = this.syncChain.then(run, run);
+    this.syncChain = p.catch(() => undefined);
+    return p;
+  }
+
+  private async stopReplicasNow(parts: readonly StopReplicaPartition[]): Promise<Map<string, number>> {
+    const errors = new Map<string, number>();
+    for (const s of parts) {
+      const key = tpKey(s.topic, s.partition);
+      const p = this.partitions.get(key);
+      if (p && s.leaderEpoch !== NO_EPOCH && s.leaderEpoch !== EPOCH_DURING_DELETE && s.leaderEpoch < p.leaderEpoch) {
+        errors.set(key, ErrorCode.FENCED_LEADER_EPOCH);
+        continue;
+      }
+      try {
+        if (s.deletePartition) {
+          if (p) await this.dropPartition(p, true);
+          else if (this.opts.logManager.getLog(s.topic, s.partition)) await this.opts.logManager.deleteLog(s.topic, s.partition);
+        } else if (p?.isLeader) {
+          p.makeFollower(-1, p.leaderEpoch);
+        }
+        errors.set(key, ErrorCode.NONE);
+      } catch (err) {
+        this.opts.logger.error({ topic: s.topic, partition: s.partition, err: messageOf(err) }, 'stopping a replica failed');
+        errors.set(key, ErrorCode.KAFKA_STORAGE_ERROR);
+      }
+    }
+    return errors;
   }
 
   private async dropPartition(p: Partition, deleteLog: boolean): Promise<void> {
@@ -221,7 +359,8 @@ export class ReplicaManager {
   /** Why a partition cannot be served here (or the partition itself). */
   lookup(topic: string, partition: number): { partition?: Partition; errorCode: number } {
     const p = this.getPartition(topic, partition);
-    if (p) return { partition: p, errorCode: ErrorCode.NONE };
+    // A follower's log is not the client's to read (issue 12: replica fetches will be).
+    if (p) return p.isLeader ? { partition: p, errorCode: ErrorCode.NONE } : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
     const info = this.opts.metadata.topic(topic);
     const ps = info?.partitions.find((x) => x.partition === partition);
     if (!ps) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
@@ -246,6 +385,7 @@ export class ReplicaManager {
       p = this.getPartition(topic, partition);
       if (!p) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     }
+    if (!p.isLeader) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const turn = p.takeArrivalTurn();
     let appending: Promise<LeaderAppendResult>;
     try {
@@ -297,7 +437,7 @@ export class ReplicaManager {
   /** DeleteRecords: moves the log start offset; returns the new low watermark. */
   async deleteRecords(topic: string, partition: number, beforeOffset: number): Promise<number> {
     const p = this.getPartition(topic, partition);
-    if (!p) throw new Error(`partition ${topic}-${partition} is not led here`);
+    if (!p || !p.isLeader) throw new Error(`partition ${topic}-${partition} is not led here`);
     const target = beforeOffset === -1 ? p.highWatermark : beforeOffset;
     return p.log.deleteRecordsBefore(target);
   }

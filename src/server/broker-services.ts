@@ -11,10 +11,37 @@ import type { LogManager } from '../storage/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import type { KafkaController } from '../controller/index.js';
+import type { StopReplicaPartition } from '../replication/replica-manager.js';
+import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
 
 export interface Endpoint {
   host: string;
   port: number;
+}
+
+/** The fencing fields every controller request carries. */
+export interface ControlHeader {
+  controllerId: number;
+  controllerEpoch: number;
+  /** -1 when the sender did not say (before the version that carries it). */
+  brokerEpoch: bigint;
+}
+
+export interface PartitionResult {
+  topic: string;
+  topicId: string | undefined;
+  partition: number;
+  errorCode: number;
+}
+
+/**
+ * Cluster mode: where the controller's LeaderAndIsr/UpdateMetadata/StopReplica land
+ * (src/server/cluster/control-requests.ts). The handlers normalise every version into these.
+ */
+export interface ClusterControl {
+  leaderAndIsr(h: ControlHeader, states: readonly (ControlPartitionState & { topicId: string | undefined })[]): Promise<{ errorCode: number; partitions: PartitionResult[] }>;
+  updateMetadata(h: ControlHeader, liveBrokers: LiveBroker[], states: ControlPartitionState[], topicIds: Map<string, string>): Promise<number>;
+  stopReplica(h: ControlHeader, parts: readonly StopReplicaPartition[]): Promise<{ errorCode: number; partitions: PartitionResult[] }>;
 }
 
 export interface BrokerServices {
@@ -31,8 +58,15 @@ export interface BrokerServices {
   readonly admin: AdminServices;
   /** Consumer groups and committed offsets (`__consumer_offsets`). */
   readonly groupCoordinator: GroupCoordinator;
-  /** Cluster mode: this broker's ZooKeeper-mode controller (acting only while elected); undefined in embedded mode. */
-  readonly controller?: KafkaController;
+  /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
+  controller?: KafkaController;
+  /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */
+  readonly clusterControl?: ClusterControl;
+  /**
+   * Cluster mode only: whether this broker is the active controller (CreateTopics, DeleteTopics
+   * and CreatePartitions answer NOT_CONTROLLER elsewhere, as Kafka 2.x); undefined in embedded mode.
+   */
+  isActiveController?(): boolean;
   /** Where clients reach broker `brokerId` through the listener named `listenerName`. */
   endpointFor(brokerId: number, listenerName: string): Endpoint | undefined;
 }

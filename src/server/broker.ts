@@ -7,8 +7,8 @@ import type { BrokerConfig } from './config/index.js';
 import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
-import type { BrokerServices, Endpoint } from './broker-services.js';
-import { handlerTable } from './handlers/index.js';
+import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
+import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
 import { createRequestRouter } from './request-router.js';
 import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
@@ -17,6 +17,8 @@ import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
+import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
+import type { KafkaController } from '../controller/index.js';
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -28,6 +30,10 @@ export class Broker {
   private replicaManager: ReplicaManager | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
   private zk: ZkMode | undefined;
+  /** Cluster mode: the controller this broker hosts (active only while elected). */
+  private controller: KafkaController | undefined;
+  /** Cluster mode's metadata image (also this.metadataStore). */
+  private image: ZkBrokerMetadata | undefined;
 
   constructor(
     readonly config: BrokerConfig,
@@ -52,8 +58,8 @@ export class Broker {
     const self = { id: cfg.brokerId, host: firstAdvertised.host, port: firstAdvertised.port, rack: cfg.brokerRack };
     let clusterId = cfg.clusterId;
     if (cfg.zookeeperConnect !== null) {
-      // Cluster mode, first step: ZooKeeper settles the cluster id and elects the controller;
-      // topics still live in the embedded store (loaded lazily: embedded mode never loads it).
+      // Cluster mode: ZooKeeper settles the cluster id, holds topics and elects the controller
+      // (loaded lazily: embedded mode never loads it).
       const { ZkMode } = await import('../metadata/zk/zk-mode.js');
       this.zk = await ZkMode.start({
         connect: cfg.zookeeperConnect,
@@ -68,12 +74,15 @@ export class Broker {
       clusterId = this.zk.clusterId;
     }
     log.info({ logDirs: cfg.logDirs }, 'loading cluster metadata');
-    this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, clusterId);
+    // Cluster mode serves from the image the controller feeds (ZooKeeper holds the truth); the
+    // embedded store's file, if any, stays untouched on disk.
     if (this.zk) {
-      const { ZkControllerMetadataView } = await import('../metadata/zk/zk-mode.js');
-      this.metadataStore = new ZkControllerMetadataView(this.metadataStore, this.zk.membership);
+      this.image = await this.zk.createMetadataImage(log.child({ component: 'metadata' }), cfg.requestTimeoutMs);
+      this.metadataStore = this.image;
+    } else {
+      this.metadataStore = await EmbeddedMetadataStore.open(cfg.logDirs[0]!, self, clusterId);
     }
-    const metadata = this.metadataStore;
+    const metadata: MetadataStore = this.metadataStore;
     log.info({ clusterId: metadata.clusterId, topics: metadata.topics().length }, 'cluster metadata loaded');
     // Admin first: it knows each topic's effective log config (topic overrides over dynamic and
     // static broker configs), which storage takes for the logs it finds at start-up and the
@@ -125,16 +134,38 @@ export class Broker {
       logManager,
       logger: log.child({ component: 'replica-manager' }),
       logConfigFor: (topic) => admin.configs.logConfigFor(topic),
+      controllerManaged: this.zk !== undefined,
     });
     const replicaManager = this.replicaManager;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
 
+    let clusterControl: ClusterControl | undefined;
+    if (this.zk && this.image) {
+      const { ControlRequests } = await import('./cluster/control-requests.js');
+      const zk = this.zk;
+      clusterControl = new ControlRequests({
+        brokerId: cfg.brokerId,
+        image: this.image,
+        replicaManager,
+        brokerEpoch: () => zk.brokerEpoch,
+        logger: log.child({ component: 'control-requests' }),
+      });
+    }
+    const zkMode = this.zk;
+    const broker = this;
     this.servicesValue = {
       config: cfg,
       metadata,
       logger: log,
-      handlers: handlerTable(),
+      // The controller's requests are served (and advertised) only in cluster mode.
+      handlers: handlerTable(zkMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS),
+      ...(clusterControl ? { clusterControl } : {}),
+      ...(zkMode ? { isActiveController: () => this.controller?.isActive ?? false } : {}),
+      // Created once registered (after the services): read through.
+      get controller() {
+        return broker.controller;
+      },
       logManager: this.logManager,
       replicaManager: this.replicaManager,
       groupCoordinator: this.groupCoordinator,
@@ -161,8 +192,33 @@ export class Broker {
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
-    await this.zk?.register(this.advertised.map((l) => ({ listenerName: l.name, securityProtocol: l.securityProtocol, host: l.host, port: l.port })));
+    if (this.zk && this.image) await this.joinCluster(this.zk, this.image);
     log.info({ brokerId: cfg.brokerId }, 'started');
+  }
+
+  /**
+   * Cluster mode, once the listeners are bound: register, host the controller, and wait (bounded
+   * by zookeeper.connection.timeout.ms) for the controller's first UpdateMetadata, so that
+   * start() resolves with a broker that knows the cluster.
+   */
+  private async joinCluster(zk: ZkMode, image: ZkBrokerMetadata): Promise<void> {
+    const cfg = this.config;
+    await zk.register(this.advertised.map((l) => ({ listenerName: l.name, securityProtocol: l.securityProtocol, host: l.host, port: l.port })));
+    // Until the controller speaks, Metadata answers with this broker alone (as it did before).
+    image.seedSelf({ id: cfg.brokerId, rack: cfg.brokerRack, endpoints: new Map(this.advertised.map((l) => [l.name, { host: l.host, port: l.port }])) });
+    // Every broker hosts a controller; it acts only while this broker holds /controller.
+    const { KafkaController } = await import('../controller/index.js');
+    this.controller = new KafkaController({ brokerId: cfg.brokerId, zk: await zk.zkClient(), membership: zk.membership, config: cfg, logger: this.logger });
+    this.controller.start();
+    let timer: NodeJS.Timeout | undefined;
+    const arrived = await Promise.race([
+      image.firstUpdateMetadata.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), cfg.zookeeperConnectionTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!arrived) {
+      this.logger.warn({ waitedMs: cfg.zookeeperConnectionTimeoutMs }, 'no UpdateMetadata from the controller yet; serving what this broker knows until it comes');
+    }
   }
 
   /** ZooKeeper mode's view of the controller election (undefined in embedded mode). */
@@ -171,6 +227,9 @@ export class Broker {
   }
 
   private endpointFor(brokerId: number, listenerName: string): Endpoint | undefined {
+    // Cluster mode: any live broker, by the listener the client came through (Kafka omits a
+    // broker that has no listener of that name).
+    if (this.image) return this.image.endpoint(brokerId, listenerName);
     if (brokerId !== this.config.brokerId) return undefined;
     const l = this.advertised.find((a) => a.name === listenerName) ?? this.advertised[0];
     return l ? { host: l.host, port: l.port } : undefined;
@@ -178,13 +237,34 @@ export class Broker {
 
   async stop(): Promise<void> {
     this.logger.info('shutting down');
+    if (this.zk && this.image && this.server && this.config.controlledShutdownEnable) await this.controlledShutdown(this.zk, this.image);
     await this.server?.stop();
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();
     await this.admin?.close();
     await this.metadataStore?.close();
+    await this.controller?.stop().catch((err: unknown) => this.logger.warn({ err }, 'stopping the controller failed'));
     await this.zk?.stop();
     this.logger.info('shut down');
+  }
+
+  /** Asks the controller to move leadership away before the listeners close (cluster mode). */
+  private async controlledShutdown(zk: ZkMode, image: ZkBrokerMetadata): Promise<void> {
+    const cfg = this.config;
+    const { controlledShutdown } = await import('./cluster/controlled-shutdown.js');
+    await controlledShutdown({
+      brokerId: cfg.brokerId,
+      brokerEpoch: () => zk.brokerEpoch,
+      controller: () => {
+        const id = image.controllerId();
+        const ep = id >= 0 ? image.endpoint(id, cfg.interBrokerListenerName) : undefined;
+        return ep ? { id, ...ep } : undefined;
+      },
+      maxRetries: cfg.controlledShutdownMaxRetries,
+      retryBackoffMs: cfg.controlledShutdownRetryBackoffMs,
+      requestTimeoutMs: cfg.requestTimeoutMs,
+      logger: this.logger.child({ component: 'controlled-shutdown' }),
+    });
   }
 }

@@ -35,8 +35,16 @@ export function createProgram(tool: string, description: string): Command {
     .allowExcessArguments(false);
 }
 
-/** Parses argv; returns null when commander already handled it (--help) or throws CliError. */
-export function parseArgs(program: Command, argv: string[]): Record<string, unknown> | null {
+/**
+ * Parses argv; returns null when commander already handled it (--help) or throws CliError.
+ * `--zookeeper` is refused unless the tool has a ZooKeeper mode (`allowZookeeper`).
+ */
+export function parseArgs(program: Command, argv: string[], opts: { allowZookeeper?: boolean } = {}): Record<string, unknown> | null {
+  const zkOption = program.options.find((x) => x.long === '--zookeeper');
+  if (opts.allowZookeeper && zkOption) {
+    zkOption.hidden = false;
+    zkOption.description = 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; the tool then writes ZooKeeper as Kafka 1.x did';
+  }
   try {
     program.parse(argv, { from: 'user' });
   } catch (err) {
@@ -46,13 +54,13 @@ export function parseArgs(program: Command, argv: string[]): Record<string, unkn
     }
     throw err;
   }
-  const opts = program.opts<Record<string, unknown>>();
-  if (opts.zookeeper !== undefined) {
+  const parsed = program.opts<Record<string, unknown>>();
+  if (parsed.zookeeper !== undefined && !opts.allowZookeeper) {
     throw new CliError(
       `--zookeeper needs ZooKeeper cluster mode, which this broker does not run; connect with --bootstrap-server host:port instead`,
     );
   }
-  return opts;
+  return parsed;
 }
 
 /** Kafka's sentence for the error codes a tool meets; `what` names the topic/group/partition. */

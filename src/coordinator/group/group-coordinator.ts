@@ -164,6 +164,15 @@ export class GroupCoordinator {
     this.creating ??= (async () => {
       const cfg = this.opts.config;
       const live = this.opts.metadata.brokers().length;
+      // Cluster mode follows Kafka: the offsets topic waits until enough brokers are up for
+      // its full replication factor (a cluster starting up would otherwise be stuck with
+      // fewer replicas forever). A single embedded broker takes what it has, as before.
+      if (cfg.zookeeperConnect !== null && live < cfg.offsetsTopicReplicationFactor) {
+        throw new KafkaError(
+          ErrorCode.COORDINATOR_NOT_AVAILABLE,
+          `Number of alive brokers '${live}' does not meet the required replication factor '${cfg.offsetsTopicReplicationFactor}' for the offsets topic (configured via 'offsets.topic.replication.factor')`,
+        );
+      }
       try {
         await this.opts.metadata.createTopic({
           name: OFFSETS_TOPIC,

@@ -11,7 +11,7 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster-model.js';
 import { INTERNAL_TOPICS } from '../cluster-model.js';
 import type { MetadataStore } from '../metadata-store.js';
-import { collisionKey, topicNameError } from '../topic-names.js';
+import { checkNewTopicName } from '../topic-names.js';
 
 interface PersistedState {
   version: 1;
@@ -79,17 +79,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
   }
 
   async createTopic(spec: NewTopic): Promise<TopicInfo> {
-    const nameError = topicNameError(spec.name);
-    if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
-    if (this.byName.has(spec.name)) {
-      throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`);
-    }
-    const key = collisionKey(spec.name);
-    for (const other of this.byName.keys()) {
-      if (collisionKey(other) === key) {
-        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${spec.name}' collides with existing topic: ${other}`);
-      }
-    }
+    checkNewTopicName(spec.name, this.byName.keys());
     const partitions = this.assign(spec.name, 0, spec.numPartitions, spec.replicationFactor, spec.assignment);
     const topic: TopicInfo = {
       name: spec.name,

@@ -1,8 +1,8 @@
 /**
- * What a broker does differently when `zookeeper.connect` is set (cluster mode, first step):
- * connect, agree on the cluster id with ZooKeeper and refuse log dirs from another cluster, then
- * (once the listeners are bound) register and join the controller election. Topics and partition
- * metadata still come from the embedded store; only the controller id is ZooKeeper's.
+ * What a broker does differently when `zookeeper.connect` is set (cluster mode): connect, agree
+ * on the cluster id with ZooKeeper and refuse log dirs from another cluster; build the metadata
+ * image the controller feeds (ZkBrokerMetadata) over Kafka's ZooKeeper API; then (once the
+ * listeners are bound) register, join the controller election and host the controller.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,9 +10,12 @@ import type { Logger } from 'pino';
 import { readMetaProperties } from '../../storage/index.js';
 import { randomUuid } from '../../protocol/primitives/index.js';
 import { METADATA_FILE } from '../embedded/embedded-store.js';
-import type { MetadataStore } from '../metadata-store.js';
-import type { BrokerInfo, NewTopic, TopicInfo } from '../cluster-model.js';
 import { ZkSession } from './zk-session.js';
+import type { KafkaZkApi } from './zk-client-types.js';
+import { ZkBrokerMetadata, type ReplicaAssigner } from './zk-broker-metadata.js';
+import { ConfigChangeListener } from './zk-config-changes.js';
+import { KafkaZkClient } from './kafka-zk-client.js';
+import { assignAddedPartitions, assignReplicas } from '../replica-assignment.js';
 import { ZkMembership } from './zk-membership.js';
 import type { BrokerEndpoint } from './zk-data.js';
 
@@ -62,6 +65,9 @@ async function checkBrokerIds(logDirs: readonly string[], brokerId: number): Pro
 
 export class ZkMode {
   private registered = false;
+  private zkApi: KafkaZkApi | undefined;
+  private brokerEpochValue = -1n;
+  private configChanges: ConfigChangeListener | undefined;
 
   private constructor(
     readonly session: ZkSession,
@@ -119,11 +125,58 @@ export class ZkMode {
     return { version: '0', 'broker.id': String(this.brokerId), 'cluster.id': this.clusterId };
   }
 
+  /** Kafka's ZooKeeper API over this session (KafkaZkClient). */
+  async zkClient(): Promise<KafkaZkApi> {
+    this.zkApi ??= new KafkaZkClient(this.session);
+    return this.zkApi;
+  }
+
+  /** The metadata image this broker serves from in cluster mode, fed by the controller's requests. */
+  async createMetadataImage(logger: Logger, writeTimeoutMs: number): Promise<ZkBrokerMetadata> {
+    const zk = await this.zkClient();
+    const assigner: ReplicaAssigner = { assignReplicas, assignAddedPartitions };
+    const image = new ZkBrokerMetadata({
+      brokerId: this.brokerId,
+      clusterId: this.clusterId,
+      zk,
+      assigner,
+      logger,
+      writeTimeoutMs,
+      controllerIdHint: () => this.membership.controllerId,
+    });
+    // Topic configs changed by any broker or tool are announced under /config/changes: re-read.
+    this.configChanges = new ConfigChangeListener({
+      zk,
+      session: this.session,
+      logger,
+      onChange: (type, name) => (type === 'topics' ? image.refreshTopicConfigs(name) : undefined),
+    });
+    await this.configChanges.start();
+    return image;
+  }
+
+  /** Kafka's broker epoch: the czxid of this broker's registration (-1 until registered). */
+  get brokerEpoch(): bigint {
+    return this.brokerEpochValue;
+  }
+
   /** Registers at /brokers/ids/<id> with the bound listeners and joins the controller election. */
   async register(endpoints: BrokerEndpoint[]): Promise<void> {
     this.membership.setEndpoints(endpoints);
     await this.membership.register();
     this.registered = true;
+    await this.readBrokerEpoch();
+    // A new session re-registers (a new czxid): the controller fences requests meant for the old one.
+    this.membership.on('brokersChange', (ids) => {
+      if (ids.includes(this.brokerId)) void this.readBrokerEpoch();
+    });
+  }
+
+  private async readBrokerEpoch(): Promise<void> {
+    const zk = this.zkApi;
+    if (!zk) return;
+    const me = await zk.getBroker(this.brokerId).catch(() => undefined);
+    if (me) this.brokerEpochValue = me.brokerEpoch;
   }
 
   /**
@@ -132,6 +185,7 @@ export class ZkMode {
    * session's expiry removes the node anyway.
    */
   async stop(): Promise<void> {
+    this.configChanges?.close();
     if (this.registered) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -141,55 +195,5 @@ export class ZkMode {
       clearTimeout(timer);
     }
     await this.session.close();
-  }
-}
-
-/**
- * The embedded store with ZooKeeper's answer to "who is the controller". Everything else is
- * delegated unchanged (topics stay local in this step).
- */
-export class ZkControllerMetadataView implements MetadataStore {
-  constructor(
-    private readonly inner: MetadataStore,
-    private readonly membership: ZkMembership,
-  ) {}
-  get clusterId(): string {
-    return this.inner.clusterId;
-  }
-  controllerId(): number {
-    return this.membership.controllerId;
-  }
-  brokers(): BrokerInfo[] {
-    return this.inner.brokers();
-  }
-  topics(): TopicInfo[] {
-    return this.inner.topics();
-  }
-  topic(name: string): TopicInfo | undefined {
-    return this.inner.topic(name);
-  }
-  topicById(topicId: string): TopicInfo | undefined {
-    return this.inner.topicById(topicId);
-  }
-  createTopic(spec: NewTopic): Promise<TopicInfo> {
-    return this.inner.createTopic(spec);
-  }
-  deleteTopic(name: string): Promise<void> {
-    return this.inner.deleteTopic(name);
-  }
-  createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo> {
-    return this.inner.createPartitions(name, totalCount, assignment);
-  }
-  truncatePartitions(name: string, count: number): Promise<TopicInfo> {
-    return this.inner.truncatePartitions(name, count);
-  }
-  setTopicConfigs(name: string, configs: Record<string, string>): Promise<void> {
-    return this.inner.setTopicConfigs(name, configs);
-  }
-  onChange(listener: (topic: string) => void): void {
-    this.inner.onChange(listener);
-  }
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }

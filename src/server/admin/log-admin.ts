@@ -36,7 +36,7 @@ export class LogAdmin {
       return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1 };
     }
     const local = this.partitions()?.localPartition(topic, partition);
-    if (!local) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1 };
+    if (!local || !local.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1 };
     const hw = local.highWatermark;
     const target = offset === -1 ? hw : offset;
     if (target < 0 || target > hw) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1 };

@@ -9,12 +9,14 @@ import type { LogDirState } from '../../storage/log-manager.js';
 export interface LocalPartition {
   readonly log: Log;
   readonly highWatermark: number;
+  /** False for a follower (cluster mode): its log is not the admin's to cut. */
+  readonly isLeader: boolean;
   /** Called after the log start/end moved under the partition (DeleteRecords). */
   onLogTruncated(): void;
 }
 
 export interface PartitionAccess {
-  /** The partition if this broker hosts it (as leader), else undefined. */
+  /** The partition if this broker hosts it (leader or follower), else undefined. */
   localPartition(topic: string, partition: number): LocalPartition | undefined;
   logDirsState(): LogDirState[];
   /** Resolves once the logs of `topic` match metadata (created, reconfigured or deleted). */

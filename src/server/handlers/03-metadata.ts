@@ -48,6 +48,9 @@ async function lookup(
     return describeTopic(await autoCreateTopic(ctx.services, name), includeOps);
   } catch (err) {
     const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+    // Cluster mode: written to ZooKeeper but no leaders yet within the bound. Kafka answers an
+    // auto-created topic with LEADER_NOT_AVAILABLE, which clients retry.
+    if (code === ErrorCode.REQUEST_TIMED_OUT) return { errorCode: ErrorCode.LEADER_NOT_AVAILABLE, name, partitions: [] };
     return { errorCode: code, name, partitions: [] };
   }
 }

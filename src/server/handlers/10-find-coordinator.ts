@@ -20,6 +20,10 @@ async function ensureTransactionTopic(ctx: RequestContext): Promise<TopicInfo> {
   const existing = metadata.topic(TRANSACTION_TOPIC);
   if (existing) return existing;
   const live = metadata.brokers().length;
+  // As for __consumer_offsets: in cluster mode wait for enough brokers (Kafka's rule).
+  if (config.zookeeperConnect !== null && live < config.transactionStateLogReplicationFactor) {
+    throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `Number of alive brokers '${live}' does not meet the required replication factor for the transaction state topic`);
+  }
   try {
     await metadata.createTopic({
       name: TRANSACTION_TOPIC,

@@ -6,6 +6,7 @@ import { errorOutcome } from '../admin/index.js';
 import { plannedPartitions, type CreationRequest } from '../admin/topic-admin.js';
 import { describeTopicConfigEntries } from '../admin/config-describer.js';
 import { defineHandler } from './types.js';
+import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
 export const createTopicsHandler = defineHandler({
   apiKey: 19,
@@ -18,6 +19,10 @@ export const createTopicsHandler = defineHandler({
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const results: Input<CreatableTopicResult>[] = [];
+    if (notController(ctx)) {
+      for (const t of req.topics) if (!results.some((r) => r.name === t.name)) results.push(failure(t.name, ErrorCode.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE));
+      return { throttleTimeMs: 0, topics: results };
+    }
     // Like Kafka's controller: a request planning too many partitions in total fails as a whole.
     const planned = req.topics.reduce((sum, t) => sum + plannedPartitions(t, ctx.services.config.numPartitions), 0);
     try {

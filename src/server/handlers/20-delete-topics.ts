@@ -4,6 +4,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
 import { defineHandler } from './types.js';
+import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
 export const deleteTopicsHandler = defineHandler({
   apiKey: 20,
@@ -18,6 +19,10 @@ export const deleteTopicsHandler = defineHandler({
       ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId === ZERO_UUID ? null : t.topicId }))
       : req.topicNames.map((name) => ({ name, topicId: null }));
     const responses: Input<DeletableTopicResult>[] = [];
+    if (notController(ctx)) {
+      for (const ref of refs) responses.push({ name: ref.name, topicId: ref.topicId ?? ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+      return { throttleTimeMs: 0, responses };
+    }
     for (const ref of refs) {
       const base = { name: ref.name, topicId: ref.topicId ?? ZERO_UUID };
       if (ref.name !== null && ref.topicId !== null) {

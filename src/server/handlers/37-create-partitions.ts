@@ -3,6 +3,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { errorOutcome } from '../admin/index.js';
 import type { CreationRequest } from '../admin/topic-admin.js';
 import { defineHandler } from './types.js';
+import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
 export const createPartitionsHandler = defineHandler({
   apiKey: 37,
@@ -15,6 +16,10 @@ export const createPartitionsHandler = defineHandler({
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const results: { name: string; errorCode: number; errorMessage: string | null }[] = [];
+    if (notController(ctx)) {
+      for (const t of req.topics) if (!results.some((r) => r.name === t.name)) results.push({ name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+      return { throttleTimeMs: 0, results };
+    }
     // New partitions the whole request asks for, against max.partitions.per.request.
     let planned = 0;
     for (const t of req.topics) planned += Math.max(0, t.count - (ctx.services.metadata.topic(t.name)?.partitions.length ?? t.count));

@@ -32,6 +32,9 @@ import { deleteGroupsHandler } from './42-delete-groups.js';
 import { offsetDeleteHandler } from './47-offset-delete.js';
 import { controlledShutdownHandler } from './07-controlled-shutdown.js';
 import { electLeadersHandler } from './43-elect-leaders.js';
+import { leaderAndIsrHandler } from './04-leader-and-isr.js';
+import { stopReplicaHandler } from './05-stop-replica.js';
+import { updateMetadataHandler } from './06-update-metadata.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -65,6 +68,12 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   controlledShutdownHandler,
   electLeadersHandler,
 ];
+
+/**
+ * The controller's requests to a broker: served, and advertised in ApiVersions, only in cluster
+ * mode (as a ZooKeeper-mode Kafka broker lists them and a broker outside ZooKeeper does not).
+ */
+export const ZK_BROKER_HANDLERS: readonly ApiHandler[] = [leaderAndIsrHandler, stopReplicaHandler, updateMetadataHandler];
 
 export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Map<number, ApiHandler> {
   const table = new Map<number, ApiHandler>();
