@@ -12,7 +12,7 @@ import { setReplicaState, replicasOf } from './replica-state-machine.js';
 import { handleReplicaStateChanges } from './replica-ops.js';
 import { triggerOnlinePartitionStateChange } from './partition-ops.js';
 import { loadLiveBrokers } from './broker-events.js';
-import { toControllerTopic, processIsrChangeNotification } from './topic-events.js';
+import { loadTopic, processIsrChangeNotification } from './topic-events.js';
 import { enqueueTopicsForDeletion } from './topic-deletion.js';
 import { processPreferredReplicaElectionZNode } from './leader-balance.js';
 import { processPartitionReassignment } from './reassignment.js';
@@ -21,9 +21,7 @@ export async function initializeControllerContext(rt: ControllerRuntime): Promis
   const { ctx, zk } = rt;
   for (const b of await loadLiveBrokers(rt)) ctx.liveBrokers.set(b.id, b);
   for (const t of await zk.getAllTopics(rt.watch.topics)) {
-    const a = await zk.getTopicAssignment(t, rt.watch.topic(t));
-    if (!a) continue;
-    ctx.topics.set(t, toControllerTopic(a));
+    if (!(await loadTopic(rt, t))) continue;
     for (const [p, s] of await zk.getPartitionStates(t)) ctx.leadership.set(tpKey(t, p), s);
   }
   for (const t of await zk.getTopicDeletions(rt.watch.deletions)) if (ctx.topics.has(t)) ctx.topicsToBeDeleted.add(t);

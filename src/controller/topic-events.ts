@@ -5,6 +5,7 @@
  * new partitions their first leader and ISR and tells the brokers.
  */
 import type { TopicAssignment } from '../metadata/zk/zk-client-types.js';
+import { randomUuid } from '../protocol/primitives/index.js';
 import { tpKey, type ControllerTopic, type TopicPartition } from './context.js';
 import type { ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges, refreshLeadership } from './partition-ops.js';
@@ -20,6 +21,23 @@ export function toControllerTopic(a: TopicAssignment): ControllerTopic {
     removingReplicas: new Map(a.removingReplicas),
     zkVersion: a.zkVersion,
   };
+}
+
+/**
+ * Reads a topic's assignment (watching it) into the context. A topic written before Kafka 2.8
+ * has no id: the controller gives it one and writes it back, as Kafka's controller does.
+ */
+export async function loadTopic(rt: ControllerRuntime, topic: string): Promise<ControllerTopic | undefined> {
+  const a = await rt.zk.getTopicAssignment(topic, rt.watch.topic(topic));
+  if (!a) return undefined;
+  const t = toControllerTopic(a);
+  if (t.topicId === '') {
+    t.topicId = randomUuid();
+    t.zkVersion = await rt.zk.setTopicAssignment({ topic, topicId: t.topicId, partitions: a.partitions, addingReplicas: a.addingReplicas, removingReplicas: a.removingReplicas }, a.zkVersion, rt.fence());
+    rt.log.info({ topic, topicId: t.topicId }, 'assigned a topic id to a topic without one');
+  }
+  rt.ctx.topics.set(topic, t);
+  return t;
 }
 
 /** New partitions: NewPartition → OnlinePartition (first leader, ISR) and their replicas online. */
@@ -46,9 +64,7 @@ export async function processTopicChange(rt: ControllerRuntime): Promise<void> {
   const created: TopicPartition[] = [];
   for (const t of [...current].sort()) {
     if (ctx.topics.has(t)) continue;
-    const a = await zk.getTopicAssignment(t, rt.watch.topic(t));
-    if (!a) continue;
-    ctx.topics.set(t, toControllerTopic(a));
+    if (!(await loadTopic(rt, t))) continue;
     created.push(...ctx.partitionsForTopic(t));
   }
   await onNewPartitionCreation(rt, created);

@@ -274,3 +274,14 @@ test('a reassignment moves replicas and leadership (completed once the new repli
   assert.ok(leaderAndIsrTo(sent, 3).some((p) => p.partition === 0));
   await h.controller.stop();
 });
+
+test('a topic written without a topic id (before Kafka 2.8) gets one from the controller', async () => {
+  const h = await startController([1]);
+  await h.zk.createTopic('old', '', new Map([[0, [1]]]));
+  await h.controller.idle();
+  const id = h.zk.topics.get('old')!.topicId;
+  assert.match(id, /^[A-Za-z0-9_-]{22}$/);
+  const lai = h.sink.take().find((s) => s.request.api === 'LeaderAndIsr');
+  assert.equal(lai?.request.api === 'LeaderAndIsr' && lai.request.request.topicStates[0]!.topicId, id);
+  await h.controller.stop();
+});

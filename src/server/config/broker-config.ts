@@ -93,6 +93,7 @@ export interface BrokerConfig {
   uncleanLeaderElectionEnable: boolean;
   autoLeaderRebalanceEnable: boolean;
   leaderImbalanceCheckIntervalSeconds: number;
+  leaderImbalancePerBrokerPercentage: number;
   controlledShutdownEnable: boolean;
   controlledShutdownMaxRetries: number;
   controlledShutdownRetryBackoffMs: number;
@@ -297,6 +298,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     uncleanLeaderElectionEnable: v.bool('unclean.leader.election.enable'),
     autoLeaderRebalanceEnable: v.bool('auto.leader.rebalance.enable'),
     leaderImbalanceCheckIntervalSeconds: v.num('leader.imbalance.check.interval.seconds'),
+    leaderImbalancePerBrokerPercentage: v.num('leader.imbalance.per.broker.percentage'),
     controlledShutdownEnable: v.bool('controlled.shutdown.enable'),
     controlledShutdownMaxRetries: v.num('controlled.shutdown.max.retries'),
     controlledShutdownRetryBackoffMs: v.num('controlled.shutdown.retry.backoff.ms'),

@@ -138,6 +138,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('unclean.leader.election.enable', 'boolean', 'false', 'Allow out-of-sync replicas to become leader.'),
   def('auto.leader.rebalance.enable', 'boolean', 'true', 'Move leadership back to preferred replicas.'),
   def('leader.imbalance.check.interval.seconds', 'long', '300', 'How often leader balance is checked.', atLeast(1)),
+  def('leader.imbalance.per.broker.percentage', 'int', '10', 'Share (percent) of a broker\'s preferred partitions led elsewhere that triggers a rebalance (cluster mode).', atLeast(0)),
   def('controlled.shutdown.enable', 'boolean', 'true', 'Move leadership away before shutting down.'),
   def('controlled.shutdown.max.retries', 'int', '3', 'Attempts of a controlled shutdown.'),
   def('controlled.shutdown.retry.backoff.ms', 'long', '5000', 'Backoff between controlled shutdown attempts.'),

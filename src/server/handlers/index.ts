@@ -30,6 +30,8 @@ import { describeGroupsHandler } from './15-describe-groups.js';
 import { listGroupsHandler } from './16-list-groups.js';
 import { deleteGroupsHandler } from './42-delete-groups.js';
 import { offsetDeleteHandler } from './47-offset-delete.js';
+import { controlledShutdownHandler } from './07-controlled-shutdown.js';
+import { electLeadersHandler } from './43-elect-leaders.js';
 import { leaderAndIsrHandler } from './04-leader-and-isr.js';
 import { stopReplicaHandler } from './05-stop-replica.js';
 import { updateMetadataHandler } from './06-update-metadata.js';
@@ -62,6 +64,9 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listGroupsHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  // Served by the controller in cluster mode; in embedded mode answered for the one-broker cluster.
+  controlledShutdownHandler,
+  electLeadersHandler,
 ];
 
 /**
