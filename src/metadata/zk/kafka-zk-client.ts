@@ -331,6 +331,25 @@ export class KafkaZkClient implements KafkaZkApi {
     return node ? ConfigChangeNotificationZNode.decode(node.data) : undefined;
   }
 
+  async purgeConfigChanges(olderThanMs: number): Promise<number> {
+    const cutoff = Date.now() - olderThanMs;
+    let purged = 0;
+    for (const name of await this.getConfigChangeNames()) {
+      const path = `${CONFIG_CHANGES_PATH}/${name}`;
+      const stat = await this.session.exists(path);
+      if (!stat) continue; // another broker purged it
+      // Sequence order is creation order: the first young one ends the purge.
+      if (stat.ctimeMs >= cutoff) break;
+      try {
+        await this.session.delete(path, stat.version);
+        purged++;
+      } catch (err) {
+        if (!isZkError(err, 'NO_NODE')) throw err;
+      }
+    }
+    return purged;
+  }
+
   // ---- admin intents ---------------------------------------------------------------------------
 
   /** Reads an intent znode; the watch fires on its creation too (an exists watch). */

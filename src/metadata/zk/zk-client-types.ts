@@ -95,6 +95,8 @@ export interface KafkaZkApi {
   /** Sorted by sequence number. */
   getConfigChangeNames(watch?: ZkWatcher): Promise<string[]>;
   getConfigChange(name: string): Promise<{ entityType: ConfigEntityType; entityName: string } | undefined>;
+  /** Deletes change notifications created more than `olderThanMs` ago (Kafka: 15 min); returns how many. Optional: fakes may omit it. */
+  purgeConfigChanges?(olderThanMs: number): Promise<number>;
 
   // admin intents
   getPartitionReassignment(watch?: ZkWatcher): Promise<PartitionReassignment[] | undefined>;

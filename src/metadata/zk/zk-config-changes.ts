@@ -4,8 +4,8 @@
  * `config_change_N` newer than the last one processed is read and handed to `onChange(type, name)`
  * in sequence order, and the children watch is re-armed on every pass. Watches die with the
  * session, so a new session triggers a full pass (notifications missed meanwhile are processed
- * then, by sequence number). Purging old notifications (Kafka deletes those older than 15 min)
- * is not done here.
+ * then, by sequence number). After each pass, notifications older than `purgeAfterMs` (Kafka:
+ * 15 min) are deleted, as every Kafka broker does, so /config/changes does not grow forever.
  */
 import type { Logger } from 'pino';
 import type { ConfigEntityType, KafkaZkApi } from './zk-client-types.js';
@@ -21,6 +21,8 @@ export interface ConfigChangeListenerOptions {
   logger?: Logger;
   /** The sequence number already processed; -1 (the default, as Kafka) processes every existing notification on start. */
   lastProcessed?: number;
+  /** Age after which notifications are deleted; default 15 min (Kafka's). A broker that was away longer re-reads all configs on start anyway. */
+  purgeAfterMs?: number;
   /** Back-off before retrying a pass that failed on ZooKeeper (the watch may not be armed). */
   retryMs?: number;
 }
@@ -109,6 +111,12 @@ export class ConfigChangeListener {
       } catch (err) {
         logger?.error({ err: err instanceof Error ? err.message : String(err), notification: name }, 'config change handler failed');
       }
+    }
+    if (names.length === 0 || !zk.purgeConfigChanges) return;
+    try {
+      await zk.purgeConfigChanges(this.opts.purgeAfterMs ?? 15 * 60_000);
+    } catch (err) {
+      logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not purge old /config/changes notifications');
     }
   }
 

@@ -49,6 +49,8 @@ export interface ZkStat {
   ephemeralOwner: string;
   /** The zxid that created the node: for `/brokers/ids/<id>`, Kafka's broker epoch. */
   czxid: bigint;
+  /** Creation time (server clock, ms since the epoch): what Kafka's notification purge compares. */
+  ctimeMs: number;
 }
 
 export type ZkWatchEvent = { type: 'created' | 'deleted' | 'dataChanged' | 'childrenChanged'; path: string };
@@ -112,6 +114,7 @@ function toStat(stat: Stat): ZkStat {
     dataLength: stat.dataLength,
     ephemeralOwner: stat.ephemeralOwner.toString('hex').replace(/^0+(?=.)/, ''),
     czxid: stat.czxid.readBigInt64BE(0),
+    ctimeMs: Number(stat.ctime.readBigInt64BE(0)),
   };
 }
 

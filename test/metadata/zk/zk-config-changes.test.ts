@@ -45,11 +45,12 @@ async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Pro
   }
 }
 
-function listen(c: KafkaZkClient, seen: string[], extra: { lastProcessed?: number; fail?: string } = {}): ConfigChangeListener {
+function listen(c: KafkaZkClient, seen: string[], extra: { lastProcessed?: number; fail?: string; purgeAfterMs?: number } = {}): ConfigChangeListener {
   const l = new ConfigChangeListener({
     zk: c,
     session: c.session,
     lastProcessed: extra.lastProcessed,
+    purgeAfterMs: extra.purgeAfterMs,
     onChange: (type, name) => {
       seen.push(`${type}/${name}`);
       if (name === extra.fail) throw new Error('handler failure');
@@ -100,26 +101,64 @@ test('a session expiry drops the watch; the new session re-reads and delivers wh
   await writer.setEntityConfigs('topics', 'before', {});
   await until('the first change', () => seen.length === 1);
 
-  const renewed = new Promise<void>((resolve) => c.session.once('newSession', () => resolve()));
+  let renewed = false;
+  c.session.once('newSession', () => (renewed = true));
+  const oldId = c.session.sessionId();
   await expireSession(c.session);
   await writer.setEntityConfigs('topics', 'during', {});
-  await renewed;
+  await until('a new session after the expiry', () => renewed, 60_000);
+  assert.notEqual(c.session.sessionId(), oldId);
   await until('the change made while the session was gone', () => seen.includes('topics/during'));
   await writer.setEntityConfigs('topics', 'after', {});
   await until('a change after the new session', () => seen.includes('topics/after'));
   assert.deepEqual(seen, ['topics/before', 'topics/during', 'topics/after']);
 });
 
-/** Expires a session the way ZooKeeper's own tests do: a second client joins it with its id and password, then closes it. */
+test('old notifications are purged after a pass (Kafka keeps them 15 minutes); young ones stay', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const writer = await open('/cc3');
+  await writer.setEntityConfigs('topics', 'a', {});
+  await writer.setEntityConfigs('topics', 'b', {});
+  const seen: string[] = [];
+  await listen(await open('/cc3'), seen).start(); // default: 15 min, nothing is that old
+  assert.equal((await writer.getConfigChangeNames()).length, 2);
+
+  const eager: string[] = [];
+  const purging = listen(await open('/cc3'), eager, { purgeAfterMs: 0 });
+  await purging.start();
+  assert.deepEqual(eager, ['topics/a', 'topics/b'], 'processed before being purged');
+  assert.deepEqual(await writer.getConfigChangeNames(), []);
+  purging.close();
+  await writer.setEntityConfigs('topics', 'c', {});
+  await until('the next one', () => seen.length === 3);
+  assert.equal(await writer.purgeConfigChanges(60_000), 0, 'a young notification is kept');
+  assert.equal(await writer.purgeConfigChanges(0), 1);
+});
+
+/**
+ * Expires a session the way ZooKeeper's own tests do: a second client joins it with its id and
+ * password, then closes it. The victim's own reconnect may win the session back before the close
+ * arrives (a loaded machine), so this repeats until the victim saw the expiry.
+ */
 async function expireSession(s: ZkSession): Promise<void> {
+  let expired = false;
+  s.once('expired', () => (expired = true));
   const victim = (s as unknown as { client: Client }).client;
-  const twin = zookeeper.createClient(zk!.connect, { sessionTimeout: 4000 });
-  const cm = (twin as unknown as { connectionManager: { sessionId: Buffer; sessionPassword: Buffer } }).connectionManager;
-  victim.getSessionId().copy(cm.sessionId);
-  victim.getSessionPassword().copy(cm.sessionPassword);
-  await new Promise<void>((resolve) => {
-    twin.once('connected', () => resolve());
-    twin.connect();
-  });
-  twin.close();
+  for (let attempt = 0; attempt < 5 && !expired; attempt++) {
+    const twin = zookeeper.createClient(zk!.connect, { sessionTimeout: 4000 });
+    const cm = (twin as unknown as { connectionManager: { sessionId: Buffer; sessionPassword: Buffer } }).connectionManager;
+    victim.getSessionId().copy(cm.sessionId);
+    victim.getSessionPassword().copy(cm.sessionPassword);
+    const connected = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 20_000);
+      twin.once('connected', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      twin.connect();
+    });
+    twin.close();
+    if (connected) await until('the victim to see its session expire', () => expired, 5_000).catch(() => undefined);
+  }
+  assert.ok(expired, 'could not expire the session in 5 attempts');
 }
