@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { Cluster, SESSION_TIMEOUT_MS } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
-import { kafkaTopics, kafkajsMetadata, waitForTopic, zkTopic } from './cluster-clients.js';
+import { kafkaTopics, kafkajsMetadata, kcatMetadata, waitForTopic, zkTopic } from './cluster-clients.js';
 
 /** A dead broker is noticed when its session times out; then the controller acts. */
 const NOTICE_MS = SESSION_TIMEOUT_MS * 5;
@@ -160,7 +160,8 @@ test('a topic deleted while a replica\'s broker is down is finished when the bro
 });
 
 test('a broker whose session expired (SIGSTOP past the timeout) registers again; the controller tells every broker', async (t) => {
-  if (!requirePeer(t, 'zookeeper')) return;
+  // kcat shows a partition's leader even while it has none (kafkajs throws instead).
+  if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'kcat')) return;
   const [z, w] = await nonControllers();
   await createWithZk('frozen', '--replica-assignment', `${z}:${w}`);
   const zk = await c!.zk();
@@ -174,13 +175,13 @@ test('a broker whose session expired (SIGSTOP past the timeout) registers again;
       const tp = await zkTopic(c!, 'frozen');
       return tp?.partitions[0]!.leader === w && tp.partitions[0]!.isr.join() === `${w}` && tp.epochs.get(0)!.leaderEpoch === 1;
     });
-    await c!.waitFor(`broker ${w}'s Metadata without broker ${z}`, 15_000, async () => (await kafkajsMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === [0, 1, 2].filter((id) => id !== z).join());
+    await c!.waitFor(`broker ${w}'s Metadata without broker ${z}`, 15_000, async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === [0, 1, 2].filter((id) => id !== z).join());
   } finally {
     frozen.resume();
   }
   const stat = await c!.waitFor(`broker ${z} to register again`, NOTICE_MS, async () => (await zk.exists(`/brokers/ids/${z}`)) ?? undefined);
   assert.notEqual(stat.ephemeralOwner, owner, 'registered under a new session');
-  await c!.waitFor(`broker ${w}'s Metadata with broker ${z} again`, 15_000, async () => (await kafkajsMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === '0,1,2');
+  await c!.waitFor(`broker ${w}'s Metadata with broker ${z} again`, 15_000, async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === '0,1,2');
   // The thawed broker must not go on claiming the partition it led before it froze.
-  await c!.waitFor(`broker ${z} to know frozen-0's new leader`, 15_000, async () => (await kafkajsMetadata(frozen.bootstrap, 'frozen')).partitions[0]?.leader === w);
+  await c!.waitFor(`broker ${z} to know frozen-0's new leader`, 15_000, async () => (await kcatMetadata(frozen.bootstrap, 'frozen')).partitions[0]?.leader === w);
 });
