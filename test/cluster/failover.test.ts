@@ -104,7 +104,8 @@ test('a dead broker: its partitions under-replicated, its sole replica unavailab
   await createWithZk('urp', '--replica-assignment', `${x}:${y},${y}:${x}`);
   await createWithZk('lonely', '--replica-assignment', `${x}`);
   await createWithZk('doomed', '--replica-assignment', `${x}:${y},${y}:${x}`);
-  assert.deepEqual(partitionDirs(c!.broker(x).dir, 'doomed').sort(), ['doomed-0', 'doomed-1']);
+  // LeaderAndIsr opens the logs a moment after the states are in ZooKeeper.
+  await c!.waitFor(`broker ${x}'s doomed partition dirs`, 15_000, () => partitionDirs(c!.broker(x).dir, 'doomed').sort().join() === 'doomed-0,doomed-1');
 
   await c!.broker(x).kill();
   await c!.waitFor(`the controller to take broker ${x} out`, NOTICE_MS, async () => {
