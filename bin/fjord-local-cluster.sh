@@ -10,6 +10,7 @@
 # config/server.properties with their id, port, log.dirs and zookeeper.connect as overrides.
 # start returns once every broker is registered in ZooKeeper; stop stops the brokers one at a
 # time (each a controlled shutdown), then ZooKeeper: only the processes named in DIR's pid files.
+# FJORD_CLUSTER_START_TIMEOUT (seconds, default 120) bounds start's wait for the registrations.
 # Requires a build (npm run build) and Debian's zookeeper package (and java).
 set -uo pipefail
 

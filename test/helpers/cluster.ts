@@ -10,6 +10,8 @@
  *
  * `stop()` stops everything it started (also if the test process exits first: an exit hook
  * SIGKILLs what is left). Guard tests with requirePeer(t, 'zookeeper').
+ * Each broker logs readable lines to <root>/broker-<id>.log (FJORD_LOG_LEVEL); Cluster.waitFor
+ * timeouts quote their tails. FJORD_KEEP_CLUSTER=1 keeps the folder after stop() for a post-mortem.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
