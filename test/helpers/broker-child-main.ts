@@ -2,22 +2,30 @@
  * A Fjord broker in a child process, for tests where its memory and event loop must be measured
  * apart from the test's own. argv[2]: JSON { props, topics: [{ name, partitions, configs }] }.
  * Prints "READY <port>" once it listens and the topics exist, then a line
- * "STATS <rss bytes> <worst event-loop delay ms since the last line>" every 50 ms.
+ * "STATS <rss bytes> <worst event-loop delay ms since the last line>" every 50 ms (unless
+ * `stats: false`: the cluster harness runs several brokers on few cores and reads no figures).
+ * With `logFile`, the broker logs readable lines there (FJORD_LOG_LEVEL, default info), so a
+ * failing cluster test can show what each broker did.
  */
+import { appendFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Broker } from '../../src/server/broker.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
-import { silentLogger } from '../../src/server/logger.js';
+import { createRootLogger, silentLogger } from '../../src/server/logger.js';
 
 interface ChildSpec {
   props: Record<string, string>;
   topics: { name: string; partitions: number; configs: Record<string, string> }[];
+  stats?: boolean;
+  logFile?: string;
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
 const broker = new Broker(
   buildBrokerConfig(new Map(Object.entries({ 'group.initial.rebalance.delay.ms': '0', ...spec.props }))),
-  silentLogger(),
+  spec.logFile === undefined
+    ? silentLogger()
+    : createRootLogger('pretty', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(spec.logFile!, text)),
 );
 await broker.start();
 for (const t of spec.topics) {
@@ -27,8 +35,11 @@ for (const t of spec.topics) {
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();
 process.stdout.write(`READY ${broker.boundPorts().get('PLAINTEXT')}\n`);
-setInterval(() => {
-  process.stdout.write(`STATS ${process.memoryUsage.rss()} ${(delay.max / 1e6).toFixed(1)}\n`);
-  delay.reset();
-}, 50).unref();
-process.on('SIGTERM', () => void broker.stop().then(() => process.exit(0)));
+if (spec.stats !== false) {
+  setInterval(() => {
+    process.stdout.write(`STATS ${process.memoryUsage.rss()} ${(delay.max / 1e6).toFixed(1)}\n`);
+    delay.reset();
+  }, 50).unref();
+}
+// A failed stop still exits (non-zero), so a test waiting for the exit is not left hanging.
+process.on('SIGTERM', () => void broker.stop().then(() => process.exit(0), () => process.exit(1)));

@@ -19,10 +19,13 @@ export const ZKCLI = '/usr/share/zookeeper/bin/zkCli.sh';
 
 export interface ZooKeeperServer {
   port: number;
+  /** The server's JVM, so a harness can SIGKILL it should the test process die first. */
+  pid: number;
   /** `127.0.0.1:<port>`, for zookeeper.connect (append a chroot as needed). */
   connect: string;
   dir: string;
-  stop(): Promise<void>;
+  /** SIGTERM (SIGKILL after 5 s); `keepData` leaves the dir so `restartZooKeeper` can reuse it. */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
 /** Sends a four-letter word; resolves with the answer ('' when the server is not up). */
@@ -42,9 +45,9 @@ function fourLetterWord(port: number, word: string): Promise<string> {
   });
 }
 
-async function startOnce(port: number, timeoutMs: number): Promise<ZooKeeperServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'fjord-zk-'));
-  await mkdir(join(dir, 'data'));
+async function startOnce(port: number, timeoutMs: number, reuseDir?: string): Promise<ZooKeeperServer> {
+  const dir = reuseDir ?? (await mkdtemp(join(tmpdir(), 'fjord-zk-')));
+  await mkdir(join(dir, 'data'), { recursive: true });
   const cfg = join(dir, 'zoo.cfg');
   // Short ticks let tests use short session timeouts (the server allows 2 to 20 ticks by
   // default; the bounds below widen that).
@@ -68,7 +71,7 @@ async function startOnce(port: number, timeoutMs: number): Promise<ZooKeeperServ
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const stop = async (): Promise<void> => {
+  const stop = async (opts?: { keepData?: boolean }): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
@@ -76,15 +79,15 @@ async function startOnce(port: number, timeoutMs: number): Promise<ZooKeeperServ
       await exited;
       clearTimeout(timer);
     }
-    await rm(dir, { recursive: true, force: true });
+    if (!opts?.keepData) await rm(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
-    if ((await fourLetterWord(port, 'ruok')) === 'imok') return { port, connect: `127.0.0.1:${port}`, dir, stop };
+    if ((await fourLetterWord(port, 'ruok')) === 'imok') return { port, pid: child.pid!, connect: `127.0.0.1:${port}`, dir, stop };
     await new Promise((r) => setTimeout(r, 100)); // polling interval, bounded by the deadline
   }
-  await stop();
+  await stop({ keepData: reuseDir !== undefined });
   throw new Error(`ZooKeeper did not start on port ${port} within ${timeoutMs} ms: ${stderr.slice(-1000)}`);
 }
 
@@ -95,6 +98,11 @@ export async function startZooKeeper(timeoutMs = 30_000): Promise<ZooKeeperServe
   } catch {
     return startOnce(await freePort(), timeoutMs);
   }
+}
+
+/** Starts a stopped server again on its port and data dir (its znodes and sessions survive). */
+export function restartZooKeeper(stopped: ZooKeeperServer, timeoutMs = 30_000): Promise<ZooKeeperServer> {
+  return startOnce(stopped.port, timeoutMs, stopped.dir);
 }
 
 /** Runs `zkCli.sh -server 127.0.0.1:<port> <args>`; returns its stdout (throws on failure). */
