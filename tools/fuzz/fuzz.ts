@@ -57,6 +57,8 @@ export interface FuzzOptions {
   sideRate: number;
   /** Extra broker properties. */
   brokerProps?: Record<string, string>;
+  /** Appends the broker's once-a-second memory report (process.memoryUsage()) here as JSON lines. */
+  memoryLog?: string;
   log: (line: string) => void;
 }
 
@@ -161,7 +163,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     probeFailures: [],
     probeLatencyMaxMs: 0,
     probeLatencyP99Ms: 0,
-    brokerRss: { startBytes: null, fuzzPeakBytes: null, peakBytes: null, endBytes: null },
+    probeLatencyP50Ms: 0,
+    brokerRss: { startBytes: null, minBytes: null, fuzzPeakBytes: null, peakBytes: null, endBytes: null },
+    brokerMemory: null,
     worstLoopDelayMs: { broker: null, fuzzPhaseBroker: null },
     crashes: [],
     bombs: [],
@@ -183,8 +187,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const cut = String(Math.max(1000, Math.floor(opts.trickleMs / 3)));
   const props = { 'connections.max.idle.ms': cut, 'socket.request.receive.timeout.ms': cut, ...opts.brokerProps };
   let overallPeak = 0;
+  let overallMin = Number.POSITIVE_INFINITY;
   let worstLoop = 0;
   const absorb = (b: BrokerProcess): void => {
+    overallMin = Math.min(overallMin, b.minRss);
     report.brokerErrors = [...report.brokerErrors, ...b.errors.filter((e) => e.trim() !== '')].slice(-20);
     overallPeak = Math.max(overallPeak, b.peakRss);
     worstLoop = Math.max(worstLoop, b.worstLoopDelayMs);
@@ -192,7 +198,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   let generation = 0; // brokers started so far: a restart closes every connection
   const startBroker = async (): Promise<void> => {
     generation++;
-    broker = await BrokerProcess.start({ props: port === 0 ? props : { ...props, listeners: `PLAINTEXT://127.0.0.1:${port}` }, rssKillBytes: opts.rssKillBytes });
+    broker = await BrokerProcess.start({ props: port === 0 ? props : { ...props, listeners: `PLAINTEXT://127.0.0.1:${port}` }, rssKillBytes: opts.rssKillBytes, ...(opts.memoryLog ? { memoryLog: opts.memoryLog } : {}) });
     port = broker.port;
   };
   if (opts.bootstrapServer) {
@@ -507,10 +513,13 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   // A loop, not Math.max(...latencies): a soak has more probes than the call stack has room for arguments.
   report.probeLatencyMaxMs = Math.round(latencies.reduce((m, x) => (x > m ? x : m), 0));
   report.probeLatencyP99Ms = Math.round(percentile(latencies, 99));
+  report.probeLatencyP50Ms = Math.round(percentile(latencies, 50));
   if (b) {
     report.brokerRss.endBytes = b.sample();
     absorb(b);
     report.brokerRss.peakBytes = overallPeak;
+    report.brokerRss.minBytes = Number.isFinite(overallMin) ? overallMin : null;
+    report.brokerMemory = { peak: { ...b.memoryPeak }, end: b.memory };
     report.worstLoopDelayMs.broker = worstLoop;
     report.brokerStoppedCleanly = await b.stop(15_000);
   }
