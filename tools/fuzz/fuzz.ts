@@ -20,7 +20,7 @@ import { loadCorpus, mutate, Rng, type CorpusEntry } from './mutate.js';
 import { probe, probeFresh } from './probe.js';
 import { envelope } from './repro-file.js';
 import { mb, type BombOutcome, type FuzzReport, type SideRates } from './report.js';
-import { FuzzConnection, framingOf } from './wire.js';
+import { apiKeysOf, FuzzConnection, framingOf } from './wire.js';
 
 const MB = 1024 * 1024;
 const STEADY_TOPIC = 'fuzz-steady';
@@ -308,15 +308,14 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       const n = Math.min(1 + rng.int(4), opts.inputs - report.inputsSent);
       report.inputsSent += n;
       const inputs: Buffer[] = [];
-      let mayPark = false;
       for (let i = 0; i < n; i++) {
         const m = mutate(rng, corpus, servedKeys);
         report.mutations[m.kind] = (report.mutations[m.kind] ?? 0) + 1;
         inputs.push(m.bytes);
-        if (m.bytes.length >= 6 && MAY_PARK.has(m.bytes.readInt16BE(4))) mayPark = true;
         recent.push(envelope(m.bytes));
         if (recent.length > 256) recent.shift();
       }
+      const mayPark = mayParkBehind(Buffer.concat(inputs));
       let conn: FuzzConnection;
       try {
         conn = await FuzzConnection.connect(port, host, opts.probeTimeoutMs);
@@ -526,6 +525,15 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   FuzzConnection.closeAll();
   report.durationMs = Date.now() - t0;
   return report;
+}
+
+/**
+ * Whether a probe sent after `sent` on the same connection may legitimately wait: any frame the
+ * broker parses out of it, not only the first (pipelined and spliced inputs hide a CreateTopics
+ * or a long-poll Fetch behind an ApiVersions), is one whose answer may take long.
+ */
+export function mayParkBehind(sent: Buffer): boolean {
+  return apiKeysOf(sent, MAX_FRAME).some((k) => MAY_PARK.has(k));
 }
 
 /** A stable per-batch seed (splitmix-style mixing of the run's seed and the batch number). */
