@@ -150,6 +150,7 @@ export class BrokerProcess {
     }
     b.startRss = rssOf(b.pid) ?? 0;
     b.peakRss = b.startRss;
+    b.minRss = b.startRss;
     b.sampler = setInterval(() => b.sample(), 50);
     b.sampler.unref();
     return b;
