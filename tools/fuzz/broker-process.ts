@@ -31,6 +31,16 @@ export interface BrokerMemory {
   arrayBuffers: number;
 }
 
+/** A logged error as text: pino serialises an Error as an object ({ type, message, stack }). */
+export function errText(err: unknown): string {
+  if (err === undefined || err === null) return '';
+  if (typeof err === 'object' && typeof (err as { message?: unknown }).message === 'string') {
+    const e = err as { type?: string; message: string; code?: string };
+    return `${e.type ?? 'Error'}${e.code ? ` ${e.code}` : ''}: ${e.message}`;
+  }
+  return typeof err === 'object' ? JSON.stringify(err) : String(err);
+}
+
 export interface BrokerTarget {
   host: string;
   port: number;
@@ -122,7 +132,7 @@ export class BrokerProcess {
             b.noteMemory({ rss: o.rssBytes ?? 0, heapUsed: o.heapUsedBytes, heapTotal: o.heapTotalBytes ?? 0, external: o.externalBytes ?? 0, arrayBuffers: o.arrayBuffersBytes ?? 0 }, o.eventLoopDelayMaxMs);
           }
         } else if ((o.level ?? 0) >= 50) {
-          b.errors.push(`${o.msg ?? ''} ${o.err === undefined ? '' : String(o.err)}`.trim().slice(0, 300));
+          b.errors.push(`${o.msg ?? ''} ${errText(o.err)}`.trim().slice(0, 300));
         }
       });
       createInterface({ input: child.stderr! }).on('line', (line) => {
