@@ -97,6 +97,20 @@ function timestampDifferenceMaxMs(cfg: BrokerConfig, overrides: Record<string, s
 }
 /** Partitions of one topic whose logs are opened at the same time. */
 const OPEN_CONCURRENCY = 8;
+/** How long a produce waits for the logs of a just-created topic before a retriable error. */
+const LOG_OPEN_WAIT_MS = 1000;
+
+/** Whether `p` settles (either way) within `ms`; a later rejection is not left unhandled. */
+function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    p.then(done, done);
+  });
+}
 
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
   return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
@@ -109,6 +123,8 @@ export class ReplicaManager {
   /** KIP-227 incremental fetch sessions of consumers on this broker. */
   readonly fetchSessions = new FetchSessionCache();
   private syncChain: Promise<unknown> = Promise.resolve();
+  /** Syncs queued on the chain and not started, by topic. */
+  private readonly queuedSyncs = new Map<string, Promise<void>>();
   private readonly logDefaults: LogConfig;
   private readonly brokerId: number;
   private timer: NodeJS.Timeout | undefined;
@@ -162,8 +178,16 @@ export class ReplicaManager {
    * logs exist before they answer. Calls are serialised.
    */
   syncTopic(topic: string): Promise<void> {
-    const run = () => this.syncTopicNow(topic);
+    // A sync of this topic queued and not started yet will read metadata when it runs: callers
+    // share it (produces to a topic whose logs are being opened would otherwise queue one each).
+    const queued = this.queuedSyncs.get(topic);
+    if (queued) return queued;
+    const run = () => {
+      this.queuedSyncs.delete(topic);
+      return this.syncTopicNow(topic);
+    };
     const p = this.syncChain.then(run, run);
+    this.queuedSyncs.set(topic, p);
     this.syncChain = p.catch(() => undefined);
     return p;
   }
@@ -380,8 +404,14 @@ export class ReplicaManager {
     if (ps.leader !== this.brokerId) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     let p = this.getPartition(topic, partition);
     if (!p) {
-      // Metadata moved ahead of the logs (topic just created): wait for the sync.
-      await this.syncTopic(topic);
+      // Metadata moved ahead of the logs (topic just created): wait for the sync, but not for
+      // long. Syncs run one topic at a time, so this one may be queued behind another client's
+      // thousands of partitions; the connection's later requests would wait with it. After the
+      // wait the client gets what Kafka answers for a partition whose log is not there yet, and
+      // retries.
+      if (!(await settlesWithin(this.syncTopic(topic), LOG_OPEN_WAIT_MS))) {
+        return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER, `the log of ${topic}-${partition} is still being opened`);
+      }
       p = this.getPartition(topic, partition);
       if (!p) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     }

@@ -1,6 +1,7 @@
 /**
  * The broker's own view of its event-loop delay: with the debug level on, one line a second
- * reports the worst delay of the last interval and since start, and the process RSS. Tools that
+ * reports the worst delay of the last interval and since start, the process RSS and its
+ * breakdown (process.memoryUsage(): JS heap used and total, external, array buffers). Tools that
  * attack the broker (tools/fuzz) read these lines to see how long a hostile input held the loop,
  * which a client can only estimate from its request latency. Costs nothing below debug.
  */
@@ -24,8 +25,19 @@ export function startEventLoopReport(logger: Logger, intervalMs = 1000): () => v
     due = now + intervalMs;
     const maxMs = Math.max(histogram.max / 1e6, lateMs);
     worstMs = Math.max(worstMs, maxMs);
+    // Where the memory is: the JS heap, or outside it (Buffers: sockets' reads, frames held).
+    const m = process.memoryUsage();
     logger.debug(
-      { eventLoopDelayMaxMs: round(maxMs), eventLoopDelayP99Ms: round(histogram.percentile(99) / 1e6), worstEventLoopDelayMs: round(worstMs), rssBytes: process.memoryUsage.rss() },
+      {
+        eventLoopDelayMaxMs: round(maxMs),
+        eventLoopDelayP99Ms: round(histogram.percentile(99) / 1e6),
+        worstEventLoopDelayMs: round(worstMs),
+        rssBytes: m.rss,
+        heapUsedBytes: m.heapUsed,
+        heapTotalBytes: m.heapTotal,
+        externalBytes: m.external,
+        arrayBuffersBytes: m.arrayBuffers,
+      },
       EVENT_LOOP_REPORT_MESSAGE,
     );
     histogram.reset();

@@ -39,6 +39,9 @@ test('at debug level the broker reports the worst event-loop delay of each inter
     assert.equal(line.msg, EVENT_LOOP_REPORT_MESSAGE);
     assert.ok((line.worstEventLoopDelayMs as number) >= (line.eventLoopDelayMaxMs as number));
     assert.ok((line.rssBytes as number) > 0);
+    // where the memory is: the JS heap, and Buffers outside it
+    assert.ok((line.heapUsedBytes as number) > 0 && (line.heapUsedBytes as number) <= (line.heapTotalBytes as number), JSON.stringify(line));
+    assert.ok(typeof line.externalBytes === 'number' && typeof line.arrayBuffersBytes === 'number', JSON.stringify(line));
     // the next interval starts afresh; the worst since start stays
     const after = lines.length;
     await until(() => lines.length > after + 1, 10_000);

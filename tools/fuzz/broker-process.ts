@@ -4,7 +4,7 @@
  * It runs with the debug level so that it reports its own event-loop delay once a second.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,6 +20,25 @@ export function rssOf(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** The broker's own process.memoryUsage(), from its once-a-second debug line. */
+export interface BrokerMemory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+/** A logged error as text: pino serialises an Error as an object ({ type, message, stack }). */
+export function errText(err: unknown): string {
+  if (err === undefined || err === null) return '';
+  if (typeof err === 'object' && typeof (err as { message?: unknown }).message === 'string') {
+    const e = err as { type?: string; message: string; code?: string };
+    return `${e.type ?? 'Error'}${e.code ? ` ${e.code}` : ''}: ${e.message}`;
+  }
+  return typeof err === 'object' ? JSON.stringify(err) : String(err);
 }
 
 export interface BrokerTarget {
@@ -40,6 +59,13 @@ export class BrokerProcess {
   peakRss = 0;
   private windowPeakRss = 0;
   startRss = 0;
+  /** Lowest RSS sampled since start (after start-up). */
+  minRss = Number.POSITIVE_INFINITY;
+  /** The broker's last memory report, and the peak of each figure over its reports. */
+  memory: BrokerMemory | null = null;
+  readonly memoryPeak: BrokerMemory = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+  /** Appends each memory report as a JSON line (t, pid, figures) when set. */
+  memoryLog: string | undefined;
   readonly errors: string[] = [];
   private sampler: NodeJS.Timeout | undefined;
   private exitWaiters: (() => void)[] = [];
@@ -57,7 +83,7 @@ export class BrokerProcess {
     return this.child.pid!;
   }
 
-  static async start(opts: { props?: Record<string, string>; rssKillBytes?: number; startTimeoutMs?: number; nodeArgs?: string[] } = {}): Promise<BrokerProcess> {
+  static async start(opts: { props?: Record<string, string>; rssKillBytes?: number; startTimeoutMs?: number; nodeArgs?: string[]; memoryLog?: string } = {}): Promise<BrokerProcess> {
     if (!existsSync(BROKER_MAIN)) throw new Error(`${BROKER_MAIN} is missing: build first (npm run build)`);
     const dir = mkdtempSync(join(tmpdir(), 'fjord-fuzz-'));
     const props: Record<string, string> = {
@@ -74,10 +100,23 @@ export class BrokerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const b = new BrokerProcess(child, dir, true, opts.rssKillBytes ?? 1536 * 1024 * 1024);
+    b.memoryLog = opts.memoryLog;
     const listening = new Promise<number>((resolvePort, reject) => {
       const timer = setTimeout(() => reject(new Error(`broker did not start listening in ${opts.startTimeoutMs ?? 60_000} ms: ${b.errors.slice(-3).join(' | ')}`)), opts.startTimeoutMs ?? 60_000);
       createInterface({ input: child.stdout! }).on('line', (line) => {
-        let o: { msg?: string; port?: number; level?: number; worstEventLoopDelayMs?: number; eventLoopDelayMaxMs?: number; err?: unknown };
+        let o: {
+          msg?: string;
+          port?: number;
+          level?: number;
+          worstEventLoopDelayMs?: number;
+          eventLoopDelayMaxMs?: number;
+          rssBytes?: number;
+          heapUsedBytes?: number;
+          heapTotalBytes?: number;
+          externalBytes?: number;
+          arrayBuffersBytes?: number;
+          err?: unknown;
+        };
         try {
           o = JSON.parse(line) as typeof o;
         } catch {
@@ -89,8 +128,11 @@ export class BrokerProcess {
         } else if (o.msg === 'event loop delay' && typeof o.eventLoopDelayMaxMs === 'number') {
           b.noteLoopDelay(o.eventLoopDelayMaxMs);
           b.lastReportAt = Date.now();
+          if (typeof o.heapUsedBytes === 'number') {
+            b.noteMemory({ rss: o.rssBytes ?? 0, heapUsed: o.heapUsedBytes, heapTotal: o.heapTotalBytes ?? 0, external: o.externalBytes ?? 0, arrayBuffers: o.arrayBuffersBytes ?? 0 }, o.eventLoopDelayMaxMs);
+          }
         } else if ((o.level ?? 0) >= 50) {
-          b.errors.push(`${o.msg ?? ''} ${o.err === undefined ? '' : String(o.err)}`.trim().slice(0, 300));
+          b.errors.push(`${o.msg ?? ''} ${errText(o.err)}`.trim().slice(0, 300));
         }
       });
       createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -118,9 +160,22 @@ export class BrokerProcess {
     }
     b.startRss = rssOf(b.pid) ?? 0;
     b.peakRss = b.startRss;
+    b.minRss = b.startRss;
     b.sampler = setInterval(() => b.sample(), 50);
     b.sampler.unref();
     return b;
+  }
+
+  private noteMemory(m: BrokerMemory, loopDelayMs: number): void {
+    this.memory = m;
+    for (const k of Object.keys(m) as (keyof BrokerMemory)[]) this.memoryPeak[k] = Math.max(this.memoryPeak[k], m[k]);
+    if (this.memoryLog) {
+      try {
+        appendFileSync(this.memoryLog, JSON.stringify({ t: Date.now(), pid: this.pid, loopDelayMs, ...m }) + '\n');
+      } catch {
+        /* a log we cannot write is not the broker's problem */
+      }
+    }
   }
 
   private noteLoopDelay(ms: number): void {
@@ -134,6 +189,7 @@ export class BrokerProcess {
     const rss = rssOf(this.pid);
     if (rss === null) return null;
     this.peakRss = Math.max(this.peakRss, rss);
+    this.minRss = Math.min(this.minRss, rss);
     this.windowPeakRss = Math.max(this.windowPeakRss, rss);
     if (rss > this.rssKillBytes && !this.killedForRss) {
       this.killedForRss = true;

@@ -20,7 +20,7 @@ import { loadCorpus, mutate, Rng, type CorpusEntry } from './mutate.js';
 import { probe, probeFresh } from './probe.js';
 import { envelope } from './repro-file.js';
 import { mb, type BombOutcome, type FuzzReport, type SideRates } from './report.js';
-import { FuzzConnection, framingOf } from './wire.js';
+import { apiKeysOf, FuzzConnection, framingOf } from './wire.js';
 
 const MB = 1024 * 1024;
 const STEADY_TOPIC = 'fuzz-steady';
@@ -57,6 +57,8 @@ export interface FuzzOptions {
   sideRate: number;
   /** Extra broker properties. */
   brokerProps?: Record<string, string>;
+  /** Appends the broker's once-a-second memory report (process.memoryUsage()) here as JSON lines. */
+  memoryLog?: string;
   log: (line: string) => void;
 }
 
@@ -161,7 +163,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     probeFailures: [],
     probeLatencyMaxMs: 0,
     probeLatencyP99Ms: 0,
-    brokerRss: { startBytes: null, fuzzPeakBytes: null, peakBytes: null, endBytes: null },
+    probeLatencyP50Ms: 0,
+    brokerRss: { startBytes: null, minBytes: null, fuzzPeakBytes: null, peakBytes: null, endBytes: null },
+    brokerMemory: null,
     worstLoopDelayMs: { broker: null, fuzzPhaseBroker: null },
     crashes: [],
     bombs: [],
@@ -183,8 +187,10 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   const cut = String(Math.max(1000, Math.floor(opts.trickleMs / 3)));
   const props = { 'connections.max.idle.ms': cut, 'socket.request.receive.timeout.ms': cut, ...opts.brokerProps };
   let overallPeak = 0;
+  let overallMin = Number.POSITIVE_INFINITY;
   let worstLoop = 0;
   const absorb = (b: BrokerProcess): void => {
+    overallMin = Math.min(overallMin, b.minRss);
     report.brokerErrors = [...report.brokerErrors, ...b.errors.filter((e) => e.trim() !== '')].slice(-20);
     overallPeak = Math.max(overallPeak, b.peakRss);
     worstLoop = Math.max(worstLoop, b.worstLoopDelayMs);
@@ -192,7 +198,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   let generation = 0; // brokers started so far: a restart closes every connection
   const startBroker = async (): Promise<void> => {
     generation++;
-    broker = await BrokerProcess.start({ props: port === 0 ? props : { ...props, listeners: `PLAINTEXT://127.0.0.1:${port}` }, rssKillBytes: opts.rssKillBytes });
+    broker = await BrokerProcess.start({ props: port === 0 ? props : { ...props, listeners: `PLAINTEXT://127.0.0.1:${port}` }, rssKillBytes: opts.rssKillBytes, ...(opts.memoryLog ? { memoryLog: opts.memoryLog } : {}) });
     port = broker.port;
   };
   if (opts.bootstrapServer) {
@@ -302,15 +308,14 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       const n = Math.min(1 + rng.int(4), opts.inputs - report.inputsSent);
       report.inputsSent += n;
       const inputs: Buffer[] = [];
-      let mayPark = false;
       for (let i = 0; i < n; i++) {
         const m = mutate(rng, corpus, servedKeys);
         report.mutations[m.kind] = (report.mutations[m.kind] ?? 0) + 1;
         inputs.push(m.bytes);
-        if (m.bytes.length >= 6 && MAY_PARK.has(m.bytes.readInt16BE(4))) mayPark = true;
         recent.push(envelope(m.bytes));
         if (recent.length > 256) recent.shift();
       }
+      const mayPark = mayParkBehind(Buffer.concat(inputs));
       let conn: FuzzConnection;
       try {
         conn = await FuzzConnection.connect(port, host, opts.probeTimeoutMs);
@@ -507,16 +512,28 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   // A loop, not Math.max(...latencies): a soak has more probes than the call stack has room for arguments.
   report.probeLatencyMaxMs = Math.round(latencies.reduce((m, x) => (x > m ? x : m), 0));
   report.probeLatencyP99Ms = Math.round(percentile(latencies, 99));
+  report.probeLatencyP50Ms = Math.round(percentile(latencies, 50));
   if (b) {
     report.brokerRss.endBytes = b.sample();
     absorb(b);
     report.brokerRss.peakBytes = overallPeak;
+    report.brokerRss.minBytes = Number.isFinite(overallMin) ? overallMin : null;
+    report.brokerMemory = { peak: { ...b.memoryPeak }, end: b.memory };
     report.worstLoopDelayMs.broker = worstLoop;
     report.brokerStoppedCleanly = await b.stop(15_000);
   }
   FuzzConnection.closeAll();
   report.durationMs = Date.now() - t0;
   return report;
+}
+
+/**
+ * Whether a probe sent after `sent` on the same connection may legitimately wait: any frame the
+ * broker parses out of it, not only the first (pipelined and spliced inputs hide a CreateTopics
+ * or a long-poll Fetch behind an ApiVersions), is one whose answer may take long.
+ */
+export function mayParkBehind(sent: Buffer): boolean {
+  return apiKeysOf(sent, MAX_FRAME).some((k) => MAY_PARK.has(k));
 }
 
 /** A stable per-batch seed (splitmix-style mixing of the run's seed and the batch number). */

@@ -1,7 +1,7 @@
 /**
  * npm run fuzz -- [--inputs N] [--soak] [--seed N] [--bombs all|none|name,...] [--concurrency N]
  *                 [--bootstrap-server host:port] [--full-bombs] [--rss-bound-mb N] [--rss-kill-mb N]
- *                 [--fresh-probe-every N] [--side-rate N] [--json FILE]
+ *                 [--fresh-probe-every N] [--side-rate N] [--json FILE] [--memory-log FILE]
  * Builds nothing itself: `npm run fuzz` builds dist/ first. Prints the figures at the end and
  * exits 1 when the broker went down, a probe went unanswered, RSS passed its bound, the side
  * clients lost throughput, or a bomb hurt the broker.
@@ -37,6 +37,7 @@ async function main(): Promise<number> {
     .option('--fresh-probe-every <n>', 'probe on a fresh connection after every Nth fuzzed connection', int('--fresh-probe-every'), DEFAULTS.freshProbeEvery)
     .option('--side-rate <n>', 'records/s of the side producer', int('--side-rate'), DEFAULTS.sideRate)
     .option('--json <file>', 'also write the report as JSON')
+    .option('--memory-log <file>', "append the broker's once-a-second process.memoryUsage() here (JSON lines)")
     .exitOverride();
   try {
     program.parse(process.argv);
@@ -44,7 +45,7 @@ async function main(): Promise<number> {
     const code = (e as { exitCode?: number }).exitCode;
     return code === 0 ? 0 : 2;
   }
-  const o = program.opts<{ inputs: number; soak?: boolean; seed: number; concurrency: number; bombs: string; fullBombs?: boolean; bootstrapServer?: string; rssBoundMb: number; rssKillMb: number; sideRate: number; freshProbeEvery: number; json?: string }>();
+  const o = program.opts<{ inputs: number; soak?: boolean; seed: number; concurrency: number; bombs: string; fullBombs?: boolean; bootstrapServer?: string; rssBoundMb: number; rssKillMb: number; sideRate: number; freshProbeEvery: number; json?: string; memoryLog?: string }>();
   const bombs = o.bombs === 'none' ? [] : o.bombs.split(',').map((s) => s.trim()).filter((s) => s !== '');
   for (const b of bombs) if (b !== 'all' && b !== TRICKLE_BOMB && !names.includes(b)) {
     process.stderr.write(`unknown bomb ${b}; known: ${[...new Set(names)].join(', ')}, ${TRICKLE_BOMB}\n`);
@@ -65,6 +66,7 @@ async function main(): Promise<number> {
     freshProbeEvery: Math.max(1, o.freshProbeEvery),
     bombDeadlineMs: full ? 120_000 : DEFAULTS.bombDeadlineMs,
     trickleMs: full ? 60_000 : DEFAULTS.trickleMs,
+    ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
     log: (l) => console.log(l),
   });
   console.log('\n=== fuzz report ===');

@@ -1,6 +1,7 @@
 /** What a fuzz run found, and how it is printed and judged (the figures issue 9 asks for). */
 import type { MutationKind } from './mutate.js';
 import type { TrickleResult } from './bombs.js';
+import type { BrokerMemory } from './broker-process.js';
 
 const MB = 1024 * 1024;
 
@@ -40,7 +41,10 @@ export interface FuzzReport {
   probeFailures: string[];
   probeLatencyMaxMs: number;
   probeLatencyP99Ms: number;
-  brokerRss: { startBytes: number | null; fuzzPeakBytes: number | null; peakBytes: number | null; endBytes: number | null };
+  probeLatencyP50Ms: number;
+  brokerRss: { startBytes: number | null; minBytes: number | null; fuzzPeakBytes: number | null; peakBytes: number | null; endBytes: number | null };
+  /** The last broker's own process.memoryUsage(): peaks over the run and the last report. */
+  brokerMemory: { peak: BrokerMemory; end: BrokerMemory | null } | null;
   worstLoopDelayMs: { broker: number | null; fuzzPhaseBroker: number | null };
   crashes: { afterInputs: number; phase: string; exit: string; reproFile: string | null }[];
   bombs: BombOutcome[];
@@ -63,10 +67,14 @@ export function formatReport(r: FuzzReport): string[] {
     `seed ${r.seed}; ${r.inputsSent} inputs sent on ${r.connectionsOpened} connections in ${(r.durationMs / 1000).toFixed(1)} s`,
     `connections closed by the broker: ${r.connectionsClosedByBroker}; left waiting for a frame's rest: ${r.connectionsLeftOutOfSync}`,
     `probes on the same connection: ${r.sameConnectionProbes.answered} answered, ${r.sameConnectionProbes.closedByBroker} closed by broker, ${r.sameConnectionProbes.parked} behind a parked request, ${r.sameConnectionProbes.failed} FAILED`,
-    `probes on a fresh connection: ${r.freshProbes.answered} answered, ${r.freshProbes.failed} failed; client-side latency max ${r.probeLatencyMaxMs} ms, p99 ${r.probeLatencyP99Ms} ms`,
-    `broker RSS: start ${mb(r.brokerRss.startBytes)}, peak while fuzzing ${mb(r.brokerRss.fuzzPeakBytes)}, peak ${mb(r.brokerRss.peakBytes)}, end ${mb(r.brokerRss.endBytes)}`,
+    `probes on a fresh connection: ${r.freshProbes.answered} answered, ${r.freshProbes.failed} failed; client-side latency max ${r.probeLatencyMaxMs} ms, p99 ${r.probeLatencyP99Ms} ms, p50 ${r.probeLatencyP50Ms} ms`,
+    `broker RSS: start ${mb(r.brokerRss.startBytes)}, min ${mb(r.brokerRss.minBytes)}, peak while fuzzing ${mb(r.brokerRss.fuzzPeakBytes)}, peak ${mb(r.brokerRss.peakBytes)}, end ${mb(r.brokerRss.endBytes)}`,
     `worst event-loop delay (broker's own): ${r.worstLoopDelayMs.broker ?? '-'} ms (while fuzzing ${r.worstLoopDelayMs.fuzzPhaseBroker ?? '-'} ms)`,
   ];
+  if (r.brokerMemory) {
+    const m = (x: BrokerMemory): string => `heap used ${mb(x.heapUsed)} of ${mb(x.heapTotal)}, external ${mb(x.external)} (array buffers ${mb(x.arrayBuffers)})`;
+    lines.push(`broker memory (its own report, last broker): peak ${m(r.brokerMemory.peak)}${r.brokerMemory.end ? `; end ${m(r.brokerMemory.end)}` : ''}`);
+  }
   if (r.side) {
     const f = (x: SideRates): string => `${x.produced.toFixed(0)}/${x.consumed.toFixed(0)}`;
     lines.push(

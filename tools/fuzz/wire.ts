@@ -65,6 +65,22 @@ export function framingOf(sent: Buffer, maxFrameBytes: number): { frames: number
   return { frames, inSync: true };
 }
 
+/**
+ * The API key of every frame the broker will parse out of `sent` (framed from its start, as the
+ * broker reads a connection): pipelined and spliced inputs carry several, and a frame cut short
+ * still names its key once its first 6 bytes are there.
+ */
+export function apiKeysOf(sent: Buffer, maxFrameBytes: number): number[] {
+  const keys: number[] = [];
+  for (let pos = 0; sent.length - pos >= 4; ) {
+    const size = sent.readInt32BE(pos);
+    if (size < 0 || size > maxFrameBytes) break; // the broker closes the connection here
+    if (size >= 2 && sent.length - pos >= 6) keys.push(sent.readInt16BE(pos + 4));
+    pos += 4 + size;
+  }
+  return keys;
+}
+
 /** A raw socket to the broker: writes anything, and resolves the answers to its own requests. */
 export class FuzzConnection {
   private splitter = new FrameSplitter();
