@@ -237,16 +237,30 @@ export class Broker {
 
   async stop(): Promise<void> {
     this.logger.info('shutting down');
-    if (this.zk && this.image && this.server && this.config.controlledShutdownEnable) await this.controlledShutdown(this.zk, this.image);
+    // With no other live broker there is nowhere to move leadership: skip the round trips (and
+    // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
+    const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
+    if (this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
     await this.server?.stop();
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();
     await this.admin?.close();
     await this.metadataStore?.close();
-    await this.controller?.stop().catch((err: unknown) => this.logger.warn({ err }, 'stopping the controller failed'));
+    // An event in flight may be waiting on ZooKeeper, which queues operations while it is
+    // unreachable: stopping must not wait for it without end (the session's expiry fences it).
+    if (this.controller) await this.stopWithin(this.controller.stop(), 5000, 'stopping the controller');
     await this.zk?.stop();
     this.logger.info('shut down');
+  }
+
+  private async stopWithin(stopping: Promise<void>, ms: number, what: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
+    const outcome = await Promise.race([stopping.then(() => 'done' as const, (err: unknown) => err), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') this.logger.warn({ ms }, `${what} did not finish in time; going on`);
+    else if (outcome !== 'done') this.logger.warn({ err: outcome }, `${what} failed`);
   }
 
   /** Asks the controller to move leadership away before the listeners close (cluster mode). */
