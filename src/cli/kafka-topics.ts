@@ -8,6 +8,7 @@ import { Admin, ConfigResourceType, type TopicMetadata } from '../client/index.j
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile, parseKeyValues } from './common/config.js';
 import { topicsWithZk } from './common/topics-zk.js';
+import { topicFilter } from './common/topic-filter.js';
 
 const TOOL = 'kafka-topics.sh';
 
@@ -52,16 +53,6 @@ function positiveInt(v: string | undefined, flag: string): number | undefined {
   return n;
 }
 
-function topicFilter(pattern: string | undefined): (name: string) => boolean {
-  if (pattern === undefined) return () => true;
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${pattern})$`);
-  } catch {
-    throw new CliError(`--topic "${pattern}" is not a valid regular expression`);
-  }
-  return (name) => name === pattern || re.test(name);
-}
 
 async function main(argv: string[]): Promise<number> {
   const program = createProgram(TOOL, 'Create, delete, describe, or change a topic.')

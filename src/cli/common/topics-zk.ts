@@ -6,7 +6,8 @@
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
 import { validateTopicConfigs } from '../../server/config/topic-configs.js';
-import { INTERNAL_TOPICS, addPartitionsZk, createTopicZk, openZk, topicFilter } from './zk-admin.js';
+import { INTERNAL_TOPICS, addPartitionsZk, createTopicZk, openZk } from './zk-admin.js';
+import { topicFilter } from './topic-filter.js';
 import { CliError, requireOption } from './tool.js';
 
 export interface ZkTopicOpts {

@@ -114,14 +114,3 @@ export async function addPartitionsZk(zk: KafkaZkClient, topic: string, total: n
   }
 }
 
-/** Kafka's topic list filter: a regular expression matching the whole name (or the literal name). */
-export function topicFilter(pattern: string | undefined): (name: string) => boolean {
-  if (pattern === undefined) return () => true;
-  let re: RegExp;
-  try {
-    re = new RegExp(`^(?:${pattern})$`);
-  } catch {
-    throw new CliError(`--topic "${pattern}" is not a valid regular expression`);
-  }
-  return (name) => name === pattern || re.test(name);
-}
