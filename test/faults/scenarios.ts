@@ -73,6 +73,15 @@ async function recovery(ctx: ScenarioContext, partition: number, not: readonly n
   return ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the fault`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(since, partition));
 }
 
+/**
+ * Starts a killed broker again once ZooKeeper has expired its old session: as Kafka, a broker
+ * refuses to start while /brokers/ids/<id> is still held by its previous life.
+ */
+async function restart(ctx: ScenarioContext, id: number): Promise<void> {
+  await ctx.cluster.waitFor(`broker ${id}'s old registration to expire`, RECOVERY_TIMEOUT_MS, async () => !(await ctx.cluster.registeredIds()).includes(id));
+  await ctx.cluster.broker(id).start();
+}
+
 /** Waits until every broker is registered and every partition's ISR holds all its replicas. */
 export async function waitWhole(ctx: ScenarioContext): Promise<void> {
   await ctx.cluster.waitForRegistered(ctx.cluster.brokers.map((b) => b.id), REJOIN_TIMEOUT_MS);
@@ -96,7 +105,7 @@ function killReplica(role: 'leader' | 'follower'): Scenario {
         // A follower's death must not stall its partition; a leader's must be healed by election.
         recoveryMs.push(role === 'leader' ? await recovery(ctx, p.partition, [victim], since) : await ctx.cluster.waitFor('acknowledgements after the kill', RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(since, p.partition)));
         ctx.log(`round ${round + 1}: killed broker ${victim} (${role} of ${ctx.topic}-${p.partition}), acks resumed after ${recoveryMs.at(-1)} ms`);
-        await ctx.cluster.broker(victim).start();
+        await restart(ctx, victim);
         await waitWhole(ctx);
       }
       return { faults: ctx.rounds, recoveryMs };
@@ -117,7 +126,7 @@ const controllerAndLeader: Scenario = {
     await Promise.all(victims.map((id) => ctx.cluster.broker(id).kill()));
     const ms = await recovery(ctx, other.partition, victims, since);
     ctx.log(`killed brokers ${victims.join(' and ')} (controller ${controller}), acks on ${ctx.topic}-${other.partition} resumed after ${ms} ms`);
-    for (const id of victims) await ctx.cluster.broker(id).start();
+    for (const id of victims) await restart(ctx, id);
     await waitWhole(ctx);
     return { faults: victims.length, recoveryMs: [ms] };
   },
