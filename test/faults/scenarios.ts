@@ -6,6 +6,7 @@
  * waits until the cluster is whole again (every broker back, every partition's ISR complete),
  * and is judged by verify.ts.
  */
+import kafkajs from 'kafkajs';
 import { Admin } from '../../src/client/index.js';
 import type { Cluster } from '../helpers/cluster.js';
 import { zkTopic, type PartitionView } from '../cluster/cluster-clients.js';
@@ -31,6 +32,8 @@ export interface ScenarioResult extends Verdict {
 
 export interface Scenario {
   name: string;
+  /** Replica lists per partition (first = preferred leader); default: 3 partitions spread by the broker. */
+  assignment?: number[][];
   /** Injects the faults; returns how many and the recovery time of each. */
   run(ctx: ScenarioContext): Promise<{ faults: number; recoveryMs: number[] }>;
 }
@@ -64,13 +67,29 @@ function randomMoment(ctx: ScenarioContext): Promise<void> {
   return ctx.workload.waitForAcks(200 + Math.floor(ctx.random() * 1800), RECOVERY_TIMEOUT_MS);
 }
 
-/** Waits for a leader other than `not` on `partition`, then for production to it to resume; returns ms since `since`. */
+/**
+ * Waits for a leader other than `not` on `partition`, then for the first acknowledgement after
+ * that (acknowledgements already on their way when the leader died arrive after the kill too, so
+ * they do not count); returns ms since `since`.
+ */
 async function recovery(ctx: ScenarioContext, partition: number, not: readonly number[], since: number): Promise<number> {
   await ctx.cluster.waitFor(`a new leader of ${ctx.topic}-${partition}`, RECOVERY_TIMEOUT_MS, async () => {
     const p = (await partitionsOf(ctx)).find((x) => x.partition === partition);
     return p !== undefined && p.leader >= 0 && !not.includes(p.leader);
   });
-  return ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the fault`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(since, partition));
+  const elected = Date.now();
+  const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the fault`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(elected, partition));
+  return elected - since + after;
+}
+
+/** Waits until `victim` left the ISR of `partition`, then for the next acknowledgement; returns ms since `since`. */
+async function isrRecovery(ctx: ScenarioContext, partition: number, victim: number, since: number): Promise<number> {
+  await ctx.cluster.waitFor(`broker ${victim} to leave the ISR of ${ctx.topic}-${partition}`, RECOVERY_TIMEOUT_MS, async () =>
+    (await partitionsOf(ctx)).some((x) => x.partition === partition && !x.isr.includes(victim)),
+  );
+  const shrunk = Date.now();
+  const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the ISR shrank`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(shrunk, partition));
+  return shrunk - since + after;
 }
 
 /**
@@ -102,8 +121,8 @@ function killReplica(role: 'leader' | 'follower'): Scenario {
         const victim = role === 'leader' ? p.leader : pick(p.replicas.filter((r) => r !== p.leader), ctx.random);
         const since = Date.now();
         await ctx.cluster.broker(victim).kill();
-        // A follower's death must not stall its partition; a leader's must be healed by election.
-        recoveryMs.push(role === 'leader' ? await recovery(ctx, p.partition, [victim], since) : await ctx.cluster.waitFor('acknowledgements after the kill', RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(since, p.partition)));
+        // A leader's death is healed by an election; a follower's stalls acks=all until it has left the ISR.
+        recoveryMs.push(role === 'leader' ? await recovery(ctx, p.partition, [victim], since) : await isrRecovery(ctx, p.partition, victim, since));
         ctx.log(`round ${round + 1}: killed broker ${victim} (${role} of ${ctx.topic}-${p.partition}), acks resumed after ${recoveryMs.at(-1)} ms`);
         await restart(ctx, victim);
         await waitWhole(ctx);
@@ -171,19 +190,79 @@ const sessionExpiry: Scenario = {
   },
 };
 
+/** The ISR of every partition, by partition. */
+async function isrs(ctx: ScenarioContext): Promise<number[][]> {
+  return (await partitionsOf(ctx)).map((p) => [...p.isr].sort());
+}
+
+/** One produce with acks=all by kafkajs without retries: the error type it gets, or 'NONE'. */
+async function produceOnce(bootstrap: string, topic: string): Promise<string> {
+  const kafka = new kafkajs.Kafka({ brokers: bootstrap.split(','), clientId: 'fault-probe', logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 0 } });
+  const producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 0 } });
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, timeout: 5000, messages: [{ value: 'probe', partition: 0 }] });
+    return 'NONE';
+  } catch (err) {
+    const e = err as { type?: string; cause?: { type?: string } };
+    return e.type ?? e.cause?.type ?? String(err);
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/**
+ * Followers cut off by freezing them (SIGSTOP) while broker 0 leads every partition: with one of
+ * three gone the ISR shrinks and acks=all carries on with two; with both gone the ISR is the
+ * leader alone, below min.insync.replicas=2, and a produce gets NOT_ENOUGH_REPLICAS; thawed, they
+ * catch up and rejoin. Nothing acknowledged may be lost meanwhile.
+ */
+const followersCutOff: Scenario = {
+  name: 'followers cut off (SIGSTOP), min ISR',
+  assignment: [[0, 1, 2], [0, 2, 1], [0, 1, 2]],
+  async run(ctx) {
+    await randomMoment(ctx);
+    const since = Date.now();
+    ctx.cluster.broker(1).pause();
+    try {
+      await ctx.cluster.waitFor('the ISRs to drop broker 1', RECOVERY_TIMEOUT_MS, async () => (await isrs(ctx)).every((isr) => !isr.includes(1)));
+      const shrunkMs = Date.now() - since;
+      await ctx.workload.waitForAcks(500, RECOVERY_TIMEOUT_MS); // two of three in sync: acks=all goes on
+      ctx.cluster.broker(2).pause();
+      try {
+        await ctx.cluster.waitFor('the ISRs to be the leader alone', RECOVERY_TIMEOUT_MS, async () => (await isrs(ctx)).every((isr) => isr.join() === '0'));
+        const answer = await produceOnce(ctx.cluster.broker(0).bootstrap, ctx.topic);
+        ctx.log(`ISR shrank without broker 1 after ${shrunkMs} ms; with broker 2 frozen too a produce got ${answer}`);
+        if (answer !== 'NOT_ENOUGH_REPLICAS') throw new Error(`a produce below min.insync.replicas got ${answer}, not NOT_ENOUGH_REPLICAS`);
+      } finally {
+        ctx.cluster.broker(2).resume();
+      }
+    } finally {
+      ctx.cluster.broker(1).resume();
+    }
+    const thawed = Date.now();
+    await waitWhole(ctx);
+    const ms = await ctx.cluster.waitFor('acknowledgements after the thaw', RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(thawed));
+    ctx.log(`followers thawed: whole again after ${Date.now() - thawed} ms, acks resumed after ${ms} ms`);
+    return { faults: 2, recoveryMs: [ms] };
+  },
+};
+
 export const SCENARIOS: Record<string, Scenario> = {
   'kill-leader': killReplica('leader'),
   'kill-follower': killReplica('follower'),
   'controller-and-leader': controllerAndLeader,
   'zookeeper-restart': zookeeperRestart,
   'session-expiry': sessionExpiry,
+  'followers-cut-off': followersCutOff,
 };
 
 /** Runs one scenario on a fresh topic and judges it. */
 export async function runScenario(cluster: Cluster, scenario: Scenario, opts: { rounds: number; random: () => number; log: (l: string) => void; topic: string }): Promise<ScenarioResult> {
   const admin = new Admin({ bootstrapServers: cluster.bootstrap(), connectTimeoutMs: 30_000 });
   try {
-    const created = await admin.createTopics([{ name: opts.topic, numPartitions: PARTITIONS, replicationFactor: 3, configs: { 'min.insync.replicas': '2' } }]);
+    const shape = scenario.assignment ? { replicaAssignment: scenario.assignment } : { numPartitions: PARTITIONS, replicationFactor: 3 };
+    const created = await admin.createTopics([{ name: opts.topic, ...shape, configs: { 'min.insync.replicas': '2' } }]);
     const err = created.get(opts.topic);
     if (err) throw new Error(`cannot create ${opts.topic}: ${err.message}`);
   } finally {
