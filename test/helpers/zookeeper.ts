@@ -66,7 +66,7 @@ async function startOnce(port: number, timeoutMs: number, reuseDir?: string): Pr
       'minSessionTimeout=1000',
       'maxSessionTimeout=60000',
       'admin.enableServer=false',
-      '4lw.commands.whitelist=ruok,srvr,stat,mntr',
+      '4lw.commands.whitelist=ruok,srvr,stat,mntr,cons',
       '',
     ].join('\n'),
   );
@@ -110,6 +110,16 @@ export function restartZooKeeper(stopped: ZooKeeperServer, timeoutMs = 30_000): 
   return startOnce(stopped.port, timeoutMs, stopped.dir);
 }
 
+/**
+ * Session ids (hex, as ZkStat.ephemeralOwner spells them) that have a live client connection now
+ * (the `cons` four-letter word). A session restored by a restarted server keeps its ephemeral
+ * nodes until it expires, whether or not its client came back: this tells which came back.
+ */
+export async function connectedSessions(port: number): Promise<Set<string>> {
+  const out = await fourLetterWord(port, 'cons');
+  return new Set([...out.matchAll(/sid=0x([0-9a-f]+)/g)].map((m) => m[1]!.replace(/^0+(?=.)/, '')));
+}
+
 /** Runs `zkCli.sh -server 127.0.0.1:<port> <args>`; returns its stdout (throws on failure). */
 export async function zkCli(port: number, ...args: string[]): Promise<string> {
   const r = await run(ZKCLI, ['-server', `127.0.0.1:${port}`, ...args], { timeoutMs: 60_000 });
@@ -146,10 +156,13 @@ export async function zkGet(port: number, path: string): Promise<string> {
 /**
  * A TCP relay in front of a ZooKeeper server: clients given `connect` reach the server through
  * it; `cut()` drops their connections and refuses new ones (each is accepted, then closed, so the
- * client keeps retrying) until `restore()`. Close it at the end of the test.
+ * client keeps retrying) until `restore()`. `mute()` drops them too, but holds new ones open
+ * without ever answering (what ZooKeeper 3.8 does to a client connecting while it starts); those
+ * stay silent after `restore()`. Close it at the end of the test.
  */
 export class ZkRelay {
   private cutOff = false;
+  private silent = false;
   private readonly sockets = new Set<Socket>();
 
   private constructor(
@@ -173,6 +186,13 @@ export class ZkRelay {
 
   private accept(inbound: Socket, target: number): void {
     if (this.cutOff) return void inbound.destroy();
+    if (this.silent) {
+      this.sockets.add(inbound);
+      inbound.on('error', () => undefined);
+      inbound.on('close', () => this.sockets.delete(inbound));
+      inbound.resume(); // read and ignore the handshake
+      return;
+    }
     const outbound = connect(target, '127.0.0.1');
     for (const s of [inbound, outbound]) {
       this.sockets.add(s);
@@ -192,8 +212,16 @@ export class ZkRelay {
     for (const s of this.sockets) s.destroy();
   }
 
+  mute(): void {
+    this.cut();
+    this.cutOff = false;
+    this.silent = true;
+  }
+
+  /** New connections reach the server again (connections held silent by `mute()` stay so). */
   restore(): void {
     this.cutOff = false;
+    this.silent = false;
   }
 
   async close(): Promise<void> {
