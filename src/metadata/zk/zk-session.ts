@@ -248,11 +248,20 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
   }
 
   private attach(client: Client): void {
+    // Connection changes are logged (rarely more than one line each way per outage), so a
+    // broker's log tells when it lost ZooKeeper and whether it came back on the same session.
+    let lostAt: number | undefined;
     client.on('connected', () => {
-      if (client === this.client) this.emit('connected');
+      if (client !== this.client) return;
+      if (lostAt !== undefined) this.opts.logger?.info({ sessionId: this.sessionId(), disconnectedMs: Date.now() - lostAt }, 'ZooKeeper connection re-established');
+      lostAt = undefined;
+      this.emit('connected');
     });
     client.on('disconnected', () => {
-      if (client === this.client && !this.closed) this.emit('disconnected');
+      if (client !== this.client || this.closed) return;
+      lostAt = Date.now();
+      this.opts.logger?.info({ sessionId: this.sessionId() }, 'lost the ZooKeeper connection; reconnecting');
+      this.emit('disconnected');
     });
     client.on('expired', () => {
       if (client !== this.client || this.closed) return;
