@@ -22,8 +22,14 @@ export async function autoCreateTopic(services: BrokerServices, name: string): P
     services.logger.info({ topic: name, partitions: t.partitions.length }, `created topic ${name} with ${t.partitions.length} partition(s) (auto-created)`);
     return t;
   } catch (err) {
-    // Two requests racing to create the same topic: the loser sees it exists, which is fine.
-    if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) return services.metadata.topic(name)!;
+    // Two requests racing to create the same topic: the loser sees it exists, which is fine. In
+    // cluster mode the winner may be another broker whose topic this broker's image does not
+    // show yet: the client gets Kafka's retriable answer for a topic still being created.
+    if (err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS) {
+      const t = services.metadata.topic(name);
+      if (t) return t;
+      throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `topic ${name} is being created`);
+    }
     throw err;
   }
 }

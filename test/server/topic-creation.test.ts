@@ -1,0 +1,37 @@
+/**
+ * Automatic topic creation losing a race: when the store says the topic already exists, the
+ * winner's topic is returned; when this broker's view does not show it yet (cluster mode: another
+ * broker created it and the controller has not told this one), the client gets Kafka's retriable
+ * LEADER_NOT_AVAILABLE, not UNKNOWN_SERVER_ERROR.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { autoCreateTopic } from '../../src/server/topic-creation.js';
+import type { BrokerServices } from '../../src/server/broker-services.js';
+import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
+import { defaultBrokerConfig } from '../../src/server/config/index.js';
+import { silentLogger } from '../../src/server/logger.js';
+
+function services(visibleAfterRace: boolean): BrokerServices {
+  let created = false;
+  const topic = { name: 't', topicId: 'x', partitions: [], configs: {} };
+  const fake = {
+    config: defaultBrokerConfig({}),
+    logger: silentLogger(),
+    admin: { topics: { checkPartitionCaps: () => undefined } },
+    metadata: {
+      topic: (name: string) => (name === 't' && created && visibleAfterRace ? topic : undefined),
+      brokers: () => [{ id: 0 }],
+      createTopic: async () => {
+        created = true;
+        throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.");
+      },
+    },
+  };
+  return fake as unknown as BrokerServices;
+}
+
+test('a lost creation race returns the winner, or LEADER_NOT_AVAILABLE while this broker cannot see it', async () => {
+  assert.equal((await autoCreateTopic(services(true), 't')).name, 't');
+  await assert.rejects(autoCreateTopic(services(false), 't'), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.LEADER_NOT_AVAILABLE);
+});
