@@ -295,7 +295,7 @@ async function maybeTriggerPartitionReassignment(rt: ControllerRuntime, reassign
       } catch (err) {
         if (err instanceof ControllerMovedError) throw err;
         rt.log.error({ partition: key, err: err instanceof Error ? err.message : String(err) }, 'reassignment failed');
-        out.set(key, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: null });
+        out.set(key, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'The server experienced an unexpected error when processing the request.' });
       }
     }
   }
