@@ -270,3 +270,18 @@ test('the reassignment APIs answer NOT_CONTROLLER on a broker that is not the co
   await assert.rejects(h.controller.listPartitionReassignments(null), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.NOT_CONTROLLER);
   await h.controller.stop();
 });
+
+test('elections read the ISR from ZooKeeper first: a leader\'s ISR expansion not yet announced still counts', async () => {
+  const h = await withTopic();
+  // Broker 1 (preferred) dies: leader 2, ISR [2]; it returns, and the leader (2) adds it back.
+  h.zk.killBroker(1);
+  await h.controller.idle();
+  assert.deepEqual(h.zk.state('t', 0), { ...h.zk.state('t', 0)!, leader: 2, isr: [2] });
+  h.zk.registerBroker(1);
+  await h.controller.idle();
+  assert.equal(h.zk.expandIsr('t', 0, [2, 1]), true);
+  const r = await h.controller.electLeaders(0, [{ topic: 't', partition: 0 }]);
+  assert.equal(r.get('t-0'), 0);
+  assert.equal(h.zk.state('t', 0)!.leader, 1);
+  await h.controller.stop();
+});
