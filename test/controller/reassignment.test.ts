@@ -285,3 +285,40 @@ test('elections read the ISR from ZooKeeper first: a leader\'s ISR expansion not
   assert.equal(h.zk.state('t', 0)!.leader, 1);
   await h.controller.stop();
 });
+
+test('a partition that completes leaves /admin/reassign_partitions; the others stay until they complete', async () => {
+  const h = await withTopic();
+  await h.zk.createTopic('u', 'AAAAAAAAAAAAAAAAAAAAAg', new Map([[0, [1, 2]]]));
+  await h.controller.idle();
+  await h.zk.createPartitionReassignment([
+    { topic: 't', partition: 0, replicas: [1, 3] },
+    { topic: 'u', partition: 0, replicas: [1, 4] },
+  ]);
+  await h.controller.idle();
+  await catchUp(h, [1, 2, 3]);
+  assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [1, 3]);
+  assert.deepEqual(h.zk.reassignment, [{ topic: 'u', partition: 0, replicas: [1, 4] }]);
+  assert.deepEqual(h.zk.topics.get('u')!.partitions.get(0), [1, 4, 2]);
+  const u = h.zk.states.get('u-0')!;
+  assert.equal(h.zk.expandIsr('u', 0, [1, 2, 4], u.zkVersion), true);
+  await h.controller.idle();
+  assert.equal(h.zk.reassignment, undefined);
+  assert.deepEqual(h.zk.topics.get('u')!.partitions.get(0), [1, 4]);
+  // A new request after the node was deleted is seen (the watch was re-armed).
+  await h.zk.createPartitionReassignment([{ topic: 't', partition: 0, replicas: [3] }]);
+  await h.controller.idle();
+  assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [3]);
+  assert.equal(h.zk.state('t', 0)!.leader, 3);
+  await h.controller.stop();
+});
+
+test('a request for an unknown partition or a topic being deleted is dropped from the znode (UNKNOWN_TOPIC_OR_PARTITION)', async () => {
+  const h = await withTopic();
+  await h.zk.createPartitionReassignment([
+    { topic: 't', partition: 0, replicas: [1, 3] },
+    { topic: 'nope', partition: 0, replicas: [1] },
+  ]);
+  await h.controller.idle();
+  assert.deepEqual(h.zk.reassignment, [{ topic: 't', partition: 0, replicas: [1, 3] }]);
+  await h.controller.stop();
+});
