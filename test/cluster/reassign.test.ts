@@ -147,3 +147,77 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, new RegExp(`^Valid replica already elected for partitions (.*, )?${TOPIC}-0(, .*)?\\n$`));
 });
+
+async function createOn(topic: string, replicas: number[]): Promise<void> {
+  const r = await kafkaTopics('--create', '--topic', topic, '--bootstrap-server', c!.bootstrap(), '--replica-assignment', replicas.join(':'));
+  assert.equal(r.code, 0, r.stderr);
+  await waitForTopic(c!, topic);
+}
+
+async function planFile(name: string, topic: string, replicas: number[]): Promise<string> {
+  const p = join(dir, name);
+  await writeFile(p, JSON.stringify({ version: 1, partitions: [{ topic, partition: 0, replicas }] }));
+  return p;
+}
+
+test('--cancel reverts to the original replicas and deletes the one being added', { timeout: 300_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await createOn('cancelled', [0]);
+  const plan = await planFile('cancel.json', 'cancelled', [0, 2]);
+  const exec = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  await c!.waitFor('the added replica created on broker 2', 30_000, () => existsSync(c!.broker(2).dir) && readdirSync(c!.broker(2).dir).includes('cancelled-0'));
+  const busy = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
+  assert.equal(busy.code, 1);
+  assert.match(busy.stderr, /Cannot execute because there is an existing partition assignment/);
+  const cancel = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan);
+  assert.equal(cancel.code, 0, cancel.stderr);
+  assert.equal(cancel.stdout, 'Successfully cancelled partition reassignment for: cancelled-0\n');
+  const tp = (await zkTopic(c!, 'cancelled'))!;
+  assert.deepEqual(tp.partitions[0]!.replicas, [0]);
+  assert.deepEqual(tp.partitions[0]!.isr, [0]);
+  await c!.waitFor('the cancelled replica deleted on broker 2', 30_000, () => !readdirSync(c!.broker(2).dir).includes('cancelled-0'));
+  const none = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan);
+  assert.equal(none.stdout, 'None of the specified partition reassignments are active.\n');
+});
+
+test('a reassignment pending when the controller is killed is resumed and completed by the next controller', { timeout: 300_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const first = await c!.waitForController();
+  const [a, b] = [0, 1, 2].filter((id) => id !== first.brokerId) as [number, number];
+  await createOn('resumed', [a]);
+  // Kafka 2.x's way: the request znode, written by --zookeeper.
+  const plan = await planFile('resume.json', 'resumed', [b]);
+  const exec = await reassign('--zookeeper', c!.zkConnect, '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  const zk = await c!.zk();
+  await c!.waitFor('phase A (adding_replicas) in the topic znode', 30_000, async () => {
+    const node = JSON.parse((await zk.get('/brokers/topics/resumed')).data.toString()) as { adding_replicas: Record<string, number[]> };
+    return node.adding_replicas['0']?.join() === String(b);
+  });
+  await c!.broker(first.brokerId).kill();
+  const next = await c!.waitForController((x) => x.brokerId !== first.brokerId && x.epoch > first.epoch, NOTICE_MS);
+  t.diagnostic(`controller ${first.brokerId} -> ${next.brokerId}`);
+  assert.ok(await zk.exists('/admin/reassign_partitions'), 'still pending: the new replica is not in the ISR');
+  // The leader (a) sees b caught up.
+  const state = new KafkaZkClient(zk);
+  await c!.waitFor(`broker ${b} in the ISR`, 30_000, async () => {
+    const cur = (await state.getPartitionStates('resumed', [0])).get(0)!;
+    if (cur.state.isr.includes(b)) return true;
+    try {
+      await zk.set('/brokers/topics/resumed/partitions/0/state', PartitionStateZNode.encode({ ...cur.state, isr: [...cur.state.isr, b] }), cur.zkVersion);
+    } catch {
+      return false;
+    }
+    await state.createIsrChangeNotification([{ topic: 'resumed', partition: 0 }]);
+    return true;
+  });
+  const done = await c!.waitFor('the new controller completed it', 60_000, async () => {
+    const tp = await zkTopic(c!, 'resumed');
+    return tp && tp.partitions[0]!.replicas.join() === String(b) && !(await zk.exists('/admin/reassign_partitions')) ? tp : undefined;
+  });
+  assert.equal(done.partitions[0]!.leader, b);
+  assert.deepEqual(done.partitions[0]!.isr, [b]);
+  await c!.broker(first.brokerId).start();
+  await c!.waitForRegistered([0, 1, 2]);
+});
