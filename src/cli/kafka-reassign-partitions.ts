@@ -85,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--additional', 'with --execute: start the reassignment even if others are in progress')
     .option('--throttle <bytes/s>', 'accepted and ignored: Fjord does not throttle replication')
     .option('--replica-alter-log-dirs-throttle <bytes/s>', 'accepted and ignored')
-    .option('--preserve-throttles', 'accepted and ignored (there are no throttles to remove)')
+    .option('--preserve-throttles', 'with --verify/--cancel: do not print the (no-op) throttle clearing lines')
     .option('--timeout <ms>', 'accepted for compatibility (log directory moves are not supported)');
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
@@ -126,9 +126,9 @@ async function main(argv: string[]): Promise<number> {
     case 'execute':
       return execute(admin, backend, entries, o.additional === true);
     case 'verify':
-      return verify(admin, entries);
+      return verify(admin, entries, o.preserveThrottles === true);
     case 'cancel':
-      return cancel(admin, entries);
+      return cancel(admin, entries, o.preserveThrottles === true);
     case 'list':
       return list(admin);
   }
@@ -232,7 +232,7 @@ function statusLines(states: { tp: TopicPartition; current: number[]; target: nu
 }
 
 /** Kafka's verifyAssignment (admin client): ongoing per ListPartitionReassignments, else the topic's replicas. */
-async function verify(admin: Admin, entries: ReassignmentEntry[]): Promise<number> {
+async function verify(admin: Admin, entries: ReassignmentEntry[], preserveThrottles: boolean): Promise<number> {
   const ongoing = new Map((await listReassignments(admin)).map((r) => [tpString(r), r]));
   const notOngoing = [...new Set(entries.filter((e) => !ongoing.has(tpString(e))).map((e) => e.topic))];
   const replicas = new Map<string, number[]>();
@@ -248,14 +248,30 @@ async function verify(admin: Admin, entries: ReassignmentEntry[]): Promise<numbe
     return o ? { tp: e, current: o.replicas, target: e.replicas, done: false } : { tp: e, current: replicas.get(tpString(e)) ?? [], target: e.replicas, done: true };
   });
   console.log(statusLines(states));
+  // Kafka prints the (here always empty) log-directory move states: a blank line.
+  console.log('');
+  if (ongoing.size === 0 && !preserveThrottles) await clearAllThrottles(admin, entries);
   return 0;
 }
 
+/**
+ * Kafka's clearAllThrottles lines. Fjord sets no replication throttles (--throttle is ignored),
+ * so there is nothing to remove; the lines are printed as Kafka prints them, for scripts.
+ */
+async function clearAllThrottles(admin: Admin, entries: readonly ReassignmentEntry[]): Promise<void> {
+  const live = (await admin.describeCluster()).brokers.map((b) => b.nodeId);
+  const brokers = [...new Set([...live, ...entries.flatMap((e) => e.replicas)])].sort((a, b) => a - b);
+  const topics = [...new Set(entries.map((e) => e.topic))];
+  console.log(`Clearing broker-level throttles on broker${plural(brokers.length)} ${brokers.join(',')}`);
+  console.log(`Clearing topic-level throttles on topic${plural(topics.length)} ${topics.join(',')}`);
+}
+
 /** Kafka's cancelAssignment. */
-async function cancel(admin: Admin, entries: ReassignmentEntry[]): Promise<number> {
+async function cancel(admin: Admin, entries: ReassignmentEntry[], preserveThrottles: boolean): Promise<number> {
   const active = (await listReassignments(admin, entries)).filter((r) => r.adding.length > 0 || r.removing.length > 0);
   if (active.length === 0) {
     console.log('None of the specified partition reassignments are active.');
+    if (!preserveThrottles) await clearAllThrottles(admin, entries);
     return 0;
   }
   const errors = [...(await alterReassignments(admin, active.map((r) => ({ topic: r.topic, partition: r.partition, replicas: null }))))].filter(([, e]) => e !== null);
@@ -264,6 +280,7 @@ async function cancel(admin: Admin, entries: ReassignmentEntry[]): Promise<numbe
     throw new CliError(`${errors.length} cancellation(s) failed (see above)`);
   }
   console.log(`Successfully cancelled partition reassignment${plural(active.length)} for: ${partitionsText(active)}`);
+  if (!preserveThrottles) await clearAllThrottles(admin, entries);
   return 0;
 }
 

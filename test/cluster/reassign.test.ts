@@ -102,7 +102,7 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
     const listed = await reassign('--bootstrap-server', bootstrap, '--list');
     assert.equal(listed.stdout, `Current partition reassignments:\n${TOPIC}-0: replicas: ${[...target, 0].join(',')}. adding: 2. removing: 0.\n`, listed.stderr);
     const verifying = await reassign('--bootstrap-server', bootstrap, '--verify', '--reassignment-json-file', plan);
-    assert.equal(verifying.stdout, `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is still in progress.\n`, verifying.stderr);
+    assert.equal(verifying.stdout, `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is still in progress.\n\n`, verifying.stderr);
     await c!.waitFor('the new replica created on broker 2', 30_000, () => hasPartitionDir(2));
     assert.equal(hasPartitionDir(0), true, 'the old replica stays until the reassignment completes');
     await leaderExpandsIsr(2);
@@ -117,7 +117,11 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   assert.equal(p0.leader, target[0], 'leadership moved to the first target replica in the ISR');
   assert.deepEqual([...p0.isr].sort(), [1, 2], 'broker 0 left the ISR');
   const verified = await reassign('--bootstrap-server', bootstrap, '--verify', '--reassignment-json-file', plan);
-  assert.equal(verified.stdout, `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is complete.\n`, verified.stderr);
+  assert.equal(
+    verified.stdout,
+    `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is complete.\n\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic ${TOPIC}\n`,
+    verified.stderr,
+  );
   assert.equal((await reassign('--bootstrap-server', bootstrap, '--list')).stdout, 'No partition reassignments found.\n');
   await c!.waitFor('the old replica deleted on broker 0', 30_000, () => !hasPartitionDir(0));
   // Every broker tells clients the new replicas, broker 0 included.
@@ -172,12 +176,12 @@ test('--cancel reverts to the original replicas and deletes the one being added'
   assert.match(busy.stderr, /Cannot execute because there is an existing partition assignment/);
   const cancel = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan);
   assert.equal(cancel.code, 0, cancel.stderr);
-  assert.equal(cancel.stdout, 'Successfully cancelled partition reassignment for: cancelled-0\n');
+  assert.equal(cancel.stdout, 'Successfully cancelled partition reassignment for: cancelled-0\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic cancelled\n');
   const tp = (await zkTopic(c!, 'cancelled'))!;
   assert.deepEqual(tp.partitions[0]!.replicas, [0]);
   assert.deepEqual(tp.partitions[0]!.isr, [0]);
   await c!.waitFor('the cancelled replica deleted on broker 2', 30_000, () => !readdirSync(c!.broker(2).dir).includes('cancelled-0'));
-  const none = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan);
+  const none = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan, '--preserve-throttles');
   assert.equal(none.stdout, 'None of the specified partition reassignments are active.\n');
 });
 
