@@ -17,6 +17,8 @@ import { KafkaZkClient } from '../../src/metadata/zk/kafka-zk-client.js';
 import { BrokerIdZNode } from '../../src/metadata/zk/zk-data.js';
 import { checkExecuteAssignment, formatAsReassignmentJson, parseElectionJson, parseReassignmentJson, parseTopicsToMove } from '../../src/cli/common/reassign.js';
 import { runCli } from './helpers.js';
+import { startTestBroker } from '../helpers/broker.js';
+import { Admin } from '../../src/client/index.js';
 
 let dir = '';
 let zk: ZooKeeperServer | undefined;
@@ -153,4 +155,30 @@ test('--zookeeper: --generate proposes, --execute writes /admin/reassign_partiti
   oneLineError(await reassign('--execute', '--reassignment-json-file', missing), 'kafka-reassign-partitions.sh', 'The proposed assignment contains non-existent partitions: List(moving-7)');
   const unknownBroker = await file('unknown-broker.json', '{"version":1,"partitions":[{"topic":"moving","partition":0,"replicas":[1,9]}]}');
   oneLineError(await reassign('--execute', '--reassignment-json-file', unknownBroker), 'kafka-reassign-partitions.sh', 'The proposed assignment contains non-existent brokerIDs: 9');
+});
+
+test('embedded mode: elections are never needed, reassignment needs cluster mode (one line, exit 1)', { timeout: 120_000 }, async () => {
+  const b = await startTestBroker();
+  try {
+    const admin = new Admin({ bootstrapServers: b.bootstrap });
+    assert.equal((await admin.createTopics([{ name: 'solo', numPartitions: 2, replicationFactor: 1 }])).get('solo'), null);
+    await admin.close();
+    const [elected, listed, generated] = await Promise.all([
+      runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'PREFERRED', '--all-topic-partitions']),
+      runCli('kafka-reassign-partitions', ['--bootstrap-server', b.bootstrap, '--list']),
+      runCli('kafka-reassign-partitions', ['--bootstrap-server', b.bootstrap, '--generate', '--broker-list', String(b.broker.config.brokerId), '--topics-to-move-json-file', await file('solo.json', '{"topics":[{"topic":"solo"}]}')]),
+    ]);
+    assert.equal(elected.code, 0, elected.stderr);
+    assert.equal(elected.stdout, 'Valid replica already elected for partitions solo-0, solo-1\n');
+    oneLineError(listed, 'kafka-reassign-partitions.sh', 'the broker does not support ListPartitionReassignments (reassignment and elections need a cluster-mode broker, zookeeper.connect set)');
+    assert.equal(generated.code, 0, generated.stderr);
+    const id = b.broker.config.brokerId;
+    assert.equal(generated.stdout.split('\n')[4], `{"version":1,"partitions":[{"topic":"solo","partition":0,"replicas":[${id}],"log_dirs":["any"]},{"topic":"solo","partition":1,"replicas":[${id}],"log_dirs":["any"]}]}`);
+    const unknown = await runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'PREFERRED', '--topic', 'nope', '--partition', '0']);
+    assert.equal(unknown.code, 1);
+    assert.equal(unknown.stdout, 'Error completing leader election (PREFERRED) for partition: nope-0: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.\n');
+    assert.equal(unknown.stderr, 'kafka-leader-election.sh: 1 replica(s) could not be elected\n');
+  } finally {
+    await b.stop();
+  }
 });
