@@ -317,6 +317,11 @@ export async function processZkPartitionReassignment(rt: ControllerRuntime): Pro
   const results = new Map<string, ApiResult>();
   for (const r of requested) {
     const tp = { topic: r.topic, partition: r.partition };
+    // Kafka does not check these; an empty list would delete every replica, so they are refused.
+    if (r.replicas.length === 0 || new Set(r.replicas).size !== r.replicas.length || r.replicas.some((b) => b < 0)) {
+      results.set(tpKey(r.topic, r.partition), { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: null });
+      continue;
+    }
     const a = maybeBuildReassignment(rt.ctx, tp, r.replicas);
     if (a) toStart.set(tpKey(r.topic, r.partition), { tp, a });
     else results.set(tpKey(r.topic, r.partition), { errorCode: ControllerErrors.NO_REASSIGNMENT_IN_PROGRESS, message: null });

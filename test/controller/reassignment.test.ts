@@ -322,3 +322,19 @@ test('a request for an unknown partition or a topic being deleted is dropped fro
   assert.deepEqual(h.zk.reassignment, [{ topic: 't', partition: 0, replicas: [1, 3] }]);
   await h.controller.stop();
 });
+
+test('a ZooKeeper request with an empty or duplicated replica list is refused and dropped, never deleting replicas', async () => {
+  const h = await withTopic();
+  await h.zk.createTopic('u', 'AAAAAAAAAAAAAAAAAAAAAg', new Map([[0, [1, 2]]]));
+  await h.controller.idle();
+  await h.zk.createPartitionReassignment([
+    { topic: 't', partition: 0, replicas: [] },
+    { topic: 'u', partition: 0, replicas: [3, 3] },
+  ]);
+  await h.controller.idle();
+  assert.equal(h.zk.reassignment, undefined);
+  assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [1, 2]);
+  assert.deepEqual(h.zk.topics.get('u')!.partitions.get(0), [1, 2]);
+  assert.equal(h.sink.take().filter((s) => s.request.api === 'StopReplica').length, 0);
+  await h.controller.stop();
+});
