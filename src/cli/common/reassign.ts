@@ -6,7 +6,7 @@
  * ElectLeaders) sent to the controller, following it when a broker answers NOT_CONTROLLER.
  */
 import { readFileSync } from 'node:fs';
-import type { Admin } from '../../client/index.js';
+import { ConnectionError, type Admin } from '../../client/index.js';
 import type { ApiDef } from '../../client/apis.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import * as m from '../../protocol/messages/index.js';
@@ -159,12 +159,24 @@ const CONTROLLER_RETRY_MS = 30_000;
  */
 async function toController<Req, Res extends { errorCode: number; errorMessage?: string | null }>(admin: Admin, api: ApiDef<Req, Res>, req: Input<Req>): Promise<Res> {
   const deadline = Date.now() + CONTROLLER_RETRY_MS;
+  let reached = false;
   for (;;) {
-    const conn = await admin.cluster.controllerConnection();
-    if (!conn.supports(api as ApiDef<unknown, unknown>)) {
-      throw new CliError(`the broker does not support ${api.name} (reassignment and elections need a cluster-mode broker, zookeeper.connect set)`);
+    let res: Res;
+    try {
+      const conn = await admin.cluster.controllerConnection();
+      reached = true;
+      if (!conn.supports(api as ApiDef<unknown, unknown>)) {
+        throw new CliError(`the broker does not support ${api.name} (reassignment and elections need a cluster-mode broker, zookeeper.connect set)`);
+      }
+      res = await conn.send(api, req);
+    } catch (err) {
+      // The controller went away (killed, restarting): find the next one, as the admin client
+      // does. A cluster never reached fails at once.
+      if (!(err instanceof ConnectionError) || !reached || Date.now() >= deadline) throw err;
+      admin.cluster.invalidate();
+      await new Promise((r) => setTimeout(r, 500));
+      continue;
     }
-    const res = await conn.send(api, req);
     if (res.errorCode === ErrorCode.NOT_CONTROLLER && Date.now() < deadline) {
       admin.cluster.invalidate();
       await new Promise((r) => setTimeout(r, 200));
