@@ -171,6 +171,14 @@ test('--cancel reverts to the original replicas and deletes the one being added'
   const exec = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
   assert.equal(exec.code, 0, exec.stderr);
   await c!.waitFor('the added replica created on broker 2', 30_000, () => existsSync(c!.broker(2).dir) && readdirSync(c!.broker(2).dir).includes('cancelled-0'));
+  // kafka-topics --describe shows the move as Kafka 3.x does; a partition being moved is not under-replicated.
+  const desc = await kafkaTopics('--describe', '--topic', 'cancelled', '--bootstrap-server', c!.bootstrap());
+  assert.equal(desc.code, 0, desc.stderr);
+  const descLines = desc.stdout.split('\n');
+  assert.match(descLines[0]!, /\tPartitionCount: 1\tReplicationFactor: 1\t/);
+  assert.equal(descLines[1], '\tTopic: cancelled\tPartition: 0\tLeader: 0\tReplicas: 0,2\tIsr: 0\tAdding Replicas: 2\tRemoving Replicas: ');
+  const under = await kafkaTopics('--describe', '--topic', 'cancelled', '--under-replicated-partitions', '--bootstrap-server', c!.bootstrap());
+  assert.equal(under.stdout, '');
   const busy = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
   assert.equal(busy.code, 1);
   assert.match(busy.stderr, /Cannot execute because there is an existing partition assignment/);
