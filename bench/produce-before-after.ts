@@ -1,10 +1,15 @@
 /**
- * Produce throughput of two builds of the broker in the same run: an earlier commit (the
- * baseline) and the work tree, uncompressed and with lz4 and zstd, with the librdkafka harness
- * (bench/rdkafka-perf.c). Made to measure what a change to the produce path costs, e.g. the
- * record validation inside compressed batches.
+ * Produce (and optionally consume) throughput of two builds of the broker in the same run: an
+ * earlier commit (the baseline) and the work tree, uncompressed and with lz4 and zstd, with the
+ * librdkafka harness (bench/rdkafka-perf.c). Made to measure what a change to the data path
+ * costs, e.g. the record validation inside compressed batches, or cluster mode's code in the
+ * single broker.
  *
  *   node --import tsx bench/produce-before-after.ts BASELINE_REF [records=200000] [repeats=3]
+ *        [--codecs=none,lz4,zstd] [--consume]
+ *
+ * - `--consume`: after each produce, the same records are read back from the start by a
+ *   librdkafka consumer (assign, no group) and its MB/s is reported as its own row.
  *
  * - The baseline is checked out into a temporary git worktree and built there (tsc), sharing
  *   this checkout's node_modules; both brokers run as child processes (node dist/server/main.js)
@@ -27,13 +32,16 @@ import { promisify } from 'node:util';
 import { Admin } from '../src/client/index.js';
 
 const exec = promisify(execFile);
-const BASELINE = process.argv[2];
-const RECORDS = Number(process.argv[3] ?? 200_000);
-const REPEATS = Number(process.argv[4] ?? 3);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const BASELINE = positional[0];
+const RECORDS = Number(positional[1] ?? 200_000);
+const REPEATS = Number(positional[2] ?? 3);
 const SIZE = 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
-const CODECS = ['none', 'lz4', 'zstd'] as const;
+const CODECS = (flags.find((f) => f.startsWith('--codecs='))?.slice('--codecs='.length) ?? 'none,lz4,zstd').split(',');
+const CONSUME = flags.includes('--consume');
 
 interface Running {
   name: string;
@@ -85,6 +93,13 @@ async function produce(bin: string, b: Running, topic: string, codec: string): P
   return r.mb_per_s;
 }
 
+async function consume(bin: string, b: Running, topic: string): Promise<number> {
+  const { stdout } = await exec(bin, ['consume', '-b', b.bootstrap, '-t', topic, '-n', String(RECORDS)], { maxBuffer: 1 << 20 });
+  const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; records: number };
+  if (r.records !== RECORDS) throw new Error(`consumed ${r.records} of ${RECORDS} records on ${b.name}/${topic}`);
+  return r.mb_per_s;
+}
+
 function stats(values: number[]): { median: number; text: string } {
   const s = [...values].sort((a, x) => a - x);
   const median = s[Math.floor(s.length / 2)]!;
@@ -115,23 +130,27 @@ async function main(): Promise<void> {
         for (const b of order) {
           const topic = `ba-${codec}-${topicNo++}`;
           await b.admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }]);
-          const mbs = await produce(bin, b, topic, codec);
-          const key = `${b.name}/${codec}`;
-          results.set(key, [...(results.get(key) ?? []), mbs]);
-          console.error(`${key} repeat ${i + 1}: ${mbs.toFixed(1)} MB/s`);
+          const measured: [string, number][] = [[codec, await produce(bin, b, topic, codec)]];
+          if (CONSUME) measured.push([`${codec} consume`, await consume(bin, b, topic)]);
+          for (const [row, mbs] of measured) {
+            const key = `${b.name}/${row}`;
+            results.set(key, [...(results.get(key) ?? []), mbs]);
+            console.error(`${key} repeat ${i + 1}: ${mbs.toFixed(1)} MB/s`);
+          }
           await b.admin.deleteTopics([topic]);
         }
       }
     }
-    const lines = CODECS.map((codec) => {
-      const before = stats(results.get(`before/${codec}`)!);
-      const after = stats(results.get(`after/${codec}`)!);
-      return `| ${codec} | ${before.text} | ${after.text} | ${((after.median / before.median) * 100).toFixed(0)}% |`;
+    const rows = CODECS.flatMap((codec) => (CONSUME ? [codec, `${codec} consume`] : [codec]));
+    const lines = rows.map((row) => {
+      const before = stats(results.get(`before/${row}`)!);
+      const after = stats(results.get(`after/${row}`)!);
+      return `| ${row} | ${before.text} | ${after.text} | ${((after.median / before.median) * 100).toFixed(0)}% |`;
     });
     console.log(
       `baseline: ${rev.trim()}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, 1 partition, acks=1; ` +
         `load average before ${loadBefore}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n\n` +
-        `| codec | before MB/s median (range) | after MB/s median (range) | after / before |\n|---|---|---|---|\n${lines.join('\n')}`,
+        `| codec (produce, or consume) | before MB/s median (range) | after MB/s median (range) | after / before |\n|---|---|---|---|\n${lines.join('\n')}`,
     );
   } finally {
     for (const b of brokers) await stopBroker(b).catch(() => undefined);

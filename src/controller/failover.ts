@@ -50,9 +50,12 @@ export async function onControllerFailover(rt: ControllerRuntime): Promise<void>
   await zk.ensureFeatureZNode();
   rt.batch.addUpdateMetadataRequestForBrokers(ctx.liveOrShuttingDownBrokerIds(), ctx.allPartitions());
   rt.sendBatch();
-  // Replica state machine start-up: every live replica is sent its partition's state.
-  const liveReplicas = replicasOf(ctx, ctx.allPartitions(), (b) => ctx.liveBrokers.has(b)).filter((r) => !ctx.isTopicQueuedForDeletion(r.topic));
-  await handleReplicaStateChanges(rt, liveReplicas, 'OnlineReplica');
+  // Replica state machine start-up: every live replica is sent its partition's state, and the
+  // replicas of dead brokers go (again) through OfflineReplica, which takes them out of the ISRs:
+  // a broker that died with the previous controller was never removed by anyone.
+  const notDeleted = (r: { topic: string }): boolean => !ctx.isTopicQueuedForDeletion(r.topic);
+  await handleReplicaStateChanges(rt, replicasOf(ctx, ctx.allPartitions(), (b) => ctx.liveBrokers.has(b)).filter(notDeleted), 'OnlineReplica');
+  await handleReplicaStateChanges(rt, replicasOf(ctx, ctx.allPartitions(), (b) => !ctx.liveBrokers.has(b)).filter(notDeleted), 'OfflineReplica');
   // Partition state machine start-up: partitions without a (live) leader elect one.
   await triggerOnlinePartitionStateChange(rt);
   rt.sendBatch();

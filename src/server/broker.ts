@@ -93,6 +93,7 @@ export class Broker {
       metadata,
       logger: log.child({ component: 'admin' }),
       stateDir: cfg.logDirs[0]!,
+      ...(this.zk ? { sharedConfigs: await this.zk.brokerConfigStore() } : {}),
       partitions: () => {
         const rm = this.replicaManager;
         const lm = this.logManager;
@@ -105,6 +106,9 @@ export class Broker {
       },
     });
     const admin = this.admin;
+    this.zk?.onBrokerConfigChange((scope) => {
+      admin.configs.onSharedBrokerConfigChange(scope).catch((err: unknown) => log.warn({ scope, err: String(err) }, 'cannot re-read dynamic broker configs from ZooKeeper'));
+    });
     this.logManager = await LogManager.open({
       logDirs: cfg.logDirs,
       defaults: brokerLogDefaults(cfg),

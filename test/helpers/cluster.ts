@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
-import { ZOOKEEPER_JAR, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
+import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'broker-child-main.ts');
 export const SESSION_TIMEOUT_MS = 6000;
@@ -291,6 +291,24 @@ export class Cluster {
   async waitForRegistered(ids = this.brokers.filter((b) => b.running).map((b) => b.id), timeoutMs = SESSION_TIMEOUT_MS * 5): Promise<void> {
     const want = [...ids].sort((a, b) => a - b).join(',');
     await this.waitFor(`/brokers/ids = [${want}]`, timeoutMs, async () => (await this.registeredIds()).join(',') === want);
+  }
+
+  /**
+   * Waits until each of `ids` is registered by a session that has a live connection. After a
+   * ZooKeeper restart the server restores every session with its ephemeral nodes, so
+   * /brokers/ids looks complete even for a broker that has not reconnected (its node vanishes
+   * when that session expires, and comes back when the broker registers again).
+   */
+  async waitForConnectedRegistrations(ids = this.brokers.filter((b) => b.running).map((b) => b.id), timeoutMs = SESSION_TIMEOUT_MS * 5): Promise<void> {
+    await this.waitFor(`brokers ${ids.join(',')} registered by connected sessions`, timeoutMs, async () => {
+      const zk = await this.zk();
+      const live = await connectedSessions(this.zkPort);
+      for (const id of ids) {
+        const stat = await zk.exists(`/brokers/ids/${id}`);
+        if (!stat || !live.has(stat.ephemeralOwner)) return false;
+      }
+      return true;
+    });
   }
 
   /** Waits for a controller satisfying `pred` (default: any), returns it. */

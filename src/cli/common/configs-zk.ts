@@ -5,6 +5,7 @@
  * `Configs for topic 't' are k=v,...`.
  */
 import { validateTopicConfigs } from '../../server/config/topic-configs.js';
+import { validateDynamicBrokerConfigs } from '../../server/admin/dynamic-broker-configs.js';
 import { CONFIG_PATH, DEFAULT_CONFIG_ENTITY } from '../../metadata/zk/zk-data.js';
 import type { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
 import { openZk } from './zk-admin.js';
@@ -55,6 +56,7 @@ async function alter(zk: KafkaZkClient, o: ZkConfigOpts, name: string): Promise<
   for (const [k, v] of o.adds) configs[k] = v;
   for (const k of o.deletes) delete configs[k];
   if (o.type === 'topics') validateTopicConfigs(configs);
+  else validateDynamicBrokerConfigs(name === DEFAULT_CONFIG_ENTITY ? '' : name, new Map(Object.entries(configs)));
   await zk.setEntityConfigs(o.type, name, configs);
   console.log(`Completed Updating config for entity: ${entityLabel(o.type, name)}.`);
   return 0;

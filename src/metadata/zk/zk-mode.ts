@@ -17,7 +17,7 @@ import { ConfigChangeListener } from './zk-config-changes.js';
 import { KafkaZkClient } from './kafka-zk-client.js';
 import { assignAddedPartitions, assignReplicas } from '../replica-assignment.js';
 import { ZkMembership } from './zk-membership.js';
-import type { BrokerEndpoint } from './zk-data.js';
+import { DEFAULT_CONFIG_ENTITY, type BrokerEndpoint } from './zk-data.js';
 
 export interface ZkModeOptions {
   connect: string;
@@ -68,6 +68,7 @@ export class ZkMode {
   private zkApi: KafkaZkApi | undefined;
   private brokerEpochValue = -1n;
   private configChanges: ConfigChangeListener | undefined;
+  private brokerConfigListener: ((scope: string) => void) | undefined;
 
   private constructor(
     readonly session: ZkSession,
@@ -149,10 +150,32 @@ export class ZkMode {
       zk,
       session: this.session,
       logger,
-      onChange: (type, name) => (type === 'topics' ? image.refreshTopicConfigs(name) : undefined),
+      onChange: (type, name) => {
+        if (type === 'topics') return image.refreshTopicConfigs(name);
+        if (type === 'brokers') this.brokerConfigListener?.(name === DEFAULT_CONFIG_ENTITY ? '' : name);
+        return undefined;
+      },
     });
     await this.configChanges.start();
     return image;
+  }
+
+  /**
+   * Dynamic broker configs as Kafka keeps them in ZooKeeper mode: /config/brokers/<id> and
+   * /config/brokers/<default> (scope ""), written with a /config/changes notification.
+   */
+  async brokerConfigStore(): Promise<{ read(scope: string): Promise<Record<string, string>>; write(scope: string, entries: Record<string, string>): Promise<void> }> {
+    const zk = await this.zkClient();
+    const entity = (scope: string): string => (scope === '' ? DEFAULT_CONFIG_ENTITY : scope);
+    return {
+      read: (scope) => zk.getEntityConfigs('brokers', entity(scope)),
+      write: (scope, entries) => zk.setEntityConfigs('brokers', entity(scope), entries),
+    };
+  }
+
+  /** Called with the scope ("" or a broker id) whenever a broker config change is announced. */
+  onBrokerConfigChange(listener: (scope: string) => void): void {
+    this.brokerConfigListener = listener;
   }
 
   /** Kafka's broker epoch: the czxid of this broker's registration (-1 until registered). */

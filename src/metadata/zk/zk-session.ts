@@ -5,8 +5,17 @@
  * client errors into `ZkError` with a small code union, and survives session expiry: the dead
  * client is replaced by a new one and `newSession` is emitted, so callers re-create their
  * ephemeral nodes and watches (ZooKeeper drops both with the session).
+ *
+ * Trap in node-zookeeper-client 1.1.3: its connect timeout covers only the TCP connect, so a
+ * server that accepts a connection but never answers the session handshake leaves the client
+ * waiting forever (ZooKeeper 3.8's server does that to a client that connects while it starts:
+ * the close after "ZooKeeperServer not running" fails on an NPE and the connection is leaked).
+ * Meanwhile the session expires on the server and the broker's registration vanishes. ZooKeeper's
+ * own client gives each attempt, handshake included, the connect timeout (session timeout /
+ * number of hosts) and then tries again; `guardHandshakes` does the same here.
  */
 import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import type { Client, Stat, Event as ZkClientEvent } from 'node-zookeeper-client';
 import type { Logger } from 'pino';
@@ -140,9 +149,58 @@ export function parseConnectString(connect: string): { hosts: string; chroot: st
   return { hosts: connect.slice(0, slash), chroot };
 }
 
+/** What `guardHandshakes` reads of node-zookeeper-client's (private) ConnectionManager. */
+interface ConnectionInternals {
+  /** 1 while connecting (handshake included); negative once closing, closed or expired (final). */
+  state: number;
+  /** The socket of the current attempt. */
+  socket: Socket | undefined;
+  /** Session timeout / number of hosts, as ZooKeeper's client computes it. */
+  connectTimeout: number;
+}
+const CONNECTING = 1;
+
+/**
+ * Abandons a connection attempt that has not completed its handshake within the client's
+ * connect timeout, so the client tries again (see the trap above). Stops once the client is
+ * closed or its session expired.
+ */
+function guardHandshakes(client: Client, logger?: Logger): void {
+  const cm = (client as unknown as { connectionManager?: Partial<ConnectionInternals> }).connectionManager;
+  if (!cm || typeof cm.state !== 'number' || typeof cm.connectTimeout !== 'number') {
+    logger?.warn('unexpected node-zookeeper-client internals: connection attempts are not bounded');
+    return;
+  }
+  const internals = cm as ConnectionInternals;
+  let attempt: Socket | undefined;
+  let since = 0;
+  const timer = setInterval(
+    () => {
+      if (internals.state < 0) return clearInterval(timer);
+      const sock = internals.socket;
+      if (internals.state !== CONNECTING || !sock) {
+        attempt = undefined;
+        return;
+      }
+      if (sock !== attempt) {
+        attempt = sock;
+        since = Date.now();
+        return;
+      }
+      if (Date.now() - since <= internals.connectTimeout) return;
+      logger?.warn({ waitedMs: Date.now() - since }, 'ZooKeeper did not answer the session handshake within the connect timeout; trying again');
+      attempt = undefined;
+      sock.destroy(); // the client sees the connection close and reconnects (same session)
+    },
+    Math.min(1000, Math.max(50, Math.floor(internals.connectTimeout / 4))),
+  );
+  timer.unref();
+}
+
 /** Connects one raw client, or fails after `timeoutMs` (the client keeps retrying otherwise). */
-function connectClient(connect: string, sessionTimeoutMs: number, timeoutMs: number): Promise<Client> {
+function connectClient(connect: string, sessionTimeoutMs: number, timeoutMs: number, logger?: Logger): Promise<Client> {
   const client = zookeeper.createClient(connect, { sessionTimeout: sessionTimeoutMs, spinDelay: 250, retries: 0 });
+  guardHandshakes(client, logger);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       client.removeListener('connected', onConnected);
@@ -176,7 +234,7 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
   static async open(opts: ZkSessionOptions): Promise<ZkSession> {
     const { hosts, chroot } = parseConnectString(opts.connect);
     if (chroot !== '') {
-      const root = await connectClient(hosts, opts.sessionTimeoutMs, opts.connectionTimeoutMs);
+      const root = await connectClient(hosts, opts.sessionTimeoutMs, opts.connectionTimeoutMs, opts.logger);
       try {
         await new Promise<void>((resolve, reject) =>
           root.mkdirp(chroot, (err) => (err ? reject(toZkError(err, chroot)) : resolve())),
@@ -185,16 +243,25 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
         root.close();
       }
     }
-    const client = await connectClient(opts.connect, opts.sessionTimeoutMs, opts.connectionTimeoutMs);
+    const client = await connectClient(opts.connect, opts.sessionTimeoutMs, opts.connectionTimeoutMs, opts.logger);
     return new ZkSession(client, opts);
   }
 
   private attach(client: Client): void {
+    // Connection changes are logged (rarely more than one line each way per outage), so a
+    // broker's log tells when it lost ZooKeeper and whether it came back on the same session.
+    let lostAt: number | undefined;
     client.on('connected', () => {
-      if (client === this.client) this.emit('connected');
+      if (client !== this.client) return;
+      if (lostAt !== undefined) this.opts.logger?.info({ sessionId: this.sessionId(), disconnectedMs: Date.now() - lostAt }, 'ZooKeeper connection re-established');
+      lostAt = undefined;
+      this.emit('connected');
     });
     client.on('disconnected', () => {
-      if (client === this.client && !this.closed) this.emit('disconnected');
+      if (client !== this.client || this.closed) return;
+      lostAt = Date.now();
+      this.opts.logger?.info({ sessionId: this.sessionId() }, 'lost the ZooKeeper connection; reconnecting');
+      this.emit('disconnected');
     });
     client.on('expired', () => {
       if (client !== this.client || this.closed) return;
@@ -209,7 +276,7 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
     dead.close();
     while (!this.closed) {
       try {
-        const fresh = await connectClient(this.opts.connect, this.opts.sessionTimeoutMs, this.opts.connectionTimeoutMs);
+        const fresh = await connectClient(this.opts.connect, this.opts.sessionTimeoutMs, this.opts.connectionTimeoutMs, this.opts.logger);
         if (this.closed) {
           fresh.close();
           return;

@@ -103,6 +103,19 @@ export class ConfigAdmin {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
   }
 
+  /**
+   * Cluster mode: dynamic broker configs of `scope` were changed elsewhere (another broker, or
+   * kafka-configs.sh --zookeeper): re-read them and re-apply every topic's effective log config.
+   */
+  async onSharedBrokerConfigChange(scope: string): Promise<void> {
+    if (!(await this.dynamic.reload(scope))) return;
+    this.logger.info(
+      { scope: scope === '' ? '<default>' : scope, configs: redactSensitive(Object.fromEntries(this.dynamic.get(scope))) },
+      `dynamic broker configs of ${scope === '' ? 'the cluster default' : `broker ${scope}`} changed in ZooKeeper`,
+    );
+    for (const t of this.metadata.topics()) this.applyToLogs(t.name);
+  }
+
   /** The log config a topic's partitions should run with now (overrides over dynamic and static broker configs). */
   logConfigFor(topic: string): LogConfig | undefined {
     const t = this.metadata.topic(topic);

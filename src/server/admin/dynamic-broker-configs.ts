@@ -1,7 +1,10 @@
 /**
  * Dynamic broker configs (AlterConfigs on a BROKER resource): per-broker values (resource name =
  * broker id) and cluster-wide defaults (resource name ""). They sit above server.properties in
- * precedence, are kept in memory and persisted as a small JSON file next to the metadata file.
+ * precedence and are kept in memory. A single broker persists them as a small JSON file next to
+ * the metadata file; in cluster mode they live where Kafka keeps them, /config/brokers/<id> and
+ * /config/brokers/<default> in ZooKeeper (a SharedConfigStore), so a change made through any
+ * broker or `kafka-configs.sh --zookeeper` reaches the broker it is for.
  */
 import { writeFileAtomically } from '../../storage/checkpoints.js';
 import { readFile } from 'node:fs/promises';
@@ -59,6 +62,8 @@ export const DYNAMIC_BROKER_KEYS: ReadonlySet<string> = new Set([
   'log.cleaner.io.buffer.size', 'log.cleaner.io.max.bytes.per.second',
   // DynamicThreadPool.
   'num.io.threads', 'num.replica.fetchers', 'num.recovery.threads.per.data.dir', 'background.threads',
+  // DynamicConfig.Broker: replication quotas.
+  'leader.replication.throttled.rate', 'follower.replication.throttled.rate', 'replica.alter.log.dirs.io.max.bytes.per.second',
   // Metric reporters, socket server, producer state, remote log.
   'metric.reporters',
   'max.connections.per.ip', 'max.connections.per.ip.overrides',
@@ -98,6 +103,12 @@ interface PersistedDynamicConfigs {
   scopes: Record<string, Record<string, string>>;
 }
 
+/** Where cluster mode keeps dynamic broker configs (scope "" = the cluster default). */
+export interface SharedConfigStore {
+  read(scope: string): Promise<Record<string, string>>;
+  write(scope: string, entries: Record<string, string>): Promise<void>;
+}
+
 export class DynamicBrokerConfigs {
   private writing: Promise<void> = Promise.resolve();
 
@@ -105,7 +116,32 @@ export class DynamicBrokerConfigs {
     private readonly file: string | null,
     private readonly brokerId: number,
     private readonly scopes: Map<string, Map<string, string>>,
+    private readonly shared: SharedConfigStore | null = null,
   ) {}
+
+  /** Cluster mode: this broker's scope and the cluster default, read from the shared store. */
+  static async openShared(store: SharedConfigStore, brokerId: number): Promise<DynamicBrokerConfigs> {
+    const d = new DynamicBrokerConfigs(null, brokerId, new Map(), store);
+    for (const scope of ['', String(brokerId)]) d.set(scope, new Map(Object.entries(await store.read(scope))));
+    return d;
+  }
+
+  /** Whether `scope` is one this broker follows ("" or its own id). */
+  follows(scope: string): boolean {
+    return scope === '' || scope === this.selfScope;
+  }
+
+  /** Re-reads a scope from the shared store after a change notification; false when not shared or not ours. */
+  async reload(scope: string): Promise<boolean> {
+    if (!this.shared || !this.follows(scope)) return false;
+    this.set(scope, new Map(Object.entries(await this.shared.read(scope))));
+    return true;
+  }
+
+  private set(scope: string, entries: ReadonlyMap<string, string>): void {
+    if (entries.size === 0) this.scopes.delete(scope);
+    else this.scopes.set(scope, new Map(entries));
+  }
 
   /** Loads the file in `dir` (null dir: memory only, for tests). */
   static async open(dir: string | null, brokerId: number): Promise<DynamicBrokerConfigs> {
@@ -144,8 +180,10 @@ export class DynamicBrokerConfigs {
   }
 
   async replace(scope: string, entries: ReadonlyMap<string, string>): Promise<void> {
-    if (entries.size === 0) this.scopes.delete(scope);
-    else this.scopes.set(scope, new Map(entries));
+    // Shared: the store first (a failed write changes nothing here); the notification it causes
+    // makes every other broker reload.
+    if (this.shared) await this.shared.write(scope, Object.fromEntries(entries));
+    this.set(scope, entries);
     await this.persist();
   }
 

@@ -7,7 +7,7 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
-import { DynamicBrokerConfigs } from './dynamic-broker-configs.js';
+import { DynamicBrokerConfigs, type SharedConfigStore } from './dynamic-broker-configs.js';
 import { LogAdmin } from './log-admin.js';
 import type { PartitionAccess } from './partition-access.js';
 import { TopicAdmin } from './topic-admin.js';
@@ -15,7 +15,7 @@ import { TopicAdmin } from './topic-admin.js';
 export { ConfigAdmin, ResourceType } from './config-admin.js';
 export { TopicAdmin, type CreateTopicSpec, type CreatedTopic } from './topic-admin.js';
 export { LogAdmin, type DeleteRecordsOutcome, type LogDirReport } from './log-admin.js';
-export { DynamicBrokerConfigs, DYNAMIC_BROKER_KEYS } from './dynamic-broker-configs.js';
+export { DynamicBrokerConfigs, DYNAMIC_BROKER_KEYS, type SharedConfigStore } from './dynamic-broker-configs.js';
 export type { PartitionAccess, LocalPartition } from './partition-access.js';
 export type { ConfigEntry } from './config-describer.js';
 export { AlterConfigOp } from './config-alteration.js';
@@ -36,10 +36,14 @@ export interface AdminServicesOptions {
   partitions: () => PartitionAccess | undefined;
   /** Where dynamic broker configs are persisted (null: in memory only). */
   stateDir: string | null;
+  /** Cluster mode: dynamic broker configs live here (ZooKeeper), not in stateDir. */
+  sharedConfigs?: SharedConfigStore;
 }
 
 export async function createAdminServices(opts: AdminServicesOptions): Promise<AdminServices> {
-  const dynamicConfigs = await DynamicBrokerConfigs.open(opts.stateDir, opts.config.brokerId);
+  const dynamicConfigs = opts.sharedConfigs
+    ? await DynamicBrokerConfigs.openShared(opts.sharedConfigs, opts.config.brokerId)
+    : await DynamicBrokerConfigs.open(opts.stateDir, opts.config.brokerId);
   const configs = new ConfigAdmin(opts.config, opts.metadata, dynamicConfigs, opts.logger, opts.partitions);
   return {
     topics: new TopicAdmin(opts.config, opts.metadata, opts.logger, opts.partitions),

@@ -121,6 +121,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('log.message.timestamp.type', 'string', 'CreateTime', 'CreateTime or LogAppendTime.', { validator: { oneOf: ['CreateTime', 'LogAppendTime'] } }),
   def('log.message.timestamp.difference.max.ms', 'long', LONG_MAX, 'Max allowed gap between record and broker time.', atLeast(0)),
   def('log.message.downconversion.enable', 'boolean', 'true', 'Down-convert for old fetchers.', NO_EFFECT),
+  // Replication throttles (dynamic broker configs only; kafka-reassign-partitions --throttle sets them).
+  def('leader.replication.throttled.rate', 'long', LONG_MAX, 'Bytes/s a leader may send to throttled follower replicas.', { ...atLeast(0), ...NO_EFFECT }),
+  def('follower.replication.throttled.rate', 'long', LONG_MAX, 'Bytes/s a follower may fetch for throttled replicas.', { ...atLeast(0), ...NO_EFFECT }),
+  def('replica.alter.log.dirs.io.max.bytes.per.second', 'long', LONG_MAX, 'Bytes/s for moving replicas between log dirs.', { ...atLeast(0), ...NO_EFFECT }),
   def('compression.type', 'string', 'producer', 'Broker-side compression; producer keeps what the producer sent.', { validator: { oneOf: ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'] } }),
   def('min.insync.replicas', 'int', '1', 'Replicas that must acknowledge an acks=all produce.', atLeast(1)),
   def('fetch.max.bytes', 'int', '57671680', 'Max bytes returned by one fetch.', atLeast(1024)),

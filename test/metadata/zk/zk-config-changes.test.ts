@@ -1,26 +1,29 @@
 /**
  * The /config/changes listener against a real Apache ZooKeeper: existing notifications newer
  * than the last processed on start, new ones through the re-armed watch, in order, a failing
- * handler skipped, and a session expiry survived (changes made while the watch was gone are
- * delivered by the new session's pass).
+ * handler skipped, a session expiry survived (changes made while the watch was gone are
+ * delivered by the new session's pass), and a lost connection that gets its session back (the
+ * client re-sets the watch, which fires for what changed meanwhile). The listener's sessions go
+ * through a relay the tests cut (test/helpers/zookeeper.ts), so expiry does not depend on races.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import zookeeper from 'node-zookeeper-client';
-import type { Client } from 'node-zookeeper-client';
 import { requirePeer } from '../../helpers/peers.js';
-import { ZOOKEEPER_JAR, startZooKeeper, type ZooKeeperServer } from '../../helpers/zookeeper.js';
+import { ZOOKEEPER_JAR, ZkRelay, expireSession, startZooKeeper, type ZooKeeperServer } from '../../helpers/zookeeper.js';
 import { ZkSession } from '../../../src/metadata/zk/zk-session.js';
 import { KafkaZkClient } from '../../../src/metadata/zk/kafka-zk-client.js';
 import { ConfigChangeListener } from '../../../src/metadata/zk/zk-config-changes.js';
 
 let zk: ZooKeeperServer | undefined;
+/** Between the listeners' sessions and the server, so a test can cut their connections. */
+let relay: ZkRelay | undefined;
 const sessions: ZkSession[] = [];
 const listeners: ConfigChangeListener[] = [];
 
-async function open(chroot: string): Promise<KafkaZkClient> {
-  const s = await ZkSession.open({ connect: zk!.connect + chroot, sessionTimeoutMs: 4000, connectionTimeoutMs: 10_000 });
+async function open(chroot: string, via: 'direct' | 'relay' = 'direct', sessionTimeoutMs = 4000): Promise<KafkaZkClient> {
+  const connect = via === 'relay' ? relay!.connect : zk!.connect;
+  const s = await ZkSession.open({ connect: connect + chroot, sessionTimeoutMs, connectionTimeoutMs: 10_000 });
   sessions.push(s);
   await s.ensurePath('/config/changes'); // a broker's start-up makes sure it exists
   return new KafkaZkClient(s);
@@ -29,11 +32,13 @@ async function open(chroot: string): Promise<KafkaZkClient> {
 before(async () => {
   if (!existsSync(ZOOKEEPER_JAR)) return;
   zk = await startZooKeeper();
+  relay = await ZkRelay.start(zk);
 });
 
 after(async () => {
   for (const l of listeners) l.close();
   for (const s of sessions) await s.close();
+  await relay?.close();
   await zk?.stop();
 });
 
@@ -95,7 +100,7 @@ test('existing notifications newer than the last processed, then new ones in ord
 test('a session expiry drops the watch; the new session re-reads and delivers what was missed', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const writer = await open('/cc2');
-  const c = await open('/cc2');
+  const c = await open('/cc2', 'relay');
   const seen: string[] = [];
   await listen(c, seen).start();
   await writer.setEntityConfigs('topics', 'before', {});
@@ -104,13 +109,42 @@ test('a session expiry drops the watch; the new session re-reads and delivers wh
   let renewed = false;
   c.session.once('newSession', () => (renewed = true));
   const oldId = c.session.sessionId();
-  await expireSession(c.session);
+  await expireSession(c.session, zk!, relay!);
   await writer.setEntityConfigs('topics', 'during', {});
   await until('a new session after the expiry', () => renewed, 60_000);
   assert.notEqual(c.session.sessionId(), oldId);
   await until('the change made while the session was gone', () => seen.includes('topics/during'));
   await writer.setEntityConfigs('topics', 'after', {});
   await until('a change after the new session', () => seen.includes('topics/after'));
+  assert.deepEqual(seen, ['topics/before', 'topics/during', 'topics/after']);
+});
+
+test('a connection lost and re-established on the same session keeps the watch: a change made meanwhile is delivered', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const writer = await open('/cc4');
+  const c = await open('/cc4', 'relay', 30_000); // a loaded machine must not expire it while cut
+  const seen: string[] = [];
+  await listen(c, seen).start();
+  await writer.setEntityConfigs('topics', 'before', {});
+  await until('the first change', () => seen.length === 1);
+
+  let disconnected = false;
+  let reconnected = false;
+  let renewed = false;
+  c.session.once('disconnected', () => (disconnected = true));
+  c.session.once('newSession', () => (renewed = true));
+  const id = c.session.sessionId();
+  relay!.cut();
+  await until('the listener to lose its connection', () => disconnected);
+  await writer.setEntityConfigs('topics', 'during', {});
+  c.session.once('connected', () => (reconnected = true));
+  relay!.restore();
+  await until('the same session to reconnect', () => reconnected, 30_000);
+  await until('the change made while disconnected (the client re-sets its watch)', () => seen.includes('topics/during'));
+  assert.equal(c.session.sessionId(), id);
+  assert.equal(renewed, false, 'the session survived: no new session');
+  await writer.setEntityConfigs('topics', 'after', {});
+  await until('a change after the reconnection', () => seen.includes('topics/after'));
   assert.deepEqual(seen, ['topics/before', 'topics/during', 'topics/after']);
 });
 
@@ -135,30 +169,3 @@ test('old notifications are purged after a pass (Kafka keeps them 15 minutes); y
   assert.equal(await writer.purgeConfigChanges(0), 1);
 });
 
-/**
- * Expires a session the way ZooKeeper's own tests do: a second client joins it with its id and
- * password, then closes it. The victim's own reconnect may win the session back before the close
- * arrives (a loaded machine), so this repeats until the victim saw the expiry.
- */
-async function expireSession(s: ZkSession): Promise<void> {
-  let expired = false;
-  s.once('expired', () => (expired = true));
-  const victim = (s as unknown as { client: Client }).client;
-  for (let attempt = 0; attempt < 5 && !expired; attempt++) {
-    const twin = zookeeper.createClient(zk!.connect, { sessionTimeout: 4000 });
-    const cm = (twin as unknown as { connectionManager: { sessionId: Buffer; sessionPassword: Buffer } }).connectionManager;
-    victim.getSessionId().copy(cm.sessionId);
-    victim.getSessionPassword().copy(cm.sessionPassword);
-    const connected = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 20_000);
-      twin.once('connected', () => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-      twin.connect();
-    });
-    twin.close();
-    if (connected) await until('the victim to see its session expire', () => expired, 5_000).catch(() => undefined);
-  }
-  assert.ok(expired, 'could not expire the session in 5 attempts');
-}
