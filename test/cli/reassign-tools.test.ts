@@ -174,6 +174,8 @@ test('embedded mode: elections are never needed, reassignment needs cluster mode
     assert.equal(generated.code, 0, generated.stderr);
     const id = b.broker.config.brokerId;
     assert.equal(generated.stdout.split('\n')[4], `{"version":1,"partitions":[{"topic":"solo","partition":0,"replicas":[${id}],"log_dirs":["any"]},{"topic":"solo","partition":1,"replicas":[${id}],"log_dirs":["any"]}]}`);
+    const fromFile = await runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'preferred', '--path-to-json-file', await file('elect.json', '{"partitions":[{"topic":"solo","partition":1}]}')]);
+    assert.equal(fromFile.stdout, 'Valid replica already elected for partitions solo-1\n', fromFile.stderr);
     const unknown = await runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'PREFERRED', '--topic', 'nope', '--partition', '0']);
     assert.equal(unknown.code, 1);
     assert.equal(unknown.stdout, 'Error completing leader election (PREFERRED) for partition: nope-0: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.\n');
