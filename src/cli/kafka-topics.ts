@@ -9,6 +9,7 @@ import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool,
 import { clientOptionsFrom, loadPropertiesFile, parseKeyValues } from './common/config.js';
 import { topicsWithZk } from './common/topics-zk.js';
 import { topicFilter } from './common/topic-filter.js';
+import { listReassignments, type OngoingReassignment, type TopicPartition } from './common/reassign.js';
 
 const TOOL = 'kafka-topics.sh';
 
@@ -155,24 +156,49 @@ async function describe(admin: Admin, o: Opts): Promise<number> {
   const names = await matchingTopics(admin, o, '');
   if (names.length === 0) return 0;
   const topics = await admin.describeTopics(names);
+  const moving = await reassignmentsIfSupported(admin, topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))));
   const partitionFilter = o.underReplicatedPartitions || o.unavailablePartitions;
   for (const t of topics) {
     const overrides = await topicOverrides(admin, t.name);
     if (o.topicsWithOverrides && overrides.length === 0) continue;
-    if (!partitionFilter) console.log(topicLine(t, overrides));
+    if (!partitionFilter) console.log(topicLine(t, overrides, moving));
     if (o.topicsWithOverrides) continue;
     for (const p of t.partitions) {
-      if (o.underReplicatedPartitions && p.isr.length >= p.replicas.length) continue;
+      const r = moving.get(`${t.name}-${p.partition}`);
+      if (o.underReplicatedPartitions && p.isr.length >= replicationFactor(p.replicas, r)) continue;
       if (o.unavailablePartitions && p.leader >= 0) continue;
       const offline = p.offlineReplicas.length > 0 ? `\tOffline: ${p.offlineReplicas.join(',')}` : '';
-      console.log(`\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}${offline}`);
+      const reassigning = r ? `\tAdding Replicas: ${r.adding.join(',')}\tRemoving Replicas: ${r.removing.join(',')}` : '';
+      console.log(`\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}${offline}${reassigning}`);
     }
   }
   return 0;
 }
 
-function topicLine(t: TopicMetadata, overrides: string[]): string {
-  const rf = t.partitions[0]?.replicas.length ?? 0;
+/**
+ * Kafka 3.x's getReplicationFactor: while a partition is being reassigned (its adding or removing
+ * replicas still listed), the replication factor is the original replicas', so a partition in
+ * the middle of a move is not reported under-replicated.
+ */
+function replicationFactor(replicas: readonly number[], r: OngoingReassignment | undefined): number {
+  if (r && replicas.some((b) => r.adding.includes(b) || r.removing.includes(b))) return r.replicas.filter((b) => !r.adding.includes(b)).length;
+  return replicas.length;
+}
+
+/** Reassignments in progress (cluster mode: ListPartitionReassignments); none when the broker cannot say. */
+async function reassignmentsIfSupported(admin: Admin, partitions: TopicPartition[]): Promise<Map<string, OngoingReassignment>> {
+  try {
+    const conn = await admin.cluster.controllerConnection();
+    if (partitions.length === 0 || !conn.brokerApiVersions.has(46)) return new Map();
+    return new Map((await listReassignments(admin, partitions)).map((r) => [`${r.topic}-${r.partition}`, r]));
+  } catch {
+    return new Map();
+  }
+}
+
+function topicLine(t: TopicMetadata, overrides: string[], moving: Map<string, OngoingReassignment>): string {
+  const p0 = t.partitions[0];
+  const rf = p0 ? replicationFactor(p0.replicas, moving.get(`${t.name}-${p0.partition}`)) : 0;
   return `Topic: ${t.name}\tTopicId: ${t.topicId}\tPartitionCount: ${t.partitions.length}\tReplicationFactor: ${rf}\tConfigs: ${overrides.join(',')}`;
 }
 

@@ -11,6 +11,7 @@ import { handlePartitionStateChanges, triggerOnlinePartitionStateChange } from '
 import { handleReplicaStateChanges } from './replica-ops.js';
 import { replicasOf } from './replica-state-machine.js';
 import { failReplicaDeletion, resumeDeletionForTopics } from './topic-deletion.js';
+import { resumeReassignmentsForBrokers } from './reassignment.js';
 
 export async function loadLiveBrokers(rt: ControllerRuntime): Promise<LiveBroker[]> {
   const all = await rt.zk.getAllBrokers(rt.watch.brokers);
@@ -54,6 +55,8 @@ export async function onBrokerStartup(rt: ControllerRuntime, ids: readonly numbe
   await triggerOnlinePartitionStateChange(rt);
   const deleting = [...new Set(replicas.filter((r) => ctx.isTopicQueuedForDeletion(r.topic)).map((r) => r.topic))];
   if (deleting.length > 0) await resumeDeletionForTopics(rt, deleting);
+  // Reassignments waiting for a target replica on these brokers start it now.
+  await resumeReassignmentsForBrokers(rt, ids);
 }
 
 /** Partitions the dead brokers led elect again; their replicas leave ISRs; deletions touching them wait. */

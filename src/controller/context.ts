@@ -64,8 +64,10 @@ export class ControllerContext {
   readonly topicsToBeDeleted = new Set<string>();
   /** Queued for deletion but waiting (a replica's broker is down). */
   readonly topicsIneligibleForDeletion = new Set<string>();
-  /** tpKey -> target replicas of a reassignment not yet completed. */
+  /** tpKey -> target replicas (TRS) of a reassignment not yet completed (Kafka's partitionsBeingReassigned). */
   readonly pendingReassignments = new Map<string, number[]>();
+  /** tpKey of partitions whose state znode watch (for a reassignment's ISR) is armed in ZooKeeper. */
+  readonly reassignmentIsrWatches = new Set<string>();
   epoch = 0;
   epochZkVersion = 0;
 

@@ -45,6 +45,8 @@ export interface ZkWatchers {
   isrChanges: ZkWatcher;
   preferredElection: ZkWatcher;
   reassignment: ZkWatcher;
+  /** The state znode of a partition being reassigned (Kafka's PartitionReassignmentIsrChangeHandler). */
+  partitionState(tp: { topic: string; partition: number }): ZkWatcher;
 }
 
 /** The env of an event handler: state-change code plus watches, config and sending. */

@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { TopicPartition } from './context.js';
+import type { ApiResult, ListedReassignment } from './reassignment.js';
 
 export type ControllerEvent =
   | { type: 'ControllerChange' }
@@ -19,7 +20,10 @@ export type ControllerEvent =
   | { type: 'ReplicaLeaderElection'; electionType: 0 | 1; partitions: TopicPartition[] | null; reply: Reply<Map<string, number>> }
   | { type: 'ControlledShutdown'; brokerId: number; brokerEpoch: bigint; reply: Reply<TopicPartition[]> }
   | { type: 'AutoPreferredReplicaLeaderElection' }
-  | { type: 'PartitionReassignment' };
+  | { type: 'PartitionReassignment' }
+  | { type: 'PartitionReassignmentIsrChange'; tp: TopicPartition }
+  | { type: 'ApiPartitionReassignment'; reassignments: (TopicPartition & { replicas: number[] | null })[]; reply: Reply<Map<string, ApiResult>> }
+  | { type: 'ListPartitionReassignments'; partitions: TopicPartition[] | null; reply: Reply<ListedReassignment[]> };
 
 export interface Reply<T> {
   resolve(value: T): void;

@@ -15,7 +15,7 @@ import { loadLiveBrokers } from './broker-events.js';
 import { loadTopic, processIsrChangeNotification } from './topic-events.js';
 import { enqueueTopicsForDeletion } from './topic-deletion.js';
 import { processPreferredReplicaElectionZNode } from './leader-balance.js';
-import { processPartitionReassignment } from './reassignment.js';
+import { initializePartitionReassignments, isBeingReassigned, fullAssignment, targetReplicas } from './reassignment.js';
 
 export async function initializeControllerContext(rt: ControllerRuntime): Promise<void> {
   const { ctx, zk } = rt;
@@ -25,6 +25,12 @@ export async function initializeControllerContext(rt: ControllerRuntime): Promis
     for (const [p, s] of await zk.getPartitionStates(t)) ctx.leadership.set(tpKey(t, p), s);
   }
   for (const t of await zk.getTopicDeletions(rt.watch.deletions)) if (ctx.topics.has(t)) ctx.topicsToBeDeleted.add(t);
+  // Reassignments a previous controller left half done (the topic znode lists adding/removing replicas).
+  for (const tp of ctx.allPartitions()) {
+    const a = fullAssignment(ctx, tp);
+    if (isBeingReassigned(a)) ctx.pendingReassignments.set(tpKey(tp.topic, tp.partition), targetReplicas(a));
+  }
+  for (const t of ctx.topicsToBeDeleted) if (ctx.partitionsForTopic(t).some((tp) => ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)))) ctx.topicsIneligibleForDeletion.add(t);
   // Partition states from what ZooKeeper says (Kafka's initializePartitionState).
   for (const tp of ctx.allPartitions()) {
     const l = ctx.leadership.get(tpKey(tp.topic, tp.partition));
@@ -62,6 +68,6 @@ export async function onControllerFailover(rt: ControllerRuntime): Promise<void>
   rt.sendBatch();
   await processPreferredReplicaElectionZNode(rt);
   await processIsrChangeNotification(rt);
-  await processPartitionReassignment(rt);
+  await initializePartitionReassignments(rt);
   rt.log.info({ brokers: ctx.liveOrShuttingDownBrokerIds(), topics: ctx.topics.size }, 'controller ready');
 }

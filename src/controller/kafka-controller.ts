@@ -20,7 +20,14 @@ import { processBrokerChange, processControlledShutdown } from './broker-events.
 import { processIsrChangeNotification, processPartitionModifications, processTopicChange } from './topic-events.js';
 import { enqueueTopicsForDeletion, onStopReplicaDeleteResponse } from './topic-deletion.js';
 import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode } from './leader-balance.js';
-import { processPartitionReassignment } from './reassignment.js';
+import {
+  listPartitionReassignments,
+  processApiPartitionReassignment,
+  processPartitionReassignmentIsrChange,
+  processZkPartitionReassignment,
+  type ApiResult,
+  type ListedReassignment,
+} from './reassignment.js';
 
 /** What the controller needs of ZkMembership (tests pass a fake). */
 export interface ControllerMembership {
@@ -101,6 +108,16 @@ export class KafkaController {
     return this.ask<Map<string, number>>((reply) => ({ type: 'ReplicaLeaderElection', electionType: type, partitions, reply }));
   }
 
+  /** AlterPartitionReassignments (key 45) entry: per partition (tpKey) an error code and message; replicas null cancels. */
+  alterPartitionReassignments(reassignments: (TopicPartition & { replicas: number[] | null })[]): Promise<Map<string, ApiResult>> {
+    return this.ask<Map<string, ApiResult>>((reply) => ({ type: 'ApiPartitionReassignment', reassignments, reply }));
+  }
+
+  /** ListPartitionReassignments (key 46) entry: the partitions asked for (null: all) being reassigned. */
+  listPartitionReassignments(partitions: TopicPartition[] | null): Promise<ListedReassignment[]> {
+    return this.ask<ListedReassignment[]>((reply) => ({ type: 'ListPartitionReassignments', partitions, reply }));
+  }
+
   private ask<T>(make: (reply: Reply<T>) => ControllerEvent): Promise<T> {
     if (!this.active) return Promise.reject(new KafkaError(ErrorCode.NOT_CONTROLLER, 'this broker is not the controller'));
     return new Promise<T>((resolve, reject) => this.events.put(make({ resolve, reject })));
@@ -127,6 +144,7 @@ export class KafkaController {
       isrChanges: this.watcher({ type: 'IsrChangeNotification' }),
       preferredElection: this.watcher({ type: 'PreferredReplicaElectionZNode' }),
       reassignment: this.watcher({ type: 'PartitionReassignment' }),
+      partitionState: (tp) => this.watcher({ type: 'PartitionReassignmentIsrChange', tp: { topic: tp.topic, partition: tp.partition } }),
     };
     const { zk, config } = this.host;
     return {
@@ -203,7 +221,19 @@ export class KafkaController {
       case 'AutoPreferredReplicaLeaderElection':
         return checkAndTriggerAutoLeaderRebalance(rt);
       case 'PartitionReassignment':
-        return processPartitionReassignment(rt);
+        await processZkPartitionReassignment(rt);
+        return;
+      case 'PartitionReassignmentIsrChange':
+        return processPartitionReassignmentIsrChange(rt, e.tp);
+      case 'ApiPartitionReassignment': {
+        const results = await processApiPartitionReassignment(rt, e.reassignments);
+        rt.sendBatch();
+        e.reply.resolve(results);
+        return;
+      }
+      case 'ListPartitionReassignments':
+        e.reply.resolve(listPartitionReassignments(rt.ctx, e.partitions));
+        return;
     }
   }
 
@@ -212,6 +242,8 @@ export class KafkaController {
     const unknown = marked.filter((t) => !rt.ctx.topics.has(t));
     for (const t of unknown) await rt.zk.deleteTopicDeletionMarker(t, rt.fence());
     const known = marked.filter((t) => rt.ctx.topics.has(t));
+    // A topic with a reassignment in progress waits for it (Kafka marks it ineligible).
+    for (const t of known) if (rt.ctx.partitionsForTopic(t).some((tp) => rt.ctx.pendingReassignments.has(`${tp.topic}-${tp.partition}`))) rt.ctx.topicsIneligibleForDeletion.add(t);
     if (!this.host.config.deleteTopicEnable) {
       this.log.warn({ topics: known }, 'delete.topic.enable is false: deletion markers removed, topics kept');
       for (const t of known) await rt.zk.deleteTopicDeletionMarker(t, rt.fence());

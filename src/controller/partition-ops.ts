@@ -104,6 +104,9 @@ async function elect(env: ControllerEnv, tp: TopicPartition, current: LeaderIsrS
 async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], strategy: ElectionStrategy, outcome: ElectionOutcome): Promise<void> {
   const { ctx, zk } = env;
   let remaining = [...tps];
+  // Elect from what ZooKeeper holds now, as Kafka's doElectLeaderForPartitions does: a leader may
+  // have changed the ISR since the controller last read it.
+  await refreshLeadership(env, remaining.filter((tp) => ctx.leadership.has(tpKey(tp.topic, tp.partition))));
   for (let attempt = 0; remaining.length > 0; attempt++) {
     const retry: TopicPartition[] = [];
     for (const [topic, list] of groupByTopic(remaining)) {

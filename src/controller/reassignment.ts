@@ -1,79 +1,426 @@
 /**
- * Partition reassignment through `/admin/reassign_partitions` (the znode the `--zookeeper`
- * reassignment tool writes). Kafka runs it in phases: add the target replicas (RS = ORS + TRS,
- * adding/removing recorded in the topic znode), wait until every target replica is in the ISR,
- * elect a leader among the targets, then drop the old replicas. Fjord has no replication yet
- * (issue 12), so a new replica can never catch up: the reassignment completes as soon as the new
- * replicas are told. They are written into the ISR then (a stand-in for catching up, to be
- * replaced by waiting for the ISR), the leader moves to the first live target in the new ISR if
- * the old one leaves, removed replicas get StopReplica(delete), the topic znode is rewritten
- * (fenced), and the znode is deleted.
+ * Partition reassignment (Kafka 2.4+'s KafkaController.onPartitionReassignment), started through
+ * `/admin/reassign_partitions` (the `--zookeeper` tools) or AlterPartitionReassignments.
+ *
+ * Names as Kafka's: ORS = the replicas before, TRS = the target replicas, RS = TRS + ORS (target
+ * first, no duplicates), AR = RS - ORS (adding), RR = RS - TRS (removing). Phases:
+ *   U.  RS, AR and RR are written to the topic znode (`adding_replicas`/`removing_replicas`) and
+ *       the context; replicas of an earlier, superseded target that RS no longer holds are stopped.
+ *   A.  While some TRS replica is not in the ISR: leaderEpoch + 1 in the state znode, LeaderAndIsr
+ *       to ORS (isNew false) and AR (isNew true), AR replicas NewReplica. Then wait: the state
+ *       znode is watched (Kafka's PartitionReassignmentIsrChangeHandler), and ISR change
+ *       notifications re-check too. New replicas enter the ISR only by replicating (the leader
+ *       writes the state znode); the controller never puts them there.
+ *   B.  Once TRS ⊆ ISR: AR online; RS = TRS in the context; a leader among TRS is elected if the
+ *       current one is not in TRS or is dead (ReassignPartitionLeaderElection), else leaderEpoch + 1
+ *       and LeaderAndIsr to TRS; RR replicas go Offline (out of the ISR) then NonExistent
+ *       (StopReplica with delete); the topic znode gets RS = TRS and no AR/RR; the partition leaves
+ *       `/admin/reassign_partitions`; every broker gets UpdateMetadata.
+ * Cancelling (AlterPartitionReassignments with null replicas) is a reassignment back to ORS, which
+ * is complete at once and stops the replicas that were being added.
+ * A new controller resumes reassignments whose topic znode still lists adding/removing replicas.
  */
-import type { LeaderIsrState } from '../metadata/zk/zk-client-types.js';
-import { tpKey, type TopicPartition } from './context.js';
-import { groupByTopic, type ControllerRuntime } from './env.js';
+import { ErrorCode, errorName } from '../protocol/errors.js';
+import { ControllerMovedError, type LeaderIsrState, type PartitionReassignment, type VersionedState } from '../metadata/zk/zk-client-types.js';
+import { tpKey, type ControllerContext, type TopicPartition } from './context.js';
+import { ControllerErrors, type ControllerEnv, type ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges } from './partition-ops.js';
 import { handleReplicaStateChanges } from './replica-ops.js';
+import { replicaState, setReplicaState } from './replica-state-machine.js';
+import { resumeDeletionForTopics } from './topic-deletion.js';
 
-export async function processPartitionReassignment(rt: ControllerRuntime): Promise<void> {
+/** Kafka's ReplicaAssignment: the full replica list with what is being added and removed. */
+export interface ReplicaAssignment {
+  replicas: number[];
+  adding: number[];
+  removing: number[];
+}
+
+export interface ApiResult {
+  errorCode: number;
+  /** null for success, as Kafka's ApiError.NONE. */
+  message: string | null;
+}
+
+export interface ListedReassignment extends TopicPartition, ReplicaAssignment {}
+
+const MAX_ZK_RETRIES = 5;
+const NONE: ApiResult = { errorCode: ErrorCode.NONE, message: null };
+const UNKNOWN_PARTITION: ApiResult = { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: 'The partition does not exist.' };
+
+export const originReplicas = (a: ReplicaAssignment): number[] => a.replicas.filter((r) => !a.adding.includes(r));
+export const targetReplicas = (a: ReplicaAssignment): number[] => a.replicas.filter((r) => !a.removing.includes(r));
+export const isBeingReassigned = (a: ReplicaAssignment): boolean => a.adding.length > 0 || a.removing.length > 0;
+
+/** Kafka's ReplicaAssignment.reassignTo: a new target keeps the original replicas (ORS) as the base. */
+export function reassignTo(current: ReplicaAssignment, target: readonly number[]): ReplicaAssignment {
+  const origin = originReplicas(current);
+  const replicas = [...new Set([...target, ...origin])];
+  return { replicas, adding: replicas.filter((r) => !origin.includes(r)), removing: replicas.filter((r) => !target.includes(r)) };
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+function sameAssignment(a: ReplicaAssignment, b: ReplicaAssignment): boolean {
+  return sameList(a.replicas, b.replicas) && sameList(a.adding, b.adding) && sameList(a.removing, b.removing);
+}
+
+export function fullAssignment(ctx: ControllerContext, tp: TopicPartition): ReplicaAssignment {
+  const t = ctx.topics.get(tp.topic);
+  return {
+    replicas: [...(t?.assignment.get(tp.partition) ?? [])],
+    adding: [...(t?.addingReplicas.get(tp.partition) ?? [])],
+    removing: [...(t?.removingReplicas.get(tp.partition) ?? [])],
+  };
+}
+
+function setFullAssignment(ctx: ControllerContext, tp: TopicPartition, a: ReplicaAssignment): void {
+  const t = ctx.topics.get(tp.topic);
+  if (!t) return;
+  t.assignment.set(tp.partition, [...a.replicas]);
+  if (a.adding.length > 0) t.addingReplicas.set(tp.partition, [...a.adding]);
+  else t.addingReplicas.delete(tp.partition);
+  if (a.removing.length > 0) t.removingReplicas.set(tp.partition, [...a.removing]);
+  else t.removingReplicas.delete(tp.partition);
+  const key = tpKey(tp.topic, tp.partition);
+  if (isBeingReassigned(a)) ctx.pendingReassignments.set(key, targetReplicas(a));
+}
+
+/** Kafka's validateReplicas for an API reassignment (the ZooKeeper path is not validated, as in Kafka). */
+export function validateReplicas(ctx: ControllerContext, tp: TopicPartition, replicas: readonly number[]): ApiResult | undefined {
+  const invalid = (message: string): ApiResult => ({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message });
+  if (replicas.length === 0) return invalid('Empty replica list specified in partition reassignment.');
+  if (new Set(replicas).size !== replicas.length) return invalid(`Duplicate replica ids in partition reassignment replica list: ${listString(replicas)}`);
+  if (replicas.some((r) => r < 0)) return invalid(`Invalid broker id in replica list: ${listString(replicas)}`);
+  const adding = reassignTo(fullAssignment(ctx, tp), replicas).adding;
+  if (!adding.every((r) => ctx.liveBrokers.has(r))) {
+    const live = [...ctx.liveBrokers.keys()].sort((a, b) => a - b);
+    return invalid(`Replica assignment has brokers that are not alive. Replica list: ${listString(adding)}, live broker list: ${listString(live)}`);
+  }
+  return undefined;
+}
+
+/** Scala's Seq.toString, as Kafka's messages print lists. */
+const listString = (xs: readonly number[]): string => `List(${xs.join(', ')})`;
+
+// ---- ZooKeeper writes ----------------------------------------------------------------------
+
+/**
+ * Writes the topic znode with this partition's assignment (Kafka's updateReplicaAssignmentForPartition).
+ * Other partitions are taken from ZooKeeper, so partitions added meanwhile are not lost; the write
+ * is conditional and fenced, and retried on a race.
+ */
+async function updateReplicaAssignmentForPartition(env: ControllerEnv, tp: TopicPartition, a: ReplicaAssignment): Promise<void> {
+  const { ctx, zk } = env;
+  const t = ctx.topics.get(tp.topic);
+  if (!t) return;
+  for (let attempt = 0; ; attempt++) {
+    const cur = await zk.getTopicAssignment(tp.topic);
+    if (!cur) throw new Error(`topic ${tp.topic} has no znode`);
+    const partitions = new Map(cur.partitions);
+    const adding = new Map(cur.addingReplicas);
+    const removing = new Map(cur.removingReplicas);
+    partitions.set(tp.partition, [...a.replicas]);
+    if (a.adding.length > 0) adding.set(tp.partition, [...a.adding]);
+    else adding.delete(tp.partition);
+    if (a.removing.length > 0) removing.set(tp.partition, [...a.removing]);
+    else removing.delete(tp.partition);
+    try {
+      t.zkVersion = await zk.setTopicAssignment(
+        { topic: tp.topic, topicId: t.topicId || cur.topicId, partitions, addingReplicas: adding, removingReplicas: removing },
+        cur.zkVersion,
+        env.fence(),
+      );
+      break;
+    } catch (err) {
+      if (err instanceof ControllerMovedError || attempt + 1 >= MAX_ZK_RETRIES) throw err;
+    }
+  }
+  setFullAssignment(ctx, tp, a);
+}
+
+/** Reads the partition's state from ZooKeeper (arming the ISR watch while it is being reassigned) into the context. */
+async function readState(rt: ControllerRuntime, tp: TopicPartition): Promise<VersionedState | undefined> {
   const { ctx, zk } = rt;
-  const requested = await zk.getPartitionReassignment(rt.watch.reassignment);
-  if (!requested) return;
-  const valid: (TopicPartition & { target: number[] })[] = [];
+  const key = tpKey(tp.topic, tp.partition);
+  let s: VersionedState | undefined;
+  if (ctx.pendingReassignments.has(key) && !ctx.reassignmentIsrWatches.has(key) && zk.watchPartitionState) {
+    ctx.reassignmentIsrWatches.add(key);
+    s = await zk.watchPartitionState(tp.topic, tp.partition, rt.watch.partitionState(tp));
+  } else {
+    s = (await zk.getPartitionStates(tp.topic, [tp.partition])).get(tp.partition);
+  }
+  if (s) ctx.leadership.set(key, s);
+  return s;
+}
+
+/** Kafka's isReassignmentComplete: every target replica is in the ISR ZooKeeper holds. */
+async function isReassignmentComplete(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): Promise<boolean> {
+  if (!isBeingReassigned(a)) return true;
+  const s = await readState(rt, tp);
+  return s !== undefined && targetReplicas(a).every((r) => s.state.isr.includes(r));
+}
+
+/**
+ * leaderEpoch + 1 in the state znode (so replicas accept the new replica set), then LeaderAndIsr
+ * to ORS (isNew false) and AR (isNew true). Kafka's updateLeaderEpochAndSendRequest.
+ */
+async function updateLeaderEpochAndSendRequest(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): Promise<void> {
+  const { ctx, zk } = rt;
+  const key = tpKey(tp.topic, tp.partition);
+  for (let attempt = 0; attempt < MAX_ZK_RETRIES; attempt++) {
+    const cur = (await zk.getPartitionStates(tp.topic, [tp.partition])).get(tp.partition);
+    if (!cur) {
+      rt.log.error({ partition: key }, 'reassignment: the partition has no state znode; its leader epoch cannot be bumped');
+      return;
+    }
+    if (cur.state.controllerEpoch > ctx.epoch) {
+      rt.log.error({ partition: key, controllerEpoch: cur.state.controllerEpoch }, 'reassignment: the state was written by a newer controller; aborting the leader epoch bump');
+      return;
+    }
+    const state: LeaderIsrState = { ...cur.state, leaderEpoch: cur.state.leaderEpoch + 1, controllerEpoch: ctx.epoch };
+    const r = (await zk.updatePartitionStates(tp.topic, [{ partition: tp.partition, state, expectedZkVersion: cur.zkVersion }], rt.fence())).get(tp.partition);
+    if (typeof r !== 'number') continue;
+    ctx.leadership.set(key, { state, zkVersion: r });
+    rt.batch.addLeaderAndIsrRequestForBrokers(originReplicas(a), tp, false);
+    rt.batch.addLeaderAndIsrRequestForBrokers(a.adding, tp, true);
+    rt.sendBatch();
+    return;
+  }
+  rt.log.error({ partition: key }, 'reassignment: gave up bumping the leader epoch after repeated state znode races');
+}
+
+/** Kafka's stopRemovedReplicasOfReassignedPartition: Offline (out of the ISR), then deleted and forgotten. */
+async function stopRemovedReplicas(rt: ControllerRuntime, tp: TopicPartition, removed: readonly number[]): Promise<void> {
+  if (removed.length === 0) return;
+  const rs = removed.map((replica) => ({ ...tp, replica }));
+  // A replica never started (its broker was down) is Offline already or unknown; bring unknown ones into the table first.
+  for (const r of rs) if (replicaState(rt.ctx, r) === 'NonExistentReplica') setReplicaState(rt.ctx, r, 'OfflineReplica');
+  await handleReplicaStateChanges(rt, rs, 'OfflineReplica');
+  await handleReplicaStateChanges(rt, rs, 'ReplicaDeletionStarted');
+  await handleReplicaStateChanges(rt, rs, 'ReplicaDeletionSuccessful');
+  await handleReplicaStateChanges(rt, rs, 'NonExistentReplica');
+}
+
+/** Kafka's updateCurrentReassignment (phase U). */
+async function updateCurrentReassignment(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): Promise<void> {
+  const current = fullAssignment(rt.ctx, tp);
+  if (!sameAssignment(current, a)) {
+    rt.log.info({ partition: tpKey(tp.topic, tp.partition), from: current, to: a }, 'reassignment: updating the partition assignment');
+    await updateReplicaAssignmentForPartition(rt, tp, a);
+    const unneeded = current.replicas.filter((r) => !a.replicas.includes(r));
+    await stopRemovedReplicas(rt, tp, unneeded);
+  }
+  rt.ctx.pendingReassignments.set(tpKey(tp.topic, tp.partition), targetReplicas(a));
+}
+
+/** Kafka's moveReassignedPartitionLeaderIfRequired (B3), with `a` the completed assignment (RS = TRS). */
+async function moveReassignedPartitionLeaderIfRequired(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): Promise<void> {
+  const leader = rt.ctx.leaderOf(tp);
+  if (!a.replicas.includes(leader) || !rt.ctx.isLive(leader)) {
+    rt.log.info({ partition: tpKey(tp.topic, tp.partition), leader, replicas: a.replicas }, 'reassignment: electing a leader among the target replicas');
+    await handlePartitionStateChanges(rt, [tp], 'OnlinePartition', { kind: 'reassign' });
+  } else {
+    await updateLeaderEpochAndSendRequest(rt, tp, a);
+  }
+}
+
+/** Kafka's maybeRemoveFromZkReassignment: drops matching partitions from `/admin/reassign_partitions`. */
+async function maybeRemoveFromZkReassignment(rt: ControllerRuntime, shouldRemove: (r: PartitionReassignment) => boolean): Promise<void> {
+  const { zk } = rt;
+  const pending = await zk.getPartitionReassignment();
+  if (!pending) return;
+  const keep = pending.filter((r) => !shouldRemove(r));
+  if (keep.length === pending.length) return;
+  if (keep.length === 0) {
+    rt.log.info('no more partitions to reassign: deleting /admin/reassign_partitions');
+    await zk.deletePartitionReassignment(rt.fence());
+    // The watch was on the node just deleted: re-arm it so the next one is seen.
+    await zk.getPartitionReassignment(rt.watch.reassignment);
+  } else if (zk.setPartitionReassignment) {
+    await zk.setPartitionReassignment(keep, rt.fence());
+  }
+}
+
+async function removePartitionFromReassigningPartitions(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): Promise<void> {
+  await maybeRemoveFromZkReassignment(rt, (r) => r.topic === tp.topic && r.partition === tp.partition && sameList(r.replicas, a.replicas));
+  rt.ctx.pendingReassignments.delete(tpKey(tp.topic, tp.partition));
+}
+
+/** Kafka's onPartitionReassignment: one step of a partition's reassignment; called again when the ISR changes. */
+export async function onPartitionReassignment(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): Promise<void> {
+  const { ctx } = rt;
+  const key = tpKey(tp.topic, tp.partition);
+  // While a reassignment runs, its topic cannot be deleted.
+  if (ctx.isTopicQueuedForDeletion(tp.topic)) ctx.topicsIneligibleForDeletion.add(tp.topic);
+  await updateCurrentReassignment(rt, tp, a);
+  if (!(await isReassignmentComplete(rt, tp, a))) {
+    rt.log.info({ partition: key, replicas: a.replicas, adding: a.adding, removing: a.removing }, 'reassignment: waiting for the target replicas to join the ISR');
+    await updateLeaderEpochAndSendRequest(rt, tp, a);
+    await handleReplicaStateChanges(
+      rt,
+      a.adding.filter((r) => replicaState(ctx, { ...tp, replica: r }) === 'NonExistentReplica').map((replica) => ({ ...tp, replica })),
+      'NewReplica',
+    );
+    rt.sendBatch();
+    return;
+  }
+  await handleReplicaStateChanges(rt, a.adding.filter((r) => ctx.liveBrokers.has(r)).map((replica) => ({ ...tp, replica })), 'OnlineReplica');
+  const completed: ReplicaAssignment = { replicas: targetReplicas(a), adding: [], removing: [] };
+  setFullAssignment(ctx, tp, completed);
+  await moveReassignedPartitionLeaderIfRequired(rt, tp, completed);
+  await stopRemovedReplicas(rt, tp, a.removing);
+  await updateReplicaAssignmentForPartition(rt, tp, completed);
+  await removePartitionFromReassigningPartitions(rt, tp, completed);
+  rt.batch.addUpdateMetadataRequestForBrokers(ctx.liveOrShuttingDownBrokerIds(), [tp]);
+  rt.sendBatch();
+  rt.log.info({ partition: key, replicas: completed.replicas, leader: ctx.leaderOf(tp) }, 'reassignment completed');
+  if (ctx.isTopicQueuedForDeletion(tp.topic)) await resumeDeletionForTopics(rt, [tp.topic]);
+}
+
+/** Kafka's maybeTriggerPartitionReassignment: per partition, NONE or why it was not started. */
+async function maybeTriggerPartitionReassignment(rt: ControllerRuntime, reassignments: Map<string, { tp: TopicPartition; a: ReplicaAssignment }>): Promise<Map<string, ApiResult>> {
+  const out = new Map<string, ApiResult>();
+  for (const [key, { tp, a }] of reassignments) {
+    if (rt.ctx.isTopicQueuedForDeletion(tp.topic)) {
+      rt.log.info({ partition: key }, 'reassignment skipped: the topic is being deleted');
+      out.set(key, UNKNOWN_PARTITION);
+    } else if (rt.ctx.replicasFor(tp).length === 0) {
+      out.set(key, UNKNOWN_PARTITION);
+    } else {
+      try {
+        await onPartitionReassignment(rt, tp, a);
+        out.set(key, NONE);
+      } catch (err) {
+        if (err instanceof ControllerMovedError) throw err;
+        rt.log.error({ partition: key, err: err instanceof Error ? err.message : String(err) }, 'reassignment failed');
+        out.set(key, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'The server experienced an unexpected error when processing the request.' });
+      }
+    }
+  }
+  return out;
+}
+
+/** Kafka's maybeBuildReassignment: `target` null reverts to the original replicas (undefined if nothing is in progress). */
+function maybeBuildReassignment(ctx: ControllerContext, tp: TopicPartition, target: readonly number[] | null): ReplicaAssignment | undefined {
+  const current = fullAssignment(ctx, tp);
+  if (isBeingReassigned(current)) return reassignTo(current, target ?? originReplicas(current));
+  return target ? reassignTo(current, target) : undefined;
+}
+
+/** `/admin/reassign_partitions` was written (or the controller just started): returns the partitions started. */
+export async function processZkPartitionReassignment(rt: ControllerRuntime): Promise<Set<string>> {
+  const requested = await rt.zk.getPartitionReassignment(rt.watch.reassignment);
+  if (!requested) return new Set();
+  const toStart = new Map<string, { tp: TopicPartition; a: ReplicaAssignment }>();
+  const results = new Map<string, ApiResult>();
   for (const r of requested) {
-    const current = ctx.replicasFor(r);
-    if (current.length === 0 || ctx.isTopicQueuedForDeletion(r.topic) || r.replicas.length === 0 || new Set(r.replicas).size !== r.replicas.length) {
-      rt.log.warn({ partition: tpKey(r.topic, r.partition), replicas: r.replicas }, 'reassignment skipped: unknown partition, topic being deleted or invalid replica list');
+    const tp = { topic: r.topic, partition: r.partition };
+    // Kafka does not check these; an empty list would delete every replica, so they are refused.
+    if (r.replicas.length === 0 || new Set(r.replicas).size !== r.replicas.length || r.replicas.some((b) => b < 0)) {
+      results.set(tpKey(r.topic, r.partition), { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: null });
       continue;
     }
-    if (current.join(',') === r.replicas.join(',')) continue;
-    valid.push({ topic: r.topic, partition: r.partition, target: r.replicas });
+    const a = maybeBuildReassignment(rt.ctx, tp, r.replicas);
+    if (a) toStart.set(tpKey(r.topic, r.partition), { tp, a });
+    else results.set(tpKey(r.topic, r.partition), { errorCode: ControllerErrors.NO_REASSIGNMENT_IN_PROGRESS, message: null });
   }
-  for (const [topic, list] of groupByTopic(valid)) await reassignTopic(rt, topic, list);
-  await zk.deletePartitionReassignment(rt.fence());
+  for (const [k, v] of await maybeTriggerPartitionReassignment(rt, toStart)) results.set(k, v);
+  const failed = new Set([...results].filter(([, v]) => v.errorCode !== ErrorCode.NONE).map(([k]) => k));
+  if (failed.size > 0) {
+    rt.log.warn({ failed: Object.fromEntries([...results].filter(([k]) => failed.has(k)).map(([k, v]) => [k, errorName(v.errorCode)])) }, 'reassignment through ZooKeeper failed for some partitions');
+    await maybeRemoveFromZkReassignment(rt, (r) => failed.has(tpKey(r.topic, r.partition)));
+  }
+  // An empty or unparsable node is removed so that the next request can be written.
+  if (requested.length === 0) {
+    rt.log.warn('/admin/reassign_partitions lists no partition (or could not be parsed): deleting it');
+    await rt.zk.deletePartitionReassignment(rt.fence());
+    await rt.zk.getPartitionReassignment(rt.watch.reassignment);
+  }
+  return new Set([...results].filter(([, v]) => v.errorCode === ErrorCode.NONE).map(([k]) => k));
 }
 
-async function reassignTopic(rt: ControllerRuntime, topic: string, list: (TopicPartition & { target: number[] })[]): Promise<void> {
-  const { ctx, zk } = rt;
-  const t = ctx.topics.get(topic)!;
-  const removed: { tp: TopicPartition; replicas: number[] }[] = [];
-  const isrUpdates: { partition: number; state: LeaderIsrState; expectedZkVersion: number }[] = [];
-  for (const r of list) {
-    const key = tpKey(topic, r.partition);
-    const old = t.assignment.get(r.partition) ?? [];
-    ctx.pendingReassignments.set(key, r.target);
-    removed.push({ tp: r, replicas: old.filter((b) => !r.target.includes(b)) });
-    t.assignment.set(r.partition, r.target);
-    const l = ctx.leadership.get(key);
-    if (!l) continue;
-    const added = r.target.filter((b) => !old.includes(b) && ctx.liveBrokers.has(b));
-    const isr = [...l.state.isr.filter((b) => r.target.includes(b)), ...added.filter((b) => !l.state.isr.includes(b))];
-    const leader = r.target.includes(l.state.leader) && ctx.isLive(l.state.leader) ? l.state.leader : -1;
-    isrUpdates.push({ partition: r.partition, state: { leader, leaderEpoch: l.state.leaderEpoch + 1, isr, controllerEpoch: ctx.epoch }, expectedZkVersion: l.zkVersion });
+/** AlterPartitionReassignments (Kafka's processApiPartitionReassignment); replicas null cancels. */
+export async function processApiPartitionReassignment(rt: ControllerRuntime, reqs: readonly (TopicPartition & { replicas: number[] | null })[]): Promise<Map<string, ApiResult>> {
+  const results = new Map<string, ApiResult>();
+  const toStart = new Map<string, { tp: TopicPartition; a: ReplicaAssignment }>();
+  for (const r of reqs) {
+    const tp = { topic: r.topic, partition: r.partition };
+    const key = tpKey(r.topic, r.partition);
+    const err = r.replicas ? validateReplicas(rt.ctx, tp, r.replicas) : undefined;
+    if (err) {
+      results.set(key, err);
+      continue;
+    }
+    const a = maybeBuildReassignment(rt.ctx, tp, r.replicas);
+    if (a) toStart.set(key, { tp, a });
+    else results.set(key, { errorCode: ControllerErrors.NO_REASSIGNMENT_IN_PROGRESS, message: 'No partition reassignment is in progress.' });
   }
-  const written = isrUpdates.length > 0 ? await zk.updatePartitionStates(topic, isrUpdates, rt.fence()) : new Map<number, number | 'BAD_VERSION'>();
-  for (const u of isrUpdates) {
-    const v = written.get(u.partition);
-    if (typeof v === 'number') ctx.leadership.set(tpKey(topic, u.partition), { state: u.state, zkVersion: v });
-  }
-  // New replicas come online (they are told the partition); leaderless ones elect among the targets.
-  const newReplicas = list.flatMap((r) => r.target.filter((b) => ctx.liveBrokers.has(b)).map((replica) => ({ topic, partition: r.partition, replica })));
-  await handleReplicaStateChanges(rt, newReplicas.filter((r) => rt.ctx.replicaStates.get(`${tpKey(topic, r.partition)}@${r.replica}`) === undefined), 'NewReplica');
-  await handleReplicaStateChanges(rt, newReplicas, 'OnlineReplica');
-  const leaderless = list.filter((r) => ctx.leaderOf(r) === -1);
-  await handlePartitionStateChanges(rt, leaderless, 'OnlinePartition', { kind: 'reassign' });
-  for (const r of list) {
-    if (ctx.leaderOf(r) !== -1) rt.batch.addLeaderAndIsrRequestForBrokers(ctx.replicasFor(r), r, false);
-  }
-  // Removed replicas stop and delete their logs; they are forgotten.
-  const gone = removed.flatMap((x) => x.replicas.map((replica) => ({ ...x.tp, replica })));
-  for (const g of gone) rt.batch.addStopReplicaRequestForBrokers([g.replica], g, true);
-  for (const g of gone) ctx.replicaStates.delete(`${tpKey(g.topic, g.partition)}@${g.replica}`);
-  t.zkVersion = await zk.setTopicAssignment(
-    { topic, topicId: t.topicId, partitions: t.assignment, addingReplicas: new Map(), removingReplicas: new Map() },
-    t.zkVersion,
-    rt.fence(),
-  );
-  for (const r of list) ctx.pendingReassignments.delete(tpKey(topic, r.partition));
-  rt.log.info({ topic, partitions: list.map((r) => r.partition) }, 'reassignment completed (no replication yet: new replicas are not waited for)');
+  // The latest reassignment wins over one pending in ZooKeeper.
+  await maybeRemoveFromZkReassignment(rt, (r) => toStart.has(tpKey(r.topic, r.partition)));
+  for (const [k, v] of await maybeTriggerPartitionReassignment(rt, toStart)) results.set(k, v);
+  return results;
 }
+
+/** ListPartitionReassignments: the partitions asked for (or all) that are being reassigned. */
+export function listPartitionReassignments(ctx: ControllerContext, tps: readonly TopicPartition[] | null): ListedReassignment[] {
+  const list = tps ?? [...ctx.pendingReassignments.keys()].sort().map((k) => {
+    const i = k.lastIndexOf('-');
+    return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
+  });
+  const out: ListedReassignment[] = [];
+  for (const tp of list) {
+    const a = fullAssignment(ctx, tp);
+    if (isBeingReassigned(a)) out.push({ topic: tp.topic, partition: tp.partition, ...a });
+  }
+  return out;
+}
+
+/** Kafka's maybeCompleteReassignment: the ISR may now hold every target replica. */
+export async function maybeCompleteReassignment(rt: ControllerRuntime, tp: TopicPartition): Promise<void> {
+  const a = fullAssignment(rt.ctx, tp);
+  if (!rt.ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)) || !isBeingReassigned(a)) return;
+  if (await isReassignmentComplete(rt, tp, a)) {
+    rt.log.info({ partition: tpKey(tp.topic, tp.partition), target: targetReplicas(a) }, 'reassignment: the target replicas have caught up');
+    await onPartitionReassignment(rt, tp, a);
+  }
+}
+
+/** The state znode of a partition being reassigned changed (the watch is one-shot: re-armed by the check). */
+export async function processPartitionReassignmentIsrChange(rt: ControllerRuntime, tp: TopicPartition): Promise<void> {
+  rt.ctx.reassignmentIsrWatches.delete(tpKey(tp.topic, tp.partition));
+  await maybeCompleteReassignment(rt, tp);
+}
+
+/** ISR change notifications named these partitions: those being reassigned may be complete. */
+export async function maybeCompleteReassignments(rt: ControllerRuntime, tps: readonly TopicPartition[]): Promise<void> {
+  for (const tp of tps) if (rt.ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition))) await maybeCompleteReassignment(rt, tp);
+}
+
+/** Reassignments in progress whose partitions pass `shouldResume` take their next step (Kafka's maybeResumeReassignments). */
+export async function maybeResumeReassignments(rt: ControllerRuntime, shouldResume: (tp: TopicPartition, a: ReplicaAssignment) => boolean): Promise<void> {
+  for (const key of [...rt.ctx.pendingReassignments.keys()]) {
+    const i = key.lastIndexOf('-');
+    const tp = { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) };
+    const a = fullAssignment(rt.ctx, tp);
+    if (!isBeingReassigned(a)) {
+      rt.ctx.pendingReassignments.delete(key);
+      continue;
+    }
+    if (shouldResume(tp, a)) await onPartitionReassignment(rt, tp, a);
+  }
+}
+
+/** On failover: new ZooKeeper requests first, then reassignments the topic znodes say are in progress. */
+export async function initializePartitionReassignments(rt: ControllerRuntime): Promise<void> {
+  const fromZk = await processZkPartitionReassignment(rt);
+  await maybeResumeReassignments(rt, (tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
+}
+
+/** The partitions of a broker that just started whose reassignment targets it (their replicas can now start). */
+export async function resumeReassignmentsForBrokers(rt: ControllerRuntime, brokerIds: readonly number[]): Promise<void> {
+  const set = new Set(brokerIds);
+  await maybeResumeReassignments(rt, (_tp, a) => targetReplicas(a).some((r) => set.has(r)));
+}
+

@@ -11,6 +11,7 @@ import type { ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges, refreshLeadership } from './partition-ops.js';
 import { handleReplicaStateChanges } from './replica-ops.js';
 import { replicasOf } from './replica-state-machine.js';
+import { maybeCompleteReassignments } from './reassignment.js';
 
 export function toControllerTopic(a: TopicAssignment): ControllerTopic {
   return {
@@ -97,5 +98,7 @@ export async function processIsrChangeNotification(rt: ControllerRuntime): Promi
   const tps = [...seen.values()];
   await refreshLeadership(rt, tps);
   rt.batch.addUpdateMetadataRequestForBrokers(ctx.liveOrShuttingDownBrokerIds(), tps);
+  // Partitions being reassigned may now have every target replica in sync.
+  await maybeCompleteReassignments(rt, tps);
   await zk.deleteIsrChangeNotifications(names, rt.fence());
 }

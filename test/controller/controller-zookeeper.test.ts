@@ -107,3 +107,51 @@ test('controller on a real ZooKeeper: new topic, broker loss, deletion, fencing'
     for (const s of sessions) await s.close().catch(() => undefined);
   }
 });
+
+test('reassignment on a real ZooKeeper: waits for the ISR through the state znode watch, then completes', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const bs = [await broker(1, '/reassign'), await broker(2, '/reassign'), await broker(3, '/reassign')];
+  const c = new KafkaZkClient(bs[0]!.session);
+  const sink = new CaptureSink();
+  const controller = new KafkaController({ brokerId: 1, zk: c, membership: bs[0]!.membership, config: controllerConfig(), logger: log, sink });
+  try {
+    controller.start();
+    await until('controller active', () => controller.isActive);
+    await c.createTopic('r', 'AAAAAAAAAAAAAAAAAAAAAQ', new Map([[0, [1, 2]], [1, [1, 2]]]), {});
+    await until('partition states', async () => (await c.getPartitionStates('r')).size === 2);
+    await controller.idle();
+    // What `kafka-reassign-partitions.sh --zookeeper --execute` writes.
+    await c.createPartitionReassignment([{ topic: 'r', partition: 0, replicas: [2, 3] }, { topic: 'r', partition: 1, replicas: [1, 3] }]);
+    await until('phase A in the topic znode', async () => (await c.getTopicAssignment('r'))?.addingReplicas.size === 2);
+    await controller.idle();
+    const a = (await c.getTopicAssignment('r'))!;
+    assert.deepEqual(a.partitions.get(0), [2, 3, 1]);
+    assert.deepEqual(a.removingReplicas.get(0), [1]);
+    const raw = JSON.parse((await bs[0]!.session.get('/brokers/topics/r')).data.toString()) as Record<string, unknown>;
+    assert.deepEqual(raw.adding_replicas, { '0': [3], '1': [3] });
+    assert.deepEqual(raw.removing_replicas, { '0': [1], '1': [2] });
+    assert.notEqual(await c.getPartitionReassignment(), undefined);
+    // The leader (broker 1) sees broker 3 caught up and writes the ISR, conditional on the version.
+    const cur = (await c.getPartitionStates('r', [0])).get(0)!;
+    assert.deepEqual(cur.state.isr, [1, 2]);
+    await bs[1]!.session.set('/brokers/topics/r/partitions/0/state', JSON.stringify({ controller_epoch: cur.state.controllerEpoch, leader: 1, version: 1, leader_epoch: cur.state.leaderEpoch, isr: [1, 2, 3] }), cur.zkVersion);
+    await until('reassignment completed', async () => (await c.getTopicAssignment('r'))?.partitions.get(0)?.join() === '2,3');
+    await controller.idle();
+    // Partition 1 has not caught up: it stays in the request znode, alone (a fenced set).
+    assert.deepEqual(await c.getPartitionReassignment(), [{ topic: 'r', partition: 1, replicas: [1, 3] }]);
+    assert.deepEqual((await c.getTopicAssignment('r'))!.partitions.get(1), [1, 3, 2]);
+    await controller.idle();
+    const s = (await c.getPartitionStates('r', [0])).get(0)!.state;
+    assert.equal(s.leader, 2);
+    assert.deepEqual(s.isr, [2, 3]);
+    assert.ok(sink.sent.some((x) => x.brokerId === 1 && x.request.api === 'StopReplica' && x.request.request.deletePartitions));
+    const done = (await c.getTopicAssignment('r'))!;
+    assert.deepEqual([...done.addingReplicas.keys(), ...done.removingReplicas.keys()], [1, 1], 'only partition 1 is still being reassigned');
+  } finally {
+    await controller.stop();
+    for (const b of bs) {
+      await b.membership.deregister().catch(() => undefined);
+      await b.session.close().catch(() => undefined);
+    }
+  }
+});

@@ -257,24 +257,6 @@ test('a stale fence (another controller bumped the epoch) makes the controller r
   await h.controller.stop();
 });
 
-test('a reassignment moves replicas and leadership (completed once the new replicas are told)', async () => {
-  const h = await startController([1, 2, 3]);
-  await h.zk.createTopic('t', T_ID, new Map([[0, [1, 2]]]));
-  await h.controller.idle();
-  h.sink.take();
-  await h.zk.createPartitionReassignment([{ topic: 't', partition: 0, replicas: [3, 2] }]);
-  await h.controller.idle();
-  assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [3, 2]);
-  const s = h.zk.state('t', 0)!;
-  assert.equal(s.leader, 3, 'leader moves to the first target replica in the ISR (Kafka\'s reassignment election)');
-  assert.deepEqual([...s.isr].sort(), [2, 3]);
-  assert.equal(h.zk.reassignment, undefined);
-  const sent = h.sink.take();
-  assert.deepEqual(stopReplicasTo(sent, 1, true), ['t-0']);
-  assert.ok(leaderAndIsrTo(sent, 3).some((p) => p.partition === 0));
-  await h.controller.stop();
-});
-
 test('a topic written without a topic id (before Kafka 2.8) gets one from the controller', async () => {
   const h = await startController([1]);
   await h.zk.createTopic('old', '', new Map([[0, [1]]]));

@@ -65,6 +65,17 @@ export class FakeZk implements KafkaZkApi {
   writeState(topic: string, partition: number, state: LeaderIsrState): void {
     const prev = this.states.get(`${topic}-${partition}`);
     this.states.set(`${topic}-${partition}`, { state, zkVersion: prev ? prev.zkVersion + 1 : 0 });
+    this.fire(`state:${topic}-${partition}`);
+  }
+  /**
+   * What a partition leader does when followers catch up (issue 12's ISR expansion): a conditional
+   * write of the state znode with the version it knows. Returns false on BAD_VERSION.
+   */
+  expandIsr(topic: string, partition: number, isr: number[], expectedZkVersion?: number): boolean {
+    const cur = this.states.get(`${topic}-${partition}`);
+    if (!cur || (expectedZkVersion !== undefined && cur.zkVersion !== expectedZkVersion)) return false;
+    this.writeState(topic, partition, { ...cur.state, isr });
+    return true;
   }
   state(topic: string, partition: number): LeaderIsrState | undefined {
     return this.states.get(`${topic}-${partition}`)?.state;
@@ -132,6 +143,7 @@ export class FakeZk implements KafkaZkApi {
       else {
         this.states.set(`${topic}-${p}`, { state: { ...s, isr: [...s.isr] }, zkVersion: 0 });
         out.set(p, 'ok');
+        this.fire(`state:${topic}-${p}`);
       }
     }
     return out;
@@ -150,6 +162,7 @@ export class FakeZk implements KafkaZkApi {
       else {
         this.states.set(k, { state: { ...u.state, isr: [...u.state.isr] }, zkVersion: cur.zkVersion + 1 });
         out.set(u.partition, cur.zkVersion + 1);
+        this.fire(`state:${k}`);
       }
     }
     return out;
@@ -190,6 +203,17 @@ export class FakeZk implements KafkaZkApi {
   async getPartitionReassignment(watch?: ZkWatcher): Promise<PartitionReassignment[] | undefined> {
     this.watch('reassign', watch);
     return this.reassignment;
+  }
+  async setPartitionReassignment(r: PartitionReassignment[], fence: ControllerFence): Promise<void> {
+    this.checkFence(fence);
+    if (!this.reassignment) return;
+    this.reassignment = r;
+    this.fire('reassign');
+  }
+  async watchPartitionState(topic: string, partition: number, watch: ZkWatcher): Promise<VersionedState | undefined> {
+    this.watch(`state:${topic}-${partition}`, watch);
+    const v = this.states.get(`${topic}-${partition}`);
+    return v && { state: { ...v.state, isr: [...v.state.isr] }, zkVersion: v.zkVersion };
   }
   async createPartitionReassignment(r: PartitionReassignment[]): Promise<void> {
     this.reassignment = r;

@@ -188,6 +188,15 @@ export class KafkaZkClient implements KafkaZkApi {
     return new Map([...out].sort((x, y) => x[0] - y[0]));
   }
 
+  async watchPartitionState(topic: string, partition: number, watch: ZkWatcher): Promise<VersionedState | undefined> {
+    const path = partitionStatePath(topic, partition);
+    if (!(await this.session.exists(path, watch))) return undefined;
+    const node = await this.session.getIfExists(path);
+    if (!node) return undefined;
+    const { leaderRecoveryState: _ignored, ...state } = PartitionStateZNode.decode(node.data, path);
+    return { state, zkVersion: node.stat.version };
+  }
+
   async createPartitionStates(topic: string, states: Map<number, LeaderIsrState>, fence: ControllerFence): Promise<Map<number, 'ok' | 'exists'>> {
     // Parents first, each fenced as Kafka does; an existing parent is fine.
     const parents = [topicPartitionsPath(topic), ...[...states.keys()].map((p) => partitionPath(topic, p))];
@@ -369,6 +378,14 @@ export class KafkaZkClient implements KafkaZkApi {
       return ReassignPartitionsZNode.decode(data);
     } catch {
       return [];
+    }
+  }
+
+  async setPartitionReassignment(r: PartitionReassignment[], fence: ControllerFence): Promise<void> {
+    try {
+      await this.fenced([{ op: 'set', path: REASSIGN_PARTITIONS_PATH, data: ReassignPartitionsZNode.encode(r) }], fence);
+    } catch (err) {
+      if (!isZkError(err, 'NO_NODE')) throw err;
     }
   }
 

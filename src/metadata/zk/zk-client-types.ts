@@ -103,6 +103,10 @@ export interface KafkaZkApi {
   /** KafkaError REASSIGNMENT_IN_PROGRESS when one is pending. */
   createPartitionReassignment(r: PartitionReassignment[]): Promise<void>;
   deletePartitionReassignment(fence: ControllerFence): Promise<void>;
+  /** Fenced set of an existing `/admin/reassign_partitions` (the controller dropping completed or superseded partitions); absent node is fine. Optional: without it the controller deletes the node only when every partition is done. */
+  setPartitionReassignment?(r: PartitionReassignment[], fence: ControllerFence): Promise<void>;
+  /** One partition's state, watching its znode (data change, creation, deletion): Kafka's PartitionReassignmentIsrChangeHandler. Optional: without it a reassignment completes on ISR change notifications only. */
+  watchPartitionState?(topic: string, partition: number, watch: ZkWatcher): Promise<VersionedState | undefined>;
   getPreferredReplicaElection(watch?: ZkWatcher): Promise<TopicPartitionRef[] | undefined>;
   /** ZkError NODE_EXISTS while one is pending. */
   createPreferredReplicaElection(ps: TopicPartitionRef[]): Promise<void>;

@@ -35,6 +35,8 @@ import { electLeadersHandler } from './43-elect-leaders.js';
 import { leaderAndIsrHandler } from './04-leader-and-isr.js';
 import { stopReplicaHandler } from './05-stop-replica.js';
 import { updateMetadataHandler } from './06-update-metadata.js';
+import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js';
+import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -70,10 +72,18 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
 ];
 
 /**
- * The controller's requests to a broker: served, and advertised in ApiVersions, only in cluster
- * mode (as a ZooKeeper-mode Kafka broker lists them and a broker outside ZooKeeper does not).
+ * Served, and advertised in ApiVersions, only in cluster mode: the controller's requests to a
+ * broker (as a ZooKeeper-mode Kafka broker lists them and a broker outside ZooKeeper does not),
+ * and the reassignment APIs, which only a controller can serve (embedded mode has one replica per
+ * partition and nothing to reassign to).
  */
-export const ZK_BROKER_HANDLERS: readonly ApiHandler[] = [leaderAndIsrHandler, stopReplicaHandler, updateMetadataHandler];
+export const ZK_BROKER_HANDLERS: readonly ApiHandler[] = [
+  leaderAndIsrHandler,
+  stopReplicaHandler,
+  updateMetadataHandler,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
+];
 
 export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Map<number, ApiHandler> {
   const table = new Map<number, ApiHandler>();

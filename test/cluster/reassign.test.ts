@@ -1,0 +1,235 @@
+/**
+ * Partition reassignment and preferred leader election on a three-broker cluster, with the tools
+ * an operator uses: kafka-reassign-partitions.sh --generate/--execute/--list/--verify moves a
+ * topic from brokers [0, 1] to [1, 2] (the controller waits until the new replica is in the ISR,
+ * then moves leadership and deletes the old replica), and kafka-leader-election.sh moves
+ * leadership back to the preferred replica after that broker restarted. kcat shows what clients
+ * see. New replicas join the ISR through replication (issue 12); until a leader does it, the
+ * test writes the ISR expansion into ZooKeeper itself, as the leader would: a conditional write
+ * of the partition state plus an ISR change notification.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, SESSION_TIMEOUT_MS } from '../helpers/cluster.js';
+import { requirePeer } from '../helpers/peers.js';
+import { runCli } from '../cli/helpers.js';
+import { KafkaZkClient } from '../../src/metadata/zk/kafka-zk-client.js';
+import { PartitionStateZNode } from '../../src/metadata/zk/zk-data.js';
+import { kafkaTopics, kcatMetadata, waitForTopic, zkTopic } from './cluster-clients.js';
+
+const NOTICE_MS = SESSION_TIMEOUT_MS * 5;
+const TOPIC = 'moving';
+
+let c: Cluster | undefined;
+let dir = '';
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fjord-reassign-'));
+  if (Cluster.available()) c = await Cluster.start();
+});
+after(async () => {
+  await c?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const reassign = (...args: string[]) => runCli('kafka-reassign-partitions', args, { timeoutMs: 90_000 });
+const elect = (...args: string[]) => runCli('kafka-leader-election', args, { timeoutMs: 90_000 });
+const hasPartitionDir = (broker: number): boolean => existsSync(c!.broker(broker).dir) && readdirSync(c!.broker(broker).dir).includes(`${TOPIC}-0`);
+
+/**
+ * What a partition leader does when followers have caught up (issue 12): adds them to the ISR
+ * with a write conditional on the state znode's version, then announces it. Retries on a lost race.
+ */
+async function leaderExpandsIsr(add: number): Promise<void> {
+  const zk = new KafkaZkClient(await c!.zk());
+  await c!.waitFor(`broker ${add} in the ISR of ${TOPIC}-0`, 30_000, async () => {
+    const cur = (await zk.getPartitionStates(TOPIC, [0])).get(0)!;
+    if (cur.state.isr.includes(add)) return true;
+    try {
+      await (await c!.zk()).set(`/brokers/topics/${TOPIC}/partitions/0/state`, PartitionStateZNode.encode({ ...cur.state, isr: [...cur.state.isr, add] }), cur.zkVersion);
+    } catch {
+      return false; // the controller wrote meanwhile: read again
+    }
+    await zk.createIsrChangeNotification([{ topic: TOPIC, partition: 0 }]);
+    return true;
+  });
+}
+
+test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-leader-election.sh restores the preferred leader', { timeout: 600_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'kcat')) return;
+  const bootstrap = c!.bootstrap();
+  const created = await kafkaTopics('--create', '--topic', TOPIC, '--bootstrap-server', bootstrap, '--replica-assignment', '0:1');
+  assert.equal(created.code, 0, created.stderr);
+  await waitForTopic(c!, TOPIC);
+  await c!.waitFor('the replica on broker 1', 30_000, () => hasPartitionDir(1));
+
+  // --generate: the current assignment and a proposal over brokers 1 and 2.
+  const topicsFile = join(dir, 'topics.json');
+  await writeFile(topicsFile, JSON.stringify({ topics: [{ topic: TOPIC }], version: 1 }));
+  const gen = await reassign('--bootstrap-server', bootstrap, '--generate', '--topics-to-move-json-file', topicsFile, '--broker-list', '1,2');
+  assert.equal(gen.code, 0, gen.stderr);
+  const lines = gen.stdout.split('\n');
+  assert.deepEqual(lines.slice(0, 4), [
+    'Current partition replica assignment',
+    `{"version":1,"partitions":[{"topic":"${TOPIC}","partition":0,"replicas":[0,1],"log_dirs":["any","any"]}]}`,
+    '',
+    'Proposed partition reassignment configuration',
+  ]);
+  const proposal = JSON.parse(lines[4]!) as { partitions: { replicas: number[] }[] };
+  const target = proposal.partitions[0]!.replicas;
+  assert.deepEqual([...target].sort(), [1, 2]);
+  const plan = join(dir, 'plan.json');
+  await writeFile(plan, lines[4]!);
+
+  // --execute: started, not completed: broker 2 must first be in the ISR.
+  const exec = await reassign('--bootstrap-server', bootstrap, '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  assert.equal(
+    exec.stdout,
+    `Current partition replica assignment\n\n${lines[1]}\n\nSave this to use as the --reassignment-json-file option during rollback\nSuccessfully started partition reassignment for ${TOPIC}-0\n`,
+  );
+  const zk = await c!.zk();
+  const topicNode = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { partitions: Record<string, number[]>; adding_replicas: Record<string, number[]>; removing_replicas: Record<string, number[]> };
+  const midState = (await zkTopic(c!, TOPIC))!.partitions[0]!;
+  if (!midState.isr.includes(2)) {
+    assert.deepEqual(topicNode.partitions['0'], [...target, 0], 'RS = TRS + ORS');
+    assert.deepEqual(topicNode.adding_replicas, { '0': [2] });
+    assert.deepEqual(topicNode.removing_replicas, { '0': [0] });
+    assert.equal(midState.leader, 0, 'the old leader keeps leading while the new replica catches up');
+    const listed = await reassign('--bootstrap-server', bootstrap, '--list');
+    assert.equal(listed.stdout, `Current partition reassignments:\n${TOPIC}-0: replicas: ${[...target, 0].join(',')}. adding: 2. removing: 0.\n`, listed.stderr);
+    const verifying = await reassign('--bootstrap-server', bootstrap, '--verify', '--reassignment-json-file', plan);
+    assert.equal(verifying.stdout, `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is still in progress.\n\n`, verifying.stderr);
+    await c!.waitFor('the new replica created on broker 2', 30_000, () => hasPartitionDir(2));
+    assert.equal(hasPartitionDir(0), true, 'the old replica stays until the reassignment completes');
+    await leaderExpandsIsr(2);
+  }
+
+  const done = await c!.waitFor('the reassignment completed in ZooKeeper', 60_000, async () => {
+    const tp = await zkTopic(c!, TOPIC);
+    const node = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { adding_replicas: object };
+    return tp && tp.partitions[0]!.replicas.join() === target.join() && Object.keys(node.adding_replicas).length === 0 && !(await zk.exists('/admin/reassign_partitions')) ? tp : undefined;
+  });
+  const p0 = done.partitions[0]!;
+  assert.equal(p0.leader, target[0], 'leadership moved to the first target replica in the ISR');
+  assert.deepEqual([...p0.isr].sort(), [1, 2], 'broker 0 left the ISR');
+  const verified = await reassign('--bootstrap-server', bootstrap, '--verify', '--reassignment-json-file', plan);
+  assert.equal(
+    verified.stdout,
+    `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is complete.\n\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic ${TOPIC}\n`,
+    verified.stderr,
+  );
+  assert.equal((await reassign('--bootstrap-server', bootstrap, '--list')).stdout, 'No partition reassignments found.\n');
+  await c!.waitFor('the old replica deleted on broker 0', 30_000, () => !hasPartitionDir(0));
+  // Every broker tells clients the new replicas, broker 0 included.
+  const seen = await c!.waitFor('kcat sees the new assignment from broker 0', 30_000, async () => {
+    const md = await kcatMetadata(c!.broker(0).bootstrap, TOPIC);
+    return md.partitions[0]?.replicas.join() === target.join() && md.partitions[0]!.leader === target[0] ? md : undefined;
+  });
+  assert.deepEqual([...seen.partitions[0]!.isr].sort(), [1, 2]);
+
+  // The preferred replica's broker restarts: leadership moves away, and stays away after its return.
+  const preferred = target[0]!;
+  const other = target[1]!;
+  await c!.broker(preferred).kill();
+  await c!.waitFor('leadership moved off the dead preferred replica', NOTICE_MS, async () => (await zkTopic(c!, TOPIC))?.partitions[0]!.leader === other);
+  await c!.broker(preferred).start();
+  await c!.waitForRegistered([0, 1, 2]);
+  // It catches up (issue 12's replication; simulated) and is in the ISR again, still a follower.
+  await leaderExpandsIsr(preferred);
+  assert.equal((await zkTopic(c!, TOPIC))!.partitions[0]!.leader, other);
+
+  const elected = await elect('--bootstrap-server', bootstrap, '--election-type', 'PREFERRED', '--topic', TOPIC, '--partition', '0');
+  assert.equal(elected.code, 0, elected.stderr);
+  assert.equal(elected.stdout, `Successfully completed leader election (PREFERRED) for partitions ${TOPIC}-0\n`);
+  assert.equal((await zkTopic(c!, TOPIC))!.partitions[0]!.leader, preferred);
+  await c!.waitFor('kcat sees the preferred leader', 30_000, async () => (await kcatMetadata(c!.broker(other).bootstrap, TOPIC)).partitions[0]?.leader === preferred);
+  const again = await elect('--bootstrap-server', bootstrap, '--election-type', 'preferred', '--all-topic-partitions');
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, new RegExp(`^Valid replica already elected for partitions (.*, )?${TOPIC}-0(, .*)?\\n$`));
+});
+
+async function createOn(topic: string, replicas: number[]): Promise<void> {
+  const r = await kafkaTopics('--create', '--topic', topic, '--bootstrap-server', c!.bootstrap(), '--replica-assignment', replicas.join(':'));
+  assert.equal(r.code, 0, r.stderr);
+  await waitForTopic(c!, topic);
+}
+
+async function planFile(name: string, topic: string, replicas: number[]): Promise<string> {
+  const p = join(dir, name);
+  await writeFile(p, JSON.stringify({ version: 1, partitions: [{ topic, partition: 0, replicas }] }));
+  return p;
+}
+
+test('--cancel reverts to the original replicas and deletes the one being added', { timeout: 300_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await createOn('cancelled', [0]);
+  const plan = await planFile('cancel.json', 'cancelled', [0, 2]);
+  const exec = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  await c!.waitFor('the added replica created on broker 2', 30_000, () => existsSync(c!.broker(2).dir) && readdirSync(c!.broker(2).dir).includes('cancelled-0'));
+  // kafka-topics --describe shows the move as Kafka 3.x does; a partition being moved is not under-replicated.
+  const desc = await kafkaTopics('--describe', '--topic', 'cancelled', '--bootstrap-server', c!.bootstrap());
+  assert.equal(desc.code, 0, desc.stderr);
+  const descLines = desc.stdout.split('\n');
+  assert.match(descLines[0]!, /\tPartitionCount: 1\tReplicationFactor: 1\t/);
+  assert.equal(descLines[1], '\tTopic: cancelled\tPartition: 0\tLeader: 0\tReplicas: 0,2\tIsr: 0\tAdding Replicas: 2\tRemoving Replicas: ');
+  const under = await kafkaTopics('--describe', '--topic', 'cancelled', '--under-replicated-partitions', '--bootstrap-server', c!.bootstrap());
+  assert.equal(under.stdout, '');
+  const busy = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
+  assert.equal(busy.code, 1);
+  assert.match(busy.stderr, /Cannot execute because there is an existing partition assignment/);
+  const cancel = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan);
+  assert.equal(cancel.code, 0, cancel.stderr);
+  assert.equal(cancel.stdout, 'Successfully cancelled partition reassignment for: cancelled-0\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic cancelled\n');
+  const tp = (await zkTopic(c!, 'cancelled'))!;
+  assert.deepEqual(tp.partitions[0]!.replicas, [0]);
+  assert.deepEqual(tp.partitions[0]!.isr, [0]);
+  await c!.waitFor('the cancelled replica deleted on broker 2', 30_000, () => !readdirSync(c!.broker(2).dir).includes('cancelled-0'));
+  const none = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan, '--preserve-throttles');
+  assert.equal(none.stdout, 'None of the specified partition reassignments are active.\n');
+});
+
+test('a reassignment pending when the controller is killed is resumed and completed by the next controller', { timeout: 300_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const first = await c!.waitForController();
+  const [a, b] = [0, 1, 2].filter((id) => id !== first.brokerId) as [number, number];
+  await createOn('resumed', [a]);
+  // Kafka 2.x's way: the request znode, written by --zookeeper.
+  const plan = await planFile('resume.json', 'resumed', [b]);
+  const exec = await reassign('--zookeeper', c!.zkConnect, '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  const zk = await c!.zk();
+  await c!.waitFor('phase A (adding_replicas) in the topic znode', 30_000, async () => {
+    const node = JSON.parse((await zk.get('/brokers/topics/resumed')).data.toString()) as { adding_replicas: Record<string, number[]> };
+    return node.adding_replicas['0']?.join() === String(b);
+  });
+  await c!.broker(first.brokerId).kill();
+  const next = await c!.waitForController((x) => x.brokerId !== first.brokerId && x.epoch > first.epoch, NOTICE_MS);
+  t.diagnostic(`controller ${first.brokerId} -> ${next.brokerId}`);
+  assert.ok(await zk.exists('/admin/reassign_partitions'), 'still pending: the new replica is not in the ISR');
+  // The leader (a) sees b caught up.
+  const state = new KafkaZkClient(zk);
+  await c!.waitFor(`broker ${b} in the ISR`, 30_000, async () => {
+    const cur = (await state.getPartitionStates('resumed', [0])).get(0)!;
+    if (cur.state.isr.includes(b)) return true;
+    try {
+      await zk.set('/brokers/topics/resumed/partitions/0/state', PartitionStateZNode.encode({ ...cur.state, isr: [...cur.state.isr, b] }), cur.zkVersion);
+    } catch {
+      return false;
+    }
+    await state.createIsrChangeNotification([{ topic: 'resumed', partition: 0 }]);
+    return true;
+  });
+  const done = await c!.waitFor('the new controller completed it', 60_000, async () => {
+    const tp = await zkTopic(c!, 'resumed');
+    return tp && tp.partitions[0]!.replicas.join() === String(b) && !(await zk.exists('/admin/reassign_partitions')) ? tp : undefined;
+  });
+  assert.equal(done.partitions[0]!.leader, b);
+  assert.deepEqual(done.partitions[0]!.isr, [b]);
+  await c!.broker(first.brokerId).start();
+  await c!.waitForRegistered([0, 1, 2]);
+});
