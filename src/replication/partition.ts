@@ -157,12 +157,13 @@ export class Partition {
   /**
    * LeaderAndIsr made this broker the leader at `leaderEpoch` (Kafka's Partition.makeLeader):
    * the ISR and replicas as the controller wrote them; followers in the ISR count as caught up
-   * now, the others as never; a new leader (or a new epoch) forgets the followers' log end
+   * now, the others as never; a broker that was not leading forgets the followers' log end
    * offsets, which it learns again from their next fetch. Embedded mode: isr = replicas = [self].
    */
   makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): void {
     const now = Date.now();
-    const newEpoch = !this.isLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
+    const newLeader = !this.isLeader;
+    const newEpoch = newLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
     this.isLeader = true;
     this.leaderId = selfId;
     this.leaderEpoch = leaderEpoch;
@@ -178,8 +179,8 @@ export class Partition {
       if (id === selfId) continue;
       const f = this.followers.get(id);
       const lastCaughtUpTimeMs = isr.includes(id) ? now : 0;
-      if (!f || newEpoch) {
-        this.followers.set(id, { logEndOffset: f && !newEpoch ? f.logEndOffset : -1, lastFetchTimeMs: now, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: leo });
+      if (!f || newLeader) {
+        this.followers.set(id, { logEndOffset: -1, lastFetchTimeMs: now, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: leo });
       } else {
         f.lastCaughtUpTimeMs = lastCaughtUpTimeMs;
         f.lastFetchLeaderLogEndOffset = leo;

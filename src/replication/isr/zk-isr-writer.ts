@@ -21,6 +21,7 @@ export class ZkIsrWriter implements IsrWriter {
   private flushing = false;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly zk: KafkaZkApi,
@@ -44,7 +45,18 @@ export class ZkIsrWriter implements IsrWriter {
     return result;
   }
 
+  /** Resolves once every recorded change has been announced (or the writer is closed). */
+  whenIdle(): Promise<void> {
+    if (this.closed || (!this.flushing && this.pending.size === 0)) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   private flush(): void {
+    if (!this.flushing && (this.closed || this.pending.size === 0)) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
     if (this.flushing || this.closed || this.pending.size === 0 || this.retry) return;
     this.flushing = true;
     const batch = [...this.pending.values()];
@@ -72,5 +84,6 @@ export class ZkIsrWriter implements IsrWriter {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
+    this.flush();
   }
 }
