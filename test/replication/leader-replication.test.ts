@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reader, Writer, type Input } from '../../src/protocol/primitives/index.js';
 import { FetchRequestCodec, FetchResponseCodec, type FetchRequest, type FetchResponse } from '../../src/protocol/messages/index.js';
-import { ErrorCode } from '../../src/protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
 import { ZkBrokerMetadata } from '../../src/metadata/zk/zk-broker-metadata.js';
 import { LogManager } from '../../src/storage/log-manager.js';
@@ -24,7 +24,9 @@ import { ControlRequests } from '../../src/server/cluster/control-requests.js';
 import { fetchHandler } from '../../src/server/handlers/01-fetch.js';
 import type { RequestContext } from '../../src/server/handlers/types.js';
 import type { BrokerServices } from '../../src/server/broker-services.js';
+import { ReplicaManagerCoordinatorLog, coordinatorAppendError } from '../../src/coordinator/runtime/partition-log.js';
 import { broker, fakeZk, header, pstate, simpleAssigner } from '../metadata/zk/zk-broker-helpers.js';
+import { startTestBroker } from '../helpers/broker.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAw';
 const T = 'rep';
@@ -313,5 +315,45 @@ test('losing leadership answers waiting acks=all produces NOT_LEADER_OR_FOLLOWER
     assert.equal((await pending).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
   } finally {
     await l.close();
+  }
+});
+
+test('coordinator writes (acks=-1, origin coordinator) are acknowledged only once replicated, and time out after offsets.commit.timeout.ms', async () => {
+  const l = await startLeader({ configs: { 'offsets.commit.timeout.ms': '300' } });
+  try {
+    const log = new ReplicaManagerCoordinatorLog(l.rm, T);
+    let done = false;
+    const pending = log.append(0, [{ key: Buffer.from('k'), value: Buffer.from('v') }], Date.now()).then(() => (done = true));
+    const deadline = Date.now() + 10_000;
+    while (l.partition().logEndOffset < 1 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+    await replicaFetch(l, 2, 1);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(done, false, 'not acknowledged before the whole ISR has it');
+    await replicaFetch(l, 3, 1);
+    await pending;
+    assert.equal(l.partition().highWatermark, 1);
+    // Nobody replicates the next one: the coordinator hears COORDINATOR_NOT_AVAILABLE (Kafka's mapping of the timeout's error).
+    await assert.rejects(log.append(0, [{ key: Buffer.from('k'), value: Buffer.from('v2') }], Date.now()), (e: unknown) => e instanceof KafkaError && e.code === coordinatorAppendError(ErrorCode.REQUEST_TIMED_OUT));
+  } finally {
+    await l.close();
+  }
+});
+
+test('embedded mode is unchanged: ISR = replicas = [self], no ISR writer, HW = LEO as soon as an acks=all append completes', async () => {
+  const b = await startTestBroker({ 'min.insync.replicas': '1' });
+  try {
+    const { metadata, replicaManager } = b.broker.services;
+    await metadata.createTopic({ name: 'solo', numPartitions: 1, replicationFactor: 1 });
+    await replicaManager.syncTopic('solo');
+    const p = replicaManager.getPartition('solo', 0)!;
+    const self = b.broker.services.config.brokerId;
+    assert.deepEqual([p.isLeader, [...p.isr], [...p.replicas], p.isrWriter], [true, [self], [self], undefined]);
+    const res = await replicaManager.appendRecords('solo', 0, batch(5), { requiredAcks: -1, origin: 'client', produceVersion: 9, timeoutMs: 0 });
+    assert.equal(res.errorCode, ErrorCode.NONE, 'answered at once even with timeout 0: the ISR is only the leader');
+    assert.deepEqual([p.logEndOffset, p.highWatermark], [5, 5]);
+    replicaManager.maybeShrinkIsr(Date.now() + 3_600_000);
+    assert.deepEqual([...p.isr], [self]);
+  } finally {
+    await b.stop();
   }
 });
