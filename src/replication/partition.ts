@@ -70,6 +70,8 @@ export interface IsrChange {
 export type ReplicationCheck = { done: false } | { done: true; errorCode: number };
 
 const SCAN_CHUNK = 1 << 20;
+/** Appends above the HW remembered one by one (for parked consumer fetches' byte counts). */
+const MAX_UNREPLICATED_ENTRIES = 1024;
 
 export class Partition {
   leaderEpoch: number;
@@ -466,7 +468,14 @@ export class Partition {
       this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
       return;
     }
-    this.unreplicated.push({ end: lastOffset + 1, bytes });
+    // Bounded while followers lag (or ISR writes fail): beyond that, appends merge into the last entry.
+    const last = this.unreplicated.length >= MAX_UNREPLICATED_ENTRIES ? this.unreplicated[this.unreplicated.length - 1] : undefined;
+    if (last) {
+      last.end = lastOffset + 1;
+      last.bytes += bytes;
+    } else {
+      this.unreplicated.push({ end: lastOffset + 1, bytes });
+    }
     this.maybeIncrementHighWatermark();
   }
 
