@@ -175,7 +175,7 @@ export class ReplicaManager {
     rm.timer.unref();
     if (opts.isrWriter) {
       // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
-      rm.isrTimer = setInterval(() => rm.maybeShrinkIsr(Date.now()), Math.max(1, Math.floor(opts.config.replicaLagTimeMaxMs / 2)));
+      rm.isrTimer = setInterval(() => rm.maybeShrinkIsr(Date.now()), Math.max(10, Math.floor(opts.config.replicaLagTimeMaxMs / 2)));
       rm.isrTimer.unref();
     }
     return rm;
