@@ -357,3 +357,40 @@ test('embedded mode is unchanged: ISR = replicas = [self], no ISR writer, HW = L
     await b.stop();
   }
 });
+
+test('while an ISR change is being written the HW waits for the larger ISR: a pending shrink does not advance it, a pending expand already counts the new member', async () => {
+  const l = await startLeader({ isr: [1, 2] });
+  try {
+    const p = l.partition();
+    let release!: (v: number) => void;
+    l.writer.writeIsr = (change) => {
+      l.writer.changes.push(change);
+      return new Promise((resolve) => (release = resolve));
+    };
+    await produce(l, 2, 1);
+    // Expand: 3 reaches the HW (0) and is proposed; until accepted, the HW needs it too.
+    await replicaFetch(l, 3, 0);
+    assert.deepEqual(l.writer.changes.map((c) => c.isr), [[1, 2, 3]]);
+    assert.equal(p.isrUpdateInFlight, true);
+    await replicaFetch(l, 2, 2);
+    assert.equal(p.highWatermark, 0, 'the pending member 3 holds the HW back');
+    release(1);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([[...p.isr], p.partitionEpoch, p.isrUpdateInFlight], [[1, 2, 3], 1, false]);
+    await replicaFetch(l, 3, 2);
+    assert.equal(p.highWatermark, 2);
+    // Shrink: 3 falls behind; until the change is accepted the HW still waits for 3.
+    await produce(l, 1, 1);
+    await replicaFetch(l, 2, 3);
+    l.rm.maybeShrinkIsr(Date.now() + 60_000);
+    assert.deepEqual(l.writer.changes.at(-1)!.isr, [1, 2]);
+    assert.equal(p.highWatermark, 2, 'not advanced on a shrink that may yet fail');
+    l.rm.maybeShrinkIsr(Date.now() + 60_000);
+    assert.equal(l.writer.changes.length, 2, 'one change in flight at a time');
+    release(2);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([[...p.isr], p.highWatermark], [[1, 2], 3]);
+  } finally {
+    await l.close();
+  }
+});
