@@ -13,28 +13,34 @@ export class DelayedFetch implements AppendWaiter {
   readonly completed: Promise<void>;
 
   /**
-   * @param fetchOffsets partition → the offset this fetch reads from and the high watermark its
-   *   last read saw; appends before the fetch offset do not count.
+   * @param fetchOffsets partition → the offset this fetch reads from and the high watermark (log
+   *   end for a replica fetch) its last read saw; appends before the fetch offset do not count.
    */
   constructor(
     private readonly fetchOffsets: Map<Partition, { fetchOffset: number; seenHighWatermark: number }>,
     minBytesStillNeeded: number,
     maxWaitMs: number,
     private readonly registry: Set<DelayedFetch>,
+    /** A follower's fetch: it reads up to the log end, so appends wake it, not the high watermark. */
+    private readonly replica = false,
   ) {
     this.remaining = minBytesStillNeeded;
     this.completed = new Promise<void>((resolve) => (this.resolveWait = resolve));
-    for (const p of fetchOffsets.keys()) p.waiters.add(this);
+    for (const p of fetchOffsets.keys()) (replica ? p.replicaWaiters : p.waiters).add(this);
     registry.add(this);
     this.timer = setTimeout(() => this.complete(), maxWaitMs);
     // An append may have landed between the read and this registration: do not sleep through it.
-    for (const [p, seen] of fetchOffsets) if (p.highWatermark > seen.seenHighWatermark) this.complete();
+    for (const [p, seen] of fetchOffsets) if (this.visibleEnd(p) > seen.seenHighWatermark) this.complete();
+  }
+
+  private visibleEnd(p: Partition): number {
+    return this.replica ? p.logEndOffset : p.highWatermark;
   }
 
   onAppend(partition: Partition, bytes: number, firstOffset: number): void {
     const from = this.fetchOffsets.get(partition)?.fetchOffset;
     // Only data at or beyond where this fetch reads counts towards min.bytes.
-    if (from === undefined || partition.highWatermark <= from || firstOffset < 0) return;
+    if (from === undefined || this.visibleEnd(partition) <= from || firstOffset < 0) return;
     this.remaining -= bytes;
     if (this.remaining <= 0) this.complete();
   }
@@ -45,7 +51,7 @@ export class DelayedFetch implements AppendWaiter {
     this.done = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    for (const p of this.fetchOffsets.keys()) p.waiters.delete(this);
+    for (const p of this.fetchOffsets.keys()) (this.replica ? p.replicaWaiters : p.waiters).delete(this);
     this.registry.delete(this);
     this.resolveWait();
   }

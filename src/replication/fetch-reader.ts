@@ -1,6 +1,13 @@
 /**
  * Reads for Fetch: per-partition limits within the response limit, the first batch whole even
  * when larger (v3+), and a long-poll wait for min.bytes woken by appends.
+ *
+ * A replica fetch (replica id >= 0, a follower) is Kafka's Partition.fetchRecords for followers:
+ * only the leader answers it; a replica id outside the partition's replicas is refused
+ * (UNKNOWN_LEADER_EPOCH when the fetch names a leader epoch, else NOT_LEADER_OR_FOLLOWER); a
+ * last fetched epoch the leader's epoch history does not back answers diverging_epoch and
+ * nothing else; otherwise the follower's fetch state is recorded (which may advance the high
+ * watermark or bring it back into the ISR) and it reads up to the log end, not the HW.
  */
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetOutOfRangeError } from '../storage/errors.js';
@@ -15,6 +22,8 @@ export interface FetchTarget {
   partitionMaxBytes: number;
   /** -1 = not checked. */
   currentLeaderEpoch: number;
+  /** Fetch v12+: the epoch of the last batch the fetcher holds (-1 = none), checked against the epoch history. */
+  lastFetchedEpoch?: number;
   /** Set by the caller when it already knows the answer (unknown topic id...). */
   presetError?: number;
 }
@@ -26,6 +35,8 @@ export interface FetchParams {
   readCommitted: boolean;
   /** Fetch v0-v2: maxBytes is a hard limit (no oversized first batch). */
   hardMaxBytes: boolean;
+  /** The fetching broker for a replica fetch (>= 0); -1 (or absent) for consumers. */
+  replicaId?: number;
 }
 
 export interface PartitionFetchResult {
@@ -34,6 +45,8 @@ export interface PartitionFetchResult {
   lastStableOffset: number;
   logStartOffset: number;
   records: Buffer | null;
+  /** Where the fetcher's log diverges from the leader's (its last fetched epoch is not backed here). */
+  divergingEpoch?: { epoch: number; endOffset: number };
 }
 
 export type PartitionLookup = (topic: string, partition: number) => { partition?: Partition; errorCode: number };
@@ -43,6 +56,18 @@ const EMPTY = Buffer.alloc(0);
 export function leaderEpochError(requested: number, current: number): number {
   if (requested < 0 || requested === current) return ErrorCode.NONE;
   return requested < current ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
+}
+
+/**
+ * Kafka's validateLastFetchedEpoch: the end of the fetcher's last epoch in the leader's history;
+ * diverging when the leader knows no such epoch (an earlier one ends its history there) or the
+ * epoch ended before the fetch offset. undefined: no divergence. Throws OffsetOutOfRangeError
+ * when the history says nothing of it or the fetch offset is below the log start.
+ */
+function divergingEpochOf(p: Partition, lastFetchedEpoch: number, fetchOffset: number): { epoch: number; endOffset: number } | undefined {
+  const end = p.log.epochs.endOffsetFor(lastFetchedEpoch, p.logEndOffset);
+  if (end.epoch < 0 || end.endOffset < 0 || fetchOffset < p.logStartOffset) throw new OffsetOutOfRangeError(fetchOffset, p.logStartOffset, p.logEndOffset);
+  return end.epoch < lastFetchedEpoch || end.endOffset < fetchOffset ? end : undefined;
 }
 
 async function readAll(
@@ -55,6 +80,9 @@ async function readAll(
   let bytes = 0;
   let errors = false;
   let minOneBatch = !params.hardMaxBytes;
+  const replicaId = params.replicaId ?? -1;
+  const fromFollower = replicaId >= 0;
+  const now = fromFollower ? Date.now() : 0;
   for (const t of targets) {
     const found = t.presetError !== undefined ? { errorCode: t.presetError } : lookup(t.topic, t.partition);
     const p = found.partition;
@@ -63,17 +91,44 @@ async function readAll(
       results.push({ errorCode: found.errorCode, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: EMPTY });
       continue;
     }
-    const base = { highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset };
+    let base = { highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset };
     const epochError = leaderEpochError(t.currentLeaderEpoch, p.leaderEpoch);
     if (epochError !== ErrorCode.NONE) {
       errors = true;
       results.push({ errorCode: epochError, ...base, records: EMPTY });
       continue;
     }
-    partitions.set(p, { fetchOffset: t.fetchOffset, seenHighWatermark: base.highWatermark });
+    if (fromFollower && (replicaId === p.leaderId || !p.replicas.includes(replicaId))) {
+      // Not one of its replicas (yet: a reassignment the leader has not heard of): the follower retries.
+      errors = true;
+      results.push({ errorCode: t.currentLeaderEpoch >= 0 ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER, ...base, records: EMPTY });
+      continue;
+    }
+    if (t.lastFetchedEpoch !== undefined && t.lastFetchedEpoch >= 0) {
+      let diverging: { epoch: number; endOffset: number } | undefined;
+      try {
+        diverging = divergingEpochOf(p, t.lastFetchedEpoch, t.fetchOffset);
+      } catch (err) {
+        errors = true;
+        results.push({ errorCode: err instanceof OffsetOutOfRangeError ? ErrorCode.OFFSET_OUT_OF_RANGE : errorCodeOf(err), ...base, records: EMPTY });
+        continue;
+      }
+      if (diverging) {
+        // Answered at once (no long poll), and the fetch state is not recorded: the fetcher truncates first.
+        errors = true;
+        results.push({ errorCode: ErrorCode.NONE, ...base, records: EMPTY, divergingEpoch: diverging });
+        continue;
+      }
+    }
+    const leaderEnd = p.logEndOffset;
+    if (fromFollower && t.fetchOffset >= p.logStartOffset && t.fetchOffset <= leaderEnd) {
+      p.updateFollowerFetchState(replicaId, t.fetchOffset, now);
+      base = { highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset };
+    }
+    partitions.set(p, { fetchOffset: t.fetchOffset, seenHighWatermark: fromFollower ? leaderEnd : base.highWatermark });
     const limit = Math.min(t.partitionMaxBytes, params.maxBytes - bytes);
     try {
-      const upTo = params.readCommitted ? p.lastStableOffset : p.highWatermark;
+      const upTo = fromFollower ? leaderEnd : params.readCommitted ? p.lastStableOffset : p.highWatermark;
       const { records } = limit > 0 || minOneBatch ? await p.read(t.fetchOffset, Math.max(limit, 0), minOneBatch, upTo) : { records: EMPTY };
       if (records.length > 0) minOneBatch = false;
       bytes += records.length;
@@ -99,7 +154,7 @@ export async function fetchRecords(
 ): Promise<PartitionFetchResult[]> {
   const first = await readAll(targets, params, lookup);
   if (params.maxWaitMs <= 0 || first.bytes >= params.minBytes || first.errors || first.partitions.size === 0) return first.results;
-  const wait = new DelayedFetch(first.partitions, params.minBytes - first.bytes, params.maxWaitMs, waiting);
+  const wait = new DelayedFetch(first.partitions, params.minBytes - first.bytes, params.maxWaitMs, waiting, (params.replicaId ?? -1) >= 0);
   await wait.completed;
   return (await readAll(targets, params, lookup)).results;
 }

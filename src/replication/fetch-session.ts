@@ -22,6 +22,8 @@ export interface SessionPartition {
   fetchOffset: number;
   partitionMaxBytes: number;
   currentLeaderEpoch: number;
+  /** Fetch v12+ (followers): the epoch of the fetcher's last batch; -1 = none. */
+  lastFetchedEpoch?: number;
   /** What the last response told the client; -2 = never sent. */
   sentHighWatermark: number;
   sentLastStableOffset: number;
@@ -58,6 +60,7 @@ export class FetchSession {
       existing.fetchOffset = p.fetchOffset;
       existing.partitionMaxBytes = p.partitionMaxBytes;
       existing.currentLeaderEpoch = p.currentLeaderEpoch;
+      existing.lastFetchedEpoch = p.lastFetchedEpoch;
       existing.topic = p.topic;
       return existing;
     }
@@ -78,8 +81,8 @@ export class FetchSession {
    * Records what is being sent for `p` and says whether an incremental response must include
    * it: always when there is an error or data, else only when one of its offsets moved.
    */
-  noteResponse(p: SessionPartition, r: { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; bytes: number }): boolean {
-    let include = r.errorCode !== 0 || r.bytes > 0;
+  noteResponse(p: SessionPartition, r: { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; bytes: number; divergingEpoch?: unknown }): boolean {
+    let include = r.errorCode !== 0 || r.bytes > 0 || r.divergingEpoch !== undefined;
     if (p.sentHighWatermark !== r.highWatermark) {
       p.sentHighWatermark = r.highWatermark;
       include = true;

@@ -3,9 +3,11 @@
  * high watermark and idempotent-producer state. Appends are serialised here (producer checks, log append and state update must be one
  * step); reads go straight to the log and never wait behind an append.
  *
- * Single broker: the ISR is just the leader, so the high watermark is the log end offset as
- * soon as an append completes. The concept is kept (reads stop at the HW, it is checkpointed)
- * so follower replication can slot in later.
+ * Leader state as Kafka's Partition: the ISR and replica set from LeaderAndIsr, each follower's
+ * fetch state (log end offset, last fetch and last caught-up times), the high watermark = the
+ * lowest log end offset in the ISR, and the ISR's shrink/expand through an injected IsrWriter.
+ * A partition whose ISR is only the leader (embedded mode always, ISR = [self]) takes the fast
+ * path: the high watermark is the log end offset as soon as an append completes.
  */
 import { BATCH_LENGTH, LOG_OVERHEAD } from '../protocol/records/batch-header.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -18,6 +20,8 @@ export interface LeaderAppendResult {
   errorCode: number;
   errorMessage?: string;
   baseOffset: number;
+  /** The last offset appended (of the original batch for a duplicate); -1 on failure. */
+  lastOffset: number;
   logAppendTime: number;
   logStartOffset: number;
 }
@@ -27,7 +31,47 @@ export interface AppendWaiter {
   onAppend(partition: Partition, bytes: number, firstOffset: number): void;
 }
 
+/** Something waiting for the high watermark, the ISR or leadership to change (an acks=all produce). */
+export interface StateWaiter {
+  onStateChange(partition: Partition): void;
+}
+
+/** What the leader knows of one follower (Kafka's Replica). -1: not known yet. */
+export interface FollowerState {
+  logEndOffset: number;
+  lastFetchTimeMs: number;
+  /** The last time the follower was known to hold everything the leader held. */
+  lastCaughtUpTimeMs: number;
+  /** The leader's log end offset at the follower's previous fetch. */
+  lastFetchLeaderLogEndOffset: number;
+}
+
+/**
+ * Writes an ISR change where the cluster keeps it (ZooKeeper in cluster mode). Resolves with the
+ * new partition epoch (zkVersion), or 'BAD_VERSION' when the partition's state moved on
+ * meanwhile (the change is given up; the controller's newer state comes by LeaderAndIsr).
+ */
+export interface IsrWriter {
+  writeIsr(change: IsrChange): Promise<number | 'BAD_VERSION'>;
+}
+
+export interface IsrChange {
+  topic: string;
+  partition: number;
+  leader: number;
+  leaderEpoch: number;
+  isr: number[];
+  controllerEpoch: number;
+  /** The partition epoch (zkVersion) the change is conditional on. */
+  partitionEpoch: number;
+}
+
+/** The answer to "has an acks=all append reached every in-sync replica?" (Kafka's checkEnoughReplicasReachOffset). */
+export type ReplicationCheck = { done: false } | { done: true; errorCode: number };
+
 const SCAN_CHUNK = 1 << 20;
+/** Appends above the HW remembered one by one (for parked consumer fetches' byte counts). */
+const MAX_UNREPLICATED_ENTRIES = 1024;
 
 export class Partition {
   leaderEpoch: number;
@@ -39,6 +83,27 @@ export class Partition {
   isLeader = true;
   /** The leader as the controller last said (-1: none); this broker's id while isLeader. */
   leaderId = -1;
+  /** In-sync replicas as last committed (LeaderAndIsr, or this leader's own accepted change). */
+  isr: readonly number[] = [];
+  /** The assigned replicas (LeaderAndIsr); [self] in embedded mode. */
+  replicas: readonly number[] = [];
+  /** zkVersion of the partition state znode this broker last knew (-1 in embedded mode). */
+  partitionEpoch = -1;
+  /** The controller epoch of the last LeaderAndIsr; written back with ISR changes. */
+  controllerEpoch = -1;
+  /** The leader's log end offset when it took this epoch; a follower rejoins the ISR only past it. */
+  leaderEpochStartOffset = -1;
+  /** Where ISR changes are written; none in embedded mode (the ISR stays [self]). */
+  isrWriter: IsrWriter | undefined;
+  /** An ISR change being written; the high watermark counts its members too (Kafka's maximal ISR). */
+  private pendingIsr: readonly number[] | undefined;
+  private readonly followers = new Map<number, FollowerState>();
+  /** Appends above the high watermark (end offset, bytes), to tell parked consumer fetches what became visible. */
+  private unreplicated: { end: number; bytes: number }[] = [];
+  /** Replica fetches parked for data: woken by every append (they read up to the log end). */
+  readonly replicaWaiters = new Set<AppendWaiter>();
+  /** acks=all produces waiting for the high watermark. */
+  readonly stateWaiters = new Set<StateWaiter>();
   private hw: number;
   readonly producers: ProducerStateMap;
   private readonly appendLock = new Mutex();
@@ -55,24 +120,30 @@ export class Partition {
     leaderEpoch: number,
     producers: ProducerStateMap,
     private readonly onHighWatermark: (p: Partition) => void,
+    initialHighWatermark: number | undefined,
   ) {
     this.topicId = topicId;
     this.leaderEpoch = leaderEpoch;
     this.producers = producers;
-    this.hw = log.logEndOffset;
+    this.hw = initialHighWatermark === undefined ? log.logEndOffset : Math.max(0, Math.min(initialHighWatermark, log.logEndOffset));
   }
 
-  /** Wraps an opened log, rebuilding producer state from the latest snapshot plus the log after it. */
+  /**
+   * Wraps an opened log, rebuilding producer state from the latest snapshot plus the log after it.
+   * The high watermark starts at the log end (a single broker's log is all committed) unless
+   * `initialHighWatermark` (cluster mode: the checkpointed one) says less is known to be replicated.
+   */
   static async open(
     log: Log,
     topicId: string,
     leaderEpoch: number,
     onHighWatermark: (p: Partition) => void,
+    initialHighWatermark?: number,
   ): Promise<Partition> {
     const snap = await loadLatestSnapshot(log.dir, log.logEndOffset, (m) => log.logger.warn(m));
     const state = snap?.state ?? new ProducerStateMap();
     const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
-    const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark);
+    const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark, initialHighWatermark);
     await p.replayProducerState(from);
     // Up to date when the snapshot reaches the log end, or the log is empty (nothing to replay).
     const upToDate = from === log.logEndOffset;
@@ -85,21 +156,187 @@ export class Partition {
     return this.log.topic;
   }
 
-  /** LeaderAndIsr made this broker the leader at `leaderEpoch`. */
-  makeLeader(selfId: number, leaderEpoch: number): void {
+  /**
+   * LeaderAndIsr made this broker the leader at `leaderEpoch` (Kafka's Partition.makeLeader):
+   * the ISR and replicas as the controller wrote them; followers in the ISR count as caught up
+   * now, the others as never; a broker that was not leading forgets the followers' log end
+   * offsets, which it learns again from their next fetch. Embedded mode: isr = replicas = [self].
+   */
+  makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): void {
+    const now = Date.now();
+    const newLeader = !this.isLeader;
+    const newEpoch = newLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
     this.isLeader = true;
     this.leaderId = selfId;
     this.leaderEpoch = leaderEpoch;
+    this.isr = [...isr];
+    this.replicas = [...replicas];
+    this.partitionEpoch = partitionEpoch;
+    this.controllerEpoch = controllerEpoch;
+    this.pendingIsr = undefined;
+    const leo = this.log.logEndOffset;
+    if (newEpoch) this.leaderEpochStartOffset = leo;
+    for (const id of [...this.followers.keys()]) if (!replicas.includes(id)) this.followers.delete(id);
+    for (const id of replicas) {
+      if (id === selfId) continue;
+      const f = this.followers.get(id);
+      const lastCaughtUpTimeMs = isr.includes(id) ? now : 0;
+      if (!f || newLeader) {
+        this.followers.set(id, { logEndOffset: -1, lastFetchTimeMs: now, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: leo });
+      } else {
+        f.lastCaughtUpTimeMs = lastCaughtUpTimeMs;
+        f.lastFetchLeaderLogEndOffset = leo;
+        f.lastFetchTimeMs = now;
+      }
+    }
+    this.maybeIncrementHighWatermark();
+    this.notifyState();
   }
 
   /**
-   * LeaderAndIsr made `leaderId` the leader. Issue 12 adds the fetcher here (truncate by leader
-   * epoch, then fetch from the leader); until then the follower's log stays as it is.
+   * LeaderAndIsr made `leaderId` the leader. The follower side (fetcher, truncation) hangs off
+   * ReplicaManager; here the leader state is dropped and waiting acks=all produces are answered.
    */
-  makeFollower(leaderId: number, leaderEpoch: number): void {
+  makeFollower(leaderId: number, leaderEpoch: number, isr: readonly number[] = this.isr, replicas: readonly number[] = this.replicas, partitionEpoch = this.partitionEpoch, controllerEpoch = this.controllerEpoch): void {
     this.isLeader = false;
     this.leaderId = leaderId;
     this.leaderEpoch = leaderEpoch;
+    this.isr = [...isr];
+    this.replicas = [...replicas];
+    this.partitionEpoch = partitionEpoch;
+    this.controllerEpoch = controllerEpoch;
+    this.pendingIsr = undefined;
+    this.leaderEpochStartOffset = -1;
+    this.followers.clear();
+    this.unreplicated = [];
+    this.notifyState();
+  }
+
+  /** A follower's fetch state as the leader last recorded it (tests, DescribeLogDirs-style views). */
+  followerState(replicaId: number): Readonly<FollowerState> | undefined {
+    return this.followers.get(replicaId);
+  }
+
+  /**
+   * A replica fetch from `replicaId` at `fetchOffset` (Kafka's Replica.updateFetchState, then
+   * maybeExpandIsr and maybeIncrementLeaderHW). Returns false when `replicaId` is not one of
+   * this partition's replicas (the caller answers an error, nothing recorded).
+   */
+  updateFollowerFetchState(replicaId: number, fetchOffset: number, nowMs: number): boolean {
+    const f = this.followers.get(replicaId);
+    if (!f || !this.isLeader) return false;
+    const leaderEnd = this.log.logEndOffset;
+    // Caught up now if it holds everything; caught up as of its previous fetch if it holds what
+    // the leader held then (Kafka's rule, so a follower of a busy leader still counts).
+    if (fetchOffset >= leaderEnd) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, nowMs);
+    else if (fetchOffset >= f.lastFetchLeaderLogEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, f.lastFetchTimeMs);
+    f.logEndOffset = fetchOffset;
+    f.lastFetchLeaderLogEndOffset = leaderEnd;
+    f.lastFetchTimeMs = nowMs;
+    this.maybeExpandIsr(replicaId, f);
+    this.maybeIncrementHighWatermark();
+    return true;
+  }
+
+  /** The ISR the high watermark waits for: the committed one plus members of a change being written. */
+  private maximalIsr(): readonly number[] {
+    if (!this.pendingIsr) return this.isr;
+    return [...new Set([...this.isr, ...this.pendingIsr])];
+  }
+
+  private logEndOffsetOf(id: number): number {
+    if (id === this.leaderId) return this.log.logEndOffset;
+    return this.followers.get(id)?.logEndOffset ?? -1;
+  }
+
+  /** HW = the lowest log end offset in the (maximal) ISR; it only moves forward. */
+  private maybeIncrementHighWatermark(): void {
+    if (!this.isLeader) return;
+    let hw = this.log.logEndOffset;
+    for (const id of this.maximalIsr()) hw = Math.min(hw, this.logEndOffsetOf(id));
+    if (hw <= this.hw) return;
+    let bytes = 0;
+    let i = 0;
+    while (i < this.unreplicated.length && this.unreplicated[i]!.end <= hw) bytes += this.unreplicated[i++]!.bytes;
+    this.unreplicated.splice(0, i);
+    this.advanceHighWatermark(hw, Math.max(bytes, 1), this.hw);
+  }
+
+  /** A follower out of the ISR rejoins once it holds the HW and this epoch's start (Kafka's isFollowerInSync). */
+  private maybeExpandIsr(replicaId: number, f: FollowerState): void {
+    if (!this.isrWriter || this.pendingIsr || this.isr.includes(replicaId)) return;
+    if (f.logEndOffset < this.hw || f.logEndOffset < this.leaderEpochStartOffset) return;
+    this.submitIsr([...this.isr, replicaId]);
+  }
+
+  /**
+   * Kafka's maybeShrinkIsr: followers in the ISR that have not been caught up for more than
+   * `maxLagMs` (and are not at the log end) leave it. Returns the replicas dropped.
+   */
+  maybeShrinkIsr(nowMs: number, maxLagMs: number): number[] {
+    if (!this.isLeader || !this.isrWriter || this.pendingIsr) return [];
+    const leaderEnd = this.log.logEndOffset;
+    const out = this.isr.filter((id) => {
+      if (id === this.leaderId) return false;
+      const f = this.followers.get(id);
+      if (!f) return true;
+      return f.logEndOffset !== leaderEnd && nowMs - f.lastCaughtUpTimeMs > maxLagMs;
+    });
+    if (out.length === 0) return [];
+    this.submitIsr(this.isr.filter((id) => !out.includes(id)));
+    return out;
+  }
+
+  /**
+   * Writes a new ISR (one change in flight at a time). While it is written the high watermark
+   * waits for the larger of the two ISRs; once accepted the ISR and partition epoch move on, the
+   * HW may advance and waiting produces re-check; a BAD_VERSION gives the change up.
+   */
+  private submitIsr(newIsr: number[]): void {
+    const writer = this.isrWriter!;
+    this.pendingIsr = newIsr;
+    const epoch = this.leaderEpoch;
+    const change: IsrChange = {
+      topic: this.topic, partition: this.partition, leader: this.leaderId, leaderEpoch: epoch,
+      isr: newIsr, controllerEpoch: this.controllerEpoch, partitionEpoch: this.partitionEpoch,
+    };
+    const settle = (result: number | 'BAD_VERSION' | undefined): void => {
+      // LeaderAndIsr moved the partition on meanwhile: its state wins.
+      if (this.pendingIsr !== newIsr || !this.isLeader || this.leaderEpoch !== epoch) return;
+      this.pendingIsr = undefined;
+      if (typeof result === 'number') {
+        this.isr = newIsr;
+        this.partitionEpoch = result;
+        for (const id of newIsr) {
+          const f = this.followers.get(id);
+          if (f) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, Date.now());
+        }
+      }
+      this.maybeIncrementHighWatermark();
+      this.notifyState();
+    };
+    writer.writeIsr(change).then(settle, () => settle(undefined));
+  }
+
+  /** Whether an ISR change is being written. */
+  get isrUpdateInFlight(): boolean {
+    return this.pendingIsr !== undefined;
+  }
+
+  /**
+   * Kafka's checkEnoughReplicasReachOffset: has the high watermark passed `requiredOffset` (the
+   * append's last offset + 1)? Then the append is done, NOT_ENOUGH_REPLICAS_AFTER_APPEND when
+   * the ISR meanwhile shrank below `minIsr`. Not the leader any more: NOT_LEADER_OR_FOLLOWER.
+   */
+  checkEnoughReplicasReachOffset(requiredOffset: number, minIsr: number): ReplicationCheck {
+    if (!this.isLeader) return { done: true, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    if (this.hw < requiredOffset) return { done: false };
+    return { done: true, errorCode: this.isr.length >= minIsr ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND };
+  }
+
+  private notifyState(): void {
+    if (this.stateWaiters.size === 0) return;
+    for (const w of [...this.stateWaiters]) w.onStateChange(this);
   }
   get partition(): number {
     return this.log.partition;
@@ -196,7 +433,7 @@ export class Partition {
           );
           if (check.kind === 'error') return this.failure(check.errorCode, check.message);
           if (check.kind === 'duplicate') {
-            return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
+            return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
           }
         }
         pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
@@ -212,13 +449,34 @@ export class Partition {
         }
         pos += size;
       }
-      this.advanceHighWatermark(this.log.logEndOffset, batches.length, res.firstOffset);
-      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+      this.onLeaderAppend(batches.length, res.firstOffset, res.lastOffset);
+      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
     });
   }
 
   private failure(errorCode: number, errorMessage: string): LeaderAppendResult {
-    return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
+    return { errorCode, errorMessage, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
+  }
+
+  /**
+   * After a leader append: replica fetches parked for data wake; with the leader alone in the
+   * ISR (embedded mode) the HW is the new log end at once, else it waits for the followers.
+   */
+  private onLeaderAppend(bytes: number, firstOffset: number, lastOffset: number): void {
+    if (this.replicaWaiters.size > 0) for (const w of [...this.replicaWaiters]) w.onAppend(this, bytes, firstOffset);
+    if (this.pendingIsr === undefined && this.isr.length <= 1) {
+      this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
+      return;
+    }
+    // Bounded while followers lag (or ISR writes fail): beyond that, appends merge into the last entry.
+    const last = this.unreplicated.length >= MAX_UNREPLICATED_ENTRIES ? this.unreplicated[this.unreplicated.length - 1] : undefined;
+    if (last) {
+      last.end = lastOffset + 1;
+      last.bytes += bytes;
+    } else {
+      this.unreplicated.push({ end: lastOffset + 1, bytes });
+    }
+    this.maybeIncrementHighWatermark();
   }
 
   private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
@@ -226,6 +484,7 @@ export class Partition {
     this.hw = hw;
     this.onHighWatermark(this);
     for (const w of [...this.waiters]) w.onAppend(this, bytes, firstOffset);
+    this.notifyState();
   }
 
   /** Reads for a consumer: never beyond the high watermark (or LSO for read_committed). */
@@ -236,6 +495,7 @@ export class Partition {
   /** The log was cut (DeleteRecords moves the start, truncation moves the end): resync HW and producers. */
   onLogTruncated(): void {
     if (this.hw > this.log.logEndOffset) this.hw = this.log.logEndOffset;
+    this.unreplicated = this.unreplicated.filter((u) => u.end <= this.log.logEndOffset);
     this.producers.truncateFrom(this.log.logEndOffset);
   }
 

@@ -16,7 +16,8 @@ import { forEachConcurrently, type LogManager } from '../storage/log-manager.js'
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
-import { Partition, type LeaderAppendResult } from './partition.js';
+import { Partition, type IsrWriter, type LeaderAppendResult } from './partition.js';
+import { DelayedProduce } from './delayed-produce.js';
 import { prepareProducedRecords, type RecordError } from './produce-validation.js';
 import { errorCodeOf, messageOf } from './errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
@@ -32,6 +33,12 @@ export interface AppendRequest {
   origin: AppendOrigin;
   /** Produce API version (enables v3+ checks); omit for internal writers. */
   produceVersion?: number;
+  /**
+   * acks=all: how long to wait for the in-sync replicas (the Produce request's timeout_ms);
+   * after it the partition is answered REQUEST_TIMED_OUT. Default: offsets.commit.timeout.ms
+   * (internal writers are the coordinators).
+   */
+  timeoutMs?: number;
 }
 
 export interface AppendOutcome {
@@ -60,6 +67,11 @@ export interface ReplicaManagerOptions {
    * (becomeLeaderOrFollower, stopReplicas), never because a topic appeared in or left the image.
    */
   controllerManaged?: boolean;
+  /**
+   * Cluster mode: where the leaders' ISR changes are written (ZooKeeper). Without one (embedded
+   * mode) the ISR never changes: it is [self].
+   */
+  isrWriter?: IsrWriter;
 }
 
 /** One partition of a LeaderAndIsr request, every version normalised. */
@@ -72,6 +84,10 @@ export interface LeaderAndIsrPartition {
   leaderEpoch: number;
   isr: number[];
   replicas: number[];
+  /** zkVersion of the partition state znode (LeaderAndIsr's partition_epoch / zkVersion); -1 when unknown. */
+  partitionEpoch?: number;
+  /** The controller epoch that wrote the state. */
+  controllerEpoch?: number;
 }
 
 /** One partition of a StopReplica request; leaderEpoch -1 (none given) or -2 (topic being deleted) always applies. */
@@ -120,6 +136,8 @@ export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   private readonly byTopic = new Map<string, Set<Partition>>();
   private readonly waitingFetches = new Set<DelayedFetch>();
+  private readonly waitingProduces = new Set<DelayedProduce>();
+  private isrTimer: NodeJS.Timeout | undefined;
   /** KIP-227 incremental fetch sessions of consumers on this broker. */
   readonly fetchSessions = new FetchSessionCache();
   private syncChain: Promise<unknown> = Promise.resolve();
@@ -155,6 +173,11 @@ export class ReplicaManager {
     const every = opts.maintenanceIntervalMs ?? 60_000;
     rm.timer = setInterval(() => void rm.maintain(), every);
     rm.timer.unref();
+    if (opts.isrWriter) {
+      // Kafka's isr-expiration task: every replica.lag.time.max.ms / 2.
+      rm.isrTimer = setInterval(() => rm.maybeShrinkIsr(Date.now()), Math.max(10, Math.floor(opts.config.replicaLagTimeMaxMs / 2)));
+      rm.isrTimer.unref();
+    }
     return rm;
   }
 
@@ -268,14 +291,19 @@ export class ReplicaManager {
     if (log) log.updateConfig(cfg);
     else log = await lm.createLog(info.name, partition, cfg);
     let p: Partition;
+    // Cluster mode: only what the checkpoint says was replicated is committed; a single broker's whole log is.
+    const initialHw = this.opts.controllerManaged ? (lm.checkpointedHighWatermark(info.name, partition) ?? 0) : undefined;
     try {
-      p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark));
+      p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark), initialHw);
     } catch (err) {
       // A log created just now for nothing: remove it rather than leave a half-made partition behind.
       if (created) await lm.deleteLog(info.name, partition).catch(() => undefined);
       throw err;
     }
-    p.leaderId = this.brokerId;
+    p.isrWriter = this.opts.isrWriter;
+    // Embedded: led here, ISR = replicas = [self]. Cluster mode: LeaderAndIsr says next (makeLeader/makeFollower).
+    if (this.opts.controllerManaged) p.leaderId = this.brokerId;
+    else p.makeLeader(this.brokerId, leaderEpoch);
     lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);
@@ -319,8 +347,10 @@ export class ReplicaManager {
       try {
         const p = this.partitions.get(key) ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
         if (s.topicId && !p.topicId) p.topicId = s.topicId;
-        if (s.leader === this.brokerId) p.makeLeader(this.brokerId, s.leaderEpoch);
-        else p.makeFollower(s.leader, s.leaderEpoch);
+        const partitionEpoch = s.partitionEpoch ?? -1;
+        const controllerEpoch = s.controllerEpoch ?? -1;
+        if (s.leader === this.brokerId) p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+        else p.makeFollower(s.leader, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
         errors.set(key, ErrorCode.NONE);
       } catch (err) {
         this.opts.logger.error({ topic: s.topic, partition: s.partition, err: messageOf(err) }, 'cannot open the log of a partition LeaderAndIsr assigned here');
@@ -375,7 +405,9 @@ export class ReplicaManager {
     set?.delete(p);
     if (set && set.size === 0) this.byTopic.delete(p.topic);
     // Wake fetches parked on it; their re-read reports the partition as gone.
-    for (const w of [...p.waiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
+    for (const w of [...p.waiters, ...p.replicaWaiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
+    // acks=all produces waiting on it are answered NOT_LEADER_OR_FOLLOWER.
+    if (p.isLeader) p.makeFollower(-1, p.leaderEpoch);
     if (deleteLog) await this.opts.logManager.deleteLog(p.topic, p.partition);
     else await p.snapshotProducerState(true).catch(() => undefined);
   }
@@ -418,12 +450,11 @@ export class ReplicaManager {
     if (!p.isLeader) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     const turn = p.takeArrivalTurn();
     let appending: Promise<LeaderAppendResult>;
+    const minIsr = req.requiredAcks === -1 ? topicMinInsync(this.opts.config, info.configs) : 0;
     try {
-      if (req.requiredAcks === -1) {
-        const minIsr = topicMinInsync(this.opts.config, info.configs);
-        if (ps.isr.length < minIsr) {
-          return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `ISR size ${ps.isr.length} is below min.insync.replicas ${minIsr}`);
-        }
+      if (req.requiredAcks === -1 && p.isr.length < minIsr) {
+        // Kafka's appendRecordsToLeader: refused before the append (the ISR of the leader's own view).
+        return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR [${p.isr.join(',')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic}-${partition}`);
       }
       const cfg = p.log.config;
       const prepared = await prepareProducedRecords(records, {
@@ -446,6 +477,10 @@ export class ReplicaManager {
     }
     try {
       const res = await appending;
+      if (req.requiredAcks === -1 && res.errorCode === ErrorCode.NONE) {
+        const errorCode = await this.awaitReplication(p, res.lastOffset + 1, minIsr, req.timeoutMs ?? this.opts.config.offsetsCommitTimeoutMs);
+        if (errorCode !== ErrorCode.NONE) return { ...outcome(errorCode), logStartOffset: p.logStartOffset };
+      }
       return {
         errorCode: res.errorCode,
         errorMessage: res.errorMessage ?? null,
@@ -456,6 +491,30 @@ export class ReplicaManager {
       };
     } catch (err) {
       return { ...outcome(errorCodeOf(err), messageOf(err)), logStartOffset: p.logStartOffset };
+    }
+  }
+
+  /**
+   * acks=all: NONE once the high watermark passes `requiredOffset` (at once when the leader is
+   * alone in the ISR, as in embedded mode), else a delayed produce woken by the partition's
+   * state changes.
+   */
+  private awaitReplication(p: Partition, requiredOffset: number, minIsr: number, timeoutMs: number): Promise<number> | number {
+    const check = p.checkEnoughReplicasReachOffset(requiredOffset, minIsr);
+    if (check.done) return check.errorCode;
+    if (this.stopped) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    return new DelayedProduce(p, requiredOffset, minIsr, timeoutMs, this.waitingProduces).completed;
+  }
+
+  /** Kafka's isr-expiration task: each leader drops followers not caught up within replica.lag.time.max.ms. */
+  maybeShrinkIsr(nowMs: number): void {
+    const maxLag = this.opts.config.replicaLagTimeMaxMs;
+    for (const p of this.partitions.values()) {
+      if (!p.isLeader) continue;
+      const out = p.maybeShrinkIsr(nowMs, maxLag);
+      if (out.length > 0) {
+        this.opts.logger.info({ topic: p.topic, partition: p.partition, isr: p.isr, outOfSync: out, maxLagMs: maxLag }, 'shrinking the ISR: followers not caught up in time');
+      }
     }
   }
 
@@ -485,7 +544,9 @@ export class ReplicaManager {
   async shutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.isrTimer) clearInterval(this.isrTimer);
     for (const f of [...this.waitingFetches]) f.complete();
+    for (const d of [...this.waitingProduces]) d.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await this.syncChain;
     // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
     await forEachConcurrently([...this.partitions.values()], 16, (p) =>

@@ -132,6 +132,10 @@ export class Broker {
       },
     });
     const logManager = this.logManager;
+    // Cluster mode: leaders write their ISR changes to ZooKeeper (embedded mode: ISR = [self], no writer).
+    const isrWriter = this.zk
+      ? new (await import('../replication/isr/zk-isr-writer.js')).ZkIsrWriter(await this.zk.zkClient(), log.child({ component: 'isr' }))
+      : undefined;
     this.replicaManager = await ReplicaManager.start({
       config: cfg,
       metadata,
@@ -139,6 +143,7 @@ export class Broker {
       logger: log.child({ component: 'replica-manager' }),
       logConfigFor: (topic) => admin.configs.logConfigFor(topic),
       controllerManaged: this.zk !== undefined,
+      isrWriter,
     });
     const replicaManager = this.replicaManager;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });

@@ -245,6 +245,22 @@ export class KafkaZkClient implements KafkaZkApi {
     return out;
   }
 
+  async updateLeaderAndIsr(topic: string, partition: number, state: LeaderIsrState, expectedZkVersion: number): Promise<number | 'BAD_VERSION'> {
+    const path = partitionStatePath(topic, partition);
+    try {
+      return (await this.session.set(path, PartitionStateZNode.encode(state), expectedZkVersion)).version;
+    } catch (err) {
+      if (!isZkError(err, 'BAD_VERSION') && !isZkError(err, 'NO_NODE')) throw err;
+    }
+    // Kafka's checkLeaderAndIsrZkData: a retried set whose first attempt landed finds its own data.
+    const node = await this.session.getIfExists(path);
+    if (!node) return 'BAD_VERSION';
+    const cur = PartitionStateZNode.decode(node.data);
+    const same = cur.leader === state.leader && cur.leaderEpoch === state.leaderEpoch && cur.controllerEpoch === state.controllerEpoch
+      && cur.isr.length === state.isr.length && cur.isr.every((id, i) => id === state.isr[i]);
+    return same ? node.stat.version : 'BAD_VERSION';
+  }
+
   // ---- deletion ------------------------------------------------------------------------------
 
   /** Marking twice is fine (Kafka's admin path swallows TopicAlreadyMarkedForDeletion). */

@@ -78,6 +78,13 @@ export interface KafkaZkApi {
     updates: { partition: number; state: LeaderIsrState; expectedZkVersion: number }[],
     fence: ControllerFence,
   ): Promise<Map<number, number | 'BAD_VERSION'>>;
+  /**
+   * A partition leader's own ISR change (Kafka 2.6's ReplicationUtils.updateLeaderAndIsr): a
+   * conditional set of one state znode, not fenced by the controller epoch. The new zkVersion,
+   * or 'BAD_VERSION' when the znode moved on (or is gone); a write whose earlier attempt already
+   * landed (same content) counts as done. Optional so fakes may omit it.
+   */
+  updateLeaderAndIsr?(topic: string, partition: number, state: LeaderIsrState, expectedZkVersion: number): Promise<number | 'BAD_VERSION'>;
 
   // deletion
   /** Creates `/admin/delete_topics/<t>` (already marked is fine); KafkaError UNKNOWN_TOPIC_OR_PARTITION when the topic does not exist. */

@@ -62,6 +62,7 @@ export class ControlRequests implements ClusterControl {
       await Promise.all(topics.filter((t) => !image.topic(t)).map((t) => image.refreshTopicConfigs(t).catch(() => undefined)));
       const input: LeaderAndIsrPartition[] = states.map((s) => ({
         topic: s.topic, topicId: s.topicId, partition: s.partition, leader: s.leader, leaderEpoch: s.leaderEpoch, isr: s.isr, replicas: s.replicas,
+        partitionEpoch: s.zkVersion, controllerEpoch: s.controllerEpoch,
       }));
       const errors = await replicaManager.becomeLeaderOrFollower(input, (t) => image.topicConfigs(t));
       image.applyLeadership(states.filter((s) => errors.get(tpKey(s.topic, s.partition)) === ErrorCode.NONE));

@@ -1,5 +1,6 @@
 /**
- * Produce v0-v11: appends each partition's batches through the ReplicaManager. acks=0 gets no
+ * Produce v0-v11: appends each partition's batches through the ReplicaManager; acks=all waits,
+ * up to the request's timeout_ms, until the in-sync replicas hold them. acks=0 gets no
  * response (and, as in Kafka, a failed acks=0 produce closes the connection so the client
  * refreshes its metadata). An unknown topic is answered UNKNOWN_TOPIC_OR_PARTITION like Kafka
  * does; when auto-creation is on, creation is started so the client's retry succeeds.
@@ -39,6 +40,7 @@ export const produceHandler = defineHandler({
               requiredAcks: req.acks,
               origin: 'client',
               produceVersion: version,
+              timeoutMs: req.timeoutMs,
             });
             if (res.errorCode !== ErrorCode.NONE) {
               failed = true;

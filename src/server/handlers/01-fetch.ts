@@ -1,8 +1,12 @@
 /**
- * Fetch v0-v17 for consumers: long polling (max.wait.ms / min.bytes, woken by appends),
+ * Fetch v0-v17 for consumers and followers: long polling (max.wait.ms / min.bytes, woken by appends),
  * response and partition byte limits, incremental fetch sessions (v7+), topic ids (v13+) and
  * down-conversion to magic 0/1 for v0-v3. No transactions yet: read_committed reads up to the
  * last stable offset, which equals the high watermark, and abortedTransactions is empty.
+ * A replica fetch (replica_id, or replica_state.replica_id from v15, >= 0) is a follower's: it
+ * reads up to the leader's log end and records the follower's position (fetch-reader.ts), and
+ * from v12 carries last_fetched_epoch, answered with diverging_epoch when the leader's history
+ * does not back it.
  */
 import { FetchRequestCodec, FetchResponseCodec } from '../../protocol/messages/index.js';
 import type { FetchRequest, FetchResponse, FetchableTopicResponse, PartitionData } from '../../protocol/messages/01-fetch.js';
@@ -14,7 +18,7 @@ import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } 
 import { defineHandler, type RequestContext } from './types.js';
 
 /** What the request itself says of a partition: the session's record of it, before any response. */
-type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch'>;
+type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch'>;
 
 /** The request's partitions with topic names resolved (v13+ names come from topic ids). */
 function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boolean): Requested[] {
@@ -31,6 +35,7 @@ function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boo
         fetchOffset: Number(p.fetchOffset),
         partitionMaxBytes: p.partitionMaxBytes,
         currentLeaderEpoch: p.currentLeaderEpoch,
+        lastFetchedEpoch: p.lastFetchedEpoch,
       });
     }
   }
@@ -44,6 +49,7 @@ function toTarget(r: Requested, useIds: boolean): FetchTarget {
     fetchOffset: r.fetchOffset,
     partitionMaxBytes: r.partitionMaxBytes,
     currentLeaderEpoch: r.currentLeaderEpoch,
+    lastFetchedEpoch: r.lastFetchedEpoch,
   };
   if (useIds && r.topic === '') target.presetError = ErrorCode.UNKNOWN_TOPIC_ID;
   return target;
@@ -115,6 +121,7 @@ function partitionData(r: Requested, result: PartitionFetchResult, version: numb
     abortedTransactions: version >= 4 ? [] : null,
     preferredReadReplica: -1,
     records: result.records,
+    ...(result.divergingEpoch && version >= 12 ? { divergingEpoch: { epoch: result.divergingEpoch.epoch, endOffset: BigInt(result.divergingEpoch.endOffset) } } : {}),
   };
 }
 
@@ -151,6 +158,7 @@ export const fetchHandler = defineHandler({
       maxBytes: version >= 3 ? Math.min(req.maxBytes, ctx.services.config.fetchMaxBytes) : 0x7fffffff,
       readCommitted: version >= 4 && req.isolationLevel === 1,
       hardMaxBytes: version <= 2,
+      replicaId: version >= 15 ? req.replicaState.replicaId : req.replicaId,
     };
     const requested = requestedPartitions(req, ctx, useIds);
     const sessions = rm.fetchSessions;
@@ -190,6 +198,7 @@ export const fetchHandler = defineHandler({
       fetchOffset: sp.fetchOffset,
       partitionMaxBytes: sp.partitionMaxBytes,
       currentLeaderEpoch: sp.currentLeaderEpoch,
+      lastFetchedEpoch: sp.lastFetchedEpoch,
     });
     const reqs = members.map(asRequested);
     const results = await convertFor(version, reqs, await rm.fetch(reqs.map((r) => toTarget(r, useIds)), params), params.maxBytes, ctx);
