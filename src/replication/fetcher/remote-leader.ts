@@ -61,26 +61,33 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
   private connection(): Promise<Connection> {
     if (this.closed) return Promise.reject(new Error('the replica fetcher is shutting down'));
     if (this.conn && !this.conn.isClosed) return Promise.resolve(this.conn);
-    this.connecting ??= (async () => {
-      try {
-        const ep = this.opts.endpointOf(this.opts.leaderId);
-        if (!ep) throw new Error(`leader ${this.opts.leaderId} is not live (no inter-broker endpoint known)`);
-        const c = await Connection.connect(ep.host, ep.port, {
-          clientId: this.opts.clientId,
-          connectTimeoutMs: this.opts.socketTimeoutMs,
-          requestTimeoutMs: this.opts.socketTimeoutMs,
-        });
-        if (this.closed) {
-          c.close();
-          throw new Error('the replica fetcher is shutting down');
-        }
-        this.conn = c;
-        return c;
-      } finally {
-        this.connecting = undefined;
-      }
-    })();
+    if (!this.connecting) {
+      const attempt = this.open();
+      this.connecting = attempt;
+      // Cleared once settled (also when open() fails before its first await: the failure is not
+      // cached, the next round tries again).
+      const clear = (): void => {
+        if (this.connecting === attempt) this.connecting = undefined;
+      };
+      attempt.then(clear, clear);
+    }
     return this.connecting;
+  }
+
+  private async open(): Promise<Connection> {
+    const ep = this.opts.endpointOf(this.opts.leaderId);
+    if (!ep) throw new Error(`leader ${this.opts.leaderId} is not live (no inter-broker endpoint known)`);
+    const c = await Connection.connect(ep.host, ep.port, {
+      clientId: this.opts.clientId,
+      connectTimeoutMs: this.opts.socketTimeoutMs,
+      requestTimeoutMs: this.opts.socketTimeoutMs,
+    });
+    if (this.closed) {
+      c.close();
+      throw new Error('the replica fetcher is shutting down');
+    }
+    this.conn = c;
+    return c;
   }
 
   private fetchVersion(c: Connection): number {
