@@ -134,6 +134,7 @@ test('a follower copies a real leader: 100k records byte-identical, HW, producer
   const dir = await mkdtemp(join(tmpdir(), 'fjord-follower-'));
   let node = await startFollower(dir);
   try {
+    assert.equal(leader.broker.services.replicaManager.replicaFetchers, undefined, 'embedded mode has no replica fetchers');
     const { p: leaderP, topicId } = await createTopic(leader, 'rep');
     await produce(leader, 'rep', 98, 1000, 'a');
     await produce(leader, 'rep', 2, 1000, 'idem', { producerId: 4242n });
