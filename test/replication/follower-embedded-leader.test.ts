@@ -228,3 +228,48 @@ test('the leader\'s log cut and rewritten: the follower truncates (OffsetForLead
     await leader.stop();
   }
 });
+
+test('LeaderAndIsr and StopReplica drive the fetchers: re-send keeps the state, makeLeader and delete stop fetching', async () => {
+  const leader = await startTestBroker();
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-follower-'));
+  const node = await startFollower(dir);
+  try {
+    const { p: leaderP, topicId } = await createTopic(leader, 'roles');
+    await produce(leader, 'roles', 10, 10, 'r');
+    const e = leaderP.leaderEpoch;
+    await follow(node, leader, 'roles', e, topicId);
+    const fp = node.partition('roles')!;
+    await waitFor('copied', () => fp.logEndOffset === 100);
+    const fetchers = node.replicaManager.replicaFetchers!;
+    const state = fetchers.fetcherOf('roles', 0)!.stateOf('roles-0');
+    assert.ok(state);
+    // The same LeaderAndIsr again: the fetch state is kept (no restart, no truncation).
+    await follow(node, leader, 'roles', e, topicId);
+    assert.equal(fetchers.fetcherOf('roles', 0)!.stateOf('roles-0'), state);
+
+    // This broker becomes the leader: the fetcher lets go first, and stops once idle.
+    const lead = pstate('roles', 0, FOLLOWER_ID, e + 1, [0, FOLLOWER_ID]);
+    const res = await node.control.leaderAndIsr(header(1), [{ ...lead, topicId }]);
+    assert.deepEqual(res.partitions.map((p) => p.errorCode), [0]);
+    assert.equal(fp.isLeader, true);
+    assert.equal(fp.leaderEpoch, e + 1);
+    assert.equal(fetchers.isFetching('roles', 0), false);
+    assert.equal(fetchers.allFetchers().size, 0);
+    assert.equal(fp.logEndOffset, 100, 'the log is kept as it was copied');
+
+    // Follower again (a later epoch), then deleted by StopReplica.
+    const back = pstate('roles', 0, 0, e + 2, [0, FOLLOWER_ID]);
+    await node.control.leaderAndIsr(header(1), [{ ...back, topicId }]);
+    assert.equal(fp.isLeader, false);
+    assert.equal(fetchers.isFetching('roles', 0), true);
+    const stopped = await node.control.stopReplica(header(1), [{ topic: 'roles', partition: 0, leaderEpoch: e + 2, deletePartition: true }]);
+    assert.deepEqual(stopped.partitions.map((p) => p.errorCode), [0]);
+    assert.equal(fetchers.isFetching('roles', 0), false);
+    assert.equal(fetchers.allFetchers().size, 0);
+    assert.equal(node.partition('roles'), undefined);
+  } finally {
+    await node.close();
+    await leader.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
