@@ -78,6 +78,69 @@ test('the follower\'s copy survives the leader: kill -9 it, the follower leads w
   const dir = join(cluster.broker(survivor).dir, 'replicated-0');
   const got = Buffer.concat(segments(dir).map((s) => readFileSync(join(dir, s))));
   assert.ok(got.subarray(0, expected.length).equals(expected), 'the new leader holds the old leader\'s batches');
+  // It comes back as a follower of the new leader and copies what was written since.
   await cluster.broker(dead).restart();
   await cluster.waitForRegistered();
+  const producer = new Producer({ bootstrapServers: cluster.bootstrap(), acks: 1, lingerMs: 5 });
+  try {
+    for (let i = 0; i < 300; i++) await producer.send({ topic: 'replicated', partition: 0, key: `after${i}`, value: `after-restart-${i}` });
+    await producer.flush();
+  } finally {
+    await producer.close();
+  }
+  const rejoined = join(cluster.broker(dead).dir, 'replicated-0');
+  await cluster.waitFor(`broker ${dead} caught up with leader ${survivor}`, 60_000, () => {
+    const l = Buffer.concat(segments(dir).map((s) => readFileSync(join(dir, s))));
+    const f = Buffer.concat(segments(rejoined).map((s) => readFileSync(join(rejoined, s))));
+    return l.length > expected.length && f.equals(l);
+  });
+});
+
+/**
+ * The returning former leader's unreplicated tail must not survive (Kafka's leader epochs): the
+ * follower is frozen while the leader takes more records (acks=1), the leader is killed, the
+ * follower leads and takes even more, and the old leader returns. Its log must end up equal to
+ * the new leader's. This needs the leader's diverging_epoch answer (Fetch v12+), which is the
+ * leader side of issue 12; without it the old tail is silently kept beneath the new records.
+ */
+test('a returning former leader drops its unreplicated tail and copies the new leader\'s records', { todo: process.env.FJORD_REPLICATION_LEADER_SIDE ? false : 'needs the leader side of replication (diverging_epoch in replica fetches)' }, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const cluster = c!;
+  const created = await kafkaTopics('--create', '--topic', 'diverge', '--zookeeper', cluster.zkConnect, '--partitions', '1', '--replication-factor', '2');
+  assert.equal(created.code, 0, created.stderr);
+  const topic = await waitForTopic(cluster, 'diverge');
+  const oldLeader = topic.partitions[0]!.leader;
+  const follower = topic.partitions[0]!.replicas.find((r) => r !== oldLeader)!;
+  const send = async (bootstrap: string, n: number, tag: string): Promise<void> => {
+    const producer = new Producer({ bootstrapServers: bootstrap, acks: 1, lingerMs: 5 });
+    try {
+      for (let i = 0; i < n; i++) void producer.send({ topic: 'diverge', partition: 0, key: `${tag}${i}`, value: `${tag}-${i}` });
+      await producer.flush();
+    } finally {
+      await producer.close();
+    }
+  };
+  await send(cluster.broker(oldLeader).bootstrap, 100, 'both');
+  const oldDir = join(cluster.broker(oldLeader).dir, 'diverge-0');
+  const newDir = join(cluster.broker(follower).dir, 'diverge-0');
+  const bytes = (d: string): Buffer => Buffer.concat(segments(d).map((s) => readFileSync(join(d, s))));
+  await cluster.waitFor('the follower has the first records', 30_000, () => bytes(newDir).equals(bytes(oldDir)) && bytes(oldDir).length > 0);
+  // Frozen follower: at most the fetch already answered reaches it; the rest stays on the leader only.
+  cluster.broker(follower).pause();
+  try {
+    await send(cluster.broker(oldLeader).bootstrap, 1, 'maybe');
+    await send(cluster.broker(oldLeader).bootstrap, 200, 'lost');
+    await cluster.broker(oldLeader).kill();
+  } finally {
+    cluster.broker(follower).resume();
+  }
+  await cluster.waitFor('the follower leads', 60_000, async () => (await zkTopic(cluster, 'diverge'))?.partitions[0]?.leader === follower);
+  await send(cluster.broker(follower).bootstrap, 600, 'new');
+  await cluster.broker(oldLeader).restart();
+  await cluster.waitForRegistered();
+  await cluster.waitFor('the old leader matches the new one', 60_000, () => {
+    const f = bytes(oldDir);
+    return f.length > 0 && f.equals(bytes(newDir));
+  });
+  assert.ok(!bytes(oldDir).includes(Buffer.from('lost-199')), 'the unreplicated tail is gone');
 });
