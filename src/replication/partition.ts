@@ -329,6 +329,11 @@ export class Partition {
     await this.log.deleteRecordsBefore(leaderLogStartOffset);
   }
 
+  /** Resolves once every append and truncation queued so far is done (a leader's last produce before following). */
+  appendsDone(): Promise<void> {
+    return this.appendLock.run(async () => undefined);
+  }
+
   private setHw(hw: number): void {
     this.hw = hw;
     this.onHighWatermark(this);

@@ -430,6 +430,8 @@ export class ReplicaManager {
   private async startFetching(p: Partition): Promise<void> {
     if (!this.fetchers || this.stopped || p.leaderId < 0) return;
     const { followerReplicaOf } = await import('./fetcher/manager.js');
+    // A produce accepted while this broker still led may be appending: start after it.
+    await p.appendsDone();
     const knowsEpochs = p.log.epochs.latestEpoch() >= 0;
     await this.fetchers.addFetcherForPartitions([
       { replica: followerReplicaOf(p), topicId: p.topicId, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, fetchOffset: knowsEpochs ? p.logEndOffset : p.highWatermark },

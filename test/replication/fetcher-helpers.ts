@@ -114,8 +114,14 @@ export class FakeLeader implements LeaderEndpoint {
     return { truncationOnFetch: this.truncationOnFetch };
   }
 
+  /** Runs once before the next fetch is answered (a write racing the fetch). */
+  beforeAnswer: (() => Promise<void>) | undefined;
+
   async fetch(parts: readonly ReplicaFetchPartition[], params: FetchParams): Promise<Map<string, ReplicaFetchData>> {
     this.fetches.push([...parts]);
+    const hook = this.beforeAnswer;
+    this.beforeAnswer = undefined;
+    await hook?.();
     const out = new Map<string, ReplicaFetchData>();
     let bytes = 0;
     for (const p of parts) {

@@ -220,6 +220,26 @@ test('FENCED_LEADER_EPOCH fails the partition until re-added; other errors back 
   }
 });
 
+for (const truncationOnFetch of [true, false]) {
+  test(`a write racing the fetch (a produce accepted as leader) is caught by leader epochs (truncation on fetch: ${truncationOnFetch})`, async () => {
+    const s = await setup({ truncationOnFetch });
+    try {
+      await s.leader.appendAsFollower(Buffer.concat([epochBatch(0, 5, 0), epochBatch(5, 5, 1, 'new')]));
+      await s.follower.appendAsFollower(epochBatch(0, 5, 0));
+      s.fake.leaderEpoch = 1;
+      // While the first fetch is out, the old leader's last produce lands in the follower's log.
+      s.fake.beforeAnswer = async () => {
+        await s.follower.appendAsFollower(epochBatch(5, 2, 0, 'stray'));
+      };
+      add(s, 5, 1);
+      await caughtUp(s);
+      assert.equal(s.fetcher.failed.size, 0, 'not failed: fetching went on');
+    } finally {
+      await s.close();
+    }
+  });
+}
+
 test('connection failures back off and reconnect', async () => {
   const s = await setup();
   try {

@@ -347,7 +347,7 @@ export class ReplicaFetcher {
           if (truncationOnFetch && data.divergingEpoch && (data.divergingEpoch.epoch >= 0 || data.divergingEpoch.endOffset >= 0)) {
             diverging.push({ st, ...data.divergingEpoch });
           } else {
-            await this.processPartitionData(st, data);
+            await this.processPartitionData(st, data, truncationOnFetch);
           }
           break;
         case ErrorCode.OFFSET_OUT_OF_RANGE:
@@ -372,13 +372,20 @@ export class ReplicaFetcher {
     }
   }
 
-  private async processPartitionData(st: PartitionFetchState, data: ReplicaFetchData): Promise<void> {
+  private async processPartitionData(st: PartitionFetchState, data: ReplicaFetchData, truncationOnFetch: boolean): Promise<void> {
     const records = wholeBatches(data.records ?? EMPTY);
     const replica = st.replica;
     try {
       if (records.length > 0) {
         if (st.fetchOffset !== replica.logEndOffset) {
-          this.markFailed(st, `fetch offset ${st.fetchOffset} is not the log end offset ${replica.logEndOffset}`);
+          // Something else wrote to the log (a produce accepted just before this broker became a
+          // follower). Kafka gives the partition up until the next LeaderAndIsr; here the data is
+          // dropped and the fetch restarts from the log end, where last_fetched_epoch (or, with an
+          // older leader, OffsetForLeaderEpoch) lets the leader say whether those records must go.
+          this.logger.warn({ fetcher: this.name, partition: st.key, fetchOffset: st.fetchOffset, logEndOffset: replica.logEndOffset }, 'the log moved under the fetcher; fetching again from its end');
+          st.fetchOffset = replica.logEndOffset;
+          st.lastFetchedEpoch = replica.latestEpoch();
+          if (!truncationOnFetch) st.kind = 'truncating';
           return;
         }
         const r = await this.write(st, () => replica.appendAsFollower(records));
