@@ -1,7 +1,7 @@
 /**
  * A follower fetching over the wire from a real broker acting as leader. The leader is an
- * embedded broker (it serves a Fetch with replica_id set as a consumer fetch, up to its HW = its
- * log end: enough to copy its log). The follower is a cluster-mode broker's replica side (image,
+ * embedded broker told that the follower is one of its replicas (before the leader side of issue
+ * 12 it serves a replica Fetch as a consumer fetch, up to its HW = its log end: enough to copy it). The follower is a cluster-mode broker's replica side (image,
  * replica manager, control requests, as Broker wires them) told by LeaderAndIsr to follow it.
  * Checks: batches byte-identical (offsets, epochs, timestamps), 100k records caught up, a restart
  * resumes from the checkpointed log end and HW, and truncation when the leader's log was cut and
@@ -115,10 +115,23 @@ async function follow(node: FollowerNode, leader: TestBroker | null, topic: stri
   assert.deepEqual(res.partitions.map((p) => p.errorCode), [0]);
 }
 
+/**
+ * Makes the embedded broker lead `p` at `epoch` with this test's follower among its replicas.
+ * Before the leader side of issue 12 makeLeader takes (selfId, epoch) and a replica fetch is
+ * served as a consumer fetch; with it, makeLeader also takes the ISR and replicas, and a fetch from
+ * a broker that is not a replica is refused, as Kafka does.
+ */
+function leadWithFollower(p: Partition, epoch: number): void {
+  const makeLeader = p.makeLeader as (selfId: number, leaderEpoch: number, isr?: readonly number[], replicas?: readonly number[]) => void;
+  makeLeader.call(p, 0, epoch, [0], [0, FOLLOWER_ID]);
+}
+
 async function createTopic(leader: TestBroker, name: string): Promise<{ p: Partition; topicId: string }> {
   const info = await leader.broker.services.metadata.createTopic({ name, numPartitions: 1, replicationFactor: 1 });
   await leader.broker.services.replicaManager.syncTopic(name);
-  return { p: leader.broker.services.replicaManager.getPartition(name, 0)!, topicId: info.topicId };
+  const p = leader.broker.services.replicaManager.getPartition(name, 0)!;
+  leadWithFollower(p, p.leaderEpoch);
+  return { p, topicId: info.topicId };
 }
 
 async function sameLog(follower: Partition, leader: Partition): Promise<void> {
@@ -202,7 +215,7 @@ test('the leader\'s log cut and rewritten: the follower truncates (OffsetForLead
 
     // A new leader epoch whose log diverges at 50: the follower must drop 50..99.
     await leaderP.truncateTo(50);
-    leaderP.makeLeader(0, e0 + 1);
+    leadWithFollower(leaderP, e0 + 1);
     await produce(leader, 'cut', 3, 20, 'rewritten');
     assert.equal(leaderP.logEndOffset, 110);
     fetcher.addPartitions([{ replica: followerReplicaOf(follower), topicId, leaderId: 0, leaderEpoch: e0 + 1, fetchOffset: follower.logEndOffset }]);
@@ -215,7 +228,7 @@ test('the leader\'s log cut and rewritten: the follower truncates (OffsetForLead
     fetcher = new ReplicaFetcher(endpoint(), 0, TEST_FETCHER_CONFIG, silentLogger());
     fetcher.start();
     await leaderP.truncateTo(70);
-    leaderP.makeLeader(0, e0 + 2);
+    leadWithFollower(leaderP, e0 + 2);
     fetcher.addPartitions([{ replica: followerReplicaOf(follower), topicId, leaderId: 0, leaderEpoch: e0 + 2, fetchOffset: follower.logEndOffset }]);
     await waitFor('cut to the leader\'s end', () => follower.logEndOffset === 70);
     await produce(leader, 'cut', 2, 5, 'newer');
