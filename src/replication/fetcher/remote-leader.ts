@@ -3,9 +3,9 @@
  * inter-broker listener, looked up in the metadata image whenever it (re)connects, so a leader
  * that restarted on another port is found again. Fetch uses the highest version both sides speak
  * (v13+ address topics by id; a partition whose topic id is unknown makes the request v12), with
- * replica_id (v0-14) and replica_state (v15+) set to this broker, sessionless (epoch -1), as a
- * full fetch each time. A failed request closes the connection; the fetcher reconnects after
- * its backoff.
+ * replica_id (v0-14) and replica_state (v15+) set to this broker, in an incremental fetch session
+ * (v7+, KIP-227) as Kafka's followers do. A failed request closes the connection and the session;
+ * the fetcher reconnects after its backoff.
  */
 import { Connection } from '../../client/connection.js';
 import { Api, type ApiDef } from '../../client/apis.js';
@@ -28,6 +28,84 @@ export const OFFSET_FOR_LEADER_EPOCH: ApiDef<m.OffsetForLeaderEpochRequest, m.Of
 /** First Fetch version with diverging_epoch / last_fetched_epoch (KIP-320 truncation on fetch). */
 export const TRUNCATION_ON_FETCH_VERSION = 12;
 const FIRST_TOPIC_ID_VERSION = 13;
+/** First Fetch version with fetch sessions (KIP-227). */
+const FIRST_SESSION_VERSION = 7;
+const INITIAL_EPOCH = 0;
+const FINAL_EPOCH = -1;
+
+interface SessionPlan {
+  sessionId: number;
+  sessionEpoch: number;
+  /** A full request: the leader's session (if one is created) holds exactly `send`. */
+  full: boolean;
+  useIds: boolean;
+  send: readonly ReplicaFetchPartition[];
+  forget: readonly ReplicaFetchPartition[];
+}
+
+/**
+ * The follower's side of an incremental fetch session (Kafka's FetchSessionHandler): the first
+ * request is full (epoch 0: the leader creates a session); later ones carry only partitions whose
+ * fetch position changed, plus the partitions to forget, and the leader answers only partitions
+ * with news. Any error starts over with a full request that also closes the old session.
+ */
+class FollowerFetchSession {
+  id = 0;
+  epoch = INITIAL_EPOCH;
+  /** What the leader's session holds, by tpKey. */
+  readonly sent = new Map<string, ReplicaFetchPartition>();
+  private useIds = false;
+  /** A session to close with the next full request (the leader drops it when given its id with epoch 0). */
+  private closeId = 0;
+
+  plan(partitions: readonly ReplicaFetchPartition[], useIds: boolean, sessionsSupported: boolean): SessionPlan {
+    if (!sessionsSupported) return { sessionId: 0, sessionEpoch: FINAL_EPOCH, full: true, useIds, send: partitions, forget: [] };
+    if (this.id === 0 || useIds !== this.useIds) {
+      const closing = this.id || this.closeId;
+      return { sessionId: closing, sessionEpoch: INITIAL_EPOCH, full: true, useIds, send: partitions, forget: [] };
+    }
+    const wanted = new Map(partitions.map((p) => [tpKey(p.topic, p.partition), p]));
+    const send = partitions.filter((p) => !samePosition(this.sent.get(tpKey(p.topic, p.partition)), p));
+    const forget = [...this.sent].filter(([k]) => !wanted.has(k)).map(([, p]) => p);
+    return { sessionId: this.id, sessionEpoch: this.epoch, full: false, useIds, send, forget };
+  }
+
+  accepted(plan: SessionPlan, responseSessionId: number): void {
+    if (plan.sessionEpoch === FINAL_EPOCH) return;
+    if (plan.full) {
+      this.closeId = 0;
+      this.sent.clear();
+      this.id = responseSessionId;
+      this.useIds = plan.useIds;
+      // No session (the leader's cache is full): full requests again next time.
+      if (responseSessionId === 0) return;
+      this.epoch = 1;
+    } else {
+      this.epoch = this.epoch === 0x7fffffff ? 1 : this.epoch + 1;
+      for (const p of plan.forget) this.sent.delete(tpKey(p.topic, p.partition));
+    }
+    for (const p of plan.send) this.sent.set(tpKey(p.topic, p.partition), p);
+  }
+
+  reset(): void {
+    if (this.id !== 0) this.closeId = this.id;
+    this.id = 0;
+    this.epoch = INITIAL_EPOCH;
+    this.sent.clear();
+  }
+}
+
+function samePosition(a: ReplicaFetchPartition | undefined, b: ReplicaFetchPartition): boolean {
+  return (
+    a !== undefined &&
+    a.fetchOffset === b.fetchOffset &&
+    a.currentLeaderEpoch === b.currentLeaderEpoch &&
+    a.lastFetchedEpoch === b.lastFetchedEpoch &&
+    a.logStartOffset === b.logStartOffset &&
+    a.maxBytes === b.maxBytes &&
+    a.topicId === b.topicId
+  );
+}
 const EMPTY = Buffer.alloc(0);
 
 export interface RemoteLeaderOptions {
@@ -46,6 +124,7 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
   private conn: Connection | undefined;
   private connecting: Promise<Connection> | undefined;
   private closed = false;
+  private readonly fetchSession = new FollowerFetchSession();
 
   constructor(private readonly opts: RemoteLeaderOptions) {}
 
@@ -87,6 +166,8 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
       throw new Error('the replica fetcher is shutting down');
     }
     this.conn = c;
+    // A new connection may be to a restarted leader that knows no session of ours.
+    this.fetchSession.reset();
     return c;
   }
 
@@ -110,17 +191,23 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
     }
   }
 
+  /** The incremental fetch session with the leader (tests, diagnostics): id 0 = none. */
+  get session(): { id: number; epoch: number; partitions: number } {
+    return { id: this.fetchSession.id, epoch: this.fetchSession.epoch, partitions: this.fetchSession.sent.size };
+  }
+
   fetch(partitions: readonly ReplicaFetchPartition[], params: FetchParams): Promise<Map<string, ReplicaFetchData>> {
     return this.call(async (c) => {
       let version = this.fetchVersion(c);
       if (version >= FIRST_TOPIC_ID_VERSION && partitions.some((p) => !p.topicId || p.topicId === ZERO_UUID)) version = FIRST_TOPIC_ID_VERSION - 1;
       const useIds = version >= FIRST_TOPIC_ID_VERSION;
-      const topics = new Map<string, Input<FetchTopic> & { partitions: Input<m.FetchRequest['topics'][number]['partitions'][number]>[] }>();
       const nameOfId = new Map<string, string>();
-      for (const p of partitions) {
+      if (useIds) for (const p of partitions) nameOfId.set(p.topicId, p.topic);
+      const plan = this.fetchSession.plan(partitions, useIds, version >= FIRST_SESSION_VERSION);
+      const topics = new Map<string, Input<FetchTopic> & { partitions: Input<m.FetchRequest['topics'][number]['partitions'][number]>[] }>();
+      for (const p of plan.send) {
         let t = topics.get(p.topic);
         if (!t) topics.set(p.topic, (t = { topic: p.topic, topicId: useIds ? p.topicId : ZERO_UUID, partitions: [] }));
-        if (useIds) nameOfId.set(p.topicId, p.topic);
         t.partitions.push({
           partition: p.partition,
           currentLeaderEpoch: p.currentLeaderEpoch,
@@ -130,6 +217,12 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
           partitionMaxBytes: p.maxBytes,
         });
       }
+      const forgotten = new Map<string, { topic: string; topicId: string; partitions: number[] }>();
+      for (const p of plan.forget) {
+        let f = forgotten.get(p.topic);
+        if (!f) forgotten.set(p.topic, (f = { topic: p.topic, topicId: useIds ? p.topicId : ZERO_UUID, partitions: [] }));
+        f.partitions.push(p.partition);
+      }
       const request: Input<FetchRequest> = {
         replicaId: this.opts.brokerId,
         replicaState: { replicaId: this.opts.brokerId, replicaEpoch: -1n },
@@ -137,14 +230,25 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
         minBytes: params.minBytes,
         maxBytes: params.maxBytes,
         isolationLevel: 0,
-        sessionId: 0,
-        sessionEpoch: -1,
+        sessionId: plan.sessionId,
+        sessionEpoch: plan.sessionEpoch,
         topics: [...topics.values()],
-        forgottenTopicsData: [],
+        forgottenTopicsData: [...forgotten.values()],
         rackId: '',
       };
-      const resp = await c.send(REPLICA_FETCH, request, { version, timeoutMs: this.opts.socketTimeoutMs + params.maxWaitMs });
-      if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, `replica fetch refused by leader ${this.opts.leaderId}: ${errorName(resp.errorCode)}`);
+      let resp: m.FetchResponse;
+      try {
+        resp = await c.send(REPLICA_FETCH, request, { version, timeoutMs: this.opts.socketTimeoutMs + params.maxWaitMs });
+      } catch (err) {
+        this.fetchSession.reset();
+        throw err;
+      }
+      if (resp.errorCode !== 0) {
+        // FETCH_SESSION_ID_NOT_FOUND (evicted), INVALID_FETCH_SESSION_EPOCH...: start a new session.
+        this.fetchSession.reset();
+        throw new KafkaError(resp.errorCode, `replica fetch refused by leader ${this.opts.leaderId}: ${errorName(resp.errorCode)}`);
+      }
+      this.fetchSession.accepted(plan, resp.sessionId);
       const out = new Map<string, ReplicaFetchData>();
       for (const t of resp.responses) {
         const topic = useIds ? nameOfId.get(t.topicId) : t.topic;
