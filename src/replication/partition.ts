@@ -11,7 +11,9 @@
  */
 import { BATCH_LENGTH, LOG_OVERHEAD } from '../protocol/records/batch-header.js';
 import { ErrorCode } from '../protocol/errors.js';
-import type { Log, ReadResult } from '../storage/log.js';
+import type { AppendResult, Log, ReadResult } from '../storage/log.js';
+import { existingOffsetRange } from '../storage/append-validation.js';
+import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import { Mutex } from '../storage/mutex.js';
 import { lastSequenceOf, ProducerStateMap } from './producer-state.js';
 import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
@@ -512,5 +514,88 @@ export class Partition {
       this.snapshotVersion = version;
       this.snapshotOffset = offset;
     });
+  }
+
+  // ---- Follower side (issue 12): the replica fetcher's operations on a partition led elsewhere.
+
+  /**
+   * Appends batches fetched from the leader, as the leader wrote them (Kafka's
+   * Partition.appendRecordsToFollowerOrFutureReplica): the log checks CRCs and offsets and learns
+   * the batches' leader epochs; idempotent producers' state follows, so a promotion to leader
+   * keeps sequence checks. Serialised with every other append and truncation of the partition.
+   * One special case as Kafka: an empty log whose start offset falls inside the leader's first
+   * batch (DeleteRecords cut a batch) restarts at that batch's base offset.
+   */
+  appendAsFollower(batches: Buffer): Promise<AppendResult> {
+    return this.appendLock.run(async () => {
+      let res: AppendResult;
+      try {
+        res = await this.log.appendAsFollower(batches);
+      } catch (err) {
+        const range = err instanceof UnexpectedAppendOffsetError && batches.length > 0 ? existingOffsetRange(batches) : undefined;
+        const end = this.log.logEndOffset;
+        if (!range || end !== this.log.logStartOffset || range.first >= end || range.last < end) throw err;
+        this.log.logger.info(`${this.log.name}: the leader's first batch starts at ${range.first}, before the empty log's start ${end}; restarting the log there`);
+        await this.log.truncateFullyAndStartAt(range.first);
+        this.producers.clear();
+        this.setHw(range.first);
+        res = await this.log.appendAsFollower(batches);
+      }
+      let pos = 0;
+      while (pos < batches.length) {
+        const size = batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+        if (batches.readBigInt64BE(pos + 43) >= 0n) {
+          const base = Number(batches.readBigInt64BE(pos));
+          this.recordProducerBatch(batches, pos, base, base + batches.readInt32BE(pos + 23));
+        }
+        pos += size;
+      }
+      return res;
+    });
+  }
+
+  /** Removes the log at and after `offset` (a follower's truncation); HW and producer state follow. */
+  truncateTo(offset: number): Promise<void> {
+    return this.appendLock.run(async () => {
+      await this.log.truncateTo(offset);
+      this.producers.truncateFrom(this.log.logEndOffset);
+      if (this.hw > this.log.logEndOffset) this.setHw(this.log.logEndOffset);
+    });
+  }
+
+  /** Empties the log and restarts it at `offset` (the leader's log start is beyond ours). */
+  truncateFullyAndStartAt(offset: number): Promise<void> {
+    return this.appendLock.run(async () => {
+      await this.log.truncateFullyAndStartAt(offset);
+      this.producers.clear();
+      this.setHw(offset);
+    });
+  }
+
+  /**
+   * A follower's high watermark: the leader's, bounded by what this replica holds (Kafka's
+   * UnifiedLog.maybeUpdateHighWatermark: within [log start, log end], and it may go back).
+   * Checkpointed as the leader's is. Returns the high watermark now.
+   */
+  setFollowerHighWatermark(leaderHw: number): number {
+    const hw = Math.max(this.log.logStartOffset, Math.min(leaderHw, this.log.logEndOffset));
+    if (hw !== this.hw) this.setHw(hw);
+    return this.hw;
+  }
+
+  /** The leader's log start moved (retention, DeleteRecords): follow it up to our high watermark. */
+  async followLeaderLogStartOffset(leaderLogStartOffset: number): Promise<void> {
+    if (leaderLogStartOffset <= this.log.logStartOffset || leaderLogStartOffset > this.hw) return;
+    await this.log.deleteRecordsBefore(leaderLogStartOffset);
+  }
+
+  /** Resolves once every append and truncation queued so far is done (a leader's last produce before following). */
+  appendsDone(): Promise<void> {
+    return this.appendLock.run(async () => undefined);
+  }
+
+  private setHw(hw: number): void {
+    this.hw = hw;
+    this.onHighWatermark(this);
   }
 }

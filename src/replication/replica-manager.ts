@@ -24,6 +24,7 @@ import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchRe
 import type { DelayedFetch } from './delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
 import { FetchSessionCache } from './fetch-session.js';
+import type { ReplicaFetcherManager } from './fetcher/manager.js';
 
 export type AppendOrigin = 'client' | 'coordinator';
 
@@ -72,6 +73,11 @@ export interface ReplicaManagerOptions {
    * mode) the ISR never changes: it is [self].
    */
   isrWriter?: IsrWriter;
+  /**
+   * Cluster mode: the inter-broker endpoint of a live broker (from the metadata image). With it,
+   * followers fetch from their leaders (replica fetchers, loaded only then).
+   */
+  brokerEndpoint?: (brokerId: number) => { host: string; port: number } | undefined;
 }
 
 /** One partition of a LeaderAndIsr request, every version normalised. */
@@ -147,6 +153,8 @@ export class ReplicaManager {
   private readonly brokerId: number;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Cluster mode's replica fetchers (undefined in embedded mode, which never follows). */
+  private fetchers: ReplicaFetcherManager | undefined;
 
   private constructor(
     private readonly opts: ReplicaManagerOptions,
@@ -164,6 +172,7 @@ export class ReplicaManager {
   static async start(opts: ReplicaManagerOptions): Promise<ReplicaManager> {
     const ids = await ProducerIdManager.open(opts.config.logDirs[0]!);
     const rm = new ReplicaManager(opts, ids);
+    if (opts.controllerManaged && opts.brokerEndpoint) rm.fetchers = await ReplicaManager.createFetchers(opts, opts.brokerEndpoint);
     for (const t of opts.metadata.topics()) await rm.syncTopic(t.name);
     // Cluster mode starts with an empty image: the controller's LeaderAndIsr brings the logs back.
     for (const log of opts.controllerManaged ? [] : opts.logManager.allLogs()) {
@@ -179,6 +188,30 @@ export class ReplicaManager {
       rm.isrTimer.unref();
     }
     return rm;
+  }
+
+  private static async createFetchers(opts: ReplicaManagerOptions, endpointOf: (brokerId: number) => { host: string; port: number } | undefined): Promise<ReplicaFetcherManager> {
+    const { ReplicaFetcherManager } = await import('./fetcher/manager.js');
+    const c = opts.config;
+    return new ReplicaFetcherManager({
+      config: {
+        brokerId: c.brokerId,
+        numFetchers: c.numReplicaFetchers,
+        fetchMaxBytes: c.replicaFetchMaxBytes,
+        fetchResponseMaxBytes: c.replicaFetchResponseMaxBytes,
+        fetchMinBytes: c.replicaFetchMinBytes,
+        fetchWaitMaxMs: c.replicaFetchWaitMaxMs,
+        fetchBackoffMs: c.replicaFetchBackoffMs,
+        socketTimeoutMs: c.replicaSocketTimeoutMs,
+      },
+      logger: opts.logger.child({ component: 'replica-fetcher' }),
+      endpointOf,
+    });
+  }
+
+  /** The replica fetchers (cluster mode), for tests and diagnostics. */
+  get replicaFetchers(): ReplicaFetcherManager | undefined {
+    return this.fetchers;
   }
 
   /** The partition of `topic` hosted here (leader, or follower in cluster mode), if its log is open. */
@@ -345,12 +378,24 @@ export class ReplicaManager {
         return;
       }
       try {
-        const p = this.partitions.get(key) ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
+        const existing = this.partitions.get(key);
+        // A follower's log opened now starts from its checkpointed high watermark, as Kafka's does.
+        const checkpointedHw = existing ? undefined : this.opts.logManager.checkpointedHighWatermark(s.topic, s.partition);
+        const p = existing ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
         if (s.topicId && !p.topicId) p.topicId = s.topicId;
         const partitionEpoch = s.partitionEpoch ?? -1;
         const controllerEpoch = s.controllerEpoch ?? -1;
-        if (s.leader === this.brokerId) p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
-        else p.makeFollower(s.leader, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+        if (s.leader === this.brokerId) {
+          // Stop fetching first: the fetcher's last append is done before this broker leads.
+          await this.fetchers?.removeFetcherForPartitions([key]);
+          p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+        } else {
+          const restart = p.isLeader || p.leaderId !== s.leader || p.leaderEpoch !== s.leaderEpoch || !this.fetchers?.isFetching(s.topic, s.partition);
+          if (restart) await this.fetchers?.removeFetcherForPartitions([key]);
+          p.makeFollower(s.leader, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+          if (checkpointedHw !== undefined && this.fetchers) p.setFollowerHighWatermark(checkpointedHw);
+          if (restart) await this.startFetching(p);
+        }
         errors.set(key, ErrorCode.NONE);
       } catch (err) {
         this.opts.logger.error({ topic: s.topic, partition: s.partition, err: messageOf(err) }, 'cannot open the log of a partition LeaderAndIsr assigned here');
@@ -376,6 +421,13 @@ export class ReplicaManager {
 
   private async stopReplicasNow(parts: readonly StopReplicaPartition[]): Promise<Map<string, number>> {
     const errors = new Map<string, number>();
+    // As Kafka: the fetchers let go of every partition named before anything is stopped or deleted.
+    await this.fetchers?.removeFetcherForPartitions(
+      parts.filter((s) => {
+        const p = this.partitions.get(tpKey(s.topic, s.partition));
+        return !p || s.leaderEpoch === NO_EPOCH || s.leaderEpoch === EPOCH_DURING_DELETE || s.leaderEpoch >= p.leaderEpoch;
+      }).map((s) => tpKey(s.topic, s.partition)),
+    );
     for (const s of parts) {
       const key = tpKey(s.topic, s.partition);
       const p = this.partitions.get(key);
@@ -397,6 +449,23 @@ export class ReplicaManager {
       }
     }
     return errors;
+  }
+
+  /**
+   * A follower starts fetching from its leader, as Kafka 2.7+ (truncation on fetch): a log that
+   * knows its leader epochs fetches from its log end and the leader's diverging_epoch says where
+   * to cut; a log without epochs starts from its high watermark and cuts there first. No leader
+   * (-1): nothing to fetch from until the next LeaderAndIsr.
+   */
+  private async startFetching(p: Partition): Promise<void> {
+    if (!this.fetchers || this.stopped || p.leaderId < 0) return;
+    const { followerReplicaOf } = await import('./fetcher/manager.js');
+    // A produce accepted while this broker still led may be appending: start after it.
+    await p.appendsDone();
+    const knowsEpochs = p.log.epochs.latestEpoch() >= 0;
+    await this.fetchers.addFetcherForPartitions([
+      { replica: followerReplicaOf(p), topicId: p.topicId, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, fetchOffset: knowsEpochs ? p.logEndOffset : p.highWatermark },
+    ]);
   }
 
   private async dropPartition(p: Partition, deleteLog: boolean): Promise<void> {
@@ -543,6 +612,8 @@ export class ReplicaManager {
   /** Answers parked fetches, snapshots producer state. The LogManager is shut down by the caller. */
   async shutdown(): Promise<void> {
     this.stopped = true;
+    // Fetchers first (Kafka's order): no follower append runs while logs are closed.
+    await this.fetchers?.shutdown();
     if (this.timer) clearInterval(this.timer);
     if (this.isrTimer) clearInterval(this.isrTimer);
     for (const f of [...this.waitingFetches]) f.complete();

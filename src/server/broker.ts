@@ -144,6 +144,8 @@ export class Broker {
       logConfigFor: (topic) => admin.configs.logConfigFor(topic),
       controllerManaged: this.zk !== undefined,
       isrWriter,
+      // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
+      ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
     });
     const replicaManager = this.replicaManager;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });

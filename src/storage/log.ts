@@ -235,6 +235,18 @@ export class Log extends EventEmitter {
     });
   }
 
+  /**
+   * Follower append (Kafka's UnifiedLog.appendAsFollower): the batches are stored as the leader
+   * wrote them (base offsets, partition leader epochs, timestamps untouched). Every batch's CRC is
+   * checked; the first must start at or after the log end offset and each batch after the
+   * previous one (a compacted leader leaves gaps, as in Kafka, so offsets need not be dense);
+   * otherwise UnexpectedAppendOffsetError and nothing is written. The leader epoch cache learns
+   * each batch's epoch at its base offset.
+   */
+  appendAsFollower(batches: Buffer): Promise<AppendResult> {
+    return this.append(batches, { leaderEpoch: -1, assignOffsets: false });
+  }
+
   /** Rolls the active segment now (admin tools, tests). */
   forceRoll(): Promise<void> {
     return this.lock.run(async () => {

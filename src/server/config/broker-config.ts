@@ -226,6 +226,11 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     throw new ConfigError(`group.max.session.timeout.ms (${groupMax}) must be at least group.min.session.timeout.ms (${groupMin})`, 'group.max.session.timeout.ms');
   }
 
+  // As Kafka: a replica fetch must be able to wait its max.wait without timing out.
+  if (v.num('replica.fetch.wait.max.ms') > v.num('replica.socket.timeout.ms')) {
+    throw new ConfigError(`replica.socket.timeout.ms (${v.num('replica.socket.timeout.ms')}) should always be at least replica.fetch.wait.max.ms (${v.num('replica.fetch.wait.max.ms')}) to prevent unnecessary socket timeouts`, 'replica.socket.timeout.ms');
+  }
+
   return {
     raw,
     values,

@@ -131,13 +131,14 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
 
   // Replication
   def('replica.lag.time.max.ms', 'long', '30000', 'A follower not caught up for this long leaves the ISR.'),
-  def('num.replica.fetchers', 'int', '1', 'Fetcher threads per source broker.'),
-  def('replica.fetch.max.bytes', 'int', '1048576', 'Bytes per partition in a replica fetch.', atLeast(0)),
-  def('replica.fetch.response.max.bytes', 'int', '10485760', 'Bytes in a whole replica fetch response.', atLeast(0)),
-  def('replica.fetch.min.bytes', 'int', '1', 'Minimum bytes for a replica fetch response.'),
-  def('replica.fetch.wait.max.ms', 'int', '500', 'Max wait of a replica fetch.'),
-  def('replica.fetch.backoff.ms', 'int', '1000', 'Backoff after a replica fetch error.', atLeast(0)),
-  def('replica.socket.timeout.ms', 'int', '30000', 'Socket timeout of replica fetches.'),
+  // Follower side (issue 12): the replica fetchers of cluster mode.
+  def('num.replica.fetchers', 'int', '1', 'Replica fetchers (one connection each) per source broker; partitions are spread over them by topic and partition.', atLeast(1)),
+  def('replica.fetch.max.bytes', 'int', '1048576', 'Bytes per partition in a replica fetch (a larger first batch still comes whole).', atLeast(0)),
+  def('replica.fetch.response.max.bytes', 'int', '10485760', 'Bytes in a whole replica fetch response (a larger first batch still comes whole).', atLeast(0)),
+  def('replica.fetch.min.bytes', 'int', '1', 'Minimum bytes for a replica fetch response.', atLeast(0)),
+  def('replica.fetch.wait.max.ms', 'int', '500', 'Max wait of a replica fetch; at most replica.socket.timeout.ms.', atLeast(0)),
+  def('replica.fetch.backoff.ms', 'int', '1000', 'Backoff after a replica fetch error or a lost connection to the leader.', atLeast(0)),
+  def('replica.socket.timeout.ms', 'int', '30000', 'Connect and request timeout of replica fetches (a fetch also gets replica.fetch.wait.max.ms).', atLeast(1)),
   def('replica.high.watermark.checkpoint.interval.ms', 'long', '5000', 'How often high watermarks are saved.'),
   def('unclean.leader.election.enable', 'boolean', 'false', 'Allow out-of-sync replicas to become leader.'),
   def('auto.leader.rebalance.enable', 'boolean', 'true', 'Move leadership back to preferred replicas.'),
