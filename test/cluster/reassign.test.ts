@@ -4,9 +4,9 @@
  * topic from brokers [0, 1] to [1, 2] (the controller waits until the new replica is in the ISR,
  * then moves leadership and deletes the old replica), and kafka-leader-election.sh moves
  * leadership back to the preferred replica after that broker restarted. kcat shows what clients
- * see. New replicas join the ISR through replication (issue 12); until a leader does it, the
- * test writes the ISR expansion into ZooKeeper itself, as the leader would: a conditional write
- * of the partition state plus an ISR change notification.
+ * see. New replicas join the ISR through replication: the follower fetches, the leader adds it
+ * to the ISR in ZooKeeper. To hold a reassignment pending (for --cancel, and across a controller
+ * failover) the test freezes the new replica's broker (SIGSTOP), so it cannot catch up.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,8 +17,6 @@ import { join } from 'node:path';
 import { Cluster, SESSION_TIMEOUT_MS } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { runCli } from '../cli/helpers.js';
-import { KafkaZkClient } from '../../src/metadata/zk/kafka-zk-client.js';
-import { PartitionStateZNode } from '../../src/metadata/zk/zk-data.js';
 import { kafkaTopics, kcatMetadata, waitForTopic, zkTopic } from './cluster-clients.js';
 
 const NOTICE_MS = SESSION_TIMEOUT_MS * 5;
@@ -39,23 +37,9 @@ const reassign = (...args: string[]) => runCli('kafka-reassign-partitions', args
 const elect = (...args: string[]) => runCli('kafka-leader-election', args, { timeoutMs: 90_000 });
 const hasPartitionDir = (broker: number): boolean => existsSync(c!.broker(broker).dir) && readdirSync(c!.broker(broker).dir).includes(`${TOPIC}-0`);
 
-/**
- * What a partition leader does when followers have caught up (issue 12): adds them to the ISR
- * with a write conditional on the state znode's version, then announces it. Retries on a lost race.
- */
-async function leaderExpandsIsr(add: number): Promise<void> {
-  const zk = new KafkaZkClient(await c!.zk());
-  await c!.waitFor(`broker ${add} in the ISR of ${TOPIC}-0`, 30_000, async () => {
-    const cur = (await zk.getPartitionStates(TOPIC, [0])).get(0)!;
-    if (cur.state.isr.includes(add)) return true;
-    try {
-      await (await c!.zk()).set(`/brokers/topics/${TOPIC}/partitions/0/state`, PartitionStateZNode.encode({ ...cur.state, isr: [...cur.state.isr, add] }), cur.zkVersion);
-    } catch {
-      return false; // the controller wrote meanwhile: read again
-    }
-    await zk.createIsrChangeNotification([{ topic: TOPIC, partition: 0 }]);
-    return true;
-  });
+/** Waits until the leader has taken `add` (caught up by fetching) into the ISR of the topic's partition 0. */
+async function leaderExpandsIsr(add: number, topic = TOPIC): Promise<void> {
+  await c!.waitFor(`broker ${add} in the ISR of ${topic}-0`, 60_000, async () => (await zkTopic(c!, topic))?.partitions[0]?.isr.includes(add));
 }
 
 test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-leader-election.sh restores the preferred leader', { timeout: 600_000 }, async (t) => {
@@ -166,40 +150,56 @@ async function planFile(name: string, topic: string, replicas: number[]): Promis
 
 test('--cancel reverts to the original replicas and deletes the one being added', { timeout: 300_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
+  await c!.waitForRegistered([0, 1, 2]);
+  const controller = (await c!.waitForController()).brokerId;
+  const added = [1, 2].find((id) => id !== controller)!;
+  const live = c!.bootstrap([0, 1, 2].filter((id) => id !== added));
   await createOn('cancelled', [0]);
-  const plan = await planFile('cancel.json', 'cancelled', [0, 2]);
-  const exec = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
-  assert.equal(exec.code, 0, exec.stderr);
-  await c!.waitFor('the added replica created on broker 2', 30_000, () => existsSync(c!.broker(2).dir) && readdirSync(c!.broker(2).dir).includes('cancelled-0'));
+  const plan = await planFile('cancel.json', 'cancelled', [0, added]);
+  // Frozen, the new replica's broker cannot catch up: the reassignment stays pending.
+  c!.broker(added).pause();
+  try {
+    const exec = await reassign('--bootstrap-server', live, '--execute', '--reassignment-json-file', plan);
+    assert.equal(exec.code, 0, exec.stderr);
+    await cancelWhilePending(live, plan, added);
+  } finally {
+    c!.broker(added).resume();
+  }
+  await c!.waitForRegistered([0, 1, 2]);
+  await c!.waitFor(`the cancelled replica gone from broker ${added}`, 30_000, () => !readdirSync(c!.broker(added).dir).includes('cancelled-0'));
+  const none = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan, '--preserve-throttles');
+  assert.equal(none.stdout, 'None of the specified partition reassignments are active.\n');
+});
+
+async function cancelWhilePending(live: string, plan: string, added: number): Promise<void> {
   // kafka-topics --describe shows the move as Kafka 3.x does; a partition being moved is not under-replicated.
-  const desc = await kafkaTopics('--describe', '--topic', 'cancelled', '--bootstrap-server', c!.bootstrap());
+  const desc = await kafkaTopics('--describe', '--topic', 'cancelled', '--bootstrap-server', live);
   assert.equal(desc.code, 0, desc.stderr);
   const descLines = desc.stdout.split('\n');
   assert.match(descLines[0]!, /\tPartitionCount: 1\tReplicationFactor: 1\t/);
-  assert.equal(descLines[1], '\tTopic: cancelled\tPartition: 0\tLeader: 0\tReplicas: 0,2\tIsr: 0\tAdding Replicas: 2\tRemoving Replicas: ');
-  const under = await kafkaTopics('--describe', '--topic', 'cancelled', '--under-replicated-partitions', '--bootstrap-server', c!.bootstrap());
+  assert.equal(descLines[1], `\tTopic: cancelled\tPartition: 0\tLeader: 0\tReplicas: 0,${added}\tIsr: 0\tAdding Replicas: ${added}\tRemoving Replicas: `);
+  const under = await kafkaTopics('--describe', '--topic', 'cancelled', '--under-replicated-partitions', '--bootstrap-server', live);
   assert.equal(under.stdout, '');
-  const busy = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
+  const busy = await reassign('--bootstrap-server', live, '--execute', '--reassignment-json-file', plan);
   assert.equal(busy.code, 1);
   assert.match(busy.stderr, /Cannot execute because there is an existing partition assignment/);
-  const cancel = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan);
+  const cancel = await reassign('--bootstrap-server', live, '--cancel', '--reassignment-json-file', plan);
   assert.equal(cancel.code, 0, cancel.stderr);
   assert.equal(cancel.stdout, 'Successfully cancelled partition reassignment for: cancelled-0\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic cancelled\n');
   const tp = (await zkTopic(c!, 'cancelled'))!;
   assert.deepEqual(tp.partitions[0]!.replicas, [0]);
   assert.deepEqual(tp.partitions[0]!.isr, [0]);
-  await c!.waitFor('the cancelled replica deleted on broker 2', 30_000, () => !readdirSync(c!.broker(2).dir).includes('cancelled-0'));
-  const none = await reassign('--bootstrap-server', c!.bootstrap(), '--cancel', '--reassignment-json-file', plan, '--preserve-throttles');
-  assert.equal(none.stdout, 'None of the specified partition reassignments are active.\n');
-});
+}
 
 test('a reassignment pending when the controller is killed is resumed and completed by the next controller', { timeout: 300_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const first = await c!.waitForController();
   const [a, b] = [0, 1, 2].filter((id) => id !== first.brokerId) as [number, number];
   await createOn('resumed', [a]);
-  // Kafka 2.x's way: the request znode, written by --zookeeper.
+  // Kafka 2.x's way: the request znode, written by --zookeeper. The new replica's broker is
+  // frozen so the reassignment is still pending when the controller dies.
   const plan = await planFile('resume.json', 'resumed', [b]);
+  c!.broker(b).pause();
   const exec = await reassign('--zookeeper', c!.zkConnect, '--execute', '--reassignment-json-file', plan);
   assert.equal(exec.code, 0, exec.stderr);
   const zk = await c!.zk();
@@ -211,19 +211,8 @@ test('a reassignment pending when the controller is killed is resumed and comple
   const next = await c!.waitForController((x) => x.brokerId !== first.brokerId && x.epoch > first.epoch, NOTICE_MS);
   t.diagnostic(`controller ${first.brokerId} -> ${next.brokerId}`);
   assert.ok(await zk.exists('/admin/reassign_partitions'), 'still pending: the new replica is not in the ISR');
-  // The leader (a) sees b caught up.
-  const state = new KafkaZkClient(zk);
-  await c!.waitFor(`broker ${b} in the ISR`, 30_000, async () => {
-    const cur = (await state.getPartitionStates('resumed', [0])).get(0)!;
-    if (cur.state.isr.includes(b)) return true;
-    try {
-      await zk.set('/brokers/topics/resumed/partitions/0/state', PartitionStateZNode.encode({ ...cur.state, isr: [...cur.state.isr, b] }), cur.zkVersion);
-    } catch {
-      return false;
-    }
-    await state.createIsrChangeNotification([{ topic: 'resumed', partition: 0 }]);
-    return true;
-  });
+  // Thawed, b catches up by fetching from a, which takes it into the ISR; the new controller completes the move.
+  c!.broker(b).resume();
   const done = await c!.waitFor('the new controller completed it', 60_000, async () => {
     const tp = await zkTopic(c!, 'resumed');
     return tp && tp.partitions[0]!.replicas.join() === String(b) && !(await zk.exists('/admin/reassign_partitions')) ? tp : undefined;
