@@ -8,6 +8,7 @@ export type KafkaErrorName =
   | 'RECORD_LIST_TOO_LARGE'
   | 'KAFKA_STORAGE_ERROR'
   | 'OFFSET_OUT_OF_RANGE'
+  | 'NOT_LEADER_OR_FOLLOWER'
   | 'INVALID_RECORD'
   | 'UNKNOWN_SERVER_ERROR';
 
@@ -32,6 +33,15 @@ export class RecordTooLargeError extends StorageError {
 /** Any I/O failure of the log (ENOSPC, EIO, offline directory). Nothing acknowledged is lost. */
 export class KafkaStorageError extends StorageError {
   readonly kafkaError = 'KAFKA_STORAGE_ERROR' as const;
+}
+
+/**
+ * The log was closed (its partition deleted, or the broker stopping) while a request still held
+ * it. Not a disk fault: the directory stays online, and the client retries after a metadata
+ * refresh, which tells it the partition is gone or led elsewhere.
+ */
+export class LogClosedError extends StorageError {
+  readonly kafkaError = 'NOT_LEADER_OR_FOLLOWER' as const;
 }
 
 export class OffsetOutOfRangeError extends StorageError {

@@ -88,6 +88,11 @@ export class LogManager {
   private readonly dirs: DirState[] = [];
   private readonly logs = new Map<string, { log: Log; dir: DirState }>();
   private readonly highWatermarks = new Map<string, number>();
+  /**
+   * Deletions under way, by partition: a log created again under the same name waits for them,
+   * or it would open the old files and then lose its directory to the deletion's rename.
+   */
+  private readonly deleting = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
   readonly logger: StorageLogger;
   readonly cleaner: LogCleaner;
@@ -233,6 +238,7 @@ export class LogManager {
 
   async createLog(topic: string, partition: number, cfg: Partial<LogConfig> = {}): Promise<Log> {
     const key = tpKey(topic, partition);
+    for (let pending = this.deleting.get(key); pending; pending = this.deleting.get(key)) await pending.catch(() => undefined);
     const existing = this.logs.get(key);
     if (existing) {
       if (Object.keys(cfg).length > 0) existing.log.updateConfig(cfg);
@@ -261,6 +267,14 @@ export class LogManager {
     const entry = this.logs.get(key);
     if (!entry) return;
     this.logs.delete(key);
+    const done: Promise<void> = this.deleteLogFiles(key, entry).finally(() => {
+      if (this.deleting.get(key) === done) this.deleting.delete(key);
+    });
+    this.deleting.set(key, done);
+    await done;
+  }
+
+  private async deleteLogFiles(key: string, entry: { log: Log; dir: DirState }): Promise<void> {
     this.highWatermarks.delete(key);
     this.cleaner.firstDirtyOffsets.delete(key);
     await this.cleaner.abort(entry.log);
