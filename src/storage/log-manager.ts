@@ -75,6 +75,19 @@ interface DirState {
 const LOG_DIR_NAME = /^(.+)-(\d+)$/;
 const SHUTDOWN_CONCURRENCY = 16;
 
+/** The longest file name most file systems take (NAME_MAX). */
+const MAX_FILE_NAME = 255;
+
+/**
+ * Where a deleted partition's directory goes until it is removed: `topic-partition.unique-delete`,
+ * the topic cut short when needed so the name fits NAME_MAX (a 249-character topic, the longest
+ * Kafka allows, plus the suffix is too long, and the rename failed with ENAMETOOLONG).
+ */
+export function deleteDirName(topic: string, partition: number): string {
+  const suffix = `-${partition}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
+  return topic.slice(0, Math.max(0, MAX_FILE_NAME - suffix.length)) + suffix;
+}
+
 /** Runs fn over items with at most `limit` in flight; waits for all (fn should not throw). */
 export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -279,7 +292,7 @@ export class LogManager {
     this.cleaner.firstDirtyOffsets.delete(key);
     await this.cleaner.abort(entry.log);
     await entry.log.close();
-    const target = `${entry.log.dir}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
+    const target = path.join(path.dirname(entry.log.dir), deleteDirName(entry.log.topic, entry.log.partition));
     await rename(entry.log.dir, target);
     void rm(target, { recursive: true, force: true });
     await this.writeCheckpoints(entry.dir).catch(() => undefined);

@@ -106,3 +106,21 @@ test('a real I/O error on an open log still takes the directory offline', async 
     assert.equal(mgr.logDirsState()[0]!.online, false);
   });
 });
+
+test('a partition of a topic with the longest legal name (249 characters) is deleted, and does not come back on restart', async () => {
+  await withTempDir(async (dir) => {
+    const topic = 't'.repeat(249);
+    let mgr = await open(dir);
+    const log = await mgr.createLog(topic, 7);
+    await log.append(makeBatch(['x']), { leaderEpoch: 0 });
+    await mgr.deleteLog(topic, 7);
+    assert.equal(mgr.getLog(topic, 7), undefined);
+    await mgr.shutdown();
+    mgr = await open(dir);
+    try {
+      assert.equal(mgr.getLog(topic, 7), undefined, 'the deleted partition was loaded again');
+    } finally {
+      await mgr.shutdown();
+    }
+  });
+});
