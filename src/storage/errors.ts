@@ -68,6 +68,23 @@ export class LogDirLockedError extends Error {
   }
 }
 
+/**
+ * A storage call failed with an exception that is not an operating-system I/O error (a bug, or
+ * one of Node's argument checks, codes ERR_*): that request fails, the directory stays online.
+ */
+export class UnexpectedStorageError extends StorageError {
+  readonly kafkaError = 'UNKNOWN_SERVER_ERROR' as const;
+}
+
+/**
+ * True for errors the operating system returned (errno codes: EIO, ENOENT, EBADF...), the only
+ * ones that can mean a failing disk; false for JavaScript exceptions and Node's ERR_* checks.
+ */
+export function isOsError(err: unknown): boolean {
+  const code = errnoOf(err);
+  return code !== undefined && /^E[A-Z0-9]+$/.test(code);
+}
+
 export function errnoOf(err: unknown): string | undefined {
   if (err && typeof err === 'object' && 'code' in err && typeof err.code === 'string') return err.code;
   return undefined;

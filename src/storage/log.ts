@@ -13,7 +13,7 @@ import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from './segment-retirement.js';
 import { assignOffsets, existingOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
 import { validateLogConfig, type LogConfig } from './config.js';
-import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, UnexpectedAppendOffsetError, errnoOf } from './errors.js';
+import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError, UnexpectedAppendOffsetError, UnexpectedStorageError, errnoOf, isOsError } from './errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from './logger.js';
 import { Mutex } from './mutex.js';
@@ -192,10 +192,17 @@ export class Log extends EventEmitter {
   }
 
   /** Translates an I/O failure into KafkaStorageError, reporting non-ENOSPC faults to the manager. */
-  private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): KafkaStorageError | LogClosedError {
+  private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): StorageError {
     // Files closed under a request (its partition deleted meanwhile) fail with EBADF or ENOENT:
     // that request's problem, not the directory's.
     if (this.closed) return this.closedError(action);
+    // Only what the operating system returned can mean a failing disk; an exception of ours
+    // (or a Node argument check) fails the one call, loudly, and the directory keeps serving.
+    if (!isOsError(err)) {
+      const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      this.failures.failed(this.logDir, `unexpected ${PLURAL[action]} failures`, 'error', () => `${action} of ${this.name} failed unexpectedly (not an I/O error; the log dir stays online): ${detail}`);
+      return new UnexpectedStorageError(`${action} failed for ${this.name}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    }
     const code = errnoOf(err);
     const full = code === 'ENOSPC' || code === 'EDQUOT';
     // A full disk or too many open files is the broker's condition, not a faulty directory.

@@ -124,3 +124,27 @@ test('a partition of a topic with the longest legal name (249 characters) is del
     }
   });
 });
+
+test('an exception that is not an I/O error (a bug, a Node argument check) fails that call with UNKNOWN_SERVER_ERROR, logged with its stack; the directory stays online', async () => {
+  await withManager(async (mgr, logger) => {
+    const log = await mgr.createLog('t', 0);
+    await log.append(makeBatch(['kept']), { leaderEpoch: 0 });
+    const real = log.activeSegment.writeAt;
+    const bugs: Error[] = [
+      new RangeError('offset out of bounds'),
+      Object.assign(new RangeError('The value of "length" is out of range'), { code: 'ERR_OUT_OF_RANGE' }),
+      new TypeError("Cannot read properties of undefined (reading 'x')"),
+    ];
+    for (const bug of bugs) {
+      log.activeSegment.writeAt = () => {
+        throw bug;
+      };
+      await assert.rejects(log.append(makeBatch(['x']), { leaderEpoch: 0 }), (err: unknown) => errorCodeOf(err) === ErrorCode.UNKNOWN_SERVER_ERROR);
+    }
+    assertStillServing(mgr, logger);
+    assert.ok(logger.lines.some((l) => l.startsWith('ERROR') && l.includes('offset out of bounds') && l.includes('at ')), logger.lines.join('\n'));
+    log.activeSegment.writeAt = real;
+    await log.append(makeBatch(['after']), { leaderEpoch: 0 });
+    assert.deepEqual((await readAll(log)).map((r) => r.value), ['kept', 'after']);
+  });
+});
