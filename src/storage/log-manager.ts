@@ -70,6 +70,10 @@ interface DirState {
   online: boolean;
   error?: string;
   hadCleanShutdown: boolean;
+  /** The directory's checkpoint writes, one at a time. */
+  checkpointChain: Promise<unknown>;
+  /** A write queued behind the running one and not started: later requests share it. */
+  checkpointQueued?: Promise<boolean>;
 }
 
 const LOG_DIR_NAME = /^(.+)-(\d+)$/;
@@ -110,6 +114,8 @@ export class LogManager {
   readonly logger: StorageLogger;
   readonly cleaner: LogCleaner;
   private closed = false;
+  /** Times a directory's checkpoint files were written (diagnostics, tests). */
+  checkpointWrites = 0;
   private readonly clock: () => number;
   /** Rate-limits the lines about failing appends and flushes: one per directory per interval. */
   private readonly failureLog: FailureLog;
@@ -136,7 +142,7 @@ export class LogManager {
   }
 
   private async openDir(dir: string): Promise<void> {
-    const state: DirState = { dir, online: true, hadCleanShutdown: false };
+    const state: DirState = { dir, online: true, hadCleanShutdown: false, checkpointChain: Promise.resolve() };
     this.dirs.push(state);
     try {
       await ensureDirectory(dir);
@@ -295,7 +301,10 @@ export class LogManager {
     const target = path.join(path.dirname(entry.log.dir), deleteDirName(entry.log.topic, entry.log.partition));
     await rename(entry.log.dir, target);
     void rm(target, { recursive: true, force: true });
-    await this.writeCheckpoints(entry.dir).catch(() => undefined);
+    // Not awaited: deletions one after the other (the undo of a large CreatePartitions) share the
+    // next write instead of rewriting every log's entry once per deletion. A crash before it
+    // leaves entries of deleted logs in the files, which nothing reads.
+    void this.writeCheckpoints(entry.dir);
   }
 
   /** The replication layer's high watermark, persisted in replication-offset-checkpoint. */
@@ -322,9 +331,26 @@ export class LogManager {
     }));
   }
 
-  /** Writes the directory's checkpoint files; false (after a warning) when one could not be written. */
-  private async writeCheckpoints(state: DirState): Promise<boolean> {
+  /**
+   * Writes the directory's checkpoint files, one write at a time: a call made while a write is
+   * queued and not started shares it (the queued write reads the state when it starts). False
+   * (after a warning) when one could not be written; never rejects.
+   */
+  private writeCheckpoints(state: DirState): Promise<boolean> {
+    if (state.checkpointQueued) return state.checkpointQueued;
+    const run = (): Promise<boolean> => {
+      state.checkpointQueued = undefined;
+      return this.writeCheckpointsNow(state);
+    };
+    const queued = state.checkpointChain.then(run, run);
+    state.checkpointQueued = queued;
+    state.checkpointChain = queued;
+    return queued;
+  }
+
+  private async writeCheckpointsNow(state: DirState): Promise<boolean> {
     if (!state.online) return false;
+    this.checkpointWrites++;
     const logs = this.logsIn(state);
     const entry = (offset: (l: Log) => number) => logs.map((l) => ({ topic: l.topic, partition: l.partition, offset: offset(l) }));
     try {
