@@ -38,6 +38,7 @@ export function emptyReport(seed: number): FuzzReport {
     trickle: null,
     side: null,
     brokerErrors: [],
+    logDirsOffline: [],
     brokerUpAtEnd: false,
     brokerStoppedCleanly: null,
     durationMs: 0,
@@ -113,6 +114,7 @@ export class FuzzRun {
   absorb(b: BrokerProcess): void {
     this.overallMin = Math.min(this.overallMin, b.minRss);
     this.report.brokerErrors = [...this.report.brokerErrors, ...b.errors.filter((e) => e.trim() !== '')].slice(-20);
+    this.report.logDirsOffline.push(...b.offlineDirs);
     this.overallPeak = Math.max(this.overallPeak, b.peakRss);
     this.worstLoop = Math.max(this.worstLoop, b.worstLoopDelayMs);
   }
