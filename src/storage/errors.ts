@@ -8,6 +8,7 @@ export type KafkaErrorName =
   | 'RECORD_LIST_TOO_LARGE'
   | 'KAFKA_STORAGE_ERROR'
   | 'OFFSET_OUT_OF_RANGE'
+  | 'NOT_LEADER_OR_FOLLOWER'
   | 'INVALID_RECORD'
   | 'UNKNOWN_SERVER_ERROR';
 
@@ -34,6 +35,15 @@ export class KafkaStorageError extends StorageError {
   readonly kafkaError = 'KAFKA_STORAGE_ERROR' as const;
 }
 
+/**
+ * The log was closed (its partition deleted, or the broker stopping) while a request still held
+ * it. Not a disk fault: the directory stays online, and the client retries after a metadata
+ * refresh, which tells it the partition is gone or led elsewhere.
+ */
+export class LogClosedError extends StorageError {
+  readonly kafkaError = 'NOT_LEADER_OR_FOLLOWER' as const;
+}
+
 export class OffsetOutOfRangeError extends StorageError {
   readonly kafkaError = 'OFFSET_OUT_OF_RANGE' as const;
   constructor(
@@ -56,6 +66,23 @@ export class LogDirLockedError extends Error {
     super(message);
     this.name = 'LogDirLockedError';
   }
+}
+
+/**
+ * A storage call failed with an exception that is not an operating-system I/O error (a bug, or
+ * one of Node's argument checks, codes ERR_*): that request fails, the directory stays online.
+ */
+export class UnexpectedStorageError extends StorageError {
+  readonly kafkaError = 'UNKNOWN_SERVER_ERROR' as const;
+}
+
+/**
+ * True for errors the operating system returned (errno codes: EIO, ENOENT, EBADF...), the only
+ * ones that can mean a failing disk; false for JavaScript exceptions and Node's ERR_* checks.
+ */
+export function isOsError(err: unknown): boolean {
+  const code = errnoOf(err);
+  return code !== undefined && /^E[A-Z0-9]+$/.test(code);
 }
 
 export function errnoOf(err: unknown): string | undefined {

@@ -17,6 +17,8 @@ export {
   KafkaStorageError,
   OffsetOutOfRangeError,
   UnexpectedAppendOffsetError,
+  UnexpectedStorageError,
+  LogClosedError,
   LogDirLockedError,
   type KafkaErrorName,
 } from './errors.js';

@@ -70,10 +70,27 @@ interface DirState {
   online: boolean;
   error?: string;
   hadCleanShutdown: boolean;
+  /** The directory's checkpoint writes, one at a time. */
+  checkpointChain: Promise<unknown>;
+  /** A write queued behind the running one and not started: later requests share it. */
+  checkpointQueued?: Promise<boolean>;
 }
 
 const LOG_DIR_NAME = /^(.+)-(\d+)$/;
 const SHUTDOWN_CONCURRENCY = 16;
+
+/** The longest file name most file systems take (NAME_MAX). */
+const MAX_FILE_NAME = 255;
+
+/**
+ * Where a deleted partition's directory goes until it is removed: `topic-partition.unique-delete`,
+ * the topic cut short when needed so the name fits NAME_MAX (a 249-character topic, the longest
+ * Kafka allows, plus the suffix is too long, and the rename failed with ENAMETOOLONG).
+ */
+export function deleteDirName(topic: string, partition: number): string {
+  const suffix = `-${partition}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
+  return topic.slice(0, Math.max(0, MAX_FILE_NAME - suffix.length)) + suffix;
+}
 
 /** Runs fn over items with at most `limit` in flight; waits for all (fn should not throw). */
 export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
@@ -88,10 +105,17 @@ export class LogManager {
   private readonly dirs: DirState[] = [];
   private readonly logs = new Map<string, { log: Log; dir: DirState }>();
   private readonly highWatermarks = new Map<string, number>();
+  /**
+   * Deletions under way, by partition: a log created again under the same name waits for them,
+   * or it would open the old files and then lose its directory to the deletion's rename.
+   */
+  private readonly deleting = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
   readonly logger: StorageLogger;
   readonly cleaner: LogCleaner;
   private closed = false;
+  /** Times a directory's checkpoint files were written (diagnostics, tests). */
+  checkpointWrites = 0;
   private readonly clock: () => number;
   /** Rate-limits the lines about failing appends and flushes: one per directory per interval. */
   private readonly failureLog: FailureLog;
@@ -118,7 +142,7 @@ export class LogManager {
   }
 
   private async openDir(dir: string): Promise<void> {
-    const state: DirState = { dir, online: true, hadCleanShutdown: false };
+    const state: DirState = { dir, online: true, hadCleanShutdown: false, checkpointChain: Promise.resolve() };
     this.dirs.push(state);
     try {
       await ensureDirectory(dir);
@@ -233,6 +257,7 @@ export class LogManager {
 
   async createLog(topic: string, partition: number, cfg: Partial<LogConfig> = {}): Promise<Log> {
     const key = tpKey(topic, partition);
+    for (let pending = this.deleting.get(key); pending; pending = this.deleting.get(key)) await pending.catch(() => undefined);
     const existing = this.logs.get(key);
     if (existing) {
       if (Object.keys(cfg).length > 0) existing.log.updateConfig(cfg);
@@ -261,14 +286,25 @@ export class LogManager {
     const entry = this.logs.get(key);
     if (!entry) return;
     this.logs.delete(key);
+    const done: Promise<void> = this.deleteLogFiles(key, entry).finally(() => {
+      if (this.deleting.get(key) === done) this.deleting.delete(key);
+    });
+    this.deleting.set(key, done);
+    await done;
+  }
+
+  private async deleteLogFiles(key: string, entry: { log: Log; dir: DirState }): Promise<void> {
     this.highWatermarks.delete(key);
     this.cleaner.firstDirtyOffsets.delete(key);
     await this.cleaner.abort(entry.log);
     await entry.log.close();
-    const target = `${entry.log.dir}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
+    const target = path.join(path.dirname(entry.log.dir), deleteDirName(entry.log.topic, entry.log.partition));
     await rename(entry.log.dir, target);
     void rm(target, { recursive: true, force: true });
-    await this.writeCheckpoints(entry.dir).catch(() => undefined);
+    // Not awaited: deletions one after the other (the undo of a large CreatePartitions) share the
+    // next write instead of rewriting every log's entry once per deletion. A crash before it
+    // leaves entries of deleted logs in the files, which nothing reads.
+    void this.writeCheckpoints(entry.dir);
   }
 
   /** The replication layer's high watermark, persisted in replication-offset-checkpoint. */
@@ -295,9 +331,26 @@ export class LogManager {
     }));
   }
 
-  /** Writes the directory's checkpoint files; false (after a warning) when one could not be written. */
-  private async writeCheckpoints(state: DirState): Promise<boolean> {
+  /**
+   * Writes the directory's checkpoint files, one write at a time: a call made while a write is
+   * queued and not started shares it (the queued write reads the state when it starts). False
+   * (after a warning) when one could not be written; never rejects.
+   */
+  private writeCheckpoints(state: DirState): Promise<boolean> {
+    if (state.checkpointQueued) return state.checkpointQueued;
+    const run = (): Promise<boolean> => {
+      state.checkpointQueued = undefined;
+      return this.writeCheckpointsNow(state);
+    };
+    const queued = state.checkpointChain.then(run, run);
+    state.checkpointQueued = queued;
+    state.checkpointChain = queued;
+    return queued;
+  }
+
+  private async writeCheckpointsNow(state: DirState): Promise<boolean> {
     if (!state.online) return false;
+    this.checkpointWrites++;
     const logs = this.logsIn(state);
     const entry = (offset: (l: Log) => number) => logs.map((l) => ({ topic: l.topic, partition: l.partition, offset: offset(l) }));
     try {

@@ -13,7 +13,7 @@ import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from './segment-retirement.js';
 import { assignOffsets, existingOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
 import { validateLogConfig, type LogConfig } from './config.js';
-import { KafkaStorageError, OffsetOutOfRangeError, RecordTooLargeError, UnexpectedAppendOffsetError, errnoOf } from './errors.js';
+import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError, UnexpectedAppendOffsetError, UnexpectedStorageError, errnoOf, isOsError } from './errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from './logger.js';
 import { Mutex } from './mutex.js';
@@ -77,6 +77,11 @@ export class Log extends EventEmitter {
   segments: readonly LogSegment[] = [];
   recoveryPoint = 0;
   offline = false;
+  /**
+   * Closed (partition deleted, broker stopping): later calls fail with LogClosedError, and so do
+   * calls that were in flight when its files closed. Never a reason to take the directory offline.
+   */
+  private closed = false;
   readonly epochs: LeaderEpochCache;
   lastFlushMs: number;
   private startOffset = 0;
@@ -173,12 +178,31 @@ export class Log extends EventEmitter {
     for (const s of this.segments) s.updateSettings(this.segmentSettings());
   }
 
-  private checkOnline(): void {
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private closedError(action: string): LogClosedError {
+    return new LogClosedError(`${action} of ${this.name}: the log is closed (its partition was deleted or the broker is stopping)`);
+  }
+
+  private checkOnline(action = 'access'): void {
+    if (this.closed) throw this.closedError(action);
     if (this.offline) throw new KafkaStorageError(`log ${this.name} is in an offline log directory ${this.dir}`);
   }
 
   /** Translates an I/O failure into KafkaStorageError, reporting non-ENOSPC faults to the manager. */
-  private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): KafkaStorageError {
+  private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): StorageError {
+    // Files closed under a request (its partition deleted meanwhile) fail with EBADF or ENOENT:
+    // that request's problem, not the directory's.
+    if (this.closed) return this.closedError(action);
+    // Only what the operating system returned can mean a failing disk; an exception of ours
+    // (or a Node argument check) fails the one call, loudly, and the directory keeps serving.
+    if (!isOsError(err)) {
+      const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      this.failures.failed(this.logDir, `unexpected ${PLURAL[action]} failures`, 'error', () => `${action} of ${this.name} failed unexpectedly (not an I/O error; the log dir stays online): ${detail}`);
+      return new UnexpectedStorageError(`${action} failed for ${this.name}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    }
     const code = errnoOf(err);
     const full = code === 'ENOSPC' || code === 'EDQUOT';
     // A full disk or too many open files is the broker's condition, not a faulty directory.
@@ -199,7 +223,7 @@ export class Log extends EventEmitter {
     if (batches.length > this.config.segmentBytes)
       throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
     return this.lock.run(async () => {
-      this.checkOnline();
+      this.checkOnline('append');
       const now = opts.now ?? this.clock();
       const logAppendTime = assign && this.config.messageTimestampType === 'LogAppendTime' ? now : undefined;
       let firstOffset: number;
@@ -250,7 +274,7 @@ export class Log extends EventEmitter {
   /** Rolls the active segment now (admin tools, tests). */
   forceRoll(): Promise<void> {
     return this.lock.run(async () => {
-      this.checkOnline();
+      this.checkOnline('roll');
       if (this.activeSegment.size > 0) await this.roll(this.endOffset);
     });
   }
@@ -278,7 +302,7 @@ export class Log extends EventEmitter {
   }
 
   async read(fetchOffset: number, maxBytes: number, opts: { maxOffset?: number; minOneBatch?: boolean } = {}): Promise<ReadResult> {
-    this.checkOnline();
+    this.checkOnline('read');
     const start = this.startOffset;
     const end = this.endOffset;
     const segments = this.segments;
@@ -294,19 +318,26 @@ export class Log extends EventEmitter {
     }
   }
 
-  offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
-    this.checkOnline();
-    return findOffsetByTimestamp(this.segments, ts, this.startOffset, readDecompressionCap(this.config.maxMessageBytes));
+  async offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
+    this.checkOnline('timestamp lookup');
+    return this.closedAware('timestamp lookup', findOffsetByTimestamp(this.segments, ts, this.startOffset, readDecompressionCap(this.config.maxMessageBytes)));
   }
 
-  maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
-    this.checkOnline();
-    return findMaxTimestampOffset(this.segments, readDecompressionCap(this.config.maxMessageBytes));
+  async maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
+    this.checkOnline('timestamp lookup');
+    return this.closedAware('timestamp lookup', findMaxTimestampOffset(this.segments, readDecompressionCap(this.config.maxMessageBytes)));
+  }
+
+  /** A failure of `op` because the log closed while it ran is reported as LogClosedError. */
+  private closedAware<T>(action: string, op: Promise<T>): Promise<T> {
+    return op.catch((err: unknown) => {
+      throw this.closed ? this.closedError(action) : err;
+    });
   }
 
   async deleteRecordsBefore(offset: number): Promise<number> {
     return this.lock.run(async () => {
-      this.checkOnline();
+      this.checkOnline('record deletion');
       if (offset > this.endOffset || offset < 0) throw new OffsetOutOfRangeError(offset, this.startOffset, this.endOffset);
       if (offset > this.startOffset) {
         this.startOffset = offset;
@@ -330,7 +361,7 @@ export class Log extends EventEmitter {
     shouldDelete: (seg: LogSegment, next: LogSegment | undefined) => boolean,
     reason: string,
   ): Promise<number> {
-    if (this.offline) return 0;
+    if (this.offline || this.closed) return 0;
     const victims: LogSegment[] = [];
     for (let i = 0; i < this.segments.length; i++) {
       const seg = this.segments[i]!;
@@ -375,7 +406,7 @@ export class Log extends EventEmitter {
   /** Removes everything at and after `offset` (replica truncation). */
   async truncateTo(offset: number): Promise<void> {
     await this.lock.run(async () => {
-      this.checkOnline();
+      this.checkOnline('truncation');
       if (offset >= this.endOffset) return;
       try {
         if (offset < this.startOffset) return await this.truncateFullyAndStartAtLocked(offset);
@@ -399,6 +430,7 @@ export class Log extends EventEmitter {
   }
 
   private async truncateFullyAndStartAtLocked(offset: number): Promise<void> {
+    if (this.closed) throw this.closedError('truncation');
     // Retire first: renaming the old files frees the name if a segment already starts at `offset`.
     for (const s of this.segments) await this.retireSegment(s);
     this.segments = [await LogSegment.open(this.dir, offset, this.segmentSettings(), this.clock())];
@@ -412,7 +444,10 @@ export class Log extends EventEmitter {
 
   /** fsyncs everything up to the log end and advances the recovery point. */
   flush(): Promise<void> {
-    return this.lock.run(() => this.flushLocked());
+    return this.lock.run(() => {
+      if (this.closed) throw this.closedError('flush');
+      return this.flushLocked();
+    });
   }
 
   private async flushLocked(): Promise<void> {
@@ -468,6 +503,7 @@ export class Log extends EventEmitter {
           },
         );
       }
+      this.closed = true;
       await this.retirement.closeAll();
       for (const s of this.segments) await s.close();
       this.removeAllListeners();

@@ -41,6 +41,15 @@ export function errText(err: unknown): string {
   return typeof err === 'object' ? JSON.stringify(err) : String(err);
 }
 
+/** The directory a broker log line takes offline (LogManager.takeOffline's line), or null. */
+export function offlineDirOf(msg: string | undefined): string | null {
+  const m = /^log directory (.+?) is offline: /.exec(msg ?? '');
+  return m ? m[1]! : null;
+}
+
+/** Error lines kept per broker (the report shows the last ones). */
+const ERRORS_KEPT = 1000;
+
 export interface BrokerTarget {
   host: string;
   port: number;
@@ -67,6 +76,8 @@ export class BrokerProcess {
   /** Appends each memory report as a JSON line (t, pid, figures) when set. */
   memoryLog: string | undefined;
   readonly errors: string[] = [];
+  /** Log directories the broker took offline, with its line about each. */
+  readonly offlineDirs: string[] = [];
   private sampler: NodeJS.Timeout | undefined;
   private exitWaiters: (() => void)[] = [];
   private lastReportAt = 0;
@@ -132,7 +143,10 @@ export class BrokerProcess {
             b.noteMemory({ rss: o.rssBytes ?? 0, heapUsed: o.heapUsedBytes, heapTotal: o.heapTotalBytes ?? 0, external: o.externalBytes ?? 0, arrayBuffers: o.arrayBuffersBytes ?? 0 }, o.eventLoopDelayMaxMs);
           }
         } else if ((o.level ?? 0) >= 50) {
-          b.errors.push(`${o.msg ?? ''} ${errText(o.err)}`.trim().slice(0, 300));
+          const text = `${o.msg ?? ''} ${errText(o.err)}`.trim();
+          if (offlineDirOf(o.msg) !== null) b.offlineDirs.push(text.slice(0, 500));
+          b.errors.push(text.slice(0, 300));
+          if (b.errors.length > ERRORS_KEPT) b.errors.splice(0, b.errors.length - ERRORS_KEPT);
         }
       });
       createInterface({ input: child.stderr! }).on('line', (line) => {

@@ -52,6 +52,8 @@ export interface FuzzReport {
   side: { baseline: SideRates; fuzz: SideRates | null; bombs: SideRates | null; keptDuringFuzz: boolean | null; keptDuringBombs: boolean | null; errors: number; lastError: string } | null;
   /** Error lines the broker logged (the last ones), for the crashes and failures above. */
   brokerErrors: string[];
+  /** Log directories a broker took offline (its error line for each), over every broker of the run. */
+  logDirsOffline: string[];
   brokerUpAtEnd: boolean;
   brokerStoppedCleanly: boolean | null;
   durationMs: number;
@@ -84,6 +86,7 @@ export function formatReport(r: FuzzReport): string[] {
   for (const c of r.crashes) lines.push(`CRASH during ${c.phase} after ${c.afterInputs} inputs: ${c.exit}${c.reproFile ? ` (recent inputs: ${c.reproFile})` : ''}`);
   for (const f of r.probeFailures.slice(0, 10)) lines.push(`probe failure: ${f}`);
   for (const e of r.brokerErrors.slice(-5)) lines.push(`broker error: ${e}`);
+  lines.push(r.logDirsOffline.length === 0 ? 'log dirs offline: none' : `LOG DIR OFFLINE (${r.logDirsOffline.length}): ${r.logDirsOffline.join(' | ')}`);
   for (const b of r.bombs) {
     lines.push(
       `bomb ${b.name}: ${b.ok ? 'ok' : 'FAILED'} — ${b.brokerSurvived ? 'broker survived' : 'broker DOWN'}, RSS peak ${mb(b.rssPeakBytes)} (after ${mb(b.rssAfterBytes)}), loop delay ${b.loopDelayMs ?? '-'} ms, client wait max ${b.probeLatencyMaxMs} ms, same-connection probe ${b.sameConnectionProbe}; ${[...b.answers, ...b.reasons].join('; ')}`,
@@ -99,6 +102,7 @@ export function verdict(r: FuzzReport, opts: { rssBoundBytes: number }): string[
   const problems: string[] = [];
   if (!r.brokerUpAtEnd) problems.push('broker not up at the end');
   if (r.crashes.length > 0) problems.push(`${r.crashes.length} broker crash(es)`);
+  if (r.logDirsOffline.length > 0) problems.push(`${r.logDirsOffline.length} log dir(s) went offline`);
   if (r.freshProbes.failed > 0) problems.push(`${r.freshProbes.failed} fresh-connection probes failed`);
   if (r.sameConnectionProbes.failed > 0) problems.push(`${r.sameConnectionProbes.failed} same-connection probes failed`);
   if (r.brokerRss.fuzzPeakBytes !== null && r.brokerRss.fuzzPeakBytes > opts.rssBoundBytes) problems.push('RSS over its bound while fuzzing');
