@@ -100,10 +100,9 @@ test('the follower\'s copy survives the leader: kill -9 it, the follower leads w
  * The returning former leader's unreplicated tail must not survive (Kafka's leader epochs): the
  * follower is frozen while the leader takes more records (acks=1), the leader is killed, the
  * follower leads and takes even more, and the old leader returns. Its log must end up equal to
- * the new leader's. This needs the leader's diverging_epoch answer (Fetch v12+), which is the
- * leader side of issue 12; without it the old tail is silently kept beneath the new records.
+ * the new leader's: the leader answers diverging_epoch (Fetch v12+) and the follower truncates.
  */
-test('a returning former leader drops its unreplicated tail and copies the new leader\'s records', { todo: process.env.FJORD_REPLICATION_LEADER_SIDE ? false : 'needs the leader side of replication (diverging_epoch in replica fetches)' }, async (t) => {
+test('a returning former leader drops its unreplicated tail and copies the new leader\'s records', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const cluster = c!;
   const created = await kafkaTopics('--create', '--topic', 'diverge', '--zookeeper', cluster.zkConnect, '--partitions', '1', '--replication-factor', '2');
