@@ -56,7 +56,7 @@ test('kill -9 of the controller: a new controller with a larger epoch, new leade
   // of the ISR there too (its replicas go through OfflineReplica at failover, as Kafka's).
   const moved = await c!.waitFor('new leaders for the dead broker\'s partitions', NOTICE_MS, async () => {
     const tp = await zkTopic(c!, 'before-failover');
-    return tp?.partitions.every((p) => p.leader !== dead && (before.partitions[p.partition]!.leader !== dead || !p.isr.includes(dead))) ? tp : undefined;
+    return tp?.partitions.every((p) => p.leader >= 0 && p.leader !== dead && (before.partitions[p.partition]!.leader !== dead || !p.isr.includes(dead))) ? tp : undefined;
   });
   for (const p of before.partitions) {
     const now = moved.partitions[p.partition]!;
