@@ -20,8 +20,9 @@ before(async () => {
 });
 after(() => c?.stop());
 
-async function produce(topic: string, values: string[]): Promise<void> {
-  const r = await run('kcat', ['-P', '-b', c!.bootstrap(), '-t', topic, '-X', 'acks=1'], { input: values.join('\n') + '\n', timeoutMs: 30_000 });
+/** acks=all where the topic is replicated: consumers read below the high watermark, which acks=1 does not wait for. */
+async function produce(topic: string, values: string[], acks = '1'): Promise<void> {
+  const r = await run('kcat', ['-P', '-b', c!.bootstrap(), '-t', topic, '-X', `acks=${acks}`], { input: values.join('\n') + '\n', timeoutMs: 30_000 });
   assert.equal(r.code, 0, r.stderr);
 }
 
@@ -88,7 +89,7 @@ test('ZooKeeper restarts under the cluster: the brokers keep serving, reconnect,
       throw new Error(`broker ${b.id} has ${JSON.stringify(view.partitions)}, ZooKeeper ${want}`);
     });
   }
-  await produce('after-restart', ['c0', 'c1']);
+  await produce('after-restart', ['c0', 'c1'], 'all');
   assert.deepEqual(await consumeAll('after-restart'), ['c0', 'c1']);
   await knowSteady();
   assert.deepEqual(await consumeAll('steady'), [...first, ...second].sort());
