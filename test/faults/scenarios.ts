@@ -168,11 +168,12 @@ const zookeeperRestart: Scenario = {
     const since = Date.now();
     await ctx.cluster.stopZooKeeper();
     await ctx.workload.waitForAcks(500, RECOVERY_TIMEOUT_MS); // production goes on without ZooKeeper
+    const down = Date.now() - since;
     await ctx.cluster.startZooKeeper();
     await waitWhole(ctx);
-    const ms = ctx.workload.firstAckAfter(since) ?? -1;
-    ctx.log(`ZooKeeper stopped and restarted; first ack ${ms} ms after the stop`);
-    return { faults: 1, recoveryMs: [ms] };
+    // Production never stops (the data path needs no ZooKeeper): nothing to recover from.
+    ctx.log(`ZooKeeper down for ${down} ms under load; 500 acknowledgements arrived meanwhile`);
+    return { faults: 1, recoveryMs: [0] };
   },
 };
 
@@ -186,16 +187,19 @@ const sessionExpiry: Scenario = {
     const led = (await partitionsOf(ctx)).filter((p) => p.leader === victim).map((p) => p.partition);
     const since = Date.now();
     ctx.cluster.broker(victim).pause();
+    const recoveryMs: number[] = [];
     try {
       await ctx.cluster.waitFor(`broker ${victim}'s registration to expire`, RECOVERY_TIMEOUT_MS, async () => !(await ctx.cluster.registeredIds()).includes(victim));
-      for (const p of led) await recovery(ctx, p, [victim], since);
+      // Its partitions get new leaders; the others had it as a follower and wait for the ISR to drop it.
+      for (const p of await partitionsOf(ctx)) {
+        recoveryMs.push(led.includes(p.partition) ? await recovery(ctx, p.partition, [victim], since) : await isrRecovery(ctx, p.partition, victim, since));
+      }
     } finally {
       ctx.cluster.broker(victim).resume();
     }
     await waitWhole(ctx);
-    const ms = ctx.workload.firstAckAfter(since, led[0]) ?? 0;
-    ctx.log(`broker ${victim} paused until its session expired (led ${led.length} partitions); acks resumed after ${ms} ms`);
-    return { faults: 1, recoveryMs: [ms] };
+    ctx.log(`broker ${victim} paused until its session expired (led ${led.length} partitions); acks resumed after ${recoveryMs.join(', ')} ms`);
+    return { faults: 1, recoveryMs: [Math.max(...recoveryMs)] };
   },
 };
 
