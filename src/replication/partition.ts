@@ -163,8 +163,11 @@ export class Partition {
    * the ISR and replicas as the controller wrote them; followers in the ISR count as caught up
    * now, the others as never; a broker that was not leading forgets the followers' log end
    * offsets, which it learns again from their next fetch. Embedded mode: isr = replicas = [self].
+   * A new epoch starts at the log end and goes into the leader-epoch cache at once (Kafka's
+   * maybeAssignEpochStartOffset), so OffsetForLeaderEpoch knows it before any append; the
+   * returned promise settles once the checkpoint has it.
    */
-  makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): void {
+  makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): Promise<void> {
     const now = Date.now();
     const newLeader = !this.isLeader;
     const newEpoch = newLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
@@ -178,6 +181,7 @@ export class Partition {
     this.pendingIsr = undefined;
     const leo = this.log.logEndOffset;
     if (newEpoch) this.leaderEpochStartOffset = leo;
+    const checkpointed = newEpoch ? this.log.assignEpochStartOffset(leaderEpoch, leo) : Promise.resolve();
     for (const id of [...this.followers.keys()]) if (!replicas.includes(id)) this.followers.delete(id);
     for (const id of replicas) {
       if (id === selfId) continue;
@@ -193,6 +197,7 @@ export class Partition {
     }
     this.maybeIncrementHighWatermark();
     this.notifyState();
+    return checkpointed;
   }
 
   /**

@@ -336,7 +336,7 @@ export class ReplicaManager {
     p.isrWriter = this.opts.isrWriter;
     // Embedded: led here, ISR = replicas = [self]. Cluster mode: LeaderAndIsr says next (makeLeader/makeFollower).
     if (this.opts.controllerManaged) p.leaderId = this.brokerId;
-    else p.makeLeader(this.brokerId, leaderEpoch);
+    else await p.makeLeader(this.brokerId, leaderEpoch);
     lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);
@@ -388,7 +388,7 @@ export class ReplicaManager {
         if (s.leader === this.brokerId) {
           // Stop fetching first: the fetcher's last append is done before this broker leads.
           await this.fetchers?.removeFetcherForPartitions([key]);
-          p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+          await p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
         } else {
           const restart = p.isLeader || p.leaderId !== s.leader || p.leaderEpoch !== s.leaderEpoch || !this.fetchers?.isFetching(s.topic, s.partition);
           if (restart) await this.fetchers?.removeFetcherForPartitions([key]);
