@@ -180,3 +180,43 @@ test('a follower truncating to its log end drops an epoch that starts there with
     await l.close();
   }
 });
+
+test('ListOffsets on a new leader whose HW is below its epoch start: OFFSET_NOT_AVAILABLE for latest and timestamps, not earliest nor replicas; epoch fencing on Fetch, ListOffsets, OffsetForLeaderEpoch', async () => {
+  const l = await startLeader();
+  try {
+    const ts = Date.now() - 60_000;
+    await produce(l, 3, ts); // epoch 1: offsets 0-2, no follower has them: HW 0
+    await l.leaderAndIsr(2, 2, 1);
+    await l.leaderAndIsr(1, 3, 2);
+    const p = l.partition();
+    assert.deepEqual([p.highWatermark, p.leaderEpochStartOffset], [0, 3]);
+    assert.equal((await listOffsets(l, -1n)).errorCode, ErrorCode.OFFSET_NOT_AVAILABLE, 'latest');
+    assert.equal((await listOffsets(l, -1n, { currentLeaderEpoch: 3 })).errorCode, ErrorCode.OFFSET_NOT_AVAILABLE, 'latest, current epoch');
+    assert.equal((await listOffsets(l, BigInt(ts))).errorCode, ErrorCode.OFFSET_NOT_AVAILABLE, 'by timestamp, nothing below the HW');
+    assert.equal((await listOffsets(l, -3n)).errorCode, ErrorCode.OFFSET_NOT_AVAILABLE, 'max timestamp, nothing below the HW');
+    const earliest = await listOffsets(l, -2n);
+    assert.deepEqual([earliest.errorCode, earliest.offset], [ErrorCode.NONE, 0n], 'earliest');
+    const fromReplica = await listOffsets(l, -1n, { replicaId: 2 });
+    assert.deepEqual([fromReplica.errorCode, fromReplica.offset], [ErrorCode.NONE, 3n], 'a replica gets the log end');
+    // Fencing by current_leader_epoch.
+    assert.equal((await listOffsets(l, -2n, { currentLeaderEpoch: 2 })).errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+    assert.equal((await listOffsets(l, -2n, { currentLeaderEpoch: 4 })).errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
+    assert.equal((await fetch(l, -1, 0, { currentLeaderEpoch: 2 })).errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+    assert.equal((await fetch(l, -1, 0, { currentLeaderEpoch: 4 })).errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
+    assert.equal((await offsetForEpoch(l, 1, { currentLeaderEpoch: 2 })).errorCode, ErrorCode.FENCED_LEADER_EPOCH);
+    assert.equal((await offsetForEpoch(l, 1, { currentLeaderEpoch: 4 })).errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
+    // The followers catch up: the HW reaches the epoch start and the answers come.
+    await fetch(l, 2, 3, { currentLeaderEpoch: 3 });
+    await fetch(l, 3, 3, { currentLeaderEpoch: 3 });
+    assert.equal(p.highWatermark, 3);
+    const latest = await listOffsets(l, -1n, { currentLeaderEpoch: 3 });
+    assert.deepEqual([latest.errorCode, latest.offset, latest.leaderEpoch], [ErrorCode.NONE, 3n, 3]);
+    const byTs = await listOffsets(l, BigInt(ts));
+    assert.deepEqual([byTs.errorCode, byTs.offset, byTs.leaderEpoch], [ErrorCode.NONE, 0n, 1]);
+    const c = await offsetForEpoch(l, 1, { currentLeaderEpoch: 3 });
+    assert.deepEqual([c.errorCode, c.leaderEpoch, c.endOffset], [ErrorCode.NONE, 1, 3n], 'a consumer validating epoch 1 learns it ended at 3');
+    assert.equal((await fetch(l, -1, 0, { currentLeaderEpoch: 3 })).errorCode, ErrorCode.NONE);
+  } finally {
+    await l.close();
+  }
+});
