@@ -18,6 +18,7 @@ import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
 import { Partition, type IsrWriter, type LeaderAppendResult } from './partition.js';
 import { DelayedProduce } from './delayed-produce.js';
+import { DelayedDeleteRecords } from './delayed-delete-records.js';
 import { prepareProducedRecords, type RecordError } from './produce-validation.js';
 import { errorCodeOf, messageOf } from './errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
@@ -618,6 +619,8 @@ export class ReplicaManager {
     if (this.isrTimer) clearInterval(this.isrTimer);
     for (const f of [...this.waitingFetches]) f.complete();
     for (const d of [...this.waitingProduces]) d.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    // DeleteRecords waiting for followers' log starts.
+    for (const p of this.partitions.values()) for (const w of [...p.stateWaiters]) if (w instanceof DelayedDeleteRecords) w.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await this.syncChain;
     // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
     await forEachConcurrently([...this.partitions.values()], 16, (p) =>

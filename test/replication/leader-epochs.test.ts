@@ -220,3 +220,39 @@ test('ListOffsets on a new leader whose HW is below its epoch start: OFFSET_NOT_
     await l.close();
   }
 });
+
+test('DeleteRecords with followers: answered once every replica reports the new log start in its fetch (the low watermark), REQUEST_TIMED_OUT otherwise', async () => {
+  const l = await startLeader();
+  try {
+    await produce(l, 10);
+    await fetch(l, 2, 10, { logStartOffset: 0 });
+    await fetch(l, 3, 10, { logStartOffset: 0 });
+    const p = l.partition();
+    assert.equal(p.highWatermark, 10);
+    // Nobody follows: the leader moved its log start, the answer is REQUEST_TIMED_OUT after the timeout.
+    const t0 = Date.now();
+    const timedOut = await deleteRecords(l, 4, 300);
+    assert.equal(timedOut.errorCode, ErrorCode.REQUEST_TIMED_OUT);
+    assert.ok(Date.now() - t0 >= 250, 'it waited for its timeout');
+    assert.equal(p.logStartOffset, 4, 'the leader moved its log start anyway');
+    // The followers report their log starts: the request completes with the low watermark.
+    let answered = false;
+    const pending = deleteRecords(l, 6, 20_000).then((r) => ((answered = true), r));
+    await waitUntil('the leader to move its log start', 10_000, () => p.logStartOffset === 6);
+    const f2 = await fetch(l, 2, 10, { logStartOffset: 6 });
+    assert.equal(f2.logStartOffset, 6n, 'the fetch response carries the leader log start');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(answered, false, 'one follower of two has followed');
+    await fetch(l, 3, 10, { logStartOffset: 5 });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(answered, false, 'follower 3 is still behind');
+    await fetch(l, 3, 10, { logStartOffset: 6 });
+    const done = await pending;
+    assert.deepEqual([done.errorCode, done.lowWatermark], [ErrorCode.NONE, 6n]);
+    // Already followed: answered at once.
+    const again = await deleteRecords(l, 6, 20_000);
+    assert.deepEqual([again.errorCode, again.lowWatermark], [ErrorCode.NONE, 6n]);
+  } finally {
+    await l.close();
+  }
+});
