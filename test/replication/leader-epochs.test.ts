@@ -256,3 +256,21 @@ test('DeleteRecords with followers: answered once every replica reports the new 
     await l.close();
   }
 });
+
+test('DeleteRecords: a follower on a dead broker does not hold the low watermark back (Kafka counts live brokers only)', async () => {
+  const l = await startLeader();
+  try {
+    await produce(l, 10);
+    await fetch(l, 2, 10, { logStartOffset: 0 });
+    await fetch(l, 3, 10, { logStartOffset: 0 });
+    // Broker 3 leaves the live set.
+    await l.control.updateMetadata(header(1), [broker(1), broker(2)], [pstate(T, 0, 1, 1, [1, 2, 3])], new Map([[T, TOPIC_ID]]));
+    const pending = deleteRecords(l, 5, 20_000);
+    await waitUntil('the leader to move its log start', 10_000, () => l.partition().logStartOffset === 5);
+    await fetch(l, 2, 10, { logStartOffset: 5 });
+    const done = await pending;
+    assert.deepEqual([done.errorCode, done.lowWatermark], [ErrorCode.NONE, 5n]);
+  } finally {
+    await l.close();
+  }
+});
