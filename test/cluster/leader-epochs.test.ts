@@ -3,9 +3,11 @@
  * see them: right after kill -9 of a partition's leader, the new leader answers
  * OffsetForLeaderEpoch for its new epoch with no new data (the epoch is in its cache from
  * makeLeader on), fences stale and future current_leader_epoch in Fetch, ListOffsets and
- * OffsetForLeaderEpoch, and never answers a latest offset behind its epoch start; librdkafka
- * (confluent-kafka) consuming through the change validates its position and goes on with no
- * error and nothing skipped; kafka-delete-records.sh answers once every replica's log start
+ * OffsetForLeaderEpoch, and never answers a latest offset behind its epoch start; a consumer
+ * validating its position (KIP-320) learns the old epoch ended at the last acknowledged offset;
+ * librdkafka (confluent-kafka) consuming through the change goes on with no error and nothing
+ * skipped (Debian's librdkafka 2.0.2 predates its KIP-320 validation: the test reports how many
+ * OffsetForLeaderEpoch requests it sent); kafka-delete-records.sh answers once every replica's log start
  * followed (the low watermark), which a later leader shows as its earliest offset.
  */
 import { test, before, after } from 'node:test';
@@ -100,6 +102,10 @@ test('after kill -9 of the leader: OffsetForLeaderEpoch knows the new epoch at o
     t.diagnostic(`OffsetForLeaderEpoch(${moved.epoch}) = (${ofe.leaderEpoch}, ${ofe.endOffset}); ListOffsets latest = ${lp.errorCode === ErrorCode.NONE ? lp.offset : `error ${lp.errorCode}`}`);
     assert.deepEqual([ofe.leaderEpoch, ofe.endOffset], [moved.epoch, 10n], 'the new epoch, ending at the log end (10 acknowledged records)');
     assert.ok(lp.errorCode === ErrorCode.OFFSET_NOT_AVAILABLE || (lp.errorCode === ErrorCode.NONE && lp.offset === 10n), `latest is 10 or not available yet: ${lp.errorCode} ${lp.offset}`);
+    // A consumer that read the old epoch validates its position: that epoch ends at 10, nothing was truncated.
+    const validated = await conn.send(Api.OffsetForLeaderEpoch, { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: moved.epoch, leaderEpoch: moved.oldEpoch }] }] }, { version: 3 });
+    const vp = validated.topics[0]!.partitions[0]!;
+    assert.deepEqual([vp.errorCode, vp.leaderEpoch, vp.endOffset], [ErrorCode.NONE, moved.oldEpoch, 10n]);
     // Fencing by current_leader_epoch, both ways, on the three APIs.
     for (const [epoch, code] of [[moved.oldEpoch, ErrorCode.FENCED_LEADER_EPOCH], [moved.epoch + 1, ErrorCode.UNKNOWN_LEADER_EPOCH]] as const) {
       const f = await conn.send(Api.Fetch, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: epoch }] }] }, { version: 11 });
@@ -129,7 +135,8 @@ import json, sys, time
 from confluent_kafka import Consumer, TopicPartition, KafkaError
 bootstrap, topic, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
 c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'epoch-test', 'enable.auto.commit': False,
-              'auto.offset.reset': 'error', 'topic.metadata.refresh.interval.ms': 1000, 'socket.timeout.ms': 10000})
+              'auto.offset.reset': 'error', 'topic.metadata.refresh.interval.ms': 1000, 'socket.timeout.ms': 10000,
+              'debug': 'protocol'})
 c.assign([TopicPartition(topic, 0, 0)])
 offsets, errors, said = [], [], False
 deadline = time.time() + 240
@@ -173,6 +180,10 @@ test('librdkafka (confluent-kafka) consumes through kill -9 of the leader: no er
     const transport = new Set([-195, -187]); // _TRANSPORT, _ALL_BROKERS_DOWN
     const bad = result.errors.filter(([e]) => !transport.has(e));
     t.diagnostic(`consumed ${result.offsets.length}, errors ${JSON.stringify(result.errors)}`);
+    // Whether this librdkafka validates its position (KIP-320: OffsetForLeaderEpoch after a leader change).
+    const validations = err.split('\n').filter((l) => /Sent OffsetForLeaderEpochRequest/.test(l)).length;
+    const fetchVersions = [...new Set([...err.matchAll(/Sent FetchRequest \(v(\d+)/g)].map((m) => m[1]))];
+    t.diagnostic(`librdkafka sent ${validations} OffsetForLeaderEpoch requests; Fetch versions ${fetchVersions.join(',')}`);
     assert.deepEqual(bad, [], 'no error but transport events');
     assert.deepEqual(result.offsets, Array.from({ length: 200 }, (_, i) => i), 'every offset once, in order');
   } finally {
