@@ -37,6 +37,7 @@ export const Api = {
   CreateTopics: api(19, m.CreateTopicsRequestCodec, m.CreateTopicsResponseCodec),
   DeleteTopics: api(20, m.DeleteTopicsRequestCodec, m.DeleteTopicsResponseCodec),
   DeleteRecords: api(21, m.DeleteRecordsRequestCodec, m.DeleteRecordsResponseCodec),
+  OffsetForLeaderEpoch: api(23, m.OffsetForLeaderEpochRequestCodec, m.OffsetForLeaderEpochResponseCodec),
   InitProducerId: api(22, m.InitProducerIdRequestCodec, m.InitProducerIdResponseCodec),
   DescribeConfigs: api(32, m.DescribeConfigsRequestCodec, m.DescribeConfigsResponseCodec),
   AlterConfigs: api(33, m.AlterConfigsRequestCodec, m.AlterConfigsResponseCodec),

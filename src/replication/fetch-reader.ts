@@ -24,6 +24,8 @@ export interface FetchTarget {
   currentLeaderEpoch: number;
   /** Fetch v12+: the epoch of the last batch the fetcher holds (-1 = none), checked against the epoch history. */
   lastFetchedEpoch?: number;
+  /** A replica fetch (v5+): the follower's log start offset; -1 = not given. */
+  replicaLogStartOffset?: number;
   /** Set by the caller when it already knows the answer (unknown topic id...). */
   presetError?: number;
 }
@@ -122,7 +124,7 @@ async function readAll(
     }
     const leaderEnd = p.logEndOffset;
     if (fromFollower && t.fetchOffset >= p.logStartOffset && t.fetchOffset <= leaderEnd) {
-      p.updateFollowerFetchState(replicaId, t.fetchOffset, now);
+      p.updateFollowerFetchState(replicaId, t.fetchOffset, now, t.replicaLogStartOffset ?? -1);
       base = { highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset };
     }
     partitions.set(p, { fetchOffset: t.fetchOffset, seenHighWatermark: fromFollower ? leaderEnd : base.highWatermark });

@@ -24,6 +24,8 @@ export interface SessionPartition {
   currentLeaderEpoch: number;
   /** Fetch v12+ (followers): the epoch of the fetcher's last batch; -1 = none. */
   lastFetchedEpoch?: number;
+  /** Fetch v5+ (followers): the fetcher's log start offset; -1 = not given. */
+  replicaLogStartOffset?: number;
   /** What the last response told the client; -2 = never sent. */
   sentHighWatermark: number;
   sentLastStableOffset: number;
@@ -61,6 +63,7 @@ export class FetchSession {
       existing.partitionMaxBytes = p.partitionMaxBytes;
       existing.currentLeaderEpoch = p.currentLeaderEpoch;
       existing.lastFetchedEpoch = p.lastFetchedEpoch;
+      existing.replicaLogStartOffset = p.replicaLogStartOffset;
       existing.topic = p.topic;
       return existing;
     }

@@ -17,6 +17,7 @@ import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import { Mutex } from '../storage/mutex.js';
 import { lastSequenceOf, ProducerStateMap } from './producer-state.js';
 import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
+import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
 
 export interface LeaderAppendResult {
   errorCode: number;
@@ -46,6 +47,8 @@ export interface FollowerState {
   lastCaughtUpTimeMs: number;
   /** The leader's log end offset at the follower's previous fetch. */
   lastFetchLeaderLogEndOffset: number;
+  /** The follower's log start offset as its last fetch reported it (DeleteRecords' low watermark). */
+  logStartOffset: number;
 }
 
 /**
@@ -163,8 +166,11 @@ export class Partition {
    * the ISR and replicas as the controller wrote them; followers in the ISR count as caught up
    * now, the others as never; a broker that was not leading forgets the followers' log end
    * offsets, which it learns again from their next fetch. Embedded mode: isr = replicas = [self].
+   * A new epoch starts at the log end and goes into the leader-epoch cache at once (Kafka's
+   * maybeAssignEpochStartOffset), so OffsetForLeaderEpoch knows it before any append; the
+   * returned promise settles once the checkpoint has it.
    */
-  makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): void {
+  makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): Promise<void> {
     const now = Date.now();
     const newLeader = !this.isLeader;
     const newEpoch = newLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
@@ -178,13 +184,14 @@ export class Partition {
     this.pendingIsr = undefined;
     const leo = this.log.logEndOffset;
     if (newEpoch) this.leaderEpochStartOffset = leo;
+    const checkpointed = newEpoch ? this.log.assignEpochStartOffset(leaderEpoch, leo) : Promise.resolve();
     for (const id of [...this.followers.keys()]) if (!replicas.includes(id)) this.followers.delete(id);
     for (const id of replicas) {
       if (id === selfId) continue;
       const f = this.followers.get(id);
       const lastCaughtUpTimeMs = isr.includes(id) ? now : 0;
       if (!f || newLeader) {
-        this.followers.set(id, { logEndOffset: -1, lastFetchTimeMs: now, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: leo });
+        this.followers.set(id, { logEndOffset: -1, lastFetchTimeMs: now, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: leo, logStartOffset: -1 });
       } else {
         f.lastCaughtUpTimeMs = lastCaughtUpTimeMs;
         f.lastFetchLeaderLogEndOffset = leo;
@@ -193,6 +200,7 @@ export class Partition {
     }
     this.maybeIncrementHighWatermark();
     this.notifyState();
+    return checkpointed;
   }
 
   /**
@@ -222,11 +230,14 @@ export class Partition {
   /**
    * A replica fetch from `replicaId` at `fetchOffset` (Kafka's Replica.updateFetchState, then
    * maybeExpandIsr and maybeIncrementLeaderHW). Returns false when `replicaId` is not one of
-   * this partition's replicas (the caller answers an error, nothing recorded).
+   * this partition's replicas (the caller answers an error, nothing recorded). `logStartOffset`
+   * is the follower's own (Fetch v5+; -1 unknown): a move wakes waiting DeleteRecords.
    */
-  updateFollowerFetchState(replicaId: number, fetchOffset: number, nowMs: number): boolean {
+  updateFollowerFetchState(replicaId: number, fetchOffset: number, nowMs: number, logStartOffset = -1): boolean {
     const f = this.followers.get(replicaId);
     if (!f || !this.isLeader) return false;
+    const logStartMoved = logStartOffset !== f.logStartOffset;
+    f.logStartOffset = logStartOffset;
     const leaderEnd = this.log.logEndOffset;
     // Caught up now if it holds everything; caught up as of its previous fetch if it holds what
     // the leader held then (Kafka's rule, so a follower of a busy leader still counts).
@@ -237,7 +248,27 @@ export class Partition {
     f.lastFetchTimeMs = nowMs;
     this.maybeExpandIsr(replicaId, f);
     this.maybeIncrementHighWatermark();
+    if (logStartMoved) this.notifyState();
     return true;
+  }
+
+  /**
+   * Kafka's lowWatermarkIfLeader: the lowest log start offset among this leader and its
+   * followers on live brokers (-1 while a live follower has not reported one).
+   */
+  lowWatermark(isAlive: (brokerId: number) => boolean = () => true): number {
+    let low = this.log.logStartOffset;
+    for (const [id, f] of this.followers) if (f.logStartOffset < low && isAlive(id)) low = f.logStartOffset;
+    return low;
+  }
+
+  /**
+   * DeleteRecords moved this leader's log start to (at least) `requiredOffset`: resolves once the
+   * low watermark has followed (every live replica moved its log start), REQUEST_TIMED_OUT after
+   * `timeoutMs`, NOT_LEADER_OR_FOLLOWER if leadership goes meanwhile (Kafka's DelayedDeleteRecords).
+   */
+  awaitLowWatermark(requiredOffset: number, timeoutMs: number, isAlive: (brokerId: number) => boolean): Promise<DeleteRecordsResult> {
+    return new DelayedDeleteRecords(this, requiredOffset, timeoutMs, isAlive).completed;
   }
 
   /** The ISR the high watermark waits for: the committed one plus members of a change being written. */

@@ -18,6 +18,7 @@ import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
 import { Partition, type IsrWriter, type LeaderAppendResult } from './partition.js';
 import { DelayedProduce } from './delayed-produce.js';
+import { DelayedDeleteRecords } from './delayed-delete-records.js';
 import { prepareProducedRecords, type RecordError } from './produce-validation.js';
 import { errorCodeOf, messageOf } from './errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
@@ -336,7 +337,7 @@ export class ReplicaManager {
     p.isrWriter = this.opts.isrWriter;
     // Embedded: led here, ISR = replicas = [self]. Cluster mode: LeaderAndIsr says next (makeLeader/makeFollower).
     if (this.opts.controllerManaged) p.leaderId = this.brokerId;
-    else p.makeLeader(this.brokerId, leaderEpoch);
+    else await p.makeLeader(this.brokerId, leaderEpoch);
     lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);
@@ -388,7 +389,7 @@ export class ReplicaManager {
         if (s.leader === this.brokerId) {
           // Stop fetching first: the fetcher's last append is done before this broker leads.
           await this.fetchers?.removeFetcherForPartitions([key]);
-          p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+          await p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
         } else {
           const restart = p.isLeader || p.leaderId !== s.leader || p.leaderEpoch !== s.leaderEpoch || !this.fetchers?.isFetching(s.topic, s.partition);
           if (restart) await this.fetchers?.removeFetcherForPartitions([key]);
@@ -618,6 +619,8 @@ export class ReplicaManager {
     if (this.isrTimer) clearInterval(this.isrTimer);
     for (const f of [...this.waitingFetches]) f.complete();
     for (const d of [...this.waitingProduces]) d.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    // DeleteRecords waiting for followers' log starts.
+    for (const p of this.partitions.values()) for (const w of [...p.stateWaiters]) if (w instanceof DelayedDeleteRecords) w.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await this.syncChain;
     // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
     await forEachConcurrently([...this.partitions.values()], 16, (p) =>

@@ -31,11 +31,16 @@ export class LeaderEpochCache {
     return this.entries.length === 0 ? -1 : this.entries[this.entries.length - 1]!.epoch;
   }
 
-  /** Records that `epoch` starts at `startOffset`; returns true when the history changed. */
+  /**
+   * Records that `epoch` starts at `startOffset`; returns true when the history changed. Only a
+   * newer epoch is recorded; entries it supersedes (starting at or after `startOffset`: an epoch
+   * a leader took at its log end and wrote nothing in) are dropped, as Kafka's assign does.
+   */
   assign(epoch: number, startOffset: number): boolean {
     if (epoch < 0) return false;
     const latest = this.entries[this.entries.length - 1];
     if (latest && epoch <= latest.epoch) return false;
+    while (this.entries.length > 0 && this.entries[this.entries.length - 1]!.startOffset >= startOffset) this.entries.pop();
     this.entries.push({ epoch, startOffset });
     return true;
   }

@@ -335,6 +335,18 @@ export class Log extends EventEmitter {
     });
   }
 
+  /**
+   * A leader took `epoch` at `startOffset` (its log end): the epoch is in the history at once,
+   * before any append in it (Kafka's maybeAssignEpochStartOffset), and the checkpoint follows.
+   */
+  assignEpochStartOffset(epoch: number, startOffset: number): Promise<void> {
+    if (!this.epochs.assign(epoch, startOffset)) return Promise.resolve();
+    return this.lock.run(async () => {
+      if (this.closed) return;
+      await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
+    });
+  }
+
   async deleteRecordsBefore(offset: number): Promise<number> {
     return this.lock.run(async () => {
       this.checkOnline('record deletion');
@@ -407,7 +419,12 @@ export class Log extends EventEmitter {
   async truncateTo(offset: number): Promise<void> {
     await this.lock.run(async () => {
       this.checkOnline('truncation');
-      if (offset >= this.endOffset) return;
+      if (offset >= this.endOffset) {
+        // Nothing to cut, but an epoch may start here with no data (taken by this replica as a
+        // leader at its log end): it goes, as the leader's history does not have it (Kafka does the same).
+        if (this.epochs.truncateFromEnd(offset)) await this.epochs.persist();
+        return;
+      }
       try {
         if (offset < this.startOffset) return await this.truncateFullyAndStartAtLocked(offset);
         const keep = this.segments.filter((s, i) => i === 0 || s.baseOffset < offset);

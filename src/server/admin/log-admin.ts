@@ -23,14 +23,22 @@ export interface LogDirReport {
   usableBytes: number;
 }
 
+/** DeleteRecords' wait for the followers when the caller gives no timeout (the Java admin client's default). */
+export const DEFAULT_DELETE_RECORDS_TIMEOUT_MS = 30_000;
+
 export class LogAdmin {
   constructor(
     private readonly metadata: MetadataStore,
     private readonly partitions: () => PartitionAccess | undefined,
   ) {}
 
-  /** Moves the log start of one partition to `offset` (-1: the high watermark). */
-  async deleteRecords(topic: string, partition: number, offset: number): Promise<DeleteRecordsOutcome> {
+  /**
+   * Moves the log start of one partition to `offset` (-1: the high watermark), as Kafka's
+   * ReplicaManager.deleteRecords: the leader cuts its own log, then, with followers, answers once
+   * every live replica's log start has followed (they learn it from their fetch responses and
+   * report theirs in their fetches), or REQUEST_TIMED_OUT after `timeoutMs`.
+   */
+  async deleteRecords(topic: string, partition: number, offset: number, timeoutMs = DEFAULT_DELETE_RECORDS_TIMEOUT_MS): Promise<DeleteRecordsOutcome> {
     const t = this.metadata.topic(topic);
     if (!t || !t.partitions.some((p) => p.partition === partition)) {
       return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1 };
@@ -41,9 +49,14 @@ export class LogAdmin {
     const target = offset === -1 ? hw : offset;
     if (target < 0 || target > hw) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1 };
     try {
-      const lowWatermark = await local.log.deleteRecordsBefore(target);
+      const logStart = await local.log.deleteRecordsBefore(target);
       local.onLogTruncated();
-      return { errorCode: ErrorCode.NONE, lowWatermark };
+      if (!local.lowWatermark || !local.awaitLowWatermark) return { errorCode: ErrorCode.NONE, lowWatermark: logStart };
+      const live = new Set(this.metadata.brokers().map((b) => b.id));
+      const isAlive = (id: number): boolean => live.has(id);
+      const lowWatermark = local.lowWatermark(isAlive);
+      if (lowWatermark >= target) return { errorCode: ErrorCode.NONE, lowWatermark };
+      return await local.awaitLowWatermark(target, timeoutMs, isAlive);
     } catch (err) {
       return { errorCode: errorCodeOf(err), lowWatermark: -1 };
     }

@@ -13,6 +13,10 @@ export interface LocalPartition {
   readonly isLeader: boolean;
   /** Called after the log start/end moved under the partition (DeleteRecords). */
   onLogTruncated(): void;
+  /** The lowest log start offset among this leader and its live followers (absent: the log's own). */
+  lowWatermark?(isAlive: (brokerId: number) => boolean): number;
+  /** Resolves once the low watermark reaches `offset`, or REQUEST_TIMED_OUT after `timeoutMs`. */
+  awaitLowWatermark?(offset: number, timeoutMs: number, isAlive: (brokerId: number) => boolean): Promise<{ errorCode: number; lowWatermark: number }>;
 }
 
 export interface PartitionAccess {

@@ -18,7 +18,7 @@ import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } 
 import { defineHandler, type RequestContext } from './types.js';
 
 /** What the request itself says of a partition: the session's record of it, before any response. */
-type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch'>;
+type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch' | 'replicaLogStartOffset'>;
 
 /** The request's partitions with topic names resolved (v13+ names come from topic ids). */
 function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boolean): Requested[] {
@@ -36,6 +36,7 @@ function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boo
         partitionMaxBytes: p.partitionMaxBytes,
         currentLeaderEpoch: p.currentLeaderEpoch,
         lastFetchedEpoch: p.lastFetchedEpoch,
+        replicaLogStartOffset: Number(p.logStartOffset),
       });
     }
   }
@@ -50,6 +51,7 @@ function toTarget(r: Requested, useIds: boolean): FetchTarget {
     partitionMaxBytes: r.partitionMaxBytes,
     currentLeaderEpoch: r.currentLeaderEpoch,
     lastFetchedEpoch: r.lastFetchedEpoch,
+    replicaLogStartOffset: r.replicaLogStartOffset,
   };
   if (useIds && r.topic === '') target.presetError = ErrorCode.UNKNOWN_TOPIC_ID;
   return target;
@@ -199,6 +201,7 @@ export const fetchHandler = defineHandler({
       partitionMaxBytes: sp.partitionMaxBytes,
       currentLeaderEpoch: sp.currentLeaderEpoch,
       lastFetchedEpoch: sp.lastFetchedEpoch,
+      replicaLogStartOffset: sp.replicaLogStartOffset,
     });
     const reqs = members.map(asRequested);
     const results = await convertFor(version, reqs, await rm.fetch(reqs.map((r) => toTarget(r, useIds)), params), params.maxBytes, ctx);

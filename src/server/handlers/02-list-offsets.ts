@@ -34,19 +34,23 @@ interface Found {
   timestamp: number;
 }
 
-async function lookupOffset(p: Partition, timestamp: bigint, isolationCommitted: boolean, fromReplica: boolean): Promise<Found | null> {
-  if (timestamp === LATEST_TIMESTAMP) {
-    const offset = fromReplica ? p.logEndOffset : isolationCommitted ? p.lastStableOffset : p.highWatermark;
-    return { offset, timestamp: -1 };
-  }
+/**
+ * Kafka's Partition.fetchOffsetForTimestamp. A client (not a replica) asking a leader whose high
+ * watermark has not reached the start of its epoch (a new leader whose followers have not
+ * fetched yet) gets OFFSET_NOT_AVAILABLE (retriable) for the latest offset, and for a timestamp
+ * lookup that finds nothing below what it may read; the earliest offset is always known.
+ */
+async function lookupOffset(p: Partition, timestamp: bigint, isolationCommitted: boolean, fromReplica: boolean): Promise<Found | null | 'NOT_AVAILABLE'> {
+  const lastFetchable = fromReplica ? p.logEndOffset : isolationCommitted ? p.lastStableOffset : p.highWatermark;
+  const notAvailable = !fromReplica && p.leaderEpochStartOffset > p.highWatermark;
+  if (timestamp === LATEST_TIMESTAMP) return notAvailable ? 'NOT_AVAILABLE' : { offset: lastFetchable, timestamp: -1 };
   if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return { offset: p.logStartOffset, timestamp: -1 };
   // No tiered storage: nothing is tiered, Kafka answers "no offset" here.
   if (timestamp === LATEST_TIERED_TIMESTAMP) return null;
-  if (timestamp === MAX_TIMESTAMP) return await p.log.maxTimestampOffset();
-  const found = await p.log.offsetForTimestamp(Number(timestamp));
-  // Consumers only see what is below the high watermark.
-  if (found && !fromReplica && found.offset >= p.highWatermark) return null;
-  return found;
+  const found = timestamp === MAX_TIMESTAMP ? await p.log.maxTimestampOffset() : await p.log.offsetForTimestamp(Number(timestamp));
+  // Consumers only see what is below the high watermark (the last stable offset for read_committed).
+  if (found && found.offset < lastFetchable) return found;
+  return notAvailable ? 'NOT_AVAILABLE' : null;
 }
 
 export const listOffsetsHandler = defineHandler({
@@ -77,12 +81,13 @@ export const listOffsetsHandler = defineHandler({
             if (!p) return fail(errorCode);
             const epochErr = version >= 4 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;
             if (epochErr !== ErrorCode.NONE) return fail(epochErr);
-            let found: Found | null;
+            let found: Found | null | 'NOT_AVAILABLE';
             try {
               found = await lookupOffset(p, rp.timestamp, committed, fromReplica);
             } catch (err) {
               return fail(errorCodeOf(err));
             }
+            if (found === 'NOT_AVAILABLE') return fail(ErrorCode.OFFSET_NOT_AVAILABLE);
             if (version === 0) {
               const offsets = found && rp.maxNumOffsets > 0 ? [BigInt(found.offset)] : [];
               return { partitionIndex: rp.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets: offsets };

@@ -1,6 +1,10 @@
 import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../protocol/messages/index.js';
 import { defineHandler } from './types.js';
 
+/**
+ * DeleteRecords v0-v2: each partition's leader moves its log start offset; with followers the
+ * answer waits until their log starts have followed (the low watermark), up to timeout_ms.
+ */
 export const deleteRecordsHandler = defineHandler({
   apiKey: 21,
   request: DeleteRecordsRequestCodec,
@@ -9,17 +13,16 @@ export const deleteRecordsHandler = defineHandler({
   maxVersion: 2,
   async handle(req, ctx) {
     const { logs } = ctx.services.admin;
-    const topics = [];
-    for (const t of req.topics) {
-      const partitions = [];
-      for (const p of t.partitions) {
+    // Every partition is cut first, then they wait for their followers together (one timeout for the request).
+    const topics = await Promise.all(req.topics.map(async (t) => ({
+      name: t.name,
+      partitions: await Promise.all(t.partitions.map(async (p) => {
         // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
         const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
-        const r = await logs.deleteRecords(t.name, p.partitionIndex, offset);
-        partitions.push({ partitionIndex: p.partitionIndex, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode });
-      }
-      topics.push({ name: t.name, partitions });
-    }
+        const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));
+        return { partitionIndex: p.partitionIndex, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode };
+      })),
+    })));
     return { throttleTimeMs: 0, topics };
   },
 });
