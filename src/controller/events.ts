@@ -17,6 +17,7 @@ export type ControllerEvent =
   | { type: 'TopicDeletionStopReplicaResponseReceived'; brokerId: number; results: { tp: TopicPartition; errorCode: number }[] }
   | { type: 'IsrChangeNotification' }
   | { type: 'PreferredReplicaElectionZNode' }
+  | { type: 'TopicUncleanLeaderElectionEnable'; topic: string }
   | { type: 'ReplicaLeaderElection'; electionType: 0 | 1; partitions: TopicPartition[] | null; reply: Reply<Map<string, number>> }
   | { type: 'ControlledShutdown'; brokerId: number; brokerEpoch: bigint; reply: Reply<TopicPartition[]> }
   | { type: 'AutoPreferredReplicaLeaderElection' }

@@ -19,7 +19,7 @@ import { onControllerFailover } from './failover.js';
 import { processBrokerChange, processControlledShutdown } from './broker-events.js';
 import { processIsrChangeNotification, processPartitionModifications, processTopicChange } from './topic-events.js';
 import { enqueueTopicsForDeletion, onStopReplicaDeleteResponse } from './topic-deletion.js';
-import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode } from './leader-balance.js';
+import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode, processTopicUncleanLeaderElectionEnable } from './leader-balance.js';
 import {
   listPartitionReassignments,
   processApiPartitionReassignment,
@@ -106,6 +106,15 @@ export class KafkaController {
 
   electLeaders(type: 0 | 1, partitions: TopicPartition[] | null): Promise<Map<string, number>> {
     return this.ask<Map<string, number>>((reply) => ({ type: 'ReplicaLeaderElection', electionType: type, partitions, reply }));
+  }
+
+  /**
+   * A topic's configs changed (a /config/changes notification this broker processed): if the
+   * topic now allows unclean elections, its offline partitions get leaders at once, as Kafka's
+   * TopicUncleanLeaderElectionEnable event. Ignored while this broker is not the controller.
+   */
+  topicConfigChanged(topic: string): void {
+    if (this.active) this.events.put({ type: 'TopicUncleanLeaderElectionEnable', topic });
   }
 
   /** AlterPartitionReassignments (key 45) entry: per partition (tpKey) an error code and message; replicas null cancels. */
@@ -205,6 +214,8 @@ export class KafkaController {
         return processIsrChangeNotification(rt);
       case 'PreferredReplicaElectionZNode':
         return processPreferredReplicaElectionZNode(rt);
+      case 'TopicUncleanLeaderElectionEnable':
+        return processTopicUncleanLeaderElectionEnable(rt, e.topic);
       // Answers go out after the event's requests, so a caller sees their effects queued.
       case 'ReplicaLeaderElection': {
         const results = await onReplicaElection(rt, e.electionType, e.partitions);

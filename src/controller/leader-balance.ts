@@ -9,7 +9,7 @@ import { tpKey, type TopicPartition } from './context.js';
 import { imbalancedPartitions } from './election.js';
 import { ControllerErrors, type ControllerRuntime } from './env.js';
 import { DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE } from './config.js';
-import { handlePartitionStateChanges } from './partition-ops.js';
+import { handlePartitionStateChanges, triggerOnlinePartitionStateChange } from './partition-ops.js';
 
 /** Kafka's onReplicaElection with per-partition results (tpKey -> error code). */
 export async function onReplicaElection(rt: ControllerRuntime, electionType: 0 | 1, partitions: readonly TopicPartition[] | null): Promise<Map<string, number>> {
@@ -47,6 +47,17 @@ export async function processPreferredReplicaElectionZNode(rt: ControllerRuntime
   const results = await onReplicaElection(rt, 0, known);
   rt.log.info({ results: Object.fromEntries(results) }, 'preferred replica election from ZooKeeper');
   await rt.zk.deletePreferredReplicaElection(rt.fence());
+}
+
+/**
+ * A topic's configs changed: when it now allows unclean elections (topic config, else the
+ * broker default), its offline partitions are elected at once, possibly from outside the ISR
+ * (Kafka's TopicUncleanLeaderElectionEnable); otherwise nothing changes.
+ */
+export async function processTopicUncleanLeaderElectionEnable(rt: ControllerRuntime, topic: string): Promise<void> {
+  if (!rt.ctx.topics.has(topic) || !(await rt.uncleanLeaderElectionEnabled(topic))) return;
+  await triggerOnlinePartitionStateChange(rt, rt.ctx.partitionsForTopic(topic));
+  rt.sendBatch();
 }
 
 export async function checkAndTriggerAutoLeaderRebalance(rt: ControllerRuntime): Promise<void> {

@@ -221,6 +221,8 @@ export class Broker {
     const { KafkaController } = await import('../controller/index.js');
     this.controller = new KafkaController({ brokerId: cfg.brokerId, zk: await zk.zkClient(), membership: zk.membership, config: cfg, logger: this.logger });
     this.controller.start();
+    const controller = this.controller;
+    zk.onTopicConfigChange((topic) => controller.topicConfigChanged(topic));
     let timer: NodeJS.Timeout | undefined;
     const arrived = await Promise.race([
       image.firstUpdateMetadata.then(() => true),

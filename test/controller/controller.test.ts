@@ -138,6 +138,30 @@ test('unclean election only when unclean.leader.election.enable (broker default 
   await h2.controller.stop();
 });
 
+test('setting a topic\'s unclean.leader.election.enable=true elects its offline partitions at once', async () => {
+  const h = await startController([1, 2], {}, (zk) => {
+    zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [1, 2]], [1, [1, 2]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });
+    zk.topics.set('u', { topic: 'u', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partitions: new Map([[0, [1, 2]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });
+    for (const [topic, p] of [['t', 0], ['t', 1], ['u', 0]] as const) zk.writeState(topic, p, { leader: 1, leaderEpoch: 3, isr: [1], controllerEpoch: 0 });
+  });
+  h.zk.killBroker(1);
+  await h.controller.idle();
+  assert.equal(h.zk.state('t', 0)!.leader, -1, 'clean: offline');
+  // A change that does not allow unclean elections changes nothing.
+  await h.zk.setEntityConfigs('topics', 't', { 'retention.ms': '1000' });
+  h.controller.topicConfigChanged('t');
+  await h.controller.idle();
+  assert.equal(h.zk.state('t', 0)!.leader, -1);
+  h.sink.take();
+  await h.zk.setEntityConfigs('topics', 't', { 'unclean.leader.election.enable': 'true' });
+  h.controller.topicConfigChanged('t');
+  await h.controller.idle();
+  for (const p of [0, 1]) assert.deepEqual(h.zk.state('t', p), { leader: 2, leaderEpoch: 5, isr: [2], controllerEpoch: 1 });
+  assert.equal(h.zk.state('u', 0)!.leader, -1, 'another topic is not touched');
+  assert.deepEqual(leaderAndIsrTo(h.sink.take(), 2).map((x) => [x.partition, x.leader]), [[0, 2], [1, 2]]);
+  await h.controller.stop();
+});
+
 test('ElectLeaders unclean elects an offline partition outside the ISR; live leaders need no election', async () => {
   const h = await startController([1, 2], {}, (zk) => {
     zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [1, 2]], [1, [2, 1]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });

@@ -222,7 +222,9 @@ export class GroupCoordinator {
     const info = this.opts.metadata.topic(OFFSETS_TOPIC);
     const me = this.opts.config.brokerId;
     const led = new Set((info?.partitions ?? []).filter((p) => p.leader === me).map((p) => p.partition));
-    for (const p of this.runtime.activePartitions()) if (!led.has(p)) this.runtime.unload(p);
+    // Loading ones too: a load finishing after leadership moved would serve (and later, when
+    // leadership returns, keep) a state without the new leader's writes.
+    for (const p of this.runtime.hostedPartitions()) if (!led.has(p)) this.runtime.unload(p);
     if (led.size === 0) return;
     await this.opts.replicaManager.syncTopic(OFFSETS_TOPIC);
     await Promise.all([...led].map((p) => this.runtime.load(p).catch(() => undefined)));

@@ -55,6 +55,11 @@ export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
     return [...this.slots].filter(([, s]) => s.state === 'active').map(([p]) => p);
   }
 
+  /** Partitions served or being loaded here (what leadership changes must unload). */
+  hostedPartitions(): number[] {
+    return [...this.slots.keys()];
+  }
+
   /** Shards of every active partition (for cluster-wide reads such as ListGroups). */
   activeShards(): S[] {
     return [...this.slots.values()].filter((s) => s.state === 'active').map((s) => s.shard);

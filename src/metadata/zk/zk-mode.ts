@@ -69,6 +69,7 @@ export class ZkMode {
   private brokerEpochValue = -1n;
   private configChanges: ConfigChangeListener | undefined;
   private brokerConfigListener: ((scope: string) => void) | undefined;
+  private topicConfigListener: ((topic: string) => void) | undefined;
 
   private constructor(
     readonly session: ZkSession,
@@ -151,7 +152,10 @@ export class ZkMode {
       session: this.session,
       logger,
       onChange: (type, name) => {
-        if (type === 'topics') return image.refreshTopicConfigs(name);
+        if (type === 'topics') {
+          this.topicConfigListener?.(name);
+          return image.refreshTopicConfigs(name);
+        }
         if (type === 'brokers') this.brokerConfigListener?.(name === DEFAULT_CONFIG_ENTITY ? '' : name);
         return undefined;
       },
@@ -176,6 +180,11 @@ export class ZkMode {
   /** Called with the scope ("" or a broker id) whenever a broker config change is announced. */
   onBrokerConfigChange(listener: (scope: string) => void): void {
     this.brokerConfigListener = listener;
+  }
+
+  /** Called with the topic whenever a topic config change is announced (the controller elects on unclean.leader.election.enable). */
+  onTopicConfigChange(listener: (topic: string) => void): void {
+    this.topicConfigListener = listener;
   }
 
   /** Kafka's broker epoch: the czxid of this broker's registration (-1 until registered). */
