@@ -343,3 +343,26 @@ test('the manager puts partitions on fetchers by (leader, fetcher id), moves the
     await f.remove();
   }
 });
+
+test('shutdown does not wait for a leader that never answers (a frozen process): LeaderAndIsr stops idle fetchers', async () => {
+  const s = await setup();
+  add(s, 0);
+  let release!: () => void;
+  const never = new Promise<void>((resolve) => (release = resolve));
+  // The next round's connect hangs, as a connect to a SIGSTOPped broker does until the socket timeout.
+  const connect = s.fake.connect.bind(s.fake);
+  let stuck = 0;
+  s.fake.connect = async () => {
+    stuck++;
+    await never;
+    return connect();
+  };
+  await waitFor('the fetcher stuck connecting', () => stuck > 0);
+  const started = Date.now();
+  await s.fetcher.shutdown();
+  const took = Date.now() - started;
+  assert.ok(took < 1000, `shutdown took ${took} ms`);
+  release();
+  await s.fetcher.stopped;
+  await s.close();
+});

@@ -138,13 +138,22 @@ export class ReplicaFetcher {
     await Promise.all(busy);
   }
 
-  /** Stops the loop and closes the connection; waits for any write in progress. */
+  /**
+   * Stops the loop and closes the connection; waits for any write in progress, not for the
+   * loop: it may be waiting on a leader that never answers (a frozen process) until the socket
+   * timeout, and LeaderAndIsr (which stops idle fetchers) must not wait that long. Once its
+   * partitions are removed the loop starts no write, and it ends when its request fails.
+   */
   async shutdown(): Promise<void> {
     this.running = false;
     this.wake();
     this.leader.close();
-    await this.loopDone;
     await this.removePartitions([...this.states.keys()]);
+  }
+
+  /** Resolves when the loop has ended (tests). */
+  get stopped(): Promise<void> {
+    return this.loopDone;
   }
 
   private wake(): void {
