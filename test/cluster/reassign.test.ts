@@ -68,30 +68,21 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   const plan = join(dir, 'plan.json');
   await writeFile(plan, lines[4]!);
 
-  // --execute: started, not completed: broker 2 must first be in the ISR.
-  const exec = await reassign('--bootstrap-server', bootstrap, '--execute', '--reassignment-json-file', plan);
-  assert.equal(exec.code, 0, exec.stderr);
-  assert.equal(
-    exec.stdout,
-    `Current partition replica assignment\n\n${lines[1]}\n\nSave this to use as the --reassignment-json-file option during rollback\nSuccessfully started partition reassignment for ${TOPIC}-0\n`,
-  );
-  const zk = await c!.zk();
-  const topicNode = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { partitions: Record<string, number[]>; adding_replicas: Record<string, number[]>; removing_replicas: Record<string, number[]> };
-  const midState = (await zkTopic(c!, TOPIC))!.partitions[0]!;
-  if (!midState.isr.includes(2)) {
-    assert.deepEqual(topicNode.partitions['0'], [...target, 0], 'RS = TRS + ORS');
-    assert.deepEqual(topicNode.adding_replicas, { '0': [2] });
-    assert.deepEqual(topicNode.removing_replicas, { '0': [0] });
-    assert.equal(midState.leader, 0, 'the old leader keeps leading while the new replica catches up');
-    const listed = await reassign('--bootstrap-server', bootstrap, '--list');
-    assert.equal(listed.stdout, `Current partition reassignments:\n${TOPIC}-0: replicas: ${[...target, 0].join(',')}. adding: 2. removing: 0.\n`, listed.stderr);
-    const verifying = await reassign('--bootstrap-server', bootstrap, '--verify', '--reassignment-json-file', plan);
-    assert.equal(verifying.stdout, `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is still in progress.\n\n`, verifying.stderr);
-    await c!.waitFor('the new replica created on broker 2', 30_000, () => hasPartitionDir(2));
-    assert.equal(hasPartitionDir(0), true, 'the old replica stays until the reassignment completes');
-    await leaderExpandsIsr(2);
+  // --execute: started, not completed: broker 2 must first be in the ISR. With replication an
+  // empty partition catches up at once, so broker 2 is frozen (SIGSTOP) to look at the move
+  // half-way, unless it is the controller the tools must reach.
+  const holdPending = (await c!.waitForController()).brokerId !== 2;
+  const live = holdPending ? c!.bootstrap([0, 1]) : bootstrap;
+  if (holdPending) c!.broker(2).pause();
+  try {
+    await executeAndLookHalfWay(plan, live, target, lines[1]!, holdPending);
+  } finally {
+    if (holdPending) c!.broker(2).resume();
   }
+  await c!.waitFor('the new replica created on broker 2', 60_000, () => hasPartitionDir(2));
+  await leaderExpandsIsr(2);
 
+  const zk = await c!.zk();
   const done = await c!.waitFor('the reassignment completed in ZooKeeper', 60_000, async () => {
     const tp = await zkTopic(c!, TOPIC);
     const node = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { adding_replicas: object };
@@ -135,6 +126,30 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, new RegExp(`^Valid replica already elected for partitions (.*, )?${TOPIC}-0(, .*)?\\n$`));
 });
+
+/** --execute, then (when the move is held pending) what ZooKeeper and the tools show half-way. */
+async function executeAndLookHalfWay(plan: string, bootstrap: string, target: number[], current: string, pending: boolean): Promise<void> {
+  const exec = await reassign('--bootstrap-server', bootstrap, '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  assert.equal(
+    exec.stdout,
+    `Current partition replica assignment\n\n${current}\n\nSave this to use as the --reassignment-json-file option during rollback\nSuccessfully started partition reassignment for ${TOPIC}-0\n`,
+  );
+  if (!pending) return;
+  const zk = await c!.zk();
+  const topicNode = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { partitions: Record<string, number[]>; adding_replicas: Record<string, number[]>; removing_replicas: Record<string, number[]> };
+  const midState = (await zkTopic(c!, TOPIC))!.partitions[0]!;
+  assert.ok(!midState.isr.includes(2), 'a frozen broker cannot catch up');
+  assert.deepEqual(topicNode.partitions['0'], [...target, 0], 'RS = TRS + ORS');
+  assert.deepEqual(topicNode.adding_replicas, { '0': [2] });
+  assert.deepEqual(topicNode.removing_replicas, { '0': [0] });
+  assert.equal(midState.leader, 0, 'the old leader keeps leading while the new replica catches up');
+  const listed = await reassign('--bootstrap-server', bootstrap, '--list');
+  assert.equal(listed.stdout, `Current partition reassignments:\n${TOPIC}-0: replicas: ${[...target, 0].join(',')}. adding: 2. removing: 0.\n`, listed.stderr);
+  const verifying = await reassign('--bootstrap-server', bootstrap, '--verify', '--reassignment-json-file', plan);
+  assert.equal(verifying.stdout, `Status of partition reassignment:\nReassignment of partition ${TOPIC}-0 is still in progress.\n\n`, verifying.stderr);
+  assert.equal(hasPartitionDir(0), true, 'the old replica stays until the reassignment completes');
+}
 
 async function createOn(topic: string, replicas: number[]): Promise<void> {
   const r = await kafkaTopics('--create', '--topic', topic, '--bootstrap-server', c!.bootstrap(), '--replica-assignment', replicas.join(':'));
