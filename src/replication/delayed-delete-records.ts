@@ -7,7 +7,8 @@
  * answered REQUEST_TIMED_OUT.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import type { Partition, StateWaiter } from './partition.js';
+import type { Partition } from './partition.js';
+import { DelayedPartitionOperation } from './delayed-operation.js';
 
 export interface DeleteRecordsResult {
   errorCode: number;
@@ -15,21 +16,14 @@ export interface DeleteRecordsResult {
   lowWatermark: number;
 }
 
-export class DelayedDeleteRecords implements StateWaiter {
-  private timer: NodeJS.Timeout | undefined;
-  private done = false;
-  private resolveWait!: (r: DeleteRecordsResult) => void;
-  readonly completed: Promise<DeleteRecordsResult>;
-
+export class DelayedDeleteRecords extends DelayedPartitionOperation<DeleteRecordsResult> {
   constructor(
-    private readonly partition: Partition,
+    partition: Partition,
     private readonly requiredOffset: number,
     timeoutMs: number,
     private readonly isAlive: (brokerId: number) => boolean,
   ) {
-    this.completed = new Promise<DeleteRecordsResult>((resolve) => (this.resolveWait = resolve));
-    partition.stateWaiters.add(this);
-    this.timer = setTimeout(() => this.complete(ErrorCode.REQUEST_TIMED_OUT), Math.max(0, timeoutMs));
+    super(partition, timeoutMs);
     this.onStateChange(partition);
   }
 
@@ -38,14 +32,8 @@ export class DelayedDeleteRecords implements StateWaiter {
     else if (partition.lowWatermark(this.isAlive) >= this.requiredOffset) this.complete(ErrorCode.NONE);
   }
 
-  /** Answers now with `errorCode` (followed, leadership lost, timed out, or the broker is stopping). */
-  complete(errorCode: number): void {
-    if (this.done) return;
-    this.done = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.partition.stateWaiters.delete(this);
-    const lowWatermark = this.partition.isLeader ? this.partition.lowWatermark(this.isAlive) : -1;
-    this.resolveWait({ errorCode, lowWatermark: errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER ? -1 : lowWatermark });
+  protected answer(errorCode: number): DeleteRecordsResult {
+    if (errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER || !this.partition.isLeader) return { errorCode, lowWatermark: -1 };
+    return { errorCode, lowWatermark: this.partition.lowWatermark(this.isAlive) };
   }
 }

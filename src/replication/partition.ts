@@ -174,14 +174,7 @@ export class Partition {
     const now = Date.now();
     const newLeader = !this.isLeader;
     const newEpoch = newLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
-    this.isLeader = true;
-    this.leaderId = selfId;
-    this.leaderEpoch = leaderEpoch;
-    this.isr = [...isr];
-    this.replicas = [...replicas];
-    this.partitionEpoch = partitionEpoch;
-    this.controllerEpoch = controllerEpoch;
-    this.pendingIsr = undefined;
+    this.takeRole(true, selfId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     const leo = this.log.logEndOffset;
     if (newEpoch) this.leaderEpochStartOffset = leo;
     const checkpointed = newEpoch ? this.log.assignEpochStartOffset(leaderEpoch, leo) : Promise.resolve();
@@ -208,7 +201,16 @@ export class Partition {
    * ReplicaManager; here the leader state is dropped and waiting acks=all produces are answered.
    */
   makeFollower(leaderId: number, leaderEpoch: number, isr: readonly number[] = this.isr, replicas: readonly number[] = this.replicas, partitionEpoch = this.partitionEpoch, controllerEpoch = this.controllerEpoch): void {
-    this.isLeader = false;
+    this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
+    this.leaderEpochStartOffset = -1;
+    this.followers.clear();
+    this.unreplicated = [];
+    this.notifyState();
+  }
+
+  /** What LeaderAndIsr says of the partition, as both roles record it; an ISR write in flight is moot. */
+  private takeRole(leader: boolean, leaderId: number, leaderEpoch: number, isr: readonly number[], replicas: readonly number[], partitionEpoch: number, controllerEpoch: number): void {
+    this.isLeader = leader;
     this.leaderId = leaderId;
     this.leaderEpoch = leaderEpoch;
     this.isr = [...isr];
@@ -216,10 +218,6 @@ export class Partition {
     this.partitionEpoch = partitionEpoch;
     this.controllerEpoch = controllerEpoch;
     this.pendingIsr = undefined;
-    this.leaderEpochStartOffset = -1;
-    this.followers.clear();
-    this.unreplicated = [];
-    this.notifyState();
   }
 
   /** A follower's fetch state as the leader last recorded it (tests, DescribeLogDirs-style views). */
