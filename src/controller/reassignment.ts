@@ -163,6 +163,21 @@ async function isReassignmentComplete(rt: ControllerRuntime, tp: TopicPartition,
 }
 
 /**
+ * After the move a target replica must lead: the current leader if it is one, or a live target in
+ * the ISR. Fjord waits when none is (a target broker that caught up while its registration lapsed,
+ * seen by the leader but not yet by the controller); Kafka completes anyway, fails the election
+ * and leaves the partition without a leader once the old one is taken out of the ISR. The move
+ * resumes when the broker's registration arrives (resumeReassignmentsForBrokers).
+ */
+function targetCanLead(rt: ControllerRuntime, tp: TopicPartition, a: ReplicaAssignment): boolean {
+  const target = targetReplicas(a);
+  const leader = rt.ctx.leaderOf(tp);
+  if (target.includes(leader) && rt.ctx.isLive(leader)) return true;
+  const isr = rt.ctx.leadership.get(tpKey(tp.topic, tp.partition))?.state.isr ?? [];
+  return target.some((r) => rt.ctx.isLive(r) && isr.includes(r));
+}
+
+/**
  * leaderEpoch + 1 in the state znode (so replicas accept the new replica set), then LeaderAndIsr
  * to ORS (isNew false) and AR (isNew true). Kafka's updateLeaderEpochAndSendRequest.
  */
@@ -255,8 +270,8 @@ export async function onPartitionReassignment(rt: ControllerRuntime, tp: TopicPa
   // While a reassignment runs, its topic cannot be deleted.
   if (ctx.isTopicQueuedForDeletion(tp.topic)) ctx.topicsIneligibleForDeletion.add(tp.topic);
   await updateCurrentReassignment(rt, tp, a);
-  if (!(await isReassignmentComplete(rt, tp, a))) {
-    rt.log.info({ partition: key, replicas: a.replicas, adding: a.adding, removing: a.removing }, 'reassignment: waiting for the target replicas to join the ISR');
+  if (!(await isReassignmentComplete(rt, tp, a)) || !targetCanLead(rt, tp, a)) {
+    rt.log.info({ partition: key, replicas: a.replicas, adding: a.adding, removing: a.removing }, 'reassignment: waiting for the target replicas to join the ISR (and one of them to be live)');
     await updateLeaderEpochAndSendRequest(rt, tp, a);
     await handleReplicaStateChanges(
       rt,
@@ -381,7 +396,9 @@ export function listPartitionReassignments(ctx: ControllerContext, tps: readonly
 export async function maybeCompleteReassignment(rt: ControllerRuntime, tp: TopicPartition): Promise<void> {
   const a = fullAssignment(rt.ctx, tp);
   if (!rt.ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)) || !isBeingReassigned(a)) return;
-  if (await isReassignmentComplete(rt, tp, a)) {
+  // Only a step that can complete: another round would bump the leader epoch, whose state write
+  // fires this partition's watch again.
+  if ((await isReassignmentComplete(rt, tp, a)) && targetCanLead(rt, tp, a)) {
     rt.log.info({ partition: tpKey(tp.topic, tp.partition), target: targetReplicas(a) }, 'reassignment: the target replicas have caught up');
     await onPartitionReassignment(rt, tp, a);
   }

@@ -338,3 +338,26 @@ test('a ZooKeeper request with an empty or duplicated replica list is refused an
   assert.equal(h.sink.take().filter((s) => s.request.api === 'StopReplica').length, 0);
   await h.controller.stop();
 });
+
+test('a target replica in the ISR whose broker the controller does not see live yet: the move waits for it, never leaving the partition leaderless', async () => {
+  // CI saw this end-to-end: the new replica's broker, frozen past its ZooKeeper session, caught up
+  // (the leader took it into the ISR) before its re-registration reached the controller. Completing
+  // then failed to elect it, took the old leader out of the ISR, and left leader -1 for good.
+  const h = await withTopic();
+  await h.zk.createPartitionReassignment([{ topic: 't', partition: 0, replicas: [3] }]);
+  await h.controller.idle();
+  h.zk.killBroker(3);
+  await h.controller.idle();
+  await catchUp(h, [1, 2, 3]);
+  assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [3, 1, 2], 'still pending while its only target is not live');
+  assert.equal(h.zk.state('t', 0)!.leader, 1, 'the old leader keeps leading');
+  assert.ok(h.zk.reassignment, 'the request stays in /admin/reassign_partitions');
+  h.zk.registerBroker(3);
+  await h.controller.idle();
+  assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [3]);
+  const s = h.zk.state('t', 0)!;
+  assert.equal(s.leader, 3);
+  assert.deepEqual(s.isr, [3]);
+  assert.equal(h.zk.reassignment, undefined);
+  await h.controller.stop();
+});
