@@ -60,6 +60,14 @@ export const CONSUMERS_PATH = '/consumers';
 /** Pre-0.9 consumers' committed offsets (the seed's `/consumers/<g>/offsets/<t>/<p>`). */
 export const consumerOffsetPath = (group: string, topic: string, partition: number): string =>
   `${CONSUMERS_PATH}/${group}/offsets/${topic}/${partition}`;
+export const consumerGroupPath = (group: string): string => `${CONSUMERS_PATH}/${group}`;
+/** A group's members: one ephemeral node each, named by consumer id, holding ConsumerRegistrationZNode. */
+export const consumerIdsPath = (group: string): string => `${CONSUMERS_PATH}/${group}/ids`;
+export const consumerIdPath = (group: string, consumerId: string): string => `${consumerIdsPath(group)}/${consumerId}`;
+/** Who owns a partition: ephemeral, holding the owner's consumer thread id as text. */
+export const consumerOwnersPath = (group: string, topic: string): string => `${CONSUMERS_PATH}/${group}/owners/${topic}`;
+export const consumerOwnerPath = (group: string, topic: string, partition: number): string => `${consumerOwnersPath(group, topic)}/${partition}`;
+export const consumerTopicOffsetsPath = (group: string, topic: string): string => `${CONSUMERS_PATH}/${group}/offsets/${topic}`;
 
 const utf8 = (data: Buffer): string => data.toString('utf8');
 
@@ -408,6 +416,33 @@ export const ConsumerOffsetZNode = {
     const t = utf8(data).trim();
     if (!/^-?\d+$/.test(t)) throw new Error(`malformed consumer offset znode: ${JSON.stringify(t.slice(0, 50))}`);
     return BigInt(t);
+  },
+};
+
+/**
+ * `/consumers/<g>/ids/<consumerId>`, as Kafka 0.8's ZookeeperConsumerConnector writes it:
+ * `{"version":1,"subscription":{"bigdata":1},"pattern":"static","timestamp":"1482765213478"}`
+ * (subscription: topic, or a regex for the white_list/black_list patterns, → stream count).
+ */
+export interface ConsumerRegistration {
+  subscription: Record<string, number>;
+  pattern: 'static' | 'white_list' | 'black_list';
+  timestampMs: number;
+}
+export const ConsumerRegistrationZNode = {
+  encode: (r: ConsumerRegistration): Buffer =>
+    Buffer.from(JSON.stringify({ version: 1, subscription: r.subscription, pattern: r.pattern, timestamp: String(r.timestampMs) })),
+  decode(data: Buffer): ConsumerRegistration {
+    const o = parseObject(data, 'consumer registration');
+    const sub = o.subscription;
+    if (typeof sub !== 'object' || sub === null || Array.isArray(sub)) throw new Error('malformed consumer registration znode: no subscription');
+    const subscription: Record<string, number> = {};
+    for (const [k, v] of Object.entries(sub as Record<string, unknown>)) {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`malformed consumer registration znode: stream count of ${JSON.stringify(k)}`);
+      subscription[k] = v;
+    }
+    const pattern = o.pattern === 'white_list' || o.pattern === 'black_list' ? o.pattern : 'static';
+    return { subscription, pattern, timestampMs: Number(o.timestamp ?? 0) };
   },
 };
 
