@@ -45,13 +45,22 @@ export class LeaderEpochCache {
     return true;
   }
 
-  /** Kafka's endOffsetFor: (largest epoch <= requested, its end offset) or (-1, -1). */
+  /**
+   * Kafka's LeaderEpochFileCache.endOffsetFor: the latest epoch ends at the log end; an older one
+   * as (largest epoch <= requested, start of the next); one below every epoch known here as
+   * (requested, start of the first known), so a replica that wrote that epoch alone (a leader
+   * whose records no follower fetched before it died) cuts everything of it; (-1, -1) for
+   * undefined, an empty cache, or an epoch newer than the latest.
+   */
   endOffsetFor(epoch: number, logEndOffset: number): { epoch: number; endOffset: number } {
-    let idx = -1;
-    for (let i = 0; i < this.entries.length; i++) if (this.entries[i]!.epoch <= epoch) idx = i;
-    if (idx < 0) return { epoch: -1, endOffset: -1 };
-    const next = this.entries[idx + 1];
-    return { epoch: this.entries[idx]!.epoch, endOffset: next ? next.startOffset : logEndOffset };
+    const undefinedEpoch = { epoch: -1, endOffset: -1 };
+    const latest = this.entries.at(-1);
+    if (epoch < 0 || !latest) return undefinedEpoch;
+    if (epoch === latest.epoch) return { epoch, endOffset: logEndOffset };
+    const higher = this.entries.findIndex((e) => e.epoch > epoch);
+    if (higher < 0) return undefinedEpoch;
+    if (higher === 0) return { epoch, endOffset: this.entries[0]!.startOffset };
+    return { epoch: this.entries[higher - 1]!.epoch, endOffset: this.entries[higher]!.startOffset };
   }
 
   /** Drops entries starting at or after offset (log truncated to offset). */

@@ -104,9 +104,16 @@ async function restart(ctx: ScenarioContext, id: number): Promise<void> {
 /** Waits until every broker is registered and every partition's ISR holds all its replicas. */
 export async function waitWhole(ctx: ScenarioContext): Promise<void> {
   await ctx.cluster.waitForRegistered(ctx.cluster.brokers.map((b) => b.id), REJOIN_TIMEOUT_MS);
-  await ctx.cluster.waitFor(`every replica of ${ctx.topic} back in the ISR`, REJOIN_TIMEOUT_MS, async () =>
-    (await partitionsOf(ctx)).every((p) => p.isr.length === p.replicas.length),
-  );
+  try {
+    await ctx.cluster.waitFor(`every replica of ${ctx.topic} back in the ISR`, REJOIN_TIMEOUT_MS, async () =>
+      (await partitionsOf(ctx)).every((p) => p.isr.length === p.replicas.length),
+    );
+  } catch (err) {
+    // The states ZooKeeper holds say which partition and replica did not come back.
+    const states = (await partitionsOf(ctx)).map((p) => `${ctx.topic}-${p.partition}: leader ${p.leader} replicas [${p.replicas.join()}] isr [${p.isr.join()}]`);
+    if (err instanceof Error) err.message = `${states.join('\n')}\n${err.message}`;
+    throw err;
+  }
 }
 
 /** Kill -9 a replica (the leader, or a follower) of a random partition, restart it, wait until it rejoined. */

@@ -220,9 +220,12 @@ test('replica fetch errors: unknown replica, fenced/unknown epochs, a follower p
     assert.deepEqual([part(d).divergingEpoch.epoch, part(d).divergingEpoch.endOffset], [1, 2n]);
     assert.equal(part(d).records!.length, 0);
     assert.equal(l.partition().followerState(2)!.logEndOffset, -1, 'a diverging fetch records no position');
-    // An epoch the leader never had (higher than its own): ends at the leader's latest.
+    // An epoch newer than the leader's latest: its end is unknown, OFFSET_OUT_OF_RANGE (Kafka's validateLastFetchedEpoch).
     const d2 = part(await replicaFetch(l, 3, 3, { lastFetchedEpoch: 4 }));
-    assert.deepEqual([d2.divergingEpoch.epoch, d2.divergingEpoch.endOffset], [2, 3n]);
+    assert.equal(d2.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
+    // One older than every epoch the leader holds: it ended where the first known one starts.
+    const d3 = part(await replicaFetch(l, 3, 3, { lastFetchedEpoch: 0 }));
+    assert.deepEqual([d3.errorCode, d3.divergingEpoch.epoch, d3.divergingEpoch.endOffset], [ErrorCode.NONE, 0, 0n]);
     // In line: records, no divergence.
     const ok = part(await replicaFetch(l, 2, 2, { lastFetchedEpoch: 1, currentLeaderEpoch: 2 }));
     assert.equal(ok.divergingEpoch.epoch, -1);

@@ -126,6 +126,28 @@ test('diverging_epoch: a former leader\'s unreplicated tail is cut and replaced 
   }
 });
 
+test('a former leader that wrote epoch 0 alone, back under a leader whose history starts at epoch 1: cut to 0 and caught up', async () => {
+  // The fault suite's stuck rejoin: a partition's first leader took 687 records no follower
+  // fetched, died, and the next leader began epoch 1 at offset 0. The old leader, back as a
+  // follower, fetched at 687 with last_fetched_epoch 0 for good: the leader's epoch cache
+  // answered "unknown" for an epoch below its first, which is OFFSET_OUT_OF_RANGE, and the
+  // out-of-range handling kept 687. Kafka answers (0, start of epoch 1) and the follower cuts there.
+  for (const truncationOnFetch of [true, false]) {
+    const s = await setup({ truncationOnFetch });
+    try {
+      await s.leader.appendAsFollower(epochBatch(0, 900, 1, 'new'));
+      await s.follower.appendAsFollower(epochBatch(0, 687, 0, 'lost'));
+      s.fake.leaderEpoch = 1;
+      add(s, s.follower.logEndOffset, 1);
+      await caughtUp(s);
+      assert.deepEqual(s.follower.log.epochs.all(), [{ epoch: 1, startOffset: 0 }], `truncationOnFetch ${truncationOnFetch}`);
+      assert.deepEqual(await logBytes(s.follower.log), await logBytes(s.leader.log));
+    } finally {
+      await s.close();
+    }
+  }
+});
+
 test('an old leader (no diverging_epoch): truncation by OffsetForLeaderEpoch before fetching', async () => {
   const s = await setup({ truncationOnFetch: false });
   try {

@@ -34,3 +34,18 @@ test('leader epoch cache: a newer epoch at the same start replaces the epochs th
     assert.deepEqual(cache.endOffsetFor(3, 9), { epoch: 1, endOffset: 5 });
   });
 });
+
+test('leader epoch cache: endOffsetFor an epoch below every known one is the first known start; above the latest, undefined (Kafka)', async () => {
+  await withTempDir(async (dir) => {
+    const cache = new LeaderEpochCache(dir);
+    assert.deepEqual(cache.endOffsetFor(0, 0), { epoch: -1, endOffset: -1 }, 'nothing known');
+    assert.ok(cache.assign(1, 0));
+    assert.ok(cache.assign(3, 40));
+    // A replica that led epoch 0 alone asks: its epoch ended where the first one known here starts.
+    assert.deepEqual(cache.endOffsetFor(0, 90), { epoch: 0, endOffset: 0 });
+    assert.deepEqual(cache.endOffsetFor(2, 90), { epoch: 1, endOffset: 40 });
+    assert.deepEqual(cache.endOffsetFor(3, 90), { epoch: 3, endOffset: 90 });
+    assert.deepEqual(cache.endOffsetFor(4, 90), { epoch: -1, endOffset: -1 }, 'newer than the latest: undefined');
+    assert.deepEqual(cache.endOffsetFor(-1, 90), { epoch: -1, endOffset: -1 });
+  });
+});
