@@ -3,15 +3,17 @@
  * log end offset the state is valid at, 20 digits like segment files). On open, the newest
  * snapshot not beyond the log end is loaded and the batches after it are replayed.
  *
- * Binary layout (big-endian): "FJPS" u8 version=1, i32 producerCount, per producer:
- * i64 id, i16 epoch, i64 lastTimestamp, u8 batchCount, per batch: i32 firstSeq, i32 lastSeq,
- * i64 firstOffset, i64 lastOffset, i64 timestamp; then a crc32c of everything before it.
+ * Binary layout (big-endian): "FJPS" u8 version=2, i32 producerCount, per producer:
+ * i64 id, i16 epoch, i64 lastTimestamp, i64 currentTxnFirstOffset (-1: none), i32
+ * coordinatorEpoch, u8 batchCount, per batch: i32 firstSeq, i32 lastSeq, i64 firstOffset,
+ * i64 lastOffset, i64 timestamp; then a crc32c of everything before it. Version 1 (before
+ * transactions) has no currentTxnFirstOffset/coordinatorEpoch and is still read.
  */
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { writeFileAtomically } from '../storage/checkpoints.js';
-import { ProducerStateMap } from './producer-state.js';
+import { ProducerStateMap, newProducerEntry } from './producer-state.js';
 
 export const SNAPSHOT_SUFFIX = '.snapshot';
 const MAGIC = Buffer.from('FJPS');
@@ -25,15 +27,17 @@ export function snapshotFileName(offset: number): string {
 
 export function encodeSnapshot(state: ProducerStateMap): Buffer {
   let size = MAGIC.length + 1 + 4;
-  for (const e of state.producers.values()) size += 8 + 2 + 8 + 1 + e.batches.length * BATCH_BYTES;
+  for (const e of state.producers.values()) size += 8 + 2 + 8 + 8 + 4 + 1 + e.batches.length * BATCH_BYTES;
   const buf = Buffer.alloc(size + 4);
   let p = MAGIC.copy(buf, 0);
-  p = buf.writeUInt8(1, p);
+  p = buf.writeUInt8(2, p);
   p = buf.writeInt32BE(state.producers.size, p);
   for (const e of state.producers.values()) {
     p = buf.writeBigInt64BE(e.producerId, p);
     p = buf.writeInt16BE(e.epoch, p);
     p = buf.writeBigInt64BE(BigInt(e.lastTimestamp), p);
+    p = buf.writeBigInt64BE(BigInt(e.currentTxnFirstOffset), p);
+    p = buf.writeInt32BE(e.coordinatorEpoch, p);
     p = buf.writeUInt8(e.batches.length, p);
     for (const b of e.batches) {
       p = buf.writeInt32BE(b.firstSeq, p);
@@ -51,7 +55,8 @@ export function decodeSnapshot(buf: Buffer): ProducerStateMap {
   if (buf.length < MAGIC.length + 9 || !buf.subarray(0, 4).equals(MAGIC)) throw new Error('not a producer state snapshot');
   const body = buf.subarray(0, buf.length - 4);
   if (crc32c(body) !== buf.readUInt32BE(buf.length - 4)) throw new Error('producer state snapshot fails its CRC check');
-  if (buf.readUInt8(4) !== 1) throw new Error(`unsupported snapshot version ${buf.readUInt8(4)}`);
+  const version = buf.readUInt8(4);
+  if (version !== 1 && version !== 2) throw new Error(`unsupported snapshot version ${version}`);
   const state = new ProducerStateMap();
   let p = 5;
   const count = buf.readInt32BE(p);
@@ -59,9 +64,15 @@ export function decodeSnapshot(buf: Buffer): ProducerStateMap {
   for (let i = 0; i < count; i++) {
     const producerId = buf.readBigInt64BE(p);
     const epoch = buf.readInt16BE(p + 8);
-    const lastTimestamp = Number(buf.readBigInt64BE(p + 10));
-    const n = buf.readUInt8(p + 18);
-    p += 19;
+    const entry = newProducerEntry(producerId, epoch, Number(buf.readBigInt64BE(p + 10)));
+    p += 18;
+    if (version >= 2) {
+      entry.currentTxnFirstOffset = Number(buf.readBigInt64BE(p));
+      entry.coordinatorEpoch = buf.readInt32BE(p + 8);
+      p += 12;
+    }
+    const n = buf.readUInt8(p);
+    p += 1;
     const batches = [];
     for (let j = 0; j < n; j++) {
       batches.push({
@@ -73,7 +84,8 @@ export function decodeSnapshot(buf: Buffer): ProducerStateMap {
       });
       p += BATCH_BYTES;
     }
-    state.producers.set(producerId, { producerId, epoch, batches, lastTimestamp });
+    entry.batches = batches;
+    state.producers.set(producerId, entry);
   }
   return state;
 }

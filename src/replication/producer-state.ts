@@ -6,6 +6,11 @@
  * The rules follow Kafka 2.5+ (KIP-360): a producer id the partition knows nothing about may
  * start at any sequence; an older epoch is fenced; a new epoch must restart at sequence 0
  * unless nothing is known of the previous one.
+ *
+ * Transactions (issue 14): a producer's first transactional batch opens its transaction here
+ * (currentTxnFirstOffset); the coordinator's commit or abort marker closes it. The first offset
+ * of the earliest transaction still open, or closed by a marker the high watermark has not
+ * passed yet (Kafka's ongoing and unreplicated transactions), bounds the last stable offset.
  */
 import { ErrorCode } from '../protocol/errors.js';
 
@@ -26,6 +31,25 @@ export interface ProducerEntry {
   /** Oldest first, at most MAX_CACHED_BATCHES. */
   batches: BatchMetadata[];
   lastTimestamp: number;
+  /** First offset of the transaction it has open here; -1 when none. */
+  currentTxnFirstOffset: number;
+  /** Epoch of the transaction coordinator that wrote its last marker; -1 before any. */
+  coordinatorEpoch: number;
+}
+
+/** A transaction a marker closed: where it began and ended, and the LSO when it ended (Kafka's CompletedTxn). */
+export interface CompletedTxn {
+  producerId: bigint;
+  firstOffset: number;
+  /** The marker's offset. */
+  lastOffset: number;
+  aborted: boolean;
+  /** First offset of the earliest other open transaction, else the marker's offset + 1. */
+  lastStableOffset: number;
+}
+
+export function newProducerEntry(producerId: bigint, epoch: number, lastTimestamp: number): ProducerEntry {
+  return { producerId, epoch, batches: [], lastTimestamp, currentTxnFirstOffset: -1, coordinatorEpoch: -1 };
 }
 
 export type SequenceCheck =
@@ -46,6 +70,8 @@ function inSequence(lastSeq: number, nextSeq: number): boolean {
 
 export class ProducerStateMap {
   readonly producers = new Map<bigint, ProducerEntry>();
+  /** Transactions closed by a marker at or above the high watermark (not snapshotted). */
+  private unreplicated: CompletedTxn[] = [];
   /** Bumped on every change, so snapshots are skipped when nothing moved. */
   version = 0;
 
@@ -53,10 +79,16 @@ export class ProducerStateMap {
     return this.producers.size;
   }
 
-  /** Decides what to do with a batch from `producerId` before it is appended. */
-  check(producerId: bigint, epoch: number, firstSeq: number, lastSeq: number): SequenceCheck {
+  /**
+   * Decides what to do with a batch from `producerId` before it is appended. A plain batch from
+   * a producer with a transaction open here is refused (INVALID_TXN_STATE), as Kafka does.
+   */
+  check(producerId: bigint, epoch: number, firstSeq: number, lastSeq: number, transactional = false): SequenceCheck {
     const entry = this.producers.get(producerId);
     if (!entry) return APPEND;
+    if (!transactional && entry.currentTxnFirstOffset >= 0 && epoch >= entry.epoch) {
+      return { kind: 'error', errorCode: ErrorCode.INVALID_TXN_STATE, message: `producer ${producerId} has a transaction open since offset ${entry.currentTxnFirstOffset} and sent a non-transactional batch` };
+    }
     if (epoch < entry.epoch) {
       return {
         kind: 'error',
@@ -88,28 +120,78 @@ export class ProducerStateMap {
     return APPEND;
   }
 
-  /** Records an appended batch (also used when rebuilding the state from the log). */
-  update(producerId: bigint, epoch: number, batch: BatchMetadata): void {
+  /** Records an appended batch (also used when rebuilding the state from the log); a transactional one may open a transaction. */
+  update(producerId: bigint, epoch: number, batch: BatchMetadata, transactional = false): void {
+    const entry = this.entryAt(producerId, epoch, batch.timestamp);
+    entry.batches.push(batch);
+    if (entry.batches.length > MAX_CACHED_BATCHES) entry.batches.shift();
+    entry.lastTimestamp = Math.max(entry.lastTimestamp, batch.timestamp);
+    if (transactional && entry.currentTxnFirstOffset < 0) entry.currentTxnFirstOffset = batch.firstOffset;
+    this.version++;
+  }
+
+  /**
+   * Whether a marker from the coordinator may be written (Kafka's appendEndTxnMarker checks): not
+   * from an older producer epoch (INVALID_PRODUCER_EPOCH), not from an older coordinator
+   * (TRANSACTION_COORDINATOR_FENCED).
+   */
+  checkMarker(producerId: bigint, epoch: number, coordinatorEpoch: number): { errorCode: number; message: string } | undefined {
+    const entry = this.producers.get(producerId);
+    if (!entry) return undefined;
+    if (epoch < entry.epoch) return { errorCode: ErrorCode.INVALID_PRODUCER_EPOCH, message: `marker from producer ${producerId} epoch ${epoch}, older than ${entry.epoch}` };
+    if (coordinatorEpoch < entry.coordinatorEpoch) {
+      return { errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED, message: `marker from coordinator epoch ${coordinatorEpoch}, older than ${entry.coordinatorEpoch}` };
+    }
+    return undefined;
+  }
+
+  /** A commit or abort marker at `offset` closes the producer's transaction (also on replay). */
+  completeTxn(producerId: bigint, epoch: number, offset: number, aborted: boolean, coordinatorEpoch: number, timestamp: number): CompletedTxn {
+    const entry = this.entryAt(producerId, epoch, timestamp);
+    const firstOffset = entry.currentTxnFirstOffset >= 0 ? entry.currentTxnFirstOffset : offset;
+    entry.currentTxnFirstOffset = -1;
+    entry.coordinatorEpoch = Math.max(entry.coordinatorEpoch, coordinatorEpoch);
+    entry.lastTimestamp = Math.max(entry.lastTimestamp, timestamp);
+    let lastStableOffset = offset + 1;
+    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0) lastStableOffset = Math.min(lastStableOffset, e.currentTxnFirstOffset);
+    const done: CompletedTxn = { producerId, firstOffset, lastOffset: offset, aborted, lastStableOffset };
+    this.unreplicated.push(done);
+    this.version++;
+    return done;
+  }
+
+  /** The first offset a read_committed reader may not pass yet, or undefined when nothing is unstable. */
+  firstUnstableOffset(): number | undefined {
+    let first: number | undefined;
+    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0 && (first === undefined || e.currentTxnFirstOffset < first)) first = e.currentTxnFirstOffset;
+    for (const t of this.unreplicated) if (first === undefined || t.firstOffset < first) first = t.firstOffset;
+    return first;
+  }
+
+  /** The high watermark passed some markers: their transactions are stable. */
+  onHighWatermark(hw: number): void {
+    if (this.unreplicated.length > 0) this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= hw);
+  }
+
+  private entryAt(producerId: bigint, epoch: number, timestamp: number): ProducerEntry {
     let entry = this.producers.get(producerId);
     if (!entry) {
-      entry = { producerId, epoch, batches: [], lastTimestamp: batch.timestamp };
+      entry = newProducerEntry(producerId, epoch, timestamp);
       this.producers.set(producerId, entry);
     }
     if (epoch !== entry.epoch) {
       entry.epoch = epoch;
       entry.batches = [];
     }
-    entry.batches.push(batch);
-    if (entry.batches.length > MAX_CACHED_BATCHES) entry.batches.shift();
-    entry.lastTimestamp = Math.max(entry.lastTimestamp, batch.timestamp);
-    this.version++;
+    return entry;
   }
 
   /** Forgets producers idle for longer than producer.id.expiration.ms. */
   expire(now: number, expirationMs: number): number {
     let removed = 0;
     for (const [id, e] of this.producers) {
-      if (now - e.lastTimestamp > expirationMs) {
+      // A producer with a transaction open stays: its first offset bounds the LSO (as Kafka).
+      if (now - e.lastTimestamp > expirationMs && e.currentTxnFirstOffset < 0) {
         this.producers.delete(id);
         removed++;
       }
@@ -118,17 +200,31 @@ export class ProducerStateMap {
     return removed;
   }
 
-  /** Drops batches at or beyond `offset` (the log was truncated there). */
+  /**
+   * Drops batches at or beyond `offset` (the log was truncated there). A transaction whose
+   * marker was cut (markers above the high watermark are the only ones a truncation reaches) is
+   * open again if its first record survived; one that began at or after `offset` is gone.
+   */
   truncateFrom(offset: number): void {
+    const reopened = new Map<bigint, number>();
+    this.unreplicated = this.unreplicated.filter((t) => {
+      if (t.lastOffset < offset) return true;
+      if (t.firstOffset < offset) reopened.set(t.producerId, t.firstOffset);
+      return false;
+    });
     for (const [id, e] of this.producers) {
       e.batches = e.batches.filter((b) => b.lastOffset < offset);
-      if (e.batches.length === 0) this.producers.delete(id);
+      if (e.currentTxnFirstOffset >= offset) e.currentTxnFirstOffset = -1;
+      const first = reopened.get(id);
+      if (first !== undefined) e.currentTxnFirstOffset = first;
+      if (e.batches.length === 0 && e.currentTxnFirstOffset < 0) this.producers.delete(id);
     }
     this.version++;
   }
 
   clear(): void {
     this.producers.clear();
+    this.unreplicated = [];
     this.version++;
   }
 }

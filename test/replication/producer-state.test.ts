@@ -4,8 +4,9 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { crc32c } from '@node-rs/crc32';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { lastSequenceOf, ProducerStateMap, MAX_CACHED_BATCHES } from '../../src/replication/producer-state.js';
+import { lastSequenceOf, ProducerStateMap, MAX_CACHED_BATCHES, type BatchMetadata } from '../../src/replication/producer-state.js';
 import { decodeSnapshot, encodeSnapshot, loadLatestSnapshot, writeSnapshot } from '../../src/replication/producer-state-snapshot.js';
 
 const batch = (firstSeq: number, lastSeq: number, firstOffset: number) => ({ firstSeq, lastSeq, firstOffset, lastOffset: firstOffset + lastSeq - firstSeq, timestamp: 1000 });
@@ -107,4 +108,81 @@ test('snapshots round-trip, detect corruption, and the newest one not beyond the
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+// ---- Transactions (issue 14) ----------------------------------------------------------------
+
+const meta = (firstOffset: number, lastOffset: number, firstSeq = firstOffset): BatchMetadata => ({ firstSeq, lastSeq: firstSeq + lastOffset - firstOffset, firstOffset, lastOffset, timestamp: 1 });
+
+test('transactions: the first transactional batch opens one; markers close it; the LSO waits for the earliest open one and for markers below the HW', () => {
+  const s = new ProducerStateMap();
+  assert.equal(s.firstUnstableOffset(), undefined);
+  s.update(1n, 0, meta(10, 14), true);
+  s.update(2n, 0, meta(15, 16), true);
+  s.update(1n, 0, meta(17, 18, 5), true);
+  assert.equal(s.producers.get(1n)!.currentTxnFirstOffset, 10, 'a later batch of the same transaction does not move its start');
+  assert.equal(s.firstUnstableOffset(), 10);
+  const aborted = s.completeTxn(1n, 0, 19, true, 3, 2);
+  assert.deepEqual(aborted, { producerId: 1n, firstOffset: 10, lastOffset: 19, aborted: true, lastStableOffset: 15 }, 'LSO at the abort: producer 2 is still open from 15');
+  assert.equal(s.firstUnstableOffset(), 10, 'the marker is not below the high watermark yet');
+  s.onHighWatermark(20);
+  assert.equal(s.firstUnstableOffset(), 15);
+  const committed = s.completeTxn(2n, 0, 20, false, 3, 2);
+  assert.equal(committed.lastStableOffset, 21, 'nothing else open: the marker + 1');
+  s.onHighWatermark(21);
+  assert.equal(s.firstUnstableOffset(), undefined);
+  assert.equal(s.producers.get(1n)!.coordinatorEpoch, 3);
+});
+
+test('transactions: a plain batch during an open transaction is INVALID_TXN_STATE; markers from an old producer epoch or coordinator are fenced', () => {
+  const s = new ProducerStateMap();
+  s.update(1n, 2, meta(0, 4), true);
+  const plain = s.check(1n, 2, 5, 5, false);
+  assert.equal(plain.kind === 'error' && plain.errorCode, ErrorCode.INVALID_TXN_STATE);
+  assert.equal(s.check(1n, 2, 5, 5, true).kind, 'append');
+  assert.equal(s.checkMarker(1n, 1, 0)?.errorCode, ErrorCode.INVALID_PRODUCER_EPOCH);
+  s.completeTxn(1n, 2, 5, false, 4, 1);
+  assert.equal(s.checkMarker(1n, 2, 3)?.errorCode, ErrorCode.TRANSACTION_COORDINATOR_FENCED);
+  assert.equal(s.checkMarker(1n, 3, 4), undefined, 'a bumped epoch (fencing abort) may write');
+  assert.equal(s.check(1n, 2, 5, 5, false).kind, 'append', 'closed: plain batches are fine again');
+});
+
+test('transactions: truncation reopens a transaction whose marker was cut and forgets one that began beyond the cut', () => {
+  const s = new ProducerStateMap();
+  s.update(1n, 0, meta(0, 4), true);
+  s.completeTxn(1n, 0, 5, false, 0, 1);
+  s.update(2n, 0, meta(6, 8), true);
+  s.truncateFrom(5);
+  assert.equal(s.producers.get(1n)!.currentTxnFirstOffset, 0, 'its data survived, its commit did not: open again');
+  assert.equal(s.producers.has(2n), false);
+  assert.equal(s.firstUnstableOffset(), 0);
+});
+
+test('transactions: an open transaction survives a snapshot (version 2), keeps its producer from expiring, and version 1 snapshots still load', () => {
+  const s = new ProducerStateMap();
+  s.update(1n, 0, meta(3, 4), true);
+  s.completeTxn(1n, 0, 5, true, 7, 1);
+  s.update(1n, 0, meta(6, 6, 2), true);
+  const back = decodeSnapshot(encodeSnapshot(s));
+  assert.equal(back.producers.get(1n)!.currentTxnFirstOffset, 6);
+  assert.equal(back.producers.get(1n)!.coordinatorEpoch, 7);
+  assert.equal(back.expire(1_000_000, 10), 0, 'open transaction: not expired');
+  // A version-1 snapshot, written before transactions existed: one producer, one batch.
+  const body = Buffer.alloc(4 + 1 + 4 + 19 + 32);
+  body.write('FJPS', 0);
+  body.writeUInt8(1, 4);
+  body.writeInt32BE(1, 5);
+  body.writeBigInt64BE(9n, 9);
+  body.writeInt16BE(2, 17);
+  body.writeBigInt64BE(5n, 19);
+  body.writeUInt8(1, 27);
+  body.writeInt32BE(0, 28);
+  body.writeInt32BE(3, 32);
+  body.writeBigInt64BE(100n, 36);
+  body.writeBigInt64BE(103n, 44);
+  body.writeBigInt64BE(5n, 52);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32c(body));
+  const v1 = decodeSnapshot(Buffer.concat([body, crc]));
+  assert.deepEqual(v1.producers.get(9n), { producerId: 9n, epoch: 2, lastTimestamp: 5, currentTxnFirstOffset: -1, coordinatorEpoch: -1, batches: [{ firstSeq: 0, lastSeq: 3, firstOffset: 100, lastOffset: 103, timestamp: 5 }] });
 });
