@@ -1,6 +1,6 @@
 /**
- * One segment: `<base>.log` holding batches exactly as on the wire, plus its `.index` and
- * `.timeindex`. Writes are positional through a SegmentFile (a descriptor opened lazily under
+ * One segment: `<base>.log` holding batches exactly as on the wire, plus its `.index`,
+ * `.timeindex` and, once it holds an aborted transaction's marker, `.txnindex`. Writes are positional through a SegmentFile (a descriptor opened lazily under
  * the process-wide open-file budget, see segment-file.ts); the in-memory `size` only moves
  * after a write fully succeeded, so readers never see a partial batch.
  */
@@ -18,11 +18,13 @@ import { rebuildSegment } from './segment-rebuild.js';
 import { fetchReadBuffers } from './read-buffer-pool.js';
 import { OffsetIndex } from './offset-index.js';
 import { TimeIndex } from './time-index.js';
+import { TransactionIndex } from './transaction-index.js';
 import { SegmentFile } from './segment-file.js';
 
 export const LOG_SUFFIX = '.log';
 export const INDEX_SUFFIX = '.index';
 export const TIME_INDEX_SUFFIX = '.timeindex';
+export const TXN_INDEX_SUFFIX = '.txnindex';
 export const DELETED_SUFFIX = '.deleted';
 export const CLEANED_SUFFIX = '.cleaned';
 export const SWAP_SUFFIX = '.swap';
@@ -80,6 +82,7 @@ export class LogSegment {
     public file: SegmentFile,
     readonly offsetIndex: OffsetIndex,
     readonly timeIndex: TimeIndex,
+    readonly txnIndex: TransactionIndex,
     private settings: SegmentSettings,
     readonly createdMs: number,
   ) {
@@ -96,16 +99,28 @@ export class LogSegment {
     return LogSegment.logPath(this.dir, this.baseOffset);
   }
 
-  /** Opens (creating if absent) the segment files. Indexes are not loaded yet. */
-  static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number): Promise<LogSegment> {
+  /**
+   * Opens (creating if absent) the segment files. The offset and time indexes are not loaded
+   * yet; the transaction index is (a missing file is an empty index). A corrupt one is dropped
+   * and reported through `onTxnIndexProblem`: Partition.open re-adds aborts it replays.
+   */
+  static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number, onTxnIndexProblem?: (msg: string) => void): Promise<LogSegment> {
     const logFile = LogSegment.logPath(dir, baseOffset);
     const { file: fh, stats: st } = await SegmentFile.open(logFile);
+    const txnIndex = new TransactionIndex(path.join(dir, segmentFileName(baseOffset, TXN_INDEX_SUFFIX)), baseOffset);
+    try {
+      await txnIndex.load();
+    } catch (err) {
+      onTxnIndexProblem?.(`${(err as Error).message}; dropping the transaction index`);
+      await txnIndex.delete();
+    }
     const seg = new LogSegment(
       dir,
       baseOffset,
       fh,
       new OffsetIndex(path.join(dir, segmentFileName(baseOffset, INDEX_SUFFIX)), baseOffset, settings.segmentIndexBytes),
       new TimeIndex(path.join(dir, segmentFileName(baseOffset, TIME_INDEX_SUFFIX)), baseOffset, settings.segmentIndexBytes),
+      txnIndex,
       settings,
       now,
     );
@@ -321,6 +336,7 @@ export class LogSegment {
     await this.file.truncate(loc.position);
     this.offsetIndex.truncateToOffset(offset);
     this.timeIndex.truncateToOffset(offset);
+    await this.txnIndex.truncateTo(offset);
     // Recompute the tail state from what remains (short scan from the last index entry).
     this.size = loc.position;
     await this.rebuildTailState();
@@ -362,6 +378,7 @@ export class LogSegment {
     await this.file.datasync();
     await this.offsetIndex.persist(true);
     await this.timeIndex.persist(true);
+    await this.txnIndex.flush();
     this.unflushedBytes = 0;
   }
 
@@ -372,13 +389,15 @@ export class LogSegment {
   }
 
   async close(): Promise<void> {
+    await this.txnIndex.close().catch(() => undefined);
     await this.file.close().catch(() => undefined);
   }
 
-  /** Renames all three files by appending `suffix` (used for `.deleted`). */
+  /** Renames all four files by appending `suffix` (used for `.deleted`). */
   async renameAll(suffix: string): Promise<string[]> {
     const renamed: string[] = [];
-    for (const file of [this.logFile, this.offsetIndex.file, this.timeIndex.file]) {
+    await this.txnIndex.close().catch(() => undefined);
+    for (const file of [this.logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file]) {
       try {
         await rename(file, file + suffix);
         // Reads still in flight may reopen the log file: under its new name.

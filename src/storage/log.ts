@@ -3,6 +3,8 @@
  * by a mutex; reads never take it (they snapshot the immutable segment array and sizes), so a
  * fetch never waits behind a disk write.
  */
+import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
+import type { AbortedTxn } from './transaction-index.js';
 import { EventEmitter } from 'node:events';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
@@ -492,6 +494,16 @@ export class Log extends EventEmitter {
   /** flush.ms policy, driven by the manager's scheduler. */
   async flushIfDue(now: number): Promise<void> {
     if (this.unflushedMessages > 0 && now - this.lastFlushMs >= this.config.flushMs) await this.flush();
+  }
+
+  /** Aborted transactions a read_committed fetch of [fetchOffset, upperBound) reports. */
+  collectAbortedTxns(fetchOffset: number, upperBound: number): AbortedTxn[] {
+    return collectAbortedTxns(this.segments, fetchOffset, upperBound);
+  }
+
+  /** Records an abort whose marker was just appended (or, `ifMissing`, replayed after a crash). */
+  recordAbortedTxn(t: AbortedTxn, ifMissing = false): Promise<void> {
+    return recordAbortedTxn(this.segments, t, ifMissing);
   }
 
   /** Replaces segments under the lock (the cleaner's swap). `mutate` returns the new list. */

@@ -17,6 +17,7 @@ import {
   LogSegment,
   SWAP_SUFFIX,
   TIME_INDEX_SUFFIX,
+  TXN_INDEX_SUFFIX,
   baseOffsetOfFileName,
   segmentFileName,
 } from './log-segment.js';
@@ -118,14 +119,14 @@ export async function loadSegments(dir: string, config: LogConfig, opts: LoadOpt
   // Index files without their log are leftovers of a deletion interrupted by a crash.
   const baseSet = new Set(bases);
   for (const n of names) {
-    if ((n.endsWith(INDEX_SUFFIX) || n.endsWith(TIME_INDEX_SUFFIX)) && !baseSet.has(baseOffsetOfFileName(n) ?? -1)) {
+    if ((n.endsWith(INDEX_SUFFIX) || n.endsWith(TIME_INDEX_SUFFIX) || n.endsWith(TXN_INDEX_SUFFIX)) && !baseSet.has(baseOffsetOfFileName(n) ?? -1)) {
       await removeQuietly(path.join(dir, n));
     }
   }
 
   const settings = { indexIntervalBytes: config.indexIntervalBytes, segmentIndexBytes: config.segmentIndexBytes };
   const segments: LogSegment[] = [];
-  for (const base of bases) segments.push(await LogSegment.open(dir, base, settings, opts.now));
+  for (const base of bases) segments.push(await LogSegment.open(dir, base, settings, opts.now, (msg) => opts.logger.warn(msg)));
 
   const partition = path.basename(dir);
   // Bytes cut from a segment that was not the last: the offsets up to the next segment are lost

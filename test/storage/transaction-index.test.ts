@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { readFile, writeFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { TransactionIndex, TransactionIndexError, TXN_INDEX_ENTRY, encodeAbortedTxn } from '../../src/storage/transaction-index.js';
-import { withTempDir } from './helpers.js';
+import { makeBatch, openLog, withTempDir } from './helpers.js';
 
 test('transaction index: Kafka\'s entry layout, appended in order, read back after reopening', async () => {
   await withTempDir(async (dir) => {
@@ -88,5 +88,34 @@ test('transaction index: a torn entry, an unknown version or entries out of orde
       await writeFile(file, data);
       await assert.rejects(new TransactionIndex(file, 0).load(), TransactionIndexError, what);
     }
+  });
+});
+
+test('segments: an abort is recorded in the segment of its marker, found across segments, cut by truncation, dropped with its segment, and reloaded on reopen', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir, { segmentBytes: 1024 });
+    for (let i = 0; i < 40; i++) await log.append(makeBatch([`r${i}`.padEnd(40, '.')]), { leaderEpoch: 0 });
+    assert.ok(log.segments.length >= 3, `several segments (${log.segments.length})`);
+    const second = log.segments[1]!;
+    const marker = second.baseOffset + 1;
+    await log.recordAbortedTxn({ producerId: 5n, firstOffset: 2, lastOffset: marker, lastStableOffset: 2 });
+    const last = log.logEndOffset - 1;
+    await log.recordAbortedTxn({ producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 });
+    await log.recordAbortedTxn({ producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 }, true);
+    assert.equal(second.txnIndex.size, 1, 'in the segment holding the marker');
+    assert.equal(log.activeSegment.txnIndex.size, 1, 'a replayed abort already there is not added twice');
+    assert.deepEqual(log.collectAbortedTxns(0, log.logEndOffset).map((t) => t.producerId), [5n, 6n]);
+    assert.deepEqual(log.collectAbortedTxns(marker + 1, log.logEndOffset).map((t) => t.producerId), [6n]);
+    await log.close();
+    const again = await openLog(dir, { segmentBytes: 1024 });
+    assert.deepEqual(again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId), [5n, 6n], 'reloaded from the .txnindex files');
+    await again.truncateTo(last);
+    assert.deepEqual(again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId), [5n], 'the cut marker\'s abort is gone');
+    const txnFile = again.segments[1]!.txnIndex.file;
+    assert.ok(existsSync(txnFile));
+    await again.deleteOldSegments((seg) => seg.baseOffset <= again.segments[1]!.baseOffset, 'test');
+    assert.deepEqual(again.collectAbortedTxns(0, again.logEndOffset), []);
+    await again.close();
   });
 });
