@@ -140,6 +140,12 @@ export class ZkConsumerOffsets {
     await this.deleteRecursive(consumerGroupPath(group));
   }
 
+  /** Deletes the group's offsets and owners of one topic (Kafka's deleteConsumerGroupInfoForTopicInZK). */
+  async deleteGroupTopic(group: string, topic: string): Promise<void> {
+    await this.deleteRecursive(consumerOwnersPath(group, topic));
+    await this.deleteRecursive(consumerTopicOffsetsPath(group, topic));
+  }
+
   private async deleteRecursive(path: string): Promise<void> {
     for (const child of await this.childrenIfExists(path)) await this.deleteRecursive(`${path}/${child}`);
     try {
