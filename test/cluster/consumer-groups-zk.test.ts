@@ -45,6 +45,14 @@ before(async () => {
   await zk.create('/consumers/active/ids/active_host-1482765213478-5a1b2c3d', JSON.stringify({ version: 1, subscription: { bigdata: 1 }, pattern: 'static', timestamp: '1482765213478' }), 'ephemeral');
   await zk.ensurePath('/consumers/active/owners/bigdata');
   await zk.create('/consumers/active/owners/bigdata/0', 'active_host-1482765213478-5a1b2c3d-0', 'ephemeral');
+  // crowded: two registered consumers, one owning partition 1, one owning nothing; no offset for partition 0.
+  await offset(zk, 'crowded', 1, 4n);
+  await zk.ensurePath('/consumers/crowded/ids');
+  for (const id of ['crowded_a-1-aaaa', 'crowded_b-1-bbbb']) {
+    await zk.create(`/consumers/crowded/ids/${id}`, JSON.stringify({ version: 1, subscription: { bigdata: 1 }, pattern: 'static', timestamp: '1' }), 'ephemeral');
+  }
+  await zk.ensurePath('/consumers/crowded/owners/bigdata');
+  await zk.create('/consumers/crowded/owners/bigdata/1', 'crowded_a-1-aaaa-0', 'ephemeral');
   // idle: offsets only (its consumers are gone).
   await offset(zk, 'idle', 0, 2n);
   await offset(zk, 'idle', 1, 4n);
@@ -75,7 +83,7 @@ test('--zookeeper --list prints the groups under /consumers after Kafka\'s note 
   if (!requirePeer(t, 'zookeeper')) return;
   const r = await zkGroups('--list');
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(r.stdout.split('\n').filter((l) => l !== ''), ['active', 'idle']);
+  assert.deepEqual(r.stdout.split('\n').filter((l) => l !== ''), ['active', 'crowded', 'idle']);
   assert.equal(r.stderr, `${NOTE}\n\n`);
 });
 
@@ -89,6 +97,15 @@ test('--zookeeper --describe: Kafka 0.11\'s columns, offsets from ZooKeeper, log
   assert.deepEqual(table(r.stdout).slice(1), [
     ['bigdata', '0', '1', '3', '2', 'active_host-1482765213478-5a1b2c3d'],
     ['bigdata', '1', '5', '5', '0', '-'],
+  ]);
+
+  // Every partition of the topic, '-' where nothing is stored; a consumer owning nothing gets a row of its own.
+  const crowded = await zkGroups('--describe', '--group', 'crowded');
+  assert.equal(crowded.code, 0, crowded.stderr);
+  assert.deepEqual(table(crowded.stdout).slice(1), [
+    ['bigdata', '0', '-', '3', '-', '-'],
+    ['bigdata', '1', '4', '5', '1', 'crowded_a-1-aaaa'],
+    ['-', '-', '-', '-', '-', 'crowded_b-1-bbbb'],
   ]);
 
   const missing = await zkGroups('--describe', '--group', 'no-such-group');
