@@ -187,6 +187,7 @@ test('moving a group between the stores: --export of the ZooKeeper offsets, --fr
   assert.equal(out.code, 0, out.stderr);
   const back = join(dir, 'back.csv');
   await writeFile(back, out.stdout);
+  assert.match((await zkGroups('--reset-offsets', '--group', 'back-to-zk', '--all-topics', '--to-latest', '--execute')).stderr, /The consumer group 'back-to-zk' does not exist/);
   const toZk = await zkGroups('--reset-offsets', '--group', 'back-to-zk', '--from-file', back, '--execute');
   assert.equal(toZk.code, 0, toZk.stderr);
   assert.deepEqual([await znode('/consumers/back-to-zk/offsets/bigdata/0'), await znode('/consumers/back-to-zk/offsets/bigdata/1')], ['1', '4']);

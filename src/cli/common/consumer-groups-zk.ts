@@ -165,7 +165,8 @@ async function reset(store: ZkConsumerOffsets, admin: Admin, groups: string[], o
     console.log('WARN: No action will be performed as the --execute option is missing. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.');
   }
   for (const group of groups) {
-    if (!(await store.groupExists(group)) && !o.execute) throw new CliError(`The consumer group '${group}' does not exist.`);
+    // A group not in ZooKeeper yet can only be given offsets from a file (moving a group in).
+    if (!o.fromFile && !(await store.groupExists(group))) throw new CliError(`The consumer group '${group}' does not exist.`);
     const members = await store.members(group);
     if (members.size > 0 && o.execute) {
       throw new CliError(`Offsets can only be reset if the group '${group}' is inactive, but ${members.size} consumer(s) are registered under /consumers/${group}/ids.`);
