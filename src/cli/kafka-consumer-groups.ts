@@ -8,11 +8,13 @@ import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
+import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
 
 interface Opts extends ResetSpec {
   bootstrapServer?: string;
+  zookeeper?: string;
   commandConfig?: string;
   list?: boolean;
   describe?: boolean;
@@ -60,11 +62,13 @@ async function main(argv: string[]): Promise<number> {
     .option('--to-datetime <datetime>', 'reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss')
     .option('--by-duration <duration>', 'reset to the offset of now minus a duration (PnDTnHnMnS)')
     .option('--from-file <csv>', 'reset to the offsets in a CSV file (topic,partition,offset)');
-  const raw = parseArgs(program, argv);
+  const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
   const o = raw as Opts;
   const actions = (['list', 'describe', 'delete', 'deleteOffsets', 'resetOffsets'] as const).filter((a) => o[a]);
   if (actions.length !== 1) throw new CliError('exactly one of --list, --describe, --delete, --delete-offsets or --reset-offsets must be given (see --help)');
+  if (o.zookeeper !== undefined) return zookeeperMode(o as Opts & { zookeeper: string });
+  if (o.delete && o.topic?.length) throw new CliError('--topic with --delete needs --zookeeper (to delete offsets of a topic use --delete-offsets)');
   const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     if (o.list) {
@@ -98,6 +102,15 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await admin.close();
   }
+}
+
+/** The pre-0.9 groups in ZooKeeper (Kafka 0.10/0.11's --zookeeper); options of the newer modes are refused. */
+async function zookeeperMode(o: Opts & { zookeeper: string }): Promise<number> {
+  if (o.bootstrapServer !== undefined) throw new CliError('--zookeeper and --bootstrap-server cannot be used together: --zookeeper is for groups of ZooKeeper-based consumers');
+  const notWithZk: [keyof Opts, string][] = [['deleteOffsets', '--delete-offsets'], ['members', '--members'], ['verbose', '--verbose'], ['offsets', '--offsets'], ['state', '--state']];
+  for (const [key, flag] of notWithZk) if (o[key] !== undefined) throw new CliError(`${flag} is not valid with --zookeeper`);
+  const { runZkGroups } = await import('./common/consumer-groups-zk.js');
+  return runZkGroups(o as ZkGroupsOpts);
 }
 
 function groupError(group: string, e: KafkaError): string {

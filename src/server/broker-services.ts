@@ -13,6 +13,7 @@ import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js
 import type { KafkaController } from '../controller/index.js';
 import type { StopReplicaPartition } from '../replication/replica-manager.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
+import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 
 export interface Endpoint {
   host: string;
@@ -67,6 +68,12 @@ export interface BrokerServices {
    * and CreatePartitions answer NOT_CONTROLLER elsewhere, as Kafka 2.x); undefined in embedded mode.
    */
   isActiveController?(): boolean;
+  /**
+   * Cluster mode only: the pre-0.9 consumers' offsets in ZooKeeper (`/consumers/<g>/offsets`),
+   * where OffsetCommit/OffsetFetch version 0 go, as Kafka 0.8.2; undefined in embedded mode
+   * (version 0 then uses `__consumer_offsets` like the later versions).
+   */
+  readonly zkConsumerOffsets?: ZkConsumerOffsets;
   /** Where clients reach broker `brokerId` through the listener named `listenerName`. */
   endpointFor(brokerId: number, listenerName: string): Endpoint | undefined;
 }

@@ -164,6 +164,10 @@ export class Broker {
       });
     }
     const zkMode = this.zk;
+    // OffsetCommit/OffsetFetch v0's store; each ZooKeeper call bounded as Kafka's ZooKeeperClient bounds its wait for a connection.
+    const zkConsumerOffsets = zkMode
+      ? new (await import('../metadata/zk/zk-consumer-offsets.js')).ZkConsumerOffsets(zkMode.session, cfg.zookeeperConnectionTimeoutMs)
+      : undefined;
     const broker = this;
     this.servicesValue = {
       config: cfg,
@@ -173,6 +177,7 @@ export class Broker {
       handlers: handlerTable(zkMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS),
       ...(clusterControl ? { clusterControl } : {}),
       ...(zkMode ? { isActiveController: () => this.controller?.isActive ?? false } : {}),
+      ...(zkConsumerOffsets ? { zkConsumerOffsets } : {}),
       // Created once registered (after the services): read through.
       get controller() {
         return broker.controller;

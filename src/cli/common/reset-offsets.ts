@@ -18,6 +18,17 @@ export interface ResetSpec {
   fromFile?: string;
 }
 
+/**
+ * What planning reads: log offsets and topics from the brokers, the group's committed offsets
+ * from wherever the group keeps them (an Admin reads `__consumer_offsets`; the `--zookeeper`
+ * mode reads `/consumers/<group>/offsets`).
+ */
+export interface ResetSource {
+  listOffsets: Admin['listOffsets'];
+  describeTopics: Admin['describeTopics'];
+  listGroupOffsets(group: string, partitions?: readonly { topic: string; partition: number }[] | null): Promise<Map<string, Map<number, { offset: bigint }>>>;
+}
+
 export interface PlannedOffset {
   topic: string;
   partition: number;
@@ -39,7 +50,7 @@ export function parseDatetime(s: string): number {
 }
 
 /** The partitions in scope: from --topic specs, or every topic the group has offsets for. */
-export async function scopePartitions(admin: Admin, group: string, topics: readonly string[] | undefined, allTopics: boolean): Promise<{ topic: string; partition: number }[]> {
+export async function scopePartitions(admin: ResetSource, group: string, topics: readonly string[] | undefined, allTopics: boolean): Promise<{ topic: string; partition: number }[]> {
   const out: { topic: string; partition: number }[] = [];
   if (allTopics) {
     const committed = await admin.listGroupOffsets(group);
@@ -62,7 +73,7 @@ export async function scopePartitions(admin: Admin, group: string, topics: reado
   return out;
 }
 
-export async function planReset(admin: Admin, group: string, scope: { topic: string; partition: number }[], spec: ResetSpec): Promise<PlannedOffset[]> {
+export async function planReset(admin: ResetSource, group: string, scope: { topic: string; partition: number }[], spec: ResetSpec): Promise<PlannedOffset[]> {
   if (spec.fromFile) {
     const lines = readFileSync(spec.fromFile, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '');
     return lines.map((l) => {

@@ -5,11 +5,20 @@
  * As Kafka (every version): a topic the cluster does not know, and a partition beyond a known
  * topic's count, get UNKNOWN_TOPIC_OR_PARTITION and are not committed; the other partitions are.
  * When nothing is left to commit the answer goes out at once, without the group being looked at.
+ *
+ * Version 0 in cluster mode (zookeeper.connect) goes to ZooKeeper instead, as Kafka 0.8.2 to 2.x:
+ * `/consumers/<group>/offsets/<topic>/<partition>` set to the offset as decimal text (metadata
+ * longer than offset.metadata.max.bytes is refused, shorter metadata is not stored); no group,
+ * generation or member checks; per partition UNKNOWN_SERVER_ERROR when ZooKeeper fails or does
+ * not answer within zookeeper.connection.timeout.ms (Kafka's Errors.forException of its ZooKeeper
+ * client's exceptions). A group id that is not one znode name gets INVALID_GROUP_ID (Kafka would
+ * have written a nested or invalid path).
  */
 import { OffsetCommitRequestCodec, OffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { CommitPartition } from '../../coordinator/group/offsets.js';
-import { defineHandler } from './types.js';
+import { defineHandler, type RequestContext } from './types.js';
+import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
 
 type PartitionErrors = { partitionIndex: number; errorCode: number }[];
 
@@ -44,10 +53,13 @@ export const offsetCommitHandler = defineHandler({
       }
       if (ok.length > 0) valid.push({ name: t.name, partitions: ok });
     }
+    const zkOffsets = ctx.services.zkConsumerOffsets;
     const committed =
       valid.length === 0
         ? []
-        : await ctx.services.groupCoordinator.commitOffsets({
+        : version === 0 && zkOffsets
+          ? await commitToZooKeeper(zkOffsets, req.groupId, valid, ctx)
+          : await ctx.services.groupCoordinator.commitOffsets({
             groupId: req.groupId,
             generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
             memberId: version >= 1 ? req.memberId : '',
@@ -70,3 +82,32 @@ export const offsetCommitHandler = defineHandler({
     return { throttleTimeMs: 0, topics };
   },
 });
+
+/** Version 0 in cluster mode: every partition's znode written concurrently, each answered on its own. */
+async function commitToZooKeeper(
+  zk: ZkConsumerOffsets,
+  group: string,
+  topics: { name: string; partitions: CommitPartition[] }[],
+  ctx: RequestContext,
+): Promise<{ name: string; partitions: PartitionErrors }[]> {
+  const badGroup = legacyGroupIdError(group) !== undefined;
+  const maxMetadata = ctx.services.config.offsetMetadataMaxBytes;
+  return Promise.all(
+    topics.map(async (t) => ({
+      name: t.name,
+      partitions: await Promise.all(
+        t.partitions.map(async (p) => {
+          if (badGroup) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.INVALID_GROUP_ID };
+          if ((p.committedMetadata ?? '').length > maxMetadata) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+          try {
+            await zk.commit(group, t.name, p.partitionIndex, p.committedOffset);
+            return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE as number };
+          } catch (err) {
+            ctx.services.logger.warn({ group, topic: t.name, partition: p.partitionIndex, err: err instanceof Error ? err.message : String(err) }, 'OffsetCommit v0: writing the offset to ZooKeeper failed');
+            return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
+          }
+        }),
+      ),
+    })),
+  );
+}

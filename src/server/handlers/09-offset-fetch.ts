@@ -1,10 +1,18 @@
 /**
  * OffsetFetch v0–v9: committed offsets with their metadata; a null topic list (v2+) means every
  * partition the group has; v8+ asks for several groups at once.
+ *
+ * Version 0 in cluster mode (zookeeper.connect) reads ZooKeeper's
+ * `/consumers/<group>/offsets/<topic>/<partition>`, as Kafka 0.8.2 to 2.x: the stored offset with
+ * empty metadata; offset -1 with UNKNOWN_TOPIC_OR_PARTITION for an unknown topic or partition and
+ * for a partition with no stored offset (Kafka's UNKNOWN_PARTITION answer); -1 with
+ * UNKNOWN_SERVER_ERROR when ZooKeeper fails or does not answer within
+ * zookeeper.connection.timeout.ms; -1 with INVALID_GROUP_ID for a group id that is not one znode name.
  */
 import { OffsetFetchRequestCodec, OffsetFetchResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { defineHandler } from './types.js';
+import { defineHandler, type RequestContext } from './types.js';
+import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
 
 type TopicsQuery = { name: string; partitions: number[] }[] | null;
 
@@ -27,6 +35,8 @@ export const offsetFetchHandler = defineHandler({
       );
       return { throttleTimeMs: 0, groups };
     }
+    const zkOffsets = ctx.services.zkConsumerOffsets;
+    if (version === 0 && zkOffsets) return { throttleTimeMs: 0, topics: await fetchFromZooKeeper(zkOffsets, req.groupId, req.topics ?? [], ctx) };
     const q: TopicsQuery = req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
     const res = await gc.fetchOffsets(req.groupId, q);
     if (res.errorCode !== ErrorCode.NONE && version < 2) {
@@ -40,3 +50,29 @@ export const offsetFetchHandler = defineHandler({
     return { throttleTimeMs: 0, errorCode: res.errorCode, topics: res.topics };
   },
 });
+
+async function fetchFromZooKeeper(zk: ZkConsumerOffsets, group: string, topics: { name: string; partitionIndexes: number[] }[], ctx: RequestContext) {
+  const badGroup = legacyGroupIdError(group) !== undefined;
+  const answer = (partitionIndex: number, committedOffset: bigint, errorCode: number) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, metadata: '', errorCode });
+  return Promise.all(
+    topics.map(async (t) => {
+      const count = ctx.services.metadata.topic(t.name)?.partitions.length ?? 0;
+      return {
+        name: t.name,
+        partitions: await Promise.all(
+          t.partitionIndexes.map(async (p) => {
+            if (badGroup) return answer(p, -1n, ErrorCode.INVALID_GROUP_ID);
+            if (p < 0 || p >= count) return answer(p, -1n, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            try {
+              const offset = await zk.fetch(group, t.name, p);
+              return offset === undefined ? answer(p, -1n, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) : answer(p, offset, ErrorCode.NONE);
+            } catch (err) {
+              ctx.services.logger.warn({ group, topic: t.name, partition: p, err: err instanceof Error ? err.message : String(err) }, 'OffsetFetch v0: reading the offset from ZooKeeper failed');
+              return answer(p, -1n, ErrorCode.UNKNOWN_SERVER_ERROR);
+            }
+          }),
+        ),
+      };
+    }),
+  );
+}
