@@ -9,6 +9,7 @@
  * nothing else; otherwise the follower's fetch state is recorded (which may advance the high
  * watermark or bring it back into the ISR) and it reads up to the log end, not the HW.
  */
+import { BATCH_LENGTH, LOG_OVERHEAD } from '../protocol/records/batch-header.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetOutOfRangeError } from '../storage/errors.js';
 import { DelayedFetch } from './delayed-fetch.js';
@@ -49,6 +50,8 @@ export interface PartitionFetchResult {
   records: Buffer | null;
   /** Where the fetcher's log diverges from the leader's (its last fetched epoch is not backed here). */
   divergingEpoch?: { epoch: number; endOffset: number };
+  /** read_committed: aborted transactions overlapping the records returned (Kafka's FetchResponse field). */
+  abortedTransactions?: { producerId: bigint; firstOffset: number }[];
 }
 
 export type PartitionLookup = (topic: string, partition: number) => { partition?: Partition; errorCode: number };
@@ -134,7 +137,8 @@ async function readAll(
       const { records } = limit > 0 || minOneBatch ? await p.read(t.fetchOffset, Math.max(limit, 0), minOneBatch, upTo) : { records: EMPTY };
       if (records.length > 0) minOneBatch = false;
       bytes += records.length;
-      results.push({ errorCode: ErrorCode.NONE, ...base, records });
+      const abortedTransactions = params.readCommitted && !fromFollower ? abortedIn(p, t.fetchOffset, records) : undefined;
+      results.push({ errorCode: ErrorCode.NONE, ...base, records, ...(abortedTransactions ? { abortedTransactions } : {}) });
     } catch (err) {
       errors = true;
       const code = err instanceof OffsetOutOfRangeError ? ErrorCode.OFFSET_OUT_OF_RANGE : errorCodeOf(err);
@@ -142,6 +146,23 @@ async function readAll(
     }
   }
   return { results, bytes, errors, partitions };
+}
+
+/**
+ * The aborted transactions a read_committed consumer needs to drop records of the batches in
+ * `records`, read from `fetchOffset`: those overlapping [fetchOffset, end of the last batch].
+ */
+function abortedIn(p: Partition, fetchOffset: number, records: Buffer): { producerId: bigint; firstOffset: number }[] {
+  if (records.length === 0) return [];
+  let pos = 0;
+  let end = fetchOffset;
+  while (pos + LOG_OVERHEAD <= records.length) {
+    const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+    if (pos + size > records.length || records.length - pos < 27) break;
+    end = Number(records.readBigInt64BE(pos)) + records.readInt32BE(pos + 23) + 1;
+    pos += size;
+  }
+  return p.log.collectAbortedTxns(fetchOffset, end).map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset }));
 }
 
 /**

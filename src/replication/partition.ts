@@ -15,7 +15,10 @@ import type { AppendResult, Log, ReadResult } from '../storage/log.js';
 import { existingOffsetRange } from '../storage/append-validation.js';
 import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import { Mutex } from '../storage/mutex.js';
-import { lastSequenceOf, ProducerStateMap } from './producer-state.js';
+import { lastSequenceOf, ProducerStateMap, type CompletedTxn } from './producer-state.js';
+import { recordProducerBatch, recordProducerBatches } from './producer-batches.js';
+import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
+import { isTransactional } from '../protocol/records/batch-header.js';
 import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
 import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
 
@@ -150,6 +153,8 @@ export class Partition {
     const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
     const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark, initialHighWatermark);
     await p.replayProducerState(from);
+    // Markers the replay met below the high watermark are stable already.
+    p.producers.onHighWatermark(p.hw);
     // Up to date when the snapshot reaches the log end, or the log is empty (nothing to replay).
     const upToDate = from === log.logEndOffset;
     p.snapshotVersion = upToDate ? state.version : -1;
@@ -375,9 +380,38 @@ export class Partition {
   get highWatermark(): number {
     return this.hw;
   }
-  /** read_committed bound; no transactions yet, so it is the high watermark. */
+  /** read_committed bound: the high watermark, or the first offset of the earliest transaction not yet stable. */
   get lastStableOffset(): number {
-    return this.hw;
+    const unstable = this.producers.firstUnstableOffset();
+    return unstable === undefined ? this.hw : Math.min(unstable, this.hw);
+  }
+
+  /**
+   * The transaction coordinator's commit or abort marker for `producerId` (WriteTxnMarkers), as
+   * the leader: fenced by producer and coordinator epoch, appended as a control batch, the
+   * producer's transaction closed (an abort goes into the segment's .txnindex). Answered once
+   * appended; the caller waits for the ISR as for an acks=all produce.
+   */
+  appendTxnMarker(m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean; timestamp: number }): Promise<LeaderAppendResult> {
+    return this.appendLock.run(async () => {
+      const fenced = this.producers.checkMarker(m.producerId, m.producerEpoch, m.coordinatorEpoch);
+      if (fenced) return this.failure(fenced.errorCode, fenced.message);
+      const batch = encodeControlBatch({
+        type: m.commit ? ControlRecordType.Commit : ControlRecordType.Abort,
+        producerId: m.producerId,
+        producerEpoch: m.producerEpoch,
+        coordinatorEpoch: m.coordinatorEpoch,
+        timestamp: BigInt(m.timestamp),
+      });
+      const res = await this.log.append(batch, { leaderEpoch: this.leaderEpoch });
+      await this.indexAborts(recordProducerBatches(this.producers, batch));
+      this.onLeaderAppend(batch.length, res.firstOffset, res.lastOffset);
+      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+    });
+  }
+
+  private async indexAborts(closed: readonly CompletedTxn[]): Promise<void> {
+    for (const t of closed) if (t.aborted) await this.log.recordAbortedTxn(abortEntry(t));
   }
   get logStartOffset(): number {
     return this.log.logStartOffset;
@@ -398,7 +432,9 @@ export class Partition {
         if (pos + size > records.length) break;
         const base = Number(records.readBigInt64BE(pos));
         const last = base + records.readInt32BE(pos + 23);
-        this.recordProducerBatch(records, pos, base, last);
+        const closed = recordProducerBatch(this.producers, records, pos, base, last);
+        // An abort whose index entry a crash lost (the marker was in the log, the entry not yet on disk).
+        if (closed?.aborted) await this.log.recordAbortedTxn(abortEntry(closed), true);
         offset = last + 1;
         pos += size;
       }
@@ -406,19 +442,6 @@ export class Partition {
     }
   }
 
-  private recordProducerBatch(buf: Buffer, pos: number, firstOffset: number, lastOffset: number): void {
-    if (buf.readInt8(pos + 16) !== 2) return;
-    const pid = buf.readBigInt64BE(pos + 43);
-    if (pid < 0n) return;
-    const firstSeq = buf.readInt32BE(pos + 53);
-    this.producers.update(pid, buf.readInt16BE(pos + 51), {
-      firstSeq,
-      lastSeq: lastSequenceOf(firstSeq, buf.readInt32BE(pos + 23)),
-      firstOffset,
-      lastOffset,
-      timestamp: Number(buf.readBigInt64BE(pos + 35)),
-    });
-  }
 
   /**
    * Leader append of validated v2 batches: idempotence checks, log append, producer state,
@@ -461,6 +484,7 @@ export class Partition {
             batches.readInt16BE(pos + 51),
             firstSeq,
             lastSequenceOf(firstSeq, batches.readInt32BE(pos + 23)),
+            isTransactional(batches, pos),
           );
           if (check.kind === 'error') return this.failure(check.errorCode, check.message);
           if (check.kind === 'duplicate') {
@@ -471,15 +495,7 @@ export class Partition {
       }
       const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, crcVerified: true });
       // Offsets are now stamped in the buffer: record each idempotent batch's range.
-      pos = 0;
-      while (pos < batches.length) {
-        const size = batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
-        if (batches.readBigInt64BE(pos + 43) >= 0n) {
-          const base = Number(batches.readBigInt64BE(pos));
-          this.recordProducerBatch(batches, pos, base, base + batches.readInt32BE(pos + 23));
-        }
-        pos += size;
-      }
+      await this.indexAborts(recordProducerBatches(this.producers, batches));
       this.onLeaderAppend(batches.length, res.firstOffset, res.lastOffset);
       return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
     });
@@ -513,6 +529,7 @@ export class Partition {
   private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
     if (hw <= this.hw) return;
     this.hw = hw;
+    this.producers.onHighWatermark(hw);
     this.onHighWatermark(this);
     for (const w of [...this.waiters]) w.onAppend(this, bytes, firstOffset);
     this.notifyState();
@@ -570,15 +587,7 @@ export class Partition {
         this.setHw(range.first);
         res = await this.log.appendAsFollower(batches);
       }
-      let pos = 0;
-      while (pos < batches.length) {
-        const size = batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
-        if (batches.readBigInt64BE(pos + 43) >= 0n) {
-          const base = Number(batches.readBigInt64BE(pos));
-          this.recordProducerBatch(batches, pos, base, base + batches.readInt32BE(pos + 23));
-        }
-        pos += size;
-      }
+      await this.indexAborts(recordProducerBatches(this.producers, batches));
       return res;
     });
   }
@@ -625,6 +634,12 @@ export class Partition {
 
   private setHw(hw: number): void {
     this.hw = hw;
+    this.producers.onHighWatermark(hw);
     this.onHighWatermark(this);
   }
+}
+
+/** The .txnindex entry of an aborted transaction. */
+function abortEntry(t: CompletedTxn): { producerId: bigint; firstOffset: number; lastOffset: number; lastStableOffset: number } {
+  return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: t.lastStableOffset };
 }

@@ -565,6 +565,33 @@ export class ReplicaManager {
   }
 
   /**
+   * WriteTxnMarkers for one partition (Kafka's appendRecords with origin Coordinator and acks=all):
+   * the leader appends the marker in arrival order with produce requests, then waits for the ISR
+   * up to request.timeout.ms. Per-partition error codes as Kafka answers them.
+   */
+  async appendTxnMarker(topic: string, partition: number, m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean }): Promise<number> {
+    const info = this.opts.metadata.topic(topic);
+    if (!info?.partitions.some((x) => x.partition === partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    const p = this.getPartition(topic, partition);
+    if (!p || !p.isLeader) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    const turn = p.takeArrivalTurn();
+    let appending: Promise<LeaderAppendResult>;
+    try {
+      await turn.ready;
+      appending = p.appendTxnMarker({ ...m, timestamp: Date.now() });
+    } finally {
+      turn.done();
+    }
+    try {
+      const res = await appending;
+      if (res.errorCode !== ErrorCode.NONE) return res.errorCode;
+      return await this.awaitReplication(p, res.lastOffset + 1, 1, this.opts.config.requestTimeoutMs);
+    } catch (err) {
+      return errorCodeOf(err);
+    }
+  }
+
+  /**
    * acks=all: NONE once the high watermark passes `requiredOffset` (at once when the leader is
    * alone in the ISR, as in embedded mode), else a delayed produce woken by the partition's
    * state changes.

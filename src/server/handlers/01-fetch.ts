@@ -1,8 +1,8 @@
 /**
  * Fetch v0-v17 for consumers and followers: long polling (max.wait.ms / min.bytes, woken by appends),
  * response and partition byte limits, incremental fetch sessions (v7+), topic ids (v13+) and
- * down-conversion to magic 0/1 for v0-v3. No transactions yet: read_committed reads up to the
- * last stable offset, which equals the high watermark, and abortedTransactions is empty.
+ * down-conversion to magic 0/1 for v0-v3. read_committed (v4+) reads up to the last stable
+ * offset and gets the aborted transactions overlapping what it got, from the .txnindex files.
  * A replica fetch (replica_id, or replica_state.replica_id from v15, >= 0) is a follower's: it
  * reads up to the leader's log end and records the follower's position (fetch-reader.ts), and
  * from v12 carries last_fetched_epoch, answered with diverging_epoch when the leader's history
@@ -120,7 +120,8 @@ function partitionData(r: Requested, result: PartitionFetchResult, version: numb
     highWatermark: BigInt(result.highWatermark),
     lastStableOffset: BigInt(result.lastStableOffset),
     logStartOffset: BigInt(result.logStartOffset),
-    abortedTransactions: version >= 4 ? [] : null,
+    // Kafka answers null for read_uncommitted and the overlapping aborts for read_committed.
+    abortedTransactions: version >= 4 && result.abortedTransactions ? result.abortedTransactions.map((t) => ({ producerId: t.producerId, firstOffset: BigInt(t.firstOffset) })) : null,
     preferredReadReplica: -1,
     records: result.records,
     ...(result.divergingEpoch && version >= 12 ? { divergingEpoch: { epoch: result.divergingEpoch.epoch, endOffset: BigInt(result.divergingEpoch.endOffset) } } : {}),

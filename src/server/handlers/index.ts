@@ -7,6 +7,7 @@ import { produceHandler } from './00-produce.js';
 import { fetchHandler } from './01-fetch.js';
 import { listOffsetsHandler } from './02-list-offsets.js';
 import { initProducerIdHandler } from './22-init-producer-id.js';
+import { writeTxnMarkersHandler } from './27-write-txn-markers.js';
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
 import { metadataHandler } from './03-metadata.js';
 import { apiVersionsHandler } from './18-api-versions.js';
@@ -43,6 +44,7 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   fetchHandler,
   listOffsetsHandler,
   initProducerIdHandler,
+  writeTxnMarkersHandler,
   offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,

@@ -1,0 +1,41 @@
+/**
+ * WriteTxnMarkers v0-v1: the transaction coordinator (of this broker or another) asks the
+ * leaders of a transaction's partitions to write its commit or abort marker. Each partition is
+ * answered on its own: fenced producer or coordinator epochs, NOT_LEADER_OR_FOLLOWER, unknown
+ * partitions, or NONE once the ISR holds the marker (ReplicaManager.appendTxnMarker).
+ */
+import { WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+
+export const writeTxnMarkersHandler = defineHandler({
+  apiKey: 27,
+  request: WriteTxnMarkersRequestCodec,
+  response: WriteTxnMarkersResponseCodec,
+  minVersion: 0,
+  maxVersion: 1,
+  async handle(req, ctx) {
+    const rm = ctx.services.replicaManager;
+    const markers = await Promise.all(
+      req.markers.map(async (m) => ({
+        producerId: m.producerId,
+        topics: await Promise.all(
+          m.topics.map(async (t) => ({
+            name: t.name,
+            partitions: await Promise.all(
+              t.partitionIndexes.map(async (partitionIndex) => ({
+                partitionIndex,
+                errorCode: await rm.appendTxnMarker(t.name, partitionIndex, {
+                  producerId: m.producerId,
+                  producerEpoch: m.producerEpoch,
+                  coordinatorEpoch: m.coordinatorEpoch,
+                  commit: m.transactionResult,
+                }),
+              })),
+            ),
+          })),
+        ),
+      })),
+    );
+    return { markers };
+  },
+});
