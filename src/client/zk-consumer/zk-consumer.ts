@@ -149,7 +149,8 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
 
   private constructor(
     readonly zk: ZkSession,
-    bootstrap: string[],
+    /** The brokers found in /brokers/ids at connect, `host:port`. */
+    readonly bootstrap: readonly string[],
     options: ZookeeperConsumerOptions,
     private readonly logger: Logger | undefined,
   ) {
