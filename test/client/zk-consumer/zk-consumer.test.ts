@@ -242,3 +242,31 @@ test('a ZooKeeper session expiry under a running consumer: it registers again, r
   for (const v of got) assert.ok(v.startsWith('a-') || v.startsWith('b-'));
   await z.close();
 });
+
+test('a partition added to the topic (a /brokers/topics/<t> change) is claimed and read; a topic created after subscribing too', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await topic('zk-grow', 1);
+  const z = await consumer('gg', { autoOffsetReset: 'smallest' });
+  await z.subscribe({ 'zk-grow': 1, 'zk-later': 1 });
+  assert.deepEqual(z.assignment().map((a) => `${a.topic}-${a.partition}`), ['zk-grow-0']);
+  const res = await admin!.createPartitions([{ name: 'zk-grow', count: 2 }]);
+  assert.equal(res.get('zk-grow'), null);
+  await c!.waitFor('zk-grow-1 claimed', 30_000, async () => {
+    await z.poll(100);
+    return z.assignment().some((a) => a.topic === 'zk-grow' && a.partition === 1);
+  });
+  await topic('zk-later', 1);
+  await c!.waitFor('zk-later-0 claimed', 30_000, async () => {
+    await z.poll(100);
+    return z.assignment().some((a) => a.topic === 'zk-later');
+  });
+  await c!.waitFor('zk-grow-1 readable', 30_000, async () => {
+    const md = await admin!.cluster.refreshMetadata(['zk-grow']);
+    return md.topics.get('zk-grow')?.partitions.every((p) => p.leader >= 0) === true;
+  });
+  await producer!.send({ topic: 'zk-grow', partition: 1, value: Buffer.from('new-partition') });
+  await producer!.send({ topic: 'zk-later', partition: 0, value: Buffer.from('new-topic') });
+  assert.deepEqual((await consume(z, 2)).sort(), ['new-partition', 'new-topic']);
+  assert.equal(await zkData(`/consumers/gg/owners/zk-grow/1`), `${z.consumerId}-0`);
+  await z.close();
+});
