@@ -270,3 +270,26 @@ test('a partition added to the topic (a /brokers/topics/<t> change) is claimed a
   assert.equal(await zkData(`/consumers/gg/owners/zk-grow/1`), `${z.consumerId}-0`);
   await z.close();
 });
+
+test('a partition still owned by someone else: the claim is retried rebalance.max.retries times, then fails without taking it; it succeeds once the owner lets go', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await topic('zk-held', 2);
+  const zk = await c!.zk();
+  await zk.ensurePath('/consumers/gh/owners/zk-held');
+  await zk.create('/consumers/gh/owners/zk-held/1', 'gh_other-1-00000000-0', 'ephemeral');
+  const z = await consumer('gh', { rebalanceMaxRetries: 3, rebalanceBackoffMs: 200 });
+  const started = Date.now();
+  await assert.rejects(z.subscribe(['zk-held']), { name: 'ConsumerRebalanceFailedError', message: `${z.consumerId} can't rebalance after 3 retries` });
+  assert.ok(Date.now() - started >= 3 * 200, 'backed off between attempts');
+  assert.equal(await zkData('/consumers/gh/owners/zk-held/1'), 'gh_other-1-00000000-0', 'the other owner\'s node is untouched');
+  assert.equal(await zkData('/consumers/gh/owners/zk-held/0'), undefined, 'what it claimed in the failed attempt is given back');
+  await z.close();
+
+  const patient = await consumer('gh', { rebalanceMaxRetries: 50, rebalanceBackoffMs: 200 });
+  const subscribing = patient.subscribe(['zk-held']);
+  await c!.waitFor('a retried claim', 10_000, async () => (await zk.exists('/consumers/gh/ids')) !== null && (await zk.children('/consumers/gh/ids')).length === 1);
+  await zk.delete('/consumers/gh/owners/zk-held/1');
+  await subscribing;
+  assert.deepEqual(patient.assignment().map((a) => a.partition).sort(), [0, 1]);
+  await patient.close();
+});
