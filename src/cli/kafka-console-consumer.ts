@@ -154,7 +154,10 @@ async function main(argv: string[]): Promise<number> {
     .option('--formatter <class>', 'the message formatter class', 'kafka.tools.DefaultMessageFormatter')
     .option('--key-deserializer <class>', 'accepted for compatibility: keys are printed as UTF-8')
     .option('--value-deserializer <class>', 'accepted for compatibility: values are printed as UTF-8');
-  const raw = parseArgs(program, argv, { allowZookeeper: true });
+  const raw = parseArgs(program, argv, {
+    allowZookeeper: true,
+    zookeeperHelp: 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; consume as Kafka\'s old consumer, the group and its offsets kept under /consumers in ZooKeeper',
+  });
   if (raw === null) return 0;
   const o = raw as Opts;
   const zkConnect = o.zookeeper;
