@@ -393,6 +393,7 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
   /** One attempt; false when another member still owns a partition this one should claim. */
   private async rebalance(): Promise<boolean> {
     const g = this.groupId;
+    const session = this.zk.sessionId();
     if (!(await this.zk.exists(consumerIdPath(g, this.consumerId)))) {
       await this.register();
     }
@@ -438,6 +439,12 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
       return false;
     }
     if (this.closed) {
+      for (const c of claimed) await this.deleteOwnerNode(c);
+      return true;
+    }
+    if (this.zk.sessionId() !== session) {
+      // The session expired meanwhile: some claims may have died with it. The new session's
+      // rebalance (already requested) decides; adopt nothing from this one.
       for (const c of claimed) await this.deleteOwnerNode(c);
       return true;
     }
