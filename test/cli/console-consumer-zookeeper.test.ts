@@ -1,6 +1,7 @@
 /**
  * kafka-console-consumer.sh --zookeeper (the old consumer): wrong combinations of flags are
- * answered in one line, with exit code 1, before anything connects.
+ * answered in one line, with exit code 1, before anything connects; so is a ZooKeeper that does
+ * not answer.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ const cases: [string[], RegExp][] = [
   [['--bootstrap-server', '127.0.0.1:2', '--topic', 't', '--delete-consumer-offsets'], /--delete-consumer-offsets needs --zookeeper/],
   [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'offsets.storage=file'], /offsets.storage must be zookeeper or kafka/],
   [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'dual.commit.enabled=maybe'], /dual.commit.enabled must be true or false/],
+  // Nothing listens there: the connection timeout, in one line.
+  [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'zookeeper.connection.timeout.ms=1000'], /Timed out waiting for a connection to ZooKeeper at 127\.0\.0\.1:1 within 1000 ms/],
 ];
 
 for (const [args, message] of cases) {
