@@ -293,3 +293,26 @@ test('a partition still owned by someone else: the claim is retried rebalance.ma
   assert.deepEqual(patient.assignment().map((a) => a.partition).sort(), [0, 1]);
   await patient.close();
 });
+
+test('a rebalance commits the positions before releasing: the member taking a partition over reads nothing again', async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await topic('zk-hand', 2);
+  const sent = await produce('zk-hand', 2, 3, 'h');
+  // auto.commit.interval.ms is the default 60 s: only the rebalance's commit can save a's place.
+  const a = await consumer('gho', { autoOffsetReset: 'smallest' });
+  await a.subscribe(['zk-hand']);
+  assert.deepEqual((await consume(a, sent.length)).sort(), sent.sort());
+  assert.equal(await zkData('/consumers/gho/offsets/zk-hand/0'), undefined, 'nothing committed yet');
+  const b = await consumer('gho', { autoOffsetReset: 'smallest' });
+  await b.subscribe(['zk-hand']);
+  await c!.waitFor('one partition each', 30_000, async () => {
+    await a.poll(100);
+    return a.assignment().length === 1 && b.assignment().length === 1;
+  });
+  for (const p of [0, 1]) assert.equal(await zkData(`/consumers/gho/offsets/zk-hand/${p}`), '3');
+  const taken = b.assignment()[0]!;
+  assert.equal(b.position(taken), 3n);
+  assert.deepEqual(await b.poll(500), [], 'b reads nothing a already handed out');
+  await b.close();
+  await a.close();
+});
