@@ -5,17 +5,25 @@
  * that auto-commits every 5 s; --partition reads one partition without group rebalancing.
  * On exit (--max-messages, --timeout-ms, Ctrl-C, SIGTERM) it commits, leaves the group and
  * prints "Processed a total of N messages" on stderr.
+ * With --zookeeper it is Kafka's old console consumer instead: the ZooKeeper consumer
+ * (client/zk-consumer), its group under /consumers in ZooKeeper, offsets committed there every
+ * auto.commit.interval.ms (60 s) and on exit; a generated group is deleted from ZooKeeper on a
+ * clean exit, as Kafka's tool did (a kill -9 leaves it, so a restart with --group resumes).
  */
 import { Admin, ConfigResourceType, Consumer, type ConsumerRecord } from '../client/index.js';
 import { collect, createProgram, parseArgs, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { consumerOptionsFrom, loadPropertiesFile, merged, parseKeyValues } from './common/config.js';
 import { formatterByName, needsRetention, type Formatter } from './common/formatters.js';
+import type { ZookeeperConsumerOptions } from '../client/zk-consumer/index.js';
+import type { ZkSession } from '../metadata/zk/zk-session.js';
 
 const TOOL = 'kafka-console-consumer.sh';
 const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 interface Opts {
   bootstrapServer?: string;
+  zookeeper?: string;
+  deleteConsumerOffsets?: boolean;
   topic?: string;
   include?: string;
   whitelist?: string;
@@ -57,8 +65,69 @@ async function offsetsRetentionMs(bootstrap: Map<string, string>, servers: strin
   }
 }
 
+/** What the print loop needs of either consumer. */
+interface RecordSource {
+  poll(timeoutMs: number): Promise<ConsumerRecord[]>;
+  seek(tp: { topic: string; partition: number }, offset: bigint): void;
+  close(): Promise<void>;
+}
+
+function positiveInt(props: Map<string, string>, key: string): number | undefined {
+  const v = props.get(key);
+  if (v === undefined) return undefined;
+  const n = Number(v.trim());
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`${key} must be a non-negative integer, got "${v}"`);
+  return n;
+}
+
+function boolProp(props: Map<string, string>, key: string): boolean | undefined {
+  const v = props.get(key)?.trim().toLowerCase();
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw new CliError(`${key} must be true or false, got "${v}"`);
+  return v === 'true';
+}
+
+/** The old consumer's properties (Kafka 0.8's ConsumerConfig names) as ZookeeperConsumerOptions. */
+function zkConsumerOptions(props: Map<string, string>, connect: string): ZookeeperConsumerOptions {
+  const reset = props.get('auto.offset.reset')?.trim();
+  if (reset !== 'smallest' && reset !== 'largest') throw new CliError(`auto.offset.reset must be smallest or largest, got "${reset}"`);
+  const storage = props.get('offsets.storage')?.trim() ?? 'zookeeper';
+  if (storage !== 'zookeeper' && storage !== 'kafka') throw new CliError(`offsets.storage must be zookeeper or kafka, got "${storage}"`);
+  return {
+    zookeeperConnect: connect,
+    groupId: props.get('group.id')!,
+    consumerId: props.get('consumer.id'),
+    clientId: props.get('client.id'),
+    zookeeperSessionTimeoutMs: positiveInt(props, 'zookeeper.session.timeout.ms'),
+    zookeeperConnectionTimeoutMs: positiveInt(props, 'zookeeper.connection.timeout.ms'),
+    autoCommitEnable: boolProp(props, 'auto.commit.enable'),
+    autoCommitIntervalMs: positiveInt(props, 'auto.commit.interval.ms'),
+    autoOffsetReset: reset,
+    rebalanceMaxRetries: positiveInt(props, 'rebalance.max.retries'),
+    rebalanceBackoffMs: positiveInt(props, 'rebalance.backoff.ms'),
+    offsetsStorage: storage,
+    dualCommitEnabled: boolProp(props, 'dual.commit.enabled'),
+    fetchMinBytes: positiveInt(props, 'fetch.min.bytes'),
+    fetchWaitMaxMs: positiveInt(props, 'fetch.wait.max.ms'),
+    fetchMessageMaxBytes: positiveInt(props, 'fetch.message.max.bytes'),
+    socketTimeoutMs: positiveInt(props, 'socket.timeout.ms'),
+  };
+}
+
+/** Deletes a znode and everything under it (Kafka's ZkUtils.deletePathRecursive); absent is fine. */
+async function deleteTree(zk: ZkSession, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await zk.children(path);
+  } catch {
+    return;
+  }
+  for (const child of children) await deleteTree(zk, `${path}/${child}`);
+  await zk.delete(path).catch(() => undefined);
+}
+
 /** Puts positions back to the first record not printed, so the commit on close skips nothing. */
-function rewind(consumer: Consumer, unprinted: ConsumerRecord[]): void {
+function rewind(consumer: RecordSource, unprinted: ConsumerRecord[]): void {
   const first = new Map<string, ConsumerRecord>();
   for (const r of unprinted) if (!first.has(`${r.topic}-${r.partition}`)) first.set(`${r.topic}-${r.partition}`, r);
   for (const r of first.values()) consumer.seek({ topic: r.topic, partition: r.partition }, r.offset);
@@ -66,7 +135,8 @@ function rewind(consumer: Consumer, unprinted: ConsumerRecord[]): void {
 
 async function main(argv: string[]): Promise<number> {
   const program = createProgram(TOOL, 'Consume records from Kafka topics and print them.')
-    .option('--bootstrap-server <server>', 'REQUIRED: the server(s) to connect to')
+    .option('--bootstrap-server <server>', 'REQUIRED (or --zookeeper): the server(s) to connect to')
+    .option('--delete-consumer-offsets', 'with --zookeeper: delete the group\'s offsets (and the whole /consumers/<group>) before starting')
     .option('--topic <topic>', 'the topic to consume')
     .option('--include <regex>', 'regular expression of the topics to consume (internal topics excluded unless exclude.internal.topics=false)')
     .option('--whitelist <regex>', 'DEPRECATED, use --include')
@@ -84,9 +154,21 @@ async function main(argv: string[]): Promise<number> {
     .option('--formatter <class>', 'the message formatter class', 'kafka.tools.DefaultMessageFormatter')
     .option('--key-deserializer <class>', 'accepted for compatibility: keys are printed as UTF-8')
     .option('--value-deserializer <class>', 'accepted for compatibility: values are printed as UTF-8');
-  const raw = parseArgs(program, argv);
+  const raw = parseArgs(program, argv, {
+    allowZookeeper: true,
+    zookeeperHelp: 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; consume as Kafka\'s old consumer, the group and its offsets kept under /consumers in ZooKeeper',
+  });
   if (raw === null) return 0;
   const o = raw as Opts;
+  const zkConnect = o.zookeeper;
+  if (zkConnect !== undefined) {
+    if (o.bootstrapServer !== undefined) throw new CliError('exactly one of --zookeeper (the old consumer) or --bootstrap-server is allowed');
+    if (o.partition !== undefined) throw new CliError('--partition needs --bootstrap-server (the ZooKeeper consumer takes partitions by group rebalancing)');
+    if (o.include !== undefined || o.whitelist !== undefined) throw new CliError('--include/--whitelist with --zookeeper is not supported by Fjord; use --topic, or --bootstrap-server');
+    if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(zkConnect)) throw new CliError(`--zookeeper expects host:port[,host:port...][/chroot], got "${zkConnect}"`);
+  } else if (o.deleteConsumerOffsets) {
+    throw new CliError('--delete-consumer-offsets needs --zookeeper');
+  }
   const include = o.include ?? o.whitelist;
   if ((o.topic === undefined) === (include === undefined)) throw new CliError('exactly one of --topic or --include is required (see --help)');
   const partition = nonNegativeInt(o.partition, '--partition');
@@ -107,6 +189,15 @@ async function main(argv: string[]): Promise<number> {
   const flagProps = parseKeyValues(o.consumerProperty, '--consumer-property');
   const props = merged(new Map([['isolation.level', o.isolationLevel ?? 'read_uncommitted']]), fileProps, flagProps);
   if (o.group !== undefined) props.set('group.id', o.group);
+  const groupIdPassed = props.has('group.id');
+  if (zkConnect !== undefined) {
+    // Kafka's old console consumer: group console-consumer-<random below 100000>, and the
+    // reset policy set by --from-beginning whatever the properties say.
+    if (!groupIdPassed) props.set('group.id', `console-consumer-${Math.floor(Math.random() * 100000)}`);
+    props.set('auto.offset.reset', o.fromBeginning ? 'smallest' : 'largest');
+    if (o.topic?.startsWith('__') && props.get('offsets.storage') === 'kafka' && !props.has('auto.commit.enable')) props.set('auto.commit.enable', 'false');
+    return consumeFromZooKeeper(o, zkConnect, props, groupIdPassed, maxMessages, timeoutMs);
+  }
   if (partition === undefined && !props.has('group.id')) {
     props.set('group.id', `console-consumer-${10000 + Math.floor(Math.random() * 90000)}`);
     // The generated group auto-commits like the seed's, so a restart in it resumes; but a reader
@@ -142,7 +233,35 @@ async function main(argv: string[]): Promise<number> {
     await consumer.cluster.partitionsFor(o.topic!);
     consumer.subscribe([o.topic!]);
   }
+  return printRecords(consumer, format, o, maxMessages, timeoutMs);
+}
 
+/** Kafka's old console consumer: the ZooKeeper consumer on one topic. */
+async function consumeFromZooKeeper(o: Opts, zkConnect: string, props: Map<string, string>, groupIdPassed: boolean, maxMessages: number | undefined, timeoutMs: number | undefined): Promise<number> {
+  const options = zkConsumerOptions(props, zkConnect);
+  const { ZookeeperConsumer } = await import('../client/zk-consumer/index.js');
+  const consumer = closeAtExit(await ZookeeperConsumer.connect({ ...options, clientId: options.clientId ?? 'console-consumer' }));
+  const group = options.groupId;
+  const groupPath = `/consumers/${group}`;
+  if (o.deleteConsumerOffsets) await deleteTree(consumer.zk, groupPath);
+  else if (o.fromBeginning && (await consumer.zk.exists(`${groupPath}/offsets`))) {
+    throw new CliError(`Found previous offset information for this group ${group}. Please use --delete-consumer-offsets to delete previous offsets metadata`);
+  }
+  const retention = needsRetention(o.formatter) ? await offsetsRetentionMs(new Map(), consumer.bootstrap.join(',')) : DEFAULT_RETENTION_MS;
+  const format: Formatter = formatterByName(o.formatter, { props: parseKeyValues(o.property, '--property'), offsetsRetentionMs: retention });
+  await consumer.subscribe([o.topic!]);
+  const code = await printRecords(consumer, format, o, maxMessages, timeoutMs);
+  // A generated group is not left behind in ZooKeeper (Kafka's tool did the same on exit).
+  if (!groupIdPassed) {
+    const { ZkSession } = await import('../metadata/zk/zk-session.js');
+    const zk = closeAtExit(await ZkSession.open({ connect: zkConnect, sessionTimeoutMs: options.zookeeperSessionTimeoutMs ?? 6000, connectionTimeoutMs: options.zookeeperConnectionTimeoutMs ?? 6000 }));
+    await deleteTree(zk, groupPath);
+    await zk.close();
+  }
+  return code;
+}
+
+async function printRecords(consumer: RecordSource, format: Formatter, o: Opts, maxMessages: number | undefined, timeoutMs: number | undefined): Promise<number> {
   let processed = 0;
   let stopping = false;
   const stop = (): void => {

@@ -39,11 +39,11 @@ export function createProgram(tool: string, description: string): Command {
  * Parses argv; returns null when commander already handled it (--help) or throws CliError.
  * `--zookeeper` is refused unless the tool has a ZooKeeper mode (`allowZookeeper`).
  */
-export function parseArgs(program: Command, argv: string[], opts: { allowZookeeper?: boolean } = {}): Record<string, unknown> | null {
+export function parseArgs(program: Command, argv: string[], opts: { allowZookeeper?: boolean; zookeeperHelp?: string } = {}): Record<string, unknown> | null {
   const zkOption = program.options.find((x) => x.long === '--zookeeper');
   if (opts.allowZookeeper && zkOption) {
     zkOption.hidden = false;
-    zkOption.description = 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; the tool then writes ZooKeeper as Kafka 1.x did';
+    zkOption.description = opts.zookeeperHelp ?? 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; the tool then writes ZooKeeper as Kafka 1.x did';
   }
   try {
     program.parse(argv, { from: 'user' });

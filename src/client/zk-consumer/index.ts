@@ -1,0 +1,7 @@
+/**
+ * Kafka 0.8's ZooKeeper consumer (see zk-consumer.ts). Its own entry point: it is the only part
+ * of the client library that talks to ZooKeeper (through metadata/zk's session and znode table),
+ * so users of the Kafka-protocol clients never load the ZooKeeper client.
+ */
+export { ZookeeperConsumer, ConsumerRebalanceFailedError, generateConsumerId, brokersFromZooKeeper, type ZookeeperConsumerOptions, type ZookeeperConsumerEvents } from './zk-consumer.js';
+export { rangeAssign, consumerThreadIds, type ThreadAssignment } from './range-assignment.js';
