@@ -585,11 +585,17 @@ export class ReplicaManager {
     try {
       const res = await appending;
       if (res.errorCode !== ErrorCode.NONE) return res.errorCode;
-      return await this.awaitReplication(p, res.lastOffset + 1, 1, this.opts.config.requestTimeoutMs);
+      const code = await this.awaitReplication(p, res.lastOffset + 1, 1, this.opts.config.requestTimeoutMs);
+      // The group coordinator makes a transaction's offset commits visible (or drops them) here.
+      if (code === ErrorCode.NONE) for (const l of this.txnMarkerListeners) l({ topic, partition, producerId: m.producerId, commit: m.commit, offset: res.baseOffset });
+      return code;
     } catch (err) {
       return errorCodeOf(err);
     }
   }
+
+  /** Told of every marker written and replicated here (Kafka's onTransactionCompleted for __consumer_offsets). */
+  readonly txnMarkerListeners = new Set<(w: { topic: string; partition: number; producerId: bigint; commit: boolean; offset: number }) => void>();
 
   /**
    * acks=all: NONE once the high watermark passes `requiredOffset` (at once when the leader is
