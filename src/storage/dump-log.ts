@@ -1,7 +1,8 @@
 /**
- * The text output of kafka-dump-log (Kafka's DumpLogSegments) for .log, .index and .timeindex
+ * The text output of kafka-dump-log (Kafka's DumpLogSegments) for .log, .index, .timeindex and .txnindex
  * files. Pure formatting over the same readers the broker uses.
  */
+import { TransactionIndex } from './transaction-index.js';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
@@ -168,12 +169,29 @@ export async function dumpFile(file: string, opts: DumpOptions, out: (line: stri
   if (!isFile) throw new DumpError(`${file} is not a regular file`);
   // A file the tool cannot read as a segment or index is an error (Kafka's tool says "Ignoring
   // unknown file" and exits 0, which hides a wrong path from a script).
-  if (!/\.(log|index|timeindex)$/.test(file)) {
-    throw new DumpError(`${file} is not a log segment (.log), offset index (.index) or time index (.timeindex) file`);
+  if (!/\.(log|index|timeindex|txnindex)$/.test(file)) {
+    throw new DumpError(`${file} is not a log segment (.log), offset index (.index), time index (.timeindex) or transaction index (.txnindex) file`);
   }
   out(`Dumping ${file}`);
   if (file.endsWith('.log')) return dumpLog(file, opts, out);
+  if (file.endsWith('.txnindex')) {
+    await dumpTxnIndex(file, out);
+    return { undecodableBatches: 0 };
+  }
   if (file.endsWith('.index')) await dumpIndex(file, 8, opts, out);
   else await dumpIndex(file, 12, opts, out);
   return { undecodableBatches: 0 };
+}
+
+/** A .txnindex, one line per aborted transaction as Kafka's DumpLogSegments prints it. */
+async function dumpTxnIndex(file: string, out: (line: string) => void): Promise<void> {
+  const idx = new TransactionIndex(file, 0);
+  try {
+    await idx.load();
+  } catch (err) {
+    throw new DumpError(err instanceof Error ? err.message : String(err));
+  }
+  for (const t of idx.all()) {
+    out(`version: 0 producerId: ${t.producerId} firstOffset: ${t.firstOffset} lastOffset: ${t.lastOffset} lastStableOffset: ${t.lastStableOffset}`);
+  }
 }

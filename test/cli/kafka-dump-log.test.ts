@@ -140,3 +140,22 @@ test('batches that cannot be decoded (a gzip bomb past the cap, corrupt gzip) ge
     assert.equal(bad.stderr.trim(), 'kafka-dump-log: --max-decompressed-bytes must be a positive integer, not lots');
   });
 });
+
+test('a .txnindex: one line per aborted transaction as DumpLogSegments prints it; a torn one is one error line', async () => {
+  await withTempDir(async (dir) => {
+    await mkdir(path.join(dir, 'topic-0'));
+    const log = await openLog(dir);
+    await log.append(makeBatch(['a', 'b']), { leaderEpoch: 0 });
+    await log.recordAbortedTxn({ producerId: 42n, firstOffset: 0, lastOffset: 1, lastStableOffset: 0 });
+    await log.close();
+    const file = path.join(dir, 'topic-0', '00000000000000000000.txnindex');
+    const res = run('--files', file);
+    assert.equal(res.status, 0, res.stderr);
+    assert.deepEqual(res.stdout.trim().split('\n'), [`Dumping ${file}`, 'version: 0 producerId: 42 firstOffset: 0 lastOffset: 1 lastStableOffset: 0']);
+    await appendFile(file, Buffer.from([1, 2, 3]));
+    const torn = run('--files', file);
+    assert.equal(torn.status, 1);
+    assert.equal(torn.stderr.trim().split('\n').length, 1);
+    assert.match(torn.stderr, /not a whole number/);
+  });
+});
