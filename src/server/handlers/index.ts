@@ -8,6 +8,7 @@ import { fetchHandler } from './01-fetch.js';
 import { listOffsetsHandler } from './02-list-offsets.js';
 import { initProducerIdHandler } from './22-init-producer-id.js';
 import { writeTxnMarkersHandler } from './27-write-txn-markers.js';
+import { describeProducersHandler } from './61-describe-producers.js';
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
 import { metadataHandler } from './03-metadata.js';
 import { apiVersionsHandler } from './18-api-versions.js';
@@ -45,6 +46,7 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listOffsetsHandler,
   initProducerIdHandler,
   writeTxnMarkersHandler,
+  describeProducersHandler,
   offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,

@@ -14,6 +14,8 @@ import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
+  DescribeProducersRequestCodec,
+  DescribeProducersResponseCodec,
   InitProducerIdRequestCodec,
   InitProducerIdResponseCodec,
   ListOffsetsRequestCodec,
@@ -151,6 +153,14 @@ test('after a restart: aborted transactions come from the .txnindex, and a trans
   b = await startTestBroker({ 'auto.create.topics.enable': 'false' }, dir);
   c = await RawClient.connect(b.port);
   assert.equal(await latest('durable', true), 3n, 'C is still open after the restart');
+  // DescribeProducers (what kafka-transactions.sh find-hanging reads): C's open transaction from 3.
+  const dp = await c.request(61, DescribeProducersRequestCodec, DescribeProducersResponseCodec, 0, { topics: [{ name: 'durable', partitionIndexes: [0, 7] }] });
+  const [p0, p7] = dp.topics[0]!.partitions;
+  assert.equal(p7!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const byId = new Map(p0!.activeProducers.map((x) => [x.producerId, x]));
+  assert.equal(byId.get(C)!.currentTxnStartOffset, 3n);
+  assert.equal(byId.get(C)!.lastSequence, 0);
+  assert.equal(byId.get(A)!.currentTxnStartOffset, -1n);
   const r = await readFrom('durable', true);
   assert.deepEqual(r.abortedTransactions, [{ producerId: A, firstOffset: 0n }]);
   assert.deepEqual(batchesOf(r.records), ['0', '1 control', '2']);

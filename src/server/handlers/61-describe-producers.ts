@@ -1,0 +1,39 @@
+/**
+ * DescribeProducers v0 (KIP-664): the producers a partition's leader tracks, with their epoch,
+ * last sequence and timestamp, the coordinator epoch of their last marker and where their open
+ * transaction began (-1 for none). kafka-transactions.sh describe-producers and find-hanging use
+ * it to find transactions left open.
+ */
+import { DescribeProducersRequestCodec, DescribeProducersResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { defineHandler } from './types.js';
+
+export const describeProducersHandler = defineHandler({
+  apiKey: 61,
+  request: DescribeProducersRequestCodec,
+  response: DescribeProducersResponseCodec,
+  minVersion: 0,
+  maxVersion: 0,
+  handle(req, ctx) {
+    const rm = ctx.services.replicaManager;
+    return {
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitionIndexes.map((partitionIndex) => {
+          const found = rm.lookup(t.name, partitionIndex);
+          if (!found.partition) return { partitionIndex, errorCode: found.errorCode, errorMessage: null, activeProducers: [] };
+          const activeProducers = [...found.partition.producers.producers.values()].map((e) => ({
+            producerId: e.producerId,
+            producerEpoch: e.epoch,
+            lastSequence: e.batches.at(-1)?.lastSeq ?? -1,
+            lastTimestamp: BigInt(e.lastTimestamp),
+            coordinatorEpoch: e.coordinatorEpoch,
+            currentTxnStartOffset: BigInt(e.currentTxnFirstOffset),
+          }));
+          return { partitionIndex, errorCode: ErrorCode.NONE, errorMessage: null, activeProducers };
+        }),
+      })),
+    };
+  },
+});
