@@ -9,9 +9,11 @@ import { KafkaError, throwIfError } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { listOffsets, type OffsetAnswer, type OffsetQuery } from './list-offsets.js';
 import * as groups from './admin-groups.js';
+import * as txns from './admin-transactions.js';
 
 export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
 export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
+export type { ProducerStateDescription, AbortTransactionSpec } from './admin-transactions.js';
 
 export interface NewTopic {
   name: string;
@@ -224,6 +226,16 @@ export class Admin {
 
   listGroups(): Promise<groups.GroupListing[]> {
     return groups.listGroups(this.cluster);
+  }
+
+  /** The producers a partition's leader (or `brokerId`) tracks (DescribeProducers). */
+  describeProducers(topic: string, partition: number, brokerId?: number): Promise<txns.ProducerStateDescription[]> {
+    return txns.describeProducers(this.cluster, topic, partition, brokerId);
+  }
+
+  /** Aborts a transaction left open on one partition by writing its abort marker. */
+  abortTransaction(spec: txns.AbortTransactionSpec): Promise<void> {
+    return txns.abortTransaction(this.cluster, spec);
   }
 
   describeGroups(ids: readonly string[]): Promise<groups.GroupDescription[]> {

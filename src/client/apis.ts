@@ -47,4 +47,6 @@ export const Api = {
   IncrementalAlterConfigs: api(44, m.IncrementalAlterConfigsRequestCodec, m.IncrementalAlterConfigsResponseCodec),
   OffsetDelete: api(47, m.OffsetDeleteRequestCodec, m.OffsetDeleteResponseCodec),
   DescribeCluster: api(60, m.DescribeClusterRequestCodec, m.DescribeClusterResponseCodec),
+  WriteTxnMarkers: api(27, m.WriteTxnMarkersRequestCodec, m.WriteTxnMarkersResponseCodec),
+  DescribeProducers: api(61, m.DescribeProducersRequestCodec, m.DescribeProducersResponseCodec),
 } as const;
