@@ -104,7 +104,7 @@ test('consumer perf test: a topic that does not exist', async () => {
 });
 
 test('dump-log: a file that is not a segment or index is an error', async () => {
-  await expectError('kafka-dump-log', ['--files', '/etc/passwd'], /\/etc\/passwd is not a log segment \(\.log\), offset index \(\.index\) or time index \(\.timeindex\) file/);
+  await expectError('kafka-dump-log', ['--files', '/etc/passwd'], /\/etc\/passwd is not a log segment \(\.log\), offset index \(\.index\), time index \(\.timeindex\) or transaction index \(\.txnindex\) file/);
   const fake = join(dir, '00000000000000000000.log');
   await copyFile('/etc/passwd', fake);
   const r = await expectError('kafka-dump-log', ['--files', fake], /is not a log segment: no record batch could be read/);
