@@ -26,6 +26,7 @@ import type { DelayedFetch } from './delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
 export type AppendOrigin = 'client' | 'coordinator';
 
@@ -74,6 +75,8 @@ export interface ReplicaManagerOptions {
    * mode) the ISR never changes: it is [self].
    */
   isrWriter?: IsrWriter;
+  /** Test seam on the replica fetchers' requests to leaders (see InterBrokerInterceptor). */
+  interBrokerInterceptor?: InterBrokerInterceptor;
   /**
    * Cluster mode: the inter-broker endpoint of a live broker (from the metadata image). With it,
    * followers fetch from their leaders (replica fetchers, loaded only then).
@@ -207,6 +210,7 @@ export class ReplicaManager {
       },
       logger: opts.logger.child({ component: 'replica-fetcher' }),
       endpointOf,
+      ...(opts.interBrokerInterceptor ? { interceptor: opts.interBrokerInterceptor } : {}),
     });
   }
 

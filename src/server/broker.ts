@@ -19,6 +19,13 @@ import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+
+/** What a broker takes besides its configuration (tests and embedders; never from properties). */
+export interface BrokerOptions {
+  /** Test seam: consulted before each controller and replica-fetcher request to another broker. */
+  interBrokerInterceptor?: InterBrokerInterceptor;
+}
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -38,6 +45,7 @@ export class Broker {
   constructor(
     readonly config: BrokerConfig,
     private readonly logger: Logger,
+    private readonly options: BrokerOptions = {},
   ) {}
 
   get services(): BrokerServices {
@@ -144,6 +152,7 @@ export class Broker {
       logConfigFor: (topic) => admin.configs.logConfigFor(topic),
       controllerManaged: this.zk !== undefined,
       isrWriter,
+      ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
       // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
       ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
     });
@@ -219,7 +228,14 @@ export class Broker {
     image.seedSelf({ id: cfg.brokerId, rack: cfg.brokerRack, endpoints: new Map(this.advertised.map((l) => [l.name, { host: l.host, port: l.port }])) });
     // Every broker hosts a controller; it acts only while this broker holds /controller.
     const { KafkaController } = await import('../controller/index.js');
-    this.controller = new KafkaController({ brokerId: cfg.brokerId, zk: await zk.zkClient(), membership: zk.membership, config: cfg, logger: this.logger });
+    this.controller = new KafkaController({
+      brokerId: cfg.brokerId,
+      zk: await zk.zkClient(),
+      membership: zk.membership,
+      config: cfg,
+      logger: this.logger,
+      ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
+    });
     this.controller.start();
     const controller = this.controller;
     zk.onTopicConfigChange((topic) => controller.topicConfigChanged(topic));
