@@ -264,13 +264,18 @@ export class Broker {
     return l ? { host: l.host, port: l.port } : undefined;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the broker. `abrupt` (the in-process test harness's kill): no controlled shutdown, and
+   * connections are closed without waiting for requests in flight, as close to a crash as one
+   * process allows (the logs are still closed cleanly).
+   */
+  async stop(opts: { abrupt?: boolean } = {}): Promise<void> {
     this.logger.info('shutting down');
     // With no other live broker there is nowhere to move leadership: skip the round trips (and
     // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
-    if (this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
-    await this.server?.stop();
+    if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
+    await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();
