@@ -45,11 +45,20 @@ export class LeaderEpochCache {
     return true;
   }
 
-  /** Kafka's endOffsetFor: (largest epoch <= requested, its end offset) or (-1, -1). */
+  /**
+   * Kafka's endOffsetFor: (largest epoch <= requested, its end offset); an epoch older than every
+   * known one gets (that epoch, start of the first known epoch), as Kafka answers, so a replica
+   * whose only epoch the leader never wrote in (say a leader that appended nothing) truncates to
+   * there instead of being told its offset is out of range again and again; (-1, -1) with no
+   * epochs or for epoch -1.
+   */
   endOffsetFor(epoch: number, logEndOffset: number): { epoch: number; endOffset: number } {
     let idx = -1;
     for (let i = 0; i < this.entries.length; i++) if (this.entries[i]!.epoch <= epoch) idx = i;
-    if (idx < 0) return { epoch: -1, endOffset: -1 };
+    if (idx < 0) {
+      const first = this.entries[0];
+      return first && epoch >= 0 ? { epoch, endOffset: first.startOffset } : { epoch: -1, endOffset: -1 };
+    }
     const next = this.entries[idx + 1];
     return { epoch: this.entries[idx]!.epoch, endOffset: next ? next.startOffset : logEndOffset };
   }

@@ -34,3 +34,16 @@ test('leader epoch cache: a newer epoch at the same start replaces the epochs th
     assert.deepEqual(cache.endOffsetFor(3, 9), { epoch: 1, endOffset: 5 });
   });
 });
+
+test('an epoch older than every known one ends where the first known epoch starts (Kafka); -1 and an empty cache stay undefined', async () => {
+  await withTempDir(async (dir) => {
+    const cache = new LeaderEpochCache(dir);
+    assert.deepEqual(cache.endOffsetFor(0, 0), { epoch: -1, endOffset: -1 });
+    cache.assign(2, 5);
+    cache.assign(4, 9);
+    assert.deepEqual(cache.endOffsetFor(0, 12), { epoch: 0, endOffset: 5 });
+    assert.deepEqual(cache.endOffsetFor(1, 12), { epoch: 1, endOffset: 5 });
+    assert.deepEqual(cache.endOffsetFor(-1, 12), { epoch: -1, endOffset: -1 });
+    assert.deepEqual(cache.endOffsetFor(3, 12), { epoch: 2, endOffset: 9 });
+  });
+});
