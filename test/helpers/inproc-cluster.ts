@@ -15,6 +15,8 @@
  * `kill` is Broker.stop({ abrupt: true }): no controlled shutdown, connections closed at once,
  * the ZooKeeper session closed (its registration goes at once, not after the session timeout).
  * The logs are closed cleanly: log recovery after a crash is the child-process harness's job.
+ * Brokers are silent unless FJORD_INPROC_LOG=1: then each logs readable lines (FJORD_LOG_LEVEL,
+ * default info) to <root>/broker-<id>.log (kept with FJORD_KEEP_CLUSTER=1).
  * Guard tests with requirePeer(t, 'zookeeper').
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -22,7 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Broker } from '../../src/server/broker.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
-import { silentLogger } from '../../src/server/logger.js';
+import { createRootLogger, silentLogger } from '../../src/server/logger.js';
+import { appendFileSync } from 'node:fs';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { Admin } from '../../src/client/admin.js';
 import type { InterBrokerInterceptor, InterBrokerRequest } from '../../src/client/inter-broker-interceptor.js';
@@ -220,7 +223,9 @@ export class InprocCluster {
 
   private async startBroker(b: InprocBroker): Promise<void> {
     const raw = new Map<string, string>(Object.entries({ ...this.props, 'broker.id': String(b.id), listeners: `PLAINTEXT://127.0.0.1:${b.port}`, 'log.dirs': b.dir }));
-    const broker = new Broker(buildBrokerConfig(raw), silentLogger(), { interBrokerInterceptor: this.faults });
+    const logFile = join(this.root, `broker-${b.id}.log`);
+    const logger = process.env.FJORD_INPROC_LOG === '1' ? createRootLogger('pretty', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(logFile, text)).child({ broker: b.id }) : silentLogger();
+    const broker = new Broker(buildBrokerConfig(raw), logger, { interBrokerInterceptor: this.faults });
     await broker.start();
     b.broker = broker;
   }
@@ -290,9 +295,10 @@ export class InprocCluster {
    * Moves the leadership of a partition to `target` as an operator would: a reassignment that
    * puts `target` first in the same replica set, then a preferred election (ElectLeaders).
    * Resolves with ElectLeaders' error code (0: elected; the election may be refused, say when
-   * `target` is not in the ISR).
+   * `target` is not in the ISR), or -2 when the reassignment did not complete within
+   * `reassignTimeoutMs` (it waits for every replica to be in the ISR; it goes on in the background).
    */
-  async moveLeader(topic: string, partition: number, target: number): Promise<number> {
+  async moveLeader(topic: string, partition: number, target: number, reassignTimeoutMs = 10_000): Promise<number> {
     const replicas = await this.zkReplicas(topic, partition);
     if (!replicas || !replicas.includes(target)) throw new Error(`${target} is not a replica of ${topic}-${partition}`);
     const admin = this.admin();
@@ -302,13 +308,35 @@ export class InprocCluster {
         const res = await alterReassignments(admin, [{ topic, partition, replicas: order }]);
         const err = res.get(`${topic}-${partition}`);
         if (err) return err.code;
-        await this.waitFor(`${topic}-${partition} assigned as ${order.join(',')}`, 10_000, async () => (await this.zkReplicas(topic, partition))?.[0] === target);
+        const done = await this.waitFor(`${topic}-${partition} assigned as ${order.join(',')}`, reassignTimeoutMs, async () => (await this.zkReplicas(topic, partition))?.[0] === target).catch(() => false);
+        if (!done) return -2;
       }
       const results = await electLeaders(admin, 0, [{ topic, partition }]);
       return results[0]?.errorCode ?? -1;
     } finally {
       await admin.close();
     }
+  }
+
+  /** Who is controller, ZooKeeper's partition state and every broker's view of it (failure messages). */
+  async describe(topic: string, partition = 0): Promise<string> {
+    const zk = await this.zk();
+    const ctl = await zk.getIfExists('/controller').catch(() => undefined);
+    const lines = [`controller: ${ctl ? ctl.data.toString() : 'none'}; state: ${JSON.stringify(await this.zkState(topic, partition).catch(() => undefined))}; rules: ${this.faults.active}`];
+    for (const b of this.brokers) {
+      const p = this.partition(b.id, topic, partition);
+      if (!b.broker) lines.push(`broker ${b.id}: down`);
+      else if (!p) lines.push(`broker ${b.id}: no replica`);
+      else {
+        const fetchers = b.broker.services.replicaManager.replicaFetchers;
+        const fetcher = fetchers?.fetcherOf(topic, partition);
+        lines.push(
+          `broker ${b.id}: leader=${p.isLeader} leaderId=${p.leaderId} epoch=${p.leaderEpoch} hw=${p.highWatermark} leo=${p.logEndOffset} isr=${p.isr.join(',')} ` +
+            `fetching=${fetchers?.isFetching(topic, partition) ?? false} from=${fetcher?.leader.leaderId ?? '-'} failed=${fetcher?.failed.has(`${topic}-${partition}`) ?? false}`,
+        );
+      }
+    }
+    return lines.join('\n');
   }
 
   waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> {
