@@ -373,6 +373,12 @@ export class ReplicaManager {
       const existing = this.partitions.get(key);
       if (existing && s.topicId && existing.topicId && existing.topicId !== s.topicId) errors.set(key, ErrorCode.INCONSISTENT_TOPIC_ID);
       else if (existing && s.leaderEpoch < existing.leaderEpoch) errors.set(key, ErrorCode.FENCED_LEADER_EPOCH);
+      else if (existing && s.leaderEpoch === existing.leaderEpoch && (s.partitionEpoch ?? -1) >= 0 && (s.partitionEpoch ?? -1) < existing.partitionEpoch) {
+        // Same leader epoch, older partition state (zkVersion) than this replica knows, say its own
+        // ISR change: a controller's resend read before that write. Skipped, as Kafka's
+        // Partition.makeLeader/makeFollower do, or it would undo the change.
+        this.opts.logger.info({ topic: s.topic, partition: s.partition, partitionEpoch: s.partitionEpoch, known: existing.partitionEpoch }, 'LeaderAndIsr skipped: older partition epoch than this replica knows');
+      }
       else if (!s.replicas.includes(this.brokerId)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       else accepted.push(s);
     }
