@@ -285,6 +285,9 @@ test(`replication invariants hold over random fault schedules (${RUNS} runs of $
   const seed = process.env.FJORD_PROP_SEED === undefined ? undefined : Number(process.env.FJORD_PROP_SEED);
   const path = process.env.FJORD_PROP_PATH;
   const started = Date.now();
+  t.after(() => {
+    for (const line of staleFollowerHw) t.diagnostic(`converged with a follower on a stale high watermark (fixed by the next move): ${line}`);
+  });
   await fc.assert(
     fc.asyncProperty(scheduleArb, async ({ replicas, steps }) => {
       try {
@@ -298,7 +301,6 @@ test(`replication invariants hold over random fault schedules (${RUNS} runs of $
     { numRuns: RUNS, endOnFailure: process.env.FJORD_PROP_SHRINK !== '1', ...(seed !== undefined ? { seed } : {}), ...(path ? { path } : {}) },
   );
   t.diagnostic(`${RUNS} runs of ${STEPS} steps in ${Date.now() - started} ms`);
-  for (const line of staleFollowerHw) t.diagnostic(`converged with a follower on a stale high watermark (fixed by the next move): ${line}`);
 
   async function oneRun(replicas: readonly number[], steps: Step[]): Promise<void> {
       const topic = `prop${run++}`;
