@@ -13,6 +13,7 @@ import type { ApiDef } from '../client/apis.js';
 import * as m from '../protocol/messages/index.js';
 import type { ControllerRequest, ControllerRequestSink } from './request-batch.js';
 import type { LiveBroker } from './context.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
 export const LEADER_AND_ISR: ApiDef<m.LeaderAndIsrRequest, m.LeaderAndIsrResponse> = {
   apiKey: 4, name: 'LeaderAndIsr', request: m.LeaderAndIsrRequestCodec, response: m.LeaderAndIsrResponseCodec, clientMax: 6,
@@ -33,7 +34,11 @@ export interface ChannelManagerOptions {
   logger: Logger;
   /** The broker's registration, looked up when (re)connecting. */
   brokerInfo(brokerId: number): LiveBroker | undefined;
+  /** Test seam: consulted before each request is sent (none: nothing is called). */
+  interceptor?: InterBrokerInterceptor;
 }
+
+const API_KEYS = { LeaderAndIsr: 4, StopReplica: 5, UpdateMetadata: 6 } as const;
 
 class BrokerQueue {
   private readonly queue: ControllerRequest[] = [];
@@ -74,6 +79,8 @@ class BrokerQueue {
 
   private async sendOne(r: ControllerRequest): Promise<void> {
     const c = await this.connection();
+    const interceptor = this.opts.interceptor;
+    if (interceptor) await interceptor.beforeSend({ from: this.opts.controllerId, to: this.brokerId, apiKey: API_KEYS[r.api] });
     switch (r.api) {
       case 'LeaderAndIsr': {
         const res = await c.send(LEADER_AND_ISR, r.request);

@@ -13,6 +13,7 @@ import { ControllerContext, type TopicPartition } from './context.js';
 import type { ControllerConfig } from './config.js';
 import { ControllerBrokerRequestBatch, type ControllerRequestSink } from './request-batch.js';
 import { ControllerChannelManager } from './channel-manager.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import { ControllerEventManager, type ControllerEvent, type Reply } from './events.js';
 import type { ControllerRuntime, ZkWatchers } from './env.js';
 import { onControllerFailover } from './failover.js';
@@ -46,6 +47,8 @@ export interface ControllerHost {
   logger: Logger;
   /** Where requests go; the default is a ControllerChannelManager (tests capture instead). */
   sink?: ControllerRequestSink & { removeBroker?(id: number): void; shutdown?(): void };
+  /** Test seam on the default channel manager's sends (see InterBrokerInterceptor). */
+  interBrokerInterceptor?: InterBrokerInterceptor;
 }
 
 export class KafkaController {
@@ -71,6 +74,7 @@ export class KafkaController {
         requestTimeoutMs: host.config.requestTimeoutMs,
         logger: this.log,
         brokerInfo: (id) => this.ctx.liveBrokers.get(id),
+        ...(host.interBrokerInterceptor ? { interceptor: host.interBrokerInterceptor } : {}),
       });
   }
 

@@ -85,7 +85,14 @@ export class FetchSession {
    * it: always when there is an error or data, else only when one of its offsets moved.
    */
   noteResponse(p: SessionPartition, r: { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; bytes: number; divergingEpoch?: unknown }): boolean {
-    let include = r.errorCode !== 0 || r.bytes > 0 || r.divergingEpoch !== undefined;
+    if (r.divergingEpoch !== undefined) {
+      // The follower truncates and discards the rest of this answer (as Kafka's does): its
+      // offsets are not delivered, so the next answer must carry them even if they did not move,
+      // or an idle partition's follower keeps a stale high watermark.
+      p.sentHighWatermark = p.sentLastStableOffset = p.sentLogStartOffset = -2;
+      return true;
+    }
+    let include = r.errorCode !== 0 || r.bytes > 0;
     if (p.sentHighWatermark !== r.highWatermark) {
       p.sentHighWatermark = r.highWatermark;
       include = true;

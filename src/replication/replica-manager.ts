@@ -26,6 +26,7 @@ import type { DelayedFetch } from './delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
 export type AppendOrigin = 'client' | 'coordinator';
 
@@ -74,6 +75,8 @@ export interface ReplicaManagerOptions {
    * mode) the ISR never changes: it is [self].
    */
   isrWriter?: IsrWriter;
+  /** Test seam on the replica fetchers' requests to leaders (see InterBrokerInterceptor). */
+  interBrokerInterceptor?: InterBrokerInterceptor;
   /**
    * Cluster mode: the inter-broker endpoint of a live broker (from the metadata image). With it,
    * followers fetch from their leaders (replica fetchers, loaded only then).
@@ -207,6 +210,7 @@ export class ReplicaManager {
       },
       logger: opts.logger.child({ component: 'replica-fetcher' }),
       endpointOf,
+      ...(opts.interBrokerInterceptor ? { interceptor: opts.interBrokerInterceptor } : {}),
     });
   }
 
@@ -369,6 +373,12 @@ export class ReplicaManager {
       const existing = this.partitions.get(key);
       if (existing && s.topicId && existing.topicId && existing.topicId !== s.topicId) errors.set(key, ErrorCode.INCONSISTENT_TOPIC_ID);
       else if (existing && s.leaderEpoch < existing.leaderEpoch) errors.set(key, ErrorCode.FENCED_LEADER_EPOCH);
+      else if (existing && s.leaderEpoch === existing.leaderEpoch && (s.partitionEpoch ?? -1) >= 0 && (s.partitionEpoch ?? -1) < existing.partitionEpoch) {
+        // Same leader epoch, older partition state (zkVersion) than this replica knows, say its own
+        // ISR change: a controller's resend read before that write. Skipped, as Kafka's
+        // Partition.makeLeader/makeFollower do, or it would undo the change.
+        this.opts.logger.info({ topic: s.topic, partition: s.partition, partitionEpoch: s.partitionEpoch, known: existing.partitionEpoch }, 'LeaderAndIsr skipped: older partition epoch than this replica knows');
+      }
       else if (!s.replicas.includes(this.brokerId)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       else accepted.push(s);
     }

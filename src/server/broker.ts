@@ -19,6 +19,13 @@ import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+
+/** What a broker takes besides its configuration (tests and embedders; never from properties). */
+export interface BrokerOptions {
+  /** Test seam: consulted before each controller and replica-fetcher request to another broker. */
+  interBrokerInterceptor?: InterBrokerInterceptor;
+}
 
 export class Broker {
   private server: SocketServer | undefined;
@@ -38,6 +45,7 @@ export class Broker {
   constructor(
     readonly config: BrokerConfig,
     private readonly logger: Logger,
+    private readonly options: BrokerOptions = {},
   ) {}
 
   get services(): BrokerServices {
@@ -144,6 +152,7 @@ export class Broker {
       logConfigFor: (topic) => admin.configs.logConfigFor(topic),
       controllerManaged: this.zk !== undefined,
       isrWriter,
+      ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
       // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
       ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
     });
@@ -224,7 +233,14 @@ export class Broker {
     image.seedSelf({ id: cfg.brokerId, rack: cfg.brokerRack, endpoints: new Map(this.advertised.map((l) => [l.name, { host: l.host, port: l.port }])) });
     // Every broker hosts a controller; it acts only while this broker holds /controller.
     const { KafkaController } = await import('../controller/index.js');
-    this.controller = new KafkaController({ brokerId: cfg.brokerId, zk: await zk.zkClient(), membership: zk.membership, config: cfg, logger: this.logger });
+    this.controller = new KafkaController({
+      brokerId: cfg.brokerId,
+      zk: await zk.zkClient(),
+      membership: zk.membership,
+      config: cfg,
+      logger: this.logger,
+      ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
+    });
     this.controller.start();
     const controller = this.controller;
     zk.onTopicConfigChange((topic) => controller.topicConfigChanged(topic));
@@ -253,13 +269,18 @@ export class Broker {
     return l ? { host: l.host, port: l.port } : undefined;
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the broker. `abrupt` (the in-process test harness's kill): no controlled shutdown, and
+   * connections are closed without waiting for requests in flight, as close to a crash as one
+   * process allows (the logs are still closed cleanly).
+   */
+  async stop(opts: { abrupt?: boolean } = {}): Promise<void> {
     this.logger.info('shutting down');
     // With no other live broker there is nowhere to move leadership: skip the round trips (and
     // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
-    if (this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
-    await this.server?.stop();
+    if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
+    await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();

@@ -65,3 +65,19 @@ test('topic-id sessions key partitions by topic id', () => {
   s.forget('id-t', 0);
   assert.equal(s.partitions.size, 0);
 });
+
+test('a diverging-epoch answer does not count its offsets as delivered: the follower discards them and truncates', () => {
+  // Found by test/replication/replication-properties.test.ts (seed 1707682679): a restarted
+  // follower truncated at the leader's log end after a diverging answer carrying HW 3; nothing
+  // changed on the leader after that, so no later incremental answer included the partition and
+  // the follower's high watermark stayed at 2 for good.
+  const s = new FetchSession(1, false, 0);
+  const p = s.upsert(part('t', 0));
+  const r = { errorCode: 0, highWatermark: 2, lastStableOffset: 2, logStartOffset: 0, bytes: 0 };
+  assert.equal(s.noteResponse(p, r), true);
+  const moved = { ...r, highWatermark: 3, lastStableOffset: 3 };
+  assert.equal(s.noteResponse(p, { ...moved, divergingEpoch: { epoch: 0, endOffset: 3 } }), true);
+  // The follower truncated and fetches again: the same offsets are news to it.
+  assert.equal(s.noteResponse(p, moved), true);
+  assert.equal(s.noteResponse(p, moved), false);
+});

@@ -397,3 +397,30 @@ test('while an ISR change is being written the HW waits for the larger ISR: a pe
     await l.close();
   }
 });
+
+test('a LeaderAndIsr of the same leader epoch with an older partition epoch (zkVersion) does not undo the leader\'s own ISR change', async () => {
+  // Property test seed 1563065635: the leader shrank its ISR to [1,2] (zkVersion 5); a new
+  // controller's failover LeaderAndIsr, read from ZooKeeper before that write (same leader epoch,
+  // zkVersion 4, ISR [1,2,0]), arrived afterwards and put the lagging replica back, so the high
+  // watermark stood past the log end of an ISR member. Kafka's Partition.makeLeader/makeFollower
+  // skip a state whose partition epoch is older than the one they know.
+  const l = await startLeader();
+  try {
+    const p = l.partition();
+    await produce(l, 2, 1);
+    await replicaFetch(l, 2, 2);
+    l.rm.maybeShrinkIsr(Date.now() + 31_000);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([[...p.isr], p.partitionEpoch], [[1, 2], 1]);
+    const stale = pstate(T, 0, 1, 1, [1, 2, 3]); // zkVersion 0, ISR [1,2,3]
+    const res = await l.control.leaderAndIsr(header(1), [{ ...stale, topicId: TOPIC_ID }]);
+    assert.equal(res.partitions[0]!.errorCode, ErrorCode.NONE);
+    assert.deepEqual([[...p.isr], p.partitionEpoch, p.isLeader, p.leaderEpoch], [[1, 2], 1, true, 1], 'the newer ISR stays');
+    // A newer partition epoch of the same leader epoch is taken.
+    const newer = { ...pstate(T, 0, 1, 1, [1, 2, 3], [1, 2, 3]), zkVersion: 2 };
+    await l.control.leaderAndIsr(header(1), [{ ...newer, topicId: TOPIC_ID }]);
+    assert.deepEqual([[...p.isr], p.partitionEpoch], [[1, 2, 3], 2]);
+  } finally {
+    await l.close();
+  }
+});

@@ -10,6 +10,7 @@ import { tpKey } from '../../storage/checkpoints.js';
 import type { Partition } from '../partition.js';
 import { RemoteLeaderEndpoint } from './remote-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
+import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { FetcherConfig, FollowerReplica, InitialFetchState, LeaderEndpoint } from './types.js';
 
 export interface ReplicaFetcherManagerOptions {
@@ -19,6 +20,8 @@ export interface ReplicaFetcherManagerOptions {
   endpointOf: (brokerId: number) => { host: string; port: number } | undefined;
   /** Tests: a leader other than the wire one. */
   createLeader?: (leaderId: number, fetcherId: number) => LeaderEndpoint;
+  /** Test seam on the wire leader's sends (see InterBrokerInterceptor). */
+  interceptor?: InterBrokerInterceptor;
 }
 
 /** Java's String.hashCode. */
@@ -160,6 +163,7 @@ export class ReplicaFetcherManager {
           endpointOf: this.opts.endpointOf,
           socketTimeoutMs: cfg.socketTimeoutMs,
           clientId: `broker-${cfg.brokerId}-fetcher-${fetcherId}`,
+          ...(this.opts.interceptor ? { interceptor: this.opts.interceptor } : {}),
         });
       f = new ReplicaFetcher(leader, fetcherId, cfg, this.opts.logger.child({ fetcher: id }));
       this.fetchers.set(id, f);

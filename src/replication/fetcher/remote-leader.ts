@@ -16,6 +16,7 @@ import type { OffsetForLeaderTopic } from '../../protocol/messages/23-offset-for
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorName } from '../../protocol/errors.js';
 import { tpKey } from '../../storage/checkpoints.js';
+import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { EpochEndOffsetResult, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
 
 export const REPLICA_FETCH: ApiDef<m.FetchRequest, m.FetchResponse> = {
@@ -118,6 +119,8 @@ export interface RemoteLeaderOptions {
   clientId: string;
   /** Caps the Fetch version (tests of the OffsetForLeaderEpoch path against a new leader). */
   maxFetchVersion?: number;
+  /** Test seam: consulted before each request to the leader is sent (none: nothing is called). */
+  interceptor?: InterBrokerInterceptor;
 }
 
 export class RemoteLeaderEndpoint implements LeaderEndpoint {
@@ -178,9 +181,11 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
   }
 
   /** Sends on the current connection; any failure closes it (the next round reconnects). */
-  private async call<T>(run: (c: Connection) => Promise<T>): Promise<T> {
+  private async call<T>(apiKey: number, run: (c: Connection) => Promise<T>): Promise<T> {
     const c = await this.connection();
     try {
+      const interceptor = this.opts.interceptor;
+      if (interceptor) await interceptor.beforeSend({ from: this.opts.brokerId, to: this.opts.leaderId, apiKey });
       return await run(c);
     } catch (err) {
       if (!(err instanceof KafkaError)) {
@@ -197,7 +202,7 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
   }
 
   fetch(partitions: readonly ReplicaFetchPartition[], params: FetchParams): Promise<Map<string, ReplicaFetchData>> {
-    return this.call(async (c) => {
+    return this.call(REPLICA_FETCH.apiKey, async (c) => {
       let version = this.fetchVersion(c);
       if (version >= FIRST_TOPIC_ID_VERSION && partitions.some((p) => !p.topicId || p.topicId === ZERO_UUID)) version = FIRST_TOPIC_ID_VERSION - 1;
       const useIds = version >= FIRST_TOPIC_ID_VERSION;
@@ -269,7 +274,7 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
   }
 
   fetchEpochEndOffsets(partitions: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[]): Promise<Map<string, EpochEndOffsetResult>> {
-    return this.call(async (c) => {
+    return this.call(OFFSET_FOR_LEADER_EPOCH.apiKey, async (c) => {
       const topics = new Map<string, Input<OffsetForLeaderTopic> & { partitions: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[] }>();
       for (const p of partitions) {
         let t = topics.get(p.topic);
@@ -286,7 +291,7 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
   }
 
   fetchOffset(topic: string, partition: number, currentLeaderEpoch: number, which: 'earliest' | 'latest'): Promise<number> {
-    return this.call(async (c) => {
+    return this.call(Api.ListOffsets.apiKey, async (c) => {
       const resp = await c.send(Api.ListOffsets, {
         replicaId: this.opts.brokerId,
         isolationLevel: 0,

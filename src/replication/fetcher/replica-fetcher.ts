@@ -350,7 +350,11 @@ export class ReplicaFetcher {
       const data = answers.get(st.key);
       // Only an answer to the state we asked for: the partition may have been removed, re-added
       // with a new epoch or truncated while the fetch was out.
-      if (!data || this.states.get(st.key) !== st || st.fetchOffset !== sent.fetchOffset || st.kind !== 'fetching') continue;
+      if (!data) continue;
+      if (this.states.get(st.key) !== st || st.fetchOffset !== sent.fetchOffset || st.kind !== 'fetching') {
+        this.logger.debug({ fetcher: this.name, partition: st.key, highWatermark: data.highWatermark }, 'answer dropped: the partition changed while the fetch was out');
+        continue;
+      }
       switch (data.errorCode) {
         case ErrorCode.NONE:
           if (truncationOnFetch && data.divergingEpoch && (data.divergingEpoch.epoch >= 0 || data.divergingEpoch.endOffset >= 0)) {
