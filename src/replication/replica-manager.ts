@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
+import { ZERO_UUID } from '../protocol/primitives/index.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { INTERNAL_TOPICS, type PartitionState, type TopicInfo } from '../metadata/cluster-model.js';
@@ -142,6 +143,8 @@ function outcome(errorCode: number, errorMessage: string | null = null, recordEr
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   private readonly byTopic = new Map<string, Set<Partition>>();
+  /** Topic id -> name of the topics with a partition hosted here (LeaderAndIsr's ids). */
+  private readonly hostedTopicIds = new Map<string, string>();
   private readonly waitingFetches = new Set<DelayedFetch>();
   private readonly waitingProduces = new Set<DelayedProduce>();
   private isrTimer: NodeJS.Timeout | undefined;
@@ -218,6 +221,22 @@ export class ReplicaManager {
   /** The partition of `topic` hosted here (leader, or follower in cluster mode), if its log is open. */
   getPartition(topic: string, partition: number): Partition | undefined {
     return this.partitions.get(tpKey(topic, partition));
+  }
+
+  /**
+   * The topic a hosted partition's id names. Replica fetches name topics by id, and a follower
+   * fetches as soon as its LeaderAndIsr is processed, usually before the controller's
+   * UpdateMetadata (sent after LeaderAndIsr) has given the leader's metadata image the new topic's
+   * id: the leader knows it from its own LeaderAndIsr already. Without this the follower's first
+   * fetch is answered UNKNOWN_TOPIC_ID and it backs off replica.fetch.backoff.ms (1 s), which
+   * stalls every acks=all produce to a new topic for that long.
+   */
+  hostedTopicName(topicId: string): string | undefined {
+    return this.hostedTopicIds.get(topicId);
+  }
+
+  private noteTopicId(p: Partition): void {
+    if (p.topicId && p.topicId !== ZERO_UUID) this.hostedTopicIds.set(p.topicId, p.topic);
   }
 
   partitionsOf(topic: string): Partition[] {
@@ -343,6 +362,7 @@ export class ReplicaManager {
     let set = this.byTopic.get(info.name);
     if (!set) this.byTopic.set(info.name, (set = new Set()));
     set.add(p);
+    this.noteTopicId(p);
     return p;
   }
 
@@ -383,7 +403,10 @@ export class ReplicaManager {
         // A follower's log opened now starts from its checkpointed high watermark, as Kafka's does.
         const checkpointedHw = existing ? undefined : this.opts.logManager.checkpointedHighWatermark(s.topic, s.partition);
         const p = existing ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
-        if (s.topicId && !p.topicId) p.topicId = s.topicId;
+        if (s.topicId && !p.topicId) {
+          p.topicId = s.topicId;
+          this.noteTopicId(p);
+        }
         const partitionEpoch = s.partitionEpoch ?? -1;
         const controllerEpoch = s.controllerEpoch ?? -1;
         if (s.leader === this.brokerId) {
@@ -473,7 +496,10 @@ export class ReplicaManager {
     this.partitions.delete(tpKey(p.topic, p.partition));
     const set = this.byTopic.get(p.topic);
     set?.delete(p);
-    if (set && set.size === 0) this.byTopic.delete(p.topic);
+    if (set && set.size === 0) {
+      this.byTopic.delete(p.topic);
+      if (this.hostedTopicIds.get(p.topicId) === p.topic) this.hostedTopicIds.delete(p.topicId);
+    }
     // Wake fetches parked on it; their re-read reports the partition as gone.
     for (const w of [...p.waiters, ...p.replicaWaiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
     // acks=all produces waiting on it are answered NOT_LEADER_OR_FOLLOWER.

@@ -52,7 +52,7 @@ interface Leader {
 }
 
 /** Broker 1, leader of `rep-0` (replicas [1, 2, 3], ISR `isr`) at leader epoch `epoch`. */
-async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Record<string, string> } = {}): Promise<Leader> {
+async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Record<string, string>; withoutUpdateMetadata?: boolean } = {}): Promise<Leader> {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-leader-'));
   const entries: [string, string][] = [['broker.id', '1'], ['log.dirs', dir], ['zookeeper.connect', '127.0.0.1:1'], ...Object.entries(opts.configs ?? {})];
   const config = buildBrokerConfig(new Map(entries));
@@ -64,7 +64,8 @@ async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Rec
   const rm = await ReplicaManager.start({ config, metadata: image, logManager, logger, controllerManaged: true, isrWriter: writer });
   const control = new ControlRequests({ brokerId: 1, image, replicaManager: rm, brokerEpoch: () => -1n, logger });
   const state = pstate(T, 0, 1, opts.epoch ?? 1, [1, 2, 3], opts.isr ?? [1, 2, 3]);
-  await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));
+  // withoutUpdateMetadata: the controller's UpdateMetadata (sent after LeaderAndIsr) has not arrived yet.
+  if (!opts.withoutUpdateMetadata) await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));
   const res = await control.leaderAndIsr(header(1), [{ ...state, topicId: TOPIC_ID }]);
   assert.equal(res.partitions[0]!.errorCode, ErrorCode.NONE);
   return {
@@ -251,6 +252,35 @@ test('a replica fetch at the log end long-polls and wakes on the next leader app
     const r = part(await parked);
     assert.ok(r.records!.length > 0, 'woken with the new record');
     assert.ok(Date.now() - started < 10_000, 'woken by the append, not by its 20 s deadline');
+  } finally {
+    await l.close();
+  }
+});
+
+test('a replica fetch by topic id (v13+) is served from LeaderAndIsr alone, before UpdateMetadata gives the image the topic; a consumer fetch is not', async () => {
+  // A new topic: the follower fetches as soon as its own LeaderAndIsr is processed, usually before
+  // the leader has the controller's UpdateMetadata. Answered UNKNOWN_TOPIC_ID, it would back off
+  // replica.fetch.backoff.ms (1 s), stalling every acks=all produce to the topic that long.
+  const l = await startLeader({ withoutUpdateMetadata: true });
+  try {
+    assert.equal(l.image.topicById(TOPIC_ID), undefined, 'the metadata image does not know the topic yet');
+    // (Produce needs the image's topic; the leader's log takes the records directly.)
+    assert.equal((await l.partition().appendAsLeader(batch(2))).errorCode, ErrorCode.NONE);
+    for (const version of [13, 15, 17]) {
+      const r = await replicaFetch(l, 2, 0, { version });
+      assert.equal(part(r).errorCode, ErrorCode.NONE, `v${version}`);
+      assert.ok(part(r).records!.length > 0, `v${version}: records`);
+    }
+    assert.equal(l.partition().followerState(2)!.logEndOffset, 0);
+    await replicaFetch(l, 2, 2, { version: 13 });
+    await replicaFetch(l, 3, 2, { version: 13 });
+    assert.equal(l.partition().highWatermark, 2, 'the fetches count for the high watermark');
+    // Consumers still resolve ids through the metadata image only, as before.
+    const c = await fetchVia(l, 13, {
+      replicaId: -1,
+      topics: [{ topicId: TOPIC_ID, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    });
+    assert.equal(part(c).errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
   } finally {
     await l.close();
   }
