@@ -136,6 +136,11 @@ function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   });
 }
 
+/** How long a follower's fetch parks while a partition it has not fetched yet was just led here. */
+const JOIN_POLL_MS = 20;
+/** Recently led partitions are forgotten after this long, whatever their followers do. */
+const JOIN_WINDOW_MAX_MS = 60_000;
+
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
   return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
 }
@@ -143,6 +148,11 @@ function outcome(errorCode: number, errorMessage: string | null = null, recordEr
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   private readonly byTopic = new Map<string, Set<Partition>>();
+  /**
+   * Partitions this broker took the lead of recently (when), while some follower has not fetched
+   * them yet: that follower's fetches do not park for long (see replicaWaitMs).
+   */
+  private joining: { p: Partition; at: number }[] = [];
   /** Topic id -> name of the topics with a partition hosted here (LeaderAndIsr's ids). */
   private readonly hostedTopicIds = new Map<string, string>();
   private readonly waitingFetches = new Set<DelayedFetch>();
@@ -413,6 +423,7 @@ export class ReplicaManager {
           // Stop fetching first: the fetcher's last append is done before this broker leads.
           await this.fetchers?.removeFetcherForPartitions([key]);
           await p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+          this.noteNewLeadership(p);
         } else {
           const restart = p.isLeader || p.leaderId !== s.leader || p.leaderEpoch !== s.leaderEpoch || !this.fetchers?.isFetching(s.topic, s.partition);
           if (restart) await this.fetchers?.removeFetcherForPartitions([key]);
@@ -616,7 +627,38 @@ export class ReplicaManager {
 
   /** Reads for Fetch, long-polling for min.bytes. Results are in `targets` order. */
   fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
-    return fetchRecords(targets, params, (t, p) => this.lookup(t, p), this.waitingFetches);
+    return fetchRecords(targets, params, (t, p) => this.lookup(t, p), this.waitingFetches, (id, ms) => this.replicaWaitMs(id, ms));
+  }
+
+  /**
+   * This broker took the lead of `p` (LeaderAndIsr). Its followers must add it to their fetch
+   * sessions, but a follower's fetcher that already fetches other partitions from this broker has
+   * a fetch parked here, and it sends the next one (the first that can name `p`) only when that
+   * one is answered: after up to replica.fetch.wait.max.ms (500 ms), during which the new
+   * partition is not replicated and acks=all produces to it wait (every new topic, every leader
+   * change). So the parked fetches of followers that have not fetched `p` yet are answered now,
+   * and until they fetch it (for at most their max wait) their fetches park only briefly
+   * (replicaWaitMs): the follower may process its own LeaderAndIsr after this broker did.
+   */
+  private noteNewLeadership(p: Partition): void {
+    if (!this.awaitingFirstFetch(p)) return;
+    this.joining.push({ p, at: Date.now() });
+    for (const f of [...this.waitingFetches]) if (f.replicaId >= 0 && p.followerState(f.replicaId)?.logEndOffset === -1) f.complete();
+  }
+
+  private awaitingFirstFetch(p: Partition): boolean {
+    return p.isLeader && this.partitions.get(tpKey(p.topic, p.partition)) === p && p.replicas.some((id) => p.followerState(id)?.logEndOffset === -1);
+  }
+
+  /** How long a replica fetch from `replicaId` may park: briefly while a partition led here since lately awaits its first fetch. */
+  private replicaWaitMs(replicaId: number, maxWaitMs: number): number {
+    if (this.joining.length === 0) return maxWaitMs;
+    const now = Date.now();
+    this.joining = this.joining.filter((j) => now - j.at < JOIN_WINDOW_MAX_MS && this.awaitingFirstFetch(j.p));
+    for (const j of this.joining) {
+      if (now - j.at < maxWaitMs && j.p.followerState(replicaId)?.logEndOffset === -1) return Math.min(maxWaitMs, JOIN_POLL_MS);
+    }
+    return maxWaitMs;
   }
 
   /** DeleteRecords: moves the log start offset; returns the new low watermark. */

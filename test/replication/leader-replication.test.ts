@@ -286,6 +286,53 @@ test('a replica fetch by topic id (v13+) is served from LeaderAndIsr alone, befo
   }
 });
 
+test('taking the lead of a partition answers its followers\' parked fetches at once, and their fetches park only briefly until they fetch it', async () => {
+  // A follower whose fetcher already fetches from this broker has a fetch parked here; the first
+  // fetch that can name a partition this broker now leads is the next one. Left to its 20 s wait,
+  // the new partition (and every acks=all produce to it) would wait that long.
+  const l = await startLeader();
+  const TOPIC2_ID = 'AAAAAAAAAAAAAAAAAAAABA';
+  try {
+    await produce(l, 1, 1);
+    await replicaFetch(l, 2, 1);
+    await replicaFetch(l, 3, 1);
+    const started = Date.now();
+    const parked = replicaFetch(l, 2, 1, { maxWaitMs: 20_000 });
+    const registered = Date.now() + 10_000;
+    while (l.partition().replicaWaiters.size === 0 && Date.now() < registered) await new Promise((r) => setImmediate(r));
+    assert.equal(l.partition().replicaWaiters.size, 1, 'the fetch is parked');
+    // LeaderAndIsr: broker 1 also leads rep2-0 now, followers 2 and 3.
+    const s2 = pstate('rep2', 0, 1, 1, [1, 2, 3]);
+    assert.equal((await l.control.leaderAndIsr(header(1), [{ ...s2, topicId: TOPIC2_ID }])).partitions[0]!.errorCode, ErrorCode.NONE);
+    const answered = part(await parked);
+    assert.equal(answered.errorCode, ErrorCode.NONE);
+    assert.equal(answered.records!.length, 0, 'answered without data');
+    assert.ok(Date.now() - started < 10_000, `answered by the new leadership, not its 20 s wait (${Date.now() - started} ms)`);
+    // Follower 2's next fetch may still lack rep2-0 (it processes its own LeaderAndIsr later): it
+    // parks briefly, not for 20 s.
+    const t1 = Date.now();
+    assert.equal(part(await replicaFetch(l, 2, 1, { maxWaitMs: 20_000 })).records!.length, 0);
+    assert.ok(Date.now() - t1 < 10_000, `a brief park while rep2-0 awaits its first fetch (${Date.now() - t1} ms)`);
+    // Once follower 2 fetched rep2-0, its fetches park for their whole wait again: woken here by an append.
+    await fetchVia(l, 12, {
+      replicaId: 2,
+      topics: [{ topic: 'rep2', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    });
+    assert.equal(l.rm.getPartition('rep2', 0)!.followerState(2)!.logEndOffset, 0);
+    const long = replicaFetch(l, 2, 1, { maxWaitMs: 20_000 });
+    const early = await Promise.race([long.then(() => 'answered'), new Promise<string>((r) => setTimeout(() => r('parked'), 1000))]);
+    assert.equal(early, 'parked', 'parks for its max wait again');
+    await produce(l, 1, 1);
+    assert.ok(part(await long).records!.length > 0, 'woken by the append with the record');
+    // Follower 3 has not fetched rep2-0 either: still brief for it (within its max wait).
+    const t3 = Date.now();
+    await replicaFetch(l, 3, 2, { maxWaitMs: 20_000 });
+    assert.ok(Date.now() - t3 < 10_000, 'follower 3 parks briefly too');
+  } finally {
+    await l.close();
+  }
+});
+
 test('ISR shrink and expand through the writer; NOT_ENOUGH_REPLICAS below min.insync.replicas; a BAD_VERSION gives the change up', async () => {
   const l = await startLeader({ configs: { 'min.insync.replicas': '2' } });
   try {
