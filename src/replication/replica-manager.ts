@@ -242,7 +242,10 @@ export class ReplicaManager {
    * stalls every acks=all produce to a new topic for that long.
    */
   hostedTopicName(topicId: string): string | undefined {
-    return this.hostedTopicIds.get(topicId);
+    const name = this.hostedTopicIds.get(topicId);
+    // Only while a partition of that name still has that id (not a deleted and re-created topic's).
+    for (const p of this.byTopic.get(name ?? '') ?? []) if (p.topicId === topicId) return name;
+    return undefined;
   }
 
   private noteTopicId(p: Partition): void {

@@ -275,6 +275,12 @@ test('a replica fetch by topic id (v13+) is served from LeaderAndIsr alone, befo
     await replicaFetch(l, 2, 2, { version: 13 });
     await replicaFetch(l, 3, 2, { version: 13 });
     assert.equal(l.partition().highWatermark, 2, 'the fetches count for the high watermark');
+    // An id no hosted partition has (say, of a deleted topic of the same name) is still unknown.
+    const other = await fetchVia(l, 13, {
+      replicaId: 2,
+      topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAQQ', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    });
+    assert.equal(part(other).errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
     // Consumers still resolve ids through the metadata image only, as before.
     const c = await fetchVia(l, 13, {
       replicaId: -1,
