@@ -7,6 +7,7 @@ import type { AppendWaiter, Partition } from './partition.js';
 
 export class DelayedFetch implements AppendWaiter {
   private remaining: number;
+  private readonly replica: boolean;
   private timer: NodeJS.Timeout | undefined;
   private done = false;
   private resolveWait!: () => void;
@@ -21,12 +22,13 @@ export class DelayedFetch implements AppendWaiter {
     minBytesStillNeeded: number,
     maxWaitMs: number,
     private readonly registry: Set<DelayedFetch>,
-    /** A follower's fetch: it reads up to the log end, so appends wake it, not the high watermark. */
-    private readonly replica = false,
+    /** A follower's fetch (its broker id; -1 for a consumer): it reads up to the log end, so appends wake it, not the high watermark. */
+    readonly replicaId = -1,
   ) {
+    this.replica = replicaId >= 0;
     this.remaining = minBytesStillNeeded;
     this.completed = new Promise<void>((resolve) => (this.resolveWait = resolve));
-    for (const p of fetchOffsets.keys()) (replica ? p.replicaWaiters : p.waiters).add(this);
+    for (const p of fetchOffsets.keys()) (this.replica ? p.replicaWaiters : p.waiters).add(this);
     registry.add(this);
     this.timer = setTimeout(() => this.complete(), maxWaitMs);
     // An append may have landed between the read and this registration: do not sleep through it.

@@ -167,17 +167,20 @@ function abortedIn(p: Partition, fetchOffset: number, records: Buffer): { produc
 
 /**
  * Reads every target; when fewer than min.bytes came back (and nothing failed), waits for
- * appends up to max.wait.ms and reads again.
+ * appends up to max.wait.ms (for a replica fetch, up to what `replicaWait` allows) and reads again.
  */
 export async function fetchRecords(
   targets: readonly FetchTarget[],
   params: FetchParams,
   lookup: PartitionLookup,
   waiting: Set<DelayedFetch>,
+  replicaWait: (replicaId: number, maxWaitMs: number) => number = (_, ms) => ms,
 ): Promise<PartitionFetchResult[]> {
   const first = await readAll(targets, params, lookup);
   if (params.maxWaitMs <= 0 || first.bytes >= params.minBytes || first.errors || first.partitions.size === 0) return first.results;
-  const wait = new DelayedFetch(first.partitions, params.minBytes - first.bytes, params.maxWaitMs, waiting, (params.replicaId ?? -1) >= 0);
+  const replicaId = params.replicaId ?? -1;
+  const maxWaitMs = replicaId >= 0 ? replicaWait(replicaId, params.maxWaitMs) : params.maxWaitMs;
+  const wait = new DelayedFetch(first.partitions, params.minBytes - first.bytes, maxWaitMs, waiting, replicaId);
   await wait.completed;
   return (await readAll(targets, params, lookup)).results;
 }

@@ -3,9 +3,9 @@
  * high watermark and idempotent-producer state. Appends are serialised here (producer checks, log append and state update must be one
  * step); reads go straight to the log and never wait behind an append.
  *
- * Leader state as Kafka's Partition: the ISR and replica set from LeaderAndIsr, each follower's
- * fetch state (log end offset, last fetch and last caught-up times), the high watermark = the
- * lowest log end offset in the ISR, and the ISR's shrink/expand through an injected IsrWriter.
+ * Leader state as Kafka's Partition: the high watermark = the lowest log end offset in the ISR;
+ * the ISR, replicas and each follower's fetch state, and the ISR's shrink/expand through an
+ * injected IsrWriter live in isr/partition-isr.ts (PartitionIsr), which this class drives.
  * A partition whose ISR is only the leader (embedded mode always, ISR = [self]) takes the fast
  * path: the high watermark is the log end offset as soon as an append completes.
  */
@@ -21,6 +21,9 @@ import { encodeControlBatch, ControlRecordType } from '../protocol/records/contr
 import { isTransactional } from '../protocol/records/batch-header.js';
 import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
 import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
+import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
+
+export type { FollowerState, IsrChange, IsrWriter } from './isr/partition-isr.js';
 
 export interface LeaderAppendResult {
   errorCode: number;
@@ -42,38 +45,6 @@ export interface StateWaiter {
   onStateChange(partition: Partition): void;
 }
 
-/** What the leader knows of one follower (Kafka's Replica). -1: not known yet. */
-export interface FollowerState {
-  logEndOffset: number;
-  lastFetchTimeMs: number;
-  /** The last time the follower was known to hold everything the leader held. */
-  lastCaughtUpTimeMs: number;
-  /** The leader's log end offset at the follower's previous fetch. */
-  lastFetchLeaderLogEndOffset: number;
-  /** The follower's log start offset as its last fetch reported it (DeleteRecords' low watermark). */
-  logStartOffset: number;
-}
-
-/**
- * Writes an ISR change where the cluster keeps it (ZooKeeper in cluster mode). Resolves with the
- * new partition epoch (zkVersion), or 'BAD_VERSION' when the partition's state moved on
- * meanwhile (the change is given up; the controller's newer state comes by LeaderAndIsr).
- */
-export interface IsrWriter {
-  writeIsr(change: IsrChange): Promise<number | 'BAD_VERSION'>;
-}
-
-export interface IsrChange {
-  topic: string;
-  partition: number;
-  leader: number;
-  leaderEpoch: number;
-  isr: number[];
-  controllerEpoch: number;
-  /** The partition epoch (zkVersion) the change is conditional on. */
-  partitionEpoch: number;
-}
-
 /** The answer to "has an acks=all append reached every in-sync replica?" (Kafka's checkEnoughReplicasReachOffset). */
 export type ReplicationCheck = { done: false } | { done: true; errorCode: number };
 
@@ -91,21 +62,13 @@ export class Partition {
   isLeader = true;
   /** The leader as the controller last said (-1: none); this broker's id while isLeader. */
   leaderId = -1;
-  /** In-sync replicas as last committed (LeaderAndIsr, or this leader's own accepted change). */
-  isr: readonly number[] = [];
-  /** The assigned replicas (LeaderAndIsr); [self] in embedded mode. */
-  replicas: readonly number[] = [];
-  /** zkVersion of the partition state znode this broker last knew (-1 in embedded mode). */
-  partitionEpoch = -1;
-  /** The controller epoch of the last LeaderAndIsr; written back with ISR changes. */
-  controllerEpoch = -1;
   /** The leader's log end offset when it took this epoch; a follower rejoins the ISR only past it. */
   leaderEpochStartOffset = -1;
-  /** Where ISR changes are written; none in embedded mode (the ISR stays [self]). */
-  isrWriter: IsrWriter | undefined;
-  /** An ISR change being written; the high watermark counts its members too (Kafka's maximal ISR). */
-  private pendingIsr: readonly number[] | undefined;
-  private readonly followers = new Map<number, FollowerState>();
+  /** The ISR, replicas and followers' fetch state (leader side), and ISR changes. */
+  private readonly isrState: PartitionIsr = new PartitionIsr(this, () => {
+    this.maybeIncrementHighWatermark();
+    this.notifyState();
+  });
   /** Appends above the high watermark (end offset, bytes), to tell parked consumer fetches what became visible. */
   private unreplicated: { end: number; bytes: number }[] = [];
   /** Replica fetches parked for data: woken by every append (they read up to the log end). */
@@ -166,6 +129,30 @@ export class Partition {
     return this.log.topic;
   }
 
+  /** In-sync replicas as last committed (LeaderAndIsr, or this leader's own accepted change). */
+  get isr(): readonly number[] {
+    return this.isrState.isr;
+  }
+  /** The assigned replicas (LeaderAndIsr); [self] in embedded mode. */
+  get replicas(): readonly number[] {
+    return this.isrState.replicas;
+  }
+  /** zkVersion of the partition state znode this broker last knew (-1 in embedded mode). */
+  get partitionEpoch(): number {
+    return this.isrState.partitionEpoch;
+  }
+  /** The controller epoch of the last LeaderAndIsr; written back with ISR changes. */
+  get controllerEpoch(): number {
+    return this.isrState.controllerEpoch;
+  }
+  /** Where ISR changes are written; none in embedded mode (the ISR stays [self]). */
+  get isrWriter(): IsrWriter | undefined {
+    return this.isrState.writer;
+  }
+  set isrWriter(writer: IsrWriter | undefined) {
+    this.isrState.writer = writer;
+  }
+
   /**
    * LeaderAndIsr made this broker the leader at `leaderEpoch` (Kafka's Partition.makeLeader):
    * the ISR and replicas as the controller wrote them; followers in the ISR count as caught up
@@ -183,19 +170,7 @@ export class Partition {
     const leo = this.log.logEndOffset;
     if (newEpoch) this.leaderEpochStartOffset = leo;
     const checkpointed = newEpoch ? this.log.assignEpochStartOffset(leaderEpoch, leo) : Promise.resolve();
-    for (const id of [...this.followers.keys()]) if (!replicas.includes(id)) this.followers.delete(id);
-    for (const id of replicas) {
-      if (id === selfId) continue;
-      const f = this.followers.get(id);
-      const lastCaughtUpTimeMs = isr.includes(id) ? now : 0;
-      if (!f || newLeader) {
-        this.followers.set(id, { logEndOffset: -1, lastFetchTimeMs: now, lastCaughtUpTimeMs, lastFetchLeaderLogEndOffset: leo, logStartOffset: -1 });
-      } else {
-        f.lastCaughtUpTimeMs = lastCaughtUpTimeMs;
-        f.lastFetchLeaderLogEndOffset = leo;
-        f.lastFetchTimeMs = now;
-      }
-    }
+    this.isrState.resetFollowers(selfId, newLeader, now);
     this.maybeIncrementHighWatermark();
     this.notifyState();
     return checkpointed;
@@ -208,7 +183,7 @@ export class Partition {
   makeFollower(leaderId: number, leaderEpoch: number, isr: readonly number[] = this.isr, replicas: readonly number[] = this.replicas, partitionEpoch = this.partitionEpoch, controllerEpoch = this.controllerEpoch): void {
     this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     this.leaderEpochStartOffset = -1;
-    this.followers.clear();
+    this.isrState.clearFollowers();
     this.unreplicated = [];
     this.notifyState();
   }
@@ -218,16 +193,12 @@ export class Partition {
     this.isLeader = leader;
     this.leaderId = leaderId;
     this.leaderEpoch = leaderEpoch;
-    this.isr = [...isr];
-    this.replicas = [...replicas];
-    this.partitionEpoch = partitionEpoch;
-    this.controllerEpoch = controllerEpoch;
-    this.pendingIsr = undefined;
+    this.isrState.take(isr, replicas, partitionEpoch, controllerEpoch);
   }
 
   /** A follower's fetch state as the leader last recorded it (tests, DescribeLogDirs-style views). */
   followerState(replicaId: number): Readonly<FollowerState> | undefined {
-    return this.followers.get(replicaId);
+    return this.isrState.followerState(replicaId);
   }
 
   /**
@@ -237,21 +208,10 @@ export class Partition {
    * is the follower's own (Fetch v5+; -1 unknown): a move wakes waiting DeleteRecords.
    */
   updateFollowerFetchState(replicaId: number, fetchOffset: number, nowMs: number, logStartOffset = -1): boolean {
-    const f = this.followers.get(replicaId);
-    if (!f || !this.isLeader) return false;
-    const logStartMoved = logStartOffset !== f.logStartOffset;
-    f.logStartOffset = logStartOffset;
-    const leaderEnd = this.log.logEndOffset;
-    // Caught up now if it holds everything; caught up as of its previous fetch if it holds what
-    // the leader held then (Kafka's rule, so a follower of a busy leader still counts).
-    if (fetchOffset >= leaderEnd) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, nowMs);
-    else if (fetchOffset >= f.lastFetchLeaderLogEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, f.lastFetchTimeMs);
-    f.logEndOffset = fetchOffset;
-    f.lastFetchLeaderLogEndOffset = leaderEnd;
-    f.lastFetchTimeMs = nowMs;
-    this.maybeExpandIsr(replicaId, f);
+    const recorded = this.isrState.updateFollowerFetchState(replicaId, fetchOffset, nowMs, logStartOffset);
+    if (!recorded) return false;
     this.maybeIncrementHighWatermark();
-    if (logStartMoved) this.notifyState();
+    if (recorded.logStartMoved) this.notifyState();
     return true;
   }
 
@@ -260,9 +220,7 @@ export class Partition {
    * followers on live brokers (-1 while a live follower has not reported one).
    */
   lowWatermark(isAlive: (brokerId: number) => boolean = () => true): number {
-    let low = this.log.logStartOffset;
-    for (const [id, f] of this.followers) if (f.logStartOffset < low && isAlive(id)) low = f.logStartOffset;
-    return low;
+    return this.isrState.lowWatermark(isAlive);
   }
 
   /**
@@ -274,22 +232,10 @@ export class Partition {
     return new DelayedDeleteRecords(this, requiredOffset, timeoutMs, isAlive).completed;
   }
 
-  /** The ISR the high watermark waits for: the committed one plus members of a change being written. */
-  private maximalIsr(): readonly number[] {
-    if (!this.pendingIsr) return this.isr;
-    return [...new Set([...this.isr, ...this.pendingIsr])];
-  }
-
-  private logEndOffsetOf(id: number): number {
-    if (id === this.leaderId) return this.log.logEndOffset;
-    return this.followers.get(id)?.logEndOffset ?? -1;
-  }
-
   /** HW = the lowest log end offset in the (maximal) ISR; it only moves forward. */
   private maybeIncrementHighWatermark(): void {
     if (!this.isLeader) return;
-    let hw = this.log.logEndOffset;
-    for (const id of this.maximalIsr()) hw = Math.min(hw, this.logEndOffsetOf(id));
+    const hw = this.isrState.replicatedOffset();
     if (hw <= this.hw) return;
     let bytes = 0;
     let i = 0;
@@ -298,65 +244,17 @@ export class Partition {
     this.advanceHighWatermark(hw, Math.max(bytes, 1), this.hw);
   }
 
-  /** A follower out of the ISR rejoins once it holds the HW and this epoch's start (Kafka's isFollowerInSync). */
-  private maybeExpandIsr(replicaId: number, f: FollowerState): void {
-    if (!this.isrWriter || this.pendingIsr || this.isr.includes(replicaId)) return;
-    if (f.logEndOffset < this.hw || f.logEndOffset < this.leaderEpochStartOffset) return;
-    this.submitIsr([...this.isr, replicaId]);
-  }
-
   /**
    * Kafka's maybeShrinkIsr: followers in the ISR that have not been caught up for more than
    * `maxLagMs` (and are not at the log end) leave it. Returns the replicas dropped.
    */
   maybeShrinkIsr(nowMs: number, maxLagMs: number): number[] {
-    if (!this.isLeader || !this.isrWriter || this.pendingIsr) return [];
-    const leaderEnd = this.log.logEndOffset;
-    const out = this.isr.filter((id) => {
-      if (id === this.leaderId) return false;
-      const f = this.followers.get(id);
-      if (!f) return true;
-      return f.logEndOffset !== leaderEnd && nowMs - f.lastCaughtUpTimeMs > maxLagMs;
-    });
-    if (out.length === 0) return [];
-    this.submitIsr(this.isr.filter((id) => !out.includes(id)));
-    return out;
-  }
-
-  /**
-   * Writes a new ISR (one change in flight at a time). While it is written the high watermark
-   * waits for the larger of the two ISRs; once accepted the ISR and partition epoch move on, the
-   * HW may advance and waiting produces re-check; a BAD_VERSION gives the change up.
-   */
-  private submitIsr(newIsr: number[]): void {
-    const writer = this.isrWriter!;
-    this.pendingIsr = newIsr;
-    const epoch = this.leaderEpoch;
-    const change: IsrChange = {
-      topic: this.topic, partition: this.partition, leader: this.leaderId, leaderEpoch: epoch,
-      isr: newIsr, controllerEpoch: this.controllerEpoch, partitionEpoch: this.partitionEpoch,
-    };
-    const settle = (result: number | 'BAD_VERSION' | undefined): void => {
-      // LeaderAndIsr moved the partition on meanwhile: its state wins.
-      if (this.pendingIsr !== newIsr || !this.isLeader || this.leaderEpoch !== epoch) return;
-      this.pendingIsr = undefined;
-      if (typeof result === 'number') {
-        this.isr = newIsr;
-        this.partitionEpoch = result;
-        for (const id of newIsr) {
-          const f = this.followers.get(id);
-          if (f) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, Date.now());
-        }
-      }
-      this.maybeIncrementHighWatermark();
-      this.notifyState();
-    };
-    writer.writeIsr(change).then(settle, () => settle(undefined));
+    return this.isrState.maybeShrink(nowMs, maxLagMs);
   }
 
   /** Whether an ISR change is being written. */
   get isrUpdateInFlight(): boolean {
-    return this.pendingIsr !== undefined;
+    return this.isrState.updateInFlight;
   }
 
   /**
@@ -511,7 +409,7 @@ export class Partition {
    */
   private onLeaderAppend(bytes: number, firstOffset: number, lastOffset: number): void {
     if (this.replicaWaiters.size > 0) for (const w of [...this.replicaWaiters]) w.onAppend(this, bytes, firstOffset);
-    if (this.pendingIsr === undefined && this.isr.length <= 1) {
+    if (this.isrState.leaderAlone) {
       this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
       return;
     }

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
+import { ZERO_UUID } from '../protocol/primitives/index.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { INTERNAL_TOPICS, type PartitionState, type TopicInfo } from '../metadata/cluster-model.js';
@@ -138,6 +139,11 @@ function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
   });
 }
 
+/** How long a follower's fetch parks while a partition it has not fetched yet was just led here. */
+const JOIN_POLL_MS = 20;
+/** Recently led partitions are forgotten after this long, whatever their followers do. */
+const JOIN_WINDOW_MAX_MS = 60_000;
+
 function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
   return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
 }
@@ -145,6 +151,13 @@ function outcome(errorCode: number, errorMessage: string | null = null, recordEr
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
   private readonly byTopic = new Map<string, Set<Partition>>();
+  /**
+   * Partitions this broker took the lead of recently (when), while some follower has not fetched
+   * them yet: that follower's fetches do not park for long (see replicaWaitMs).
+   */
+  private joining: { p: Partition; at: number }[] = [];
+  /** Topic id -> name of the topics with a partition hosted here (LeaderAndIsr's ids). */
+  private readonly hostedTopicIds = new Map<string, string>();
   private readonly waitingFetches = new Set<DelayedFetch>();
   private readonly waitingProduces = new Set<DelayedProduce>();
   private isrTimer: NodeJS.Timeout | undefined;
@@ -222,6 +235,25 @@ export class ReplicaManager {
   /** The partition of `topic` hosted here (leader, or follower in cluster mode), if its log is open. */
   getPartition(topic: string, partition: number): Partition | undefined {
     return this.partitions.get(tpKey(topic, partition));
+  }
+
+  /**
+   * The topic a hosted partition's id names. Replica fetches name topics by id, and a follower
+   * fetches as soon as its LeaderAndIsr is processed, usually before the controller's
+   * UpdateMetadata (sent after LeaderAndIsr) has given the leader's metadata image the new topic's
+   * id: the leader knows it from its own LeaderAndIsr already. Without this the follower's first
+   * fetch is answered UNKNOWN_TOPIC_ID and it backs off replica.fetch.backoff.ms (1 s), which
+   * stalls every acks=all produce to a new topic for that long.
+   */
+  hostedTopicName(topicId: string): string | undefined {
+    const name = this.hostedTopicIds.get(topicId);
+    // Only while a partition of that name still has that id (not a deleted and re-created topic's).
+    for (const p of this.byTopic.get(name ?? '') ?? []) if (p.topicId === topicId) return name;
+    return undefined;
+  }
+
+  private noteTopicId(p: Partition): void {
+    if (p.topicId && p.topicId !== ZERO_UUID) this.hostedTopicIds.set(p.topicId, p.topic);
   }
 
   partitionsOf(topic: string): Partition[] {
@@ -347,6 +379,7 @@ export class ReplicaManager {
     let set = this.byTopic.get(info.name);
     if (!set) this.byTopic.set(info.name, (set = new Set()));
     set.add(p);
+    this.noteTopicId(p);
     return p;
   }
 
@@ -393,13 +426,17 @@ export class ReplicaManager {
         // A follower's log opened now starts from its checkpointed high watermark, as Kafka's does.
         const checkpointedHw = existing ? undefined : this.opts.logManager.checkpointedHighWatermark(s.topic, s.partition);
         const p = existing ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
-        if (s.topicId && !p.topicId) p.topicId = s.topicId;
+        if (s.topicId && !p.topicId) {
+          p.topicId = s.topicId;
+          this.noteTopicId(p);
+        }
         const partitionEpoch = s.partitionEpoch ?? -1;
         const controllerEpoch = s.controllerEpoch ?? -1;
         if (s.leader === this.brokerId) {
           // Stop fetching first: the fetcher's last append is done before this broker leads.
           await this.fetchers?.removeFetcherForPartitions([key]);
           await p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
+          this.noteNewLeadership(p);
         } else {
           const restart = p.isLeader || p.leaderId !== s.leader || p.leaderEpoch !== s.leaderEpoch || !this.fetchers?.isFetching(s.topic, s.partition);
           if (restart) await this.fetchers?.removeFetcherForPartitions([key]);
@@ -483,7 +520,10 @@ export class ReplicaManager {
     this.partitions.delete(tpKey(p.topic, p.partition));
     const set = this.byTopic.get(p.topic);
     set?.delete(p);
-    if (set && set.size === 0) this.byTopic.delete(p.topic);
+    if (set && set.size === 0) {
+      this.byTopic.delete(p.topic);
+      if (this.hostedTopicIds.get(p.topicId) === p.topic) this.hostedTopicIds.delete(p.topicId);
+    }
     // Wake fetches parked on it; their re-read reports the partition as gone.
     for (const w of [...p.waiters, ...p.replicaWaiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
     // acks=all produces waiting on it are answered NOT_LEADER_OR_FOLLOWER.
@@ -633,7 +673,38 @@ export class ReplicaManager {
 
   /** Reads for Fetch, long-polling for min.bytes. Results are in `targets` order. */
   fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
-    return fetchRecords(targets, params, (t, p) => this.lookup(t, p), this.waitingFetches);
+    return fetchRecords(targets, params, (t, p) => this.lookup(t, p), this.waitingFetches, (id, ms) => this.replicaWaitMs(id, ms));
+  }
+
+  /**
+   * This broker took the lead of `p` (LeaderAndIsr). Its followers must add it to their fetch
+   * sessions, but a follower's fetcher that already fetches other partitions from this broker has
+   * a fetch parked here, and it sends the next one (the first that can name `p`) only when that
+   * one is answered: after up to replica.fetch.wait.max.ms (500 ms), during which the new
+   * partition is not replicated and acks=all produces to it wait (every new topic, every leader
+   * change). So the parked fetches of followers that have not fetched `p` yet are answered now,
+   * and until they fetch it (for at most their max wait) their fetches park only briefly
+   * (replicaWaitMs): the follower may process its own LeaderAndIsr after this broker did.
+   */
+  private noteNewLeadership(p: Partition): void {
+    if (!this.awaitingFirstFetch(p)) return;
+    this.joining.push({ p, at: Date.now() });
+    for (const f of [...this.waitingFetches]) if (f.replicaId >= 0 && p.followerState(f.replicaId)?.logEndOffset === -1) f.complete();
+  }
+
+  private awaitingFirstFetch(p: Partition): boolean {
+    return p.isLeader && this.partitions.get(tpKey(p.topic, p.partition)) === p && p.replicas.some((id) => p.followerState(id)?.logEndOffset === -1);
+  }
+
+  /** How long a replica fetch from `replicaId` may park: briefly while a partition led here since lately awaits its first fetch. */
+  private replicaWaitMs(replicaId: number, maxWaitMs: number): number {
+    if (this.joining.length === 0) return maxWaitMs;
+    const now = Date.now();
+    this.joining = this.joining.filter((j) => now - j.at < JOIN_WINDOW_MAX_MS && this.awaitingFirstFetch(j.p));
+    for (const j of this.joining) {
+      if (now - j.at < maxWaitMs && j.p.followerState(replicaId)?.logEndOffset === -1) return Math.min(maxWaitMs, JOIN_POLL_MS);
+    }
+    return maxWaitMs;
   }
 
   /** DeleteRecords: moves the log start offset; returns the new low watermark. */

@@ -52,7 +52,7 @@ interface Leader {
 }
 
 /** Broker 1, leader of `rep-0` (replicas [1, 2, 3], ISR `isr`) at leader epoch `epoch`. */
-async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Record<string, string> } = {}): Promise<Leader> {
+async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Record<string, string>; withoutUpdateMetadata?: boolean } = {}): Promise<Leader> {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-leader-'));
   const entries: [string, string][] = [['broker.id', '1'], ['log.dirs', dir], ['zookeeper.connect', '127.0.0.1:1'], ...Object.entries(opts.configs ?? {})];
   const config = buildBrokerConfig(new Map(entries));
@@ -64,7 +64,8 @@ async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Rec
   const rm = await ReplicaManager.start({ config, metadata: image, logManager, logger, controllerManaged: true, isrWriter: writer });
   const control = new ControlRequests({ brokerId: 1, image, replicaManager: rm, brokerEpoch: () => -1n, logger });
   const state = pstate(T, 0, 1, opts.epoch ?? 1, [1, 2, 3], opts.isr ?? [1, 2, 3]);
-  await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));
+  // withoutUpdateMetadata: the controller's UpdateMetadata (sent after LeaderAndIsr) has not arrived yet.
+  if (!opts.withoutUpdateMetadata) await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));
   const res = await control.leaderAndIsr(header(1), [{ ...state, topicId: TOPIC_ID }]);
   assert.equal(res.partitions[0]!.errorCode, ErrorCode.NONE);
   return {
@@ -254,6 +255,88 @@ test('a replica fetch at the log end long-polls and wakes on the next leader app
     const r = part(await parked);
     assert.ok(r.records!.length > 0, 'woken with the new record');
     assert.ok(Date.now() - started < 10_000, 'woken by the append, not by its 20 s deadline');
+  } finally {
+    await l.close();
+  }
+});
+
+test('a replica fetch by topic id (v13+) is served from LeaderAndIsr alone, before UpdateMetadata gives the image the topic; a consumer fetch is not', async () => {
+  // A new topic: the follower fetches as soon as its own LeaderAndIsr is processed, usually before
+  // the leader has the controller's UpdateMetadata. Answered UNKNOWN_TOPIC_ID, it would back off
+  // replica.fetch.backoff.ms (1 s), stalling every acks=all produce to the topic that long.
+  const l = await startLeader({ withoutUpdateMetadata: true });
+  try {
+    assert.equal(l.image.topicById(TOPIC_ID), undefined, 'the metadata image does not know the topic yet');
+    // (Produce needs the image's topic; the leader's log takes the records directly.)
+    assert.equal((await l.partition().appendAsLeader(batch(2))).errorCode, ErrorCode.NONE);
+    for (const version of [13, 15, 17]) {
+      const r = await replicaFetch(l, 2, 0, { version });
+      assert.equal(part(r).errorCode, ErrorCode.NONE, `v${version}`);
+      assert.ok(part(r).records!.length > 0, `v${version}: records`);
+    }
+    assert.equal(l.partition().followerState(2)!.logEndOffset, 0);
+    await replicaFetch(l, 2, 2, { version: 13 });
+    await replicaFetch(l, 3, 2, { version: 13 });
+    assert.equal(l.partition().highWatermark, 2, 'the fetches count for the high watermark');
+    // An id no hosted partition has (say, of a deleted topic of the same name) is still unknown.
+    const other = await fetchVia(l, 13, {
+      replicaId: 2,
+      topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAQQ', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    });
+    assert.equal(part(other).errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
+    // Consumers still resolve ids through the metadata image only, as before.
+    const c = await fetchVia(l, 13, {
+      replicaId: -1,
+      topics: [{ topicId: TOPIC_ID, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    });
+    assert.equal(part(c).errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
+  } finally {
+    await l.close();
+  }
+});
+
+test('taking the lead of a partition answers its followers\' parked fetches at once, and their fetches park only briefly until they fetch it', async () => {
+  // A follower whose fetcher already fetches from this broker has a fetch parked here; the first
+  // fetch that can name a partition this broker now leads is the next one. Left to its 20 s wait,
+  // the new partition (and every acks=all produce to it) would wait that long.
+  const l = await startLeader();
+  const TOPIC2_ID = 'AAAAAAAAAAAAAAAAAAAABA';
+  try {
+    await produce(l, 1, 1);
+    await replicaFetch(l, 2, 1);
+    await replicaFetch(l, 3, 1);
+    const started = Date.now();
+    const parked = replicaFetch(l, 2, 1, { maxWaitMs: 20_000 });
+    const registered = Date.now() + 10_000;
+    while (l.partition().replicaWaiters.size === 0 && Date.now() < registered) await new Promise((r) => setImmediate(r));
+    assert.equal(l.partition().replicaWaiters.size, 1, 'the fetch is parked');
+    // LeaderAndIsr: broker 1 also leads rep2-0 now, followers 2 and 3.
+    const s2 = pstate('rep2', 0, 1, 1, [1, 2, 3]);
+    assert.equal((await l.control.leaderAndIsr(header(1), [{ ...s2, topicId: TOPIC2_ID }])).partitions[0]!.errorCode, ErrorCode.NONE);
+    const answered = part(await parked);
+    assert.equal(answered.errorCode, ErrorCode.NONE);
+    assert.equal(answered.records!.length, 0, 'answered without data');
+    assert.ok(Date.now() - started < 10_000, `answered by the new leadership, not its 20 s wait (${Date.now() - started} ms)`);
+    // Follower 2's next fetch may still lack rep2-0 (it processes its own LeaderAndIsr later): it
+    // parks briefly, not for 20 s.
+    const t1 = Date.now();
+    assert.equal(part(await replicaFetch(l, 2, 1, { maxWaitMs: 20_000 })).records!.length, 0);
+    assert.ok(Date.now() - t1 < 10_000, `a brief park while rep2-0 awaits its first fetch (${Date.now() - t1} ms)`);
+    // Once follower 2 fetched rep2-0, its fetches park for their whole wait again: woken here by an append.
+    await fetchVia(l, 12, {
+      replicaId: 2,
+      topics: [{ topic: 'rep2', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    });
+    assert.equal(l.rm.getPartition('rep2', 0)!.followerState(2)!.logEndOffset, 0);
+    const long = replicaFetch(l, 2, 1, { maxWaitMs: 20_000 });
+    const early = await Promise.race([long.then(() => 'answered'), new Promise<string>((r) => setTimeout(() => r('parked'), 1000))]);
+    assert.equal(early, 'parked', 'parks for its max wait again');
+    await produce(l, 1, 1);
+    assert.ok(part(await long).records!.length > 0, 'woken by the append with the record');
+    // Follower 3 has not fetched rep2-0 either: still brief for it (within its max wait).
+    const t3 = Date.now();
+    await replicaFetch(l, 3, 2, { maxWaitMs: 20_000 });
+    assert.ok(Date.now() - t3 < 10_000, 'follower 3 parks briefly too');
   } finally {
     await l.close();
   }

@@ -23,14 +23,14 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(opts: { truncationOnFetch?: boolean } = {}): Promise<Setup> {
+async function setup(opts: { truncationOnFetch?: boolean; fetchBackoffMs?: number } = {}): Promise<Setup> {
   const l = await tempDir('fjord-leader-');
   const f = await tempDir('fjord-follower-');
   const leader = await openPartition(l.dir);
   const follower = await openPartition(f.dir);
   const fake = new FakeLeader(new Map([['t-0', leader]]));
   fake.truncationOnFetch = opts.truncationOnFetch ?? true;
-  const fetcher = new ReplicaFetcher(fake, 0, TEST_FETCHER_CONFIG, silentLogger());
+  const fetcher = new ReplicaFetcher(fake, 0, { ...TEST_FETCHER_CONFIG, fetchBackoffMs: opts.fetchBackoffMs ?? TEST_FETCHER_CONFIG.fetchBackoffMs }, silentLogger());
   fetcher.start();
   return {
     leader,
@@ -237,6 +237,27 @@ test('FENCED_LEADER_EPOCH fails the partition until re-added; other errors back 
     assert.equal(s.fetcher.failed.has('t-0'), false);
     await caughtUp(s);
     assert.equal(s.fake.scriptedErrors.get('t-0')!.length, 0, 'both errors were met and retried');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a partition just added is asked again soon while its leader is not ready for it; once answered, errors wait the whole backoff', async () => {
+  const s = await setup({ fetchBackoffMs: 30_000 });
+  try {
+    await s.leader.appendAsFollower(epochBatch(0, 3, 0));
+    // The follower asked before the leader processed its LeaderAndIsr (or had the topic's id).
+    s.fake.scriptedErrors.set('t-0', [ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_LEADER_EPOCH]);
+    const started = Date.now();
+    add(s, 0, 0);
+    await caughtUp(s);
+    assert.ok(Date.now() - started < 15_000, `caught up in ${Date.now() - started} ms, not after 30 s backoffs`);
+    assert.equal(s.fake.scriptedErrors.get('t-0')!.length, 0);
+    // Answered once: the same error now waits replica.fetch.backoff.ms.
+    s.fake.scriptedErrors.set('t-0', [ErrorCode.NOT_LEADER_OR_FOLLOWER]);
+    await s.leader.appendAsFollower(epochBatch(3, 1, 0));
+    await waitFor('the error met', () => s.fake.scriptedErrors.get('t-0')!.length === 0 && s.fetcher.stateOf('t-0')!.delayUntil > Date.now());
+    assert.ok(s.fetcher.stateOf('t-0')!.delayUntil - Date.now() > 20_000, 'backs off the whole replica.fetch.backoff.ms');
   } finally {
     await s.close();
   }

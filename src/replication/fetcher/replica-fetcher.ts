@@ -11,7 +11,8 @@
  *    wrote them and take its high watermark and log start; `diverging_epoch` → truncate there
  *    and go on; OFFSET_OUT_OF_RANGE → ask the leader's log end / start and truncate to it (or
  *    restart the log at its start); FENCED_LEADER_EPOCH → the partition is failed until the next
- *    LeaderAndIsr re-adds it; other errors → the partition backs off.
+ *    LeaderAndIsr re-adds it; other errors → the partition backs off (before its first answer,
+ *    "leader not ready yet" errors are retried after 50 ms, up to 20 times).
  *
  * Removing a partition waits for an append or truncation of it in progress, so a LeaderAndIsr
  * that makes this broker the leader never races the fetcher's last write.
@@ -42,7 +43,23 @@ export interface PartitionFetchState {
   lag: number;
   /** An append or truncation in progress. */
   busy: Promise<unknown> | undefined;
+  /** Whether the leader has answered a fetch of it without error since it was added. */
+  answered: boolean;
+  /** Quick retries spent on "the leader is not ready yet" errors before the first answer. */
+  quickRetries: number;
 }
+
+/**
+ * Errors a follower meets when it asks before the leader has processed its own LeaderAndIsr (or
+ * the UpdateMetadata with the topic's id): the controller sends both brokers theirs at once.
+ */
+const LEADER_NOT_READY = new Set<number>([
+  ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_LEADER_EPOCH,
+]);
+/** Before a partition's first answer, those errors are retried after this long (not replica.fetch.backoff.ms)... */
+const QUICK_RETRY_MS = 50;
+/** ...this many times (about one default backoff in all), then the backoff applies. */
+const QUICK_RETRIES = 20;
 
 const EMPTY = Buffer.alloc(0);
 /** Kafka's 12-byte log overhead (base offset + length). */
@@ -120,6 +137,8 @@ export class ReplicaFetcher {
         delayUntil: 0,
         lag: -1,
         busy: undefined,
+        answered: false,
+        quickRetries: 0,
       });
     }
     this.wake();
@@ -355,6 +374,7 @@ export class ReplicaFetcher {
         this.logger.debug({ fetcher: this.name, partition: st.key, highWatermark: data.highWatermark }, 'answer dropped: the partition changed while the fetch was out');
         continue;
       }
+      if (data.errorCode === ErrorCode.NONE) st.answered = true;
       switch (data.errorCode) {
         case ErrorCode.NONE:
           if (truncationOnFetch && data.divergingEpoch && (data.divergingEpoch.epoch >= 0 || data.divergingEpoch.endOffset >= 0)) {
@@ -374,7 +394,10 @@ export class ReplicaFetcher {
           // NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH (the leader has not caught up with the
           // controller yet), UNKNOWN_TOPIC_OR_PARTITION...: retry after the backoff.
           this.logger.debug({ fetcher: this.name, partition: st.key, errorCode: data.errorCode }, 'replica fetch error; backing off');
-          this.delay([st]);
+          // A partition just added (new topic, new leader) whose leader is not ready for it yet is
+          // asked again soon: a whole backoff (1 s) would hold up every acks=all produce to it.
+          if (!st.answered && LEADER_NOT_READY.has(data.errorCode) && st.quickRetries++ < QUICK_RETRIES) this.delay([st], Math.min(this.cfg.fetchBackoffMs, QUICK_RETRY_MS));
+          else this.delay([st]);
       }
     }
     // Kafka's truncateOnFetchResponse.

@@ -20,13 +20,23 @@ import { defineHandler, type RequestContext } from './types.js';
 /** What the request itself says of a partition: the session's record of it, before any response. */
 type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch' | 'replicaLogStartOffset'>;
 
+/**
+ * The topic a v13+ fetch names by id ('' when unknown). A follower's fetch may also name a topic
+ * of a partition this broker leads that the metadata image does not know yet (LeaderAndIsr
+ * arrives before UpdateMetadata): the hosted partition's id answers it.
+ */
+function topicNameOfId(topicId: string, ctx: RequestContext, fromReplica: boolean): string {
+  const name = ctx.services.metadata.topicById(topicId)?.name;
+  if (name !== undefined || !fromReplica) return name ?? '';
+  return ctx.services.replicaManager.hostedTopicName(topicId) ?? '';
+}
+
 /** The request's partitions with topic names resolved (v13+ names come from topic ids). */
-function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boolean): Requested[] {
+function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boolean, fromReplica: boolean): Requested[] {
   const out: Requested[] = [];
   for (const t of req.topics) {
-    const info = useIds ? ctx.services.metadata.topicById(t.topicId) : ctx.services.metadata.topic(t.topic);
-    const topic = useIds ? (info?.name ?? '') : t.topic;
-    const topicId = useIds ? t.topicId : (info?.topicId ?? ZERO_UUID);
+    const topic = useIds ? topicNameOfId(t.topicId, ctx, fromReplica) : t.topic;
+    const topicId = useIds ? t.topicId : (ctx.services.metadata.topic(t.topic)?.topicId ?? ZERO_UUID);
     for (const p of t.partitions) {
       out.push({
         topic,
@@ -163,7 +173,7 @@ export const fetchHandler = defineHandler({
       hardMaxBytes: version <= 2,
       replicaId: version >= 15 ? req.replicaState.replicaId : req.replicaId,
     };
-    const requested = requestedPartitions(req, ctx, useIds);
+    const requested = requestedPartitions(req, ctx, useIds, params.replicaId >= 0);
     const sessions = rm.fetchSessions;
 
     // Sessionless (v0-v6, or epoch -1) and full fetches answer every requested partition.
@@ -195,7 +205,7 @@ export const fetchHandler = defineHandler({
     session.advanceEpoch();
     const members: SessionPartition[] = [...session.partitions.values()];
     const asRequested = (sp: SessionPartition): Requested => ({
-      topic: useIds ? (ctx.services.metadata.topicById(sp.topicId)?.name ?? '') : sp.topic,
+      topic: useIds ? topicNameOfId(sp.topicId, ctx, params.replicaId >= 0) : sp.topic,
       topicId: sp.topicId,
       partition: sp.partition,
       fetchOffset: sp.fetchOffset,
