@@ -15,6 +15,8 @@ import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
+import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
+import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
@@ -29,6 +31,7 @@ export class Broker {
   private logManager: LogManager | undefined;
   private replicaManager: ReplicaManager | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
+  private txnCoordinator: TxnCoordinator | undefined;
   private zk: ZkMode | undefined;
   /** Cluster mode: the controller this broker hosts (active only while elected). */
   private controller: KafkaController | undefined;
@@ -38,6 +41,8 @@ export class Broker {
   constructor(
     readonly config: BrokerConfig,
     private readonly logger: Logger,
+    /** Tests may substitute how transaction markers are written (default: WriteTxnMarkers over the wire). */
+    private readonly overrides: { txnMarkerWriter?: TxnMarkerWriter } = {},
   ) {}
 
   get services(): BrokerServices {
@@ -150,6 +155,24 @@ export class Broker {
     const replicaManager = this.replicaManager;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
+    // Markers go to each partition's leader over the inter-broker listener, this broker included.
+    const markers =
+      this.overrides.txnMarkerWriter ??
+      new WireTxnMarkerWriter({
+        metadata,
+        endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
+        clientId: `txn-marker-sender-${cfg.brokerId}`,
+        requestTimeoutMs: cfg.requestTimeoutMs,
+      });
+    this.txnCoordinator = new TxnCoordinator({
+      config: cfg,
+      metadata,
+      replicaManager,
+      logger: log.child({ component: 'txn-coordinator' }),
+      producerIds: replicaManager.producerIds,
+      markers,
+    });
+    this.txnCoordinator.start();
 
     let clusterControl: ClusterControl | undefined;
     if (this.zk && this.image) {
@@ -180,6 +203,7 @@ export class Broker {
       logManager: this.logManager,
       replicaManager: this.replicaManager,
       groupCoordinator: this.groupCoordinator,
+      txnCoordinator: this.txnCoordinator,
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
@@ -255,6 +279,7 @@ export class Broker {
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
     if (this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
     await this.server?.stop();
+    this.txnCoordinator?.shutdown();
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();

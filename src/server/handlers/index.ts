@@ -7,6 +7,11 @@ import { produceHandler } from './00-produce.js';
 import { fetchHandler } from './01-fetch.js';
 import { listOffsetsHandler } from './02-list-offsets.js';
 import { initProducerIdHandler } from './22-init-producer-id.js';
+import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js';
+import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js';
+import { endTxnHandler } from './26-end-txn.js';
+import { describeTransactionsHandler } from './65-describe-transactions.js';
+import { listTransactionsHandler } from './66-list-transactions.js';
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
 import { metadataHandler } from './03-metadata.js';
 import { apiVersionsHandler } from './18-api-versions.js';
@@ -43,6 +48,11 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   fetchHandler,
   listOffsetsHandler,
   initProducerIdHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
   offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,
