@@ -9,6 +9,7 @@
 import { InitProducerIdRequestCodec, InitProducerIdResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
 import { FailureLog } from '../../storage/failure-log.js';
 import type { StorageLogger } from '../../storage/logger.js';
 
@@ -33,7 +34,7 @@ export const initProducerIdHandler = defineHandler({
         producerId: req.producerId,
         producerEpoch: req.producerEpoch,
       });
-      return { throttleTimeMs: 0, ...r };
+      return { throttleTimeMs: 0, ...r, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 4) };
     }
     try {
       const producerId = await ctx.services.replicaManager.producerIds.generate();

@@ -11,6 +11,7 @@ import type { Input } from '../../protocol/primitives/index.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
 import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
 
 interface PartitionError {
   topic: string;
@@ -59,7 +60,8 @@ export const addPartitionsToTxnHandler = defineHandler({
         verifyOnly: false,
         topics: req.v3AndBelowTopics,
       });
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTopicV3AndBelow: byTopic(results) };
+      const v = ctx.header.apiVersion;
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTopicV3AndBelow: byTopic(results.map((r) => ({ ...r, errorCode: fencedForVersion(r.errorCode, v, 2) }))) };
     }
     const resultsByTransaction = await Promise.all(
       req.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: byTopic(await addOne(txnCoordinator, metadata, t)) })),

@@ -4,6 +4,7 @@
  */
 import { AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec } from '../../protocol/messages/index.js';
 import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
 
 export const addOffsetsToTxnHandler = defineHandler({
   apiKey: 25,
@@ -20,6 +21,6 @@ export const addOffsetsToTxnHandler = defineHandler({
       groupId: req.groupId,
       offsetsPartition: groupCoordinator.partitionFor(req.groupId),
     });
-    return { throttleTimeMs: 0, errorCode };
+    return { throttleTimeMs: 0, errorCode: fencedForVersion(errorCode, ctx.header.apiVersion, 2) };
   },
 });

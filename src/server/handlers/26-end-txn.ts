@@ -5,6 +5,7 @@
  */
 import { EndTxnRequestCodec, EndTxnResponseCodec } from '../../protocol/messages/index.js';
 import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
 
 export const endTxnHandler = defineHandler({
   apiKey: 26,
@@ -19,6 +20,6 @@ export const endTxnHandler = defineHandler({
       producerEpoch: req.producerEpoch,
       commit: req.committed,
     });
-    return { throttleTimeMs: 0, errorCode: r.errorCode, producerId: r.producerId, producerEpoch: r.producerEpoch };
+    return { throttleTimeMs: 0, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 2), producerId: r.producerId, producerEpoch: r.producerEpoch };
   },
 });
