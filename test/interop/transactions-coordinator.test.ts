@@ -1,5 +1,5 @@
 /**
- * kafkajs transactions against the coordinator side (issue 14): init, begin, send, commit and
+ * kafkajs and confluent-kafka transactions against the coordinator side (issue 14): init, begin, send, commit and
  * abort, with markers written by a recording TxnMarkerWriter until the partitions'
  * WriteTxnMarkers handler lands (so what read_committed consumers see is not checked here).
  * sendOffsets needs TxnOffsetCommit (28), not served yet.
@@ -9,6 +9,9 @@ import assert from 'node:assert/strict';
 import kafkajs from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { PYTHON, requirePeer } from '../helpers/peers.js';
 import type { TxnMarkerRequest, TxnMarkerResult, TxnMarkerWriter } from '../../src/coordinator/txn/markers.js';
 
 class RecordingMarkers implements TxnMarkerWriter {
@@ -52,4 +55,25 @@ test('kafkajs: a transactional producer commits one transaction over two partiti
   assert.deepEqual(abort?.partitions, [{ topic: 'kjs-txn', partition: 0 }]);
   const d = await b.broker.services.txnCoordinator.describe('kjs-tx');
   assert.equal(d.transactionState, 'CompleteAbort');
+});
+
+test('confluent-kafka: init_transactions returns at once and a transaction over two partitions commits', async (t) => {
+  if (!requirePeer(t, 'python3-confluent-kafka')) return;
+  await b.broker.services.metadata.createTopic({ name: 'ck-txn', numPartitions: 2, replicationFactor: 1, configs: {} });
+  const py = [
+    'import time',
+    'from confluent_kafka import Producer',
+    `p = Producer({'bootstrap.servers': '${b.bootstrap}', 'transactional.id': 'ck-tx'})`,
+    't = time.time(); p.init_transactions(60); print("init_seconds", time.time() - t)',
+    "p.begin_transaction(); p.produce('ck-txn', b'v1', partition=0); p.produce('ck-txn', b'v2', partition=1); p.commit_transaction(60)",
+    'print("committed")',
+  ].join('\n');
+  const before = markers.calls.length;
+  const { stdout } = await promisify(execFile)(PYTHON, ['-c', py], { encoding: 'utf8', timeout: 120000 });
+  assert.match(stdout, /committed/);
+  const initSeconds = Number(/init_seconds ([\d.]+)/.exec(stdout)?.[1]);
+  assert.ok(initSeconds < 30, `init_transactions took ${initSeconds} s (it blocked 120 s when refused)`);
+  const commit = markers.calls.slice(before).find((m) => m.commit);
+  assert.deepEqual(commit?.partitions.map((p) => `${p.topic}-${p.partition}`).sort(), ['ck-txn-0', 'ck-txn-1']);
+  assert.equal((await b.broker.services.txnCoordinator.describe('ck-tx')).transactionState, 'CompleteCommit');
 });
