@@ -10,6 +10,7 @@ import { initProducerIdHandler } from './22-init-producer-id.js';
 import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js';
 import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js';
 import { endTxnHandler } from './26-end-txn.js';
+import { txnOffsetCommitHandler } from './28-txn-offset-commit.js';
 import { describeTransactionsHandler } from './65-describe-transactions.js';
 import { listTransactionsHandler } from './66-list-transactions.js';
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
@@ -51,6 +52,7 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   addPartitionsToTxnHandler,
   addOffsetsToTxnHandler,
   endTxnHandler,
+  txnOffsetCommitHandler,
   describeTransactionsHandler,
   listTransactionsHandler,
   offsetForLeaderEpochHandler,
