@@ -1,8 +1,8 @@
 /**
- * kafkajs and confluent-kafka transactions against the coordinator side (issue 14): init, begin, send, commit and
- * abort, with markers written by a recording TxnMarkerWriter until the partitions'
- * WriteTxnMarkers handler lands (so what read_committed consumers see is not checked here).
- * sendOffsets needs TxnOffsetCommit (28), not served yet.
+ * kafkajs and confluent-kafka transactions against the coordinator side (issue 14): init, begin,
+ * send, sendOffsets, commit and abort, with markers recorded by a TxnMarkerWriter that, for
+ * `__consumer_offsets` partitions, does what the WriteTxnMarkers handler will (tell the group
+ * coordinator); what read_committed consumers see is not checked here.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +18,9 @@ class RecordingMarkers implements TxnMarkerWriter {
   readonly calls: TxnMarkerRequest[] = [];
   async writeMarkers(req: TxnMarkerRequest): Promise<TxnMarkerResult[]> {
     this.calls.push(req);
+    for (const p of req.partitions) {
+      if (p.topic === '__consumer_offsets') await b.broker.services.groupCoordinator.onTransactionCompleted(p.partition, req.producerId, req.commit);
+    }
     return req.partitions.map((p) => ({ ...p, errorCode: ErrorCode.NONE }));
   }
   close(): void {}
@@ -30,7 +33,7 @@ before(async () => {
 });
 after(() => b.stop());
 
-test('kafkajs: a transactional producer commits one transaction over two partitions and aborts another', async () => {
+test('kafkajs: a transactional producer commits one transaction over two partitions with sendOffsets and aborts another', async () => {
   const kafka = new kafkajs.Kafka({ clientId: 'fjord-txn', brokers: [b.bootstrap], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 8 } });
   const admin = kafka.admin();
   await admin.connect();
@@ -41,6 +44,7 @@ test('kafkajs: a transactional producer commits one transaction over two partiti
   try {
     const t1 = await producer.transaction();
     await t1.send({ topic: 'kjs-txn', messages: [{ key: 'a', value: '1', partition: 0 }, { key: 'b', value: '2', partition: 1 }] });
+    await t1.sendOffsets({ consumerGroupId: 'kjs-txn-group', topics: [{ topic: 'kjs-txn', partitions: [{ partition: 0, offset: '17' }] }] });
     await t1.commit();
     const t2 = await producer.transaction();
     await t2.send({ topic: 'kjs-txn', messages: [{ key: 'c', value: '3', partition: 0 }] });
@@ -50,7 +54,12 @@ test('kafkajs: a transactional producer commits one transaction over two partiti
   }
   const commit = markers.calls.find((m) => m.commit);
   assert.ok(commit, 'commit markers were sent');
-  assert.deepEqual(commit.partitions.map((p) => `${p.topic}-${p.partition}`).sort(), ['kjs-txn-0', 'kjs-txn-1']);
+  assert.deepEqual(commit.partitions.map((p) => p.topic).sort(), ['__consumer_offsets', 'kjs-txn', 'kjs-txn']);
+  const admin2 = kafka.admin();
+  await admin2.connect();
+  const offsets = await admin2.fetchOffsets({ groupId: 'kjs-txn-group', topics: ['kjs-txn'] });
+  await admin2.disconnect();
+  assert.equal(offsets[0]!.partitions.find((p) => p.partition === 0)?.offset, '17', 'the offsets sent in the committed transaction');
   const abort = markers.calls.find((m) => !m.commit);
   assert.deepEqual(abort?.partitions, [{ topic: 'kjs-txn', partition: 0 }]);
   const d = await b.broker.services.txnCoordinator.describe('kjs-tx');

@@ -14,7 +14,8 @@ import {
   AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec,
   ApiVersionsRequestCodec, ApiVersionsResponseCodec, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec,
   EndTxnRequestCodec, EndTxnResponseCodec, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec,
-  InitProducerIdResponseCodec, ListTransactionsRequestCodec, ListTransactionsResponseCodec,
+  InitProducerIdResponseCodec, ListTransactionsRequestCodec, ListTransactionsResponseCodec, OffsetFetchRequestCodec, OffsetFetchResponseCodec,
+  TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import type { TxnMarkerRequest, TxnMarkerResult, TxnMarkerWriter } from '../../../src/coordinator/txn/markers.js';
 import { partitionForGroup } from '../../../src/coordinator/group/partition-for-group.js';
@@ -22,8 +23,11 @@ import { createTopic } from './data-plane-helpers.js';
 
 class RecordingMarkers implements TxnMarkerWriter {
   readonly calls: TxnMarkerRequest[] = [];
+  /** Stands in for what the WriteTxnMarkers handler does after writing a marker. */
+  onWritten: (req: TxnMarkerRequest) => Promise<void> = async () => undefined;
   async writeMarkers(req: TxnMarkerRequest): Promise<TxnMarkerResult[]> {
     this.calls.push(req);
+    await this.onWritten(req);
     return req.partitions.map((p) => ({ ...p, errorCode: ErrorCode.NONE }));
   }
   close(): void {}
@@ -76,7 +80,7 @@ const partitionCodes = (r: { resultsByTopicV3AndBelow: { name: string; resultsBy
 test("ApiVersions advertises the transaction APIs at Kafka 3.9's versions", async () => {
   const res = await c.request(18, ApiVersionsRequestCodec, ApiVersionsResponseCodec, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
   const range = (k: number) => res.apiKeys.find((a) => a.apiKey === k);
-  assert.deepEqual([22, 24, 25, 26, 65, 66].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion]), [[22, 0, 5], [24, 0, 5], [25, 0, 4], [26, 0, 4], [65, 0, 0], [66, 0, 1]]);
+  assert.deepEqual([22, 24, 25, 26, 28, 65, 66].map((k) => [k, range(k)?.minVersion, range(k)?.maxVersion]), [[22, 0, 5], [24, 0, 5], [25, 0, 4], [26, 0, 4], [28, 0, 4], [65, 0, 0], [66, 0, 1]]);
 });
 
 test('FindCoordinator with the TRANSACTION key creates __transaction_state and answers this broker', async () => {
@@ -208,3 +212,34 @@ test('a restarted broker reloads __transaction_state: ids, epochs and an open tr
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+for (const version of [0, 1, 2, 3, 4]) {
+  test(`TxnOffsetCommit v${version}: offsets invisible (UNSTABLE_OFFSET_COMMIT to require_stable) until the transaction commits`, async () => {
+    const id = `wire-offsets-${version}`;
+    const group = `wire-offsets-group-${version}`;
+    // What the WriteTxnMarkers handler will do for __consumer_offsets partitions once it lands.
+    markers.onWritten = async (req) => {
+      for (const p of req.partitions) {
+        if (p.topic === '__consumer_offsets') await b.broker.services.groupCoordinator.onTransactionCompleted(p.partition, req.producerId, req.commit);
+      }
+    };
+    await findTxnCoordinator(c, id);
+    await c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: group, keyType: 0 });
+    await b.broker.services.groupCoordinator.loaded();
+    const init = await initPid(4, id);
+    const pe = { transactionalId: id, producerId: init.producerId, producerEpoch: init.producerEpoch };
+    assert.equal((await c.request(25, AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, 3, { ...pe, groupId: group })).errorCode, 0);
+    const commit = await c.request(28, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec, version, {
+      ...pe, groupId: group, generationId: -1, memberId: '', groupInstanceId: null,
+      topics: [{ name: 'tt', partitions: [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: -1, committedMetadata: 'x' }, { partitionIndex: 9, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    });
+    assert.deepEqual(commit.topics[0]!.partitions.map((p) => [p.partitionIndex, p.errorCode]), [[0, 0], [9, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    const fetch = (requireStable: boolean) =>
+      c.request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 7, { groupId: group, topics: [{ name: 'tt', partitionIndexes: [0] }], requireStable }).then((r) => r.topics[0]!.partitions[0]!);
+    assert.equal((await fetch(false)).committedOffset, -1n);
+    assert.equal((await fetch(true)).errorCode, ErrorCode.UNSTABLE_OFFSET_COMMIT);
+    assert.equal((await c.request(26, EndTxnRequestCodec, EndTxnResponseCodec, 3, { ...pe, committed: true })).errorCode, 0);
+    const after = await until('the offsets to become visible', () => fetch(true), (p) => p.errorCode === 0 && p.committedOffset === 42n);
+    assert.equal(after.metadata, 'x');
+  });
+}
