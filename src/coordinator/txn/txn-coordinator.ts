@@ -9,7 +9,7 @@ import type { BrokerConfig } from '../../server/config/index.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
-import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
 import { FailureLog } from '../../storage/failure-log.js';
 import { CoordinatorRuntime } from '../runtime/runtime.js';
 import { ReplicaManagerCoordinatorLog } from '../runtime/partition-log.js';
@@ -321,6 +321,7 @@ export class TxnCoordinator {
     const commit = m.state === TxnState.PrepareCommit;
     let pending = partitionList(m);
     let backoff = this.opts.markerRetryBackoffMs ?? 50;
+    let attempts = 0;
     while (pending.length > 0) {
       if (shard.unloaded || this.closed) return;
       const results = await this.opts.markers.writeMarkers({
@@ -342,6 +343,12 @@ export class TxnCoordinator {
         next.push({ topic: r.topic, partition: r.partition });
       }
       pending = next;
+      // Said once per transaction: a leader that keeps refusing (one without WriteTxnMarkers, a
+      // partition without a leader) holds the transaction in its Prepare state meanwhile.
+      if (++attempts === 20 && pending.length > 0) {
+        const codes = results.filter((r) => pending.some((p) => p.topic === r.topic && p.partition === r.partition)).map((r) => `${r.topic}-${r.partition}: ${errorName(r.errorCode)}`);
+        this.opts.logger.warn({ transactionalId: m.transactionalId, producerId: String(m.producerId) }, `transaction markers still not written after ${attempts} attempts (${codes.join(', ')}); retrying`);
+      }
       if (pending.length > 0) {
         await this.sleep(backoff);
         backoff = Math.min(1000, backoff * 2);
