@@ -17,6 +17,7 @@ import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
+import { ZkProducerIdBlocks } from '../coordinator/txn/producer-ids.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
@@ -169,7 +170,8 @@ export class Broker {
       metadata,
       replicaManager,
       logger: log.child({ component: 'txn-coordinator' }),
-      producerIds: replicaManager.producerIds,
+      // Cluster mode: blocks from /latest_producer_id_block, unique across brokers (as Kafka).
+      producerIds: this.zk ? new ZkProducerIdBlocks(await this.zk.zkClient(), cfg.brokerId) : replicaManager.producerIds,
       markers,
     });
     this.txnCoordinator.start();

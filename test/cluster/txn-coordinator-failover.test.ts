@@ -44,6 +44,25 @@ const describe = (port: number) => ask(port, (cl) => cl.request(65, DescribeTran
 const init = (port: number) =>
   ask(port, (cl) => cl.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: ID, transactionTimeoutMs: 600000, producerId: -1n, producerEpoch: -1 }));
 
+test('producer ids come from /latest_producer_id_block: no two brokers hand out the same one', async (t) => {
+  if (!c) {
+    t.skip('ZooKeeper is not available');
+    return;
+  }
+  const ids: bigint[] = [];
+  for (const b of c.brokers) {
+    for (let i = 0; i < 2; i++) {
+      const r = await ask(b.port, (cl) => cl.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: -1, producerId: -1n, producerEpoch: -1 }));
+      assert.equal(r.errorCode, 0);
+      ids.push(r.producerId);
+    }
+  }
+  assert.equal(new Set(ids).size, ids.length, `distinct ids: ${ids.join(', ')}`);
+  const node = await (await c.zk()).getIfExists('/latest_producer_id_block');
+  const block = JSON.parse(node!.data.toString()) as { block_end: string };
+  assert.ok(ids.every((id) => id <= BigInt(block.block_end)), 'every id is inside a block taken from ZooKeeper');
+});
+
 test('a new leader of the transactional id partition loads it and coordinates the open transaction', async (t) => {
   if (!c) {
     t.skip('ZooKeeper is not available');

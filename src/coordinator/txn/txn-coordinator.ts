@@ -19,6 +19,7 @@ import { decodeTxnRecord, encodeTxnRecord, type TxnRecord } from './records.js';
 import { TxnShard, type TxnCoordinatorConfig } from './txn-shard.js';
 import { TxnState, partitionList, type TxnMetadata } from './txn-state.js';
 import { markerErrorAction, type TxnMarkerWriter } from './markers.js';
+import type { ProducerIdSource } from './producer-ids.js';
 import {
   abortTimedOut,
   addPartitions,
@@ -57,8 +58,8 @@ export interface TxnCoordinatorOptions {
   metadata: MetadataStore;
   replicaManager: ReplicaManager;
   logger: Logger;
-  /** Fresh producer ids (the broker's ProducerIdManager). */
-  producerIds: { generate(): Promise<bigint> };
+  /** Fresh producer ids: the broker's ProducerIdManager (embedded), ZooKeeper blocks (cluster mode). */
+  producerIds: ProducerIdSource;
   markers: TxnMarkerWriter;
   /** Tests may substitute the log, the clock and the settings. */
   log?: CoordinatorLog;
@@ -121,6 +122,11 @@ export class TxnCoordinator {
     for (const t of this.sleepers) clearTimeout(t);
     this.sleepers.clear();
     this.opts.markers.close();
+  }
+
+  /** Where every producer id of this broker comes from (idempotent producers too). */
+  get producerIds(): ProducerIdSource {
+    return this.opts.producerIds;
   }
 
   partitionFor(transactionalId: string): number {

@@ -1,6 +1,7 @@
 /**
  * InitProducerId v0-v5. Without a transactional id (idempotent producers) every request gets a
- * fresh producer id (epoch 0) from the persistent id block, exactly as Kafka does for
+ * fresh producer id (epoch 0) from the persistent id block (a file in embedded mode,
+ * `/latest_producer_id_block` in cluster mode), exactly as Kafka does for
  * non-transactional producers (it ignores any producer id/epoch the request carries). With one,
  * the transaction coordinator answers (epoch bump, fencing, KIP-360 resumption; see
  * src/coordinator/txn/). When the id block cannot be persisted (a full disk) the answer is the
@@ -37,7 +38,7 @@ export const initProducerIdHandler = defineHandler({
       return { throttleTimeMs: 0, ...r, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 4) };
     }
     try {
-      const producerId = await ctx.services.replicaManager.producerIds.generate();
+      const producerId = await ctx.services.txnCoordinator.producerIds.generate();
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 };
     } catch (err) {
       // The id block could not be persisted (a full disk). Kafka answers the retriable
