@@ -23,6 +23,11 @@ import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 
+export interface BrokerOptions {
+  /** Test seam: how transaction markers are written (default: WriteTxnMarkers to each partition's leader). */
+  txnMarkerWriter?: TxnMarkerWriter;
+}
+
 export class Broker {
   private server: SocketServer | undefined;
   private metadataStore: MetadataStore | undefined;
@@ -42,8 +47,7 @@ export class Broker {
   constructor(
     readonly config: BrokerConfig,
     private readonly logger: Logger,
-    /** Tests may substitute how transaction markers are written (default: WriteTxnMarkers over the wire). */
-    private readonly overrides: { txnMarkerWriter?: TxnMarkerWriter } = {},
+    private readonly options: BrokerOptions = {},
   ) {}
 
   get services(): BrokerServices {
@@ -158,7 +162,7 @@ export class Broker {
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
     const markers =
-      this.overrides.txnMarkerWriter ??
+      this.options.txnMarkerWriter ??
       new WireTxnMarkerWriter({
         metadata,
         endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
