@@ -110,6 +110,12 @@ export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
     };
   }
 
+  /** Whether any transactional commit of the group is pending. */
+  hasPendingTxnOffsets(group: string): boolean {
+    for (const s of this.pendingTxnOffsets.values()) if (s.hasOffsets(group)) return true;
+    return false;
+  }
+
   /** Whether a transactional commit of the group's partition is pending (OffsetFetch require_stable). */
   hasPendingTxnOffset(group: string, topic: string, partition: number): boolean {
     for (const s of this.pendingTxnOffsets.values()) if (s.get(group, topic, partition)) return true;

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { harness } from './harness.js';
 import { MemoryLog } from '../memory-log.js';
 import { commitOffsets, fetchOffsets, txnCommitOffsets, type TxnCommitRequest } from '../../../src/coordinator/group/offsets.js';
+import { expireOffsets } from '../../../src/coordinator/group/expiry.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 
 const txnReq = (producerId: bigint, offset: bigint, over: Partial<TxnCommitRequest> = {}): TxnCommitRequest => ({
@@ -61,4 +62,16 @@ test('member checks of TxnOffsetCommit v3+: an unknown member or generation of a
   await h.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(5n, 1n), now));
   const res2 = await h.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(5n, 1n, { generationId: 0, memberId: 'nobody' }), now));
   assert.equal(res2[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
+});
+
+test('expiry keeps a partition (and its group) while a transactional commit of it is pending', async () => {
+  const h = await harness();
+  await h.runtime.write(0, (s, now) => commitOffsets(s, { groupId: 'g', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, apiVersion: 8, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }, now));
+  await h.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(9n, 10n), now));
+  h.clock.now += 8 * 24 * 3600_000;
+  assert.equal(await h.runtime.write(0, (s, now) => expireOffsets(s, now)), 0, 'nothing expires while the commit is pending');
+  assert.ok(h.shard().groups.has('g'));
+  await h.runtime.write(0, (s) => (s.replayEndTransaction(9n, false, false), { records: [], response: undefined }));
+  assert.equal(await h.runtime.write(0, (s, now) => expireOffsets(s, now)), 1, 'once aborted, the old commit expires');
+  assert.ok(!h.shard().groups.has('g'), 'and the group left with nothing goes');
 });
