@@ -39,6 +39,7 @@ export const Api = {
   DeleteRecords: api(21, m.DeleteRecordsRequestCodec, m.DeleteRecordsResponseCodec),
   OffsetForLeaderEpoch: api(23, m.OffsetForLeaderEpochRequestCodec, m.OffsetForLeaderEpochResponseCodec),
   InitProducerId: api(22, m.InitProducerIdRequestCodec, m.InitProducerIdResponseCodec),
+  WriteTxnMarkers: api(27, m.WriteTxnMarkersRequestCodec, m.WriteTxnMarkersResponseCodec),
   DescribeConfigs: api(32, m.DescribeConfigsRequestCodec, m.DescribeConfigsResponseCodec),
   AlterConfigs: api(33, m.AlterConfigsRequestCodec, m.AlterConfigsResponseCodec),
   DescribeLogDirs: api(35, m.DescribeLogDirsRequestCodec, m.DescribeLogDirsResponseCodec),
@@ -47,6 +48,5 @@ export const Api = {
   IncrementalAlterConfigs: api(44, m.IncrementalAlterConfigsRequestCodec, m.IncrementalAlterConfigsResponseCodec),
   OffsetDelete: api(47, m.OffsetDeleteRequestCodec, m.OffsetDeleteResponseCodec),
   DescribeCluster: api(60, m.DescribeClusterRequestCodec, m.DescribeClusterResponseCodec),
-  WriteTxnMarkers: api(27, m.WriteTxnMarkersRequestCodec, m.WriteTxnMarkersResponseCodec),
   DescribeProducers: api(61, m.DescribeProducersRequestCodec, m.DescribeProducersResponseCodec),
 } as const;

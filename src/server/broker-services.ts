@@ -10,6 +10,7 @@ import type { AdminServices } from './admin/index.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
+import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import type { KafkaController } from '../controller/index.js';
 import type { StopReplicaPartition } from '../replication/replica-manager.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
@@ -59,6 +60,8 @@ export interface BrokerServices {
   readonly admin: AdminServices;
   /** Consumer groups and committed offsets (`__consumer_offsets`). */
   readonly groupCoordinator: GroupCoordinator;
+  /** Transactions (`__transaction_state`). */
+  readonly txnCoordinator: TxnCoordinator;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

@@ -15,6 +15,9 @@ import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
+import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
+import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
+import { ZkProducerIdBlocks } from '../coordinator/txn/producer-ids.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
@@ -25,6 +28,8 @@ import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.
 export interface BrokerOptions {
   /** Test seam: consulted before each controller and replica-fetcher request to another broker. */
   interBrokerInterceptor?: InterBrokerInterceptor;
+  /** Test seam: how transaction markers are written (default: WriteTxnMarkers to each partition's leader). */
+  txnMarkerWriter?: TxnMarkerWriter;
 }
 
 export class Broker {
@@ -36,6 +41,7 @@ export class Broker {
   private logManager: LogManager | undefined;
   private replicaManager: ReplicaManager | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
+  private txnCoordinator: TxnCoordinator | undefined;
   private zk: ZkMode | undefined;
   /** Cluster mode: the controller this broker hosts (active only while elected). */
   private controller: KafkaController | undefined;
@@ -159,6 +165,25 @@ export class Broker {
     const replicaManager = this.replicaManager;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
+    // Markers go to each partition's leader over the inter-broker listener, this broker included.
+    const markers =
+      this.options.txnMarkerWriter ??
+      new WireTxnMarkerWriter({
+        metadata,
+        endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
+        clientId: `txn-marker-sender-${cfg.brokerId}`,
+        requestTimeoutMs: cfg.requestTimeoutMs,
+      });
+    this.txnCoordinator = new TxnCoordinator({
+      config: cfg,
+      metadata,
+      replicaManager,
+      logger: log.child({ component: 'txn-coordinator' }),
+      // Cluster mode: blocks from /latest_producer_id_block, unique across brokers (as Kafka).
+      producerIds: this.zk ? new ZkProducerIdBlocks(await this.zk.zkClient(), cfg.brokerId) : replicaManager.producerIds,
+      markers,
+    });
+    this.txnCoordinator.start();
 
     let clusterControl: ClusterControl | undefined;
     if (this.zk && this.image) {
@@ -194,6 +219,7 @@ export class Broker {
       logManager: this.logManager,
       replicaManager: this.replicaManager,
       groupCoordinator: this.groupCoordinator,
+      txnCoordinator: this.txnCoordinator,
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
@@ -281,6 +307,7 @@ export class Broker {
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
     if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
     await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
+    this.txnCoordinator?.shutdown();
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();
     await this.logManager?.shutdown();

@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Broker } from '../../src/server/broker.js';
+import { Broker, type BrokerOptions } from '../../src/server/broker.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
 import { silentLogger } from '../../src/server/logger.js';
 
@@ -17,12 +17,12 @@ export interface TestBroker {
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
-export async function startTestBroker(props: Record<string, string> = {}, dir?: string): Promise<TestBroker> {
+export async function startTestBroker(props: Record<string, string> = {}, dir?: string, options: BrokerOptions = {}): Promise<TestBroker> {
   const logDir = dir ?? (await mkdtemp(join(tmpdir(), 'fjord-test-')));
   const raw = new Map<string, string>(
     Object.entries({ 'listeners': 'PLAINTEXT://127.0.0.1:0', 'log.dirs': logDir, 'group.initial.rebalance.delay.ms': '0', ...props }),
   );
-  const broker = new Broker(buildBrokerConfig(raw), silentLogger());
+  const broker = new Broker(buildBrokerConfig(raw), silentLogger(), options);
   await broker.start();
   const port = broker.boundPorts().get('PLAINTEXT')!;
   return {

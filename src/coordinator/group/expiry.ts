@@ -32,12 +32,14 @@ export function expireOffsets(shard: GroupShard, now: number): OperationResult<n
     const all = shard.offsets.list(g.groupId);
     let left = all.length;
     for (const o of all) {
-      if (!isExpired(o.topic, o.value)) continue;
+      // A transactional commit of the partition is pending: its outcome decides, not expiry.
+      if (!isExpired(o.topic, o.value) || shard.hasPendingTxnOffset(g.groupId, o.topic, o.partition)) continue;
       records.push({ type: 'offset', group: g.groupId, topic: o.topic, partition: o.partition, value: null });
       left--;
       expired++;
     }
-    if (left === 0 && g.is('Empty') && g.isEmpty) {
+    // As Kafka's hasOffsets: pending transactional commits keep the group.
+    if (left === 0 && g.is('Empty') && g.isEmpty && !shard.hasPendingTxnOffsets(g.groupId)) {
       records.push({ type: 'group', group: g.groupId, value: null });
     }
   }

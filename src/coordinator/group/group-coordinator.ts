@@ -18,7 +18,7 @@ import { partitionForGroup } from './partition-for-group.js';
 import { joinGroup, syncGroup, type JoinRequest, type SyncRequest } from './join-sync.js';
 import type { JoinOutcome, SyncOutcome } from './classic-group.js';
 import { heartbeat, leaveGroup, type HeartbeatRequest, type LeaveResult, type LeavingMember } from './heartbeat-leave.js';
-import { commitOffsets, deleteOffsets, fetchOffsets, type CommitRequest, type FetchedTopics, type OffsetDeleteResult, type TopicPartitionErrors } from './offsets.js';
+import { commitOffsets, deleteOffsets, fetchOffsets, txnCommitOffsets, type TxnCommitRequest, type CommitRequest, type FetchedTopics, type OffsetDeleteResult, type TopicPartitionErrors } from './offsets.js';
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
@@ -130,6 +130,10 @@ export class GroupCoordinator {
       }
       const count = this.partitionCount(topic);
       if (count === undefined || this.hasOffsetsBeyond(topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
+    });
+    // A transaction's marker on an offsets partition makes its pending offset commits visible or drops them.
+    this.opts.replicaManager.txnMarkerListeners.add((w) => {
+      if (w.topic === OFFSETS_TOPIC) void this.onTransactionCompleted(w.partition, w.producerId, w.commit);
     });
     sync();
   }
@@ -276,10 +280,40 @@ export class GroupCoordinator {
     }
   }
 
-  /** Committed offsets, read only after every earlier write of the partition is durable. */
-  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<{ errorCode: number; topics: FetchedTopics }> {
+  /** TxnOffsetCommit: pending until the transaction's marker (see onTransactionCompleted). */
+  async commitTransactionalOffsets(req: TxnCommitRequest): Promise<TopicPartitionErrors> {
     try {
-      const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics));
+      return await this.runtime.write(this.partitionFor(req.groupId), (s, now) => txnCommitOffsets(s, req, now));
+    } catch (err) {
+      const code = codeOf(err);
+      return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
+    }
+  }
+
+  /**
+   * A transaction marker of `producerId` was written to `__consumer_offsets` partition
+   * `offsetsPartition` (by WriteTxnMarkers, once durable): its pending transactional offsets
+   * become visible (commit) or are dropped (abort). Loading finds the marker in the log itself.
+   * Resolves false when the partition is not coordinated here (nothing to do: its next load
+   * replays the marker).
+   */
+  async onTransactionCompleted(offsetsPartition: number, producerId: bigint, commit: boolean): Promise<boolean> {
+    if (this.runtime.status(offsetsPartition) !== 'active') return false;
+    try {
+      await this.runtime.write(offsetsPartition, (s) => {
+        s.replayEndTransaction(producerId, commit, false);
+        return { records: [], response: undefined };
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Committed offsets, read only after every earlier write of the partition is durable. */
+  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): Promise<{ errorCode: number; topics: FetchedTopics }> {
+    try {
+      const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics, requireStable));
       return { errorCode: ErrorCode.NONE, topics: res };
     } catch (err) {
       return { errorCode: codeOf(err), topics: [] };

@@ -35,6 +35,8 @@ const SILENT: GroupLogger = { info: () => undefined };
 export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
   readonly groups = new Map<string, ClassicGroup>();
   readonly offsets = new OffsetStore();
+  /** Transactional offset commits waiting for their transaction's marker, per producer id. */
+  readonly pendingTxnOffsets = new Map<bigint, OffsetStore>();
 
   constructor(
     readonly ctx: GroupContext,
@@ -57,10 +59,7 @@ export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
     const createdGroup = r.value !== null && !this.groups.has(r.group);
     // A group with only committed offsets (a standalone consumer) is an Empty classic group.
     if (createdGroup) this.groups.set(r.group, new ClassicGroup(r.group, loading ? Number(r.value!.commitTimestamp) : this.ctx.now()));
-    const before = this.offsets.set(
-      r.group,
-      r.topic,
-      r.partition,
+    const value =
       r.value === null
         ? undefined
         : {
@@ -69,12 +68,58 @@ export class GroupShard implements CoordinatorShard<CoordinatorRecord> {
             metadata: r.value.metadata,
             commitTimestamp: Number(r.value.commitTimestamp),
             expireTimestamp: Number(r.value.expireTimestamp),
-          },
-    );
+          };
+    let store = this.offsets;
+    let createdPending = false;
+    if (r.producerId !== undefined) {
+      const pending = this.pendingTxnOffsets.get(r.producerId);
+      createdPending = pending === undefined;
+      store = pending ?? new OffsetStore();
+      if (createdPending) this.pendingTxnOffsets.set(r.producerId, store);
+    }
+    const before = store.set(r.group, r.topic, r.partition, value);
     return () => {
-      this.offsets.set(r.group, r.topic, r.partition, before);
+      store.set(r.group, r.topic, r.partition, before);
+      if (createdPending) this.pendingTxnOffsets.delete(r.producerId!);
       if (createdGroup) this.groups.delete(r.group);
     };
+  }
+
+  /**
+   * The transaction of `producerId` ended: its pending offsets become the committed ones
+   * (commit) or are dropped (abort), as Kafka's GroupMetadata.completePendingTxnOffsetCommit.
+   */
+  replayEndTransaction(producerId: bigint, commit: boolean, _loading: boolean): Undo | undefined {
+    const pending = this.pendingTxnOffsets.get(producerId);
+    if (!pending) return undefined;
+    this.pendingTxnOffsets.delete(producerId);
+    const undone: { group: string; topic: string; partition: number; before: ReturnType<OffsetStore['get']> }[] = [];
+    if (commit) {
+      for (const group of [...pending.groupIds()]) {
+        for (const { topic, partition, value } of pending.list(group)) {
+          undone.push({ group, topic, partition, before: this.offsets.set(group, topic, partition, value) });
+        }
+      }
+    }
+    return () => {
+      for (let i = undone.length - 1; i >= 0; i--) {
+        const u = undone[i]!;
+        this.offsets.set(u.group, u.topic, u.partition, u.before);
+      }
+      this.pendingTxnOffsets.set(producerId, pending);
+    };
+  }
+
+  /** Whether any transactional commit of the group is pending. */
+  hasPendingTxnOffsets(group: string): boolean {
+    for (const s of this.pendingTxnOffsets.values()) if (s.hasOffsets(group)) return true;
+    return false;
+  }
+
+  /** Whether a transactional commit of the group's partition is pending (OffsetFetch require_stable). */
+  hasPendingTxnOffset(group: string, topic: string, partition: number): boolean {
+    for (const s of this.pendingTxnOffsets.values()) if (s.get(group, topic, partition)) return true;
+    return false;
   }
 
   onLoaded(): void {

@@ -97,6 +97,60 @@ export function commitOffsets(shard: GroupShard, req: CommitRequest, now: number
   return { records, response };
 }
 
+export interface TxnCommitRequest {
+  groupId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  /** v3+; -1 / '' / null before (no member check, as Kafka). */
+  generationId: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  topics: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[];
+}
+
+/**
+ * TxnOffsetCommit: the offsets are written as a transactional batch of the producer and stay
+ * pending (invisible to OffsetFetch) until its transaction's marker reaches the partition.
+ */
+export function txnCommitOffsets(shard: GroupShard, req: TxnCommitRequest, now: number): Result<TopicPartitionErrors> {
+  const all = (code: number): Result<TopicPartitionErrors> => ({
+    records: [],
+    response: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })),
+  });
+  if (req.groupId === '') return all(ErrorCode.INVALID_GROUP_ID);
+  let g = shard.groups.get(req.groupId);
+  if (!g) {
+    if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
+    g = new ClassicGroup(req.groupId, now);
+    shard.groups.set(req.groupId, g);
+  }
+  if (g.is('Dead')) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+  const checksMember = req.generationId >= 0 || req.memberId !== UNKNOWN_MEMBER_ID || req.groupInstanceId !== null;
+  if (checksMember) {
+    const checked = checkMember(g, req.memberId, req.groupInstanceId);
+    if (typeof checked === 'number') return all(checked);
+    if (req.generationId !== g.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
+  }
+  const records: CoordinatorRecord[] = [];
+  const response: TopicPartitionErrors = req.topics.map((t) => ({
+    name: t.name,
+    partitions: t.partitions.map((p) => {
+      const metadata = p.committedMetadata ?? '';
+      if (metadata.length > shard.config.offsetMetadataMaxBytes) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
+      records.push({
+        type: 'offset',
+        group: req.groupId,
+        topic: t.name,
+        partition: p.partitionIndex,
+        producerId: req.producerId,
+        value: { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata, commitTimestamp: BigInt(now), expireTimestamp: -1n },
+      });
+      return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE };
+    }),
+  }));
+  return { records, response, transactional: { producerId: req.producerId, producerEpoch: req.producerEpoch } };
+}
+
 export interface FetchedPartition {
   partitionIndex: number;
   committedOffset: bigint;
@@ -108,17 +162,26 @@ export interface FetchedPartition {
 export type FetchedTopics = { name: string; partitions: FetchedPartition[] }[];
 
 /** Committed offsets of a group; `topics` null = everything it has. Unknown partitions get -1. */
-export function fetchOffsets(shard: GroupShard, groupId: string, topics: { name: string; partitions: number[] }[] | null): FetchedTopics {
+export function fetchOffsets(shard: GroupShard, groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): FetchedTopics {
   const store = shard.offsets;
+  // KIP-447: a partition with a transactional commit pending answers UNSTABLE_OFFSET_COMMIT (retriable).
+  const unstable = (topic: string, partitionIndex: number): FetchedPartition | undefined =>
+    requireStable && shard.hasPendingTxnOffset(groupId, topic, partitionIndex)
+      ? { partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT }
+      : undefined;
   if (topics === null) {
     return [...store.groupOffsets(groupId)].map(([name, parts]) => ({
       name,
-      partitions: [...parts].map(([partitionIndex, v]) => ({ partitionIndex, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: ErrorCode.NONE })),
+      partitions: [...parts].map(
+        ([partitionIndex, v]) => unstable(name, partitionIndex) ?? { partitionIndex, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: ErrorCode.NONE },
+      ),
     }));
   }
   return topics.map((t) => ({
     name: t.name,
     partitions: t.partitions.map((partitionIndex) => {
+      const u = unstable(t.name, partitionIndex);
+      if (u) return u;
       const v = store.get(groupId, t.name, partitionIndex);
       return v
         ? { partitionIndex, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: ErrorCode.NONE }

@@ -4,6 +4,7 @@
  * value), so Kafka's own formatters and lag monitors read Fjord's partitions.
  */
 import { Reader, Writer } from '../../protocol/primitives/index.js';
+import type { BatchContext } from '../runtime/types.js';
 import {
   GroupMetadataKeyCodec,
   GroupMetadataValueCodec,
@@ -26,6 +27,11 @@ export interface OffsetCommitRecord {
   partition: number;
   /** null: tombstone (offset deleted or expired). */
   value: OffsetCommitValue | null;
+  /**
+   * A transactional offset commit (TxnOffsetCommit) of this producer: pending until its
+   * transaction's marker. Not part of the record's bytes: it is the batch's producer id.
+   */
+  producerId?: bigint;
 }
 
 export interface GroupMetadataRecord {
@@ -75,7 +81,13 @@ export function encodeRecord(r: CoordinatorRecord): EncodedRecord {
  * Decodes one record of the offsets topic. Returns null for record types this coordinator does
  * not keep (newer group protocols), so replay skips them instead of failing the load.
  */
-export function decodeRecord(key: Buffer, value: Buffer | null): CoordinatorRecord | null {
+export function decodeRecord(key: Buffer, value: Buffer | null, batch?: BatchContext): CoordinatorRecord | null {
+  const r = decodePlain(key, value);
+  if (r !== null && r.type === 'offset' && batch?.isTransactional) return { ...r, producerId: batch.producerId };
+  return r;
+}
+
+function decodePlain(key: Buffer, value: Buffer | null): CoordinatorRecord | null {
   const kr = new Reader(key);
   const keyVersion = kr.int16();
   if (keyVersion === 0 || keyVersion === 1) {

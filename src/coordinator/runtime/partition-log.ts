@@ -18,7 +18,7 @@ import {
   type OpenedBatch,
 } from '../../protocol/records/index.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
-import type { CoordinatorLog, EncodedRecord } from './types.js';
+import type { BatchContext, CoordinatorLog, EncodedRecord, TransactionalProducer } from './types.js';
 
 /** How Kafka's coordinators translate a failed append into what the client should do. */
 export function coordinatorAppendError(code: number): number {
@@ -49,19 +49,25 @@ export class ReplicaManagerCoordinatorLog implements CoordinatorLog {
     private readonly onBadBatch?: (message: string) => void,
   ) {}
 
-  async append(partition: number, records: EncodedRecord[], now: number): Promise<void> {
+  async append(partition: number, records: EncodedRecord[], now: number, producer?: TransactionalProducer): Promise<void> {
     const batch = encodeBatch({
       records: records.map((r, i): KafkaRecord => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: r.key, value: r.value, headers: [] })),
       baseTimestamp: BigInt(now),
+      ...(producer ? { producerId: producer.producerId, producerEpoch: producer.producerEpoch, isTransactional: true } : {}),
     });
     const res = await this.replicaManager.appendRecords(this.topic, partition, batch, { requiredAcks: -1, origin: 'coordinator' });
     if (res.errorCode !== ErrorCode.NONE) throw new KafkaError(coordinatorAppendError(res.errorCode), res.errorMessage ?? undefined);
   }
 
-  async replay(partition: number, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void> {
+  async replay(
+    partition: number,
+    onRecord: (key: Buffer, value: Buffer | null, batch: BatchContext) => void,
+    onMarker?: (producerId: bigint, commit: boolean) => void,
+  ): Promise<void> {
     const p = this.replicaManager.getPartition(this.topic, partition);
     if (!p) throw new KafkaError(ErrorCode.NOT_COORDINATOR, `${this.topic}-${partition} is not led here`);
     await replayLog(p, onRecord, {
+      ...(onMarker ? { onMarker } : {}),
       maxDecompressedBytes: readDecompressionCap(p.log.config.maxMessageBytes),
       onBadBatch: (baseOffset, err) =>
         this.onBadBatch?.(`loading ${this.topic}-${partition}: skipped the batch at offset ${baseOffset}, which cannot be decoded (${err.message})`),
@@ -81,6 +87,8 @@ export interface ReplayOptions {
   maxDecompressedBytes?: number;
   /** A batch that cannot be decoded within the cap (or at all): it is skipped and the load goes on. */
   onBadBatch?: (baseOffset: bigint, err: RecordsError) => void;
+  /** Transaction markers (control batches: COMMIT = type 1, ABORT = type 0) of a producer. */
+  onMarker?: (producerId: bigint, commit: boolean) => void;
 }
 
 /**
@@ -89,7 +97,7 @@ export interface ReplayOptions {
  * reported and skipped whole (none of its records replayed), so one bad batch cannot stop a
  * coordinator from loading the rest of its partition.
  */
-export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: Buffer | null) => void, opts: ReplayOptions = {}): Promise<void> {
+export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: Buffer | null, batch: BatchContext) => void, opts: ReplayOptions = {}): Promise<void> {
   const maxBytes = opts.maxDecompressedBytes ?? readDecompressionCap();
   const end = p.logEndOffset;
   let offset = p.logStartOffset;
@@ -110,9 +118,22 @@ export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: B
         opts.onBadBatch?.(baseOffset, err);
         continue;
       }
-      if (batch.isControl) continue;
+      if (batch.isControl) {
+        const onMarker = opts.onMarker;
+        if (onMarker) {
+          await forEachRecordAsync(batch, (r) => {
+            // Control record key: int16 version, int16 type (0 ABORT, 1 COMMIT).
+            if (r.key !== null && r.key.length >= 4) {
+              const type = r.key.readInt16BE(2);
+              if (type === 0 || type === 1) onMarker(batch.producerId, type === 1);
+            }
+          });
+        }
+        continue;
+      }
+      const ctx: BatchContext = { producerId: batch.producerId, isTransactional: batch.isTransactional };
       await forEachRecordAsync(batch, (r) => {
-        if (r.key !== null) onRecord(r.key, r.value);
+        if (r.key !== null) onRecord(r.key, r.value, ctx);
       });
     }
     if (next <= offset) break; // nothing readable (should not happen below the end)

@@ -83,10 +83,14 @@ export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
     this.slots.set(partition, slot);
     slot.loaded = (async () => {
       const { serde } = this.opts;
-      await this.opts.log.replay(partition, (key, value) => {
-        const r = serde.decode(key, value);
-        if (r !== null) slot.shard.replay(r, true);
-      });
+      await this.opts.log.replay(
+        partition,
+        (key, value, batch) => {
+          const r = serde.decode(key, value, batch);
+          if (r !== null) slot.shard.replay(r, true);
+        },
+        (producerId, commit) => slot.shard.replayEndTransaction?.(producerId, commit, true),
+      );
       if (slot.state !== 'loading') return;
       slot.state = 'active';
       slot.shard.onLoaded();
@@ -159,7 +163,7 @@ export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
     const done = slot.tail.then(async () => {
       if (entry.failed) throw new KafkaError(ErrorCode.NOT_COORDINATOR, 'an earlier coordinator write failed');
       try {
-        await this.opts.log.append(partition, encoded, this.clock());
+        await this.opts.log.append(partition, encoded, this.clock(), result.transactional);
       } catch (err) {
         this.failFrom(slot, entry, err);
         throw err;

@@ -14,6 +14,22 @@ export interface OperationResult<T, R> {
   onDurable?: () => void;
   /** Runs when the append failed; the records' replays have been undone already. */
   onFailed?: (err: unknown) => void;
+  /**
+   * Written as a transactional batch of this producer (TxnOffsetCommit): the records take effect
+   * only when the transaction's COMMIT marker reaches the partition.
+   */
+  transactional?: TransactionalProducer;
+}
+
+export interface TransactionalProducer {
+  producerId: bigint;
+  producerEpoch: number;
+}
+
+/** The batch a record was read from while loading. */
+export interface BatchContext {
+  producerId: bigint;
+  isTransactional: boolean;
 }
 
 /** A function the shard hands to the runtime to run later as an operation (a timer firing). */
@@ -35,6 +51,12 @@ export interface CoordinatorShard<R> {
   onLoaded(): void;
   /** Called when the partition is unloaded (resign leadership, shutdown). */
   onUnloaded(): void;
+  /**
+   * A transaction marker of `producerId` in the partition: its transactional records take
+   * effect (commit) or are dropped (abort). While loading it comes from the control batch; live,
+   * from whoever wrote the marker (the partition's WriteTxnMarkers).
+   */
+  replayEndTransaction?(producerId: bigint, commit: boolean, loading: boolean): Undo | undefined;
 }
 
 export interface EncodedRecord {
@@ -44,8 +66,8 @@ export interface EncodedRecord {
 
 export interface RecordSerde<R> {
   encode(r: R): EncodedRecord;
-  /** null: a record type this coordinator ignores. */
-  decode(key: Buffer, value: Buffer | null): R | null;
+  /** null: a record type this coordinator ignores. `batch`: where it was read from (loading). */
+  decode(key: Buffer, value: Buffer | null, batch?: BatchContext): R | null;
 }
 
 /**
@@ -53,6 +75,12 @@ export interface RecordSerde<R> {
  * once the records are durable (acks=all); `replay` reads the partition from its start.
  */
 export interface CoordinatorLog {
-  append(partition: number, records: EncodedRecord[], now: number): Promise<void>;
-  replay(partition: number, onRecord: (key: Buffer, value: Buffer | null) => void): Promise<void>;
+  /** With `producer`: one transactional batch of that producer (no sequence, as Kafka's coordinators). */
+  append(partition: number, records: EncodedRecord[], now: number, producer?: TransactionalProducer): Promise<void>;
+  /** Every keyed data record in order, and (when asked) every transaction marker. */
+  replay(
+    partition: number,
+    onRecord: (key: Buffer, value: Buffer | null, batch?: BatchContext) => void,
+    onMarker?: (producerId: bigint, commit: boolean) => void,
+  ): Promise<void>;
 }

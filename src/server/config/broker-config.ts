@@ -118,6 +118,7 @@ export interface BrokerConfig {
   transactionStateLogMinIsr: number;
   transactionStateLogSegmentBytes: number;
   transactionAbortTimedOutTransactionCleanupIntervalMs: number;
+  transactionRemoveExpiredTransactionCleanupIntervalMs: number;
   producerIdExpirationMs: number;
 }
 
@@ -327,6 +328,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     transactionStateLogMinIsr: v.num('transaction.state.log.min.isr'),
     transactionStateLogSegmentBytes: v.num('transaction.state.log.segment.bytes'),
     transactionAbortTimedOutTransactionCleanupIntervalMs: v.num('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
+    transactionRemoveExpiredTransactionCleanupIntervalMs: v.num('transaction.remove.expired.transaction.cleanup.interval.ms'),
     producerIdExpirationMs: v.num('producer.id.expiration.ms'),
   };
 }

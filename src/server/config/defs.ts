@@ -170,6 +170,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('transaction.state.log.min.isr', 'int', '2', 'min.insync.replicas of __transaction_state (capped likewise).', atLeast(1)),
   def('transaction.state.log.segment.bytes', 'int', '104857600', 'Segment size of __transaction_state.', atLeast(1)),
   def('transaction.abort.timed.out.transaction.cleanup.interval.ms', 'int', '10000', 'How often timed-out transactions are aborted.', atLeast(1)),
+  def('transaction.remove.expired.transaction.cleanup.interval.ms', 'int', '3600000', 'How often transactional ids idle for transactional.id.expiration.ms are removed.', atLeast(1)),
   def('producer.id.expiration.ms', 'int', '86400000', 'Idle producer ids expire after this.', atLeast(1)),
   def('transaction.partition.verification.enable', 'boolean', 'true', 'Verify a partition is in the transaction before a transactional append.', NO_EFFECT),
 

@@ -29,7 +29,7 @@ export const offsetFetchHandler = defineHandler({
       const groups = await Promise.all(
         req.groups.map(async (g) => {
           const q: TopicsQuery = g.topics === null ? null : g.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
-          const res = await gc.fetchOffsets(g.groupId, q);
+          const res = await gc.fetchOffsets(g.groupId, q, req.requireStable);
           return { groupId: g.groupId, errorCode: res.errorCode, topics: res.topics };
         }),
       );
@@ -38,7 +38,7 @@ export const offsetFetchHandler = defineHandler({
     const zkOffsets = ctx.services.zkConsumerOffsets;
     if (version === 0 && zkOffsets) return { throttleTimeMs: 0, topics: await fetchFromZooKeeper(zkOffsets, req.groupId, req.topics ?? [], ctx) };
     const q: TopicsQuery = req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
-    const res = await gc.fetchOffsets(req.groupId, q);
+    const res = await gc.fetchOffsets(req.groupId, q, version >= 7 && req.requireStable);
     if (res.errorCode !== ErrorCode.NONE && version < 2) {
       // v0–v1 have no top-level error: each requested partition carries it.
       const topics = (q ?? []).map((t) => ({

@@ -5,43 +5,13 @@
  */
 import { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec } from '../../protocol/messages/index.js';
 import type { Coordinator } from '../../protocol/messages/10-find-coordinator.js';
-import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
+import { ErrorCode, errorName } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
-import { partitionForGroup } from '../../coordinator/group/partition-for-group.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;
-const TRANSACTION_TOPIC = '__transaction_state';
-
-async function ensureTransactionTopic(ctx: RequestContext): Promise<TopicInfo> {
-  const { metadata, config } = ctx.services;
-  const existing = metadata.topic(TRANSACTION_TOPIC);
-  if (existing) return existing;
-  const live = metadata.brokers().length;
-  // As for __consumer_offsets: in cluster mode wait for enough brokers (Kafka's rule).
-  if (config.zookeeperConnect !== null && live < config.transactionStateLogReplicationFactor) {
-    throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `Number of alive brokers '${live}' does not meet the required replication factor for the transaction state topic`);
-  }
-  try {
-    await metadata.createTopic({
-      name: TRANSACTION_TOPIC,
-      numPartitions: config.transactionStateLogNumPartitions,
-      replicationFactor: Math.max(1, Math.min(config.transactionStateLogReplicationFactor, live)),
-      internal: true,
-      configs: {
-        'cleanup.policy': 'compact',
-        'min.insync.replicas': String(Math.min(config.transactionStateLogMinIsr, live)),
-        'segment.bytes': String(config.transactionStateLogSegmentBytes),
-      },
-    });
-  } catch (err) {
-    if (!(err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
-  }
-  return metadata.topic(TRANSACTION_TOPIC)!;
-}
-
 async function findOne(ctx: RequestContext, key: string, keyType: number): Promise<Input<Coordinator>> {
   const fail = (errorCode: number): Input<Coordinator> => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: errorName(errorCode) });
   let topic: TopicInfo;
@@ -51,7 +21,7 @@ async function findOne(ctx: RequestContext, key: string, keyType: number): Promi
       if (!(await ctx.services.groupCoordinator.offsetsPartitionOpen(key))) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     } else if (keyType === KEY_TYPE_TRANSACTION) {
       if (key === '') return fail(ErrorCode.INVALID_REQUEST);
-      topic = await ensureTransactionTopic(ctx);
+      topic = await ctx.services.txnCoordinator.ensureTopic();
     } else {
       return fail(ErrorCode.INVALID_REQUEST);
     }
@@ -61,7 +31,7 @@ async function findOne(ctx: RequestContext, key: string, keyType: number): Promi
     // UNKNOWN_SERVER_ERROR. The coordinator logs the cause (rate-limited).
     return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   }
-  const partition = keyType === KEY_TYPE_GROUP ? ctx.services.groupCoordinator.partitionFor(key) : partitionForGroup(key, topic.partitions.length);
+  const partition = keyType === KEY_TYPE_GROUP ? ctx.services.groupCoordinator.partitionFor(key) : ctx.services.txnCoordinator.partitionFor(key);
   const leader = topic.partitions[partition]?.leader ?? -1;
   const ep = leader >= 0 ? ctx.services.endpointFor(leader, ctx.connection.listenerName) : undefined;
   if (!ep) return fail(ErrorCode.COORDINATOR_NOT_AVAILABLE);

@@ -1,17 +1,16 @@
 /**
- * InitProducerId v0-v5 for idempotent producers: every request without a transactional id gets
- * a fresh producer id (epoch 0) from the persistent id block, exactly as Kafka does for
- * non-transactional producers (it ignores any producer id/epoch the request carries).
- *
- * Transactions are not implemented yet. A transactional id is refused with UNSUPPORTED_VERSION:
- * the Java client treats it as fatal at once ("Unexpected error in InitProducerIdResponse"),
- * where COORDINATOR_NOT_AVAILABLE would make initTransactions() retry until max.block.ms.
- * When the id block cannot be persisted (a full disk) the answer is the retriable
- * COORDINATOR_LOAD_IN_PROGRESS, as Kafka's while no block is available.
+ * InitProducerId v0-v5. Without a transactional id (idempotent producers) every request gets a
+ * fresh producer id (epoch 0) from the persistent id block (a file in embedded mode,
+ * `/latest_producer_id_block` in cluster mode), exactly as Kafka does for
+ * non-transactional producers (it ignores any producer id/epoch the request carries). With one,
+ * the transaction coordinator answers (epoch bump, fencing, KIP-360 resumption; see
+ * src/coordinator/txn/). When the id block cannot be persisted (a full disk) the answer is the
+ * retriable COORDINATOR_LOAD_IN_PROGRESS, as Kafka's while no block is available.
  */
 import { InitProducerIdRequestCodec, InitProducerIdResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
 import { FailureLog } from '../../storage/failure-log.js';
 import type { StorageLogger } from '../../storage/logger.js';
 
@@ -30,10 +29,16 @@ export const initProducerIdHandler = defineHandler({
   maxVersion: 5,
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.UNSUPPORTED_VERSION, producerId: -1n, producerEpoch: -1 };
+      const r = await ctx.services.txnCoordinator.initProducerId({
+        transactionalId: req.transactionalId,
+        transactionTimeoutMs: req.transactionTimeoutMs,
+        producerId: req.producerId,
+        producerEpoch: req.producerEpoch,
+      });
+      return { throttleTimeMs: 0, ...r, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 4) };
     }
     try {
-      const producerId = await ctx.services.replicaManager.producerIds.generate();
+      const producerId = await ctx.services.txnCoordinator.producerIds.generate();
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 };
     } catch (err) {
       // The id block could not be persisted (a full disk). Kafka answers the retriable

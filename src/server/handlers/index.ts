@@ -9,6 +9,12 @@ import { listOffsetsHandler } from './02-list-offsets.js';
 import { initProducerIdHandler } from './22-init-producer-id.js';
 import { writeTxnMarkersHandler } from './27-write-txn-markers.js';
 import { describeProducersHandler } from './61-describe-producers.js';
+import { addPartitionsToTxnHandler } from './24-add-partitions-to-txn.js';
+import { addOffsetsToTxnHandler } from './25-add-offsets-to-txn.js';
+import { endTxnHandler } from './26-end-txn.js';
+import { txnOffsetCommitHandler } from './28-txn-offset-commit.js';
+import { describeTransactionsHandler } from './65-describe-transactions.js';
+import { listTransactionsHandler } from './66-list-transactions.js';
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
 import { metadataHandler } from './03-metadata.js';
 import { apiVersionsHandler } from './18-api-versions.js';
@@ -47,6 +53,12 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   initProducerIdHandler,
   writeTxnMarkersHandler,
   describeProducersHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  txnOffsetCommitHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
   offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,

@@ -1,0 +1,26 @@
+/**
+ * AddOffsetsToTxn v0–v4: the `__consumer_offsets` partition of the group joins the transaction,
+ * so its transactional offset commits get the transaction's marker.
+ */
+import { AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec } from '../../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
+
+export const addOffsetsToTxnHandler = defineHandler({
+  apiKey: 25,
+  request: AddOffsetsToTxnRequestCodec,
+  response: AddOffsetsToTxnResponseCodec,
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(req, ctx) {
+    const { txnCoordinator, groupCoordinator } = ctx.services;
+    const errorCode = await txnCoordinator.addOffsets({
+      transactionalId: req.transactionalId,
+      producerId: req.producerId,
+      producerEpoch: req.producerEpoch,
+      groupId: req.groupId,
+      offsetsPartition: groupCoordinator.partitionFor(req.groupId),
+    });
+    return { throttleTimeMs: 0, errorCode: fencedForVersion(errorCode, ctx.header.apiVersion, 2) };
+  },
+});

@@ -1,0 +1,25 @@
+/**
+ * EndTxn v0–v4 (v5, KIP-890's epoch bump per transaction, is unstable in Kafka 3.9 and not
+ * served): answered once PrepareCommit/PrepareAbort is durable; the markers and the Complete
+ * state follow in the background, meanwhile the id answers CONCURRENT_TRANSACTIONS.
+ */
+import { EndTxnRequestCodec, EndTxnResponseCodec } from '../../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+import { fencedForVersion } from './txn-errors.js';
+
+export const endTxnHandler = defineHandler({
+  apiKey: 26,
+  request: EndTxnRequestCodec,
+  response: EndTxnResponseCodec,
+  minVersion: 0,
+  maxVersion: 4,
+  async handle(req, ctx) {
+    const r = await ctx.services.txnCoordinator.endTxn({
+      transactionalId: req.transactionalId,
+      producerId: req.producerId,
+      producerEpoch: req.producerEpoch,
+      commit: req.committed,
+    });
+    return { throttleTimeMs: 0, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 2), producerId: r.producerId, producerEpoch: r.producerEpoch };
+  },
+});
