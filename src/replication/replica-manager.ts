@@ -4,24 +4,25 @@
  * partitions, reconfigured when topic configs change, deleted with their topic) and every
  * partition is led here. In cluster mode the controller decides, as in Kafka: LeaderAndIsr opens
  * the log of every partition whose replicas include this broker, as leader or follower;
- * StopReplica closes (and deletes) them; metadata changes only reconfigure open logs. Produce appends and Fetch reads go through
- * here; so do the admin APIs that need a log (DeleteRecords, DescribeLogDirs...).
+ * StopReplica closes (and deletes) them; metadata changes only reconfigure open logs. Produce
+ * appends (leader-appends.ts) and Fetch reads (fetch-reader.ts) go through here; so do the admin
+ * APIs that need a log (DeleteRecords, DescribeLogDirs...).
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
 import { ZERO_UUID } from '../protocol/primitives/index.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
-import { INTERNAL_TOPICS, type PartitionState, type TopicInfo } from '../metadata/cluster-model.js';
+import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
-import { brokerLogDefaults, topicLogConfig, topicMinInsync } from './log-config.js';
-import { Partition, type IsrWriter, type LeaderAppendResult } from './partition.js';
+import { brokerLogDefaults, topicLogConfig } from './log-config.js';
+import { Partition, type IsrWriter } from './partition.js';
 import { DelayedProduce } from './delayed-produce.js';
+import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed-delete-records.js';
-import { prepareProducedRecords, type RecordError } from './produce-validation.js';
-import { errorCodeOf, messageOf } from './errors.js';
+import { messageOf } from './errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
 import type { DelayedFetch } from './delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
@@ -29,30 +30,7 @@ import { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
-export type AppendOrigin = 'client' | 'coordinator';
-
-export interface AppendRequest {
-  /** 0, 1 or -1 (all in-sync replicas). */
-  requiredAcks: number;
-  origin: AppendOrigin;
-  /** Produce API version (enables v3+ checks); omit for internal writers. */
-  produceVersion?: number;
-  /**
-   * acks=all: how long to wait for the in-sync replicas (the Produce request's timeout_ms);
-   * after it the partition is answered REQUEST_TIMED_OUT. Default: offsets.commit.timeout.ms
-   * (internal writers are the coordinators).
-   */
-  timeoutMs?: number;
-}
-
-export interface AppendOutcome {
-  errorCode: number;
-  errorMessage: string | null;
-  baseOffset: number;
-  logAppendTime: number;
-  logStartOffset: number;
-  recordErrors: RecordError[];
-}
+export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './leader-appends.js';
 
 export interface ReplicaManagerOptions {
   config: BrokerConfig;
@@ -113,40 +91,12 @@ export interface StopReplicaPartition {
 const NO_EPOCH = -1;
 const EPOCH_DURING_DELETE = -2;
 
-/** Largest single Buffer the decompressors are asked for (2 GiB - 1). */
-const MAX_BUFFER_BYTES = 0x7fffffff;
-
-/** message.timestamp.difference.max.ms of a topic (its override, else the broker's); Long.MAX becomes unbounded. */
-function timestampDifferenceMaxMs(cfg: BrokerConfig, overrides: Record<string, string>): number | undefined {
-  const raw = overrides['message.timestamp.difference.max.ms'];
-  const value = raw === undefined ? cfg.logMessageTimestampDifferenceMaxMs : Number(raw);
-  return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-}
 /** Partitions of one topic whose logs are opened at the same time. */
 const OPEN_CONCURRENCY = 8;
-/** How long a produce waits for the logs of a just-created topic before a retriable error. */
-const LOG_OPEN_WAIT_MS = 1000;
-
-/** Whether `p` settles (either way) within `ms`; a later rejection is not left unhandled. */
-function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    const done = (): void => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    p.then(done, done);
-  });
-}
-
 /** How long a follower's fetch parks while a partition it has not fetched yet was just led here. */
 const JOIN_POLL_MS = 20;
 /** Recently led partitions are forgotten after this long, whatever their followers do. */
 const JOIN_WINDOW_MAX_MS = 60_000;
-
-function outcome(errorCode: number, errorMessage: string | null = null, recordErrors: RecordError[] = []): AppendOutcome {
-  return { errorCode, errorMessage, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors };
-}
 
 export class ReplicaManager {
   private readonly partitions = new Map<string, Partition>();
@@ -544,119 +494,31 @@ export class ReplicaManager {
     return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   }
 
-  /** Appends produced batches to a partition led here (Produce, and internal writers). */
-  async appendRecords(topic: string, partition: number, records: Buffer | null, req: AppendRequest): Promise<AppendOutcome> {
-    if (req.requiredAcks !== 0 && req.requiredAcks !== 1 && req.requiredAcks !== -1) return outcome(ErrorCode.INVALID_REQUIRED_ACKS);
-    if (req.origin === 'client' && INTERNAL_TOPICS.has(topic)) {
-      return outcome(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic}`);
-    }
-    const info = this.opts.metadata.topic(topic);
-    const ps = info?.partitions.find((x) => x.partition === partition);
-    if (!info || !ps) return outcome(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-    if (ps.leader !== this.brokerId) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    let p = this.getPartition(topic, partition);
-    if (!p) {
-      // Metadata moved ahead of the logs (topic just created): wait for the sync, but not for
-      // long. Syncs run one topic at a time, so this one may be queued behind another client's
-      // thousands of partitions; the connection's later requests would wait with it. After the
-      // wait the client gets what Kafka answers for a partition whose log is not there yet, and
-      // retries.
-      if (!(await settlesWithin(this.syncTopic(topic), LOG_OPEN_WAIT_MS))) {
-        return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER, `the log of ${topic}-${partition} is still being opened`);
-      }
-      p = this.getPartition(topic, partition);
-      if (!p) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    }
-    if (!p.isLeader) return outcome(ErrorCode.NOT_LEADER_OR_FOLLOWER);
-    const turn = p.takeArrivalTurn();
-    let appending: Promise<LeaderAppendResult>;
-    const minIsr = req.requiredAcks === -1 ? topicMinInsync(this.opts.config, info.configs) : 0;
-    try {
-      if (req.requiredAcks === -1 && p.isr.length < minIsr) {
-        // Kafka's appendRecordsToLeader: refused before the append (the ISR of the leader's own view).
-        return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR [${p.isr.join(',')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic}-${partition}`);
-      }
-      const cfg = p.log.config;
-      const prepared = await prepareProducedRecords(records, {
-        fromClient: req.origin === 'client',
-        produceVersion: req.produceVersion,
-        limits: {
-          maxMessageBytes: cfg.maxMessageBytes,
-          maxUncompressedBytes: Math.min(cfg.maxMessageBytes * this.opts.config.messageMaxDecompressionRatio, MAX_BUFFER_BYTES),
-          compacted: cfg.cleanupPolicy.includes('compact'),
-          topicPartition: `${topic}-${partition}`,
-          timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(this.opts.config, info.configs) : undefined,
-        },
-      });
-      if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
-      // Validation may finish out of order; the log takes the batches in arrival order.
-      await turn.ready;
-      appending = p.appendAsLeader(prepared.batches);
-    } finally {
-      turn.done();
-    }
-    try {
-      const res = await appending;
-      if (req.requiredAcks === -1 && res.errorCode === ErrorCode.NONE) {
-        const errorCode = await this.awaitReplication(p, res.lastOffset + 1, minIsr, req.timeoutMs ?? this.opts.config.offsetsCommitTimeoutMs);
-        if (errorCode !== ErrorCode.NONE) return { ...outcome(errorCode), logStartOffset: p.logStartOffset };
-      }
-      return {
-        errorCode: res.errorCode,
-        errorMessage: res.errorMessage ?? null,
-        baseOffset: res.baseOffset,
-        logAppendTime: res.logAppendTime,
-        logStartOffset: res.logStartOffset,
-        recordErrors: [],
-      };
-    } catch (err) {
-      return { ...outcome(errorCodeOf(err), messageOf(err)), logStartOffset: p.logStartOffset };
-    }
+  /** Appends produced batches to a partition led here (Produce, and internal writers): leader-appends.ts. */
+  appendRecords(topic: string, partition: number, records: Buffer | null, req: AppendRequest): Promise<AppendOutcome> {
+    return appendRecords(this.appendContext, topic, partition, records, req);
   }
 
-  /**
-   * WriteTxnMarkers for one partition (Kafka's appendRecords with origin Coordinator and acks=all):
-   * the leader appends the marker in arrival order with produce requests, then waits for the ISR
-   * up to request.timeout.ms. Per-partition error codes as Kafka answers them.
-   */
-  async appendTxnMarker(topic: string, partition: number, m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean }): Promise<number> {
-    const info = this.opts.metadata.topic(topic);
-    if (!info?.partitions.some((x) => x.partition === partition)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    const p = this.getPartition(topic, partition);
-    if (!p || !p.isLeader) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-    const turn = p.takeArrivalTurn();
-    let appending: Promise<LeaderAppendResult>;
-    try {
-      await turn.ready;
-      appending = p.appendTxnMarker({ ...m, timestamp: Date.now() });
-    } finally {
-      turn.done();
-    }
-    try {
-      const res = await appending;
-      if (res.errorCode !== ErrorCode.NONE) return res.errorCode;
-      const code = await this.awaitReplication(p, res.lastOffset + 1, 1, this.opts.config.requestTimeoutMs);
-      // The group coordinator makes a transaction's offset commits visible (or drops them) here.
-      if (code === ErrorCode.NONE) for (const l of this.txnMarkerListeners) l({ topic, partition, producerId: m.producerId, commit: m.commit, offset: res.baseOffset });
-      return code;
-    } catch (err) {
-      return errorCodeOf(err);
-    }
+  /** WriteTxnMarkers for one partition: leader-appends.ts. */
+  appendTxnMarker(topic: string, partition: number, m: TxnMarker): Promise<number> {
+    return appendTxnMarker(this.appendContext, topic, partition, m);
   }
 
   /** Told of every marker written and replicated here (Kafka's onTransactionCompleted for __consumer_offsets). */
-  readonly txnMarkerListeners = new Set<(w: { topic: string; partition: number; producerId: bigint; commit: boolean; offset: number }) => void>();
+  readonly txnMarkerListeners = new Set<TxnMarkerListener>();
 
-  /**
-   * acks=all: NONE once the high watermark passes `requiredOffset` (at once when the leader is
-   * alone in the ISR, as in embedded mode), else a delayed produce woken by the partition's
-   * state changes.
-   */
-  private awaitReplication(p: Partition, requiredOffset: number, minIsr: number, timeoutMs: number): Promise<number> | number {
-    const check = p.checkEnoughReplicasReachOffset(requiredOffset, minIsr);
-    if (check.done) return check.errorCode;
-    if (this.stopped) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
-    return new DelayedProduce(p, requiredOffset, minIsr, timeoutMs, this.waitingProduces).completed;
+  /** What the append path needs of this manager. */
+  private get appendContext(): AppendContext {
+    return {
+      brokerId: this.brokerId,
+      config: this.opts.config,
+      metadata: this.opts.metadata,
+      partition: (t, p) => this.getPartition(t, p),
+      syncTopic: (t) => this.syncTopic(t),
+      stopped: this.stopped,
+      waitingProduces: this.waitingProduces,
+      txnMarkerListeners: this.txnMarkerListeners,
+    };
   }
 
   /** Kafka's isr-expiration task: each leader drops followers not caught up within replica.lag.time.max.ms. */
