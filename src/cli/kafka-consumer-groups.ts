@@ -7,7 +7,7 @@
 import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
-import { planReset, scopePartitions, type ResetSpec } from './common/reset-offsets.js';
+import { planReset, scopePartitions, type ResetSpec, printResetPlan } from './common/reset-offsets.js';
 import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
@@ -242,14 +242,7 @@ async function reset(admin: Admin, groups: string[], o: Opts): Promise<number> {
     const scope = o.fromFile ? [] : await scopePartitions(admin, group, o.topic, o.allTopics ?? false);
     const plan = await planReset(admin, group, scope, o);
     if (o.execute) await admin.alterGroupOffsets(group, plan);
-    if (o.export) {
-      for (const p of plan) console.log(`${p.topic},${p.partition},${p.offset}`);
-    } else {
-      const line = (a: string, b: string, c: string, e: string): string => `\n${pad(a, 30)} ${pad(b, 30)} ${pad(c, 10)} ${pad(e, 15)}`;
-      let out = plan.length > 0 ? line('GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET') : '';
-      for (const p of plan) out += line(group, p.topic, String(p.partition), String(p.offset));
-      process.stdout.write(`${out}\n`);
-    }
+    printResetPlan(group, plan, o.export === true);
   }
   return 0;
 }

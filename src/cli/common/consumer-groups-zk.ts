@@ -10,7 +10,7 @@ import { Admin } from '../../client/index.js';
 import { ZkConsumerOffsets, legacyGroupIdError } from '../../metadata/zk/zk-consumer-offsets.js';
 import { topicNameError } from '../../metadata/topic-names.js';
 import { clientOptionsFrom, loadPropertiesFile } from './config.js';
-import { planReset, scopePartitions, type ResetSource, type ResetSpec } from './reset-offsets.js';
+import { planReset, scopePartitions, type ResetSource, type ResetSpec, printResetPlan } from './reset-offsets.js';
 import { CliError, closeAtExit } from './tool.js';
 import { openZk } from './zk-admin.js';
 import type { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
@@ -189,14 +189,7 @@ async function reset(store: ZkConsumerOffsets, admin: Admin, groups: string[], o
     const scope = o.fromFile ? [] : await scopePartitions(source, group, o.topic, o.allTopics ?? false);
     const plan = await planReset(source, group, scope, o);
     if (o.execute) for (const p of plan) await store.commit(group, p.topic, p.partition, p.offset);
-    if (o.export) {
-      for (const p of plan) console.log(`${p.topic},${p.partition},${p.offset}`);
-    } else {
-      const line = (a: string, b: string, c: string, e: string): string => `\n${pad(a, 30)} ${pad(b, 30)} ${pad(c, 10)} ${pad(e, 15)}`;
-      let out = plan.length > 0 ? line('GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET') : '';
-      for (const p of plan) out += line(group, p.topic, String(p.partition), String(p.offset));
-      process.stdout.write(`${out}\n`);
-    }
+    printResetPlan(group, plan, o.export === true);
   }
   return 0;
 }

@@ -119,3 +119,19 @@ export async function planReset(admin: ResetSource, group: string, scope: { topi
   for (let i = 0; i < scope.length; i++) out.push({ ...scope[i]!, offset: await pick(i) });
   return out;
 }
+
+/**
+ * What --reset-offsets prints: with --export the plan as CSV (topic,partition,offset, what
+ * --from-file reads back), else Kafka's GROUP/TOPIC/PARTITION/NEW-OFFSET table.
+ */
+export function printResetPlan(group: string, plan: readonly PlannedOffset[], exportCsv: boolean): void {
+  if (exportCsv) {
+    for (const p of plan) console.log(`${p.topic},${p.partition},${p.offset}`);
+    return;
+  }
+  const pad = (text: string, n: number): string => text.padEnd(n);
+  const line = (a: string, b: string, c: string, e: string): string => `\n${pad(a, 30)} ${pad(b, 30)} ${pad(c, 10)} ${pad(e, 15)}`;
+  let out = plan.length > 0 ? line('GROUP', 'TOPIC', 'PARTITION', 'NEW-OFFSET') : '';
+  for (const p of plan) out += line(group, p.topic, String(p.partition), String(p.offset));
+  process.stdout.write(`${out}\n`);
+}
