@@ -7,6 +7,7 @@
  *   rdkafka-perf produce -b HOST:PORT -t TOPIC -n RECORDS -s BYTES [-a ACKS] [-l LINGER_MS] [-B BATCH_BYTES]
  *   rdkafka-perf consume -b HOST:PORT -t TOPIC -n RECORDS
  *   rdkafka-perf latency -b HOST:PORT -t TOPIC -r RECORDS_PER_S -d SECONDS -s BYTES [-a ACKS] [-l LINGER_MS] [-w WARMUP_S]
+ *   rdkafka-perf txn -b HOST:PORT -t TOPIC -n RECORDS -s BYTES -T RECORDS_PER_TXN -i TRANSACTIONAL_ID [-l LINGER_MS] [-B BATCH_BYTES]
  *   extra librdkafka properties: -X name=value (repeatable)
  *
  * Prints one JSON line on stdout. Throughput is measured from the first send (or the partition
@@ -38,8 +39,8 @@ static void set(rd_kafka_conf_t *conf, const char *name, const char *value) {
 }
 
 struct options {
-  const char *mode, *brokers, *topic, *acks, *linger, *batch;
-  long records, size, rate, seconds, warmup;
+  const char *mode, *brokers, *topic, *acks, *linger, *batch, *txn_id;
+  long records, size, rate, seconds, warmup, per_txn;
   const char *extra[32];
   int extras;
 };
@@ -77,6 +78,7 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const struct options *o) {
     set(conf, "compression.type", "none");
     set(conf, "queue.buffering.max.kbytes", "1048576");
     set(conf, "queue.buffering.max.messages", "1000000");
+    if (o->txn_id) set(conf, "transactional.id", o->txn_id);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
   } else {
     /* No group: partitions are assigned by hand, nothing is committed. */
@@ -227,13 +229,80 @@ static void run_latency(const struct options *o) {
   rd_kafka_destroy(rk);
 }
 
+static void txn_check(rd_kafka_error_t *error, const char *what) {
+  if (!error) return;
+  fprintf(stderr, "rdkafka-perf: %s: %s%s\n", what, rd_kafka_error_string(error),
+          rd_kafka_error_txn_requires_abort(error) ? " (abortable)" : rd_kafka_error_is_fatal(error) ? " (fatal)" : "");
+  exit(1);
+}
+
+/* Transactions of `per_txn` records back to back: begin, produce, flush, commit. The flush is
+ * timed apart from commit_transaction() so the commit figure is what the transaction adds
+ * (EndTxn to the coordinator, its markers, the __transaction_state appends), not the wait for the
+ * transaction's own records, which commit_transaction() would otherwise include. Throughput runs
+ * from the first begin_transaction() to the end of the last commit; init_transactions() is left
+ * out (reported on its own). */
+static void run_txn(const struct options *o) {
+  if (!o->txn_id || o->per_txn <= 0) die("txn", "-i TRANSACTIONAL_ID and -T RECORDS_PER_TXN are required");
+  rd_kafka_t *rk = new_client(RD_KAFKA_PRODUCER, o);
+  char *payload = malloc(o->size);
+  memset(payload, 'x', o->size);
+  double t0 = now_s();
+  txn_check(rd_kafka_init_transactions(rk, 60000), "init_transactions");
+  double init_s = now_s() - t0;
+  /* Learn the topic's partitions before the clock starts: otherwise the first transaction waits
+   * for librdkafka's 1 s topic scan before it asks for the new topic's metadata (a client start-up
+   * cost, the same against any broker). */
+  rd_kafka_topic_t *topic = rd_kafka_topic_new(rk, o->topic, NULL);
+  const struct rd_kafka_metadata *md;
+  rd_kafka_resp_err_t me = rd_kafka_metadata(rk, 0, topic, &md, 10000);
+  if (me) die("metadata", rd_kafka_err2str(me));
+  rd_kafka_metadata_destroy(md);
+  long txns = (o->records + o->per_txn - 1) / o->per_txn;
+  double *commit = calloc(txns, sizeof(double)), *flush = calloc(txns, sizeof(double));
+  double start = now_s();
+  long sent = 0;
+  for (long t = 0; t < txns; t++) {
+    txn_check(rd_kafka_begin_transaction(rk), "begin_transaction");
+    for (long i = 0; i < o->per_txn && sent < o->records; i++, sent++) {
+      produce_one(rk, o, payload, sent);
+      if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+    }
+    double f0 = now_s();
+    rd_kafka_resp_err_t e = rd_kafka_flush(rk, 60000);
+    if (e) die("flush", rd_kafka_err2str(e));
+    double c0 = now_s();
+    txn_check(rd_kafka_commit_transaction(rk, 60000), "commit_transaction");
+    double c1 = now_s();
+    flush[t] = c0 - f0;
+    commit[t] = c1 - c0;
+  }
+  double secs = now_s() - start;
+  if (failed) die("txn", "some records failed");
+  qsort(commit, txns, sizeof(double), by_value);
+  qsort(flush, txns, sizeof(double), by_value);
+  double commit_total = 0;
+  for (long t = 0; t < txns; t++) commit_total += commit[t];
+  printf("{\"mode\":\"txn\",\"records\":%ld,\"failed\":%ld,\"transactions\":%ld,\"bytes\":%ld,\"seconds\":%.4f,\"records_per_s\":%.0f,"
+         "\"mb_per_s\":%.2f,\"init_ms\":%.3f,\"commit_p50_ms\":%.3f,\"commit_p99_ms\":%.3f,\"commit_max_ms\":%.3f,"
+         "\"commit_share\":%.3f,\"flush_p50_ms\":%.3f,\"flush_p99_ms\":%.3f}\n",
+         (long)delivered, (long)failed, txns, delivered * o->size, secs, delivered / secs, delivered * o->size / secs / 1048576.0,
+         init_s * 1e3, commit[txns / 2] * 1e3, commit[(long)(txns * 0.99)] * 1e3, commit[txns - 1] * 1e3, commit_total / secs,
+         flush[txns / 2] * 1e3, flush[(long)(txns * 0.99)] * 1e3);
+  rd_kafka_topic_destroy(topic);
+  rd_kafka_destroy(rk);
+  free(payload);
+  free(commit);
+  free(flush);
+}
+
 int main(int argc, char **argv) {
   struct options o = {.acks = "1", .linger = "5", .batch = "1000000", .records = 100000, .size = 1024, .rate = 10000, .seconds = 5};
-  if (argc < 2) die("usage", "rdkafka-perf produce|consume|latency -b brokers -t topic [options] (see the source)");
+  if (argc < 2) die("usage", "rdkafka-perf produce|consume|latency|txn -b brokers -t topic [options] (see the source)");
   o.mode = argv[1];
   int c;
   optind = 2;
-  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:w:X:")) != -1) {
+  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:w:X:T:i:")) != -1) {
     switch (c) {
       case 'b': o.brokers = optarg; break;
       case 't': o.topic = optarg; break;
@@ -245,6 +314,8 @@ int main(int argc, char **argv) {
       case 'r': o.rate = atol(optarg); break;
       case 'd': o.seconds = atol(optarg); break;
       case 'w': o.warmup = atol(optarg); break;
+      case 'T': o.per_txn = atol(optarg); break;
+      case 'i': o.txn_id = optarg; break;
       case 'X':
         if (o.extras == 32) die("-X", "too many");
         o.extra[o.extras++] = optarg;
@@ -256,6 +327,7 @@ int main(int argc, char **argv) {
   if (!strcmp(o.mode, "produce")) run_produce(&o);
   else if (!strcmp(o.mode, "consume")) run_consume(&o);
   else if (!strcmp(o.mode, "latency")) run_latency(&o);
+  else if (!strcmp(o.mode, "txn")) run_txn(&o);
   else die("unknown mode", o.mode);
   return 0;
 }
