@@ -6,11 +6,18 @@
  *   replica) tracks, in Kafka's table (columns padded, each followed by a tab);
  * - abort --topic t --partition p (--start-offset o | --producer-id i --producer-epoch e
  *   --coordinator-epoch c): writes the abort marker of a transaction left open there.
- * list, describe and find-hanging need the transaction coordinator (issue 14, not built yet)
- * and say so in one line.
+ * - list [--duration-filter ms]: ListTransactions on every broker (TransactionalId, Coordinator,
+ *   ProducerId, TransactionState);
+ * - describe --transactional-id id: DescribeTransactions at its coordinator;
+ * - find-hanging (--broker-id b | --topic t [--partition p]) [--max-transaction-timeout min]:
+ *   open transactions older than the maximum timeout whose coordinator does not know them (no
+ *   transactional id has the producer id, or its transaction does not include the partition).
  */
 import { Admin } from '../client/index.js';
+import { KafkaError } from '../client/errors.js';
+import { ErrorCode } from '../protocol/errors.js';
 import type { ProducerStateDescription } from '../client/admin.js';
+import type { PartitionRef, TransactionDescription } from '../client/admin-transactions.js';
 import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
@@ -105,6 +112,185 @@ async function abortCommand(admin: Admin, argv: string[]): Promise<number> {
   return 0;
 }
 
+const LIST_HEADERS = ['TransactionalId', 'Coordinator', 'ProducerId', 'TransactionState'];
+
+async function listCommand(admin: Admin, argv: string[]): Promise<number> {
+  const o = parseArgs(
+    createProgram(`${TOOL} list`, 'list transactions')
+      .option('--duration-filter <ms>', 'Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned'),
+    argv,
+  ) as { durationFilter?: string } | null;
+  if (o === null) return 0;
+  const durationFilterMs = intOption(o.durationFilter, '--duration-filter');
+  let byBroker;
+  try {
+    byBroker = await admin.listTransactions(durationFilterMs === undefined ? {} : { durationFilterMs });
+  } catch (err) {
+    throw new CliError(`Failed to list transactions: ${describeError(err)}`);
+  }
+  const rows: string[][] = [];
+  for (const [brokerId, listings] of byBroker) {
+    for (const l of listings) rows.push([l.transactionalId, String(brokerId), String(l.producerId), l.state]);
+  }
+  process.stdout.write(prettyTable(LIST_HEADERS, rows));
+  return 0;
+}
+
+const DESCRIBE_HEADERS = ['CoordinatorId', 'TransactionalId', 'ProducerId', 'ProducerEpoch', 'TransactionState', 'TransactionTimeoutMs', 'CurrentTransactionStartTimeMs', 'TransactionDurationMs', 'TopicPartitions'];
+
+async function describeCommand(admin: Admin, argv: string[]): Promise<number> {
+  const o = parseArgs(
+    createProgram(`${TOOL} describe`, 'describe the state of an active transactional-id')
+      .option('--transactional-id <id>', 'REQUIRED: transactional id'),
+    argv,
+  ) as { transactionalId?: string } | null;
+  if (o === null) return 0;
+  const transactionalId = requireOption(o.transactionalId, '--transactional-id');
+  let d: TransactionDescription;
+  try {
+    d = await admin.describeTransaction(transactionalId);
+  } catch (err) {
+    throw new CliError(`Failed to describe transaction state of transactional-id \`${transactionalId}\`: ${describeError(err)}`);
+  }
+  const started = d.transactionStartTimeMs >= 0n;
+  process.stdout.write(prettyTable(DESCRIBE_HEADERS, [[
+    String(d.coordinatorId),
+    transactionalId,
+    String(d.producerId),
+    String(d.producerEpoch),
+    d.state,
+    String(d.transactionTimeoutMs),
+    started ? String(d.transactionStartTimeMs) : 'None',
+    started ? String(BigInt(Date.now()) - d.transactionStartTimeMs) : 'None',
+    d.topicPartitions.map((p) => `${p.topic}-${p.partition}`).join(','),
+  ]]));
+  return 0;
+}
+
+const HANGING_HEADERS = ['Topic', 'Partition', 'ProducerId', 'ProducerEpoch', 'CoordinatorEpoch', 'StartOffset', 'LastTimestamp', 'Duration(min)'];
+/** Partitions per DescribeProducers request and topics per Metadata request, as Kafka. */
+const MAX_BATCH = 500;
+
+interface OpenTransaction {
+  partition: PartitionRef;
+  producer: ProducerStateDescription;
+}
+
+function batches<T>(list: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += MAX_BATCH) out.push(list.slice(i, i + MAX_BATCH));
+  return out;
+}
+
+async function findHangingCommand(admin: Admin, argv: string[]): Promise<number> {
+  const o = parseArgs(
+    createProgram(`${TOOL} find-hanging`, 'find hanging transactions')
+      .option('--broker-id <id>', 'broker id to search for hanging transactions')
+      .option('--max-transaction-timeout <minutes>', 'maximum transaction timeout in minutes to limit the scope of the search', '15')
+      .option('--topic <topic>', 'topic name to limit search to')
+      .option('--partition <partition>', 'partition number'),
+    argv,
+  ) as { brokerId?: string; maxTransactionTimeout: string; topic?: string; partition?: string } | null;
+  if (o === null) return 0;
+  const brokerId = intOption(o.brokerId, '--broker-id');
+  const partition = intOption(o.partition, '--partition');
+  const maxTimeoutMin = intOption(o.maxTransactionTimeout, '--max-transaction-timeout')!;
+  if (o.topic === undefined && brokerId === undefined) throw new CliError('The `find-hanging` command requires either --topic or --broker-id to limit the scope of the search');
+  if (partition !== undefined && o.topic === undefined) throw new CliError('The --partition argument requires --topic to be provided');
+  const maxTimeoutMs = maxTimeoutMin * 60_000;
+
+  // The partitions to search: the one given, the topic's, or every topic's on the broker.
+  let partitions: PartitionRef[] = [];
+  if (o.topic !== undefined && partition !== undefined) {
+    partitions = [{ topic: o.topic, partition }];
+  } else {
+    let topics: string[];
+    if (o.topic !== undefined) topics = [o.topic];
+    else {
+      try {
+        topics = await admin.listTopics({ excludeInternal: true });
+      } catch (err) {
+        throw new CliError(`Failed to list topics: ${describeError(err)}`);
+      }
+    }
+    for (const batch of batches(topics)) {
+      try {
+        for (const t of await admin.describeTopics(batch)) {
+          for (const p of t.partitions) {
+            if (brokerId === undefined || p.replicas.includes(brokerId)) partitions.push({ topic: t.name, partition: p.partition });
+          }
+        }
+      } catch (err) {
+        throw new CliError(`Failed to describe ${batch.length} topics: ${describeError(err)}`);
+      }
+    }
+  }
+
+  // Candidates: open transactions whose last write is older than the maximum timeout.
+  const candidates: OpenTransaction[] = [];
+  for (const batch of batches(partitions)) {
+    let states;
+    try {
+      states = await admin.describeProducersOf(batch, brokerId);
+    } catch (err) {
+      throw new CliError(`Failed to describe producers for ${batch.length} partitions on broker ${brokerId ?? 'leaders'}: ${describeError(err)}`);
+    }
+    const now = BigInt(Date.now());
+    for (const [ref, producers] of states) {
+      for (const p of producers) {
+        if (p.currentTransactionStartOffset >= 0n && now - p.lastTimestamp > BigInt(maxTimeoutMs)) candidates.push({ partition: ref, producer: p });
+      }
+    }
+  }
+
+  const hanging: OpenTransaction[] = [];
+  if (candidates.length > 0) {
+    const byProducer = new Map<bigint, OpenTransaction[]>();
+    for (const c of candidates) byProducer.set(c.producer.producerId, [...(byProducer.get(c.producer.producerId) ?? []), c]);
+    // Which transactional id (if any) the coordinators hold each producer id under.
+    const transactionalIds = new Map<bigint, string>();
+    try {
+      const listed = await admin.listTransactions({ producerIds: [...byProducer.keys()] });
+      for (const listings of listed.values()) {
+        for (const l of listings) if (byProducer.has(l.producerId)) transactionalIds.set(l.producerId, l.transactionalId);
+      }
+    } catch (err) {
+      throw new CliError(`Failed to list transactions for ${byProducer.size} producers: ${describeError(err)}`);
+    }
+    const descriptions = new Map<string, TransactionDescription | null>();
+    for (const id of new Set(transactionalIds.values())) {
+      try {
+        descriptions.set(id, await admin.describeTransaction(id));
+      } catch (err) {
+        if (err instanceof KafkaError && err.code === ErrorCode.TRANSACTIONAL_ID_NOT_FOUND) descriptions.set(id, null);
+        else throw new CliError(`Failed to describe ${new Set(transactionalIds.values()).size} transactions: ${describeError(err)}`);
+      }
+    }
+    for (const [producerId, open] of byProducer) {
+      const id = transactionalIds.get(producerId);
+      const d = id === undefined ? null : descriptions.get(id) ?? null;
+      // Unknown to every coordinator, or its coordinator's transaction does not cover the
+      // partition (so no marker will ever come): hanging.
+      for (const t of open) {
+        if (!d || !d.topicPartitions.some((p) => p.topic === t.partition.topic && p.partition === t.partition.partition)) hanging.push(t);
+      }
+    }
+  }
+
+  const now = BigInt(Date.now());
+  process.stdout.write(prettyTable(HANGING_HEADERS, hanging.map((t) => [
+    t.partition.topic,
+    String(t.partition.partition),
+    String(t.producer.producerId),
+    String(t.producer.producerEpoch),
+    String(t.producer.coordinatorEpoch),
+    String(t.producer.currentTransactionStartOffset),
+    String(t.producer.lastTimestamp),
+    String((now - t.producer.lastTimestamp) / 60_000n),
+  ])));
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const at = argv.findIndex((a) => (COMMANDS as readonly string[]).includes(a));
   const program = createProgram(TOOL, 'This tool is used to analyze the transactional state of producers in the cluster. It can be used to detect and recover from hanging transactions.')
@@ -119,12 +305,16 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = argv[at] as CommandName;
   const bootstrap = requireOption(global.bootstrapServer, '--bootstrap-server');
-  if (command === 'list' || command === 'describe' || command === 'find-hanging') {
-    throw new CliError(`${command} needs the transaction coordinator (ListTransactions/DescribeTransactions), which Fjord does not have yet`);
-  }
   const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(global.commandConfig), bootstrap)));
   try {
-    return command === 'describe-producers' ? await describeProducersCommand(admin, argv.slice(at + 1)) : await abortCommand(admin, argv.slice(at + 1));
+    const rest = argv.slice(at + 1);
+    switch (command) {
+      case 'list': return await listCommand(admin, rest);
+      case 'describe': return await describeCommand(admin, rest);
+      case 'describe-producers': return await describeProducersCommand(admin, rest);
+      case 'abort': return await abortCommand(admin, rest);
+      case 'find-hanging': return await findHangingCommand(admin, rest);
+    }
   } finally {
     await admin.close();
   }

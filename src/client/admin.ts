@@ -238,6 +238,21 @@ export class Admin {
     return txns.abortTransaction(this.cluster, spec);
   }
 
+  /** The producers of many partitions, batched per broker (find-hanging). */
+  describeProducersOf(partitions: readonly txns.PartitionRef[], brokerId?: number): Promise<Map<txns.PartitionRef, txns.ProducerStateDescription[]>> {
+    return txns.describeProducersOf(this.cluster, partitions, brokerId);
+  }
+
+  /** ListTransactions on every broker, by broker id. */
+  listTransactions(opts?: txns.ListTransactionsOptions): Promise<Map<number, txns.TransactionListing[]>> {
+    return txns.listTransactions(this.cluster, opts);
+  }
+
+  /** DescribeTransactions at the transactional id's coordinator. */
+  describeTransaction(transactionalId: string): Promise<txns.TransactionDescription> {
+    return txns.describeTransaction(this.cluster, transactionalId);
+  }
+
   describeGroups(ids: readonly string[]): Promise<groups.GroupDescription[]> {
     return groups.describeGroups(this.cluster, ids);
   }
