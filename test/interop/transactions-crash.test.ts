@@ -135,8 +135,8 @@ async function consume(bootstrap: string, topic: string, isolation: string, part
 const HANG = `
 import sys, time
 from confluent_kafka import Producer
-bootstrap, topic = sys.argv[1], sys.argv[2]
-p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': 'hang-tx', 'transaction.timeout.ms': 2000})
+bootstrap, topic, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
+p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': 'hang-tx', 'transaction.timeout.ms': timeout})
 p.init_transactions(60)
 p.begin_transaction()
 for i in range(5): p.produce(topic, value=('hang-%d' % i).encode(), partition=i % 2)
@@ -162,7 +162,7 @@ test('a transaction left open by a SIGKILLed producer is aborted at its timeout;
   const dir = await mkdtemp(join(tmpdir(), 'fjord-txn-hang-'));
   const broker = new BrokerProcess(await freePort(), dir, TXN_PROPS);
   const topic = 'hang';
-  const hang = new Lines(PYTHON, ['-c', HANG, broker.bootstrap, topic]);
+  const hang = new Lines(PYTHON, ['-c', HANG, broker.bootstrap, topic, '2000']);
   try {
     await broker.start();
     await createTopic(broker.bootstrap, topic, 2);
@@ -189,8 +189,8 @@ const PER_TXN = 6;
 const LOOP = `
 import sys
 from confluent_kafka import Producer, KafkaException
-bootstrap, topic, per = sys.argv[1], sys.argv[2], int(sys.argv[3])
-p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': 'loop-tx', 'transaction.timeout.ms': 5000,
+bootstrap, topic, per, tid = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': tid, 'transaction.timeout.ms': 5000,
               'linger.ms': 1, 'socket.timeout.ms': 5000, 'reconnect.backoff.max.ms': 200})
 p.init_transactions(60)
 n = 0
@@ -198,11 +198,11 @@ while True:
     n += 1
     try:
         p.begin_transaction()
-        for i in range(per): p.produce(topic, value=('%d-%d' % (n, i)).encode(), partition=i % 2)
+        for i in range(per): p.produce(topic, value=('%s%d-%d' % (tid, n, i)).encode(), partition=i % 2)
         while True:
             try:
                 p.commit_transaction(30)
-                print('COMMITTED %d' % n, flush=True)
+                print('COMMITTED %s%d' % (tid, n), flush=True)
                 break
             except KafkaException as e:
                 if e.args[0].retriable(): continue
@@ -227,21 +227,42 @@ test('the broker SIGKILLed in the middle of transactions: each one completes or 
   try {
     await broker.start();
     await createTopic(broker.bootstrap, topic, 2);
-    loop = new Lines(PYTHON, ['-c', LOOP, broker.bootstrap, topic, String(PER_TXN)]);
-    const l = loop;
-    await l.until((x) => count(x) >= 5, 60_000, 'five committed transactions');
+    // Round a: the producer lives on through the broker's crash and restart.
+    loop = new Lines(PYTHON, ['-c', LOOP, broker.bootstrap, topic, String(PER_TXN), 'a']);
+    const a = loop;
+    await a.until((x) => count(x) >= 5, 60_000, 'five committed transactions');
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
     await broker.kill('SIGKILL');
-    const before = count(l.lines);
+    const before = count(a.lines);
     await broker.start();
     // The producer carries on after the restart (or fails fatally; either way the broker must settle).
-    await l.until((x) => count(x) >= before + 3 || x.some((y) => y.startsWith('ERROR')), 90_000, 'transactions after the restart').catch((e: unknown) => {
-      if (!l.exited) throw e;
+    await a.until((x) => count(x) >= before + 3 || x.some((y) => y.startsWith('ERROR')), 90_000, 'transactions after the restart').catch((e: unknown) => {
+      if (!a.exited) throw e;
     });
-    await l.kill();
-    // An open transaction of the killed producer is aborted at its 5 s timeout.
-    const took = await waitStable(broker.port, topic, 2, 45_000);
-    t.diagnostic(`lso reached the log end ${took} ms after the producer died; ${count(l.lines)} transactions committed; lines ${l.lines.filter((x) => !x.startsWith('COMMITTED')).join(' | ')}`);
+    await a.kill();
+    // Its last, open transaction is aborted at its 5 s timeout.
+    const tookA = await waitStable(broker.port, topic, 2, 45_000);
+    // Round b: producer and broker die together; the restarted coordinator finds the open
+    // transaction in __transaction_state and must abort it by itself.
+    loop = new Lines(PYTHON, ['-c', LOOP, broker.bootstrap, topic, String(PER_TXN), 'b']);
+    const b = loop;
+    await b.until((x) => count(x) >= 5, 60_000, 'five committed transactions');
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
+    await Promise.all([b.kill(), broker.kill('SIGKILL')]);
+    await broker.start();
+    const tookB = await waitStable(broker.port, topic, 2, 45_000);
+    // Round c, not left to chance: a transaction certainly open (records flushed, 4 s timeout)
+    // when producer and broker die. After the restart it still holds the LSO back, then the
+    // coordinator aborts it.
+    const hang = new Lines(PYTHON, ['-c', HANG, broker.bootstrap, topic, '4000']);
+    await hang.until((l) => l.includes('FLUSHED'), 60_000, 'the open transaction to be flushed');
+    await Promise.all([hang.kill(), broker.kill('SIGKILL')]);
+    await broker.start();
+    const [lso, hw] = [await latestOffsets(broker.port, topic, 2, true), await latestOffsets(broker.port, topic, 2, false)];
+    assert.ok(lso.some((o, i) => o < hw[i]!), `the open transaction holds the LSO back after the restart (lso ${lso.join(',')}, hw ${hw.join(',')})`);
+    const tookC = await waitStable(broker.port, topic, 2, 45_000);
+    const lines = [...a.lines, ...b.lines];
+    t.diagnostic(`lso at the log end ${tookA} ms after producer a died, ${tookB} ms after the restart with b's transaction open, ${tookC} ms after the restart with the hung transaction; ${count(lines)} transactions committed; other lines: ${lines.filter((x) => !x.startsWith('COMMITTED')).join(' | ')}`);
 
     const committed = await consume(broker.bootstrap, topic, 'read_committed', 2);
     const byTag = new Map<string, number>();
@@ -250,12 +271,13 @@ test('the broker SIGKILLed in the middle of transactions: each one completes or 
       byTag.set(tag, (byTag.get(tag) ?? 0) + 1);
     }
     for (const [tag, n] of byTag) assert.equal(n, PER_TXN, `transaction ${tag}: read_committed saw ${n} of ${PER_TXN} records`);
-    for (const line of l.lines.filter((x) => x.startsWith('COMMITTED'))) {
+    for (const line of lines.filter((x) => x.startsWith('COMMITTED'))) {
       const tag = line.split(' ')[1]!;
       assert.equal(byTag.get(tag), PER_TXN, `acknowledged transaction ${tag} is not fully visible`);
     }
+    assert.equal(byTag.get('hang'), undefined, 'the hung transaction was aborted');
     const all = await consume(broker.bootstrap, topic, 'read_uncommitted', 2);
-    assert.ok(all.length >= committed.length);
+    assert.equal(all.filter((v) => v.startsWith('hang-')).length, 5, 'read_uncommitted sees the aborted records');
   } finally {
     await loop?.kill();
     await broker.kill('SIGKILL');
