@@ -591,7 +591,7 @@ export class ReplicaManager {
       if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
       // Validation may finish out of order; the log takes the batches in arrival order.
       await turn.ready;
-      appending = p.appendAsLeader(prepared.batches);
+      appending = p.appendAsLeader(prepared.batches, req.origin === 'client');
     } finally {
       turn.done();
     }

@@ -1,9 +1,10 @@
 /**
  * Transactions under crashes, with real clients (issue 14): a producer SIGKILLed with its
  * transaction open has it aborted by the coordinator once it times out, so read_committed
- * consumers are not stuck behind it; and the broker SIGKILLed while a producer runs transactions
+ * consumers are not stuck behind it; the broker SIGKILLed while a producer runs transactions
  * in a loop comes back with every transaction either completed or aborted, the last stable
- * offset back at the log end, and no read_committed consumer seeing part of a transaction.
+ * offset back at the log end, and no read_committed consumer seeing part of a transaction; and
+ * an exactly-once consume-transform-produce loop SIGKILLed repeatedly outputs each input once.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -280,6 +281,85 @@ test('the broker SIGKILLed in the middle of transactions: each one completes or 
     assert.equal(all.filter((v) => v.startsWith('hang-')).length, 5, 'read_uncommitted sees the aborted records');
   } finally {
     await loop?.kill();
+    await broker.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+const EOS = `
+import sys
+from confluent_kafka import Producer, Consumer, TopicPartition
+bootstrap, src, dst = sys.argv[1], sys.argv[2], sys.argv[3]
+p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': 'eos-tx', 'transaction.timeout.ms': 10000, 'linger.ms': 1})
+p.init_transactions(60)  # fences the killed predecessor and aborts its open transaction
+c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'eos', 'enable.auto.commit': False,
+              'isolation.level': 'read_committed', 'auto.offset.reset': 'earliest'})
+c.assign([TopicPartition(src, 0), TopicPartition(src, 1)])
+while True:
+    msgs = c.consume(5, 0.5)
+    for m in msgs:
+        if m.error(): raise Exception(str(m.error()))
+    if not msgs: continue
+    p.begin_transaction()
+    for m in msgs: p.produce(dst, value=m.value(), partition=m.partition())
+    pos = c.position(c.assignment())
+    p.send_offsets_to_transaction(pos, c.consumer_group_metadata(), 30)
+    p.commit_transaction(30)
+    print('COMMITTED', ' '.join('%d:%d' % (t.partition, t.offset) for t in pos), flush=True)
+`;
+
+test('an exactly-once consume-transform-produce loop SIGKILLed 3 times: the output read_committed holds each input record exactly once', { timeout: 240_000 }, async (t) => {
+  if (!requirePeer(t, 'python3-confluent-kafka')) return;
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-txn-eos-'));
+  const broker = new BrokerProcess(await freePort(), dir, TXN_PROPS);
+  const TOTAL = 600;
+  let proc: Lines | undefined;
+  const allLines: string[][] = [];
+  // Input consumed and committed so far, over all runs: the highest committed position of each partition.
+  const progress = (): number => {
+    const max = [0, 0];
+    for (const l of allLines.flat()) {
+      for (const pair of l.split(' ').slice(1)) {
+        const [part, off] = pair.split(':').map(Number);
+        if (part !== undefined && off !== undefined) max[part] = Math.max(max[part]!, off);
+      }
+    }
+    return max[0]! + max[1]!;
+  };
+  try {
+    await broker.start();
+    await createTopic(broker.bootstrap, 'eos-in', 2);
+    await createTopic(broker.bootstrap, 'eos-out', 2);
+    const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: 'eos-in', acks: -1, messages: Array.from({ length: TOTAL }, (_, i) => ({ value: `v${i}`, partition: i % 2 })) });
+    await producer.disconnect();
+    const kills: number[] = [];
+    for (let round = 0; round < 4; round++) {
+      proc = new Lines(PYTHON, ['-c', EOS, broker.bootstrap, 'eos-in', 'eos-out']);
+      const p = proc;
+      allLines.push(p.lines);
+      if (round === 3) {
+        await p.until(() => progress() === TOTAL, 60_000, 'the whole input to be processed');
+        break;
+      }
+      // Kill after at least one commit of this run, at a random moment within the next 0.3 s.
+      await p.until((l) => l.some((x) => x.startsWith('COMMITTED')) || progress() === TOTAL, 60_000, 'a committed transaction');
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
+      kills.push(progress());
+      await p.kill();
+    }
+    await proc?.kill();
+    t.diagnostic(`killed at input progress ${kills.join(', ')} of ${TOTAL}`);
+    await waitStable(broker.port, 'eos-out', 2, 30_000);
+    const out = await consume(broker.bootstrap, 'eos-out', 'read_committed', 2);
+    const dupes = out.filter((v, i) => out.indexOf(v) !== i);
+    assert.deepEqual(dupes.slice(0, 10), [], `${dupes.length} records duplicated in the output`);
+    assert.equal(out.length, TOTAL);
+    assert.deepEqual(new Set(out), new Set(Array.from({ length: TOTAL }, (_, i) => `v${i}`)));
+  } finally {
+    await proc?.kill();
     await broker.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
