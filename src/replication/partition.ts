@@ -370,7 +370,8 @@ export class Partition {
     };
   }
 
-  appendAsLeader(batches: Buffer): Promise<LeaderAppendResult> {
+  /** `fromClient` false (a coordinator's own batches): producer sequences are not checked, only epochs. */
+  appendAsLeader(batches: Buffer, fromClient = true): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
       let pos = 0;
       while (pos < batches.length) {
@@ -383,6 +384,7 @@ export class Partition {
             firstSeq,
             lastSequenceOf(firstSeq, batches.readInt32BE(pos + 23)),
             isTransactional(batches, pos),
+            fromClient,
           );
           if (check.kind === 'error') return this.failure(check.errorCode, check.message);
           if (check.kind === 'duplicate') {

@@ -83,7 +83,7 @@ export class ProducerStateMap {
    * Decides what to do with a batch from `producerId` before it is appended. A plain batch from
    * a producer with a transaction open here is refused (INVALID_TXN_STATE), as Kafka does.
    */
-  check(producerId: bigint, epoch: number, firstSeq: number, lastSeq: number, transactional = false): SequenceCheck {
+  check(producerId: bigint, epoch: number, firstSeq: number, lastSeq: number, transactional = false, validateSequence = true): SequenceCheck {
     const entry = this.producers.get(producerId);
     if (!entry) return APPEND;
     if (!transactional && entry.currentTxnFirstOffset >= 0 && epoch >= entry.epoch) {
@@ -96,6 +96,9 @@ export class ProducerStateMap {
         message: `producer ${producerId} epoch ${epoch} is older than the current epoch ${entry.epoch}`,
       };
     }
+    // A coordinator's batch (transactional offsets on __consumer_offsets) carries no sequence:
+    // only its epoch is checked, as Kafka checks sequences for client appends only.
+    if (!validateSequence) return APPEND;
     if (epoch > entry.epoch) {
       if (firstSeq !== 0 && entry.batches.length > 0) {
         return {

@@ -43,6 +43,22 @@ test('a gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an older epoch INVALID_PRODUCER_EPO
   assert.equal(badNewEpoch.kind === 'error' && badNewEpoch.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
 });
 
+test("a coordinator's batches (no sequence) are checked for their epoch only, never refused as out of order nor dropped as duplicates", () => {
+  // The group coordinator writes each TxnOffsetCommit as a transactional batch with sequence -1
+  // (as Kafka does); two of the same size used to be taken for a retry and dropped, other sizes
+  // refused with OUT_OF_ORDER_SEQUENCE_NUMBER (send_offsets_to_transaction failed).
+  const s = new ProducerStateMap();
+  s.update(4n, 0, { firstSeq: -1, lastSeq: 0, firstOffset: 0, lastOffset: 1, timestamp: 0 }, true);
+  assert.deepEqual(s.check(4n, 0, -1, 0, true, false), { kind: 'append' });
+  assert.deepEqual(s.check(4n, 0, -1, 2, true, false), { kind: 'append' });
+  assert.deepEqual(s.check(4n, 1, -1, 0, true, false), { kind: 'append' });
+  const stale = s.check(4n, 0, -1, 0, true, false);
+  s.update(4n, 1, { firstSeq: -1, lastSeq: -1, firstOffset: 2, lastOffset: 2, timestamp: 0 }, true);
+  assert.equal(stale.kind, 'append');
+  const fenced = s.check(4n, 0, -1, 0, true, false);
+  assert.equal(fenced.kind === 'error' && fenced.errorCode, ErrorCode.INVALID_PRODUCER_EPOCH);
+});
+
 test('sequences wrap from Int32.MAX_VALUE to 0', () => {
   assert.equal(lastSequenceOf(0x7fffffff - 1, 3), 1);
   assert.equal(lastSequenceOf(5, 3), 8);
