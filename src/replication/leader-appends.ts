@@ -138,7 +138,7 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     // Validation may finish out of order; the log takes the batches in arrival order.
     await turn.ready;
-    appending = p.appendAsLeader(prepared.batches);
+    appending = p.appendAsLeader(prepared.batches, req.origin === 'client');
   } finally {
     turn.done();
   }
