@@ -15,6 +15,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--print-data-log', 'print the messages content when dumping data logs', false)
     .option('--index-sanity-check', 'only check the integrity of index files', false)
     .option('--offsets-decoder', 'decode __consumer_offsets records (implies --print-data-log)', false)
+    .option('--transaction-log-decoder', 'decode __transaction_state records (implies --print-data-log)', false)
     .option('--deep-iteration', 'accepted for compatibility: records are always iterated', false)
     .option('--max-decompressed-bytes <bytes>', `largest size one batch's records may inflate to (default ${readDecompressionCap()}, from the default max.message.bytes)`)
     .exitOverride()
@@ -29,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const opts = program.opts<{ files: string; printDataLog: boolean; indexSanityCheck: boolean; offsetsDecoder: boolean; maxDecompressedBytes?: string }>();
+  const opts = program.opts<{ files: string; printDataLog: boolean; indexSanityCheck: boolean; offsetsDecoder: boolean; transactionLogDecoder: boolean; maxDecompressedBytes?: string }>();
   let maxDecompressedBytes: number | undefined;
   if (opts.maxDecompressedBytes !== undefined) {
     maxDecompressedBytes = Number(opts.maxDecompressedBytes);

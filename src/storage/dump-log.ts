@@ -12,12 +12,14 @@ import { readDecompressionCap } from '../protocol/records/read-limits.js';
 import { decodeControlRecordKey, endTxnMarkerOf } from '../protocol/records/control.js';
 import { MIN_BATCH_LENGTH } from './batch-scan.js';
 import { baseOffsetOfFileName } from './log-segment.js';
-import { decodeOffsetsRecord } from './offsets-decoder.js';
+import { decodeOffsetsRecord, decodeTransactionLogRecord } from './offsets-decoder.js';
 
 export interface DumpOptions {
   printDataLog: boolean;
   indexSanityCheck: boolean;
   offsetsDecoder: boolean;
+  /** Decode __transaction_state records (Kafka's --transaction-log-decoder). */
+  transactionLogDecoder?: boolean;
   /** Cap on one batch's inflated records; default readDecompressionCap() (32 MiB). */
   maxDecompressedBytes?: number;
 }
@@ -78,8 +80,8 @@ function recordLines(batch: RecordBatch, opts: DumpOptions): string[] {
       } catch {
         line += ' controlType: unknown';
       }
-    } else if (opts.offsetsDecoder) {
-      const decoded = decodeOffsetsRecord(r.key, r.value);
+    } else if (opts.offsetsDecoder || opts.transactionLogDecoder) {
+      const decoded = opts.offsetsDecoder ? decodeOffsetsRecord(r.key, r.value) : decodeTransactionLogRecord(r.key, r.value);
       line += ` key: ${decoded.key} payload: ${decoded.payload}`;
     } else if (opts.printDataLog) {
       if (r.key !== null) line += ` key: ${r.key.toString('utf8')}`;
@@ -117,7 +119,7 @@ async function dumpLog(file: string, opts: DumpOptions, out: (line: string) => v
     }
     if (batch) {
       out(batchLine({ ...batch, count: batch.records.length }, pos, valid));
-      if (opts.printDataLog || opts.offsetsDecoder) for (const l of recordLines(batch, opts)) out(l);
+      if (opts.printDataLog || opts.offsetsDecoder || opts.transactionLogDecoder) for (const l of recordLines(batch, opts)) out(l);
     } else {
       // The header is readable and says where the next batch starts: report this one, go on.
       summary.undecodableBatches++;

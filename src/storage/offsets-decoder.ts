@@ -1,12 +1,15 @@
 /**
- * Decodes __consumer_offsets records for kafka-dump-log --offsets-decoder, printing keys and
- * values as JSON the way Kafka's DumpLogSegments does ({"type":...,"data":...}).
+ * Decodes __consumer_offsets records for kafka-dump-log --offsets-decoder, and __transaction_state
+ * records for --transaction-log-decoder, printing keys and values as JSON the way Kafka's
+ * DumpLogSegments does ({"type":...,"data":...}; a tombstone is <DELETE>).
  */
 import {
   GroupMetadataKeyCodec,
   GroupMetadataValueCodec,
   OffsetCommitKeyCodec,
   OffsetCommitValueCodec,
+  TransactionLogKeyCodec,
+  TransactionLogValueCodec,
 } from '../protocol/coordinator-records/index.js';
 import { Reader, type MessageCodec } from '../protocol/primitives/index.js';
 
@@ -48,4 +51,18 @@ export function decodeOffsetsRecord(key: Buffer | null, value: Buffer | null): {
 function valueJson<T>(codec: MessageCodec<T>, value: Buffer): string {
   const version = value.readInt16BE(0);
   return toJson({ version: String(version), data: decodeWith(codec, value, version) });
+}
+
+/** A __transaction_state record (key version 0: TransactionLogKey) as [keyText, payloadText]. */
+export function decodeTransactionLogRecord(key: Buffer | null, value: Buffer | null): { key: string; payload: string } {
+  if (key === null || key.length < 2) return { key: 'null', payload: value === null ? 'null' : `<${value.length} bytes>` };
+  const keyVersion = key.readInt16BE(0);
+  if (keyVersion !== 0) return { key: `unknown::version=${keyVersion}`, payload: value === null ? 'null' : `<${value.length} bytes>` };
+  try {
+    const k = decodeWith(TransactionLogKeyCodec, key, keyVersion);
+    const payload = value === null ? '<DELETE>' : valueJson(TransactionLogValueCodec, value);
+    return { key: toJson({ type: String(keyVersion), data: k }), payload };
+  } catch (err) {
+    return { key: `<undecodable key version ${keyVersion}: ${(err as Error).message}>`, payload: value === null ? 'null' : `<${value.length} bytes>` };
+  }
 }

@@ -159,3 +159,35 @@ test('a .txnindex: one line per aborted transaction as DumpLogSegments prints it
     assert.match(torn.stderr, /not a whole number/);
   });
 });
+
+test('--transaction-log-decoder prints a __transaction_state segment the coordinator wrote as JSON, as DumpLogSegments does', async () => {
+  const { startTestBroker } = await import('../helpers/broker.js');
+  const { RawClient } = await import('../helpers/raw-client.js');
+  const { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec } = await import('../../src/protocol/messages/index.js');
+  const b = await startTestBroker({ 'transaction.state.log.num.partitions': '1' });
+  const c = await RawClient.connect(b.port);
+  try {
+    const deadline = Date.now() + 20_000;
+    let found = -1;
+    while (found !== 0 && Date.now() < deadline) {
+      found = (await c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: 'dump-tx', keyType: 1 })).errorCode;
+    }
+    assert.equal(found, 0, 'a transaction coordinator');
+    let init = -1;
+    while (init !== 0 && Date.now() < deadline) {
+      init = (await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: 'dump-tx', transactionTimeoutMs: 30000, producerId: -1n, producerEpoch: -1 })).errorCode;
+    }
+    assert.equal(init, 0);
+    const seg = path.join(b.dir, '__transaction_state-0', '00000000000000000000.log');
+    const res = run('--files', seg, '--transaction-log-decoder');
+    assert.equal(res.status, 0, res.stderr);
+    const record = res.stdout.split('\n').find((l) => l.startsWith('| offset: 0 '));
+    assert.ok(record, res.stdout);
+    assert.match(record, / key: \{"type":"0","data":\{"transactionalId":"dump-tx"\}\} payload: \{"version":"0","data":\{"producerId":\d+,/);
+    const payload = JSON.parse(record.slice(record.indexOf(' payload: ') + 10)) as { data: Record<string, unknown> };
+    assert.deepEqual([payload.data.producerEpoch, payload.data.transactionTimeoutMs, payload.data.transactionStatus], [0, 30000, 0], 'epoch 0, the timeout asked for, Empty');
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
