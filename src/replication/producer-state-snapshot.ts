@@ -85,7 +85,7 @@ export function decodeSnapshot(buf: Buffer): ProducerStateMap {
       p += BATCH_BYTES;
     }
     entry.batches = batches;
-    state.producers.set(producerId, entry);
+    state.restore(entry);
   }
   return state;
 }

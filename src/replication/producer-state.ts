@@ -72,6 +72,11 @@ export class ProducerStateMap {
   readonly producers = new Map<bigint, ProducerEntry>();
   /** Transactions closed by a marker at or above the high watermark (not snapshotted). */
   private unreplicated: CompletedTxn[] = [];
+  /**
+   * Producer id -> first offset of its open transaction: the entries' currentTxnFirstOffset,
+   * indexed so the LSO (asked on every fetch) costs the open transactions, not every producer.
+   */
+  private readonly open = new Map<bigint, number>();
   /** Bumped on every change, so snapshots are skipped when nothing moved. */
   version = 0;
 
@@ -129,7 +134,7 @@ export class ProducerStateMap {
     entry.batches.push(batch);
     if (entry.batches.length > MAX_CACHED_BATCHES) entry.batches.shift();
     entry.lastTimestamp = Math.max(entry.lastTimestamp, batch.timestamp);
-    if (transactional && entry.currentTxnFirstOffset < 0) entry.currentTxnFirstOffset = batch.firstOffset;
+    if (transactional && entry.currentTxnFirstOffset < 0) this.setOpen(entry, batch.firstOffset);
     this.version++;
   }
 
@@ -152,11 +157,11 @@ export class ProducerStateMap {
   completeTxn(producerId: bigint, epoch: number, offset: number, aborted: boolean, coordinatorEpoch: number, timestamp: number): CompletedTxn {
     const entry = this.entryAt(producerId, epoch, timestamp);
     const firstOffset = entry.currentTxnFirstOffset >= 0 ? entry.currentTxnFirstOffset : offset;
-    entry.currentTxnFirstOffset = -1;
+    this.setOpen(entry, -1);
     entry.coordinatorEpoch = Math.max(entry.coordinatorEpoch, coordinatorEpoch);
     entry.lastTimestamp = Math.max(entry.lastTimestamp, timestamp);
     let lastStableOffset = offset + 1;
-    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0) lastStableOffset = Math.min(lastStableOffset, e.currentTxnFirstOffset);
+    for (const first of this.open.values()) lastStableOffset = Math.min(lastStableOffset, first);
     const done: CompletedTxn = { producerId, firstOffset, lastOffset: offset, aborted, lastStableOffset };
     this.unreplicated.push(done);
     this.version++;
@@ -166,7 +171,7 @@ export class ProducerStateMap {
   /** The first offset a read_committed reader may not pass yet, or undefined when nothing is unstable. */
   firstUnstableOffset(): number | undefined {
     let first: number | undefined;
-    for (const e of this.producers.values()) if (e.currentTxnFirstOffset >= 0 && (first === undefined || e.currentTxnFirstOffset < first)) first = e.currentTxnFirstOffset;
+    for (const o of this.open.values()) if (first === undefined || o < first) first = o;
     for (const t of this.unreplicated) if (first === undefined || t.firstOffset < first) first = t.firstOffset;
     return first;
   }
@@ -174,6 +179,19 @@ export class ProducerStateMap {
   /** The high watermark passed some markers: their transactions are stable. */
   onHighWatermark(hw: number): void {
     if (this.unreplicated.length > 0) this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= hw);
+  }
+
+  /** Adds an entry read from a snapshot (its open transaction included). */
+  restore(entry: ProducerEntry): void {
+    this.producers.set(entry.producerId, entry);
+    this.setOpen(entry, entry.currentTxnFirstOffset);
+  }
+
+  /** Opens (offset >= 0) or closes (-1) `entry`'s transaction, keeping the index in step. */
+  private setOpen(entry: ProducerEntry, firstOffset: number): void {
+    entry.currentTxnFirstOffset = firstOffset;
+    if (firstOffset >= 0) this.open.set(entry.producerId, firstOffset);
+    else this.open.delete(entry.producerId);
   }
 
   private entryAt(producerId: bigint, epoch: number, timestamp: number): ProducerEntry {
@@ -217,9 +235,9 @@ export class ProducerStateMap {
     });
     for (const [id, e] of this.producers) {
       e.batches = e.batches.filter((b) => b.lastOffset < offset);
-      if (e.currentTxnFirstOffset >= offset) e.currentTxnFirstOffset = -1;
+      if (e.currentTxnFirstOffset >= offset) this.setOpen(e, -1);
       const first = reopened.get(id);
-      if (first !== undefined) e.currentTxnFirstOffset = first;
+      if (first !== undefined) this.setOpen(e, first);
       if (e.batches.length === 0 && e.currentTxnFirstOffset < 0) this.producers.delete(id);
     }
     this.version++;
@@ -227,6 +245,7 @@ export class ProducerStateMap {
 
   clear(): void {
     this.producers.clear();
+    this.open.clear();
     this.unreplicated = [];
     this.version++;
   }
