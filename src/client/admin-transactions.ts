@@ -8,6 +8,7 @@ import { Api } from './apis.js';
 import { sleep, type Cluster } from './cluster.js';
 import { KafkaError } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
+import type { ProducerState } from '../protocol/messages/61-describe-producers.js';
 
 export interface ProducerStateDescription {
   producerId: bigint;
@@ -28,6 +29,18 @@ export interface AbortTransactionSpec {
   coordinatorEpoch: number;
 }
 
+/** A DescribeProducers answer's producer in the Admin's terms. */
+function producerStateOf(x: ProducerState): ProducerStateDescription {
+  return {
+    producerId: x.producerId,
+    producerEpoch: x.producerEpoch,
+    coordinatorEpoch: x.coordinatorEpoch,
+    lastSequence: x.lastSequence,
+    lastTimestamp: x.lastTimestamp,
+    currentTransactionStartOffset: x.currentTxnStartOffset,
+  };
+}
+
 async function connectionFor(cluster: Cluster, topic: string, partition: number, brokerId?: number) {
   if (brokerId !== undefined) return cluster.brokerConnection(brokerId);
   await cluster.topicsMetadata([topic]);
@@ -43,14 +56,7 @@ export async function describeProducers(cluster: Cluster, topic: string, partiti
   const p = resp.topics.find((t) => t.name === topic)?.partitions.find((x) => x.partitionIndex === partition);
   if (!p) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `no answer for ${topic}-${partition}`);
   if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode, p.errorMessage ?? undefined);
-  return p.activeProducers.map((x) => ({
-    producerId: x.producerId,
-    producerEpoch: x.producerEpoch,
-    coordinatorEpoch: x.coordinatorEpoch,
-    lastSequence: x.lastSequence,
-    lastTimestamp: x.lastTimestamp,
-    currentTransactionStartOffset: x.currentTxnStartOffset,
-  }));
+  return p.activeProducers.map(producerStateOf);
 }
 
 /** Writes the abort marker of `spec`'s transaction on its partition's leader. */
@@ -99,14 +105,7 @@ export async function describeProducersOf(cluster: Cluster, partitions: readonly
       const p = resp.topics.find((t) => t.name === r.topic)?.partitions.find((x) => x.partitionIndex === r.partition);
       if (!p) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `no answer for ${r.topic}-${r.partition}`);
       if (p.errorCode !== ErrorCode.NONE) throw new KafkaError(p.errorCode, `${r.topic}-${r.partition}: ${p.errorMessage ?? ''}`);
-      out.set(r, p.activeProducers.map((x) => ({
-        producerId: x.producerId,
-        producerEpoch: x.producerEpoch,
-        coordinatorEpoch: x.coordinatorEpoch,
-        lastSequence: x.lastSequence,
-        lastTimestamp: x.lastTimestamp,
-        currentTransactionStartOffset: x.currentTxnStartOffset,
-      })));
+      out.set(r, p.activeProducers.map(producerStateOf));
     }
   }
   return out;
