@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
+import { consumeAll } from './confluent-consume.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { ListOffsetsRequestCodec, ListOffsetsResponseCodec } from '../../src/protocol/messages/index.js';
 import { BrokerProcess, freePort } from './groups/crash-helpers.js';
@@ -106,32 +107,7 @@ async function waitStable(port: number, topic: string, partitions: number, bound
   throw new Error(`the last stable offset did not reach the log end in ${boundMs} ms: ${last}`);
 }
 
-const CONSUME = `
-import sys, json
-from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
-bootstrap, topic, isolation, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'crash-' + isolation, 'enable.auto.commit': False,
-              'enable.partition.eof': True, 'isolation.level': isolation})
-c.assign([TopicPartition(topic, i, OFFSET_BEGINNING) for i in range(n)])
-out, errors, eof = [], [], set()
-while len(eof) < n:
-    m = c.poll(15)
-    if m is None: errors.append('timed out'); break
-    if m.error():
-        if m.error().code() == -191: eof.add(m.partition()); continue
-        errors.append(str(m.error())); break
-    out.append(m.value().decode())
-c.close()
-print(json.dumps({'values': out, 'errors': errors}))
-`;
-
-async function consume(bootstrap: string, topic: string, isolation: string, partitions: number): Promise<string[]> {
-  const res = await run(PYTHON, ['-c', CONSUME, bootstrap, topic, isolation, String(partitions)], { timeoutMs: 90_000 });
-  assert.equal(res.code, 0, res.stderr);
-  const out = JSON.parse(res.stdout) as { values: string[]; errors: string[] };
-  assert.deepEqual(out.errors, []);
-  return out.values;
-}
+const consume = (bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> => consumeAll(bootstrap, topic, isolation, partitions);
 
 const HANG = `
 import sys, time

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
+import { consumeAll } from './confluent-consume.js';
 
 let b: TestBroker;
 before(async () => {
@@ -38,25 +39,6 @@ txn('second', 5, True)
 print(json.dumps({'ok': True}))
 `;
 
-const CONSUME = `
-import sys, json
-from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
-bootstrap, topic, isolation, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'e2e-' + isolation, 'enable.auto.commit': False,
-              'enable.partition.eof': True, 'isolation.level': isolation})
-c.assign([TopicPartition(topic, i, OFFSET_BEGINNING) for i in range(n)])
-out, errors, eof = [], [], set()
-while len(eof) < n:
-    m = c.poll(10)
-    if m is None: errors.append('timed out'); break
-    if m.error():
-        if m.error().code() == -191: eof.add(m.partition()); continue
-        errors.append(str(m.error())); break
-    out.append(m.value().decode())
-c.close()
-print(json.dumps({'values': sorted(out), 'errors': errors}))
-`;
-
 const FENCE = `
 import sys, json
 from confluent_kafka import Producer, KafkaException
@@ -77,13 +59,7 @@ except KafkaException as e:
 print(json.dumps({'fenced': fenced}))
 `;
 
-async function consume(topic: string, isolation: string, partitions: number): Promise<string[]> {
-  const res = await run(PYTHON, ['-c', CONSUME, b.bootstrap, topic, isolation, String(partitions)], { timeoutMs: 90_000 });
-  assert.equal(res.code, 0, res.stderr);
-  const out = JSON.parse(res.stdout) as { values: string[]; errors: string[] };
-  assert.deepEqual(out.errors, []);
-  return out.values;
-}
+const consume = async (topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> => (await consumeAll(b.bootstrap, topic, isolation, partitions)).sort();
 
 const tags = (tag: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${tag}-${i}`);
 
