@@ -15,6 +15,7 @@ import type { KafkaController } from '../controller/index.js';
 import type { StopReplicaPartition } from '../replication/replica-manager.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
 import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
+import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';
 
 export interface Endpoint {
   host: string;
@@ -62,6 +63,8 @@ export interface BrokerServices {
   readonly groupCoordinator: GroupCoordinator;
   /** Transactions (`__transaction_state`). */
   readonly txnCoordinator: TxnCoordinator;
+  /** Users' and client ids' configs: SCRAM credentials and client quotas (ZooKeeper in cluster mode). */
+  readonly clientEntities: ClientEntityConfigStore;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

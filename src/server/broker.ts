@@ -5,6 +5,8 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
+import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
+import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
@@ -202,6 +204,10 @@ export class Broker {
     const zkConsumerOffsets = zkMode
       ? new (await import('../metadata/zk/zk-consumer-offsets.js')).ZkConsumerOffsets(zkMode.session, cfg.zookeeperConnectionTimeoutMs)
       : undefined;
+    // SCRAM credentials and quotas: ZooKeeper's /config/users and /config/clients in cluster mode.
+    const clientEntities = zkMode
+      ? await zkMode.clientEntityConfigs()
+      : await ClientEntityConfigs.open(new EmbeddedClientEntities(cfg.logDirs[0]!));
     const broker = this;
     this.servicesValue = {
       config: cfg,
@@ -220,6 +226,7 @@ export class Broker {
       replicaManager: this.replicaManager,
       groupCoordinator: this.groupCoordinator,
       txnCoordinator: this.txnCoordinator,
+      clientEntities,
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };

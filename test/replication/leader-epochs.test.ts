@@ -37,6 +37,7 @@ import { LogAdmin } from '../../src/server/admin/log-admin.js';
 import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
 import type { BrokerServices } from '../../src/server/broker-services.js';
 import { broker, fakeZk, header, pstate, simpleAssigner } from '../metadata/zk/zk-broker-helpers.js';
+import { testConnection } from '../helpers/connection-context.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAABA';
 const T = 'lep';
@@ -91,7 +92,7 @@ async function call<Req, Res>(l: Leader, handler: ApiHandler, apiKey: number, re
   reqCodec.write(w, body, version);
   const ctx: RequestContext = {
     header: { apiKey, apiVersion: version, correlationId: 1, clientId: 'test' },
-    connection: { connectionId: 'c', clientHost: '127.0.0.1', clientPort: 1, listenerName: 'PLAINTEXT', localPort: 2 },
+    connection: testConnection(),
     services: l.services as BrokerServices,
   };
   const writeBody = await handler.run(new Reader(w.result()), ctx);

@@ -27,6 +27,7 @@ import type { BrokerServices } from '../../src/server/broker-services.js';
 import { ReplicaManagerCoordinatorLog, coordinatorAppendError } from '../../src/coordinator/runtime/partition-log.js';
 import { broker, fakeZk, header, pstate, simpleAssigner } from '../metadata/zk/zk-broker-helpers.js';
 import { startTestBroker } from '../helpers/broker.js';
+import { testConnection } from '../helpers/connection-context.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAw';
 const T = 'rep';
@@ -95,7 +96,7 @@ async function fetchVia(l: Leader, version: number, body: Input<FetchRequest>): 
   FetchRequestCodec.write(w, { maxBytes: 1 << 20, maxWaitMs: 0, minBytes: 1, sessionEpoch: -1, ...body }, version);
   const ctx: RequestContext = {
     header: { apiKey: 1, apiVersion: version, correlationId: 1, clientId: 'replica' },
-    connection: { connectionId: 'c', clientHost: '127.0.0.1', clientPort: 1, listenerName: 'PLAINTEXT', localPort: 2 },
+    connection: testConnection(),
     services: l.services as BrokerServices,
   };
   const writeBody = await fetchHandler.run(new Reader(w.result()), ctx);

@@ -20,6 +20,7 @@ import { ErrorCode } from '../../src/protocol/errors.js';
 import { startNode, type Node } from '../metadata/zk/zk-broker-helpers.js';
 import { startTestBroker } from '../helpers/broker.js';
 import { Connection } from '../../src/client/connection.js';
+import { testConnection } from '../helpers/connection-context.js';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAg';
 
@@ -28,7 +29,7 @@ async function call<Req, Res>(h: ApiHandler, reqCodec: MessageCodec<Req>, resCod
   reqCodec.write(w, req, version);
   const ctx: RequestContext = {
     header: { apiKey: h.apiKey, apiVersion: version, correlationId: 1, clientId: 'controller' },
-    connection: { connectionId: 'c', clientHost: '127.0.0.1', clientPort: 1, listenerName: 'PLAINTEXT', localPort: 2 },
+    connection: testConnection(),
     services: services as BrokerServices,
   };
   const writeBody = await h.run(new Reader(w.result()), ctx);

@@ -334,7 +334,8 @@ export class KafkaZkClient implements KafkaZkApi {
       await this.session.set(path, data);
     } catch (err) {
       if (!isZkError(err, 'NO_NODE')) throw err;
-      await this.session.ensurePath(configEntityTypePath(type));
+      // Parents too: a user's client-id entity lives under the user's own znode.
+      await this.session.ensurePath(path.slice(0, path.lastIndexOf('/')));
       try {
         await this.session.create(path, data);
       } catch (err2) {
@@ -344,6 +345,15 @@ export class KafkaZkClient implements KafkaZkApi {
     }
     await this.session.ensurePath(CONFIG_CHANGES_PATH);
     await this.session.create(`${CONFIG_CHANGES_PATH}/${CONFIG_CHANGE_PREFIX}`, ConfigChangeNotificationZNode.encode(type, name), 'persistent_sequential');
+  }
+
+  async getConfigChildren(subPath: string): Promise<string[]> {
+    try {
+      return await this.session.children(`/config/${subPath}`);
+    } catch (err) {
+      if (isZkError(err, 'NO_NODE')) return [];
+      throw err;
+    }
   }
 
   async getConfigChangeNames(watch?: ZkWatcher): Promise<string[]> {

@@ -99,6 +99,8 @@ export interface KafkaZkApi {
   getEntityConfigs(type: ConfigEntityType, name: string): Promise<Record<string, string>>;
   /** Sets `/config/<type>/<name>` and announces it with a sequential `/config/changes/config_change_` node. */
   setEntityConfigs(type: ConfigEntityType, name: string, configs: Record<string, string>): Promise<void>;
+  /** Children of `/config/<subPath>` (e.g. "users", "users/alice/clients"); [] when absent. Optional: fakes may omit it. */
+  getConfigChildren?(subPath: string): Promise<string[]>;
   /** Sorted by sequence number. */
   getConfigChangeNames(watch?: ZkWatcher): Promise<string[]>;
   getConfigChange(name: string): Promise<{ entityType: ConfigEntityType; entityName: string } | undefined>;

@@ -14,6 +14,8 @@ import { ZkSession } from './zk-session.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 import { ZkBrokerMetadata, type ReplicaAssigner } from './zk-broker-metadata.js';
 import { ConfigChangeListener } from './zk-config-changes.js';
+import { ZkClientEntities } from './zk-client-entities.js';
+import { ClientEntityConfigs } from '../client-entity-configs.js';
 import { KafkaZkClient } from './kafka-zk-client.js';
 import { assignAddedPartitions, assignReplicas } from '../replica-assignment.js';
 import { ZkMembership } from './zk-membership.js';
@@ -70,6 +72,7 @@ export class ZkMode {
   private configChanges: ConfigChangeListener | undefined;
   private brokerConfigListener: ((scope: string) => void) | undefined;
   private topicConfigListener: ((topic: string) => void) | undefined;
+  private clientEntities: ClientEntityConfigs | undefined;
 
   private constructor(
     readonly session: ZkSession,
@@ -157,6 +160,7 @@ export class ZkMode {
           return image.refreshTopicConfigs(name);
         }
         if (type === 'brokers') this.brokerConfigListener?.(name === DEFAULT_CONFIG_ENTITY ? '' : name);
+        if (type === 'users' || type === 'clients') return this.clientEntities?.reload(`${type}/${name}`);
         return undefined;
       },
     });
@@ -175,6 +179,15 @@ export class ZkMode {
       read: (scope) => zk.getEntityConfigs('brokers', entity(scope)),
       write: (scope, entries) => zk.setEntityConfigs('brokers', entity(scope), entries),
     };
+  }
+
+  /**
+   * Users' and client ids' configs (SCRAM credentials, quotas) as Kafka keeps them in ZooKeeper;
+   * kept up to date from /config/changes once createMetadataImage has started the listener.
+   */
+  async clientEntityConfigs(): Promise<ClientEntityConfigs> {
+    this.clientEntities ??= await ClientEntityConfigs.open(new ZkClientEntities(await this.zkClient()));
+    return this.clientEntities;
   }
 
   /** Called with the scope ("" or a broker id) whenever a broker config change is announced. */

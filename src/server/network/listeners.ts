@@ -1,6 +1,7 @@
 // Parsing of Kafka's `listeners` / `advertised.listeners` values ("NAME://host:port,...").
 import os from 'node:os';
 import { ConfigError } from '../config/errors.js';
+import type { SecurityProtocol } from '../../security/security-protocol.js';
 
 export interface ListenerSpec {
   /** Upper-cased listener name, e.g. PLAINTEXT. */
@@ -9,7 +10,7 @@ export interface ListenerSpec {
   host: string;
   /** 0 = any free port (see SocketServer.boundPorts()). */
   port: number;
-  securityProtocol: 'PLAINTEXT';
+  securityProtocol: SecurityProtocol;
 }
 
 const KNOWN_PROTOCOLS = new Set(['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL']);

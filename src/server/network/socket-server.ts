@@ -2,6 +2,7 @@
 // Frames are moved to and from the dispatcher by Connection; nothing here decodes messages.
 import net from 'node:net';
 import { CloseLog, type CloseReason } from './close-log.js';
+import { ANONYMOUS } from '../../security/principal.js';
 import { Connection, type ConnectionStats } from './connection.js';
 import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
@@ -172,7 +173,7 @@ export class SocketServer {
     const connectionId = `${socket.localAddress ?? spec.host}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
     const connection = new Connection(
       socket,
-      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort },
+      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal: ANONYMOUS },
       this.opts.dispatcher,
       this.limits,
       this.memory,

@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { KafkaPrincipal } from '../../security/principal.js';
+import type { SecurityProtocol } from '../../security/security-protocol.js';
 
 export interface ConnectionContext {
   /** Kafka-style "localHost:localPort-remoteHost:remotePort-sequence". */
@@ -7,6 +9,13 @@ export interface ConnectionContext {
   clientPort: number;
   listenerName: string;
   localPort: number;
+  /** The listener's protocol (listener.security.protocol.map). */
+  securityProtocol: SecurityProtocol;
+  /**
+   * Who the client is. User:ANONYMOUS until TLS client authentication or SASL establishes
+   * otherwise; the security layer replaces it (re-authentication may replace it again).
+   */
+  principal: KafkaPrincipal;
 }
 
 /**

@@ -1,0 +1,11 @@
+/** Kafka's four security protocols, as they appear in listener.security.protocol.map. */
+export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
+
+export const SECURITY_PROTOCOLS: readonly SecurityProtocol[] = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
+
+export function isSecurityProtocol(s: string): s is SecurityProtocol {
+  return (SECURITY_PROTOCOLS as readonly string[]).includes(s);
+}
+
+export const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
+export const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
