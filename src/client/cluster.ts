@@ -8,6 +8,7 @@ import { Connection } from './connection.js';
 import { ConnectionError, KafkaError, errorName, isRetriableError } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { MetadataResponse } from '../protocol/messages/index.js';
+import type { ClientSecurity } from './security.js';
 
 export interface ClientOptions {
   /** `host:port` list, or a comma-separated string as in `bootstrap.servers`. */
@@ -17,6 +18,8 @@ export interface ClientOptions {
   connectTimeoutMs?: number;
   retryBackoffMs?: number;
   metadataMaxAgeMs?: number;
+  /** TLS and SASL for every connection this client opens; PLAINTEXT when absent. */
+  security?: ClientSecurity;
 }
 
 export interface BrokerNode {
@@ -64,6 +67,7 @@ export class Cluster {
   readonly retryBackoffMs: number;
   private readonly connectTimeoutMs: number;
   private readonly metadataMaxAgeMs: number;
+  private readonly security: ClientSecurity | undefined;
   private readonly bootstrap: { host: string; port: number }[];
   private readonly connections = new Map<string, Promise<Connection>>();
   private metadata: ClusterMetadata = { clusterId: null, controllerId: -1, brokers: new Map(), topics: new Map() };
@@ -81,6 +85,7 @@ export class Cluster {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10000;
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.metadataMaxAgeMs = options.metadataMaxAgeMs ?? 300000;
+    this.security = options.security;
   }
 
   /** Connection to host:port, shared; reconnects when the previous one died. */
@@ -96,6 +101,7 @@ export class Cluster {
       clientId: this.clientId,
       connectTimeoutMs: this.connectTimeoutMs,
       requestTimeoutMs: this.requestTimeoutMs,
+      ...(this.security ? { security: this.security } : {}),
     });
     this.connections.set(key, opening);
     opening.catch(() => {

@@ -10,11 +10,14 @@ import { RequestHeaderCodec, ResponseHeaderCodec } from '../protocol/messages/in
 import { ErrorCode } from '../protocol/errors.js';
 import { Api, type ApiDef } from './apis.js';
 import { ConnectionError, KafkaError, TimeoutError, UnsupportedApiError } from './errors.js';
+import type { ClientSecurity } from './security.js';
 
 export interface ConnectionOptions {
   clientId: string;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  /** TLS and SASL; PLAINTEXT when absent. */
+  security?: ClientSecurity;
 }
 
 interface Pending {

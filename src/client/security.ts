@@ -1,0 +1,32 @@
+/**
+ * How a client secures its connections: the listener's protocol, TLS settings for SSL and
+ * SASL_SSL, and SASL credentials for SASL_PLAINTEXT and SASL_SSL. Tools build this from Kafka's
+ * client config names (security.protocol, ssl.truststore.location, sasl.mechanism,
+ * sasl.jaas.config, ...); the Connection applies it before any Kafka request is sent.
+ */
+import type { SecurityProtocol } from '../security/security-protocol.js';
+
+export interface ClientTls {
+  /** PEM CA certificates to trust (ssl.truststore.*); Node's default CAs when absent. */
+  ca?: string | Buffer;
+  /** PEM client certificate chain and key (ssl.keystore.*), for brokers that ask for one. */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  passphrase?: string;
+  /** ssl.endpoint.identification.algorithm: "https" (Kafka's default) checks the host name; "" does not. */
+  verifyHostname?: boolean;
+}
+
+export type SaslMechanism = 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+
+export interface ClientSasl {
+  mechanism: SaslMechanism;
+  username: string;
+  password: string;
+}
+
+export interface ClientSecurity {
+  protocol: SecurityProtocol;
+  tls?: ClientTls;
+  sasl?: ClientSasl;
+}
