@@ -3,5 +3,6 @@
  * of the client library that talks to ZooKeeper (through metadata/zk's session and znode table),
  * so users of the Kafka-protocol clients never load the ZooKeeper client.
  */
-export { ZookeeperConsumer, ConsumerRebalanceFailedError, generateConsumerId, brokersFromZooKeeper, type ZookeeperConsumerOptions, type ZookeeperConsumerEvents } from './zk-consumer.js';
+export { ZookeeperConsumer, ConsumerRebalanceFailedError, type ZookeeperConsumerOptions, type ZookeeperConsumerEvents } from './zk-consumer.js';
+export { generateConsumerId, brokersFromZooKeeper } from './zk-bootstrap.js';
 export { rangeAssign, consumerThreadIds, type ThreadAssignment } from './range-assignment.js';

@@ -14,34 +14,28 @@
  * times: a partition never has two owners. Records come from the partition leaders through the
  * client library's fetcher; brokers are found in /brokers/ids.
  *
- * Offsets (Kafka 0.8.2's migration): offsets.storage=zookeeper (default) reads and writes the
- * offsets znodes; offsets.storage=kafka commits and fetches through the group coordinator
- * (OffsetCommit/OffsetFetch as a "simple" group, generation -1), and with dual.commit.enabled
- * (default true) also writes ZooKeeper and resumes from the larger of the two stores.
+ * Offsets are kept by ZkConsumerOffsetStore (offsets.storage, dual.commit.enabled).
  */
 import { EventEmitter } from 'node:events';
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Cluster } from '../cluster.js';
 import { Fetcher, type ConsumerRecord, type PartitionState } from '../fetcher.js';
-import { commitOffsets, fetchCommittedOffsets, tpKey, type TopicPartition } from '../group/offsets.js';
+import { tpKey, type TopicPartition } from '../group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from '../list-offsets.js';
 import { ZkSession, isZkError, type ZkWatcher } from '../../metadata/zk/zk-session.js';
 import {
   BROKER_IDS_PATH,
-  BrokerIdZNode,
-  ConsumerOffsetZNode,
   ConsumerRegistrationZNode,
   TopicZNode,
   consumerIdPath,
   consumerIdsPath,
-  consumerOffsetPath,
   consumerOwnerPath,
   consumerOwnersPath,
   topicPath,
 } from '../../metadata/zk/zk-data.js';
 import { consumerThreadIds, rangeAssign, type ThreadAssignment } from './range-assignment.js';
+import { brokersFromZooKeeper, generateConsumerId } from './zk-bootstrap.js';
+import { ZkConsumerOffsetStore } from './zk-consumer-offset-store.js';
 
 export interface ZookeeperConsumerOptions {
   /** zookeeper.connect: `host:port[,host:port][/chroot]`. */
@@ -105,28 +99,6 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', done);
   });
 
-/** Kafka 0.8's consumer id: `<group>_<hostname>-<timestampMs>-<first 8 hex digits of a uuid>`. */
-export function generateConsumerId(groupId: string, host = hostname(), nowMs = Date.now()): string {
-  return `${groupId}_${host}-${nowMs}-${randomBytes(4).toString('hex')}`;
-}
-
-/** The brokers registered in /brokers/ids as `host:port` (PLAINTEXT endpoints first). */
-export async function brokersFromZooKeeper(zk: ZkSession): Promise<string[]> {
-  const ids = await zk.children(BROKER_IDS_PATH).catch((err: unknown) => {
-    if (isZkError(err, 'NO_NODE')) return [];
-    throw err;
-  });
-  const out: string[] = [];
-  for (const id of ids) {
-    const got = await zk.getIfExists(`${BROKER_IDS_PATH}/${id}`);
-    if (!got || !/^\d+$/.test(id)) continue;
-    const reg = BrokerIdZNode.decode(Number(id), got.data);
-    const ep = reg.endpoints.find((e) => e.securityProtocol === 'PLAINTEXT') ?? reg.endpoints[0];
-    if (ep) out.push(ep.host.includes(':') ? `[${ep.host}]:${ep.port}` : `${ep.host}:${ep.port}`);
-  }
-  return out;
-}
-
 export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> implements AsyncIterable<ConsumerRecord> {
   readonly groupId: string;
   readonly consumerId: string;
@@ -135,8 +107,7 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
   private subscription: Record<string, number> | null = null;
   /** Partitions this member owns (its owner nodes exist), keyed `<topic>-<partition>`. */
   private owned = new Map<string, ThreadAssignment>();
-  /** What this member last wrote (or read) in each offsets znode: unchanged offsets are not rewritten. */
-  private readonly checkpointed = new Map<string, bigint>();
+  private readonly offsets: ZkConsumerOffsetStore;
   private rebalancing: Promise<void> | null = null;
   private rebalancePending = false;
   private rebalanceFailure: Error | null = null;
@@ -176,6 +147,14 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
       maxPollRecords: options.maxPollRecords ?? 500,
     };
     this.cluster = new Cluster({ bootstrapServers: bootstrap, clientId: options.clientId ?? options.groupId, requestTimeoutMs: this.opts.socketTimeoutMs });
+    this.offsets = new ZkConsumerOffsetStore({
+      zk,
+      cluster: this.cluster,
+      groupId: this.groupId,
+      offsetsStorage: this.opts.offsetsStorage,
+      dualCommitEnabled: this.opts.dualCommitEnabled,
+      logger,
+    });
     this.fetcher = new Fetcher(this.cluster, {
       maxWaitMs: this.opts.fetchWaitMaxMs,
       minBytes: this.opts.fetchMinBytes,
@@ -301,12 +280,12 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
       const s = this.fetcher.states.get(k);
       if (s && s.position !== null) entries.push([a, s.position]);
     }
-    await this.commit(entries);
+    await this.offsets.commit(entries);
   }
 
   /** The stored offsets of these partitions (as this consumer would resume), null when none. */
   async committed(tps: readonly TopicPartition[]): Promise<Map<string, bigint | null>> {
-    return this.fetchOffsets(tps);
+    return this.offsets.fetch(tps);
   }
 
   /** Commits (with auto.commit.enable), releases its partitions, leaves the group, disconnects. */
@@ -427,7 +406,7 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
     if (this.opts.autoCommitEnable) await this.commitOffsets().catch((err: unknown) => this.logger?.warn({ err: String(err) }, 'commit before release failed'));
     await this.releaseOwnership();
 
-    const offsets = await this.fetchOffsets(mine);
+    const offsets = await this.offsets.fetch(mine);
     const claimed: ThreadAssignment[] = [];
     for (const a of mine) {
       if (await this.claim(a)) {
@@ -489,77 +468,6 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
   private dropOwnership(): void {
     this.owned = new Map();
     this.fetcher.setAssignment([]);
-  }
-
-  // ---- offsets ----
-
-  private async commit(entries: [TopicPartition, bigint][]): Promise<void> {
-    if (entries.length === 0) return;
-    if (this.opts.offsetsStorage === 'kafka') {
-      await commitOffsets(
-        this.cluster,
-        { groupId: this.groupId, generationId: -1, memberId: '' },
-        entries.map(([tp, offset]) => [{ topic: tp.topic, partition: tp.partition }, { offset, metadata: '' }]),
-      );
-      if (!this.opts.dualCommitEnabled) return;
-    }
-    for (const [tp, offset] of entries) {
-      const k = tpKey(tp.topic, tp.partition);
-      if (this.checkpointed.get(k) === offset) continue;
-      await this.writeZkOffset(tp, offset);
-      this.checkpointed.set(k, offset);
-    }
-  }
-
-  private async writeZkOffset(tp: TopicPartition, offset: bigint): Promise<void> {
-    const path = consumerOffsetPath(this.groupId, tp.topic, tp.partition);
-    const data = ConsumerOffsetZNode.encode(offset);
-    try {
-      await this.zk.set(path, data);
-    } catch (err) {
-      if (!isZkError(err, 'NO_NODE')) throw err;
-      await this.zk.ensurePath(path.slice(0, path.lastIndexOf('/')));
-      await this.zk.create(path, data).catch(async (e: unknown) => {
-        if (!isZkError(e, 'NODE_EXISTS')) throw e;
-        await this.zk.set(path, data);
-      });
-    }
-  }
-
-  private async readZkOffset(tp: TopicPartition): Promise<bigint | null> {
-    const got = await this.zk.getIfExists(consumerOffsetPath(this.groupId, tp.topic, tp.partition));
-    if (!got) return null;
-    try {
-      return ConsumerOffsetZNode.decode(got.data);
-    } catch (err) {
-      this.logger?.warn({ partition: tpKey(tp.topic, tp.partition), err: String(err) }, 'ignoring an unreadable stored offset');
-      return null;
-    }
-  }
-
-  /** Stored offsets by `<topic>-<partition>`; null when none (or negative). */
-  private async fetchOffsets(tps: readonly TopicPartition[]): Promise<Map<string, bigint | null>> {
-    const out = new Map<string, bigint | null>();
-    if (tps.length === 0) return out;
-    const zkOffsets = new Map<string, bigint | null>();
-    if (this.opts.offsetsStorage === 'zookeeper' || this.opts.dualCommitEnabled) {
-      for (const tp of tps) {
-        const o = await this.readZkOffset(tp);
-        zkOffsets.set(tpKey(tp.topic, tp.partition), o);
-        if (o !== null) this.checkpointed.set(tpKey(tp.topic, tp.partition), o);
-      }
-    }
-    if (this.opts.offsetsStorage === 'zookeeper') return zkOffsets;
-    const kafka = await fetchCommittedOffsets(this.cluster, this.groupId, tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })));
-    for (const tp of tps) {
-      const k = tpKey(tp.topic, tp.partition);
-      const fromKafka = kafka.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
-      // During a migration (dual commit) Kafka 0.8.2 resumed from the larger of the two stores.
-      const fromZk = this.opts.dualCommitEnabled ? (zkOffsets.get(k) ?? -1n) : -1n;
-      const best = fromKafka > fromZk ? fromKafka : fromZk;
-      out.set(k, best >= 0n ? best : null);
-    }
-    return out;
   }
 
   /** Positions for owned partitions without one, or out of range: auto.offset.reset. */
