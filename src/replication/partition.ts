@@ -116,6 +116,10 @@ export class Partition {
     const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
     const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark, initialHighWatermark);
     await p.replayProducerState(from);
+    log.producerView = {
+      lastStableOffset: () => p.lastStableOffset,
+      lastRecordsOfActiveProducers: () => p.producers.lastRecordsOfActiveProducers(),
+    };
     // Markers the replay met below the high watermark are stable already.
     p.producers.onHighWatermark(p.hw);
     // Up to date when the snapshot reaches the log end, or the log is empty (nothing to replay).

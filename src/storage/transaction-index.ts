@@ -124,6 +124,26 @@ export class TransactionIndex {
     return { aborted, complete: false };
   }
 
+  /**
+   * Replaces every entry (the cleaner keeps those whose transaction still had data). No entries:
+   * no file, as for a segment that never held an abort. A crash mid-write leaves a file of the
+   * wrong length, which the next start drops and rebuilds from the segment.
+   */
+  async replaceAll(entries: readonly AbortedTxn[]): Promise<void> {
+    await this.closeHandle();
+    this.entries = [...entries];
+    if (entries.length === 0) await rm(this.file, { force: true });
+    else {
+      const fh = await open(this.file, 'w');
+      try {
+        await fh.writeFile(Buffer.concat(entries.map(encodeAbortedTxn)));
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    }
+  }
+
   /** Drops aborts whose marker is at or after `offset` (the log was truncated there). */
   async truncateTo(offset: number): Promise<void> {
     const keep = this.entries.filter((t) => t.lastOffset < offset);
