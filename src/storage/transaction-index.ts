@@ -51,6 +51,11 @@ function decodeAbortedTxn(b: Buffer, at: number): AbortedTxn {
 
 export class TransactionIndex {
   private entries: AbortedTxn[] = [];
+  /**
+   * Whether the file is on disk (read by load, or written since). A segment holding an abort
+   * marker without one lost it: Partition.open rebuilds it.
+   */
+  fileExists = false;
   private handle: FileHandle | undefined;
   private dirty = false;
 
@@ -70,6 +75,7 @@ export class TransactionIndex {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         this.entries = [];
+        this.fileExists = false;
         return;
       }
       throw err;
@@ -87,6 +93,7 @@ export class TransactionIndex {
       entries.push(t);
     }
     this.entries = entries;
+    this.fileExists = true;
   }
 
   get size(): number {
@@ -105,6 +112,7 @@ export class TransactionIndex {
     }
     this.handle ??= await open(this.file, 'a');
     await this.handle.write(encodeAbortedTxn(t));
+    this.fileExists = true;
     this.entries.push(t);
     this.dirty = true;
   }
@@ -132,6 +140,7 @@ export class TransactionIndex {
   async replaceAll(entries: readonly AbortedTxn[]): Promise<void> {
     await this.closeHandle();
     this.entries = [...entries];
+    this.fileExists = entries.length > 0;
     if (entries.length === 0) await rm(this.file, { force: true });
     else {
       const fh = await open(this.file, 'w');
@@ -150,6 +159,7 @@ export class TransactionIndex {
     if (keep.length === this.entries.length) return;
     await this.closeHandle();
     this.entries = keep;
+    this.fileExists = keep.length > 0;
     if (keep.length === 0) await rm(this.file, { force: true });
     else await writeFile(this.file, Buffer.concat(keep.map(encodeAbortedTxn)));
   }
@@ -169,6 +179,7 @@ export class TransactionIndex {
   async delete(): Promise<void> {
     await this.closeHandle();
     this.entries = [];
+    this.fileExists = false;
     await rm(this.file, { force: true });
   }
 
