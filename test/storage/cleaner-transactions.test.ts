@@ -191,3 +191,19 @@ test('an open transaction in an old segment bounds cleaning: no segment at or pa
     await mgr.shutdown();
   });
 });
+
+test('with cleanHostedLogsOnly (the broker) a log no partition hosts is not cleaned: it has no last stable offset yet', async () => {
+  await withTempDir(async (dir) => {
+    const mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now, cleanHostedLogsOnly: true });
+    const log = await mgr.createLog('hosted', 0, { cleanupPolicy: ['compact'], minCleanableDirtyRatio: 0.01 });
+    for (let i = 0; i < 3; i++) {
+      await log.append(encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: Buffer.from('k'), value: Buffer.from(`v${i}`), headers: [] }], baseTimestamp: BigInt(now) }), { leaderEpoch: 0 });
+      await log.forceRoll();
+    }
+    assert.equal(await mgr.cleaner.cleanOnce(), 0);
+    await Partition.open(log, 'id', 0, () => undefined);
+    assert.equal(await mgr.cleaner.cleanOnce(), 1);
+    assert.deepEqual((await entries(log)).map((e) => e.value), ['v2']);
+    await mgr.shutdown();
+  });
+});
