@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/records/batch.js';
 import { endTxnMarkerOf } from '../../src/protocol/records/control.js';
 import { Partition } from '../../src/replication/partition.js';
+import { CleanedTransactions } from '../../src/storage/cleaner/cleaned-txns.js';
 import { LogManager } from '../../src/storage/log-manager.js';
 import type { Log } from '../../src/storage/log.js';
 import { CapturingLogger, testConfig, withTempDir } from './helpers.js';
@@ -206,4 +207,16 @@ test('with cleanHostedLogsOnly (the broker) a log no partition hosts is not clea
     assert.deepEqual((await entries(log)).map((e) => e.value), ['v2']);
     await mgr.shutdown();
   });
+});
+
+test('CleanedTransactions: an unreadable control batch still ends its producer\'s aborted transaction (its later transaction is not taken for aborted) and is never discardable', () => {
+  const t = new CleanedTransactions([{ producerId: 5n, firstOffset: 0, lastOffset: 2, lastStableOffset: 0 }]);
+  assert.equal(t.onDataBatch(5n, 1, true), true, 'aborted');
+  assert.deepEqual(t.onControlBatch(5n, 2, 'unreadable'), { discardable: false, keepEntry: { producerId: 5n, firstOffset: 0, lastOffset: 2, lastStableOffset: 0 } });
+  assert.equal(t.onDataBatch(5n, 3, true), false, 'the next transaction of the producer is not aborted');
+  assert.deepEqual(t.onControlBatch(5n, 4, 'unreadable'), { discardable: false });
+  assert.equal(t.onDataBatch(5n, 5, true), false);
+  assert.deepEqual(t.onControlBatch(5n, 6, 'commit'), { discardable: false }, 'data of the transaction was seen');
+  assert.deepEqual(t.onControlBatch(5n, 7, 'commit'), { discardable: true });
+  assert.deepEqual(t.onControlBatch(5n, 8, 'other'), { discardable: false });
 });

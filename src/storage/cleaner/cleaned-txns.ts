@@ -13,7 +13,8 @@
  */
 import type { AbortedTxn } from '../transaction-index.js';
 
-export type ControlKind = 'commit' | 'abort' | 'other' | 'empty';
+/** 'unreadable': a control batch that cannot be decoded (kept as is; its kind is inferred). */
+export type ControlKind = 'commit' | 'abort' | 'other' | 'empty' | 'unreadable';
 
 export class CleanedTransactions {
   private readonly queue: AbortedTxn[];
@@ -52,6 +53,12 @@ export class CleanedTransactions {
    */
   onControlBatch(producerId: bigint, lastOffset: number, kind: ControlKind): { discardable: boolean; keepEntry?: AbortedTxn } {
     this.consumeUpTo(lastOffset);
+    if (kind === 'unreadable') {
+      // It ends its producer's transaction all the same: the ABORT marker the index names, or a
+      // COMMIT. Never discardable (the cleaner keeps what it cannot read).
+      const inferred = this.ongoingAborted.get(producerId)?.txn.lastOffset === lastOffset ? 'abort' : 'commit';
+      return { ...this.onControlBatch(producerId, lastOffset, inferred), discardable: false };
+    }
     switch (kind) {
       case 'abort': {
         const aborted = this.ongoingAborted.get(producerId);

@@ -124,7 +124,7 @@ export async function addToOffsetMap(seg: LogSegment, map: Map<string, number>, 
   await forEachBatch(seg, seg.size, opts, async (batch, raw) => {
     const h = headerFields(raw);
     if (h.control) {
-      txns.onControlBatch(h.producerId, h.lastOffset, batch ? await controlKind(batch) : 'other');
+      txns.onControlBatch(h.producerId, h.lastOffset, batch ? await controlKind(batch) : 'unreadable');
       return;
     }
     if (txns.onDataBatch(h.producerId, h.lastOffset, h.transactional) || !batch) return;
@@ -163,7 +163,7 @@ export async function rewriteSegment(
   await forEachBatch(seg, seg.size, opts, async (batch, raw) => {
     const h = headerFields(raw);
     if (h.control) {
-      const verdict = opts.txns.onControlBatch(h.producerId, h.lastOffset, batch ? await controlKind(batch) : 'other');
+      const verdict = opts.txns.onControlBatch(h.producerId, h.lastOffset, batch ? await controlKind(batch) : 'unreadable');
       if (verdict.keepEntry) abortedTxns.push(verdict.keepEntry);
       if (!batch || !verdict.discardable) {
         parts.push(raw);
