@@ -8,7 +8,8 @@
  * asked first whether this producer epoch has an ongoing transaction holding the group's
  * `__consumer_offsets` partition (AddOffsetsToTxn put it there): a fenced producer gets
  * INVALID_PRODUCER_EPOCH at every version (Kafka turns the coordinator's PRODUCER_FENCED into
- * it), one that did not add the group INVALID_TXN_STATE, and nothing is written, so no stale
+ * it), one that did not add the group INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v4, the
+ * version that added it), and nothing is written, so no stale
  * commit can sit pending with no marker to end it. Without verification a fenced producer whose
  * epoch `__consumer_offsets` never saw would be accepted. Only a coordinator on this broker is
  * asked; in cluster mode one elsewhere is not (the append's epoch check still applies).
@@ -40,7 +41,8 @@ export const txnOffsetCommitHandler = defineHandler({
   maxVersion: 4,
   async handle(req, ctx) {
     const { metadata, groupCoordinator, txnCoordinator } = ctx.services;
-    const verified = await verify(txnCoordinator, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
+    let verified = await verify(txnCoordinator, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
+    if (verified === ErrorCode.INVALID_TXN_STATE && ctx.header.apiVersion >= 4) verified = ErrorCode.TRANSACTION_ABORTABLE;
     if (verified !== ErrorCode.NONE) {
       return {
         throttleTimeMs: 0,

@@ -95,6 +95,21 @@ for (const version of [0, 1, 2, 3, 4]) {
   });
 }
 
+for (const version of [3, 4]) {
+  test(`TxnOffsetCommit v${version} from a producer whose transaction does not hold the group: ${version < 4 ? 'INVALID_TXN_STATE' : 'TRANSACTION_ABORTABLE'}, nothing pending`, async () => {
+    const id = `no-add-offsets-${version}`;
+    const group = `no-add-offsets-group-${version}`;
+    await groupCoordinator(group);
+    const p = await init(id);
+    const add = await c.request(24, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, 3, {
+      v3AndBelowTransactionalId: id, v3AndBelowProducerId: p.producerId, v3AndBelowProducerEpoch: p.producerEpoch, v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
+    });
+    assert.equal(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, 0);
+    assert.equal(await txnCommit(version, id, group, p, 3n), version < 4 ? ErrorCode.INVALID_TXN_STATE : ErrorCode.TRANSACTION_ABORTABLE);
+    assert.equal((await fetchStable(group)).errorCode, ErrorCode.NONE);
+  });
+}
+
 test('TxnOffsetCommit v3 checks the member of a known group (KIP-447): ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID', async () => {
   const group = 'members-447';
   await groupCoordinator(group);
