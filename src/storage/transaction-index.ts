@@ -4,7 +4,7 @@
  * in the order their abort markers were written (so lastOffset never decreases). A read_committed
  * fetch asks which aborted transactions overlap the range it returns, and the consumer drops
  * their records. Unlike the offset and time indexes this one is not a cache of what the segment
- * holds: recovery rebuilds it by replaying the producers' markers.
+ * holds: recovery rebuilds it by replaying the producers' markers (Partition.open).
  *
  * Entries are few (one per aborted transaction), so they are kept in memory; the file exists only
  * once a segment holds an abort, is appended to as markers arrive and rewritten after a truncation.
