@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { startTestBroker } from '../helpers/broker.js';
 import { runCli } from './helpers.js';
@@ -80,7 +81,7 @@ test('TransactionLogMessageFormatter (JSON and classic) prints what the coordina
 
     // kafka-dump-log --transaction-log-decoder decodes the same data (DumpLogSegments' framing).
     const seg = path.join(b.dir, '__transaction_state-0', '00000000000000000000.log');
-    const dump = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/kafka-dump-log.ts', '--files', seg, '--transaction-log-decoder'], { encoding: 'utf8' });
+    const dump = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../src/cli/kafka-dump-log.ts', import.meta.url)), '--files', seg, '--transaction-log-decoder'], { encoding: 'utf8' });
     assert.equal(dump.status, 0, dump.stderr);
     const payloads = dump.stdout.split('\n').filter((l) => l.includes(' payload: ')).map((l) => JSON.parse(l.slice(l.indexOf(' payload: ') + 10)) as { version: string; data: Record<string, unknown> });
     assert.deepEqual(payloads.map((p) => p.data), lines.map((l) => l.value!.data));
