@@ -9,14 +9,17 @@
  * A partition whose ISR is only the leader (embedded mode always, ISR = [self]) takes the fast
  * path: the high watermark is the log end offset as soon as an append completes.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD } from '../protocol/records/batch-header.js';
+import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../protocol/records/batch-header.js';
+import { readAt, scanBatchHeaders } from '../storage/batch-scan.js';
+import type { LogSegment } from '../storage/log-segment.js';
+import type { AbortedTxn } from '../storage/transaction-index.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { AppendResult, Log, ReadResult } from '../storage/log.js';
 import { existingOffsetRange } from '../storage/append-validation.js';
 import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import { Mutex } from '../storage/mutex.js';
 import { lastSequenceOf, ProducerStateMap, type CompletedTxn } from './producer-state.js';
-import { recordProducerBatch, recordProducerBatches } from './producer-batches.js';
+import { markerAt, recordProducerBatch, recordProducerBatches } from './producer-batches.js';
 import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
 import { isTransactional } from '../protocol/records/batch-header.js';
 import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
@@ -115,7 +118,12 @@ export class Partition {
     const state = snap?.state ?? new ProducerStateMap();
     const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
     const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark, initialHighWatermark);
+    await rebuildLostTxnIndexes(log, from, state);
     await p.replayProducerState(from);
+    log.producerView = {
+      lastStableOffset: () => p.lastStableOffset,
+      lastRecordsOfActiveProducers: () => p.producers.lastRecordsOfActiveProducers(),
+    };
     // Markers the replay met below the high watermark are stable already.
     p.producers.onHighWatermark(p.hw);
     // Up to date when the snapshot reaches the log end, or the log is empty (nothing to replay).
@@ -320,24 +328,10 @@ export class Partition {
 
   /** Rebuilds producer state by scanning batch headers in [from, logEnd). */
   private async replayProducerState(from: number): Promise<void> {
-    let offset = from;
-    while (offset < this.log.logEndOffset) {
-      const { records } = await this.log.read(offset, SCAN_CHUNK, { minOneBatch: true });
-      if (records.length === 0) break;
-      let pos = 0;
-      while (pos + LOG_OVERHEAD <= records.length) {
-        const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
-        if (pos + size > records.length) break;
-        const base = Number(records.readBigInt64BE(pos));
-        const last = base + records.readInt32BE(pos + 23);
-        const closed = recordProducerBatch(this.producers, records, pos, base, last);
-        // An abort whose index entry a crash lost (the marker was in the log, the entry not yet on disk).
-        if (closed?.aborted) await this.log.recordAbortedTxn(abortEntry(closed), true);
-        offset = last + 1;
-        pos += size;
-      }
-      if (pos === 0) break;
-    }
+    await replayBatches(this.log, this.producers, from, this.log.logEndOffset, async (closed) => {
+      // An abort whose index entry a crash lost (the marker was in the log, the entry not yet on disk).
+      if (closed.aborted) await this.log.recordAbortedTxn(abortEntry(closed), true);
+    });
   }
 
 
@@ -539,7 +533,97 @@ export class Partition {
   }
 }
 
+/** Feeds the batches of [from, to) to `producers`; `onClosed` gets each transaction a marker closed. */
+async function replayBatches(log: Log, producers: ProducerStateMap, from: number, to: number, onClosed: (t: CompletedTxn) => Promise<void>): Promise<void> {
+  let offset = from;
+  while (offset < to) {
+    const { records } = await log.read(offset, SCAN_CHUNK, { minOneBatch: true });
+    if (records.length === 0) break;
+    let pos = 0;
+    while (pos + LOG_OVERHEAD <= records.length) {
+      const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+      if (pos + size > records.length) break;
+      const base = Number(records.readBigInt64BE(pos));
+      const last = base + records.readInt32BE(pos + 23);
+      if (base >= to) return;
+      const closed = recordProducerBatch(producers, records, pos, base, last);
+      if (closed) await onClosed(closed);
+      offset = last + 1;
+      pos += size;
+    }
+    if (pos === 0) break;
+  }
+}
+
+/**
+ * The .txnindex of a segment before `from` (where the replay starts) that a crash lost, or that
+ * was dropped as corrupt, is rebuilt: segments without one are searched for ABORT markers (the
+ * headers, then the few control batches), and if one holds a marker the cleaner has not already
+ * emptied (no delete horizon), producer state is replayed from the log start through that
+ * segment, as Kafka's recoverSegment rebuilds producer state before recovering a segment. Each
+ * entry so gets its transaction's real first offset (it may begin segments earlier) and last
+ * stable offset. Only partitions that saw transactions are searched (a .txnindex on disk, or a
+ * producer that wrote or got a marker), so plain partitions read nothing at start.
+ */
+async function rebuildLostTxnIndexes(log: Log, from: number, state: ProducerStateMap): Promise<void> {
+  const segments = log.segments;
+  const candidates = segments.filter((s) => s.baseOffset < from && !s.txnIndex.fileExists);
+  if (candidates.length === 0) return;
+  const sawTransactions =
+    segments.some((s) => s.txnIndex.fileExists) || [...state.producers.values()].some((e) => e.coordinatorEpoch >= 0 || e.currentTxnFirstOffset >= 0);
+  if (!sawTransactions) return;
+  const lost = new Set<LogSegment>();
+  for (const seg of candidates) if (await holdsLiveAbortMarker(seg)) lost.add(seg);
+  if (lost.size === 0) return;
+  const last = [...lost].at(-1)!;
+  const next = segments[segments.indexOf(last) + 1];
+  const entries = new Map<LogSegment, AbortedTxn[]>();
+  const scratch = new ProducerStateMap();
+  await replayBatches(log, scratch, log.logStartOffset, next ? next.baseOffset : log.logEndOffset, async (closed) => {
+    // As Kafka's recovery: a marker with no open transaction before it gets [marker, marker].
+    if (!closed.aborted) return;
+    const seg = segmentHolding(segments, closed.lastOffset);
+    if (seg && lost.has(seg)) entries.set(seg, [...(entries.get(seg) ?? []), abortEntry(closed)]);
+  });
+  for (const seg of lost) {
+    const found = entries.get(seg) ?? [];
+    if (found.length === 0) continue;
+    await seg.txnIndex.replaceAll(found);
+    log.logger.warn(`rebuilt the lost transaction index of ${log.name} segment ${seg.baseOffset}: ${found.length} aborted transaction(s)`);
+  }
+}
+
+function segmentHolding(segments: readonly LogSegment[], offset: number): LogSegment | undefined {
+  let found: LogSegment | undefined;
+  for (const s of segments) {
+    if (s.baseOffset > offset) break;
+    found = s;
+  }
+  return found;
+}
+
+/** Whether the segment holds an ABORT marker without a delete horizon (one whose records may remain). */
+async function holdsLiveAbortMarker(seg: LogSegment): Promise<boolean> {
+  const controls: { position: number; size: number }[] = [];
+  await scanBatchHeaders(seg.file, 0, seg.size, (buf, start, position, size) => {
+    if (buf.readInt8(start + MAGIC) === 2) {
+      const attributes = buf.readInt16BE(start + ATTRIBUTES);
+      if ((attributes & ATTR_CONTROL) !== 0 && (attributes & ATTR_DELETE_HORIZON) === 0) controls.push({ position, size });
+    }
+    return true;
+  });
+  for (const c of controls) {
+    const buf = await readAt(seg.file, c.position, c.size);
+    try {
+      if (markerAt(buf, 0)?.aborted) return true;
+    } catch {
+      // Not a readable marker: nothing to index.
+    }
+  }
+  return false;
+}
+
 /** The .txnindex entry of an aborted transaction. */
-function abortEntry(t: CompletedTxn): { producerId: bigint; firstOffset: number; lastOffset: number; lastStableOffset: number } {
+function abortEntry(t: CompletedTxn): AbortedTxn {
   return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: t.lastStableOffset };
 }

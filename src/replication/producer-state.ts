@@ -181,6 +181,13 @@ export class ProducerStateMap {
     if (this.unreplicated.length > 0) this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= hw);
   }
 
+  /** Kafka's lastRecordsOfActiveProducers: each producer's last data offset (-1: none) and epoch, for the cleaner. */
+  lastRecordsOfActiveProducers(): Map<bigint, { lastDataOffset: number; epoch: number }> {
+    const out = new Map<bigint, { lastDataOffset: number; epoch: number }>();
+    for (const [id, e] of this.producers) out.set(id, { lastDataOffset: e.batches.at(-1)?.lastOffset ?? -1, epoch: e.epoch });
+    return out;
+  }
+
   /** Adds an entry read from a snapshot (its open transaction included). */
   restore(entry: ProducerEntry): void {
     this.producers.set(entry.producerId, entry);

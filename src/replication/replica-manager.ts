@@ -478,6 +478,8 @@ export class ReplicaManager {
     for (const w of [...p.waiters, ...p.replicaWaiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
     // acks=all produces waiting on it are answered NOT_LEADER_OR_FOLLOWER.
     if (p.isLeader) p.makeFollower(-1, p.leaderEpoch);
+    // The log left here is hosted no more: the cleaner leaves it alone until a partition is again.
+    if (p.log.producerView) p.log.producerView = undefined;
     if (deleteLog) await this.opts.logManager.deleteLog(p.topic, p.partition);
     else await p.snapshotProducerState(true).catch(() => undefined);
   }

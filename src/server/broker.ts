@@ -135,6 +135,9 @@ export class Broker {
       // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
       flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
+      // A log no partition hosts yet has no last stable offset: an open transaction's records
+      // could be cleaned as if committed.
+      cleanHostedLogsOnly: true,
       ...(this.zk ? { metaProperties: this.zk.metaProperties() } : {}),
       maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
       // Logs found on disk start with their topic's config (compaction of __consumer_offsets,

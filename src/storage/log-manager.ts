@@ -41,6 +41,11 @@ export interface LogManagerOptions {
   flushCheckIntervalMs?: number;
   /** log.cleaner.backoff.ms. Default 15000. */
   cleanerBackoffMs?: number;
+  /**
+   * Clean only logs a partition hosts (Log.producerView set): the broker sets it, since only a
+   * partition knows the last stable offset the cleaner must not pass. Default false (storage alone).
+   */
+  cleanHostedLogsOnly?: boolean;
   clock?: () => number;
   /** Per-topic overrides (from the metadata store) applied when existing logs are loaded. */
   topicConfig?: (topic: string) => Partial<LogConfig> | undefined;
@@ -124,7 +129,7 @@ export class LogManager {
     this.logger = opts.logger ?? silentLogger;
     this.clock = opts.clock ?? Date.now;
     this.failureLog = new FailureLog(this.logger, this.clock, opts.failureLogIntervalMs);
-    this.cleaner = new LogCleaner(() => this.allLogs(), this.logger, this.clock);
+    this.cleaner = new LogCleaner(() => (opts.cleanHostedLogsOnly ? this.allLogs().filter((l) => l.producerView !== undefined) : this.allLogs()), this.logger, this.clock);
   }
 
   static async open(opts: LogManagerOptions): Promise<LogManager> {

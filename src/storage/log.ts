@@ -70,6 +70,17 @@ export declare interface Log {
   on(event: 'append', listener: (info: { firstOffset: number; lastOffset: number }) => void): this;
 }
 
+/**
+ * What the cleaner must respect of the producers writing to a log. Kafka's UnifiedLog holds its
+ * producer state; Fjord's lives in the partition hosting the log, which sets this on open.
+ */
+export interface LogProducerView {
+  /** The cleaner never cleans at or past it (Kafka bounds firstUncleanableOffset by the LSO). */
+  lastStableOffset(): number;
+  /** Per active producer: the last offset of its last data batch (-1: none since its epoch) and its epoch. */
+  lastRecordsOfActiveProducers(): ReadonlyMap<bigint, { lastDataOffset: number; epoch: number }>;
+}
+
 export class Log extends EventEmitter {
   readonly topic: string;
   readonly partition: number;
@@ -77,6 +88,8 @@ export class Log extends EventEmitter {
   config: LogConfig;
   /** Immutable snapshot; replaced (never mutated) when segments come or go. */
   segments: readonly LogSegment[] = [];
+  /** Set by the hosting partition; unset, the cleaner knows of no transactions and producers. */
+  producerView: LogProducerView | undefined;
   recoveryPoint = 0;
   offline = false;
   /**

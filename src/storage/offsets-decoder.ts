@@ -8,9 +8,8 @@ import {
   GroupMetadataValueCodec,
   OffsetCommitKeyCodec,
   OffsetCommitValueCodec,
-  TransactionLogKeyCodec,
-  TransactionLogValueCodec,
 } from '../protocol/coordinator-records/index.js';
+import { decodeTransactionLog } from '../protocol/transaction-log-json.js';
 import { Reader, type MessageCodec } from '../protocol/primitives/index.js';
 
 function toJson(value: unknown): string {
@@ -53,16 +52,20 @@ function valueJson<T>(codec: MessageCodec<T>, value: Buffer): string {
   return toJson({ version: String(version), data: decodeWith(codec, value, version) });
 }
 
-/** A __transaction_state record (key version 0: TransactionLogKey) as [keyText, payloadText]. */
+/**
+ * A __transaction_state record as [keyText, payloadText], DumpLogSegments' form of what Kafka's
+ * JSON converters write (decodeTransactionLog, shared with the console consumer's formatter).
+ */
 export function decodeTransactionLogRecord(key: Buffer | null, value: Buffer | null): { key: string; payload: string } {
-  if (key === null || key.length < 2) return { key: 'null', payload: value === null ? 'null' : `<${value.length} bytes>` };
+  const opaque = value === null ? 'null' : `<${value.length} bytes>`;
+  if (key === null || key.length < 2) return { key: 'null', payload: opaque };
   const keyVersion = key.readInt16BE(0);
-  if (keyVersion !== 0) return { key: `unknown::version=${keyVersion}`, payload: value === null ? 'null' : `<${value.length} bytes>` };
   try {
-    const k = decodeWith(TransactionLogKeyCodec, key, keyVersion);
-    const payload = value === null ? '<DELETE>' : valueJson(TransactionLogValueCodec, value);
-    return { key: toJson({ type: String(keyVersion), data: k }), payload };
+    const d = decodeTransactionLog(key, value);
+    if (!d.key || d.key.data === 'unknown') return { key: `unknown::version=${keyVersion}`, payload: opaque };
+    const payload = d.value === null ? '<DELETE>' : d.value.data === 'unknown' ? `unknown::version=${d.value.version}` : toJson({ version: String(d.value.version), data: d.value.data });
+    return { key: toJson({ type: String(keyVersion), data: d.key.data }), payload };
   } catch (err) {
-    return { key: `<undecodable key version ${keyVersion}: ${(err as Error).message}>`, payload: value === null ? 'null' : `<${value.length} bytes>` };
+    return { key: `<undecodable key version ${keyVersion}: ${(err as Error).message}>`, payload: opaque };
   }
 }

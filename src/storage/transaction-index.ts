@@ -4,7 +4,7 @@
  * in the order their abort markers were written (so lastOffset never decreases). A read_committed
  * fetch asks which aborted transactions overlap the range it returns, and the consumer drops
  * their records. Unlike the offset and time indexes this one is not a cache of what the segment
- * holds: recovery rebuilds it by replaying the producers' markers.
+ * holds: recovery rebuilds it by replaying the producers' markers (Partition.open).
  *
  * Entries are few (one per aborted transaction), so they are kept in memory; the file exists only
  * once a segment holds an abort, is appended to as markers arrive and rewritten after a truncation.
@@ -51,6 +51,11 @@ function decodeAbortedTxn(b: Buffer, at: number): AbortedTxn {
 
 export class TransactionIndex {
   private entries: AbortedTxn[] = [];
+  /**
+   * Whether the file is on disk (read by load, or written since). A segment holding an abort
+   * marker without one lost it: Partition.open rebuilds it.
+   */
+  fileExists = false;
   private handle: FileHandle | undefined;
   private dirty = false;
 
@@ -70,6 +75,7 @@ export class TransactionIndex {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         this.entries = [];
+        this.fileExists = false;
         return;
       }
       throw err;
@@ -87,6 +93,7 @@ export class TransactionIndex {
       entries.push(t);
     }
     this.entries = entries;
+    this.fileExists = true;
   }
 
   get size(): number {
@@ -105,6 +112,7 @@ export class TransactionIndex {
     }
     this.handle ??= await open(this.file, 'a');
     await this.handle.write(encodeAbortedTxn(t));
+    this.fileExists = true;
     this.entries.push(t);
     this.dirty = true;
   }
@@ -124,12 +132,34 @@ export class TransactionIndex {
     return { aborted, complete: false };
   }
 
+  /**
+   * Replaces every entry (the cleaner keeps those whose transaction still had data). No entries:
+   * no file, as for a segment that never held an abort. A crash mid-write leaves a file of the
+   * wrong length, which the next start drops and rebuilds from the segment.
+   */
+  async replaceAll(entries: readonly AbortedTxn[]): Promise<void> {
+    await this.closeHandle();
+    this.entries = [...entries];
+    this.fileExists = entries.length > 0;
+    if (entries.length === 0) await rm(this.file, { force: true });
+    else {
+      const fh = await open(this.file, 'w');
+      try {
+        await fh.writeFile(Buffer.concat(entries.map(encodeAbortedTxn)));
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    }
+  }
+
   /** Drops aborts whose marker is at or after `offset` (the log was truncated there). */
   async truncateTo(offset: number): Promise<void> {
     const keep = this.entries.filter((t) => t.lastOffset < offset);
     if (keep.length === this.entries.length) return;
     await this.closeHandle();
     this.entries = keep;
+    this.fileExists = keep.length > 0;
     if (keep.length === 0) await rm(this.file, { force: true });
     else await writeFile(this.file, Buffer.concat(keep.map(encodeAbortedTxn)));
   }
@@ -149,6 +179,7 @@ export class TransactionIndex {
   async delete(): Promise<void> {
     await this.closeHandle();
     this.entries = [];
+    this.fileExists = false;
     await rm(this.file, { force: true });
   }
 

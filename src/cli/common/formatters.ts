@@ -7,6 +7,9 @@
  *   `group::GroupMetadata(...)` lines,
  * - org.apache.kafka.tools.consumer.OffsetsMessageFormatter and GroupMetadataMessageFormatter
  *   (also under kafka.tools.): Kafka 3.9's JSON lines,
+ * - org.apache.kafka.tools.consumer.TransactionLogMessageFormatter (Kafka 3.9's JSON lines for
+ *   __transaction_state) and the classic kafka.coordinator.transaction.TransactionLog$
+ *   TransactionLogMessageFormatter (`id::TransactionMetadata(...)`),
  * - NoOpMessageFormatter and LoggingMessageFormatter.
  * __consumer_offsets keys and values are an int16 version followed by the generated struct.
  */
@@ -19,6 +22,7 @@ import {
   type GroupMetadataValue,
 } from '../../protocol/coordinator-records/index.js';
 import { Reader } from '../../protocol/primitives/index.js';
+import { decodeTransactionLog } from '../../protocol/transaction-log-json.js';
 import { CliError } from './tool.js';
 
 export type Formatter = (r: ConsumerRecord) => string | null;
@@ -163,6 +167,44 @@ function apiMessageFormatter(kind: RecordKind): Formatter {
   };
 }
 
+/**
+ * Kafka 3.9's TransactionLogMessageFormatter: `{"key":{"version":0,"data":{"transactionalId":..}},
+ * "value":{"version":0,"data":{..}}}`; a null key or a tombstone's value is null, a version it
+ * cannot read has data "unknown". Ended with a newline, as the JSON group formatters here.
+ */
+export function transactionLogFormatter(): Formatter {
+  return (r) => {
+    const d = decodeTransactionLog(r.key, r.value);
+    return `${JSON.stringify({ key: d.key, value: d.value })}\n`;
+  };
+}
+
+/** Kafka's TransactionState names by id (TransactionState.fromId). */
+const TXN_STATES = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort', 'Dead', 'PrepareEpochFence'];
+
+/**
+ * The classic TransactionLog$TransactionLogMessageFormatter: `id::` and the TransactionMetadata it
+ * reads (Kafka's toString: partitions as a Scala 2.13 HashSet of topic-partition, in stored
+ * order; none for an Empty transaction), or `id::NULL` for a tombstone. Records whose key
+ * version it cannot read are skipped.
+ */
+export function classicTransactionLogFormatter(): Formatter {
+  return (r) => {
+    const d = decodeTransactionLog(r.key, r.value);
+    if (!d.key || d.key.data === 'unknown') return null;
+    const id = d.key.data.transactionalId;
+    const v = d.raw;
+    if (!v) return `${id}::NULL\n`;
+    const state = TXN_STATES[v.transactionStatus] ?? `Unknown(${v.transactionStatus})`;
+    const partitions = state === 'Empty' ? [] : (v.transactionPartitions ?? []).flatMap((p) => p.partitionIds.map((i) => `${p.topic}-${i}`));
+    return (
+      `${id}::TransactionMetadata(transactionalId=${id}, producerId=${v.producerId}, producerEpoch=${v.producerEpoch}, ` +
+      `txnTimeoutMs=${v.transactionTimeoutMs}, state=${state}, pendingState=None, topicPartitions=HashSet(${partitions.join(', ')}), ` +
+      `txnStartTimestamp=${v.transactionStartTimestampMs}, txnLastUpdateTimestamp=${v.transactionLastUpdateTimestampMs})\n`
+    );
+  };
+}
+
 /** Scala's Option and collection forms, as the classic formatter's toString prints them. */
 const scalaOption = (s: string | null): string => (s === null ? 'None' : `Some(${s})`);
 
@@ -204,6 +246,10 @@ export function formatterByName(name: string | undefined, ctx: FormatterContext)
       return n.startsWith('kafka.coordinator') ? classicOffsetsFormatter(ctx) : apiMessageFormatter('offset');
     case 'GroupMetadataMessageFormatter':
       return n.startsWith('kafka.coordinator') ? classicGroupMetadataFormatter() : apiMessageFormatter('group');
+    case 'TransactionLog$TransactionLogMessageFormatter':
+      return classicTransactionLogFormatter();
+    case 'TransactionLogMessageFormatter':
+      return n.startsWith('kafka.coordinator') ? classicTransactionLogFormatter() : transactionLogFormatter();
     case 'NoOpMessageFormatter':
       return () => null;
     case 'LoggingMessageFormatter':
@@ -211,7 +257,8 @@ export function formatterByName(name: string | undefined, ctx: FormatterContext)
     default:
       throw new CliError(
         `unknown formatter "${n}" (DefaultMessageFormatter, GroupMetadataManager$OffsetsMessageFormatter, GroupMetadataManager$GroupMetadataMessageFormatter, ` +
-          'org.apache.kafka.tools.consumer.OffsetsMessageFormatter, org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter, NoOpMessageFormatter)',
+          'org.apache.kafka.tools.consumer.OffsetsMessageFormatter, org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter, ' +
+          'kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter, org.apache.kafka.tools.consumer.TransactionLogMessageFormatter, NoOpMessageFormatter)',
       );
   }
 }

@@ -79,6 +79,8 @@ export interface BatchInput {
   timestampType?: TimestampType; // default CreateTime
   isTransactional?: boolean;
   isControl?: boolean;
+  /** KIP-534: baseTimestamp is the batch's delete horizon (set by the log cleaner). */
+  hasDeleteHorizon?: boolean;
   baseTimestamp?: bigint; // default -1 (no timestamp)
   /** Default: baseTimestamp + largest timestampDelta (or baseTimestamp when there are no records). */
   maxTimestamp?: bigint;
@@ -104,6 +106,7 @@ export function encodeBatch(input: BatchInput): Buffer {
   if (input.timestampType === TimestampType.LogAppendTime) attributes |= ATTR_TIMESTAMP_TYPE;
   if (input.isTransactional) attributes |= ATTR_TRANSACTIONAL;
   if (input.isControl) attributes |= ATTR_CONTROL;
+  if (input.hasDeleteHorizon) attributes |= ATTR_DELETE_HORIZON;
 
   const buf = Buffer.allocUnsafe(RECORD_BATCH_OVERHEAD + recordsSection.length);
   recordsSection.copy(buf, RECORD_BATCH_OVERHEAD);

@@ -3,10 +3,35 @@
  * transaction (sendOffsetsToTransaction). The group coordinator writes them as a transactional
  * batch; OffsetFetch sees them only once the transaction commits (UNSTABLE_OFFSET_COMMIT to
  * require_stable fetches meanwhile). Partitions of unknown topics get UNKNOWN_TOPIC_OR_PARTITION.
+ *
+ * As Kafka 3.6+ (KIP-890 part 1, TxnOffsetCommit verification), the transaction coordinator is
+ * asked first whether this producer epoch has an ongoing transaction holding the group's
+ * `__consumer_offsets` partition (AddOffsetsToTxn put it there): a fenced producer gets
+ * INVALID_PRODUCER_EPOCH at every version (Kafka turns the coordinator's PRODUCER_FENCED into
+ * it), one that did not add the group INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v4, the
+ * version that added it), and nothing is written, so no stale
+ * commit can sit pending with no marker to end it. Without verification a fenced producer whose
+ * epoch `__consumer_offsets` never saw would be accepted. Only a coordinator on this broker is
+ * asked; in cluster mode one elsewhere is not (the append's epoch check still applies).
  */
 import { TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
+import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
+
+/** The verification's answer for the whole request; NONE also when the coordinator is not here. */
+async function verify(txn: TxnCoordinator, transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
+  const r = await txn.verifyPartitions({ transactionalId, producerId, producerEpoch, partitions: [{ topic: '__consumer_offsets', partition: offsetsPartition }] });
+  const code = r.errorCode !== ErrorCode.NONE ? r.errorCode : (r.partitions[0]?.errorCode ?? ErrorCode.NONE);
+  switch (code) {
+    case ErrorCode.NOT_COORDINATOR:
+      return ErrorCode.NONE;
+    case ErrorCode.PRODUCER_FENCED:
+      return ErrorCode.INVALID_PRODUCER_EPOCH;
+    default:
+      return code;
+  }
+}
 
 export const txnOffsetCommitHandler = defineHandler({
   apiKey: 28,
@@ -15,7 +40,15 @@ export const txnOffsetCommitHandler = defineHandler({
   minVersion: 0,
   maxVersion: 4,
   async handle(req, ctx) {
-    const { metadata, groupCoordinator } = ctx.services;
+    const { metadata, groupCoordinator, txnCoordinator } = ctx.services;
+    let verified = await verify(txnCoordinator, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
+    if (verified === ErrorCode.INVALID_TXN_STATE && ctx.header.apiVersion >= 4) verified = ErrorCode.TRANSACTION_ABORTABLE;
+    if (verified !== ErrorCode.NONE) {
+      return {
+        throttleTimeMs: 0,
+        topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: verified })) })),
+      };
+    }
     const exists = (topic: string, p: number): boolean => p >= 0 && p < (metadata.topic(topic)?.partitions.length ?? 0);
     const known = req.topics.map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) })).filter((t) => t.partitions.length > 0);
     const results = known.length === 0 ? [] : await groupCoordinator.commitTransactionalOffsets({

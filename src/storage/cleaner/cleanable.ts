@@ -1,7 +1,8 @@
 /**
  * Which part of a compacted log the cleaner may touch, and whether it is worth it:
  * [firstDirty, firstUncleanable) is dirty, everything below firstDirty was cleaned before.
- * The active segment and segments younger than min.compaction.lag.ms are never cleaned.
+ * The active segment, segments younger than min.compaction.lag.ms and segments reaching the last
+ * stable offset are never cleaned.
  */
 import type { LogSegment } from '../log-segment.js';
 import type { Log } from '../log.js';
@@ -22,12 +23,14 @@ export function planCleaning(log: Log, checkpointedFirstDirty: number | undefine
   const all = log.segments;
   const active = all[all.length - 1]!;
   const firstDirty = Math.max(checkpointedFirstDirty ?? log.logStartOffset, log.logStartOffset);
-  let firstUncleanable = active.baseOffset;
+  // Never at or past the last stable offset: an open transaction's records may still be aborted
+  // (Kafka's firstUncleanableOffset takes the LSO, and so the high watermark, into account).
+  let firstUncleanable = Math.min(active.baseOffset, log.producerView?.lastStableOffset() ?? active.baseOffset);
   const lag = log.config.minCompactionLagMs;
   for (const seg of all) {
     if (seg === active) break;
     if (seg.nextOffset > firstDirty && lag > 0 && seg.maxTimestampSoFar >= 0 && now - seg.maxTimestampSoFar < lag) {
-      firstUncleanable = seg.baseOffset;
+      firstUncleanable = Math.min(firstUncleanable, seg.baseOffset);
       break;
     }
   }

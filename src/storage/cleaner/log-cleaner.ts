@@ -18,6 +18,8 @@ import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
 import type { Log } from '../log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';
+import { CleanedTransactions } from './cleaned-txns.js';
+import type { AbortedTxn } from '../transaction-index.js';
 import { addToOffsetMap, rewriteSegment, type CleanerReadOptions } from './segment-rewriter.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 
@@ -77,20 +79,35 @@ export class LogCleaner {
       },
     };
     try {
+      // Aborted transactions from every segment's .txnindex (a marker may lie past what is
+      // cleaned while its records do not): each pass walks in offset order and learns from them
+      // which batches are aborted (Kafka's collectAbortedTransactions + CleanedTransactionMetadata).
+      const aborted = log.segments.flatMap((s) => s.txnIndex.all()).filter((t) => t.firstOffset < plan.firstUncleanable);
+      const mapStart = plan.dirtySegments[0]?.baseOffset ?? plan.firstUncleanable;
+      const mapTxns = new CleanedTransactions(aborted.filter((t) => t.lastOffset >= mapStart));
       const map = new Map<string, number>();
       for (const seg of plan.dirtySegments) {
-        await addToOffsetMap(seg, map, readOpts);
+        await addToOffsetMap(seg, map, readOpts, mapTxns);
         await yieldToEventLoop();
         if (state.aborted) return;
       }
+      const txns = new CleanedTransactions(aborted);
+      const lastRecordsOfActiveProducers = log.producerView?.lastRecordsOfActiveProducers() ?? new Map<bigint, { lastDataOffset: number; epoch: number }>();
       let kept = 0;
       let dropped = 0;
       for (const seg of plan.segments) {
         if (state.aborted) return;
-        const { bytes, stats } = await rewriteSegment(seg, map, { now, deleteRetentionMs: log.config.deleteRetentionMs, ...readOpts });
+        const { bytes, stats, abortedTxns } = await rewriteSegment(seg, map, {
+          now,
+          deleteRetentionMs: log.config.deleteRetentionMs,
+          txns,
+          lastRecordsOfActiveProducers,
+          ...readOpts,
+        });
         kept += stats.recordsKept;
         dropped += stats.recordsDropped;
-        if (stats.recordsDropped > 0) await this.swap(log, seg, bytes, state);
+        const indexChanged = !sameEntries(seg.txnIndex.all(), abortedTxns);
+        if (stats.recordsDropped > 0 || stats.markersChanged > 0 || indexChanged) await this.swap(log, seg, bytes, abortedTxns, state);
         await yieldToEventLoop();
       }
       if (!state.aborted) {
@@ -104,7 +121,7 @@ export class LogCleaner {
     }
   }
 
-  private async swap(log: Log, old: LogSegment, bytes: Buffer, state: { aborted: boolean }): Promise<void> {
+  private async swap(log: Log, old: LogSegment, bytes: Buffer, abortedTxns: readonly AbortedTxn[], state: { aborted: boolean }): Promise<void> {
     const cleaned = old.logFile + CLEANED_SUFFIX;
     const fh = await open(cleaned, 'w');
     try {
@@ -132,6 +149,10 @@ export class LogCleaner {
       await rename(old.logFile + SWAP_SUFFIX, old.logFile);
       await fsyncDir(log.dir);
       const fresh = await LogSegment.open(log.dir, old.baseOffset, log.segmentSettings(), this.clock());
+      // The aborts whose records were still there this round, as Kafka's cleaned segment's
+      // index. Written after the swap: a crash between leaves the old entries, a superset whose
+      // extra ones cover no record any more.
+      await fresh.txnIndex.replaceAll(abortedTxns);
       await fresh.rebuildIndexes(false);
       fresh.sealTimeIndex();
       await fresh.persistIndexes();
@@ -162,4 +183,8 @@ export class LogCleaner {
   static key(topic: string, partition: number): string {
     return tpKey(topic, partition);
   }
+}
+
+function sameEntries(a: readonly AbortedTxn[], b: readonly AbortedTxn[]): boolean {
+  return a.length === b.length && a.every((t, i) => t.producerId === b[i]!.producerId && t.firstOffset === b[i]!.firstOffset && t.lastOffset === b[i]!.lastOffset);
 }

@@ -3,10 +3,26 @@
  * tombstones older than delete.retention.ms. Offsets never change (gaps are fine): retained
  * records keep their deltas, so a partly kept batch is re-encoded with the same base offset,
  * last offset delta, timestamps, producer fields and compression.
+ *
+ * Transactions (CleanedTransactions): batches of aborted transactions go whole; a marker whose
+ * transaction has no data left is first given a delete horizon (KIP-534: the header's
+ * delete-horizon flag, base timestamp = now + delete.retention.ms) and goes once it has passed,
+ * unless it is the last thing its producer wrote (its epoch, kept for fencing).
  */
-import { RECORD_BATCH_OVERHEAD } from '../../protocol/records/batch-header.js';
+import {
+  ATTRIBUTES,
+  ATTR_CONTROL,
+  ATTR_TRANSACTIONAL,
+  LAST_OFFSET_DELTA,
+  MAGIC,
+  PRODUCER_ID,
+  RECORD_BATCH_OVERHEAD,
+} from '../../protocol/records/batch-header.js';
 import { checkBatchRecordsAsync, encodeBatch, forEachRecordAsync, openBatchAsync, type OpenedBatch } from '../../protocol/records/batch.js';
 import { RecordsError } from '../../protocol/records/errors.js';
+import { ControlRecordType, decodeControlRecordKey } from '../../protocol/records/control.js';
+import type { AbortedTxn } from '../transaction-index.js';
+import type { CleanedTransactions, ControlKind } from './cleaned-txns.js';
 import type { KafkaRecord } from '../../protocol/records/record.js';
 import { readAt, scanBatchHeaders } from '../batch-scan.js';
 import type { LogSegment } from '../log-segment.js';
@@ -71,10 +87,47 @@ export async function forEachBatch(
   }
 }
 
-/** Adds the segment's keyed records to the key → latest offset map (undecodable batches add nothing). */
-export async function addToOffsetMap(seg: LogSegment, map: Map<string, number>, opts: CleanerReadOptions): Promise<void> {
-  await forEachBatch(seg, seg.size, opts, async (batch) => {
-    if (!batch || batch.isControl) return;
+/** What kind of control batch this is: its first record's key (Kafka reads only that one). */
+async function controlKind(batch: OpenedBatch): Promise<ControlKind> {
+  if (batch.count === 0) return 'empty';
+  let key: Buffer | null | undefined;
+  await forEachRecordAsync(batch, (r) => {
+    if (key === undefined) key = r.key;
+  });
+  let type: number;
+  try {
+    type = decodeControlRecordKey(key ?? null).type;
+  } catch {
+    return 'other';
+  }
+  return type === ControlRecordType.Abort ? 'abort' : type === ControlRecordType.Commit ? 'commit' : 'other';
+}
+
+/** The producer fields of a v2 batch's header; a legacy (magic 0/1) batch has none. */
+function headerFields(raw: Buffer): { producerId: bigint; lastOffset: number; transactional: boolean; control: boolean } {
+  if (raw.readInt8(MAGIC) !== 2) return { producerId: -1n, lastOffset: Number(raw.readBigInt64BE(0)), transactional: false, control: false };
+  const attributes = raw.readInt16BE(ATTRIBUTES);
+  return {
+    producerId: raw.readBigInt64BE(PRODUCER_ID),
+    lastOffset: Number(raw.readBigInt64BE(0)) + raw.readInt32BE(LAST_OFFSET_DELTA),
+    transactional: (attributes & ATTR_TRANSACTIONAL) !== 0,
+    control: (attributes & ATTR_CONTROL) !== 0,
+  };
+}
+
+/**
+ * Adds the segment's keyed records to the key → latest offset map (undecodable batches add
+ * nothing). Records of aborted transactions add nothing either, as in Kafka: an aborted value
+ * must not make the committed one before it look superseded.
+ */
+export async function addToOffsetMap(seg: LogSegment, map: Map<string, number>, opts: CleanerReadOptions, txns: CleanedTransactions): Promise<void> {
+  await forEachBatch(seg, seg.size, opts, async (batch, raw) => {
+    const h = headerFields(raw);
+    if (h.control) {
+      txns.onControlBatch(h.producerId, h.lastOffset, batch ? await controlKind(batch) : 'unreadable');
+      return;
+    }
+    if (txns.onDataBatch(h.producerId, h.lastOffset, h.transactional) || !batch) return;
     const base = Number(batch.baseOffset);
     await forEachRecordAsync(batch, (r) => {
       if (r.key !== null) map.set(mapKey(r.key), base + r.offsetDelta);
@@ -87,19 +140,58 @@ export interface RewriteStats {
   recordsDropped: number;
   bytesIn: number;
   bytesOut: number;
+  /** Control batches removed, or rewritten with a delete horizon. */
+  markersChanged: number;
+}
+
+export interface RewriteOptions extends CleanerReadOptions {
+  now: number;
+  deleteRetentionMs: number;
+  txns: CleanedTransactions;
+  lastRecordsOfActiveProducers: ReadonlyMap<bigint, { lastDataOffset: number; epoch: number }>;
 }
 
 /** Produces the cleaned bytes of `seg`. */
 export async function rewriteSegment(
   seg: LogSegment,
   map: Map<string, number>,
-  opts: { now: number; deleteRetentionMs: number } & CleanerReadOptions,
-): Promise<{ bytes: Buffer; stats: RewriteStats }> {
+  opts: RewriteOptions,
+): Promise<{ bytes: Buffer; stats: RewriteStats; abortedTxns: AbortedTxn[] }> {
   const parts: Buffer[] = [];
-  const stats: RewriteStats = { recordsKept: 0, recordsDropped: 0, bytesIn: seg.size, bytesOut: 0 };
+  const stats: RewriteStats = { recordsKept: 0, recordsDropped: 0, bytesIn: seg.size, bytesOut: 0, markersChanged: 0 };
+  const abortedTxns: AbortedTxn[] = [];
   await forEachBatch(seg, seg.size, opts, async (batch, raw) => {
-    if (!batch || batch.isControl) {
+    const h = headerFields(raw);
+    if (h.control) {
+      const verdict = opts.txns.onControlBatch(h.producerId, h.lastOffset, batch ? await controlKind(batch) : 'unreadable');
+      if (verdict.keepEntry) abortedTxns.push(verdict.keepEntry);
+      if (!batch || !verdict.discardable) {
+        parts.push(raw);
+        return;
+      }
+      if (!batch.hasDeleteHorizon) {
+        parts.push(await withDeleteHorizon(batch, BigInt(opts.now + opts.deleteRetentionMs)));
+        stats.markersChanged++;
+        return;
+      }
+      const last = opts.lastRecordsOfActiveProducers.get(h.producerId);
+      const producersLast = last !== undefined && last.lastDataOffset < 0 && last.epoch === batch.producerEpoch;
+      if (Number(batch.baseTimestamp) > opts.now || producersLast) {
+        parts.push(raw);
+        return;
+      }
+      stats.markersChanged++;
+      return;
+    }
+    // An aborted transaction's batch goes whole; one that cannot be decoded stays as it is (and,
+    // seen, keeps its marker and index entry).
+    const aborted = opts.txns.onDataBatch(h.producerId, h.lastOffset, h.transactional);
+    if (!batch) {
       parts.push(raw);
+      return;
+    }
+    if (aborted) {
+      stats.recordsDropped += batch.count;
       return;
     }
     const base = Number(batch.baseOffset);
@@ -133,6 +225,7 @@ export async function rewriteSegment(
       compression: batch.compression,
       timestampType: batch.timestampType,
       isTransactional: batch.isTransactional,
+      hasDeleteHorizon: batch.hasDeleteHorizon,
       baseTimestamp: batch.baseTimestamp,
       maxTimestamp: batch.maxTimestamp,
       lastOffsetDelta: batch.lastOffsetDelta,
@@ -144,5 +237,29 @@ export async function rewriteSegment(
   });
   const bytes = Buffer.concat(parts);
   stats.bytesOut = bytes.length;
-  return { bytes, stats };
+  return { bytes, stats, abortedTxns };
+}
+
+/** The control batch re-encoded with its delete horizon: the flag set, the base timestamp the horizon. */
+async function withDeleteHorizon(batch: OpenedBatch, horizon: bigint): Promise<Buffer> {
+  const records: KafkaRecord[] = [];
+  await forEachRecordAsync(batch, (r) => {
+    records.push({ ...r, timestampDelta: Number(batch.baseTimestamp + BigInt(r.timestampDelta) - horizon) });
+  });
+  return encodeBatch({
+    records,
+    baseOffset: batch.baseOffset,
+    partitionLeaderEpoch: batch.partitionLeaderEpoch,
+    compression: batch.compression,
+    timestampType: batch.timestampType,
+    isTransactional: batch.isTransactional,
+    isControl: true,
+    hasDeleteHorizon: true,
+    baseTimestamp: horizon,
+    maxTimestamp: batch.maxTimestamp,
+    lastOffsetDelta: batch.lastOffsetDelta,
+    producerId: batch.producerId,
+    producerEpoch: batch.producerEpoch,
+    baseSequence: batch.baseSequence,
+  });
 }
