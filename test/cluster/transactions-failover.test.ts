@@ -29,7 +29,8 @@ import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { zkTopic } from './cluster-clients.js';
 import { consumeAll } from '../interop/confluent-consume.js';
-import { HANG, Lines, TXN_LOOP, byTransaction, createTopic, tagsOf, waitStable } from '../interop/txn-helpers.js';
+import { HANG, Lines, TXN_LOOP, byTransaction, createTopic, observed, startObserver, tagsOf, waitStable } from '../interop/txn-helpers.js';
+import { runCli } from '../cli/helpers.js';
 import { partitionForGroup } from '../../src/coordinator/group/partition-for-group.js';
 import {
   DescribeProducersRequestCodec, DescribeProducersResponseCodec, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec,
@@ -126,6 +127,27 @@ async function waitCaughtUp(cluster: Cluster, id: number, topics: string[]): Pro
   return Date.now() - start;
 }
 
+/**
+ * Gives back the partitions of `topics` whose preferred replica is `id` (kafka-leader-election.sh
+ * PREFERRED), so the end checks read from the restarted broker's own log; returns how many moved.
+ */
+async function electPreferred(cluster: Cluster, id: number, topics: string[]): Promise<number> {
+  const partitions: { topic: string; partition: number }[] = [];
+  for (const topic of topics) {
+    for (const p of (await zkTopic(cluster, topic))!.partitions) if (p.replicas[0] === id && p.leader !== id) partitions.push({ topic, partition: p.partition });
+  }
+  if (partitions.length === 0) return 0;
+  const file = join(work!, `elect-${id}-${Date.now()}.json`);
+  await writeFile(file, JSON.stringify({ partitions }));
+  const r = await runCli('kafka-leader-election', ['--bootstrap-server', cluster.bootstrap(), '--election-type', 'PREFERRED', '--path-to-json-file', file], { timeoutMs: 60_000 });
+  assert.equal(r.code, 0, r.stderr);
+  await cluster.waitFor(`broker ${id} leading ${partitions.map((x) => `${x.topic}-${x.partition}`).join(', ')} again`, 30_000, async () => {
+    for (const x of partitions) if ((await zkTopic(cluster, x.topic))!.partitions[x.partition]!.leader !== id) return false;
+    return true;
+  });
+  return partitions.length;
+}
+
 /** A replica's log of one partition: its segments' .log files in offset order, concatenated. */
 async function logBytes(cluster: Cluster, brokerId: number, topic: string, partition: number): Promise<Buffer> {
   const dir = join(cluster.broker(brokerId).dir, `${topic}-${partition}`);
@@ -186,6 +208,10 @@ class LoopRunner {
     await writeFile(this.stopFile, '');
     await this.until(() => this.current.exited && this.current.lines.includes('DONE'), 120_000, 'the loop to finish its last transaction');
   }
+  /** A new producer with the same transactional.id (after the current one was killed). */
+  restart(): void {
+    this.spawn();
+  }
   async kill(): Promise<void> {
     for (const r of this.runs) await r.kill();
   }
@@ -196,7 +222,7 @@ class LoopRunner {
  * read_committed = exactly the committed transactions (each record once), read_uncommitted a
  * superset holding the aborted ones. Returns how long the LSO took.
  */
-async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, extra: { abortedTags?: string[] } = {}): Promise<{ stableMs: number; committed: number; aborted: number }> {
+async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, observer: Lines, extra: { abortedTags?: string[] } = {}): Promise<{ stableMs: number; committed: number; aborted: number }> {
   const stableMs = await waitStable(leaderPort(cluster, topic), topic, PARTITIONS, 60_000);
   assert.deepEqual(await openTransactions(cluster, topic), [], 'DescribeProducers lists no open transaction');
   const committedTags = tagsOf(loop.lines, 'COMMITTED');
@@ -212,53 +238,87 @@ async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, e
   const ruBy = byTransaction(ru);
   for (const tag of [...rolledBack, ...(extra.abortedTags ?? [])]) assert.ok((ruBy.get(tag) ?? 0) > 0, `read_uncommitted sees the aborted transaction ${tag}`);
   assert.ok(ru.length > rc.length, 'read_uncommitted sees more (the aborted records)');
+  // The read_committed consumer that ran through the failures saw the same, each record once.
+  await cluster.waitFor('the observer to catch up', 60_000, () => observed(observer).length >= rc.length);
+  const live = observed(observer);
+  assert.equal(new Set(live).size, live.length, `the observer saw a record twice: ${live.filter((v, i) => live.indexOf(v) !== i).slice(0, 5).join(', ')}`);
+  assert.deepEqual([...live].sort(), [...rc].sort(), 'what read_committed showed during the failures is exactly the committed records');
+  assert.deepEqual(observer.lines.filter((l) => l.startsWith('E ')), [], 'the observer got no errors');
   return { stableMs, committed: committedTags.length, aborted: rolledBack.length };
 }
 
-test('a: the leader of a data partition killed -9 mid-transaction: the producer carries on; read_committed sees exactly the committed transactions; the LSO reaches the high watermark', { timeout: 300_000 }, async (t) => {
+/**
+ * Kills -9 a broker leading some of `topic`'s partitions, neither the transaction coordinator
+ * nor (if it can be helped, else `avoid`) the controller, right after a transaction's records
+ * were acknowledged (so it is open); waits for new leaders. With `withProducer` the producer dies
+ * at the same moment and a new one with the same transactional.id takes over.
+ */
+async function killDataLeader(cluster: Cluster, loop: LoopRunner, topic: string, tid: string, opts: { avoid?: number; withProducer?: boolean }): Promise<{ victim: number; led: number[]; open: string; killedAt: number; electedMs: number }> {
+  const coordinator = (await leaders(cluster, TXN_STATE))[partitionForGroup(tid, TXN_PARTITIONS)]!;
+  const controller = (await cluster.controller())?.brokerId;
+  const data = await leaders(cluster, topic);
+  const candidates = data.filter((l) => l !== coordinator);
+  assert.ok(candidates.length > 0, `some data partition is led elsewhere than the coordinator ${coordinator} (leaders ${data.join(',')})`);
+  const victim = candidates.find((l) => l !== controller && l !== opts.avoid) ?? candidates.find((l) => l !== opts.avoid) ?? candidates[0]!;
+  const open = await loop.nextFlushedToCommit(30_000);
+  const killedAt = Date.now();
+  await Promise.all([cluster.broker(victim).kill(), opts.withProducer ? loop.current.kill() : undefined]);
+  if (opts.withProducer) loop.restart();
+  const led = data.flatMap((l, p) => (l === victim ? [p] : []));
+  await cluster.waitFor(`new leaders for ${topic} ${led.join(',')}`, 60_000, async () => {
+    const now = await leaders(cluster, topic);
+    return led.every((p) => now[p]! >= 0 && now[p] !== victim);
+  });
+  return { victim, led, open, killedAt, electedMs: Date.now() - killedAt };
+}
+
+test('a: the leader of a data partition killed -9 mid-transaction, alone and with the producer: the transaction completes or is aborted; read_committed sees exactly the committed transactions; the LSO reaches the high watermark', { timeout: 300_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'python3-confluent-kafka')) return;
   const cluster = c!;
   const topic = 'txf-a';
   const tid = 'txf-a-tx';
   await createTopic(cluster.bootstrap(), topic, PARTITIONS, { replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
   const loop = new LoopRunner(cluster, topic, tid, 300, join(work!, 'stop-a'));
+  const observer = startObserver(cluster.bootstrap(), topic, 'read_committed', PARTITIONS);
   try {
     await loop.until(() => loop.count() >= 5, 90_000, 'five committed transactions');
-    const coordinator = (await leaders(cluster, TXN_STATE))[partitionForGroup(tid, TXN_PARTITIONS)]!;
-    const controller = (await cluster.controller())?.brokerId;
-    const data = await leaders(cluster, topic);
-    // A data leader that is neither the coordinator nor (if it can be helped) the controller.
-    const candidates = data.filter((l) => l !== coordinator);
-    assert.ok(candidates.length > 0, `some data partition is led elsewhere than the coordinator ${coordinator} (leaders ${data.join(',')})`);
-    const victim = candidates.find((l) => l !== controller) ?? candidates[0]!;
-    // Kill right after a transaction's records were acknowledged: it is open (held 300 ms).
-    const open = await loop.nextFlushedToCommit(30_000);
-    const killedAt = Date.now();
-    await cluster.broker(victim).kill();
-    const led = data.flatMap((l, p) => (l === victim ? [p] : []));
-    await cluster.waitFor(`new leaders for ${topic} ${led.join(',')}`, 60_000, async () => {
-      const now = await leaders(cluster, topic);
-      return led.every((p) => now[p]! >= 0 && now[p] !== victim);
-    });
-    const electedMs = Date.now() - killedAt;
-    const atKill = loop.count();
-    await loop.until(() => loop.count() >= atKill + 3, 120_000, 'three transactions committed after the kill');
-    const resumedMs = Date.now() - killedAt;
-    await cluster.broker(victim).start();
-    const catchUpMs = await waitCaughtUp(cluster, victim, [topic, TXN_STATE]);
-    const afterRestart = loop.count();
-    await loop.until(() => loop.count() >= afterRestart + 3, 60_000, 'transactions after the restart');
+    const said: string[] = [];
+    // Round 1: the producer lives on through the failover and commits its open transaction.
+    // Round 2: producer and leader die together; the new producer (same transactional.id)
+    // fences the old one, whose open transaction must be aborted, never shown.
+    let unfinished = '';
+    let lastVictim: number | undefined;
+    for (const withProducer of [false, true]) {
+      const k = await killDataLeader(cluster, loop, topic, tid, { withProducer, ...(lastVictim === undefined ? {} : { avoid: lastVictim }) });
+      lastVictim = k.victim;
+      if (withProducer) unfinished = k.open;
+      const atKill = loop.count();
+      await loop.until(() => loop.count() >= atKill + 3, 120_000, 'three transactions committed after the kill');
+      const resumedMs = Date.now() - k.killedAt;
+      await cluster.broker(k.victim).start();
+      const catchUpMs = await waitCaughtUp(cluster, k.victim, [topic, TXN_STATE]);
+      // Leadership back where it was (the transaction state's too, for case b's coordinator).
+      const moved = await electPreferred(cluster, k.victim, [topic, TXN_STATE]);
+      const afterRestart = loop.count();
+      await loop.until(() => loop.count() >= afterRestart + 3, 60_000, 'transactions after the restart');
+      // Logs converge (the killed broker's too).
+      await waitCaughtUp(cluster, k.victim, [topic, TXN_STATE]);
+      const fate = tagsOf(loop.lines, 'COMMITTED').includes(k.open) ? 'committed' : 'not committed';
+      said.push(
+        `killed broker ${k.victim}${withProducer ? ' and the producer' : ''} (leader of ${topic} ${k.led.join(',')}) with ${k.open} open (then ${fate}); new leaders ${k.electedMs} ms after the kill, 3 more commits ${resumedMs} ms after it; ` +
+          `the restarted broker caught up in ${catchUpMs} ms and led ${moved} partition(s) again`,
+      );
+      if (!withProducer) assert.equal(fate, 'committed', `the producer that lived on committed ${k.open}`);
+    }
     await loop.stop();
-    // Logs converge again with the loop stopped (its last transactions included).
-    await waitCaughtUp(cluster, victim, [topic, TXN_STATE]);
-    const out = await checkOutcome(cluster, topic, loop);
-    const openOutcome = tagsOf(loop.lines, 'COMMITTED').includes(open) ? 'committed' : tagsOf(loop.lines, 'ROLLEDBACK').includes(open) ? 'rolled back' : 'aborted';
+    const out = await checkOutcome(cluster, topic, loop, observer, { abortedTags: [unfinished] });
+    assert.ok(!tagsOf(loop.lines, 'COMMITTED').includes(unfinished), `the killed producer's ${unfinished} was never committed`);
     t.diagnostic(
-      `killed broker ${victim} (leader of ${topic} ${led.join(',')}) with ${open} open (then ${openOutcome}); new leaders ${electedMs} ms after the kill, 3 more commits ${resumedMs} ms after it; ` +
-        `restarted broker caught up in ${catchUpMs} ms; ${out.committed} transactions committed, ${out.aborted} rolled back, ${loop.runs.length} producer run(s); ` +
+      `${said.join('; ')}; ${out.committed} transactions committed, ${out.aborted} rolled back, ${loop.runs.length} producer runs; ` +
         `other lines: ${loop.lines.filter((l) => /^(ERROR|ABORTED|FATAL)/.test(l)).join(' | ')}`,
     );
   } finally {
+    await observer.kill();
     await loop.kill();
   }
 });
@@ -274,6 +334,7 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
   for (let i = 0; ; i++) if (partitionForGroup(`txf-b-hang-${i}`, TXN_PARTITIONS) === txnPartition) { hangId = `txf-b-hang-${i}`; break; }
   await createTopic(cluster.bootstrap(), topic, PARTITIONS, { replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
   const loop = new LoopRunner(cluster, topic, tid, 300, join(work!, 'stop-b'));
+  const observer = startObserver(cluster.bootstrap(), topic, 'read_committed', PARTITIONS);
   let hang: Lines | undefined;
   let paused: number | undefined;
   try {
@@ -318,22 +379,33 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
     await loop.until(() => loop.count() >= atKill + 3, 120_000, 'three transactions committed after the kill');
     await cluster.broker(coordinator).start();
     const catchUpMs = await waitCaughtUp(cluster, coordinator, [topic, TXN_STATE]);
+    // The restarted broker coordinates the id again (and leads its data partitions): it loads
+    // the state from its own log, which it recovered and then fetched from the others.
+    const moved = await electPreferred(cluster, coordinator, [topic, TXN_STATE]);
+    assert.equal((await leaders(cluster, TXN_STATE))[txnPartition], coordinator, 'the restarted broker coordinates the id again');
+    const reloaded = await cluster.waitFor('the restarted coordinator to answer', 30_000, async () => {
+      const d = await describeTxn(cluster.broker(coordinator).port, tid);
+      return d.errorCode === 0 ? d.transactionState : undefined;
+    });
+    const afterMove = loop.count();
+    await loop.until(() => loop.count() >= afterMove + 3, 60_000, 'transactions after the restarted broker took its partitions back');
     await loop.stop();
     await hang.kill();
     await waitCaughtUp(cluster, coordinator, [topic, TXN_STATE]);
-    const out = await checkOutcome(cluster, topic, loop, { abortedTags: ['hang'] });
+    const out = await checkOutcome(cluster, topic, loop, observer, { abortedTags: ['hang'] });
     const rc = byTransaction(await consumeAll(cluster.bootstrap(), topic, 'read_committed', PARTITIONS));
     assert.equal(rc.get(prepared), PER_TXN, `the transaction in PrepareCommit at the kill (${prepared}) is committed whole`);
     assert.equal(rc.get('hang'), undefined, 'the Ongoing transaction was aborted');
     t.diagnostic(
       `killed coordinator ${coordinator} with ${prepared} in PrepareCommit (markers held by paused broker ${stall}) and ${hangId} Ongoing; ` +
         `broker ${newCoordinator} coordinated ${tid} in state ${state} ${recoveredMs} ms after the kill, ${hangId} ${hangState} ${hangAbortedMs} ms after it; ` +
-        `LSO at the high watermark ${out.stableMs} ms after the loop stopped; restarted broker caught up in ${catchUpMs} ms; ` +
+        `LSO at the high watermark ${out.stableMs} ms after the loop stopped; restarted broker caught up in ${catchUpMs} ms, led ${moved} partition(s) again, the coordinator's included (it answered ${reloaded}); ` +
         `${out.committed} transactions committed, ${out.aborted} rolled back, ${loop.runs.length} producer run(s); ` +
         `other lines: ${loop.lines.filter((l) => /^(ERROR|ABORTED|FATAL)/.test(l)).join(' | ')}`,
     );
   } finally {
     if (paused !== undefined) cluster.broker(paused).resume();
+    await observer.kill();
     await hang?.kill();
     await loop.kill();
   }

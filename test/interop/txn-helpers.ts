@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Kafka, logLevel } from 'kafkajs';
+import { PYTHON } from '../helpers/peers.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { ListOffsetsRequestCodec, ListOffsetsResponseCodec } from '../../src/protocol/messages/index.js';
 
@@ -216,3 +217,28 @@ export function byTransaction(values: readonly string[]): Map<string, number> {
 export function tagsOf(lines: readonly string[], kind: string): string[] {
   return lines.filter((l) => l.startsWith(`${kind} `)).map((l) => l.split(' ')[1]!);
 }
+
+const OBSERVER = `
+import sys
+from confluent_kafka import Consumer, TopicPartition, OFFSET_BEGINNING
+bootstrap, topic, isolation, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+c = Consumer({'bootstrap.servers': bootstrap, 'group.id': 'observe-' + isolation, 'enable.auto.commit': False,
+              'isolation.level': isolation, 'fetch.wait.max.ms': 100})
+c.assign([TopicPartition(topic, i, OFFSET_BEGINNING) for i in range(n)])
+while True:
+    for m in c.consume(500, 0.5):
+        if m.error(): print('E %s' % m.error(), flush=True)
+        else: print('M %s' % m.value().decode(), flush=True)
+`;
+
+/**
+ * A confluent-kafka consumer reading every partition from the start for as long as it runs
+ * (until killed): 'M <value>' per record as it arrives, 'E <error>' per error. What a
+ * read_committed reader saw while brokers failed, to compare with the end state.
+ */
+export function startObserver(bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Lines {
+  return new Lines(PYTHON, ['-c', OBSERVER, bootstrap, topic, isolation, String(partitions)]);
+}
+
+/** The values an observer printed so far. */
+export const observed = (o: Lines): string[] => o.lines.filter((l) => l.startsWith('M ')).map((l) => l.slice(2));
