@@ -24,6 +24,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import { Cluster } from '../helpers/cluster.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { RawClient } from '../helpers/raw-client.js';
@@ -155,6 +156,10 @@ async function logBytes(cluster: Cluster, brokerId: number, topic: string, parti
   return Buffer.concat(await Promise.all(files.map((f) => readFile(join(dir, f)))));
 }
 
+/** The consumer group whose offsets the loop commits in its transactions. */
+const groupOf = (tid: string): string => `${tid}-group`;
+const OFFSETS = '__consumer_offsets';
+
 /** The number of a loop transaction's tag ('<tid>.<run>_<n>'). */
 const txnNumber = (tag: string): number => Number(tag.slice(tag.lastIndexOf('_') + 1));
 
@@ -164,7 +169,7 @@ class LoopRunner {
   constructor(
     private readonly cluster: Cluster,
     private readonly topic: string,
-    private readonly tid: string,
+    readonly tid: string,
     private readonly hold: number,
     private readonly stopFile: string,
   ) {
@@ -173,7 +178,7 @@ class LoopRunner {
   private spawn(): void {
     const tag = `${this.tid}.${this.runs.length}_`;
     this.runs.push(
-      new Lines(PYTHON, ['-c', TXN_LOOP, this.cluster.bootstrap(), this.topic, String(PER_TXN), this.tid, String(PARTITIONS), String(ABORT_EVERY), String(this.hold), this.stopFile, tag, String(LOOP_TXN_TIMEOUT_MS)]),
+      new Lines(PYTHON, ['-c', TXN_LOOP, this.cluster.bootstrap(), this.topic, String(PER_TXN), this.tid, String(PARTITIONS), String(ABORT_EVERY), String(this.hold), this.stopFile, tag, String(LOOP_TXN_TIMEOUT_MS), groupOf(this.tid)]),
     );
   }
   get lines(): string[] {
@@ -244,6 +249,17 @@ async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, o
   assert.equal(new Set(live).size, live.length, `the observer saw a record twice: ${live.filter((v, i) => live.indexOf(v) !== i).slice(0, 5).join(', ')}`);
   assert.deepEqual([...live].sort(), [...rc].sort(), 'what read_committed showed during the failures is exactly the committed records');
   assert.deepEqual(observer.lines.filter((l) => l.startsWith('E ')), [], 'the observer got no errors');
+  // The group offset committed in the transactions: the number of the last committed one.
+  const kafka = new Kafka({ brokers: cluster.bootstrap().split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const [offsets] = await admin.fetchOffsets({ groupId: groupOf(loop.tid), topics: [topic] });
+    const p0 = offsets!.partitions.find((x) => x.partition === 0)!;
+    assert.equal(Number(p0.offset), txnNumber(committedTags.at(-1)!), `${groupOf(loop.tid)}'s offset is the last committed transaction's`);
+  } finally {
+    await admin.disconnect();
+  }
   return { stableMs, committed: committedTags.length, aborted: rolledBack.length };
 }
 
@@ -296,13 +312,13 @@ test('a: the leader of a data partition killed -9 mid-transaction, alone and wit
       await loop.until(() => loop.count() >= atKill + 3, 120_000, 'three transactions committed after the kill');
       const resumedMs = Date.now() - k.killedAt;
       await cluster.broker(k.victim).start();
-      const catchUpMs = await waitCaughtUp(cluster, k.victim, [topic, TXN_STATE]);
+      const catchUpMs = await waitCaughtUp(cluster, k.victim, [topic, TXN_STATE, OFFSETS]);
       // Leadership back where it was (the transaction state's too, for case b's coordinator).
-      const moved = await electPreferred(cluster, k.victim, [topic, TXN_STATE]);
+      const moved = await electPreferred(cluster, k.victim, [topic, TXN_STATE, OFFSETS]);
       const afterRestart = loop.count();
       await loop.until(() => loop.count() >= afterRestart + 3, 60_000, 'transactions after the restart');
       // Logs converge (the killed broker's too).
-      await waitCaughtUp(cluster, k.victim, [topic, TXN_STATE]);
+      await waitCaughtUp(cluster, k.victim, [topic, TXN_STATE, OFFSETS]);
       const fate = tagsOf(loop.lines, 'COMMITTED').includes(k.open) ? 'committed' : 'not committed';
       said.push(
         `killed broker ${k.victim}${withProducer ? ' and the producer' : ''} (leader of ${topic} ${k.led.join(',')}) with ${k.open} open (then ${fate}); new leaders ${k.electedMs} ms after the kill, 3 more commits ${resumedMs} ms after it; ` +
@@ -378,10 +394,10 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
     const atKill = loop.count();
     await loop.until(() => loop.count() >= atKill + 3, 120_000, 'three transactions committed after the kill');
     await cluster.broker(coordinator).start();
-    const catchUpMs = await waitCaughtUp(cluster, coordinator, [topic, TXN_STATE]);
+    const catchUpMs = await waitCaughtUp(cluster, coordinator, [topic, TXN_STATE, OFFSETS]);
     // The restarted broker coordinates the id again (and leads its data partitions): it loads
     // the state from its own log, which it recovered and then fetched from the others.
-    const moved = await electPreferred(cluster, coordinator, [topic, TXN_STATE]);
+    const moved = await electPreferred(cluster, coordinator, [topic, TXN_STATE, OFFSETS]);
     assert.equal((await leaders(cluster, TXN_STATE))[txnPartition], coordinator, 'the restarted broker coordinates the id again');
     const reloaded = await cluster.waitFor('the restarted coordinator to answer', 30_000, async () => {
       const d = await describeTxn(cluster.broker(coordinator).port, tid);
@@ -391,7 +407,7 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
     await loop.until(() => loop.count() >= afterMove + 3, 60_000, 'transactions after the restarted broker took its partitions back');
     await loop.stop();
     await hang.kill();
-    await waitCaughtUp(cluster, coordinator, [topic, TXN_STATE]);
+    await waitCaughtUp(cluster, coordinator, [topic, TXN_STATE, OFFSETS]);
     const out = await checkOutcome(cluster, topic, loop, observer, { abortedTags: ['hang'] });
     const rc = byTransaction(await consumeAll(cluster.bootstrap(), topic, 'read_committed', PARTITIONS));
     assert.equal(rc.get(prepared), PER_TXN, `the transaction in PrepareCommit at the kill (${prepared}) is committed whole`);

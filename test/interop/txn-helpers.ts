@@ -149,15 +149,18 @@ time.sleep(600)
  * A transactional producer in a loop. argv: bootstrap, topic, records per transaction,
  * transactional.id, then optional: partitions (2), abort every Nth transaction on purpose (0:
  * never), hold ms (0), a stop file (''), a value tag (the transactional.id), transaction.timeout.ms
- * (5000). Transaction n writes '<tag><n>-<i>' to partition i % partitions. Lines: 'FLUSHED <tag><n>'
- * once its records are acknowledged (it is then open; with a hold it stays open that long),
+ * (5000), a consumer group (''). Transaction n writes '<tag><n>-<i>' to partition i % partitions
+ * and, with a group, commits offset n of the topic's partition 0 for that group in the
+ * transaction (AddOffsetsToTxn, TxnOffsetCommit), so the group's offset names the last committed
+ * transaction. Lines: 'FLUSHED <tag><n>'
+ * once its records are acknowledged (and its offsets sent) (it is then open; with a hold it stays open that long),
  * 'COMMITTING <tag><n>', 'COMMITTED <tag><n>', 'ROLLEDBACK <tag><n>' (aborted on purpose, after a
  * flush, so its records are in the log), 'ERROR <n> <error>' then 'ABORTED <n>' for an abortable
  * error, 'FATAL <error>' before exiting 3, 'DONE' once the stop file exists (between transactions).
  */
 export const TXN_LOOP = `
 import sys, os, time
-from confluent_kafka import Producer, KafkaException
+from confluent_kafka import Producer, Consumer, TopicPartition, KafkaException
 bootstrap, topic, per, tid = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 parts = int(sys.argv[5]) if len(sys.argv) > 5 else 2
 abort_every = int(sys.argv[6]) if len(sys.argv) > 6 else 0
@@ -165,6 +168,8 @@ hold = int(sys.argv[7]) if len(sys.argv) > 7 else 0
 stop = sys.argv[8] if len(sys.argv) > 8 else ''
 tag = sys.argv[9] if len(sys.argv) > 9 else tid
 timeout = int(sys.argv[10]) if len(sys.argv) > 10 else 5000
+group = sys.argv[11] if len(sys.argv) > 11 else ''
+meta = Consumer({'bootstrap.servers': bootstrap, 'group.id': group}).consumer_group_metadata() if group else None
 p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': tid, 'transaction.timeout.ms': timeout,
               'linger.ms': 1, 'socket.timeout.ms': 5000, 'reconnect.backoff.max.ms': 200})
 p.init_transactions(60)
@@ -174,6 +179,7 @@ while not (stop and os.path.exists(stop)):
     try:
         p.begin_transaction()
         for i in range(per): p.produce(topic, value=('%s%d-%d' % (tag, n, i)).encode(), partition=i % parts)
+        if meta is not None: p.send_offsets_to_transaction([TopicPartition(topic, 0, n)], meta, 60)
         if hold > 0 or (abort_every > 0 and n % abort_every == 0):
             left = p.flush(60)
             if left == 0: print('FLUSHED %s%d' % (tag, n), flush=True)
