@@ -228,6 +228,8 @@ class LoopRunner {
  * superset holding the aborted ones. Returns how long the LSO took.
  */
 async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, observer: Lines, extra: { abortedTags?: string[] } = {}): Promise<{ stableMs: number; committed: number; aborted: number }> {
+  // No broker answer made the producer give up (a fatal error): it lived through every failover.
+  assert.deepEqual(loop.lines.filter((l) => l.startsWith('FATAL')), [], 'the producer never failed fatally');
   const stableMs = await waitStable(leaderPort(cluster, topic), topic, PARTITIONS, 60_000);
   assert.deepEqual(await openTransactions(cluster, topic), [], 'DescribeProducers lists no open transaction');
   const committedTags = tagsOf(loop.lines, 'COMMITTED');
