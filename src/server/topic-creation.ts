@@ -14,6 +14,10 @@ export async function autoCreateTopic(services: BrokerServices, name: string): P
     throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   }
   const live = services.metadata.brokers().length;
+  // A cluster-mode broker knows the cluster only from the controller's UpdateMetadata: just
+  // (re)started, its image has no broker and no topic yet, and every topic looks unknown. The
+  // topic may well exist; the client retries, as Kafka answers a topic it cannot show yet.
+  if (live === 0) throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `this broker has no cluster metadata yet; topic ${name} cannot be shown or created`);
   const replicationFactor = Math.min(services.config.defaultReplicationFactor, live);
   // Auto-creation counts against max.broker.partitions / max.partitions like CreateTopics.
   services.admin.topics.checkPartitionCaps(services.config.numPartitions);

@@ -8,8 +8,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +15,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { consumeAll } from './confluent-consume.js';
-import { RawClient } from '../helpers/raw-client.js';
-import { ListOffsetsRequestCodec, ListOffsetsResponseCodec } from '../../src/protocol/messages/index.js';
+import { HANG, Lines, TXN_LOOP as LOOP, byTransaction, createTopic, latestOffsets, waitStable } from './txn-helpers.js';
 import { BrokerProcess, freePort } from './groups/crash-helpers.js';
 
 const TXN_PROPS = {
@@ -27,100 +24,7 @@ const TXN_PROPS = {
   'transaction.abort.timed.out.transaction.cleanup.interval.ms': '500',
 };
 
-/** A child process whose stdout lines are collected as they arrive. */
-class Lines {
-  readonly child: ChildProcess;
-  readonly lines: string[] = [];
-  stderr = '';
-  exited = false;
-  private buf = '';
-  constructor(cmd: string, args: string[]) {
-    this.child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout!.on('data', (d: Buffer) => {
-      this.buf += d.toString();
-      const parts = this.buf.split('\n');
-      this.buf = parts.pop()!;
-      this.lines.push(...parts);
-    });
-    this.child.stderr!.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
-    this.child.on('exit', () => (this.exited = true));
-  }
-  async until(pred: (lines: string[]) => boolean, timeoutMs: number, what: string): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred(this.lines)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; lines: ${this.lines.slice(-10).join(' | ')}; stderr: ${this.stderr}`);
-      if (this.exited) throw new Error(`process exited while waiting for ${what}; lines: ${this.lines.slice(-10).join(' | ')}; stderr: ${this.stderr}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  async kill(): Promise<void> {
-    if (this.exited) return;
-    const done = once(this.child, 'exit');
-    this.child.kill('SIGKILL');
-    await done;
-  }
-}
-
-async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
-  const kafka = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 30, initialRetryTime: 100, maxRetryTime: 1000 } });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-/** ListOffsets latest per partition, read_committed (the LSO) or read_uncommitted (the high watermark). */
-async function latestOffsets(port: number, topic: string, partitions: number, committed: boolean): Promise<number[]> {
-  const c = await RawClient.connect(port);
-  try {
-    const r = await c.request(2, ListOffsetsRequestCodec, ListOffsetsResponseCodec, 7, {
-      replicaId: -1,
-      isolationLevel: committed ? 1 : 0,
-      topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, i) => ({ partitionIndex: i, timestamp: -1n, currentLeaderEpoch: -1 })) }],
-    });
-    return r.topics[0]!.partitions.sort((a, b) => a.partitionIndex - b.partitionIndex).map((p) => {
-      assert.equal(p.errorCode, 0, `ListOffsets partition ${p.partitionIndex}`);
-      return Number(p.offset);
-    });
-  } finally {
-    c.socket.destroy();
-  }
-}
-
-/** Polls until the LSO equals the high watermark on every partition; returns how long it took. */
-async function waitStable(port: number, topic: string, partitions: number, boundMs: number): Promise<number> {
-  const start = Date.now();
-  let last = '';
-  while (Date.now() - start < boundMs) {
-    try {
-      const [lso, hw] = [await latestOffsets(port, topic, partitions, true), await latestOffsets(port, topic, partitions, false)];
-      last = `lso ${lso.join(',')} hw ${hw.join(',')}`;
-      if (lso.every((o, i) => o === hw[i])) return Date.now() - start;
-    } catch (e) {
-      last = String(e);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`the last stable offset did not reach the log end in ${boundMs} ms: ${last}`);
-}
-
 const consume = (bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> => consumeAll(bootstrap, topic, isolation, partitions);
-
-const HANG = `
-import sys, time
-from confluent_kafka import Producer
-bootstrap, topic, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
-p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': 'hang-tx', 'transaction.timeout.ms': timeout})
-p.init_transactions(60)
-p.begin_transaction()
-for i in range(5): p.produce(topic, value=('hang-%d' % i).encode(), partition=i % 2)
-p.flush(30)
-print('FLUSHED', flush=True)
-time.sleep(600)
-`;
 
 const COMMIT_ONE = `
 import sys
@@ -162,37 +66,6 @@ test('a transaction left open by a SIGKILLed producer is aborted at its timeout;
 });
 
 const PER_TXN = 6;
-
-const LOOP = `
-import sys
-from confluent_kafka import Producer, KafkaException
-bootstrap, topic, per, tid = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': tid, 'transaction.timeout.ms': 5000,
-              'linger.ms': 1, 'socket.timeout.ms': 5000, 'reconnect.backoff.max.ms': 200})
-p.init_transactions(60)
-n = 0
-while True:
-    n += 1
-    try:
-        p.begin_transaction()
-        for i in range(per): p.produce(topic, value=('%s%d-%d' % (tid, n, i)).encode(), partition=i % 2)
-        while True:
-            try:
-                p.commit_transaction(30)
-                print('COMMITTED %s%d' % (tid, n), flush=True)
-                break
-            except KafkaException as e:
-                if e.args[0].retriable(): continue
-                raise
-    except KafkaException as e:
-        err = e.args[0]
-        print('ERROR %d %s' % (n, err), flush=True)
-        if err.txn_requires_abort():
-            p.abort_transaction(60)
-            print('ABORTED %d' % n, flush=True)
-        else:
-            sys.exit(3)
-`;
 
 test('the broker SIGKILLed in the middle of transactions: each one completes or is aborted, the LSO reaches the log end, read_committed sees whole transactions', { timeout: 240_000 }, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
@@ -239,14 +112,10 @@ test('the broker SIGKILLed in the middle of transactions: each one completes or 
     assert.ok(lso.some((o, i) => o < hw[i]!), `the open transaction holds the LSO back after the restart (lso ${lso.join(',')}, hw ${hw.join(',')})`);
     const tookC = await waitStable(broker.port, topic, 2, 45_000);
     const lines = [...a.lines, ...b.lines];
-    t.diagnostic(`lso at the log end ${tookA} ms after producer a died, ${tookB} ms after the restart with b's transaction open, ${tookC} ms after the restart with the hung transaction; ${count(lines)} transactions committed; other lines: ${lines.filter((x) => !x.startsWith('COMMITTED')).join(' | ')}`);
+    t.diagnostic(`lso at the log end ${tookA} ms after producer a died, ${tookB} ms after the restart with b's transaction open, ${tookC} ms after the restart with the hung transaction; ${count(lines)} transactions committed; other lines: ${lines.filter((x) => !x.startsWith('COMMITT')).join(' | ')}`);
 
     const committed = await consume(broker.bootstrap, topic, 'read_committed', 2);
-    const byTag = new Map<string, number>();
-    for (const v of committed) {
-      const tag = v.split('-')[0]!;
-      byTag.set(tag, (byTag.get(tag) ?? 0) + 1);
-    }
+    const byTag = byTransaction(committed);
     for (const [tag, n] of byTag) assert.equal(n, PER_TXN, `transaction ${tag}: read_committed saw ${n} of ${PER_TXN} records`);
     for (const line of lines.filter((x) => x.startsWith('COMMITTED'))) {
       const tag = line.split(' ')[1]!;

@@ -35,3 +35,25 @@ test('a lost creation race returns the winner, or LEADER_NOT_AVAILABLE while thi
   assert.equal((await autoCreateTopic(services(true), 't')).name, 't');
   await assert.rejects(autoCreateTopic(services(false), 't'), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.LEADER_NOT_AVAILABLE);
 });
+
+test('a cluster-mode broker that has no metadata yet (restarted, no UpdateMetadata so far) answers a retriable LEADER_NOT_AVAILABLE, not INVALID_REPLICATION_FACTOR', async () => {
+  let asked = false;
+  const fake = {
+    config: defaultBrokerConfig({}),
+    logger: silentLogger(),
+    admin: { topics: { checkPartitionCaps: () => undefined } },
+    // The image the controller has not fed yet: no live broker, no topic (the topic exists in ZooKeeper).
+    metadata: {
+      topic: () => undefined,
+      brokers: () => [],
+      createTopic: async (spec: { replicationFactor: number }) => {
+        asked = true;
+        // As ZkBrokerMetadata.createTopic checks before it writes to ZooKeeper.
+        if (spec.replicationFactor < 1) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
+        throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.");
+      },
+    },
+  } as unknown as BrokerServices;
+  await assert.rejects(autoCreateTopic(fake, 't'), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.LEADER_NOT_AVAILABLE);
+  assert.equal(asked, false, 'nothing is created from a view without brokers');
+});

@@ -296,8 +296,16 @@ export class GroupCoordinator {
    * become visible (commit) or are dropped (abort). Loading finds the marker in the log itself.
    * Resolves false when the partition is not coordinated here (nothing to do: its next load
    * replays the marker).
+   *
+   * A marker written while the partition loads (a new leader is told of it by the transaction
+   * coordinator's retry as soon as it leads, and a big partition takes a while to replay) may lie
+   * past the end the load reads to: it is applied as soon as the load is done. Applying one the
+   * load did replay changes nothing: the producer has no pending offsets left, and it cannot have
+   * new ones yet (its next TxnOffsetCommit is refused while the partition loads, and is queued
+   * behind this completion once it is loaded).
    */
   async onTransactionCompleted(offsetsPartition: number, producerId: bigint, commit: boolean): Promise<boolean> {
+    if (this.runtime.status(offsetsPartition) === 'loading') await this.runtime.load(offsetsPartition).catch(() => undefined);
     if (this.runtime.status(offsetsPartition) !== 'active') return false;
     try {
       await this.runtime.write(offsetsPartition, (s) => {
