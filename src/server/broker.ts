@@ -245,6 +245,7 @@ export class Broker {
       queuedMaxRequestBytes: cfg.queuedMaxRequestBytes,
       requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
       listenBacklog: cfg.socketListenBacklogSize,
+      listenerTls: cfg.listenerTls,
     });
     await this.server.start();
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
