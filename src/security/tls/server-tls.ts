@@ -68,17 +68,17 @@ function listOf(value: string | null): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
-function readFile(listener: string, key: string, path: string): Buffer {
+function readFile(where: string, key: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(`Listener ${listener}: cannot read ${key} ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`, key);
+    throw new ConfigError(`${where}: cannot read ${key} ${path}: ${code === 'ENOENT' ? 'no such file' : (code ?? (err as Error).message)}`, key);
   }
 }
 
 /** Kafka's inline PEM values may come on one line (e.g. from a properties file); restore the line breaks. */
-function pemText(value: string): string {
+export function pemText(value: string): string {
   if (value.includes('\n')) return value;
   return value.replace(/(-----BEGIN [A-Z ]+-----)\s*/g, '$1\n').replace(/\s*(-----END [A-Z ]+-----)/g, '\n$1').replace(/(-----END [A-Z ]+-----)\s*/g, '$1\n').replace(/([A-Za-z0-9+/=]{64})(?=[A-Za-z0-9+/=])/g, '$1\n');
 }
@@ -86,47 +86,53 @@ function pemText(value: string): string {
 const PRIVATE_KEY = /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z]+ )?PRIVATE KEY-----/;
 const CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
-function keyStore(listener: string, get: SslSettings): { material: TlsMaterial; files: string[] } {
+/**
+ * The key store named by ssl.keystore.* (`where` starts each error line, e.g. "Listener SSL").
+ * `required`: a missing key store is an error (servers); clients may have none.
+ */
+export function keyStore(where: string, get: SslSettings, required = true): { material: TlsMaterial; files: string[] } {
   const type = (get('ssl.keystore.type') ?? 'JKS').toUpperCase();
   const location = get('ssl.keystore.location');
   const inlineKey = get('ssl.keystore.key');
   const inlineChain = get('ssl.keystore.certificate.chain');
   const keyPassword = get('ssl.key.password') ?? undefined;
   if (inlineKey !== null || inlineChain !== null) {
-    if (type !== 'PEM') throw new ConfigError(`Listener ${listener}: ssl.keystore.key / ssl.keystore.certificate.chain need ssl.keystore.type=PEM, but it is ${type}`, 'ssl.keystore.type');
-    if (inlineKey === null || inlineChain === null) throw new ConfigError(`Listener ${listener}: ssl.keystore.key and ssl.keystore.certificate.chain must be set together`, 'ssl.keystore.key');
-    if (location !== null) throw new ConfigError(`Listener ${listener}: ssl.keystore.location cannot be set with ssl.keystore.key / ssl.keystore.certificate.chain`, 'ssl.keystore.location');
+    if (type !== 'PEM') throw new ConfigError(`${where}: ssl.keystore.key / ssl.keystore.certificate.chain need ssl.keystore.type=PEM, but it is ${type}`, 'ssl.keystore.type');
+    if (inlineKey === null || inlineChain === null) throw new ConfigError(`${where}: ssl.keystore.key and ssl.keystore.certificate.chain must be set together`, 'ssl.keystore.key');
+    if (location !== null) throw new ConfigError(`${where}: ssl.keystore.location cannot be set with ssl.keystore.key / ssl.keystore.certificate.chain`, 'ssl.keystore.location');
     return { material: { key: pemText(inlineKey), cert: pemText(inlineChain), ...(keyPassword !== undefined ? { passphrase: keyPassword } : {}) }, files: [] };
   }
   if (location === null) {
-    throw new ConfigError(`Listener ${listener} uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)`, 'ssl.keystore.location');
+    if (!required) return { material: {}, files: [] };
+    throw new ConfigError(`${where} uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)`, 'ssl.keystore.location');
   }
   if (type === 'PEM') {
-    const text = readFile(listener, 'ssl.keystore.location', location).toString('utf8');
+    const text = readFile(where, 'ssl.keystore.location', location).toString('utf8');
     const key = PRIVATE_KEY.exec(text)?.[0];
     const certs = text.match(CERTIFICATE);
     if (key === undefined || certs === null) {
-      throw new ConfigError(`Listener ${listener}: ssl.keystore.location ${location} must hold a PEM private key and its certificate chain`, 'ssl.keystore.location');
+      throw new ConfigError(`${where}: ssl.keystore.location ${location} must hold a PEM private key and its certificate chain`, 'ssl.keystore.location');
     }
     return { material: { key, cert: certs.join('\n'), ...(keyPassword !== undefined ? { passphrase: keyPassword } : {}) }, files: [location] };
   }
   if (type === 'PKCS12') {
     const password = get('ssl.keystore.password') ?? undefined;
-    return { material: { pfx: readFile(listener, 'ssl.keystore.location', location), ...(password !== undefined ? { passphrase: password } : {}) }, files: [location] };
+    return { material: { pfx: readFile(where, 'ssl.keystore.location', location), ...(password !== undefined ? { passphrase: password } : {}) }, files: [location] };
   }
-  throw new ConfigError(`Listener ${listener}: ssl.keystore.type ${type} is not supported; use PEM (or PKCS12)`, 'ssl.keystore.type');
+  throw new ConfigError(`${where}: ssl.keystore.type ${type} is not supported; use PEM (or PKCS12)`, 'ssl.keystore.type');
 }
 
-function trustStore(listener: string, get: SslSettings): { ca?: string; files: string[] } {
+/** The trust store named by ssl.truststore.* (none when unset). */
+export function trustStore(where: string, get: SslSettings): { ca?: string; files: string[] } {
   const type = (get('ssl.truststore.type') ?? 'JKS').toUpperCase();
   const location = get('ssl.truststore.location');
   const inline = get('ssl.truststore.certificates');
   if (location === null && inline === null) return { files: [] };
-  if (type !== 'PEM') throw new ConfigError(`Listener ${listener}: ssl.truststore.type ${type} is not supported; use ssl.truststore.type=PEM`, 'ssl.truststore.type');
-  if (location !== null && inline !== null) throw new ConfigError(`Listener ${listener}: set ssl.truststore.location or ssl.truststore.certificates, not both`, 'ssl.truststore.certificates');
-  const text = inline !== null ? pemText(inline) : readFile(listener, 'ssl.truststore.location', location!).toString('utf8');
+  if (type !== 'PEM') throw new ConfigError(`${where}: ssl.truststore.type ${type} is not supported; use ssl.truststore.type=PEM`, 'ssl.truststore.type');
+  if (location !== null && inline !== null) throw new ConfigError(`${where}: set ssl.truststore.location or ssl.truststore.certificates, not both`, 'ssl.truststore.certificates');
+  const text = inline !== null ? pemText(inline) : readFile(where, 'ssl.truststore.location', location!).toString('utf8');
   const certs = text.match(CERTIFICATE);
-  if (certs === null) throw new ConfigError(`Listener ${listener}: the trust store (${location ?? 'ssl.truststore.certificates'}) holds no PEM certificate`, 'ssl.truststore.location');
+  if (certs === null) throw new ConfigError(`${where}: the trust store (${location ?? 'ssl.truststore.certificates'}) holds no PEM certificate`, 'ssl.truststore.location');
   return { ca: certs.join('\n'), files: location !== null ? [location] : [] };
 }
 
@@ -157,8 +163,8 @@ export function buildListenerTls(listenerName: string, get: SslSettings): Listen
   if (clientAuth !== 'required' && clientAuth !== 'requested' && clientAuth !== 'none') {
     throw new ConfigError(`Listener ${listenerName}: ssl.client.auth must be required, requested or none, got ${clientAuth}`, 'ssl.client.auth');
   }
-  const ks = keyStore(listenerName, get);
-  const ts = trustStore(listenerName, get);
+  const ks = keyStore(`Listener ${listenerName}`, get);
+  const ts = trustStore(`Listener ${listenerName}`, get);
   const versions = protocols(listenerName, get);
   const cipherList = ciphers(get);
   let mapper: SslPrincipalMapper;
