@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
+import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
@@ -168,6 +169,7 @@ export class Broker {
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
+    const interBrokerSecurity = interBrokerClientSecurity(cfg);
     const markers =
       this.options.txnMarkerWriter ??
       new WireTxnMarkerWriter({
@@ -175,6 +177,7 @@ export class Broker {
         endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
         clientId: `txn-marker-sender-${cfg.brokerId}`,
         requestTimeoutMs: cfg.requestTimeoutMs,
+        ...(interBrokerSecurity ? { security: interBrokerSecurity } : {}),
       });
     this.txnCoordinator = new TxnCoordinator({
       config: cfg,
@@ -352,6 +355,7 @@ export class Broker {
       maxRetries: cfg.controlledShutdownMaxRetries,
       retryBackoffMs: cfg.controlledShutdownRetryBackoffMs,
       requestTimeoutMs: cfg.requestTimeoutMs,
+      ...(interBrokerClientSecurity(cfg) ? { security: interBrokerClientSecurity(cfg)! } : {}),
       logger: this.logger.child({ component: 'controlled-shutdown' }),
     });
   }
