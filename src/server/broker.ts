@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
 import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
+import { TlsReloader } from '../security/tls/reload.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
@@ -251,6 +252,12 @@ export class Broker {
       listenerTls: cfg.listenerTls,
     });
     await this.server.start();
+    // Renewed certificates: dynamic listener.name.<l>.ssl.* changes rebuild the TLS contexts.
+    if (cfg.listenerTls.size > 0) {
+      const tlsLog = log.child({ component: 'tls' });
+      const reloader = new TlsReloader(cfg.listeners, cfg.raw, this.server, (fields, msg) => tlsLog.info(fields, msg));
+      this.admin.configs.addReconfigurable(reloader);
+    }
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
