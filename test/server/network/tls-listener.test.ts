@@ -191,3 +191,19 @@ test('openssl s_client: verifies the broker certificate on the TLS port; fails c
     await server.stop();
   }
 });
+
+test('max.connections.per.ip counts TLS connections from accept, and frees the place when they close', async () => {
+  const { server, port } = await startTlsServer(base, { maxConnectionsPerIp: 1 });
+  try {
+    const first = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: certs.ca });
+    first.on('error', () => undefined);
+    await once(first, 'secureConnect');
+    await assert.rejects(principalSeen(port), /closed|disconnected|ECONNRESET/);
+    assert.equal(server.closedConnections('max-connections-per-ip'), 1);
+    first.destroy();
+    await waitFor(() => server.connectionCount() === 0, 'the first connection gone');
+    assert.equal(await principalSeen(port), 'User:ANONYMOUS|SSL');
+  } finally {
+    await server.stop();
+  }
+});
