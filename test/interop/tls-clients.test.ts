@@ -86,6 +86,13 @@ test('Fjord tools with --command-config / --producer.config / --consumer.config 
   const listed = await runCli('kafka-topics', ['--bootstrap-server', mtls, '--command-config', mprops, '--list']);
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, /^tools-ssl$/m);
+  // The perf tools take the same file.
+  const perf = await runCli('kafka-producer-perf-test', ['--bootstrap-server', ssl, '--producer.config', props, '--topic', 'tools-ssl', '--num-records', '200', '--record-size', '100', '--throughput', '-1'], { timeoutMs: 60_000 });
+  assert.equal(perf.code, 0, perf.stderr);
+  assert.match(perf.stdout, /^200 records sent/m);
+  const cperf = await runCli('kafka-consumer-perf-test', ['--bootstrap-server', ssl, '--consumer.config', props, '--topic', 'tools-ssl', '--messages', '203'], { timeoutMs: 60_000 });
+  assert.equal(cperf.code, 0, cperf.stderr);
+  assert.match(cperf.stdout, /, 203(, |$)/m);
   const badProps = join(certs.dir, 'client-bad.properties');
   writeFileSync(badProps, 'security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/x/truststore.jks\n');
   const bad = await runCli('kafka-topics', ['--bootstrap-server', ssl, '--command-config', badProps, '--list']);
