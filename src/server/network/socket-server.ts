@@ -294,7 +294,7 @@ export class SocketServer {
       this.opts.onPartsWritten,
     );
     this.connections.add(connection);
-    this.opts.logger.debug({ connectionId }, 'connection accepted');
+    this.opts.logger.debug({ connectionId, listener: spec.name, principal: `${principal.principalType}:${principal.name}` }, 'connection accepted');
     socket.once('close', () => {
       this.connections.delete(connection);
       this.opts.logger.debug({ connectionId }, 'connection closed');

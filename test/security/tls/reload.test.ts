@@ -11,6 +11,7 @@ import { X509Certificate } from 'node:crypto';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { makeTestCerts, type TestCerts } from '../../helpers/tls-certs.js';
 import { Admin, ConfigResourceType } from '../../../src/client/index.js';
+import { runCli } from '../../cli/helpers.js';
 
 let certs: TestCerts;
 let b: TestBroker;
@@ -49,7 +50,8 @@ test('AlterConfigs on listener.name.ssl.ssl.keystore.location: new connections g
     // Same path, new content (as a certificate renewal tool rewrites it): re-read when set again.
     const again = certs.server('again', '/O=Fjord Test/CN=localhost');
     copyFileSync(again.keystore, renewed.keystore);
-    await admin.alterConfigs(ConfigResourceType.Broker, '0', [{ name: 'listener.name.ssl.ssl.keystore.location', op: 'set', value: renewed.keystore }]);
+    const cli = await runCli('kafka-configs', ['--bootstrap-server', b.bootstrap, '--entity-type', 'brokers', '--entity-name', '0', '--alter', '--add-config', `listener.name.ssl.ssl.keystore.location=${renewed.keystore}`]);
+    assert.equal(cli.code, 0, cli.stderr);
     assert.equal(await servedSerial(), serialOf(again.cert));
 
     // Unusable: a missing file, or a certificate for another name. Refused, nothing changes.

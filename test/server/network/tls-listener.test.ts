@@ -207,3 +207,23 @@ test('max.connections.per.ip counts TLS connections from accept, and frees the p
     await server.stop();
   }
 });
+
+test('SASL_SSL listener: the TLS layer is the same; the principal stays ANONYMOUS for SASL to decide', async () => {
+  const get = (k: string): string | null => ({ ...base, 'ssl.client.auth': 'requested' } as Record<string, string>)[k] ?? null;
+  const server = new SocketServer({
+    listeners: [{ name: 'SASL_SSL', host: '127.0.0.1', port: 0, securityProtocol: 'SASL_SSL' }],
+    listenerTls: new Map([['SASL_SSL', buildListenerTls('SASL_SSL', get)]]),
+    dispatcher: echoPrincipal,
+    logger: silentLogger(),
+    socketRequestMaxBytes: 104857600,
+    connectionsMaxIdleMs: 600000,
+    maxConnections: 1000,
+    maxConnectionsPerIp: 1000,
+  });
+  await server.start();
+  try {
+    assert.equal(await principalSeen(server.boundPorts().get('SASL_SSL')!, { cert: bob.cert, key: bob.key }), 'User:ANONYMOUS|SASL_SSL');
+  } finally {
+    await server.stop();
+  }
+});
