@@ -186,22 +186,27 @@ export class SocketServer {
     return Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(() => undefined);
   }
 
-  private onConnection(spec: ListenerSpec, socket: net.Socket): void {
+  private onConnection(spec: ListenerSpec, socket: TrackedSocket): void {
+    // Refused here: a TLS listener's tls.Server still wraps it; its failure must not be logged twice.
+    const refused = (): void => {
+      socket.fjordRefused = true;
+      socket.destroy();
+    };
     const clientHost = socket.remoteAddress ?? 'unknown';
     const clientPort = socket.remotePort ?? 0;
     if (!this.accepting) {
-      socket.destroy();
+      refused();
       return;
     }
     if (this.connections.size >= this.opts.maxConnections) {
       this.closeLog.closed('max-connections', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
-      socket.destroy();
+      refused();
       return;
     }
     const fromIp = this.connectionsPerIp.get(clientHost) ?? 0;
     if (fromIp >= this.opts.maxConnectionsPerIp) {
       this.closeLog.closed('max-connections-per-ip', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
-      socket.destroy();
+      refused();
       return;
     }
     this.connectionsPerIp.set(clientHost, fromIp + 1);
@@ -217,10 +222,9 @@ export class SocketServer {
       return;
     }
     // TLS: the tls.Server wraps the socket next; until its handshake completes it is only tracked.
-    const raw = socket as net.Socket & { fjordConnectionId?: string };
-    raw.fjordConnectionId = connectionId;
-    this.handshaking.add(raw);
-    socket.once('close', () => this.handshaking.delete(raw));
+    socket.fjordConnectionId = connectionId;
+    this.handshaking.add(socket);
+    socket.once('close', () => this.handshaking.delete(socket));
   }
 
   /**
@@ -242,11 +246,9 @@ export class SocketServer {
       handshakeTimeout: timeoutMs > 0 ? timeoutMs : 0x7fffffff,
     });
     // Runs before the tls.Server wraps the socket: connection limits apply at accept, as on plaintext.
-    server.prependListener('connection', (socket: net.Socket) => this.onConnection(spec, socket));
-    const rawOf = (socket: tls.TLSSocket): (net.Socket & { fjordConnectionId?: string }) | undefined => {
-      const parent = (socket as unknown as { _parent?: net.Socket })._parent;
-      return parent ?? undefined;
-    };
+    server.prependListener('connection', (socket: TrackedSocket) => this.onConnection(spec, socket));
+    // The TCP socket under a TLS one (Node keeps it as _parent).
+    const rawOf = (socket: tls.TLSSocket): TrackedSocket | undefined => (socket as unknown as { _parent?: TrackedSocket })._parent ?? undefined;
     const peerOf = (socket: tls.TLSSocket): { clientHost: string; clientPort: number } => ({
       clientHost: socket.remoteAddress ?? rawOf(socket)?.remoteAddress ?? 'unknown',
       clientPort: socket.remotePort ?? rawOf(socket)?.remotePort ?? 0,
@@ -257,11 +259,15 @@ export class SocketServer {
       socket.destroy();
     };
     server.on('tlsClientError', (err: Error, socket: tls.TLSSocket) => {
+      if (rawOf(socket)?.fjordRefused === true) {
+        socket.destroy();
+        return;
+      }
       if ((err as NodeJS.ErrnoException).code === 'ERR_TLS_HANDSHAKE_TIMEOUT') refuse(socket, 'tls-handshake-timeout', `TLS handshake not completed within ${timeoutMs} ms`);
       else refuse(socket, 'tls-handshake-failed', `TLS handshake failed: ${tlsFailure(err)}`);
     });
     server.on('secureConnection', (socket: tls.TLSSocket) => {
-      const raw = (socket as unknown as { _parent?: net.Socket & { fjordConnectionId?: string } })._parent;
+      const raw = rawOf(socket);
       if (raw !== undefined) this.handshaking.delete(raw);
       if (!this.accepting) {
         socket.destroy();
@@ -301,6 +307,9 @@ export class SocketServer {
     });
   }
 }
+
+/** A TCP socket with what the server notes on it before TLS wraps it. */
+type TrackedSocket = net.Socket & { fjordConnectionId?: string; fjordRefused?: boolean };
 
 function secureContextOptions(t: ListenerTls): tls.SecureContextOptions {
   return { ...t.material, minVersion: t.minVersion, maxVersion: t.maxVersion, ...(t.ciphers !== undefined ? { ciphers: t.ciphers } : {}) };

@@ -151,7 +151,7 @@ test('a TLS client on the PLAINTEXT port is closed cleanly; plaintext clients ar
 });
 
 test('a TLS handshake that never completes is timed out', async () => {
-  const { server, port } = await startTlsServer(base, { tlsHandshakeTimeoutMs: 300 });
+  const { server, port } = await startTlsServer(base, { tlsHandshakeTimeoutMs: 300, maxConnectionsPerIp: 1 });
   try {
     const silent = net.connect(port, '127.0.0.1');
     silent.on('error', () => undefined);
@@ -160,6 +160,7 @@ test('a TLS handshake that never completes is timed out', async () => {
     await once(silent, 'close');
     assert.ok(Date.now() - started >= 250, 'not closed before the deadline');
     assert.equal(server.closedConnections('tls-handshake-timeout'), 1);
+    assert.equal(server.connectionCount(), 0);
     assert.equal(await principalSeen(port), 'User:ANONYMOUS|SSL');
   } finally {
     await server.stop();
@@ -203,6 +204,20 @@ test('max.connections.per.ip counts TLS connections from accept, and frees the p
     first.destroy();
     await waitFor(() => server.connectionCount() === 0, 'the first connection gone');
     assert.equal(await principalSeen(port), 'User:ANONYMOUS|SSL');
+    // Failed handshakes give their place back too.
+    await waitFor(() => server.connectionCount() === 0, 'the probe connection gone');
+    for (let i = 0; i < 3; i++) {
+      if (i > 0) await waitFor(() => server.closedConnections('tls-handshake-failed') === i, `failed handshake ${i}`);
+      const plain = net.connect(port, '127.0.0.1');
+      plain.on('error', () => undefined);
+      await once(plain, 'connect');
+      plain.write(requestFrame(1, 64));
+      await once(plain, 'close');
+    }
+    await waitFor(() => server.closedConnections('tls-handshake-failed') === 3, 'three failed handshakes');
+    assert.equal(await principalSeen(port), 'User:ANONYMOUS|SSL');
+    // The one refusal at accept was logged as that, not also as a failed handshake.
+    assert.equal(server.closedConnections('max-connections-per-ip'), 1);
   } finally {
     await server.stop();
   }
