@@ -3,7 +3,7 @@
  * the same broker, in the same run, with librdkafka (bench/rdkafka-perf.c, compiled here) as the
  * client, plus a physical reference measured in the same run: `openssl speed -evp aes-256-gcm`
  * (the cipher TLS 1.3 negotiates here, TLS_AES_256_GCM_SHA384) for 16 KiB blocks, which is what
- * one core can encrypt at best.
+ * one core can encrypt at best. Also the time of a full TLS 1.3 handshake against the broker.
  *
  *   node --import tsx bench/tls-throughput.ts [records=100000] [repeats=3]
  *
@@ -15,6 +15,8 @@
  * shows in every figure).
  */
 import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import tls from 'node:tls';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -74,6 +76,20 @@ async function opensslSpeed(cipher: string): Promise<number> {
   return mib(kbps * 1000);
 }
 
+/** Full TLS 1.3 handshakes (no resumption) against the SSL listener, one after another: connect to secure. */
+async function handshakes(port: number, ca: string, n = 50): Promise<string> {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    const s = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca });
+    await once(s, 'secureConnect');
+    ms.push(performance.now() - started);
+    s.destroy();
+  }
+  ms.sort((a, b) => a - b);
+  return `| TLS 1.3 handshake (RSA 2048, full, Node client), ${n} in a row | p50 ${ms[Math.floor(n / 2)]!.toFixed(2)} ms, p90 ${ms[Math.floor(n * 0.9)]!.toFixed(2)} ms |`;
+}
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'fjord-bench-tls-'));
   const certs = makeTestCerts();
@@ -106,6 +122,7 @@ async function main(): Promise<void> {
         await dropTopic(b, topic);
       }
     }
+    lines.push(await handshakes(ports.get('SSL')!, certs.ca));
     for (const s of setups) {
       const f = figures.get(s.name)!;
       lines.push(`| Fjord produce over ${s.name}, 1 partition, acks=1 | ${summary(f.produce)} |`);
