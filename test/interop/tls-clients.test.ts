@@ -93,6 +93,11 @@ test('Fjord tools with --command-config / --producer.config / --consumer.config 
   const cperf = await runCli('kafka-consumer-perf-test', ['--bootstrap-server', ssl, '--consumer.config', props, '--topic', 'tools-ssl', '--messages', '203'], { timeoutMs: 60_000 });
   assert.equal(cperf.code, 0, cperf.stderr);
   assert.match(cperf.stdout, /, 203(, |$)/m);
+  // No client certificate for the listener that requires one: one line, exit 1.
+  const refused = await runCli('kafka-topics', ['--bootstrap-server', mtls, '--command-config', props, '--list']);
+  assert.equal(refused.code, 1);
+  assert.equal(refused.stderr.trimEnd().split('\n').length, 1, refused.stderr);
+  assert.match(refused.stderr, /certificate required|closed/);
   const badProps = join(certs.dir, 'client-bad.properties');
   writeFileSync(badProps, 'security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=/x/truststore.jks\n');
   const bad = await runCli('kafka-topics', ['--bootstrap-server', ssl, '--command-config', badProps, '--list']);

@@ -45,7 +45,9 @@ export class TlsReloader {
       if (!usesTls(l.securityProtocol)) continue;
       let next: ListenerTls;
       try {
-        next = buildListenerTls(l.name, this.settings(l.name, layers));
+        const get = this.settings(l.name, layers);
+        // As at start-up: on SASL_SSL only the listener-prefixed ssl.client.auth counts.
+        next = buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? this.prefixedOnly(l.name, key, layers) : get(key)) : get);
       } catch (err) {
         if (err instanceof ConfigError) throw new TlsReloadError(`Validation of dynamic config update of SSLFactory failed: ${err.message}`);
         throw err;
@@ -65,6 +67,11 @@ export class TlsReloader {
       this.host.setListenerTls(name, next);
       this.log({ listener: name, files: next.files }, `TLS settings of listener ${name} reloaded: new connections use them`);
     }
+  }
+
+  private prefixedOnly(listener: string, key: string, layers: DynamicLayers): string {
+    const name = `listener.name.${listener.toLowerCase()}.${key}`;
+    return layers.perBroker.get(name) ?? layers.clusterDefault.get(name) ?? this.staticRaw.get(name) ?? 'none';
   }
 
   private settings(listener: string, layers: DynamicLayers): (key: string) => string | null {

@@ -233,7 +233,10 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   const listenerTls = new Map<string, ListenerTls>();
   for (const l of listeners) {
     if (!usesTls(l.securityProtocol)) continue;
-    listenerTls.set(l.name, buildListenerTls(l.name, listenerSettings(raw, l.name, (key) => configDef(key)?.default ?? null)));
+    const settings = listenerSettings(raw, l.name, (key) => configDef(key)?.default ?? null);
+    // As Kafka (KIP-684): on SASL_SSL, ssl.client.auth counts only in its listener.name.<l>. form.
+    const prefixedClientAuth = raw.get(`listener.name.${l.name.toLowerCase()}.ssl.client.auth`) ?? 'none';
+    listenerTls.set(l.name, buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? prefixedClientAuth : settings(key)) : settings));
   }
 
   const logDirs = v.list('log.dirs') ?? [v.str('log.dir')];

@@ -204,6 +204,12 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
     assert.deepEqual([...c.listenerTls.keys()], ['INTERNAL', 'EXTERNAL']);
     assert.equal(c.listenerTls.get('INTERNAL')!.clientAuth, 'required');
     assert.equal(c.listenerTls.get('EXTERNAL')!.clientAuth, 'none');
+    // On SASL_SSL an unprefixed ssl.client.auth does not count (Kafka's KIP-684); the prefixed one does.
+    const trust = { 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.caFile };
+    const sasl = { listeners: 'SASL_SSL://:0,SSL://:0', ...pem, ...trust, 'ssl.client.auth': 'required' };
+    assert.equal(defaultBrokerConfig(sasl).listenerTls.get('SASL_SSL')!.clientAuth, 'none');
+    assert.equal(defaultBrokerConfig(sasl).listenerTls.get('SSL')!.clientAuth, 'required');
+    assert.equal(defaultBrokerConfig({ ...sasl, 'listener.name.sasl_ssl.ssl.client.auth': 'requested' }).listenerTls.get('SASL_SSL')!.clientAuth, 'requested');
     assert.equal(c.listenerTls.get('EXTERNAL')!.minVersion, 'TLSv1.3');
     const sink = collectingWarn();
     const inline = defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PEM', 'ssl.keystore.key': certs.broker.key, 'ssl.keystore.certificate.chain': certs.broker.cert.replace(/\n/g, ' ') }, sink);
