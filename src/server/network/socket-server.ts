@@ -90,7 +90,13 @@ export class SocketServer {
   /** Swaps a listener's TLS settings (renewed certificate): new connections use them, open ones keep theirs. */
   setListenerTls(name: string, settings: ListenerTls): void {
     this.listenerTls.set(name, settings);
-    this.tlsServers.get(name)?.setSecureContext(secureContextOptions(settings));
+    const server = this.tlsServers.get(name);
+    if (server === undefined) return;
+    server.setSecureContext(secureContextOptions(settings));
+    // ssl.client.auth: the tls.Server reads these for each connection it wraps.
+    const auth = server as unknown as { requestCert: boolean; rejectUnauthorized: boolean };
+    auth.requestCert = settings.clientAuth !== 'none';
+    auth.rejectUnauthorized = settings.clientAuth === 'required';
   }
 
   listenerTlsOf(name: string): ListenerTls | undefined {

@@ -12,6 +12,8 @@ import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { makeTestCerts, type TestCerts } from '../../helpers/tls-certs.js';
 import { Admin, ConfigResourceType } from '../../../src/client/index.js';
 import { runCli } from '../../cli/helpers.js';
+import { RawClient } from '../../helpers/raw-client.js';
+import { ApiVersionsRequestCodec, ApiVersionsResponseCodec } from '../../../src/protocol/messages/index.js';
 
 let certs: TestCerts;
 let b: TestBroker;
@@ -37,6 +39,15 @@ async function servedSerial(): Promise<string> {
   s.destroy();
   return serial;
 }
+/** A TLS connection that sends ApiVersions and reads the answer (a refused certificate closes it first). */
+async function roundTrip(options: tls.ConnectionOptions = {}): Promise<void> {
+  const c = await RawClient.connectTls(sslPort, { ca: certs.ca, ...options });
+  try {
+    await c.request(18, ApiVersionsRequestCodec, ApiVersionsResponseCodec, 0, {});
+  } finally {
+    c.close();
+  }
+}
 const serialOf = (pem: string): string => new X509Certificate(pem).serialNumber;
 
 test('AlterConfigs on listener.name.ssl.ssl.keystore.location: new connections get the new certificate', async () => {
@@ -61,6 +72,16 @@ test('AlterConfigs on listener.name.ssl.ssl.keystore.location: new connections g
     await assert.rejects(admin.alterConfigs(ConfigResourceType.Broker, '0', [{ name: 'listener.name.ssl.ssl.keystore.location', op: 'set', value: other.keystore }]),
       /DistinguishedName or SubjectAltNames do not match/);
     assert.equal(await servedSerial(), serialOf(again.cert));
+
+    // ssl.client.auth changes too: required from now on, for new connections.
+    await admin.alterConfigs(ConfigResourceType.Broker, '0', [
+      { name: 'listener.name.ssl.ssl.client.auth', op: 'set', value: 'required' },
+      { name: 'listener.name.ssl.ssl.truststore.type', op: 'set', value: 'PEM' },
+      { name: 'listener.name.ssl.ssl.truststore.location', op: 'set', value: certs.caFile },
+    ]);
+    await assert.rejects(roundTrip(), /closed|certificate|ECONNRESET/);
+    const carol = certs.client('carol', '/CN=carol');
+    await roundTrip({ cert: carol.cert, key: carol.key });
   } finally {
     await admin.close();
   }
