@@ -64,12 +64,14 @@ function parseRule(ruleText: string): Rule {
   const m = PARSER.exec(ruleText);
   if (m === null) throw new Error(`Invalid rule: ${ruleText}`);
   if (m[1] !== undefined) return { isDefault: true, source: 'DEFAULT' };
-  const patternText = m[2]!;
+  // Java's leading inline flag (?i) (case-insensitive) becomes JavaScript's i flag.
+  const caseless = m[2]!.startsWith('(?i)');
+  const patternText = caseless ? m[2]!.slice(4) : m[2]!;
   let pattern: RegExp;
   let whole: RegExp;
   try {
-    pattern = new RegExp(patternText, 'g');
-    whole = new RegExp(`^(?:${patternText})$`);
+    pattern = new RegExp(patternText, caseless ? 'gi' : 'g');
+    whole = new RegExp(`^(?:${patternText})$`, caseless ? 'i' : '');
   } catch (err) {
     throw new Error(`Invalid rule: ${ruleText}: bad pattern (${(err as Error).message})`);
   }

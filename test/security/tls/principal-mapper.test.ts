@@ -39,3 +39,8 @@ test('invalid rules are refused with the rule named', () => {
   assert.throws(() => SslPrincipalMapper.fromRules('RULE:^CN=(.*$/$1/'), /Invalid rule|pattern/);
   assert.throws(() => SslPrincipalMapper.fromRules('RULE:^CN=(.*)$/$1/X'), /Invalid rule/);
 });
+
+test("Java's leading (?i) makes a rule case-insensitive", () => {
+  const m = SslPrincipalMapper.fromRules('RULE:(?i)^cn=([^,]*),.*$/$1/');
+  assert.equal(m.getName('CN=Bob,O=x'), 'Bob');
+});

@@ -236,6 +236,13 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
         return true;
       });
     }
+    // PKCS12 key store with its password; a wrong password is one line.
+    const { execFileSync } = await import('node:child_process');
+    const p12 = `${certs.dir}/broker.p12`;
+    execFileSync('openssl', ['pkcs12', '-export', '-inkey', certs.broker.keyFile, '-in', certs.broker.certFile, '-out', p12, '-passout', 'pass:storepw']);
+    assert.ok(defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'storepw' }).listenerTls.has('SSL'));
+    assert.throws(() => defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'nope' }),
+      { name: 'ConfigError', message: /^Listener SSL: invalid TLS key store, trust store or cipher suites: the PKCS12 key store cannot be opened \(check ssl\.keystore\.password\)$/ });
     // The right password opens an encrypted key.
     assert.ok(defaultBrokerConfig({ listeners: 'SSL://:0', ...pem, 'ssl.keystore.location': certs.client('enc2', '/CN=enc2', { keyPassword: 'secret' }).keystore, 'ssl.key.password': 'secret' }).listenerTls.has('SSL'));
   } finally {
