@@ -4,7 +4,8 @@
  * costs nothing and catches protocol bugs). On connect the client asks ApiVersions and from then
  * on uses, per API, the highest version both sides speak.
  */
-import { Socket, createConnection } from 'node:net';
+import { Socket, createConnection, isIP } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { Reader, Writer, type Input } from '../protocol/primitives/index.js';
 import { RequestHeaderCodec, ResponseHeaderCodec } from '../protocol/messages/index.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -41,6 +42,34 @@ const API_VERSIONS_KEY = 18;
 const CLIENT_SOFTWARE_NAME = 'fjord-client';
 const CLIENT_SOFTWARE_VERSION = '0.1.0';
 
+/** Node's TLS options for a ClientTls: Kafka checks the broker's host name unless told not to. */
+function tlsOptions(host: string, port: number, t: NonNullable<ClientSecurity['tls']>): TlsConnectionOptions {
+  return {
+    host,
+    port,
+    // SNI only for names (an IP address there is refused by some servers and warned about by Node).
+    ...(isIP(host) === 0 ? { servername: host } : {}),
+    ...(t.ca !== undefined ? { ca: t.ca } : {}),
+    ...(t.cert !== undefined ? { cert: t.cert } : {}),
+    ...(t.key !== undefined ? { key: t.key } : {}),
+    ...(t.pfx !== undefined ? { pfx: t.pfx } : {}),
+    ...(t.passphrase !== undefined ? { passphrase: t.passphrase } : {}),
+    ...(t.minVersion !== undefined ? { minVersion: t.minVersion } : {}),
+    ...(t.maxVersion !== undefined ? { maxVersion: t.maxVersion } : {}),
+    ...(t.ciphers !== undefined ? { ciphers: t.ciphers } : {}),
+    rejectUnauthorized: true,
+    ...(t.verifyHostname === false ? { checkServerIdentity: () => undefined } : {}),
+  };
+}
+
+function tlsError(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(code) || /wrong version number|packet length too long/i.test(err.message)) return 'the broker did not answer in TLS (is it a PLAINTEXT listener?)';
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `${err.message} (ssl.endpoint.identification.algorithm=https checks the host name)`;
+  if (/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|UNABLE_TO_GET_ISSUER_CERT/.test(code)) return `${err.message} (is the broker's CA in ssl.truststore.location?)`;
+  return err.message;
+}
+
 export class Connection {
   private readonly pending = new Map<number, Pending>();
   private nextCorrelationId = 1;
@@ -67,23 +96,33 @@ export class Connection {
     return this.brokerVersions;
   }
 
-  /** Opens the socket and negotiates API versions. */
+  /** Opens the socket (TLS for SSL and SASL_SSL) and negotiates API versions. */
   static async connect(host: string, port: number, options: ConnectionOptions): Promise<Connection> {
+    const protocol = options.security?.protocol ?? 'PLAINTEXT';
+    const useTls = protocol === 'SSL' || protocol === 'SASL_SSL';
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = createConnection({ host, port });
+      const s = useTls ? tlsConnect(tlsOptions(host, port, options.security?.tls ?? {})) : createConnection({ host, port });
       const timer = setTimeout(() => {
         s.destroy();
         reject(new ConnectionError(`could not connect to ${host}:${port} within ${options.connectTimeoutMs} ms`));
       }, options.connectTimeoutMs);
-      s.once('connect', () => {
+      s.once(useTls ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         s.removeAllListeners('error');
         resolve(s);
       });
       s.once('error', (err) => {
         clearTimeout(timer);
-        reject(new ConnectionError(`could not connect to ${host}:${port}: ${err.message}`));
+        s.destroy();
+        reject(new ConnectionError(useTls ? `TLS connection to ${host}:${port} failed: ${tlsError(err)}` : `could not connect to ${host}:${port}: ${err.message}`));
       });
+      if (useTls) {
+        // A broker that closes without finishing the handshake (refused certificate, plaintext port).
+        s.once('close', () => {
+          clearTimeout(timer);
+          reject(new ConnectionError(`TLS connection to ${host}:${port} failed: closed during the TLS handshake (is it a TLS listener?)`));
+        });
+      }
     });
     const conn = new Connection(socket, host, port, options);
     try {

@@ -12,7 +12,14 @@ export interface ClientTls {
   /** PEM client certificate chain and key (ssl.keystore.*), for brokers that ask for one. */
   cert?: string | Buffer;
   key?: string | Buffer;
+  /** A PKCS12 key store (ssl.keystore.type=PKCS12), instead of cert/key; opened with passphrase. */
+  pfx?: Buffer;
   passphrase?: string;
+  /** ssl.enabled.protocols as Node's version range (defaults: TLSv1.2 .. TLSv1.3). */
+  minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
+  maxVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
+  /** ssl.cipher.suites in OpenSSL's syntax. */
+  ciphers?: string;
   /** ssl.endpoint.identification.algorithm: "https" (Kafka's default) checks the host name; "" does not. */
   verifyHostname?: boolean;
 }

@@ -14,6 +14,7 @@ import * as m from '../protocol/messages/index.js';
 import type { ControllerRequest, ControllerRequestSink } from './request-batch.js';
 import type { LiveBroker } from './context.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+import type { ClientSecurity } from '../client/security.js';
 
 export const LEADER_AND_ISR: ApiDef<m.LeaderAndIsrRequest, m.LeaderAndIsrResponse> = {
   apiKey: 4, name: 'LeaderAndIsr', request: m.LeaderAndIsrRequestCodec, response: m.LeaderAndIsrResponseCodec, clientMax: 6,
@@ -29,6 +30,8 @@ export interface ChannelManagerOptions {
   controllerId: number;
   interBrokerListenerName: string;
   requestTimeoutMs: number;
+  /** TLS (and SASL) of the inter-broker listener, as a client; PLAINTEXT when absent. */
+  security?: ClientSecurity;
   /** Backoff before retrying a failed send (Kafka retries the same request until the broker goes). */
   retryBackoffMs?: number;
   logger: Logger;
@@ -73,6 +76,7 @@ class BrokerQueue {
       clientId: `controller-${this.opts.controllerId}`,
       connectTimeoutMs: this.opts.requestTimeoutMs,
       requestTimeoutMs: this.opts.requestTimeoutMs,
+      ...(this.opts.security ? { security: this.opts.security } : {}),
     });
     return this.conn;
   }

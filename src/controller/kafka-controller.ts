@@ -21,6 +21,7 @@ import { processBrokerChange, processControlledShutdown } from './broker-events.
 import { processIsrChangeNotification, processPartitionModifications, processTopicChange } from './topic-events.js';
 import { enqueueTopicsForDeletion, onStopReplicaDeleteResponse } from './topic-deletion.js';
 import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode, processTopicUncleanLeaderElectionEnable } from './leader-balance.js';
+import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
 import {
   listPartitionReassignments,
   processApiPartitionReassignment,
@@ -72,6 +73,7 @@ export class KafkaController {
         controllerId: host.brokerId,
         interBrokerListenerName: host.config.interBrokerListenerName,
         requestTimeoutMs: host.config.requestTimeoutMs,
+        ...(host.config.listenerTls && host.config.interBrokerSecurityProtocol ? { security: interBrokerClientSecurity({ interBrokerListenerName: host.config.interBrokerListenerName, interBrokerSecurityProtocol: host.config.interBrokerSecurityProtocol, listenerTls: host.config.listenerTls }) } : {}),
         logger: this.log,
         brokerInfo: (id) => this.ctx.liveBrokers.get(id),
         ...(host.interBrokerInterceptor ? { interceptor: host.interBrokerInterceptor } : {}),

@@ -5,6 +5,8 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
+import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
+import { TlsReloader } from '../security/tls/reload.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
@@ -171,6 +173,7 @@ export class Broker {
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
+    const interBrokerSecurity = interBrokerClientSecurity(cfg);
     const markers =
       this.options.txnMarkerWriter ??
       new WireTxnMarkerWriter({
@@ -178,6 +181,7 @@ export class Broker {
         endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
         clientId: `txn-marker-sender-${cfg.brokerId}`,
         requestTimeoutMs: cfg.requestTimeoutMs,
+        ...(interBrokerSecurity ? { security: interBrokerSecurity } : {}),
       });
     this.txnCoordinator = new TxnCoordinator({
       config: cfg,
@@ -248,8 +252,15 @@ export class Broker {
       queuedMaxRequestBytes: cfg.queuedMaxRequestBytes,
       requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
       listenBacklog: cfg.socketListenBacklogSize,
+      listenerTls: cfg.listenerTls,
     });
     await this.server.start();
+    // Renewed certificates: dynamic listener.name.<l>.ssl.* changes rebuild the TLS contexts.
+    if (cfg.listenerTls.size > 0) {
+      const tlsLog = log.child({ component: 'tls' });
+      const reloader = new TlsReloader(cfg.listeners, cfg.raw, this.server, (fields, msg) => tlsLog.info(fields, msg));
+      this.admin.configs.addReconfigurable(reloader);
+    }
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
@@ -354,6 +365,7 @@ export class Broker {
       maxRetries: cfg.controlledShutdownMaxRetries,
       retryBackoffMs: cfg.controlledShutdownRetryBackoffMs,
       requestTimeoutMs: cfg.requestTimeoutMs,
+      ...(interBrokerClientSecurity(cfg) ? { security: interBrokerClientSecurity(cfg)! } : {}),
       logger: this.logger.child({ component: 'controlled-shutdown' }),
     });
   }

@@ -74,6 +74,8 @@ export class ClusterBroker {
     readonly dir: string,
     readonly logFile: string,
     private readonly props: Record<string, string>,
+    /** Ports of the extra listeners (ClusterOptions.extraListeners), by listener name. */
+    readonly extraPorts: ReadonlyMap<string, number> = new Map(),
   ) {}
 
   get bootstrap(): string {
@@ -171,6 +173,8 @@ export interface ClusterOptions {
   chroot?: string;
   /** Extra broker properties, for every broker. */
   props?: Record<string, string>;
+  /** Listener names added beside PLAINTEXT, each on its own free port (e.g. SSL). */
+  extraListeners?: string[];
 }
 
 export class Cluster {
@@ -199,11 +203,13 @@ export class Cluster {
     const brokers: ClusterBroker[] = [];
     for (let id = 0; id < (opts.brokers ?? 3); id++) {
       const port = await freePort();
+      const extraPorts = new Map<string, number>();
+      for (const name of opts.extraListeners ?? []) extraPorts.set(name, await freePort());
       const dir = join(root, `broker-${id}`);
       await mkdir(dir);
       const props = {
         'broker.id': String(id),
-        listeners: `PLAINTEXT://127.0.0.1:${port}`,
+        listeners: [`PLAINTEXT://127.0.0.1:${port}`, ...[...extraPorts].map(([name, p]) => `${name}://127.0.0.1:${p}`)].join(','),
         'zookeeper.connect': `${zk.connect}${chroot}`,
         'zookeeper.session.timeout.ms': String(SESSION_TIMEOUT_MS),
         // Start-up on a loaded 2-core machine can take longer than a session timeout.
@@ -216,7 +222,7 @@ export class Cluster {
         'controlled.shutdown.retry.backoff.ms': '500',
         ...opts.props,
       };
-      brokers.push(new ClusterBroker(id, port, dir, join(root, `broker-${id}.log`), props));
+      brokers.push(new ClusterBroker(id, port, dir, join(root, `broker-${id}.log`), props, extraPorts));
     }
     const cluster = new Cluster(zk, brokers, root, chroot);
     try {

@@ -3,6 +3,7 @@
  * and reads responses by correlation id. For tests of the broker's wire behaviour.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import { once } from 'node:events';
 import { Reader, Writer, type Input, type MessageCodec } from '../../src/protocol/primitives/index.js';
 import { RequestHeaderCodec, ResponseHeaderCodec } from '../../src/protocol/messages/index.js';
@@ -46,6 +47,13 @@ export class RawClient {
   static async connect(port: number): Promise<RawClient> {
     const s = net.connect(port, '127.0.0.1');
     await once(s, 'connect');
+    return new RawClient(s);
+  }
+
+  /** Over TLS (SSL listeners): resolves once the handshake is done; rejects when it fails. */
+  static async connectTls(port: number, options: tls.ConnectionOptions = {}): Promise<RawClient> {
+    const s = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ...options });
+    await once(s, 'secureConnect');
     return new RawClient(s);
   }
 

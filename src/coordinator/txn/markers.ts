@@ -9,6 +9,7 @@ import { Api } from '../../client/apis.js';
 import { KafkaError as ClientKafkaError, UnsupportedApiError } from '../../client/errors.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
+import type { ClientSecurity } from '../../client/security.js';
 
 export interface TxnMarkerPartition {
   topic: string;
@@ -68,6 +69,8 @@ export interface WireTxnMarkerWriterOptions {
   endpoint(brokerId: number): { host: string; port: number } | undefined;
   clientId: string;
   requestTimeoutMs: number;
+  /** TLS (and SASL) of the inter-broker listener, as a client; PLAINTEXT when absent. */
+  security?: ClientSecurity;
 }
 
 /** One connection per leader broker, reopened on failure; requests per leader in parallel. */
@@ -144,6 +147,7 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
       clientId: this.opts.clientId,
       connectTimeoutMs: this.opts.requestTimeoutMs,
       requestTimeoutMs: this.opts.requestTimeoutMs,
+      ...(this.opts.security ? { security: this.opts.security } : {}),
     });
     this.conns.set(brokerId, opening);
     opening.catch(() => {

@@ -12,6 +12,7 @@ import { RemoteLeaderEndpoint } from './remote-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { FetcherConfig, FollowerReplica, InitialFetchState, LeaderEndpoint } from './types.js';
+import type { ClientSecurity } from '../../client/security.js';
 
 export interface ReplicaFetcherManagerOptions {
   config: FetcherConfig;
@@ -22,6 +23,8 @@ export interface ReplicaFetcherManagerOptions {
   createLeader?: (leaderId: number, fetcherId: number) => LeaderEndpoint;
   /** Test seam on the wire leader's sends (see InterBrokerInterceptor). */
   interceptor?: InterBrokerInterceptor;
+  /** TLS (and SASL) of the inter-broker listener, as a client. */
+  security?: ClientSecurity;
 }
 
 /** Java's String.hashCode. */
@@ -163,6 +166,7 @@ export class ReplicaFetcherManager {
           endpointOf: this.opts.endpointOf,
           socketTimeoutMs: cfg.socketTimeoutMs,
           clientId: `broker-${cfg.brokerId}-fetcher-${fetcherId}`,
+          ...(this.opts.security ? { security: this.opts.security } : {}),
           ...(this.opts.interceptor ? { interceptor: this.opts.interceptor } : {}),
         });
       f = new ReplicaFetcher(leader, fetcherId, cfg, this.opts.logger.child({ fetcher: id }));

@@ -18,6 +18,7 @@ import { errorName } from '../../protocol/errors.js';
 import { tpKey } from '../../storage/checkpoints.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { EpochEndOffsetResult, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
+import type { ClientSecurity } from '../../client/security.js';
 
 export const REPLICA_FETCH: ApiDef<m.FetchRequest, m.FetchResponse> = {
   apiKey: 1, name: 'Fetch', request: m.FetchRequestCodec, response: m.FetchResponseCodec, clientMax: m.FetchRequestCodec.maxVersion,
@@ -117,6 +118,8 @@ export interface RemoteLeaderOptions {
   endpointOf: (brokerId: number) => { host: string; port: number } | undefined;
   socketTimeoutMs: number;
   clientId: string;
+  /** TLS (and SASL) of the inter-broker listener, as a client; PLAINTEXT when absent. */
+  security?: ClientSecurity;
   /** Caps the Fetch version (tests of the OffsetForLeaderEpoch path against a new leader). */
   maxFetchVersion?: number;
   /** Test seam: consulted before each request to the leader is sent (none: nothing is called). */
@@ -163,6 +166,7 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
       clientId: this.opts.clientId,
       connectTimeoutMs: this.opts.socketTimeoutMs,
       requestTimeoutMs: this.opts.socketTimeoutMs,
+      ...(this.opts.security ? { security: this.opts.security } : {}),
     });
     if (this.closed) {
       c.close();

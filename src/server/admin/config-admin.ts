@@ -24,7 +24,50 @@ export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4,
 const topicKeyInfo: KeyInfo = (name) => topicConfigDef(name);
 const brokerKeyInfo: KeyInfo = (name) => dynamicKeyDef(name);
 
+/**
+ * Something the broker reconfigures from its dynamic configs (TLS listeners' certificates): told
+ * of the proposed per-broker and cluster-default layers before they are stored (throw to refuse,
+ * answered INVALID_REQUEST) and after.
+ */
+export interface BrokerReconfigurable {
+  validate(layers: { perBroker: ReadonlyMap<string, string>; clusterDefault: ReadonlyMap<string, string> }): void;
+  apply(layers: { perBroker: ReadonlyMap<string, string>; clusterDefault: ReadonlyMap<string, string> }): void;
+}
+
 export class ConfigAdmin {
+  private readonly reconfigurables: BrokerReconfigurable[] = [];
+
+  /** Registers something to reconfigure on dynamic broker config changes. */
+  addReconfigurable(r: BrokerReconfigurable): void {
+    this.reconfigurables.push(r);
+    // Dynamic configs stored before this start apply now.
+    if (!this.dynamic.isEmpty) {
+      try {
+        r.apply(this.dynamicLayers());
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'stored dynamic broker config not applied');
+      }
+    }
+  }
+
+  private dynamicLayers(scope?: string, entries?: ReadonlyMap<string, string>): { perBroker: ReadonlyMap<string, string>; clusterDefault: ReadonlyMap<string, string> } {
+    const self = this.dynamic.selfScope;
+    return {
+      perBroker: scope === self && entries ? entries : this.dynamic.get(self),
+      clusterDefault: scope === '' && entries ? entries : this.dynamic.get(''),
+    };
+  }
+
+  private applyReconfigurables(): void {
+    for (const r of this.reconfigurables) {
+      try {
+        r.apply(this.dynamicLayers());
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'dynamic broker config not applied');
+      }
+    }
+  }
+
   constructor(
     private readonly config: BrokerConfig,
     private readonly metadata: MetadataStore,
@@ -88,8 +131,18 @@ export class ConfigAdmin {
       const next = change(Object.fromEntries(this.dynamic.get(scope)));
       const entries = new Map(Object.entries(next));
       validateDynamicBrokerConfigs(resourceName, entries);
+      if (this.dynamic.follows(scope)) {
+        for (const r of this.reconfigurables) {
+          try {
+            r.validate(this.dynamicLayers(scope, entries));
+          } catch (err) {
+            throw new KafkaError(ErrorCode.INVALID_REQUEST, `Invalid config value for resource ConfigResource(type=BROKER, name='${resourceName}'): ${(err as Error).message}`);
+          }
+        }
+      }
       if (validateOnly) return;
       await this.dynamic.replace(scope, entries);
+      this.applyReconfigurables();
       this.logger.info(
         { scope: scope === '' ? '<default>' : scope, configs: redactSensitive(next) },
         `dynamic broker configs of ${scope === '' ? 'the cluster default' : `broker ${scope}`} changed`,
@@ -113,6 +166,7 @@ export class ConfigAdmin {
       { scope: scope === '' ? '<default>' : scope, configs: redactSensitive(Object.fromEntries(this.dynamic.get(scope))) },
       `dynamic broker configs of ${scope === '' ? 'the cluster default' : `broker ${scope}`} changed in ZooKeeper`,
     );
+    this.applyReconfigurables();
     for (const t of this.metadata.topics()) this.applyToLogs(t.name);
   }
 

@@ -12,6 +12,7 @@ import { UnsupportedApiError } from '../../client/errors.js';
 import { ControlledShutdownRequestCodec, ControlledShutdownResponseCodec } from '../../protocol/messages/index.js';
 import type { ControlledShutdownRequest, ControlledShutdownResponse } from '../../protocol/messages/07-controlled-shutdown.js';
 import { ErrorCode, errorName } from '../../protocol/errors.js';
+import type { ClientSecurity } from '../../client/security.js';
 
 const CONTROLLED_SHUTDOWN: ApiDef<ControlledShutdownRequest, ControlledShutdownResponse> = {
   apiKey: 7,
@@ -29,6 +30,8 @@ export interface ControlledShutdownOptions {
   maxRetries: number;
   retryBackoffMs: number;
   requestTimeoutMs: number;
+  /** TLS (and SASL) of the inter-broker listener, as a client; PLAINTEXT when absent. */
+  security?: ClientSecurity;
   logger: Logger;
 }
 
@@ -48,6 +51,7 @@ export async function controlledShutdown(o: ControlledShutdownOptions): Promise<
         clientId: `broker-${o.brokerId}-controlled-shutdown`,
         connectTimeoutMs: o.requestTimeoutMs,
         requestTimeoutMs: o.requestTimeoutMs,
+        ...(o.security ? { security: o.security } : {}),
       });
       const res = await conn.send(CONTROLLED_SHUTDOWN, { brokerId: o.brokerId, brokerEpoch: o.brokerEpoch() });
       if (res.errorCode === ErrorCode.NONE && res.remainingPartitions.length === 0) {

@@ -7,6 +7,8 @@ import { ConfigError } from './errors.js';
 import { parseOverride, parseProperties } from './properties.js';
 import { defaultConfigValue, parseConfigValue, type ConfigValue } from './values.js';
 import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap, type ListenerSpec } from '../network/listeners.js';
+import { buildListenerTls, listenerSettings, type ListenerTls } from '../../security/tls/server-tls.js';
+import { usesTls, type SecurityProtocol } from '../../security/security-protocol.js';
 
 export interface BrokerConfig {
   /** Keys as given in the file and overrides (after `--override`), unparsed. */
@@ -25,6 +27,10 @@ export interface BrokerConfig {
   listeners: ListenerSpec[];
   advertisedListeners: ListenerSpec[];
   interBrokerListenerName: string;
+  /** The protocol of the inter-broker listener (security.inter.broker.protocol, or the listener's). */
+  interBrokerSecurityProtocol: SecurityProtocol;
+  /** TLS of each SSL / SASL_SSL listener, by listener name (ssl.* with listener.name.<l>. overrides). */
+  listenerTls: ReadonlyMap<string, ListenerTls>;
   socketRequestMaxBytes: number;
   socketListenBacklogSize: number;
   connectionsMaxIdleMs: number;
@@ -150,12 +156,26 @@ export function buildBrokerConfig(raw: Map<string, string>, warn?: WarnSink): Br
   for (const [key, text] of raw) {
     const def = configDef(key);
     if (def === undefined) {
-      warn?.warn(`Unknown configuration ${key} is ignored`);
+      // listener.name.<listener>.<key> (or .<mechanism>.<key>): checked like <key>, read per listener.
+      const base = listenerPrefixedDef(key);
+      if (base !== undefined) parseConfigValue(base, text);
+      else warn?.warn(`Unknown configuration ${key} is ignored`);
       continue;
     }
     values.set(key, parseConfigValue(def, text));
   }
   return assemble(new Map(raw), values);
+}
+
+const LISTENER_PREFIXED = /^listener\.name\.([^.]+)\.(.+)$/;
+
+/** The definition of the key a listener.name.<listener>.[<mechanism>.]<key> overrides. */
+function listenerPrefixedDef(key: string): ConfigDef | undefined {
+  const m = LISTENER_PREFIXED.exec(key);
+  if (m === null) return undefined;
+  const rest = m[2]!;
+  const dot = rest.indexOf('.');
+  return configDef(rest) ?? (dot > 0 ? configDef(rest.slice(dot + 1)) : undefined);
 }
 
 class Values {
@@ -198,9 +218,25 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   if (listeners.length === 0) throw new ConfigError('Invalid value for configuration listeners: at least one listener is required', 'listeners');
   const advertisedRaw = v.list('advertised.listeners');
   const advertisedListeners = deriveAdvertisedListeners(listeners, advertisedRaw === null ? null : advertisedRaw.join(','), protocolMap);
-  const interBrokerListenerName = (v.strOrNull('inter.broker.listener.name') ?? listeners[0]!.name).toUpperCase();
-  if (!listeners.some((l) => l.name === interBrokerListenerName)) {
-    throw new ConfigError(`inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`, 'inter.broker.listener.name');
+  // As Kafka: inter.broker.listener.name, or the listener named after security.inter.broker.protocol;
+  // never both. With neither set Fjord takes the first listener.
+  if (raw.has('inter.broker.listener.name') && raw.has('security.inter.broker.protocol')) {
+    throw new ConfigError('Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.', 'inter.broker.listener.name');
+  }
+  const interBrokerListenerName = (v.strOrNull('inter.broker.listener.name') ?? (raw.has('security.inter.broker.protocol') ? v.str('security.inter.broker.protocol') : listeners[0]!.name)).toUpperCase();
+  const interBrokerListener = listeners.find((l) => l.name === interBrokerListenerName);
+  if (interBrokerListener === undefined) {
+    throw new ConfigError(raw.has('security.inter.broker.protocol') && !raw.has('inter.broker.listener.name')
+      ? `security.inter.broker.protocol ${interBrokerListenerName} needs a listener named ${interBrokerListenerName} in listeners (or set inter.broker.listener.name)`
+      : `inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`, 'inter.broker.listener.name');
+  }
+  const listenerTls = new Map<string, ListenerTls>();
+  for (const l of listeners) {
+    if (!usesTls(l.securityProtocol)) continue;
+    const settings = listenerSettings(raw, l.name, (key) => configDef(key)?.default ?? null);
+    // As Kafka (KIP-684): on SASL_SSL, ssl.client.auth counts only in its listener.name.<l>. form.
+    const prefixedClientAuth = raw.get(`listener.name.${l.name.toLowerCase()}.ssl.client.auth`) ?? 'none';
+    listenerTls.set(l.name, buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? prefixedClientAuth : settings(key)) : settings));
   }
 
   const logDirs = v.list('log.dirs') ?? [v.str('log.dir')];
@@ -245,6 +281,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     listeners,
     advertisedListeners,
     interBrokerListenerName,
+    interBrokerSecurityProtocol: interBrokerListener.securityProtocol,
+    listenerTls,
     socketRequestMaxBytes: v.num('socket.request.max.bytes'),
     socketListenBacklogSize: v.num('socket.listen.backlog.size'),
     connectionsMaxIdleMs: v.num('connections.max.idle.ms'),

@@ -10,7 +10,10 @@ export type CloseReason =
   | 'request-failed' // the dispatcher threw or rejected
   | 'socket-error'
   | 'max-connections' // refused at accept: max.connections
-  | 'max-connections-per-ip'; // refused at accept: max.connections.per.ip
+  | 'max-connections-per-ip' // refused at accept: max.connections.per.ip
+  | 'tls-handshake-failed' // not a TLS client, refused certificate, unmapped principal
+  | 'tls-handshake-timeout' // the TLS handshake did not complete in time
+  | 'tls-on-plaintext'; // a TLS ClientHello on a PLAINTEXT / SASL_PLAINTEXT listener
 
 type Level = 'debug' | 'info' | 'warn';
 
@@ -22,6 +25,9 @@ const LEVELS: Readonly<Record<CloseReason, Level>> = {
   'socket-error': 'debug',
   'max-connections': 'warn',
   'max-connections-per-ip': 'warn',
+  'tls-handshake-failed': 'info',
+  'tls-handshake-timeout': 'info',
+  'tls-on-plaintext': 'info',
 };
 
 interface Window {

@@ -12,6 +12,7 @@
 import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
+import { usesTls } from '../../security/security-protocol.js';
 import type { MemoryWaiter, RequestMemoryPool } from './request-memory.js';
 import type { ConnectionContext, ConnectionLimits, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 
@@ -208,6 +209,10 @@ export class Connection {
         frame = this.reader.takeFrame();
       } catch (err) {
         if (!(err instanceof FrameSizeError)) throw err;
+        if (this.dispatchedCount === 0 && looksLikeTlsHello(err.size) && !usesTls(this.ctx.securityProtocol)) {
+          this.closeFor('tls-on-plaintext', `a TLS handshake from ${this.ctx.clientHost}:${this.ctx.clientPort} on ${this.ctx.securityProtocol} listener ${this.ctx.listenerName} (is the client set to security.protocol=SSL?)`);
+          return false;
+        }
         this.closeFor('bad-frame', err.message, { size: err.size });
         return false;
       }
@@ -487,6 +492,11 @@ export class Connection {
     this.head = 0;
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
+}
+
+/** A size prefix that is really a TLS record header: handshake (0x16), version 3.x. */
+function looksLikeTlsHello(size: number): boolean {
+  return size >>> 24 === 0x16 && ((size >>> 16) & 0xff) === 0x03;
 }
 
 function frameLength(r: ResponseFrame): number {

@@ -1,8 +1,11 @@
 // Accepts client connections on every configured listener and enforces connection limits.
 // Frames are moved to and from the dispatcher by Connection; nothing here decodes messages.
 import net from 'node:net';
+import tls from 'node:tls';
 import { CloseLog, type CloseReason } from './close-log.js';
-import { ANONYMOUS } from '../../security/principal.js';
+import { ANONYMOUS, type KafkaPrincipal } from '../../security/principal.js';
+import { usesTls } from '../../security/security-protocol.js';
+import { tlsPrincipal, type ListenerTls } from '../../security/tls/index.js';
 import { Connection, type ConnectionStats } from './connection.js';
 import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
@@ -35,6 +38,13 @@ export interface SocketServerOptions {
   maxQueuedRequestsPerConnection?: number;
   /** socket.listen.backlog.size (default 50). */
   listenBacklog?: number;
+  /** TLS of each SSL / SASL_SSL listener by name (required for those listeners). */
+  listenerTls?: ReadonlyMap<string, ListenerTls>;
+  /**
+   * A TLS handshake must complete within this (default: socket.request.receive.timeout.ms, else
+   * connections.max.idle.ms); <= 0 = never.
+   */
+  tlsHandshakeTimeoutMs?: number;
 }
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */
@@ -56,6 +66,10 @@ export class SocketServer {
   private readonly closeLog: CloseLog;
   private nextConnectionSeq = 0;
   private accepting = false;
+  /** TLS sockets still in their handshake (not yet a Connection). */
+  private readonly handshaking = new Set<net.Socket>();
+  private readonly tlsServers = new Map<string, tls.Server>();
+  private readonly listenerTls = new Map<string, ListenerTls>();
 
   constructor(private readonly opts: SocketServerOptions) {
     this.limits = {
@@ -67,6 +81,26 @@ export class SocketServer {
     };
     this.memory = new RequestMemoryPool(opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES);
     this.closeLog = new CloseLog(opts.logger);
+    for (const [name, t] of opts.listenerTls ?? []) this.listenerTls.set(name, t);
+    for (const spec of opts.listeners) {
+      if (usesTls(spec.securityProtocol) && !this.listenerTls.has(spec.name)) throw new Error(`BUG: listener ${spec.name} (${spec.securityProtocol}) has no TLS settings`);
+    }
+  }
+
+  /** Swaps a listener's TLS settings (renewed certificate): new connections use them, open ones keep theirs. */
+  setListenerTls(name: string, settings: ListenerTls): void {
+    this.listenerTls.set(name, settings);
+    const server = this.tlsServers.get(name);
+    if (server === undefined) return;
+    server.setSecureContext(secureContextOptions(settings));
+    // ssl.client.auth: the tls.Server reads these for each connection it wraps.
+    const auth = server as unknown as { requestCert: boolean; rejectUnauthorized: boolean };
+    auth.requestCert = settings.clientAuth !== 'none';
+    auth.rejectUnauthorized = settings.clientAuth === 'required';
+  }
+
+  listenerTlsOf(name: string): ListenerTls | undefined {
+    return this.listenerTls.get(name);
   }
 
   /** Binds every listener; rejects (after closing those already bound) if one cannot be bound. */
@@ -117,6 +151,7 @@ export class SocketServer {
   async stop(deadlineMs = 5000): Promise<void> {
     this.accepting = false;
     const listenersClosed = this.closeListeners();
+    for (const s of this.handshaking) s.destroy();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, deadlineMs);
@@ -128,7 +163,14 @@ export class SocketServer {
   }
 
   private listen(spec: ListenerSpec): Promise<net.Server> {
-    const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.onConnection(spec, socket));
+    let server: net.Server;
+    if (usesTls(spec.securityProtocol)) {
+      const t = this.tlsServer(spec);
+      this.tlsServers.set(spec.name, t);
+      server = t;
+    } else {
+      server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => this.onConnection(spec, socket));
+    }
     return new Promise((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         reject(new Error(`Cannot bind listener ${spec.name} on ${spec.host}:${spec.port}: ${err.code ?? err.message}`));
@@ -150,30 +192,113 @@ export class SocketServer {
     return Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(() => undefined);
   }
 
-  private onConnection(spec: ListenerSpec, socket: net.Socket): void {
+  private onConnection(spec: ListenerSpec, socket: TrackedSocket): void {
+    // Refused here: a TLS listener's tls.Server still wraps it; its failure must not be logged twice.
+    const refused = (): void => {
+      socket.fjordRefused = true;
+      socket.destroy();
+    };
     const clientHost = socket.remoteAddress ?? 'unknown';
     const clientPort = socket.remotePort ?? 0;
     if (!this.accepting) {
-      socket.destroy();
+      refused();
       return;
     }
     if (this.connections.size >= this.opts.maxConnections) {
       this.closeLog.closed('max-connections', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
-      socket.destroy();
+      refused();
       return;
     }
     const fromIp = this.connectionsPerIp.get(clientHost) ?? 0;
     if (fromIp >= this.opts.maxConnectionsPerIp) {
       this.closeLog.closed('max-connections-per-ip', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
-      socket.destroy();
+      refused();
       return;
     }
     this.connectionsPerIp.set(clientHost, fromIp + 1);
+    socket.once('close', () => {
+      const left = (this.connectionsPerIp.get(clientHost) ?? 1) - 1;
+      if (left <= 0) this.connectionsPerIp.delete(clientHost);
+      else this.connectionsPerIp.set(clientHost, left);
+    });
     const localPort = socket.localPort ?? spec.port;
     const connectionId = `${socket.localAddress ?? spec.host}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
+    if (!usesTls(spec.securityProtocol)) {
+      this.serve(spec, socket, connectionId, clientHost, clientPort, localPort, ANONYMOUS);
+      return;
+    }
+    // TLS: the tls.Server wraps the socket next; until its handshake completes it is only tracked.
+    socket.fjordConnectionId = connectionId;
+    this.handshaking.add(socket);
+    socket.once('close', () => this.handshaking.delete(socket));
+  }
+
+  /**
+   * TLS listeners: the handshake runs before any Kafka byte is read. A peer that is no TLS client
+   * (a plaintext Kafka client, a port scanner) or whose certificate is refused fails it and is
+   * closed with one (rate-limited) log line; one that never finishes it is closed at the
+   * handshake deadline. The principal comes from the client certificate when one was given.
+   */
+  private tlsServer(spec: ListenerSpec): tls.Server {
+    const settings = this.listenerTls.get(spec.name)!;
+    const timeoutMs = this.opts.tlsHandshakeTimeoutMs ?? (this.limits.requestReceiveTimeoutMs > 0 ? this.limits.requestReceiveTimeoutMs : this.limits.connectionsMaxIdleMs);
+    const server = tls.createServer({
+      allowHalfOpen: true,
+      noDelay: true,
+      ...secureContextOptions(settings),
+      requestCert: settings.clientAuth !== 'none',
+      // requested: a certificate that is given must still be valid (checked once secure).
+      rejectUnauthorized: settings.clientAuth === 'required',
+      handshakeTimeout: timeoutMs > 0 ? timeoutMs : 0x7fffffff,
+    });
+    // Runs before the tls.Server wraps the socket: connection limits apply at accept, as on plaintext.
+    server.prependListener('connection', (socket: TrackedSocket) => this.onConnection(spec, socket));
+    // The TCP socket under a TLS one (Node keeps it as _parent).
+    const rawOf = (socket: tls.TLSSocket): TrackedSocket | undefined => (socket as unknown as { _parent?: TrackedSocket })._parent ?? undefined;
+    const peerOf = (socket: tls.TLSSocket): { clientHost: string; clientPort: number } => ({
+      clientHost: socket.remoteAddress ?? rawOf(socket)?.remoteAddress ?? 'unknown',
+      clientPort: socket.remotePort ?? rawOf(socket)?.remotePort ?? 0,
+    });
+    const refuse = (socket: tls.TLSSocket, reason: CloseReason, message: string): void => {
+      const { clientHost, clientPort } = peerOf(socket);
+      this.closeLog.closed(reason, { clientHost, clientPort, listener: spec.name }, `closing connection from ${clientHost}:${clientPort} on ${spec.name}: ${message}`);
+      socket.destroy();
+    };
+    server.on('tlsClientError', (err: Error, socket: tls.TLSSocket) => {
+      if (rawOf(socket)?.fjordRefused === true) {
+        socket.destroy();
+        return;
+      }
+      if ((err as NodeJS.ErrnoException).code === 'ERR_TLS_HANDSHAKE_TIMEOUT') refuse(socket, 'tls-handshake-timeout', `TLS handshake not completed within ${timeoutMs} ms`);
+      else refuse(socket, 'tls-handshake-failed', `TLS handshake failed: ${tlsFailure(err)}`);
+    });
+    server.on('secureConnection', (socket: tls.TLSSocket) => {
+      const raw = rawOf(socket);
+      if (raw !== undefined) this.handshaking.delete(raw);
+      if (!this.accepting) {
+        socket.destroy();
+        return;
+      }
+      const current = this.listenerTls.get(spec.name)!;
+      let principal: KafkaPrincipal;
+      try {
+        principal = tlsPrincipal(socket, current, spec.securityProtocol);
+      } catch (err) {
+        refuse(socket, 'tls-handshake-failed', (err as Error).message);
+        return;
+      }
+      const { clientHost, clientPort } = peerOf(socket);
+      const localPort = socket.localPort ?? spec.port;
+      const connectionId = raw?.fjordConnectionId ?? `${socket.localAddress ?? spec.host}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
+      this.serve(spec, socket, connectionId, clientHost, clientPort, localPort, principal);
+    });
+    return server;
+  }
+
+  private serve(spec: ListenerSpec, socket: net.Socket, connectionId: string, clientHost: string, clientPort: number, localPort: number, principal: KafkaPrincipal): void {
     const connection = new Connection(
       socket,
-      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal: ANONYMOUS },
+      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal },
       this.opts.dispatcher,
       this.limits,
       this.memory,
@@ -181,13 +306,27 @@ export class SocketServer {
       this.opts.onPartsWritten,
     );
     this.connections.add(connection);
-    this.opts.logger.debug({ connectionId }, 'connection accepted');
+    this.opts.logger.debug({ connectionId, listener: spec.name, principal: `${principal.principalType}:${principal.name}` }, 'connection accepted');
     socket.once('close', () => {
       this.connections.delete(connection);
-      const left = (this.connectionsPerIp.get(clientHost) ?? 1) - 1;
-      if (left <= 0) this.connectionsPerIp.delete(clientHost);
-      else this.connectionsPerIp.set(clientHost, left);
       this.opts.logger.debug({ connectionId }, 'connection closed');
     });
   }
+}
+
+/** A TCP socket with what the server notes on it before TLS wraps it. */
+type TrackedSocket = net.Socket & { fjordConnectionId?: string; fjordRefused?: boolean };
+
+function secureContextOptions(t: ListenerTls): tls.SecureContextOptions {
+  return { ...t.material, minVersion: t.minVersion, maxVersion: t.maxVersion, ...(t.ciphers !== undefined ? { ciphers: t.ciphers } : {}) };
+}
+
+/** A TLS failure in words an operator recognises, e.g. a plaintext client on a TLS port. */
+function tlsFailure(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  if (/WRONG_VERSION_NUMBER|HTTP_REQUEST|UNKNOWN_PROTOCOL|RECORD_LENGTH_MISMATCH|PACKET_LENGTH_TOO_LONG/.test(code) || /wrong version number|http request|unknown protocol/.test(err.message)) {
+    return 'the peer does not speak TLS (a PLAINTEXT client on a TLS listener?)';
+  }
+  if (/PEER_DID_NOT_RETURN_A_CERTIFICATE|CERTIFICATE_REQUIRED/.test(code)) return 'no client certificate (ssl.client.auth=required)';
+  return (err.message.split('\n')[0] ?? err.message).trim();
 }

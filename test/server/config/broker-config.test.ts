@@ -112,9 +112,9 @@ test('empty zookeeper.connect means embedded mode', () => {
   assert.equal(zk.zookeeperConnectionTimeoutMs, 9000);
 });
 
-test('listeners: SSL is refused with one line; advertised listeners must name a listener', () => {
+test('listeners: SSL without a key store is refused with one line; advertised listeners must name a listener', () => {
   assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092,SSL://:9093' }),
-    { name: 'ConfigError', message: 'Listener SSL://:9093 uses security protocol SSL; Fjord supports only PLAINTEXT listeners' });
+    { name: 'ConfigError', message: 'Listener SSL uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)' });
   assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'OTHER://h:1' }),
     { name: 'ConfigError', message: /OTHER is not one of the listeners/ });
   const c = defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'PLAINTEXT://broker1:19092' });
@@ -191,4 +191,70 @@ test('queued.max.request.bytes must be -1 (unbounded) or at least socket.request
   }
   assert.throws(() => defaultBrokerConfig({ 'queued.max.request.bytes': '-2' }), { name: 'ConfigError' });
   assert.throws(() => defaultBrokerConfig({ 'socket.request.receive.timeout.ms': '-1' }), { name: 'ConfigError' });
+});
+
+test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settings over plain ones, one-line errors', async () => {
+  const { makeTestCerts } = await import('../../helpers/tls-certs.js');
+  const certs = makeTestCerts();
+  try {
+    const pem = { 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.broker.keystore };
+    const c = defaultBrokerConfig({ listeners: 'PLAINTEXT://:0,INTERNAL://:0,EXTERNAL://:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SSL,EXTERNAL:SASL_SSL',
+      ...pem, 'ssl.client.auth': 'none', 'listener.name.internal.ssl.client.auth': 'required', 'listener.name.internal.ssl.truststore.type': 'PEM',
+      'listener.name.internal.ssl.truststore.location': certs.caFile, 'ssl.enabled.protocols': 'TLSv1.3' }, collectingWarn());
+    assert.deepEqual([...c.listenerTls.keys()], ['INTERNAL', 'EXTERNAL']);
+    assert.equal(c.listenerTls.get('INTERNAL')!.clientAuth, 'required');
+    assert.equal(c.listenerTls.get('EXTERNAL')!.clientAuth, 'none');
+    // On SASL_SSL an unprefixed ssl.client.auth does not count (Kafka's KIP-684); the prefixed one does.
+    const trust = { 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.caFile };
+    const sasl = { listeners: 'SASL_SSL://:0,SSL://:0', ...pem, ...trust, 'ssl.client.auth': 'required' };
+    assert.equal(defaultBrokerConfig(sasl).listenerTls.get('SASL_SSL')!.clientAuth, 'none');
+    assert.equal(defaultBrokerConfig(sasl).listenerTls.get('SSL')!.clientAuth, 'required');
+    assert.equal(defaultBrokerConfig({ ...sasl, 'listener.name.sasl_ssl.ssl.client.auth': 'requested' }).listenerTls.get('SASL_SSL')!.clientAuth, 'requested');
+    assert.equal(c.listenerTls.get('EXTERNAL')!.minVersion, 'TLSv1.3');
+    const sink = collectingWarn();
+    const inline = defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PEM', 'ssl.keystore.key': certs.broker.key, 'ssl.keystore.certificate.chain': certs.broker.cert.replace(/\n/g, ' ') }, sink);
+    assert.equal(inline.listenerTls.get('SSL')!.clientAuth, 'none');
+    assert.deepEqual(sink.messages, []);
+
+    const fails: Array<[Record<string, string>, RegExp]> = [
+      [{ 'ssl.keystore.location': certs.broker.keystore }, /^Listener SSL: ssl\.keystore\.type JKS is not supported; use PEM \(or PKCS12\)$/],
+      [{ ...pem, 'ssl.keystore.location': '/nonexistent/k.pem' }, /^Listener SSL: cannot read ssl\.keystore\.location \/nonexistent\/k\.pem: no such file$/],
+      [{ ...pem, 'ssl.keystore.location': certs.caFile }, /must hold a PEM private key and its certificate chain$/],
+      [{ ...pem, 'ssl.client.auth': 'required' }, /ssl\.client\.auth=required needs a trust store/],
+      [{ ...pem, 'ssl.truststore.location': certs.caFile }, /ssl\.truststore\.type JKS is not supported; use ssl\.truststore\.type=PEM$/],
+      [{ ...pem, 'ssl.enabled.protocols': 'SSLv3' }, /ssl\.enabled\.protocols \(SSLv3\) names none of/],
+      [{ ...pem, 'ssl.protocol': 'TLSv1.2', 'ssl.enabled.protocols': 'TLSv1.3' }, /ssl\.protocol TLSv1\.2 allows none of ssl\.enabled\.protocols/],
+      [{ ...pem, 'ssl.cipher.suites': 'NO_SUCH_SUITE' }, /ssl\.cipher\.suites matches no cipher suite$/],
+      [{ ...pem, 'ssl.principal.mapping.rules': 'RULE:^CN=(.*)$/$1/X' }, /ssl\.principal\.mapping\.rules: Invalid rule/],
+      [{ ...pem, 'ssl.keystore.location': certs.client('enc', '/CN=enc', { keyPassword: 'secret' }).keystore, 'ssl.key.password': 'wrong' }, /the private key cannot be decrypted \(check ssl\.key\.password\)$/],
+    ];
+    for (const [props, message] of fails) {
+      assert.throws(() => defaultBrokerConfig({ listeners: 'SSL://:0', ...props }), (err: Error) => {
+        assert.equal(err.name, 'ConfigError');
+        assert.match(err.message, message);
+        assert.ok(!err.message.includes('\n'), err.message);
+        return true;
+      });
+    }
+    // PKCS12 key store with its password; a wrong password is one line.
+    const { execFileSync } = await import('node:child_process');
+    const p12 = `${certs.dir}/broker.p12`;
+    execFileSync('openssl', ['pkcs12', '-export', '-inkey', certs.broker.keyFile, '-in', certs.broker.certFile, '-out', p12, '-passout', 'pass:storepw']);
+    assert.ok(defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'storepw' }).listenerTls.has('SSL'));
+    assert.throws(() => defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'nope' }),
+      { name: 'ConfigError', message: /^Listener SSL: invalid TLS key store, trust store or cipher suites: the PKCS12 key store cannot be opened \(check ssl\.keystore\.password\)$/ });
+    // The right password opens an encrypted key.
+    assert.ok(defaultBrokerConfig({ listeners: 'SSL://:0', ...pem, 'ssl.keystore.location': certs.client('enc2', '/CN=enc2', { keyPassword: 'secret' }).keystore, 'ssl.key.password': 'secret' }).listenerTls.has('SSL'));
+  } finally {
+    certs.cleanup();
+  }
+});
+
+test('inter-broker listener: inter.broker.listener.name, or the listener named by security.inter.broker.protocol, not both', () => {
+  const l = { listeners: 'PLAINTEXT://:0,SASL_PLAINTEXT://:0' };
+  assert.equal(defaultBrokerConfig(l).interBrokerListenerName, 'PLAINTEXT');
+  assert.equal(defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SASL_PLAINTEXT' }).interBrokerListenerName, 'SASL_PLAINTEXT');
+  assert.equal(defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SASL_PLAINTEXT' }).interBrokerSecurityProtocol, 'SASL_PLAINTEXT');
+  assert.throws(() => defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SSL' }), /security\.inter\.broker\.protocol SSL needs a listener named SSL/);
+  assert.throws(() => defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'PLAINTEXT', 'inter.broker.listener.name': 'PLAINTEXT' }), /^ConfigError: Only one of inter\.broker\.listener\.name and security\.inter\.broker\.protocol should be set\.$|Only one of/);
 });

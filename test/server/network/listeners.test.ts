@@ -12,9 +12,10 @@ test('parseListeners: names, empty host, IPv6, custom names', () => {
   ]);
 });
 
-test('parseListeners refuses SSL/SASL (directly or through the protocol map) and malformed entries', () => {
-  assert.throws(() => parseListeners('SASL_PLAINTEXT://:9092'), /uses security protocol SASL_PLAINTEXT; Fjord supports only PLAINTEXT/);
-  assert.throws(() => parseListeners('INTERNAL://:9092', parseSecurityProtocolMap('INTERNAL:SSL')), /INTERNAL:\/\/:9092 uses security protocol SSL/);
+test('parseListeners: the four protocols, named listeners through the protocol map; unknown protocols and malformed entries refused', () => {
+  assert.deepEqual(parseListeners('SSL://:9093,SASL_SSL://h:9094,sasl_plaintext://:9095').map((l) => `${l.name}:${l.securityProtocol}`), ['SSL:SSL', 'SASL_SSL:SASL_SSL', 'SASL_PLAINTEXT:SASL_PLAINTEXT']);
+  assert.deepEqual(parseListeners('INTERNAL://:9092,external://:9093', parseSecurityProtocolMap('INTERNAL:SSL,EXTERNAL:SASL_SSL')).map((l) => `${l.name}:${l.securityProtocol}`), ['INTERNAL:SSL', 'EXTERNAL:SASL_SSL']);
+  assert.throws(() => parseListeners('INTERNAL://:9092', parseSecurityProtocolMap('INTERNAL:TLS')), /INTERNAL:\/\/:9092 uses security protocol TLS, which is none of/);
   assert.throws(() => parseListeners('PLAINTEXT://host'), /not of the form NAME:\/\/host:port/);
   assert.throws(() => parseListeners('PLAINTEXT://h:70000'), /out of range/);
   assert.throws(() => parseListeners('A://:9092,A://:9093'), /name A is used twice/);
