@@ -41,5 +41,7 @@ export interface AclStorage {
   update(resource: StoredAclResource, change: (current: readonly StoredAclEntry[]) => StoredAclEntry[] | undefined): Promise<readonly StoredAclEntry[]>;
   /** Cluster mode: called with a resource another broker or tool changed (re-read it). */
   onChange?(listener: (resource: StoredAclResource) => void): void;
+  /** Cluster mode: starts following change notifications (after loadAll and onChange). */
+  start?(): Promise<void>;
   close?(): void;
 }

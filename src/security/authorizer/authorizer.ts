@@ -72,13 +72,16 @@ export class Authorizer {
 
   static async open(opts: AuthorizerOptions): Promise<Authorizer> {
     const a = new Authorizer(opts);
-    for (const stored of await opts.storage.loadAll()) a.applyStored(stored.resource, stored.acls);
+    // Re-reads are applied one at a time, in notification order, so an older read never wins.
+    let chain: Promise<void> = Promise.resolve();
     opts.storage.onChange?.((resource) => {
-      opts.storage.load(resource).then(
+      chain = chain.then(() => opts.storage.load(resource)).then(
         (acls) => a.applyStored(resource, acls),
         (err: unknown) => opts.logger?.warn({ resource, err: String(err) }, 'cannot re-read changed ACLs'),
       );
     });
+    for (const stored of await opts.storage.loadAll()) a.applyStored(stored.resource, stored.acls);
+    await opts.storage.start?.();
     return a;
   }
 
@@ -98,7 +101,7 @@ export class Authorizer {
    * May `principal` from `host` do `op` on the resource? `requestName` only feeds the log line.
    * Cached per (principal, host, op, type, name) until an ACL changes.
    */
-  authorize(principal: KafkaPrincipal, host: string, op: AclOperation, resourceType: ResourceType, name: string, requestName = ''): boolean {
+  authorize(principal: KafkaPrincipal, host: string, op: AclOperation, resourceType: ResourceType, name: string, requestName = '', logIfDenied = true): boolean {
     const p = principalToString(principal);
     const key = `${p}\u0000${host}\u0000${op}\u0000${resourceType}\u0000${name}`;
     let allowed = this.cache.get(key);
@@ -107,7 +110,7 @@ export class Authorizer {
       if (this.cache.size >= this.cacheEntries) this.cache.clear();
       this.cache.set(key, allowed);
     }
-    this.logDecision(allowed, p, host, op, resourceType, name, requestName);
+    if (logIfDenied || allowed) this.logDecision(allowed, p, host, op, resourceType, name, requestName);
     return allowed;
   }
 
