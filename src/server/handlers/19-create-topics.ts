@@ -5,6 +5,7 @@ import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
 import { plannedPartitions, type CreationRequest } from '../admin/topic-admin.js';
 import { describeTopicConfigEntries } from '../admin/config-describer.js';
+import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
@@ -39,6 +40,11 @@ export const createTopicsHandler = defineHandler({
         // Kafka answers each duplicated name once.
         if (results.some((r) => r.name === t.name)) continue;
         results.push(failure(t.name, ErrorCode.INVALID_REQUEST, 'Found multiple entries for this topic.'));
+        continue;
+      }
+      // ACLs: CREATE on the cluster or on the topic.
+      if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, t.name)) {
+        results.push(failure(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.'));
         continue;
       }
       try {
