@@ -37,6 +37,8 @@ export interface AuthorizerOptions {
   logger?: Logger;
   /** Decisions cached before the cache is dropped and started again (bounds memory). */
   cacheEntries?: number;
+  /** Follow other brokers' changes (default true); kafka-acls.sh writing ZooKeeper directly does not. */
+  follow?: boolean;
 }
 
 export class AclException extends Error {}
@@ -81,7 +83,7 @@ export class Authorizer {
       );
     });
     for (const stored of await opts.storage.loadAll()) a.applyStored(stored.resource, stored.acls);
-    await opts.storage.start?.();
+    if (opts.follow !== false) await opts.storage.start?.();
     return a;
   }
 
