@@ -171,6 +171,8 @@ export interface ClusterOptions {
   chroot?: string;
   /** Extra broker properties, for every broker. */
   props?: Record<string, string>;
+  /** Runs once ZooKeeper is up, before any broker starts (e.g. bootstrap ACLs written with kafka-acls.sh). */
+  beforeBrokers?: (zkConnect: string) => Promise<void>;
 }
 
 export class Cluster {
@@ -220,6 +222,7 @@ export class Cluster {
     }
     const cluster = new Cluster(zk, brokers, root, chroot);
     try {
+      await opts.beforeBrokers?.(`${zk.connect}${chroot}`);
       await Promise.all(brokers.map((b) => b.start()));
     } catch (err) {
       await cluster.stop();
