@@ -7,6 +7,18 @@ import {
   DeleteAclsRequestCodec, DeleteAclsResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { buildBrokerConfig } from '../../src/server/config/index.js';
+
+test('authorizer.class.name: Kafka\'s two class names or empty; anything else refused at start-up in one line', () => {
+  for (const ok of ['', 'kafka.security.authorizer.AclAuthorizer', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer']) {
+    assert.equal(buildBrokerConfig(new Map([['authorizer.class.name', ok]])).values.get('authorizer.class.name'), ok);
+  }
+  assert.throws(() => buildBrokerConfig(new Map([['authorizer.class.name', 'com.example.MyAuthorizer']])),
+    /Invalid value com\.example\.MyAuthorizer for configuration authorizer\.class\.name: String must be one of: "" \(empty\), kafka\.security\.authorizer\.AclAuthorizer, org\.apache\.kafka\.metadata\.authorizer\.StandardAuthorizer/);
+  const cfg = buildBrokerConfig(new Map([['super.users', 'User:a;User:b']]));
+  assert.equal(cfg.values.get('super.users'), 'User:a;User:b');
+  assert.equal(cfg.values.get('allow.everyone.if.no.acl.found'), false);
+});
 
 const AUTHZ = { 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer' };
 const creation = (name: string, op: number, patternType = 3, principal = 'User:bob') =>
