@@ -14,7 +14,7 @@ import { principalToString, type KafkaPrincipal } from '../principal.js';
 import { AclIndex } from './acl-index.js';
 import {
   AclOperation, AclPermissionType, PatternType, ResourceType, bindingMatches, bindingProblem,
-  operationName, operationPascal, parseOperation, parsePermissionType, parseResourceType, patternTypeName,
+  operationPascal, parseOperation, parsePermissionType, parseResourceType, patternTypeName,
   permissionPascal, resourceTypePascal, sameEntry,
   type AccessControlEntry, type AclBinding, type AclBindingFilter, type ResourcePattern,
 } from './acl-model.js';
@@ -217,7 +217,7 @@ export class Authorizer {
     if (!log) return;
     if (allowed && !log.isLevelEnabled('debug')) return;
     // Kafka's kafka.authorizer.logger line.
-    const line = `Principal = ${p} is ${allowed ? 'Allowed' : 'Denied'} operation = ${operationName(op)} from host = ${host} on resource = ${resourceTypePascal(resourceType)}:${patternTypeName(PatternType.LITERAL)}:${name}${requestName ? ` for request = ${requestName}` : ''}`;
+    const line = `Principal = ${p} is ${allowed ? 'Allowed' : 'Denied'} Operation = ${operationPascal(op)} from host = ${host} on resource = ${resourceTypePascal(resourceType)}:${patternTypeName(PatternType.LITERAL)}:${name}${requestName ? ` for request = ${requestName}` : ''} with resourceRefCount = 1`;
     if (allowed) log.debug(line);
     else log.info(line);
   }

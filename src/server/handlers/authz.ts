@@ -49,6 +49,8 @@ export function authorizedOperations(ctx: RequestContext, resourceType: Resource
   if (!requested) return NO_AUTHORIZED_OPERATIONS;
   const ops = SUPPORTED_OPERATIONS[resourceType] ?? [];
   const a = ctx.services.authorizer;
+  // Kafka reports nothing (0) on a resource the principal may not even describe.
+  if (a !== undefined && !a.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, resourceType, name, '', false)) return 0;
   let bits = 0;
   for (const op of ops) {
     if (a === undefined || a.authorize(ctx.connection.principal, ctx.connection.clientHost, op, resourceType, name, '', false)) bits |= 1 << op;
