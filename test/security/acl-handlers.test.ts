@@ -26,6 +26,8 @@ const ROWS: Row[] = [
   { name: 'Produce transactional', api: 0, v: 9, body: { transactionalId: 't1', acks: -1, timeoutMs: 5000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: null }] }] }, code: (r) => r.responses[0].partitionResponses[0].errorCode, denied: X },
   { name: 'Fetch', api: 1, v: 12, body: { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1000, topics: [{ topic: 'orders', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000 }] }] }, code: (r) => r.responses[0].partitions[0].errorCode, denied: T },
   { name: 'Fetch as follower', api: 1, v: 12, body: { replicaId: 7, maxWaitMs: 0, minBytes: 0, maxBytes: 1000, topics: [{ topic: 'orders', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000 }] }] }, code: (r) => r.responses[0].partitions[0].errorCode, denied: T },
+  { name: 'OffsetForLeaderEpoch', api: 23, v: 4, body: { replicaId: -1, topics: [{ topic: 'orders', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }] }, code: (r) => r.topics[0].partitions[0].errorCode, denied: T },
+  { name: 'OffsetForLeaderEpoch as follower', api: 23, v: 4, body: { replicaId: 1, topics: [{ topic: 'orders', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }] }, code: (r) => r.topics[0].partitions[0].errorCode, denied: C },
   { name: 'ListOffsets', api: 2, v: 7, body: { replicaId: -1, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, timestamp: -1n }] }] }, code: (r) => r.topics[0].partitions[0].errorCode, denied: T },
   { name: 'Metadata named', api: 3, v: 12, body: { topics: [{ name: 'orders' }], allowAutoTopicCreation: false }, code: (r) => r.topics[0].errorCode, denied: T },
   { name: 'Metadata all (hidden)', api: 3, v: 12, body: { topics: null }, code: (r) => (r.topics.some((t: any) => t.name === 'orders') ? 0 : T), denied: T },
@@ -127,5 +129,44 @@ test('super.users are allowed everything; no authorizer means no checks', async 
       c.close();
       await b.stop();
     }
+  }
+});
+
+test('ListGroups shows only the groups the principal may describe (all of them with DESCRIBE on the cluster)', async () => {
+  const b = await startTestBroker({ 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer' });
+  await createTopic(b, 'orders');
+  const c = await RawClient.connect(b.port);
+  try {
+    const allow = (resourceType: ResourceType, name: string, operation: AclOperation) => ({
+      pattern: { resourceType, name, patternType: PatternType.LITERAL },
+      entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW },
+    });
+    await b.broker.services.authorizer!.create([allow(ResourceType.TOPIC, 'orders', AclOperation.READ), allow(ResourceType.GROUP, 'g', AclOperation.ALL), allow(ResourceType.GROUP, 'h', AclOperation.READ)]);
+    const find = API_SPECS[10]!;
+    for (const group of ['g', 'h']) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const r = await c.request(10, find.request, find.response, 4, { keyType: 0, coordinatorKeys: [group] } as never) as { coordinators: { errorCode: number }[] };
+        if (r.coordinators[0]!.errorCode === 0) break;
+        if (Date.now() > deadline) throw new Error('no coordinator');
+        await new Promise((res) => setTimeout(res, 50)); // poll, bounded
+      }
+      const commitRow = ROWS.find((x) => x.name === 'OffsetCommit')!;
+      const commit = await runRow(c, { ...commitRow, body: { ...commitRow.body, groupId: group } });
+      assert.equal(commit, 0, `commit to ${group}`);
+    }
+    const listRow = { body: { statesFilter: [] } };
+    const spec = API_SPECS[16]!;
+    const listed = (await c.request(16, spec.request, spec.response, 4, listRow.body as never)) as { groups: { groupId: string }[] };
+    assert.deepEqual(listed.groups.map((g) => g.groupId).sort(), ['g', 'h'], 'READ implies DESCRIBE: both');
+    await b.broker.services.authorizer!.create([{ pattern: { resourceType: ResourceType.GROUP, name: 'h', patternType: PatternType.LITERAL }, entry: { principal: 'User:ANONYMOUS', host: '*', operation: AclOperation.DESCRIBE, permissionType: AclPermissionType.DENY } }]);
+    const after = (await c.request(16, spec.request, spec.response, 4, listRow.body as never)) as { groups: { groupId: string }[] };
+    assert.deepEqual(after.groups.map((g) => g.groupId), ['g'], 'a DESCRIBE deny hides h');
+    await b.broker.services.authorizer!.create([allow(ResourceType.CLUSTER, 'kafka-cluster', AclOperation.DESCRIBE)]);
+    const all = (await c.request(16, spec.request, spec.response, 4, listRow.body as never)) as { groups: { groupId: string }[] };
+    assert.deepEqual(all.groups.map((g) => g.groupId).sort(), ['g', 'h'], 'DESCRIBE on the cluster lists every group');
+  } finally {
+    c.close();
+    await b.stop();
   }
 });
