@@ -136,3 +136,23 @@ test('authorizer: super users, cache dropped on change, persistence in the embed
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a denial is logged at info in Kafka\'s authorizer words; grants only at debug', async () => {
+  const { default: pino } = await import('pino');
+  const { Writable } = await import('node:stream');
+  const lines: { level: number; msg: string }[] = [];
+  const sink = new Writable({ write(chunk: Buffer, _enc, cb) { for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l)); cb(); } });
+  const logger = pino({ level: 'info' }, sink);
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-acl-'));
+  try {
+    const a = await Authorizer.open({ storage: new EmbeddedAcls(dir), superUsers: [], allowEveryoneIfNoAclFound: false, logger });
+    await a.create([{ pattern: topic('orders'), entry: allow('User:bob', Op.WRITE) }]);
+    a.authorize(userPrincipal('bob'), '10.0.0.5', Op.WRITE, RT.TOPIC, 'orders', 'Produce');
+    a.authorize(userPrincipal('bob'), '10.0.0.5', Op.READ, RT.TOPIC, 'orders', 'Fetch');
+    a.authorize(userPrincipal('bob'), '10.0.0.5', Op.READ, RT.TOPIC, 'orders', 'Fetch', false);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [[30, 'Principal = User:bob is Denied Operation = Read from host = 10.0.0.5 on resource = Topic:LITERAL:orders for request = Fetch with resourceRefCount = 1']]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
