@@ -170,3 +170,26 @@ test('ListGroups shows only the groups the principal may describe (all of them w
     await b.stop();
   }
 });
+
+test('CreateTopics answers the new topic\'s configs only with DESCRIBE_CONFIGS on it', async () => {
+  const b = await startTestBroker({ 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer' });
+  const c = await RawClient.connect(b.port);
+  try {
+    const grant = (name: string, operation: AclOperation) => ({
+      pattern: { resourceType: ResourceType.TOPIC, name, patternType: PatternType.PREFIXED },
+      entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW },
+    });
+    await b.broker.services.authorizer!.create([grant('blind-', AclOperation.CREATE), grant('seen-', AclOperation.CREATE), grant('seen-', AclOperation.DESCRIBE_CONFIGS)]);
+    const spec = API_SPECS[19]!;
+    const res = (await c.request(19, spec.request, spec.response, 7, {
+      topics: ['blind-1', 'seen-1'].map((name) => ({ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] })), timeoutMs: 5000,
+    } as never)) as { topics: { name: string; errorCode: number; topicConfigErrorCode: number; configs: unknown[] }[] };
+    assert.deepEqual(res.topics.map((t) => [t.name, t.errorCode, t.topicConfigErrorCode, t.configs.length > 0]), [
+      ['blind-1', 0, ErrorCode.TOPIC_AUTHORIZATION_FAILED, false],
+      ['seen-1', 0, 0, true],
+    ]);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});

@@ -54,14 +54,17 @@ export const createTopicsHandler = defineHandler({
           request,
         );
         const layers = admin.dynamicConfigs.layers(ctx.services.config);
+        // ACLs: the configs are answered only with DESCRIBE_CONFIGS on the topic (Kafka: topic_config_error_code).
+        const configsAllowed = authorizeTopic(ctx, AclOperation.DESCRIBE_CONFIGS, t.name);
         results.push({
+          topicConfigErrorCode: configsAllowed ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED,
           name: t.name,
           topicId: created.topicId ?? ZERO_UUID,
           errorCode: ErrorCode.NONE,
           errorMessage: null,
           numPartitions: created.numPartitions,
           replicationFactor: created.replicationFactor,
-          configs: describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
+          configs: !configsAllowed ? [] : describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
             name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.sensitive,
           })),
         });

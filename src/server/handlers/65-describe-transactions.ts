@@ -4,7 +4,7 @@
  */
 import { DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeTransactionalId } from './authz.js';
+import { AclOperation, authorizeTopic, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const describeTransactionsHandler = defineHandler({
@@ -18,6 +18,11 @@ export const describeTransactionsHandler = defineHandler({
     const transactionStates = await Promise.all(req.transactionalIds.map((id) => (authorizeTransactionalId(ctx, AclOperation.DESCRIBE, id)
       ? ctx.services.txnCoordinator.describe(id)
       : { errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactionalId: id, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] })));
-    return { throttleTimeMs: 0, transactionStates };
+    // Kafka answers only the partitions of topics the principal may DESCRIBE.
+    if (ctx.services.authorizer === undefined) return { throttleTimeMs: 0, transactionStates };
+    return {
+      throttleTimeMs: 0,
+      transactionStates: transactionStates.map((st) => ({ ...st, topics: (st.topics ?? []).filter((t) => authorizeTopic(ctx, AclOperation.DESCRIBE, t.topic)) })),
+    };
   },
 });
