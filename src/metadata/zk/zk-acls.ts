@@ -15,7 +15,7 @@
 import type { Logger } from 'pino';
 import type { AclStorage, StoredAclEntry, StoredAclResource, StoredAcls } from '../acl-storage.js';
 import { isZkError, type ZkSession } from './zk-session.js';
-import { SequentialChangeFollower } from './zk-change-follower.js';
+import { SequentialChangeFollower, znodeChangeSource } from './zk-change-follower.js';
 
 export const ACL_ROOT = '/kafka-acl';
 export const PREFIXED_ACL_ROOT = '/kafka-acl-extended/prefixed';
@@ -67,7 +67,7 @@ export function parseChangeNotification(root: string, data: string): StoredAclRe
 
 export class ZkAcls implements AclStorage {
   private readonly listeners: ((r: StoredAclResource) => void)[] = [];
-  private readonly followers: SequentialChangeFollower[] = [];
+  private readonly followers: SequentialChangeFollower<string>[] = [];
 
   constructor(private readonly session: Session, private readonly logger?: Logger) {}
 
@@ -133,11 +133,11 @@ export class ZkAcls implements AclStorage {
   async start(): Promise<void> {
     for (const root of [ACL_CHANGES, EXTENDED_ACL_CHANGES]) {
       await this.session.ensurePath(root);
-      const f = new SequentialChangeFollower({
+      const f = new SequentialChangeFollower<string>({
+        source: znodeChangeSource(this.session, root, CHANGE_PREFIX),
         session: this.session,
-        root,
-        prefix: CHANGE_PREFIX,
-        logger: this.logger,
+        what: root,
+        ...(this.logger ? { logger: this.logger } : {}),
         onChange: (data) => {
           const r = parseChangeNotification(root, data);
           if (!r) {

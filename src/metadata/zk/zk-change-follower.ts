@@ -1,44 +1,66 @@
 /**
- * Follows one ZooKeeper notification directory of sequential znodes (`<root>/<prefix><seq>`) as
- * Kafka's ZkNodeChangeNotificationListener does: each notification newer than the last processed
- * is read and handed to `onChange(data)` in sequence order; the children watch is re-armed on
- * every pass; a new session triggers a full pass (watches die with the session); notifications
- * older than `purgeAfterMs` (Kafka: 15 min) are deleted after a pass. The generic form of
- * zk-config-changes.ts (which reads its notifications through KafkaZkApi); the ACL change paths
- * use this one.
+ * Follows one ZooKeeper notification directory of sequential znodes (`<prefix><seq>`) as Kafka's
+ * ZkNodeChangeNotificationListener does, so every broker re-reads what any broker or tool
+ * changed: each notification newer than the last one processed is read and handed to
+ * `onChange` in sequence order, and the children watch is re-armed on every pass. Watches die
+ * with the session, so a new session triggers a full pass (notifications missed meanwhile are
+ * processed then, by sequence number). After each pass, notifications older than `purgeAfterMs`
+ * (Kafka: 15 min) are deleted, as every Kafka broker does, so the directory does not grow forever.
+ *
+ * The directory is reached through a `ChangeSource`: /config/changes (zk-config-changes.ts,
+ * through KafkaZkApi) and the ACL change paths (zk-acls.ts, `znodeChangeSource`) use it.
  */
 import type { Logger } from 'pino';
-import { isZkError, type ZkSession } from './zk-session.js';
 import { sequenceNumber } from './zk-data.js';
+import { isZkError, type ZkSession, type ZkSessionEvents, type ZkWatcher } from './zk-session.js';
 
-type Session = Pick<ZkSession, 'children' | 'getIfExists' | 'delete' | 'on' | 'off'>;
+/** Thrown (or an Error whose message starts with "malformed ") by `read` for a notification to skip. */
+export const MALFORMED = /^malformed /;
 
-export interface SequentialChangeFollowerOptions {
-  session: Session;
-  root: string;
-  prefix: string;
-  onChange: (data: string) => void | Promise<void>;
-  /** Process only notifications created after start (default false: every existing one, as Kafka). */
-  skipExisting?: boolean;
+export interface ChangeSource<T> {
+  /** The notification names, arming `watch` for the next change. */
+  list(watch: ZkWatcher): Promise<string[]>;
+  /** One notification's content; undefined when it is gone (purged meanwhile). */
+  read(name: string): Promise<T | undefined>;
+  /** Deletes notifications older than this. */
+  purge?(olderThanMs: number): Promise<unknown>;
+}
+
+export interface SequentialChangeFollowerOptions<T> {
+  source: ChangeSource<T>;
+  /** The session under the source, for its `newSession` event (watches must be re-armed then). */
+  session: { on(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown; off(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown };
+  /** Called once per notification, in order; a failure is logged and the notification skipped (as Kafka). */
+  onChange: (change: T) => void | Promise<void>;
+  /** For log lines: the directory followed, e.g. /config/changes. */
+  what: string;
   logger?: Logger;
+  /** The sequence number already processed; -1 (the default, as Kafka) processes every existing notification on start. */
+  lastProcessed?: number;
+  /** Age after which notifications are deleted; default 15 min (Kafka's). */
   purgeAfterMs?: number;
+  /** Back-off before retrying a pass that failed on ZooKeeper (the watch may not be armed). */
   retryMs?: number;
 }
 
-export class SequentialChangeFollower {
-  private last = -1;
+export class SequentialChangeFollower<T> {
+  private last: number;
   private running: Promise<void> | undefined;
   private again = false;
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly opts: SequentialChangeFollowerOptions) {}
+  constructor(private readonly opts: SequentialChangeFollowerOptions<T>) {
+    this.last = opts.lastProcessed ?? -1;
+  }
 
+  /** Sequence number of the last notification handed to onChange. */
+  get lastProcessed(): number {
+    return this.last;
+  }
+
+  /** Processes existing notifications and arms the watch; resolves after that first pass. */
   async start(): Promise<void> {
-    if (this.opts.skipExisting) {
-      const names = await this.opts.session.children(this.opts.root).catch(() => [] as string[]);
-      for (const n of names) if (n.startsWith(this.opts.prefix)) this.last = Math.max(this.last, sequenceNumber(n));
-    }
     this.opts.session.on('newSession', this.onNewSession);
     await this.trigger();
   }
@@ -49,9 +71,14 @@ export class SequentialChangeFollower {
     clearTimeout(this.retryTimer);
   }
 
-  private readonly onNewSession = (): void => void this.trigger();
+  private readonly onNewSession = (): void => {
+    this.opts.logger?.info(`new ZooKeeper session: re-reading ${this.opts.what}`);
+    void this.trigger();
+  };
+
   private readonly onWatch = (): void => void this.trigger();
 
+  /** One pass at a time; a trigger during a pass runs one more pass after it. */
   private trigger(): Promise<void> {
     if (this.closed) return Promise.resolve();
     if (this.running) {
@@ -69,50 +96,71 @@ export class SequentialChangeFollower {
   }
 
   private async pass(): Promise<void> {
-    const { session, root, prefix, logger, onChange } = this.opts;
+    const { source, logger, onChange, what } = this.opts;
     let names: string[];
     try {
-      names = (await session.children(root, this.onWatch)).filter((n) => n.startsWith(prefix)).sort((a, b) => sequenceNumber(a) - sequenceNumber(b));
+      names = (await source.list(this.onWatch)).sort((a, b) => sequenceNumber(a) - sequenceNumber(b));
     } catch (err) {
       this.scheduleRetry(err);
       return;
     }
-    const now = Date.now();
-    const purgeAfter = this.opts.purgeAfterMs ?? 15 * 60_000;
     for (const name of names) {
       if (this.closed) return;
       const seq = sequenceNumber(name);
-      const path = `${root}/${name}`;
-      let node: Awaited<ReturnType<Session['getIfExists']>>;
+      if (seq <= this.last) continue;
+      let change: T | undefined;
       try {
-        node = await session.getIfExists(path);
+        change = await source.read(name);
       } catch (err) {
-        this.scheduleRetry(err);
+        if (err instanceof Error && MALFORMED.test(err.message)) {
+          logger?.error({ err: err.message, notification: name }, `skipping an unreadable ${what} notification`);
+          this.last = seq;
+          continue;
+        }
+        this.scheduleRetry(err); // ZooKeeper trouble: try this one again later
         return;
       }
-      if (seq > this.last) {
-        this.last = seq;
-        if (node) {
-          try {
-            await onChange(node.data.toString('utf8'));
-          } catch (err) {
-            logger?.error({ err: err instanceof Error ? err.message : String(err), notification: path }, 'change notification handler failed');
-          }
-        }
+      this.last = seq;
+      if (change === undefined) continue; // purged meanwhile
+      try {
+        await onChange(change);
+      } catch (err) {
+        logger?.error({ err: err instanceof Error ? err.message : String(err), notification: name }, `${what} change handler failed`);
       }
-      if (node && now - node.stat.ctimeMs > purgeAfter) {
-        await session.delete(path, node.stat.version).catch((err: unknown) => {
-          if (!isZkError(err, 'NO_NODE')) logger?.warn({ notification: path, err: String(err) }, 'could not purge an old notification');
-        });
-      }
+    }
+    if (names.length === 0 || !source.purge) return;
+    try {
+      await source.purge(this.opts.purgeAfterMs ?? 15 * 60_000);
+    } catch (err) {
+      logger?.warn({ err: err instanceof Error ? err.message : String(err) }, `could not purge old ${what} notifications`);
     }
   }
 
   private scheduleRetry(err: unknown): void {
     if (this.closed) return;
-    this.opts.logger?.warn({ root: this.opts.root, err: err instanceof Error ? err.message : String(err) }, 'could not read change notifications; retrying');
+    this.opts.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, `could not read ${this.opts.what}; retrying`);
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.trigger(), this.opts.retryMs ?? 1000);
     this.retryTimer.unref();
   }
+}
+
+type ZnodeSession = Pick<ZkSession, 'children' | 'getIfExists' | 'delete'>;
+
+/** A notification directory read straight from znodes: each notification's data as a string. */
+export function znodeChangeSource(session: ZnodeSession, root: string, prefix: string): ChangeSource<string> {
+  return {
+    list: async (watch) => (await session.children(root, watch)).filter((n) => n.startsWith(prefix)),
+    read: async (name) => (await session.getIfExists(`${root}/${name}`))?.data.toString('utf8'),
+    async purge(olderThanMs) {
+      const now = Date.now();
+      for (const name of (await session.children(root)).filter((n) => n.startsWith(prefix))) {
+        const node = await session.getIfExists(`${root}/${name}`);
+        if (!node || now - node.stat.ctimeMs <= olderThanMs) continue;
+        await session.delete(`${root}/${name}`, node.stat.version).catch((err: unknown) => {
+          if (!isZkError(err, 'NO_NODE')) throw err;
+        });
+      }
+    },
+  };
 }
