@@ -114,3 +114,38 @@ test('real clients: no ACL, producer ACL, group ACL, prefixed ACL, deny over all
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('transactions under ACLs: the broker\'s own markers need ClusterAction for its principal (User:ANONYMOUS on PLAINTEXT)', async () => {
+  const b = await startTestBroker(PROPS);
+  try {
+    await createTopic(b, 'tx-orders');
+    const allow = (resourceType: ResourceType, name: string, operation: AclOperation, host = '*') => ({
+      pattern: { resourceType, name, patternType: PatternType.LITERAL },
+      entry: { principal: 'User:ANONYMOUS', host, operation, permissionType: AclPermissionType.ALLOW },
+    });
+    await b.broker.services.authorizer!.create([
+      allow(ResourceType.TOPIC, 'tx-orders', AclOperation.WRITE),
+      allow(ResourceType.TRANSACTIONAL_ID, 'tx-1', AclOperation.WRITE),
+      // What the broker itself needs for WriteTxnMarkers, from its own address only.
+      allow(ResourceType.CLUSTER, 'kafka-cluster', AclOperation.CLUSTER_ACTION, '127.0.0.1'),
+    ]);
+    const kafka = new kafkajs.Kafka({ brokers: [b.bootstrap], clientId: 'acl-tx', logLevel: kafkajs.logLevel.NOTHING });
+    const producer = kafka.producer({ transactionalId: 'tx-1', idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const txn = await producer.transaction();
+        await txn.send({ topic: 'tx-orders', messages: [{ value: `v${i}` }] });
+        await txn.commit(); // the next one waits for this one's markers
+      }
+    } finally {
+      await producer.disconnect();
+    }
+    const other = kafka.producer({ transactionalId: 'tx-2', idempotent: true, maxInFlightRequests: 1, retry: { retries: 1 } });
+    // FindCoordinator answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; kafkajs reports it as a coordinator failure.
+    await assert.rejects(other.connect().then(() => other.transaction()), /authoriz|coordinator/i, 'no access to transactional id tx-2');
+    await other.disconnect();
+  } finally {
+    await b.stop();
+  }
+});
