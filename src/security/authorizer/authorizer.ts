@@ -43,6 +43,14 @@ export interface AuthorizerOptions {
 
 export class AclException extends Error {}
 
+// A connection keeps its principal object, so its text is built once, not on every check.
+const principalTexts = new WeakMap<KafkaPrincipal, string>();
+function principalText(p: KafkaPrincipal): string {
+  let text = principalTexts.get(p);
+  if (text === undefined) principalTexts.set(p, (text = principalToString(p)));
+  return text;
+}
+
 export function toStoredResource(p: ResourcePattern): StoredAclResource {
   return { resourceType: resourceTypePascal(p.resourceType), patternType: p.patternType === PatternType.PREFIXED ? 'PREFIXED' : 'LITERAL', name: p.name };
 }
@@ -104,7 +112,7 @@ export class Authorizer {
    * Cached per (principal, host, op, type, name) until an ACL changes.
    */
   authorize(principal: KafkaPrincipal, host: string, op: AclOperation, resourceType: ResourceType, name: string, requestName = '', logIfDenied = true): boolean {
-    const p = principalToString(principal);
+    const p = principalText(principal);
     const key = `${p}\u0000${host}\u0000${op}\u0000${resourceType}\u0000${name}`;
     let allowed = this.cache.get(key);
     if (allowed === undefined) {
