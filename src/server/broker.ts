@@ -264,10 +264,11 @@ export class Broker {
     const cfg = this.config;
     const className = cfg.values.get('authorizer.class.name');
     if (typeof className !== 'string' || className === '') return undefined;
-    const storage = zkMode ? await zkMode.aclStorage() : new EmbeddedAcls(cfg.logDirs[0]!);
+    const logger = this.logger.child({ component: 'authorizer' });
+    const storage = zkMode ? await zkMode.aclStorage(logger) : new EmbeddedAcls(cfg.logDirs[0]!);
     const superUsers = parseSuperUsers(cfg.values.get('super.users') as string | null);
     const allowEveryoneIfNoAclFound = cfg.values.get('allow.everyone.if.no.acl.found') === true;
-    this.authorizer = await Authorizer.open({ storage, superUsers, allowEveryoneIfNoAclFound, logger: this.logger.child({ component: 'authorizer' }) });
+    this.authorizer = await Authorizer.open({ storage, superUsers, allowEveryoneIfNoAclFound, logger });
     this.logger.info({ authorizer: className, superUsers, allowEveryoneIfNoAclFound }, 'ACL authorizer enabled');
     return this.authorizer;
   }

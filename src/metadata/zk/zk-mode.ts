@@ -192,9 +192,9 @@ export class ZkMode {
   }
 
   /** ACLs in Kafka's znodes (/kafka-acl, /kafka-acl-extended), followed through their change notifications. */
-  async aclStorage(): Promise<AclStorage> {
+  async aclStorage(logger?: Logger): Promise<AclStorage> {
     const { ZkAcls } = await import('./zk-acls.js');
-    return new ZkAcls(this.session);
+    return new ZkAcls(this.session, logger);
   }
 
   /** Called with the scope ("" or a broker id) whenever a broker config change is announced. */
