@@ -10,6 +10,8 @@ import { ErrorCode } from '../protocol/errors.js';
 import { listOffsets, type OffsetAnswer, type OffsetQuery } from './list-offsets.js';
 import * as groups from './admin-groups.js';
 import * as txns from './admin-transactions.js';
+import * as acls from './admin-acls.js';
+import type { AclBinding, AclBindingFilter } from '../security/authorizer/acl-model.js';
 
 export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
 export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
@@ -222,6 +224,19 @@ export class Admin {
       }
     }
     return out;
+  }
+
+  /** CreateAcls: one result per binding (null = created). */
+  createAcls(bindings: readonly AclBinding[]): Promise<(KafkaError | null)[]> {
+    return acls.createAcls(this.cluster, bindings);
+  }
+
+  describeAcls(filter: AclBindingFilter): Promise<AclBinding[]> {
+    return acls.describeAcls(this.cluster, filter);
+  }
+
+  deleteAcls(filters: readonly AclBindingFilter[]): Promise<AclBinding[][]> {
+    return acls.deleteAcls(this.cluster, filters);
   }
 
   listGroups(): Promise<groups.GroupListing[]> {

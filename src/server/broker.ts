@@ -10,6 +10,8 @@ import { TlsReloader } from '../security/tls/reload.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
+import { EmbeddedAcls } from '../metadata/embedded/embedded-acls.js';
+import { Authorizer, parseSuperUsers } from '../security/authorizer/authorizer.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
@@ -47,6 +49,7 @@ export class Broker {
   private groupCoordinator: GroupCoordinator | undefined;
   private txnCoordinator: TxnCoordinator | undefined;
   private zk: ZkMode | undefined;
+  private authorizer: Authorizer | undefined;
   /** Cluster mode: the controller this broker hosts (active only while elected). */
   private controller: KafkaController | undefined;
   /** Cluster mode's metadata image (also this.metadataStore). */
@@ -215,6 +218,8 @@ export class Broker {
     const clientEntities = zkMode
       ? await zkMode.clientEntityConfigs()
       : await ClientEntityConfigs.open(new EmbeddedClientEntities(cfg.logDirs[0]!));
+    // ACLs (authorizer.class.name; empty = none): a JSON file embedded, Kafka's znodes in cluster mode.
+    const authorizer = await this.openAuthorizer(zkMode);
     const broker = this;
     this.servicesValue = {
       config: cfg,
@@ -234,6 +239,7 @@ export class Broker {
       groupCoordinator: this.groupCoordinator,
       txnCoordinator: this.txnCoordinator,
       clientEntities,
+      ...(authorizer ? { authorizer } : {}),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
@@ -266,6 +272,19 @@ export class Broker {
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
     if (this.zk && this.image) await this.joinCluster(this.zk, this.image);
     log.info({ brokerId: cfg.brokerId }, 'started');
+  }
+
+  private async openAuthorizer(zkMode: ZkMode | undefined): Promise<Authorizer | undefined> {
+    const cfg = this.config;
+    const className = cfg.values.get('authorizer.class.name');
+    if (typeof className !== 'string' || className === '') return undefined;
+    const logger = this.logger.child({ component: 'authorizer' });
+    const storage = zkMode ? await zkMode.aclStorage(logger) : new EmbeddedAcls(cfg.logDirs[0]!);
+    const superUsers = parseSuperUsers(cfg.values.get('super.users') as string | null);
+    const allowEveryoneIfNoAclFound = cfg.values.get('allow.everyone.if.no.acl.found') === true;
+    this.authorizer = await Authorizer.open({ storage, superUsers, allowEveryoneIfNoAclFound, logger });
+    this.logger.info({ authorizer: className, superUsers, allowEveryoneIfNoAclFound }, 'ACL authorizer enabled');
+    return this.authorizer;
   }
 
   /**
@@ -337,6 +356,7 @@ export class Broker {
     // An event in flight may be waiting on ZooKeeper, which queues operations while it is
     // unreachable: stopping must not wait for it without end (the session's expiry fences it).
     if (this.controller) await this.stopWithin(this.controller.stop(), 5000, 'stopping the controller');
+    this.authorizer?.close();
     await this.zk?.stop();
     this.logger.info('shut down');
   }

@@ -175,6 +175,8 @@ export interface ClusterOptions {
   props?: Record<string, string>;
   /** Listener names added beside PLAINTEXT, each on its own free port (e.g. SSL). */
   extraListeners?: string[];
+  /** Runs once ZooKeeper is up, before any broker starts (e.g. bootstrap ACLs written with kafka-acls.sh). */
+  beforeBrokers?: (zkConnect: string) => Promise<void>;
 }
 
 export class Cluster {
@@ -226,6 +228,7 @@ export class Cluster {
     }
     const cluster = new Cluster(zk, brokers, root, chroot);
     try {
+      await opts.beforeBrokers?.(`${zk.connect}${chroot}`);
       await Promise.all(brokers.map((b) => b.start()));
     } catch (err) {
       await cluster.stop();

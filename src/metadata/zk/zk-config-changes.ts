@@ -6,11 +6,12 @@
  * session, so a new session triggers a full pass (notifications missed meanwhile are processed
  * then, by sequence number). After each pass, notifications older than `purgeAfterMs` (Kafka:
  * 15 min) are deleted, as every Kafka broker does, so /config/changes does not grow forever.
+ * The following itself is zk-change-follower.ts's, shared with the ACL change paths.
  */
 import type { Logger } from 'pino';
 import type { ConfigEntityType, KafkaZkApi } from './zk-client-types.js';
-import { sequenceNumber } from './zk-data.js';
 import type { ZkSessionEvents } from './zk-session.js';
+import { SequentialChangeFollower } from './zk-change-follower.js';
 
 export interface ConfigChangeListenerOptions {
   zk: KafkaZkApi;
@@ -28,103 +29,37 @@ export interface ConfigChangeListenerOptions {
 }
 
 export class ConfigChangeListener {
-  private last: number;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private closed = false;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly follower: SequentialChangeFollower<{ entityType: ConfigEntityType; entityName: string }>;
 
-  constructor(private readonly opts: ConfigChangeListenerOptions) {
-    this.last = opts.lastProcessed ?? -1;
+  constructor(opts: ConfigChangeListenerOptions) {
+    const { zk } = opts;
+    this.follower = new SequentialChangeFollower({
+      source: {
+        list: (watch) => zk.getConfigChangeNames(watch),
+        read: (name) => zk.getConfigChange(name),
+        ...(zk.purgeConfigChanges ? { purge: (olderThanMs: number) => zk.purgeConfigChanges!(olderThanMs) } : {}),
+      },
+      session: opts.session,
+      onChange: (change) => opts.onChange(change.entityType, change.entityName),
+      what: '/config/changes',
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.lastProcessed !== undefined ? { lastProcessed: opts.lastProcessed } : {}),
+      ...(opts.purgeAfterMs !== undefined ? { purgeAfterMs: opts.purgeAfterMs } : {}),
+      ...(opts.retryMs !== undefined ? { retryMs: opts.retryMs } : {}),
+    });
   }
 
   /** Sequence number of the last notification handed to onChange. */
   get lastProcessed(): number {
-    return this.last;
+    return this.follower.lastProcessed;
   }
 
   /** Processes existing notifications and arms the watch; resolves after that first pass. */
-  async start(): Promise<void> {
-    this.opts.session.on('newSession', this.onNewSession);
-    await this.trigger();
+  start(): Promise<void> {
+    return this.follower.start();
   }
 
   close(): void {
-    this.closed = true;
-    this.opts.session.off('newSession', this.onNewSession);
-    clearTimeout(this.retryTimer);
-  }
-
-  private readonly onNewSession = (): void => {
-    this.opts.logger?.info('new ZooKeeper session: re-reading /config/changes');
-    void this.trigger();
-  };
-
-  private readonly onWatch = (): void => void this.trigger();
-
-  /** One pass at a time; a trigger during a pass runs one more pass after it. */
-  private trigger(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        await this.pass();
-      } while (this.again && !this.closed);
-      this.running = undefined;
-    })();
-    return this.running;
-  }
-
-  private async pass(): Promise<void> {
-    const { zk, logger, onChange } = this.opts;
-    let names: string[];
-    try {
-      names = await zk.getConfigChangeNames(this.onWatch);
-    } catch (err) {
-      this.scheduleRetry(err);
-      return;
-    }
-    for (const name of names) {
-      if (this.closed) return;
-      const seq = sequenceNumber(name);
-      if (seq <= this.last) continue;
-      let change: Awaited<ReturnType<KafkaZkApi['getConfigChange']>>;
-      try {
-        change = await zk.getConfigChange(name);
-      } catch (err) {
-        if (err instanceof Error && /^malformed /.test(err.message)) {
-          logger?.error({ err: err.message, notification: name }, 'skipping an unreadable config change notification');
-          this.last = seq;
-          continue;
-        }
-        this.scheduleRetry(err); // ZooKeeper trouble: try this one again later
-        return;
-      }
-      this.last = seq;
-      if (!change) continue; // purged meanwhile
-      try {
-        await onChange(change.entityType, change.entityName);
-      } catch (err) {
-        logger?.error({ err: err instanceof Error ? err.message : String(err), notification: name }, 'config change handler failed');
-      }
-    }
-    if (names.length === 0 || !zk.purgeConfigChanges) return;
-    try {
-      await zk.purgeConfigChanges(this.opts.purgeAfterMs ?? 15 * 60_000);
-    } catch (err) {
-      logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not purge old /config/changes notifications');
-    }
-  }
-
-  private scheduleRetry(err: unknown): void {
-    if (this.closed) return;
-    this.opts.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read /config/changes; retrying');
-    clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void this.trigger(), this.opts.retryMs ?? 1000);
-    this.retryTimer.unref();
+    this.follower.close();
   }
 }

@@ -14,6 +14,7 @@ import { ZkSession } from './zk-session.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 import { ZkBrokerMetadata, type ReplicaAssigner } from './zk-broker-metadata.js';
 import { ConfigChangeListener } from './zk-config-changes.js';
+import type { AclStorage } from '../acl-storage.js';
 import { ZkClientEntities } from './zk-client-entities.js';
 import { ClientEntityConfigs } from '../client-entity-configs.js';
 import { KafkaZkClient } from './kafka-zk-client.js';
@@ -188,6 +189,12 @@ export class ZkMode {
   async clientEntityConfigs(): Promise<ClientEntityConfigs> {
     this.clientEntities ??= await ClientEntityConfigs.open(new ZkClientEntities(await this.zkClient()));
     return this.clientEntities;
+  }
+
+  /** ACLs in Kafka's znodes (/kafka-acl, /kafka-acl-extended), followed through their change notifications. */
+  async aclStorage(logger?: Logger): Promise<AclStorage> {
+    const { ZkAcls } = await import('./zk-acls.js');
+    return new ZkAcls(this.session, logger);
   }
 
   /** Called with the scope ("" or a broker id) whenever a broker config change is announced. */

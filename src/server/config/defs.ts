@@ -174,6 +174,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('producer.id.expiration.ms', 'int', '86400000', 'Idle producer ids expire after this.', atLeast(1)),
   def('transaction.partition.verification.enable', 'boolean', 'true', 'Verify a partition is in the transaction before a transactional append.', NO_EFFECT),
 
+  // ACLs (issue 15, src/security/authorizer): off unless authorizer.class.name names one of Kafka's authorizers.
+  def('authorizer.class.name', 'string', '', 'Kafka\'s kafka.security.authorizer.AclAuthorizer or org.apache.kafka.metadata.authorizer.StandardAuthorizer enables ACLs; empty = no authorizer (everything allowed).', { validator: { oneOf: ['', 'kafka.security.authorizer.AclAuthorizer', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer'] } }),
+  def('super.users', 'string', null, 'Semicolon-separated principals (User:admin;User:broker) allowed everything when an authorizer is set.'),
+  def('allow.everyone.if.no.acl.found', 'boolean', 'false', 'With an authorizer: allow a request on a resource that has no ACL at all.'),
+
   // Keys Kafka 3.9 lets AlterConfigs change on a broker (DynamicBrokerConfig) that Fjord does not
   // act on yet: accepted, validated by type, stored and described, so tools and client tests that
   // set them work. Security (SSL/SASL) keys also take the per-listener form

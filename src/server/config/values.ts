@@ -69,7 +69,7 @@ function validate(def: ConfigDef, text: string, parsed: ConfigValue): void {
   if (v.oneOf !== undefined) {
     const items = Array.isArray(parsed) ? parsed : typeof parsed === 'string' ? [parsed] : [];
     for (const item of items) {
-      if (!v.oneOf.includes(item)) throw invalidValue(def.name, text, `String must be one of: ${v.oneOf.join(', ')}`);
+      if (!v.oneOf.includes(item)) throw invalidValue(def.name, text, `String must be one of: ${v.oneOf.map((o) => (o === '' ? '"" (empty)' : o)).join(', ')}`);
     }
   }
 }

@@ -13,10 +13,12 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopic } from '../topic-creation.js';
 import { defineHandler, type RequestContext } from './types.js';
+import { AclOperation, authorizeCluster, authorizeTopic, authorizeTransactionalId } from './authz.js';
 
 function startAutoCreate(ctx: RequestContext, topic: string): void {
   const { services } = ctx;
   if (!services.config.autoCreateTopicsEnable || topicNameError(topic) || services.metadata.topic(topic)) return;
+  if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, topic)) return;
   void autoCreateTopic(services, topic)
     .then(() => services.replicaManager.syncTopic(topic))
     .catch((err: unknown) => services.logger.debug({ topic, err: String(err) }, 'auto-create on produce failed'));
@@ -32,8 +34,20 @@ export const produceHandler = defineHandler({
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
     let failed = false;
+    // ACLs (one branch when no authorizer): WRITE on the transactional id, then WRITE per topic.
+    let deniedCode: (topic: string) => number = () => ErrorCode.NONE;
+    if (ctx.services.authorizer !== undefined) {
+      const txnDenied = req.transactionalId !== null && !authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId);
+      deniedCode = (topic) => (txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        : authorizeTopic(ctx, AclOperation.WRITE, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    }
     const responses: Input<TopicProduceResponse>[] = await Promise.all(
       req.topicData.map(async (t) => {
+        const denied = deniedCode(t.name);
+        if (denied !== ErrorCode.NONE) {
+          failed = true;
+          return { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
+        }
         const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
           t.partitionData.map(async (pd) => {
             const res = await rm.appendRecords(t.name, pd.index, pd.records, {

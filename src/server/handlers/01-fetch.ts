@@ -15,6 +15,7 @@ import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { KAFKA_ERROR_CODE, downConvertAsync, readDecompressionCap } from '../../protocol/records/index.js';
 import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-reader.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
+import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 /** What the request itself says of a partition: the session's record of it, before any response. */
@@ -53,7 +54,16 @@ function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boo
   return out;
 }
 
-function toTarget(r: Requested, useIds: boolean): FetchTarget {
+/** ACLs: followers need CLUSTER_ACTION on the cluster, consumers READ on each topic (Kafka's codes). */
+function fetchDenial(ctx: RequestContext, fromReplica: boolean): (topic: string) => boolean {
+  if (fromReplica) {
+    const clusterDenied = !authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
+    return () => clusterDenied;
+  }
+  return (topic) => !authorizeTopic(ctx, AclOperation.READ, topic);
+}
+
+function toTarget(r: Requested, useIds: boolean, denied?: (topic: string) => boolean): FetchTarget {
   const target: FetchTarget = {
     topic: r.topic,
     partition: r.partition,
@@ -64,6 +74,7 @@ function toTarget(r: Requested, useIds: boolean): FetchTarget {
     replicaLogStartOffset: r.replicaLogStartOffset,
   };
   if (useIds && r.topic === '') target.presetError = ErrorCode.UNKNOWN_TOPIC_ID;
+  else if (denied?.(r.topic)) target.presetError = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
   return target;
 }
 
@@ -175,12 +186,13 @@ export const fetchHandler = defineHandler({
     };
     const requested = requestedPartitions(req, ctx, useIds, params.replicaId >= 0);
     const sessions = rm.fetchSessions;
+    const denied = ctx.services.authorizer === undefined ? undefined : fetchDenial(ctx, params.replicaId >= 0);
 
     // Sessionless (v0-v6, or epoch -1) and full fetches answer every requested partition.
     const full = version < 7 || req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH;
     if (full) {
       if (version >= 7 && req.sessionId !== 0) sessions.remove(req.sessionId);
-      const results = await convertFor(version, requested, await rm.fetch(requested.map((r) => toTarget(r, useIds)), params), params.maxBytes, ctx);
+      const results = await convertFor(version, requested, await rm.fetch(requested.map((r) => toTarget(r, useIds, denied)), params), params.maxBytes, ctx);
       let session: FetchSession | undefined;
       if (version >= 7 && req.sessionEpoch === INITIAL_EPOCH) session = sessions.create(useIds, requested.length);
       const items = requested.map((r, i) => {
@@ -215,7 +227,7 @@ export const fetchHandler = defineHandler({
       replicaLogStartOffset: sp.replicaLogStartOffset,
     });
     const reqs = members.map(asRequested);
-    const results = await convertFor(version, reqs, await rm.fetch(reqs.map((r) => toTarget(r, useIds)), params), params.maxBytes, ctx);
+    const results = await convertFor(version, reqs, await rm.fetch(reqs.map((r) => toTarget(r, useIds, denied)), params), params.maxBytes, ctx);
     const items: { r: Requested; data: Input<PartitionData> }[] = [];
     members.forEach((sp, i) => {
       const result = results[i]!;

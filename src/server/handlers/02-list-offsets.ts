@@ -12,6 +12,7 @@ import { errorCodeOf } from '../../replication/errors.js';
 import { leaderEpochError } from '../../replication/fetch-reader.js';
 import type { Partition } from '../../replication/partition.js';
 import { defineHandler } from './types.js';
+import { AclOperation, authorizeTopic } from './authz.js';
 
 export const LATEST_TIMESTAMP = -1n;
 export const EARLIEST_TIMESTAMP = -2n;
@@ -77,6 +78,7 @@ export const listOffsetsHandler = defineHandler({
               offset: -1n,
               leaderEpoch: -1,
             });
+            if (!authorizeTopic(ctx, AclOperation.DESCRIBE, t.name)) return fail(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const { partition: p, errorCode } = rm.lookup(t.name, rp.partitionIndex);
             if (!p) return fail(errorCode);
             const epochErr = version >= 4 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;

@@ -6,9 +6,10 @@ import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { topicNameError } from '../../metadata/topic-names.js';
 import { autoCreateTopic } from '../topic-creation.js';
 import { defineHandler, type RequestContext } from './types.js';
-import { TOPIC_AUTHORIZED_OPERATIONS, CLUSTER_AUTHORIZED_OPERATIONS, NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
+import { AclOperation, ResourceType, authorizeCluster, authorizeTopic, authorizedOperations } from './authz.js';
+import { CLUSTER_NAME } from '../../security/authorizer/acl-model.js';
 
-function describeTopic(t: TopicInfo, includeOps: boolean): Input<MetadataResponseTopic> {
+function describeTopic(ctx: RequestContext, t: TopicInfo, includeOps: boolean): Input<MetadataResponseTopic> {
   return {
     errorCode: ErrorCode.NONE,
     name: t.name,
@@ -23,7 +24,7 @@ function describeTopic(t: TopicInfo, includeOps: boolean): Input<MetadataRespons
       isrNodes: p.isr,
       offlineReplicas: p.offlineReplicas,
     })),
-    topicAuthorizedOperations: includeOps ? TOPIC_AUTHORIZED_OPERATIONS : NO_AUTHORIZED_OPERATIONS,
+    topicAuthorizedOperations: authorizedOperations(ctx, ResourceType.TOPIC, t.name, includeOps),
   };
 }
 
@@ -37,15 +38,22 @@ async function lookup(
   const { metadata } = ctx.services;
   if (name === null || name === '') {
     const t = topicId !== ZERO_UUID ? metadata.topicById(topicId) : undefined;
-    if (t) return describeTopic(t, includeOps);
+    if (t && !authorizeTopic(ctx, AclOperation.DESCRIBE, t.name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name: null, topicId, partitions: [] };
+    if (t) return describeTopic(ctx, t, includeOps);
     return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId, partitions: [] };
   }
+  // ACLs: a topic the principal may not describe is TOPIC_AUTHORIZATION_FAILED, existing or not.
+  if (!authorizeTopic(ctx, AclOperation.DESCRIBE, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] };
   const t = metadata.topic(name);
-  if (t) return describeTopic(t, includeOps);
+  if (t) return describeTopic(ctx, t, includeOps);
   if (topicNameError(name)) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, partitions: [] };
   if (!allowAutoCreate) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, partitions: [] };
+  // Auto-creation needs CREATE on the cluster or on the topic.
+  if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, name)) {
+    return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] };
+  }
   try {
-    return describeTopic(await autoCreateTopic(ctx.services, name), includeOps);
+    return describeTopic(ctx, await autoCreateTopic(ctx.services, name), includeOps);
   } catch (err) {
     const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
     // Cluster mode: written to ZooKeeper but no leaders yet within the bound. Kafka answers an
@@ -53,6 +61,13 @@ async function lookup(
     if (code === ErrorCode.REQUEST_TIMED_OUT) return { errorCode: ErrorCode.LEADER_NOT_AVAILABLE, name, partitions: [] };
     return { errorCode: code, name, partitions: [] };
   }
+}
+
+/** Every topic, or with ACLs only those the principal may DESCRIBE (the others stay unknown to it). */
+function visibleTopics(ctx: RequestContext): readonly TopicInfo[] {
+  const topics = ctx.services.metadata.topics();
+  if (ctx.services.authorizer === undefined) return topics;
+  return topics.filter((t) => ctx.services.authorizer!.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name, 'Metadata', false));
 }
 
 export const metadataHandler = defineHandler({
@@ -69,7 +84,7 @@ export const metadataHandler = defineHandler({
     const all = req.topics === null || (version === 0 && req.topics.length === 0);
     const allowAutoCreate = version < 4 ? true : req.allowAutoTopicCreation;
     const topics = all
-      ? metadata.topics().map((t) => describeTopic(t, includeOps))
+      ? visibleTopics(ctx).map((t) => describeTopic(ctx, t, includeOps))
       : await Promise.all(req.topics!.map((t) => lookup(ctx, t.name, t.topicId, allowAutoCreate, includeOps)));
     const listener = ctx.connection.listenerName;
     const brokers = metadata.brokers().flatMap((b) => {
@@ -82,7 +97,7 @@ export const metadataHandler = defineHandler({
       clusterId: metadata.clusterId,
       controllerId: metadata.controllerId(),
       topics,
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NO_AUTHORIZED_OPERATIONS,
+      clusterAuthorizedOperations: authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, req.includeClusterAuthorizedOperations),
     };
   },
 });

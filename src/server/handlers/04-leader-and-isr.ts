@@ -8,6 +8,8 @@ import { LeaderAndIsrRequestCodec, LeaderAndIsrResponseCodec } from '../../proto
 import type { LeaderAndIsrPartitionState, LeaderAndIsrResponse } from '../../protocol/messages/04-leader-and-isr.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import type { ControlPartitionState } from '../../metadata/zk/zk-broker-metadata.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader, topicIdOrUndefined } from './control-request-common.js';
 
@@ -33,6 +35,7 @@ export const leaderAndIsrHandler = defineHandler({
   minVersion: 0,
   maxVersion: 7,
   async handle(req, ctx) {
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
     const control = clusterControlOf(ctx, 'LeaderAndIsr');
     const version = ctx.header.apiVersion;
     const states =

@@ -6,6 +6,8 @@
  */
 import { StopReplicaRequestCodec, StopReplicaResponseCodec } from '../../protocol/messages/index.js';
 import type { StopReplicaPartition } from '../../replication/replica-manager.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader } from './control-request-common.js';
 
@@ -19,6 +21,7 @@ export const stopReplicaHandler = defineHandler({
   minVersion: 0,
   maxVersion: 4,
   async handle(req, ctx) {
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, partitionErrors: [] };
     const control = clusterControlOf(ctx, 'StopReplica');
     const version = ctx.header.apiVersion;
     let parts: StopReplicaPartition[];

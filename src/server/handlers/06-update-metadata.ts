@@ -6,6 +6,8 @@
 import { UpdateMetadataRequestCodec, UpdateMetadataResponseCodec } from '../../protocol/messages/index.js';
 import type { UpdateMetadataBroker, UpdateMetadataPartitionState } from '../../protocol/messages/06-update-metadata.js';
 import type { ControlPartitionState, LiveBroker } from '../../metadata/zk/zk-broker-metadata.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader, topicIdOrUndefined } from './control-request-common.js';
 
@@ -46,6 +48,7 @@ export const updateMetadataHandler = defineHandler({
   minVersion: 0,
   maxVersion: 8,
   async handle(req, ctx) {
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
     const control = clusterControlOf(ctx, 'UpdateMetadata');
     const version = ctx.header.apiVersion;
     const topicIds = new Map<string, string>();

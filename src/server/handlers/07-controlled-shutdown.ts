@@ -8,6 +8,7 @@
  */
 import { ControlledShutdownRequestCodec, ControlledShutdownResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const controlledShutdownHandler = defineHandler({
@@ -19,6 +20,7 @@ export const controlledShutdownHandler = defineHandler({
   maxVersion: 3,
   async handle(req, ctx) {
     const { services } = ctx;
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, remainingPartitions: [] };
     const brokerEpoch = ctx.header.apiVersion >= 2 ? req.brokerEpoch : -1n;
     if (services.config.zookeeperConnect === null) {
       const known = req.brokerId === services.config.brokerId;

@@ -17,6 +17,7 @@
 import { OffsetCommitRequestCodec, OffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { CommitPartition } from '../../coordinator/group/offsets.js';
+import { AclOperation, authorizeGroup, authorizeTopic } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
 
@@ -31,15 +32,20 @@ export const offsetCommitHandler = defineHandler({
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const metadata = ctx.services.metadata;
+    // ACLs: READ on the group (else every partition GROUP_AUTHORIZATION_FAILED), READ per topic.
+    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) {
+      return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })) })) };
+    }
     const refused = new Map<string, PartitionErrors>();
     const valid: { name: string; partitions: CommitPartition[] }[] = [];
     for (const t of req.topics) {
       const count = metadata.topic(t.name)?.partitions.length ?? 0;
       const ok: CommitPartition[] = [];
+      const topicDenied = !authorizeTopic(ctx, AclOperation.READ, t.name);
       for (const p of t.partitions) {
-        if (p.partitionIndex < 0 || p.partitionIndex >= count) {
+        if (topicDenied || p.partitionIndex < 0 || p.partitionIndex >= count) {
           const list = refused.get(t.name) ?? [];
-          list.push({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+          list.push({ partitionIndex: p.partitionIndex, errorCode: topicDenied ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
           refused.set(t.name, list);
           continue;
         }

@@ -12,6 +12,34 @@
 import { OffsetFetchRequestCodec, OffsetFetchResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler, type RequestContext } from './types.js';
+import { AclOperation, authorizeGroup, authorizeTopic } from './authz.js';
+import type { FetchedTopics } from '../../coordinator/group/offsets.js';
+
+type Query = { name: string; partitions: number[] }[] | null;
+
+/**
+ * ACLs as Kafka: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED); topics the principal may
+ * not DESCRIBE are left out of "all topics" and answered TOPIC_AUTHORIZATION_FAILED when named.
+ */
+async function fetchAuthorized(ctx: RequestContext, groupId: string, q: Query, requireStable: boolean): Promise<{ errorCode: number; topics: FetchedTopics }> {
+  const gc = ctx.services.groupCoordinator;
+  if (ctx.services.authorizer === undefined) return gc.fetchOffsets(groupId, q, requireStable);
+  if (!authorizeGroup(ctx, AclOperation.DESCRIBE, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
+  if (q === null) {
+    const res = await gc.fetchOffsets(groupId, null, requireStable);
+    return { errorCode: res.errorCode, topics: res.topics.filter((t) => authorizeTopic(ctx, AclOperation.DESCRIBE, t.name)) };
+  }
+  const allowed = q.filter((t) => authorizeTopic(ctx, AclOperation.DESCRIBE, t.name));
+  const res = allowed.length > 0 || q.length === 0 ? await gc.fetchOffsets(groupId, allowed, requireStable) : { errorCode: ErrorCode.NONE, topics: [] };
+  const byName = new Map(res.topics.map((t) => [t.name, t]));
+  return {
+    errorCode: res.errorCode,
+    topics: q.map((t) => byName.get(t.name) ?? {
+      name: t.name,
+      partitions: t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+    }),
+  };
+}
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
 
 type TopicsQuery = { name: string; partitions: number[] }[] | null;
@@ -29,16 +57,19 @@ export const offsetFetchHandler = defineHandler({
       const groups = await Promise.all(
         req.groups.map(async (g) => {
           const q: TopicsQuery = g.topics === null ? null : g.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
-          const res = await gc.fetchOffsets(g.groupId, q, req.requireStable);
+          const res = await fetchAuthorized(ctx, g.groupId, q, req.requireStable);
           return { groupId: g.groupId, errorCode: res.errorCode, topics: res.topics };
         }),
       );
       return { throttleTimeMs: 0, groups };
     }
     const zkOffsets = ctx.services.zkConsumerOffsets;
+    if (version === 0 && zkOffsets && !authorizeGroup(ctx, AclOperation.DESCRIBE, req.groupId)) {
+      return { throttleTimeMs: 0, topics: (req.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })) })) };
+    }
     if (version === 0 && zkOffsets) return { throttleTimeMs: 0, topics: await fetchFromZooKeeper(zkOffsets, req.groupId, req.topics ?? [], ctx) };
     const q: TopicsQuery = req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
-    const res = await gc.fetchOffsets(req.groupId, q, version >= 7 && req.requireStable);
+    const res = await fetchAuthorized(ctx, req.groupId, q, version >= 7 && req.requireStable);
     if (res.errorCode !== ErrorCode.NONE && version < 2) {
       // v0–v1 have no top-level error: each requested partition carries it.
       const topics = (q ?? []).map((t) => ({

@@ -8,12 +8,16 @@ import type { Coordinator } from '../../protocol/messages/10-find-coordinator.js
 import { ErrorCode, errorName } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
+import { AclOperation, authorizeGroup, authorizeTransactionalId } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;
 async function findOne(ctx: RequestContext, key: string, keyType: number): Promise<Input<Coordinator>> {
   const fail = (errorCode: number): Input<Coordinator> => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: errorName(errorCode) });
+  // ACLs: DESCRIBE on the group or the transactional id.
+  if (keyType === KEY_TYPE_GROUP && !authorizeGroup(ctx, AclOperation.DESCRIBE, key)) return fail(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+  if (keyType === KEY_TYPE_TRANSACTION && !authorizeTransactionalId(ctx, AclOperation.DESCRIBE, key)) return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
   let topic: TopicInfo;
   try {
     if (keyType === KEY_TYPE_GROUP) {

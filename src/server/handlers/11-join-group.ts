@@ -2,6 +2,8 @@
  * JoinGroup v0–v9 (classic protocol). The response may wait for the whole join phase.
  */
 import { JoinGroupRequestCodec, JoinGroupResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeGroup } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const joinGroupHandler = defineHandler({
@@ -12,6 +14,9 @@ export const joinGroupHandler = defineHandler({
   maxVersion: 9,
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
+    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: req.memberId, members: [] };
+    }
     const o = await ctx.services.groupCoordinator.joinGroup({
       groupId: req.groupId,
       memberId: req.memberId,

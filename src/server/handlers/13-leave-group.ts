@@ -3,6 +3,7 @@
  */
 import { LeaveGroupRequestCodec, LeaveGroupResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeGroup } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const leaveGroupHandler = defineHandler({
@@ -13,6 +14,7 @@ export const leaveGroupHandler = defineHandler({
   maxVersion: 5,
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
+    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
     const leaving = version >= 3 ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }];
     const res = await ctx.services.groupCoordinator.leaveGroup(req.groupId, leaving);
     if (version >= 3) return { throttleTimeMs: 0, errorCode: res.errorCode, members: res.members };

@@ -2,6 +2,8 @@
  * SyncGroup v0–v5: the leader hands in the assignment; everyone waits for theirs.
  */
 import { SyncGroupRequestCodec, SyncGroupResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeGroup } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const syncGroupHandler = defineHandler({
@@ -12,6 +14,7 @@ export const syncGroupHandler = defineHandler({
   maxVersion: 5,
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
+    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
     const o = await ctx.services.groupCoordinator.syncGroup({
       groupId: req.groupId,
       generationId: req.generationId,

@@ -2,8 +2,10 @@
  * DescribeGroups v0–v5: state, protocol and members of each group.
  */
 import { DescribeGroupsRequestCodec, DescribeGroupsResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, ResourceType, authorizeGroup, authorizedOperations } from './authz.js';
 import { defineHandler } from './types.js';
-import { GROUP_AUTHORIZED_OPERATIONS, NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
+import { NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 
 export const describeGroupsHandler = defineHandler({
   apiKey: 15,
@@ -12,8 +14,10 @@ export const describeGroupsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 5,
   async handle(req, ctx) {
-    const groups = await Promise.all(req.groups.map((g) => ctx.services.groupCoordinator.describeGroup(g)));
-    const ops = req.includeAuthorizedOperations ? GROUP_AUTHORIZED_OPERATIONS : NO_AUTHORIZED_OPERATIONS;
-    return { throttleTimeMs: 0, groups: groups.map((g) => ({ ...g, authorizedOperations: ops })) };
+    // ACLs: DESCRIBE per group (else GROUP_AUTHORIZATION_FAILED); the principal's operations on each.
+    const groups = await Promise.all(req.groups.map(async (g) => (authorizeGroup(ctx, AclOperation.DESCRIBE, g)
+      ? { ...(await ctx.services.groupCoordinator.describeGroup(g)), authorizedOperations: authorizedOperations(ctx, ResourceType.GROUP, g, req.includeAuthorizedOperations) }
+      : { groupId: g, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_AUTHORIZED_OPERATIONS })));
+    return { throttleTimeMs: 0, groups };
   },
 });

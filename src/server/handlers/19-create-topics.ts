@@ -5,6 +5,7 @@ import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
 import { plannedPartitions, type CreationRequest } from '../admin/topic-admin.js';
 import { describeTopicConfigEntries } from '../admin/config-describer.js';
+import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
@@ -41,6 +42,11 @@ export const createTopicsHandler = defineHandler({
         results.push(failure(t.name, ErrorCode.INVALID_REQUEST, 'Found multiple entries for this topic.'));
         continue;
       }
+      // ACLs: CREATE on the cluster or on the topic.
+      if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, t.name)) {
+        results.push(failure(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.'));
+        continue;
+      }
       try {
         const created = await admin.topics.createTopic(
           { name: t.name, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor, assignments: t.assignments, configs: t.configs },
@@ -48,14 +54,17 @@ export const createTopicsHandler = defineHandler({
           request,
         );
         const layers = admin.dynamicConfigs.layers(ctx.services.config);
+        // ACLs: the configs are answered only with DESCRIBE_CONFIGS on the topic (Kafka: topic_config_error_code).
+        const configsAllowed = authorizeTopic(ctx, AclOperation.DESCRIBE_CONFIGS, t.name);
         results.push({
+          topicConfigErrorCode: configsAllowed ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED,
           name: t.name,
           topicId: created.topicId ?? ZERO_UUID,
           errorCode: ErrorCode.NONE,
           errorMessage: null,
           numPartitions: created.numPartitions,
           replicationFactor: created.replicationFactor,
-          configs: describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
+          configs: !configsAllowed ? [] : describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
             name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.sensitive,
           })),
         });

@@ -3,6 +3,7 @@ import type { DeletableTopicResult } from '../../protocol/messages/20-delete-top
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
+import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
@@ -31,6 +32,12 @@ export const deleteTopicsHandler = defineHandler({
       }
       if (ref.name === null && ref.topicId === null) {
         responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Neither topic name nor id were specified.' });
+        continue;
+      }
+      // ACLs: DELETE on the topic (a topic id is resolved to its name first).
+      const name = ref.name ?? (ref.topicId !== null ? ctx.services.metadata.topicById(ref.topicId)?.name : undefined);
+      if (name !== undefined && !authorizeTopic(ctx, AclOperation.DELETE, name)) {
+        responses.push({ ...base, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' });
         continue;
       }
       try {

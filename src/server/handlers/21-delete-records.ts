@@ -1,4 +1,6 @@
 import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 
 /**
@@ -17,6 +19,7 @@ export const deleteRecordsHandler = defineHandler({
     const topics = await Promise.all(req.topics.map(async (t) => ({
       name: t.name,
       partitions: await Promise.all(t.partitions.map(async (p) => {
+        if (!authorizeTopic(ctx, AclOperation.DELETE, t.name)) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
         // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
         const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
         const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));

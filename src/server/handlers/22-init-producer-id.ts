@@ -9,6 +9,7 @@
  */
 import { InitProducerIdRequestCodec, InitProducerIdResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, ResourceType, authorizeAnyOfType, authorizeCluster, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
 import { FailureLog } from '../../storage/failure-log.js';
@@ -29,6 +30,7 @@ export const initProducerIdHandler = defineHandler({
   maxVersion: 5,
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
+      if (!authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
       const r = await ctx.services.txnCoordinator.initProducerId({
         transactionalId: req.transactionalId,
         transactionTimeoutMs: req.transactionTimeoutMs,
@@ -36,6 +38,10 @@ export const initProducerIdHandler = defineHandler({
         producerEpoch: req.producerEpoch,
       });
       return { throttleTimeMs: 0, ...r, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 4) };
+    }
+    // Idempotent producer (KIP-679): IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
+    if (!authorizeCluster(ctx, AclOperation.IDEMPOTENT_WRITE) && !authorizeAnyOfType(ctx, AclOperation.WRITE, ResourceType.TOPIC)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
     }
     try {
       const producerId = await ctx.services.txnCoordinator.producerIds.generate();

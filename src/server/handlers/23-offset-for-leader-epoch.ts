@@ -6,6 +6,7 @@
 import { OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { leaderEpochError } from '../../replication/fetch-reader.js';
+import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const offsetForLeaderEpochHandler = defineHandler({
@@ -17,12 +18,16 @@ export const offsetForLeaderEpochHandler = defineHandler({
   handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
+    // ACLs: followers (replica id >= 0, v3+) need CLUSTER_ACTION, consumers DESCRIBE on the topic.
+    const clusterDenied = req.replicaId >= 0 && !authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
+    const denied = (topic: string): boolean => clusterDenied || (req.replicaId < 0 && !authorizeTopic(ctx, AclOperation.DESCRIBE, topic));
     return {
       throttleTimeMs: 0,
       topics: req.topics.map((t) => ({
         topic: t.topic,
         partitions: t.partitions.map((rp) => {
           const fail = (errorCode: number) => ({ errorCode, partition: rp.partition, leaderEpoch: -1, endOffset: -1n });
+          if (denied(t.topic)) return fail(clusterDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
           const { partition: p, errorCode } = rm.lookup(t.topic, rp.partition);
           if (!p) return fail(errorCode);
           const epochErr = version >= 2 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;

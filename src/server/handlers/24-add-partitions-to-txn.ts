@@ -10,7 +10,8 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
-import { defineHandler } from './types.js';
+import { AclOperation, authorizeCluster, authorizeTopic, authorizeTransactionalId } from './authz.js';
+import { defineHandler, type RequestContext } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
 
 interface PartitionError {
@@ -27,6 +28,16 @@ function byTopic(results: readonly PartitionError[]): Input<AddPartitionsToTxnTo
   const topics = new Map<string, { partitionIndex: number; partitionErrorCode: number }[]>();
   for (const r of results) topics.set(r.topic, [...(topics.get(r.topic) ?? []), { partitionIndex: r.partition, partitionErrorCode: r.errorCode }]);
   return [...topics].map(([name, resultsByPartition]) => ({ name, resultsByPartition }));
+}
+
+/** ACLs: WRITE on the transactional id, then WRITE per topic (the others OPERATION_NOT_ATTEMPTED); undefined = allowed. */
+function denied(ctx: RequestContext, txn: { transactionalId: string; topics: readonly AddPartitionsToTxnTopic[] }): PartitionError[] | undefined {
+  if (ctx.services.authorizer === undefined) return undefined;
+  const partitions = flatten(txn.topics);
+  if (!authorizeTransactionalId(ctx, AclOperation.WRITE, txn.transactionalId)) return partitions.map((p) => ({ ...p, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED }));
+  const refused = new Set(txn.topics.filter((t) => !authorizeTopic(ctx, AclOperation.WRITE, t.name)).map((t) => t.name));
+  if (refused.size === 0) return undefined;
+  return partitions.map((p) => ({ ...p, errorCode: refused.has(p.topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.OPERATION_NOT_ATTEMPTED }));
 }
 
 async function addOne(
@@ -53,7 +64,7 @@ export const addPartitionsToTxnHandler = defineHandler({
   async handle(req, ctx) {
     const { txnCoordinator, metadata } = ctx.services;
     if (ctx.header.apiVersion <= 3) {
-      const results = await addOne(txnCoordinator, metadata, {
+      const results = denied(ctx, { transactionalId: req.v3AndBelowTransactionalId, topics: req.v3AndBelowTopics }) ?? await addOne(txnCoordinator, metadata, {
         transactionalId: req.v3AndBelowTransactionalId,
         producerId: req.v3AndBelowProducerId,
         producerEpoch: req.v3AndBelowProducerEpoch,
@@ -63,6 +74,8 @@ export const addPartitionsToTxnHandler = defineHandler({
       const v = ctx.header.apiVersion;
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTopicV3AndBelow: byTopic(results.map((r) => ({ ...r, errorCode: fencedForVersion(r.errorCode, v, 2) }))) };
     }
+    // v4+ batches come from partition leaders: CLUSTER_ACTION on the cluster, as Kafka.
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] };
     const resultsByTransaction = await Promise.all(
       req.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: byTopic(await addOne(txnCoordinator, metadata, t)) })),
     );

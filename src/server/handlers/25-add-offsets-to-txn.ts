@@ -3,6 +3,8 @@
  * so its transactional offset commits get the transaction's marker.
  */
 import { AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeGroup, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
 
@@ -14,6 +16,8 @@ export const addOffsetsToTxnHandler = defineHandler({
   maxVersion: 4,
   async handle(req, ctx) {
     const { txnCoordinator, groupCoordinator } = ctx.services;
+    if (!authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED };
+    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
     const errorCode = await txnCoordinator.addOffsets({
       transactionalId: req.transactionalId,
       producerId: req.producerId,

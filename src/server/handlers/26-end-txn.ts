@@ -4,6 +4,8 @@
  * state follow in the background, meanwhile the id answers CONCURRENT_TRANSACTIONS.
  */
 import { EndTxnRequestCodec, EndTxnResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
 
@@ -14,6 +16,7 @@ export const endTxnHandler = defineHandler({
   minVersion: 0,
   maxVersion: 4,
   async handle(req, ctx) {
+    if (!authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
     const r = await ctx.services.txnCoordinator.endTxn({
       transactionalId: req.transactionalId,
       producerId: req.producerId,

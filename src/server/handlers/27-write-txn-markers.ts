@@ -5,6 +5,8 @@
  * partitions, or NONE once the ISR holds the marker (ReplicaManager.appendTxnMarker).
  */
 import { WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const writeTxnMarkersHandler = defineHandler({
@@ -15,6 +17,10 @@ export const writeTxnMarkersHandler = defineHandler({
   maxVersion: 1,
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
+    // Sent by transaction coordinators: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
+    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) {
+      return { markers: req.markers.map((m) => ({ producerId: m.producerId, topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })) })) };
+    }
     const markers = await Promise.all(
       req.markers.map(async (m) => ({
         producerId: m.producerId,

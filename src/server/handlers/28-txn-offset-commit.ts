@@ -16,6 +16,7 @@
  */
 import { TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeGroup, authorizeTopic, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
 
@@ -41,16 +42,20 @@ export const txnOffsetCommitHandler = defineHandler({
   maxVersion: 4,
   async handle(req, ctx) {
     const { metadata, groupCoordinator, txnCoordinator } = ctx.services;
+    const answerAll = (errorCode: number) => ({
+      throttleTimeMs: 0,
+      topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
+    });
+    // ACLs first, as Kafka: WRITE on the transactional id, READ on the group, READ per topic.
+    const whole = !authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId) ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !authorizeGroup(ctx, AclOperation.READ, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : ErrorCode.NONE;
+    if (whole !== ErrorCode.NONE) return answerAll(whole);
     let verified = await verify(txnCoordinator, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
     if (verified === ErrorCode.INVALID_TXN_STATE && ctx.header.apiVersion >= 4) verified = ErrorCode.TRANSACTION_ABORTABLE;
-    if (verified !== ErrorCode.NONE) {
-      return {
-        throttleTimeMs: 0,
-        topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: verified })) })),
-      };
-    }
+    if (verified !== ErrorCode.NONE) return answerAll(verified);
+    const refusedTopics = new Set(req.topics.filter((t) => !authorizeTopic(ctx, AclOperation.READ, t.name)).map((t) => t.name));
     const exists = (topic: string, p: number): boolean => p >= 0 && p < (metadata.topic(topic)?.partitions.length ?? 0);
-    const known = req.topics.map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) })).filter((t) => t.partitions.length > 0);
+    const known = req.topics.filter((t) => !refusedTopics.has(t.name)).map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) })).filter((t) => t.partitions.length > 0);
     const results = known.length === 0 ? [] : await groupCoordinator.commitTransactionalOffsets({
       groupId: req.groupId,
       producerId: req.producerId,
@@ -66,7 +71,7 @@ export const txnOffsetCommitHandler = defineHandler({
       throttleTimeMs: 0,
       topics: req.topics.map((t) => ({
         name: t.name,
-        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: codes.get(`${t.name}\u0000${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })),
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: refusedTopics.has(t.name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : codes.get(`${t.name}\u0000${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })),
       })),
     };
   },

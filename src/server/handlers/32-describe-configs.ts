@@ -3,6 +3,8 @@ import type { DescribeConfigsResourceResult } from '../../protocol/messages/32-d
 import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { errorOutcome, type ConfigEntry } from '../admin/index.js';
+import { AclOperation } from './authz.js';
+import { configResourceDenial } from './config-resources.js';
 import { defineHandler } from './types.js';
 
 function toWire(e: ConfigEntry, synonyms: boolean, documentation: boolean): Input<DescribeConfigsResourceResult> {
@@ -29,6 +31,8 @@ export const describeConfigsHandler = defineHandler({
     const { admin } = ctx.services;
     const results = req.resources.map((r) => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
+      const denied = configResourceDenial(ctx, AclOperation.DESCRIBE_CONFIGS, r);
+      if (denied !== ErrorCode.NONE) return { ...base, errorCode: denied, errorMessage: null, configs: [] };
       try {
         const entries = admin.configs.describe(r.resourceType, r.resourceName, r.configurationKeys);
         return {

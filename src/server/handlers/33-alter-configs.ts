@@ -12,6 +12,7 @@ export const alterConfigsHandler = defineHandler({
     const { admin } = ctx.services;
     const responses = await alterEachResource(req.resources, (r) =>
       admin.configs.alter(r.resourceType, r.resourceName, r.configs, req.validateOnly),
+      ctx,
     );
     return { throttleTimeMs: 0, responses };
   },

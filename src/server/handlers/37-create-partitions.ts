@@ -2,6 +2,7 @@ import { CreatePartitionsRequestCodec, CreatePartitionsResponseCodec } from '../
 import { ErrorCode } from '../../protocol/errors.js';
 import { errorOutcome } from '../admin/index.js';
 import type { CreationRequest } from '../admin/topic-admin.js';
+import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 
@@ -36,6 +37,10 @@ export const createPartitionsHandler = defineHandler({
         if (!results.some((r) => r.name === t.name)) {
           results.push({ name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate topic in request.' });
         }
+        continue;
+      }
+      if (!authorizeTopic(ctx, AclOperation.ALTER, t.name)) {
+        results.push({ name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' });
         continue;
       }
       try {

@@ -2,6 +2,8 @@
  * DeleteGroups v0–v2: removes empty groups and their offsets (tombstones in __consumer_offsets).
  */
 import { DeleteGroupsRequestCodec, DeleteGroupsResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeGroup } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const deleteGroupsHandler = defineHandler({
@@ -11,6 +13,10 @@ export const deleteGroupsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   async handle(req, ctx) {
-    return { throttleTimeMs: 0, results: await ctx.services.groupCoordinator.deleteGroups(req.groupsNames) };
+    // ACLs: DELETE per group.
+    const allowed = req.groupsNames.filter((g) => authorizeGroup(ctx, AclOperation.DELETE, g));
+    const results = allowed.length > 0 ? await ctx.services.groupCoordinator.deleteGroups(allowed) : [];
+    const byId = new Map(results.map((r) => [r.groupId, r]));
+    return { throttleTimeMs: 0, results: req.groupsNames.map((g) => byId.get(g) ?? { groupId: g, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED }) };
   },
 });

@@ -7,6 +7,7 @@
  */
 import { ElectLeadersRequestCodec, ElectLeadersResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
+import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
 
 const ELECTION_NOT_NEEDED = 84;
@@ -38,6 +39,11 @@ export const electLeadersHandler = defineHandler({
     const put = (topic: string, partition: number, code: number): void => {
       (results.get(topic) ?? results.set(topic, new Map()).get(topic)!).set(partition, code);
     };
+    // ACLs: ALTER on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
+    if (!authorizeCluster(ctx, AclOperation.ALTER)) {
+      for (const tp of requested ?? []) put(tp.topic, tp.partition, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+      return toResponse(results, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    }
     if (electionType !== 0 && electionType !== 1) {
       for (const tp of requested ?? []) put(tp.topic, tp.partition, ErrorCode.INVALID_REQUEST);
       return toResponse(results, ErrorCode.INVALID_REQUEST);

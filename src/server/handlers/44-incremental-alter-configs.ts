@@ -13,7 +13,7 @@ export const incrementalAlterConfigsHandler = defineHandler({
     const responses = await alterEachResource(req.resources, (r) => {
       const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
       return admin.configs.incrementalAlter(r.resourceType, r.resourceName, ops, req.validateOnly);
-    });
+    }, ctx);
     return { throttleTimeMs: 0, responses };
   },
 });

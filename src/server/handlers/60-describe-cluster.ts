@@ -1,7 +1,8 @@
 import { DescribeClusterRequestCodec, DescribeClusterResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
-import { CLUSTER_AUTHORIZED_OPERATIONS, NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
+import { ResourceType, authorizedOperations } from './authz.js';
+import { CLUSTER_NAME } from '../../security/authorizer/acl-model.js';
 
 const ENDPOINT_TYPE_BROKER = 1;
 
@@ -28,7 +29,7 @@ export const describeClusterHandler = defineHandler({
         const ep = ctx.services.endpointFor(b.id, listener);
         return ep ? [{ brokerId: b.id, host: ep.host, port: ep.port, rack: b.rack }] : [];
       }),
-      clusterAuthorizedOperations: req.includeClusterAuthorizedOperations ? CLUSTER_AUTHORIZED_OPERATIONS : NO_AUTHORIZED_OPERATIONS,
+      clusterAuthorizedOperations: authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_NAME, req.includeClusterAuthorizedOperations),
     };
   },
 });

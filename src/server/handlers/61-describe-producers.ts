@@ -6,6 +6,7 @@
  */
 import { DescribeProducersRequestCodec, DescribeProducersResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const describeProducersHandler = defineHandler({
@@ -21,6 +22,7 @@ export const describeProducersHandler = defineHandler({
       topics: req.topics.map((t) => ({
         name: t.name,
         partitions: t.partitionIndexes.map((partitionIndex) => {
+          if (!authorizeTopic(ctx, AclOperation.READ, t.name)) return { partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] };
           const found = rm.lookup(t.name, partitionIndex);
           if (!found.partition) return { partitionIndex, errorCode: found.errorCode, errorMessage: null, activeProducers: [] };
           const activeProducers = [...found.partition.producers.producers.values()].map((e) => ({

@@ -3,6 +3,8 @@
  * (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS / TRANSACTIONAL_ID_NOT_FOUND otherwise).
  */
 import { DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec } from '../../protocol/messages/index.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { AclOperation, authorizeTopic, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const describeTransactionsHandler = defineHandler({
@@ -12,7 +14,15 @@ export const describeTransactionsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 0,
   async handle(req, ctx) {
-    const transactionStates = await Promise.all(req.transactionalIds.map((id) => ctx.services.txnCoordinator.describe(id)));
-    return { throttleTimeMs: 0, transactionStates };
+    // ACLs: DESCRIBE on each transactional id.
+    const transactionStates = await Promise.all(req.transactionalIds.map((id) => (authorizeTransactionalId(ctx, AclOperation.DESCRIBE, id)
+      ? ctx.services.txnCoordinator.describe(id)
+      : { errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactionalId: id, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] })));
+    // Kafka answers only the partitions of topics the principal may DESCRIBE.
+    if (ctx.services.authorizer === undefined) return { throttleTimeMs: 0, transactionStates };
+    return {
+      throttleTimeMs: 0,
+      transactionStates: transactionStates.map((st) => ({ ...st, topics: (st.topics ?? []).filter((t) => authorizeTopic(ctx, AclOperation.DESCRIBE, t.topic)) })),
+    };
   },
 });

@@ -5,6 +5,7 @@
  */
 import { ListTransactionsRequestCodec, ListTransactionsResponseCodec } from '../../protocol/messages/index.js';
 import { txnStateByName, type TxnStateValue } from '../../coordinator/txn/txn-state.js';
+import { AclOperation, ResourceType } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const listTransactionsHandler = defineHandler({
@@ -28,6 +29,10 @@ export const listTransactionsHandler = defineHandler({
       producerIds: new Set(req.producerIdFilters),
       minDurationMs: ctx.header.apiVersion >= 1 ? Number(req.durationFilter) : -1,
     });
-    return { throttleTimeMs: 0, errorCode: r.errorCode, unknownStateFilters, transactionStates: r.transactions };
+    // ACLs: only the transactional ids the principal may DESCRIBE.
+    const a = ctx.services.authorizer;
+    const transactionStates = a === undefined ? r.transactions
+      : r.transactions.filter((t) => a.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId, 'ListTransactions', false));
+    return { throttleTimeMs: 0, errorCode: r.errorCode, unknownStateFilters, transactionStates };
   },
 });

@@ -3,6 +3,8 @@
  * and answered with its own error; a resource named twice in one request is refused, as Kafka does.
  */
 import { ErrorCode } from '../../protocol/errors.js';
+import type { RequestContext } from './types.js';
+import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { errorOutcome } from '../admin/index.js';
 
 interface ConfigResource {
@@ -17,9 +19,23 @@ export interface ConfigResourceResult {
   errorMessage: string | null;
 }
 
+const CONFIG_RESOURCE_TOPIC = 2;
+
+/**
+ * ACLs on a config resource, as Kafka: a topic needs `op` (DESCRIBE_CONFIGS / ALTER_CONFIGS) on
+ * the topic (TOPIC_AUTHORIZATION_FAILED), brokers and broker loggers on the cluster
+ * (CLUSTER_AUTHORIZATION_FAILED). Returns the error code, or NONE when allowed.
+ */
+export function configResourceDenial(ctx: RequestContext, op: AclOperation, r: ConfigResource): number {
+  if (ctx.services.authorizer === undefined) return ErrorCode.NONE;
+  if (r.resourceType === CONFIG_RESOURCE_TOPIC) return authorizeTopic(ctx, op, r.resourceName) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+  return authorizeCluster(ctx, op) ? ErrorCode.NONE : ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+}
+
 export async function alterEachResource<R extends ConfigResource>(
   resources: readonly R[],
   apply: (resource: R) => Promise<void>,
+  ctx?: RequestContext,
 ): Promise<ConfigResourceResult[]> {
   const seen = new Map<string, number>();
   for (const r of resources) {
@@ -31,6 +47,11 @@ export async function alterEachResource<R extends ConfigResource>(
     const base = { resourceType: r.resourceType, resourceName: r.resourceName };
     if (seen.get(`${r.resourceType}:${r.resourceName}`)! > 1) {
       results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource in request.' });
+      continue;
+    }
+    const denied = ctx ? configResourceDenial(ctx, AclOperation.ALTER_CONFIGS, r) : ErrorCode.NONE;
+    if (denied !== ErrorCode.NONE) {
+      results.push({ ...base, errorCode: denied, errorMessage: null });
       continue;
     }
     try {

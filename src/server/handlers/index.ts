@@ -45,9 +45,15 @@ import { stopReplicaHandler } from './05-stop-replica.js';
 import { updateMetadataHandler } from './06-update-metadata.js';
 import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js';
+import { describeAclsHandler } from './29-describe-acls.js';
+import { createAclsHandler } from './30-create-acls.js';
+import { deleteAclsHandler } from './31-delete-acls.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
   fetchHandler,
   listOffsetsHandler,
   initProducerIdHandler,

@@ -1,0 +1,59 @@
+/**
+ * The authorization checks handlers make, as KafkaApis does (`authHelper.authorize(...)`), for
+ * the connection's principal and client host. With no authorizer configured every check is one
+ * branch and answers true (the hot paths pay nothing more). Other handlers (SCRAM credentials,
+ * client quotas) use `authorizeCluster(ctx, AclOperation.ALTER)` and friends.
+ */
+import { AclOperation, ResourceType, CLUSTER_NAME, SUPPORTED_OPERATIONS } from '../../security/authorizer/acl-model.js';
+import type { RequestContext } from './types.js';
+import { NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
+
+export { AclOperation, ResourceType };
+
+const requestName = (ctx: RequestContext): string => ctx.services.handlers.get(ctx.header.apiKey)?.name ?? String(ctx.header.apiKey);
+
+export function authorize(ctx: RequestContext, op: AclOperation, resourceType: ResourceType, name: string): boolean {
+  const a = ctx.services.authorizer;
+  if (a === undefined) return true;
+  return a.authorize(ctx.connection.principal, ctx.connection.clientHost, op, resourceType, name, requestName(ctx));
+}
+
+export function authorizeCluster(ctx: RequestContext, op: AclOperation): boolean {
+  return authorize(ctx, op, ResourceType.CLUSTER, CLUSTER_NAME);
+}
+
+export function authorizeTopic(ctx: RequestContext, op: AclOperation, topic: string): boolean {
+  return authorize(ctx, op, ResourceType.TOPIC, topic);
+}
+
+export function authorizeGroup(ctx: RequestContext, op: AclOperation, group: string): boolean {
+  return authorize(ctx, op, ResourceType.GROUP, group);
+}
+
+export function authorizeTransactionalId(ctx: RequestContext, op: AclOperation, id: string): boolean {
+  return authorize(ctx, op, ResourceType.TRANSACTIONAL_ID, id);
+}
+
+/** Kafka's authorizeByResourceType: `op` allowed on at least one resource of the type. */
+export function authorizeAnyOfType(ctx: RequestContext, op: AclOperation, resourceType: ResourceType): boolean {
+  const a = ctx.services.authorizer;
+  return a === undefined || a.authorizeByResourceType(ctx.connection.principal, ctx.connection.clientHost, op, resourceType);
+}
+
+/**
+ * The authorized-operations bit set of a resource for this principal (bit n = operation code n),
+ * or Kafka's "not requested" sentinel when `requested` is false. Checked without logging denials
+ * (as Kafka's authorizedOperations, logIfDenied = false).
+ */
+export function authorizedOperations(ctx: RequestContext, resourceType: ResourceType, name: string, requested: boolean): number {
+  if (!requested) return NO_AUTHORIZED_OPERATIONS;
+  const ops = SUPPORTED_OPERATIONS[resourceType] ?? [];
+  const a = ctx.services.authorizer;
+  // Kafka reports nothing (0) on a resource the principal may not even describe.
+  if (a !== undefined && !a.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, resourceType, name, '', false)) return 0;
+  let bits = 0;
+  for (const op of ops) {
+    if (a === undefined || a.authorize(ctx.connection.principal, ctx.connection.clientHost, op, resourceType, name, '', false)) bits |= 1 << op;
+  }
+  return bits;
+}
