@@ -11,6 +11,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { Api, type ApiDef } from './apis.js';
 import { ConnectionError, KafkaError, TimeoutError, UnsupportedApiError } from './errors.js';
 import type { ClientSecurity } from './security.js';
+import { saslAuthenticate } from './sasl-client.js';
 
 export interface ConnectionOptions {
   clientId: string;
@@ -88,6 +89,7 @@ export class Connection {
     const conn = new Connection(socket, host, port, options);
     try {
       await conn.negotiateVersions();
+      await conn.authenticateSasl();
     } catch (err) {
       conn.close();
       throw err;
@@ -183,6 +185,25 @@ export class Connection {
     if (!resp || resp.errorCode !== 0) throw new KafkaError(resp?.errorCode ?? -1, 'ApiVersions failed');
     for (const k of resp.apiKeys) this.brokerVersions.set(k.apiKey, { min: k.minVersion, max: k.maxVersion });
   }
+
+  /** SASL_PLAINTEXT / SASL_SSL: SaslHandshake v1 and SaslAuthenticate before any other request. */
+  private async authenticateSasl(): Promise<void> {
+    const security = this.options.security;
+    if (security === undefined || (security.protocol !== 'SASL_PLAINTEXT' && security.protocol !== 'SASL_SSL')) return;
+    if (security.sasl === undefined) throw new KafkaError(-1, `security.protocol ${security.protocol} needs sasl.mechanism and sasl.jaas.config`);
+    const timeout = this.options.requestTimeoutMs;
+    const authVersion = Math.min(this.brokerVersions.get(Api.SaslAuthenticate.apiKey)?.max ?? 0, Api.SaslAuthenticate.clientMax);
+    this.sessionLifetimeMs = await saslAuthenticate(
+      {
+        handshake: async (mechanism) => (await this.sendVersion(Api.SaslHandshake, { mechanism }, 1, timeout, false))!,
+        authenticate: async (authBytes) => (await this.sendVersion(Api.SaslAuthenticate, { authBytes }, authVersion, timeout, false))!,
+      },
+      security.sasl,
+    );
+  }
+
+  /** The SASL session lifetime the broker granted (KIP-368); 0 = unlimited or not SASL. */
+  sessionLifetimeMs = 0n;
 
   private onData(data: Buffer): void {
     this.chunks.push(data);

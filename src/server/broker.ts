@@ -25,6 +25,7 @@ import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+import { saslFrameLimitsFor, withSaslAuthentication } from '../security/sasl/authenticator.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -233,7 +234,9 @@ export class Broker {
 
     this.server = new SocketServer({
       listeners: cfg.listeners,
-      dispatcher: createRequestRouter(this.servicesValue),
+      // SASL listeners authenticate each connection before its requests reach the router.
+      dispatcher: withSaslAuthentication(createRequestRouter(this.servicesValue), { config: cfg.sasl, clientEntities, logger: log.child({ component: 'sasl' }) }),
+      initialFrameLimits: saslFrameLimitsFor(cfg.sasl),
       // Fetch responses carry pooled read buffers by reference; recycle them once sent.
       onPartsWritten: (parts) => fetchReadBuffers.releaseAll(parts),
       logger: log.child({ component: 'socket-server' }),

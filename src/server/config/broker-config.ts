@@ -6,6 +6,7 @@ import { BROKER_CONFIG_DEFS, configDef, type ConfigDef } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseOverride, parseProperties } from './properties.js';
 import { defaultConfigValue, parseConfigValue, type ConfigValue } from './values.js';
+import { isListenerPrefixedKey, saslServerConfig, type SaslServerConfig } from '../../security/sasl/config.js';
 import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap, type ListenerSpec } from '../network/listeners.js';
 
 export interface BrokerConfig {
@@ -25,6 +26,8 @@ export interface BrokerConfig {
   listeners: ListenerSpec[];
   advertisedListeners: ListenerSpec[];
   interBrokerListenerName: string;
+  /** SASL listeners' mechanisms and users, the broker's own SASL login (src/security/sasl). */
+  sasl: SaslServerConfig;
   socketRequestMaxBytes: number;
   socketListenBacklogSize: number;
   connectionsMaxIdleMs: number;
@@ -150,6 +153,7 @@ export function buildBrokerConfig(raw: Map<string, string>, warn?: WarnSink): Br
   for (const [key, text] of raw) {
     const def = configDef(key);
     if (def === undefined) {
+      if (isListenerPrefixedKey(key)) continue; // listener.name.<l>.[<mech>.]<key>: read by its owner (SASL)
       warn?.warn(`Unknown configuration ${key} is ignored`);
       continue;
     }
@@ -198,7 +202,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   if (listeners.length === 0) throw new ConfigError('Invalid value for configuration listeners: at least one listener is required', 'listeners');
   const advertisedRaw = v.list('advertised.listeners');
   const advertisedListeners = deriveAdvertisedListeners(listeners, advertisedRaw === null ? null : advertisedRaw.join(','), protocolMap);
-  const interBrokerListenerName = (v.strOrNull('inter.broker.listener.name') ?? listeners[0]!.name).toUpperCase();
+  // As Kafka: security.inter.broker.protocol names the listener of that name when inter.broker.listener.name is unset.
+  const interBrokerListenerName = (v.strOrNull('inter.broker.listener.name') ?? (raw.has('security.inter.broker.protocol') ? v.str('security.inter.broker.protocol') : listeners[0]!.name)).toUpperCase();
   if (!listeners.some((l) => l.name === interBrokerListenerName)) {
     throw new ConfigError(`inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`, 'inter.broker.listener.name');
   }
@@ -245,6 +250,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     listeners,
     advertisedListeners,
     interBrokerListenerName,
+    sasl: saslServerConfig(raw, values, listeners, interBrokerListenerName),
     socketRequestMaxBytes: v.num('socket.request.max.bytes'),
     socketListenBacklogSize: v.num('socket.listen.backlog.size'),
     connectionsMaxIdleMs: v.num('connections.max.idle.ms'),

@@ -45,6 +45,7 @@ import { stopReplicaHandler } from './05-stop-replica.js';
 import { updateMetadataHandler } from './06-update-metadata.js';
 import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from './17-sasl-handshake.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -85,6 +86,9 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   // Served by the controller in cluster mode; in embedded mode answered for the one-broker cluster.
   controlledShutdownHandler,
   electLeadersHandler,
+  // SASL (src/security/sasl): the exchange runs before the router; these answer outside one.
+  saslHandshakeHandler,
+  saslAuthenticateHandler,
 ];
 
 /**

@@ -31,7 +31,7 @@ export function parseSecurityProtocolMap(value: string): Map<string, string> {
 
 /**
  * Parses a listeners string. Listener names missing from the protocol map are taken as PLAINTEXT
- * (Kafka would refuse them); any listener resolving to SSL/SASL stops start-up with a ConfigError.
+ * (Kafka would refuse them); a listener resolving to SSL or SASL_SSL stops start-up with a ConfigError.
  */
 export function parseListeners(
   value: string,
@@ -50,10 +50,10 @@ export function parseListeners(
     const port = Number(match[3]);
     if (port > 65535) throw new ConfigError(`Invalid value ${value} for configuration ${configKey}: port ${port} is out of range`, configKey);
     const protocol = securityProtocolMap.get(name) ?? (KNOWN_PROTOCOLS.has(name) ? name : 'PLAINTEXT');
-    if (protocol !== 'PLAINTEXT') {
-      throw new ConfigError(`Listener ${entry} uses security protocol ${protocol}; Fjord supports only PLAINTEXT listeners`, configKey);
+    if (protocol !== 'PLAINTEXT' && protocol !== 'SASL_PLAINTEXT') {
+      throw new ConfigError(`Listener ${entry} uses security protocol ${protocol}; Fjord supports PLAINTEXT and SASL_PLAINTEXT listeners`, configKey);
     }
-    specs.push({ name, host: host === '' ? '0.0.0.0' : host, port, securityProtocol: 'PLAINTEXT' });
+    specs.push({ name, host: host === '' ? '0.0.0.0' : host, port, securityProtocol: protocol });
   }
   checkDistinct(specs, value, configKey);
   return specs;

@@ -6,7 +6,7 @@ import { ANONYMOUS } from '../../security/principal.js';
 import { Connection, type ConnectionStats } from './connection.js';
 import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
-import type { ConnectionLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
+import type { ConnectionLimits, FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
 
 export interface SocketServerOptions {
   listeners: ListenerSpec[];
@@ -35,6 +35,8 @@ export interface SocketServerOptions {
   maxQueuedRequestsPerConnection?: number;
   /** socket.listen.backlog.size (default 50). */
   listenBacklog?: number;
+  /** Frame limits a new connection on this listener starts with (SASL listeners: until authenticated). */
+  initialFrameLimits?: (listener: ListenerSpec) => FrameLimits | undefined;
 }
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */
@@ -171,9 +173,10 @@ export class SocketServer {
     this.connectionsPerIp.set(clientHost, fromIp + 1);
     const localPort = socket.localPort ?? spec.port;
     const connectionId = `${socket.localAddress ?? spec.host}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
+    const frameLimits = this.opts.initialFrameLimits?.(spec);
     const connection = new Connection(
       socket,
-      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal: ANONYMOUS },
+      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal: ANONYMOUS, ...(frameLimits ? { frameLimits } : {}) },
       this.opts.dispatcher,
       this.limits,
       this.memory,

@@ -114,7 +114,7 @@ test('empty zookeeper.connect means embedded mode', () => {
 
 test('listeners: SSL is refused with one line; advertised listeners must name a listener', () => {
   assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092,SSL://:9093' }),
-    { name: 'ConfigError', message: 'Listener SSL://:9093 uses security protocol SSL; Fjord supports only PLAINTEXT listeners' });
+    { name: 'ConfigError', message: 'Listener SSL://:9093 uses security protocol SSL; Fjord supports PLAINTEXT and SASL_PLAINTEXT listeners' });
   assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'OTHER://h:1' }),
     { name: 'ConfigError', message: /OTHER is not one of the listeners/ });
   const c = defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'PLAINTEXT://broker1:19092' });

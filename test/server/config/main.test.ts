@@ -40,7 +40,7 @@ const failures: Array<[string, string[], RegExp]> = [
   ['no arguments', [], /^USAGE: kafka-server-start\.sh/],
   ['missing config file', ['/nonexistent/fjord.properties'], /^Cannot read config file \/nonexistent\/fjord\.properties: no such file$/],
   ['invalid value', [SHIPPED_CONFIG, '--override', 'num.partitions=abc'], /^Invalid value abc for configuration num\.partitions: Not a number of type INT$/],
-  ['SSL listener', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'], /^Listener SSL:\/\/:9093 uses security protocol SSL; Fjord supports only PLAINTEXT listeners$/],
+  ['SSL listener', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'], /^Listener SSL:\/\/:9093 uses security protocol SSL; Fjord supports PLAINTEXT and SASL_PLAINTEXT listeners$/],
   // A recursive mkdir under /proc never returned: start-up hung without a word.
   ['a log dir that cannot be created (/proc)', [SHIPPED_CONFIG, '--override', 'log.dirs=/proc/fjord-no-such-dir'], /^Failed to create or validate log directory \/proc\/fjord-no-such-dir \(log\.dirs\): cannot create it: the file system does not allow creating it$/],
   // Was a raw "EEXIST: file already exists, mkdir '/etc/passwd'".

@@ -12,8 +12,9 @@ test('parseListeners: names, empty host, IPv6, custom names', () => {
   ]);
 });
 
-test('parseListeners refuses SSL/SASL (directly or through the protocol map) and malformed entries', () => {
-  assert.throws(() => parseListeners('SASL_PLAINTEXT://:9092'), /uses security protocol SASL_PLAINTEXT; Fjord supports only PLAINTEXT/);
+test('parseListeners takes SASL_PLAINTEXT, refuses SSL (directly or through the protocol map) and malformed entries', () => {
+  assert.equal(parseListeners('SASL_PLAINTEXT://:9092')[0]!.securityProtocol, 'SASL_PLAINTEXT');
+  assert.equal(parseListeners('INTERNAL://:9092', parseSecurityProtocolMap('INTERNAL:SASL_PLAINTEXT'))[0]!.securityProtocol, 'SASL_PLAINTEXT');
   assert.throws(() => parseListeners('INTERNAL://:9092', parseSecurityProtocolMap('INTERNAL:SSL')), /INTERNAL:\/\/:9092 uses security protocol SSL/);
   assert.throws(() => parseListeners('PLAINTEXT://host'), /not of the form NAME:\/\/host:port/);
   assert.throws(() => parseListeners('PLAINTEXT://h:70000'), /out of range/);
