@@ -46,6 +46,7 @@ import { updateMetadataHandler } from './06-update-metadata.js';
 import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js';
 import { saslAuthenticateHandler, saslHandshakeHandler } from './17-sasl-handshake.js';
+import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './50-user-scram-credentials.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -89,6 +90,8 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   // SASL (src/security/sasl): the exchange runs before the router; these answer outside one.
   saslHandshakeHandler,
   saslAuthenticateHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
 ];
 
 /**
