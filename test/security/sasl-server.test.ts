@@ -35,7 +35,7 @@ const admin = (port: number, sasl?: ClientSasl): Admin =>
 
 async function closedWithin(socket: net.Socket, ms: number): Promise<boolean> {
   if (socket.destroyed || socket.readableEnded) return true;
-  return Promise.race([once(socket, 'close').then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  return Promise.race([new Promise<boolean>((r) => socket.once('close', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 }
 
 test('SASL listener config: GSSAPI alone (Kafka default) or PLAIN without JAAS stops start-up with one clear line', () => {

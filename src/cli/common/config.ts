@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseProperties } from '../../server/config/properties.js';
 import type { ClientOptions, ConsumerOptions, ProducerOptions, CompressionName } from '../../client/index.js';
 import { CliError } from './tool.js';
+import { clientSaslSecurity } from './client-sasl.js';
 
 export function loadPropertiesFile(path: string | undefined): Map<string, string> {
   if (!path) return new Map();
@@ -53,7 +54,9 @@ function bool(props: Map<string, string>, key: string): boolean | undefined {
 export function clientOptionsFrom(props: Map<string, string>, bootstrap: string | undefined): ClientOptions {
   const servers = bootstrap ?? props.get('bootstrap.servers');
   if (!servers) throw new CliError('missing required argument --bootstrap-server (see --help)');
+  const saslSecurity = clientSaslSecurity(props); // SASL: security.protocol SASL_*, sasl.mechanism, sasl.jaas.config
   return {
+    ...(saslSecurity ? { security: saslSecurity } : {}),
     bootstrapServers: servers,
     clientId: props.get('client.id'),
     requestTimeoutMs: int(props, 'request.timeout.ms'),

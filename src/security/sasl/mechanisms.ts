@@ -119,7 +119,8 @@ export class ScramServer implements SaslMechanismServer {
     const credential = this.credential!;
     const final = parseClientFinal(text);
     if (final === undefined) throw new SaslMechanismError('Invalid SCRAM client final message format');
-    if (final.nonce !== this.nonce) throw new SaslMechanismError('Invalid client nonce in the final client message.');
+    // As Kafka: the final nonce must end with the server's (librdkafka sends its own nonce in front of it).
+    if (!final.nonce.endsWith(this.nonce)) throw new SaslMechanismError('Invalid client nonce in the final client message.');
     if (Buffer.from(final.channelBinding, 'base64').toString('utf8') !== first.gs2Header) {
       throw new SaslMechanismError('Invalid channel binding in the final client message');
     }
