@@ -98,3 +98,24 @@ test('without connections.max.reauth.ms sessions do not expire and a second hand
     await b.stop();
   }
 });
+
+test('Fjord\'s client re-authenticates before its session ends (KIP-368) and keeps its connection', { timeout: 60_000 }, async () => {
+  const { b, port } = await broker({ 'connections.max.reauth.ms': String(LIFETIME) });
+  const { Admin } = await import('../../src/client/index.js');
+  const admin = new Admin({ bootstrapServers: `127.0.0.1:${port}`, security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'PLAIN', username: 'alice', password: 'alice-secret' } } });
+  try {
+    const conn = await admin.cluster.anyConnection();
+    assert.equal(conn.sessionLifetimeMs, BigInt(LIFETIME));
+    const end = Date.now() + LIFETIME * 3;
+    while (Date.now() < end) {
+      await admin.listTopics();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(conn.isClosed, false);
+    assert.ok(conn.reauthentications >= 2, `re-authenticated ${conn.reauthentications} times`);
+    assert.equal(await admin.cluster.anyConnection(), conn);
+  } finally {
+    await admin.close();
+    await b.stop();
+  }
+});
