@@ -28,6 +28,8 @@ export const UPDATE_METADATA: ApiDef<m.UpdateMetadataRequest, m.UpdateMetadataRe
 export interface ChannelManagerOptions {
   controllerId: number;
   interBrokerListenerName: string;
+  /** SASL/TLS of the inter-broker listener; undefined = PLAINTEXT. */
+  security?: import('../client/security.js').ClientSecurity;
   requestTimeoutMs: number;
   /** Backoff before retrying a failed send (Kafka retries the same request until the broker goes). */
   retryBackoffMs?: number;
@@ -73,6 +75,7 @@ class BrokerQueue {
       clientId: `controller-${this.opts.controllerId}`,
       connectTimeoutMs: this.opts.requestTimeoutMs,
       requestTimeoutMs: this.opts.requestTimeoutMs,
+      ...(this.opts.security ? { security: this.opts.security } : {}),
     });
     return this.conn;
   }

@@ -2,9 +2,13 @@
  * The controller's slice of the broker configuration. Field names match BrokerConfig so the
  * broker passes its config as is; the controller does not import the server layer.
  */
+import type { ClientSecurity } from '../client/security.js';
+
 export interface ControllerConfig {
   brokerId: number;
   interBrokerListenerName: string;
+  /** SASL/TLS towards the other brokers' inter-broker listener; undefined = PLAINTEXT. */
+  interBrokerSecurity?: ClientSecurity;
   uncleanLeaderElectionEnable: boolean;
   autoLeaderRebalanceEnable: boolean;
   leaderImbalanceCheckIntervalSeconds: number;

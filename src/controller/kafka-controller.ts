@@ -71,6 +71,7 @@ export class KafkaController {
       new ControllerChannelManager({
         controllerId: host.brokerId,
         interBrokerListenerName: host.config.interBrokerListenerName,
+        ...(host.config.interBrokerSecurity ? { security: host.config.interBrokerSecurity } : {}),
         requestTimeoutMs: host.config.requestTimeoutMs,
         logger: this.log,
         brokerInfo: (id) => this.ctx.liveBrokers.get(id),

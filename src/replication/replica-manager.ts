@@ -170,6 +170,7 @@ export class ReplicaManager {
         fetchWaitMaxMs: c.replicaFetchWaitMaxMs,
         fetchBackoffMs: c.replicaFetchBackoffMs,
         socketTimeoutMs: c.replicaSocketTimeoutMs,
+        ...(c.interBrokerSecurity ? { security: c.interBrokerSecurity } : {}),
       },
       logger: opts.logger.child({ component: 'replica-fetcher' }),
       endpointOf,

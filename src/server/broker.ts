@@ -176,6 +176,7 @@ export class Broker {
         endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
         clientId: `txn-marker-sender-${cfg.brokerId}`,
         requestTimeoutMs: cfg.requestTimeoutMs,
+        ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
       });
     this.txnCoordinator = new TxnCoordinator({
       config: cfg,
@@ -354,6 +355,7 @@ export class Broker {
       maxRetries: cfg.controlledShutdownMaxRetries,
       retryBackoffMs: cfg.controlledShutdownRetryBackoffMs,
       requestTimeoutMs: cfg.requestTimeoutMs,
+      ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
       logger: this.logger.child({ component: 'controlled-shutdown' }),
     });
   }

@@ -171,6 +171,8 @@ export interface ClusterOptions {
   chroot?: string;
   /** Extra broker properties, for every broker. */
   props?: Record<string, string>;
+  /** Name of each broker's one listener (default PLAINTEXT; SASL_PLAINTEXT for an authenticated cluster). */
+  listenerName?: string;
 }
 
 export class Cluster {
@@ -203,7 +205,7 @@ export class Cluster {
       await mkdir(dir);
       const props = {
         'broker.id': String(id),
-        listeners: `PLAINTEXT://127.0.0.1:${port}`,
+        listeners: `${opts.listenerName ?? 'PLAINTEXT'}://127.0.0.1:${port}`,
         'zookeeper.connect': `${zk.connect}${chroot}`,
         'zookeeper.session.timeout.ms': String(SESSION_TIMEOUT_MS),
         // Start-up on a loaded 2-core machine can take longer than a session timeout.

@@ -68,6 +68,8 @@ export interface WireTxnMarkerWriterOptions {
   endpoint(brokerId: number): { host: string; port: number } | undefined;
   clientId: string;
   requestTimeoutMs: number;
+  /** SASL/TLS of the inter-broker listener; undefined = PLAINTEXT. */
+  security?: import('../../client/security.js').ClientSecurity;
 }
 
 /** One connection per leader broker, reopened on failure; requests per leader in parallel. */
@@ -144,6 +146,7 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
       clientId: this.opts.clientId,
       connectTimeoutMs: this.opts.requestTimeoutMs,
       requestTimeoutMs: this.opts.requestTimeoutMs,
+      ...(this.opts.security ? { security: this.opts.security } : {}),
     });
     this.conns.set(brokerId, opening);
     opening.catch(() => {

@@ -162,6 +162,7 @@ export class ReplicaFetcherManager {
           leaderId,
           endpointOf: this.opts.endpointOf,
           socketTimeoutMs: cfg.socketTimeoutMs,
+          ...(cfg.security ? { security: cfg.security } : {}),
           clientId: `broker-${cfg.brokerId}-fetcher-${fetcherId}`,
           ...(this.opts.interceptor ? { interceptor: this.opts.interceptor } : {}),
         });

@@ -116,6 +116,8 @@ export interface RemoteLeaderOptions {
   /** The leader's inter-broker endpoint, from the metadata image; undefined when it is not live. */
   endpointOf: (brokerId: number) => { host: string; port: number } | undefined;
   socketTimeoutMs: number;
+  /** SASL/TLS of the leader's inter-broker listener; undefined = PLAINTEXT. */
+  security?: import('../../client/security.js').ClientSecurity;
   clientId: string;
   /** Caps the Fetch version (tests of the OffsetForLeaderEpoch path against a new leader). */
   maxFetchVersion?: number;
@@ -163,6 +165,7 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
       clientId: this.opts.clientId,
       connectTimeoutMs: this.opts.socketTimeoutMs,
       requestTimeoutMs: this.opts.socketTimeoutMs,
+      ...(this.opts.security ? { security: this.opts.security } : {}),
     });
     if (this.closed) {
       c.close();

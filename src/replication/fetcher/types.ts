@@ -22,6 +22,8 @@ export interface FetcherConfig {
   fetchBackoffMs: number;
   /** replica.socket.timeout.ms: connect and request timeout towards the leader. */
   socketTimeoutMs: number;
+  /** SASL/TLS of the leaders' inter-broker listener; undefined = PLAINTEXT. */
+  security?: import('../../client/security.js').ClientSecurity;
 }
 
 /** The local replica a fetcher writes to (a Partition led elsewhere). */

@@ -29,6 +29,8 @@ export interface ControlledShutdownOptions {
   maxRetries: number;
   retryBackoffMs: number;
   requestTimeoutMs: number;
+  /** SASL/TLS of the inter-broker listener; undefined = PLAINTEXT. */
+  security?: import('../../client/security.js').ClientSecurity;
   logger: Logger;
 }
 
@@ -48,6 +50,7 @@ export async function controlledShutdown(o: ControlledShutdownOptions): Promise<
         clientId: `broker-${o.brokerId}-controlled-shutdown`,
         connectTimeoutMs: o.requestTimeoutMs,
         requestTimeoutMs: o.requestTimeoutMs,
+        ...(o.security ? { security: o.security } : {}),
       });
       const res = await conn.send(CONTROLLED_SHUTDOWN, { brokerId: o.brokerId, brokerEpoch: o.brokerEpoch() });
       if (res.errorCode === ErrorCode.NONE && res.remainingPartitions.length === 0) {

@@ -6,6 +6,7 @@ import { BROKER_CONFIG_DEFS, configDef, type ConfigDef } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseOverride, parseProperties } from './properties.js';
 import { defaultConfigValue, parseConfigValue, type ConfigValue } from './values.js';
+import type { ClientSecurity } from '../../client/security.js';
 import { isListenerPrefixedKey, saslServerConfig, type SaslServerConfig } from '../../security/sasl/config.js';
 import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap, type ListenerSpec } from '../network/listeners.js';
 
@@ -28,6 +29,8 @@ export interface BrokerConfig {
   interBrokerListenerName: string;
   /** SASL listeners' mechanisms and users, the broker's own SASL login (src/security/sasl). */
   sasl: SaslServerConfig;
+  /** How this broker secures its own connections to other brokers (controller, fetchers, markers); undefined = PLAINTEXT. */
+  interBrokerSecurity?: ClientSecurity;
   socketRequestMaxBytes: number;
   socketListenBacklogSize: number;
   connectionsMaxIdleMs: number;
@@ -208,6 +211,11 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     throw new ConfigError(`inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`, 'inter.broker.listener.name');
   }
 
+  // SASL: the broker logs in to the other brokers with its own JAAS username/password.
+  const sasl = saslServerConfig(raw, values, listeners, interBrokerListenerName);
+  const interBrokerProtocol = listeners.find((l) => l.name === interBrokerListenerName)!.securityProtocol;
+  const interBrokerSecurity: ClientSecurity | undefined = sasl.interBrokerLogin ? { protocol: interBrokerProtocol, sasl: sasl.interBrokerLogin } : undefined;
+
   const logDirs = v.list('log.dirs') ?? [v.str('log.dir')];
   if (logDirs.length === 0) throw new ConfigError('Invalid value for configuration log.dirs: at least one directory is required', 'log.dirs');
 
@@ -250,7 +258,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     listeners,
     advertisedListeners,
     interBrokerListenerName,
-    sasl: saslServerConfig(raw, values, listeners, interBrokerListenerName),
+    sasl,
+    ...(interBrokerSecurity ? { interBrokerSecurity } : {}),
     socketRequestMaxBytes: v.num('socket.request.max.bytes'),
     socketListenBacklogSize: v.num('socket.listen.backlog.size'),
     connectionsMaxIdleMs: v.num('connections.max.idle.ms'),
