@@ -11,7 +11,7 @@ import {
 } from '../../src/protocol/messages/index.js';
 
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";';
-const LIFETIME = 1500;
+const LIFETIME = 3000;
 
 async function broker(reauth: Record<string, string>) {
   const b = await startTestBroker({
@@ -44,11 +44,11 @@ test('session lifetime is answered (listener/mechanism prefix), an expired sessi
     assert.ok(auth.sessionLifetimeMs > 0n && auth.sessionLifetimeMs <= BigInt(LIFETIME), String(auth.sessionLifetimeMs));
     assert.equal((await apiVersions(lazy)).errorCode, 0);
 
-    // Re-authenticated at about 80% of the lifetime: still served after the first expiry.
+    // Re-authenticated at half the lifetime (room for a loaded machine): still served after the first expiry.
     const diligent = await RawClient.connect(port);
     const dStart = Date.now();
     assert.equal((await login(diligent, 'alice', 'alice-secret')).errorCode, 0);
-    await until(dStart + LIFETIME * 0.8);
+    await until(dStart + LIFETIME * 0.5);
     const again = await login(diligent, 'alice', 'alice-secret');
     assert.equal(again.errorCode, 0);
     assert.ok(again.sessionLifetimeMs > 0n);
