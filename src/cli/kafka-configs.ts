@@ -7,6 +7,7 @@ import { Admin, ConfigResourceType, type ConfigEntry } from '../client/index.js'
 import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { configsWithZk } from './common/configs-zk.js';
+import { userScramConfigs } from './common/user-scram-configs.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
@@ -52,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--describe', 'list configs for the given entity')
     .option('--alter', 'alter the configuration of the entity')
-    .option('--entity-type <type>', 'topics or brokers')
+    .option('--entity-type <type>', 'topics, brokers or users')
     .option('--entity-name <name>', 'topic name or broker id')
     .option('--entity-default', 'the cluster-wide default broker config')
     .option('--topic <topic>', 'same as --entity-type topics --entity-name <topic>')
@@ -70,6 +71,20 @@ async function main(argv: string[]): Promise<number> {
   if (o.topic !== undefined) [type, name] = ['topics', o.topic];
   if (o.broker !== undefined) [type, name] = ['brokers', o.broker];
   if (o.brokerDefaults || o.entityDefault) [type, name] = ['brokers', ''];
+  // --- SASL: users' SCRAM credentials (src/cli/common/user-scram-configs.ts) ---
+  if (type === 'users') {
+    if (o.zookeeper !== undefined && o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
+    return userScramConfigs({
+      ...(o.bootstrapServer !== undefined ? { bootstrapServer: o.bootstrapServer } : {}),
+      ...(o.zookeeper !== undefined ? { zookeeper: o.zookeeper } : {}),
+      props: loadPropertiesFile(o.commandConfig),
+      describe: Boolean(o.describe),
+      user: name,
+      adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
+      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
+    });
+  }
+  // --- end SASL ---
   if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics or brokers (see --help)');
   if (o.zookeeper !== undefined) {
     if (o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');

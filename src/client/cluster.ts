@@ -118,6 +118,8 @@ export class Cluster {
       try {
         return await this.connectionTo(c.host, c.port);
       } catch (err) {
+        // SASL: a refused authentication is final, as Kafka's AuthenticationException (another broker would say the same).
+        if (err instanceof KafkaError && (err.code === 58 || err.code === 33)) throw err;
         lastError = err as Error;
       }
     }

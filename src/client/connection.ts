@@ -12,6 +12,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { Api, type ApiDef } from './apis.js';
 import { ConnectionError, KafkaError, TimeoutError, UnsupportedApiError } from './errors.js';
 import type { ClientSecurity } from './security.js';
+import { saslAuthenticate } from './sasl-client.js';
 
 export interface ConnectionOptions {
   clientId: string;
@@ -127,6 +128,7 @@ export class Connection {
     const conn = new Connection(socket, host, port, options);
     try {
       await conn.negotiateVersions();
+      await conn.authenticateSasl();
     } catch (err) {
       conn.close();
       throw err;
@@ -157,6 +159,8 @@ export class Connection {
   send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts?: SendOptions): Promise<Resp>;
   send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: SendOptions & { noResponse: true }): Promise<null>;
   send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: SendOptions & { noResponse?: boolean } = {}): Promise<Resp | null> {
+    // KIP-368: requests wait while the connection re-authenticates.
+    if (this.reauthenticating !== null) return this.reauthenticating.then(() => this.send(api, request, opts as SendOptions & { noResponse: true }));
     const version = opts.version ?? this.versionFor(api as ApiDef<unknown, unknown>);
     if (version === null) {
       return Promise.reject(new UnsupportedApiError(`the broker at ${this.host}:${this.port} does not support ${api.name}`));
@@ -194,6 +198,7 @@ export class Connection {
     return new Promise<Resp | null>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(correlationId);
+        if (this.pending.size === 0) for (const w of this.idleWaiters.splice(0)) w();
         reject(new TimeoutError(`${api.name} request to ${this.host}:${this.port} timed out after ${timeoutMs} ms`));
         // A late answer would desynchronise nothing (we match by id) but the broker is unwell.
       }, timeoutMs);
@@ -223,6 +228,55 @@ export class Connection {
     for (const k of resp.apiKeys) this.brokerVersions.set(k.apiKey, { min: k.minVersion, max: k.maxVersion });
   }
 
+  /** SASL_PLAINTEXT / SASL_SSL: SaslHandshake v1 and SaslAuthenticate before any other request. */
+  private async authenticateSasl(): Promise<void> {
+    const security = this.options.security;
+    if (security === undefined || (security.protocol !== 'SASL_PLAINTEXT' && security.protocol !== 'SASL_SSL')) return;
+    if (security.sasl === undefined) throw new KafkaError(-1, `security.protocol ${security.protocol} needs sasl.mechanism and sasl.jaas.config`);
+    const timeout = this.options.requestTimeoutMs;
+    const authVersion = Math.min(this.brokerVersions.get(Api.SaslAuthenticate.apiKey)?.max ?? 0, Api.SaslAuthenticate.clientMax);
+    this.sessionLifetimeMs = await saslAuthenticate(
+      {
+        handshake: async (mechanism) => (await this.sendVersion(Api.SaslHandshake, { mechanism }, 1, timeout, false))!,
+        authenticate: async (authBytes) => (await this.sendVersion(Api.SaslAuthenticate, { authBytes }, authVersion, timeout, false))!,
+      },
+      security.sasl,
+    );
+    this.scheduleReauthentication();
+  }
+
+  /** The SASL session lifetime the broker granted (KIP-368); 0 = unlimited or not SASL. */
+  sessionLifetimeMs = 0n;
+  /** Times this connection re-authenticated (KIP-368). */
+  reauthentications = 0;
+  private reauthTimer: NodeJS.Timeout | undefined;
+  private reauthenticating: Promise<void> | null = null;
+  private idleWaiters: (() => void)[] = [];
+
+  /** As Kafka's clients: re-authenticate at 85-95% of the session lifetime the broker granted. */
+  private scheduleReauthentication(): void {
+    if (this.sessionLifetimeMs <= 0n || this.closedError) return;
+    const ms = Number(this.sessionLifetimeMs) * (0.85 + Math.random() * 0.1);
+    this.reauthTimer = setTimeout(() => {
+      this.reauthenticating = this.reauthenticate().finally(() => {
+        this.reauthenticating = null;
+      });
+    }, ms);
+    this.reauthTimer.unref();
+  }
+
+  /** Waits for the requests in flight to be answered, then runs the SASL exchange again. */
+  private async reauthenticate(): Promise<void> {
+    while (this.pending.size > 0 && !this.closedError) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    if (this.closedError) return;
+    try {
+      await this.authenticateSasl();
+      this.reauthentications++;
+    } catch (err) {
+      this.fail(err instanceof Error ? err : new ConnectionError(String(err)));
+    }
+  }
+
   private onData(data: Buffer): void {
     this.chunks.push(data);
     this.buffered += data.length;
@@ -246,6 +300,7 @@ export class Connection {
     if (!p) return; // timed out already
     this.pending.delete(correlationId);
     clearTimeout(p.timer);
+    if (this.pending.size === 0 && this.idleWaiters.length > 0) for (const w of this.idleWaiters.splice(0)) w();
     try {
       const r = new Reader(frame);
       // ApiVersions answers always use header v0, whatever the request version.
@@ -264,6 +319,8 @@ export class Connection {
       p.reject(err);
     }
     this.pending.clear();
+    clearTimeout(this.reauthTimer);
+    for (const w of this.idleWaiters.splice(0)) w();
     this.socket.destroy();
   }
 }

@@ -1,15 +1,14 @@
-import type { SecurityProtocol } from '../security/security-protocol.js';
-import type { ListenerTls } from '../security/tls/server-tls.js';
 /**
  * The controller's slice of the broker configuration. Field names match BrokerConfig so the
  * broker passes its config as is; the controller does not import the server layer.
  */
+import type { ClientSecurity } from '../client/security.js';
+
 export interface ControllerConfig {
   brokerId: number;
   interBrokerListenerName: string;
-  /** The inter-broker listener's protocol and TLS (BrokerConfig's); absent in tests: PLAINTEXT. */
-  interBrokerSecurityProtocol?: SecurityProtocol;
-  listenerTls?: ReadonlyMap<string, ListenerTls>;
+  /** SASL/TLS towards the other brokers' inter-broker listener; undefined = PLAINTEXT. */
+  interBrokerSecurity?: ClientSecurity;
   uncleanLeaderElectionEnable: boolean;
   autoLeaderRebalanceEnable: boolean;
   leaderImbalanceCheckIntervalSeconds: number;

@@ -21,7 +21,6 @@ import { processBrokerChange, processControlledShutdown } from './broker-events.
 import { processIsrChangeNotification, processPartitionModifications, processTopicChange } from './topic-events.js';
 import { enqueueTopicsForDeletion, onStopReplicaDeleteResponse } from './topic-deletion.js';
 import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode, processTopicUncleanLeaderElectionEnable } from './leader-balance.js';
-import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
 import {
   listPartitionReassignments,
   processApiPartitionReassignment,
@@ -72,8 +71,8 @@ export class KafkaController {
       new ControllerChannelManager({
         controllerId: host.brokerId,
         interBrokerListenerName: host.config.interBrokerListenerName,
+        ...(host.config.interBrokerSecurity ? { security: host.config.interBrokerSecurity } : {}),
         requestTimeoutMs: host.config.requestTimeoutMs,
-        ...(host.config.listenerTls && host.config.interBrokerSecurityProtocol ? { security: interBrokerClientSecurity({ interBrokerListenerName: host.config.interBrokerListenerName, interBrokerSecurityProtocol: host.config.interBrokerSecurityProtocol, listenerTls: host.config.listenerTls }) } : {}),
         logger: this.log,
         brokerInfo: (id) => this.ctx.liveBrokers.get(id),
         ...(host.interBrokerInterceptor ? { interceptor: host.interBrokerInterceptor } : {}),

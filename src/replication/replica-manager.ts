@@ -29,7 +29,6 @@ import { ProducerIdManager } from './producer-id-manager.js';
 import { FetchSessionCache } from './fetch-session.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
-import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
 
 export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './leader-appends.js';
 
@@ -174,7 +173,7 @@ export class ReplicaManager {
       },
       logger: opts.logger.child({ component: 'replica-fetcher' }),
       endpointOf,
-      ...(c.listenerTls ? { security: interBrokerClientSecurity(c) } : {}),
+      ...(c.interBrokerSecurity ? { security: c.interBrokerSecurity } : {}),
       ...(opts.interBrokerInterceptor ? { interceptor: opts.interBrokerInterceptor } : {}),
     });
   }

@@ -5,7 +5,6 @@
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
-import { interBrokerClientSecurity } from '../security/tls/inter-broker.js';
 import { TlsReloader } from '../security/tls/reload.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
@@ -29,6 +28,7 @@ import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+import { saslFrameLimitsFor, withSaslAuthentication } from '../security/sasl/authenticator.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -176,7 +176,6 @@ export class Broker {
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
-    const interBrokerSecurity = interBrokerClientSecurity(cfg);
     const markers =
       this.options.txnMarkerWriter ??
       new WireTxnMarkerWriter({
@@ -184,7 +183,7 @@ export class Broker {
         endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
         clientId: `txn-marker-sender-${cfg.brokerId}`,
         requestTimeoutMs: cfg.requestTimeoutMs,
-        ...(interBrokerSecurity ? { security: interBrokerSecurity } : {}),
+        ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
       });
     this.txnCoordinator = new TxnCoordinator({
       config: cfg,
@@ -246,7 +245,9 @@ export class Broker {
 
     this.server = new SocketServer({
       listeners: cfg.listeners,
-      dispatcher: createRequestRouter(this.servicesValue),
+      // SASL listeners authenticate each connection before its requests reach the router.
+      dispatcher: withSaslAuthentication(createRequestRouter(this.servicesValue), { config: cfg.sasl, clientEntities, logger: log.child({ component: 'sasl' }) }),
+      initialFrameLimits: saslFrameLimitsFor(cfg.sasl),
       // Fetch responses carry pooled read buffers by reference; recycle them once sent.
       onPartsWritten: (parts) => fetchReadBuffers.releaseAll(parts),
       logger: log.child({ component: 'socket-server' }),
@@ -385,7 +386,7 @@ export class Broker {
       maxRetries: cfg.controlledShutdownMaxRetries,
       retryBackoffMs: cfg.controlledShutdownRetryBackoffMs,
       requestTimeoutMs: cfg.requestTimeoutMs,
-      ...(interBrokerClientSecurity(cfg) ? { security: interBrokerClientSecurity(cfg)! } : {}),
+      ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
       logger: this.logger.child({ component: 'controlled-shutdown' }),
     });
   }

@@ -177,6 +177,8 @@ export interface ClusterOptions {
   extraListeners?: string[];
   /** Runs once ZooKeeper is up, before any broker starts (e.g. bootstrap ACLs written with kafka-acls.sh). */
   beforeBrokers?: (zkConnect: string) => Promise<void>;
+  /** Name of each broker's one listener (default PLAINTEXT; SASL_PLAINTEXT for an authenticated cluster). */
+  listenerName?: string;
 }
 
 export class Cluster {
@@ -211,7 +213,7 @@ export class Cluster {
       await mkdir(dir);
       const props = {
         'broker.id': String(id),
-        listeners: [`PLAINTEXT://127.0.0.1:${port}`, ...[...extraPorts].map(([name, p]) => `${name}://127.0.0.1:${p}`)].join(','),
+        listeners: [`${opts.listenerName ?? 'PLAINTEXT'}://127.0.0.1:${port}`, ...[...extraPorts].map(([name, p]) => `${name}://127.0.0.1:${p}`)].join(','),
         'zookeeper.connect': `${zk.connect}${chroot}`,
         'zookeeper.session.timeout.ms': String(SESSION_TIMEOUT_MS),
         // Start-up on a loaded 2-core machine can take longer than a session timeout.

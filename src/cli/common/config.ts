@@ -8,6 +8,7 @@ import { parseProperties } from '../../server/config/properties.js';
 import type { ClientOptions, ConsumerOptions, ProducerOptions, CompressionName } from '../../client/index.js';
 import { CliError } from './tool.js';
 import { clientTlsSecurityFrom } from './client-tls.js';
+import { clientSaslSecurity } from './client-sasl.js';
 
 export function loadPropertiesFile(path: string | undefined): Map<string, string> {
   if (!path) return new Map();
@@ -54,8 +55,10 @@ function bool(props: Map<string, string>, key: string): boolean | undefined {
 export function clientOptionsFrom(props: Map<string, string>, bootstrap: string | undefined): ClientOptions {
   const servers = bootstrap ?? props.get('bootstrap.servers');
   if (!servers) throw new CliError('missing required argument --bootstrap-server (see --help)');
-  // security.protocol and ssl.* (TLS); the SASL settings join this object.
-  const security = clientTlsSecurityFrom(props);
+  // security.protocol and ssl.* (TLS), then sasl.mechanism and sasl.jaas.config for SASL_*.
+  const tls = clientTlsSecurityFrom(props);
+  const sasl = clientSaslSecurity(props);
+  const security = tls && sasl ? { ...tls, ...sasl } : (tls ?? sasl);
   return {
     ...(security ? { security } : {}),
     bootstrapServers: servers,

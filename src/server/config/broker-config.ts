@@ -6,6 +6,9 @@ import { BROKER_CONFIG_DEFS, configDef, type ConfigDef } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseOverride, parseProperties } from './properties.js';
 import { defaultConfigValue, parseConfigValue, type ConfigValue } from './values.js';
+import type { ClientSecurity } from '../../client/security.js';
+import { saslServerConfig, type SaslServerConfig } from '../../security/sasl/config.js';
+import { interBrokerClientSecurity } from '../../security/tls/inter-broker.js';
 import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap, type ListenerSpec } from '../network/listeners.js';
 import { buildListenerTls, listenerSettings, type ListenerTls } from '../../security/tls/server-tls.js';
 import { usesTls, type SecurityProtocol } from '../../security/security-protocol.js';
@@ -31,6 +34,14 @@ export interface BrokerConfig {
   interBrokerSecurityProtocol: SecurityProtocol;
   /** TLS of each SSL / SASL_SSL listener, by listener name (ssl.* with listener.name.<l>. overrides). */
   listenerTls: ReadonlyMap<string, ListenerTls>;
+  /** SASL listeners' mechanisms and users, the broker's own SASL login (src/security/sasl). */
+  sasl: SaslServerConfig;
+  /**
+   * How this broker secures its own connections to other brokers (controller, fetchers, markers,
+   * controlled shutdown): the inter-broker listener's TLS as a client, and its SASL login;
+   * undefined = PLAINTEXT.
+   */
+  interBrokerSecurity?: ClientSecurity;
   socketRequestMaxBytes: number;
   socketListenBacklogSize: number;
   connectionsMaxIdleMs: number;
@@ -239,6 +250,13 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     listenerTls.set(l.name, buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? prefixedClientAuth : settings(key)) : settings));
   }
 
+  // SASL: the broker logs in to the other brokers with its own JAAS username/password.
+  const sasl = saslServerConfig(raw, values, listeners, interBrokerListenerName);
+  const interBrokerTls = interBrokerClientSecurity({ interBrokerListenerName, interBrokerSecurityProtocol: interBrokerListener.securityProtocol, listenerTls });
+  const interBrokerSecurity: ClientSecurity | undefined = sasl.interBrokerLogin
+    ? { ...(interBrokerTls ?? {}), protocol: interBrokerListener.securityProtocol, sasl: sasl.interBrokerLogin }
+    : interBrokerTls;
+
   const logDirs = v.list('log.dirs') ?? [v.str('log.dir')];
   if (logDirs.length === 0) throw new ConfigError('Invalid value for configuration log.dirs: at least one directory is required', 'log.dirs');
 
@@ -283,6 +301,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     interBrokerListenerName,
     interBrokerSecurityProtocol: interBrokerListener.securityProtocol,
     listenerTls,
+    sasl,
+    ...(interBrokerSecurity ? { interBrokerSecurity } : {}),
     socketRequestMaxBytes: v.num('socket.request.max.bytes'),
     socketListenBacklogSize: v.num('socket.listen.backlog.size'),
     connectionsMaxIdleMs: v.num('connections.max.idle.ms'),

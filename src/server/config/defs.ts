@@ -78,6 +78,15 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('background.threads', 'int', '10', 'Background task threads.', { ...atLeast(1), ...NO_EFFECT }),
   def('request.timeout.ms', 'int', '30000', 'Inter-broker request timeout.', atLeast(0)),
 
+  // SASL (src/security/sasl): per listener as listener.name.<l>.<key>, and per mechanism as
+  // listener.name.<l>.<mechanism>.<key> for sasl.jaas.config and connections.max.reauth.ms.
+  def('sasl.enabled.mechanisms', 'list', 'GSSAPI', 'SASL mechanisms enabled on SASL listeners; Fjord serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (a SASL listener with none of them stops start-up).'),
+  def('sasl.jaas.config', 'password', null, 'JAAS login module and options (PlainLoginModule user_<name>="<password>" for PLAIN users; username/password for the inter-broker login); set it per listener and mechanism.', { sensitive: true }),
+  def('sasl.mechanism.inter.broker.protocol', 'string', 'GSSAPI', 'SASL mechanism brokers use towards each other when the inter-broker listener is SASL.'),
+  def('sasl.server.max.receive.size', 'int', '524288', 'Largest frame a SASL listener reads before the client authenticated; bigger closes the connection.', atLeast(1)),
+  def('connection.failed.authentication.delay.ms', 'int', '100', 'Delay before the answer to a failed authentication is sent and the connection closed.', atLeast(0)),
+  def('connections.max.reauth.ms', 'long', '0', 'Lifetime of an authenticated SASL session (KIP-368); a client must re-authenticate within it or its next request closes the connection. 0 = sessions do not expire.', atLeast(0)),
+
   // Topics and log
   def('log.dirs', 'list', null, 'Directories holding partition logs; falls back to log.dir.'),
   def('log.dir', 'string', './data/kafka-logs', 'Log directory used when log.dirs is unset (relative to the working directory).'),
@@ -187,7 +196,6 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('max.connection.creation.rate', 'int', INT_MAX, 'Max new connections per second on the broker (or a listener).', { ...atLeast(0), ...NO_EFFECT }),
   def('max.connections.per.ip.overrides', 'string', '', 'Per-IP or hostname overrides of max.connections.per.ip (host:count,...).', NO_EFFECT),
   def('principal.builder.class', 'class', 'org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder', 'Builds the principal of a connection.', NO_EFFECT),
-  def('connections.max.reauth.ms', 'long', '0', 'Max lifetime of an authenticated session (SASL re-authentication).', NO_EFFECT),
   def('metric.reporters', 'list', '', 'Metric reporter classes.', NO_EFFECT),
   def('ssl.protocol', 'string', 'TLSv1.3', 'TLS protocol of the SSL context: TLSv1.2 caps the listener at TLS 1.2; TLSv1.3 (or TLS) allows every enabled protocol.', { validator: { oneOf: ['TLS', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] } }),
   def('ssl.provider', 'string', null, 'Security provider of the SSL context.', NO_EFFECT),
@@ -210,9 +218,6 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('ssl.client.auth', 'string', 'none', 'Client certificates on TLS listeners: required, requested (checked when given) or none.', { validator: { oneOf: ['required', 'requested', 'none'] } }),
   def('ssl.principal.mapping.rules', 'string', 'DEFAULT', 'Rules (RULE:pattern/replacement/[LU], DEFAULT) mapping a client certificate\'s RFC 2253 subject to the principal name.'),
   def('ssl.engine.factory.class', 'class', null, 'Custom SSLEngine factory.', NO_EFFECT),
-  def('sasl.mechanism.inter.broker.protocol', 'string', 'GSSAPI', 'SASL mechanism between brokers.', NO_EFFECT),
-  def('sasl.jaas.config', 'password', null, 'JAAS login context of SASL connections.', { ...NO_EFFECT, sensitive: true }),
-  def('sasl.enabled.mechanisms', 'list', 'GSSAPI', 'SASL mechanisms enabled on the broker.', NO_EFFECT),
   def('sasl.login.class', 'class', null, 'Login class of SASL.', NO_EFFECT),
   def('sasl.login.callback.handler.class', 'class', null, 'Login callback handler of SASL.', NO_EFFECT),
   def('sasl.server.callback.handler.class', 'class', null, 'Server callback handler of SASL.', NO_EFFECT),

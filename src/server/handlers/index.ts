@@ -48,6 +48,8 @@ import { listPartitionReassignmentsHandler } from './46-list-partition-reassignm
 import { describeAclsHandler } from './29-describe-acls.js';
 import { createAclsHandler } from './30-create-acls.js';
 import { deleteAclsHandler } from './31-delete-acls.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from './17-sasl-handshake.js';
+import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './50-user-scram-credentials.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -91,6 +93,11 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   // Served by the controller in cluster mode; in embedded mode answered for the one-broker cluster.
   controlledShutdownHandler,
   electLeadersHandler,
+  // SASL (src/security/sasl): the exchange runs before the router; these answer outside one.
+  saslHandshakeHandler,
+  saslAuthenticateHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
 ];
 
 /**

@@ -78,7 +78,7 @@ export class Connection {
     private readonly closeLog: CloseLog,
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
-    this.reader = new FrameReader(limits.socketRequestMaxBytes);
+    this.reader = new FrameReader(limits.socketRequestMaxBytes, () => ctx.frameLimits);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
@@ -221,6 +221,8 @@ export class Connection {
       this.admittedBytes = 0;
       if (this.partialSince >= 0 || this.partialWaitedMs > 0) this.stopReceiveClock(true);
       this.dispatch(frame, held);
+      // A security layer gave up on this peer (failed authentication): answer what is queued, read no more.
+      if (this.ctx.closeAfterResponses === true) this.stopping = true;
     }
     return false;
   }
@@ -255,6 +257,8 @@ export class Connection {
     if (this.stopping || (this.inputEnded && inputExhausted)) {
       this.ended = true;
       this.socket.end();
+      // Refused by the security layer: the peer gets its answer, then the socket goes whatever it does.
+      if (this.ctx.closeAfterResponses === true) setTimeout(() => this.close(), 1000).unref();
     }
   }
 

@@ -20,7 +20,11 @@ export class FrameReader {
   /** Payload size of the frame being assembled, once its prefix has been read; -1 before. */
   private expected = -1;
 
-  constructor(private readonly maxFrameBytes: number) {}
+  /** `limits`, when given and returning a value, replaces maxFrameBytes and the header minimum (SASL before authentication). */
+  constructor(
+    private readonly maxFrameBytes: number,
+    private readonly limits?: () => { maxBytes: number; minBytes: number; maxName: string } | undefined,
+  ) {}
 
   /** Bytes received but not yet returned as frames (including a partial size prefix). */
   get bufferedBytes(): number {
@@ -50,10 +54,12 @@ export class FrameReader {
       if (this.buffered < 4) return -1;
       const size = this.readSizePrefix();
       if (size < 0) throw new FrameSizeError(`negative frame size ${size}`, size);
-      if (size > this.maxFrameBytes) {
-        throw new FrameSizeError(`frame size ${size} is larger than socket.request.max.bytes ${this.maxFrameBytes}`, size);
+      const special = this.limits?.();
+      const max = special?.maxBytes ?? this.maxFrameBytes;
+      if (size > max) {
+        throw new FrameSizeError(`frame size ${size} is larger than ${special?.maxName ?? 'socket.request.max.bytes'} ${max}`, size);
       }
-      if (size < MIN_REQUEST_FRAME_BYTES) throw new FrameSizeError(`frame size ${size} is too small for a request header`, size);
+      if (size < (special?.minBytes ?? MIN_REQUEST_FRAME_BYTES)) throw new FrameSizeError(`frame size ${size} is too small for a request header`, size);
       this.expected = size;
     }
     return this.expected;

@@ -9,7 +9,7 @@ import { tlsPrincipal, type ListenerTls } from '../../security/tls/index.js';
 import { Connection, type ConnectionStats } from './connection.js';
 import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
-import type { ConnectionLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
+import type { ConnectionLimits, FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
 
 export interface SocketServerOptions {
   listeners: ListenerSpec[];
@@ -45,6 +45,8 @@ export interface SocketServerOptions {
    * connections.max.idle.ms); <= 0 = never.
    */
   tlsHandshakeTimeoutMs?: number;
+  /** Frame limits a new connection on this listener starts with (SASL listeners: until authenticated). */
+  initialFrameLimits?: (listener: ListenerSpec) => FrameLimits | undefined;
 }
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */
@@ -296,9 +298,10 @@ export class SocketServer {
   }
 
   private serve(spec: ListenerSpec, socket: net.Socket, connectionId: string, clientHost: string, clientPort: number, localPort: number, principal: KafkaPrincipal): void {
+    const frameLimits = this.opts.initialFrameLimits?.(spec);
     const connection = new Connection(
       socket,
-      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal },
+      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal, ...(frameLimits ? { frameLimits } : {}) },
       this.opts.dispatcher,
       this.limits,
       this.memory,

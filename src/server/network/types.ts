@@ -16,6 +16,24 @@ export interface ConnectionContext {
    * otherwise; the security layer replaces it (re-authentication may replace it again).
    */
   principal: KafkaPrincipal;
+  /**
+   * Set by a security layer to bound request frames on this connection instead of
+   * socket.request.max.bytes and the request-header minimum (SASL: sasl.server.max.receive.size
+   * until authenticated, no minimum for raw SASL tokens); consulted before each frame is read.
+   */
+  frameLimits?: FrameLimits;
+  /**
+   * Set by a security layer (failed authentication): the connection reads no further request
+   * and closes once the responses already queued are written.
+   */
+  closeAfterResponses?: boolean;
+}
+
+export interface FrameLimits {
+  maxBytes: number;
+  minBytes: number;
+  /** Names the limit in the close message, e.g. "sasl.server.max.receive.size". */
+  maxName: string;
 }
 
 /**
