@@ -197,7 +197,8 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
   const { makeTestCerts } = await import('../../helpers/tls-certs.js');
   const certs = makeTestCerts();
   try {
-    const pem = { 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.broker.keystore };
+    // SASL_SSL listeners also need a mechanism Fjord serves (Kafka's default, GSSAPI, is not).
+    const pem = { 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.broker.keystore, 'sasl.enabled.mechanisms': 'SCRAM-SHA-256' };
     const c = defaultBrokerConfig({ listeners: 'PLAINTEXT://:0,INTERNAL://:0,EXTERNAL://:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SSL,EXTERNAL:SASL_SSL',
       ...pem, 'ssl.client.auth': 'none', 'listener.name.internal.ssl.client.auth': 'required', 'listener.name.internal.ssl.truststore.type': 'PEM',
       'listener.name.internal.ssl.truststore.location': certs.caFile, 'ssl.enabled.protocols': 'TLSv1.3' }, collectingWarn());
@@ -206,7 +207,7 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
     assert.equal(c.listenerTls.get('EXTERNAL')!.clientAuth, 'none');
     // On SASL_SSL an unprefixed ssl.client.auth does not count (Kafka's KIP-684); the prefixed one does.
     const trust = { 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.caFile };
-    const sasl = { listeners: 'SASL_SSL://:0,SSL://:0', ...pem, ...trust, 'ssl.client.auth': 'required' };
+    const sasl = { listeners: 'SSL://:0,SASL_SSL://:0', ...pem, ...trust, 'ssl.client.auth': 'required' };
     assert.equal(defaultBrokerConfig(sasl).listenerTls.get('SASL_SSL')!.clientAuth, 'none');
     assert.equal(defaultBrokerConfig(sasl).listenerTls.get('SSL')!.clientAuth, 'required');
     assert.equal(defaultBrokerConfig({ ...sasl, 'listener.name.sasl_ssl.ssl.client.auth': 'requested' }).listenerTls.get('SASL_SSL')!.clientAuth, 'requested');
@@ -251,7 +252,13 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
 });
 
 test('inter-broker listener: inter.broker.listener.name, or the listener named by security.inter.broker.protocol, not both', () => {
-  const l = { listeners: 'PLAINTEXT://:0,SASL_PLAINTEXT://:0' };
+  const l = {
+    listeners: 'PLAINTEXT://:0,SASL_PLAINTEXT://:0',
+    // The broker's own SASL login, needed once SASL_PLAINTEXT is the inter-broker listener.
+    'sasl.enabled.mechanisms': 'PLAIN',
+    'sasl.mechanism.inter.broker.protocol': 'PLAIN',
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="b-secret" user_broker="b-secret";',
+  };
   assert.equal(defaultBrokerConfig(l).interBrokerListenerName, 'PLAINTEXT');
   assert.equal(defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SASL_PLAINTEXT' }).interBrokerListenerName, 'SASL_PLAINTEXT');
   assert.equal(defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SASL_PLAINTEXT' }).interBrokerSecurityProtocol, 'SASL_PLAINTEXT');
