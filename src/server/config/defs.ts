@@ -174,6 +174,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('producer.id.expiration.ms', 'int', '86400000', 'Idle producer ids expire after this.', atLeast(1)),
   def('transaction.partition.verification.enable', 'boolean', 'true', 'Verify a partition is in the transaction before a transactional append.', NO_EFFECT),
 
+  // Client quotas (issue 15): the windows rates are measured over (quotas themselves are client entity configs).
+  def('quota.window.num', 'int', '11', 'Number of samples a client quota rate is measured over.', atLeast(1)),
+  def('quota.window.size.seconds', 'int', '1', 'Length of each client quota sample.', atLeast(1)),
+  def('client.quota.callback.class', 'class', null, 'Custom quota callback; Fjord has only Kafka\'s default (user/client-id entities).', NO_EFFECT),
+
   // Keys Kafka 3.9 lets AlterConfigs change on a broker (DynamicBrokerConfig) that Fjord does not
   // act on yet: accepted, validated by type, stored and described, so tools and client tests that
   // set them work. Security (SSL/SASL) keys also take the per-listener form

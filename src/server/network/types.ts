@@ -16,6 +16,12 @@ export interface ConnectionContext {
    * otherwise; the security layer replaces it (re-authentication may replace it again).
    */
   principal: KafkaPrincipal;
+  /**
+   * Quotas (KIP-219): stop reading requests from this connection for `ms` from now (the longest
+   * of overlapping calls wins); responses are still written. Set by the connection; absent in tests
+   * that call handlers without one.
+   */
+  muteFor?: (ms: number) => void;
 }
 
 /**
