@@ -16,6 +16,7 @@ import type { StopReplicaPartition } from '../replication/replica-manager.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
 import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';
+import type { QuotaManagers } from './quotas/quota-manager.js';
 
 export interface Endpoint {
   host: string;
@@ -65,6 +66,8 @@ export interface BrokerServices {
   readonly txnCoordinator: TxnCoordinator;
   /** Users' and client ids' configs: SCRAM credentials and client quotas (ZooKeeper in cluster mode). */
   readonly clientEntities: ClientEntityConfigStore;
+  /** Client quotas (produce/fetch bytes, request time) over clientEntities: src/server/quotas. */
+  readonly quotas: QuotaManagers;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

@@ -12,6 +12,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
 import { createRequestRouter } from './request-router.js';
+import { QuotaManagers } from './quotas/quota-manager.js';
 import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -227,6 +228,7 @@ export class Broker {
       groupCoordinator: this.groupCoordinator,
       txnCoordinator: this.txnCoordinator,
       clientEntities,
+      quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
