@@ -45,6 +45,8 @@ import { stopReplicaHandler } from './05-stop-replica.js';
 import { updateMetadataHandler } from './06-update-metadata.js';
 import { alterPartitionReassignmentsHandler } from './45-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from './46-list-partition-reassignments.js';
+import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
+import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -82,6 +84,9 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listGroupsHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  // Client quotas (issue 15).
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
   // Served by the controller in cluster mode; in embedded mode answered for the one-broker cluster.
   controlledShutdownHandler,
   electLeadersHandler,
