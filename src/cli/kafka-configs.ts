@@ -7,6 +7,7 @@ import { Admin, ConfigResourceType, type ConfigEntry } from '../client/index.js'
 import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { configsWithZk } from './common/configs-zk.js';
+import { clientEntityArgs, clientQuotasCommand } from './common/client-quotas.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
@@ -52,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--describe', 'list configs for the given entity')
     .option('--alter', 'alter the configuration of the entity')
-    .option('--entity-type <type>', 'topics or brokers')
+    .option('--entity-type <type>', 'topics, brokers, users or clients (users and clients may be combined)')
     .option('--entity-name <name>', 'topic name or broker id')
     .option('--entity-default', 'the cluster-wide default broker config')
     .option('--topic <topic>', 'same as --entity-type topics --entity-name <topic>')
@@ -60,11 +61,30 @@ async function main(argv: string[]): Promise<number> {
     .option('--broker-defaults', 'same as --entity-type brokers --entity-default')
     .option('--add-config <k=v,...>', 'configs to set: k1=v1,k2=[v1,v2]')
     .option('--delete-config <k,...>', 'configs to remove')
-    .option('--all', 'with --describe: all configs, not only the overridden ones');
+    .option('--all', 'with --describe: all configs, not only the overridden ones')
+    // --- client quotas (users / clients): src/cli/common/client-quotas.ts reads these from argv in order
+    .option('--user <user>', 'same as --entity-type users --entity-name <user>')
+    .option('--client <client-id>', 'same as --entity-type clients --entity-name <client-id>')
+    .option('--user-defaults', 'same as --entity-type users --entity-default')
+    .option('--client-defaults', 'same as --entity-type clients --entity-default');
+  // --- end client quotas
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
   const o = raw as Opts;
   if (Boolean(o.describe) === Boolean(o.alter)) throw new CliError('exactly one of --describe or --alter must be given (see --help)');
+  // --- client quotas: users / clients entities (repeated --entity-type pairs with names in order)
+  const quotaEntities = clientEntityArgs(argv);
+  if (quotaEntities) {
+    return clientQuotasCommand(quotaEntities, {
+      ...(o.bootstrapServer !== undefined ? { bootstrapServer: o.bootstrapServer } : {}),
+      ...(o.zookeeper !== undefined ? { zookeeper: o.zookeeper } : {}),
+      ...(o.commandConfig !== undefined ? { commandConfig: o.commandConfig } : {}),
+      describe: Boolean(o.describe),
+      adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
+      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
+    });
+  }
+  // --- end client quotas
   let type = o.entityType;
   let name = o.entityName;
   if (o.topic !== undefined) [type, name] = ['topics', o.topic];
