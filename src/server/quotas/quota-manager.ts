@@ -27,6 +27,8 @@ interface Sensor {
   lastRecordMs: number;
 }
 
+const MAX_CACHED_RESOLUTIONS = 100_000;
+
 /** Sensors idle this long are dropped (Kafka's inactive sensor expiry: 1 hour). */
 const SENSOR_EXPIRY_MS = 3_600_000;
 
@@ -71,6 +73,7 @@ export class ClientQuotaManager {
     let q = this.resolved.get(cacheKey);
     if (q === undefined) {
       q = resolveQuota((p) => this.store.get(p), principal.name, clientId, QUOTA_KEY[this.type]) ?? null;
+      if (this.resolved.size >= MAX_CACHED_RESOLUTIONS) this.resolved.clear(); // many client ids: start over rather than grow
       this.resolved.set(cacheKey, q);
     }
     return q ?? undefined;
