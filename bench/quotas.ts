@@ -76,8 +76,12 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
+/** CPU µs of this process (broker and client) per request of the last pipelined() run. */
+let lastCpuUsPerRequest = 0;
+
 /** Sends `frames` with at most `window` unanswered; resolves with the elapsed ms. */
 async function pipelined(port: number, frames: Buffer[], window = 32): Promise<number> {
+  const cpu0 = process.cpuUsage();
   const socket = net.connect(port, '127.0.0.1');
   await once(socket, 'connect');
   socket.setNoDelay(true);
@@ -102,6 +106,8 @@ async function pipelined(port: number, frames: Buffer[], window = 32): Promise<n
     pump();
   });
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  lastCpuUsPerRequest = (cpu.user + cpu.system) / frames.length;
   socket.destroy();
   return ms;
 }
@@ -136,22 +142,43 @@ async function overhead(requests: number, repeats: number): Promise<void> {
         await store.set('clients/bench', { producer_byte_rate: '1000000000000', consumer_byte_rate: '1000000000000', request_percentage: '1000000.0' });
       }],
     ];
-    const results = new Map<string, { produce: number[]; fetch: number[] }>();
+    const results = new Map<string, { produce: number[]; fetch: number[]; produceCpu: number[]; fetchCpu: number[] }>();
     await pipelined(port, produceFrames.slice(0, 2000)); // warm-up
     for (let r = 0; r < repeats; r++) {
       for (const [name, setUp] of cases) {
         const supported = (await setUp().then(() => true, () => false));
         if (!supported) continue;
-        const res = results.get(name) ?? { produce: [], fetch: [] };
+        const res = results.get(name) ?? { produce: [], fetch: [], produceCpu: [], fetchCpu: [] };
         res.produce.push(requests / ((await pipelined(port, produceFrames)) / 1000));
+        res.produceCpu.push(lastCpuUsPerRequest);
         res.fetch.push(requests / ((await pipelined(port, fetchFrames)) / 1000));
+        res.fetchCpu.push(lastCpuUsPerRequest);
         results.set(name, res);
       }
     }
     console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${requests} requests per round, ${repeats} rounds, median (range) requests/s`);
     for (const [name, res] of results) {
       const line = (xs: number[]): string => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`;
-      console.log(`${name.padEnd(40)} produce ${line(res.produce)}   fetch ${line(res.fetch)}`);
+      console.log(`${name.padEnd(40)} produce ${line(res.produce)} req/s, ${median(res.produceCpu).toFixed(1)} CPU µs/req   fetch ${line(res.fetch)} req/s, ${median(res.fetchCpu).toFixed(1)} CPU µs/req`);
+    }
+    // The quota checks alone, where this build has them: ns per call.
+    const quotas = (broker.services as { quotas?: { produce: { recordAndGetThrottleTimeMs(p: unknown, c: string, v: number): number } } }).quotas;
+    if (quotas) {
+      const principal = { principalType: 'User', name: 'ANONYMOUS' };
+      const perCall = (): number => {
+        const n = 2_000_000;
+        const t0 = performance.now();
+        for (let i = 0; i < n; i++) quotas.produce.recordAndGetThrottleTimeMs(principal, 'bench', 100);
+        return ((performance.now() - t0) * 1e6) / n;
+      };
+      await store.set('clients/bench', {});
+      await store.set('clients/other', {});
+      const off = perCall();
+      await store.set('clients/other', { producer_byte_rate: '1000' });
+      const cached = perCall();
+      await store.set('clients/bench', { producer_byte_rate: '1000000000000' });
+      const recorded = perCall();
+      console.log(`produce quota check alone: ${off.toFixed(1)} ns/call with no quota, ${cached.toFixed(1)} ns with quotas on others (cached lookup), ${recorded.toFixed(1)} ns recording on a sensor`);
     }
   } finally {
     await broker.stop();
