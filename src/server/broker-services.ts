@@ -66,8 +66,8 @@ export interface BrokerServices {
   readonly txnCoordinator: TxnCoordinator;
   /** Users' and client ids' configs: SCRAM credentials and client quotas (ZooKeeper in cluster mode). */
   readonly clientEntities: ClientEntityConfigStore;
-  /** Client quotas (produce/fetch bytes, request time) over clientEntities: src/server/quotas. */
-  readonly quotas: QuotaManagers;
+  /** Client quotas (produce/fetch bytes, request time) over clientEntities: src/server/quotas. Absent: none (partial services in tests). */
+  readonly quotas?: QuotaManagers;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

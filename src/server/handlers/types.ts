@@ -53,7 +53,7 @@ export function defineHandler<Req, Res>(spec: ApiHandlerSpec<Req, Res>): ApiHand
     async run(r, ctx) {
       const version = ctx.header.apiVersion;
       // --- quotas: time the request on the event loop only while request quotas exist
-      const timed = ctx.services.quotas.request.quotasEnabled;
+      const timed = ctx.services.quotas?.request.quotasEnabled ?? false;
       const t0 = timed ? performance.now() : 0;
       const req = spec.request.read(r, version);
       const pending = spec.handle(req, ctx);

@@ -32,8 +32,8 @@ function clientId(ctx: RequestContext): string {
 
 /** The request's handler time on request_percentage; 0 when within quota or no quota. */
 export function requestThrottleMs(ctx: RequestContext, nowMs: number = Date.now()): number {
-  const q = ctx.services.quotas.request;
-  if (!q.quotasEnabled || ctx.handlerLoopMs === undefined) return 0;
+  const q = ctx.services.quotas?.request;
+  if (!q?.quotasEnabled || ctx.handlerLoopMs === undefined) return 0;
   return q.recordAndGetThrottleTimeMs(ctx.connection.principal, clientId(ctx), msToPercentSeconds(ctx.handlerLoopMs), nowMs);
 }
 
@@ -43,7 +43,7 @@ export function requestThrottleMs(ctx: RequestContext, nowMs: number = Date.now(
  */
 export async function throttleProduce(ctx: RequestContext, recordBytes: number, acks: number): Promise<number> {
   const { quotas } = ctx.services;
-  if (!quotas.produce.quotasEnabled && !quotas.request.quotasEnabled) return 0;
+  if (!quotas || (!quotas.produce.quotasEnabled && !quotas.request.quotasEnabled)) return 0;
   const now = Date.now();
   const bandwidth = quotas.produce.recordAndGetThrottleTimeMs(ctx.connection.principal, clientId(ctx), recordBytes, now);
   const request = acks === 0 ? 0 : requestThrottleMs(ctx, now);
@@ -54,8 +54,8 @@ export async function throttleProduce(ctx: RequestContext, recordBytes: number, 
 
 /** Fetch: the consumer's byte limit within its quota (Kafka caps fetch.max.bytes at bound × (samples − 1) × window). */
 export function fetchQuotaMaxBytes(ctx: RequestContext): number {
-  const q = ctx.services.quotas.fetch;
-  if (!q.quotasEnabled) return Infinity;
+  const q = ctx.services.quotas?.fetch;
+  if (!q?.quotasEnabled) return Infinity;
   return Math.floor(q.maxValueInQuotaWindow(ctx.connection.principal, clientId(ctx)));
 }
 
@@ -65,7 +65,7 @@ export function fetchQuotaMaxBytes(ctx: RequestContext): number {
  */
 export function fetchThrottleMs(ctx: RequestContext, responseBytes: number): number {
   const { quotas } = ctx.services;
-  if (!quotas.fetch.quotasEnabled && !quotas.request.quotasEnabled) return 0;
+  if (!quotas || (!quotas.fetch.quotasEnabled && !quotas.request.quotasEnabled)) return 0;
   const now = Date.now();
   const request = requestThrottleMs(ctx, now);
   const bandwidth = quotas.fetch.recordAndGetThrottleTimeMs(ctx.connection.principal, clientId(ctx), responseBytes, now);
