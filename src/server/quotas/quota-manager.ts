@@ -34,7 +34,9 @@ const SENSOR_EXPIRY_MS = 3_600_000;
 
 export class ClientQuotaManager {
   private enabled = false;
-  private readonly resolved = new Map<string, ResolvedQuota | null>();
+  /** Cached resolutions: principal name → client id → quota (null: none). */
+  private readonly resolved = new Map<string, Map<string, ResolvedQuota | null>>();
+  private resolvedCount = 0;
   private readonly sensors = new Map<string, Sensor>();
   private sensorsAtLastPrune = 0;
 
@@ -64,34 +66,44 @@ export class ClientQuotaManager {
     }
     this.enabled = enabled;
     this.resolved.clear();
+    this.resolvedCount = 0;
   }
 
   /** The quota applying to this principal and client id; undefined = unlimited. */
   quotaFor(principal: KafkaPrincipal, clientId: string): ResolvedQuota | undefined {
     if (!this.enabled) return undefined;
-    const cacheKey = `${principal.name}\u0000${clientId}`;
-    let q = this.resolved.get(cacheKey);
+    let byClient = this.resolved.get(principal.name);
+    let q = byClient?.get(clientId);
     if (q === undefined) {
       q = resolveQuota((p) => this.store.get(p), principal.name, clientId, QUOTA_KEY[this.type]) ?? null;
-      if (this.resolved.size >= MAX_CACHED_RESOLUTIONS) this.resolved.clear(); // many client ids: start over rather than grow
-      this.resolved.set(cacheKey, q);
+      if (this.resolvedCount >= MAX_CACHED_RESOLUTIONS) {
+        this.resolved.clear(); // many client ids: start over rather than grow
+        this.resolvedCount = 0;
+        byClient = undefined;
+      }
+      if (byClient === undefined) this.resolved.set(principal.name, (byClient = new Map()));
+      byClient.set(clientId, q);
+      this.resolvedCount++;
     }
     return q ?? undefined;
   }
 
   /** Records `value` (bytes, or percent-seconds of handler time) and returns the throttle time in ms (0: within quota). */
-  recordAndGetThrottleTimeMs(principal: KafkaPrincipal, clientId: string, value: number, nowMs: number = this.clock()): number {
+  recordAndGetThrottleTimeMs(principal: KafkaPrincipal, clientId: string, value: number, nowMs?: number): number {
     if (!this.enabled) return 0;
     const q = this.quotaFor(principal, clientId);
     if (q === undefined) return 0;
-    return recordAndThrottleMs(this.sensor(q, nowMs).rate, q.bound, value, nowMs);
+    const now = nowMs ?? this.clock();
+    return recordAndThrottleMs(this.sensor(q, now).rate, q.bound, value, now);
   }
 
   /** Takes back a recorded value (a throttled fetch answers nothing, as Kafka's unrecordQuotaSensor). */
-  unrecord(principal: KafkaPrincipal, clientId: string, value: number, nowMs: number = this.clock()): void {
+  unrecord(principal: KafkaPrincipal, clientId: string, value: number, nowMs?: number): void {
     if (!this.enabled) return;
     const q = this.quotaFor(principal, clientId);
-    if (q !== undefined) this.sensor(q, nowMs).rate.record(-value, nowMs);
+    if (q === undefined) return;
+    const now = nowMs ?? this.clock();
+    this.sensor(q, now).rate.record(-value, now);
   }
 
   /** The most a quota allows over the measured windows (Kafka caps fetch.max.bytes with it); Infinity = no quota. */
