@@ -8,6 +8,7 @@ import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { configsWithZk } from './common/configs-zk.js';
 import { userScramConfigs } from './common/user-scram-configs.js';
+import { clientEntityArgs, clientQuotasCommand, type ScramHook } from './common/client-quotas.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
@@ -53,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--describe', 'list configs for the given entity')
     .option('--alter', 'alter the configuration of the entity')
-    .option('--entity-type <type>', 'topics, brokers or users')
+    .option('--entity-type <type>', 'topics, brokers, users or clients (users and clients may be combined)')
     .option('--entity-name <name>', 'topic name or broker id')
     .option('--entity-default', 'the cluster-wide default broker config')
     .option('--topic <topic>', 'same as --entity-type topics --entity-name <topic>')
@@ -61,30 +62,48 @@ async function main(argv: string[]): Promise<number> {
     .option('--broker-defaults', 'same as --entity-type brokers --entity-default')
     .option('--add-config <k=v,...>', 'configs to set: k1=v1,k2=[v1,v2]')
     .option('--delete-config <k,...>', 'configs to remove')
-    .option('--all', 'with --describe: all configs, not only the overridden ones');
+    .option('--all', 'with --describe: all configs, not only the overridden ones')
+    // --- client quotas (users / clients): src/cli/common/client-quotas.ts reads these from argv in order
+    .option('--user <user>', 'same as --entity-type users --entity-name <user>')
+    .option('--client <client-id>', 'same as --entity-type clients --entity-name <client-id>')
+    .option('--user-defaults', 'same as --entity-type users --entity-default')
+    .option('--client-defaults', 'same as --entity-type clients --entity-default');
+  // --- end client quotas
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
   const o = raw as Opts;
   if (Boolean(o.describe) === Boolean(o.alter)) throw new CliError('exactly one of --describe or --alter must be given (see --help)');
+  // --- client quotas and SCRAM credentials: users / clients entities (repeated --entity-type
+  // pairs with names in order). SCRAM keys of a user go to user-scram-configs.ts, as Kafka's tool
+  // alters them through AlterUserScramCredentials; a user's --describe through a broker prints
+  // its quotas, then its SCRAM credentials (ZooKeeper mode prints the whole znode once).
+  const quotaEntities = clientEntityArgs(argv);
+  if (quotaEntities) {
+    const props = loadPropertiesFile(o.commandConfig);
+    const where = {
+      ...(o.bootstrapServer !== undefined ? { bootstrapServer: o.bootstrapServer } : {}),
+      ...(o.zookeeper !== undefined ? { zookeeper: o.zookeeper } : {}),
+    };
+    const scram: ScramHook = (user, adds, deletes) => userScramConfigs({ ...where, props, describe: false, user, adds, deletes });
+    const code = await clientQuotasCommand(quotaEntities, {
+      ...where,
+      ...(o.commandConfig !== undefined ? { commandConfig: o.commandConfig } : {}),
+      describe: Boolean(o.describe),
+      adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
+      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
+    }, scram);
+    const user = quotaEntities.length === 1 && quotaEntities[0]!.type === 'users' ? quotaEntities[0]! : undefined;
+    if (code === 0 && o.describe && user !== undefined && user.name !== '' && o.zookeeper === undefined) {
+      return userScramConfigs({ ...where, props, describe: true, user: user.name, adds: [], deletes: [] });
+    }
+    return code;
+  }
+  // --- end client quotas and SCRAM credentials
   let type = o.entityType;
   let name = o.entityName;
   if (o.topic !== undefined) [type, name] = ['topics', o.topic];
   if (o.broker !== undefined) [type, name] = ['brokers', o.broker];
   if (o.brokerDefaults || o.entityDefault) [type, name] = ['brokers', ''];
-  // --- SASL: users' SCRAM credentials (src/cli/common/user-scram-configs.ts) ---
-  if (type === 'users') {
-    if (o.zookeeper !== undefined && o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
-    return userScramConfigs({
-      ...(o.bootstrapServer !== undefined ? { bootstrapServer: o.bootstrapServer } : {}),
-      ...(o.zookeeper !== undefined ? { zookeeper: o.zookeeper } : {}),
-      props: loadPropertiesFile(o.commandConfig),
-      describe: Boolean(o.describe),
-      user: name,
-      adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
-      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
-    });
-  }
-  // --- end SASL ---
   if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics or brokers (see --help)');
   if (o.zookeeper !== undefined) {
     if (o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');

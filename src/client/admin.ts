@@ -12,10 +12,12 @@ import * as groups from './admin-groups.js';
 import * as txns from './admin-transactions.js';
 import * as acls from './admin-acls.js';
 import type { AclBinding, AclBindingFilter } from '../security/authorizer/acl-model.js';
+import * as quotas from './admin-quotas.js';
 
 export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
 export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
 export type { ProducerStateDescription, AbortTransactionSpec } from './admin-transactions.js';
+export type { QuotaEntityComponent, QuotaFilterComponent, ClientQuotaEntry, ClientQuotaAlteration } from './admin-quotas.js';
 
 export interface NewTopic {
   name: string;
@@ -162,6 +164,16 @@ export class Admin {
       isSensitive: c.isSensitive,
       synonyms: c.synonyms,
     }));
+  }
+
+  /** Client quotas matching the filter (KIP-546). */
+  describeClientQuotas(components: readonly quotas.QuotaFilterComponent[], strict = false): Promise<quotas.ClientQuotaEntry[]> {
+    return quotas.describeClientQuotas(this.cluster, components, strict);
+  }
+
+  /** Sets (or, with value null, removes) client quota keys of entities. */
+  alterClientQuotas(entries: readonly quotas.ClientQuotaAlteration[], opts: { validateOnly?: boolean } = {}): Promise<void> {
+    return quotas.alterClientQuotas(this.cluster, entries, opts.validateOnly ?? false);
   }
 
   /** IncrementalAlterConfigs on one resource. */

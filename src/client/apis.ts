@@ -50,6 +50,8 @@ export const Api = {
   DeleteGroups: api(42, m.DeleteGroupsRequestCodec, m.DeleteGroupsResponseCodec),
   IncrementalAlterConfigs: api(44, m.IncrementalAlterConfigsRequestCodec, m.IncrementalAlterConfigsResponseCodec),
   OffsetDelete: api(47, m.OffsetDeleteRequestCodec, m.OffsetDeleteResponseCodec),
+  DescribeClientQuotas: api(48, m.DescribeClientQuotasRequestCodec, m.DescribeClientQuotasResponseCodec),
+  AlterClientQuotas: api(49, m.AlterClientQuotasRequestCodec, m.AlterClientQuotasResponseCodec),
   DescribeCluster: api(60, m.DescribeClusterRequestCodec, m.DescribeClusterResponseCodec),
   DescribeProducers: api(61, m.DescribeProducersRequestCodec, m.DescribeProducersResponseCodec),
   DescribeTransactions: api(65, m.DescribeTransactionsRequestCodec, m.DescribeTransactionsResponseCodec),

@@ -17,6 +17,7 @@ import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker
 import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';
 import type { Authorizer } from '../security/authorizer/authorizer.js';
+import type { QuotaManagers } from './quotas/quota-manager.js';
 
 export interface Endpoint {
   host: string;
@@ -68,6 +69,8 @@ export interface BrokerServices {
   readonly clientEntities: ClientEntityConfigStore;
   /** ACLs (authorizer.class.name); undefined = no authorizer, everything allowed. Checks: handlers/authz.ts. */
   readonly authorizer?: Authorizer;
+  /** Client quotas (produce/fetch bytes, request time) over clientEntities: src/server/quotas. Absent: none (partial services in tests). */
+  readonly quotas?: QuotaManagers;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

@@ -15,6 +15,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
 import { createRequestRouter } from './request-router.js';
+import { QuotaManagers } from './quotas/quota-manager.js';
 import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -239,6 +240,7 @@ export class Broker {
       txnCoordinator: this.txnCoordinator,
       clientEntities,
       ...(authorizer ? { authorizer } : {}),
+      quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };

@@ -45,6 +45,9 @@ export interface BrokerConfig {
   socketRequestMaxBytes: number;
   socketListenBacklogSize: number;
   connectionsMaxIdleMs: number;
+  /** Client quotas: quota.window.num samples of quota.window.size.seconds. */
+  quotaWindowNum: number;
+  quotaWindowSizeSeconds: number;
   maxConnections: number;
   maxConnectionsPerIp: number;
   queuedMaxRequests: number;
@@ -306,6 +309,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     socketRequestMaxBytes: v.num('socket.request.max.bytes'),
     socketListenBacklogSize: v.num('socket.listen.backlog.size'),
     connectionsMaxIdleMs: v.num('connections.max.idle.ms'),
+    quotaWindowNum: v.num('quota.window.num'),
+    quotaWindowSizeSeconds: v.num('quota.window.size.seconds'),
     maxConnections: v.num('max.connections'),
     maxConnectionsPerIp: v.num('max.connections.per.ip'),
     queuedMaxRequests: v.num('queued.max.requests'),

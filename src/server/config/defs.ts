@@ -187,6 +187,10 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('authorizer.class.name', 'string', '', 'Kafka\'s kafka.security.authorizer.AclAuthorizer or org.apache.kafka.metadata.authorizer.StandardAuthorizer enables ACLs; empty = no authorizer (everything allowed).', { validator: { oneOf: ['', 'kafka.security.authorizer.AclAuthorizer', 'org.apache.kafka.metadata.authorizer.StandardAuthorizer'] } }),
   def('super.users', 'string', null, 'Semicolon-separated principals (User:admin;User:broker) allowed everything when an authorizer is set.'),
   def('allow.everyone.if.no.acl.found', 'boolean', 'false', 'With an authorizer: allow a request on a resource that has no ACL at all.'),
+  // Client quotas (issue 15): the windows rates are measured over (quotas themselves are client entity configs).
+  def('quota.window.num', 'int', '11', 'Number of samples a client quota rate is measured over.', atLeast(1)),
+  def('quota.window.size.seconds', 'int', '1', 'Length of each client quota sample.', atLeast(1)),
+  def('client.quota.callback.class', 'class', null, 'Custom quota callback; Fjord has only Kafka\'s default (user/client-id entities).', NO_EFFECT),
 
   // Keys Kafka 3.9 lets AlterConfigs change on a broker (DynamicBrokerConfig) that Fjord does not
   // act on yet: accepted, validated by type, stored and described, so tools and client tests that

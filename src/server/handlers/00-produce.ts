@@ -12,6 +12,7 @@ import type { Input } from '../../protocol/primitives/index.js';
 import { topicNameError } from '../../metadata/topic-names.js';
 import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopic } from '../topic-creation.js';
+import { throttleProduce } from '../quotas/request-quotas.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { AclOperation, authorizeCluster, authorizeTopic, authorizeTransactionalId } from './authz.js';
 
@@ -74,10 +75,14 @@ export const produceHandler = defineHandler({
         return { name: t.name, partitionResponses };
       }),
     );
+    // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
+    let recordBytes = 0;
+    for (const t of req.topicData) for (const pd of t.partitionData) recordBytes += pd.records?.length ?? 0;
+    const throttleTimeMs = await throttleProduce(ctx, recordBytes, req.acks);
     if (req.acks === 0) {
       if (failed) throw new CloseConnectionError('acks=0 produce failed; closing so the client refreshes metadata');
       return null;
     }
-    return { responses, throttleTimeMs: 0 };
+    return { responses, throttleTimeMs };
   },
 });

@@ -17,6 +17,26 @@ import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-
 import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
+import { fetchReadBuffers } from '../../storage/read-buffer-pool.js';
+import { applyThrottle, fetchQuotaMaxBytes, fetchThrottleMs } from '../quotas/request-quotas.js';
+
+/** Record bytes read for a consumer, as the fetch quota counts them (before any down-conversion). */
+function readBytes(results: readonly PartitionFetchResult[]): number {
+  let n = 0;
+  for (const r of results) n += r.records?.length ?? 0;
+  return n;
+}
+
+/**
+ * A consumer over its quota gets an empty answer carrying the throttle time (the data read is
+ * dropped; the session, if any, keeps its offsets), as Kafka's getThrottledResponse; the
+ * connection is muted, and for pre-KIP-219 versions the answer waits the throttle time.
+ */
+async function throttledResponse(ctx: RequestContext, ms: number, sessionId: number, dropped: readonly PartitionFetchResult[]): Promise<Input<FetchResponse>> {
+  for (const r of dropped) if (r.records) fetchReadBuffers.release(r.records);
+  await applyThrottle(ctx, ms);
+  return { throttleTimeMs: ms, errorCode: ErrorCode.NONE, sessionId, responses: [] };
+}
 
 /** What the request itself says of a partition: the session's record of it, before any response. */
 type Requested = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch' | 'replicaLogStartOffset'>;
@@ -184,6 +204,8 @@ export const fetchHandler = defineHandler({
       hardMaxBytes: version <= 2,
       replicaId: version >= 15 ? req.replicaState.replicaId : req.replicaId,
     };
+    const fromConsumer = params.replicaId < 0;
+    if (fromConsumer && version >= 3) params.maxBytes = Math.min(params.maxBytes, fetchQuotaMaxBytes(ctx));
     const requested = requestedPartitions(req, ctx, useIds, params.replicaId >= 0);
     const sessions = rm.fetchSessions;
     const denied = ctx.services.authorizer === undefined ? undefined : fetchDenial(ctx, params.replicaId >= 0);
@@ -192,7 +214,10 @@ export const fetchHandler = defineHandler({
     const full = version < 7 || req.sessionEpoch === INITIAL_EPOCH || req.sessionEpoch === FINAL_EPOCH;
     if (full) {
       if (version >= 7 && req.sessionId !== 0) sessions.remove(req.sessionId);
-      const results = await convertFor(version, requested, await rm.fetch(requested.map((r) => toTarget(r, useIds, denied)), params), params.maxBytes, ctx);
+      const read = await rm.fetch(requested.map((r) => toTarget(r, useIds, denied)), params);
+      const throttleMs = fromConsumer ? fetchThrottleMs(ctx, readBytes(read)) : 0;
+      if (throttleMs > 0) return throttledResponse(ctx, throttleMs, 0, read);
+      const results = await convertFor(version, requested, read, params.maxBytes, ctx);
       let session: FetchSession | undefined;
       if (version >= 7 && req.sessionEpoch === INITIAL_EPOCH) session = sessions.create(useIds, requested.length);
       const items = requested.map((r, i) => {
@@ -227,7 +252,10 @@ export const fetchHandler = defineHandler({
       replicaLogStartOffset: sp.replicaLogStartOffset,
     });
     const reqs = members.map(asRequested);
-    const results = await convertFor(version, reqs, await rm.fetch(reqs.map((r) => toTarget(r, useIds, denied)), params), params.maxBytes, ctx);
+    const read = await rm.fetch(reqs.map((r) => toTarget(r, useIds, denied)), params);
+    const throttleMs = fromConsumer ? fetchThrottleMs(ctx, readBytes(read)) : 0;
+    if (throttleMs > 0) return throttledResponse(ctx, throttleMs, session.id, read);
+    const results = await convertFor(version, reqs, read, params.maxBytes, ctx);
     const items: { r: Requested; data: Input<PartitionData> }[] = [];
     members.forEach((sp, i) => {
       const result = results[i]!;

@@ -50,6 +50,8 @@ import { createAclsHandler } from './30-create-acls.js';
 import { deleteAclsHandler } from './31-delete-acls.js';
 import { saslAuthenticateHandler, saslHandshakeHandler } from './17-sasl-handshake.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './50-user-scram-credentials.js';
+import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
+import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -90,6 +92,9 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listGroupsHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  // Client quotas (issue 15).
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
   // Served by the controller in cluster mode; in embedded mode answered for the one-broker cluster.
   controlledShutdownHandler,
   electLeadersHandler,

@@ -6,11 +6,17 @@ import type { Input, MessageCodec, Reader, Writer } from '../../protocol/primiti
 import type { ConnectionContext } from '../network/types.js';
 import type { RequestHeader } from '../request-header.js';
 import type { BrokerServices } from '../broker-services.js';
+import { REQUEST_QUOTA_EXEMPT, applyThrottle, requestThrottleMs } from '../quotas/request-quotas.js';
 
 export interface RequestContext {
   header: RequestHeader;
   connection: ConnectionContext;
   services: BrokerServices;
+  /**
+   * Quotas: event-loop ms spent decoding the request and running its handler until it first
+   * waited; set (only while request quotas exist) once the handler has returned its promise.
+   */
+  handlerLoopMs?: number;
 }
 
 export interface ApiHandlerSpec<Req, Res> {
@@ -46,10 +52,29 @@ export function defineHandler<Req, Res>(spec: ApiHandlerSpec<Req, Res>): ApiHand
     requestCodec: spec.request as MessageCodec<unknown>,
     async run(r, ctx) {
       const version = ctx.header.apiVersion;
+      // --- quotas: time the request on the event loop only while request quotas exist
+      const timed = ctx.services.quotas?.request.quotasEnabled ?? false;
+      const t0 = timed ? performance.now() : 0;
       const req = spec.request.read(r, version);
-      const res = await spec.handle(req, ctx);
+      const pending = spec.handle(req, ctx);
+      if (timed) ctx.handlerLoopMs = performance.now() - t0;
+      const res = await pending;
       if (res === null) return null;
+      if (timed && !SELF_THROTTLED.has(spec.apiKey) && !REQUEST_QUOTA_EXEMPT.has(spec.apiKey)) await throttleForRequestQuota(res as object, ctx);
+      // --- end quotas
       return (w) => spec.response.write(w, res, version);
     },
   };
+}
+
+/** Produce and Fetch check their quotas themselves (bytes and request time together). */
+const SELF_THROTTLED: ReadonlySet<number> = new Set([0, 1]);
+
+/** request_percentage for every other API: throttle_time_ms (where the response has it) and the mute. */
+async function throttleForRequestQuota(res: object, ctx: RequestContext): Promise<void> {
+  const ms = requestThrottleMs(ctx);
+  if (ms <= 0) return;
+  const fields = res as { throttleTimeMs?: number };
+  if ('throttleTimeMs' in fields) fields.throttleTimeMs = Math.max(fields.throttleTimeMs ?? 0, ms);
+  await applyThrottle(ctx, ms);
 }

@@ -68,6 +68,10 @@ export class Connection {
   private partialWaitedMs = 0;
   private partialSince = -1;
   private receiveTimer: NodeJS.Timeout | undefined;
+  // --- quota throttling (KIP-219): reading stops until this Date.now(); the timer ends it.
+  private mutedUntil = 0;
+  private muteTimer: NodeJS.Timeout | undefined;
+  // --- end quota throttling
 
   constructor(
     private readonly socket: Socket,
@@ -89,6 +93,29 @@ export class Connection {
     socket.on('error', (err: Error) => this.closeFor('socket-error', `socket error: ${err.message}`));
     socket.on('close', () => this.onClosed());
     if (limits.connectionsMaxIdleMs > 0) this.armIdleTimer(limits.connectionsMaxIdleMs);
+    ctx.muteFor = (ms) => this.muteFor(ms);
+  }
+
+  /**
+   * Quota throttling: no request is read from the peer for `ms` (responses are still written);
+   * overlapping mutes end at the latest end. Called from the dispatcher, in or outside the pump.
+   */
+  muteFor(ms: number): void {
+    if (this.closed || ms <= 0) return;
+    const until = Date.now() + ms;
+    if (until <= this.mutedUntil) return;
+    this.mutedUntil = until;
+    if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
+    this.muteTimer = setTimeout(() => {
+      this.muteTimer = undefined;
+      this.processFrames();
+    }, ms);
+    this.muteTimer.unref();
+    this.updatePause();
+  }
+
+  get muted(): boolean {
+    return this.muteTimer !== undefined;
   }
 
   get queuedRequests(): number {
@@ -142,6 +169,8 @@ export class Connection {
     this.stopReceiveClock(true);
     if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
+    if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
+    this.muteTimer = undefined;
   }
 
   private dropAdmission(): void {
@@ -386,6 +415,7 @@ export class Connection {
 
   private overLimits(): boolean {
     return (
+      this.muteTimer !== undefined ||
       this.writeBlocked ||
       this.memoryWaiter !== null ||
       this.queuedRequests >= this.limits.maxQueuedRequestsPerConnection ||

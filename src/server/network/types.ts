@@ -27,6 +27,12 @@ export interface ConnectionContext {
    * and closes once the responses already queued are written.
    */
   closeAfterResponses?: boolean;
+  /**
+   * Quotas (KIP-219): stop reading requests from this connection for `ms` from now (the longest
+   * of overlapping calls wins); responses are still written. Set by the connection; absent in tests
+   * that call handlers without one.
+   */
+  muteFor?: (ms: number) => void;
 }
 
 export interface FrameLimits {

@@ -1,0 +1,19 @@
+/**
+ * DescribeClientQuotas v0-v1 (KIP-546): the quota configs of the user / client-id entities a
+ * filter matches (src/server/quotas/client-quota-admin.ts has Kafka's matching and validation).
+ */
+import { DescribeClientQuotasRequestCodec, DescribeClientQuotasResponseCodec } from '../../protocol/messages/index.js';
+import { describeClientQuotas } from '../quotas/client-quota-admin.js';
+import { defineHandler } from './types.js';
+
+export const describeClientQuotasHandler = defineHandler({
+  apiKey: 48,
+  request: DescribeClientQuotasRequestCodec,
+  response: DescribeClientQuotasResponseCodec,
+  minVersion: 0,
+  maxVersion: 1,
+  handle(req, ctx) {
+    const r = describeClientQuotas(ctx.services.clientEntities, req.components, req.strict);
+    return { throttleTimeMs: 0, errorCode: r.errorCode, errorMessage: r.errorMessage, entries: r.entries };
+  },
+});
