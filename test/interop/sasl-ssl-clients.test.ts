@@ -96,9 +96,9 @@ before(async () => {
   // The test's own users: alice (SCRAM) and plainy (PLAIN) may do everything on sec-* topics and groups.
   await runDocCommand(['bin/kafka-configs.sh', '--bootstrap-server', 'broker1:9093', '--command-config', 'admin.properties', '--alter',
     '--add-config', 'SCRAM-SHA-512=[password=alice-512]', '--entity-type', 'users', '--entity-name', 'alice']);
-  for (const type of ['--topic', '--group']) {
+  for (const type of ['--topic', '--group', '--transactional-id']) {
     await runDocCommand(['bin/kafka-acls.sh', '--bootstrap-server', 'broker1:9093', '--command-config', 'admin.properties', '--add',
-      '--allow-principal', 'User:alice', '--allow-principal', 'User:plainy', '--operation', 'All', type, type === '--topic' ? 'sec-' : 'g-sec-', '--resource-pattern-type', 'prefixed']);
+      '--allow-principal', 'User:alice', '--allow-principal', 'User:plainy', '--operation', 'All', type, type === '--group' ? 'g-sec-' : 'sec-', '--resource-pattern-type', 'prefixed']);
   }
 });
 after(async () => {
@@ -188,4 +188,30 @@ test('the error code of a wrong password or unknown user over SASL_SSL is SASL_A
   } finally {
     await good.close();
   }
+});
+
+test('transactions on the documented set-up: the broker writes its markers over the SSL inter-broker listener as User:broker1 (a super user)', { timeout: 90_000 }, async () => {
+  const kafka = new kafkajs.Kafka({
+    clientId: 'sasl-ssl-tx', brokers: [clients], ssl: { ca: [certs.ca] }, sasl: { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-512' },
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'sec-tx', numPartitions: 1 }] });
+  await admin.disconnect();
+  const producer = kafka.producer({ transactionalId: 'sec-tx-1', idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  try {
+    for (let i = 0; i < 3; i++) {
+      const txn = await producer.transaction();
+      await txn.send({ topic: 'sec-tx', messages: [{ value: `t${i}` }] });
+      await txn.commit(); // the next transaction of this id waits until this one's markers are written
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  // read_committed sees the three values (and the markers moved the last stable offset past them).
+  const r = await kcat(['-C', ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'alice', 'alice-512', { ...tlsExtra(), 'isolation.level': 'read_committed' }), '-t', 'sec-tx', '-e', '-o', 'beginning']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.toString(), 't0\nt1\nt2\n');
 });
