@@ -145,3 +145,24 @@ test('a DENY for bob on a topic overrides an ALLOW on User:*', { timeout: 60_000
   assert.match(listed, /principal=User:bob, host=\*, operation=ALL, permissionType=DENY/);
   assert.match(listed, /principal=User:\*, host=\*, operation=WRITE, permissionType=ALLOW/);
 });
+
+test('what bob may not describe stays hidden: named in Metadata it is TOPIC_AUTHORIZATION_FAILED, auto-creation does not happen, groups and ACLs are refused', { timeout: 120_000 }, async (t) => {
+  if (!requirePeer(t, 'kcat')) return;
+  const named = await kcat(['-L', ...as('bob'), '-t', 'secret']);
+  assert.match(named.stdout.toString() + named.stderr, /Topic authorization failed/i);
+  assert.doesNotMatch(named.stdout.toString(), /partition 0, leader/);
+  const auto = await produce('bob', 'bob-auto', 'x');
+  assert.equal(auto.ok, false);
+  assert.match(auto.stderr, /authorization failed/i);
+  assert.doesNotMatch(await asAdmin('kafka-topics', ['--list']), /bob-auto/);
+  const aclList = await tool('kafka-acls', 'bob', ['--list']);
+  assert.notEqual(aclList.code, 0);
+  assert.equal(aclList.stderr.trim().split('\n').length, 1, aclList.stderr);
+  assert.match(aclList.stderr, /authoriz/i);
+  const groups = await tool('kafka-consumer-groups', 'bob', ['--list']);
+  assert.equal(groups.code, 0, groups.stderr);
+  assert.doesNotMatch(groups.stdout, /billing/);
+  const describe = await tool('kafka-consumer-groups', 'bob', ['--describe', '--group', 'billing']);
+  assert.notEqual(describe.code, 0);
+  assert.match(describe.stderr, /authoriz/i);
+});
