@@ -219,15 +219,15 @@ test('transactions on the documented set-up: the broker writes its markers over 
 
 test('the documented quota holds bob (his SASL principal) to 1 MB/s: librdkafka reports throttling and his volume stays within the bound', { timeout: 120_000 }, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
-  const seconds = 8;
+  const seconds = 12;
   const bob = await greedyProducer(clients, 'orders', 'greedy-bob', seconds, 10_000, {
     'security.protocol': 'SASL_SSL', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': 'bob', 'sasl.password': 'bob-secret', ...tlsExtra(),
   });
   assert.deepEqual(bob.errors, []);
   const bytes = bob.buckets.reduce((n, [, b]) => n + b, 0);
   t.diagnostic(`bob: ${(bytes / MB).toFixed(2)} MB in ${(bob.end - bob.start).toFixed(1)} s, ${bob.throttles.length} throttle reports, max ${Math.max(0, ...bob.throttles.map(([, s]) => s))} s`);
-  // Kafka's measure: a first burst may reach bound x 10 windows before throttling starts (see Quotas).
-  assert.ok(bytes > 10 * MB, `bob delivered only ${(bytes / MB).toFixed(2)} MB in ${seconds} s: too slow to reach his quota on this machine`);
-  assert.ok(bob.throttles.some(([, s]) => s > 0), 'librdkafka reported no throttle time for bob');
+  // Kafka's measure: a first burst may reach bound x 10 windows (10 MB) before throttling starts
+  // (see Quotas); at any speed above 1 MB/s he is throttled within these 12 s.
+  assert.ok(bob.throttles.some(([, s]) => s > 0), `librdkafka reported no throttle time for bob (${(bytes / MB).toFixed(2)} MB sent)`);
   assert.ok(bytes < (seconds + 11) * MB * 1.3, `bob delivered ${(bytes / MB).toFixed(2)} MB in ${seconds} s, over a 1 MB/s quota`);
 });
