@@ -10,6 +10,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
+import tls from 'node:tls';
+import { once } from 'node:events';
+import { encodeRequest } from '../helpers/raw-client.js';
+import { v2Bomb } from '../helpers/bombs.js';
+import { CompressionType } from '../../src/protocol/records/index.js';
+import { MetadataRequestCodec, ProduceRequestCodec } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { makeTestCerts, type TestCerts } from '../helpers/tls-certs.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
@@ -230,4 +236,28 @@ test('the documented quota holds bob (his SASL principal) to 1 MB/s: librdkafka 
   // (see Quotas); at any speed above 1 MB/s he is throttled within these 12 s.
   assert.ok(bob.throttles.some(([, s]) => s > 0), `librdkafka reported no throttle time for bob (${(bytes / MB).toFixed(2)} MB sent)`);
   assert.ok(bytes < (seconds + 11) * MB * 1.3, `bob delivered ${(bytes / MB).toFixed(2)} MB in ${seconds} s, over a 1 MB/s quota`);
+});
+
+test('unauthenticated on the SASL_SSL port, after the TLS handshake: a Metadata request or a compression bomb closes the connection and nothing is appended', { timeout: 60_000 }, async () => {
+  const [host, port] = [clients.split(':')[0]!, Number(clients.split(':')[1])];
+  const admin = new Admin({ bootstrapServers: clients, security: { protocol: 'SASL_SSL', tls: { ca: certs.ca }, sasl: { mechanism: 'SCRAM-SHA-512', username: 'alice', password: 'alice-512' } } });
+  try {
+    await admin.createTopics([{ name: 'sec-bombed', numPartitions: 1, replicationFactor: 1 }]);
+    const requests = [
+      encodeRequest(3, MetadataRequestCodec, 9, { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }, 1),
+      encodeRequest(0, ProduceRequestCodec, 8, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'sec-bombed', partitionData: [{ index: 0, records: v2Bomb(CompressionType.Gzip, 16) }] }] }, 2),
+    ];
+    for (const request of requests) {
+      const s = tls.connect({ host, port, ca: certs.ca, servername: 'localhost' });
+      s.on('error', () => {});
+      await once(s, 'secureConnect');
+      const closed = once(s, 'close').then(() => true);
+      s.write(request);
+      assert.ok(await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref())]), `api ${request.readInt16BE(4)} left the connection open`);
+    }
+    const [end] = await admin.listOffsets([{ topic: 'sec-bombed', partition: 0, timestamp: -1n }]);
+    assert.equal(end!.offset, 0n);
+  } finally {
+    await admin.close();
+  }
 });
