@@ -166,3 +166,14 @@ test('what bob may not describe stays hidden: named in Metadata it is TOPIC_AUTH
   assert.notEqual(describe.code, 0);
   assert.match(describe.stderr, /authoriz/i);
 });
+
+test('Fjord\'s console tools as bob (--producer.config / --consumer.config): producing to orders works, consuming it fails in one line', { timeout: 120_000 }, async () => {
+  const prod = await runCli('kafka-console-producer', ['--bootstrap-server', b.bootstrap, '--producer.config', props('bob'), '--topic', 'orders'], { input: 'console-bob\n', timeoutMs: 60_000 });
+  assert.equal(prod.code, 0, prod.stderr);
+  const cons = await runCli('kafka-console-consumer', ['--bootstrap-server', b.bootstrap, '--consumer.config', props('bob'), '--topic', 'orders', '--from-beginning', '--max-messages', '1', '--timeout-ms', '20000'], { timeoutMs: 60_000 });
+  assert.notEqual(cons.code, 0);
+  assert.doesNotMatch(cons.stdout, /console-bob/);
+  const lines = cons.stderr.trim().split('\n').filter((l) => !/^Processed a total/.test(l));
+  assert.equal(lines.length, 1, cons.stderr);
+  assert.match(lines[0]!, /authoriz/i);
+});
