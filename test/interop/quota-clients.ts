@@ -10,13 +10,14 @@ const GREEDY_PRODUCER = `
 import sys, json, time
 from confluent_kafka import Producer
 bootstrap, topic, client_id, seconds, value_bytes = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+extra = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
 buckets = {}
 throttles = []
 errors = []
 def on_throttle(ev):
     throttles.append([time.time(), ev.throttle_time])
 p = Producer({'bootstrap.servers': bootstrap, 'client.id': client_id, 'linger.ms': 5, 'acks': 1,
-              'queue.buffering.max.kbytes': 8192, 'batch.size': 262144, 'throttle_cb': on_throttle})
+              'queue.buffering.max.kbytes': 8192, 'batch.size': 262144, 'throttle_cb': on_throttle, **extra})
 value = b'x' * value_bytes
 def cb(err, msg):
     if err is not None:
@@ -77,8 +78,9 @@ function parse(stdout: string): ClientRun {
   return JSON.parse(lines[lines.length - 1]!) as ClientRun;
 }
 
-export async function greedyProducer(bootstrap: string, topic: string, clientId: string, seconds: number, valueBytes = 10_000): Promise<ClientRun> {
-  const res = await run(PYTHON, ['-c', GREEDY_PRODUCER, bootstrap, topic, clientId, String(seconds), String(valueBytes)], { timeoutMs: (seconds + 60) * 1000 });
+/** `extra`: more librdkafka settings (security.protocol, sasl.*, ssl.ca.location, ...). */
+export async function greedyProducer(bootstrap: string, topic: string, clientId: string, seconds: number, valueBytes = 10_000, extra: Record<string, string> = {}): Promise<ClientRun> {
+  const res = await run(PYTHON, ['-c', GREEDY_PRODUCER, bootstrap, topic, clientId, String(seconds), String(valueBytes), JSON.stringify(extra)], { timeoutMs: (seconds + 60) * 1000 });
   if (res.code !== 0) throw new Error(`greedy producer failed: ${res.stderr}`);
   return parse(res.stdout);
 }

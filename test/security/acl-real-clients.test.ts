@@ -11,29 +11,13 @@ import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { kcat } from '../interop/kcat-helpers.js';
+import { CONFLUENT_CONSUME_ONE_SCRIPT } from '../interop/sasl-client-helpers.js';
 import { runCli } from '../cli/helpers.js';
 import { createTopic } from '../server/handlers/data-plane-helpers.js';
 import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../../src/security/authorizer/acl-model.js';
 
 const PROPS = { 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer', 'allow.everyone.if.no.acl.found': 'false' };
 
-const CONSUME_PY = `
-import sys
-from confluent_kafka import Consumer
-c = Consumer({'bootstrap.servers': sys.argv[1], 'group.id': sys.argv[2], 'auto.offset.reset': 'earliest', 'enable.auto.commit': False})
-c.subscribe([sys.argv[3]])
-got = []
-err = None
-import time
-deadline = time.time() + 20
-while time.time() < deadline and not got and err is None:
-    m = c.poll(0.5)
-    if m is None: continue
-    if m.error(): err = m.error().name(); break
-    got.append(m.value().decode())
-c.close()
-print(err if err else 'GOT ' + ','.join(got))
-`;
 
 async function acls(b: TestBroker, ...args: string[]): Promise<string> {
   const r = await runCli('kafka-acls', ['--bootstrap-server', b.bootstrap, ...args]);
@@ -75,9 +59,9 @@ test('real clients: no ACL, producer ACL, group ACL, prefixed ACL, deny over all
 
     // A group ACL decides who joins: READ on orders and group team-b only.
     await acls(b, '--add', '--allow-principal', 'User:ANONYMOUS', '--consumer', '--topic', 'orders', '--group', 'team-b');
-    const other = await run(PYTHON, ['-c', CONSUME_PY, b.bootstrap, 'team-a', 'orders'], { timeoutMs: 60_000 });
+    const other = await run(PYTHON, ['-c', CONFLUENT_CONSUME_ONE_SCRIPT, b.bootstrap, 'team-a', 'orders'], { timeoutMs: 60_000 });
     assert.equal(other.stdout.trim(), 'GROUP_AUTHORIZATION_FAILED', other.stderr);
-    const mine = await run(PYTHON, ['-c', CONSUME_PY, b.bootstrap, 'team-b', 'orders'], { timeoutMs: 60_000 });
+    const mine = await run(PYTHON, ['-c', CONFLUENT_CONSUME_ONE_SCRIPT, b.bootstrap, 'team-b', 'orders'], { timeoutMs: 60_000 });
     assert.equal(mine.stdout.trim(), 'GOT hello', mine.stderr);
 
     // Prefixed: logs-* writable, other not.

@@ -11,6 +11,7 @@ import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { kcat } from '../interop/kcat-helpers.js';
+import { CONFLUENT_SASL_SCRIPT, kcatSasl as kcatSaslArgs } from '../interop/sasl-client-helpers.js';
 import { encodeRequest } from '../helpers/raw-client.js';
 import { v2Bomb } from '../helpers/bombs.js';
 import { CompressionType } from '../../src/protocol/records/index.js';
@@ -42,8 +43,7 @@ after(async () => {
   await b.stop();
 });
 
-const kcatSasl = (mechanism: string, user: string, password: string): string[] =>
-  ['-b', sasl, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', `sasl.mechanisms=${mechanism}`, '-X', `sasl.username=${user}`, '-X', `sasl.password=${password}`];
+const kcatSasl = (mechanism: string, user: string, password: string): string[] => kcatSaslArgs(sasl, 'SASL_PLAINTEXT', mechanism, user, password);
 
 for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512'], ['PLAIN', 'plainy', 'plain-secret']] as const) {
   test(`kcat over SASL_PLAINTEXT with ${mechanism}: produce and consume; a wrong password fails with the broker's message`, { timeout: 120_000 }, async (t) => {
@@ -61,43 +61,15 @@ for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512
   });
 }
 
-const CONFLUENT = `
-import sys
-from confluent_kafka import Producer, Consumer, KafkaError
-bootstrap, mechanism, user, password, topic = sys.argv[1:6]
-conf = {'bootstrap.servers': bootstrap, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': mechanism, 'sasl.username': user, 'sasl.password': password}
-errors = []
-if topic == '-':
-    p = Producer(dict(conf, error_cb=lambda e: errors.append(e)))
-    p.list_topics(timeout=5) if False else None
-    for _ in range(50):
-        p.poll(0.1)
-        if any(e.code() == KafkaError._AUTHENTICATION for e in errors): break
-    print('AUTH_ERROR' if any(e.code() == KafkaError._AUTHENTICATION for e in errors) else 'NO_ERROR', [e.str() for e in errors][:1])
-    sys.exit(0)
-p = Producer(conf)
-for i in range(10): p.produce(topic, value=('v%d' % i).encode())
-assert p.flush(30) == 0
-c = Consumer(dict(conf, **{'group.id': 'g-' + topic, 'auto.offset.reset': 'earliest'}))
-c.subscribe([topic])
-got = []
-while len(got) < 10:
-    m = c.poll(30)
-    assert m is not None, 'timed out'
-    assert m.error() is None, m.error()
-    got.append(m.value().decode())
-c.close()
-print(','.join(got))
-`;
 
 for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512'], ['PLAIN', 'plainy', 'plain-secret']] as const) {
   test(`confluent-kafka over SASL_PLAINTEXT with ${mechanism}: produce, group consume; wrong password is an authentication error`, { timeout: 180_000 }, async (t) => {
     if (!requirePeer(t, 'python3-confluent-kafka')) return;
     const topic = `ck-${mechanism.toLowerCase()}`;
-    const ok = await run(PYTHON, ['-c', CONFLUENT, sasl, mechanism, user, password, topic], { timeoutMs: 150_000 });
+    const ok = await run(PYTHON, ['-c', CONFLUENT_SASL_SCRIPT, sasl, mechanism, user, password, topic], { timeoutMs: 150_000 });
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout.trim(), Array.from({ length: 10 }, (_, i) => `v${i}`).join(','));
-    const bad = await run(PYTHON, ['-c', CONFLUENT, sasl, mechanism, user === 'alice' ? 'alice' : 'nobody', 'wrong', '-'], { timeoutMs: 60_000 });
+    const bad = await run(PYTHON, ['-c', CONFLUENT_SASL_SCRIPT, sasl, mechanism, user === 'alice' ? 'alice' : 'nobody', 'wrong', '-'], { timeoutMs: 60_000 });
     assert.equal(bad.code, 0, bad.stderr);
     assert.match(bad.stdout, /^AUTH_ERROR/);
     assert.match(bad.stdout, /Authentication failed/);
