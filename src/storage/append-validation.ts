@@ -13,7 +13,7 @@ import {
   setPartitionLeaderEpoch,
 } from '../protocol/records/batch-header.js';
 import { MIN_BATCH_LENGTH, readInt64, writeInt64 } from './batch-scan.js';
-import { CorruptRecordError, RecordTooLargeError } from './errors.js';
+import { CorruptRecordError, RecordTooLargeError, UnexpectedAppendOffsetError } from './errors.js';
 
 export interface AppendSummary {
   batchCount: number;
@@ -91,6 +91,27 @@ export function existingOffsetRange(buf: Buffer): { first: number; last: number;
     pos += buf.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
   }
   return { first, last, monotonic };
+}
+
+/**
+ * The offsets an append takes. Leader (`assign`): from the log end offset on, written into the
+ * batches with the leader epoch and the append time (assignOffsets). Follower: the leader's own,
+ * which must increase and start at or after the log end offset (a compacted leader leaves gaps,
+ * so they need not be dense); otherwise UnexpectedAppendOffsetError, before anything is written.
+ */
+export function appendOffsetRange(
+  buf: Buffer,
+  logEndOffset: number,
+  assign: boolean,
+  leaderEpoch: number,
+  logAppendTime: number | undefined,
+  logName: string,
+): { firstOffset: number; lastOffset: number } {
+  if (assign) return { firstOffset: logEndOffset, lastOffset: assignOffsets(buf, logEndOffset, leaderEpoch, logAppendTime) };
+  const range = existingOffsetRange(buf);
+  if (!range.monotonic || range.first < logEndOffset)
+    throw new UnexpectedAppendOffsetError(`replica append starting at ${range.first} is not beyond log end offset ${logEndOffset} of ${logName}`);
+  return { firstOffset: range.first, lastOffset: range.last };
 }
 
 /** Max timestamp of the batches as stored (after LogAppendTime stamping). */

@@ -6,24 +6,22 @@
 import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
 import type { AbortedTxn } from './transaction-index.js';
 import { EventEmitter } from 'node:events';
-import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { FailureLog } from './failure-log.js';
 import { LogSegment } from './log-segment.js';
+import { loadEpochHistory, loadLogStartState, type LogOpenOptions } from './log-open.js';
+import { LogIoFailures, type LogIoAction } from './log-io-failures.js';
 import { readFromSegments, type ReadResult } from './log-read.js';
 import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from './segment-retirement.js';
-import { assignOffsets, existingOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
+import { appendOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
 import { validateLogConfig, type LogConfig } from './config.js';
-import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError, UnexpectedAppendOffsetError, UnexpectedStorageError, errnoOf, isOsError } from './errors.js';
+import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError } from './errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from './logger.js';
 import { Mutex } from './mutex.js';
-import { loadSegments } from './recovery.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
 import { readDecompressionCap } from '../protocol/records/read-limits.js';
-
-const PLURAL = { append: 'appends', read: 'reads', truncate: 'truncations', flush: 'flushes' } as const;
 
 export interface AppendResult {
   firstOffset: number;
@@ -47,24 +45,7 @@ export interface AppendOptions {
 }
 
 export type { ReadResult } from './log-read.js';
-
-export interface LogOpenOptions {
-  dir: string;
-  topic: string;
-  partition: number;
-  config: LogConfig;
-  logger: StorageLogger;
-  recoveryPoint?: number;
-  logStartOffset?: number;
-  hadCleanShutdown?: boolean;
-  /** Called on I/O errors other than a full disk, so the manager can take the directory offline. */
-  onIoError?: (log: Log, err: unknown) => void;
-  /** Called when the log start offset moved (the manager checkpoints it). */
-  onLogStartOffsetChanged?: (log: Log) => void;
-  clock?: () => number;
-  /** Rate-limited logging of I/O failures, shared by the logs of a manager. Default: one per log. */
-  failureLog?: FailureLog;
-}
+export type { LogOpenOptions } from './log-open.js';
 
 export declare interface Log {
   on(event: 'append', listener: (info: { firstOffset: number; lastOffset: number }) => void): this;
@@ -110,7 +91,7 @@ export class Log extends EventEmitter {
   private readonly opts: LogOpenOptions;
   /** The log directory holding this partition's directory. */
   readonly logDir: string;
-  private readonly failures: FailureLog;
+  private readonly ioFailures: LogIoFailures;
 
   private constructor(opts: LogOpenOptions) {
     super();
@@ -125,41 +106,18 @@ export class Log extends EventEmitter {
     this.epochs = new LeaderEpochCache(opts.dir);
     this.lastFlushMs = this.clock();
     this.logDir = path.dirname(opts.dir);
-    this.failures = opts.failureLog ?? new FailureLog(opts.logger, this.clock);
+    this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) => opts.onIoError?.(this, err));
   }
 
   static async open(opts: LogOpenOptions): Promise<Log> {
     validateLogConfig(opts.config);
     const log = new Log(opts);
-    const loaded = await loadSegments(opts.dir, opts.config, {
-      recoveryPoint: opts.recoveryPoint ?? 0,
-      hadCleanShutdown: opts.hadCleanShutdown ?? false,
-      logger: opts.logger,
-      now: log.clock(),
-    });
-    let segments = loaded.segments;
-    const checkpointedStart = opts.logStartOffset ?? 0;
-    if (segments.length === 0 || checkpointedStart > loaded.nextOffset) {
-      // Nothing on disk, or everything before the checkpointed start is gone: start fresh there.
-      for (const seg of segments) await log.deleteSegmentFiles(seg);
-      const start = segments.length === 0 ? Math.max(checkpointedStart, 0) : checkpointedStart;
-      segments = [await LogSegment.open(opts.dir, start, log.segmentSettings(), log.clock())];
-      log.endOffset = start;
-    } else {
-      log.endOffset = loaded.nextOffset;
-    }
-    log.segments = segments;
-    log.startOffset = Math.max(checkpointedStart, segments[0]!.baseOffset);
-    log.recoveryPoint = opts.hadCleanShutdown ? log.endOffset : Math.min(opts.recoveryPoint ?? 0, log.endOffset);
-    await log.epochs.load((m) => opts.logger.warn(m));
-    if (log.epochs.truncateFromEnd(log.endOffset) || log.epochs.truncateFromStart(log.startOffset)) {
-      // On a full disk the trimmed cache stays in memory; the file is trimmed again next time.
-      await log.epochs.persist().catch((err: unknown) => {
-        const code = errnoOf(err);
-        if (code !== 'ENOSPC' && code !== 'EDQUOT') throw err;
-        opts.logger.warn(`cannot persist leader epochs of ${log.name}: ${code} (the disk is full)`);
-      });
-    }
+    const state = await loadLogStartState(opts, () => log.clock(), log.segmentSettings());
+    log.segments = state.segments;
+    log.startOffset = state.startOffset;
+    log.endOffset = state.endOffset;
+    log.recoveryPoint = state.recoveryPoint;
+    await loadEpochHistory(log.epochs, state, opts.logger, log.name);
     return log;
   }
 
@@ -206,30 +164,12 @@ export class Log extends EventEmitter {
     if (this.offline) throw new KafkaStorageError(`log ${this.name} is in an offline log directory ${this.dir}`);
   }
 
-  /** Translates an I/O failure into KafkaStorageError, reporting non-ENOSPC faults to the manager. */
-  private storageFailure(action: 'append' | 'read' | 'truncate' | 'flush', err: unknown): StorageError {
+  /** Translates an I/O failure into the error to throw (LogIoFailures), unless the log was closed under it. */
+  private storageFailure(action: LogIoAction, err: unknown): StorageError {
     // Files closed under a request (its partition deleted meanwhile) fail with EBADF or ENOENT:
     // that request's problem, not the directory's.
     if (this.closed) return this.closedError(action);
-    // Only what the operating system returned can mean a failing disk; an exception of ours
-    // (or a Node argument check) fails the one call, loudly, and the directory keeps serving.
-    if (!isOsError(err)) {
-      const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      this.failures.failed(this.logDir, `unexpected ${PLURAL[action]} failures`, 'error', () => `${action} of ${this.name} failed unexpectedly (not an I/O error; the log dir stays online): ${detail}`);
-      return new UnexpectedStorageError(`${action} failed for ${this.name}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
-    }
-    const code = errnoOf(err);
-    const full = code === 'ENOSPC' || code === 'EDQUOT';
-    // A full disk or too many open files is the broker's condition, not a faulty directory.
-    if (!full && code !== 'EMFILE' && code !== 'ENFILE') this.opts.onIoError?.(this, err);
-    const message = (err as Error)?.message ?? String(err);
-    // Every failure is counted; at most one line per directory and interval is written.
-    this.failures.failed(this.logDir, PLURAL[action], full ? 'error' : 'warn', () =>
-      full
-        ? `${action} of ${this.name} in log dir ${this.logDir} failed: ${code} (${message}); the disk is full: appends there are refused with KAFKA_STORAGE_ERROR until space is freed, stored data is still served`
-        : `${action} of ${this.name} in log dir ${this.logDir} failed: ${code ?? 'error'} (${message})`,
-    );
-    return new KafkaStorageError(`${action} failed for ${this.name}: ${message}`, { cause: err });
+    return this.ioFailures.toStorageError(action, err);
   }
 
   async append(batches: Buffer, opts: AppendOptions): Promise<AppendResult> {
@@ -241,20 +181,7 @@ export class Log extends EventEmitter {
       this.checkOnline('append');
       const now = opts.now ?? this.clock();
       const logAppendTime = assign && this.config.messageTimestampType === 'LogAppendTime' ? now : undefined;
-      let firstOffset: number;
-      let lastOffset: number;
-      if (assign) {
-        firstOffset = this.endOffset;
-        lastOffset = assignOffsets(batches, firstOffset, opts.leaderEpoch, logAppendTime);
-      } else {
-        const range = existingOffsetRange(batches);
-        if (!range.monotonic || range.first < this.endOffset)
-          throw new UnexpectedAppendOffsetError(
-            `replica append starting at ${range.first} is not beyond log end offset ${this.endOffset} of ${this.name}`,
-          );
-        firstOffset = range.first;
-        lastOffset = range.last;
-      }
+      const { firstOffset, lastOffset } = appendOffsetRange(batches, this.endOffset, assign, opts.leaderEpoch, logAppendTime, this.name);
       const { maxTimestamp, firstBatchMaxTimestamp } = maxTimestampOfBatches(batches);
       try {
         if (shouldRoll(this.activeSegment, this.config, batches.length, lastOffset, firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
@@ -263,7 +190,7 @@ export class Log extends EventEmitter {
         throw this.storageFailure('append', err);
       }
       this.endOffset = lastOffset + 1;
-      if (this.failures.anyFailing) this.failures.succeeded(this.logDir, PLURAL.append);
+      this.ioFailures.succeeded('append');
       if (recordEpochs(this.epochs, batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
         await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
       }
@@ -425,11 +352,6 @@ export class Log extends EventEmitter {
     this.retirement.replaced(seg, this.config.fileDeleteDelayMs);
   }
 
-  private async deleteSegmentFiles(seg: LogSegment): Promise<void> {
-    await seg.close();
-    for (const f of [seg.logFile, seg.offsetIndex.file, seg.timeIndex.file]) await unlink(f).catch(() => undefined);
-  }
-
   /** Removes everything at and after `offset` (replica truncation). */
   async truncateTo(offset: number): Promise<void> {
     await this.lock.run(async () => {
@@ -501,7 +423,7 @@ export class Log extends EventEmitter {
     this.recoveryPoint = upTo;
     this.unflushedMessages = 0;
     this.lastFlushMs = this.clock();
-    if (this.failures.anyFailing) this.failures.succeeded(this.logDir, PLURAL.flush);
+    this.ioFailures.succeeded('flush');
   }
 
   /** flush.ms policy, driven by the manager's scheduler. */

@@ -2,18 +2,15 @@
 // and writes the responses strictly in request order, pausing the socket when it falls behind or
 // when the broker-wide request memory (RequestMemoryPool) has no room for the next frame.
 //
-// Two clocks guard against peers that hold resources without sending requests:
-// - connections.max.idle.ms counts from the last complete request read, response written or
-//   write buffer drained; bytes of an unfinished frame do not re-arm it (Node's socket timeout
-//   would, so it is not used), nor does a peer that leaves its responses unread;
-// - socket.request.receive.timeout.ms counts from the first byte of a frame until its last, while
-//   the broker reads or waits for the peer to read its responses (time the broker itself spends
-//   paused, on its memory cap or on unanswered requests, does not count).
+// Two clocks (connection-clocks.ts) guard against peers that hold resources without sending
+// requests: connections.max.idle.ms and socket.request.receive.timeout.ms.
 import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
+import { IdleClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { usesTls } from '../../security/security-protocol.js';
 import type { MemoryWaiter, RequestMemoryPool } from './request-memory.js';
+import { frameLength, writeResponseFrames } from './response-writer.js';
 import type { ConnectionContext, ConnectionLimits, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 
 /** A request awaiting its turn in the output; `response` is set once the dispatcher answered. */
@@ -61,13 +58,8 @@ export class Connection {
   /** Pool bytes reserved for the frame being read (its declared size); 0 = not admitted yet. */
   private admittedBytes = 0;
   private memoryWaiter: MemoryWaiter | null = null;
-  /** Date.now() of the last complete request read or response written. */
-  private lastActivity = Date.now();
-  private idleTimer: NodeJS.Timeout | undefined;
-  /** Receive clock of the unfinished frame: ms counted so far, and since when it runs (-1: stopped). */
-  private partialWaitedMs = 0;
-  private partialSince = -1;
-  private receiveTimer: NodeJS.Timeout | undefined;
+  private readonly idleClock: IdleClock;
+  private readonly receiveClock: ReceiveClock;
   // --- quota throttling (KIP-219): reading stops until this Date.now(); the timer ends it.
   private mutedUntil = 0;
   private muteTimer: NodeJS.Timeout | undefined;
@@ -83,6 +75,18 @@ export class Connection {
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
     this.reader = new FrameReader(limits.socketRequestMaxBytes, () => ctx.frameLimits);
+    this.idleClock = new IdleClock(limits.connectionsMaxIdleMs, {
+      isClosed: () => this.closed,
+      isBusy: () => this.queuedRequests > 0 || this.memoryWaiter !== null,
+      onIdle: (idleMs) => this.closeFor('idle', `idle for more than ${idleMs} ms (connections.max.idle.ms)`, { bufferedBytes: this.reader.bufferedBytes }),
+    });
+    this.receiveClock = new ReceiveClock(limits.requestReceiveTimeoutMs, {
+      isClosed: () => this.closed,
+      onReceiveTimeout: (timeoutMs) => this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
+        bufferedBytes: this.reader.bufferedBytes,
+        declaredBytes: this.admittedBytes > 0 ? this.admittedBytes : undefined,
+      }),
+    });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
@@ -92,7 +96,6 @@ export class Connection {
     });
     socket.on('error', (err: Error) => this.closeFor('socket-error', `socket error: ${err.message}`));
     socket.on('close', () => this.onClosed());
-    if (limits.connectionsMaxIdleMs > 0) this.armIdleTimer(limits.connectionsMaxIdleMs);
     ctx.muteFor = (ms) => this.muteFor(ms);
   }
 
@@ -166,9 +169,8 @@ export class Connection {
   private releaseReading(): void {
     this.reader.clear();
     this.dropAdmission();
-    this.stopReceiveClock(true);
-    if (this.idleTimer !== undefined) clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
+    this.receiveClock.stop(true);
+    this.idleClock.stop();
     if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
     this.muteTimer = undefined;
   }
@@ -209,7 +211,7 @@ export class Connection {
         const dispatchedBefore = this.dispatchedCount;
         const inputExhausted = this.dispatchAvailable();
         const written = this.writeReady();
-        if (written > 0 || this.dispatchedCount !== dispatchedBefore) this.lastActivity = Date.now();
+        if (written > 0 || this.dispatchedCount !== dispatchedBefore) this.idleClock.touch();
         if (written === 0 || this.closed || this.stopping) {
           if (this.inputEnded && inputExhausted && this.reader.bufferedBytes > 0) {
             // The peer finished sending in the middle of a frame: it can never complete.
@@ -248,7 +250,7 @@ export class Connection {
       if (frame === null) return true;
       const held = this.admittedBytes;
       this.admittedBytes = 0;
-      if (this.partialSince >= 0 || this.partialWaitedMs > 0) this.stopReceiveClock(true);
+      this.receiveClock.frameDone();
       this.dispatch(frame, held);
       // A security layer gave up on this peer (failed authentication): answer what is queued, read no more.
       if (this.ctx.closeAfterResponses === true) this.stopping = true;
@@ -358,48 +360,9 @@ export class Connection {
         bytes += 4 + frameLength(slot.response);
       }
     }
-    if (responses.length > 0 && !this.writeResponses(responses, bytes)) this.writeBlocked = true;
+    if (responses.length > 0 && !writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
     if (retired > 0) this.compactSlots();
     return retired;
-  }
-
-  /**
-   * Writes size-prefixed responses. Small batches are copied into one buffer (one write call);
-   * big responses (and the parts of multi-part ones) are written as they are, behind a 4-byte
-   * prefix, corked so the kernel gets one vectored write without copying them.
-   * Returns false when the socket's buffer is over its high-water mark.
-   */
-  private writeResponses(responses: ResponseFrame[], bytes: number): boolean {
-    if (bytes <= COALESCE_MAX_BYTES) {
-      const out = Buffer.allocUnsafe(bytes);
-      let offset = 0;
-      for (const r of responses) {
-        offset = out.writeInt32BE(frameLength(r), offset);
-        if (Buffer.isBuffer(r)) offset += r.copy(out, offset);
-        else {
-          for (const part of r) offset += part.copy(out, offset);
-          this.onPartsWritten?.(r);
-        }
-      }
-      return this.socket.write(out);
-    }
-    let ok = true;
-    this.socket.cork();
-    for (const r of responses) {
-      const prefix = Buffer.allocUnsafe(4);
-      prefix.writeInt32BE(frameLength(r), 0);
-      ok = this.socket.write(prefix) && ok;
-      if (Buffer.isBuffer(r)) ok = this.socket.write(r) && ok;
-      else {
-        const hook = this.onPartsWritten;
-        // The last part's callback runs once libuv is done with all of them (or they were dropped).
-        r.forEach((part, i) => {
-          ok = this.socket.write(part, hook && i === r.length - 1 ? () => hook(r) : undefined) && ok;
-        });
-      }
-    }
-    this.socket.uncork();
-    return ok;
   }
 
   /** Drops written slots from the front once enough accumulate, so the array does not grow forever. */
@@ -437,29 +400,8 @@ export class Connection {
 
   private onDrain(): void {
     this.writeBlocked = false;
-    this.lastActivity = Date.now();
+    this.idleClock.touch();
     this.processFrames();
-  }
-
-  private armIdleTimer(ms: number): void {
-    this.idleTimer = setTimeout(() => this.onIdleCheck(), ms);
-    this.idleTimer.unref();
-  }
-
-  private onIdleCheck(): void {
-    this.idleTimer = undefined;
-    if (this.closed) return;
-    const idleMs = this.limits.connectionsMaxIdleMs;
-    const now = Date.now();
-    // A slow request (e.g. a long fetch wait) or a wait for request memory is not idleness; a peer
-    // that reads none of its responses is ('drain' counts as activity), as in Kafka.
-    if (this.queuedRequests > 0 || this.memoryWaiter !== null) this.lastActivity = now;
-    const idleFor = now - this.lastActivity;
-    if (idleFor >= idleMs) {
-      this.closeFor('idle', `idle for more than ${idleMs} ms (connections.max.idle.ms)`, { bufferedBytes: this.reader.bufferedBytes });
-      return;
-    }
-    this.armIdleTimer(idleMs - idleFor);
   }
 
   /**
@@ -467,55 +409,11 @@ export class Connection {
    * it (keeping the time counted) while the broker itself is not reading.
    */
   private updateReceiveClock(inputExhausted: boolean): void {
-    const timeoutMs = this.limits.requestReceiveTimeoutMs;
-    if (timeoutMs <= 0 || this.closed) return;
-    if (this.reader.bufferedBytes === 0) {
-      if (this.partialSince >= 0 || this.partialWaitedMs > 0) this.stopReceiveClock(true);
-      return;
-    }
+    if (this.closed) return;
     // Paused because the peer does not read its responses is the peer's doing: the clock runs on
     // (else a frame admitted just before would hold its reservation for as long as the peer likes).
     const waitingOnPeer = this.paused ? this.writeBlocked && !this.stopping : inputExhausted;
-    if (!waitingOnPeer) {
-      this.stopReceiveClock(false);
-      return;
-    }
-    if (this.partialSince >= 0) return;
-    this.partialSince = Date.now();
-    if (this.receiveTimer === undefined) this.armReceiveTimer(timeoutMs - this.partialWaitedMs);
-  }
-
-  /** Stops the receive clock; `reset` also forgets the time counted (the frame is done or gone). */
-  private stopReceiveClock(reset: boolean): void {
-    if (this.partialSince >= 0) {
-      this.partialWaitedMs += Date.now() - this.partialSince;
-      this.partialSince = -1;
-    }
-    if (reset) {
-      this.partialWaitedMs = 0;
-      if (this.receiveTimer !== undefined) clearTimeout(this.receiveTimer);
-      this.receiveTimer = undefined;
-    }
-  }
-
-  private armReceiveTimer(ms: number): void {
-    this.receiveTimer = setTimeout(() => this.onReceiveTimer(), Math.max(ms, 1));
-    this.receiveTimer.unref();
-  }
-
-  private onReceiveTimer(): void {
-    this.receiveTimer = undefined;
-    if (this.closed || this.partialSince < 0) return; // stopped: re-armed when it runs again
-    const timeoutMs = this.limits.requestReceiveTimeoutMs;
-    const waited = this.partialWaitedMs + Date.now() - this.partialSince;
-    if (waited >= timeoutMs) {
-      this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
-        bufferedBytes: this.reader.bufferedBytes,
-        declaredBytes: this.admittedBytes > 0 ? this.admittedBytes : undefined,
-      });
-      return;
-    }
-    this.armReceiveTimer(timeoutMs - waited);
+    this.receiveClock.update(this.reader.bufferedBytes > 0, waitingOnPeer);
   }
 
   private onClosed(): void {
@@ -532,15 +430,5 @@ export class Connection {
 function looksLikeTlsHello(size: number): boolean {
   return size >>> 24 === 0x16 && ((size >>> 16) & 0xff) === 0x03;
 }
-
-function frameLength(r: ResponseFrame): number {
-  if (Buffer.isBuffer(r)) return r.length;
-  let n = 0;
-  for (const part of r) n += part.length;
-  return n;
-}
-
-/** Batches up to this size are copied into a single write. */
-const COALESCE_MAX_BYTES = 64 * 1024;
 
 const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0 };
