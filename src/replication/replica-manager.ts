@@ -256,13 +256,18 @@ export class ReplicaManager {
 
   /** What the append path needs of this manager. */
   private get appendContext(): AppendContext {
+    const manager = this;
     return {
       brokerId: this.brokerId,
       config: this.opts.config,
       metadata: this.opts.metadata,
       partition: (t, p) => this.getPartition(t, p),
       syncTopic: (t) => this.syncTopic(t),
-      stopped: this.stopped,
+      // Read when the append is done, not when it starts: a shutdown meanwhile has answered the
+      // waiting produces already, so this one must not start waiting for the ISR.
+      get stopped() {
+        return manager.stopped;
+      },
       waitingProduces: this.waitingProduces,
       txnMarkerListeners: this.txnMarkerListeners,
     };
