@@ -58,7 +58,8 @@ export interface AppendContext {
   partition(topic: string, partition: number): Partition | undefined;
   /** Opens the logs of a topic the metadata already has (embedded mode's sync). */
   syncTopic(topic: string): Promise<void>;
-  stopped: boolean;
+  /** Whether the broker is shutting down; read when an append is done (ReplicaManager passes a getter). */
+  readonly stopped: boolean;
   waitingProduces: Set<DelayedProduce>;
   txnMarkerListeners: ReadonlySet<TxnMarkerListener>;
 }

@@ -8,23 +8,25 @@
  * injected IsrWriter live in isr/partition-isr.ts (PartitionIsr), which this class drives.
  * A partition whose ISR is only the leader (embedded mode always, ISR = [self]) takes the fast
  * path: the high watermark is the log end offset as soon as an append completes.
+ *
+ * The follower side (the replica fetcher's appends, truncation, the follower's high watermark)
+ * is partition-follower.ts (PartitionFollower), under this class's append lock; the producer
+ * state a log opens with is rebuilt by producer-state-recovery.ts; produces keep their arrival
+ * order through arrival-order.ts.
  */
-import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../protocol/records/batch-header.js';
-import { readAt, scanBatchHeaders } from '../storage/batch-scan.js';
-import type { LogSegment } from '../storage/log-segment.js';
-import type { AbortedTxn } from '../storage/transaction-index.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { AppendResult, Log, ReadResult } from '../storage/log.js';
-import { existingOffsetRange } from '../storage/append-validation.js';
-import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import { Mutex } from '../storage/mutex.js';
-import { lastSequenceOf, ProducerStateMap, type CompletedTxn } from './producer-state.js';
-import { markerAt, recordProducerBatch, recordProducerBatches } from './producer-batches.js';
+import type { ProducerStateMap } from './producer-state.js';
+import { checkProducerBatches, indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
 import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
-import { isTransactional } from '../protocol/records/batch-header.js';
-import { loadLatestSnapshot, writeSnapshot } from './producer-state-snapshot.js';
+import { writeSnapshot } from './producer-state-snapshot.js';
+import { recoverProducerState } from './producer-state-recovery.js';
 import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
 import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
+import { PartitionFollower } from './partition-follower.js';
+import { ArrivalOrder, type ArrivalTurn } from './arrival-order.js';
+import { UnreplicatedAppends } from './unreplicated-appends.js';
 
 export type { FollowerState, IsrChange, IsrWriter } from './isr/partition-isr.js';
 
@@ -51,10 +53,6 @@ export interface StateWaiter {
 /** The answer to "has an acks=all append reached every in-sync replica?" (Kafka's checkEnoughReplicasReachOffset). */
 export type ReplicationCheck = { done: false } | { done: true; errorCode: number };
 
-const SCAN_CHUNK = 1 << 20;
-/** Appends above the HW remembered one by one (for parked consumer fetches' byte counts). */
-const MAX_UNREPLICATED_ENTRIES = 1024;
-
 export class Partition {
   leaderEpoch: number;
   topicId: string;
@@ -72,8 +70,8 @@ export class Partition {
     this.maybeIncrementHighWatermark();
     this.notifyState();
   });
-  /** Appends above the high watermark (end offset, bytes), to tell parked consumer fetches what became visible. */
-  private unreplicated: { end: number; bytes: number }[] = [];
+  /** Appends above the high watermark, to tell parked consumer fetches what became visible. */
+  private readonly unreplicated = new UnreplicatedAppends();
   /** Replica fetches parked for data: woken by every append (they read up to the log end). */
   readonly replicaWaiters = new Set<AppendWaiter>();
   /** acks=all produces waiting for the high watermark. */
@@ -81,8 +79,10 @@ export class Partition {
   private hw: number;
   readonly producers: ProducerStateMap;
   private readonly appendLock = new Mutex();
-  /** The last produce to take its turn (see takeArrivalTurn). */
-  private arrivals: Promise<void> = Promise.resolve();
+  /** The replica fetcher's operations while this broker follows (partition-follower.ts). */
+  private readonly follower = new PartitionFollower(this, this.appendLock, (hw) => this.setHw(hw));
+  /** Produces reach the log in the order they arrived, whatever their validation takes. */
+  private readonly arrivals = new ArrivalOrder();
   readonly waiters = new Set<AppendWaiter>();
   private snapshotVersion = -1;
   /** Log end offset the last snapshot (written or loaded) describes; -1 when none. */
@@ -114,12 +114,8 @@ export class Partition {
     onHighWatermark: (p: Partition) => void,
     initialHighWatermark?: number,
   ): Promise<Partition> {
-    const snap = await loadLatestSnapshot(log.dir, log.logEndOffset, (m) => log.logger.warn(m));
-    const state = snap?.state ?? new ProducerStateMap();
-    const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
-    const p = new Partition(log, topicId, leaderEpoch, state, onHighWatermark, initialHighWatermark);
-    await rebuildLostTxnIndexes(log, from, state);
-    await p.replayProducerState(from);
+    const { producers, replayedFrom } = await recoverProducerState(log);
+    const p = new Partition(log, topicId, leaderEpoch, producers, onHighWatermark, initialHighWatermark);
     log.producerView = {
       lastStableOffset: () => p.lastStableOffset,
       lastRecordsOfActiveProducers: () => p.producers.lastRecordsOfActiveProducers(),
@@ -127,8 +123,8 @@ export class Partition {
     // Markers the replay met below the high watermark are stable already.
     p.producers.onHighWatermark(p.hw);
     // Up to date when the snapshot reaches the log end, or the log is empty (nothing to replay).
-    const upToDate = from === log.logEndOffset;
-    p.snapshotVersion = upToDate ? state.version : -1;
+    const upToDate = replayedFrom === log.logEndOffset;
+    p.snapshotVersion = upToDate ? producers.version : -1;
     p.snapshotOffset = upToDate ? log.logEndOffset : -1;
     return p;
   }
@@ -192,7 +188,7 @@ export class Partition {
     this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     this.leaderEpochStartOffset = -1;
     this.isrState.clearFollowers();
-    this.unreplicated = [];
+    this.unreplicated.clear();
     this.notifyState();
   }
 
@@ -245,10 +241,7 @@ export class Partition {
     if (!this.isLeader) return;
     const hw = this.isrState.replicatedOffset();
     if (hw <= this.hw) return;
-    let bytes = 0;
-    let i = 0;
-    while (i < this.unreplicated.length && this.unreplicated[i]!.end <= hw) bytes += this.unreplicated[i++]!.bytes;
-    this.unreplicated.splice(0, i);
+    const bytes = this.unreplicated.takeCovered(hw);
     this.advanceHighWatermark(hw, Math.max(bytes, 1), this.hw);
   }
 
@@ -310,15 +303,12 @@ export class Partition {
         timestamp: BigInt(m.timestamp),
       });
       const res = await this.log.append(batch, { leaderEpoch: this.leaderEpoch });
-      await this.indexAborts(recordProducerBatches(this.producers, batch));
+      await indexAbortedTxns(this.log, recordProducerBatches(this.producers, batch));
       this.onLeaderAppend(batch.length, res.firstOffset, res.lastOffset);
       return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
     });
   }
 
-  private async indexAborts(closed: readonly CompletedTxn[]): Promise<void> {
-    for (const t of closed) if (t.aborted) await this.log.recordAbortedTxn(abortEntry(t));
-  }
   get logStartOffset(): number {
     return this.log.logStartOffset;
   }
@@ -326,70 +316,28 @@ export class Partition {
     return this.log.logEndOffset;
   }
 
-  /** Rebuilds producer state by scanning batch headers in [from, logEnd). */
-  private async replayProducerState(from: number): Promise<void> {
-    await replayBatches(this.log, this.producers, from, this.log.logEndOffset, async (closed) => {
-      // An abort whose index entry a crash lost (the marker was in the log, the entry not yet on disk).
-      if (closed.aborted) await this.log.recordAbortedTxn(abortEntry(closed), true);
-    });
+  /** A produce's turn to append, taken on arrival (arrival-order.ts). */
+  takeArrivalTurn(): ArrivalTurn {
+    return this.arrivals.takeTurn();
   }
-
 
   /**
    * Leader append of validated v2 batches: idempotence checks, log append, producer state,
    * high watermark. A duplicate of one of a producer's last five batches is answered with its
    * original base offset and no error, as Kafka does. The batches' CRCs must have been checked
-   * already (prepareProducedRecords does), so the log skips its own CRC pass.
+   * already (prepareProducedRecords does), so the log skips its own CRC pass. `fromClient` false
+   * (a coordinator's own batches): producer sequences are not checked, only epochs.
    */
-  /**
-   * Produce requests to one partition are validated concurrently (inflating compressed batches
-   * runs off the event loop and takes as long as it takes) but must reach the log in the order
-   * they arrived, as a client's pipelined requests are ordered. A request takes its turn on
-   * arrival, waits for `ready` before it calls appendAsLeader (which queues in call order), and
-   * calls `done` once it has called it or given up; `done` never lets a later request overtake
-   * an earlier one still validating.
-   */
-  takeArrivalTurn(): { ready: Promise<void>; done: () => void } {
-    const previous = this.arrivals;
-    let pass!: () => void;
-    this.arrivals = new Promise<void>((resolve) => (pass = resolve));
-    let passed = false;
-    return {
-      ready: previous,
-      done: () => {
-        if (passed) return;
-        passed = true;
-        void previous.then(pass);
-      },
-    };
-  }
-
-  /** `fromClient` false (a coordinator's own batches): producer sequences are not checked, only epochs. */
   appendAsLeader(batches: Buffer, fromClient = true): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
-      let pos = 0;
-      while (pos < batches.length) {
-        const pid = batches.readBigInt64BE(pos + 43);
-        if (pid >= 0n) {
-          const firstSeq = batches.readInt32BE(pos + 53);
-          const check = this.producers.check(
-            pid,
-            batches.readInt16BE(pos + 51),
-            firstSeq,
-            lastSequenceOf(firstSeq, batches.readInt32BE(pos + 23)),
-            isTransactional(batches, pos),
-            fromClient,
-          );
-          if (check.kind === 'error') return this.failure(check.errorCode, check.message);
-          if (check.kind === 'duplicate') {
-            return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
-          }
-        }
-        pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+      const check = checkProducerBatches(this.producers, batches, fromClient);
+      if (check.kind === 'error') return this.failure(check.errorCode, check.message);
+      if (check.kind === 'duplicate') {
+        return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
       }
       const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, crcVerified: true });
       // Offsets are now stamped in the buffer: record each idempotent batch's range.
-      await this.indexAborts(recordProducerBatches(this.producers, batches));
+      await indexAbortedTxns(this.log, recordProducerBatches(this.producers, batches));
       this.onLeaderAppend(batches.length, res.firstOffset, res.lastOffset);
       return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
     });
@@ -409,14 +357,7 @@ export class Partition {
       this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
       return;
     }
-    // Bounded while followers lag (or ISR writes fail): beyond that, appends merge into the last entry.
-    const last = this.unreplicated.length >= MAX_UNREPLICATED_ENTRIES ? this.unreplicated[this.unreplicated.length - 1] : undefined;
-    if (last) {
-      last.end = lastOffset + 1;
-      last.bytes += bytes;
-    } else {
-      this.unreplicated.push({ end: lastOffset + 1, bytes });
-    }
+    this.unreplicated.add(lastOffset + 1, bytes);
     this.maybeIncrementHighWatermark();
   }
 
@@ -437,7 +378,7 @@ export class Partition {
   /** The log was cut (DeleteRecords moves the start, truncation moves the end): resync HW and producers. */
   onLogTruncated(): void {
     if (this.hw > this.log.logEndOffset) this.hw = this.log.logEndOffset;
-    this.unreplicated = this.unreplicated.filter((u) => u.end <= this.log.logEndOffset);
+    this.unreplicated.dropBeyond(this.log.logEndOffset);
     this.producers.truncateFrom(this.log.logEndOffset);
   }
 
@@ -456,69 +397,35 @@ export class Partition {
     });
   }
 
-  // ---- Follower side (issue 12): the replica fetcher's operations on a partition led elsewhere.
+  // ---- Follower side (issue 12): the replica fetcher's operations on a partition led elsewhere,
+  // in partition-follower.ts; serialised with every other append and truncation of the partition.
 
-  /**
-   * Appends batches fetched from the leader, as the leader wrote them (Kafka's
-   * Partition.appendRecordsToFollowerOrFutureReplica): the log checks CRCs and offsets and learns
-   * the batches' leader epochs; idempotent producers' state follows, so a promotion to leader
-   * keeps sequence checks. Serialised with every other append and truncation of the partition.
-   * One special case as Kafka: an empty log whose start offset falls inside the leader's first
-   * batch (DeleteRecords cut a batch) restarts at that batch's base offset.
-   */
+  /** Appends batches fetched from the leader, as the leader wrote them (Kafka's appendRecordsToFollowerOrFutureReplica). */
   appendAsFollower(batches: Buffer): Promise<AppendResult> {
-    return this.appendLock.run(async () => {
-      let res: AppendResult;
-      try {
-        res = await this.log.appendAsFollower(batches);
-      } catch (err) {
-        const range = err instanceof UnexpectedAppendOffsetError && batches.length > 0 ? existingOffsetRange(batches) : undefined;
-        const end = this.log.logEndOffset;
-        if (!range || end !== this.log.logStartOffset || range.first >= end || range.last < end) throw err;
-        this.log.logger.info(`${this.log.name}: the leader's first batch starts at ${range.first}, before the empty log's start ${end}; restarting the log there`);
-        await this.log.truncateFullyAndStartAt(range.first);
-        this.producers.clear();
-        this.setHw(range.first);
-        res = await this.log.appendAsFollower(batches);
-      }
-      await this.indexAborts(recordProducerBatches(this.producers, batches));
-      return res;
-    });
+    return this.follower.append(batches);
   }
 
   /** Removes the log at and after `offset` (a follower's truncation); HW and producer state follow. */
   truncateTo(offset: number): Promise<void> {
-    return this.appendLock.run(async () => {
-      await this.log.truncateTo(offset);
-      this.producers.truncateFrom(this.log.logEndOffset);
-      if (this.hw > this.log.logEndOffset) this.setHw(this.log.logEndOffset);
-    });
+    return this.follower.truncateTo(offset);
   }
 
   /** Empties the log and restarts it at `offset` (the leader's log start is beyond ours). */
   truncateFullyAndStartAt(offset: number): Promise<void> {
-    return this.appendLock.run(async () => {
-      await this.log.truncateFullyAndStartAt(offset);
-      this.producers.clear();
-      this.setHw(offset);
-    });
+    return this.follower.truncateFullyAndStartAt(offset);
   }
 
   /**
    * A follower's high watermark: the leader's, bounded by what this replica holds (Kafka's
-   * UnifiedLog.maybeUpdateHighWatermark: within [log start, log end], and it may go back).
-   * Checkpointed as the leader's is. Returns the high watermark now.
+   * UnifiedLog.maybeUpdateHighWatermark). Checkpointed as the leader's is. Returns the high watermark now.
    */
   setFollowerHighWatermark(leaderHw: number): number {
-    const hw = Math.max(this.log.logStartOffset, Math.min(leaderHw, this.log.logEndOffset));
-    if (hw !== this.hw) this.setHw(hw);
-    return this.hw;
+    return this.follower.followLeaderHighWatermark(leaderHw);
   }
 
   /** The leader's log start moved (retention, DeleteRecords): follow it up to our high watermark. */
-  async followLeaderLogStartOffset(leaderLogStartOffset: number): Promise<void> {
-    if (leaderLogStartOffset <= this.log.logStartOffset || leaderLogStartOffset > this.hw) return;
-    await this.log.deleteRecordsBefore(leaderLogStartOffset);
+  followLeaderLogStartOffset(leaderLogStartOffset: number): Promise<void> {
+    return this.follower.followLeaderLogStartOffset(leaderLogStartOffset);
   }
 
   /** Resolves once every append and truncation queued so far is done (a leader's last produce before following). */
@@ -531,99 +438,4 @@ export class Partition {
     this.producers.onHighWatermark(hw);
     this.onHighWatermark(this);
   }
-}
-
-/** Feeds the batches of [from, to) to `producers`; `onClosed` gets each transaction a marker closed. */
-async function replayBatches(log: Log, producers: ProducerStateMap, from: number, to: number, onClosed: (t: CompletedTxn) => Promise<void>): Promise<void> {
-  let offset = from;
-  while (offset < to) {
-    const { records } = await log.read(offset, SCAN_CHUNK, { minOneBatch: true });
-    if (records.length === 0) break;
-    let pos = 0;
-    while (pos + LOG_OVERHEAD <= records.length) {
-      const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
-      if (pos + size > records.length) break;
-      const base = Number(records.readBigInt64BE(pos));
-      const last = base + records.readInt32BE(pos + 23);
-      if (base >= to) return;
-      const closed = recordProducerBatch(producers, records, pos, base, last);
-      if (closed) await onClosed(closed);
-      offset = last + 1;
-      pos += size;
-    }
-    if (pos === 0) break;
-  }
-}
-
-/**
- * The .txnindex of a segment before `from` (where the replay starts) that a crash lost, or that
- * was dropped as corrupt, is rebuilt: segments without one are searched for ABORT markers (the
- * headers, then the few control batches), and if one holds a marker the cleaner has not already
- * emptied (no delete horizon), producer state is replayed from the log start through that
- * segment, as Kafka's recoverSegment rebuilds producer state before recovering a segment. Each
- * entry so gets its transaction's real first offset (it may begin segments earlier) and last
- * stable offset. Only partitions that saw transactions are searched (a .txnindex on disk, or a
- * producer that wrote or got a marker), so plain partitions read nothing at start.
- */
-async function rebuildLostTxnIndexes(log: Log, from: number, state: ProducerStateMap): Promise<void> {
-  const segments = log.segments;
-  const candidates = segments.filter((s) => s.baseOffset < from && !s.txnIndex.fileExists);
-  if (candidates.length === 0) return;
-  const sawTransactions =
-    segments.some((s) => s.txnIndex.fileExists) || [...state.producers.values()].some((e) => e.coordinatorEpoch >= 0 || e.currentTxnFirstOffset >= 0);
-  if (!sawTransactions) return;
-  const lost = new Set<LogSegment>();
-  for (const seg of candidates) if (await holdsLiveAbortMarker(seg)) lost.add(seg);
-  if (lost.size === 0) return;
-  const last = [...lost].at(-1)!;
-  const next = segments[segments.indexOf(last) + 1];
-  const entries = new Map<LogSegment, AbortedTxn[]>();
-  const scratch = new ProducerStateMap();
-  await replayBatches(log, scratch, log.logStartOffset, next ? next.baseOffset : log.logEndOffset, async (closed) => {
-    // As Kafka's recovery: a marker with no open transaction before it gets [marker, marker].
-    if (!closed.aborted) return;
-    const seg = segmentHolding(segments, closed.lastOffset);
-    if (seg && lost.has(seg)) entries.set(seg, [...(entries.get(seg) ?? []), abortEntry(closed)]);
-  });
-  for (const seg of lost) {
-    const found = entries.get(seg) ?? [];
-    if (found.length === 0) continue;
-    await seg.txnIndex.replaceAll(found);
-    log.logger.warn(`rebuilt the lost transaction index of ${log.name} segment ${seg.baseOffset}: ${found.length} aborted transaction(s)`);
-  }
-}
-
-function segmentHolding(segments: readonly LogSegment[], offset: number): LogSegment | undefined {
-  let found: LogSegment | undefined;
-  for (const s of segments) {
-    if (s.baseOffset > offset) break;
-    found = s;
-  }
-  return found;
-}
-
-/** Whether the segment holds an ABORT marker without a delete horizon (one whose records may remain). */
-async function holdsLiveAbortMarker(seg: LogSegment): Promise<boolean> {
-  const controls: { position: number; size: number }[] = [];
-  await scanBatchHeaders(seg.file, 0, seg.size, (buf, start, position, size) => {
-    if (buf.readInt8(start + MAGIC) === 2) {
-      const attributes = buf.readInt16BE(start + ATTRIBUTES);
-      if ((attributes & ATTR_CONTROL) !== 0 && (attributes & ATTR_DELETE_HORIZON) === 0) controls.push({ position, size });
-    }
-    return true;
-  });
-  for (const c of controls) {
-    const buf = await readAt(seg.file, c.position, c.size);
-    try {
-      if (markerAt(buf, 0)?.aborted) return true;
-    } catch {
-      // Not a readable marker: nothing to index.
-    }
-  }
-  return false;
-}
-
-/** The .txnindex entry of an aborted transaction. */
-function abortEntry(t: CompletedTxn): AbortedTxn {
-  return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: t.lastStableOffset };
 }

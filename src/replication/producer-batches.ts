@@ -3,12 +3,15 @@
  * appends and the replay after a restart all go through here): an idempotent or transactional
  * data batch records its sequence range and may open a transaction; a control batch holding an
  * end-transaction marker closes one. Returns the closed transaction, which the partition indexes
- * when it was aborted.
+ * (indexAbortedTxns) when it was aborted. Before a leader append, checkProducerBatches asks the
+ * producer state whether the batches are in sequence.
  */
 import { BATCH_LENGTH, LOG_OVERHEAD, isControlBatch, isTransactional } from '../protocol/records/batch-header.js';
 import { decodeBatch } from '../protocol/records/batch.js';
 import { ControlRecordType, endTxnMarkerOf } from '../protocol/records/control.js';
-import { lastSequenceOf, type CompletedTxn, type ProducerStateMap } from './producer-state.js';
+import type { Log } from '../storage/log.js';
+import type { AbortedTxn } from '../storage/transaction-index.js';
+import { lastSequenceOf, type CompletedTxn, type ProducerStateMap, type SequenceCheck } from './producer-state.js';
 
 /** Control batches hold one small record; anything larger is not a marker worth inflating. */
 const MAX_CONTROL_BATCH_BYTES = 1024;
@@ -59,4 +62,41 @@ export function recordProducerBatches(producers: ProducerStateMap, batches: Buff
     pos += size;
   }
   return closed;
+}
+
+/**
+ * The leader's idempotence check of validated batches (offsets not assigned yet), before they
+ * are appended: the first batch refused ('error') or a retry of one of its producer's last five
+ * batches ('duplicate', answered with the original offsets) decides; else 'append'. With
+ * `fromClient` false (a coordinator's own batches) sequences are not checked, only epochs.
+ */
+export function checkProducerBatches(producers: ProducerStateMap, batches: Buffer, fromClient: boolean): SequenceCheck {
+  let pos = 0;
+  while (pos < batches.length) {
+    const pid = batches.readBigInt64BE(pos + 43);
+    if (pid >= 0n) {
+      const firstSeq = batches.readInt32BE(pos + 53);
+      const check = producers.check(
+        pid,
+        batches.readInt16BE(pos + 51),
+        firstSeq,
+        lastSequenceOf(firstSeq, batches.readInt32BE(pos + 23)),
+        isTransactional(batches, pos),
+        fromClient,
+      );
+      if (check.kind !== 'append') return check;
+    }
+    pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+  }
+  return { kind: 'append' };
+}
+
+/** The .txnindex entry of an aborted transaction. */
+export function abortEntry(t: CompletedTxn): AbortedTxn {
+  return { producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset, lastStableOffset: t.lastStableOffset };
+}
+
+/** Puts the aborted ones of the transactions an append closed into the log's .txnindex, in order. */
+export async function indexAbortedTxns(log: Log, closed: readonly CompletedTxn[]): Promise<void> {
+  for (const t of closed) if (t.aborted) await log.recordAbortedTxn(abortEntry(t));
 }

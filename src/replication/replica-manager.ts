@@ -1,24 +1,22 @@
 /**
- * The data plane's owner: one Partition per (topic, partition) this broker hosts. In embedded
- * mode it is kept in step with the metadata store (logs are created for new topics and
- * partitions, reconfigured when topic configs change, deleted with their topic) and every
- * partition is led here. In cluster mode the controller decides, as in Kafka: LeaderAndIsr opens
- * the log of every partition whose replicas include this broker, as leader or follower;
- * StopReplica closes (and deletes) them; metadata changes only reconfigure open logs. Produce
- * appends (leader-appends.ts) and Fetch reads (fetch-reader.ts) go through here; so do the admin
- * APIs that need a log (DeleteRecords, DescribeLogDirs...).
+ * The data plane's owner: one Partition per (topic, partition) this broker hosts
+ * (hosted-partitions.ts: in embedded mode kept in step with the metadata store, every partition
+ * led here). In cluster mode the controller decides, as in Kafka: LeaderAndIsr opens the log of
+ * every partition whose replicas include this broker, as leader or follower; StopReplica closes
+ * (and deletes) them (role-changes.ts); metadata changes only reconfigure open logs. Metadata
+ * syncs and role changes run one at a time, in call order. Produce appends (leader-appends.ts)
+ * and Fetch reads (fetch-reader.ts) go through here; so do the admin APIs that need a log
+ * (DeleteRecords, DescribeLogDirs...), the ISR expiration task and producer state maintenance.
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
-import { ZERO_UUID } from '../protocol/primitives/index.js';
 import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
-import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
-import { tpKey } from '../storage/checkpoints.js';
-import { brokerLogDefaults, topicLogConfig } from './log-config.js';
-import { Partition, type IsrWriter } from './partition.js';
+import type { IsrWriter, Partition } from './partition.js';
+import { HostedPartitions } from './hosted-partitions.js';
+import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './role-changes.js';
 import { DelayedProduce } from './delayed-produce.js';
 import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed-delete-records.js';
@@ -63,51 +61,19 @@ export interface ReplicaManagerOptions {
   brokerEndpoint?: (brokerId: number) => { host: string; port: number } | undefined;
 }
 
-/** One partition of a LeaderAndIsr request, every version normalised. */
-export interface LeaderAndIsrPartition {
-  topic: string;
-  /** undefined when the request carried none (before v5). */
-  topicId: string | undefined;
-  partition: number;
-  leader: number;
-  leaderEpoch: number;
-  isr: number[];
-  replicas: number[];
-  /** zkVersion of the partition state znode (LeaderAndIsr's partition_epoch / zkVersion); -1 when unknown. */
-  partitionEpoch?: number;
-  /** The controller epoch that wrote the state. */
-  controllerEpoch?: number;
-}
-
-/** One partition of a StopReplica request; leaderEpoch -1 (none given) or -2 (topic being deleted) always applies. */
-export interface StopReplicaPartition {
-  topic: string;
-  partition: number;
-  leaderEpoch: number;
-  deletePartition: boolean;
-}
-
-/** Kafka's LeaderAndIsr.NoEpoch and EpochDuringDelete. */
-const NO_EPOCH = -1;
-const EPOCH_DURING_DELETE = -2;
-
-/** Partitions of one topic whose logs are opened at the same time. */
-const OPEN_CONCURRENCY = 8;
 /** How long a follower's fetch parks while a partition it has not fetched yet was just led here. */
 const JOIN_POLL_MS = 20;
 /** Recently led partitions are forgotten after this long, whatever their followers do. */
 const JOIN_WINDOW_MAX_MS = 60_000;
 
 export class ReplicaManager {
-  private readonly partitions = new Map<string, Partition>();
-  private readonly byTopic = new Map<string, Set<Partition>>();
+  /** The partitions whose logs are open here. */
+  private readonly hosted: HostedPartitions;
   /**
    * Partitions this broker took the lead of recently (when), while some follower has not fetched
    * them yet: that follower's fetches do not park for long (see replicaWaitMs).
    */
   private joining: { p: Partition; at: number }[] = [];
-  /** Topic id -> name of the topics with a partition hosted here (LeaderAndIsr's ids). */
-  private readonly hostedTopicIds = new Map<string, string>();
   private readonly waitingFetches = new Set<DelayedFetch>();
   private readonly waitingProduces = new Set<DelayedProduce>();
   private isrTimer: NodeJS.Timeout | undefined;
@@ -116,7 +82,6 @@ export class ReplicaManager {
   private syncChain: Promise<unknown> = Promise.resolve();
   /** Syncs queued on the chain and not started, by topic. */
   private readonly queuedSyncs = new Map<string, Promise<void>>();
-  private readonly logDefaults: LogConfig;
   private readonly brokerId: number;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -127,7 +92,7 @@ export class ReplicaManager {
     private readonly opts: ReplicaManagerOptions,
     readonly producerIds: ProducerIdManager,
   ) {
-    this.logDefaults = brokerLogDefaults(opts.config);
+    this.hosted = new HostedPartitions(opts, () => this.stopped);
     this.brokerId = opts.config.brokerId;
   }
 
@@ -185,34 +150,20 @@ export class ReplicaManager {
 
   /** The partition of `topic` hosted here (leader, or follower in cluster mode), if its log is open. */
   getPartition(topic: string, partition: number): Partition | undefined {
-    return this.partitions.get(tpKey(topic, partition));
+    return this.hosted.get(topic, partition);
   }
 
-  /**
-   * The topic a hosted partition's id names. Replica fetches name topics by id, and a follower
-   * fetches as soon as its LeaderAndIsr is processed, usually before the controller's
-   * UpdateMetadata (sent after LeaderAndIsr) has given the leader's metadata image the new topic's
-   * id: the leader knows it from its own LeaderAndIsr already. Without this the follower's first
-   * fetch is answered UNKNOWN_TOPIC_ID and it backs off replica.fetch.backoff.ms (1 s), which
-   * stalls every acks=all produce to a new topic for that long.
-   */
+  /** The topic a hosted partition's id names, known from LeaderAndIsr before UpdateMetadata brings it (see HostedPartitions.topicName). */
   hostedTopicName(topicId: string): string | undefined {
-    const name = this.hostedTopicIds.get(topicId);
-    // Only while a partition of that name still has that id (not a deleted and re-created topic's).
-    for (const p of this.byTopic.get(name ?? '') ?? []) if (p.topicId === topicId) return name;
-    return undefined;
-  }
-
-  private noteTopicId(p: Partition): void {
-    if (p.topicId && p.topicId !== ZERO_UUID) this.hostedTopicIds.set(p.topicId, p.topic);
+    return this.hosted.topicName(topicId);
   }
 
   partitionsOf(topic: string): Partition[] {
-    return [...(this.byTopic.get(topic) ?? [])];
+    return this.hosted.ofTopic(topic);
   }
 
   allPartitions(): Partition[] {
-    return [...this.partitions.values()];
+    return [...this.hosted.values()];
   }
 
   /**
@@ -228,109 +179,11 @@ export class ReplicaManager {
     if (queued) return queued;
     const run = () => {
       this.queuedSyncs.delete(topic);
-      return this.syncTopicNow(topic);
+      return this.hosted.syncWithMetadata(topic);
     };
     const p = this.syncChain.then(run, run);
     this.queuedSyncs.set(topic, p);
     this.syncChain = p.catch(() => undefined);
-    return p;
-  }
-
-  private async syncTopicNow(name: string): Promise<void> {
-    if (this.stopped) return;
-    if (this.opts.controllerManaged) return this.reconfigureTopic(name);
-    const info = this.opts.metadata.topic(name);
-    const current = this.byTopic.get(name) ?? new Set<Partition>();
-    const stale = [...current].filter((p) => !info || p.topicId !== info.topicId);
-    for (const p of stale) await this.dropPartition(p, true);
-    if (!info) return;
-    let cfg: LogConfig;
-    try {
-      cfg = this.opts.logConfigFor?.(name) ?? topicLogConfig(this.logDefaults, info.configs);
-    } catch (err) {
-      this.opts.logger.warn({ topic: name, err: messageOf(err) }, 'invalid topic config; using broker defaults');
-      cfg = this.logDefaults;
-    }
-    const toOpen: PartitionState[] = [];
-    for (const ps of info.partitions) {
-      const existing = this.getPartition(name, ps.partition);
-      if (ps.leader !== this.brokerId) {
-        if (existing) await this.dropPartition(existing, false);
-        continue;
-      }
-      if (existing) {
-        existing.leaderEpoch = ps.leaderEpoch;
-        existing.log.updateConfig(cfg);
-        continue;
-      }
-      toOpen.push(ps);
-    }
-    // A few at once: opening a log is a handful of small file operations, bound by their latency.
-    // The first failure stops taking new ones and is thrown once those in flight are done.
-    let failure: { err: unknown } | undefined;
-    await forEachConcurrently(toOpen, OPEN_CONCURRENCY, async (ps) => {
-      // Shutting down: stop opening logs (a topic may have thousands), SIGTERM must not wait for them.
-      if (failure || this.stopped) return;
-      try {
-        await this.openPartition(info, ps.partition, ps.leaderEpoch, cfg);
-      } catch (err) {
-        failure ??= { err };
-      }
-    });
-    if (failure) throw failure.err;
-    if (this.stopped) return;
-    // Partitions removed from metadata: only the undo of a CreatePartitions that failed part-way
-    // does that (Kafka never shrinks a topic), so their logs go too.
-    const count = info.partitions.length;
-    for (const p of this.byTopic.get(name) ?? []) {
-      if (p.partition >= count) await this.dropPartition(p, true);
-    }
-  }
-
-  private logConfigOf(topic: string, overrides: Record<string, string>): LogConfig {
-    try {
-      return this.opts.logConfigFor?.(topic) ?? topicLogConfig(this.logDefaults, overrides);
-    } catch (err) {
-      this.opts.logger.warn({ topic, err: messageOf(err) }, 'invalid topic config; using broker defaults');
-      return this.logDefaults;
-    }
-  }
-
-  /** Cluster mode's sync: the image only changes the configs of the logs open here. */
-  private reconfigureTopic(name: string): void {
-    const info = this.opts.metadata.topic(name);
-    const open = this.byTopic.get(name);
-    if (!info || !open) return;
-    const cfg = this.logConfigOf(name, info.configs);
-    for (const p of open) p.log.updateConfig(cfg);
-  }
-
-  private async openPartition(info: Pick<TopicInfo, 'name' | 'topicId'>, partition: number, leaderEpoch: number, cfg: LogConfig): Promise<Partition> {
-    const lm = this.opts.logManager;
-    let log = lm.getLog(info.name, partition);
-    const created = !log;
-    if (log) log.updateConfig(cfg);
-    else log = await lm.createLog(info.name, partition, cfg);
-    let p: Partition;
-    // Cluster mode: only what the checkpoint says was replicated is committed; a single broker's whole log is.
-    const initialHw = this.opts.controllerManaged ? (lm.checkpointedHighWatermark(info.name, partition) ?? 0) : undefined;
-    try {
-      p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark), initialHw);
-    } catch (err) {
-      // A log created just now for nothing: remove it rather than leave a half-made partition behind.
-      if (created) await lm.deleteLog(info.name, partition).catch(() => undefined);
-      throw err;
-    }
-    p.isrWriter = this.opts.isrWriter;
-    // Embedded: led here, ISR = replicas = [self]. Cluster mode: LeaderAndIsr says next (makeLeader/makeFollower).
-    if (this.opts.controllerManaged) p.leaderId = this.brokerId;
-    else await p.makeLeader(this.brokerId, leaderEpoch);
-    lm.updateHighWatermark(info.name, partition, p.highWatermark);
-    this.partitions.set(tpKey(info.name, partition), p);
-    let set = this.byTopic.get(info.name);
-    if (!set) this.byTopic.set(info.name, (set = new Set()));
-    set.add(p);
-    this.noteTopicId(p);
     return p;
   }
 
@@ -340,68 +193,13 @@ export class ReplicaManager {
    * (FENCED_LEADER_EPOCH, nothing applied; an equal one is a re-send and applied again); a
    * partition whose replicas do not include this broker is UNKNOWN_TOPIC_OR_PARTITION; otherwise
    * its log is opened (created when missing) and it becomes leader or follower. Returns the error
-   * per partition, keyed by tpKey. Serialised with the metadata syncs.
+   * per partition, keyed by tpKey. Serialised with the metadata syncs. role-changes.ts.
    */
   becomeLeaderOrFollower(states: readonly LeaderAndIsrPartition[], configsOf: (topic: string) => Record<string, string>): Promise<Map<string, number>> {
-    const run = () => this.becomeLeaderOrFollowerNow(states, configsOf);
+    const run = () => becomeLeaderOrFollower(this.roleContext, states, configsOf);
     const p = this.syncChain.then(run, run);
     this.syncChain = p.catch(() => undefined);
     return p;
-  }
-
-  private async becomeLeaderOrFollowerNow(states: readonly LeaderAndIsrPartition[], configsOf: (topic: string) => Record<string, string>): Promise<Map<string, number>> {
-    const errors = new Map<string, number>();
-    const accepted: LeaderAndIsrPartition[] = [];
-    for (const s of states) {
-      const key = tpKey(s.topic, s.partition);
-      const existing = this.partitions.get(key);
-      if (existing && s.topicId && existing.topicId && existing.topicId !== s.topicId) errors.set(key, ErrorCode.INCONSISTENT_TOPIC_ID);
-      else if (existing && s.leaderEpoch < existing.leaderEpoch) errors.set(key, ErrorCode.FENCED_LEADER_EPOCH);
-      else if (existing && s.leaderEpoch === existing.leaderEpoch && (s.partitionEpoch ?? -1) >= 0 && (s.partitionEpoch ?? -1) < existing.partitionEpoch) {
-        // Same leader epoch, older partition state (zkVersion) than this replica knows, say its own
-        // ISR change: a controller's resend read before that write. Skipped, as Kafka's
-        // Partition.makeLeader/makeFollower do, or it would undo the change.
-        this.opts.logger.info({ topic: s.topic, partition: s.partition, partitionEpoch: s.partitionEpoch, known: existing.partitionEpoch }, 'LeaderAndIsr skipped: older partition epoch than this replica knows');
-      }
-      else if (!s.replicas.includes(this.brokerId)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      else accepted.push(s);
-    }
-    await forEachConcurrently(accepted, OPEN_CONCURRENCY, async (s) => {
-      const key = tpKey(s.topic, s.partition);
-      if (this.stopped) {
-        errors.set(key, ErrorCode.NOT_LEADER_OR_FOLLOWER);
-        return;
-      }
-      try {
-        const existing = this.partitions.get(key);
-        // A follower's log opened now starts from its checkpointed high watermark, as Kafka's does.
-        const checkpointedHw = existing ? undefined : this.opts.logManager.checkpointedHighWatermark(s.topic, s.partition);
-        const p = existing ?? (await this.openPartition({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, this.logConfigOf(s.topic, configsOf(s.topic))));
-        if (s.topicId && !p.topicId) {
-          p.topicId = s.topicId;
-          this.noteTopicId(p);
-        }
-        const partitionEpoch = s.partitionEpoch ?? -1;
-        const controllerEpoch = s.controllerEpoch ?? -1;
-        if (s.leader === this.brokerId) {
-          // Stop fetching first: the fetcher's last append is done before this broker leads.
-          await this.fetchers?.removeFetcherForPartitions([key]);
-          await p.makeLeader(this.brokerId, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
-          this.noteNewLeadership(p);
-        } else {
-          const restart = p.isLeader || p.leaderId !== s.leader || p.leaderEpoch !== s.leaderEpoch || !this.fetchers?.isFetching(s.topic, s.partition);
-          if (restart) await this.fetchers?.removeFetcherForPartitions([key]);
-          p.makeFollower(s.leader, s.leaderEpoch, s.isr, s.replicas, partitionEpoch, controllerEpoch);
-          if (checkpointedHw !== undefined && this.fetchers) p.setFollowerHighWatermark(checkpointedHw);
-          if (restart) await this.startFetching(p);
-        }
-        errors.set(key, ErrorCode.NONE);
-      } catch (err) {
-        this.opts.logger.error({ topic: s.topic, partition: s.partition, err: messageOf(err) }, 'cannot open the log of a partition LeaderAndIsr assigned here');
-        errors.set(key, ErrorCode.KAFKA_STORAGE_ERROR);
-      }
-    });
-    return errors;
   }
 
   /**
@@ -409,80 +207,26 @@ export class ReplicaManager {
    * lower leader epoch than the local one is FENCED_LEADER_EPOCH; otherwise the partition stops
    * being served here, and with deletePartition its log is deleted, even when neither the image
    * nor the open partitions know it (a topic deleted while this broker was away). Without
-   * delete the log stays open as a follower (issue 12: its fetcher stops here).
+   * delete the log stays open as a follower (issue 12: its fetcher stops here). role-changes.ts.
    */
   stopReplicas(parts: readonly StopReplicaPartition[]): Promise<Map<string, number>> {
-    const run = () => this.stopReplicasNow(parts);
+    const run = () => stopReplicas(this.roleContext, parts);
     const p = this.syncChain.then(run, run);
     this.syncChain = p.catch(() => undefined);
     return p;
   }
 
-  private async stopReplicasNow(parts: readonly StopReplicaPartition[]): Promise<Map<string, number>> {
-    const errors = new Map<string, number>();
-    // As Kafka: the fetchers let go of every partition named before anything is stopped or deleted.
-    await this.fetchers?.removeFetcherForPartitions(
-      parts.filter((s) => {
-        const p = this.partitions.get(tpKey(s.topic, s.partition));
-        return !p || s.leaderEpoch === NO_EPOCH || s.leaderEpoch === EPOCH_DURING_DELETE || s.leaderEpoch >= p.leaderEpoch;
-      }).map((s) => tpKey(s.topic, s.partition)),
-    );
-    for (const s of parts) {
-      const key = tpKey(s.topic, s.partition);
-      const p = this.partitions.get(key);
-      if (p && s.leaderEpoch !== NO_EPOCH && s.leaderEpoch !== EPOCH_DURING_DELETE && s.leaderEpoch < p.leaderEpoch) {
-        errors.set(key, ErrorCode.FENCED_LEADER_EPOCH);
-        continue;
-      }
-      try {
-        if (s.deletePartition) {
-          if (p) await this.dropPartition(p, true);
-          else if (this.opts.logManager.getLog(s.topic, s.partition)) await this.opts.logManager.deleteLog(s.topic, s.partition);
-        } else if (p?.isLeader) {
-          p.makeFollower(-1, p.leaderEpoch);
-        }
-        errors.set(key, ErrorCode.NONE);
-      } catch (err) {
-        this.opts.logger.error({ topic: s.topic, partition: s.partition, err: messageOf(err) }, 'stopping a replica failed');
-        errors.set(key, ErrorCode.KAFKA_STORAGE_ERROR);
-      }
-    }
-    return errors;
-  }
-
-  /**
-   * A follower starts fetching from its leader, as Kafka 2.7+ (truncation on fetch): a log that
-   * knows its leader epochs fetches from its log end and the leader's diverging_epoch says where
-   * to cut; a log without epochs starts from its high watermark and cuts there first. No leader
-   * (-1): nothing to fetch from until the next LeaderAndIsr.
-   */
-  private async startFetching(p: Partition): Promise<void> {
-    if (!this.fetchers || this.stopped || p.leaderId < 0) return;
-    const { followerReplicaOf } = await import('./fetcher/manager.js');
-    // A produce accepted while this broker still led may be appending: start after it.
-    await p.appendsDone();
-    const knowsEpochs = p.log.epochs.latestEpoch() >= 0;
-    await this.fetchers.addFetcherForPartitions([
-      { replica: followerReplicaOf(p), topicId: p.topicId, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, fetchOffset: knowsEpochs ? p.logEndOffset : p.highWatermark },
-    ]);
-  }
-
-  private async dropPartition(p: Partition, deleteLog: boolean): Promise<void> {
-    this.partitions.delete(tpKey(p.topic, p.partition));
-    const set = this.byTopic.get(p.topic);
-    set?.delete(p);
-    if (set && set.size === 0) {
-      this.byTopic.delete(p.topic);
-      if (this.hostedTopicIds.get(p.topicId) === p.topic) this.hostedTopicIds.delete(p.topicId);
-    }
-    // Wake fetches parked on it; their re-read reports the partition as gone.
-    for (const w of [...p.waiters, ...p.replicaWaiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
-    // acks=all produces waiting on it are answered NOT_LEADER_OR_FOLLOWER.
-    if (p.isLeader) p.makeFollower(-1, p.leaderEpoch);
-    // The log left here is hosted no more: the cleaner leaves it alone until a partition is again.
-    if (p.log.producerView) p.log.producerView = undefined;
-    if (deleteLog) await this.opts.logManager.deleteLog(p.topic, p.partition);
-    else await p.snapshotProducerState(true).catch(() => undefined);
+  /** What the role changes need of this manager. */
+  private get roleContext(): RoleChangeContext {
+    return {
+      brokerId: this.brokerId,
+      logger: this.opts.logger,
+      logManager: this.opts.logManager,
+      hosted: this.hosted,
+      fetchers: this.fetchers,
+      isStopped: () => this.stopped,
+      noteNewLeadership: (p) => this.noteNewLeadership(p),
+    };
   }
 
   /** Why a partition cannot be served here (or the partition itself). */
@@ -512,13 +256,18 @@ export class ReplicaManager {
 
   /** What the append path needs of this manager. */
   private get appendContext(): AppendContext {
+    const manager = this;
     return {
       brokerId: this.brokerId,
       config: this.opts.config,
       metadata: this.opts.metadata,
       partition: (t, p) => this.getPartition(t, p),
       syncTopic: (t) => this.syncTopic(t),
-      stopped: this.stopped,
+      // Read when the append is done, not when it starts: a shutdown meanwhile has answered the
+      // waiting produces already, so this one must not start waiting for the ISR.
+      get stopped() {
+        return manager.stopped;
+      },
       waitingProduces: this.waitingProduces,
       txnMarkerListeners: this.txnMarkerListeners,
     };
@@ -527,7 +276,7 @@ export class ReplicaManager {
   /** Kafka's isr-expiration task: each leader drops followers not caught up within replica.lag.time.max.ms. */
   maybeShrinkIsr(nowMs: number): void {
     const maxLag = this.opts.config.replicaLagTimeMaxMs;
-    for (const p of this.partitions.values()) {
+    for (const p of this.hosted.values()) {
       if (!p.isLeader) continue;
       const out = p.maybeShrinkIsr(nowMs, maxLag);
       if (out.length > 0) {
@@ -558,7 +307,7 @@ export class ReplicaManager {
   }
 
   private awaitingFirstFetch(p: Partition): boolean {
-    return p.isLeader && this.partitions.get(tpKey(p.topic, p.partition)) === p && p.replicas.some((id) => p.followerState(id)?.logEndOffset === -1);
+    return p.isLeader && this.hosted.get(p.topic, p.partition) === p && p.replicas.some((id) => p.followerState(id)?.logEndOffset === -1);
   }
 
   /** How long a replica fetch from `replicaId` may park: briefly while a partition led here since lately awaits its first fetch. */
@@ -583,7 +332,7 @@ export class ReplicaManager {
   /** Periodic housekeeping: expire idle producers, snapshot changed producer state. */
   async maintain(): Promise<void> {
     const now = Date.now();
-    for (const p of this.partitions.values()) {
+    for (const p of this.hosted.values()) {
       p.producers.expire(now, this.opts.config.producerIdExpirationMs);
       await p.snapshotProducerState().catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed'));
     }
@@ -599,10 +348,10 @@ export class ReplicaManager {
     for (const f of [...this.waitingFetches]) f.complete();
     for (const d of [...this.waitingProduces]) d.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     // DeleteRecords waiting for followers' log starts.
-    for (const p of this.partitions.values()) for (const w of [...p.stateWaiters]) if (w instanceof DelayedDeleteRecords) w.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    for (const p of this.hosted.values()) for (const w of [...p.stateWaiters]) if (w instanceof DelayedDeleteRecords) w.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await this.syncChain;
     // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
-    await forEachConcurrently([...this.partitions.values()], 16, (p) =>
+    await forEachConcurrently([...this.hosted.values()], 16, (p) =>
       p.snapshotProducerState(true).catch((err) => this.opts.logger.warn({ err: messageOf(err), partition: p.log.name }, 'producer snapshot failed')),
     );
   }

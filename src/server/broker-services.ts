@@ -12,7 +12,7 @@ import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import type { KafkaController } from '../controller/index.js';
-import type { StopReplicaPartition } from '../replication/replica-manager.js';
+import type { StopReplicaPartition } from '../replication/role-changes.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
 import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';

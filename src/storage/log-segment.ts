@@ -102,7 +102,7 @@ export class LogSegment {
   /**
    * Opens (creating if absent) the segment files. The offset and time indexes are not loaded
    * yet; the transaction index is (a missing file is an empty index). A corrupt one is dropped
-   * and reported through `onTxnIndexProblem`: Partition.open rebuilds it (rebuildLostTxnIndexes)
+   * and reported through `onTxnIndexProblem`: Partition.open rebuilds it (producer-state-recovery.ts)
    * or re-adds the aborts it replays.
    */
   static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number, onTxnIndexProblem?: (msg: string) => void): Promise<LogSegment> {

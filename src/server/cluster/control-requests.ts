@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../../protocol/errors.js';
 import { tpKey } from '../../storage/checkpoints.js';
 import type { ZkBrokerMetadata, ControlPartitionState, LiveBroker } from '../../metadata/zk/zk-broker-metadata.js';
-import type { LeaderAndIsrPartition, ReplicaManager, StopReplicaPartition } from '../../replication/replica-manager.js';
+import type { ReplicaManager } from '../../replication/replica-manager.js';
+import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../replication/role-changes.js';
 import type { ClusterControl, ControlHeader, PartitionResult } from '../broker-services.js';
 
 export interface ControlRequestsOptions {

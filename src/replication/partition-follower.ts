@@ -1,0 +1,100 @@
+/**
+ * The follower side of a Partition (issue 12): what the replica fetcher does to a partition led
+ * elsewhere. Appends of the leader's batches (Kafka's Partition.appendRecordsToFollowerOrFutureReplica),
+ * truncation, the follower's high watermark (UnifiedLog.maybeUpdateHighWatermark) and its log
+ * start following the leader's.
+ *
+ * The partition owns the log, the producer state, the append lock and the high watermark; this
+ * module reads them through `FollowerHost`, takes the lock it is given (so every change here is
+ * serialised with the partition's other appends, truncations and snapshots) and moves the high
+ * watermark through `setHighWatermark`, which also tells producer state and the checkpoint.
+ */
+import type { AppendResult, Log } from '../storage/log.js';
+import { existingOffsetRange } from '../storage/append-validation.js';
+import { UnexpectedAppendOffsetError } from '../storage/errors.js';
+import type { Mutex } from '../storage/mutex.js';
+import type { ProducerStateMap } from './producer-state.js';
+import { indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
+
+/** What the follower side reads of its partition. */
+export interface FollowerHost {
+  readonly log: Log;
+  readonly producers: ProducerStateMap;
+  readonly highWatermark: number;
+}
+
+export class PartitionFollower {
+  constructor(
+    private readonly host: FollowerHost,
+    /** The partition's append lock. */
+    private readonly appendLock: Mutex,
+    /** Sets the partition's high watermark (it may go back); producer state and the checkpoint follow. */
+    private readonly setHighWatermark: (hw: number) => void,
+  ) {}
+
+  /**
+   * Appends batches fetched from the leader, as the leader wrote them: the log checks CRCs and
+   * offsets and learns the batches' leader epochs; idempotent producers' state follows, so a
+   * promotion to leader keeps sequence checks. One special case as Kafka: an empty log whose
+   * start offset falls inside the leader's first batch (DeleteRecords cut a batch) restarts at
+   * that batch's base offset.
+   */
+  append(batches: Buffer): Promise<AppendResult> {
+    const { log, producers } = this.host;
+    return this.appendLock.run(async () => {
+      let res: AppendResult;
+      try {
+        res = await log.appendAsFollower(batches);
+      } catch (err) {
+        const range = err instanceof UnexpectedAppendOffsetError && batches.length > 0 ? existingOffsetRange(batches) : undefined;
+        const end = log.logEndOffset;
+        if (!range || end !== log.logStartOffset || range.first >= end || range.last < end) throw err;
+        log.logger.info(`${log.name}: the leader's first batch starts at ${range.first}, before the empty log's start ${end}; restarting the log there`);
+        await log.truncateFullyAndStartAt(range.first);
+        producers.clear();
+        this.setHighWatermark(range.first);
+        res = await log.appendAsFollower(batches);
+      }
+      await indexAbortedTxns(log, recordProducerBatches(producers, batches));
+      return res;
+    });
+  }
+
+  /** Removes the log at and after `offset`; HW and producer state follow. */
+  truncateTo(offset: number): Promise<void> {
+    const { log, producers } = this.host;
+    return this.appendLock.run(async () => {
+      await log.truncateTo(offset);
+      producers.truncateFrom(log.logEndOffset);
+      if (this.host.highWatermark > log.logEndOffset) this.setHighWatermark(log.logEndOffset);
+    });
+  }
+
+  /** Empties the log and restarts it at `offset` (the leader's log start is beyond ours). */
+  truncateFullyAndStartAt(offset: number): Promise<void> {
+    const { log, producers } = this.host;
+    return this.appendLock.run(async () => {
+      await log.truncateFullyAndStartAt(offset);
+      producers.clear();
+      this.setHighWatermark(offset);
+    });
+  }
+
+  /**
+   * The leader's high watermark, bounded by what this replica holds: within [log start, log
+   * end], and it may go back. Returns the high watermark now.
+   */
+  followLeaderHighWatermark(leaderHw: number): number {
+    const { log } = this.host;
+    const hw = Math.max(log.logStartOffset, Math.min(leaderHw, log.logEndOffset));
+    if (hw !== this.host.highWatermark) this.setHighWatermark(hw);
+    return this.host.highWatermark;
+  }
+
+  /** The leader's log start moved (retention, DeleteRecords): follow it up to our high watermark. */
+  async followLeaderLogStartOffset(leaderLogStartOffset: number): Promise<void> {
+    const { log } = this.host;
+    if (leaderLogStartOffset <= log.logStartOffset || leaderLogStartOffset > this.host.highWatermark) return;
+    await log.deleteRecordsBefore(leaderLogStartOffset);
+  }
+}
