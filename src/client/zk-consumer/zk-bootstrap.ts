@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isZkError, type ZkSession } from '../../metadata/zk/zk-session.js';
+import type { ZkSession } from '../../metadata/zk/zk-session.js';
 import { BROKER_IDS_PATH, BrokerIdZNode } from '../../metadata/zk/zk-data.js';
 
 /** Kafka 0.8's consumer id: `<group>_<hostname>-<timestampMs>-<first 8 hex digits of a uuid>`. */
@@ -14,10 +14,7 @@ export function generateConsumerId(groupId: string, host = hostname(), nowMs = D
 
 /** The brokers registered in /brokers/ids as `host:port` (PLAINTEXT endpoints first). */
 export async function brokersFromZooKeeper(zk: ZkSession): Promise<string[]> {
-  const ids = await zk.children(BROKER_IDS_PATH).catch((err: unknown) => {
-    if (isZkError(err, 'NO_NODE')) return [];
-    throw err;
-  });
+  const ids = await zk.childrenIfExists(BROKER_IDS_PATH);
   const out: string[] = [];
   for (const id of ids) {
     const got = await zk.getIfExists(`${BROKER_IDS_PATH}/${id}`);

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { Cluster } from '../cluster.js';
 import { commitOffsets, fetchCommittedOffsets, tpKey, type TopicPartition } from '../group/offsets.js';
-import { isZkError, type ZkSession } from '../../metadata/zk/zk-session.js';
+import type { ZkSession } from '../../metadata/zk/zk-session.js';
 import { ConsumerOffsetZNode, consumerOffsetPath } from '../../metadata/zk/zk-data.js';
 
 export interface ZkConsumerOffsetStoreOptions {
@@ -70,19 +70,7 @@ export class ZkConsumerOffsetStore {
   }
 
   private async writeZkOffset(tp: TopicPartition, offset: bigint): Promise<void> {
-    const { zk } = this.o;
-    const path = consumerOffsetPath(this.o.groupId, tp.topic, tp.partition);
-    const data = ConsumerOffsetZNode.encode(offset);
-    try {
-      await zk.set(path, data);
-    } catch (err) {
-      if (!isZkError(err, 'NO_NODE')) throw err;
-      await zk.ensurePath(path.slice(0, path.lastIndexOf('/')));
-      await zk.create(path, data).catch(async (e: unknown) => {
-        if (!isZkError(e, 'NODE_EXISTS')) throw e;
-        await zk.set(path, data);
-      });
-    }
+    await this.o.zk.setOrCreate(consumerOffsetPath(this.o.groupId, tp.topic, tp.partition), ConsumerOffsetZNode.encode(offset));
   }
 
   private async readZkOffset(tp: TopicPartition): Promise<bigint | null> {

@@ -42,34 +42,14 @@ export class KafkaZkAdmin {
   }
 
   async setEntityConfigs(type: ConfigEntityType, name: string, configs: Record<string, string>): Promise<void> {
-    const path = configEntityPath(type, name);
-    const data = ConfigEntityZNode.encode(configs);
-    // Kafka's setOrCreateEntityConfigs: set; if absent, create (parents too); if created
-    // meanwhile, set again. Last writer wins, as in Kafka.
-    try {
-      await this.session.set(path, data);
-    } catch (err) {
-      if (!isZkError(err, 'NO_NODE')) throw err;
-      // Parents too: a user's client-id entity lives under the user's own znode.
-      await this.session.ensurePath(path.slice(0, path.lastIndexOf('/')));
-      try {
-        await this.session.create(path, data);
-      } catch (err2) {
-        if (!isZkError(err2, 'NODE_EXISTS')) throw err2;
-        await this.session.set(path, data);
-      }
-    }
+    // Kafka's setOrCreateEntityConfigs (parents too: a user's client-id entity lives under the user's own znode).
+    await this.session.setOrCreate(configEntityPath(type, name), ConfigEntityZNode.encode(configs));
     await this.session.ensurePath(CONFIG_CHANGES_PATH);
     await this.session.create(`${CONFIG_CHANGES_PATH}/${CONFIG_CHANGE_PREFIX}`, ConfigChangeNotificationZNode.encode(type, name), 'persistent_sequential');
   }
 
   async getConfigChildren(subPath: string): Promise<string[]> {
-    try {
-      return await this.session.children(`/config/${subPath}`);
-    } catch (err) {
-      if (isZkError(err, 'NO_NODE')) return [];
-      throw err;
-    }
+    return this.session.childrenIfExists(`/config/${subPath}`);
   }
 
   async getConfigChangeNames(watch?: ZkWatcher): Promise<string[]> {

@@ -1,26 +1,15 @@
 /**
  * The ZooKeeper operations both parts of KafkaZkClient (kafka-zk-topics.ts, kafka-zk-admin.ts)
- * build on: child listings that read an absent parent as empty (a cluster not yet initialised),
- * and the controller fence (a multi whose first op checks `/controller_epoch`'s znode version, so
+ * build on: sequential children in order, and the controller fence (a multi whose first op checks `/controller_epoch`'s znode version, so
  * a deposed controller's write fails as a whole and surfaces as ControllerMovedError).
  */
 import { isZkError, ZkError, type ZkOp, type ZkSession, type ZkWatcher } from './zk-session.js';
 import { CONTROLLER_EPOCH_PATH, sequenceNumber } from './zk-data.js';
 import { ControllerMovedError, type ControllerFence } from './zk-client-types.js';
 
-/** Children of `path`, [] when it does not exist (a cluster not yet initialised). */
-export async function childrenOrEmpty(session: ZkSession, path: string, watch?: ZkWatcher): Promise<string[]> {
-  try {
-    return await session.children(path, watch);
-  } catch (err) {
-    if (isZkError(err, 'NO_NODE')) return [];
-    throw err;
-  }
-}
-
 /** Names of sequential children with `prefix`, in sequence order. */
 export async function sequentialChildren(session: ZkSession, path: string, prefix: string, watch?: ZkWatcher): Promise<string[]> {
-  const names = await childrenOrEmpty(session, path, watch);
+  const names = await session.childrenIfExists(path, watch);
   return names.filter((n) => n.startsWith(prefix)).sort((a, b) => sequenceNumber(a) - sequenceNumber(b));
 }
 

@@ -26,7 +26,7 @@ import {
   type BrokerRegistration,
 } from './zk-data.js';
 import { ControllerMovedError, type ControllerFence, type LeaderIsrState, type TopicAssignment, type VersionedState } from './zk-client-types.js';
-import { childrenOrEmpty, fenced, fencedDeleteIfExists } from './kafka-zk-ops.js';
+import { fenced, fencedDeleteIfExists } from './kafka-zk-ops.js';
 
 export type BrokerWithEpoch = BrokerRegistration & { brokerEpoch: bigint };
 
@@ -36,7 +36,7 @@ export class KafkaZkTopics {
   // ---- brokers ----------------------------------------------------------------------------
 
   async getBrokerIds(watch?: ZkWatcher): Promise<number[]> {
-    const names = await childrenOrEmpty(this.session, BROKER_IDS_PATH, watch);
+    const names = await this.session.childrenIfExists(BROKER_IDS_PATH, watch);
     return names.map(Number).filter((n) => Number.isInteger(n) && n >= 0).sort((a, b) => a - b);
   }
 
@@ -55,7 +55,7 @@ export class KafkaZkTopics {
   // ---- topics -----------------------------------------------------------------------------
 
   async getAllTopics(watch?: ZkWatcher): Promise<string[]> {
-    return (await childrenOrEmpty(this.session, TOPICS_PATH, watch)).sort();
+    return (await this.session.childrenIfExists(TOPICS_PATH, watch)).sort();
   }
 
   /** `topicId` is '' for a topic written before Kafka 2.8 (no topic_id): the controller assigns one. */
@@ -104,7 +104,7 @@ export class KafkaZkTopics {
   // ---- partition states ---------------------------------------------------------------------
 
   async getPartitionStates(topic: string, partitions?: number[]): Promise<Map<number, VersionedState>> {
-    const ids = partitions ?? (await childrenOrEmpty(this.session, topicPartitionsPath(topic))).map(Number).filter(Number.isInteger);
+    const ids = partitions ?? (await this.session.childrenIfExists(topicPartitionsPath(topic))).map(Number).filter(Number.isInteger);
     const nodes = await Promise.all(ids.map((p) => this.session.getIfExists(partitionStatePath(topic, p))));
     const out = new Map<number, VersionedState>();
     [...ids].forEach((p, i) => {
@@ -205,7 +205,7 @@ export class KafkaZkTopics {
   }
 
   async getTopicDeletions(watch?: ZkWatcher): Promise<string[]> {
-    return (await childrenOrEmpty(this.session, DELETE_TOPICS_PATH, watch)).sort();
+    return (await this.session.childrenIfExists(DELETE_TOPICS_PATH, watch)).sort();
   }
 
   async deleteTopicDeletionMarker(topic: string, fence: ControllerFence): Promise<void> {

@@ -23,7 +23,7 @@ export const ACL_CHANGES = '/kafka-acl-changes';
 export const EXTENDED_ACL_CHANGES = '/kafka-acl-extended-changes';
 const CHANGE_PREFIX = 'acl_changes_';
 
-type Session = Pick<ZkSession, 'getIfExists' | 'children' | 'create' | 'set' | 'delete' | 'ensurePath' | 'exists' | 'on' | 'off'>;
+type Session = Pick<ZkSession, 'getIfExists' | 'children' | 'childrenIfExists' | 'create' | 'set' | 'delete' | 'ensurePath' | 'exists' | 'on' | 'off'>;
 
 export function aclZnodePath(r: StoredAclResource): string {
   return `${r.patternType === 'PREFIXED' ? PREFIXED_ACL_ROOT : ACL_ROOT}/${r.resourceType}/${r.name}`;
@@ -74,8 +74,8 @@ export class ZkAcls implements AclStorage {
   async loadAll(): Promise<StoredAcls[]> {
     const out: StoredAcls[] = [];
     for (const [root, patternType] of [[ACL_ROOT, 'LITERAL'], [PREFIXED_ACL_ROOT, 'PREFIXED']] as const) {
-      for (const resourceType of await this.childrenOrNone(root)) {
-        for (const name of await this.childrenOrNone(`${root}/${resourceType}`)) {
+      for (const resourceType of await this.session.childrenIfExists(root)) {
+        for (const name of await this.session.childrenIfExists(`${root}/${resourceType}`)) {
           const resource: StoredAclResource = { resourceType, patternType, name };
           try {
             const acls = await this.load(resource);
@@ -156,12 +156,5 @@ export class ZkAcls implements AclStorage {
     for (const f of this.followers) f.close();
   }
 
-  private async childrenOrNone(path: string): Promise<string[]> {
-    try {
-      return await this.session.children(path);
-    } catch (err) {
-      if (isZkError(err, 'NO_NODE')) return [];
-      throw err;
-    }
-  }
+
 }

@@ -53,24 +53,7 @@ export class ZkConsumerOffsets {
   async commit(group: string, topic: string, partition: number, offset: bigint): Promise<void> {
     const path = consumerOffsetPath(group, topic, partition);
     const data = ConsumerOffsetZNode.encode(offset);
-    await withDeadline(this.setOrCreate(path, data), this.timeoutMs, `the commit to ${path}`);
-  }
-
-  private async setOrCreate(path: string, data: Buffer): Promise<void> {
-    try {
-      await this.session.set(path, data);
-      return;
-    } catch (err) {
-      if (!isZkError(err, 'NO_NODE')) throw err;
-    }
-    await this.session.ensurePath(path.slice(0, path.lastIndexOf('/')));
-    try {
-      await this.session.create(path, data);
-    } catch (err) {
-      // Another committer created it meanwhile: last writer wins, as with set.
-      if (!isZkError(err, 'NODE_EXISTS')) throw err;
-      await this.session.set(path, data);
-    }
+    await withDeadline(this.session.setOrCreate(path, data), this.timeoutMs, `the commit to ${path}`);
   }
 
   /** The stored offset, or undefined when the group has none for this partition. */
@@ -155,12 +138,7 @@ export class ZkConsumerOffsets {
     }
   }
 
-  private async childrenIfExists(path: string): Promise<string[]> {
-    try {
-      return await withDeadline(this.session.children(path), this.timeoutMs, path);
-    } catch (err) {
-      if (isZkError(err, 'NO_NODE')) return [];
-      throw err;
-    }
+  private childrenIfExists(path: string): Promise<string[]> {
+    return withDeadline(this.session.childrenIfExists(path), this.timeoutMs, path);
   }
 }

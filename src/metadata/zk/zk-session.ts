@@ -358,6 +358,26 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
     }
   }
 
+  /**
+   * Kafka's setOrCreate: sets the node, creating it and its missing parents when absent; one
+   * created meanwhile by another writer is set again (last writer wins, as with set).
+   */
+  async setOrCreate(path: string, data: Buffer): Promise<void> {
+    try {
+      await this.set(path, data);
+      return;
+    } catch (err) {
+      if (!isZkError(err, 'NO_NODE')) throw err;
+    }
+    await this.ensurePath(path.slice(0, path.lastIndexOf('/')));
+    try {
+      await this.create(path, data);
+    } catch (err) {
+      if (!isZkError(err, 'NODE_EXISTS')) throw err;
+      await this.set(path, data);
+    }
+  }
+
   async set(path: string, data: Buffer | string, version = -1): Promise<ZkStat> {
     const c = await this.current(path);
     return new Promise((resolve, reject) =>
@@ -391,6 +411,16 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
       if (w) c.getChildren(path, w, cb);
       else c.getChildren(path, cb);
     });
+  }
+
+  /** Like `children`, but [] when the node does not exist (a cluster or group not set up yet). */
+  async childrenIfExists(path: string, watch?: ZkWatcher): Promise<string[]> {
+    try {
+      return await this.children(path, watch);
+    } catch (err) {
+      if (isZkError(err, 'NO_NODE')) return [];
+      throw err;
+    }
   }
 
   /** Applies every operation atomically; on failure none is applied and the first error is thrown. */
