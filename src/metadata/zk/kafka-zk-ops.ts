@@ -1,7 +1,8 @@
 /**
- * The ZooKeeper operations both parts of KafkaZkClient (kafka-zk-topics.ts, kafka-zk-admin.ts)
- * build on: sequential children in order, and the controller fence (a multi whose first op checks `/controller_epoch`'s znode version, so
- * a deposed controller's write fails as a whole and surfaces as ControllerMovedError).
+ * The ZooKeeper operations both halves of KafkaZkClient (kafka-zk-topics.ts, kafka-zk-client.ts)
+ * build on: sequential children in order, and the controller fence (a multi whose first op checks
+ * `/controller_epoch`'s znode version, so a deposed controller's write fails as a whole and
+ * surfaces as ControllerMovedError).
  */
 import { isZkError, ZkError, type ZkOp, type ZkSession, type ZkWatcher } from './zk-session.js';
 import { CONTROLLER_EPOCH_PATH, sequenceNumber } from './zk-data.js';

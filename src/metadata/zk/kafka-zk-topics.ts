@@ -1,6 +1,6 @@
 /**
- * The cluster state KafkaZkClient reads and writes under `/brokers`, and the deletion of topics:
- * broker registrations (`/brokers/ids`), topic assignments (`/brokers/topics/<t>`, created with
+ * The cluster state KafkaZkClient (which extends this class) reads and writes under `/brokers`,
+ * and the deletion of topics: broker registrations (`/brokers/ids`), topic assignments (`/brokers/topics/<t>`, created with
  * their `/config/topics/<t>`), partition states (`.../partitions/<p>/state`, controller writes
  * fenced, a leader's own ISR change not), and `/admin/delete_topics` with the recursive delete of
  * a deleted topic's znodes.
@@ -31,7 +31,7 @@ import { fenced, fencedDeleteIfExists } from './kafka-zk-ops.js';
 export type BrokerWithEpoch = BrokerRegistration & { brokerEpoch: bigint };
 
 export class KafkaZkTopics {
-  constructor(private readonly session: ZkSession) {}
+  constructor(readonly session: ZkSession) {}
 
   // ---- brokers ----------------------------------------------------------------------------
 
