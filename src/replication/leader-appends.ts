@@ -58,8 +58,8 @@ export interface AppendContext {
   partition(topic: string, partition: number): Partition | undefined;
   /** Opens the logs of a topic the metadata already has (embedded mode's sync). */
   syncTopic(topic: string): Promise<void>;
-  /** Whether the broker is shutting down; read when an append is done (ReplicaManager passes a getter). */
-  readonly stopped: boolean;
+  /** Whether the broker is shutting down: asked when an append is done, as a shutdown may have begun meanwhile. */
+  isStopped(): boolean;
   waitingProduces: Set<DelayedProduce>;
   txnMarkerListeners: ReadonlySet<TxnMarkerListener>;
 }
@@ -200,6 +200,6 @@ export async function appendTxnMarker(ctx: AppendContext, topic: string, partiti
 function awaitReplication(ctx: AppendContext, p: Partition, requiredOffset: number, minIsr: number, timeoutMs: number): Promise<number> | number {
   const check = p.checkEnoughReplicasReachOffset(requiredOffset, minIsr);
   if (check.done) return check.errorCode;
-  if (ctx.stopped) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+  if (ctx.isStopped()) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
   return new DelayedProduce(p, requiredOffset, minIsr, timeoutMs, ctx.waitingProduces).completed;
 }

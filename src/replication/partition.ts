@@ -363,9 +363,7 @@ export class Partition {
 
   private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
     if (hw <= this.hw) return;
-    this.hw = hw;
-    this.producers.onHighWatermark(hw);
-    this.onHighWatermark(this);
+    this.setHw(hw);
     for (const w of [...this.waiters]) w.onAppend(this, bytes, firstOffset);
     this.notifyState();
   }
@@ -433,6 +431,7 @@ export class Partition {
     return this.appendLock.run(async () => undefined);
   }
 
+  /** Sets the high watermark (a follower's may go back); producer state and the checkpoint follow. */
   private setHw(hw: number): void {
     this.hw = hw;
     this.producers.onHighWatermark(hw);

@@ -11,7 +11,7 @@ import { decodeBatch } from '../protocol/records/batch.js';
 import { ControlRecordType, endTxnMarkerOf } from '../protocol/records/control.js';
 import type { Log } from '../storage/log.js';
 import type { AbortedTxn } from '../storage/transaction-index.js';
-import { lastSequenceOf, type CompletedTxn, type ProducerStateMap, type SequenceCheck } from './producer-state.js';
+import { APPEND, lastSequenceOf, type CompletedTxn, type ProducerStateMap, type SequenceCheck } from './producer-state.js';
 
 /** Control batches hold one small record; anything larger is not a marker worth inflating. */
 const MAX_CONTROL_BATCH_BYTES = 1024;
@@ -88,7 +88,7 @@ export function checkProducerBatches(producers: ProducerStateMap, batches: Buffe
     }
     pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
   }
-  return { kind: 'append' };
+  return APPEND;
 }
 
 /** The .txnindex entry of an aborted transaction. */

@@ -57,7 +57,8 @@ export type SequenceCheck =
   | { kind: 'duplicate'; firstOffset: number; lastOffset: number }
   | { kind: 'error'; errorCode: number; message: string };
 
-const APPEND: SequenceCheck = { kind: 'append' };
+/** The answer when a batch may be appended: one object, not one per check. */
+export const APPEND: SequenceCheck = { kind: 'append' };
 
 /** Kafka's sequence arithmetic: sequences wrap from Int32.MAX_VALUE to 0. */
 export function lastSequenceOf(firstSeq: number, lastOffsetDelta: number): number {

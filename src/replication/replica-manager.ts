@@ -87,6 +87,8 @@ export class ReplicaManager {
   private stopped = false;
   /** Cluster mode's replica fetchers (undefined in embedded mode, which never follows). */
   private fetchers: ReplicaFetcherManager | undefined;
+  /** What the append path (leader-appends.ts) needs of this manager: made once, not per append. */
+  private readonly appendContext: AppendContext;
 
   private constructor(
     private readonly opts: ReplicaManagerOptions,
@@ -94,6 +96,16 @@ export class ReplicaManager {
   ) {
     this.hosted = new HostedPartitions(opts, () => this.stopped);
     this.brokerId = opts.config.brokerId;
+    this.appendContext = {
+      brokerId: this.brokerId,
+      config: opts.config,
+      metadata: opts.metadata,
+      partition: (t, p) => this.getPartition(t, p),
+      syncTopic: (t) => this.syncTopic(t),
+      isStopped: () => this.stopped,
+      waitingProduces: this.waitingProduces,
+      txnMarkerListeners: this.txnMarkerListeners,
+    };
   }
 
   get logManager(): LogManager {
@@ -254,24 +266,6 @@ export class ReplicaManager {
   /** Told of every marker written and replicated here (Kafka's onTransactionCompleted for __consumer_offsets). */
   readonly txnMarkerListeners = new Set<TxnMarkerListener>();
 
-  /** What the append path needs of this manager. */
-  private get appendContext(): AppendContext {
-    const manager = this;
-    return {
-      brokerId: this.brokerId,
-      config: this.opts.config,
-      metadata: this.opts.metadata,
-      partition: (t, p) => this.getPartition(t, p),
-      syncTopic: (t) => this.syncTopic(t),
-      // Read when the append is done, not when it starts: a shutdown meanwhile has answered the
-      // waiting produces already, so this one must not start waiting for the ISR.
-      get stopped() {
-        return manager.stopped;
-      },
-      waitingProduces: this.waitingProduces,
-      txnMarkerListeners: this.txnMarkerListeners,
-    };
-  }
 
   /** Kafka's isr-expiration task: each leader drops followers not caught up within replica.lag.time.max.ms. */
   maybeShrinkIsr(nowMs: number): void {
