@@ -219,13 +219,12 @@ export class PartitionIsr {
       // LeaderAndIsr moved the partition on meanwhile: its state wins.
       if (this.pending !== newIsr || !this.host.isLeader || this.host.leaderEpoch !== epoch) return;
       this.pending = undefined;
+      // The followers' last caught-up times stay as they are: an ISR change is not a reason to
+      // restart anyone's lag window (only a leader change is, resetFollowers, as Kafka's
+      // resetReplicaState), else a second lagging follower stays a whole window longer.
       if (typeof result === 'number') {
         this.isr = newIsr;
         this.partitionEpoch = result;
-        for (const id of newIsr) {
-          const f = this.followers.get(id);
-          if (f) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, Date.now());
-        }
       }
       this.onIsrSettled();
     };
