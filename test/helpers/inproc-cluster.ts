@@ -154,6 +154,8 @@ export interface InprocClusterOptions {
   brokers?: number;
   /** Broker properties over the harness's fast defaults. */
   props?: Record<string, string>;
+  /** A broker's log dir other than a fresh one under the cluster's root (say a small tmpfs), by id. */
+  logDirs?: Record<number, string>;
 }
 
 /** Short timers so ISR churn and failover take a second or two, not Kafka's 30 s. */
@@ -192,8 +194,8 @@ export class InprocCluster {
     }
     const brokers: InprocBroker[] = [];
     for (let id = 0; id < (opts.brokers ?? 3); id++) {
-      const dir = join(root, `broker-${id}`);
-      await mkdir(dir);
+      const dir = opts.logDirs?.[id] ?? join(root, `broker-${id}`);
+      await mkdir(dir, { recursive: true });
       brokers.push({ id, port: await freePort(), dir, broker: undefined });
     }
     const c = new InprocCluster(zk, brokers, root, { ...FAST_PROPS, 'zookeeper.connect': zk.connect, ...opts.props });

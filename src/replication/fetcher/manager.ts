@@ -60,6 +60,9 @@ export function followerReplicaOf(p: Partition): FollowerReplica {
     get highWatermark() {
       return p.highWatermark;
     },
+    get offline() {
+      return p.log.offline;
+    },
     latestEpoch: () => p.log.epochs.latestEpoch(),
     endOffsetForEpoch: (epoch) => {
       const r = p.log.epochs.endOffsetFor(epoch, p.log.logEndOffset);
@@ -89,6 +92,23 @@ export class ReplicaFetcherManager {
   isFetching(topic: string, partition: number): boolean {
     const key = tpKey(topic, partition);
     return this.owners.get(key)?.has(key) ?? false;
+  }
+
+  /**
+   * Partitions followed here whose local log refuses writes (a full disk): out of the ISR until
+   * appends succeed again (a gauge for the metrics to come).
+   */
+  get blockedPartitionsCount(): number {
+    let n = 0;
+    for (const f of this.fetchers.values()) n += f.blockedPartitionsCount;
+    return n;
+  }
+
+  /** Partitions given up until their next LeaderAndIsr (Kafka's FailedPartitionsCount). */
+  get failedPartitionsCount(): number {
+    let n = 0;
+    for (const f of this.fetchers.values()) n += f.failed.size;
+    return n;
   }
 
   /** The fetchers by "leaderId:fetcherId" (tests, diagnostics). */

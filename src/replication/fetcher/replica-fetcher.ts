@@ -11,8 +11,11 @@
  *    wrote them and take its high watermark and log start; `diverging_epoch` → truncate there
  *    and go on; OFFSET_OUT_OF_RANGE → ask the leader's log end / start and truncate to it (or
  *    restart the log at its start); FENCED_LEADER_EPOCH → the partition is failed until the next
- *    LeaderAndIsr re-adds it; other errors → the partition backs off (before its first answer,
- *    "leader not ready yet" errors are retried after 50 ms, up to 20 times).
+ *    LeaderAndIsr re-adds it (said once per round, fetcher-faults.ts); a local log that refuses
+ *    writes while its directory is online (a full disk) → the partition is fetched again with
+ *    growing back-off until appends succeed; one in an offline directory is failed; other errors
+ *    → the partition backs off (before its first answer, "leader not ready yet" errors are
+ *    retried after 50 ms, up to 20 times).
  *
  * Removing a partition waits for an append or truncation of it in progress, so a LeaderAndIsr
  * that makes this broker the leader never races the fetcher's last write.
@@ -22,59 +25,10 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { tpKey } from '../../storage/checkpoints.js';
 import { KafkaStorageError } from '../../storage/errors.js';
 import { truncationPoint } from './truncation.js';
-import type { FetcherConfig, FollowerReplica, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
+import { FetcherFaults } from './fetcher-faults.js';
+import { EMPTY, LEADER_NOT_READY, QUICK_RETRIES, QUICK_RETRY_MS, initialFetchState, isCorrupt, messageOf, wholeBatches, type PartitionFetchState } from './fetch-state.js';
+import type { FetcherConfig, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
 
-export type FetchStateKind = 'pending' | 'truncating' | 'fetching';
-
-/** Kafka's PartitionFetchState. */
-export interface PartitionFetchState {
-  readonly key: string;
-  readonly replica: FollowerReplica;
-  readonly topicId: string;
-  readonly currentLeaderEpoch: number;
-  fetchOffset: number;
-  /** -1 when unknown. */
-  lastFetchedEpoch: number;
-  /** pending: added, waiting to learn whether the leader truncates on fetch. */
-  kind: FetchStateKind;
-  /** Not fetched before this time (ms) after an error. */
-  delayUntil: number;
-  /** How far behind the leader's high watermark the last fetch left it; -1 unknown. */
-  lag: number;
-  /** An append or truncation in progress. */
-  busy: Promise<unknown> | undefined;
-  /** Whether the leader has answered a fetch of it without error since it was added. */
-  answered: boolean;
-  /** Quick retries spent on "the leader is not ready yet" errors before the first answer. */
-  quickRetries: number;
-}
-
-/**
- * Errors a follower meets when it asks before the leader has processed its own LeaderAndIsr (or
- * the UpdateMetadata with the topic's id): the controller sends both brokers theirs at once.
- */
-const LEADER_NOT_READY = new Set<number>([
-  ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_LEADER_EPOCH,
-]);
-/** Before a partition's first answer, those errors are retried after this long (not replica.fetch.backoff.ms)... */
-const QUICK_RETRY_MS = 50;
-/** ...this many times (about one default backoff in all), then the backoff applies. */
-const QUICK_RETRIES = 20;
-
-const EMPTY = Buffer.alloc(0);
-/** Kafka's 12-byte log overhead (base offset + length). */
-const LOG_OVERHEAD = 12;
-
-/** The whole batches at the front of `records` (a leader may cut the last one short). */
-export function wholeBatches(records: Buffer): Buffer {
-  let pos = 0;
-  while (pos + LOG_OVERHEAD <= records.length) {
-    const size = records.readInt32BE(pos + 8) + LOG_OVERHEAD;
-    if (size <= LOG_OVERHEAD || pos + size > records.length) break;
-    pos += size;
-  }
-  return pos === records.length ? records : records.subarray(0, pos);
-}
 
 export class ReplicaFetcher {
   private readonly states = new Map<string, PartitionFetchState>();
@@ -84,6 +38,7 @@ export class ReplicaFetcher {
   private loopDone: Promise<void> = Promise.resolve();
   private wakeUp: (() => void) | undefined;
   private connectFailures = 0;
+  private readonly faults: FetcherFaults;
 
   constructor(
     readonly leader: LeaderEndpoint,
@@ -91,7 +46,9 @@ export class ReplicaFetcher {
     private readonly cfg: FetcherConfig,
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.faults = new FetcherFaults(logger, this.name, leader.leaderId, cfg.fetchBackoffMs, clock);
+  }
 
   get name(): string {
     return `ReplicaFetcher-${this.fetcherId}-${this.leader.leaderId}`;
@@ -99,6 +56,11 @@ export class ReplicaFetcher {
 
   get partitionCount(): number {
     return this.states.size;
+  }
+
+  /** Partitions whose local log refuses writes (a full disk): out of the ISR until appends succeed. */
+  get blockedPartitionsCount(): number {
+    return this.faults.blockedCount;
   }
 
   has(key: string): boolean {
@@ -126,20 +88,7 @@ export class ReplicaFetcher {
       this.failed.delete(key);
       const current = this.states.get(key);
       if (current && current.currentLeaderEpoch === init.leaderEpoch) continue;
-      this.states.set(key, {
-        key,
-        replica: init.replica,
-        topicId: init.topicId,
-        currentLeaderEpoch: init.leaderEpoch,
-        fetchOffset: init.fetchOffset,
-        lastFetchedEpoch: -1,
-        kind: 'pending',
-        delayUntil: 0,
-        lag: -1,
-        busy: undefined,
-        answered: false,
-        quickRetries: 0,
-      });
+      this.states.set(key, initialFetchState(key, init));
     }
     this.wake();
   }
@@ -150,6 +99,7 @@ export class ReplicaFetcher {
     for (const key of keys) {
       const st = this.states.get(key);
       this.failed.delete(key);
+      this.faults.forget(key);
       if (!st) continue;
       this.states.delete(key);
       if (st.busy) busy.push(st.busy.catch(() => undefined));
@@ -200,6 +150,8 @@ export class ReplicaFetcher {
         if (!this.running) break;
         this.logger.error({ fetcher: this.name, err: messageOf(err) }, 'replica fetcher round failed');
         await this.idle(this.cfg.fetchBackoffMs);
+      } finally {
+        this.faults.report();
       }
     }
   }
@@ -250,10 +202,34 @@ export class ReplicaFetcher {
   }
 
   private markFailed(st: PartitionFetchState, why: string): void {
-    if (this.states.get(st.key) !== st) return;
-    this.states.delete(st.key);
-    this.failed.add(st.key);
+    if (!this.fail(st)) return;
     this.logger.warn({ fetcher: this.name, partition: st.key, why }, 'partition marked as failed until the next LeaderAndIsr');
+  }
+
+  private fail(st: PartitionFetchState): boolean {
+    if (this.states.get(st.key) !== st) return false;
+    this.states.delete(st.key);
+    this.faults.forget(st.key);
+    this.failed.add(st.key);
+    return true;
+  }
+
+  /** The leader has a newer epoch (FENCED_LEADER_EPOCH): a leader move whose LeaderAndIsr is on its way. */
+  private fenced(st: PartitionFetchState): void {
+    if (this.fail(st)) this.faults.fenced(st.key);
+  }
+
+  /**
+   * A write to the local log failed. A storage error while the log's directory is online (a
+   * full disk, no descriptors) passes: fetch again after a growing back-off. Anything else (an
+   * offline directory, an unexpected error) fails the partition until the next LeaderAndIsr.
+   */
+  private writeFailed(st: PartitionFetchState, what: string, err: unknown): void {
+    if (err instanceof KafkaStorageError && !st.replica.offline) {
+      if (this.states.get(st.key) === st) this.delay([st], this.faults.refused(st.key, `${what}: ${messageOf(err)}`));
+    } else {
+      this.markFailed(st, `${what}: ${messageOf(err)}`);
+    }
   }
 
   /** Runs a write on the replica unless the partition left this fetcher; removal waits for it. */
@@ -274,6 +250,7 @@ export class ReplicaFetcher {
       const before = st.replica.logEndOffset;
       const r = await this.write(st, () => st.replica.truncateTo(offset));
       if (!r.done) return false;
+      this.faults.wrote(st.key);
       if (offset < before) {
         const hw = st.replica.highWatermark;
         this.logger.info({ fetcher: this.name, partition: st.key, offset, logEndOffset: before, reason }, 'truncating the follower log');
@@ -281,7 +258,7 @@ export class ReplicaFetcher {
       }
       return true;
     } catch (err) {
-      this.markFailed(st, `truncation to ${offset} failed: ${messageOf(err)}`);
+      this.writeFailed(st, `truncation to ${offset} failed`, err);
       return false;
     }
   }
@@ -328,7 +305,7 @@ export class ReplicaFetcher {
         const point = truncationPoint(a, st.replica, st.fetchOffset);
         if (await this.truncate(st, point.offset, `leader epoch ${a.leaderEpoch} ends at ${a.endOffset}`)) this.afterTruncation(st, point.offset, point.complete, truncationOnFetch);
       } else if (a.errorCode === ErrorCode.FENCED_LEADER_EPOCH) {
-        this.markFailed(st, 'the leader has a newer leader epoch');
+        this.fenced(st);
       } else {
         this.delay([st]);
       }
@@ -388,7 +365,7 @@ export class ReplicaFetcher {
           break;
         case ErrorCode.FENCED_LEADER_EPOCH:
           // Our epoch is older than the leader's: a LeaderAndIsr is on its way.
-          this.markFailed(st, `the leader fenced leader epoch ${sent.currentLeaderEpoch}`);
+          this.fenced(st);
           break;
         default:
           // NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH (the leader has not caught up with the
@@ -430,7 +407,7 @@ export class ReplicaFetcher {
       replica.setFollowerHighWatermark(data.highWatermark);
       await this.write(st, () => replica.followLeaderLogStartOffset(data.logStartOffset));
     } catch (err) {
-      if (err instanceof KafkaStorageError) this.markFailed(st, `storage error: ${messageOf(err)}`);
+      if (err instanceof KafkaStorageError) this.writeFailed(st, 'storage error', err);
       else if (isCorrupt(err)) {
         this.logger.error({ fetcher: this.name, partition: st.key, offset: st.fetchOffset, err: messageOf(err) }, 'invalid records from the leader; backing off');
         this.delay([st]);
@@ -438,6 +415,7 @@ export class ReplicaFetcher {
       return;
     }
     if (this.states.get(st.key) !== st) return;
+    this.faults.wrote(st.key);
     if (records.length > 0) {
       st.fetchOffset = replica.logEndOffset;
       st.lastFetchedEpoch = replica.latestEpoch();
@@ -468,19 +446,11 @@ export class ReplicaFetcher {
       return true;
     } catch (err) {
       if (err instanceof KafkaStorageError) {
-        this.markFailed(st, `storage error: ${messageOf(err)}`);
+        this.writeFailed(st, 'storage error', err);
         return true;
       }
       this.logger.warn({ fetcher: this.name, partition: st.key, err: messageOf(err) }, 'cannot learn the leader\'s offsets after OFFSET_OUT_OF_RANGE; backing off');
       return false;
     }
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function isCorrupt(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'CorruptRecordError' || err.name === 'RecordTooLargeError');
 }

@@ -31,6 +31,8 @@ export interface FollowerReplica {
   readonly logStartOffset: number;
   readonly logEndOffset: number;
   readonly highWatermark: number;
+  /** Its log directory is offline: no write can succeed there while this broker runs. */
+  readonly offline: boolean;
   /** The latest leader epoch the log holds data of, -1 when none. */
   latestEpoch(): number;
   /** Kafka's UnifiedLog.endOffsetForEpoch: largest epoch <= `epoch` and its end offset; undefined when none. */
