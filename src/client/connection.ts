@@ -42,6 +42,8 @@ export interface SendOptions {
 const API_VERSIONS_KEY = 18;
 const CLIENT_SOFTWARE_NAME = 'fjord-client';
 const CLIENT_SOFTWARE_VERSION = '0.1.0';
+/** Kafka's brokers refuse a re-authentication starting within this long of the previous one. */
+const MIN_REAUTH_INTERVAL_MS = 1000;
 
 /** Node's TLS options for a ClientTls: Kafka checks the broker's host name unless told not to. */
 function tlsOptions(host: string, port: number, t: NonNullable<ClientSecurity['tls']>): TlsConnectionOptions {
@@ -159,7 +161,9 @@ export class Connection {
   send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts?: SendOptions): Promise<Resp>;
   send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: SendOptions & { noResponse: true }): Promise<null>;
   send<Req, Resp>(api: ApiDef<Req, Resp>, request: Input<Req>, opts: SendOptions & { noResponse?: boolean } = {}): Promise<Resp | null> {
-    // KIP-368: requests wait while the connection re-authenticates.
+    // KIP-368: nothing but the re-authentication goes out once it is due (a timer fired late
+    // after a stalled event loop), and requests wait while the connection re-authenticates.
+    if (this.reauthenticating === null && this.reauthDueAt !== undefined && Date.now() >= this.reauthDueAt) this.startReauthentication();
     if (this.reauthenticating !== null) return this.reauthenticating.then(() => this.send(api, request, opts as SendOptions & { noResponse: true }));
     const version = opts.version ?? this.versionFor(api as ApiDef<unknown, unknown>);
     if (version === null) {
@@ -198,7 +202,6 @@ export class Connection {
     return new Promise<Resp | null>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(correlationId);
-        if (this.pending.size === 0) for (const w of this.idleWaiters.splice(0)) w();
         reject(new TimeoutError(`${api.name} request to ${this.host}:${this.port} timed out after ${timeoutMs} ms`));
         // A late answer would desynchronise nothing (we match by id) but the broker is unwell.
       }, timeoutMs);
@@ -234,6 +237,8 @@ export class Connection {
     if (security === undefined || (security.protocol !== 'SASL_PLAINTEXT' && security.protocol !== 'SASL_SSL')) return;
     if (security.sasl === undefined) throw new KafkaError(-1, `security.protocol ${security.protocol} needs sasl.mechanism and sasl.jaas.config`);
     const timeout = this.options.requestTimeoutMs;
+    // The broker's session clock starts when it accepts the exchange, after this.
+    const startedAt = Date.now();
     const authVersion = Math.min(this.brokerVersions.get(Api.SaslAuthenticate.apiKey)?.max ?? 0, Api.SaslAuthenticate.clientMax);
     this.sessionLifetimeMs = await saslAuthenticate(
       {
@@ -242,33 +247,66 @@ export class Connection {
       },
       security.sasl,
     );
-    this.scheduleReauthentication();
+    this.sessionEndsAt = this.sessionLifetimeMs > 0n ? startedAt + Number(this.sessionLifetimeMs) : undefined;
+    this.scheduleReauthentication(startedAt);
   }
 
   /** The SASL session lifetime the broker granted (KIP-368); 0 = unlimited or not SASL. */
   sessionLifetimeMs = 0n;
   /** Times this connection re-authenticated (KIP-368). */
   reauthentications = 0;
+  /**
+   * The smallest time (ms) left in a session when its re-authentication was sent (diagnostics:
+   * negative means a SaslHandshake went out after the session had ended); undefined before any.
+   */
+  minReauthMarginMs: number | undefined;
+  /** When the current session ends at the latest, by this clock (the exchange's start + lifetime). */
+  private sessionEndsAt: number | undefined;
+  /** When the re-authentication is due; a request sent past it starts it first. */
+  private reauthDueAt: number | undefined;
   private reauthTimer: NodeJS.Timeout | undefined;
   private reauthenticating: Promise<void> | null = null;
-  private idleWaiters: (() => void)[] = [];
 
-  /** As Kafka's clients: re-authenticate at 85-95% of the session lifetime the broker granted. */
-  private scheduleReauthentication(): void {
+  /**
+   * KIP-368: re-authenticate at 50-60% of the session the broker granted, counted from before the
+   * exchange, without waiting for the requests in flight. Kafka's clients start at 85-95% and
+   * first wait for their requests in flight; a long poll (a replica fetcher's
+   * replica.fetch.wait.max.ms, a consumer's fetch.max.wait.ms) or a loaded broker that reads the
+   * connection late can then put the SaslHandshake, or a request sent just before it, past the
+   * session's end, and the broker closes the connection. Half a session leaves the other half for
+   * that, whatever the session length. Requests already in flight are answered as usual (matched by
+   * correlation id); new ones wait for the exchange. Never within a second of the previous
+   * exchange (Kafka's brokers take a re-authentication that soon as a plain SaslHandshake and
+   * refuse it), unless the session itself is that short.
+   */
+  private scheduleReauthentication(startedAt: number): void {
+    clearTimeout(this.reauthTimer);
+    this.reauthDueAt = undefined;
     if (this.sessionLifetimeMs <= 0n || this.closedError) return;
-    const ms = Number(this.sessionLifetimeMs) * (0.85 + Math.random() * 0.1);
+    const lifetime = Number(this.sessionLifetimeMs);
+    const after = Math.max(lifetime * (0.5 + Math.random() * 0.1), Math.min(MIN_REAUTH_INTERVAL_MS, lifetime * 0.9));
+    this.reauthDueAt = startedAt + after;
     this.reauthTimer = setTimeout(() => {
-      this.reauthenticating = this.reauthenticate().finally(() => {
-        this.reauthenticating = null;
-      });
-    }, ms);
+      if (this.reauthenticating === null) this.startReauthentication();
+    }, Math.max(0, this.reauthDueAt - Date.now()));
     this.reauthTimer.unref();
   }
 
-  /** Waits for the requests in flight to be answered, then runs the SASL exchange again. */
+  private startReauthentication(): void {
+    this.reauthDueAt = undefined;
+    clearTimeout(this.reauthTimer);
+    this.reauthenticating = this.reauthenticate().finally(() => {
+      this.reauthenticating = null;
+    });
+  }
+
+  /** Runs the SASL exchange again on the live connection; a failure closes it. */
   private async reauthenticate(): Promise<void> {
-    while (this.pending.size > 0 && !this.closedError) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     if (this.closedError) return;
+    if (this.sessionEndsAt !== undefined) {
+      const margin = this.sessionEndsAt - Date.now();
+      this.minReauthMarginMs = Math.min(this.minReauthMarginMs ?? margin, margin);
+    }
     try {
       await this.authenticateSasl();
       this.reauthentications++;
@@ -300,7 +338,6 @@ export class Connection {
     if (!p) return; // timed out already
     this.pending.delete(correlationId);
     clearTimeout(p.timer);
-    if (this.pending.size === 0 && this.idleWaiters.length > 0) for (const w of this.idleWaiters.splice(0)) w();
     try {
       const r = new Reader(frame);
       // ApiVersions answers always use header v0, whatever the request version.
@@ -320,7 +357,7 @@ export class Connection {
     }
     this.pending.clear();
     clearTimeout(this.reauthTimer);
-    for (const w of this.idleWaiters.splice(0)) w();
+    this.reauthDueAt = undefined;
     this.socket.destroy();
   }
 }
