@@ -1,10 +1,11 @@
 /**
- * KIP-368 re-authentication under long polls (issue 21): a connection kept busy by back-to-back
+ * KIP-368 re-authentication under long polls (issue 21). The client: a connection kept busy by back-to-back
  * fetches that each wait almost a whole session (as a replica fetcher's replica.fetch.wait.max.ms
  * against a short connections.max.reauth.ms) must re-authenticate before its session expires.
  * Fjord's client used to wait at 85-95% of the session for the requests in flight, so its
  * SaslHandshake reached the broker after expiry and the broker closed the connection
- * ("authenticated session expired and was not re-authenticated").
+ * ("authenticated session expired and was not re-authenticated"). The broker: as Kafka's, it
+ * takes a re-authentication that starts after the session ended.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,11 @@ import { Admin } from '../../src/client/index.js';
 import { Connection } from '../../src/client/connection.js';
 import { Api } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { RawClient } from '../helpers/raw-client.js';
+import {
+  ApiVersionsRequestCodec, ApiVersionsResponseCodec, SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec,
+  SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
+} from '../../src/protocol/messages/index.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_broker="broker-secret";';
 const SESSION_MS = 3000;
@@ -66,6 +72,43 @@ test('a connection busy with long-poll fetches re-authenticates before its sessi
   } finally {
     conn?.close();
     await admin.close();
+    await b.stop();
+  }
+});
+
+test('a re-authentication that starts after the session ended is accepted, as Kafka\'s broker checks SaslHandshake before the expiry', { timeout: 30_000 }, async () => {
+  // Kafka's clients wait for their requests in flight before re-authenticating, so behind a long
+  // poll their SaslHandshake may arrive after the session ended; Kafka's SocketServer begins the
+  // re-authentication before it checks the expiry. Anything else after the end still closes.
+  const b = await startTestBroker({
+    listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
+    'sasl.enabled.mechanisms': 'PLAIN',
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config': JAAS,
+    'connections.max.reauth.ms': String(SESSION_MS),
+    'connection.failed.authentication.delay.ms': '0',
+  });
+  const port = b.broker.boundPorts().get('SASL_PLAINTEXT')!;
+  const login = async (c: RawClient) => {
+    const hs = await c.request(17, SaslHandshakeRequestCodec, SaslHandshakeResponseCodec, 1, { mechanism: 'PLAIN' });
+    assert.equal(hs.errorCode, 0);
+    return c.request(36, SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, 2, { authBytes: Buffer.from('\0broker\0broker-secret') });
+  };
+  const apiVersions = (c: RawClient) => c.request(18, ApiVersionsRequestCodec, ApiVersionsResponseCodec, 0, {});
+  const late = await RawClient.connect(port);
+  const other = await RawClient.connect(port);
+  try {
+    const start = Date.now();
+    assert.equal((await login(late)).errorCode, 0);
+    assert.equal((await login(other)).errorCode, 0);
+    await new Promise((r) => setTimeout(r, Math.max(0, start + SESSION_MS + 300 - Date.now())));
+    const again = await login(late);
+    assert.equal(again.errorCode, 0, 'the late re-authentication succeeds');
+    assert.ok(again.sessionLifetimeMs > 0n && again.sessionLifetimeMs <= BigInt(SESSION_MS), `a new session of ${again.sessionLifetimeMs} ms`);
+    assert.equal((await apiVersions(late)).errorCode, 0, 'served after the late re-authentication');
+    await assert.rejects(apiVersions(other), /connection closed/, 'any other request after the end closes the connection');
+  } finally {
+    late.close();
+    other.close();
     await b.stop();
   }
 });

@@ -14,8 +14,9 @@
  * connection. On success the connection's principal becomes User:<name>.
  *
  * KIP-368: with connections.max.reauth.ms > 0 a session expires; a request arriving after that
- * closes the connection, unless the client re-authenticated before (SaslHandshake v1 and
- * SaslAuthenticate on the live connection, same mechanism, same principal).
+ * closes the connection, unless the client re-authenticated (SaslHandshake v1 and
+ * SaslAuthenticate on the live connection, same mechanism, same principal). As in Kafka, a
+ * re-authentication may start after the session ended.
  */
 import { DecodeError, Reader, Writer } from '../../protocol/primitives/index.js';
 import {
@@ -216,11 +217,14 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
           return unexpected(apiKey, 'authentication');
         }
         case 'authenticated': {
+          const { apiKey } = peekHeader(frame);
+          // A re-authentication may begin after the session ended, as Kafka's SocketServer checks
+          // for it before the expiry: its clients wait for their requests in flight (a long poll)
+          // first. Anything else after the end closes the connection.
+          if (apiKey === SASL_HANDSHAKE && session.expiresAt !== undefined) return handshake(session, frame, ctx, true);
           if (session.expiresAt !== undefined && now() > session.expiresAt) {
             throw new CloseConnectionError(`authenticated session of ${principalToString(ctx.principal)} expired (connections.max.reauth.ms) and was not re-authenticated`);
           }
-          const { apiKey } = peekHeader(frame);
-          if (apiKey === SASL_HANDSHAKE && session.expiresAt !== undefined) return handshake(session, frame, ctx, true);
           return route(frame, ctx);
         }
       }
