@@ -216,7 +216,9 @@ export class ReplicaFetcher {
 
   /** The leader has a newer epoch (FENCED_LEADER_EPOCH): a leader move whose LeaderAndIsr is on its way. */
   private fenced(st: PartitionFetchState): void {
-    if (this.fail(st)) this.faults.fenced(st.key);
+    if (!this.fail(st)) return;
+    this.faults.fenced(st.key);
+    this.logger.debug({ fetcher: this.name, partition: st.key, leaderEpoch: st.currentLeaderEpoch }, 'the leader fenced this leader epoch; waiting for the next LeaderAndIsr');
   }
 
   /**
