@@ -24,7 +24,7 @@ const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required u
 const SESSION_MS = 3000;
 /** Each fetch parks this long on an empty partition: most of a session. */
 const LONG_POLL_MS = 2500;
-const RUN_MS = 8000;
+const RUN_MS = 6000;
 
 test('a connection busy with long-poll fetches re-authenticates before its session expires, every session', { timeout: 60_000 }, async (t) => {
   const b = await startTestBroker({
