@@ -187,8 +187,9 @@ export class WorkerBackend implements ZkBackend {
     const lost = new ZkError('SESSION_EXPIRED', `ZooKeeper session lost: ${why}`);
     this.failPending(lost);
     this.watches.clear();
-    this.emit('expired');
+    // Renewing before announcing: a call made by an 'expired' listener waits for the new worker.
     this.renewing = this.restart(this.state);
+    this.emit('expired');
   }
 
   private failPending(err: ZkError): void {
