@@ -7,7 +7,8 @@
  *
  * Each call is a message; replies, watch events and session events come back on one port in
  * the order the worker saw them, so a watch that fired before a later operation's reply is
- * delivered before that reply. Watchers become ids (the same function keeps its id while the
+ * delivered before that reply. They are not batched: each is its own task here, with promise
+ * continuations run in between, as the client's callbacks were on one thread. Watchers become ids (the same function keeps its id while the
  * client may still fire it; the worker says when it no longer can).
  *
  * A worker that dies (an uncaught error, out of memory) takes its client, and with it the
