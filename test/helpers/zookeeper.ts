@@ -12,7 +12,6 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
-import type { Client } from 'node-zookeeper-client';
 import type { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -239,12 +238,12 @@ export class ZkRelay {
 export async function expireSession(s: ZkSession, server: ZooKeeperServer, relay: ZkRelay, timeoutMs = 30_000): Promise<void> {
   let expired = false;
   s.once('expired', () => (expired = true));
-  const victim = (s as unknown as { client: Client }).client;
+  const victim = s.credentials();
   relay.cut();
-  const twin = zookeeper.createClient(server.connect, { sessionTimeout: victim.getSessionTimeout() });
+  const twin = zookeeper.createClient(server.connect, { sessionTimeout: s.sessionTimeoutMs() });
   const cm = (twin as unknown as { connectionManager: { sessionId: Buffer; sessionPassword: Buffer } }).connectionManager;
-  victim.getSessionId().copy(cm.sessionId);
-  victim.getSessionPassword().copy(cm.sessionPassword);
+  victim.sessionId.copy(cm.sessionId);
+  victim.password.copy(cm.sessionPassword);
   let timer: NodeJS.Timeout | undefined;
   try {
     // 'expired' instead of 'connected': the session timed out by itself meanwhile, which is as good.
