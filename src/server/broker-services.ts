@@ -11,6 +11,7 @@ import type { LogManager } from '../storage/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
+import type { TxnVerification } from '../coordinator/txn/txn-verification.js';
 import type { KafkaController } from '../controller/index.js';
 import type { StopReplicaPartition } from '../replication/role-changes.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
@@ -65,6 +66,8 @@ export interface BrokerServices {
   readonly groupCoordinator: GroupCoordinator;
   /** Transactions (`__transaction_state`). */
   readonly txnCoordinator: TxnCoordinator;
+  /** Asks the transaction coordinator of an id, here or on another broker, what its transaction holds (KIP-890). */
+  readonly txnVerification: TxnVerification;
   /** Users' and client ids' configs: SCRAM credentials and client quotas (ZooKeeper in cluster mode). */
   readonly clientEntities: ClientEntityConfigStore;
   /** ACLs (authorizer.class.name); undefined = no authorizer, everything allowed. Checks: handlers/authz.ts. */
