@@ -2,7 +2,8 @@
  * A broker's connections to other brokers, one per destination, opened on first use over the
  * inter-broker listener (its TLS and SASL through `security`) and opened again after a failure.
  * Used where a broker asks another one something on a client's behalf: the transaction
- * verification (AddPartitionsToTxn verify_only) and the readiness of new partitions' leaders.
+ * verification (AddPartitionsToTxn verify_only) and whether new partitions' leaders serve them
+ * (server/cluster/leader-readiness.ts).
  * The test seam (InterBrokerInterceptor) is consulted before each request, as the controller's
  * channel manager and the replica fetchers consult it.
  */
@@ -63,10 +64,10 @@ export class BrokerConnections {
    * Sends one request on `conn` (from connection()), the interceptor asked first. A failure
    * other than an error answer closes the connection, so the next request opens a fresh one.
    */
-  async send<Req, Resp>(brokerId: number, conn: Connection, api: ApiDef<Req, Resp>, request: Input<Req>, version: number): Promise<Resp> {
+  async send<Req, Resp>(brokerId: number, conn: Connection, api: ApiDef<Req, Resp>, request: Input<Req>, version: number, timeoutMs = this.opts.requestTimeoutMs): Promise<Resp> {
     try {
       await this.opts.interceptor?.beforeSend({ from: this.opts.brokerId, to: brokerId, apiKey: api.apiKey });
-      return await conn.send(api, request, { version });
+      return await conn.send(api, request, { version, timeoutMs });
     } catch (err) {
       conn.close();
       throw err;

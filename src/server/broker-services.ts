@@ -19,6 +19,7 @@ import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';
 import type { Authorizer } from '../security/authorizer/authorizer.js';
 import type { QuotaManagers } from './quotas/quota-manager.js';
+import type { LeaderReadiness } from './cluster/leader-readiness.js';
 
 export interface Endpoint {
   host: string;
@@ -78,6 +79,12 @@ export interface BrokerServices {
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */
   readonly clusterControl?: ClusterControl;
+  /**
+   * Cluster mode only: whether new partitions' leaders serve them yet (call it through
+   * topic-creation.ts's partitionsNotServedWithin); undefined in embedded mode, where this broker
+   * leads every partition once its logs are open.
+   */
+  readonly leaderReadiness?: LeaderReadiness;
   /**
    * Cluster mode only: whether this broker is the active controller (CreateTopics, DeleteTopics
    * and CreatePartitions answer NOT_CONTROLLER elsewhere, as Kafka 2.x); undefined in embedded mode.

@@ -30,6 +30,7 @@ import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
+import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import { saslFrameLimitsFor, withSaslAuthentication } from '../security/sasl/authenticator.js';
 
@@ -210,7 +211,8 @@ export class Broker {
     });
 
     let clusterControl: ClusterControl | undefined;
-    if (this.zk && this.image) {
+    let leaderReadiness: LeaderReadiness | undefined;
+    if (this.zk && this.image && this.brokerConnections) {
       const { ControlRequests } = await import('./cluster/control-requests.js');
       const zk = this.zk;
       clusterControl = new ControlRequests({
@@ -219,6 +221,17 @@ export class Broker {
         replicaManager,
         brokerEpoch: () => zk.brokerEpoch,
         logger: log.child({ component: 'control-requests' }),
+      });
+      // New topics and partitions are answered once their leaders serve them (topic-creation.ts).
+      leaderReadiness = new (await import('./cluster/leader-readiness.js')).LeaderReadiness({
+        brokerId: cfg.brokerId,
+        metadata,
+        leadsHere: (topic, partition, epoch) => {
+          const p = replicaManager.getPartition(topic, partition);
+          return p !== undefined && p.isLeader && p.leaderEpoch >= epoch;
+        },
+        connections: this.brokerConnections,
+        logger: log.child({ component: 'leader-readiness' }),
       });
     }
     const zkMode = this.zk;
@@ -240,6 +253,7 @@ export class Broker {
       // The controller's requests are served (and advertised) only in cluster mode.
       handlers: handlerTable(zkMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS),
       ...(clusterControl ? { clusterControl } : {}),
+      ...(leaderReadiness ? { leaderReadiness } : {}),
       ...(zkMode ? { isActiveController: () => this.controller?.isActive ?? false } : {}),
       ...(zkConsumerOffsets ? { zkConsumerOffsets } : {}),
       // Created once registered (after the services): read through.
