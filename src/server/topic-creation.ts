@@ -34,7 +34,7 @@ export async function topicsNotServedInTime(services: BrokerServices, topics: re
   const byTopic = new Map<string, number[]>();
   for (const p of notServed) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
   for (const [topic, partitions] of byTopic) {
-    late.set(topic, `The request timed out: the leaders of ${topic} partitions [${partitions.sort((a, b) => a - b).join(', ')}] did not serve them within ${requestTimeoutMs} ms (the topic is created).`);
+    late.set(topic, `The request timed out: the leaders of ${topic} partitions [${partitions.sort((a, b) => a - b).join(', ')}] did not serve them within ${requestTimeoutMs} ms (they are created).`);
   }
   return late;
 }
