@@ -11,6 +11,7 @@ import type { LogManager } from '../storage/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
+import type { TxnVerification } from '../coordinator/txn/txn-verification.js';
 import type { KafkaController } from '../controller/index.js';
 import type { StopReplicaPartition } from '../replication/role-changes.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
@@ -18,6 +19,7 @@ import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';
 import type { Authorizer } from '../security/authorizer/authorizer.js';
 import type { QuotaManagers } from './quotas/quota-manager.js';
+import type { LeaderReadiness } from './cluster/leader-readiness.js';
 
 export interface Endpoint {
   host: string;
@@ -65,6 +67,8 @@ export interface BrokerServices {
   readonly groupCoordinator: GroupCoordinator;
   /** Transactions (`__transaction_state`). */
   readonly txnCoordinator: TxnCoordinator;
+  /** Asks the transaction coordinator of an id, here or on another broker, what its transaction holds (KIP-890). */
+  readonly txnVerification: TxnVerification;
   /** Users' and client ids' configs: SCRAM credentials and client quotas (ZooKeeper in cluster mode). */
   readonly clientEntities: ClientEntityConfigStore;
   /** ACLs (authorizer.class.name); undefined = no authorizer, everything allowed. Checks: handlers/authz.ts. */
@@ -75,6 +79,12 @@ export interface BrokerServices {
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */
   readonly clusterControl?: ClusterControl;
+  /**
+   * Cluster mode only: whether new partitions' leaders serve them yet (call it through
+   * topic-creation.ts's partitionsNotServedWithin); undefined in embedded mode, where this broker
+   * leads every partition once its logs are open.
+   */
+  readonly leaderReadiness?: LeaderReadiness;
   /**
    * Cluster mode only: whether this broker is the active controller (CreateTopics, DeleteTopics
    * and CreatePartitions answer NOT_CONTROLLER elsewhere, as Kafka 2.x); undefined in embedded mode.

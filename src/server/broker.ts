@@ -23,17 +23,20 @@ import { ReplicaManager } from '../replication/replica-manager.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
+import { TxnVerification } from '../coordinator/txn/txn-verification.js';
+import { BrokerConnections } from '../client/broker-connections.js';
 import { ZkProducerIdBlocks } from '../coordinator/txn/producer-ids.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
+import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import { saslFrameLimitsFor, withSaslAuthentication } from '../security/sasl/authenticator.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
-  /** Test seam: consulted before each controller and replica-fetcher request to another broker. */
+  /** Test seam: consulted before each request to another broker (controller, replica fetchers, transaction verification, leader readiness). */
   interBrokerInterceptor?: InterBrokerInterceptor;
   /** Test seam: how transaction markers are written (default: WriteTxnMarkers to each partition's leader). */
   txnMarkerWriter?: TxnMarkerWriter;
@@ -49,6 +52,8 @@ export class Broker {
   private replicaManager: ReplicaManager | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
   private txnCoordinator: TxnCoordinator | undefined;
+  /** Cluster mode: connections to the other brokers for requests made on a client's behalf. */
+  private brokerConnections: BrokerConnections | undefined;
   private zk: ZkMode | undefined;
   private authorizer: Authorizer | undefined;
   /** Cluster mode: the controller this broker hosts (active only while elected). */
@@ -196,9 +201,18 @@ export class Broker {
       markers,
     });
     this.txnCoordinator.start();
+    if (this.zk) this.brokerConnections = this.interBrokerConnections();
+    const txnVerification = new TxnVerification({
+      brokerId: cfg.brokerId,
+      metadata,
+      coordinator: this.txnCoordinator,
+      ...(this.brokerConnections ? { connections: this.brokerConnections } : {}),
+      logger: log.child({ component: 'txn-verification' }),
+    });
 
     let clusterControl: ClusterControl | undefined;
-    if (this.zk && this.image) {
+    let leaderReadiness: LeaderReadiness | undefined;
+    if (this.zk && this.image && this.brokerConnections) {
       const { ControlRequests } = await import('./cluster/control-requests.js');
       const zk = this.zk;
       clusterControl = new ControlRequests({
@@ -207,6 +221,17 @@ export class Broker {
         replicaManager,
         brokerEpoch: () => zk.brokerEpoch,
         logger: log.child({ component: 'control-requests' }),
+      });
+      // New topics and partitions are answered once their leaders serve them (topic-creation.ts).
+      leaderReadiness = new (await import('./cluster/leader-readiness.js')).LeaderReadiness({
+        brokerId: cfg.brokerId,
+        metadata,
+        leadsHere: (topic, partition, epoch) => {
+          const p = replicaManager.getPartition(topic, partition);
+          return p !== undefined && p.isLeader && p.leaderEpoch >= epoch;
+        },
+        connections: this.brokerConnections,
+        logger: log.child({ component: 'leader-readiness' }),
       });
     }
     const zkMode = this.zk;
@@ -228,6 +253,7 @@ export class Broker {
       // The controller's requests are served (and advertised) only in cluster mode.
       handlers: handlerTable(zkMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS),
       ...(clusterControl ? { clusterControl } : {}),
+      ...(leaderReadiness ? { leaderReadiness } : {}),
       ...(zkMode ? { isActiveController: () => this.controller?.isActive ?? false } : {}),
       ...(zkConsumerOffsets ? { zkConsumerOffsets } : {}),
       // Created once registered (after the services): read through.
@@ -238,6 +264,7 @@ export class Broker {
       replicaManager: this.replicaManager,
       groupCoordinator: this.groupCoordinator,
       txnCoordinator: this.txnCoordinator,
+      txnVerification,
       clientEntities,
       ...(authorizer ? { authorizer } : {}),
       quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
@@ -329,6 +356,19 @@ export class Broker {
     return this.zk;
   }
 
+  /** Connections to the other brokers' inter-broker listener, with its TLS/SASL and the test seam. */
+  private interBrokerConnections(): BrokerConnections {
+    const cfg = this.config;
+    return new BrokerConnections({
+      brokerId: cfg.brokerId,
+      clientId: `broker-${cfg.brokerId}`,
+      endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
+      requestTimeoutMs: cfg.requestTimeoutMs,
+      ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
+      ...(this.options.interBrokerInterceptor ? { interceptor: this.options.interBrokerInterceptor } : {}),
+    });
+  }
+
   private endpointFor(brokerId: number, listenerName: string): Endpoint | undefined {
     // Cluster mode: any live broker, by the listener the client came through (Kafka omits a
     // broker that has no listener of that name).
@@ -350,6 +390,7 @@ export class Broker {
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
     if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
     await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
+    this.brokerConnections?.close();
     this.txnCoordinator?.shutdown();
     this.groupCoordinator?.shutdown();
     await this.replicaManager?.shutdown();

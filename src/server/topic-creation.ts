@@ -6,6 +6,38 @@ import type { TopicInfo } from '../metadata/cluster-model.js';
 import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { BrokerServices } from './broker-services.js';
+import type { PartitionRef } from './cluster/leader-readiness.js';
+
+/**
+ * Cluster mode: waits, for up to `timeoutMs`, until the leader of every partition of `topics`
+ * serves it (has applied its LeaderAndIsr; server/cluster/leader-readiness.ts), so that a client
+ * producing as soon as a topic is created is not answered "This server does not host this
+ * topic-partition". Resolves with the partitions still not served; [] in embedded mode. Call it
+ * once per request with every topic the request created (CreateTopics, CreatePartitions,
+ * auto-creation): the leaders are asked together.
+ */
+export function partitionsNotServedWithin(services: BrokerServices, topics: readonly string[], timeoutMs: number): Promise<PartitionRef[]> {
+  if (topics.length === 0 || !services.leaderReadiness) return Promise.resolve([]);
+  return services.leaderReadiness.awaitServing(topics, timeoutMs);
+}
+
+/**
+ * CreateTopics and CreatePartitions: the topics whose leaders did not serve them within the
+ * request's `timeout_ms` (counted from `startedAt`), with the message of Kafka's
+ * REQUEST_TIMED_OUT answer; the topics stay created. A timeout_ms of 0 or less is answered at
+ * once, as Kafka does.
+ */
+export async function topicsNotServedInTime(services: BrokerServices, topics: readonly string[], startedAt: number, requestTimeoutMs: number): Promise<Map<string, string>> {
+  const late = new Map<string, string>();
+  if (requestTimeoutMs <= 0) return late;
+  const notServed = await partitionsNotServedWithin(services, topics, startedAt + requestTimeoutMs - Date.now());
+  const byTopic = new Map<string, number[]>();
+  for (const p of notServed) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
+  for (const [topic, partitions] of byTopic) {
+    late.set(topic, `The request timed out: the leaders of ${topic} partitions [${partitions.sort((a, b) => a - b).join(', ')}] did not serve them within ${requestTimeoutMs} ms (they are created).`);
+  }
+  return late;
+}
 
 export async function autoCreateTopic(services: BrokerServices, name: string): Promise<TopicInfo> {
   const existing = services.metadata.topic(name);
@@ -24,6 +56,9 @@ export async function autoCreateTopic(services: BrokerServices, name: string): P
   try {
     const t = await services.metadata.createTopic({ name, numPartitions: services.config.numPartitions, replicationFactor });
     services.logger.info({ topic: name, partitions: t.partitions.length }, `created topic ${name} with ${t.partitions.length} partition(s) (auto-created)`);
+    if ((await partitionsNotServedWithin(services, [name], services.config.requestTimeoutMs)).length > 0) {
+      throw new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `topic ${name} is created; its leaders do not serve it yet`);
+    }
     return t;
   } catch (err) {
     // Two requests racing to create the same topic: the loser sees it exists, which is fine. In

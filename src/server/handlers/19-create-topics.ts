@@ -8,6 +8,7 @@ import { describeTopicConfigEntries } from '../admin/config-describer.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
+import { topicsNotServedInTime } from '../topic-creation.js';
 
 export const createTopicsHandler = defineHandler({
   apiKey: 19,
@@ -16,6 +17,7 @@ export const createTopicsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 7,
   async handle(req, ctx) {
+    const startedAt = Date.now();
     const { admin } = ctx.services;
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
@@ -71,6 +73,16 @@ export const createTopicsHandler = defineHandler({
       } catch (err) {
         const { errorCode, errorMessage } = errorOutcome(err);
         results.push(failure(t.name, errorCode, errorMessage));
+      }
+    }
+    // Answered once every new partition's leader serves it, within timeout_ms (Kafka waits for
+    // this broker's metadata only: see server/cluster/leader-readiness.ts).
+    if (!req.validateOnly) {
+      const created = results.filter((r) => r.errorCode === ErrorCode.NONE).map((r) => r.name!);
+      const late = await topicsNotServedInTime(ctx.services, created, startedAt, req.timeoutMs);
+      for (const [i, r] of results.entries()) {
+        const why = late.get(r.name!);
+        if (why !== undefined) results[i] = failure(r.name!, ErrorCode.REQUEST_TIMED_OUT, why);
       }
     }
     return { throttleTimeMs: 0, topics: results };

@@ -11,27 +11,25 @@
  * it), one that did not add the group INVALID_TXN_STATE (TRANSACTION_ABORTABLE from v4, the
  * version that added it), and nothing is written, so no stale
  * commit can sit pending with no marker to end it. Without verification a fenced producer whose
- * epoch `__consumer_offsets` never saw would be accepted. Only a coordinator on this broker is
- * asked; in cluster mode one elsewhere is not (the append's epoch check still applies).
+ * epoch `__consumer_offsets` never saw would be accepted. The coordinator is asked wherever it
+ * lives (coordinator/txn/txn-verification.ts: this broker's, or another broker's with
+ * AddPartitionsToTxn verify_only), so the answer does not depend on which broker leads the id's
+ * `__transaction_state` partition. Its other errors reach the client as Kafka 3.9's
+ * GroupMetadataManager passes them (INVALID_PRODUCER_ID_MAPPING, CONCURRENT_TRANSACTIONS,
+ * NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE...), NETWORK_EXCEPTION (the coordinator could not
+ * be asked) as COORDINATOR_LOAD_IN_PROGRESS, which clients retry without a coordinator lookup.
  */
 import { TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeGroup, authorizeTopic, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
-import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
+import type { TxnVerification } from '../../coordinator/txn/txn-verification.js';
 
-/** The verification's answer for the whole request; NONE also when the coordinator is not here. */
-async function verify(txn: TxnCoordinator, transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
-  const r = await txn.verifyPartitions({ transactionalId, producerId, producerEpoch, partitions: [{ topic: '__consumer_offsets', partition: offsetsPartition }] });
-  const code = r.errorCode !== ErrorCode.NONE ? r.errorCode : (r.partitions[0]?.errorCode ?? ErrorCode.NONE);
-  switch (code) {
-    case ErrorCode.NOT_COORDINATOR:
-      return ErrorCode.NONE;
-    case ErrorCode.PRODUCER_FENCED:
-      return ErrorCode.INVALID_PRODUCER_EPOCH;
-    default:
-      return code;
-  }
+/** The verification's answer for the whole request (one partition: the group's offsets partition). */
+async function verify(txn: TxnVerification, transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
+  const [verdict] = await txn.verify({ transactionalId, producerId, producerEpoch, partitions: [{ topic: '__consumer_offsets', partition: offsetsPartition }] });
+  const code = verdict?.errorCode ?? ErrorCode.NONE;
+  return code === ErrorCode.NETWORK_EXCEPTION ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : code;
 }
 
 export const txnOffsetCommitHandler = defineHandler({
@@ -41,7 +39,7 @@ export const txnOffsetCommitHandler = defineHandler({
   minVersion: 0,
   maxVersion: 4,
   async handle(req, ctx) {
-    const { metadata, groupCoordinator, txnCoordinator } = ctx.services;
+    const { metadata, groupCoordinator, txnVerification } = ctx.services;
     const answerAll = (errorCode: number) => ({
       throttleTimeMs: 0,
       topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
@@ -50,7 +48,7 @@ export const txnOffsetCommitHandler = defineHandler({
     const whole = !authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId) ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
       : !authorizeGroup(ctx, AclOperation.READ, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : ErrorCode.NONE;
     if (whole !== ErrorCode.NONE) return answerAll(whole);
-    let verified = await verify(txnCoordinator, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
+    let verified = await verify(txnVerification, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
     if (verified === ErrorCode.INVALID_TXN_STATE && ctx.header.apiVersion >= 4) verified = ErrorCode.TRANSACTION_ABORTABLE;
     if (verified !== ErrorCode.NONE) return answerAll(verified);
     const refusedTopics = new Set(req.topics.filter((t) => !authorizeTopic(ctx, AclOperation.READ, t.name)).map((t) => t.name));

@@ -5,6 +5,7 @@ import type { CreationRequest } from '../admin/topic-admin.js';
 import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
+import { topicsNotServedInTime } from '../topic-creation.js';
 
 export const createPartitionsHandler = defineHandler({
   apiKey: 37,
@@ -13,6 +14,7 @@ export const createPartitionsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 3,
   async handle(req, ctx) {
+    const startedAt = Date.now();
     const { admin } = ctx.services;
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
@@ -49,6 +51,14 @@ export const createPartitionsHandler = defineHandler({
         results.push({ name: t.name, errorCode: ErrorCode.NONE, errorMessage: null });
       } catch (err) {
         results.push({ name: t.name, ...errorOutcome(err) });
+      }
+    }
+    // As CreateTopics: answered once the new partitions' leaders serve them, within timeout_ms.
+    if (!req.validateOnly) {
+      const late = await topicsNotServedInTime(ctx.services, results.filter((r) => r.errorCode === ErrorCode.NONE).map((r) => r.name), startedAt, req.timeoutMs);
+      for (const r of results) {
+        const why = late.get(r.name);
+        if (why !== undefined) Object.assign(r, { errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: why });
       }
     }
     return { throttleTimeMs: 0, results };
