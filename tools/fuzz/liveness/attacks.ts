@@ -128,7 +128,7 @@ export async function describeConfigsUnread(port: number, brokerId: number, n: n
   return { ok: true, summary: `${copies} x broker "${brokerId}" x${n} unread for ${holdMs} ms: ${kb(sent)} written${wasClosed ? ', closed by the broker' : ''}` };
 }
 
-/** F5: `n` idle connections to the broker (opened 100 at a time), held `holdMs`, then closed. */
+/** F5: `n` idle connections to the broker (opened one after the other), held `holdMs`, then closed. */
 export async function idleConnections(port: number, n: number, holdMs: number, connectTimeoutMs: number): Promise<AttackOutcome> {
   const sockets: net.Socket[] = [];
   let refused = 0;
@@ -159,7 +159,10 @@ export async function idleConnections(port: number, n: number, holdMs: number, c
       });
     });
   const t0 = performance.now();
-  for (let i = 0; i < n; i += 100) await Promise.all(Array.from({ length: Math.min(100, n - i) }, open));
+  // One at a time: what F5 measures is connections held idle, not a burst (the connections-500
+  // bomb is one). A burst overflows the listen backlog (socket.listen.backlog.size, 50; here
+  // even 2 connects at once sometimes lose a SYN, which the kernel retries after a second).
+  for (let i = 0; i < n; i++) await open();
   const openMs = performance.now() - t0;
   await new Promise((r) => setTimeout(r, holdMs)); // the attack is holding them this long
   const closedMeanwhile = closedByBroker;

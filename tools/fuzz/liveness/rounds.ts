@@ -3,6 +3,11 @@
  * turns), then one of the cheap bombs of tools/fuzz/bombs.ts. Each is bounded by the attack
  * timeout and recorded with its time window, so the report can say which attack was in flight
  * when ZooKeeper saw a session or a leader change.
+ *
+ * A bomb goes where it can do harm in a cluster: one that writes to its topic goes to that
+ * topic's leader (the soak creates the topic beforehand, on the broker `bombTopicOwner` names),
+ * one that creates topics or partitions to the controller (any other broker answers
+ * NOT_CONTROLLER), the others to the round's broker.
  */
 import { bombSet, type Bomb } from '../bombs.js';
 import { describeConfigsRepeated, describeConfigsUnread, idleConnections, metadataAutoCreate, type AttackOutcome } from './attacks.js';
@@ -12,6 +17,16 @@ import type { AttackRecord } from './report.js';
 export interface RoundTarget {
   id: number;
   port: number;
+}
+
+/** Bombs that produce to a topic named after themselves, which must be led by the broker attacked. */
+export const TOPIC_BOMBS: ReadonlySet<string> = new Set(['legacy-gzip-100m', 'zstd-2g-list-offsets']);
+/** Bombs whose requests only the controller acts on. */
+const CONTROLLER_BOMBS: ReadonlySet<string> = new Set(['create-partitions-25k', 'create-topics-25k']);
+
+/** The broker the soak creates a topic bomb's topic on (the k-th of `bombs`: broker k mod n). */
+export function bombTopicOwner(bombs: readonly string[], name: string, brokers: number): number {
+  return bombs.indexOf(name) % brokers;
 }
 
 /** Resolves with the attack's outcome, or a timeout outcome when it is not done by `ms`. */
@@ -46,7 +61,9 @@ export class Rounds {
 
   constructor(
     private readonly opts: LivenessOptions,
+    private readonly ports: readonly number[],
     private readonly alive: (id: number) => boolean,
+    private readonly controller: () => number | null,
   ) {
     const all = bombSet('short');
     this.bombs = opts.bombs.map((n) => {
@@ -74,7 +91,11 @@ export class Rounds {
     await this.attack(round, 'F2 DescribeConfigs unread', target, () => describeConfigsUnread(target.port, target.id, o.f2Names, o.f2Unread, o.holdMs), o.holdMs + t);
     await this.attack(round, 'F5 idle connections', target, () => idleConnections(target.port, o.idleConnections, o.holdMs, 10_000), o.holdMs + t);
     const bomb = this.bombs[round % Math.max(1, this.bombs.length)];
-    if (bomb) await this.attack(round, `bomb ${bomb.name}`, target, () => runBomb(bomb, target.port, Math.min(t, 30_000)), t + 5000);
+    if (bomb) {
+      const id = TOPIC_BOMBS.has(bomb.name) ? bombTopicOwner(o.bombs, bomb.name, this.ports.length) : CONTROLLER_BOMBS.has(bomb.name) ? (this.controller() ?? target.id) : target.id;
+      const to = { id, port: this.ports[id]! };
+      await this.attack(round, `bomb ${bomb.name}`, to, () => runBomb(bomb, to.port, Math.min(t, 30_000)), t + 5000);
+    }
   }
 
   /**

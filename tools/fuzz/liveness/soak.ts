@@ -9,7 +9,8 @@
  * passed its bound and any side client's p99 latency passed its own (report.ts).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Admin } from '../../../src/client/index.js';
+import { Admin, ErrorCode, type KafkaError, type NewTopic } from '../../../src/client/index.js';
+import { isRetriable } from '../../../src/protocol/errors.js';
 import { judge, readLog } from '../../../test/faults/verify.js';
 import { Workload } from '../../../test/faults/workload.js';
 import { FuzzConnection } from '../wire.js';
@@ -18,7 +19,7 @@ import { FuzzStream } from './fuzz-stream.js';
 import { Histogram } from './histogram.js';
 import { BROKERS, GROUP_ID, LOAD_PARTITIONS, LOAD_TOPIC, type LivenessOptions } from './options.js';
 import { verdict, type BrokerFigures, type LivenessReport } from './report.js';
-import { Rounds } from './rounds.js';
+import { bombTopicOwner, Rounds, TOPIC_BOMBS } from './rounds.js';
 import { SideClients } from './side.js';
 import { ZkWatch } from './zk-watch.js';
 
@@ -40,14 +41,24 @@ async function until(what: string, ms: number, probe: () => Promise<boolean> | b
   }
 }
 
-async function createLoadTopic(bootstrap: string): Promise<void> {
-  const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30_000 });
-  try {
-    const created = await admin.createTopics([{ name: LOAD_TOPIC, numPartitions: LOAD_PARTITIONS, replicationFactor: BROKERS, configs: { 'min.insync.replicas': '2' } }]);
-    const err = created.get(LOAD_TOPIC);
-    if (err) throw new Error(`cannot create ${LOAD_TOPIC}: ${err.message}`);
-  } finally {
-    await admin.close();
+/**
+ * Creates a topic, again while the brokers do not know the new controller yet. A new Admin each
+ * time: the project's Admin asks the controller it learnt first and does not look again on
+ * NOT_CONTROLLER.
+ */
+async function createTopic(bootstrap: string, topic: NewTopic): Promise<void> {
+  const end = Date.now() + SETUP_TIMEOUT_MS;
+  for (;;) {
+    const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30_000 });
+    let err: KafkaError | null | undefined;
+    try {
+      err = (await admin.createTopics([topic])).get(topic.name);
+    } finally {
+      await admin.close();
+    }
+    if (!err || err.code === ErrorCode.TOPIC_ALREADY_EXISTS) return;
+    if ((!isRetriable(err.code) && err.code !== ErrorCode.NOT_CONTROLLER) || Date.now() > end) throw new Error(`cannot create ${topic.name}: ${err.message}`);
+    await new Promise((r) => setTimeout(r, 250)); // retry interval, bounded by the deadline
   }
 }
 
@@ -70,7 +81,8 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
     opts.log(`ZooKeeper on ${cluster.zk.connect}; brokers ${cluster.bootstrap} (pids ${cluster.brokers.map((b) => b.pid).join(', ')})`);
     watch = await ZkWatch.open(cluster.zk.connect, ids, LOAD_TOPIC);
     await until('every broker registered', SETUP_TIMEOUT_MS, async () => [...(await watch!.snapshot()).owners.values()].every((o) => o !== 'none'));
-    await createLoadTopic(cluster.bootstrap);
+    await createTopic(cluster.bootstrap, { name: LOAD_TOPIC, numPartitions: LOAD_PARTITIONS, replicationFactor: BROKERS, configs: { 'min.insync.replicas': '2' } });
+    for (const b of opts.bombs.filter((n) => TOPIC_BOMBS.has(n))) await createTopic(cluster.bootstrap, { name: b, replicaAssignment: [[bombTopicOwner(opts.bombs, b, BROKERS)]] });
     await until(`${LOAD_TOPIC} with a full ISR`, SETUP_TIMEOUT_MS, () => watch!.whole(LOAD_PARTITIONS, BROKERS));
     workload = Workload.start(cluster.bootstrap, LOAD_TOPIC, LOAD_PARTITIONS, { ratePerSec: opts.loadRate });
     side = SideClients.start(cluster.bootstrap, LOAD_TOPIC, LOAD_PARTITIONS, GROUP_ID);
@@ -88,7 +100,7 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
     opts.log(`baseline taken (${baselineAcks} acknowledged); attacks for ${Math.round(opts.attackMs / 1000)} s`);
 
     const fuzz = new FuzzStream(cluster.ports, opts.fuzzRate, opts.seed);
-    const rounds = new Rounds(opts, (id) => !cluster.brokers[id]!.exited);
+    const rounds = new Rounds(opts, cluster.ports, (id) => !cluster.brokers[id]!.exited, () => watch!.controllerId);
     const attackEnd = rounds.startedAt + opts.attackMs;
     let round = 0;
     do {

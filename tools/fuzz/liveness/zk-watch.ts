@@ -18,6 +18,7 @@ interface Snapshot {
   owners: Map<number, string>;
   leaders: Map<number, { leader: number; epoch: number; isr: number[] }>;
   controller: string;
+  controllerId: number | null;
 }
 
 const POLL_MS = 250;
@@ -56,8 +57,9 @@ export class ZkWatch {
     }
     const ctl = await this.zk.getIfExists('/controller');
     const epoch = await this.zk.getIfExists('/controller_epoch');
-    const controller = ctl ? `broker ${(JSON.parse(ctl.data.toString()) as { brokerid: number }).brokerid} epoch ${epoch?.data.toString() ?? '?'}` : 'none';
-    return { owners, leaders, controller };
+    const controllerId = ctl ? (JSON.parse(ctl.data.toString()) as { brokerid: number }).brokerid : null;
+    const controller = controllerId !== null ? `broker ${controllerId} epoch ${epoch?.data.toString() ?? '?'}` : 'none';
+    return { owners, leaders, controller, controllerId };
   }
 
   /** Every broker registered and every partition with a full ISR (the cluster is whole). */
@@ -103,6 +105,11 @@ export class ZkWatch {
     }
     if (s.controller !== prev.controller) this.events.push({ atMs: at, kind: 'controller', detail: `controller ${prev.controller} -> ${s.controller}` });
     this.last = s;
+  }
+
+  /** The controller at the last poll (null: none, or not polled yet). */
+  get controllerId(): number | null {
+    return this.last?.controllerId ?? null;
   }
 
   count(kind: ZkEvent['kind']): number {
