@@ -58,6 +58,7 @@ test('every broker was attacked, and the load and the consumer group ran through
   if (!x) return;
   assert.deepEqual([...new Set(x.attacks.map((a) => a.broker))].sort(), [0, 1, 2], `only ${x.rounds} rounds`);
   assert.ok(x.load.acknowledged > 1000, `only ${x.load.acknowledged} acknowledged`);
+  assert.ok(x.load.resumedAfterAttacks, 'the load did not carry on after the attacks');
   assert.ok(x.group.consumed > 1000, `the group consumed only ${x.group.consumed}`);
   assert.ok(x.fuzz.inputs > 0, 'no mutated input was sent');
 });

@@ -50,7 +50,7 @@ export interface LivenessReport {
   brokers: BrokerFigures[];
   events: TimedEvent[];
   counts: { session: number; leader: number; controller: number; isr: number };
-  load: { acknowledged: number; notAcknowledged: number; stored: number; lost: number; duplicated: number; vanished: number; examples: string[] };
+  load: { acknowledged: number; notAcknowledged: number; stored: number; lost: number; duplicated: number; vanished: number; examples: string[]; resumedAfterAttacks: boolean };
   latency: { name: string; baseline: LatencySummary; attack: LatencySummary; failed: number; lastError: string }[];
   group: { consumed: number; rebalancesDuringAttacks: number; caughtUp: boolean; behind: string; errors: number; lastError: string };
   fuzz: { inputs: number; skipped: number; connections: number; closedByBroker: number; connectFailures: number };
@@ -90,7 +90,7 @@ export function formatReport(r: LivenessReport): string[] {
     '|---|---|---|---|---|',
     ...r.latency.map((l) => `| ${l.name} | ${l.baseline.p50Ms} / ${l.baseline.p99Ms} / ${l.baseline.maxMs} ms | ${l.attack.p50Ms} / ${l.attack.p99Ms}${l.attack.p99Ms > r.bounds.p99BoundMs ? ' OVER' : ''} / ${l.attack.maxMs} ms | ${l.attack.count} | ${l.failed}${l.lastError ? ` (${l.lastError.slice(0, 80)})` : ''} |`),
     '',
-    `load (2 idempotent acks=all producers, RF 3, min.insync.replicas 2): ${r.load.acknowledged} acknowledged, ${r.load.lost} lost, ${r.load.duplicated} duplicated, ${r.load.vanished} seen then vanished, ${r.load.notAcknowledged} given up by a producer; ${r.load.stored} records stored`,
+    `load (2 idempotent acks=all producers, RF 3, min.insync.replicas 2): ${r.load.acknowledged} acknowledged, ${r.load.lost} lost, ${r.load.duplicated} duplicated, ${r.load.vanished} seen then vanished, ${r.load.notAcknowledged} given up by a producer; ${r.load.stored} records stored${r.load.resumedAfterAttacks ? '' : '; the load did NOT carry on after the attacks'}`,
     ...r.load.examples.map((e) => `  ${e}`),
     `consumer group: ${r.group.consumed} records consumed, ${r.group.rebalancesDuringAttacks} rebalances during the attacks, caught up at the end: ${r.group.caughtUp ? 'yes' : `NO (${r.group.behind})`}${r.group.errors ? `; ${r.group.errors} errors, last: ${r.group.lastError}` : ''}`,
     `ZooKeeper: ${r.counts.session} registration changes (session expiries), ${r.counts.leader} leader or leader-epoch changes of the load's partitions, ${r.counts.controller} controller changes, ${r.counts.isr} ISR changes`,
@@ -110,6 +110,7 @@ export function verdict(r: LivenessReport): string[] {
   if (r.load.duplicated > 0) problems.push(`${r.load.duplicated} records duplicated`);
   if (r.load.vanished > 0) problems.push(`${r.load.vanished} records seen by a consumer then vanished`);
   if (r.load.acknowledged === 0) problems.push('nothing acknowledged: the load did not run');
+  if (!r.load.resumedAfterAttacks) problems.push('the load did not carry on after the attacks');
   if (r.counts.session > 0) problems.push(`${r.counts.session} ZooKeeper registration changes (a broker's session expired)`);
   if (r.counts.leader > 0) problems.push(`${r.counts.leader} leader or leader-epoch changes of the load's partitions`);
   if (r.counts.controller > 0) problems.push(`${r.counts.controller} controller changes`);

@@ -171,7 +171,7 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
       brokers,
       events: watch.events.map((e) => ({ atS: (e.atMs - rounds.startedAt) / 1000, kind: e.kind, detail: e.detail, during: rounds.attribute(e.atMs, grace) })),
       counts: { session: watch.count('session'), leader: watch.count('leader'), controller: watch.count('controller'), isr: watch.count('isr') },
-      load: { acknowledged: v.acknowledged, notAcknowledged: workload.failed, stored: v.stored, lost: v.lost, duplicated: v.duplicated, vanished: v.vanished, examples: v.examples },
+      load: { acknowledged: v.acknowledged, notAcknowledged: workload.failed, stored: v.stored, lost: v.lost, duplicated: v.duplicated, vanished: v.vanished, examples: v.examples, resumedAfterAttacks: settled },
       latency: [
         { name: 'producer (confluent-kafka, acks=all)', baseline: producer.baseline.summary(), attack: producer.attack.summary(), failed: workload.failed, lastError: '' },
         { name: 'consumer group (end to end)', baseline: side.baseline.group.summary(), attack: side.attack.group.summary(), failed: side.groupErrors.errors, lastError: side.groupErrors.lastError },

@@ -72,8 +72,11 @@ export class ZkWatch {
   async arm(): Promise<void> {
     this.base = await this.snapshot();
     this.last = this.base;
+    let busy = false;
     this.timer = setInterval(() => {
-      this.polling = this.polling.then(() => this.poll());
+      if (busy) return; // a slow ZooKeeper: skip a tick rather than queue polls without bound
+      busy = true;
+      this.polling = this.poll().finally(() => (busy = false));
     }, POLL_MS);
   }
 
