@@ -7,6 +7,12 @@
  * Every acknowledgement is kept with its partition, offset and arrival time, so afterwards the
  * verifier can say what was acknowledged and lost, and the scenarios can say how long
  * production stalled after a fault (the first acknowledgement after it).
+ *
+ * By default the producers send as fast as their in-flight limits allow (the fault suite wants
+ * volume). With `ratePerSec` each sends that many records a second, paced by the clock whether
+ * or not earlier ones were answered (the liveness soak, tools/fuzz/liveness, wants a latency a
+ * stall shows in: librdkafka's own produce()-to-acknowledgement time is kept with each of its
+ * acknowledgements).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -18,6 +24,13 @@ export interface Ack {
   offset: number;
   value: string;
   atMs: number;
+  /** confluent-kafka's acknowledgements: ms from produce() to the acknowledgement (Message.latency()). */
+  latencyMs?: number;
+}
+
+export interface WorkloadOptions {
+  /** Records a second per producer, paced by the clock; default: as fast as the in-flight limits allow. */
+  ratePerSec?: number;
 }
 
 export interface Seen {
@@ -31,16 +44,29 @@ import sys, time
 from confluent_kafka import Producer
 p = Producer({'bootstrap.servers': sys.argv[1], 'acks': 'all', 'enable.idempotence': True,
               'linger.ms': 5, 'message.timeout.ms': 120000, 'retry.backoff.ms': 100})
-topic, partitions = sys.argv[2], int(sys.argv[3])
+topic, partitions, rate = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 def report(err, msg):
     if err is None:
-        sys.stdout.write('A %d %d %s\\n' % (msg.partition(), msg.offset(), msg.value().decode()))
+        sys.stdout.write('A %d %d %s %d\\n' % (msg.partition(), msg.offset(), msg.value().decode(), round((msg.latency() or 0) * 1000)))
     else:
         sys.stdout.write('F %s %s\\n' % (msg.value().decode(), str(err).replace(' ', '_')))
+def send(i):
+    p.produce(topic, value=('c%d' % i).encode(), partition=i % partitions, on_delivery=report)
 i = 0
+t0 = time.monotonic()
 while True:
-    if len(p) < 2000:
-        p.produce(topic, value=('c%d' % i).encode(), partition=i % partitions, on_delivery=report)
+    if rate > 0:
+        # paced by the clock: a record is due whether or not the earlier ones were answered
+        due = int((time.monotonic() - t0) * rate)
+        try:
+            while i < due:
+                send(i)
+                i += 1
+        except BufferError:
+            pass
+        p.poll(0.005)
+    elif len(p) < 2000:
+        send(i)
         i += 1
     else:
         p.poll(0.01)
@@ -87,14 +113,15 @@ export class Workload {
     private readonly bootstrap: string,
     private readonly topic: string,
     private readonly partitions: number,
+    private readonly rate: number,
   ) {}
 
-  static start(bootstrap: string, topic: string, partitions: number): Workload {
-    const w = new Workload(bootstrap, topic, partitions);
-    const producer = w.spawnChild(CONFLUENT_PRODUCER);
+  static start(bootstrap: string, topic: string, partitions: number, opts: WorkloadOptions = {}): Workload {
+    const w = new Workload(bootstrap, topic, partitions, opts.ratePerSec ?? 0);
+    const producer = w.spawnChild(CONFLUENT_PRODUCER, String(w.rate));
     onLines(producer, (l) => {
       const parts = l.split(' ');
-      if (parts[0] === 'A') w.ack(Number(parts[1]), Number(parts[2]), parts[3]!);
+      if (parts[0] === 'A') w.ack(Number(parts[1]), Number(parts[2]), parts[3]!, parts[4] === undefined ? undefined : Number(parts[4]));
       else w.failed++;
     });
     const observer = w.spawnChild(OBSERVER);
@@ -106,16 +133,16 @@ export class Workload {
     return w;
   }
 
-  private spawnChild(script: string): ChildProcess {
-    const child = spawn(PYTHON, ['-c', script, this.bootstrap, this.topic, String(this.partitions)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  private spawnChild(script: string, ...extra: string[]): ChildProcess {
+    const child = spawn(PYTHON, ['-c', script, this.bootstrap, this.topic, String(this.partitions), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.stderr.set(child, '');
     child.stderr!.on('data', (d: Buffer) => this.stderr.set(child, (this.stderr.get(child)! + d.toString()).slice(-2000)));
     this.children.push(child);
     return child;
   }
 
-  private ack(partition: number, offset: number, value: string): void {
-    this.acks.push({ partition, offset, value, atMs: Date.now() });
+  private ack(partition: number, offset: number, value: string, latencyMs?: number): void {
+    this.acks.push(latencyMs === undefined ? { partition, offset, value, atMs: Date.now() } : { partition, offset, value, atMs: Date.now(), latencyMs });
     for (const l of [...this.ackListeners]) l();
   }
 
@@ -130,8 +157,15 @@ export class Workload {
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
     await producer.connect();
     let i = 0;
+    const t0 = Date.now();
     try {
       while (this.running) {
+        if (this.rate > 0) {
+          // paced: send i is due at i * 20 records / rate (pacing, not synchronisation)
+          const wait = t0 + (i * 20 * 1000) / this.rate - Date.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          if (!this.running) break;
+        }
         const partition = i % this.partitions;
         const values = Array.from({ length: 20 }, (_, k) => `j${i * 20 + k}`);
         i++;
@@ -188,6 +222,12 @@ export class Workload {
 
   diagnostics(): string {
     return this.children.map((c, i) => `child ${i} (exit ${c.exitCode}): ${this.stderr.get(c)!.slice(-500)}`).join('; ');
+  }
+
+  /** SIGKILLs the children at once (for an exit hook, which cannot wait). */
+  killNow(): void {
+    this.running = false;
+    for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
 
   /** Stops producing and observing; waits until the children and the kafkajs loop are gone. */

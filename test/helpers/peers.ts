@@ -19,9 +19,14 @@ const checks: Record<string, () => boolean> = {
   burrow: () => spawnSync('Burrow', ['--help']).status === 0,
 };
 
+/** Whether the peer is installed (for a `before` hook; tests still call requirePeer). */
+export function hasPeer(peer: keyof typeof checks): boolean {
+  return checks[peer]!();
+}
+
 /** Returns true when the peer is there; otherwise skips (or, in CI, fails) the test. */
 export function requirePeer(t: TestContext, peer: keyof typeof checks): boolean {
-  if (checks[peer]!()) return true;
+  if (hasPeer(peer)) return true;
   if (process.env.CI === 'true') throw new Error(`required peer ${peer} is not installed (CI=true)`);
   t.skip(`${peer} is not installed`);
   return false;

@@ -94,7 +94,11 @@ export class BrokerProcess {
     return this.child.pid!;
   }
 
-  static async start(opts: { props?: Record<string, string>; rssKillBytes?: number; startTimeoutMs?: number; nodeArgs?: string[]; memoryLog?: string } = {}): Promise<BrokerProcess> {
+  /**
+   * `onWarning` sees every line at warn level or above (its message and error, as text): the
+   * cluster soak counts ZooKeeper session expiries and controller failures from them.
+   */
+  static async start(opts: { props?: Record<string, string>; rssKillBytes?: number; startTimeoutMs?: number; nodeArgs?: string[]; memoryLog?: string; onWarning?: (text: string) => void } = {}): Promise<BrokerProcess> {
     if (!existsSync(BROKER_MAIN)) throw new Error(`${BROKER_MAIN} is missing: build first (npm run build)`);
     const dir = mkdtempSync(join(tmpdir(), 'fjord-fuzz-'));
     const props: Record<string, string> = {
@@ -142,8 +146,10 @@ export class BrokerProcess {
           if (typeof o.heapUsedBytes === 'number') {
             b.noteMemory({ rss: o.rssBytes ?? 0, heapUsed: o.heapUsedBytes, heapTotal: o.heapTotalBytes ?? 0, external: o.externalBytes ?? 0, arrayBuffers: o.arrayBuffersBytes ?? 0 }, o.eventLoopDelayMaxMs);
           }
-        } else if ((o.level ?? 0) >= 50) {
+        } else if ((o.level ?? 0) >= 40) {
           const text = `${o.msg ?? ''} ${errText(o.err)}`.trim();
+          opts.onWarning?.(text);
+          if ((o.level ?? 0) < 50) return;
           if (offlineDirOf(o.msg) !== null) b.offlineDirs.push(text.slice(0, 500));
           b.errors.push(text.slice(0, 300));
           if (b.errors.length > ERRORS_KEPT) b.errors.splice(0, b.errors.length - ERRORS_KEPT);

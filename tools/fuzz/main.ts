@@ -5,6 +5,7 @@
  * Builds nothing itself: `npm run fuzz` builds dist/ first. Prints the figures at the end and
  * exits 1 when the broker went down, a probe went unanswered, RSS passed its bound, the side
  * clients lost throughput, or a bomb hurt the broker.
+ * `--cluster` is the liveness soak against a 3-broker cluster instead (liveness/cli.ts has its flags).
  */
 import { writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
@@ -22,6 +23,7 @@ function int(name: string) {
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--cluster')) return (await import('./liveness/cli.js')).clusterMain(process.argv);
   const names = [...bombSet('full'), ...bombSet('short')].map((b) => b.name);
   const program = new Command('fuzz')
     .description('Fuzzes a Fjord broker: mutated real-client requests, random frames and decompression/resource bombs')
