@@ -91,8 +91,8 @@ export class TopicAdmin {
    * Refuses adding `adding` partitions (plus `pending` a dry run already counted) when it would
    * take this broker past max.broker.partitions or the cluster past max.partitions (KIP-578).
    */
-  checkPartitionCaps(adding: number, pending = 0): void {
-    const { broker, cluster } = this.partitionCounts();
+  checkPartitionCaps(adding: number, pending = 0, counts = this.partitionCounts()): void {
+    const { broker, cluster } = counts;
     // Every new partition counts against this broker: the embedded single broker hosts them all.
     const hostedHere = adding;
     if (broker + pending + hostedHere > this.config.maxBrokerPartitions) {
