@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { INTERNAL_TOPICS } from '../../metadata/cluster-model.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
-import { collisionKey, topicNameError } from '../../metadata/topic-names.js';
+import { collisionIndex, collisionKey, topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
 import { validateTopicConfigs } from '../config/topic-configs.js';
@@ -54,12 +54,19 @@ export class TopicAdmin {
   /** Cap check and creation run one request topic at a time, so two requests cannot both pass the cap. */
   private readonly creation = new Mutex();
 
+  /** Existing names by collision key; dropped at every metadata change. */
+  private collisions: Map<string, string> | undefined;
+
   constructor(
     private readonly config: BrokerConfig,
     private readonly metadata: MetadataStore,
     private readonly logger: Logger,
     private readonly partitions: () => PartitionAccess | undefined,
-  ) {}
+  ) {
+    metadata.onChange(() => {
+      this.collisions = undefined;
+    });
+  }
 
   /**
    * Refuses a request whose topics plan more new partitions in total than
@@ -187,11 +194,11 @@ export class TopicAdmin {
     const nameError = topicNameError(name);
     if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
     if (this.metadata.topic(name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
-    const key = collisionKey(name);
-    for (const other of this.metadata.topics()) {
-      if (collisionKey(other.name) === key) {
-        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other.name}`);
-      }
+    // Built once per metadata change, not per name: one CreateTopics may name 50,000 topics.
+    this.collisions ??= collisionIndex(this.metadata.topics().map((t) => t.name));
+    const other = this.collisions.get(collisionKey(name));
+    if (other !== undefined && other !== name) {
+      throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
     }
   }
 
