@@ -26,8 +26,8 @@ export const deleteTopicsHandler = defineHandler({
       for (const ref of refs) responses.push({ name: ref.name, topicId: ref.topicId ?? ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
       return { throttleTimeMs: 0, responses };
     }
-    // Each topic once, as Kafka (it reads the names into a set), and in slices: a refusal costs
-    // no I/O, so nothing else would let the event loop in between 100,000 names.
+    // Each topic once (clients key the answers by name), and in slices: a refusal costs no
+    // I/O, so nothing else would let the event loop in between 100,000 names.
     const seen = new Set<string>();
     const slicer = new LoopSlicer();
     for (const ref of refs) {

@@ -32,8 +32,8 @@ export const describeConfigsHandler = defineHandler({
   async handle(req, ctx) {
     const { admin } = ctx.services;
     // A resource named twice is described once (issue 21: broker "0" named 10,000 times was a
-    // 240 MB answer), as Kafka up to 2.6 did by reading the resources into a map: the last
-    // entry's keys count, at the place the resource was first named.
+    // 240 MB answer), as Kafka 2.x did by reading the resources into a map: the last entry's
+    // keys count, at the place the resource was first named.
     const unique = new Map<string, DescribeConfigsResource>();
     for (const r of req.resources) {
       unique.set(`${r.resourceType}:${r.resourceName}`, r); // a later entry keeps the first one's place

@@ -14,7 +14,7 @@ export const deleteGroupsHandler = defineHandler({
   maxVersion: 2,
   slicedField: 'results',
   async handle(req, ctx) {
-    // Each group once, as Kafka (it takes the distinct names). ACLs: DELETE per group.
+    // Each group once (clients key the answers by group). ACLs: DELETE per group.
     const names = [...new Set(req.groupsNames)];
     const allowed = names.filter((g) => authorizeGroup(ctx, AclOperation.DELETE, g));
     const results = allowed.length > 0 ? await ctx.services.groupCoordinator.deleteGroups(allowed) : [];
