@@ -19,7 +19,7 @@ import { ErrorCode } from '../../src/protocol/errors.js';
 import { ATTACKS, STEADY_TOPIC, WIDE_PARTITIONS, WIDE_TOPIC } from '../../tools/fuzz/request-attacks.js';
 
 /** The loop may be held this long at most (generous: the test machine is shared and loaded). */
-const LOOP_BOUND_MS = 250;
+const LOOP_BOUND_MS = 400;
 const PROBE_BOUND_MS = 1000;
 
 interface Case {
