@@ -113,6 +113,7 @@ export const metadataHandler = defineHandler({
   response: MetadataResponseCodec,
   minVersion: 0,
   maxVersion: 12,
+  slicedField: 'topics',
   async handle(req, ctx) {
     const { metadata } = ctx.services;
     const version = ctx.header.apiVersion;
