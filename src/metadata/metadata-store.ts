@@ -13,6 +13,11 @@ export interface MetadataStore {
   topicById(topicId: string): TopicInfo | undefined;
   /** Throws KafkaError(TOPIC_ALREADY_EXISTS / INVALID_REPLICATION_FACTOR / ...) on refusal. */
   createTopic(spec: NewTopic): Promise<TopicInfo>;
+  /**
+   * Several topics as one change (one write of the embedded file; ZooKeeper writes with bounded
+   * concurrency), each answered on its own: its topic, or the KafkaError createTopic would throw.
+   */
+  createTopics(specs: readonly NewTopic[]): Promise<(TopicInfo | Error)[]>;
   deleteTopic(name: string): Promise<void>;
   createPartitions(name: string, totalCount: number, assignment?: number[][]): Promise<TopicInfo>;
   /**

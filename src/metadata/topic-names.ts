@@ -22,21 +22,24 @@ export function collisionKey(name: string): string {
   return name.replace(/\./g, '_');
 }
 
+/** Each existing name by its collision key, built once for a batch of new names. */
+export function collisionIndex(names: Iterable<string>): Map<string, string> {
+  const index = new Map<string, string>();
+  for (const name of names) index.set(collisionKey(name), name);
+  return index;
+}
+
 /**
  * Refuses a new topic's name as Kafka does (illegal name, an existing topic, a collision on
  * '.'/'_'); shared by every MetadataStore so the errors are the same whatever keeps the topics.
+ * `collisions` is collisionIndex() of the existing names (a batch adds each name it accepts).
  */
-export function checkNewTopicName(name: string, existing: Iterable<string>): void {
+export function checkNewTopicName(name: string, existing: { has(name: string): boolean }, collisions: ReadonlyMap<string, string>): void {
   const nameError = topicNameError(name);
   if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
-  const names = [...existing];
-  const key = collisionKey(name);
-  for (const other of names) {
-    if (other === name) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
-  }
-  for (const other of names) {
-    if (collisionKey(other) === key) {
-      throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
-    }
+  if (existing.has(name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
+  const other = collisions.get(collisionKey(name));
+  if (other !== undefined && other !== name) {
+    throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
   }
 }

@@ -12,19 +12,26 @@ import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { defaultBrokerConfig } from '../../src/server/config/index.js';
 import { silentLogger } from '../../src/server/logger.js';
 
+/** TopicAdmin's side of auto-creation, with no cap in the way. */
+const ADMIN = {
+  checkRequestPartitions: () => undefined,
+  checkPartitionCaps: () => undefined,
+  partitionCounts: () => ({ broker: 0, cluster: 0 }),
+};
+
 function services(visibleAfterRace: boolean): BrokerServices {
   let created = false;
   const topic = { name: 't', topicId: 'x', partitions: [], configs: {} };
   const fake = {
     config: defaultBrokerConfig({}),
     logger: silentLogger(),
-    admin: { topics: { checkPartitionCaps: () => undefined } },
+    admin: { topics: ADMIN },
     metadata: {
       topic: (name: string) => (name === 't' && created && visibleAfterRace ? topic : undefined),
       brokers: () => [{ id: 0 }],
-      createTopic: async () => {
+      createTopics: async () => {
         created = true;
-        throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.");
+        return [new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.")];
       },
     },
   };
@@ -41,16 +48,16 @@ test('a cluster-mode broker that has no metadata yet (restarted, no UpdateMetada
   const fake = {
     config: defaultBrokerConfig({}),
     logger: silentLogger(),
-    admin: { topics: { checkPartitionCaps: () => undefined } },
+    admin: { topics: ADMIN },
     // The image the controller has not fed yet: no live broker, no topic (the topic exists in ZooKeeper).
     metadata: {
       topic: () => undefined,
       brokers: () => [],
-      createTopic: async (spec: { replicationFactor: number }) => {
+      createTopics: async (specs: { replicationFactor: number }[]) => {
         asked = true;
-        // As ZkBrokerMetadata.createTopic checks before it writes to ZooKeeper.
-        if (spec.replicationFactor < 1) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
-        throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.");
+        // As ZkBrokerMetadata.createTopics checks before it writes to ZooKeeper.
+        if (specs[0]!.replicationFactor < 1) return [new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.')];
+        return [new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.")];
       },
     },
   } as unknown as BrokerServices;

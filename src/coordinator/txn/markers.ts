@@ -88,7 +88,8 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
       const ps = info?.partitions[p.partition];
       if (!info || !ps) results.push({ ...p, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
       else if (ps.leader < 0) results.push({ ...p, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER });
-      else byLeader.set(ps.leader, [...(byLeader.get(ps.leader) ?? []), p]);
+      else if (byLeader.has(ps.leader)) byLeader.get(ps.leader)!.push(p); // in place, not a copy per partition
+      else byLeader.set(ps.leader, [p]);
     }
     const sent = await Promise.all([...byLeader].map(([leader, parts]) => this.send(leader, req, parts)));
     return results.concat(...sent);
@@ -103,7 +104,11 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
       return all(ErrorCode.NETWORK_EXCEPTION);
     }
     const topics = new Map<string, number[]>();
-    for (const p of parts) topics.set(p.topic, [...(topics.get(p.topic) ?? []), p.partition]);
+    for (const p of parts) {
+      const list = topics.get(p.topic);
+      if (list) list.push(p.partition);
+      else topics.set(p.topic, [p.partition]);
+    }
     try {
       const res = await conn.send(Api.WriteTxnMarkers, {
         markers: [

@@ -262,7 +262,11 @@ export function describeTxn(shard: TxnShard, transactionalId: string): Described
     return { errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactionalId, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] };
   }
   const topics = new Map<string, number[]>();
-  for (const { topic, partition } of partitionList(m)) topics.set(topic, [...(topics.get(topic) ?? []), partition]);
+  for (const { topic, partition } of partitionList(m)) {
+    const list = topics.get(topic); // appended in place, not copied per partition
+    if (list) list.push(partition);
+    else topics.set(topic, [partition]);
+  }
   return {
     errorCode: ErrorCode.NONE,
     transactionalId,

@@ -1,6 +1,8 @@
 /**
  * Metadata for a single broker with no other service: kept in memory and persisted as one JSON
- * file in the first log directory, replaced atomically (write, fsync, rename) on every change.
+ * file in the first log directory, replaced atomically (write, fsync, rename) after changes.
+ * Changes made while a write is under way share the next write, and the file's text is built in
+ * slices: a burst of creations costs a few writes of the whole state, not one each (issue 21).
  */
 import { writeFileAtomically } from '../../storage/checkpoints.js';
 import { readFile } from 'node:fs/promises';
@@ -11,7 +13,8 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster-model.js';
 import { INTERNAL_TOPICS } from '../cluster-model.js';
 import type { MetadataStore } from '../metadata-store.js';
-import { checkNewTopicName } from '../topic-names.js';
+import { checkNewTopicName, collisionIndex, collisionKey } from '../topic-names.js';
+import { LoopSlicer } from '../../storage/slices.js';
 
 interface PersistedState {
   version: 1;
@@ -25,7 +28,12 @@ export class EmbeddedMetadataStore implements MetadataStore {
   private readonly byName = new Map<string, TopicInfo>();
   private readonly byId = new Map<string, TopicInfo>();
   private readonly listeners: ((topic: string) => void)[] = [];
+  /** The write under way (or settled); the next one starts after it. */
   private writing: Promise<void> = Promise.resolve();
+  /** The next write, not started yet: changes made now are in it. */
+  private nextWrite: Promise<void> | undefined;
+  /** Whole-file writes done, for tests and figures. */
+  writes = 0;
 
   private constructor(
     readonly clusterId: string,
@@ -79,27 +87,53 @@ export class EmbeddedMetadataStore implements MetadataStore {
   }
 
   async createTopic(spec: NewTopic): Promise<TopicInfo> {
-    checkNewTopicName(spec.name, this.byName.keys());
-    const partitions = this.assign(spec.name, 0, spec.numPartitions, spec.replicationFactor, spec.assignment);
-    const topic: TopicInfo = {
-      name: spec.name,
-      topicId: randomUuid(),
-      internal: spec.internal ?? INTERNAL_TOPICS.has(spec.name),
-      partitions,
-      configs: { ...(spec.configs ?? {}) },
-    };
-    this.index(topic);
+    const [outcome] = await this.createTopics([spec]);
+    if (outcome instanceof Error) throw outcome;
+    return outcome!;
+  }
+
+  /**
+   * Creates several topics with one write of the file: each spec is checked in order (an earlier
+   * one of the batch counts as existing for a later one) and answered on its own. When the write
+   * fails none of them exists, in memory either (else it would vanish at the next start while
+   * its logs stay on disk).
+   */
+  async createTopics(specs: readonly NewTopic[]): Promise<(TopicInfo | Error)[]> {
+    const collisions = collisionIndex(this.byName.keys());
+    const outcomes: (TopicInfo | Error)[] = [];
+    const created: TopicInfo[] = [];
+    for (const spec of specs) {
+      try {
+        checkNewTopicName(spec.name, this.byName, collisions);
+        const partitions = this.assign(spec.name, 0, spec.numPartitions, spec.replicationFactor, spec.assignment);
+        const topic: TopicInfo = {
+          name: spec.name,
+          topicId: randomUuid(),
+          internal: spec.internal ?? INTERNAL_TOPICS.has(spec.name),
+          partitions,
+          configs: { ...(spec.configs ?? {}) },
+        };
+        this.index(topic);
+        collisions.set(collisionKey(spec.name), spec.name);
+        created.push(topic);
+        outcomes.push(topic);
+      } catch (err) {
+        outcomes.push(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    if (created.length === 0) return outcomes;
     try {
       await this.persist();
     } catch (err) {
-      // Not stored (a full disk): it must not exist in memory either, or it would vanish at
-      // the next start while its logs stay on disk.
-      this.byName.delete(topic.name);
-      this.byId.delete(topic.topicId);
-      throw err;
+      for (const t of created) {
+        this.byName.delete(t.name);
+        this.byId.delete(t.topicId);
+      }
+      const failure = err instanceof Error ? err : new Error(String(err));
+      return outcomes.map((o) => (o instanceof Error ? o : failure));
     }
-    this.emit(topic.name);
-    return topic;
+    for (const t of created) this.emit(t.name);
+    return outcomes;
   }
 
   private assign(name: string, from: number, to: number, rf: number, assignment?: number[][]): PartitionState[] {
@@ -182,14 +216,38 @@ export class EmbeddedMetadataStore implements MetadataStore {
     for (const l of this.listeners) l(topic);
   }
 
-  /** Serialised so two changes never interleave their writes of the same file. */
+  /**
+   * Writes the state after every change made so far. Writes never overlap; every change made
+   * before the next write starts shares it (and its outcome), so a burst of changes costs one
+   * write once the one under way is done, not one each.
+   */
   private persist(): Promise<void> {
-    const state: PersistedState = { version: 1, clusterId: this.clusterId, topics: this.topics() };
-    const text = JSON.stringify(state, null, 1);
+    if (this.nextWrite) return this.nextWrite;
+    const write = this.writing.then(() => {
+      // From here on, changes wait for the write after this one.
+      this.nextWrite = undefined;
+      return this.writeState();
+    });
+    this.nextWrite = write;
     // A failed write must not poison the chain: the next change writes the whole state again.
-    const write = this.writing.then(() => writeFileAtomically(this.file, text));
     this.writing = write.catch(() => undefined);
     return write;
+  }
+
+  /** The file's text, built topic by topic in slices (10,000 topics are a few MB of JSON). */
+  private async writeState(): Promise<void> {
+    const slicer = new LoopSlicer();
+    const parts: string[] = [];
+    for (const t of [...this.byName.values()]) {
+      // A topic deleted during a pause is left out; one changed is written as it is now.
+      if (this.byName.get(t.name) !== t) continue;
+      parts.push(JSON.stringify(t));
+      const p = slicer.maybePause();
+      if (p) await p;
+    }
+    const text = `{"version":1,"clusterId":${JSON.stringify(this.clusterId)},"topics":[\n${parts.join(',\n')}\n]}\n`;
+    await writeFileAtomically(this.file, text);
+    this.writes++;
   }
 
   async close(): Promise<void> {

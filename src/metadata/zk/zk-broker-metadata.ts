@@ -15,7 +15,8 @@ import { randomUuid, ZERO_UUID } from '../../protocol/primitives/index.js';
 import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster-model.js';
 import { INTERNAL_TOPICS } from '../cluster-model.js';
 import type { MetadataStore } from '../metadata-store.js';
-import { checkNewTopicName } from '../topic-names.js';
+import { checkNewTopicName, collisionIndex, collisionKey } from '../topic-names.js';
+import { Semaphore } from '../../storage/mutex.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 
 /** Kafka's LeaderAndIsr.LeaderDuringDelete: the partition's topic is being deleted. */
@@ -72,6 +73,20 @@ export interface ZkBrokerMetadataOptions {
   writeTimeoutMs: number;
   /** The elected controller as ZooKeeper says, used until an UpdateMetadata names one. */
   controllerIdHint?: () => number;
+}
+
+/** ZooKeeper topic writes one createTopics has in flight at once. */
+const ZK_TOPIC_WRITES = 16;
+
+interface PlannedTopic {
+  name: string;
+  topicId: string;
+  assignment: Map<number, number[]>;
+  configs: Record<string, string>;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 interface Waiter {
@@ -343,7 +358,47 @@ export class ZkBrokerMetadata implements MetadataStore {
 
   /** Writes the topic to ZooKeeper (any broker may), then waits until the controller gave it leaders. */
   async createTopic(spec: NewTopic): Promise<TopicInfo> {
-    checkNewTopicName(spec.name, this.byName.keys());
+    const [outcome] = await this.createTopics([spec]);
+    if (outcome instanceof Error) throw outcome;
+    return outcome!;
+  }
+
+  /**
+   * Several topics, each answered on its own: written to ZooKeeper at most ZK_TOPIC_WRITES at a
+   * time (a thousand at once would queue thousands of requests on the session), then one wait,
+   * bounded by writeTimeoutMs, until the controller gave every written topic its leaders.
+   */
+  async createTopics(specs: readonly NewTopic[]): Promise<(TopicInfo | Error)[]> {
+    const collisions = collisionIndex(this.byName.keys());
+    const planned = specs.map((spec) => {
+      try {
+        checkNewTopicName(spec.name, this.byName, collisions);
+        const p = this.plan(spec);
+        collisions.set(collisionKey(spec.name), spec.name);
+        return p;
+      } catch (err) {
+        return asError(err);
+      }
+    });
+    const slots = new Semaphore(ZK_TOPIC_WRITES);
+    const written = await Promise.all(planned.map((p) => (p instanceof Error ? p : slots.run(async () => {
+      await this.opts.zk.createTopic(p.name, p.topicId, p.assignment, p.configs);
+      this.configCache.set(p.name, p.configs);
+      return p;
+    }).catch(asError))));
+    const ok = written.filter((w): w is PlannedTopic => !(w instanceof Error));
+    const shown = (p: PlannedTopic): boolean => this.hasLeaders(p.name, p.assignment.size, p.topicId);
+    let late: Error | undefined;
+    if (ok.length > 0) {
+      await this.waitFor(() => ok.every(shown), ok.length === 1 ? `creating topic ${ok[0]!.name}` : `creating ${ok.length} topics`).catch((err: unknown) => {
+        late = asError(err);
+      });
+    }
+    return written.map((w) => (w instanceof Error ? w : shown(w) ? this.byName.get(w.name)! : late!));
+  }
+
+  /** A new topic's id, replicas and configs, checked as Kafka's AdminZkClient does. */
+  private plan(spec: NewTopic): PlannedTopic {
     let assignment: Map<number, number[]>;
     if (spec.assignment) {
       this.checkExplicit(spec.assignment);
@@ -360,12 +415,7 @@ export class ZkBrokerMetadata implements MetadataStore {
       }
       assignment = this.opts.assigner.assignReplicas(live, spec.numPartitions, spec.replicationFactor);
     }
-    const topicId = randomUuid();
-    const configs = { ...(spec.configs ?? {}) };
-    await this.opts.zk.createTopic(spec.name, topicId, assignment, configs);
-    this.configCache.set(spec.name, configs);
-    await this.waitFor(() => this.hasLeaders(spec.name, assignment.size, topicId), `creating topic ${spec.name}`);
-    return this.byName.get(spec.name)!;
+    return { name: spec.name, topicId: randomUuid(), assignment, configs: { ...(spec.configs ?? {}) } };
   }
 
   /** Marks the topic for deletion (the controller deletes it), then waits until it left the image. */

@@ -58,9 +58,10 @@ export function applyIncrementalOps(
         }
         const base = splitList(next[name] ?? info.default ?? '');
         const items = splitList(value ?? '');
-        const result = op === AlterConfigOp.APPEND
-          ? [...base, ...items.filter((i) => !base.includes(i))]
-          : base.filter((i) => !items.includes(i));
+        // Sets, not scans: a list of 100,000 items must not cost 100,000 squared.
+        const inBase = new Set(base);
+        const removed = new Set(items);
+        const result = op === AlterConfigOp.APPEND ? [...base, ...items.filter((i) => !inBase.has(i))] : base.filter((i) => !removed.has(i));
         next[name] = result.join(',');
         break;
       }

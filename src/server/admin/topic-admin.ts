@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { INTERNAL_TOPICS } from '../../metadata/cluster-model.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
-import { collisionKey, topicNameError } from '../../metadata/topic-names.js';
+import { collisionIndex, collisionKey, topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
 import { validateTopicConfigs } from '../config/topic-configs.js';
@@ -54,12 +54,19 @@ export class TopicAdmin {
   /** Cap check and creation run one request topic at a time, so two requests cannot both pass the cap. */
   private readonly creation = new Mutex();
 
+  /** Existing names by collision key; dropped at every metadata change. */
+  private collisions: Map<string, string> | undefined;
+
   constructor(
     private readonly config: BrokerConfig,
     private readonly metadata: MetadataStore,
     private readonly logger: Logger,
     private readonly partitions: () => PartitionAccess | undefined,
-  ) {}
+  ) {
+    metadata.onChange(() => {
+      this.collisions = undefined;
+    });
+  }
 
   /**
    * Refuses a request whose topics plan more new partitions in total than
@@ -91,8 +98,8 @@ export class TopicAdmin {
    * Refuses adding `adding` partitions (plus `pending` a dry run already counted) when it would
    * take this broker past max.broker.partitions or the cluster past max.partitions (KIP-578).
    */
-  checkPartitionCaps(adding: number, pending = 0): void {
-    const { broker, cluster } = this.partitionCounts();
+  checkPartitionCaps(adding: number, pending = 0, counts = this.partitionCounts()): void {
+    const { broker, cluster } = counts;
     // Every new partition counts against this broker: the embedded single broker hosts them all.
     const hostedHere = adding;
     if (broker + pending + hostedHere > this.config.maxBrokerPartitions) {
@@ -187,11 +194,11 @@ export class TopicAdmin {
     const nameError = topicNameError(name);
     if (nameError) throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
     if (this.metadata.topic(name)) throw new KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${name}' already exists.`);
-    const key = collisionKey(name);
-    for (const other of this.metadata.topics()) {
-      if (collisionKey(other.name) === key) {
-        throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other.name}`);
-      }
+    // Built once per metadata change, not per name: one CreateTopics may name 50,000 topics.
+    this.collisions ??= collisionIndex(this.metadata.topics().map((t) => t.name));
+    const other = this.collisions.get(collisionKey(name));
+    if (other !== undefined && other !== name) {
+      throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic '${name}' collides with existing topic: ${other}`);
     }
   }
 

@@ -61,6 +61,8 @@ export interface BrokerConfig {
   numPartitions: number;
   defaultReplicationFactor: number;
   autoCreateTopicsEnable: boolean;
+  /** auto.create.topics.max.per.request: topics one Metadata or Produce request may auto-create. */
+  autoCreateTopicsMaxPerRequest: number;
   deleteTopicEnable: boolean;
   /** New partitions one CreateTopics/CreatePartitions request may add in total. */
   maxPartitionsPerRequest: number;
@@ -322,6 +324,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     numPartitions: v.num('num.partitions'),
     defaultReplicationFactor: v.num('default.replication.factor'),
     autoCreateTopicsEnable: v.bool('auto.create.topics.enable'),
+    autoCreateTopicsMaxPerRequest: v.num('auto.create.topics.max.per.request'),
     maxPartitionsPerRequest: v.num('max.partitions.per.request'),
     maxBrokerPartitions: v.num('max.broker.partitions'),
     maxPartitions: v.num('max.partitions'),

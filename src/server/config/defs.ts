@@ -93,6 +93,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('num.partitions', 'int', '1', 'Partitions of auto-created topics.', atLeast(1)),
   def('default.replication.factor', 'int', '1', 'Replication factor of auto-created topics.', atLeast(1)),
   def('auto.create.topics.enable', 'boolean', 'true', 'Create unknown topics on metadata/produce requests.'),
+  def('auto.create.topics.max.per.request', 'int', '1000', 'Fjord: most topics one Metadata or Produce request may auto-create; the others named are answered UNKNOWN_TOPIC_OR_PARTITION (retriable) and created by later requests.', atLeast(0)),
   def('delete.topic.enable', 'boolean', 'true', 'Allow DeleteTopics.'),
   def('max.partitions.per.request', 'int', '10000', 'Most new partitions one CreateTopics or CreatePartitions request may create in total (Kafka hard-codes 10000); more is refused with POLICY_VIOLATION.', atLeast(1)),
   def('max.broker.partitions', 'int', '10000', 'Most partitions this broker hosts (KIP-578); creations beyond it are refused with POLICY_VIOLATION.', atLeast(1)),

@@ -7,22 +7,34 @@
  */
 import { ProduceRequestCodec, ProduceResponseCodec } from '../../protocol/messages/index.js';
 import type { PartitionProduceResponse, TopicProduceResponse } from '../../protocol/messages/00-produce.js';
-import { ErrorCode } from '../../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { topicNameError } from '../../metadata/topic-names.js';
 import { CloseConnectionError } from '../network/types.js';
-import { autoCreateTopic } from '../topic-creation.js';
+import { autoCreateTopics } from '../topic-creation.js';
 import { throttleProduce } from '../quotas/request-quotas.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { AclOperation, authorizeCluster, authorizeTopic, authorizeTransactionalId } from './authz.js';
 
-function startAutoCreate(ctx: RequestContext, topic: string): void {
+/**
+ * Starts creating the unknown topics a produce named (one batch per request, under the same
+ * limits as Metadata's auto-creation); the client's retry finds them.
+ */
+function startAutoCreate(ctx: RequestContext, unknown: ReadonlySet<string>): void {
   const { services } = ctx;
-  if (!services.config.autoCreateTopicsEnable || topicNameError(topic) || services.metadata.topic(topic)) return;
-  if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, topic)) return;
-  void autoCreateTopic(services, topic)
-    .then(() => services.replicaManager.syncTopic(topic))
-    .catch((err: unknown) => services.logger.debug({ topic, err: String(err) }, 'auto-create on produce failed'));
+  if (!services.config.autoCreateTopicsEnable) return;
+  const names: string[] = [];
+  for (const topic of unknown) {
+    if (names.length >= services.config.autoCreateTopicsMaxPerRequest) break; // the rest: a later request
+    if (topicNameError(topic) || services.metadata.topic(topic)) continue;
+    if (authorizeCluster(ctx, AclOperation.CREATE) || authorizeTopic(ctx, AclOperation.CREATE, topic)) names.push(topic);
+  }
+  if (names.length === 0) return;
+  void autoCreateTopics(services, names)
+    .then((created) => Promise.all([...created].map(([topic, outcome]) => (outcome instanceof KafkaError
+      ? services.logger.debug({ topic, err: outcome.message }, 'auto-create on produce failed')
+      : services.replicaManager.syncTopic(topic)))))
+    .catch((err: unknown) => services.logger.debug({ err: String(err) }, 'auto-create on produce failed'));
 }
 
 export const produceHandler = defineHandler({
@@ -31,10 +43,13 @@ export const produceHandler = defineHandler({
   response: ProduceResponseCodec,
   minVersion: 0,
   maxVersion: 11,
+  // Only a produce naming more than 64 topics is encoded in slices; the hot path is as it was.
+  slicedField: 'responses',
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
     let failed = false;
+    const unknownTopics = new Set<string>();
     // ACLs (one branch when no authorizer): WRITE on the transactional id, then WRITE per topic.
     let deniedCode: (topic: string) => number = () => ErrorCode.NONE;
     if (ctx.services.authorizer !== undefined) {
@@ -59,7 +74,7 @@ export const produceHandler = defineHandler({
             });
             if (res.errorCode !== ErrorCode.NONE) {
               failed = true;
-              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) startAutoCreate(ctx, t.name);
+              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) unknownTopics.add(t.name);
             }
             return {
               index: pd.index,
@@ -75,6 +90,7 @@ export const produceHandler = defineHandler({
         return { name: t.name, partitionResponses };
       }),
     );
+    if (unknownTopics.size > 0) startAutoCreate(ctx, unknownTopics);
     // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
     let recordBytes = 0;
     for (const t of req.topicData) for (const pd of t.partitionData) recordBytes += pd.records?.length ?? 0;

@@ -13,6 +13,7 @@ import { leaderEpochError } from '../../replication/fetch-reader.js';
 import type { Partition } from '../../replication/partition.js';
 import { defineHandler } from './types.js';
 import { AclOperation, authorizeTopic } from './authz.js';
+import { LoopSlicer, allInSlices } from '../../storage/slices.js';
 
 export const LATEST_TIMESTAMP = -1n;
 export const EARLIEST_TIMESTAMP = -2n;
@@ -60,16 +61,19 @@ export const listOffsetsHandler = defineHandler({
   response: ListOffsetsResponseCodec,
   minVersion: 0,
   maxVersion: 10,
+  slicedField: 'topics',
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const rm = ctx.services.replicaManager;
     const committed = version >= 2 && req.isolationLevel === 1;
     const fromReplica = req.replicaId >= 0;
-    const topics = await Promise.all(
-      req.topics.map(async (t) => ({
+    // Started in slices: one request may name 100,000 partitions.
+    const slicer = new LoopSlicer();
+    const topics = await allInSlices(
+      req.topics, async (t) => ({
         name: t.name,
-        partitions: await Promise.all(
-          t.partitions.map(async (rp): Promise<Input<ListOffsetsPartitionResponse>> => {
+        partitions: await allInSlices(
+          t.partitions, async (rp): Promise<Input<ListOffsetsPartitionResponse>> => {
             const fail = (errorCode: number): Input<ListOffsetsPartitionResponse> => ({
               partitionIndex: rp.partitionIndex,
               errorCode,
@@ -103,9 +107,9 @@ export const listOffsetsHandler = defineHandler({
               offset: BigInt(found.offset),
               leaderEpoch: epoch,
             };
-          }),
+          }, slicer,
         ),
-      })),
+      }), slicer,
     );
     return { throttleTimeMs: 0, topics };
   },

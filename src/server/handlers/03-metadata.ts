@@ -1,10 +1,11 @@
 import { MetadataRequestCodec, MetadataResponseCodec } from '../../protocol/messages/index.js';
-import type { MetadataResponseTopic } from '../../protocol/messages/03-metadata.js';
+import type { MetadataRequestTopic, MetadataResponseTopic } from '../../protocol/messages/03-metadata.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { topicNameError } from '../../metadata/topic-names.js';
-import { autoCreateTopic } from '../topic-creation.js';
+import { autoCreateTopics } from '../topic-creation.js';
+import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { AclOperation, ResourceType, authorizeCluster, authorizeTopic, authorizedOperations } from './authz.js';
 import { CLUSTER_NAME } from '../../security/authorizer/acl-model.js';
@@ -28,13 +29,10 @@ function describeTopic(ctx: RequestContext, t: TopicInfo, includeOps: boolean): 
   };
 }
 
-async function lookup(
-  ctx: RequestContext,
-  name: string | null,
-  topicId: string,
-  allowAutoCreate: boolean,
-  includeOps: boolean,
-): Promise<Input<MetadataResponseTopic>> {
+/** A named topic's answer, or the name to auto-create (answered once the batch is done). */
+type Lookup = Input<MetadataResponseTopic> | { create: string };
+
+function lookup(ctx: RequestContext, name: string | null, topicId: string, allowAutoCreate: boolean, includeOps: boolean): Lookup {
   const { metadata } = ctx.services;
   if (name === null || name === '') {
     const t = topicId !== ZERO_UUID ? metadata.topicById(topicId) : undefined;
@@ -52,22 +50,61 @@ async function lookup(
   if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, name)) {
     return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] };
   }
-  try {
-    return describeTopic(ctx, await autoCreateTopic(ctx.services, name), includeOps);
-  } catch (err) {
-    const code = err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR;
+  return { create: name };
+}
+
+/**
+ * The named topics, each answered once however often it is named (Kafka reads them into a set),
+ * in slices; the unknown ones to create go to autoCreateTopics as one batch.
+ */
+async function describeNamed(
+  ctx: RequestContext,
+  requested: readonly MetadataRequestTopic[],
+  allowAutoCreate: boolean,
+  includeOps: boolean,
+): Promise<Input<MetadataResponseTopic>[]> {
+  const slicer = new LoopSlicer();
+  const seen = new Set<string>();
+  const answers: Lookup[] = [];
+  const toCreate: string[] = [];
+  const maxCreate = ctx.services.config.autoCreateTopicsMaxPerRequest;
+  for (const t of requested) {
+    const key = t.name === null || t.name === '' ? `id ${t.topicId}` : `name ${t.name}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      const answer = lookup(ctx, t.name, t.topicId, allowAutoCreate, includeOps);
+      if (!('create' in answer)) answers.push(answer);
+      else if (toCreate.length < maxCreate) {
+        toCreate.push(answer.create);
+        answers.push(answer);
+      } else {
+        // Beyond auto.create.topics.max.per.request: left for the client's retry (see topic-creation.ts).
+        answers.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name: answer.create, partitions: [] });
+      }
+    }
+    const p = slicer.maybePause();
+    if (p) await p;
+  }
+  if (toCreate.length === 0) return answers as Input<MetadataResponseTopic>[];
+  const created = await autoCreateTopics(ctx.services, toCreate);
+  return mapInSlices(answers, (a): Input<MetadataResponseTopic> => {
+    if (!('create' in a)) return a;
+    const outcome = created.get(a.create)!;
+    if (!(outcome instanceof KafkaError)) return describeTopic(ctx, outcome, includeOps);
     // Cluster mode: written to ZooKeeper but no leaders yet within the bound. Kafka answers an
     // auto-created topic with LEADER_NOT_AVAILABLE, which clients retry.
-    if (code === ErrorCode.REQUEST_TIMED_OUT) return { errorCode: ErrorCode.LEADER_NOT_AVAILABLE, name, partitions: [] };
-    return { errorCode: code, name, partitions: [] };
-  }
+    const code = outcome.code === ErrorCode.REQUEST_TIMED_OUT ? ErrorCode.LEADER_NOT_AVAILABLE : outcome.code;
+    return { errorCode: code, name: a.create, partitions: [] };
+  });
 }
 
 /** Every topic, or with ACLs only those the principal may DESCRIBE (the others stay unknown to it). */
-function visibleTopics(ctx: RequestContext): readonly TopicInfo[] {
-  const topics = ctx.services.metadata.topics();
-  if (ctx.services.authorizer === undefined) return topics;
-  return topics.filter((t) => ctx.services.authorizer!.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name, 'Metadata', false));
+async function describeVisible(ctx: RequestContext, includeOps: boolean): Promise<Input<MetadataResponseTopic>[]> {
+  const { authorizer } = ctx.services;
+  const visible = (t: TopicInfo): boolean =>
+    authorizer === undefined || authorizer.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name, 'Metadata', false);
+  const answers = await mapInSlices(ctx.services.metadata.topics(), (t) => (visible(t) ? describeTopic(ctx, t, includeOps) : null));
+  return answers.filter((a): a is Input<MetadataResponseTopic> => a !== null);
 }
 
 export const metadataHandler = defineHandler({
@@ -76,6 +113,7 @@ export const metadataHandler = defineHandler({
   response: MetadataResponseCodec,
   minVersion: 0,
   maxVersion: 12,
+  slicedField: 'topics',
   async handle(req, ctx) {
     const { metadata } = ctx.services;
     const version = ctx.header.apiVersion;
@@ -83,9 +121,7 @@ export const metadataHandler = defineHandler({
     // v0 asks for every topic with an empty list; v1+ with a null list.
     const all = req.topics === null || (version === 0 && req.topics.length === 0);
     const allowAutoCreate = version < 4 ? true : req.allowAutoTopicCreation;
-    const topics = all
-      ? visibleTopics(ctx).map((t) => describeTopic(ctx, t, includeOps))
-      : await Promise.all(req.topics!.map((t) => lookup(ctx, t.name, t.topicId, allowAutoCreate, includeOps)));
+    const topics = all ? await describeVisible(ctx, includeOps) : await describeNamed(ctx, req.topics!, allowAutoCreate, includeOps);
     const listener = ctx.connection.listenerName;
     const brokers = metadata.brokers().flatMap((b) => {
       const ep = ctx.services.endpointFor(b.id, listener);

@@ -77,7 +77,12 @@ export const offsetCommitHandler = defineHandler({
     // One entry per requested topic, in request order, refused partitions first (as Kafka's builder).
     const results = new Map<string, PartitionErrors>();
     for (const [name, parts] of refused) results.set(name, [...parts]);
-    for (const t of committed) results.set(t.name, [...(results.get(t.name) ?? []), ...t.partitions]);
+    // appended in place: a topic named once per partition must not copy its list each time
+    for (const t of committed) {
+      const list = results.get(t.name);
+      if (list === undefined) results.set(t.name, [...t.partitions]);
+      else for (const p of t.partitions) list.push(p);
+    }
     const topics: { name: string; partitions: PartitionErrors }[] = [];
     for (const t of req.topics) {
       const parts = results.get(t.name);

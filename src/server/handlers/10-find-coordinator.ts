@@ -10,6 +10,7 @@ import type { Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { AclOperation, authorizeGroup, authorizeTransactionalId } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
+import { allInSlices } from '../../storage/slices.js';
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;
@@ -48,10 +49,12 @@ export const findCoordinatorHandler = defineHandler({
   response: FindCoordinatorResponseCodec,
   minVersion: 0,
   maxVersion: 5,
+  slicedField: 'coordinators',
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     if (version >= 4) {
-      const coordinators = await Promise.all(req.coordinatorKeys.map((k) => findOne(ctx, k, req.keyType)));
+      // Started in slices: one request may name 100,000 keys.
+      const coordinators = await allInSlices(req.coordinatorKeys, (k) => findOne(ctx, k, req.keyType));
       return { throttleTimeMs: 0, coordinators };
     }
     const c = await findOne(ctx, req.key, version >= 1 ? req.keyType : KEY_TYPE_GROUP);

@@ -6,6 +6,7 @@ import { errorOutcome } from '../admin/index.js';
 import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
+import { LoopSlicer } from '../../storage/slices.js';
 
 export const deleteTopicsHandler = defineHandler({
   apiKey: 20,
@@ -13,6 +14,7 @@ export const deleteTopicsHandler = defineHandler({
   response: DeleteTopicsResponseCodec,
   minVersion: 0,
   maxVersion: 6,
+  slicedField: 'responses',
   async handle(req, ctx) {
     const { admin } = ctx.services;
     // v0-5 name topics in topicNames; v6 names or ids in topics.
@@ -24,7 +26,15 @@ export const deleteTopicsHandler = defineHandler({
       for (const ref of refs) responses.push({ name: ref.name, topicId: ref.topicId ?? ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
       return { throttleTimeMs: 0, responses };
     }
+    // Each topic once (clients key the answers by name), and in slices: a refusal costs no
+    // I/O, so nothing else would let the event loop in between 100,000 names.
+    const seen = new Set<string>();
+    const slicer = new LoopSlicer();
     for (const ref of refs) {
+      await slicer.maybePause();
+      const key = `${ref.name ?? ''}/${ref.topicId ?? ''}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       const base = { name: ref.name, topicId: ref.topicId ?? ZERO_UUID };
       if (ref.name !== null && ref.topicId !== null) {
         responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'You may not specify both topic name and topic id.' });

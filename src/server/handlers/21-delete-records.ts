@@ -2,6 +2,7 @@ import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../pro
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
+import { LoopSlicer, allInSlices } from '../../storage/slices.js';
 
 /**
  * DeleteRecords v0-v2: each partition's leader moves its log start offset; with followers the
@@ -13,19 +14,22 @@ export const deleteRecordsHandler = defineHandler({
   response: DeleteRecordsResponseCodec,
   minVersion: 0,
   maxVersion: 2,
+  slicedField: 'topics',
   async handle(req, ctx) {
     const { logs } = ctx.services.admin;
     // Every partition is cut first, then they wait for their followers together (one timeout for the request).
-    const topics = await Promise.all(req.topics.map(async (t) => ({
+    // Started in slices: one request may name 100,000 partitions.
+    const slicer = new LoopSlicer();
+    const topics = await allInSlices(req.topics, async (t) => ({
       name: t.name,
-      partitions: await Promise.all(t.partitions.map(async (p) => {
+      partitions: await allInSlices(t.partitions, async (p) => {
         if (!authorizeTopic(ctx, AclOperation.DELETE, t.name)) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
         // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
         const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
         const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));
         return { partitionIndex: p.partitionIndex, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode };
-      })),
-    })));
+      }, slicer),
+    }), slicer);
     return { throttleTimeMs: 0, topics };
   },
 });

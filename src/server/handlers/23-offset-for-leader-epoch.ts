@@ -8,6 +8,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { leaderEpochError } from '../../replication/fetch-reader.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
+import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
 
 export const offsetForLeaderEpochHandler = defineHandler({
   apiKey: 23,
@@ -15,17 +16,20 @@ export const offsetForLeaderEpochHandler = defineHandler({
   response: OffsetForLeaderEpochResponseCodec,
   minVersion: 0,
   maxVersion: 4,
-  handle(req, ctx) {
+  slicedField: 'topics',
+  async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
     // ACLs: followers (replica id >= 0, v3+) need CLUSTER_ACTION, consumers DESCRIBE on the topic.
     const clusterDenied = req.replicaId >= 0 && !authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
     const denied = (topic: string): boolean => clusterDenied || (req.replicaId < 0 && !authorizeTopic(ctx, AclOperation.DESCRIBE, topic));
-    return {
-      throttleTimeMs: 0,
-      topics: req.topics.map((t) => ({
+    // In slices: one request may name 100,000 partitions.
+    const slicer = new LoopSlicer();
+    const topics = [];
+    for (const t of req.topics) {
+      topics.push({
         topic: t.topic,
-        partitions: t.partitions.map((rp) => {
+        partitions: await mapInSlices(t.partitions, (rp) => {
           const fail = (errorCode: number) => ({ errorCode, partition: rp.partition, leaderEpoch: -1, endOffset: -1n });
           if (denied(t.topic)) return fail(clusterDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
           const { partition: p, errorCode } = rm.lookup(t.topic, rp.partition);
@@ -36,8 +40,10 @@ export const offsetForLeaderEpochHandler = defineHandler({
           // Consumers (validating their position) never learn offsets beyond the high watermark.
           const endOffset = req.replicaId < 0 && res.endOffset > p.highWatermark ? p.highWatermark : res.endOffset;
           return { errorCode: ErrorCode.NONE, partition: rp.partition, leaderEpoch: res.epoch, endOffset: BigInt(endOffset) };
-        }),
-      })),
-    };
+        }, slicer),
+      });
+      await slicer.maybePause();
+    }
+    return { throttleTimeMs: 0, topics };
   },
 });

@@ -26,7 +26,11 @@ function flatten(topics: readonly AddPartitionsToTxnTopic[]): { topic: string; p
 
 function byTopic(results: readonly PartitionError[]): Input<AddPartitionsToTxnTopicResult>[] {
   const topics = new Map<string, { partitionIndex: number; partitionErrorCode: number }[]>();
-  for (const r of results) topics.set(r.topic, [...(topics.get(r.topic) ?? []), { partitionIndex: r.partition, partitionErrorCode: r.errorCode }]);
+  for (const r of results) {
+    const list = topics.get(r.topic); // appended in place, not copied per partition
+    if (list) list.push({ partitionIndex: r.partition, partitionErrorCode: r.errorCode });
+    else topics.set(r.topic, [{ partitionIndex: r.partition, partitionErrorCode: r.errorCode }]);
+  }
   return [...topics].map(([name, resultsByPartition]) => ({ name, resultsByPartition }));
 }
 
@@ -47,9 +51,9 @@ async function addOne(
 ): Promise<PartitionError[]> {
   const partitions = flatten(txn.topics);
   if (txn.verifyOnly) return (await coordinator.verifyPartitions({ ...txn, partitions })).partitions;
-  const unknown = partitions.filter((p) => (metadata.topic(p.topic)?.partitions.length ?? 0) <= p.partition || p.partition < 0);
-  if (unknown.length > 0) {
-    return partitions.map((p) => ({ ...p, errorCode: unknown.includes(p) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED }));
+  const unknown = new Set(partitions.filter((p) => (metadata.topic(p.topic)?.partitions.length ?? 0) <= p.partition || p.partition < 0));
+  if (unknown.size > 0) {
+    return partitions.map((p) => ({ ...p, errorCode: unknown.has(p) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.OPERATION_NOT_ATTEMPTED }));
   }
   const errorCode = await coordinator.addPartitions({ ...txn, partitions });
   return partitions.map((p) => ({ ...p, errorCode }));

@@ -8,6 +8,7 @@ import { WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../..
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeCluster } from './authz.js';
 import { defineHandler } from './types.js';
+import { LoopSlicer, allInSlices } from '../../storage/slices.js';
 
 export const writeTxnMarkersHandler = defineHandler({
   apiKey: 27,
@@ -15,20 +16,23 @@ export const writeTxnMarkersHandler = defineHandler({
   response: WriteTxnMarkersResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  slicedField: 'markers',
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     // Sent by transaction coordinators: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
     if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) {
       return { markers: req.markers.map((m) => ({ producerId: m.producerId, topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })) })) };
     }
-    const markers = await Promise.all(
-      req.markers.map(async (m) => ({
+    // Started in slices: one request may name 100,000 partitions.
+    const slicer = new LoopSlicer();
+    const markers = await allInSlices(
+      req.markers, async (m) => ({
         producerId: m.producerId,
-        topics: await Promise.all(
-          m.topics.map(async (t) => ({
+        topics: await allInSlices(
+          m.topics, async (t) => ({
             name: t.name,
-            partitions: await Promise.all(
-              t.partitionIndexes.map(async (partitionIndex) => ({
+            partitions: await allInSlices(
+              t.partitionIndexes, async (partitionIndex) => ({
                 partitionIndex,
                 errorCode: await rm.appendTxnMarker(t.name, partitionIndex, {
                   producerId: m.producerId,
@@ -36,11 +40,11 @@ export const writeTxnMarkersHandler = defineHandler({
                   coordinatorEpoch: m.coordinatorEpoch,
                   commit: m.transactionResult,
                 }),
-              })),
+              }), slicer,
             ),
-          })),
+          }), slicer,
         ),
-      })),
+      }), slicer,
     );
     return { markers };
   },

@@ -1,11 +1,12 @@
 import { DescribeConfigsRequestCodec, DescribeConfigsResponseCodec } from '../../protocol/messages/index.js';
-import type { DescribeConfigsResourceResult } from '../../protocol/messages/32-describe-configs.js';
+import type { DescribeConfigsResource, DescribeConfigsResourceResult } from '../../protocol/messages/32-describe-configs.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { errorOutcome, type ConfigEntry } from '../admin/index.js';
 import { AclOperation } from './authz.js';
 import { configResourceDenial } from './config-resources.js';
 import { defineHandler } from './types.js';
+import { mapInSlices } from '../../storage/slices.js';
 
 function toWire(e: ConfigEntry, synonyms: boolean, documentation: boolean): Input<DescribeConfigsResourceResult> {
   return {
@@ -27,9 +28,17 @@ export const describeConfigsHandler = defineHandler({
   response: DescribeConfigsResponseCodec,
   minVersion: 0,
   maxVersion: 4,
-  handle(req, ctx) {
+  slicedField: 'results',
+  async handle(req, ctx) {
     const { admin } = ctx.services;
-    const results = req.resources.map((r) => {
+    // A resource named twice is described once (issue 21: broker "0" named 10,000 times was a
+    // 240 MB answer), as Kafka 2.x did by reading the resources into a map: the last entry's
+    // keys count, at the place the resource was first named.
+    const unique = new Map<string, DescribeConfigsResource>();
+    for (const r of req.resources) {
+      unique.set(`${r.resourceType}:${r.resourceName}`, r); // a later entry keeps the first one's place
+    }
+    const results = await mapInSlices([...unique.values()], (r) => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       const denied = configResourceDenial(ctx, AclOperation.DESCRIBE_CONFIGS, r);
       if (denied !== ErrorCode.NONE) return { ...base, errorCode: denied, errorMessage: null, configs: [] };

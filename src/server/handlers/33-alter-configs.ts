@@ -8,6 +8,7 @@ export const alterConfigsHandler = defineHandler({
   response: AlterConfigsResponseCodec,
   minVersion: 0,
   maxVersion: 2,
+  slicedField: 'responses',
   async handle(req, ctx) {
     const { admin } = ctx.services;
     const responses = await alterEachResource(req.resources, (r) =>

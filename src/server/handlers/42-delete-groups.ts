@@ -12,11 +12,13 @@ export const deleteGroupsHandler = defineHandler({
   response: DeleteGroupsResponseCodec,
   minVersion: 0,
   maxVersion: 2,
+  slicedField: 'results',
   async handle(req, ctx) {
-    // ACLs: DELETE per group.
-    const allowed = req.groupsNames.filter((g) => authorizeGroup(ctx, AclOperation.DELETE, g));
+    // Each group once (clients key the answers by group). ACLs: DELETE per group.
+    const names = [...new Set(req.groupsNames)];
+    const allowed = names.filter((g) => authorizeGroup(ctx, AclOperation.DELETE, g));
     const results = allowed.length > 0 ? await ctx.services.groupCoordinator.deleteGroups(allowed) : [];
     const byId = new Map(results.map((r) => [r.groupId, r]));
-    return { throttleTimeMs: 0, results: req.groupsNames.map((g) => byId.get(g) ?? { groupId: g, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED }) };
+    return { throttleTimeMs: 0, results: names.map((g) => byId.get(g) ?? { groupId: g, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED }) };
   },
 });

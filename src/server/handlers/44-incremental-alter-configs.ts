@@ -8,6 +8,7 @@ export const incrementalAlterConfigsHandler = defineHandler({
   response: IncrementalAlterConfigsResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  slicedField: 'responses',
   async handle(req, ctx) {
     const { admin } = ctx.services;
     const responses = await alterEachResource(req.resources, (r) => {

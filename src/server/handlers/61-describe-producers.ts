@@ -8,6 +8,7 @@ import { DescribeProducersRequestCodec, DescribeProducersResponseCodec } from '.
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
+import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
 
 export const describeProducersHandler = defineHandler({
   apiKey: 61,
@@ -15,13 +16,16 @@ export const describeProducersHandler = defineHandler({
   response: DescribeProducersResponseCodec,
   minVersion: 0,
   maxVersion: 0,
-  handle(req, ctx) {
+  slicedField: 'topics',
+  async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
-    return {
-      throttleTimeMs: 0,
-      topics: req.topics.map((t) => ({
+    // In slices: one request may name 100,000 partitions.
+    const slicer = new LoopSlicer();
+    const topics = [];
+    for (const t of req.topics) {
+      topics.push({
         name: t.name,
-        partitions: t.partitionIndexes.map((partitionIndex) => {
+        partitions: await mapInSlices(t.partitionIndexes, (partitionIndex) => {
           if (!authorizeTopic(ctx, AclOperation.READ, t.name)) return { partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] };
           const found = rm.lookup(t.name, partitionIndex);
           if (!found.partition) return { partitionIndex, errorCode: found.errorCode, errorMessage: null, activeProducers: [] };
@@ -34,8 +38,10 @@ export const describeProducersHandler = defineHandler({
             currentTxnStartOffset: BigInt(e.currentTxnFirstOffset),
           }));
           return { partitionIndex, errorCode: ErrorCode.NONE, errorMessage: null, activeProducers };
-        }),
-      })),
-    };
+        }, slicer),
+      });
+      await slicer.maybePause();
+    }
+    return { throttleTimeMs: 0, topics };
   },
 });

@@ -6,6 +6,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { RequestContext } from './types.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { errorOutcome } from '../admin/index.js';
+import { LoopSlicer } from '../../storage/slices.js';
 
 interface ConfigResource {
   resourceType: number;
@@ -43,7 +44,11 @@ export async function alterEachResource<R extends ConfigResource>(
     seen.set(key, (seen.get(key) ?? 0) + 1);
   }
   const results: ConfigResourceResult[] = [];
+  // A refusal or a validateOnly change costs no I/O, so nothing else would let the event loop
+  // in between 50,000 resources.
+  const slicer = new LoopSlicer();
   for (const r of resources) {
+    await slicer.maybePause();
     const base = { resourceType: r.resourceType, resourceName: r.resourceName };
     if (seen.get(`${r.resourceType}:${r.resourceName}`)! > 1) {
       results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource in request.' });

@@ -6,6 +6,7 @@ import type { Input, MessageCodec, Reader, Writer } from '../../protocol/primiti
 import type { ConnectionContext } from '../network/types.js';
 import type { RequestHeader } from '../request-header.js';
 import type { BrokerServices } from '../broker-services.js';
+import { encodeInSlices, worthSlicing } from './sliced-encoding.js';
 import { REQUEST_QUOTA_EXEMPT, applyThrottle, requestThrottleMs } from '../quotas/request-quotas.js';
 
 export interface RequestContext {
@@ -25,6 +26,11 @@ export interface ApiHandlerSpec<Req, Res> {
   response: MessageCodec<Res>;
   minVersion: number;
   maxVersion: number;
+  /**
+   * The response's top-level array that can grow with the request (topics, results, ...): when
+   * long, it is encoded in slices that let the event loop in (sliced-encoding.ts).
+   */
+  slicedField?: keyof Res & string;
   /** Returns the response, or null to send none (Produce with acks=0). */
   handle(request: Req, ctx: RequestContext): Promise<Input<Res> | null> | Input<Res> | null;
 }
@@ -62,6 +68,8 @@ export function defineHandler<Req, Res>(spec: ApiHandlerSpec<Req, Res>): ApiHand
       if (res === null) return null;
       if (timed && !SELF_THROTTLED.has(spec.apiKey) && !REQUEST_QUOTA_EXEMPT.has(spec.apiKey)) await throttleForRequestQuota(res as object, ctx);
       // --- end quotas
+      const field = spec.slicedField;
+      if (worthSlicing(res, field)) return encodeInSlices(spec.response, res, field as keyof Res & string, version);
       return (w) => spec.response.write(w, res, version);
     },
   };
