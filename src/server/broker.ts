@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
-import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
+import { SocketServer, isLargeAnswerRequest, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
 import { TlsReloader } from '../security/tls/reload.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
@@ -258,6 +258,8 @@ export class Broker {
       maxConnections: cfg.maxConnections,
       maxConnectionsPerIp: cfg.maxConnectionsPerIp,
       maxQueuedRequestsPerConnection: cfg.queuedMaxRequests,
+      maxQueuedResponseBytesPerConnection: cfg.values.get('queued.max.response.bytes.per.connection') as number,
+      largeAnswerRequest: isLargeAnswerRequest,
       queuedMaxRequestBytes: cfg.queuedMaxRequestBytes,
       requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
       listenBacklog: cfg.socketListenBacklogSize,

@@ -72,6 +72,7 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('max.connections.per.ip', 'int', INT_MAX, 'Max open connections from one IP address.', atLeast(0)),
   def('queued.max.requests', 'int', '500', 'Unanswered requests per connection before reading pauses.', atLeast(1)),
   def('queued.max.request.bytes', 'long', '268435456', 'Request bytes held broker-wide (being read or not yet handled) before connections stop reading; -1 = unbounded (Kafka default -1, Fjord 256 MiB). Must be -1 or >= socket.request.max.bytes.', atLeast(-1)),
+  def('queued.max.response.bytes.per.connection', 'int', '1048576', 'Fjord: answers ready for one connection and not yet taken by the kernel before the broker stops reading its requests (values under 65536 act as 65536). Requests whose answer can be large (Fetch, Metadata, Describe*...) are also handled one at a time per connection.', atLeast(1)),
   def('socket.request.receive.timeout.ms', 'long', '30000', 'Fjord: a request frame must arrive whole within this many ms of its first byte, else the connection is closed; 0 = never.', atLeast(0)),
   def('num.network.threads', 'int', '3', 'Network threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
   def('num.io.threads', 'int', '8', 'Request handler threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),

@@ -2,6 +2,13 @@
 // and writes the responses strictly in request order, pausing the socket when it falls behind or
 // when the broker-wide request memory (RequestMemoryPool) has no room for the next frame.
 //
+// Answers waiting for the peer are bounded, so a peer that pipelines requests and reads nothing
+// cannot make the broker build answers without end: reading stops once the answers ready for the
+// peer and not yet taken by the kernel reach queued.max.response.bytes.per.connection, and a
+// request whose answer can be far larger than itself (limits.largeAnswerRequest: Fetch, Metadata,
+// Describe*...) waits until the one before it has been handed to the socket, as Kafka handles
+// every request (it mutes the channel until the answer is sent). Other requests stay pipelined.
+//
 // Two clocks (connection-clocks.ts) guard against peers that hold resources without sending
 // requests: connections.max.idle.ms and socket.request.receive.timeout.ms.
 import type { Socket } from 'node:net';
@@ -20,6 +27,16 @@ interface ResponseSlot {
   requestBytes: number;
   /** Bytes still reserved in the request memory pool for this request (released once answered). */
   held: number;
+  /** A large-answer request (counted in pendingLarge until written). */
+  large: boolean;
+  /** The answer's size with its prefix, once answered (counted in readyBytes until written). */
+  responseBytes: number;
+}
+
+/** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
+interface ParkedFrame {
+  frame: Buffer;
+  held: number;
 }
 
 export interface ConnectionStats {
@@ -33,6 +50,10 @@ export interface ConnectionStats {
   /** Bytes received and not yet handed to the dispatcher (a partial frame, or frames held back). */
   bufferedBytes: number;
   dispatched: number;
+  /** Answers ready for the peer not yet taken by the kernel (waiting their turn or in the socket's buffer). */
+  queuedResponseBytes: number;
+  /** The most queuedResponseBytes seen (measured when answers are queued or written). */
+  peakQueuedResponseBytes: number;
 }
 
 export class Connection {
@@ -41,6 +62,12 @@ export class Connection {
   private slots: ResponseSlot[] = [];
   private head = 0;
   private inFlightBytes = 0;
+  /** Sizes of the answered slots not written yet. */
+  private readyBytes = 0;
+  private peakQueued = 0;
+  /** Large-answer requests dispatched and not written yet (at most one). */
+  private pendingLarge = 0;
+  private parked: ParkedFrame | null = null;
   private writeBlocked = false;
   private paused = false;
   /** The server is stopping: no new requests are dispatched, answered ones are still written. */
@@ -125,6 +152,11 @@ export class Connection {
     return this.slots.length - this.head;
   }
 
+  /** Answers ready for the peer that the kernel has not taken: waiting their turn, or in the socket's buffer. */
+  get queuedResponseBytes(): number {
+    return this.readyBytes + this.socket.writableLength;
+  }
+
   stats(): ConnectionStats {
     return {
       connectionId: this.ctx.connectionId,
@@ -134,6 +166,8 @@ export class Connection {
       waitingForMemory: this.memoryWaiter !== null,
       bufferedBytes: this.reader.bufferedBytes,
       dispatched: this.dispatchedCount,
+      queuedResponseBytes: this.queuedResponseBytes,
+      peakQueuedResponseBytes: this.peakQueued,
     };
   }
 
@@ -169,6 +203,10 @@ export class Connection {
   private releaseReading(): void {
     this.reader.clear();
     this.dropAdmission();
+    if (this.parked !== null) {
+      this.pool.release(this.parked.held);
+      this.parked = null;
+    }
     this.receiveClock.stop(true);
     this.idleClock.stop();
     if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
@@ -231,6 +269,13 @@ export class Connection {
 
   /** Dispatches buffered frames until none is complete or a limit is hit; true when input ran out. */
   private dispatchAvailable(): boolean {
+    if (this.parked !== null) {
+      if (this.closed || this.stopping || this.overLimits() || this.pendingLarge > 0) return false;
+      const { frame, held } = this.parked;
+      this.parked = null;
+      this.dispatch(frame, held, true);
+      if (this.ctx.closeAfterResponses === true) this.stopping = true;
+    }
     while (!this.closed && !this.stopping && !this.overLimits()) {
       let frame: Buffer | null;
       try {
@@ -251,7 +296,13 @@ export class Connection {
       const held = this.admittedBytes;
       this.admittedBytes = 0;
       this.receiveClock.frameDone();
-      this.dispatch(frame, held);
+      const large = this.limits.largeAnswerRequest?.(frame) === true;
+      if (large && this.pendingLarge > 0) {
+        // Read no further until the large answer before it has been handed to the socket.
+        this.parked = { frame, held };
+        return false;
+      }
+      this.dispatch(frame, held, large);
       // A security layer gave up on this peer (failed authentication): answer what is queued, read no more.
       if (this.ctx.closeAfterResponses === true) this.stopping = true;
     }
@@ -293,9 +344,10 @@ export class Connection {
     }
   }
 
-  private dispatch(frame: Buffer, held: number): void {
-    const slot: ResponseSlot = { done: false, response: null, requestBytes: frame.length, held };
+  private dispatch(frame: Buffer, held: number, large: boolean): void {
+    const slot: ResponseSlot = { done: false, response: null, requestBytes: frame.length, held, large, responseBytes: 0 };
     this.slots.push(slot);
+    if (large) this.pendingLarge++;
     this.inFlightBytes += frame.length;
     this.dispatchedCount++;
     let result: Promise<ResponseFrame | null> | ResponseFrame | null;
@@ -315,10 +367,23 @@ export class Connection {
         },
       );
     } else {
-      slot.done = true;
-      slot.response = result;
+      this.answered(slot, result);
       this.releaseHeld(slot);
     }
+  }
+
+  private answered(slot: ResponseSlot, response: ResponseFrame | null): void {
+    slot.done = true;
+    slot.response = response;
+    if (response === null) return;
+    slot.responseBytes = 4 + frameLength(response);
+    this.readyBytes += slot.responseBytes;
+    this.notePeak();
+  }
+
+  private notePeak(): void {
+    const queued = this.queuedResponseBytes;
+    if (queued > this.peakQueued) this.peakQueued = queued;
   }
 
   /** The request was handled: its bytes no longer count against queued.max.request.bytes. */
@@ -332,8 +397,7 @@ export class Connection {
   private complete(slot: ResponseSlot, response: ResponseFrame | null): void {
     this.releaseHeld(slot);
     if (this.closed) return;
-    slot.done = true;
-    slot.response = response;
+    this.answered(slot, response);
     this.processFrames();
   }
 
@@ -355,12 +419,17 @@ export class Connection {
       this.head++;
       retired++;
       this.inFlightBytes -= slot.requestBytes;
+      this.readyBytes -= slot.responseBytes;
+      if (slot.large) this.pendingLarge--;
       if (slot.response !== null) {
         responses.push(slot.response);
-        bytes += 4 + frameLength(slot.response);
+        bytes += slot.responseBytes;
       }
     }
-    if (responses.length > 0 && !writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
+    if (responses.length > 0) {
+      if (!writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
+      this.notePeak();
+    }
     if (retired > 0) this.compactSlots();
     return retired;
   }
@@ -382,13 +451,14 @@ export class Connection {
       this.writeBlocked ||
       this.memoryWaiter !== null ||
       this.queuedRequests >= this.limits.maxQueuedRequestsPerConnection ||
-      this.inFlightBytes >= this.limits.maxInFlightBytesPerConnection
+      this.inFlightBytes >= this.limits.maxInFlightBytesPerConnection ||
+      this.queuedResponseBytes >= this.limits.maxQueuedResponseBytes
     );
   }
 
   private updatePause(): void {
     if (this.closed) return;
-    const shouldPause = this.stopping || this.overLimits();
+    const shouldPause = this.stopping || this.parked !== null || this.overLimits();
     if (shouldPause && !this.paused) {
       this.paused = true;
       this.socket.pause();
@@ -422,6 +492,8 @@ export class Connection {
     this.releaseReading();
     this.slots = [];
     this.head = 0;
+    this.readyBytes = 0;
+    this.pendingLarge = 0;
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
 }
@@ -431,4 +503,4 @@ function looksLikeTlsHello(size: number): boolean {
   return size >>> 24 === 0x16 && ((size >>> 16) & 0xff) === 0x03;
 }
 
-const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0 };
+const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0, large: false, responseBytes: 0 };

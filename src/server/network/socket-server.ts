@@ -36,6 +36,13 @@ export interface SocketServerOptions {
   maxInFlightBytesPerConnection?: number;
   /** queued.max.requests: unanswered requests per connection before reading pauses (default 500). */
   maxQueuedRequestsPerConnection?: number;
+  /**
+   * queued.max.response.bytes.per.connection: answers ready for a peer and not yet taken by the
+   * kernel before its connection stops reading (default DEFAULT_QUEUED_MAX_RESPONSE_BYTES).
+   */
+  maxQueuedResponseBytesPerConnection?: number;
+  /** Requests handled one at a time per connection (answers that can be large); absent: none. */
+  largeAnswerRequest?: (frame: Buffer) => boolean;
   /** socket.listen.backlog.size (default 50). */
   listenBacklog?: number;
   /** TLS of each SSL / SASL_SSL listener by name (required for those listeners). */
@@ -51,6 +58,13 @@ export interface SocketServerOptions {
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */
 export const DEFAULT_QUEUED_MAX_REQUEST_BYTES = 268435456;
+/** Fjord's default for queued.max.response.bytes.per.connection: 1 MiB. */
+export const DEFAULT_QUEUED_MAX_RESPONSE_BYTES = 1048576;
+/**
+ * The cap is never below a socket's write high-water mark (16 KiB), else a connection could stop
+ * reading with too few bytes buffered for the socket to ever signal 'drain'.
+ */
+const MIN_QUEUED_RESPONSE_BYTES = 64 * 1024;
 /** Fjord's default for socket.request.receive.timeout.ms. */
 export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30000;
 
@@ -80,6 +94,8 @@ export class SocketServer {
       requestReceiveTimeoutMs: opts.requestReceiveTimeoutMs ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
       maxQueuedRequestsPerConnection: opts.maxQueuedRequestsPerConnection ?? 500,
       maxInFlightBytesPerConnection: opts.maxInFlightBytesPerConnection ?? 100 * 1024 * 1024,
+      maxQueuedResponseBytes: Math.max(opts.maxQueuedResponseBytesPerConnection ?? DEFAULT_QUEUED_MAX_RESPONSE_BYTES, MIN_QUEUED_RESPONSE_BYTES),
+      ...(opts.largeAnswerRequest ? { largeAnswerRequest: opts.largeAnswerRequest } : {}),
     };
     this.memory = new RequestMemoryPool(opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES);
     this.closeLog = new CloseLog(opts.logger);
