@@ -17,21 +17,9 @@ import { IdleClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { usesTls } from '../../security/security-protocol.js';
 import type { MemoryWaiter, RequestMemoryPool } from './request-memory.js';
-import { frameLength, writeResponseFrames } from './response-writer.js';
+import { ResponseQueue, type ResponseSlot } from './response-queue.js';
+import { writeResponseFrames } from './response-writer.js';
 import type { ConnectionContext, ConnectionLimits, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
-
-/** A request awaiting its turn in the output; `response` is set once the dispatcher answered. */
-interface ResponseSlot {
-  done: boolean;
-  response: ResponseFrame | null;
-  requestBytes: number;
-  /** Bytes still reserved in the request memory pool for this request (released once answered). */
-  held: number;
-  /** A large-answer request (counted in pendingLarge until written). */
-  large: boolean;
-  /** The answer's size with its prefix, once answered (counted in readyBytes until written). */
-  responseBytes: number;
-}
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
 interface ParkedFrame {
@@ -58,15 +46,8 @@ export interface ConnectionStats {
 
 export class Connection {
   private readonly reader: FrameReader;
-  /** Slots in request order; slots before `head` have been written. */
-  private slots: ResponseSlot[] = [];
-  private head = 0;
-  private inFlightBytes = 0;
-  /** Sizes of the answered slots not written yet. */
-  private readyBytes = 0;
+  private readonly queue = new ResponseQueue();
   private peakQueued = 0;
-  /** Large-answer requests dispatched and not written yet (at most one). */
-  private pendingLarge = 0;
   private parked: ParkedFrame | null = null;
   private writeBlocked = false;
   private paused = false;
@@ -144,17 +125,27 @@ export class Connection {
     this.updatePause();
   }
 
+  /** When this connection last read a whole request or wrote an answer (closing the least recently used). */
+  get lastActivityMs(): number {
+    return this.idleClock.lastActivityMs;
+  }
+
+  /** Closes to make room for others (max.connections), saying why in the (rate-limited) log. */
+  evict(message: string): void {
+    this.closeFor('max-connections', message);
+  }
+
   get muted(): boolean {
     return this.muteTimer !== undefined;
   }
 
   get queuedRequests(): number {
-    return this.slots.length - this.head;
+    return this.queue.length;
   }
 
   /** Answers ready for the peer that the kernel has not taken: waiting their turn, or in the socket's buffer. */
   get queuedResponseBytes(): number {
-    return this.readyBytes + this.socket.writableLength;
+    return this.queue.readyBytes + this.socket.writableLength;
   }
 
   stats(): ConnectionStats {
@@ -270,7 +261,7 @@ export class Connection {
   /** Dispatches buffered frames until none is complete or a limit is hit; true when input ran out. */
   private dispatchAvailable(): boolean {
     if (this.parked !== null) {
-      if (this.closed || this.stopping || this.overLimits() || this.pendingLarge > 0) return false;
+      if (this.closed || this.stopping || this.overLimits() || this.queue.pendingLarge > 0) return false;
       const { frame, held } = this.parked;
       this.parked = null;
       this.dispatch(frame, held, true);
@@ -297,7 +288,7 @@ export class Connection {
       this.admittedBytes = 0;
       this.receiveClock.frameDone();
       const large = this.limits.largeAnswerRequest?.(frame) === true;
-      if (large && this.pendingLarge > 0) {
+      if (large && this.queue.pendingLarge > 0) {
         // Read no further until the large answer before it has been handed to the socket.
         this.parked = { frame, held };
         return false;
@@ -345,10 +336,7 @@ export class Connection {
   }
 
   private dispatch(frame: Buffer, held: number, large: boolean): void {
-    const slot: ResponseSlot = { done: false, response: null, requestBytes: frame.length, held, large, responseBytes: 0 };
-    this.slots.push(slot);
-    if (large) this.pendingLarge++;
-    this.inFlightBytes += frame.length;
+    const slot = this.queue.add(frame.length, held, large);
     this.dispatchedCount++;
     let result: Promise<ResponseFrame | null> | ResponseFrame | null;
     try {
@@ -373,11 +361,7 @@ export class Connection {
   }
 
   private answered(slot: ResponseSlot, response: ResponseFrame | null): void {
-    slot.done = true;
-    slot.response = response;
-    if (response === null) return;
-    slot.responseBytes = 4 + frameLength(response);
-    this.readyBytes += slot.responseBytes;
+    this.queue.answered(slot, response);
     this.notePeak();
   }
 
@@ -410,39 +394,12 @@ export class Connection {
   /** Writes every answered response at the head of the queue; returns how many slots it retired. */
   private writeReady(): number {
     if (this.closed) return 0;
-    let retired = 0;
-    let bytes = 0;
-    const responses: ResponseFrame[] = [];
-    while (this.head < this.slots.length && this.slots[this.head]!.done) {
-      const slot = this.slots[this.head]!;
-      this.slots[this.head] = EMPTY_SLOT;
-      this.head++;
-      retired++;
-      this.inFlightBytes -= slot.requestBytes;
-      this.readyBytes -= slot.responseBytes;
-      if (slot.large) this.pendingLarge--;
-      if (slot.response !== null) {
-        responses.push(slot.response);
-        bytes += slot.responseBytes;
-      }
-    }
+    const { responses, bytes, taken } = this.queue.takeReady();
     if (responses.length > 0) {
       if (!writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
       this.notePeak();
     }
-    if (retired > 0) this.compactSlots();
-    return retired;
-  }
-
-  /** Drops written slots from the front once enough accumulate, so the array does not grow forever. */
-  private compactSlots(): void {
-    if (this.head === this.slots.length) {
-      this.slots = [];
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.slots.length) {
-      this.slots = this.slots.slice(this.head);
-      this.head = 0;
-    }
+    return taken;
   }
 
   private overLimits(): boolean {
@@ -451,7 +408,7 @@ export class Connection {
       this.writeBlocked ||
       this.memoryWaiter !== null ||
       this.queuedRequests >= this.limits.maxQueuedRequestsPerConnection ||
-      this.inFlightBytes >= this.limits.maxInFlightBytesPerConnection ||
+      this.queue.inFlightBytes >= this.limits.maxInFlightBytesPerConnection ||
       this.queuedResponseBytes >= this.limits.maxQueuedResponseBytes
     );
   }
@@ -490,10 +447,7 @@ export class Connection {
     this.closed = true;
     this.socketClosed = true;
     this.releaseReading();
-    this.slots = [];
-    this.head = 0;
-    this.readyBytes = 0;
-    this.pendingLarge = 0;
+    this.queue.clear();
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
 }
@@ -502,5 +456,3 @@ export class Connection {
 function looksLikeTlsHello(size: number): boolean {
   return size >>> 24 === 0x16 && ((size >>> 16) & 0xff) === 0x03;
 }
-
-const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0, large: false, responseBytes: 0 };
