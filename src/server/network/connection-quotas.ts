@@ -87,6 +87,8 @@ export class ConnectionQuotas {
   private readonly brokerRate: SampledRate;
   private readonly listenerRates = new Map<string, SampledRate>();
   private timer: NodeJS.Timeout | undefined;
+  /** The server is stopping: nothing more is admitted. */
+  private stopped = false;
   private readonly now: () => number;
 
   constructor(
@@ -188,6 +190,7 @@ export class ConnectionQuotas {
 
   /** Shutdown: waiting sockets are closed (their release follows from their 'close'). */
   closeWaiting(): void {
+    this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     for (const queue of this.waiting.values()) for (const t of [...queue]) t.destroy();
@@ -195,6 +198,7 @@ export class ConnectionQuotas {
 
   /** Admits the heads of the queues while their listener has a slot and the creation rate allows. */
   private pump(): void {
+    if (this.stopped) return;
     let wakeAt = Infinity;
     for (const [listener, queue] of this.waiting) {
       while (queue.length > 0) {
