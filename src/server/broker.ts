@@ -4,7 +4,10 @@
  */
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
-import { SocketServer, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
+import { SocketServer, isLargeAnswerRequest, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
+import { ConnectionQuotaReloader } from './network/connection-quota-config.js';
+import { logFdBudget } from './network/fd-headroom.js';
+import { defaultOpenFileBudget } from '../storage/segment-file.js';
 import { TlsReloader } from '../security/tls/reload.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
@@ -272,8 +275,15 @@ export class Broker {
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
 
+    // Connection limits: server.properties now, dynamic configs (kafka-configs.sh) once registered below.
+    const connectionQuotas = new ConnectionQuotaReloader(cfg.listeners.map((l) => l.name), cfg.raw, { setConnectionQuotas: (q) => this.server?.setConnectionQuotas(q) });
     this.server = new SocketServer({
       listeners: cfg.listeners,
+      connectionQuotas: connectionQuotas.initial(),
+      interBrokerListener: cfg.interBrokerListenerName,
+      // Client connections leave the segment files' share of the open-file limit (fd-headroom.ts).
+      segmentFiles: cfg.logSegmentMaxOpenFiles > 0 ? cfg.logSegmentMaxOpenFiles : defaultOpenFileBudget(),
+      rateWindow: { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 },
       // SASL listeners authenticate each connection before its requests reach the router.
       dispatcher: withSaslAuthentication(createRequestRouter(this.servicesValue), { config: cfg.sasl, clientEntities, logger: log.child({ component: 'sasl' }) }),
       initialFrameLimits: saslFrameLimitsFor(cfg.sasl),
@@ -285,12 +295,16 @@ export class Broker {
       maxConnections: cfg.maxConnections,
       maxConnectionsPerIp: cfg.maxConnectionsPerIp,
       maxQueuedRequestsPerConnection: cfg.queuedMaxRequests,
+      maxQueuedResponseBytesPerConnection: cfg.values.get('queued.max.response.bytes.per.connection') as number,
+      largeAnswerRequest: isLargeAnswerRequest,
       queuedMaxRequestBytes: cfg.queuedMaxRequestBytes,
       requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
       listenBacklog: cfg.socketListenBacklogSize,
       listenerTls: cfg.listenerTls,
     });
     await this.server.start();
+    this.admin.configs.addReconfigurable(connectionQuotas);
+    logFdBudget(log.child({ component: 'socket-server' }), this.server.fdBudget, cfg.listeners.length > 1 ? cfg.interBrokerListenerName : undefined);
     // Renewed certificates: dynamic listener.name.<l>.ssl.* changes rebuild the TLS contexts.
     if (cfg.listenerTls.size > 0) {
       const tlsLog = log.child({ component: 'tls' });

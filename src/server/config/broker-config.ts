@@ -10,6 +10,7 @@ import type { ClientSecurity } from '../../client/security.js';
 import { saslServerConfig, type SaslServerConfig } from '../../security/sasl/config.js';
 import { interBrokerClientSecurity } from '../../security/tls/inter-broker.js';
 import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap, type ListenerSpec } from '../network/listeners.js';
+import { connectionQuotaSettings } from '../network/connection-quota-config.js';
 import { buildListenerTls, listenerSettings, type ListenerTls } from '../../security/tls/server-tls.js';
 import { usesTls, type SecurityProtocol } from '../../security/security-protocol.js';
 
@@ -278,6 +279,9 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
       'queued.max.request.bytes',
     );
   }
+
+  // The connection limits as the socket server will read them (max.connections.per.ip 0 needs overrides, ...).
+  connectionQuotaSettings((key) => raw.get(key) ?? null, listeners.map((l) => l.name));
 
   const brokerId = raw.has('broker.id') || !raw.has('node.id') ? v.num('broker.id') : v.num('node.id');
   const groupMin = v.num('group.min.session.timeout.ms');

@@ -68,10 +68,11 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   def('socket.receive.buffer.bytes', 'int', '102400', 'SO_RCVBUF hint; -1 keeps the OS default.', NO_EFFECT),
   def('socket.listen.backlog.size', 'int', '50', 'Pending connection backlog per listener.', atLeast(1)),
   def('connections.max.idle.ms', 'long', '600000', 'Idle connections are closed after this long.'),
-  def('max.connections', 'int', INT_MAX, 'Max open client connections in total.', atLeast(0)),
-  def('max.connections.per.ip', 'int', INT_MAX, 'Max open connections from one IP address.', atLeast(0)),
+  def('max.connections', 'int', INT_MAX, 'Max connections in total (listener.name.<l>.max.connections per listener); beyond it new connections wait for a slot. The inter-broker listener is exempt when there are several listeners. Dynamic.', atLeast(0)),
+  def('max.connections.per.ip', 'int', INT_MAX, 'Max open connections from one IP address; beyond it a new connection is closed at once. 0 needs max.connections.per.ip.overrides. Dynamic.', atLeast(0)),
   def('queued.max.requests', 'int', '500', 'Unanswered requests per connection before reading pauses.', atLeast(1)),
   def('queued.max.request.bytes', 'long', '268435456', 'Request bytes held broker-wide (being read or not yet handled) before connections stop reading; -1 = unbounded (Kafka default -1, Fjord 256 MiB). Must be -1 or >= socket.request.max.bytes.', atLeast(-1)),
+  def('queued.max.response.bytes.per.connection', 'int', '1048576', 'Fjord: answers ready for one connection and not yet taken by the kernel before the broker stops reading its requests (values under 65536 act as 65536). Requests whose answer can be large (Fetch, Metadata, Describe*...) are also handled one at a time per connection.', atLeast(1)),
   def('socket.request.receive.timeout.ms', 'long', '30000', 'Fjord: a request frame must arrive whole within this many ms of its first byte, else the connection is closed; 0 = never.', atLeast(0)),
   def('num.network.threads', 'int', '3', 'Network threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
   def('num.io.threads', 'int', '8', 'Request handler threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
@@ -198,8 +199,8 @@ export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
   // set them work. Security (SSL/SASL) keys also take the per-listener form
   // listener.name.<listener>.<key> (and listener.name.<listener>.<mechanism>.<key> for SASL
   // mechanism keys); Fjord serves PLAINTEXT only.
-  def('max.connection.creation.rate', 'int', INT_MAX, 'Max new connections per second on the broker (or a listener).', { ...atLeast(0), ...NO_EFFECT }),
-  def('max.connections.per.ip.overrides', 'string', '', 'Per-IP or hostname overrides of max.connections.per.ip (host:count,...).', NO_EFFECT),
+  def('max.connection.creation.rate', 'int', INT_MAX, 'Max new connections per second on the broker (inter-broker listener exempt) or, as listener.name.<l>.max.connection.creation.rate, on a listener; new connections wait. Dynamic.', atLeast(0)),
+  def('max.connections.per.ip.overrides', 'string', '', 'Per-IP or hostname overrides of max.connections.per.ip (host:count,...). Dynamic.'),
   def('principal.builder.class', 'class', 'org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder', 'Builds the principal of a connection.', NO_EFFECT),
   def('metric.reporters', 'list', '', 'Metric reporter classes.', NO_EFFECT),
   def('ssl.protocol', 'string', 'TLSv1.3', 'TLS protocol of the SSL context: TLSv1.2 caps the listener at TLS 1.2; TLSv1.3 (or TLS) allows every enabled protocol.', { validator: { oneOf: ['TLS', 'TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] } }),

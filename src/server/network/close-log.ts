@@ -1,6 +1,6 @@
 // Says why the broker closed (or refused) a connection, without letting a peer that opens thousands of bad
-// connections flood the log: per reason, at most `perWindow` lines per window; the next line
-// logged for that reason carries how many were left out.
+// connections flood the log: per reason, at most `perWindow` lines per window; at the end of a
+// window that left some out, one line says how many (so a flood that stops is still counted).
 import type { NetworkLogger } from './types.js';
 
 export type CloseReason =
@@ -9,8 +9,9 @@ export type CloseReason =
   | 'bad-frame' // size prefix negative, too small, or over socket.request.max.bytes
   | 'request-failed' // the dispatcher threw or rejected
   | 'socket-error'
-  | 'max-connections' // refused at accept: max.connections
+  | 'max-connections' // refused at accept (max.connections and its wait queue full), or closed to make room for inter-broker connections
   | 'max-connections-per-ip' // refused at accept: max.connections.per.ip
+  | 'open-files' // refused at accept: the open-file limit leaves no room (fd-headroom.ts)
   | 'tls-handshake-failed' // not a TLS client, refused certificate, unmapped principal
   | 'tls-handshake-timeout' // the TLS handshake did not complete in time
   | 'tls-on-plaintext'; // a TLS ClientHello on a PLAINTEXT / SASL_PLAINTEXT listener
@@ -25,6 +26,7 @@ const LEVELS: Readonly<Record<CloseReason, Level>> = {
   'socket-error': 'debug',
   'max-connections': 'warn',
   'max-connections-per-ip': 'warn',
+  'open-files': 'warn',
   'tls-handshake-failed': 'info',
   'tls-handshake-timeout': 'info',
   'tls-on-plaintext': 'info',
@@ -34,6 +36,8 @@ interface Window {
   startedAt: number;
   logged: number;
   suppressed: number;
+  /** Logs the count left out when the window ends. */
+  summary?: NodeJS.Timeout;
 }
 
 export class CloseLog {
@@ -64,9 +68,21 @@ export class CloseLog {
     }
     if (w.logged >= this.perWindow) {
       w.suppressed++;
+      if (w.summary === undefined) {
+        const window = w;
+        w.summary = setTimeout(() => this.summarise(reason, window), Math.max(1, window.startedAt + this.windowMs - now));
+        w.summary.unref();
+      }
       return;
     }
     w.logged++;
     this.logger[LEVELS[reason]]({ ...fields, reason }, message);
+  }
+
+  private summarise(reason: CloseReason, w: Window): void {
+    const n = w.suppressed;
+    if (n === 0) return;
+    w.suppressed = 0; // counted here, not again on the next line
+    this.logger[LEVELS[reason]]({ reason, suppressed: n }, `${n} more connections closed or refused (${reason}) in ${this.windowMs / 1000} s were not logged one by one`);
   }
 }

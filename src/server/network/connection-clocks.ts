@@ -31,6 +31,11 @@ export class IdleClock {
     if (idleMs > 0) this.arm(idleMs);
   }
 
+  /** Date.now() of the last complete request read or response written (Kafka's LRU order). */
+  get lastActivityMs(): number {
+    return this.lastActivity;
+  }
+
   /** A complete request was read, a response written or the write buffer drained. */
   touch(): void {
     this.lastActivity = Date.now();

@@ -2,6 +2,13 @@
 // and writes the responses strictly in request order, pausing the socket when it falls behind or
 // when the broker-wide request memory (RequestMemoryPool) has no room for the next frame.
 //
+// Answers waiting for the peer are bounded, so a peer that pipelines requests and reads nothing
+// cannot make the broker build answers without end: reading stops once the answers ready for the
+// peer and not yet taken by the kernel reach queued.max.response.bytes.per.connection, and a
+// request whose answer can be far larger than itself (limits.largeAnswerRequest: Fetch, Metadata,
+// Describe*...) waits until the one before it has been handed to the socket, as Kafka handles
+// every request (it mutes the channel until the answer is sent). Other requests stay pipelined.
+//
 // Two clocks (connection-clocks.ts) guard against peers that hold resources without sending
 // requests: connections.max.idle.ms and socket.request.receive.timeout.ms.
 import type { Socket } from 'node:net';
@@ -10,15 +17,13 @@ import { IdleClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { usesTls } from '../../security/security-protocol.js';
 import type { MemoryWaiter, RequestMemoryPool } from './request-memory.js';
-import { frameLength, writeResponseFrames } from './response-writer.js';
+import { ResponseQueue, type ResponseSlot } from './response-queue.js';
+import { writeResponseFrames } from './response-writer.js';
 import type { ConnectionContext, ConnectionLimits, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 
-/** A request awaiting its turn in the output; `response` is set once the dispatcher answered. */
-interface ResponseSlot {
-  done: boolean;
-  response: ResponseFrame | null;
-  requestBytes: number;
-  /** Bytes still reserved in the request memory pool for this request (released once answered). */
+/** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
+interface ParkedFrame {
+  frame: Buffer;
   held: number;
 }
 
@@ -33,14 +38,17 @@ export interface ConnectionStats {
   /** Bytes received and not yet handed to the dispatcher (a partial frame, or frames held back). */
   bufferedBytes: number;
   dispatched: number;
+  /** Answers ready for the peer not yet taken by the kernel (waiting their turn or in the socket's buffer). */
+  queuedResponseBytes: number;
+  /** The most queuedResponseBytes seen (measured when answers are queued or written). */
+  peakQueuedResponseBytes: number;
 }
 
 export class Connection {
   private readonly reader: FrameReader;
-  /** Slots in request order; slots before `head` have been written. */
-  private slots: ResponseSlot[] = [];
-  private head = 0;
-  private inFlightBytes = 0;
+  private readonly queue = new ResponseQueue();
+  private peakQueued = 0;
+  private parked: ParkedFrame | null = null;
   private writeBlocked = false;
   private paused = false;
   /** The server is stopping: no new requests are dispatched, answered ones are still written. */
@@ -117,12 +125,27 @@ export class Connection {
     this.updatePause();
   }
 
+  /** When this connection last read a whole request or wrote an answer (closing the least recently used). */
+  get lastActivityMs(): number {
+    return this.idleClock.lastActivityMs;
+  }
+
+  /** Closes to make room for others (max.connections), saying why in the (rate-limited) log. */
+  evict(message: string): void {
+    this.closeFor('max-connections', message);
+  }
+
   get muted(): boolean {
     return this.muteTimer !== undefined;
   }
 
   get queuedRequests(): number {
-    return this.slots.length - this.head;
+    return this.queue.length;
+  }
+
+  /** Answers ready for the peer that the kernel has not taken: waiting their turn, or in the socket's buffer. */
+  get queuedResponseBytes(): number {
+    return this.queue.readyBytes + this.socket.writableLength;
   }
 
   stats(): ConnectionStats {
@@ -134,6 +157,8 @@ export class Connection {
       waitingForMemory: this.memoryWaiter !== null,
       bufferedBytes: this.reader.bufferedBytes,
       dispatched: this.dispatchedCount,
+      queuedResponseBytes: this.queuedResponseBytes,
+      peakQueuedResponseBytes: this.peakQueued,
     };
   }
 
@@ -169,6 +194,10 @@ export class Connection {
   private releaseReading(): void {
     this.reader.clear();
     this.dropAdmission();
+    if (this.parked !== null) {
+      this.pool.release(this.parked.held);
+      this.parked = null;
+    }
     this.receiveClock.stop(true);
     this.idleClock.stop();
     if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
@@ -231,6 +260,13 @@ export class Connection {
 
   /** Dispatches buffered frames until none is complete or a limit is hit; true when input ran out. */
   private dispatchAvailable(): boolean {
+    if (this.parked !== null) {
+      if (this.closed || this.stopping || this.overLimits() || this.queue.pendingLarge > 0) return false;
+      const { frame, held } = this.parked;
+      this.parked = null;
+      this.dispatch(frame, held, true);
+      if (this.ctx.closeAfterResponses === true) this.stopping = true;
+    }
     while (!this.closed && !this.stopping && !this.overLimits()) {
       let frame: Buffer | null;
       try {
@@ -251,7 +287,13 @@ export class Connection {
       const held = this.admittedBytes;
       this.admittedBytes = 0;
       this.receiveClock.frameDone();
-      this.dispatch(frame, held);
+      const large = this.limits.largeAnswerRequest?.(frame) === true;
+      if (large && this.queue.pendingLarge > 0) {
+        // Read no further until the large answer before it has been handed to the socket.
+        this.parked = { frame, held };
+        return false;
+      }
+      this.dispatch(frame, held, large);
       // A security layer gave up on this peer (failed authentication): answer what is queued, read no more.
       if (this.ctx.closeAfterResponses === true) this.stopping = true;
     }
@@ -293,10 +335,8 @@ export class Connection {
     }
   }
 
-  private dispatch(frame: Buffer, held: number): void {
-    const slot: ResponseSlot = { done: false, response: null, requestBytes: frame.length, held };
-    this.slots.push(slot);
-    this.inFlightBytes += frame.length;
+  private dispatch(frame: Buffer, held: number, large: boolean): void {
+    const slot = this.queue.add(frame.length, held, large);
     this.dispatchedCount++;
     let result: Promise<ResponseFrame | null> | ResponseFrame | null;
     try {
@@ -315,10 +355,19 @@ export class Connection {
         },
       );
     } else {
-      slot.done = true;
-      slot.response = result;
+      this.answered(slot, result);
       this.releaseHeld(slot);
     }
+  }
+
+  private answered(slot: ResponseSlot, response: ResponseFrame | null): void {
+    this.queue.answered(slot, response);
+    this.notePeak();
+  }
+
+  private notePeak(): void {
+    const queued = this.queuedResponseBytes;
+    if (queued > this.peakQueued) this.peakQueued = queued;
   }
 
   /** The request was handled: its bytes no longer count against queued.max.request.bytes. */
@@ -332,8 +381,7 @@ export class Connection {
   private complete(slot: ResponseSlot, response: ResponseFrame | null): void {
     this.releaseHeld(slot);
     if (this.closed) return;
-    slot.done = true;
-    slot.response = response;
+    this.answered(slot, response);
     this.processFrames();
   }
 
@@ -346,34 +394,12 @@ export class Connection {
   /** Writes every answered response at the head of the queue; returns how many slots it retired. */
   private writeReady(): number {
     if (this.closed) return 0;
-    let retired = 0;
-    let bytes = 0;
-    const responses: ResponseFrame[] = [];
-    while (this.head < this.slots.length && this.slots[this.head]!.done) {
-      const slot = this.slots[this.head]!;
-      this.slots[this.head] = EMPTY_SLOT;
-      this.head++;
-      retired++;
-      this.inFlightBytes -= slot.requestBytes;
-      if (slot.response !== null) {
-        responses.push(slot.response);
-        bytes += 4 + frameLength(slot.response);
-      }
+    const { responses, bytes, taken } = this.queue.takeReady();
+    if (responses.length > 0) {
+      if (!writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
+      this.notePeak();
     }
-    if (responses.length > 0 && !writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
-    if (retired > 0) this.compactSlots();
-    return retired;
-  }
-
-  /** Drops written slots from the front once enough accumulate, so the array does not grow forever. */
-  private compactSlots(): void {
-    if (this.head === this.slots.length) {
-      this.slots = [];
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.slots.length) {
-      this.slots = this.slots.slice(this.head);
-      this.head = 0;
-    }
+    return taken;
   }
 
   private overLimits(): boolean {
@@ -382,13 +408,14 @@ export class Connection {
       this.writeBlocked ||
       this.memoryWaiter !== null ||
       this.queuedRequests >= this.limits.maxQueuedRequestsPerConnection ||
-      this.inFlightBytes >= this.limits.maxInFlightBytesPerConnection
+      this.queue.inFlightBytes >= this.limits.maxInFlightBytesPerConnection ||
+      this.queuedResponseBytes >= this.limits.maxQueuedResponseBytes
     );
   }
 
   private updatePause(): void {
     if (this.closed) return;
-    const shouldPause = this.stopping || this.overLimits();
+    const shouldPause = this.stopping || this.parked !== null || this.overLimits();
     if (shouldPause && !this.paused) {
       this.paused = true;
       this.socket.pause();
@@ -420,8 +447,7 @@ export class Connection {
     this.closed = true;
     this.socketClosed = true;
     this.releaseReading();
-    this.slots = [];
-    this.head = 0;
+    this.queue.clear();
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
 }
@@ -430,5 +456,3 @@ export class Connection {
 function looksLikeTlsHello(size: number): boolean {
   return size >>> 24 === 0x16 && ((size >>> 16) & 0xff) === 0x03;
 }
-
-const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0 };

@@ -7,6 +7,9 @@ import { ANONYMOUS, type KafkaPrincipal } from '../../security/principal.js';
 import { usesTls } from '../../security/security-protocol.js';
 import { tlsPrincipal, type ListenerTls } from '../../security/tls/index.js';
 import { Connection, type ConnectionStats } from './connection.js';
+import { NO_CONNECTION_QUOTAS, type ConnectionQuotaSettings } from './connection-quota-config.js';
+import { ConnectionQuotas, type Ticket } from './connection-quotas.js';
+import { fdBudget, readOpenFileLimit, type FdBudget } from './fd-headroom.js';
 import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
 import type { ConnectionLimits, FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
@@ -28,14 +31,31 @@ export interface SocketServerOptions {
    * before connections stop reading (default DEFAULT_QUEUED_MAX_REQUEST_BYTES); <= 0 = unbounded.
    */
   queuedMaxRequestBytes?: number;
-  /** max.connections (2147483647). */
+  /** max.connections (2147483647); `connectionQuotas`, when given, wins. */
   maxConnections: number;
-  /** max.connections.per.ip (2147483647). */
+  /** max.connections.per.ip (2147483647); `connectionQuotas`, when given, wins. */
   maxConnectionsPerIp: number;
+  /** Every connection limit (connection-quota-config.ts); changed later with setConnectionQuotas. */
+  connectionQuotas?: ConnectionQuotaSettings;
+  /** inter.broker.listener.name: exempt from max.connections and the open-file ceiling when there are several listeners. */
+  interBrokerListener?: string;
+  /** ulimit -n (default: read from /proc; Infinity = no ceiling on client connections). */
+  openFileLimit?: number;
+  /** Descriptors segment files may hold, kept out of the client connections' share (default 0). */
+  segmentFiles?: number;
+  /** quota.window.num / quota.window.size.seconds, for max.connection.creation.rate (default 11 x 1 s). */
+  rateWindow?: { samples: number; windowMs: number };
   /** Unanswered request bytes per connection before reading pauses (default 100 MiB). */
   maxInFlightBytesPerConnection?: number;
   /** queued.max.requests: unanswered requests per connection before reading pauses (default 500). */
   maxQueuedRequestsPerConnection?: number;
+  /**
+   * queued.max.response.bytes.per.connection: answers ready for a peer and not yet taken by the
+   * kernel before its connection stops reading (default DEFAULT_QUEUED_MAX_RESPONSE_BYTES).
+   */
+  maxQueuedResponseBytesPerConnection?: number;
+  /** Requests handled one at a time per connection (answers that can be large); absent: none. */
+  largeAnswerRequest?: (frame: Buffer) => boolean;
   /** socket.listen.backlog.size (default 50). */
   listenBacklog?: number;
   /** TLS of each SSL / SASL_SSL listener by name (required for those listeners). */
@@ -51,6 +71,13 @@ export interface SocketServerOptions {
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */
 export const DEFAULT_QUEUED_MAX_REQUEST_BYTES = 268435456;
+/** Fjord's default for queued.max.response.bytes.per.connection: 1 MiB. */
+export const DEFAULT_QUEUED_MAX_RESPONSE_BYTES = 1048576;
+/**
+ * The cap is never below a socket's write high-water mark (16 KiB), else a connection could stop
+ * reading with too few bytes buffered for the socket to ever signal 'drain'.
+ */
+const MIN_QUEUED_RESPONSE_BYTES = 64 * 1024;
 /** Fjord's default for socket.request.receive.timeout.ms. */
 export const DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS = 30000;
 
@@ -62,7 +89,8 @@ interface BoundListener {
 export class SocketServer {
   private readonly bound: BoundListener[] = [];
   private readonly connections = new Set<Connection>();
-  private readonly connectionsPerIp = new Map<string, number>();
+  private readonly quotas: ConnectionQuotas;
+  readonly fdBudget: FdBudget;
   private readonly limits: ConnectionLimits;
   private readonly memory: RequestMemoryPool;
   private readonly closeLog: CloseLog;
@@ -80,9 +108,25 @@ export class SocketServer {
       requestReceiveTimeoutMs: opts.requestReceiveTimeoutMs ?? DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
       maxQueuedRequestsPerConnection: opts.maxQueuedRequestsPerConnection ?? 500,
       maxInFlightBytesPerConnection: opts.maxInFlightBytesPerConnection ?? 100 * 1024 * 1024,
+      maxQueuedResponseBytes: Math.max(opts.maxQueuedResponseBytesPerConnection ?? DEFAULT_QUEUED_MAX_RESPONSE_BYTES, MIN_QUEUED_RESPONSE_BYTES),
+      ...(opts.largeAnswerRequest ? { largeAnswerRequest: opts.largeAnswerRequest } : {}),
     };
     this.memory = new RequestMemoryPool(opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES);
     this.closeLog = new CloseLog(opts.logger);
+    this.fdBudget = fdBudget(opts.openFileLimit ?? readOpenFileLimit(), opts.segmentFiles ?? 0);
+    const b = this.fdBudget;
+    this.quotas = new ConnectionQuotas(
+      {
+        listeners: opts.listeners.map((l) => l.name),
+        ...(opts.interBrokerListener !== undefined ? { interBrokerListener: opts.interBrokerListener } : {}),
+        backlog: opts.listenBacklog ?? 50,
+        fileCeiling: b.clientCeiling,
+        fileCeilingText: `ulimit -n ${b.openFileLimit}, less ${b.segmentFiles} for segment files and ${b.headroom} for inter-broker connections and other files, leaves ${b.clientCeiling}`,
+        rateWindow: opts.rateWindow ?? { samples: 11, windowMs: 1000 },
+      },
+      opts.connectionQuotas ?? { ...NO_CONNECTION_QUOTAS, maxConnections: opts.maxConnections, maxConnectionsPerIp: opts.maxConnectionsPerIp },
+      { closeLeastRecentlyUsed: (except, message) => this.closeLeastRecentlyUsed(except, message) },
+    );
     for (const [name, t] of opts.listenerTls ?? []) this.listenerTls.set(name, t);
     for (const spec of opts.listeners) {
       if (usesTls(spec.securityProtocol) && !this.listenerTls.has(spec.name)) throw new Error(`BUG: listener ${spec.name} (${spec.securityProtocol}) has no TLS settings`);
@@ -103,6 +147,16 @@ export class SocketServer {
 
   listenerTlsOf(name: string): ListenerTls | undefined {
     return this.listenerTls.get(name);
+  }
+
+  /** New connection limits (dynamic configs): waiting connections get in if they now fit; open ones stay. */
+  setConnectionQuotas(settings: ConnectionQuotaSettings): void {
+    this.quotas.update(settings);
+  }
+
+  /** Sockets accepted and parked until a slot frees (max.connections) or the creation rate allows. */
+  waitingConnectionCount(): number {
+    return this.quotas.waitingConnections;
   }
 
   /** Binds every listener; rejects (after closing those already bound) if one cannot be bound. */
@@ -153,6 +207,7 @@ export class SocketServer {
   async stop(deadlineMs = 5000): Promise<void> {
     this.accepting = false;
     const listenersClosed = this.closeListeners();
+    this.quotas.closeWaiting();
     for (const s of this.handshaking) s.destroy();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {
@@ -206,27 +261,20 @@ export class SocketServer {
       refused();
       return;
     }
-    if (this.connections.size >= this.opts.maxConnections) {
-      this.closeLog.closed('max-connections', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections ${this.opts.maxConnections} reached`);
+    const verdict = this.quotas.accept(spec.name, clientHost, () => socket.destroy());
+    if ('refused' in verdict) {
+      this.closeLog.closed(verdict.refused, { clientHost, clientPort, listener: spec.name }, verdict.message);
       refused();
       return;
     }
-    const fromIp = this.connectionsPerIp.get(clientHost) ?? 0;
-    if (fromIp >= this.opts.maxConnectionsPerIp) {
-      this.closeLog.closed('max-connections-per-ip', { clientHost, clientPort, listener: spec.name }, `rejecting connection from ${clientHost}: max.connections.per.ip ${this.opts.maxConnectionsPerIp} reached`);
-      refused();
-      return;
-    }
-    this.connectionsPerIp.set(clientHost, fromIp + 1);
-    socket.once('close', () => {
-      const left = (this.connectionsPerIp.get(clientHost) ?? 1) - 1;
-      if (left <= 0) this.connectionsPerIp.delete(clientHost);
-      else this.connectionsPerIp.set(clientHost, left);
-    });
+    const ticket = verdict.ticket;
+    socket.fjordTicket = ticket;
+    socket.once('close', () => this.quotas.release(ticket));
     const localPort = socket.localPort ?? spec.port;
     const connectionId = `${socket.localAddress ?? spec.host}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
     if (!usesTls(spec.securityProtocol)) {
-      this.serve(spec, socket, connectionId, clientHost, clientPort, localPort, ANONYMOUS);
+      // Served once admitted: now, or when max.connections / the creation rate lets it in.
+      ticket.whenAdmitted(() => this.serve(spec, socket, connectionId, clientHost, clientPort, localPort, ANONYMOUS));
       return;
     }
     // TLS: the tls.Server wraps the socket next; until its handshake completes it is only tracked.
@@ -292,9 +340,25 @@ export class SocketServer {
       const { clientHost, clientPort } = peerOf(socket);
       const localPort = socket.localPort ?? spec.port;
       const connectionId = raw?.fjordConnectionId ?? `${socket.localAddress ?? spec.host}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
-      this.serve(spec, socket, connectionId, clientHost, clientPort, localPort, principal);
+      const serve = (): void => {
+        if (this.accepting) this.serve(spec, socket, connectionId, clientHost, clientPort, localPort, principal);
+        else socket.destroy();
+      };
+      if (raw?.fjordTicket !== undefined) raw.fjordTicket.whenAdmitted(serve);
+      else serve();
     });
     return server;
+  }
+
+  /** Kafka's closeExcessConnections: the least recently active connection not on `except`. */
+  private closeLeastRecentlyUsed(except: string, message: string): boolean {
+    let lru: Connection | undefined;
+    for (const c of this.connections) {
+      if (c.ctx.listenerName === except) continue;
+      if (lru === undefined || c.lastActivityMs < lru.lastActivityMs) lru = c;
+    }
+    lru?.evict(`${message}: closing the least recently used connection`);
+    return lru !== undefined;
   }
 
   private serve(spec: ListenerSpec, socket: net.Socket, connectionId: string, clientHost: string, clientPort: number, localPort: number, principal: KafkaPrincipal): void {
@@ -318,7 +382,7 @@ export class SocketServer {
 }
 
 /** A TCP socket with what the server notes on it before TLS wraps it. */
-type TrackedSocket = net.Socket & { fjordConnectionId?: string; fjordRefused?: boolean };
+type TrackedSocket = net.Socket & { fjordConnectionId?: string; fjordRefused?: boolean; fjordTicket?: Ticket };
 
 function secureContextOptions(t: ListenerTls): tls.SecureContextOptions {
   return { ...t.material, minVersion: t.minVersion, maxVersion: t.maxVersion, ...(t.ciphers !== undefined ? { ciphers: t.ciphers } : {}) };

@@ -70,6 +70,16 @@ export interface ConnectionLimits {
   requestReceiveTimeoutMs: number;
   maxQueuedRequestsPerConnection: number;
   maxInFlightBytesPerConnection: number;
+  /**
+   * queued.max.response.bytes.per.connection: answers ready for the peer and not yet taken by the
+   * kernel (waiting their turn, or in the socket's buffer); reading stops at this many.
+   */
+  maxQueuedResponseBytes: number;
+  /**
+   * Requests whose answer can be far larger than the request (Fetch, Metadata, Describe*...): one
+   * such request per connection is handled at a time, as Kafka handles every request. Absent: none.
+   */
+  largeAnswerRequest?: (frame: Buffer) => boolean;
 }
 
 export type NetworkLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;

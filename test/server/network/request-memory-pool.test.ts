@@ -68,3 +68,18 @@ test('close reasons are logged at most 5 times per window, then with the number 
   assert.equal(lines.length, 6);
   assert.equal(lines[5]!.fields.suppressedSinceLastLine, 15);
 });
+
+test('close log: a flood that stops still gets one line with the count left out, at the end of its window', async () => {
+  const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
+  const sink = (level: string) => (fields: Record<string, unknown>, msg: string) => lines.push({ level, fields, msg });
+  const logger = { debug: sink('debug'), info: sink('info'), warn: sink('warn'), error: sink('error') };
+  const log = new CloseLog(logger as unknown as NetworkLogger, 40, 2);
+  for (let i = 0; i < 7; i++) log.closed('open-files', { clientPort: i }, 'refusing connection: the open-file limit has no room');
+  assert.equal(lines.length, 2);
+  const deadline = Date.now() + 2000;
+  while (lines.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(lines.length, 3);
+  assert.equal(lines[2]!.level, 'warn');
+  assert.equal(lines[2]!.fields.suppressed, 5);
+  assert.match(lines[2]!.msg, /5 more connections closed or refused \(open-files\)/);
+});

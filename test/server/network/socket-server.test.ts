@@ -163,13 +163,21 @@ test('connections over max.connections.per.ip are closed at once', async () => {
   await server.stop();
 });
 
-test('connections over max.connections are closed at once', async () => {
+test('a connection over max.connections waits, unread, until a slot frees (as Kafka blocks its acceptor)', async () => {
   const { server, port } = await startServer(delayedEcho, { maxConnections: 1 });
   const a = await FrameClient.connect(port);
   await waitFor(() => server.connectionCount() === 1, 'one accepted connection');
   const b = await FrameClient.connect(port);
-  await b.until(() => b.closed, 'second connection closed');
+  b.write(requestFrame(2));
+  await waitFor(() => server.waitingConnectionCount() === 1, 'the second connection waiting');
+  a.write(requestFrame(1));
+  await a.until(() => a.responses.length === 1, 'a answered');
+  assert.equal(b.responses.length, 0);
+  assert.equal(b.closed, false);
   a.close();
+  await b.until(() => b.responses.length === 1, 'b answered once a closed');
+  assert.equal(server.connectionCount(), 1);
+  b.close();
   await server.stop();
 });
 

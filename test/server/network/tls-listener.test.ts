@@ -223,6 +223,23 @@ test('max.connections.per.ip counts TLS connections from accept, and frees the p
   }
 });
 
+test('over max.connections a TLS connection completes its handshake, then waits unserved until a slot frees', async () => {
+  const { server, port } = await startTlsServer(base, { maxConnections: 1 });
+  try {
+    const first = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: certs.ca });
+    first.on('error', () => undefined);
+    await once(first, 'secureConnect');
+    await waitFor(() => server.connectionCount() === 1, 'the first connection served');
+    const second = principalSeen(port);
+    await waitFor(() => server.waitingConnectionCount() === 1, 'the second connection waiting');
+    assert.equal(server.connectionCount(), 1);
+    first.destroy();
+    assert.equal(await second, 'User:ANONYMOUS|SSL');
+  } finally {
+    await server.stop();
+  }
+});
+
 test('SASL_SSL listener: the TLS layer is the same; the principal stays ANONYMOUS for SASL to decide', async () => {
   const get = (k: string): string | null => ({ ...base, 'ssl.client.auth': 'requested' } as Record<string, string>)[k] ?? null;
   const server = new SocketServer({
