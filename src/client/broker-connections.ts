@@ -1,9 +1,9 @@
 /**
  * A broker's connections to other brokers, one per destination, opened on first use over the
  * inter-broker listener (its TLS and SASL through `security`) and opened again after a failure.
- * Used where a broker asks another one something on a client's behalf: the transaction
- * verification (AddPartitionsToTxn verify_only) and whether new partitions' leaders serve them
- * (server/cluster/leader-readiness.ts).
+ * Used where a broker asks another one something: the transaction markers (WriteTxnMarkers), the
+ * transaction verification (AddPartitionsToTxn verify_only) and whether new partitions' leaders
+ * serve them (server/cluster/leader-readiness.ts).
  * The test seam (InterBrokerInterceptor) is consulted before each request, as the controller's
  * channel manager and the replica fetchers consult it.
  */
@@ -12,6 +12,7 @@ import { Connection } from './connection.js';
 import type { ApiDef } from './apis.js';
 import type { ClientSecurity } from './security.js';
 import type { InterBrokerInterceptor } from './inter-broker-interceptor.js';
+import { KafkaError, UnsupportedApiError } from './errors.js';
 
 export interface BrokerConnectionsOptions {
   /** This broker's id (what the interceptor sees as `from`). */
@@ -69,7 +70,7 @@ export class BrokerConnections {
       await this.opts.interceptor?.beforeSend({ from: this.opts.brokerId, to: brokerId, apiKey: api.apiKey });
       return await conn.send(api, request, { version, timeoutMs });
     } catch (err) {
-      conn.close();
+      if (!(err instanceof KafkaError) && !(err instanceof UnsupportedApiError)) conn.close();
       throw err;
     }
   }

@@ -188,6 +188,7 @@ export class Broker {
     const markers =
       this.options.txnMarkerWriter ??
       new WireTxnMarkerWriter({
+        brokerId: cfg.brokerId,
         metadata,
         endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
         clientId: `txn-marker-sender-${cfg.brokerId}`,

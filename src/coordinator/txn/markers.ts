@@ -4,7 +4,8 @@
  * TransactionMarkerChannelManager); `WireTxnMarkerWriter` sends WriteTxnMarkers (API 27) to each
  * partition's leader over the inter-broker listener, this broker included, as Kafka does.
  */
-import { Connection } from '../../client/connection.js';
+import type { Connection } from '../../client/connection.js';
+import { BrokerConnections } from '../../client/broker-connections.js';
 import { Api } from '../../client/apis.js';
 import { KafkaError as ClientKafkaError, UnsupportedApiError } from '../../client/errors.js';
 import { ErrorCode } from '../../protocol/errors.js';
@@ -64,6 +65,8 @@ export function markerErrorAction(code: number): MarkerErrorAction {
 }
 
 export interface WireTxnMarkerWriterOptions {
+  /** This broker's id. */
+  brokerId: number;
   metadata: MetadataStore;
   /** Where broker `id` listens for other brokers (this one included); undefined when not live. */
   endpoint(brokerId: number): { host: string; port: number } | undefined;
@@ -75,10 +78,11 @@ export interface WireTxnMarkerWriterOptions {
 
 /** One connection per leader broker, reopened on failure; requests per leader in parallel. */
 export class WireTxnMarkerWriter implements TxnMarkerWriter {
-  private readonly conns = new Map<number, Promise<Connection>>();
-  private closed = false;
+  private readonly conns: BrokerConnections;
 
-  constructor(private readonly opts: WireTxnMarkerWriterOptions) {}
+  constructor(private readonly opts: WireTxnMarkerWriterOptions) {
+    this.conns = new BrokerConnections(opts);
+  }
 
   async writeMarkers(req: TxnMarkerRequest): Promise<TxnMarkerResult[]> {
     const results: TxnMarkerResult[] = [];
@@ -99,7 +103,7 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
     const all = (errorCode: number): TxnMarkerResult[] => parts.map((p) => ({ ...p, errorCode }));
     let conn: Connection;
     try {
-      conn = await this.connection(leader);
+      conn = await this.conns.connection(leader);
     } catch {
       return all(ErrorCode.NETWORK_EXCEPTION);
     }
@@ -131,49 +135,12 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
     } catch (err) {
       if (err instanceof UnsupportedApiError) return all(ErrorCode.UNSUPPORTED_VERSION);
       if (err instanceof ClientKafkaError) return all(err.code);
-      this.drop(leader, conn);
+      conn.close(); // the next request opens a fresh one
       return all(ErrorCode.NETWORK_EXCEPTION);
     }
   }
 
-  private connection(brokerId: number): Promise<Connection> {
-    if (this.closed) return Promise.reject(new Error('closed'));
-    const existing = this.conns.get(brokerId);
-    if (existing) {
-      return existing.then((c) => {
-        if (!c.isClosed) return c;
-        this.conns.delete(brokerId);
-        return this.connection(brokerId);
-      });
-    }
-    const ep = this.opts.endpoint(brokerId);
-    if (!ep) return Promise.reject(new Error(`broker ${brokerId} is not live`));
-    const opening = Connection.connect(ep.host, ep.port, {
-      clientId: this.opts.clientId,
-      connectTimeoutMs: this.opts.requestTimeoutMs,
-      requestTimeoutMs: this.opts.requestTimeoutMs,
-      ...(this.opts.security ? { security: this.opts.security } : {}),
-    });
-    this.conns.set(brokerId, opening);
-    opening.catch(() => {
-      if (this.conns.get(brokerId) === opening) this.conns.delete(brokerId);
-    });
-    return opening.then((c) => {
-      if (this.closed) c.close();
-      return c;
-    });
-  }
-
-  private drop(brokerId: number, c: Connection): void {
-    c.close();
-    void this.conns.get(brokerId)?.then((cur) => {
-      if (cur === c) this.conns.delete(brokerId);
-    });
-  }
-
   close(): void {
-    this.closed = true;
-    for (const p of this.conns.values()) p.then((c) => c.close(), () => undefined);
-    this.conns.clear();
+    this.conns.close();
   }
 }

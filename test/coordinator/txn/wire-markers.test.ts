@@ -82,6 +82,7 @@ test('markers go to each partition leader, one request per leader, and come back
   const b2 = await fakeBroker(true, () => ErrorCode.NONE);
   const ports = new Map([[1, b1.port], [2, b2.port]]);
   const writer = new WireTxnMarkerWriter({
+    brokerId: 0,
     metadata: metadataWith({ a: [1, 1, 2], b: [2, -1] }),
     endpoint: (id) => (ports.has(id) ? { host: '127.0.0.1', port: ports.get(id)! } : undefined),
     clientId: 'test',
@@ -125,6 +126,7 @@ test('a leader that does not serve WriteTxnMarkers, or cannot be reached, gives 
   const deadPort = (closed.address() as net.AddressInfo).port;
   await new Promise<void>((r) => closed.close(() => r()));
   const writer = new WireTxnMarkerWriter({
+    brokerId: 0,
     metadata: metadataWith({ a: [1, 2, 3] }),
     endpoint: (id) => (id === 1 ? { host: '127.0.0.1', port: old.port } : id === 2 ? { host: '127.0.0.1', port: deadPort } : undefined),
     clientId: 'test',
