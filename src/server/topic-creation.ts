@@ -38,7 +38,11 @@ export async function topicsNotServedInTime(services: BrokerServices, topics: re
   if (requestTimeoutMs <= 0) return late;
   const notServed = await partitionsNotServedWithin(services, topics, startedAt + requestTimeoutMs - Date.now());
   const byTopic = new Map<string, number[]>();
-  for (const p of notServed) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
+  for (const p of notServed) {
+    const list = byTopic.get(p.topic);
+    if (list) list.push(p.partition); // in place: a copy per partition is quadratic
+    else byTopic.set(p.topic, [p.partition]);
+  }
   for (const [topic, partitions] of byTopic) {
     late.set(topic, `The request timed out: the leaders of ${topic} partitions [${partitions.sort((a, b) => a - b).join(', ')}] did not serve them within ${requestTimeoutMs} ms (they are created).`);
   }

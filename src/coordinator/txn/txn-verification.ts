@@ -161,6 +161,10 @@ function key(transactionalId: string, topic: string, partition: number): string 
 
 function byTopic(partitions: readonly TopicPartition[]): { name: string; partitions: number[] }[] {
   const topics = new Map<string, number[]>();
-  for (const p of partitions) topics.set(p.topic, [...(topics.get(p.topic) ?? []), p.partition]);
+  for (const p of partitions) {
+    const list = topics.get(p.topic);
+    if (list) list.push(p.partition); // in place: a copy per partition is quadratic
+    else topics.set(p.topic, [p.partition]);
+  }
   return [...topics].map(([name, ps]) => ({ name, partitions: ps }));
 }

@@ -76,9 +76,6 @@ export function initialFetchState(key: string, init: InitialFetchState): Partiti
   };
 }
 
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 export function isCorrupt(err: unknown): boolean {
   return err instanceof Error && (err.name === 'CorruptRecordError' || err.name === 'RecordTooLargeError');

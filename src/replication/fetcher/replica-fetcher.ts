@@ -26,7 +26,8 @@ import { tpKey } from '../../storage/checkpoints.js';
 import { KafkaStorageError } from '../../storage/errors.js';
 import { truncationPoint } from './truncation.js';
 import { FetcherFaults } from './fetcher-faults.js';
-import { EMPTY, LEADER_NOT_READY, QUICK_RETRIES, QUICK_RETRY_MS, initialFetchState, isCorrupt, messageOf, wholeBatches, type PartitionFetchState } from './fetch-state.js';
+import { messageOf } from '../errors.js';
+import { EMPTY, LEADER_NOT_READY, QUICK_RETRIES, QUICK_RETRY_MS, initialFetchState, isCorrupt, wholeBatches, type PartitionFetchState } from './fetch-state.js';
 import type { FetcherConfig, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
 
 

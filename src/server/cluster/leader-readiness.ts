@@ -82,7 +82,9 @@ export class LeaderReadiness {
         continue;
       }
       const e: Expected = { ...ref, topicId: t.topicId, leader: ps.leader, leaderEpoch: ps.leaderEpoch };
-      byLeader.set(ps.leader, [...(byLeader.get(ps.leader) ?? []), e]);
+      const list = byLeader.get(ps.leader);
+      if (list) list.push(e); // in place: a copy per partition is quadratic
+      else byLeader.set(ps.leader, [e]);
     }
     const asked = await Promise.all(
       [...byLeader].map(([leader, expected]) =>
