@@ -49,7 +49,7 @@ export const produceHandler = defineHandler({
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
     let failed = false;
-    const unknownTopics = new Set<string>();
+    let unknownTopics: Set<string> | undefined; // made only when a topic is unknown: not per produce
     // ACLs (one branch when no authorizer): WRITE on the transactional id, then WRITE per topic.
     let deniedCode: (topic: string) => number = () => ErrorCode.NONE;
     if (ctx.services.authorizer !== undefined) {
@@ -74,7 +74,7 @@ export const produceHandler = defineHandler({
             });
             if (res.errorCode !== ErrorCode.NONE) {
               failed = true;
-              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) unknownTopics.add(t.name);
+              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
             }
             return {
               index: pd.index,
@@ -90,7 +90,7 @@ export const produceHandler = defineHandler({
         return { name: t.name, partitionResponses };
       }),
     );
-    if (unknownTopics.size > 0) startAutoCreate(ctx, unknownTopics);
+    if (unknownTopics) startAutoCreate(ctx, unknownTopics);
     // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
     let recordBytes = 0;
     for (const t of req.topicData) for (const pd of t.partitionData) recordBytes += pd.records?.length ?? 0;
