@@ -21,10 +21,10 @@ import { DelayedProduce } from './delayed-produce.js';
 import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed-delete-records.js';
 import { messageOf } from './errors.js';
-import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
-import type { DelayedFetch } from './delayed-fetch.js';
+import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
+import type { DelayedFetch } from './fetch/delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
-import { FetchSessionCache } from './fetch-session.js';
+import { FetchSessionCache } from './fetch/fetch-session.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 

@@ -13,8 +13,8 @@ import type { FetchRequest, FetchResponse, FetchableTopicResponse, PartitionData
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { KAFKA_ERROR_CODE, downConvertAsync, readDecompressionCap } from '../../protocol/records/index.js';
-import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-reader.js';
-import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
+import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch/fetch-reader.js';
+import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch/fetch-session.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { fetchReadBuffers } from '../../storage/read-buffer-pool.js';
