@@ -11,7 +11,6 @@
  * supplies the quota and the ACL check as functions: this layer knows no connection.
  */
 import { ErrorCode } from '../../protocol/errors.js';
-import type { MetadataStore } from '../../metadata/metadata-store.js';
 import { fetchReadBuffers } from '../../storage/read-buffer-pool.js';
 import type { ReplicaManager } from '../replica-manager.js';
 import { downConvertResults } from './down-conversion.js';
@@ -88,14 +87,18 @@ interface FetchPlan {
   members?: SessionPartition[];
 }
 
+/** What the service reads through: the ReplicaManager (a fake in unit tests). */
+export type FetchReplicas = Pick<ReplicaManager, 'fetch' | 'hostedTopicName' | 'getPartition'>;
+
 export class FetchService {
   /** KIP-227 incremental fetch sessions of this broker's clients and followers. */
   readonly sessions = new FetchSessionCache();
   private readonly names: TopicNames;
 
   constructor(
-    private readonly replicas: ReplicaManager,
-    metadata: Pick<MetadataStore, 'topic' | 'topicById'>,
+    private readonly replicas: FetchReplicas,
+    /** The metadata image (topic names and ids). */
+    metadata: Pick<TopicNames, 'topic' | 'topicById'>,
   ) {
     this.names = {
       topicById: (id) => metadata.topicById(id),
