@@ -36,6 +36,8 @@ function call(over: Partial<FetchCall> = {}): FetchCall {
     usesSessions: true,
     sessionId: 0,
     sessionEpoch: 0,
+    downConvertTo: undefined,
+    denied: undefined,
     ...over,
   };
 }

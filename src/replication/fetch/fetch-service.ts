@@ -39,9 +39,9 @@ export interface FetchCall {
   sessionId: number;
   sessionEpoch: number;
   /** v0-v3: the magic the records go out in (0 or 1); undefined: as stored. */
-  downConvertTo?: 0 | 1;
+  downConvertTo: 0 | 1 | undefined;
   /** Whether reading a topic is denied (ACLs); undefined: no authorizer, nothing is. */
-  denied?: (topic: string) => boolean;
+  denied: ((topic: string) => boolean) | undefined;
 }
 
 /** A consumer's fetch quota, as the server layer keeps it. Followers are not throttled here. */

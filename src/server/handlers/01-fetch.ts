@@ -86,9 +86,10 @@ export const fetchHandler = defineHandler({
         usesSessions: version >= 7,
         sessionId: req.sessionId,
         sessionEpoch: req.sessionEpoch,
-        ...(version <= 3 ? { downConvertTo: version <= 1 ? 0 : 1 } : {}),
-        ...(denied ? { denied } : {}),
+        downConvertTo: version <= 1 ? 0 : version <= 3 ? 1 : undefined,
+        denied,
       },
+      // The consumer's quota (the service asks it only of a consumer's fetch).
       { throttleMs: (bytes) => fetchThrottleMs(ctx, bytes), apply: (ms) => applyThrottle(ctx, ms) },
     );
     return { throttleTimeMs: outcome.throttleTimeMs, errorCode: outcome.errorCode, sessionId: outcome.sessionId, responses: groupByTopic(outcome.partitions, version) };
