@@ -23,8 +23,7 @@ import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type List
 import { expireOffsets } from './expiry.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 import { FailureLog } from '../../storage/failure-log.js';
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+import { messageOf } from '../../common/errors.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 

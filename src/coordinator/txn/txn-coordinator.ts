@@ -11,6 +11,7 @@ import type { TopicInfo } from '../../metadata/cluster-model.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
 import { FailureLog } from '../../storage/failure-log.js';
+import { messageOf } from '../../common/errors.js';
 import { CoordinatorRuntime } from '../runtime/runtime.js';
 import { ReplicaManagerCoordinatorLog } from '../runtime/partition-log.js';
 import type { CoordinatorLog } from '../runtime/types.js';
@@ -41,7 +42,6 @@ import {
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
 export function txnConfigFrom(cfg: BrokerConfig): TxnCoordinatorConfig {

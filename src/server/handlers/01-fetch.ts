@@ -19,6 +19,7 @@ import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { fetchReadBuffers } from '../../storage/read-buffer-pool.js';
 import { applyThrottle, fetchQuotaMaxBytes, fetchThrottleMs } from '../quotas/request-quotas.js';
+import { groupByTopic } from '../../common/partition-keys.js';
 
 /** Record bytes read for a consumer, as the fetch quota counts them (before any down-conversion). */
 function readBytes(results: readonly PartitionFetchResult[]): number {
@@ -169,16 +170,10 @@ function partitionData(r: Requested, result: PartitionFetchResult, version: numb
   };
 }
 
-/** Groups partition answers by topic, keeping the order in which topics first appear. */
-function groupByTopic(items: { r: Requested; data: Input<PartitionData> }[]): Input<FetchableTopicResponse>[] {
-  const topics = new Map<string, Input<FetchableTopicResponse> & { partitions: Input<PartitionData>[] }>();
-  for (const { r, data } of items) {
-    const key = `${r.topic}\u0000${r.topicId}`;
-    let t = topics.get(key);
-    if (!t) topics.set(key, (t = { topic: r.topic, topicId: r.topicId, partitions: [] }));
-    t.partitions.push(data);
-  }
-  return [...topics.values()];
+/** Groups partition answers by topic (its name and id), keeping the order in which topics first appear. */
+function topicResponses(items: { r: Requested; data: Input<PartitionData> }[]): Input<FetchableTopicResponse>[] {
+  const byTopic = groupByTopic(items, ({ r }) => `${r.topic}\u0000${r.topicId}`);
+  return Array.from(byTopic.values(), (answers) => ({ topic: answers[0]!.r.topic, topicId: answers[0]!.r.topicId, partitions: answers.map((a) => a.data) }));
 }
 
 function sessionError(errorCode: number): Input<FetchResponse> {
@@ -228,7 +223,7 @@ export const fetchHandler = defineHandler({
         }
         return { r, data: partitionData(r, result, version) };
       });
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: session?.id ?? 0, responses: groupByTopic(items) };
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: session?.id ?? 0, responses: topicResponses(items) };
     }
 
     const session = sessions.get(req.sessionId);
@@ -263,6 +258,6 @@ export const fetchHandler = defineHandler({
         items.push({ r: reqs[i]!, data: partitionData(reqs[i]!, result, version) });
       }
     });
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: session.id, responses: groupByTopic(items) };
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, sessionId: session.id, responses: topicResponses(items) };
   },
 });
