@@ -215,3 +215,13 @@ export class ClassicGroup {
     return g;
   }
 }
+
+/** The JoinGroup answer of a failed join. */
+export function joinError(errorCode: number, memberId = ''): JoinOutcome {
+  return { errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId, skipAssignment: false, members: [] };
+}
+
+/** The SyncGroup answer of a failed sync. */
+export function syncError(errorCode: number): SyncOutcome {
+  return { errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+}
