@@ -1,7 +1,23 @@
 /**
  * The group coordinator's settings: the broker settings it reads (a slice of the broker's
- * config, which the broker's config satisfies as it is) and the settings its shards work with.
+ * config, which the broker's config fits as it is: the broker passes its own) and the settings
+ * its shards work with, derived from them.
  */
+import type { CoordinatorBrokerConfig } from '../runtime/coordinator-shell.js';
+
+/** The broker settings the group coordinator reads, under the broker config's names. */
+export interface GroupCoordinatorBrokerConfig extends CoordinatorBrokerConfig {
+  readonly groupMinSessionTimeoutMs: number;
+  readonly groupMaxSessionTimeoutMs: number;
+  readonly groupInitialRebalanceDelayMs: number;
+  readonly groupMaxSize: number;
+  readonly offsetMetadataMaxBytes: number;
+  readonly offsetsRetentionMinutes: number;
+  readonly offsetsRetentionCheckIntervalMs: number;
+  readonly offsetsTopicNumPartitions: number;
+  readonly offsetsTopicReplicationFactor: number;
+  readonly offsetsTopicSegmentBytes: number;
+}
 
 export interface GroupCoordinatorConfig {
   minSessionTimeoutMs: number;
@@ -12,4 +28,16 @@ export interface GroupCoordinatorConfig {
   /** offsets.retention.minutes in ms. */
   offsetsRetentionMs: number;
   offsetsRetentionCheckIntervalMs: number;
+}
+
+export function groupConfigFrom(cfg: GroupCoordinatorBrokerConfig): GroupCoordinatorConfig {
+  return {
+    minSessionTimeoutMs: cfg.groupMinSessionTimeoutMs,
+    maxSessionTimeoutMs: cfg.groupMaxSessionTimeoutMs,
+    initialRebalanceDelayMs: cfg.groupInitialRebalanceDelayMs,
+    maxGroupSize: cfg.groupMaxSize,
+    offsetMetadataMaxBytes: cfg.offsetMetadataMaxBytes,
+    offsetsRetentionMs: cfg.offsetsRetentionMinutes * 60_000,
+    offsetsRetentionCheckIntervalMs: cfg.offsetsRetentionCheckIntervalMs,
+  };
 }
