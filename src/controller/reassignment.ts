@@ -22,7 +22,8 @@
  */
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ControllerMovedError, type LeaderIsrState, type PartitionReassignment, type VersionedState } from '../metadata/zk/zk-client-types.js';
-import { tpKey, type ControllerContext, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { ControllerContext, TopicPartition } from './context.js';
 import { ControllerErrors, type ControllerEnv, type ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges } from './partition-ops.js';
 import { handleReplicaStateChanges } from './replica-ops.js';

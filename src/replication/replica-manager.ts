@@ -20,7 +20,7 @@ import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type 
 import { DelayedProduce } from './delayed-produce.js';
 import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed-delete-records.js';
-import { messageOf } from './errors.js';
+import { messageOf } from '../common/errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
 import type { DelayedFetch } from './fetch/delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';

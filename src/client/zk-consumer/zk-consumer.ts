@@ -20,7 +20,8 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { Cluster } from '../cluster.js';
 import { Fetcher, type ConsumerRecord, type PartitionState } from '../fetcher.js';
-import { tpKey, type TopicPartition } from '../group/offsets.js';
+import { tpKey } from '../../common/partition-keys.js';
+import type { TopicPartition } from '../group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from '../list-offsets.js';
 import { ZkSession, isZkError, type ZkWatcher } from '../../metadata/zk/zk-session.js';
 import {

@@ -22,11 +22,11 @@
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../../protocol/errors.js';
-import { tpKey } from '../../storage/checkpoints.js';
+import { tpKey } from '../../common/partition-keys.js';
 import { KafkaStorageError } from '../../storage/errors.js';
 import { truncationPoint } from './truncation.js';
 import { FetcherFaults } from './fetcher-faults.js';
-import { messageOf } from '../errors.js';
+import { messageOf } from '../../common/errors.js';
 import { EMPTY, LEADER_NOT_READY, QUICK_RETRIES, QUICK_RETRY_MS, initialFetchState, isCorrupt, wholeBatches, type PartitionFetchState } from './fetch-state.js';
 import type { FetcherConfig, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
 

@@ -45,7 +45,7 @@ function partitionData({ requested: r, result }: FetchedPartition, version: numb
 }
 
 /** Groups partition answers by topic, keeping the order in which topics first appear. */
-function groupByTopic(items: readonly FetchedPartition[], version: number): Input<FetchableTopicResponse>[] {
+function topicResponses(items: readonly FetchedPartition[], version: number): Input<FetchableTopicResponse>[] {
   const topics = new Map<string, Input<FetchableTopicResponse> & { partitions: Input<PartitionData>[] }>();
   for (const item of items) {
     const r = item.requested;
@@ -92,6 +92,6 @@ export const fetchHandler = defineHandler({
       // The consumer's quota (the service asks it only of a consumer's fetch).
       { throttleMs: (bytes) => fetchThrottleMs(ctx, bytes), apply: (ms) => applyThrottle(ctx, ms) },
     );
-    return { throttleTimeMs: outcome.throttleTimeMs, errorCode: outcome.errorCode, sessionId: outcome.sessionId, responses: groupByTopic(outcome.partitions, version) };
+    return { throttleTimeMs: outcome.throttleTimeMs, errorCode: outcome.errorCode, sessionId: outcome.sessionId, responses: topicResponses(outcome.partitions, version) };
   },
 });
