@@ -15,10 +15,16 @@ import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { KAFKA_ERROR_CODE, downConvertAsync, readDecompressionCap } from '../../protocol/records/index.js';
 import type { FetchTarget, PartitionFetchResult } from '../../replication/fetch-reader.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, type FetchSession, type SessionPartition } from '../../replication/fetch-session.js';
-import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { fetchReadBuffers } from '../../storage/read-buffer-pool.js';
 import { applyThrottle, fetchQuotaMaxBytes, fetchThrottleMs } from '../quotas/request-quotas.js';
+
+/** Kafka's checks: followers need CLUSTER_ACTION on the cluster, consumers READ on each topic. */
+const may = resourceChecks({
+  replicate: { resource: ResourceType.CLUSTER, operation: AclOperation.CLUSTER_ACTION },
+  readTopic: { resource: ResourceType.TOPIC, operation: AclOperation.READ },
+});
 
 /** Record bytes read for a consumer, as the fetch quota counts them (before any down-conversion). */
 function readBytes(results: readonly PartitionFetchResult[]): number {
@@ -77,10 +83,10 @@ function requestedPartitions(req: FetchRequest, ctx: RequestContext, useIds: boo
 /** ACLs: followers need CLUSTER_ACTION on the cluster, consumers READ on each topic (Kafka's codes). */
 function fetchDenial(ctx: RequestContext, fromReplica: boolean): (topic: string) => boolean {
   if (fromReplica) {
-    const clusterDenied = !authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
+    const clusterDenied = !may.replicate.allows(ctx, CLUSTER_NAME);
     return () => clusterDenied;
   }
-  return (topic) => !authorizeTopic(ctx, AclOperation.READ, topic);
+  return (topic) => !may.readTopic.allows(ctx, topic);
 }
 
 function toTarget(r: Requested, useIds: boolean, denied?: (topic: string) => boolean): FetchTarget {
@@ -191,6 +197,8 @@ export const fetchHandler = defineHandler({
   response: FetchResponseCodec,
   minVersion: 0,
   maxVersion: 17,
+  // Per partition (Kafka's codes), for the follower or the consumer the request comes from.
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const rm = ctx.services.replicaManager;
