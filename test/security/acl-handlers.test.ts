@@ -12,7 +12,7 @@ import { RawClient } from '../helpers/raw-client.js';
 import { createTopic } from '../server/handlers/data-plane-helpers.js';
 import { API_SPECS } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../../src/security/authorizer/acl-model.js';
+import { ANY_FILTER, AclOperation, AclPermissionType, PatternType, ResourceType } from '../../src/security/authorizer/acl-model.js';
 import { Reader, Writer, ZERO_UUID } from '../../src/protocol/primitives/index.js';
 import { ZK_BROKER_HANDLERS } from '../../src/server/handlers/index.js';
 import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
@@ -159,6 +159,7 @@ const MORE_ROWS: Row[] = [
   // Before v3 the response has no error code: a refusal lists no dirs (there is one dir once allowed).
   { name: 'DescribeLogDirs v0-v2 (no dirs)', api: 35, v: 2, body: { topics: null }, code: (r) => (r.results.length === 0 ? C : 0), denied: C },
   { name: 'ControlledShutdown', api: 7, v: 3, body: { brokerId: 0, brokerEpoch: -1n }, code: (r) => r.errorCode, denied: C },
+  // A group g and a transaction t1 exist (seedGroupAndTransaction): the listings leave them out.
   { name: 'ListGroups (none listed)', api: 16, v: 4, body: { statesFilter: [] }, code: (r) => (r.groups.length === 0 ? G : 0), denied: G },
   { name: 'ListTransactions (none listed)', api: 66, v: 1, body: { stateFilters: [], producerIdFilters: [], durationFilter: -1n }, code: (r) => (r.transactionStates.length === 0 ? X : 0), denied: X },
   { name: 'ApiVersions', api: 18, v: 3, body: { clientSoftwareName: 'acl-test', clientSoftwareVersion: '1' }, code: (r) => r.errorCode, denied: NONE },
@@ -195,6 +196,42 @@ function refused(row: Row, res: unknown): boolean {
   }
 }
 
+/** Sends until the answer's code (read by `code`) is NONE: a coordinator still loading answers a retriable code. */
+async function untilNone<T>(what: string, send: () => Promise<T>, code: (r: T) => number): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await send();
+    if (code(r) === ErrorCode.NONE) return r;
+    if (Date.now() > deadline) throw new Error(`${what}: ${code(r)}`);
+    await new Promise((res) => setTimeout(res, 50)); // poll, bounded
+  }
+}
+
+/**
+ * While everything is allowed: a group g with a committed offset and an ongoing transaction t1,
+ * listed by ListGroups and ListTransactions; then every ACL is removed (deny-all again), so a
+ * listing that did not filter would show them.
+ */
+async function seedGroupAndTransaction(b: TestBroker, c: RawClient): Promise<void> {
+  await grantAll(b);
+  const call = <T>(api: number, v: number, body: Record<string, unknown>): Promise<T> => c.request(api, API_SPECS[api]!.request, API_SPECS[api]!.response, v, body as never) as Promise<T>;
+  type Coordinators = { coordinators: { errorCode: number }[] };
+  await untilNone('group coordinator', () => call<Coordinators>(10, 4, { keyType: 0, coordinatorKeys: ['g'] }), (r) => r.coordinators[0]!.errorCode);
+  await untilNone('commit', () => runRow(c, ROWS.find((x) => x.name === 'OffsetCommit')!), (code) => code);
+  await untilNone('txn coordinator', () => call<Coordinators>(10, 4, { keyType: 1, coordinatorKeys: ['t1'] }), (r) => r.coordinators[0]!.errorCode);
+  type Init = { errorCode: number; producerId: bigint; producerEpoch: number };
+  const init = await untilNone('init', () => call<Init>(22, 4, { transactionalId: 't1', transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 }), (r) => r.errorCode);
+  type Added = { resultsByTopicV3AndBelow: { resultsByPartition: { partitionErrorCode: number }[] }[] };
+  await untilNone('add partition', () => call<Added>(24, 3, { v3AndBelowTransactionalId: 't1', v3AndBelowProducerId: init.producerId, v3AndBelowProducerEpoch: init.producerEpoch, v3AndBelowTopics: [{ name: 'orders', partitions: [0] }] }),
+    (r) => r.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode);
+  const groups = await call<{ groups: { groupId: string }[] }>(16, 4, { statesFilter: [] });
+  assert.deepEqual(groups.groups.map((g) => g.groupId), ['g']);
+  const txns = await call<{ transactionStates: { transactionalId: string }[] }>(66, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n });
+  assert.deepEqual(txns.transactionStates.map((t) => t.transactionalId), ['t1']);
+  const removed = await b.broker.services.authorizer!.delete([ANY_FILTER]);
+  assert.equal(removed[0]!.deleted.length, 4);
+}
+
 async function sendInProcess(b: TestBroker, h: ApiHandler, row: Row, version: number): Promise<unknown> {
   const spec = API_SPECS[row.api]!;
   const w = new Writer(256);
@@ -212,6 +249,7 @@ test('deny-all, derived from the handler table: every served API at every versio
   await createTopic(b, 'gone');
   const c = await RawClient.connect(b.port);
   try {
+    await seedGroupAndTransaction(b, c);
     // Fetch v13+ names topics by id.
     const ordersId = b.broker.services.metadata.topic('orders')!.topicId;
     const byId: Row = { name: 'Fetch by topic id (v13+)', api: 1, v: 13, body: { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1000, topics: [{ topic: '', topicId: ordersId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000 }] }] }, code: (r) => r.responses[0].partitions[0].errorCode, denied: T };
