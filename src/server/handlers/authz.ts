@@ -7,7 +7,7 @@
  * (the hot paths pay nothing more).
  */
 import { AclOperation, ResourceType, CLUSTER_NAME, SUPPORTED_OPERATIONS } from '../../security/authorizer/acl-model.js';
-import type { RequestContext } from './types.js';
+import type { BoundCheck, RequestContext, ResourceCheck } from './types.js';
 import { NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 
 export { AclOperation, ResourceType, CLUSTER_NAME };
@@ -24,20 +24,6 @@ function authorize(ctx: RequestContext, op: AclOperation, resourceType: Resource
 export function authorizeCluster(ctx: RequestContext, op: AclOperation): boolean {
   return authorize(ctx, op, ResourceType.CLUSTER, CLUSTER_NAME);
 }
-
-/** One per-resource check a handler declares: this operation on a resource of this type. */
-export interface ResourceCheck {
-  readonly resource: ResourceType;
-  readonly operation: AclOperation;
-}
-
-/** A declared check bound to its resource type and operation: is `name` allowed? (cluster checks: CLUSTER_NAME). */
-export interface BoundCheck extends ResourceCheck {
-  allows(ctx: RequestContext, name: string): boolean;
-}
-
-/** A handler's declared per-resource checks, by the name the handler calls them. */
-export type ResourceChecks = Readonly<Record<string, BoundCheck>>;
 
 /** Binds each declared check: `checks.writeTopic.allows(ctx, topic)`. */
 export function resourceChecks<K extends string>(checks: Record<K, ResourceCheck>): Readonly<Record<K, BoundCheck>> {

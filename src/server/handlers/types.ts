@@ -4,11 +4,10 @@
  * whole-request authorization check, quota timing and encoding are done for it by the router.
  */
 import type { Input, MessageCodec, Reader, Writer } from '../../protocol/primitives/index.js';
-import type { AclOperation } from '../../security/authorizer/acl-model.js';
+import type { AclOperation, ResourceType } from '../../security/authorizer/acl-model.js';
 import type { ConnectionContext } from '../network/types.js';
 import type { RequestHeader } from '../request-header.js';
 import type { BrokerServices } from '../broker-services.js';
-import type { ResourceChecks } from './authz.js';
 import { encodeInSlices, worthSlicing } from './sliced-encoding.js';
 
 export interface RequestContext {
@@ -21,6 +20,23 @@ export interface RequestContext {
    */
   handlerLoopMs?: number;
 }
+
+/** One per-resource check a handler declares: this operation on a resource of this type. */
+export interface ResourceCheck {
+  readonly resource: ResourceType;
+  readonly operation: AclOperation;
+}
+
+/**
+ * A declared check bound to its resource type and operation (authz.ts resourceChecks): is `name`
+ * allowed? (cluster checks: CLUSTER_NAME).
+ */
+export interface BoundCheck extends ResourceCheck {
+  allows(ctx: RequestContext, name: string): boolean;
+}
+
+/** A handler's declared per-resource checks, by the name the handler calls them. */
+export type ResourceChecks = Readonly<Record<string, BoundCheck>>;
 
 /**
  * A whole-request check: `cluster` (an operation on the cluster) must be allowed, or the request
