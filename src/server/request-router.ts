@@ -1,6 +1,7 @@
 /**
  * Turns a request frame into a response frame: reads the header, finds the handler, decodes,
- * handles, encodes. Unsupported versions of ApiVersions get Kafka's v0 error answer (so the
+ * makes the handler's declared whole-request authorization check (else answers its refusal),
+ * handles (timed for request quotas), encodes. Unsupported versions of ApiVersions get Kafka's v0 error answer (so the
  * client can retry lower); anything else malformed or unknown closes that one connection.
  */
 import { DecodeError, Reader, Writer } from '../protocol/primitives/index.js';
@@ -10,6 +11,9 @@ import { CloseConnectionError, type ConnectionContext } from './network/types.js
 import type { BrokerServices } from './broker-services.js';
 import { API_VERSIONS_KEY, isFlexible, peekHeader, readRequestHeader, writeResponseHeader } from './request-header.js';
 import { apiVersionsList } from './handlers/18-api-versions.js';
+import type { ApiHandler, RequestContext } from './handlers/types.js';
+import { authorizeCluster } from './handlers/authz.js';
+import { throttleForRequestQuota } from './quotas/request-quotas.js';
 
 export function createRequestRouter(services: BrokerServices) {
   const log = services.logger;
@@ -28,7 +32,7 @@ export function createRequestRouter(services: BrokerServices) {
     let run;
     try {
       const header = readRequestHeader(r, apiKey, flexible);
-      run = handler.run(r, { header, connection, services });
+      run = serveRequest(handler, r, { header, connection, services });
     } catch (err) {
       if (err instanceof DecodeError || err instanceof RangeError) {
         throw new CloseConnectionError(`malformed ${handler.name} v${apiVersion} request: ${err.message}`);
@@ -46,6 +50,34 @@ export function createRequestRouter(services: BrokerServices) {
     const parts = w.parts();
     return parts.length === 1 ? parts[0]! : parts;
   };
+}
+
+/**
+ * Decodes, checks, handles and returns a writer of the response body (null: no response). Async
+ * as a whole: a body that does not decode rejects (the connection closes as for a failed request).
+ */
+export async function serveRequest(handler: ApiHandler, r: Reader, ctx: RequestContext): Promise<((w: Writer) => void) | null> {
+  const version = ctx.header.apiVersion;
+  // --- quotas: time the request on the event loop only while request quotas exist
+  const timed = ctx.services.quotas?.request.quotasEnabled ?? false;
+  const t0 = timed ? performance.now() : 0;
+  const req = handler.decode(r, version);
+  const pending = refusal(handler, req, ctx) ?? handler.handle(req, ctx);
+  if (timed) ctx.handlerLoopMs = performance.now() - t0;
+  const res = await pending;
+  if (res === null) return null;
+  if (timed) await throttleForRequestQuota(res, ctx);
+  // --- end quotas
+  return handler.encoder(res, version);
+}
+
+/** The handler's declared whole-request check: its refusal when denied, else undefined. */
+function refusal(handler: ApiHandler, req: unknown, ctx: RequestContext): object | undefined {
+  const auth = handler.authorization;
+  if (!('cluster' in auth)) return undefined;
+  const version = ctx.header.apiVersion;
+  if (auth.appliesTo !== undefined && !auth.appliesTo(req, version)) return undefined;
+  return authorizeCluster(ctx, auth.cluster) ? undefined : auth.denied(req, version);
 }
 
 /** Byte runs at least this long are sent by reference; below it a copy is cheaper than a writev entry. */

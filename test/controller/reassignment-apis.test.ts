@@ -10,7 +10,8 @@ import { Reader, Writer } from '../../src/protocol/primitives/index.js';
 import { alterPartitionReassignmentsHandler } from '../../src/server/handlers/45-alter-partition-reassignments.js';
 import { listPartitionReassignmentsHandler } from '../../src/server/handlers/46-list-partition-reassignments.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from '../../src/server/handlers/index.js';
-import type { RequestContext } from '../../src/server/handlers/types.js';
+import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
+import { serveRequest } from '../../src/server/request-router.js';
 import type { KafkaController } from '../../src/controller/index.js';
 import { startController } from './fakes.js';
 
@@ -23,7 +24,7 @@ function ctxWith(controller: KafkaController | undefined): RequestContext {
 }
 
 async function call<Req, Res>(
-  h: { run(body: Reader, ctx: RequestContext): Promise<((w: Writer) => void) | null> },
+  h: ApiHandler,
   reqCodec: { write(w: Writer, v: Req, version: number): void },
   resCodec: { read(r: Reader, v: number): Res },
   req: Req,
@@ -31,7 +32,7 @@ async function call<Req, Res>(
 ): Promise<Res> {
   const w = new Writer(64);
   reqCodec.write(w, req, 0);
-  const write = await h.run(new Reader(w.result()), ctx);
+  const write = await serveRequest(h, new Reader(w.result()), ctx);
   const out = new Writer(64);
   write!(out);
   return resCodec.read(new Reader(out.result()), 0);

@@ -35,6 +35,7 @@ import { deleteRecordsHandler } from '../../src/server/handlers/21-delete-record
 import { offsetForLeaderEpochHandler } from '../../src/server/handlers/23-offset-for-leader-epoch.js';
 import { LogAdmin } from '../../src/server/admin/log-admin.js';
 import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
+import { serveRequest } from '../../src/server/request-router.js';
 import type { BrokerServices } from '../../src/server/broker-services.js';
 import { broker, fakeZk, header, pstate, simpleAssigner } from '../metadata/zk/zk-broker-helpers.js';
 import { testConnection } from '../helpers/connection-context.js';
@@ -95,7 +96,7 @@ async function call<Req, Res>(l: Leader, handler: ApiHandler, apiKey: number, re
     connection: testConnection(),
     services: l.services as BrokerServices,
   };
-  const writeBody = await handler.run(new Reader(w.result()), ctx);
+  const writeBody = await serveRequest(handler, new Reader(w.result()), ctx);
   const out = new Writer(256);
   writeBody!(out);
   return resCodec.read(new Reader(out.result()), version);

@@ -22,6 +22,7 @@ import { silentLogger } from '../../src/server/logger.js';
 import { ControlRequests } from '../../src/server/cluster/control-requests.js';
 import { fetchHandler } from '../../src/server/handlers/01-fetch.js';
 import type { RequestContext } from '../../src/server/handlers/types.js';
+import { serveRequest } from '../../src/server/request-router.js';
 import type { BrokerServices } from '../../src/server/broker-services.js';
 import { broker, fakeZk, header, pstate, simpleAssigner } from '../metadata/zk/zk-broker-helpers.js';
 import { testConnection } from '../helpers/connection-context.js';
@@ -96,7 +97,7 @@ export async function fetchVia(l: Leader, version: number, body: Input<FetchRequ
     connection: testConnection(),
     services: l.services as BrokerServices,
   };
-  const writeBody = await fetchHandler.run(new Reader(w.result()), ctx);
+  const writeBody = await serveRequest(fetchHandler, new Reader(w.result()), ctx);
   const out = new Writer(256);
   writeBody!(out);
   return FetchResponseCodec.read(new Reader(out.result()), version);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { Writer, Reader, type Input, type MessageCodec } from '../../src/protocol/primitives/index.js';
 import { MetadataRequestCodec, MetadataResponseCodec, DescribeGroupsRequestCodec, DescribeGroupsResponseCodec } from '../../src/protocol/messages/index.js';
 import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
+import { serveRequest } from '../../src/server/request-router.js';
 import { metadataHandler } from '../../src/server/handlers/03-metadata.js';
 import { describeGroupsHandler } from '../../src/server/handlers/15-describe-groups.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
@@ -25,7 +26,7 @@ async function call<Req, Res>(b: TestBroker, h: ApiHandler, reqCodec: MessageCod
     connection: testConnection({ principal: userPrincipal(who.user), clientHost: who.host }),
     services: b.broker.services,
   };
-  const writeBody = await h.run(new Reader(w.result()), ctx);
+  const writeBody = await serveRequest(h, new Reader(w.result()), ctx);
   const out = new Writer(256);
   writeBody!(out);
   return resCodec.read(new Reader(out.result()), version);

@@ -11,6 +11,7 @@ import {
   LeaderAndIsrRequestCodec, LeaderAndIsrResponseCodec, StopReplicaRequestCodec, StopReplicaResponseCodec, UpdateMetadataRequestCodec, UpdateMetadataResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
+import { serveRequest } from '../../src/server/request-router.js';
 import type { BrokerServices } from '../../src/server/broker-services.js';
 import { leaderAndIsrHandler } from '../../src/server/handlers/04-leader-and-isr.js';
 import { stopReplicaHandler } from '../../src/server/handlers/05-stop-replica.js';
@@ -32,7 +33,7 @@ async function call<Req, Res>(h: ApiHandler, reqCodec: MessageCodec<Req>, resCod
     connection: testConnection(),
     services: services as BrokerServices,
   };
-  const writeBody = await h.run(new Reader(w.result()), ctx);
+  const writeBody = await serveRequest(h, new Reader(w.result()), ctx);
   const out = new Writer(256);
   writeBody!(out);
   return resCodec.read(new Reader(out.result()), version);

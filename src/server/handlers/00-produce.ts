@@ -14,7 +14,15 @@ import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopics } from '../topic-creation.js';
 import { throttleProduce } from '../quotas/request-quotas.js';
 import { defineHandler, type RequestContext } from './types.js';
-import { AclOperation, authorizeCluster, authorizeTopic, authorizeTransactionalId } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
+
+/** Kafka's checks: WRITE on the transactional id, then on each topic; CREATE (cluster or topic) to auto-create one. */
+const may = resourceChecks({
+  writeTransactionalId: { resource: ResourceType.TRANSACTIONAL_ID, operation: AclOperation.WRITE },
+  writeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.WRITE },
+  createTopics: { resource: ResourceType.CLUSTER, operation: AclOperation.CREATE },
+  createTopic: { resource: ResourceType.TOPIC, operation: AclOperation.CREATE },
+});
 
 /**
  * Starts creating the unknown topics a produce named (one batch per request, under the same
@@ -27,7 +35,7 @@ function startAutoCreate(ctx: RequestContext, unknown: ReadonlySet<string>): voi
   for (const topic of unknown) {
     if (names.length >= services.config.autoCreateTopicsMaxPerRequest) break; // the rest: a later request
     if (topicNameError(topic) || services.metadata.topic(topic)) continue;
-    if (authorizeCluster(ctx, AclOperation.CREATE) || authorizeTopic(ctx, AclOperation.CREATE, topic)) names.push(topic);
+    if (may.createTopics.allows(ctx, CLUSTER_NAME) || may.createTopic.allows(ctx, topic)) names.push(topic);
   }
   if (names.length === 0) return;
   void autoCreateTopics(services, names)
@@ -45,6 +53,7 @@ export const produceHandler = defineHandler({
   maxVersion: 11,
   // Only a produce naming more than 64 topics is encoded in slices; the hot path is as it was.
   slicedField: 'responses',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
@@ -53,9 +62,9 @@ export const produceHandler = defineHandler({
     // ACLs (one branch when no authorizer): WRITE on the transactional id, then WRITE per topic.
     let deniedCode: (topic: string) => number = () => ErrorCode.NONE;
     if (ctx.services.authorizer !== undefined) {
-      const txnDenied = req.transactionalId !== null && !authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId);
+      const txnDenied = req.transactionalId !== null && !may.writeTransactionalId.allows(ctx, req.transactionalId);
       deniedCode = (topic) => (txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        : authorizeTopic(ctx, AclOperation.WRITE, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+        : may.writeTopic.allows(ctx, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     }
     const responses: Input<TopicProduceResponse>[] = await Promise.all(
       req.topicData.map(async (t) => {

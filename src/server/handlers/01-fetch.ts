@@ -16,17 +16,23 @@ import { FetchRequestCodec, FetchResponseCodec } from '../../protocol/messages/i
 import type { FetchableTopicResponse, PartitionData } from '../../protocol/messages/01-fetch.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import type { FetchedPartition } from '../../replication/fetch/fetch-service.js';
-import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { applyThrottle, fetchQuotaMaxBytes, fetchThrottleMs } from '../quotas/request-quotas.js';
+
+/** Kafka's checks: followers need CLUSTER_ACTION on the cluster, consumers READ on each topic. */
+const may = resourceChecks({
+  replicate: { resource: ResourceType.CLUSTER, operation: AclOperation.CLUSTER_ACTION },
+  readTopic: { resource: ResourceType.TOPIC, operation: AclOperation.READ },
+});
 
 /** ACLs: followers need CLUSTER_ACTION on the cluster, consumers READ on each topic (Kafka's codes). */
 function fetchDenial(ctx: RequestContext, fromReplica: boolean): (topic: string) => boolean {
   if (fromReplica) {
-    const clusterDenied = !authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
+    const clusterDenied = !may.replicate.allows(ctx, CLUSTER_NAME);
     return () => clusterDenied;
   }
-  return (topic) => !authorizeTopic(ctx, AclOperation.READ, topic);
+  return (topic) => !may.readTopic.allows(ctx, topic);
 }
 
 function partitionData({ requested: r, result }: FetchedPartition, version: number): Input<PartitionData> {
@@ -63,6 +69,8 @@ export const fetchHandler = defineHandler({
   response: FetchResponseCodec,
   minVersion: 0,
   maxVersion: 17,
+  // Per partition (Kafka's codes), for the follower or the consumer the request comes from.
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const params = {

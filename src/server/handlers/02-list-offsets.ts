@@ -12,8 +12,11 @@ import { errorCodeOf } from '../../replication/errors.js';
 import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
 import type { Partition } from '../../replication/partition.js';
 import { defineHandler } from './types.js';
-import { AclOperation, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+
+/** Kafka's check: DESCRIBE on each topic. */
+const may = resourceChecks({ describeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE } });
 
 export const LATEST_TIMESTAMP = -1n;
 export const EARLIEST_TIMESTAMP = -2n;
@@ -62,6 +65,7 @@ export const listOffsetsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 10,
   slicedField: 'topics',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const rm = ctx.services.replicaManager;
@@ -82,7 +86,7 @@ export const listOffsetsHandler = defineHandler({
               offset: -1n,
               leaderEpoch: -1,
             });
-            if (!authorizeTopic(ctx, AclOperation.DESCRIBE, t.name)) return fail(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+            if (!may.describeTopic.allows(ctx, t.name)) return fail(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const { partition: p, errorCode } = rm.lookup(t.name, rp.partitionIndex);
             if (!p) return fail(errorCode);
             const epochErr = version >= 4 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;

@@ -7,8 +7,14 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { autoCreateTopics } from '../topic-creation.js';
 import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
 import { defineHandler, type RequestContext } from './types.js';
-import { AclOperation, ResourceType, authorizeCluster, authorizeTopic, authorizedOperations } from './authz.js';
-import { CLUSTER_NAME } from '../../security/authorizer/acl-model.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, authorizedOperations, resourceChecks } from './authz.js';
+
+/** Kafka's checks: DESCRIBE on each named topic; CREATE (cluster or topic) to auto-create one. */
+const may = resourceChecks({
+  describeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE },
+  createTopics: { resource: ResourceType.CLUSTER, operation: AclOperation.CREATE },
+  createTopic: { resource: ResourceType.TOPIC, operation: AclOperation.CREATE },
+});
 
 function describeTopic(ctx: RequestContext, t: TopicInfo, includeOps: boolean): Input<MetadataResponseTopic> {
   return {
@@ -36,18 +42,18 @@ function lookup(ctx: RequestContext, name: string | null, topicId: string, allow
   const { metadata } = ctx.services;
   if (name === null || name === '') {
     const t = topicId !== ZERO_UUID ? metadata.topicById(topicId) : undefined;
-    if (t && !authorizeTopic(ctx, AclOperation.DESCRIBE, t.name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name: null, topicId, partitions: [] };
+    if (t && !may.describeTopic.allows(ctx, t.name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name: null, topicId, partitions: [] };
     if (t) return describeTopic(ctx, t, includeOps);
     return { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId, partitions: [] };
   }
   // ACLs: a topic the principal may not describe is TOPIC_AUTHORIZATION_FAILED, existing or not.
-  if (!authorizeTopic(ctx, AclOperation.DESCRIBE, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] };
+  if (!may.describeTopic.allows(ctx, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] };
   const t = metadata.topic(name);
   if (t) return describeTopic(ctx, t, includeOps);
   if (topicNameError(name)) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, partitions: [] };
   if (!allowAutoCreate) return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, partitions: [] };
   // Auto-creation needs CREATE on the cluster or on the topic.
-  if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, name)) {
+  if (!may.createTopics.allows(ctx, CLUSTER_NAME) && !may.createTopic.allows(ctx, name)) {
     return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] };
   }
   return { create: name };
@@ -114,6 +120,10 @@ export const metadataHandler = defineHandler({
   minVersion: 0,
   maxVersion: 12,
   slicedField: 'topics',
+  authorize: {
+    resources: may,
+    ownWay: 'asked for every topic, it lists only those the principal may describe, checked quietly (as Kafka)',
+  },
   async handle(req, ctx) {
     const { metadata } = ctx.services;
     const version = ctx.header.apiVersion;

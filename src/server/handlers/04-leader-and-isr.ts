@@ -9,7 +9,7 @@ import type { LeaderAndIsrPartitionState, LeaderAndIsrResponse } from '../../pro
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import type { ControlPartitionState } from '../../metadata/zk/zk-broker-metadata.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader, topicIdOrUndefined } from './control-request-common.js';
 
@@ -34,8 +34,9 @@ export const leaderAndIsrHandler = defineHandler({
   response: LeaderAndIsrResponseCodec,
   minVersion: 0,
   maxVersion: 7,
+  // Sent by the controller.
+  authorize: { cluster: AclOperation.CLUSTER_ACTION, denied: () => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED }) },
   async handle(req, ctx) {
-    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
     const control = clusterControlOf(ctx, 'LeaderAndIsr');
     const version = ctx.header.apiVersion;
     const states =

@@ -7,7 +7,7 @@
 import { StopReplicaRequestCodec, StopReplicaResponseCodec } from '../../protocol/messages/index.js';
 import type { StopReplicaPartition } from '../../replication/role-changes.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader } from './control-request-common.js';
 
@@ -20,8 +20,9 @@ export const stopReplicaHandler = defineHandler({
   response: StopReplicaResponseCodec,
   minVersion: 0,
   maxVersion: 4,
+  // Sent by the controller.
+  authorize: { cluster: AclOperation.CLUSTER_ACTION, denied: () => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, partitionErrors: [] }) },
   async handle(req, ctx) {
-    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, partitionErrors: [] };
     const control = clusterControlOf(ctx, 'StopReplica');
     const version = ctx.header.apiVersion;
     let parts: StopReplicaPartition[];

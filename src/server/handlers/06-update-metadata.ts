@@ -7,7 +7,7 @@ import { UpdateMetadataRequestCodec, UpdateMetadataResponseCodec } from '../../p
 import type { UpdateMetadataBroker, UpdateMetadataPartitionState } from '../../protocol/messages/06-update-metadata.js';
 import type { ControlPartitionState, LiveBroker } from '../../metadata/zk/zk-broker-metadata.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader, topicIdOrUndefined } from './control-request-common.js';
 
@@ -47,8 +47,9 @@ export const updateMetadataHandler = defineHandler({
   response: UpdateMetadataResponseCodec,
   minVersion: 0,
   maxVersion: 8,
+  // Sent by the controller.
+  authorize: { cluster: AclOperation.CLUSTER_ACTION, denied: () => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED }) },
   async handle(req, ctx) {
-    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
     const control = clusterControlOf(ctx, 'UpdateMetadata');
     const version = ctx.header.apiVersion;
     const topicIds = new Map<string, string>();

@@ -8,7 +8,7 @@
  */
 import { ControlledShutdownRequestCodec, ControlledShutdownResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const controlledShutdownHandler = defineHandler({
@@ -18,9 +18,10 @@ export const controlledShutdownHandler = defineHandler({
   // v0 uses a non-standard request header (no client id) in Kafka; it is not served.
   minVersion: 1,
   maxVersion: 3,
+  // Sent by brokers.
+  authorize: { cluster: AclOperation.CLUSTER_ACTION, denied: () => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, remainingPartitions: [] }) },
   async handle(req, ctx) {
     const { services } = ctx;
-    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, remainingPartitions: [] };
     const brokerEpoch = ctx.header.apiVersion >= 2 ? req.brokerEpoch : -1n;
     if (services.config.zookeeperConnect === null) {
       const known = req.brokerId === services.config.brokerId;

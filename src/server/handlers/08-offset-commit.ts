@@ -17,9 +17,15 @@
 import { OffsetCommitRequestCodec, OffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { CommitPartition } from '../../coordinator/group/offsets.js';
-import { AclOperation, authorizeGroup, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
+
+/** Kafka's checks: READ on the group, then on each topic. */
+const may = resourceChecks({
+  readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+  readTopic: { resource: ResourceType.TOPIC, operation: AclOperation.READ },
+});
 
 type PartitionErrors = { partitionIndex: number; errorCode: number }[];
 
@@ -29,11 +35,12 @@ export const offsetCommitHandler = defineHandler({
   response: OffsetCommitResponseCodec,
   minVersion: 0,
   maxVersion: 9,
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const metadata = ctx.services.metadata;
     // ACLs: READ on the group (else every partition GROUP_AUTHORIZATION_FAILED), READ per topic.
-    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) {
+    if (!may.readGroup.allows(ctx, req.groupId)) {
       return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })) })) };
     }
     const refused = new Map<string, PartitionErrors>();
@@ -41,7 +48,7 @@ export const offsetCommitHandler = defineHandler({
     for (const t of req.topics) {
       const count = metadata.topic(t.name)?.partitions.length ?? 0;
       const ok: CommitPartition[] = [];
-      const topicDenied = !authorizeTopic(ctx, AclOperation.READ, t.name);
+      const topicDenied = !may.readTopic.allows(ctx, t.name);
       for (const p of t.partitions) {
         if (topicDenied || p.partitionIndex < 0 || p.partitionIndex >= count) {
           const list = refused.get(t.name) ?? [];

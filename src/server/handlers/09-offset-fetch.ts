@@ -12,7 +12,7 @@
 import { OffsetFetchRequestCodec, OffsetFetchResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler, type RequestContext } from './types.js';
-import { AclOperation, authorizeGroup, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import type { FetchedTopics } from '../../coordinator/group/offsets.js';
 
 type Query = { name: string; partitions: number[] }[] | null;
@@ -24,12 +24,12 @@ type Query = { name: string; partitions: number[] }[] | null;
 async function fetchAuthorized(ctx: RequestContext, groupId: string, q: Query, requireStable: boolean): Promise<{ errorCode: number; topics: FetchedTopics }> {
   const gc = ctx.services.groupCoordinator;
   if (ctx.services.authorizer === undefined) return gc.fetchOffsets(groupId, q, requireStable);
-  if (!authorizeGroup(ctx, AclOperation.DESCRIBE, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
+  if (!may.describeGroup.allows(ctx, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
   if (q === null) {
     const res = await gc.fetchOffsets(groupId, null, requireStable);
-    return { errorCode: res.errorCode, topics: res.topics.filter((t) => authorizeTopic(ctx, AclOperation.DESCRIBE, t.name)) };
+    return { errorCode: res.errorCode, topics: res.topics.filter((t) => may.describeTopic.allows(ctx, t.name)) };
   }
-  const allowed = q.filter((t) => authorizeTopic(ctx, AclOperation.DESCRIBE, t.name));
+  const allowed = q.filter((t) => may.describeTopic.allows(ctx, t.name));
   const res = allowed.length > 0 || q.length === 0 ? await gc.fetchOffsets(groupId, allowed, requireStable) : { errorCode: ErrorCode.NONE, topics: [] };
   const byName = new Map(res.topics.map((t) => [t.name, t]));
   return {
@@ -42,6 +42,12 @@ async function fetchAuthorized(ctx: RequestContext, groupId: string, q: Query, r
 }
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
 
+/** Kafka's checks: DESCRIBE on the group; the offsets of topics the principal may not describe are left out. */
+const may = resourceChecks({
+  describeGroup: { resource: ResourceType.GROUP, operation: AclOperation.DESCRIBE },
+  describeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE },
+});
+
 type TopicsQuery = { name: string; partitions: number[] }[] | null;
 
 export const offsetFetchHandler = defineHandler({
@@ -50,6 +56,7 @@ export const offsetFetchHandler = defineHandler({
   response: OffsetFetchResponseCodec,
   minVersion: 0,
   maxVersion: 9,
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     const gc = ctx.services.groupCoordinator;
@@ -64,7 +71,7 @@ export const offsetFetchHandler = defineHandler({
       return { throttleTimeMs: 0, groups };
     }
     const zkOffsets = ctx.services.zkConsumerOffsets;
-    if (version === 0 && zkOffsets && !authorizeGroup(ctx, AclOperation.DESCRIBE, req.groupId)) {
+    if (version === 0 && zkOffsets && !may.describeGroup.allows(ctx, req.groupId)) {
       return { throttleTimeMs: 0, topics: (req.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })) })) };
     }
     if (version === 0 && zkOffsets) return { throttleTimeMs: 0, topics: await fetchFromZooKeeper(zkOffsets, req.groupId, req.topics ?? [], ctx) };

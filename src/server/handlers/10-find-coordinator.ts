@@ -8,17 +8,23 @@ import type { Coordinator } from '../../protocol/messages/10-find-coordinator.js
 import { ErrorCode, errorName } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
-import { AclOperation, authorizeGroup, authorizeTransactionalId } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { allInSlices } from '../../storage/slices.js';
+
+/** Kafka's checks: DESCRIBE on the group or transactional id whose coordinator is asked for. */
+const may = resourceChecks({
+  describeGroup: { resource: ResourceType.GROUP, operation: AclOperation.DESCRIBE },
+  describeTransactionalId: { resource: ResourceType.TRANSACTIONAL_ID, operation: AclOperation.DESCRIBE },
+});
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;
 async function findOne(ctx: RequestContext, key: string, keyType: number): Promise<Input<Coordinator>> {
   const fail = (errorCode: number): Input<Coordinator> => ({ key, nodeId: -1, host: '', port: -1, errorCode, errorMessage: errorName(errorCode) });
   // ACLs: DESCRIBE on the group or the transactional id.
-  if (keyType === KEY_TYPE_GROUP && !authorizeGroup(ctx, AclOperation.DESCRIBE, key)) return fail(ErrorCode.GROUP_AUTHORIZATION_FAILED);
-  if (keyType === KEY_TYPE_TRANSACTION && !authorizeTransactionalId(ctx, AclOperation.DESCRIBE, key)) return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  if (keyType === KEY_TYPE_GROUP && !may.describeGroup.allows(ctx, key)) return fail(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+  if (keyType === KEY_TYPE_TRANSACTION && !may.describeTransactionalId.allows(ctx, key)) return fail(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
   let topic: TopicInfo;
   try {
     if (keyType === KEY_TYPE_GROUP) {
@@ -50,6 +56,7 @@ export const findCoordinatorHandler = defineHandler({
   minVersion: 0,
   maxVersion: 5,
   slicedField: 'coordinators',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     if (version >= 4) {

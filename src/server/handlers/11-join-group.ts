@@ -3,8 +3,13 @@
  */
 import { JoinGroupRequestCodec, JoinGroupResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeGroup } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
+
+/** Kafka's check: READ on the group. */
+const may = resourceChecks({
+  readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+});
 
 export const joinGroupHandler = defineHandler({
   apiKey: 11,
@@ -12,9 +17,10 @@ export const joinGroupHandler = defineHandler({
   response: JoinGroupResponseCodec,
   minVersion: 0,
   maxVersion: 9,
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) {
+    if (!may.readGroup.allows(ctx, req.groupId)) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: req.memberId, members: [] };
     }
     const o = await ctx.services.groupCoordinator.joinGroup({

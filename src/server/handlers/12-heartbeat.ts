@@ -3,8 +3,13 @@
  */
 import { HeartbeatRequestCodec, HeartbeatResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeGroup } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
+
+/** Kafka's check: READ on the group. */
+const may = resourceChecks({
+  readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+});
 
 export const heartbeatHandler = defineHandler({
   apiKey: 12,
@@ -12,8 +17,9 @@ export const heartbeatHandler = defineHandler({
   response: HeartbeatResponseCodec,
   minVersion: 0,
   maxVersion: 4,
+  authorize: { resources: may },
   async handle(req, ctx) {
-    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+    if (!may.readGroup.allows(ctx, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
     const errorCode = await ctx.services.groupCoordinator.heartbeat({
       groupId: req.groupId,
       generationId: req.generationId,

@@ -3,8 +3,13 @@
  */
 import { LeaveGroupRequestCodec, LeaveGroupResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeGroup } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
+
+/** Kafka's check: READ on the group. */
+const may = resourceChecks({
+  readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+});
 
 export const leaveGroupHandler = defineHandler({
   apiKey: 13,
@@ -12,9 +17,10 @@ export const leaveGroupHandler = defineHandler({
   response: LeaveGroupResponseCodec,
   minVersion: 0,
   maxVersion: 5,
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
+    if (!may.readGroup.allows(ctx, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
     const leaving = version >= 3 ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }];
     const res = await ctx.services.groupCoordinator.leaveGroup(req.groupId, leaving);
     if (version >= 3) return { throttleTimeMs: 0, errorCode: res.errorCode, members: res.members };

@@ -3,8 +3,13 @@
  */
 import { SyncGroupRequestCodec, SyncGroupResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeGroup } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
+
+/** Kafka's check: READ on the group. */
+const may = resourceChecks({
+  readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+});
 
 export const syncGroupHandler = defineHandler({
   apiKey: 14,
@@ -12,9 +17,10 @@ export const syncGroupHandler = defineHandler({
   response: SyncGroupResponseCodec,
   minVersion: 0,
   maxVersion: 5,
+  authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    if (!authorizeGroup(ctx, AclOperation.READ, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+    if (!may.readGroup.allows(ctx, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
     const o = await ctx.services.groupCoordinator.syncGroup({
       groupId: req.groupId,
       generationId: req.generationId,

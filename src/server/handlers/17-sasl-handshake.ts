@@ -16,6 +16,8 @@ export const saslHandshakeHandler = defineHandler({
   response: SaslHandshakeResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  // Part of authenticating (src/security/sasl runs the exchange before any request is routed).
+  authorize: { none: 'SASL authentication comes before authorization' },
   handle() {
     return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] };
   },
@@ -27,6 +29,7 @@ export const saslAuthenticateHandler = defineHandler({
   response: SaslAuthenticateResponseCodec,
   minVersion: 0,
   maxVersion: 2,
+  authorize: { none: 'SASL authentication comes before authorization' },
   handle() {
     return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, errorMessage: 'SaslAuthenticate request received after successful authentication', authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n };
   },

@@ -15,6 +15,8 @@ export const apiVersionsHandler = defineHandler({
   response: ApiVersionsResponseCodec,
   minVersion: 0,
   maxVersion: 4,
+  // Every client asks it first, before it may know what it is allowed (as Kafka).
+  authorize: { none: 'the versions served are no secret: every client asks them first' },
   handle(_req, ctx) {
     return {
       errorCode: 0,

@@ -5,11 +5,18 @@ import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
 import { plannedPartitions, type CreationRequest } from '../admin/topic-admin.js';
 import { describeTopicConfigEntries } from '../admin/config-describer.js';
-import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 import { topicsNotServedInTime } from '../topic-creation.js';
 import { LoopSlicer } from '../../storage/slices.js';
+
+/** Kafka's checks: CREATE on the cluster or on each topic; the new topic's configs only with DESCRIBE_CONFIGS on it. */
+const may = resourceChecks({
+  createTopics: { resource: ResourceType.CLUSTER, operation: AclOperation.CREATE },
+  createTopic: { resource: ResourceType.TOPIC, operation: AclOperation.CREATE },
+  describeTopicConfigs: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE_CONFIGS },
+});
 
 export const createTopicsHandler = defineHandler({
   apiKey: 19,
@@ -18,6 +25,7 @@ export const createTopicsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 7,
   slicedField: 'topics',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const startedAt = Date.now();
     const { admin } = ctx.services;
@@ -53,7 +61,7 @@ export const createTopicsHandler = defineHandler({
         continue;
       }
       // ACLs: CREATE on the cluster or on the topic.
-      if (!authorizeCluster(ctx, AclOperation.CREATE) && !authorizeTopic(ctx, AclOperation.CREATE, t.name)) {
+      if (!may.createTopics.allows(ctx, CLUSTER_NAME) && !may.createTopic.allows(ctx, t.name)) {
         results.push(failure(t.name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.'));
         continue;
       }
@@ -65,7 +73,7 @@ export const createTopicsHandler = defineHandler({
         );
         const layers = admin.dynamicConfigs.layers(ctx.services.config);
         // ACLs: the configs are answered only with DESCRIBE_CONFIGS on the topic (Kafka: topic_config_error_code).
-        const configsAllowed = authorizeTopic(ctx, AclOperation.DESCRIBE_CONFIGS, t.name);
+        const configsAllowed = may.describeTopicConfigs.allows(ctx, t.name);
         results.push({
           topicConfigErrorCode: configsAllowed ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED,
           name: t.name,

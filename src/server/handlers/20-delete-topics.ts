@@ -3,10 +3,15 @@ import type { DeletableTopicResult } from '../../protocol/messages/20-delete-top
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorOutcome } from '../admin/index.js';
-import { AclOperation, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 import { LoopSlicer } from '../../storage/slices.js';
+
+/** Kafka's check: DELETE on each topic. */
+const may = resourceChecks({
+  deleteTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DELETE },
+});
 
 export const deleteTopicsHandler = defineHandler({
   apiKey: 20,
@@ -15,6 +20,7 @@ export const deleteTopicsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 6,
   slicedField: 'responses',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const { admin } = ctx.services;
     // v0-5 name topics in topicNames; v6 names or ids in topics.
@@ -46,7 +52,7 @@ export const deleteTopicsHandler = defineHandler({
       }
       // ACLs: DELETE on the topic (a topic id is resolved to its name first).
       const name = ref.name ?? (ref.topicId !== null ? ctx.services.metadata.topicById(ref.topicId)?.name : undefined);
-      if (name !== undefined && !authorizeTopic(ctx, AclOperation.DELETE, name)) {
+      if (name !== undefined && !may.deleteTopic.allows(ctx, name)) {
         responses.push({ ...base, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' });
         continue;
       }

@@ -1,8 +1,13 @@
 import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+
+/** Kafka's check: DELETE on each topic. */
+const may = resourceChecks({
+  deleteTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DELETE },
+});
 
 /**
  * DeleteRecords v0-v2: each partition's leader moves its log start offset; with followers the
@@ -15,6 +20,7 @@ export const deleteRecordsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   slicedField: 'topics',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const { logs } = ctx.services.admin;
     // Every partition is cut first, then they wait for their followers together (one timeout for the request).
@@ -23,7 +29,7 @@ export const deleteRecordsHandler = defineHandler({
     const topics = await allInSlices(req.topics, async (t) => ({
       name: t.name,
       partitions: await allInSlices(t.partitions, async (p) => {
-        if (!authorizeTopic(ctx, AclOperation.DELETE, t.name)) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+        if (!may.deleteTopic.allows(ctx, t.name)) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
         // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
         const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
         const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));

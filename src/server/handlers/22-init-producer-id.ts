@@ -9,11 +9,17 @@
  */
 import { InitProducerIdRequestCodec, InitProducerIdResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, ResourceType, authorizeAnyOfType, authorizeCluster, authorizeTransactionalId } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, authorizeAnyOfType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
 import { FailureLog } from '../../storage/failure-log.js';
 import type { StorageLogger } from '../../storage/logger.js';
+
+/** Kafka's checks: WRITE on the transactional id; an idempotent producer IDEMPOTENT_WRITE on the cluster (or see below). */
+const may = resourceChecks({
+  writeTransactionalId: { resource: ResourceType.TRANSACTIONAL_ID, operation: AclOperation.WRITE },
+  idempotentWrite: { resource: ResourceType.CLUSTER, operation: AclOperation.IDEMPOTENT_WRITE },
+});
 
 const failureLogs = new WeakMap<StorageLogger, FailureLog>();
 function failureLogFor(logger: StorageLogger): FailureLog {
@@ -28,9 +34,10 @@ export const initProducerIdHandler = defineHandler({
   response: InitProducerIdResponseCodec,
   minVersion: 0,
   maxVersion: 5,
+  authorize: { resources: may, ownWay: 'an idempotent producer may instead have WRITE on any topic (KIP-679, authorizeAnyOfType)' },
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
-      if (!authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+      if (!may.writeTransactionalId.allows(ctx, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
       const r = await ctx.services.txnCoordinator.initProducerId({
         transactionalId: req.transactionalId,
         transactionTimeoutMs: req.transactionTimeoutMs,
@@ -40,7 +47,7 @@ export const initProducerIdHandler = defineHandler({
       return { throttleTimeMs: 0, ...r, errorCode: fencedForVersion(r.errorCode, ctx.header.apiVersion, 4) };
     }
     // Idempotent producer (KIP-679): IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
-    if (!authorizeCluster(ctx, AclOperation.IDEMPOTENT_WRITE) && !authorizeAnyOfType(ctx, AclOperation.WRITE, ResourceType.TOPIC)) {
+    if (!may.idempotentWrite.allows(ctx, CLUSTER_NAME) && !authorizeAnyOfType(ctx, AclOperation.WRITE, ResourceType.TOPIC)) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
     }
     try {

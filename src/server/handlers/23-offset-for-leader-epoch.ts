@@ -6,9 +6,15 @@
 import { OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
-import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+
+/** Kafka's checks: followers (replica id >= 0, v3+) need CLUSTER_ACTION, consumers DESCRIBE on the topic. */
+const may = resourceChecks({
+  replicate: { resource: ResourceType.CLUSTER, operation: AclOperation.CLUSTER_ACTION },
+  describeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE },
+});
 
 export const offsetForLeaderEpochHandler = defineHandler({
   apiKey: 23,
@@ -17,12 +23,14 @@ export const offsetForLeaderEpochHandler = defineHandler({
   minVersion: 0,
   maxVersion: 4,
   slicedField: 'topics',
+  // Per partition: the follower's refusal is CLUSTER_AUTHORIZATION_FAILED on each.
+  authorize: { resources: may },
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
     // ACLs: followers (replica id >= 0, v3+) need CLUSTER_ACTION, consumers DESCRIBE on the topic.
-    const clusterDenied = req.replicaId >= 0 && !authorizeCluster(ctx, AclOperation.CLUSTER_ACTION);
-    const denied = (topic: string): boolean => clusterDenied || (req.replicaId < 0 && !authorizeTopic(ctx, AclOperation.DESCRIBE, topic));
+    const clusterDenied = req.replicaId >= 0 && !may.replicate.allows(ctx, CLUSTER_NAME);
+    const denied = (topic: string): boolean => clusterDenied || (req.replicaId < 0 && !may.describeTopic.allows(ctx, topic));
     // In slices: one request may name 100,000 partitions.
     const slicer = new LoopSlicer();
     const topics = [];

@@ -10,9 +10,15 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
-import { AclOperation, authorizeCluster, authorizeTopic, authorizeTransactionalId } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
+
+/** Kafka's checks (v0-v3, from producers): WRITE on the transactional id, then on each topic. */
+const may = resourceChecks({
+  writeTransactionalId: { resource: ResourceType.TRANSACTIONAL_ID, operation: AclOperation.WRITE },
+  writeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.WRITE },
+});
 
 interface PartitionError {
   topic: string;
@@ -38,8 +44,8 @@ function byTopic(results: readonly PartitionError[]): Input<AddPartitionsToTxnTo
 function denied(ctx: RequestContext, txn: { transactionalId: string; topics: readonly AddPartitionsToTxnTopic[] }): PartitionError[] | undefined {
   if (ctx.services.authorizer === undefined) return undefined;
   const partitions = flatten(txn.topics);
-  if (!authorizeTransactionalId(ctx, AclOperation.WRITE, txn.transactionalId)) return partitions.map((p) => ({ ...p, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED }));
-  const refused = new Set(txn.topics.filter((t) => !authorizeTopic(ctx, AclOperation.WRITE, t.name)).map((t) => t.name));
+  if (!may.writeTransactionalId.allows(ctx, txn.transactionalId)) return partitions.map((p) => ({ ...p, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED }));
+  const refused = new Set(txn.topics.filter((t) => !may.writeTopic.allows(ctx, t.name)).map((t) => t.name));
   if (refused.size === 0) return undefined;
   return partitions.map((p) => ({ ...p, errorCode: refused.has(p.topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.OPERATION_NOT_ATTEMPTED }));
 }
@@ -65,6 +71,13 @@ export const addPartitionsToTxnHandler = defineHandler({
   response: AddPartitionsToTxnResponseCodec,
   minVersion: 0,
   maxVersion: 5,
+  authorize: {
+    // v4+ batches come from partition leaders: CLUSTER_ACTION on the cluster, as Kafka.
+    cluster: AclOperation.CLUSTER_ACTION,
+    appliesTo: (_req, version) => version >= 4,
+    denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] }),
+    resources: may,
+  },
   async handle(req, ctx) {
     const { txnCoordinator, metadata } = ctx.services;
     if (ctx.header.apiVersion <= 3) {
@@ -78,8 +91,6 @@ export const addPartitionsToTxnHandler = defineHandler({
       const v = ctx.header.apiVersion;
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTopicV3AndBelow: byTopic(results.map((r) => ({ ...r, errorCode: fencedForVersion(r.errorCode, v, 2) }))) };
     }
-    // v4+ batches come from partition leaders: CLUSTER_ACTION on the cluster, as Kafka.
-    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] };
     const resultsByTransaction = await Promise.all(
       req.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: byTopic(await addOne(txnCoordinator, metadata, t)) })),
     );

@@ -5,9 +5,14 @@
  */
 import { EndTxnRequestCodec, EndTxnResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeTransactionalId } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
+
+/** Kafka's check: WRITE on the transactional id. */
+const may = resourceChecks({
+  writeTransactionalId: { resource: ResourceType.TRANSACTIONAL_ID, operation: AclOperation.WRITE },
+});
 
 export const endTxnHandler = defineHandler({
   apiKey: 26,
@@ -15,8 +20,9 @@ export const endTxnHandler = defineHandler({
   response: EndTxnResponseCodec,
   minVersion: 0,
   maxVersion: 4,
+  authorize: { resources: may },
   async handle(req, ctx) {
-    if (!authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+    if (!may.writeTransactionalId.allows(ctx, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
     const r = await ctx.services.txnCoordinator.endTxn({
       transactionalId: req.transactionalId,
       producerId: req.producerId,

@@ -6,7 +6,7 @@
  */
 import { WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 import { LoopSlicer, allInSlices } from '../../storage/slices.js';
 
@@ -17,12 +17,13 @@ export const writeTxnMarkersHandler = defineHandler({
   minVersion: 0,
   maxVersion: 1,
   slicedField: 'markers',
+  // Sent by transaction coordinators: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
+  authorize: {
+    cluster: AclOperation.CLUSTER_ACTION,
+    denied: (req) => ({ markers: req.markers.map((m) => ({ producerId: m.producerId, topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })) })) }),
+  },
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
-    // Sent by transaction coordinators: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
-    if (!authorizeCluster(ctx, AclOperation.CLUSTER_ACTION)) {
-      return { markers: req.markers.map((m) => ({ producerId: m.producerId, topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })) })) };
-    }
     // Started in slices: one request may name 100,000 partitions.
     const slicer = new LoopSlicer();
     const markers = await allInSlices(

@@ -21,9 +21,16 @@
  */
 import { TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeGroup, authorizeTopic, authorizeTransactionalId } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import type { TxnVerification } from '../../coordinator/txn/txn-verification.js';
+
+/** Kafka's checks: WRITE on the transactional id, READ on the group, then READ on each topic. */
+const may = resourceChecks({
+  writeTransactionalId: { resource: ResourceType.TRANSACTIONAL_ID, operation: AclOperation.WRITE },
+  readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+  readTopic: { resource: ResourceType.TOPIC, operation: AclOperation.READ },
+});
 
 /** The verification's answer for the whole request (one partition: the group's offsets partition). */
 async function verify(txn: TxnVerification, transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
@@ -38,6 +45,7 @@ export const txnOffsetCommitHandler = defineHandler({
   response: TxnOffsetCommitResponseCodec,
   minVersion: 0,
   maxVersion: 4,
+  authorize: { resources: may },
   async handle(req, ctx) {
     const { metadata, groupCoordinator, txnVerification } = ctx.services;
     const answerAll = (errorCode: number) => ({
@@ -45,13 +53,13 @@ export const txnOffsetCommitHandler = defineHandler({
       topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
     });
     // ACLs first, as Kafka: WRITE on the transactional id, READ on the group, READ per topic.
-    const whole = !authorizeTransactionalId(ctx, AclOperation.WRITE, req.transactionalId) ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-      : !authorizeGroup(ctx, AclOperation.READ, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : ErrorCode.NONE;
+    const whole = !may.writeTransactionalId.allows(ctx, req.transactionalId) ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !may.readGroup.allows(ctx, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : ErrorCode.NONE;
     if (whole !== ErrorCode.NONE) return answerAll(whole);
     let verified = await verify(txnVerification, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
     if (verified === ErrorCode.INVALID_TXN_STATE && ctx.header.apiVersion >= 4) verified = ErrorCode.TRANSACTION_ABORTABLE;
     if (verified !== ErrorCode.NONE) return answerAll(verified);
-    const refusedTopics = new Set(req.topics.filter((t) => !authorizeTopic(ctx, AclOperation.READ, t.name)).map((t) => t.name));
+    const refusedTopics = new Set(req.topics.filter((t) => !may.readTopic.allows(ctx, t.name)).map((t) => t.name));
     const exists = (topic: string, p: number): boolean => p >= 0 && p < (metadata.topic(topic)?.partitions.length ?? 0);
     const known = req.topics.filter((t) => !refusedTopics.has(t.name)).map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) })).filter((t) => t.partitions.length > 0);
     const results = known.length === 0 ? [] : await groupCoordinator.commitTransactionalOffsets({

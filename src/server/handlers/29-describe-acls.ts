@@ -1,7 +1,7 @@
 import { DescribeAclsRequestCodec, DescribeAclsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { filterFromWire, NO_AUTHORIZER_MESSAGE } from './acl-common.js';
 import { filterProblem } from '../../security/authorizer/acl-model.js';
 import type { DescribeAclsResource } from '../../protocol/messages/29-describe-acls.js';
@@ -13,11 +13,12 @@ export const describeAclsHandler = defineHandler({
   response: DescribeAclsResponseCodec,
   minVersion: 0,
   maxVersion: 3,
+  // With no authorizer the check passes and the handler answers SECURITY_DISABLED.
+  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', resources: [] }) },
   handle(req, ctx) {
     const fail = (errorCode: number, errorMessage: string) => ({ throttleTimeMs: 0, errorCode, errorMessage, resources: [] });
     const authorizer = ctx.services.authorizer;
     if (!authorizer) return fail(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE);
-    if (!authorizeCluster(ctx, AclOperation.DESCRIBE)) return fail(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Cluster authorization failed.');
     const filter = filterFromWire(req);
     const problem = filterProblem(filter);
     if (problem) return fail(ErrorCode.INVALID_REQUEST, problem);

@@ -1,7 +1,7 @@
 import { CreateAclsRequestCodec, CreateAclsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { NO_AUTHORIZER_MESSAGE } from './acl-common.js';
 
 /** CreateAcls: needs ALTER on the cluster; one result per creation, INVALID_REQUEST for a bad binding. */
@@ -11,11 +11,15 @@ export const createAclsHandler = defineHandler({
   response: CreateAclsResponseCodec,
   minVersion: 0,
   maxVersion: 3,
+  // With no authorizer the check passes and the handler answers SECURITY_DISABLED.
+  authorize: {
+    cluster: AclOperation.ALTER,
+    denied: (req) => ({ throttleTimeMs: 0, results: req.creations.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' })) }),
+  },
   async handle(req, ctx) {
     const all = (errorCode: number, errorMessage: string) => ({ throttleTimeMs: 0, results: req.creations.map(() => ({ errorCode, errorMessage })) });
     const authorizer = ctx.services.authorizer;
     if (!authorizer) return all(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE);
-    if (!authorizeCluster(ctx, AclOperation.ALTER)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Cluster authorization failed.');
     const results = await authorizer.create(req.creations.map((c) => ({
       pattern: { resourceType: c.resourceType, name: c.resourceName, patternType: c.resourcePatternType },
       entry: { principal: c.principal, host: c.host, operation: c.operation, permissionType: c.permissionType },

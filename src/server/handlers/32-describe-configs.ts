@@ -3,8 +3,7 @@ import type { DescribeConfigsResource, DescribeConfigsResourceResult } from '../
 import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { errorOutcome, type ConfigEntry } from '../admin/index.js';
-import { AclOperation } from './authz.js';
-import { configResourceDenial } from './config-resources.js';
+import { configResourceDenial, describeConfigsChecks } from './config-resources.js';
 import { defineHandler } from './types.js';
 import { mapInSlices } from '../../storage/slices.js';
 
@@ -29,6 +28,8 @@ export const describeConfigsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 4,
   slicedField: 'results',
+  // Per resource (config-resources.ts).
+  authorize: { resources: describeConfigsChecks },
   async handle(req, ctx) {
     const { admin } = ctx.services;
     // A resource named twice is described once (issue 21: broker "0" named 10,000 times was a
@@ -40,7 +41,7 @@ export const describeConfigsHandler = defineHandler({
     }
     const results = await mapInSlices([...unique.values()], (r) => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
-      const denied = configResourceDenial(ctx, AclOperation.DESCRIBE_CONFIGS, r);
+      const denied = configResourceDenial(ctx, describeConfigsChecks, r);
       if (denied !== ErrorCode.NONE) return { ...base, errorCode: denied, errorMessage: null, configs: [] };
       try {
         const entries = admin.configs.describe(r.resourceType, r.resourceName, r.configurationKeys);

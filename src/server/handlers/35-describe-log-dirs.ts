@@ -1,6 +1,6 @@
 import { DescribeLogDirsRequestCodec, DescribeLogDirsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const describeLogDirsHandler = defineHandler({
@@ -9,9 +9,9 @@ export const describeLogDirsHandler = defineHandler({
   response: DescribeLogDirsResponseCodec,
   minVersion: 0,
   maxVersion: 4,
+  // Kafka answers CLUSTER_AUTHORIZATION_FAILED with no dirs.
+  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] }) },
   async handle(req, ctx) {
-    // ACLs: DESCRIBE on the cluster (Kafka answers CLUSTER_AUTHORIZATION_FAILED with no dirs).
-    if (!authorizeCluster(ctx, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] };
     const filter = req.topics === null
       ? null
       : new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)] as const));

@@ -2,11 +2,16 @@ import { CreatePartitionsRequestCodec, CreatePartitionsResponseCodec } from '../
 import { ErrorCode } from '../../protocol/errors.js';
 import { errorOutcome } from '../admin/index.js';
 import type { CreationRequest } from '../admin/topic-admin.js';
-import { AclOperation, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 import { topicsNotServedInTime } from '../topic-creation.js';
 import { LoopSlicer } from '../../storage/slices.js';
+
+/** Kafka's check: ALTER on each topic. */
+const may = resourceChecks({
+  alterTopic: { resource: ResourceType.TOPIC, operation: AclOperation.ALTER },
+});
 
 export const createPartitionsHandler = defineHandler({
   apiKey: 37,
@@ -15,6 +20,7 @@ export const createPartitionsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 3,
   slicedField: 'results',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const startedAt = Date.now();
     const { admin } = ctx.services;
@@ -49,7 +55,7 @@ export const createPartitionsHandler = defineHandler({
         }
         continue;
       }
-      if (!authorizeTopic(ctx, AclOperation.ALTER, t.name)) {
+      if (!may.alterTopic.allows(ctx, t.name)) {
         results.push({ name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Authorization failed.' });
         continue;
       }

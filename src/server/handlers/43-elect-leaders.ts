@@ -7,7 +7,7 @@
  */
 import { ElectLeadersRequestCodec, ElectLeadersResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 
 const ELECTION_NOT_NEEDED = 84;
@@ -31,6 +31,18 @@ export const electLeadersHandler = defineHandler({
   response: ElectLeadersResponseCodec,
   minVersion: 0,
   maxVersion: 2,
+  // ALTER on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
+  authorize: {
+    cluster: AclOperation.ALTER,
+    denied(req) {
+      const results: Results = new Map();
+      for (const t of req.topicPartitions ?? []) {
+        const partitions = results.get(t.topic) ?? results.set(t.topic, new Map()).get(t.topic)!;
+        for (const partition of t.partitions) partitions.set(partition, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+      }
+      return toResponse(results, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    },
+  },
   async handle(req, ctx) {
     const { services } = ctx;
     const electionType = ctx.header.apiVersion >= 1 ? req.electionType : 0;
@@ -39,11 +51,6 @@ export const electLeadersHandler = defineHandler({
     const put = (topic: string, partition: number, code: number): void => {
       (results.get(topic) ?? results.set(topic, new Map()).get(topic)!).set(partition, code);
     };
-    // ACLs: ALTER on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
-    if (!authorizeCluster(ctx, AclOperation.ALTER)) {
-      for (const tp of requested ?? []) put(tp.topic, tp.partition, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-      return toResponse(results, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-    }
     if (electionType !== 0 && electionType !== 1) {
       for (const tp of requested ?? []) put(tp.topic, tp.partition, ErrorCode.INVALID_REQUEST);
       return toResponse(results, ErrorCode.INVALID_REQUEST);

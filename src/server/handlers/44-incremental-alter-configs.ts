@@ -1,5 +1,5 @@
 import { IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec } from '../../protocol/messages/index.js';
-import { alterEachResource } from './config-resources.js';
+import { alterConfigsChecks, alterEachResource } from './config-resources.js';
 import { defineHandler } from './types.js';
 
 export const incrementalAlterConfigsHandler = defineHandler({
@@ -9,6 +9,8 @@ export const incrementalAlterConfigsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 1,
   slicedField: 'responses',
+  // Per resource, in alterEachResource (config-resources.ts).
+  authorize: { resources: alterConfigsChecks },
   async handle(req, ctx) {
     const { admin } = ctx.services;
     const responses = await alterEachResource(req.resources, (r) => {

@@ -10,7 +10,7 @@
  */
 import { AlterPartitionReassignmentsRequestCodec, AlterPartitionReassignmentsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 
 const NOT_CONTROLLER_MESSAGE = 'This is not the correct controller for this cluster.';
@@ -21,10 +21,10 @@ export const alterPartitionReassignmentsHandler = defineHandler({
   response: AlterPartitionReassignmentsResponseCodec,
   minVersion: 0,
   maxVersion: 0,
+  authorize: { cluster: AclOperation.ALTER, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', responses: [] }) },
   async handle(req, ctx) {
     const controller = ctx.services.controller;
     const topLevel = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [] });
-    if (!authorizeCluster(ctx, AclOperation.ALTER)) return topLevel(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Cluster authorization failed.');
     if (!controller?.isActive) return topLevel(ErrorCode.NOT_CONTROLLER, NOT_CONTROLLER_MESSAGE);
     const requested = req.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, replicas: p.replicas })));
     let results;

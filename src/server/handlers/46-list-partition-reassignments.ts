@@ -7,7 +7,7 @@
  */
 import { ListPartitionReassignmentsRequestCodec, ListPartitionReassignmentsResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 
 export const listPartitionReassignmentsHandler = defineHandler({
@@ -16,10 +16,10 @@ export const listPartitionReassignmentsHandler = defineHandler({
   response: ListPartitionReassignmentsResponseCodec,
   minVersion: 0,
   maxVersion: 0,
+  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', topics: [] }) },
   async handle(req, ctx) {
     const controller = ctx.services.controller;
     const notController = { throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the correct controller for this cluster.', topics: [] };
-    if (!authorizeCluster(ctx, AclOperation.DESCRIBE)) return { ...notController, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
     if (!controller?.isActive) return notController;
     const wanted = req.topics === null ? null : req.topics.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition })));
     let listed;

@@ -5,7 +5,7 @@
 import { DescribeClientQuotasRequestCodec, DescribeClientQuotasResponseCodec } from '../../protocol/messages/index.js';
 import { describeClientQuotas } from '../quotas/client-quota-admin.js';
 import { defineHandler } from './types.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { ErrorCode } from '../../protocol/errors.js';
 
 export const describeClientQuotasHandler = defineHandler({
@@ -14,11 +14,9 @@ export const describeClientQuotasHandler = defineHandler({
   response: DescribeClientQuotasResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  // As Kafka: DESCRIBE_CONFIGS on the cluster.
+  authorize: { cluster: AclOperation.DESCRIBE_CONFIGS, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entries: null }) },
   handle(req, ctx) {
-    // As Kafka: DESCRIBE_CONFIGS on the cluster.
-    if (!authorizeCluster(ctx, AclOperation.DESCRIBE_CONFIGS)) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entries: null };
-    }
     const r = describeClientQuotas(ctx.services.clientEntities, req.components, req.strict);
     return { throttleTimeMs: 0, errorCode: r.errorCode, errorMessage: r.errorMessage, entries: r.entries };
   },

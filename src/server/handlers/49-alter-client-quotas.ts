@@ -6,7 +6,7 @@
 import { AlterClientQuotasRequestCodec, AlterClientQuotasResponseCodec } from '../../protocol/messages/index.js';
 import { alterClientQuotas } from '../quotas/client-quota-admin.js';
 import { defineHandler } from './types.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { ErrorCode } from '../../protocol/errors.js';
 
 export const alterClientQuotasHandler = defineHandler({
@@ -15,14 +15,15 @@ export const alterClientQuotasHandler = defineHandler({
   response: AlterClientQuotasResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  // As Kafka: ALTER_CONFIGS on the cluster, refused per entry.
+  authorize: {
+    cluster: AclOperation.ALTER_CONFIGS,
+    denied: (req) => ({
+      throttleTimeMs: 0,
+      entries: req.entries.map((e) => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entity: e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName })) })),
+    }),
+  },
   async handle(req, ctx) {
-    // As Kafka: ALTER_CONFIGS on the cluster, refused per entry.
-    if (!authorizeCluster(ctx, AclOperation.ALTER_CONFIGS)) {
-      return {
-        throttleTimeMs: 0,
-        entries: req.entries.map((e) => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entity: e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName })) })),
-      };
-    }
     const entries = await alterClientQuotas(ctx.services.clientEntities, req.entries, req.validateOnly);
     return { throttleTimeMs: 0, entries };
   },

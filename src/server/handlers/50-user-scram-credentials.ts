@@ -8,7 +8,7 @@ import {
 } from '../../protocol/messages/index.js';
 import { alterUserScramCredentials, describeUserScramCredentials } from '../../security/sasl/scram-credentials.js';
 import { defineHandler } from './types.js';
-import { AclOperation, authorizeCluster } from './authz.js';
+import { AclOperation } from './authz.js';
 import { ErrorCode } from '../../protocol/errors.js';
 
 export const describeUserScramCredentialsHandler = defineHandler({
@@ -17,11 +17,9 @@ export const describeUserScramCredentialsHandler = defineHandler({
   response: DescribeUserScramCredentialsResponseCodec,
   minVersion: 0,
   maxVersion: 0,
+  // As Kafka: DESCRIBE on the cluster.
+  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, results: [] }) },
   handle(req, ctx) {
-    // As Kafka: DESCRIBE on the cluster.
-    if (!authorizeCluster(ctx, AclOperation.DESCRIBE)) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, results: [] };
-    }
     const results = describeUserScramCredentials(ctx.services.clientEntities, req.users === null ? null : req.users.map((u) => u.name));
     return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, results };
   },
@@ -33,12 +31,15 @@ export const alterUserScramCredentialsHandler = defineHandler({
   response: AlterUserScramCredentialsResponseCodec,
   minVersion: 0,
   maxVersion: 0,
-  async handle(req, ctx) {
-    // As Kafka: ALTER on the cluster, refused for every user named.
-    if (!authorizeCluster(ctx, AclOperation.ALTER)) {
+  // As Kafka: ALTER on the cluster, refused for every user named.
+  authorize: {
+    cluster: AclOperation.ALTER,
+    denied(req) {
       const users = [...new Set([...req.deletions.map((d) => d.name), ...req.upsertions.map((u) => u.name)])];
       return { throttleTimeMs: 0, results: users.map((user) => ({ user, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null })) };
-    }
+    },
+  },
+  async handle(req, ctx) {
     const results = await alterUserScramCredentials(ctx.services.clientEntities, req.deletions, req.upsertions);
     return { throttleTimeMs: 0, results };
   },

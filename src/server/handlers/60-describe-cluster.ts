@@ -12,6 +12,7 @@ export const describeClusterHandler = defineHandler({
   response: DescribeClusterResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  authorize: { ownWay: 'answered to anyone, as Kafka; it reports the operations the principal may make on the cluster' },
   handle(req, ctx) {
     const { metadata } = ctx.services;
     if (req.endpointType !== ENDPOINT_TYPE_BROKER) {

@@ -6,9 +6,14 @@
  */
 import { DescribeProducersRequestCodec, DescribeProducersResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { AclOperation, authorizeTopic } from './authz.js';
+import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+
+/** Kafka's check: READ on each topic. */
+const may = resourceChecks({
+  readTopic: { resource: ResourceType.TOPIC, operation: AclOperation.READ },
+});
 
 export const describeProducersHandler = defineHandler({
   apiKey: 61,
@@ -17,6 +22,7 @@ export const describeProducersHandler = defineHandler({
   minVersion: 0,
   maxVersion: 0,
   slicedField: 'topics',
+  authorize: { resources: may },
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     // In slices: one request may name 100,000 partitions.
@@ -26,7 +32,7 @@ export const describeProducersHandler = defineHandler({
       topics.push({
         name: t.name,
         partitions: await mapInSlices(t.partitionIndexes, (partitionIndex) => {
-          if (!authorizeTopic(ctx, AclOperation.READ, t.name)) return { partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] };
+          if (!may.readTopic.allows(ctx, t.name)) return { partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] };
           const found = rm.lookup(t.name, partitionIndex);
           if (!found.partition) return { partitionIndex, errorCode: found.errorCode, errorMessage: null, activeProducers: [] };
           const activeProducers = [...found.partition.producers.producers.values()].map((e) => ({

@@ -14,6 +14,7 @@ export const listTransactionsHandler = defineHandler({
   response: ListTransactionsResponseCodec,
   minVersion: 0,
   maxVersion: 1,
+  authorize: { ownWay: 'a listing: only the transactional ids the principal may describe, checked quietly (as Kafka)' },
   async handle(req, ctx) {
     const states = new Set<TxnStateValue>();
     const unknownStateFilters: string[] = [];

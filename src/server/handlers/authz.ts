@@ -1,37 +1,38 @@
 /**
- * The authorization checks handlers make, as KafkaApis does (`authHelper.authorize(...)`), for
- * the connection's principal and client host. With no authorizer configured every check is one
- * branch and answers true (the hot paths pay nothing more). Other handlers (SCRAM credentials,
- * client quotas) use `authorizeCluster(ctx, AclOperation.ALTER)` and friends.
+ * The authorization checks, as KafkaApis makes them (`authHelper.authorize(...)`), for the
+ * connection's principal and client host. A handler declares what it needs in `defineHandler`
+ * (types.ts, `authorize`): the router makes a whole-request check with `authorizeCluster`; a
+ * per-resource check is made with the helpers `resourceChecks` binds to the declared resource
+ * type and operation. With no authorizer configured every check is one branch and answers true
+ * (the hot paths pay nothing more).
  */
 import { AclOperation, ResourceType, CLUSTER_NAME, SUPPORTED_OPERATIONS } from '../../security/authorizer/acl-model.js';
-import type { RequestContext } from './types.js';
+import type { BoundCheck, RequestContext, ResourceCheck } from './types.js';
 import { NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
 
-export { AclOperation, ResourceType };
+export { AclOperation, ResourceType, CLUSTER_NAME };
 
 const requestName = (ctx: RequestContext): string => ctx.services.handlers.get(ctx.header.apiKey)?.name ?? String(ctx.header.apiKey);
 
-export function authorize(ctx: RequestContext, op: AclOperation, resourceType: ResourceType, name: string): boolean {
+function authorize(ctx: RequestContext, op: AclOperation, resourceType: ResourceType, name: string): boolean {
   const a = ctx.services.authorizer;
   if (a === undefined) return true;
   return a.authorize(ctx.connection.principal, ctx.connection.clientHost, op, resourceType, name, requestName(ctx));
 }
 
+/** The router's whole-request check (a handler's `authorize: { cluster }`). */
 export function authorizeCluster(ctx: RequestContext, op: AclOperation): boolean {
   return authorize(ctx, op, ResourceType.CLUSTER, CLUSTER_NAME);
 }
 
-export function authorizeTopic(ctx: RequestContext, op: AclOperation, topic: string): boolean {
-  return authorize(ctx, op, ResourceType.TOPIC, topic);
-}
-
-export function authorizeGroup(ctx: RequestContext, op: AclOperation, group: string): boolean {
-  return authorize(ctx, op, ResourceType.GROUP, group);
-}
-
-export function authorizeTransactionalId(ctx: RequestContext, op: AclOperation, id: string): boolean {
-  return authorize(ctx, op, ResourceType.TRANSACTIONAL_ID, id);
+/** Binds each declared check: `checks.writeTopic.allows(ctx, topic)`. */
+export function resourceChecks<K extends string>(checks: Record<K, ResourceCheck>): Readonly<Record<K, BoundCheck>> {
+  const bound = {} as Record<K, BoundCheck>;
+  for (const key of Object.keys(checks) as K[]) {
+    const { resource, operation } = checks[key];
+    bound[key] = { resource, operation, allows: (ctx, name) => authorize(ctx, operation, resource, name) };
+  }
+  return bound;
 }
 
 /** Kafka's authorizeByResourceType: `op` allowed on at least one resource of the type. */

@@ -4,7 +4,7 @@
  */
 import { ErrorCode } from '../../protocol/errors.js';
 import type { RequestContext } from './types.js';
-import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
+import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { errorOutcome } from '../admin/index.js';
 import { LoopSlicer } from '../../storage/slices.js';
 
@@ -22,15 +22,27 @@ export interface ConfigResourceResult {
 
 const CONFIG_RESOURCE_TOPIC = 2;
 
+/** DescribeConfigs' checks: DESCRIBE_CONFIGS on a topic, or on the cluster for brokers and broker loggers. */
+export const describeConfigsChecks = resourceChecks({
+  topic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE_CONFIGS },
+  cluster: { resource: ResourceType.CLUSTER, operation: AclOperation.DESCRIBE_CONFIGS },
+});
+
+/** AlterConfigs' and IncrementalAlterConfigs' checks: ALTER_CONFIGS, likewise. */
+export const alterConfigsChecks = resourceChecks({
+  topic: { resource: ResourceType.TOPIC, operation: AclOperation.ALTER_CONFIGS },
+  cluster: { resource: ResourceType.CLUSTER, operation: AclOperation.ALTER_CONFIGS },
+});
+
 /**
- * ACLs on a config resource, as Kafka: a topic needs `op` (DESCRIBE_CONFIGS / ALTER_CONFIGS) on
- * the topic (TOPIC_AUTHORIZATION_FAILED), brokers and broker loggers on the cluster
+ * ACLs on a config resource, as Kafka: a topic needs the operation on the topic
+ * (TOPIC_AUTHORIZATION_FAILED), brokers and broker loggers on the cluster
  * (CLUSTER_AUTHORIZATION_FAILED). Returns the error code, or NONE when allowed.
  */
-export function configResourceDenial(ctx: RequestContext, op: AclOperation, r: ConfigResource): number {
+export function configResourceDenial(ctx: RequestContext, checks: typeof describeConfigsChecks, r: ConfigResource): number {
   if (ctx.services.authorizer === undefined) return ErrorCode.NONE;
-  if (r.resourceType === CONFIG_RESOURCE_TOPIC) return authorizeTopic(ctx, op, r.resourceName) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
-  return authorizeCluster(ctx, op) ? ErrorCode.NONE : ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+  if (r.resourceType === CONFIG_RESOURCE_TOPIC) return checks.topic.allows(ctx, r.resourceName) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+  return checks.cluster.allows(ctx, CLUSTER_NAME) ? ErrorCode.NONE : ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
 }
 
 export async function alterEachResource<R extends ConfigResource>(
@@ -54,7 +66,7 @@ export async function alterEachResource<R extends ConfigResource>(
       results.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Duplicate resource in request.' });
       continue;
     }
-    const denied = ctx ? configResourceDenial(ctx, AclOperation.ALTER_CONFIGS, r) : ErrorCode.NONE;
+    const denied = ctx ? configResourceDenial(ctx, alterConfigsChecks, r) : ErrorCode.NONE;
     if (denied !== ErrorCode.NONE) {
       results.push({ ...base, errorCode: denied, errorMessage: null });
       continue;

@@ -1,13 +1,14 @@
 /**
- * What a request handler is: one Kafka API, the versions it serves, and a function from the
- * decoded request to the response. Decoding and encoding are done for it by the router.
+ * What a request handler is: one Kafka API, the versions it serves, what it needs from the
+ * authorizer, and a function from the decoded request to the response. Decoding, the
+ * whole-request authorization check, quota timing and encoding are done for it by the router.
  */
 import type { Input, MessageCodec, Reader, Writer } from '../../protocol/primitives/index.js';
+import type { AclOperation, ResourceType } from '../../security/authorizer/acl-model.js';
 import type { ConnectionContext } from '../network/types.js';
 import type { RequestHeader } from '../request-header.js';
 import type { BrokerServices } from '../broker-services.js';
 import { encodeInSlices, worthSlicing } from './sliced-encoding.js';
-import { REQUEST_QUOTA_EXEMPT, applyThrottle, requestThrottleMs } from '../quotas/request-quotas.js';
 
 export interface RequestContext {
   header: RequestHeader;
@@ -20,12 +21,60 @@ export interface RequestContext {
   handlerLoopMs?: number;
 }
 
+/** One per-resource check a handler declares: this operation on a resource of this type. */
+export interface ResourceCheck {
+  readonly resource: ResourceType;
+  readonly operation: AclOperation;
+}
+
+/**
+ * A declared check bound to its resource type and operation (authz.ts resourceChecks): is `name`
+ * allowed? (cluster checks: CLUSTER_NAME).
+ */
+export interface BoundCheck extends ResourceCheck {
+  allows(ctx: RequestContext, name: string): boolean;
+}
+
+/** A handler's declared per-resource checks, by the name the handler calls them. */
+export type ResourceChecks = Readonly<Record<string, BoundCheck>>;
+
+/**
+ * A whole-request check: `cluster` (an operation on the cluster) must be allowed, or the request
+ * gets `denied` (Kafka's refusal in this API's response shape) without reaching the handler.
+ * The router makes the check.
+ */
+export interface ClusterAuthorization<Req, Res> {
+  readonly cluster: AclOperation;
+  denied(request: Req, version: number): Input<Res>;
+  /** Only some requests of the API need it (AddPartitionsToTxn v4+, sent by brokers); default all. */
+  appliesTo?(request: Req, version: number): boolean;
+  /** Per-resource checks the handler makes besides (those the check does not apply to). */
+  readonly resources?: ResourceChecks;
+}
+
+/**
+ * What a request needs from the authorizer, declared once per handler (required: a handler
+ * without one does not build, and the deny-all test derives its cases from it):
+ * - `cluster`: a whole-request check the router makes (ClusterAuthorization);
+ * - `resources`: per-resource checks (resource type and operation) the handler makes on the
+ *   names in the request with the helpers `resourceChecks` binds, answering per resource;
+ * - `ownWay`: the handler checks in a way of its own (filtering a listing quietly, reporting
+ *   authorized operations), said why; it may also use declared `resources`;
+ * - `none`: the API needs no authorization (said why), and answers under a deny-all authorizer.
+ */
+export type Authorization<Req, Res> =
+  | ClusterAuthorization<Req, Res>
+  | { readonly resources: ResourceChecks }
+  | { readonly ownWay: string; readonly resources?: ResourceChecks }
+  | { readonly none: string };
+
 export interface ApiHandlerSpec<Req, Res> {
   apiKey: number;
   request: MessageCodec<Req>;
   response: MessageCodec<Res>;
   minVersion: number;
   maxVersion: number;
+  authorize: Authorization<Req, Res>;
   /**
    * The response's top-level array that can grow with the request (topics, results, ...): when
    * long, it is encoded in slices that let the event loop in (sliced-encoding.ts).
@@ -42,8 +91,12 @@ export interface ApiHandler {
   readonly minVersion: number;
   readonly maxVersion: number;
   readonly requestCodec: MessageCodec<unknown>;
-  /** Decodes the body, handles it, and returns a writer of the response body (null: no response). */
-  run(r: Reader, ctx: RequestContext): Promise<((w: Writer) => void) | null>;
+  readonly authorization: Authorization<unknown, object>;
+  decode(r: Reader, version: number): unknown;
+  /** The response (null: none) to a request decoded by `decode`, its whole-request check passed. */
+  handle(request: unknown, ctx: RequestContext): Promise<object | null> | object | null;
+  /** A writer of the response body (once a long one's slices are encoded). */
+  encoder(response: object, version: number): Promise<(w: Writer) => void> | ((w: Writer) => void);
 }
 
 export function defineHandler<Req, Res>(spec: ApiHandlerSpec<Req, Res>): ApiHandler {
@@ -56,33 +109,14 @@ export function defineHandler<Req, Res>(spec: ApiHandlerSpec<Req, Res>): ApiHand
     minVersion: spec.minVersion,
     maxVersion: spec.maxVersion,
     requestCodec: spec.request as MessageCodec<unknown>,
-    async run(r, ctx) {
-      const version = ctx.header.apiVersion;
-      // --- quotas: time the request on the event loop only while request quotas exist
-      const timed = ctx.services.quotas?.request.quotasEnabled ?? false;
-      const t0 = timed ? performance.now() : 0;
-      const req = spec.request.read(r, version);
-      const pending = spec.handle(req, ctx);
-      if (timed) ctx.handlerLoopMs = performance.now() - t0;
-      const res = await pending;
-      if (res === null) return null;
-      if (timed && !SELF_THROTTLED.has(spec.apiKey) && !REQUEST_QUOTA_EXEMPT.has(spec.apiKey)) await throttleForRequestQuota(res as object, ctx);
-      // --- end quotas
+    authorization: spec.authorize as Authorization<unknown, object>,
+    decode: (r, version) => spec.request.read(r, version),
+    handle: (request, ctx) => spec.handle(request as Req, ctx) as Promise<object | null> | object | null,
+    encoder(response, version) {
+      const res = response as Input<Res>;
       const field = spec.slicedField;
       if (worthSlicing(res, field)) return encodeInSlices(spec.response, res, field as keyof Res & string, version);
       return (w) => spec.response.write(w, res, version);
     },
   };
-}
-
-/** Produce and Fetch check their quotas themselves (bytes and request time together). */
-const SELF_THROTTLED: ReadonlySet<number> = new Set([0, 1]);
-
-/** request_percentage for every other API: throttle_time_ms (where the response has it) and the mute. */
-async function throttleForRequestQuota(res: object, ctx: RequestContext): Promise<void> {
-  const ms = requestThrottleMs(ctx);
-  if (ms <= 0) return;
-  const fields = res as { throttleTimeMs?: number };
-  if ('throttleTimeMs' in fields) fields.throttleTimeMs = Math.max(fields.throttleTimeMs ?? 0, ms);
-  await applyThrottle(ctx, ms);
 }

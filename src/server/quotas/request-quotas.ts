@@ -5,8 +5,8 @@
  * - Fetch (consumers only; followers' fetches are never throttled): the fetched record bytes on
  *   consumer_byte_rate and the handler time on request_percentage; when throttled the bytes are
  *   taken back and the answer is empty (the consumer fetches the same offsets again later).
- * - Every other API (handlers/types.ts): the handler time on request_percentage, except the
- *   inter-broker requests Kafka exempts.
+ * - Every other API (request-router.ts times it, throttleForRequestQuota): the handler time on
+ *   request_percentage, except the inter-broker requests Kafka exempts.
  *
  * request_percentage on Fjord: Kafka measures the time a request spends on a request handler
  * thread, as a percentage of one thread per second. Fjord has one event loop; it measures the
@@ -77,4 +77,21 @@ export function fetchThrottleMs(ctx: RequestContext, responseBytes: number): num
 /** Mutes the connection; resolves after the throttle time when the client does not throttle itself. */
 export async function applyThrottle(ctx: RequestContext, ms: number): Promise<void> {
   await throttleConnection(ctx.connection, ctx.header.apiKey, ctx.header.apiVersion, ms);
+}
+
+/** Produce and Fetch check their quotas themselves (bytes and request time together). */
+const SELF_THROTTLED: ReadonlySet<number> = new Set([0, 1]);
+
+/**
+ * request_percentage for every other API, once its response is ready: throttle_time_ms (where
+ * the response has it) and the mute.
+ */
+export async function throttleForRequestQuota(res: object, ctx: RequestContext): Promise<void> {
+  const apiKey = ctx.header.apiKey;
+  if (SELF_THROTTLED.has(apiKey) || REQUEST_QUOTA_EXEMPT.has(apiKey)) return;
+  const ms = requestThrottleMs(ctx);
+  if (ms <= 0) return;
+  const fields = res as { throttleTimeMs?: number };
+  if ('throttleTimeMs' in fields) fields.throttleTimeMs = Math.max(fields.throttleTimeMs ?? 0, ms);
+  await applyThrottle(ctx, ms);
 }

@@ -14,6 +14,7 @@ import { Reader, Writer } from '../../../src/protocol/primitives/index.js';
 import { controlledShutdownHandler } from '../../../src/server/handlers/07-controlled-shutdown.js';
 import { electLeadersHandler } from '../../../src/server/handlers/43-elect-leaders.js';
 import type { RequestContext } from '../../../src/server/handlers/types.js';
+import { serveRequest } from '../../../src/server/request-router.js';
 import type { KafkaController } from '../../../src/controller/index.js';
 
 const CONTROLLED_SHUTDOWN: ApiDef<m.ControlledShutdownRequest, m.ControlledShutdownResponse> = {
@@ -63,7 +64,7 @@ function clusterCtx(controller: Partial<KafkaController> | undefined, version: n
 }
 
 async function run<T>(h: typeof controlledShutdownHandler, body: Reader, ctx: RequestContext, codec: { read(r: Reader, v: number): T }, v: number): Promise<T> {
-  const write = await h.run(body, ctx);
+  const write = await serveRequest(h, body, ctx);
   const w = new Writer(64);
   write!(w);
   return codec.read(new Reader(w.result()), v);
