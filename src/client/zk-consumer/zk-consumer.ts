@@ -23,16 +23,9 @@ import { Fetcher, type ConsumerRecord, type PartitionState } from '../fetcher.js
 import { tpKey, type TopicPartition } from '../group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from '../list-offsets.js';
 import { ZkSession, isZkError, type ZkWatcher } from '../../metadata/zk/zk-session.js';
-import {
-  BROKER_IDS_PATH,
-  ConsumerRegistrationZNode,
-  TopicZNode,
-  consumerIdPath,
-  consumerIdsPath,
-  consumerOwnerPath,
-  consumerOwnersPath,
-  topicPath,
-} from '../../metadata/zk/zk-data.js';
+import { TopicZNode } from '../../metadata/zk/zk-data.js';
+import { BROKER_IDS_PATH, consumerIdPath, consumerIdsPath, consumerOwnerPath, consumerOwnersPath, topicPath } from '../../metadata/zk/zk-paths.js';
+import { ConsumerRegistrationZNode } from '../../metadata/zk/zk-consumer-znodes.js';
 import { consumerThreadIds, rangeAssign, type ThreadAssignment } from './range-assignment.js';
 import { brokersFromZooKeeper, generateConsumerId } from './zk-bootstrap.js';
 import { ZkConsumerOffsetStore } from './zk-consumer-offset-store.js';

@@ -20,7 +20,8 @@ import { ClientEntityConfigs } from '../client-entity-configs.js';
 import { KafkaZkClient } from './kafka-zk-client.js';
 import { assignAddedPartitions, assignReplicas } from '../replica-assignment.js';
 import { ZkMembership } from './zk-membership.js';
-import { DEFAULT_CONFIG_ENTITY, type BrokerEndpoint } from './zk-data.js';
+import type { BrokerEndpoint } from './zk-data.js';
+import { DEFAULT_CONFIG_ENTITY } from './zk-paths.js';
 
 export interface ZkModeOptions {
   connect: string;
