@@ -44,8 +44,8 @@ function lz4Layout(input: Buffer): Lz4Layout {
     }
     if (magic !== LZ4_FRAME_MAGIC) throw new Error('lz4: bad frame magic');
     if (pos + 7 > input.length) throw new Error('lz4: truncated frame descriptor');
-    const flg = input[pos + 4];
-    const blockMax = LZ4_BLOCK_MAX[(input[pos + 5] >> 4) & 0x07];
+    const flg = input[pos + 4]!;
+    const blockMax = LZ4_BLOCK_MAX[(input[pos + 5]! >> 4) & 0x07];
     if (blockMax === undefined) throw new Error('lz4: bad block maximum size');
     const blockChecksum = (flg & 0x10) !== 0;
     const contentChecksum = (flg & 0x04) !== 0;
@@ -124,20 +124,20 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       continue;
     }
     while (ip < end) {
-      const token = input[ip++];
+      const token = input[ip++]!;
       let literals = token >>> 4;
       if (literals === 15) {
         let b: number;
         do {
           if (ip >= end) throw lz4Corrupt('literal length');
-          b = input[ip++];
+          b = input[ip++]!;
           literals += b;
         } while (b === 255);
       }
       if (ip + literals > end) throw lz4Corrupt('literals past the block');
       if (op + literals > limit) throw tooLarge();
       if (literals <= SHORT_COPY) {
-        for (let i = 0; i < literals; i++) out[op + i] = input[ip + i];
+        for (let i = 0; i < literals; i++) out[op + i] = input[ip + i]!;
       } else {
         input.copy(out, op, ip, ip + literals);
       }
@@ -149,7 +149,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       }
       if (ip === end) break; // the last sequence carries literals only
       if (ip + 2 > end) throw lz4Corrupt('match offset');
-      const offset = input[ip] | (input[ip + 1] << 8);
+      const offset = input[ip]! | (input[ip + 1]! << 8);
       ip += 2;
       if (offset === 0 || offset > op) throw lz4Corrupt('match offset out of range');
       let match = (token & 15) + 4;
@@ -157,7 +157,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
         let b: number;
         do {
           if (ip >= end) throw lz4Corrupt('match length');
-          b = input[ip++];
+          b = input[ip++]!;
           match += b;
         } while (b === 255);
       }
@@ -169,7 +169,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       while (remaining > 0) {
         const n = Math.min(remaining, op - from);
         if (n <= SHORT_COPY) {
-          for (let i = 0; i < n; i++) out[op + i] = out[from + i];
+          for (let i = 0; i < n; i++) out[op + i] = out[from + i]!;
         } else {
           out.copy(out, op, from, from + n);
         }

@@ -98,7 +98,7 @@ export function zstdBounded(input: Buffer, maxBytes: number): Buffer {
   const fast = zstdFastPath(input, maxBytes);
   if (fast) return fast;
   const parts = [...zstdStream(input, maxBytes)];
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
 export async function zstdBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
@@ -115,5 +115,5 @@ export async function zstdBoundedAsync(input: Buffer, maxBytes: number): Promise
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }

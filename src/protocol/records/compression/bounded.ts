@@ -66,7 +66,7 @@ async function gzipBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer
 export function snappyDeclaredLength(block: Buffer): number {
   let value = 0;
   for (let i = 0, shift = 0; i < 5 && i < block.length; i++, shift += 7) {
-    const b = block[i];
+    const b = block[i]!;
     value += (b & 0x7f) * 2 ** shift;
     if (b < 0x80) return value;
   }
@@ -87,7 +87,7 @@ function snappyBounded(input: Buffer, maxBytes: number): Buffer {
   const blocks = snappyBlocks(input);
   checkSnappyTotal(blocks, maxBytes);
   const out = blocks.map((b) => asBuffer(snappyUncompressSync(b, { asBuffer: true })));
-  return out.length === 1 ? out[0] : Buffer.concat(out);
+  return out.length === 1 ? out[0]! : Buffer.concat(out);
 }
 
 async function snappyBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
@@ -95,7 +95,7 @@ async function snappyBoundedAsync(input: Buffer, maxBytes: number): Promise<Buff
   checkSnappyTotal(blocks, maxBytes);
   const out: Buffer[] = [];
   for (const b of blocks) out.push(asBuffer(await snappyUncompressAsync(b, { asBuffer: true })));
-  return out.length === 1 ? out[0] : Buffer.concat(out);
+  return out.length === 1 ? out[0]! : Buffer.concat(out);
 }
 
 // ------------------------------------------------------------------------------ dispatch
