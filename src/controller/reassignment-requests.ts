@@ -2,7 +2,8 @@
  * The ways a reassignment is asked for, cancelled or listed: `/admin/reassign_partitions` (the
  * `--zookeeper` tools), AlterPartitionReassignments and ListPartitionReassignments. Each builds
  * the target assignment and hands the partition to onPartitionReassignment (reassignment.ts);
- * the per-partition results are Kafka's.
+ * the per-partition results are Kafka's. A new controller starts here too: pending ZooKeeper
+ * requests first, then the reassignments the topic znodes say are in progress.
  */
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ControllerMovedError } from '../metadata/zk/zk-client-types.js';

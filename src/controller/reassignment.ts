@@ -20,9 +20,9 @@
  * is complete at once and stops the replicas that were being added.
  * A new controller resumes reassignments whose topic znode still lists adding/removing replicas.
  *
- * This file holds those steps and what triggers the next one (an ISR change, a broker's start,
- * failover); the assignment arithmetic is reassignment-state.ts, the requests that start, cancel
- * or list reassignments reassignment-requests.ts.
+ * This file holds those steps and what triggers the next one (an ISR change, a broker's start);
+ * the assignment arithmetic is reassignment-state.ts, the requests that start, cancel or list
+ * reassignments (and the resumption on failover) reassignment-requests.ts.
  */
 import { ControllerMovedError, type LeaderIsrState, type PartitionReassignment, type VersionedState } from '../metadata/zk/zk-client-types.js';
 import { tpKey, type TopicPartition } from './context.js';
