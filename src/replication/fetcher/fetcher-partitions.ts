@@ -85,11 +85,13 @@ export class FetcherPartitions {
     await Promise.all(busy);
   }
 
+  /** Backs these partitions off for `ms` (those still held). */
   delay(states: Iterable<PartitionFetchState>, ms = this.fetchBackoffMs): void {
     const until = this.clock() + ms;
     for (const st of states) if (this.states.get(st.key) === st) st.delayUntil = until;
   }
 
+  /** Gives the partition up until the next LeaderAndIsr, saying why. */
   markFailed(st: PartitionFetchState, why: string): void {
     if (!this.fail(st)) return;
     this.logger.warn({ fetcher: this.fetcherName, partition: st.key, why }, 'partition marked as failed until the next LeaderAndIsr');
@@ -154,6 +156,7 @@ export class FetcherPartitions {
     }
   }
 
+  /** Fetches on from `offset` (or the log end, if lower) once a truncation is done. */
   afterTruncation(st: PartitionFetchState, offset: number, complete: boolean, truncationOnFetch: boolean): void {
     if (this.states.get(st.key) !== st) return;
     st.fetchOffset = Math.min(offset, st.replica.logEndOffset);
