@@ -11,7 +11,8 @@ import { ErrorCode } from '../protocol/errors.js';
 import { Fetcher, type ConsumerRecord } from './fetcher.js';
 import { assignorByName } from './group/assignors.js';
 import { GroupMembership } from './group/membership.js';
-import { commitOffsets, fetchCommittedOffsets, tpKey, type OffsetAndMetadata, type TopicPartition } from './group/offsets.js';
+import { tpKey } from '../common/partition-keys.js';
+import { commitOffsets, fetchCommittedOffsets, type OffsetAndMetadata, type TopicPartition } from './group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from './list-offsets.js';
 
 export type { ConsumerRecord, TopicPartition, OffsetAndMetadata };

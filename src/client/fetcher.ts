@@ -21,7 +21,8 @@ import {
   type RecordHeader,
 } from '../protocol/records/index.js';
 import type { PartitionData } from '../protocol/messages/01-fetch.js';
-import { tpKey, type TopicPartition } from './group/offsets.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { TopicPartition } from './group/offsets.js';
 
 export interface ConsumerRecord {
   topic: string;

@@ -4,6 +4,7 @@
  * read and change it, and the request batch reads it when it builds requests. Keeping it plain
  * lets the unit tests build one by hand.
  */
+import { tpKey } from '../common/partition-keys.js';
 import type { BrokerEndpoint } from '../metadata/zk/zk-data.js';
 import type { LeaderIsrState } from '../metadata/zk/zk-client-types.js';
 import type { PartitionState } from './partition-state-machine.js';
@@ -39,8 +40,7 @@ export interface TopicPartition {
   partition: number;
 }
 
-/** Kafka's TopicPartition.toString: the partition is a number, so the last '-' separates. */
-export const tpKey = (topic: string, partition: number): string => `${topic}-${partition}`;
+/** The inverse of tpKey: the partition is a number, so the last '-' separates. */
 export function parseTpKey(key: string): TopicPartition {
   const i = key.lastIndexOf('-');
   return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) };

@@ -30,12 +30,6 @@ export const ControllerErrors = {
   NO_REASSIGNMENT_IN_PROGRESS: 85,
 } as const;
 
-export function groupByTopic<T extends { topic: string }>(items: readonly T[]): Map<string, T[]> {
-  const m = new Map<string, T[]>();
-  for (const i of items) (m.get(i.topic) ?? m.set(i.topic, []).get(i.topic)!).push(i);
-  return m;
-}
-
 /** One-shot ZooKeeper watchers of the current controller term; each turns into an event. */
 export interface ZkWatchers {
   brokers: ZkWatcher;

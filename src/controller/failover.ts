@@ -5,7 +5,7 @@
  * leader, then resume what the previous controller left: deletions, preferred elections, ISR
  * change notifications and reassignments.
  */
-import { tpKey } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
 import type { ControllerRuntime } from './env.js';
 import { setPartitionState } from './partition-state-machine.js';
 import { setReplicaState, replicasOf } from './replica-state-machine.js';

@@ -5,4 +5,4 @@
 export { KafkaController, type ControllerHost, type ControllerMembership } from './kafka-controller.js';
 export type { ControllerConfig } from './config.js';
 export type { ControllerRequest, ControllerRequestSink } from './request-batch.js';
-export { ControllerContext, tpKey, parseTpKey, type TopicPartition } from './context.js';
+export { ControllerContext, parseTpKey, type TopicPartition } from './context.js';

@@ -5,7 +5,8 @@
  * broker's share of partitions led by someone else passes leader.imbalance.per.broker.percentage.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import { tpKey, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { TopicPartition } from './context.js';
 import { imbalancedPartitions } from './election.js';
 import { ControllerErrors, type ControllerRuntime } from './env.js';
 import { DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE } from './config.js';

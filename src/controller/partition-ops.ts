@@ -8,7 +8,8 @@
  */
 import { ErrorCode } from '../protocol/errors.js';
 import type { LeaderIsrState } from '../metadata/zk/zk-client-types.js';
-import { tpKey, type TopicPartition } from './context.js';
+import { groupByTopic, tpKey } from '../common/partition-keys.js';
+import type { TopicPartition } from './context.js';
 import {
   controlledShutdownPartitionLeaderElection,
   offlinePartitionLeaderElection,
@@ -16,7 +17,7 @@ import {
   reassignPartitionLeaderElection,
   type ElectionResult,
 } from './election.js';
-import { ControllerErrors, groupByTopic, type ControllerEnv } from './env.js';
+import { ControllerErrors, type ControllerEnv } from './env.js';
 import { legalForPartitionMove, partitionState, setPartitionState, type PartitionState } from './partition-state-machine.js';
 
 export type ElectionStrategy =

@@ -5,7 +5,8 @@
  * illegal one is logged and refused instead of silently corrupting the controller's view.
  */
 import type { Logger } from 'pino';
-import { tpKey, type ControllerContext, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { ControllerContext, TopicPartition } from './context.js';
 
 export type PartitionState = 'NonExistentPartition' | 'NewPartition' | 'OnlinePartition' | 'OfflinePartition';
 

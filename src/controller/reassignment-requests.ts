@@ -7,7 +7,8 @@
  */
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ControllerMovedError } from '../metadata/zk/zk-client-types.js';
-import { tpKey, type ControllerContext, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { ControllerContext, TopicPartition } from './context.js';
 import { ControllerErrors, type ControllerRuntime } from './env.js';
 import { maybeRemoveFromZkReassignment, maybeResumeReassignments, onPartitionReassignment } from './reassignment.js';
 import {

@@ -5,7 +5,8 @@
  * reassignment.ts, the ways one is started, cancelled or listed in reassignment-requests.ts.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import { tpKey, type ControllerContext, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { ControllerContext, TopicPartition } from './context.js';
 
 /** Kafka's ReplicaAssignment: the full replica list with what is being added and removed. */
 export interface ReplicaAssignment {

@@ -25,7 +25,8 @@
  * reassignments (and the resumption on failover) reassignment-requests.ts.
  */
 import { ControllerMovedError, type LeaderIsrState, type PartitionReassignment, type VersionedState } from '../metadata/zk/zk-client-types.js';
-import { tpKey, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { TopicPartition } from './context.js';
 import type { ControllerEnv, ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges } from './partition-ops.js';
 import { handleReplicaStateChanges } from './replica-ops.js';

@@ -5,8 +5,9 @@
  * StopReplica(deletePartition). Replicas that left the assignment are forgotten.
  */
 import type { LeaderIsrState } from '../metadata/zk/zk-client-types.js';
-import { NO_LEADER, tpKey, type TopicPartition } from './context.js';
-import { groupByTopic, type ControllerEnv } from './env.js';
+import { groupByTopic, tpKey } from '../common/partition-keys.js';
+import { NO_LEADER, type TopicPartition } from './context.js';
+import type { ControllerEnv } from './env.js';
 import { refreshLeadership } from './partition-ops.js';
 import { legalForReplicaMove, replicaState, setReplicaState, type PartitionReplica, type ReplicaState } from './replica-state-machine.js';
 

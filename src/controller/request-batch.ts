@@ -16,7 +16,8 @@ import type {
 } from '../protocol/messages/index.js';
 import type { LeaderAndIsrPartitionState } from '../protocol/messages/04-leader-and-isr.js';
 import type { UpdateMetadataBroker, UpdateMetadataPartitionState } from '../protocol/messages/06-update-metadata.js';
-import { LEADER_DURING_DELETE, parseTpKey, tpKey, type ControllerContext, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import { LEADER_DURING_DELETE, parseTpKey, type ControllerContext, type TopicPartition } from './context.js';
 
 export type ControllerRequest =
   | { api: 'LeaderAndIsr'; request: LeaderAndIsrRequest }

@@ -6,7 +6,8 @@
  * dead broker makes the topic ineligible until that broker returns; then deletion resumes.
  */
 import { type ControllerEnv } from './env.js';
-import { tpKey, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { TopicPartition } from './context.js';
 import { handlePartitionStateChanges } from './partition-ops.js';
 import { partitionState } from './partition-state-machine.js';
 import { handleReplicaStateChanges } from './replica-ops.js';

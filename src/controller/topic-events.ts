@@ -6,7 +6,8 @@
  */
 import type { TopicAssignment } from '../metadata/zk/zk-client-types.js';
 import { randomUuid } from '../protocol/primitives/index.js';
-import { tpKey, type ControllerTopic, type TopicPartition } from './context.js';
+import { tpKey } from '../common/partition-keys.js';
+import type { ControllerTopic, TopicPartition } from './context.js';
 import type { ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges, refreshLeadership } from './partition-ops.js';
 import { handleReplicaStateChanges } from './replica-ops.js';

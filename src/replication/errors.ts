@@ -12,7 +12,3 @@ export function errorCodeOf(err: unknown): number {
   if (err instanceof RecordsError) return ErrorCode[err.kafkaError];
   return ErrorCode.UNKNOWN_SERVER_ERROR;
 }
-
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -14,10 +14,10 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
-import { tpKey } from '../storage/checkpoints.js';
+import { tpKey } from '../common/partition-keys.js';
 import { brokerLogDefaults, topicLogConfig } from './log-config.js';
 import { Partition, type IsrWriter } from './partition.js';
-import { messageOf } from './errors.js';
+import { messageOf } from '../common/errors.js';
 
 /** Partitions of one topic whose logs are opened at the same time. */
 export const OPEN_CONCURRENCY = 8;

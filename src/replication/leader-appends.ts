@@ -13,7 +13,8 @@ import { topicMinInsync } from './log-config.js';
 import type { LeaderAppendResult, Partition } from './partition.js';
 import { DelayedProduce } from './delayed-produce.js';
 import { prepareProducedRecords, type RecordError } from './produce-validation.js';
-import { errorCodeOf, messageOf } from './errors.js';
+import { errorCodeOf } from './errors.js';
+import { messageOf } from '../common/errors.js';
 
 export type AppendOrigin = 'client' | 'coordinator';
 

@@ -20,11 +20,11 @@ import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type 
 import { DelayedProduce } from './delayed-produce.js';
 import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed-delete-records.js';
-import { messageOf } from './errors.js';
-import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch-reader.js';
-import type { DelayedFetch } from './delayed-fetch.js';
+import { messageOf } from '../common/errors.js';
+import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
+import type { DelayedFetch } from './fetch/delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
-import { FetchSessionCache } from './fetch-session.js';
+import { FetchService } from './fetch/fetch-service.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
@@ -77,8 +77,8 @@ export class ReplicaManager {
   private readonly waitingFetches = new Set<DelayedFetch>();
   private readonly waitingProduces = new Set<DelayedProduce>();
   private isrTimer: NodeJS.Timeout | undefined;
-  /** KIP-227 incremental fetch sessions of consumers on this broker. */
-  readonly fetchSessions = new FetchSessionCache();
+  /** Fetch requests (sessions, throttling, down-conversion) over this manager's reads: fetch/fetch-service.ts. */
+  readonly fetchService: FetchService;
   private syncChain: Promise<unknown> = Promise.resolve();
   /** Syncs queued on the chain and not started, by topic. */
   private readonly queuedSyncs = new Map<string, Promise<void>>();
@@ -96,6 +96,7 @@ export class ReplicaManager {
   ) {
     this.hosted = new HostedPartitions(opts, () => this.stopped);
     this.brokerId = opts.config.brokerId;
+    this.fetchService = new FetchService(this, opts.metadata);
     this.appendContext = {
       brokerId: this.brokerId,
       config: opts.config,

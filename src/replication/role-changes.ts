@@ -9,10 +9,10 @@
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
-import { tpKey } from '../storage/checkpoints.js';
+import { tpKey } from '../common/partition-keys.js';
 import type { Partition } from './partition.js';
 import { OPEN_CONCURRENCY, type HostedPartitions } from './hosted-partitions.js';
-import { messageOf } from './errors.js';
+import { messageOf } from '../common/errors.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 
 /** One partition of a LeaderAndIsr request, every version normalised. */

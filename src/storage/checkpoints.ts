@@ -8,6 +8,7 @@
  */
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { tpKey } from '../common/partition-keys.js';
 import { errnoOf } from './errors.js';
 import { shortLivedFiles } from './segment-file.js';
 
@@ -107,10 +108,6 @@ function parseEntries(file: string, lines: string[], fields: number): string[][]
 }
 
 export type TopicPartitionKey = string; // "<topic>-<partition>", same as the log directory name
-
-export function tpKey(topic: string, partition: number): TopicPartitionKey {
-  return `${topic}-${partition}`;
-}
 
 /** Reads a `topic partition offset` checkpoint; a missing file is an empty map. */
 export async function readOffsetCheckpoint(file: string): Promise<Map<TopicPartitionKey, number>> {

@@ -13,11 +13,11 @@ import {
   readMetaProperties,
   readOffsetCheckpoint,
   removeIfExists,
-  tpKey,
   writeFileAtomically,
   writeMetaProperties,
   writeOffsetCheckpoint,
 } from './checkpoints.js';
+import { tpKey } from '../common/partition-keys.js';
 import type { LogConfig } from './config.js';
 import { LogCleaner } from './cleaner/log-cleaner.js';
 import { LogDirLockedError } from './errors.js';

@@ -32,7 +32,7 @@ import { zkTopic } from './cluster-clients.js';
 import { consumeAll } from '../interop/confluent-consume.js';
 import { HANG, Lines, TXN_LOOP, byTransaction, createTopic, observed, startObserver, tagsOf, waitStable } from '../interop/txn-helpers.js';
 import { runCli } from '../cli/helpers.js';
-import { partitionForGroup } from '../../src/coordinator/group/partition-for-group.js';
+import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import {
   DescribeProducersRequestCodec, DescribeProducersResponseCodec, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec,
 } from '../../src/protocol/messages/index.js';

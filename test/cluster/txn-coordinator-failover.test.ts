@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { Cluster } from '../helpers/cluster.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { zkTopic } from './cluster-clients.js';
-import { partitionForGroup } from '../../src/coordinator/group/partition-for-group.js';
+import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
   AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec,

@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { InprocCluster } from '../helpers/inproc-cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { RawClient } from '../helpers/raw-client.js';
-import { partitionForGroup } from '../../src/coordinator/group/partition-for-group.js';
+import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
   AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec,

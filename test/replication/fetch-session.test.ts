@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FetchSession, FetchSessionCache } from '../../src/replication/fetch-session.js';
+import { FetchSession, FetchSessionCache } from '../../src/replication/fetch/fetch-session.js';
 
 const part = (topic: string, partition: number, fetchOffset = 0) => ({ topic, topicId: `id-${topic}`, partition, fetchOffset, partitionMaxBytes: 1024, currentLeaderEpoch: -1 });
 

@@ -12,7 +12,7 @@ import { Partition } from '../../src/replication/partition.js';
 import type { EpochEndOffsetResult, FetcherConfig, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from '../../src/replication/fetcher/types.js';
 import { defaultLogConfig } from '../../src/storage/config.js';
 import { Log } from '../../src/storage/log.js';
-import { tpKey } from '../../src/storage/checkpoints.js';
+import { tpKey } from '../../src/common/partition-keys.js';
 import { CapturingLogger } from '../storage/helpers.js';
 
 export function epochBatch(base: number, count: number, epoch: number, tag = 'v'): Buffer {

@@ -61,22 +61,22 @@ test('replica fetches use an incremental fetch session; forgotten partitions and
     assert.notEqual(s1.id, 0, 'the leader created a session');
     assert.ok(s1.epoch > 1, `incremental fetches went on (epoch ${s1.epoch})`);
     assert.equal(s1.partitions, 3);
-    assert.equal(rmL.fetchSessions.get(s1.id)?.partitions.size, 3);
+    assert.equal(rmL.fetchService.sessions.get(s1.id)?.partitions.size, 3);
 
     // Partition 2 leaves the fetcher: the next incremental fetch forgets it.
     await fetcher.removePartitions(['sess-2']);
     await produce(1, 'after-removal');
-    await waitFor('session without partition 2', () => rmL.fetchSessions.get(endpoint.session.id)?.partitions.size === 2 && endpoint.session.partitions === 2);
+    await waitFor('session without partition 2', () => rmL.fetchService.sessions.get(endpoint.session.id)?.partitions.size === 2 && endpoint.session.partitions === 2);
     await waitFor('partition 1 copied', () => followers[1]!.logEndOffset === leaders[1]!.logEndOffset);
 
     // The leader evicts the session: FETCH_SESSION_ID_NOT_FOUND, a new session, nothing lost.
     const old = endpoint.session.id;
-    rmL.fetchSessions.remove(old);
+    rmL.fetchService.sessions.remove(old);
     await produce(0, 'after-eviction');
     await produce(1, 'after-eviction');
     // (A fetch parked before the eviction may still answer; the next one meets the error.)
     const fresh = await waitFor('a new session', () => endpoint.session.id !== 0 && endpoint.session.id !== old && endpoint.session.id);
-    assert.equal(rmL.fetchSessions.get(fresh)?.partitions.size, 2);
+    assert.equal(rmL.fetchService.sessions.get(fresh)?.partitions.size, 2);
     await produce(0, 'in-the-new-session');
     await waitFor('copied after eviction', () => followers[0]!.logEndOffset === leaders[0]!.logEndOffset && followers[1]!.logEndOffset === leaders[1]!.logEndOffset);
     assert.ok((await logBytes(followers[0]!.log)).equals(await logBytes(leaders[0]!.log)));

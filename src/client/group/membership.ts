@@ -13,7 +13,8 @@ import { ConsumerProtocolAssignmentCodec, ConsumerProtocolSubscriptionCodec } fr
 import type { JoinGroupResponseMember } from '../../protocol/messages/11-join-group.js';
 import type { Assignor, GroupAssignment, MemberSubscription } from './assignors.js';
 import { sendToCoordinator } from './coordinator.js';
-import { tpKey, type TopicPartition } from './offsets.js';
+import { tpKey } from '../../common/partition-keys.js';
+import type { TopicPartition } from './offsets.js';
 
 export interface MembershipOptions {
   groupId: string;

@@ -7,6 +7,7 @@ import { Api } from '../apis.js';
 import type { Cluster } from '../cluster.js';
 import { KafkaError } from '../errors.js';
 import { sendToCoordinator } from './coordinator.js';
+import { groupByTopic } from '../../common/partition-keys.js';
 
 export interface TopicPartition {
   topic: string;
@@ -26,25 +27,11 @@ export interface CommitContext {
   groupInstanceId?: string | null;
 }
 
-export function tpKey(topic: string, partition: number): string {
-  return `${topic}-${partition}`;
-}
-
-function groupByTopic<T>(entries: Iterable<[TopicPartition, T]>): Map<string, [number, T][]> {
-  const out = new Map<string, [number, T][]>();
-  for (const [tp, v] of entries) {
-    const list = out.get(tp.topic) ?? [];
-    list.push([tp.partition, v]);
-    out.set(tp.topic, list);
-  }
-  return out;
-}
-
 /** Commits and throws a KafkaError naming the first partition that failed. */
 export async function commitOffsets(cluster: Cluster, ctx: CommitContext, offsets: Iterable<[TopicPartition, OffsetAndMetadata]>): Promise<void> {
-  const topics = [...groupByTopic(offsets)].map(([name, parts]) => ({
+  const topics = [...groupByTopic(offsets, ([tp]) => tp.topic)].map(([name, parts]) => ({
     name,
-    partitions: parts.map(([partitionIndex, o]) => ({
+    partitions: parts.map(([{ partition: partitionIndex }, o]) => ({
       partitionIndex,
       committedOffset: o.offset,
       committedLeaderEpoch: o.leaderEpoch ?? -1,
@@ -87,7 +74,7 @@ export async function fetchCommittedOffsets(
   partitions: readonly TopicPartition[] | null,
   requireStable = false,
 ): Promise<Map<string, Map<number, CommittedOffset>>> {
-  const topics = partitions === null ? null : [...groupByTopic(partitions.map((tp) => [tp, null] as [TopicPartition, null]))].map(([name, ps]) => ({ name, partitionIndexes: ps.map(([p]) => p) }));
+  const topics = partitions === null ? null : [...groupByTopic(partitions)].map(([name, ps]) => ({ name, partitionIndexes: ps.map((tp) => tp.partition) }));
   const resp = await sendToCoordinator(
     cluster,
     groupId,

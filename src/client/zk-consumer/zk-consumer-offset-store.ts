@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import type { Cluster } from '../cluster.js';
-import { commitOffsets, fetchCommittedOffsets, tpKey, type TopicPartition } from '../group/offsets.js';
+import { tpKey } from '../../common/partition-keys.js';
+import { commitOffsets, fetchCommittedOffsets, type TopicPartition } from '../group/offsets.js';
 import type { ZkSession } from '../../metadata/zk/zk-session.js';
 import { consumerOffsetPath } from '../../metadata/zk/zk-paths.js';
 import { ConsumerOffsetZNode } from '../../metadata/zk/zk-consumer-znodes.js';

@@ -10,7 +10,7 @@
  * is told of each new assignment through GroupMemberHost.
  */
 import type { Logger } from 'pino';
-import { tpKey } from '../group/offsets.js';
+import { tpKey } from '../../common/partition-keys.js';
 import { isZkError, type ZkSession, type ZkWatcher } from '../../metadata/zk/zk-session.js';
 import { TopicZNode } from '../../metadata/zk/zk-data.js';
 import { BROKER_IDS_PATH, consumerIdPath, consumerIdsPath, consumerOwnerPath, consumerOwnersPath, topicPath } from '../../metadata/zk/zk-paths.js';

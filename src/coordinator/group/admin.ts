@@ -3,7 +3,7 @@
  */
 import { ErrorCode } from '../../protocol/errors.js';
 import type { OperationResult } from '../runtime/types.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
 
 export interface ListedGroup {
@@ -13,7 +13,7 @@ export interface ListedGroup {
   groupType: string;
 }
 
-export function listGroups(shard: GroupShard, statesFilter: string[], typesFilter: string[]): ListedGroup[] {
+export function listGroups(shard: GroupShardState, statesFilter: string[], typesFilter: string[]): ListedGroup[] {
   const states = new Set(statesFilter.map((s) => s.toLowerCase()));
   const types = new Set(typesFilter.map((s) => s.toLowerCase()));
   const out: ListedGroup[] = [];
@@ -43,7 +43,7 @@ export interface DescribedGroup {
 }
 
 /** As Kafka: an unknown group is described as Dead with no members, not as an error (before v6). */
-export function describeGroup(shard: GroupShard, groupId: string): DescribedGroup {
+export function describeGroup(shard: GroupShardState, groupId: string): DescribedGroup {
   const g = shard.groups.get(groupId);
   if (!g) return { errorCode: ErrorCode.NONE, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] };
   const stable = g.is('Stable');
@@ -66,7 +66,7 @@ export function describeGroup(shard: GroupShard, groupId: string): DescribedGrou
 }
 
 /** Deletes empty groups: tombstones for each offset and for the group itself. */
-export function deleteGroups(shard: GroupShard, groupIds: string[]): OperationResult<{ groupId: string; errorCode: number }[], CoordinatorRecord> {
+export function deleteGroups(shard: GroupShardState, groupIds: string[]): OperationResult<{ groupId: string; errorCode: number }[], CoordinatorRecord> {
   const records: CoordinatorRecord[] = [];
   const results = groupIds.map((groupId) => {
     const g = shard.groups.get(groupId);

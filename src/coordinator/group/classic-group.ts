@@ -1,12 +1,37 @@
 /**
  * A classic (JoinGroup/SyncGroup) group in memory: its state, generation, chosen protocol and
  * members. Plain data plus the small decisions that depend only on the group itself (protocol
- * vote, who has joined, converting to and from the GroupMetadata record).
+ * vote, who has joined, converting to and from the GroupMetadata record), the legal moves
+ * between its states (Kafka's ClassicGroupState), and the answers of a failed join or sync.
  */
 import type { GroupMetadataValue } from '../../protocol/coordinator-records/index.js';
 import { EMPTY } from '../../protocol/primitives/index.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
+
+/** Legal moves, as Kafka's ClassicGroupState: target state → the states it may be entered from. */
+export const VALID_PREVIOUS_GROUP_STATES: ReadonlyMap<GroupState, ReadonlySet<GroupState>> = new Map<GroupState, ReadonlySet<GroupState>>([
+  ['Empty', new Set<GroupState>(['PreparingRebalance'])],
+  ['PreparingRebalance', new Set<GroupState>(['Stable', 'CompletingRebalance', 'Empty'])],
+  ['CompletingRebalance', new Set<GroupState>(['PreparingRebalance'])],
+  ['Stable', new Set<GroupState>(['CompletingRebalance'])],
+  ['Dead', new Set<GroupState>(['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Empty', 'Dead'])],
+]);
+
+export function canGroupTransition(from: GroupState, to: GroupState): boolean {
+  return VALID_PREVIOUS_GROUP_STATES.get(to)?.has(from) ?? false;
+}
+
+/** A move the table does not allow: a bug in the rebalance code, never a client's doing. */
+export class IllegalGroupTransition extends Error {
+  constructor(
+    readonly groupId: string,
+    readonly from: GroupState,
+    readonly to: GroupState,
+  ) {
+    super(`group ${groupId}: illegal transition ${from} -> ${to}`);
+  }
+}
 
 export interface JoinOutcome {
   errorCode: number;
@@ -79,7 +104,9 @@ export class ClassicGroup {
     this.stateTimestamp = now;
   }
 
+  /** Moves to `state`, checked against the table; an illegal move throws IllegalGroupTransition. */
   transitionTo(state: GroupState, now: number): void {
+    if (!canGroupTransition(this.state, state)) throw new IllegalGroupTransition(this.groupId, this.state, state);
     this.state = state;
     this.stateTimestamp = now;
   }
@@ -214,4 +241,14 @@ export class ClassicGroup {
     g.stateTimestamp = ts;
     return g;
   }
+}
+
+/** The JoinGroup answer of a failed join. */
+export function joinError(errorCode: number, memberId = ''): JoinOutcome {
+  return { errorCode, generationId: -1, protocolType: null, protocolName: null, leader: '', memberId, skipAssignment: false, members: [] };
+}
+
+/** The SyncGroup answer of a failed sync. */
+export function syncError(errorCode: number): SyncOutcome {
+  return { errorCode, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
 }

@@ -6,7 +6,7 @@
  * resumed at the old topic's offsets, silently skipping the new topic's first records.
  */
 import type { OperationResult } from '../runtime/types.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
 
 /** How many partitions a topic has now; undefined when it does not exist. */
@@ -26,7 +26,7 @@ export interface RemovedOffsets {
  * `onlyTopic`, looks at that topic alone (a metadata change names one topic).
  */
 export function removeOffsetsOfDeletedPartitions(
-  shard: GroupShard,
+  shard: GroupShardState,
   partitionCount: PartitionCount,
   onlyTopic?: string,
 ): OperationResult<RemovedOffsets, CoordinatorRecord> {

@@ -8,13 +8,13 @@
  */
 import type { OperationResult } from '../runtime/types.js';
 import type { CommittedOffset } from './offset-store.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupShardState } from './group-shard-state.js';
 import { groupSubscribedTopics } from './offsets.js';
 import type { CoordinatorRecord } from './records.js';
 
 const EXPIRY_TIMER = 'offsets-expiry';
 
-export function expireOffsets(shard: GroupShard, now: number): OperationResult<number, CoordinatorRecord> {
+export function expireOffsets(shard: GroupShardState, now: number): OperationResult<number, CoordinatorRecord> {
   const records: CoordinatorRecord[] = [];
   const retention = shard.config.offsetsRetentionMs;
   let expired = 0;
@@ -47,7 +47,7 @@ export function expireOffsets(shard: GroupShard, now: number): OperationResult<n
 }
 
 /** Runs expiry every offsets.retention.check.interval.ms while the partition is loaded. */
-export function scheduleExpiry(shard: GroupShard): void {
+export function scheduleExpiry(shard: GroupShardState): void {
   shard.ctx.scheduleTimer(EXPIRY_TIMER, shard.config.offsetsRetentionCheckIntervalMs, (now) => {
     const result = expireOffsets(shard, now);
     if (result.response > 0) {

@@ -1,49 +1,46 @@
 /**
  * The group coordinator service the handlers call: finds the shard (offsets partition) of a
- * group, runs the operation through the coordinator runtime, and keeps the set of loaded
- * partitions in step with the `__consumer_offsets` partitions this broker leads.
+ * group and runs the operation through the coordinator runtime; the shared shell keeps the set
+ * of loaded partitions in step with the `__consumer_offsets` partitions this broker leads. It
+ * also removes the offsets of deleted partitions and completes transactional offset commits.
  */
 import type { Logger } from 'pino';
-import type { BrokerConfig } from '../../server/config/index.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
-import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { CoordinatorRuntime } from '../runtime/runtime.js';
-import { ReplicaManagerCoordinatorLog } from '../runtime/partition-log.js';
+import type { CoordinatorRuntime } from '../runtime/runtime.js';
+import { CoordinatorShell, type CoordinatorReplicas } from '../runtime/coordinator-shell.js';
 import type { CoordinatorLog } from '../runtime/types.js';
-import { GroupShard, joinError, syncError, type GroupCoordinatorConfig } from './group-shard.js';
+import { GroupShard } from './group-shard.js';
+import { groupConfigFrom, type GroupCoordinatorBrokerConfig, type GroupCoordinatorConfig } from './config.js';
 import { decodeRecord, encodeRecord, type CoordinatorRecord } from './records.js';
-import { partitionForGroup } from './partition-for-group.js';
 import { joinGroup, syncGroup, type JoinRequest, type SyncRequest } from './join-sync.js';
-import type { JoinOutcome, SyncOutcome } from './classic-group.js';
+import { joinError, syncError, type JoinOutcome, type SyncOutcome } from './classic-group.js';
 import { heartbeat, leaveGroup, type HeartbeatRequest, type LeaveResult, type LeavingMember } from './heartbeat-leave.js';
 import { commitOffsets, deleteOffsets, fetchOffsets, txnCommitOffsets, type TxnCommitRequest, type CommitRequest, type FetchedTopics, type OffsetDeleteResult, type TopicPartitionErrors } from './offsets.js';
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
-import { FailureLog } from '../../storage/failure-log.js';
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
-export function groupConfigFrom(cfg: BrokerConfig): GroupCoordinatorConfig {
-  return {
-    minSessionTimeoutMs: cfg.groupMinSessionTimeoutMs,
-    maxSessionTimeoutMs: cfg.groupMaxSessionTimeoutMs,
-    initialRebalanceDelayMs: cfg.groupInitialRebalanceDelayMs,
-    maxGroupSize: cfg.groupMaxSize,
-    offsetMetadataMaxBytes: cfg.offsetMetadataMaxBytes,
-    offsetsRetentionMs: cfg.offsetsRetentionMinutes * 60_000,
-    offsetsRetentionCheckIntervalMs: cfg.offsetsRetentionCheckIntervalMs,
-  };
+/** A transaction marker written to a partition here, as the replica manager tells it. */
+export interface WrittenTxnMarker {
+  topic: string;
+  partition: number;
+  producerId: bigint;
+  commit: boolean;
+}
+
+/** The replica manager as the group coordinator uses it (the broker's fits as it is). */
+export interface GroupCoordinatorReplicas extends CoordinatorReplicas {
+  readonly txnMarkerListeners: { add(listener: (marker: WrittenTxnMarker) => void): unknown };
 }
 
 export interface GroupCoordinatorOptions {
-  config: BrokerConfig;
+  config: GroupCoordinatorBrokerConfig;
   metadata: MetadataStore;
-  replicaManager: ReplicaManager;
+  replicaManager: GroupCoordinatorReplicas;
   logger: Logger;
   /** Tests may substitute the log and the group settings. */
   log?: CoordinatorLog;
@@ -53,31 +50,41 @@ export interface GroupCoordinatorOptions {
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
 export class GroupCoordinator {
-  readonly runtime: CoordinatorRuntime<GroupShard, CoordinatorRecord>;
-  private readonly numPartitions: number;
-  private creating: Promise<TopicInfo> | undefined;
-  private reopening: Promise<void> | undefined;
-  private closed = false;
-  private readonly failures: FailureLog;
+  private readonly shell: CoordinatorShell<GroupShard, CoordinatorRecord>;
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
-    this.failures = new FailureLog(opts.logger);
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
-    const existing = opts.metadata.topic(OFFSETS_TOPIC);
-    this.numPartitions = existing?.partitions.length ?? opts.config.offsetsTopicNumPartitions;
-    this.runtime = new CoordinatorRuntime<GroupShard, CoordinatorRecord>({
-      log: opts.log ?? new ReplicaManagerCoordinatorLog(opts.replicaManager, OFFSETS_TOPIC, (msg) => opts.logger.warn(msg)),
-      serde: { encode: encodeRecord, decode: decodeRecord },
-      newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
-      onError: (msg, err) => opts.logger.error({ err }, msg),
-      // Offsets of topics deleted while this partition was not loaded (or before their
-      // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
-      afterLoad: (shard) => {
-        const res = removeOffsetsOfDeletedPartitions(shard, this.partitionCount);
-        this.logRemoved(shard.ctx.partition, res.response, 'loading');
-        return { records: res.records, response: undefined };
+    const cfg = opts.config;
+    this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
+      topic: {
+        name: OFFSETS_TOPIC,
+        numPartitions: cfg.offsetsTopicNumPartitions,
+        replicationFactor: cfg.offsetsTopicReplicationFactor,
+        description: 'the offsets topic',
+        replicationFactorSetting: 'offsets.topic.replication.factor',
+        configs: () => ({ 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(cfg.offsetsTopicSegmentBytes) }),
+      },
+      config: cfg,
+      metadata: opts.metadata,
+      replicaManager: opts.replicaManager,
+      logger: opts.logger,
+      log: opts.log,
+      runtime: {
+        serde: { encode: encodeRecord, decode: decodeRecord },
+        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
+        // Offsets of topics deleted while this partition was not loaded (or before their
+        // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
+        afterLoad: (shard) => {
+          const res = removeOffsetsOfDeletedPartitions(shard, this.partitionCount);
+          this.logRemoved(shard.ctx.partition, res.response, 'loading');
+          return { records: res.records, response: undefined };
+        },
       },
     });
+  }
+
+  get runtime(): CoordinatorRuntime<GroupShard, CoordinatorRecord> {
+    return this.shell.runtime;
   }
 
   private readonly partitionCount = (topic: string): number | undefined => this.opts.metadata.topic(topic)?.partitions.length;
@@ -117,25 +124,14 @@ export class GroupCoordinator {
 
   /** Loads the offsets partitions led here and follows leadership changes. */
   start(): void {
-    // A failed sync (its logs cannot be opened: a full disk) must not become an unhandled
-    // rejection, which would end the process; FindCoordinator retries it.
-    const sync = (): void =>
-      void this.syncLeadership().catch((err: unknown) =>
-        this.failures.failed('__consumer_offsets', 'log openings', 'warn', () => `cannot open the logs of ${OFFSETS_TOPIC}: ${messageOf(err)}`),
-      );
-    this.opts.metadata.onChange((topic) => {
-      if (topic === OFFSETS_TOPIC) {
-        sync();
-        return;
-      }
-      const count = this.partitionCount(topic);
-      if (count === undefined || this.hasOffsetsBeyond(topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
-    });
     // A transaction's marker on an offsets partition makes its pending offset commits visible or drops them.
     this.opts.replicaManager.txnMarkerListeners.add((w) => {
       if (w.topic === OFFSETS_TOPIC) void this.onTransactionCompleted(w.partition, w.producerId, w.commit);
     });
-    sync();
+    this.shell.start((topic) => {
+      const count = this.partitionCount(topic);
+      if (count === undefined || this.hasOffsetsBeyond(topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
+    });
   }
 
   private hasOffsetsBeyond(topic: string, count: number): boolean {
@@ -149,12 +145,11 @@ export class GroupCoordinator {
   }
 
   shutdown(): void {
-    this.closed = true;
-    this.runtime.close();
+    this.shell.close();
   }
 
   partitionFor(groupId: string): number {
-    return partitionForGroup(groupId, this.numPartitions);
+    return this.shell.partitionFor(groupId);
   }
 
   /**
@@ -162,43 +157,8 @@ export class GroupCoordinator {
    * it cannot be created or its logs cannot be opened (a full disk): the failure is logged at
    * most once per interval, and FindCoordinator answers the retriable COORDINATOR_NOT_AVAILABLE.
    */
-  async ensureOffsetsTopic(): Promise<TopicInfo> {
-    const existing = this.opts.metadata.topic(OFFSETS_TOPIC);
-    if (existing) return existing;
-    this.creating ??= (async () => {
-      const cfg = this.opts.config;
-      const live = this.opts.metadata.brokers().length;
-      // Cluster mode follows Kafka: the offsets topic waits until enough brokers are up for
-      // its full replication factor (a cluster starting up would otherwise be stuck with
-      // fewer replicas forever). A single embedded broker takes what it has, as before.
-      if (cfg.zookeeperConnect !== null && live < cfg.offsetsTopicReplicationFactor) {
-        throw new KafkaError(
-          ErrorCode.COORDINATOR_NOT_AVAILABLE,
-          `Number of alive brokers '${live}' does not meet the required replication factor '${cfg.offsetsTopicReplicationFactor}' for the offsets topic (configured via 'offsets.topic.replication.factor')`,
-        );
-      }
-      try {
-        await this.opts.metadata.createTopic({
-          name: OFFSETS_TOPIC,
-          numPartitions: this.numPartitions,
-          replicationFactor: Math.max(1, Math.min(cfg.offsetsTopicReplicationFactor, live)),
-          internal: true,
-          configs: { 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(cfg.offsetsTopicSegmentBytes) },
-        });
-      } catch (err) {
-        if (!(err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
-      }
-      await this.syncLeadership();
-      return this.opts.metadata.topic(OFFSETS_TOPIC)!;
-    })()
-      .catch((err: unknown) => {
-        this.failures.failed('__consumer_offsets', 'creations', 'warn', () => `cannot create ${OFFSETS_TOPIC} or open its logs: ${messageOf(err)}`);
-        throw err;
-      })
-      .finally(() => {
-        this.creating = undefined;
-      });
-    return this.creating;
+  ensureOffsetsTopic(): Promise<TopicInfo> {
+    return this.shell.ensureTopic();
   }
 
   /**
@@ -206,32 +166,13 @@ export class GroupCoordinator {
    * when the log could not be created (a full disk): then the opening is retried now (once at a
    * time), so a client retrying FindCoordinator gets its coordinator once there is room again.
    */
-  async offsetsPartitionOpen(groupId: string): Promise<boolean> {
-    const partition = this.partitionFor(groupId);
-    const ps = this.opts.metadata.topic(OFFSETS_TOPIC)?.partitions[partition];
-    const isOpen = (): boolean => this.opts.replicaManager.getPartition(OFFSETS_TOPIC, partition) !== undefined;
-    if (!ps || ps.leader !== this.opts.config.brokerId || isOpen()) return true;
-    this.reopening ??= this.syncLeadership()
-      .catch((err: unknown) => this.failures.failed('__consumer_offsets', 'log openings', 'warn', () => `cannot open the logs of ${OFFSETS_TOPIC}: ${messageOf(err)}`))
-      .finally(() => {
-        this.reopening = undefined;
-      });
-    await this.reopening;
-    return isOpen();
+  offsetsPartitionOpen(groupId: string): Promise<boolean> {
+    return this.shell.partitionOpen(this.partitionFor(groupId));
   }
 
   /** Loads partitions that became led here, unloads the ones that moved away. */
-  async syncLeadership(): Promise<void> {
-    if (this.closed) return;
-    const info = this.opts.metadata.topic(OFFSETS_TOPIC);
-    const me = this.opts.config.brokerId;
-    const led = new Set((info?.partitions ?? []).filter((p) => p.leader === me).map((p) => p.partition));
-    // Loading ones too: a load finishing after leadership moved would serve (and later, when
-    // leadership returns, keep) a state without the new leader's writes.
-    for (const p of this.runtime.hostedPartitions()) if (!led.has(p)) this.runtime.unload(p);
-    if (led.size === 0) return;
-    await this.opts.replicaManager.syncTopic(OFFSETS_TOPIC);
-    await Promise.all([...led].map((p) => this.runtime.load(p).catch(() => undefined)));
+  syncLeadership(): Promise<void> {
+    return this.shell.syncLeadership();
   }
 
   /** Waits until every led offsets partition is loaded (tests, start-up). */

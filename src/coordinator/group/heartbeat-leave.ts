@@ -3,7 +3,7 @@
  */
 import { ErrorCode } from '../../protocol/errors.js';
 import type { OperationResult } from '../runtime/types.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
 import { removeMemberAndRebalance, scheduleSessionTimeout, sessionTimerKey, tryCompleteJoin } from './rebalance.js';
 import { UNKNOWN_MEMBER_ID, checkMember } from './validation.js';
@@ -17,7 +17,7 @@ export interface HeartbeatRequest {
   groupInstanceId: string | null;
 }
 
-export function heartbeat(shard: GroupShard, req: HeartbeatRequest): Result<number> {
+export function heartbeat(shard: GroupShardState, req: HeartbeatRequest): Result<number> {
   const done = (code: number): Result<number> => ({ records: [], response: code });
   const g = shard.groups.get(req.groupId);
   if (!g) return done(ErrorCode.UNKNOWN_MEMBER_ID);
@@ -41,7 +41,7 @@ export interface LeaveResult {
   members: { memberId: string; groupInstanceId: string | null; errorCode: number }[];
 }
 
-export function leaveGroup(shard: GroupShard, groupId: string, leaving: LeavingMember[], now: number): Result<LeaveResult> {
+export function leaveGroup(shard: GroupShardState, groupId: string, leaving: LeavingMember[], now: number): Result<LeaveResult> {
   const g = shard.groups.get(groupId);
   if (!g) return { records: [], response: { errorCode: ErrorCode.UNKNOWN_MEMBER_ID, members: [] } };
   if (g.is('Dead')) return { records: [], response: { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, members: [] } };
@@ -54,7 +54,7 @@ export function leaveGroup(shard: GroupShard, groupId: string, leaving: LeavingM
   return { records: out, response: { errorCode: ErrorCode.NONE, members: results } };
 }
 
-function leaveOne(shard: GroupShard, g: NonNullable<ReturnType<GroupShard['groups']['get']>>, l: LeavingMember, now: number, out: CoordinatorRecord[]): number {
+function leaveOne(shard: GroupShardState, g: NonNullable<ReturnType<GroupShardState['groups']['get']>>, l: LeavingMember, now: number, out: CoordinatorRecord[]): number {
   if (l.groupInstanceId !== null) {
     // A static member may leave by instance id alone (the admin client's removeMembersFromGroup).
     const registered = g.staticMembers.get(l.groupInstanceId);

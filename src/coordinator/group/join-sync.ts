@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { OperationResult } from '../runtime/types.js';
-import { ClassicGroup, type ClassicMember, type JoinOutcome, type ProtocolOffer, type SyncOutcome } from './classic-group.js';
-import { joinError, syncError, type GroupShard } from './group-shard.js';
+import { ClassicGroup, joinError, syncError, type ClassicMember, type JoinOutcome, type ProtocolOffer, type SyncOutcome } from './classic-group.js';
+import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
 import { cancelSyncTimer, prepareRebalance, schedulePendingMemberTimeout, scheduleSessionTimeout, sessionTimerKey, tryCompleteJoin } from './rebalance.js';
 import { UNKNOWN_MEMBER_ID, checkMember, protocolsEqual } from './validation.js';
@@ -65,7 +65,7 @@ function parkJoin(m: ClassicMember): Promise<JoinOutcome> {
   });
 }
 
-export function joinGroup(shard: GroupShard, req: JoinRequest, now: number): Result<JoinOutcome> {
+export function joinGroup(shard: GroupShardState, req: JoinRequest, now: number): Result<JoinOutcome> {
   const cfg = shard.config;
   if (req.groupId === '') return joinNow(joinError(ErrorCode.INVALID_GROUP_ID, req.memberId));
   if (req.sessionTimeoutMs < cfg.minSessionTimeoutMs || req.sessionTimeoutMs > cfg.maxSessionTimeoutMs) {
@@ -147,7 +147,7 @@ function updateMember(m: ClassicMember, req: JoinRequest): void {
   m.clientHost = req.clientHost;
 }
 
-function addMemberAndRebalance(shard: GroupShard, g: ClassicGroup, req: JoinRequest, memberId: string, now: number, out: CoordinatorRecord[]): Promise<JoinOutcome> {
+function addMemberAndRebalance(shard: GroupShardState, g: ClassicGroup, req: JoinRequest, memberId: string, now: number, out: CoordinatorRecord[]): Promise<JoinOutcome> {
   const m: ClassicMember = {
     memberId,
     groupInstanceId: req.groupInstanceId,
@@ -176,7 +176,7 @@ function addMemberAndRebalance(shard: GroupShard, g: ClassicGroup, req: JoinRequ
  * over the old member's place and assignment. In a stable group nothing is rebalanced (KIP-345);
  * the new member id is persisted so a restarted coordinator knows it.
  */
-function replaceStaticMember(shard: GroupShard, g: ClassicGroup, old: ClassicMember, req: JoinRequest, now: number): Result<JoinOutcome> {
+function replaceStaticMember(shard: GroupShardState, g: ClassicGroup, old: ClassicMember, req: JoinRequest, now: number): Result<JoinOutcome> {
   const out: CoordinatorRecord[] = [];
   shard.ctx.cancelTimer(sessionTimerKey(g.groupId, old.memberId));
   old.joinWaiter?.(joinError(ErrorCode.FENCED_INSTANCE_ID, old.memberId));
@@ -202,7 +202,7 @@ function replaceStaticMember(shard: GroupShard, g: ClassicGroup, old: ClassicMem
   return { records: out, response };
 }
 
-export function syncGroup(shard: GroupShard, req: SyncRequest, now: number): Result<SyncOutcome> {
+export function syncGroup(shard: GroupShardState, req: SyncRequest, now: number): Result<SyncOutcome> {
   const g = shard.groups.get(req.groupId);
   if (!g) return syncNow(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
   if (g.is('Dead')) return syncNow(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));

@@ -6,7 +6,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { OperationResult } from '../runtime/types.js';
 import { ClassicGroup } from './classic-group.js';
 import { subscribedTopics } from './consumer-protocol.js';
-import type { GroupShard } from './group-shard.js';
+import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
 import { scheduleSessionTimeout } from './rebalance.js';
 import { UNKNOWN_MEMBER_ID, checkMember } from './validation.js';
@@ -40,7 +40,7 @@ function allFailed(req: CommitRequest, code: number): Result<TopicPartitionError
 }
 
 /** The group-level check of a commit: NONE, or the error every partition gets. */
-function validateCommit(shard: GroupShard, g: ClassicGroup, req: CommitRequest): number {
+function validateCommit(shard: GroupShardState, g: ClassicGroup, req: CommitRequest): number {
   if (g.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
   // A standalone consumer (assign(), no group membership) commits with generation -1.
   if (req.generationId < 0 && g.is('Empty')) return ErrorCode.NONE;
@@ -55,7 +55,7 @@ function validateCommit(shard: GroupShard, g: ClassicGroup, req: CommitRequest):
   return ErrorCode.UNKNOWN_MEMBER_ID;
 }
 
-export function commitOffsets(shard: GroupShard, req: CommitRequest, now: number): Result<TopicPartitionErrors> {
+export function commitOffsets(shard: GroupShardState, req: CommitRequest, now: number): Result<TopicPartitionErrors> {
   if (req.groupId === '') return allFailed(req, ErrorCode.INVALID_GROUP_ID);
   let g = shard.groups.get(req.groupId);
   if (!g) {
@@ -112,7 +112,7 @@ export interface TxnCommitRequest {
  * TxnOffsetCommit: the offsets are written as a transactional batch of the producer and stay
  * pending (invisible to OffsetFetch) until its transaction's marker reaches the partition.
  */
-export function txnCommitOffsets(shard: GroupShard, req: TxnCommitRequest, now: number): Result<TopicPartitionErrors> {
+export function txnCommitOffsets(shard: GroupShardState, req: TxnCommitRequest, now: number): Result<TopicPartitionErrors> {
   const all = (code: number): Result<TopicPartitionErrors> => ({
     records: [],
     response: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })),
@@ -162,7 +162,7 @@ export interface FetchedPartition {
 export type FetchedTopics = { name: string; partitions: FetchedPartition[] }[];
 
 /** Committed offsets of a group; `topics` null = everything it has. Unknown partitions get -1. */
-export function fetchOffsets(shard: GroupShard, groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): FetchedTopics {
+export function fetchOffsets(shard: GroupShardState, groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): FetchedTopics {
   const store = shard.offsets;
   // KIP-447: a partition with a transactional commit pending answers UNSTABLE_OFFSET_COMMIT (retriable).
   const unstable = (topic: string, partitionIndex: number): FetchedPartition | undefined =>
@@ -207,7 +207,7 @@ export interface OffsetDeleteResult {
   topics: TopicPartitionErrors;
 }
 
-export function deleteOffsets(shard: GroupShard, groupId: string, topics: { name: string; partitions: number[] }[]): Result<OffsetDeleteResult> {
+export function deleteOffsets(shard: GroupShardState, groupId: string, topics: { name: string; partitions: number[] }[]): Result<OffsetDeleteResult> {
   const g = shard.groups.get(groupId);
   if (!g || g.is('Dead')) return { records: [], response: { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] } };
   let subscribed: Set<string> | null = new Set();

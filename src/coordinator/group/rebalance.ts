@@ -5,8 +5,8 @@
  */
 import { ErrorCode } from '../../protocol/errors.js';
 import type { CoordinatorRecord } from './records.js';
-import type { ClassicGroup, ClassicMember, JoinOutcome } from './classic-group.js';
-import { joinError, syncError, type GroupShard } from './group-shard.js';
+import { joinError, syncError, type ClassicGroup, type ClassicMember, type JoinOutcome } from './classic-group.js';
+import type { GroupShardState } from './group-shard-state.js';
 
 type Out = CoordinatorRecord[];
 
@@ -15,7 +15,7 @@ const syncTimerKey = (g: ClassicGroup): string => `sync:${g.groupId}`;
 export const sessionTimerKey = (groupId: string, memberId: string): string => `session:${groupId}:${memberId}`;
 
 /** Restarts a member's session timer (a heartbeat, a join, a commit all count as liveness). */
-export function scheduleSessionTimeout(shard: GroupShard, g: ClassicGroup, m: ClassicMember): void {
+export function scheduleSessionTimeout(shard: GroupShardState, g: ClassicGroup, m: ClassicMember): void {
   shard.ctx.scheduleTimer(sessionTimerKey(g.groupId, m.memberId), m.sessionTimeoutMs, (now) => {
     const out: Out = [];
     const current = shard.groups.get(g.groupId);
@@ -36,7 +36,7 @@ export function scheduleSessionTimeout(shard: GroupShard, g: ClassicGroup, m: Cl
 }
 
 /** A member id handed out with MEMBER_ID_REQUIRED must rejoin within its session timeout. */
-export function schedulePendingMemberTimeout(shard: GroupShard, g: ClassicGroup, memberId: string, sessionTimeoutMs: number): void {
+export function schedulePendingMemberTimeout(shard: GroupShardState, g: ClassicGroup, memberId: string, sessionTimeoutMs: number): void {
   shard.ctx.scheduleTimer(sessionTimerKey(g.groupId, memberId), sessionTimeoutMs, (now) => {
     const out: Out = [];
     if (g.pendingMembers.delete(memberId) && shard.groups.get(g.groupId) === g && g.is('PreparingRebalance')) {
@@ -46,7 +46,7 @@ export function schedulePendingMemberTimeout(shard: GroupShard, g: ClassicGroup,
   });
 }
 
-export function removeMemberAndRebalance(shard: GroupShard, g: ClassicGroup, m: ClassicMember, now: number, out: Out, reason: string): void {
+export function removeMemberAndRebalance(shard: GroupShardState, g: ClassicGroup, m: ClassicMember, now: number, out: Out, reason: string): void {
   shard.ctx.cancelTimer(sessionTimerKey(g.groupId, m.memberId));
   g.removeMember(m.memberId);
   m.joinWaiter?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, m.memberId));
@@ -66,7 +66,7 @@ function resetAssignments(g: ClassicGroup, errorCode: number): void {
   }
 }
 
-export function prepareRebalance(shard: GroupShard, g: ClassicGroup, now: number, out: Out, reason: string): void {
+export function prepareRebalance(shard: GroupShardState, g: ClassicGroup, now: number, out: Out, reason: string): void {
   shard.logger.info(
     { group: g.groupId, state: g.state, generation: g.generationId, members: g.members.size, reason },
     `preparing to rebalance group ${g.groupId} in state ${g.state} with old generation ${g.generationId} (reason: ${reason})`,
@@ -94,7 +94,7 @@ export function prepareRebalance(shard: GroupShard, g: ClassicGroup, now: number
 }
 
 /** group.initial.rebalance.delay.ms: wait for more members, extending while they keep coming. */
-function scheduleInitialDelay(shard: GroupShard, g: ClassicGroup, delayMs: number): void {
+function scheduleInitialDelay(shard: GroupShardState, g: ClassicGroup, delayMs: number): void {
   g.initialDelayActive = true;
   shard.ctx.scheduleTimer(joinTimerKey(g), delayMs, (t) => {
     const o: Out = [];
@@ -112,7 +112,7 @@ function scheduleInitialDelay(shard: GroupShard, g: ClassicGroup, delayMs: numbe
   });
 }
 
-export function tryCompleteJoin(shard: GroupShard, g: ClassicGroup, now: number, out: Out): void {
+export function tryCompleteJoin(shard: GroupShardState, g: ClassicGroup, now: number, out: Out): void {
   if (!g.is('PreparingRebalance') || g.initialDelayActive) return;
   if (!g.hasAllMembersJoined()) return;
   shard.ctx.cancelTimer(joinTimerKey(g));
@@ -120,7 +120,7 @@ export function tryCompleteJoin(shard: GroupShard, g: ClassicGroup, now: number,
 }
 
 /** Ends the join phase: drops members that did not rejoin, starts the next generation, answers joins. */
-export function completeJoin(shard: GroupShard, g: ClassicGroup, now: number, out: Out): void {
+export function completeJoin(shard: GroupShardState, g: ClassicGroup, now: number, out: Out): void {
   if (!g.is('PreparingRebalance')) return;
   shard.ctx.cancelTimer(joinTimerKey(g));
   for (const m of [...g.members.values()]) {
@@ -192,6 +192,6 @@ export function completeJoin(shard: GroupShard, g: ClassicGroup, now: number, ou
   });
 }
 
-export function cancelSyncTimer(shard: GroupShard, g: ClassicGroup): void {
+export function cancelSyncTimer(shard: GroupShardState, g: ClassicGroup): void {
   shard.ctx.cancelTimer(syncTimerKey(g));
 }

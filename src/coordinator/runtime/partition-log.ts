@@ -17,8 +17,23 @@ import {
   type KafkaRecord,
   type OpenedBatch,
 } from '../../protocol/records/index.js';
-import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { BatchContext, CoordinatorLog, EncodedRecord, TransactionalProducer } from './types.js';
+
+/** A led partition of an internal topic, as a coordinator reads it (the broker's Partition fits). */
+export interface CoordinatorPartition extends ReadableLog {
+  readonly leaderEpoch: number;
+  readonly log: { readonly config: { readonly maxMessageBytes: number } };
+}
+
+/**
+ * What a coordinator needs of the broker's replica manager: appends through the data plane and
+ * the partitions led here. Declared here (the replica manager fits it as it is) so that the
+ * coordinators do not depend on replication/, their peer.
+ */
+export interface CoordinatorReplicaAccess {
+  appendRecords(topic: string, partition: number, records: Buffer, req: { requiredAcks: number; origin: 'coordinator' }): Promise<{ errorCode: number; errorMessage: string | null }>;
+  getPartition(topic: string, partition: number): CoordinatorPartition | undefined;
+}
 
 /** How Kafka's coordinators translate a failed append into what the client should do. */
 export function coordinatorAppendError(code: number): number {
@@ -43,7 +58,7 @@ const LOAD_READ_BYTES = 5 * 1024 * 1024; // offsets.load.buffer.size's default
 
 export class ReplicaManagerCoordinatorLog implements CoordinatorLog {
   constructor(
-    private readonly replicaManager: ReplicaManager,
+    private readonly replicaManager: CoordinatorReplicaAccess,
     private readonly topic: string,
     /** Told of each batch skipped while loading because it cannot be decoded. */
     private readonly onBadBatch?: (message: string) => void,

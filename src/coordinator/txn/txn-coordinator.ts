@@ -5,18 +5,16 @@
  * partitions, and drives each prepared transaction's markers until it can be completed.
  */
 import type { Logger } from 'pino';
-import type { BrokerConfig } from '../../server/config/index.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
-import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
-import { FailureLog } from '../../storage/failure-log.js';
-import { CoordinatorRuntime } from '../runtime/runtime.js';
-import { ReplicaManagerCoordinatorLog } from '../runtime/partition-log.js';
+import { messageOf } from '../../common/errors.js';
+import type { CoordinatorRuntime } from '../runtime/runtime.js';
+import { CoordinatorShell, type CoordinatorReplicas } from '../runtime/coordinator-shell.js';
 import type { CoordinatorLog } from '../runtime/types.js';
-import { partitionForGroup } from '../group/partition-for-group.js';
+import { txnConfigFrom, type TxnCoordinatorBrokerConfig, type TxnCoordinatorConfig } from './config.js';
 import { decodeTxnRecord, encodeTxnRecord, type TxnRecord } from './records.js';
-import { TxnShard, type TxnCoordinatorConfig } from './txn-shard.js';
+import { TxnShard } from './txn-shard.js';
 import { TxnState, partitionList, type TxnMetadata } from './txn-state.js';
 import { markerErrorAction, type TxnMarkerWriter } from './markers.js';
 import type { ProducerIdSource } from './producer-ids.js';
@@ -41,22 +39,12 @@ import {
 
 export const TRANSACTION_STATE_TOPIC = '__transaction_state';
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
-export function txnConfigFrom(cfg: BrokerConfig): TxnCoordinatorConfig {
-  return {
-    transactionMaxTimeoutMs: cfg.transactionMaxTimeoutMs,
-    transactionalIdExpirationMs: cfg.transactionalIdExpirationMs,
-    abortTimedOutTransactionsIntervalMs: cfg.transactionAbortTimedOutTransactionCleanupIntervalMs,
-    removeExpiredTransactionalIdsIntervalMs: cfg.transactionRemoveExpiredTransactionCleanupIntervalMs,
-  };
-}
-
 export interface TxnCoordinatorOptions {
-  config: BrokerConfig;
+  config: TxnCoordinatorBrokerConfig;
   metadata: MetadataStore;
-  replicaManager: ReplicaManager;
+  replicaManager: CoordinatorReplicas;
   logger: Logger;
   /** Fresh producer ids: the broker's ProducerIdManager (embedded), ZooKeeper blocks (cluster mode). */
   producerIds: ProducerIdSource;
@@ -75,50 +63,62 @@ export interface AddPartitionsOutcome {
 }
 
 export class TxnCoordinator {
-  readonly runtime: CoordinatorRuntime<TxnShard, TxnRecord>;
-  private readonly numPartitions: number;
+  private readonly shell: CoordinatorShell<TxnShard, TxnRecord>;
   private readonly txnConfig: TxnCoordinatorConfig;
-  private creating: Promise<TopicInfo> | undefined;
-  private closed = false;
-  private readonly failures: FailureLog;
   /** Marker loops in flight (tests wait for them; shutdown lets them end). */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly sleepers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly opts: TxnCoordinatorOptions) {
-    this.failures = new FailureLog(opts.logger);
     this.txnConfig = { ...txnConfigFrom(opts.config), ...opts.txnConfig };
-    this.numPartitions = opts.metadata.topic(TRANSACTION_STATE_TOPIC)?.partitions.length ?? opts.config.transactionStateLogNumPartitions;
-    this.runtime = new CoordinatorRuntime<TxnShard, TxnRecord>({
-      log: opts.log ?? new ReplicaManagerCoordinatorLog(opts.replicaManager, TRANSACTION_STATE_TOPIC, (msg) => opts.logger.warn(msg)),
-      serde: { encode: encodeTxnRecord, decode: decodeTxnRecord },
-      newShard: (ctx) =>
-        new TxnShard(
-          ctx,
-          this.txnConfig,
-          { onPrepared: (shard, m) => this.sendMarkers(shard, m), onLoaded: (shard) => this.schedulePeriodic(shard) },
-          opts.replicaManager.getPartition(TRANSACTION_STATE_TOPIC, ctx.partition)?.leaderEpoch ?? 0,
-        ),
-      onError: (msg, err) => opts.logger.error({ err }, msg),
-      ...(opts.clock ? { clock: opts.clock } : {}),
+    const cfg = opts.config;
+    this.shell = new CoordinatorShell<TxnShard, TxnRecord>({
+      // Compacted, its replication factor and min ISR from the transaction.state.log.* settings
+      // (capped to the live brokers in embedded mode; in cluster mode it waits for enough brokers).
+      topic: {
+        name: TRANSACTION_STATE_TOPIC,
+        numPartitions: cfg.transactionStateLogNumPartitions,
+        replicationFactor: cfg.transactionStateLogReplicationFactor,
+        description: 'the transactions state topic',
+        replicationFactorSetting: 'transaction.state.log.replication.factor',
+        configs: (live) => ({
+          'cleanup.policy': 'compact',
+          'compression.type': 'uncompressed',
+          'min.insync.replicas': String(Math.max(1, Math.min(cfg.transactionStateLogMinIsr, live))),
+          'segment.bytes': String(cfg.transactionStateLogSegmentBytes),
+          'unclean.leader.election.enable': 'false',
+        }),
+      },
+      config: cfg,
+      metadata: opts.metadata,
+      replicaManager: opts.replicaManager,
+      logger: opts.logger,
+      log: opts.log,
+      runtime: {
+        serde: { encode: encodeTxnRecord, decode: decodeTxnRecord },
+        newShard: (ctx) =>
+          new TxnShard(
+            ctx,
+            this.txnConfig,
+            { onPrepared: (shard, m) => this.sendMarkers(shard, m), onLoaded: (shard) => this.schedulePeriodic(shard) },
+            opts.replicaManager.getPartition(TRANSACTION_STATE_TOPIC, ctx.partition)?.leaderEpoch ?? 0,
+          ),
+        ...(opts.clock ? { clock: opts.clock } : {}),
+      },
     });
+  }
+
+  get runtime(): CoordinatorRuntime<TxnShard, TxnRecord> {
+    return this.shell.runtime;
   }
 
   /** Loads the partitions led here and follows leadership changes. */
   start(): void {
-    const sync = (): void =>
-      void this.syncLeadership().catch((err: unknown) =>
-        this.failures.failed(TRANSACTION_STATE_TOPIC, 'log openings', 'warn', () => `cannot open the logs of ${TRANSACTION_STATE_TOPIC}: ${messageOf(err)}`),
-      );
-    this.opts.metadata.onChange((topic) => {
-      if (topic === TRANSACTION_STATE_TOPIC) sync();
-    });
-    sync();
+    this.shell.start();
   }
 
   shutdown(): void {
-    this.closed = true;
-    this.runtime.close();
+    this.shell.close();
     for (const t of this.sleepers) clearTimeout(t);
     this.sleepers.clear();
     this.opts.markers.close();
@@ -130,19 +130,12 @@ export class TxnCoordinator {
   }
 
   partitionFor(transactionalId: string): number {
-    return partitionForGroup(transactionalId, this.numPartitions);
+    return this.shell.partitionFor(transactionalId);
   }
 
   /** Loads partitions that became led here, unloads the ones that moved away (loading ones too). */
-  async syncLeadership(): Promise<void> {
-    if (this.closed) return;
-    const info = this.opts.metadata.topic(TRANSACTION_STATE_TOPIC);
-    const me = this.opts.config.brokerId;
-    const led = new Set((info?.partitions ?? []).filter((p) => p.leader === me).map((p) => p.partition));
-    for (const p of this.runtime.hostedPartitions()) if (!led.has(p)) this.runtime.unload(p);
-    if (led.size === 0) return;
-    await this.opts.replicaManager.syncTopic(TRANSACTION_STATE_TOPIC);
-    await Promise.all([...led].map((p) => this.runtime.load(p).catch(() => undefined)));
+  syncLeadership(): Promise<void> {
+    return this.shell.syncLeadership();
   }
 
   /** Waits until every led partition is loaded (tests, start-up). */
@@ -150,51 +143,9 @@ export class TxnCoordinator {
     await this.syncLeadership();
   }
 
-  /**
-   * Creates `__transaction_state` on first use (FindCoordinator), as Kafka does: compacted, its
-   * replication factor and min ISR from the transaction.state.log.* settings (capped to the
-   * live brokers in embedded mode; in cluster mode it waits for enough brokers).
-   */
-  async ensureTopic(): Promise<TopicInfo> {
-    const existing = this.opts.metadata.topic(TRANSACTION_STATE_TOPIC);
-    if (existing) return existing;
-    this.creating ??= (async () => {
-      const cfg = this.opts.config;
-      const live = this.opts.metadata.brokers().length;
-      if (cfg.zookeeperConnect !== null && live < cfg.transactionStateLogReplicationFactor) {
-        throw new KafkaError(
-          ErrorCode.COORDINATOR_NOT_AVAILABLE,
-          `Number of alive brokers '${live}' does not meet the required replication factor '${cfg.transactionStateLogReplicationFactor}' for the transactions state topic (configured via 'transaction.state.log.replication.factor')`,
-        );
-      }
-      try {
-        await this.opts.metadata.createTopic({
-          name: TRANSACTION_STATE_TOPIC,
-          numPartitions: this.numPartitions,
-          replicationFactor: Math.max(1, Math.min(cfg.transactionStateLogReplicationFactor, live)),
-          internal: true,
-          configs: {
-            'cleanup.policy': 'compact',
-            'compression.type': 'uncompressed',
-            'min.insync.replicas': String(Math.max(1, Math.min(cfg.transactionStateLogMinIsr, live))),
-            'segment.bytes': String(cfg.transactionStateLogSegmentBytes),
-            'unclean.leader.election.enable': 'false',
-          },
-        });
-      } catch (err) {
-        if (!(err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;
-      }
-      await this.syncLeadership();
-      return this.opts.metadata.topic(TRANSACTION_STATE_TOPIC)!;
-    })()
-      .catch((err: unknown) => {
-        this.failures.failed(TRANSACTION_STATE_TOPIC, 'creations', 'warn', () => `cannot create ${TRANSACTION_STATE_TOPIC} or open its logs: ${messageOf(err)}`);
-        throw err;
-      })
-      .finally(() => {
-        this.creating = undefined;
-      });
-    return this.creating;
+  /** Creates `__transaction_state` on first use (FindCoordinator), as Kafka does. */
+  ensureTopic(): Promise<TopicInfo> {
+    return this.shell.ensureTopic();
   }
 
   // ---- operations ----
@@ -210,7 +161,7 @@ export class TxnCoordinator {
         try {
           fresh = await this.opts.producerIds.generate();
         } catch (err) {
-          this.failures.failed('producer-id-block', 'allocations', 'error', () => `cannot allocate a producer id block: ${messageOf(err)}`);
+          this.shell.failures.failed('producer-id-block', 'allocations', 'error', () => `cannot allocate a producer id block: ${messageOf(err)}`);
           return fail(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
         }
         res = await this.runtime.write(partition, (s, now) => initProducerId(s, req, now, fresh));
@@ -329,7 +280,7 @@ export class TxnCoordinator {
     let backoff = this.opts.markerRetryBackoffMs ?? 50;
     let attempts = 0;
     while (pending.length > 0) {
-      if (shard.unloaded || this.closed) return;
+      if (shard.unloaded || this.shell.isClosed) return;
       const results = await this.opts.markers.writeMarkers({
         producerId: m.producerId,
         producerEpoch: m.producerEpoch,
@@ -360,7 +311,7 @@ export class TxnCoordinator {
         backoff = Math.min(1000, backoff * 2);
       }
     }
-    if (shard.unloaded || this.closed) return;
+    if (shard.unloaded || this.shell.isClosed) return;
     try {
       await this.runtime.write(shard.ctx.partition, (s, now) => (s === shard ? completeTxn(s, m, now) : { records: [], response: false }));
     } catch (err) {

@@ -3,19 +3,9 @@
  * changes them (live writes and loading alike; a failed append is undone record by record).
  */
 import type { CoordinatorShard, ShardContext, Undo } from '../runtime/types.js';
+import type { TxnCoordinatorConfig } from './config.js';
 import type { TxnRecord } from './records.js';
 import { TxnState, type TxnMetadata } from './txn-state.js';
-
-export interface TxnCoordinatorConfig {
-  /** transaction.max.timeout.ms */
-  transactionMaxTimeoutMs: number;
-  /** transactional.id.expiration.ms */
-  transactionalIdExpirationMs: number;
-  /** transaction.abort.timed.out.transaction.cleanup.interval.ms */
-  abortTimedOutTransactionsIntervalMs: number;
-  /** transaction.remove.expired.transaction.cleanup.interval.ms */
-  removeExpiredTransactionalIdsIntervalMs: number;
-}
 
 export interface TxnShardHooks {
   /**

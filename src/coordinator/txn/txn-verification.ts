@@ -23,6 +23,7 @@ import type { BrokerConnections } from '../../client/broker-connections.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import * as m from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
+import { messageOf } from '../../common/errors.js';
 import type { TopicPartition, TxnProducer } from './operations.js';
 import { TRANSACTION_STATE_TOPIC, type TxnCoordinator } from './txn-coordinator.js';
 
@@ -138,7 +139,7 @@ export class TxnVerification {
         })),
       }, version);
     } catch (err) {
-      this.opts.logger.warn({ brokerId: dest, err: err instanceof Error ? err.message : String(err) }, 'transaction verification: AddPartitionsToTxn failed');
+      this.opts.logger.warn({ brokerId: dest, err: messageOf(err) }, 'transaction verification: AddPartitionsToTxn failed');
       return fail(ErrorCode.NETWORK_EXCEPTION);
     }
     if (res.errorCode !== ErrorCode.NONE) {

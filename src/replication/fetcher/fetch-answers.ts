@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { KafkaStorageError } from '../../storage/errors.js';
-import { messageOf } from '../errors.js';
+import { messageOf } from '../../common/errors.js';
 import { EMPTY, isCorrupt, wholeBatches, type PartitionFetchState } from './fetch-state.js';
 import type { FetcherPartitions } from './fetcher-partitions.js';
 import type { LeaderEndpoint, ReplicaFetchData } from './types.js';

@@ -7,9 +7,9 @@
  * ReplicaFetcher, which runs the rounds (connect, truncate, fetch, apply the answers).
  */
 import type { Logger } from 'pino';
-import { tpKey } from '../../storage/checkpoints.js';
+import { tpKey } from '../../common/partition-keys.js';
 import { KafkaStorageError } from '../../storage/errors.js';
-import { messageOf } from '../errors.js';
+import { messageOf } from '../../common/errors.js';
 import { FetcherFaults } from './fetcher-faults.js';
 import { initialFetchState, type PartitionFetchState } from './fetch-state.js';
 import type { InitialFetchState } from './types.js';

@@ -6,7 +6,7 @@
  * dynamically, so embedded mode never does.
  */
 import type { Logger } from 'pino';
-import { tpKey } from '../../storage/checkpoints.js';
+import { tpKey } from '../../common/partition-keys.js';
 import type { Partition } from '../partition.js';
 import { RemoteLeaderEndpoint } from './remote-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';

@@ -15,7 +15,7 @@ import type { FetchRequest, FetchTopic } from '../../protocol/messages/01-fetch.
 import type { OffsetForLeaderTopic } from '../../protocol/messages/23-offset-for-leader-epoch.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import { errorName } from '../../protocol/errors.js';
-import { tpKey } from '../../storage/checkpoints.js';
+import { tpKey } from '../../common/partition-keys.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { EpochEndOffsetResult, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
 import type { ClientSecurity } from '../../client/security.js';

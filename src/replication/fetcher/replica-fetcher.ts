@@ -25,7 +25,7 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../../protocol/errors.js';
 import { truncationPoint } from './truncation.js';
 import { FetcherPartitions } from './fetcher-partitions.js';
-import { messageOf } from '../errors.js';
+import { messageOf } from '../../common/errors.js';
 import { LEADER_NOT_READY, QUICK_RETRIES, QUICK_RETRY_MS, type PartitionFetchState } from './fetch-state.js';
 import { handleOutOfRange, processPartitionData, type FetcherView } from './fetch-answers.js';
 import type { FetcherConfig, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';

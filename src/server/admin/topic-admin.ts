@@ -13,6 +13,7 @@ import type { BrokerConfig } from '../config/index.js';
 import { validateTopicConfigs } from '../config/topic-configs.js';
 import type { PartitionAccess } from './partition-access.js';
 import { Mutex } from '../../storage/mutex.js';
+import { messageOf } from '../../common/errors.js';
 
 export interface CreateTopicSpec {
   name: string;
@@ -321,10 +322,6 @@ export class TopicAdmin {
       this.logger.error({ topic, err: messageOf(err) }, `could not fully remove what ${what} created`);
     }
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Orders an explicit assignment by partition index; indexes must be 0..n-1 without gaps. */

@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../../protocol/errors.js';
-import { tpKey } from '../../storage/checkpoints.js';
+import { tpKey } from '../../common/partition-keys.js';
 import type { ZkBrokerMetadata, ControlPartitionState, LiveBroker } from '../../metadata/zk/zk-broker-metadata.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../replication/role-changes.js';

@@ -9,7 +9,7 @@ import type { ListOffsetsPartitionResponse } from '../../protocol/messages/02-li
 import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { errorCodeOf } from '../../replication/errors.js';
-import { leaderEpochError } from '../../replication/fetch-reader.js';
+import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
 import type { Partition } from '../../replication/partition.js';
 import { defineHandler } from './types.js';
 import { AclOperation, authorizeTopic } from './authz.js';

@@ -5,7 +5,7 @@
  */
 import { OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { leaderEpochError } from '../../replication/fetch-reader.js';
+import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { LoopSlicer, mapInSlices } from '../../storage/slices.js';

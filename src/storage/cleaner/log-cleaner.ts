@@ -12,7 +12,8 @@
  */
 import { open, rename, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { fsyncDir, tpKey } from '../checkpoints.js';
+import { fsyncDir } from '../checkpoints.js';
+import { tpKey } from '../../common/partition-keys.js';
 import { isCompacted } from '../config.js';
 import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
 import type { Log } from '../log.js';

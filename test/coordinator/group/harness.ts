@@ -2,7 +2,8 @@
  * A group coordinator runtime over a MemoryLog, with helpers to build join/sync requests.
  */
 import { CoordinatorRuntime } from '../../../src/coordinator/runtime/runtime.js';
-import { GroupShard, type GroupCoordinatorConfig } from '../../../src/coordinator/group/group-shard.js';
+import { GroupShard } from '../../../src/coordinator/group/group-shard.js';
+import type { GroupCoordinatorConfig } from '../../../src/coordinator/group/config.js';
 import { decodeRecord, encodeRecord, type CoordinatorRecord } from '../../../src/coordinator/group/records.js';
 import type { JoinRequest } from '../../../src/coordinator/group/join-sync.js';
 import { MemoryLog } from '../memory-log.js';

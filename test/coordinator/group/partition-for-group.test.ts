@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { javaStringHashCode, kafkaAbs, partitionForGroup } from '../../../src/coordinator/group/partition-for-group.js';
+import { javaStringHashCode, kafkaAbs, partitionForGroup } from '../../../src/coordinator/runtime/partition-for-group.js';
 
 /** Java's definition, literally: s[0]*31^(n-1) + ... + s[n-1], as a signed 32-bit int. */
 function reference(s: string): number {

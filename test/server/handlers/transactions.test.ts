@@ -18,7 +18,7 @@ import {
   TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import type { TxnMarkerRequest, TxnMarkerResult, TxnMarkerWriter } from '../../../src/coordinator/txn/markers.js';
-import { partitionForGroup } from '../../../src/coordinator/group/partition-for-group.js';
+import { partitionForGroup } from '../../../src/coordinator/runtime/partition-for-group.js';
 import { createTopic } from './data-plane-helpers.js';
 
 class RecordingMarkers implements TxnMarkerWriter {

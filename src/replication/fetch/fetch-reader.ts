@@ -9,12 +9,12 @@
  * nothing else; otherwise the follower's fetch state is recorded (which may advance the high
  * watermark or bring it back into the ISR) and it reads up to the log end, not the HW.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD } from '../protocol/records/batch-header.js';
-import { ErrorCode } from '../protocol/errors.js';
-import { OffsetOutOfRangeError } from '../storage/errors.js';
+import { BATCH_LENGTH, LOG_OVERHEAD } from '../../protocol/records/batch-header.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { OffsetOutOfRangeError } from '../../storage/errors.js';
 import { DelayedFetch } from './delayed-fetch.js';
-import { errorCodeOf } from './errors.js';
-import type { Partition } from './partition.js';
+import { errorCodeOf } from '../errors.js';
+import type { Partition } from '../partition.js';
 
 export interface FetchTarget {
   topic: string;

@@ -1,6 +1,7 @@
 /**
- * Which `__consumer_offsets` partition holds a group: Kafka's `Utils.abs(groupId.hashCode()) %
- * partitions`. Tools and other brokers compute the same thing, so it must match bit for bit.
+ * Which `__consumer_offsets` partition holds a group (and which `__transaction_state` partition
+ * a transactional id): Kafka's `Utils.abs(groupId.hashCode()) % partitions`. Tools and other
+ * brokers compute the same thing, so it must match bit for bit.
  */
 
 /** Java's String.hashCode: over UTF-16 code units (what JS strings are), with int32 overflow. */
