@@ -15,7 +15,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ZkConsumerOffsets, legacyGroupIdError } from '../metadata/zk/zk-consumer-offsets.js';
-import { consumerOffsetPath } from '../metadata/zk/zk-data.js';
+import { consumerOffsetPath } from '../metadata/zk/zk-paths.js';
 import { topicNameError } from '../metadata/topic-names.js';
 import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
 import { openZk } from './common/zk-admin.js';

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { TopicPartition } from './context.js';
-import type { ApiResult, ListedReassignment } from './reassignment.js';
+import type { ApiResult, ListedReassignment } from './reassignment-state.js';
 
 export type ControllerEvent =
   | { type: 'ControllerChange' }

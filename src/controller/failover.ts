@@ -15,7 +15,8 @@ import { loadLiveBrokers } from './broker-events.js';
 import { loadTopic, processIsrChangeNotification } from './topic-events.js';
 import { enqueueTopicsForDeletion } from './topic-deletion.js';
 import { processPreferredReplicaElectionZNode } from './leader-balance.js';
-import { initializePartitionReassignments, isBeingReassigned, fullAssignment, targetReplicas } from './reassignment.js';
+import { initializePartitionReassignments } from './reassignment-requests.js';
+import { isBeingReassigned, fullAssignment, targetReplicas } from './reassignment-state.js';
 
 export async function initializeControllerContext(rt: ControllerRuntime): Promise<void> {
   const { ctx, zk } = rt;

@@ -21,14 +21,9 @@ import { processBrokerChange, processControlledShutdown } from './broker-events.
 import { processIsrChangeNotification, processPartitionModifications, processTopicChange } from './topic-events.js';
 import { enqueueTopicsForDeletion, onStopReplicaDeleteResponse } from './topic-deletion.js';
 import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode, processTopicUncleanLeaderElectionEnable } from './leader-balance.js';
-import {
-  listPartitionReassignments,
-  processApiPartitionReassignment,
-  processPartitionReassignmentIsrChange,
-  processZkPartitionReassignment,
-  type ApiResult,
-  type ListedReassignment,
-} from './reassignment.js';
+import { processPartitionReassignmentIsrChange } from './reassignment.js';
+import { listPartitionReassignments, processApiPartitionReassignment, processZkPartitionReassignment } from './reassignment-requests.js';
+import type { ApiResult, ListedReassignment } from './reassignment-state.js';
 
 /** What the controller needs of ZkMembership (tests pass a fake). */
 export interface ControllerMembership {

@@ -19,91 +19,31 @@
  * Cancelling (AlterPartitionReassignments with null replicas) is a reassignment back to ORS, which
  * is complete at once and stops the replicas that were being added.
  * A new controller resumes reassignments whose topic znode still lists adding/removing replicas.
+ *
+ * This file holds those steps and what triggers the next one (an ISR change, a broker's start);
+ * the assignment arithmetic is reassignment-state.ts, the requests that start, cancel or list
+ * reassignments (and the resumption on failover) reassignment-requests.ts.
  */
-import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ControllerMovedError, type LeaderIsrState, type PartitionReassignment, type VersionedState } from '../metadata/zk/zk-client-types.js';
 import { tpKey } from '../common/partition-keys.js';
-import type { ControllerContext, TopicPartition } from './context.js';
-import { ControllerErrors, type ControllerEnv, type ControllerRuntime } from './env.js';
+import type { TopicPartition } from './context.js';
+import type { ControllerEnv, ControllerRuntime } from './env.js';
 import { handlePartitionStateChanges } from './partition-ops.js';
 import { handleReplicaStateChanges } from './replica-ops.js';
 import { replicaState, setReplicaState } from './replica-state-machine.js';
 import { resumeDeletionForTopics } from './topic-deletion.js';
-
-/** Kafka's ReplicaAssignment: the full replica list with what is being added and removed. */
-export interface ReplicaAssignment {
-  replicas: number[];
-  adding: number[];
-  removing: number[];
-}
-
-export interface ApiResult {
-  errorCode: number;
-  /** null for success, as Kafka's ApiError.NONE. */
-  message: string | null;
-}
-
-export interface ListedReassignment extends TopicPartition, ReplicaAssignment {}
+import {
+  fullAssignment,
+  isBeingReassigned,
+  originReplicas,
+  sameAssignment,
+  sameList,
+  setFullAssignment,
+  targetReplicas,
+  type ReplicaAssignment,
+} from './reassignment-state.js';
 
 const MAX_ZK_RETRIES = 5;
-const NONE: ApiResult = { errorCode: ErrorCode.NONE, message: null };
-const UNKNOWN_PARTITION: ApiResult = { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: 'The partition does not exist.' };
-
-export const originReplicas = (a: ReplicaAssignment): number[] => a.replicas.filter((r) => !a.adding.includes(r));
-export const targetReplicas = (a: ReplicaAssignment): number[] => a.replicas.filter((r) => !a.removing.includes(r));
-export const isBeingReassigned = (a: ReplicaAssignment): boolean => a.adding.length > 0 || a.removing.length > 0;
-
-/** Kafka's ReplicaAssignment.reassignTo: a new target keeps the original replicas (ORS) as the base. */
-export function reassignTo(current: ReplicaAssignment, target: readonly number[]): ReplicaAssignment {
-  const origin = originReplicas(current);
-  const replicas = [...new Set([...target, ...origin])];
-  return { replicas, adding: replicas.filter((r) => !origin.includes(r)), removing: replicas.filter((r) => !target.includes(r)) };
-}
-
-function sameList(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-function sameAssignment(a: ReplicaAssignment, b: ReplicaAssignment): boolean {
-  return sameList(a.replicas, b.replicas) && sameList(a.adding, b.adding) && sameList(a.removing, b.removing);
-}
-
-export function fullAssignment(ctx: ControllerContext, tp: TopicPartition): ReplicaAssignment {
-  const t = ctx.topics.get(tp.topic);
-  return {
-    replicas: [...(t?.assignment.get(tp.partition) ?? [])],
-    adding: [...(t?.addingReplicas.get(tp.partition) ?? [])],
-    removing: [...(t?.removingReplicas.get(tp.partition) ?? [])],
-  };
-}
-
-function setFullAssignment(ctx: ControllerContext, tp: TopicPartition, a: ReplicaAssignment): void {
-  const t = ctx.topics.get(tp.topic);
-  if (!t) return;
-  t.assignment.set(tp.partition, [...a.replicas]);
-  if (a.adding.length > 0) t.addingReplicas.set(tp.partition, [...a.adding]);
-  else t.addingReplicas.delete(tp.partition);
-  if (a.removing.length > 0) t.removingReplicas.set(tp.partition, [...a.removing]);
-  else t.removingReplicas.delete(tp.partition);
-  const key = tpKey(tp.topic, tp.partition);
-  if (isBeingReassigned(a)) ctx.pendingReassignments.set(key, targetReplicas(a));
-}
-
-/** Kafka's validateReplicas for an API reassignment (the ZooKeeper path is not validated, as in Kafka). */
-export function validateReplicas(ctx: ControllerContext, tp: TopicPartition, replicas: readonly number[]): ApiResult | undefined {
-  const invalid = (message: string): ApiResult => ({ errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message });
-  if (replicas.length === 0) return invalid('Empty replica list specified in partition reassignment.');
-  if (new Set(replicas).size !== replicas.length) return invalid(`Duplicate replica ids in partition reassignment replica list: ${listString(replicas)}`);
-  if (replicas.some((r) => r < 0)) return invalid(`Invalid broker id in replica list: ${listString(replicas)}`);
-  const adding = reassignTo(fullAssignment(ctx, tp), replicas).adding;
-  if (!adding.every((r) => ctx.liveBrokers.has(r))) {
-    const live = [...ctx.liveBrokers.keys()].sort((a, b) => a - b);
-    return invalid(`Replica assignment has brokers that are not alive. Replica list: ${listString(adding)}, live broker list: ${listString(live)}`);
-  }
-  return undefined;
-}
-
-/** Scala's Seq.toString, as Kafka's messages print lists. */
-const listString = (xs: readonly number[]): string => `List(${xs.join(', ')})`;
 
 // ---- ZooKeeper writes ----------------------------------------------------------------------
 
@@ -243,7 +183,7 @@ async function moveReassignedPartitionLeaderIfRequired(rt: ControllerRuntime, tp
 }
 
 /** Kafka's maybeRemoveFromZkReassignment: drops matching partitions from `/admin/reassign_partitions`. */
-async function maybeRemoveFromZkReassignment(rt: ControllerRuntime, shouldRemove: (r: PartitionReassignment) => boolean): Promise<void> {
+export async function maybeRemoveFromZkReassignment(rt: ControllerRuntime, shouldRemove: (r: PartitionReassignment) => boolean): Promise<void> {
   const { zk } = rt;
   const pending = await zk.getPartitionReassignment();
   if (!pending) return;
@@ -295,104 +235,6 @@ export async function onPartitionReassignment(rt: ControllerRuntime, tp: TopicPa
   if (ctx.isTopicQueuedForDeletion(tp.topic)) await resumeDeletionForTopics(rt, [tp.topic]);
 }
 
-/** Kafka's maybeTriggerPartitionReassignment: per partition, NONE or why it was not started. */
-async function maybeTriggerPartitionReassignment(rt: ControllerRuntime, reassignments: Map<string, { tp: TopicPartition; a: ReplicaAssignment }>): Promise<Map<string, ApiResult>> {
-  const out = new Map<string, ApiResult>();
-  for (const [key, { tp, a }] of reassignments) {
-    if (rt.ctx.isTopicQueuedForDeletion(tp.topic)) {
-      rt.log.info({ partition: key }, 'reassignment skipped: the topic is being deleted');
-      out.set(key, UNKNOWN_PARTITION);
-    } else if (rt.ctx.replicasFor(tp).length === 0) {
-      out.set(key, UNKNOWN_PARTITION);
-    } else {
-      try {
-        await onPartitionReassignment(rt, tp, a);
-        out.set(key, NONE);
-      } catch (err) {
-        if (err instanceof ControllerMovedError) throw err;
-        rt.log.error({ partition: key, err: err instanceof Error ? err.message : String(err) }, 'reassignment failed');
-        out.set(key, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'The server experienced an unexpected error when processing the request.' });
-      }
-    }
-  }
-  return out;
-}
-
-/** Kafka's maybeBuildReassignment: `target` null reverts to the original replicas (undefined if nothing is in progress). */
-function maybeBuildReassignment(ctx: ControllerContext, tp: TopicPartition, target: readonly number[] | null): ReplicaAssignment | undefined {
-  const current = fullAssignment(ctx, tp);
-  if (isBeingReassigned(current)) return reassignTo(current, target ?? originReplicas(current));
-  return target ? reassignTo(current, target) : undefined;
-}
-
-/** `/admin/reassign_partitions` was written (or the controller just started): returns the partitions started. */
-export async function processZkPartitionReassignment(rt: ControllerRuntime): Promise<Set<string>> {
-  const requested = await rt.zk.getPartitionReassignment(rt.watch.reassignment);
-  if (!requested) return new Set();
-  const toStart = new Map<string, { tp: TopicPartition; a: ReplicaAssignment }>();
-  const results = new Map<string, ApiResult>();
-  for (const r of requested) {
-    const tp = { topic: r.topic, partition: r.partition };
-    // Kafka does not check these; an empty list would delete every replica, so they are refused.
-    if (r.replicas.length === 0 || new Set(r.replicas).size !== r.replicas.length || r.replicas.some((b) => b < 0)) {
-      results.set(tpKey(r.topic, r.partition), { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, message: null });
-      continue;
-    }
-    const a = maybeBuildReassignment(rt.ctx, tp, r.replicas);
-    if (a) toStart.set(tpKey(r.topic, r.partition), { tp, a });
-    else results.set(tpKey(r.topic, r.partition), { errorCode: ControllerErrors.NO_REASSIGNMENT_IN_PROGRESS, message: null });
-  }
-  for (const [k, v] of await maybeTriggerPartitionReassignment(rt, toStart)) results.set(k, v);
-  const failed = new Set([...results].filter(([, v]) => v.errorCode !== ErrorCode.NONE).map(([k]) => k));
-  if (failed.size > 0) {
-    rt.log.warn({ failed: Object.fromEntries([...results].filter(([k]) => failed.has(k)).map(([k, v]) => [k, errorName(v.errorCode)])) }, 'reassignment through ZooKeeper failed for some partitions');
-    await maybeRemoveFromZkReassignment(rt, (r) => failed.has(tpKey(r.topic, r.partition)));
-  }
-  // An empty or unparsable node is removed so that the next request can be written.
-  if (requested.length === 0) {
-    rt.log.warn('/admin/reassign_partitions lists no partition (or could not be parsed): deleting it');
-    await rt.zk.deletePartitionReassignment(rt.fence());
-    await rt.zk.getPartitionReassignment(rt.watch.reassignment);
-  }
-  return new Set([...results].filter(([, v]) => v.errorCode === ErrorCode.NONE).map(([k]) => k));
-}
-
-/** AlterPartitionReassignments (Kafka's processApiPartitionReassignment); replicas null cancels. */
-export async function processApiPartitionReassignment(rt: ControllerRuntime, reqs: readonly (TopicPartition & { replicas: number[] | null })[]): Promise<Map<string, ApiResult>> {
-  const results = new Map<string, ApiResult>();
-  const toStart = new Map<string, { tp: TopicPartition; a: ReplicaAssignment }>();
-  for (const r of reqs) {
-    const tp = { topic: r.topic, partition: r.partition };
-    const key = tpKey(r.topic, r.partition);
-    const err = r.replicas ? validateReplicas(rt.ctx, tp, r.replicas) : undefined;
-    if (err) {
-      results.set(key, err);
-      continue;
-    }
-    const a = maybeBuildReassignment(rt.ctx, tp, r.replicas);
-    if (a) toStart.set(key, { tp, a });
-    else results.set(key, { errorCode: ControllerErrors.NO_REASSIGNMENT_IN_PROGRESS, message: 'No partition reassignment is in progress.' });
-  }
-  // The latest reassignment wins over one pending in ZooKeeper.
-  await maybeRemoveFromZkReassignment(rt, (r) => toStart.has(tpKey(r.topic, r.partition)));
-  for (const [k, v] of await maybeTriggerPartitionReassignment(rt, toStart)) results.set(k, v);
-  return results;
-}
-
-/** ListPartitionReassignments: the partitions asked for (or all) that are being reassigned. */
-export function listPartitionReassignments(ctx: ControllerContext, tps: readonly TopicPartition[] | null): ListedReassignment[] {
-  const list = tps ?? [...ctx.pendingReassignments.keys()].sort().map((k) => {
-    const i = k.lastIndexOf('-');
-    return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
-  });
-  const out: ListedReassignment[] = [];
-  for (const tp of list) {
-    const a = fullAssignment(ctx, tp);
-    if (isBeingReassigned(a)) out.push({ topic: tp.topic, partition: tp.partition, ...a });
-  }
-  return out;
-}
-
 /** Kafka's maybeCompleteReassignment: the ISR may now hold every target replica. */
 export async function maybeCompleteReassignment(rt: ControllerRuntime, tp: TopicPartition): Promise<void> {
   const a = fullAssignment(rt.ctx, tp);
@@ -428,12 +270,6 @@ export async function maybeResumeReassignments(rt: ControllerRuntime, shouldResu
     }
     if (shouldResume(tp, a)) await onPartitionReassignment(rt, tp, a);
   }
-}
-
-/** On failover: new ZooKeeper requests first, then reassignments the topic znodes say are in progress. */
-export async function initializePartitionReassignments(rt: ControllerRuntime): Promise<void> {
-  const fromZk = await processZkPartitionReassignment(rt);
-  await maybeResumeReassignments(rt, (tp) => !fromZk.has(tpKey(tp.topic, tp.partition)));
 }
 
 /** The partitions of a broker that just started whose reassignment targets it (their replicas can now start). */

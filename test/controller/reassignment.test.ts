@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
-import { reassignTo } from '../../src/controller/reassignment.js';
+import { reassignTo } from '../../src/controller/reassignment-state.js';
 import { startController, type FakeZk, type Harness, type Sent } from './fakes.js';
 
 const T_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';

@@ -6,7 +6,7 @@
  */
 import { validateTopicConfigs } from '../../server/config/topic-configs.js';
 import { validateDynamicBrokerConfigs } from '../../server/admin/dynamic-broker-configs.js';
-import { CONFIG_PATH, DEFAULT_CONFIG_ENTITY } from '../../metadata/zk/zk-data.js';
+import { CONFIG_PATH, DEFAULT_CONFIG_ENTITY } from '../../metadata/zk/zk-paths.js';
 import type { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
 import { openZk } from './zk-admin.js';
 import { CliError } from './tool.js';

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ZkSession } from '../../metadata/zk/zk-session.js';
-import { BROKER_IDS_PATH, BrokerIdZNode } from '../../metadata/zk/zk-data.js';
+import { BrokerIdZNode } from '../../metadata/zk/zk-data.js';
+import { BROKER_IDS_PATH } from '../../metadata/zk/zk-paths.js';
 
 /** Kafka 0.8's consumer id: `<group>_<hostname>-<timestampMs>-<first 8 hex digits of a uuid>`. */
 export function generateConsumerId(groupId: string, host = hostname(), nowMs = Date.now()): string {

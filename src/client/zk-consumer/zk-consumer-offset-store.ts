@@ -10,7 +10,8 @@ import type { Cluster } from '../cluster.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { commitOffsets, fetchCommittedOffsets, type TopicPartition } from '../group/offsets.js';
 import type { ZkSession } from '../../metadata/zk/zk-session.js';
-import { ConsumerOffsetZNode, consumerOffsetPath } from '../../metadata/zk/zk-data.js';
+import { consumerOffsetPath } from '../../metadata/zk/zk-paths.js';
+import { ConsumerOffsetZNode } from '../../metadata/zk/zk-consumer-znodes.js';
 
 export interface ZkConsumerOffsetStoreOptions {
   zk: ZkSession;

@@ -15,23 +15,25 @@
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { isZkError, ZkError, type ZkWatcher } from './zk-session.js';
 import {
-  CONFIG_CHANGES_PATH,
-  CONFIG_CHANGE_PREFIX,
   ConfigChangeNotificationZNode,
   ConfigEntityZNode,
-  FEATURE_PATH,
   FeatureZNode,
-  ISR_CHANGE_NOTIFICATION_PATH,
-  ISR_CHANGE_PREFIX,
   IsrChangeNotificationZNode,
-  PREFERRED_REPLICA_ELECTION_PATH,
-  PRODUCER_ID_BLOCK_PATH,
   PreferredReplicaElectionZNode,
   ProducerIdBlockZNode,
-  REASSIGN_PARTITIONS_PATH,
   ReassignPartitionsZNode,
-  configEntityPath,
 } from './zk-data.js';
+import {
+  CONFIG_CHANGES_PATH,
+  CONFIG_CHANGE_PREFIX,
+  FEATURE_PATH,
+  ISR_CHANGE_NOTIFICATION_PATH,
+  ISR_CHANGE_PREFIX,
+  PREFERRED_REPLICA_ELECTION_PATH,
+  PRODUCER_ID_BLOCK_PATH,
+  REASSIGN_PARTITIONS_PATH,
+  configEntityPath,
+} from './zk-paths.js';
 import type { ConfigEntityType, ControllerFence, KafkaZkApi, PartitionReassignment, TopicPartitionRef } from './zk-client-types.js';
 import { KafkaZkTopics } from './kafka-zk-topics.js';
 import { fenced, fencedDeleteIfExists, sequentialChildren } from './kafka-zk-ops.js';

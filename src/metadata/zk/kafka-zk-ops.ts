@@ -5,7 +5,7 @@
  * surfaces as ControllerMovedError).
  */
 import { isZkError, ZkError, type ZkOp, type ZkSession, type ZkWatcher } from './zk-session.js';
-import { CONTROLLER_EPOCH_PATH, sequenceNumber } from './zk-data.js';
+import { CONTROLLER_EPOCH_PATH, sequenceNumber } from './zk-paths.js';
 import { ControllerMovedError, type ControllerFence } from './zk-client-types.js';
 
 /** Names of sequential children with `prefix`, in sequence order. */

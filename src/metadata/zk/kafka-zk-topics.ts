@@ -7,14 +7,11 @@
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { isZkError, ZkError, type ZkOp, type ZkSession, type ZkWatcher } from './zk-session.js';
+import { BrokerIdZNode, ConfigEntityZNode, PartitionStateZNode, TopicZNode, type BrokerRegistration } from './zk-data.js';
 import {
   BROKER_IDS_PATH,
-  BrokerIdZNode,
-  ConfigEntityZNode,
   DELETE_TOPICS_PATH,
-  PartitionStateZNode,
   TOPICS_PATH,
-  TopicZNode,
   brokerIdPath,
   configEntityPath,
   configEntityTypePath,
@@ -23,8 +20,7 @@ import {
   partitionStatePath,
   topicPartitionsPath,
   topicPath,
-  type BrokerRegistration,
-} from './zk-data.js';
+} from './zk-paths.js';
 import { ControllerMovedError, type ControllerFence, type LeaderIsrState, type TopicAssignment, type VersionedState } from './zk-client-types.js';
 import { fenced, fencedDeleteIfExists } from './kafka-zk-ops.js';
 

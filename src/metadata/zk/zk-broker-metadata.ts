@@ -3,21 +3,22 @@
  * endpoints per listener, topics with ids and partition states, the controller. It is fed only by
  * the controller's requests (UpdateMetadata, plus the leadership LeaderAndIsr carries for
  * partitions it already knows); topic configs are read from `/config/topics/<t>`. Writes go to
- * ZooKeeper as intents (Kafka's AdminZkClient); the controller acts on them and tells every
- * broker, so each write then waits, bounded, until the image shows its result.
+ * ZooKeeper as intents (Kafka's AdminZkClient, zk-topic-writes.ts); the controller acts on them
+ * and tells every broker, so each write then waits, bounded, until the image shows its result
+ * (image-waits.ts).
  *
  * Kafka's UpdateMetadata is incremental: a topic missing from one is not dropped. Partitions go
  * when the controller sends leader -2 (LeaderDuringDelete) or StopReplica with delete.
  */
 import type { Logger } from 'pino';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { randomUuid, ZERO_UUID } from '../../protocol/primitives/index.js';
+import { ZERO_UUID } from '../../protocol/primitives/index.js';
 import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster-model.js';
 import { INTERNAL_TOPICS } from '../cluster-model.js';
 import type { MetadataStore } from '../metadata-store.js';
-import { checkNewTopicName, collisionIndex, collisionKey } from '../topic-names.js';
-import { Semaphore } from '../../storage/mutex.js';
 import type { KafkaZkApi } from './zk-client-types.js';
+import { ImageWaits } from './image-waits.js';
+import { ZkTopicWrites, type ReplicaAssigner } from './zk-topic-writes.js';
 
 /** Kafka's LeaderAndIsr.LeaderDuringDelete: the partition's topic is being deleted. */
 export const LEADER_DURING_DELETE = -2;
@@ -57,12 +58,6 @@ export interface UpdateMetadataInput {
   topicIds: Map<string, string>;
 }
 
-/** The assignment functions of src/metadata/replica-assignment.ts (contract 2), injected. */
-export interface ReplicaAssigner {
-  assignReplicas(brokers: readonly { id: number; rack: string | null }[], numPartitions: number, replicationFactor: number): Map<number, number[]>;
-  assignAddedPartitions(brokers: readonly { id: number; rack: string | null }[], existing: Map<number, number[]>, newTotal: number): Map<number, number[]>;
-}
-
 export interface ZkBrokerMetadataOptions {
   brokerId: number;
   clusterId: string;
@@ -75,26 +70,6 @@ export interface ZkBrokerMetadataOptions {
   controllerIdHint?: () => number;
 }
 
-/** ZooKeeper topic writes one createTopics has in flight at once. */
-const ZK_TOPIC_WRITES = 16;
-
-interface PlannedTopic {
-  name: string;
-  topicId: string;
-  assignment: Map<number, number[]>;
-  configs: Record<string, string>;
-}
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-interface Waiter {
-  check: () => boolean;
-  resolve: () => void;
-  reject: (err: Error) => void;
-}
-
 export class ZkBrokerMetadata implements MetadataStore {
   private readonly liveBrokers = new Map<number, LiveBroker>();
   private readonly byName = new Map<string, TopicInfo>();
@@ -102,7 +77,8 @@ export class ZkBrokerMetadata implements MetadataStore {
   /** Configs read from ZooKeeper, kept even before the topic shows in the image. */
   private readonly configCache = new Map<string, Record<string, string>>();
   private readonly listeners: ((topic: string) => void)[] = [];
-  private waiters: Waiter[] = [];
+  private readonly waits: ImageWaits;
+  private readonly writes: ZkTopicWrites;
   private controllerIdValue = -1;
   /** The highest controller epoch seen in any request: lower ones come from a deposed controller. */
   private controllerEpochValue = -1;
@@ -113,6 +89,9 @@ export class ZkBrokerMetadata implements MetadataStore {
     let resolve!: () => void;
     const promise = new Promise<void>((r) => (resolve = r));
     this.firstUpdate = { promise, resolve };
+    this.waits = new ImageWaits(opts.writeTimeoutMs);
+    const image = { topics: this.byName, liveBrokers: this.liveBrokers, configCache: this.configCache };
+    this.writes = new ZkTopicWrites(opts.zk, opts.assigner, image, this.waits);
   }
 
   get clusterId(): string {
@@ -307,155 +286,27 @@ export class ZkBrokerMetadata implements MetadataStore {
 
   private emit(topics: readonly string[]): void {
     for (const topic of topics) for (const l of this.listeners) l(topic);
-    if (this.waiters.length > 0) {
-      const done = this.waiters.filter((w) => w.check());
-      this.waiters = this.waiters.filter((w) => !done.includes(w));
-      for (const w of done) w.resolve();
-    }
-  }
-
-  /** Resolves when `check` holds (re-evaluated on every change), or throws REQUEST_TIMED_OUT. */
-  private waitFor(check: () => boolean, what: string): Promise<void> {
-    if (check()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new KafkaError(ErrorCode.REQUEST_TIMED_OUT, `${what}: the controller did not confirm within ${this.opts.writeTimeoutMs} ms`));
-      }, this.opts.writeTimeoutMs);
-      const waiter: Waiter = {
-        check,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-        reject: (err) => {
-          clearTimeout(timer);
-          reject(err);
-        },
-      };
-      this.waiters.push(waiter);
-    });
-  }
-
-  private hasLeaders(name: string, count: number, topicId?: string): boolean {
-    const t = this.byName.get(name);
-    if (!t || (topicId !== undefined && t.topicId !== topicId) || t.partitions.length < count) return false;
-    return t.partitions.every((p) => p.leader >= 0);
-  }
-
-  private assignable(): { id: number; rack: string | null }[] {
-    return [...this.liveBrokers.values()].map((b) => ({ id: b.id, rack: b.rack })).sort((a, b) => a.id - b.id);
-  }
-
-  /** Explicit replicas must be non-empty, distinct and name live brokers (Kafka's AdminZkClient). */
-  private checkExplicit(assignment: readonly number[][]): void {
-    for (const replicas of assignment) {
-      if (replicas.length === 0 || new Set(replicas).size !== replicas.length || replicas.some((b) => !this.liveBrokers.has(b))) {
-        throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Replica assignment ${JSON.stringify(assignment)} names unknown or duplicate brokers`);
-      }
-    }
+    this.waits.recheck();
   }
 
   /** Writes the topic to ZooKeeper (any broker may), then waits until the controller gave it leaders. */
-  async createTopic(spec: NewTopic): Promise<TopicInfo> {
-    const [outcome] = await this.createTopics([spec]);
-    if (outcome instanceof Error) throw outcome;
-    return outcome!;
+  createTopic(spec: NewTopic): Promise<TopicInfo> {
+    return this.writes.createTopic(spec);
   }
 
-  /**
-   * Several topics, each answered on its own: written to ZooKeeper at most ZK_TOPIC_WRITES at a
-   * time (a thousand at once would queue thousands of requests on the session), then one wait,
-   * bounded by writeTimeoutMs, until the controller gave every written topic its leaders.
-   */
-  async createTopics(specs: readonly NewTopic[]): Promise<(TopicInfo | Error)[]> {
-    const collisions = collisionIndex(this.byName.keys());
-    const planned = specs.map((spec) => {
-      try {
-        checkNewTopicName(spec.name, this.byName, collisions);
-        const p = this.plan(spec);
-        collisions.set(collisionKey(spec.name), spec.name);
-        return p;
-      } catch (err) {
-        return asError(err);
-      }
-    });
-    const slots = new Semaphore(ZK_TOPIC_WRITES);
-    const written = await Promise.all(planned.map((p) => (p instanceof Error ? p : slots.run(async () => {
-      await this.opts.zk.createTopic(p.name, p.topicId, p.assignment, p.configs);
-      this.configCache.set(p.name, p.configs);
-      return p;
-    }).catch(asError))));
-    const ok = written.filter((w): w is PlannedTopic => !(w instanceof Error));
-    const shown = (p: PlannedTopic): boolean => this.hasLeaders(p.name, p.assignment.size, p.topicId);
-    let late: Error | undefined;
-    if (ok.length > 0) {
-      await this.waitFor(() => ok.every(shown), ok.length === 1 ? `creating topic ${ok[0]!.name}` : `creating ${ok.length} topics`).catch((err: unknown) => {
-        late = asError(err);
-      });
-    }
-    return written.map((w) => (w instanceof Error ? w : shown(w) ? this.byName.get(w.name)! : late!));
-  }
-
-  /** A new topic's id, replicas and configs, checked as Kafka's AdminZkClient does. */
-  private plan(spec: NewTopic): PlannedTopic {
-    let assignment: Map<number, number[]>;
-    if (spec.assignment) {
-      this.checkExplicit(spec.assignment);
-      assignment = new Map(spec.assignment.map((r, p) => [p, [...r]]));
-    } else {
-      if (spec.numPartitions <= 0) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.');
-      if (spec.replicationFactor < 1) throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
-      const live = this.assignable();
-      if (spec.replicationFactor > live.length) {
-        throw new KafkaError(
-          ErrorCode.INVALID_REPLICATION_FACTOR,
-          `Unable to replicate the partition ${spec.replicationFactor} time(s): The target replication factor of ${spec.replicationFactor} cannot be reached because only ${live.length} broker(s) are registered.`,
-        );
-      }
-      assignment = this.opts.assigner.assignReplicas(live, spec.numPartitions, spec.replicationFactor);
-    }
-    return { name: spec.name, topicId: randomUuid(), assignment, configs: { ...(spec.configs ?? {}) } };
+  /** Several topics, each answered on its own (see ZkTopicWrites.createTopics). */
+  createTopics(specs: readonly NewTopic[]): Promise<(TopicInfo | Error)[]> {
+    return this.writes.createTopics(specs);
   }
 
   /** Marks the topic for deletion (the controller deletes it), then waits until it left the image. */
-  async deleteTopic(name: string): Promise<void> {
-    const t = this.byName.get(name);
-    if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `Topic ${name} does not exist`);
-    const id = t.topicId;
-    await this.opts.zk.markTopicForDeletion(name);
-    await this.waitFor(() => this.byName.get(name)?.topicId !== id, `deleting topic ${name}`);
+  deleteTopic(name: string): Promise<void> {
+    return this.writes.deleteTopic(name);
   }
 
   /** Adds partitions with a conditional set of `/brokers/topics/<t>`, then waits for their leaders. */
-  async createPartitions(name: string, totalCount: number, explicit?: number[][]): Promise<TopicInfo> {
-    if (!this.byName.has(name)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
-    if (explicit) this.checkExplicit(explicit);
-    // A concurrent writer (another broker, a tool) moved the znode: re-read and redo, a few times.
-    for (let attempt = 0; ; attempt++) {
-      const current = await this.opts.zk.getTopicAssignment(name);
-      if (!current) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
-      const have = current.partitions.size;
-      if (totalCount <= have) {
-        throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${have} partitions, which is higher than the requested ${totalCount}.`);
-      }
-      const added = explicit
-        ? new Map(explicit.map((r, i) => [have + i, [...r]]))
-        : this.opts.assigner.assignAddedPartitions(this.assignable(), current.partitions, totalCount);
-      const partitions = new Map([...current.partitions, ...added]);
-      try {
-        await this.opts.zk.setTopicAssignment(
-          { topic: name, topicId: current.topicId, partitions, addingReplicas: current.addingReplicas, removingReplicas: current.removingReplicas },
-          current.zkVersion,
-        );
-        break;
-      } catch (err) {
-        const badVersion = typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'BAD_VERSION';
-        if (!badVersion || attempt >= 2) throw err;
-      }
-    }
-    await this.waitFor(() => this.hasLeaders(name, totalCount), `adding partitions to ${name}`);
-    return this.byName.get(name)!;
+  createPartitions(name: string, totalCount: number, explicit?: number[][]): Promise<TopicInfo> {
+    return this.writes.createPartitions(name, totalCount, explicit);
   }
 
   /** Kafka never removes partitions, and ZooKeeper-mode brokers cannot: refused. */
@@ -476,8 +327,7 @@ export class ZkBrokerMetadata implements MetadataStore {
   }
 
   close(): Promise<void> {
-    for (const w of this.waiters) w.reject(new KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, 'the broker is shutting down'));
-    this.waiters = [];
+    this.waits.rejectAll(() => new KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, 'the broker is shutting down'));
     this.firstUpdate.resolve();
     return Promise.resolve();
   }

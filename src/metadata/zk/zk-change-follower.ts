@@ -11,7 +11,7 @@
  * through KafkaZkApi) and the ACL change paths (zk-acls.ts, `znodeChangeSource`) use it.
  */
 import type { Logger } from 'pino';
-import { sequenceNumber } from './zk-data.js';
+import { sequenceNumber } from './zk-paths.js';
 import { isZkError, type ZkSession, type ZkSessionEvents, type ZkWatcher } from './zk-session.js';
 
 /** Thrown (or an Error whose message starts with "malformed ") by `read` for a notification to skip. */

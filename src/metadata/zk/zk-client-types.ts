@@ -1,7 +1,8 @@
 /**
  * What the controller, the brokers and the `--zookeeper` tools ask of ZooKeeper, in Kafka's terms
- * (after Kafka's KafkaZkClient): typed reads and writes of the znodes in `zk-data.ts`. The
- * implementation is `KafkaZkClient` (kafka-zk-client.ts); tests of the layers above use fakes.
+ * (after Kafka's KafkaZkClient): typed reads and writes of the znodes in `zk-data.ts` (their
+ * paths in `zk-paths.ts`). The implementation is `KafkaZkClient` (kafka-zk-client.ts); tests of
+ * the layers above use fakes.
  */
 import type { ZkWatcher } from './zk-session.js';
 import type { BrokerRegistration } from './zk-data.js';

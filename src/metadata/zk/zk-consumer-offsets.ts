@@ -9,17 +9,8 @@
  * after zookeeper.connection.timeout.ms, answered as UNKNOWN_SERVER_ERROR) rather than hold the
  * request forever. Nothing here blocks the event loop: other requests go on meanwhile.
  */
-import {
-  CONSUMERS_PATH,
-  ConsumerOffsetZNode,
-  ConsumerRegistrationZNode,
-  consumerGroupPath,
-  consumerIdsPath,
-  consumerOffsetPath,
-  consumerOwnersPath,
-  consumerTopicOffsetsPath,
-  type ConsumerRegistration,
-} from './zk-data.js';
+import { CONSUMERS_PATH, consumerGroupPath, consumerIdsPath, consumerOffsetPath, consumerOwnersPath, consumerTopicOffsetsPath } from './zk-paths.js';
+import { ConsumerOffsetZNode, ConsumerRegistrationZNode, type ConsumerRegistration } from './zk-consumer-znodes.js';
 import { ZkError, isZkError, type ZkSession } from './zk-session.js';
 
 /** Rejects with ZkError CONNECTION_TIMEOUT when `p` has not settled within `ms`. */

@@ -1,86 +1,26 @@
 /**
- * Kafka's ZooKeeper layout: every path Fjord writes and the JSON of each znode, with Kafka's field
- * names and `version` fields so Kafka's own tooling (and Burrow, CMAK, zkCli users) read them.
- * One small entry per znode, encode and decode side by side (Kafka keeps the same table in
- * ZkData.scala).
+ * Kafka's ZooKeeper znodes as the broker and the controller use them: the JSON of each, with
+ * Kafka's field names and `version` fields so Kafka's own tooling (and Burrow, CMAK, zkCli users)
+ * read them. One small entry per znode, encode and decode side by side (Kafka keeps the same
+ * table in ZkData.scala). The paths are in zk-paths.ts; the old consumer's znodes in
+ * zk-consumer-znodes.ts.
  */
 
 import type { ConfigEntityType, LeaderIsrState, PartitionReassignment, TopicPartitionRef } from './zk-client-types.js';
-
-/** Persistent nodes a Kafka broker in ZooKeeper mode makes sure exist at start-up. */
-export const PERSISTENT_PATHS: readonly string[] = [
-  '/consumers',
-  '/admin/delete_topics',
-  '/brokers/ids',
-  '/brokers/topics',
-  '/brokers/seqid',
-  '/config/changes',
-  '/config/clients',
-  '/config/topics',
-  '/config/users',
-  '/config/brokers',
-  '/config/ips',
-  '/isr_change_notification',
-  '/latest_producer_id_block',
-  '/log_dir_event_notification',
-  '/cluster',
-];
-
-export const CLUSTER_ID_PATH = '/cluster/id';
-export const CONTROLLER_PATH = '/controller';
-export const CONTROLLER_EPOCH_PATH = '/controller_epoch';
-export const BROKER_IDS_PATH = '/brokers/ids';
-export const brokerIdPath = (id: number): string => `${BROKER_IDS_PATH}/${id}`;
-/** Persistent, no data: its znode version is Kafka's broker.id generator (broker.id.generation.enable). */
-export const BROKER_SEQID_PATH = '/brokers/seqid';
-export const TOPICS_PATH = '/brokers/topics';
-export const topicPath = (topic: string): string => `${TOPICS_PATH}/${topic}`;
-export const topicPartitionsPath = (topic: string): string => `${topicPath(topic)}/partitions`;
-export const partitionPath = (topic: string, partition: number): string => `${topicPartitionsPath(topic)}/${partition}`;
-export const partitionStatePath = (topic: string, partition: number): string => `${partitionPath(topic, partition)}/state`;
-export const CONFIG_PATH = '/config';
-export const configEntityTypePath = (type: ConfigEntityType): string => `${CONFIG_PATH}/${type}`;
-export const configEntityPath = (type: ConfigEntityType, name: string): string => `${configEntityTypePath(type)}/${name}`;
-/** The broker-defaults entity name (`/config/brokers/<default>`). */
-export const DEFAULT_CONFIG_ENTITY = '<default>';
-export const CONFIG_CHANGES_PATH = '/config/changes';
-export const CONFIG_CHANGE_PREFIX = 'config_change_';
-export const ADMIN_PATH = '/admin';
-export const DELETE_TOPICS_PATH = '/admin/delete_topics';
-/** Existence is the mark; Kafka writes no data. */
-export const deleteTopicPath = (topic: string): string => `${DELETE_TOPICS_PATH}/${topic}`;
-export const REASSIGN_PARTITIONS_PATH = '/admin/reassign_partitions';
-export const PREFERRED_REPLICA_ELECTION_PATH = '/admin/preferred_replica_election';
-export const ISR_CHANGE_NOTIFICATION_PATH = '/isr_change_notification';
-export const ISR_CHANGE_PREFIX = 'isr_change_';
-export const PRODUCER_ID_BLOCK_PATH = '/latest_producer_id_block';
-export const FEATURE_PATH = '/feature';
-export const LOG_DIR_EVENT_NOTIFICATION_PATH = '/log_dir_event_notification';
-export const CONSUMERS_PATH = '/consumers';
-/** Pre-0.9 consumers' committed offsets (the seed's `/consumers/<g>/offsets/<t>/<p>`). */
-export const consumerOffsetPath = (group: string, topic: string, partition: number): string =>
-  `${CONSUMERS_PATH}/${group}/offsets/${topic}/${partition}`;
-export const consumerGroupPath = (group: string): string => `${CONSUMERS_PATH}/${group}`;
-/** A group's members: one ephemeral node each, named by consumer id, holding ConsumerRegistrationZNode. */
-export const consumerIdsPath = (group: string): string => `${CONSUMERS_PATH}/${group}/ids`;
-export const consumerIdPath = (group: string, consumerId: string): string => `${consumerIdsPath(group)}/${consumerId}`;
-/** Who owns a partition: ephemeral, holding the owner's consumer thread id as text. */
-export const consumerOwnersPath = (group: string, topic: string): string => `${CONSUMERS_PATH}/${group}/owners/${topic}`;
-export const consumerOwnerPath = (group: string, topic: string, partition: number): string => `${consumerOwnersPath(group, topic)}/${partition}`;
-export const consumerTopicOffsetsPath = (group: string, topic: string): string => `${CONSUMERS_PATH}/${group}/offsets/${topic}`;
-
-const utf8 = (data: Buffer): string => data.toString('utf8');
-
-function parseObject(data: Buffer, what: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(utf8(data));
-  } catch {
-    throw new Error(`malformed ${what} znode: ${JSON.stringify(utf8(data).slice(0, 200))}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`malformed ${what} znode: not a JSON object`);
-  return v as Record<string, unknown>;
-}
+import {
+  CLUSTER_ID_PATH,
+  CONFIG_CHANGES_PATH,
+  CONTROLLER_EPOCH_PATH,
+  CONTROLLER_PATH,
+  FEATURE_PATH,
+  ISR_CHANGE_NOTIFICATION_PATH,
+  PREFERRED_REPLICA_ELECTION_PATH,
+  PRODUCER_ID_BLOCK_PATH,
+  REASSIGN_PARTITIONS_PATH,
+  brokerIdPath,
+  topicPath,
+} from './zk-paths.js';
+import { intField, intList, parseObject, partitionMap, partitionObject, topicPartitionList, utf8 } from './znode-json.js';
 
 /** `/cluster/id`: `{"version":"1","id":"<cluster id>"}` (version is a string in Kafka's JSON). */
 export const ClusterIdZNode = {
@@ -171,51 +111,6 @@ export const ControllerEpochZNode = {
     return n;
   },
 };
-
-// ---------------------------------------------------------------------------------------------
-// Decoding helpers: tolerant of fields other Kafka versions add or omit, strict on the ones read.
-
-function intField(o: Record<string, unknown>, key: string, what: string): number {
-  const v = o[key];
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`malformed ${what} znode: ${key} is not an integer`);
-  return v;
-}
-
-function intList(v: unknown, what: string): number[] {
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isInteger(x))) throw new Error(`malformed ${what} znode: not a list of integers`);
-  return v as number[];
-}
-
-/** `{"0":[1,2],...}` → Map, partitions in ascending order; a missing or non-object value is empty. */
-function partitionMap(v: unknown, what: string): Map<number, number[]> {
-  const out = new Map<number, number[]>();
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return out;
-  const entries = Object.entries(v as Record<string, unknown>)
-    .map(([k, reps]) => [Number(k), intList(reps, what)] as const)
-    .sort((a, b) => a[0] - b[0]);
-  for (const [p, reps] of entries) {
-    if (!Number.isInteger(p) || p < 0) throw new Error(`malformed ${what} znode: partition ${p}`);
-    out.set(p, reps);
-  }
-  return out;
-}
-
-// Kafka writes partition maps in its hash map's order; ascending order reads the same to every
-// JSON reader (Kafka's own included), so Fjord writes that.
-const partitionObject = (m: ReadonlyMap<number, readonly number[]>): Record<string, readonly number[]> =>
-  Object.fromEntries([...m].sort((a, b) => a[0] - b[0]).map(([p, r]) => [String(p), r]));
-
-function topicPartitionList(v: unknown, what: string): TopicPartitionRef[] {
-  if (!Array.isArray(v)) throw new Error(`malformed ${what} znode: partitions is not a list`);
-  return v.map((e: unknown) => {
-    if (typeof e !== 'object' || e === null) throw new Error(`malformed ${what} znode: partition entry`);
-    const o = e as Record<string, unknown>;
-    if (typeof o.topic !== 'string') throw new Error(`malformed ${what} znode: topic`);
-    return { topic: o.topic, partition: intField(o, 'partition', what) };
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 
 export interface TopicZNodeData {
   /** Kafka's printable (base64url) uuid; undefined for topics created before Kafka 2.8. */
@@ -408,46 +303,3 @@ export const FeatureZNode = {
     return { version, status, features };
   },
 };
-
-/** `/consumers/<g>/offsets/<t>/<p>`: the offset as decimal text (the seed shows `1`). */
-export const ConsumerOffsetZNode = {
-  encode: (offset: bigint): Buffer => Buffer.from(String(offset)),
-  decode(data: Buffer): bigint {
-    const t = utf8(data).trim();
-    if (!/^-?\d+$/.test(t)) throw new Error(`malformed consumer offset znode: ${JSON.stringify(t.slice(0, 50))}`);
-    return BigInt(t);
-  },
-};
-
-/**
- * `/consumers/<g>/ids/<consumerId>`, as Kafka 0.8's ZookeeperConsumerConnector writes it:
- * `{"version":1,"subscription":{"bigdata":1},"pattern":"static","timestamp":"1482765213478"}`
- * (subscription: topic, or a regex for the white_list/black_list patterns, → stream count).
- */
-export interface ConsumerRegistration {
-  subscription: Record<string, number>;
-  pattern: 'static' | 'white_list' | 'black_list';
-  timestampMs: number;
-}
-export const ConsumerRegistrationZNode = {
-  encode: (r: ConsumerRegistration): Buffer =>
-    Buffer.from(JSON.stringify({ version: 1, subscription: r.subscription, pattern: r.pattern, timestamp: String(r.timestampMs) })),
-  decode(data: Buffer): ConsumerRegistration {
-    const o = parseObject(data, 'consumer registration');
-    const sub = o.subscription;
-    if (typeof sub !== 'object' || sub === null || Array.isArray(sub)) throw new Error('malformed consumer registration znode: no subscription');
-    const subscription: Record<string, number> = {};
-    for (const [k, v] of Object.entries(sub as Record<string, unknown>)) {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`malformed consumer registration znode: stream count of ${JSON.stringify(k)}`);
-      subscription[k] = v;
-    }
-    const pattern = o.pattern === 'white_list' || o.pattern === 'black_list' ? o.pattern : 'static';
-    return { subscription, pattern, timestampMs: Number(o.timestamp ?? 0) };
-  },
-};
-
-/** The sequence number of a sequential node's name (`config_change_0000000012` → 12). */
-export function sequenceNumber(name: string): number {
-  const m = /(\d{10})$/.exec(name);
-  return m ? Number(m[1]) : -1;
-}

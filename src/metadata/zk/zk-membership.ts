@@ -10,19 +10,8 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { isZkError, ZkError, type ZkSession, type ZkWatchEvent } from './zk-session.js';
 import type { ControllerFence } from './zk-client-types.js';
-import {
-  BROKER_IDS_PATH,
-  BrokerIdZNode,
-  CLUSTER_ID_PATH,
-  CONTROLLER_EPOCH_PATH,
-  CONTROLLER_PATH,
-  ClusterIdZNode,
-  ControllerEpochZNode,
-  ControllerZNode,
-  PERSISTENT_PATHS,
-  brokerIdPath,
-  type BrokerEndpoint,
-} from './zk-data.js';
+import { BrokerIdZNode, ClusterIdZNode, ControllerEpochZNode, ControllerZNode, type BrokerEndpoint } from './zk-data.js';
+import { BROKER_IDS_PATH, CLUSTER_ID_PATH, CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, PERSISTENT_PATHS, brokerIdPath } from './zk-paths.js';
 
 export interface ZkMembershipOptions {
   session: ZkSession;

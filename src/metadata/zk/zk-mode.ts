@@ -12,7 +12,8 @@ import { randomUuid } from '../../protocol/primitives/index.js';
 import { METADATA_FILE } from '../embedded/embedded-store.js';
 import { ZkSession } from './zk-session.js';
 import type { KafkaZkApi } from './zk-client-types.js';
-import { ZkBrokerMetadata, type ReplicaAssigner } from './zk-broker-metadata.js';
+import { ZkBrokerMetadata } from './zk-broker-metadata.js';
+import type { ReplicaAssigner } from './zk-topic-writes.js';
 import { ConfigChangeListener } from './zk-config-changes.js';
 import type { AclStorage } from '../acl-storage.js';
 import { ZkClientEntities } from './zk-client-entities.js';
@@ -20,7 +21,8 @@ import { ClientEntityConfigs } from '../client-entity-configs.js';
 import { KafkaZkClient } from './kafka-zk-client.js';
 import { assignAddedPartitions, assignReplicas } from '../replica-assignment.js';
 import { ZkMembership } from './zk-membership.js';
-import { DEFAULT_CONFIG_ENTITY, type BrokerEndpoint } from './zk-data.js';
+import type { BrokerEndpoint } from './zk-data.js';
+import { DEFAULT_CONFIG_ENTITY } from './zk-paths.js';
 
 export interface ZkModeOptions {
   connect: string;

@@ -12,6 +12,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { ClientBackend, type WatchKind } from './zk-client-backend.js';
+import { endSession } from './zk-client-connection.js';
 import type { ZkLog, ZkSessionEvent, ZkWatchEvent, ZkWatcher } from './zk-session.js';
 import { asBuffer, ownCopy, toWireError, type FromWorker, type LogLevel, type ToWorker, type WireOp, type WireSessionState, type WireValue, type WorkerInit } from './zk-worker-protocol.js';
 
@@ -161,7 +162,7 @@ port.on('message', (m: ToWorker) => {
 async function open(): Promise<void> {
   if (init.endSession) {
     const old = { sessionId: asBuffer(init.endSession.sessionId), password: asBuffer(init.endSession.password) };
-    await ClientBackend.endSession(init, old).then(
+    await endSession(init, old).then(
       () => log.info({ sessionId: old.sessionId.toString('hex').replace(/^0+(?=.)/, '') }, 'ended the ZooKeeper session of the thread that died'),
       (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not end the ZooKeeper session of the thread that died; its ephemeral nodes stay until it times out'),
     );

@@ -13,7 +13,7 @@ import { ZkRelay, expireSession, type ZooKeeperServer } from '../../helpers/zook
 import { Admin, Producer } from '../../../src/client/index.js';
 import { fetchCommittedOffsets } from '../../../src/client/group/offsets.js';
 import { ZookeeperConsumer, type ZookeeperConsumerOptions } from '../../../src/client/zk-consumer/index.js';
-import { ConsumerRegistrationZNode } from '../../../src/metadata/zk/zk-data.js';
+import { ConsumerRegistrationZNode } from '../../../src/metadata/zk/zk-consumer-znodes.js';
 
 let c: Cluster | undefined;
 let admin: Admin | undefined;

@@ -6,7 +6,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ZkBrokerMetadata, type ControlPartitionState, type LiveBroker, type ReplicaAssigner } from '../../../src/metadata/zk/zk-broker-metadata.js';
+import { ZkBrokerMetadata, type ControlPartitionState, type LiveBroker } from '../../../src/metadata/zk/zk-broker-metadata.js';
+import type { ReplicaAssigner } from '../../../src/metadata/zk/zk-topic-writes.js';
 import type { KafkaZkApi, TopicAssignment } from '../../../src/metadata/zk/zk-client-types.js';
 import { KafkaError, ErrorCode } from '../../../src/protocol/errors.js';
 import { LogManager } from '../../../src/storage/log-manager.js';

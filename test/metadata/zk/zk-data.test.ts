@@ -9,7 +9,6 @@ import {
   BrokerIdZNode,
   ConfigChangeNotificationZNode,
   ConfigEntityZNode,
-  ConsumerOffsetZNode,
   FeatureZNode,
   IsrChangeNotificationZNode,
   PartitionStateZNode,
@@ -17,13 +16,16 @@ import {
   ProducerIdBlockZNode,
   ReassignPartitionsZNode,
   TopicZNode,
+} from '../../../src/metadata/zk/zk-data.js';
+import {
   configEntityPath,
   consumerOffsetPath,
   deleteTopicPath,
   partitionStatePath,
   sequenceNumber,
   topicPath,
-} from '../../../src/metadata/zk/zk-data.js';
+} from '../../../src/metadata/zk/zk-paths.js';
+import { ConsumerOffsetZNode } from '../../../src/metadata/zk/zk-consumer-znodes.js';
 
 const b = (s: string): Buffer => Buffer.from(s);
 

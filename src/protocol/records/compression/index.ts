@@ -51,3 +51,4 @@ export function decompress(type: CompressionType, input: Buffer): Buffer {
   }
 }
 export * from './bounded.js';
+export { lz4OutputBound } from './bounded-lz4.js';
