@@ -22,7 +22,7 @@ import { commitOffsets, deleteOffsets, fetchOffsets, txnCommitOffsets, type TxnC
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
-import { FailureLog } from '../../storage/failure-log.js';
+import { FailureLog } from '../../common/failure-log.js';
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 

@@ -10,7 +10,7 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
-import { FailureLog } from '../../storage/failure-log.js';
+import { FailureLog } from '../../common/failure-log.js';
 import { CoordinatorRuntime } from '../runtime/runtime.js';
 import { ReplicaManagerCoordinatorLog } from '../runtime/partition-log.js';
 import type { CoordinatorLog } from '../runtime/types.js';

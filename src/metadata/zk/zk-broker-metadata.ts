@@ -16,7 +16,7 @@ import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster
 import { INTERNAL_TOPICS } from '../cluster-model.js';
 import type { MetadataStore } from '../metadata-store.js';
 import { checkNewTopicName, collisionIndex, collisionKey } from '../topic-names.js';
-import { Semaphore } from '../../storage/mutex.js';
+import { Semaphore } from '../../common/mutex.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 
 /** Kafka's LeaderAndIsr.LeaderDuringDelete: the partition's topic is being deleted. */

@@ -12,7 +12,7 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
 import { validateTopicConfigs } from '../config/topic-configs.js';
 import type { PartitionAccess } from './partition-access.js';
-import { Mutex } from '../../storage/mutex.js';
+import { Mutex } from '../../common/mutex.js';
 
 export interface CreateTopicSpec {
   name: string;

@@ -13,7 +13,7 @@ import { leaderEpochError } from '../../replication/fetch-reader.js';
 import type { Partition } from '../../replication/partition.js';
 import { defineHandler } from './types.js';
 import { AclOperation, authorizeTopic } from './authz.js';
-import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+import { LoopSlicer, allInSlices } from '../../common/slices.js';
 
 export const LATEST_TIMESTAMP = -1n;
 export const EARLIEST_TIMESTAMP = -2n;

@@ -10,7 +10,7 @@ import type { Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { AclOperation, authorizeGroup, authorizeTransactionalId } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
-import { allInSlices } from '../../storage/slices.js';
+import { allInSlices } from '../../common/slices.js';
 
 const KEY_TYPE_GROUP = 0;
 const KEY_TYPE_TRANSACTION = 1;

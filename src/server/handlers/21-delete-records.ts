@@ -2,7 +2,7 @@ import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../pro
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+import { LoopSlicer, allInSlices } from '../../common/slices.js';
 
 /**
  * DeleteRecords v0-v2: each partition's leader moves its log start offset; with followers the

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, authorizeAnyOfType, authorizeCluster, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
-import { FailureLog } from '../../storage/failure-log.js';
+import { FailureLog } from '../../common/failure-log.js';
 import type { StorageLogger } from '../../storage/logger.js';
 
 const failureLogs = new WeakMap<StorageLogger, FailureLog>();

@@ -8,7 +8,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { leaderEpochError } from '../../replication/fetch-reader.js';
 import { AclOperation, authorizeCluster, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+import { LoopSlicer, mapInSlices } from '../../common/slices.js';
 
 export const offsetForLeaderEpochHandler = defineHandler({
   apiKey: 23,

@@ -6,7 +6,7 @@ import { errorOutcome, type ConfigEntry } from '../admin/index.js';
 import { AclOperation } from './authz.js';
 import { configResourceDenial } from './config-resources.js';
 import { defineHandler } from './types.js';
-import { mapInSlices } from '../../storage/slices.js';
+import { mapInSlices } from '../../common/slices.js';
 
 function toWire(e: ConfigEntry, synonyms: boolean, documentation: boolean): Input<DescribeConfigsResourceResult> {
   return {

@@ -6,7 +6,7 @@ import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 import { topicsNotServedInTime } from '../topic-creation.js';
-import { LoopSlicer } from '../../storage/slices.js';
+import { LoopSlicer } from '../../common/slices.js';
 
 export const createPartitionsHandler = defineHandler({
   apiKey: 37,

@@ -8,7 +8,7 @@ import { DescribeProducersRequestCodec, DescribeProducersResponseCodec } from '.
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeTopic } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+import { LoopSlicer, mapInSlices } from '../../common/slices.js';
 
 export const describeProducersHandler = defineHandler({
   apiKey: 61,

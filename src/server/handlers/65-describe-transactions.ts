@@ -6,7 +6,7 @@ import { DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec } f
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, authorizeTopic, authorizeTransactionalId } from './authz.js';
 import { defineHandler } from './types.js';
-import { allInSlices } from '../../storage/slices.js';
+import { allInSlices } from '../../common/slices.js';
 
 export const describeTransactionsHandler = defineHandler({
   apiKey: 65,
