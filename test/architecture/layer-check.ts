@@ -8,8 +8,10 @@ import { posix } from "node:path";
  *  the same row are peers and import none of each other. */
 export const LAYERS: readonly (readonly string[])[] = [
   ["common"],
-  ["config"],
+  // protocol/ below config/: topic and dynamic broker config checks answer with Kafka's error
+  // codes (KafkaError(INVALID_CONFIG)), and protocol/ needs no config.
   ["protocol"],
+  ["config"],
   ["storage"],
   ["metadata"],
   ["security"],

@@ -8,7 +8,8 @@ import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { RawClient, encodeRequest } from '../helpers/raw-client.js';
 import { Admin } from '../../src/client/index.js';
 import { KafkaError } from '../../src/protocol/errors.js';
-import { defaultBrokerConfig, ConfigError } from '../../src/server/config/index.js';
+import { defaultBrokerConfig } from '../../src/server/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
 import {
   ApiVersionsRequestCodec, ApiVersionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec,
   SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,

@@ -9,7 +9,7 @@
  */
 import type { ClientSecurity, ClientTls } from '../../client/security.js';
 import { isSecurityProtocol, usesTls } from '../../security/security-protocol.js';
-import { ConfigError } from '../../server/config/errors.js';
+import { ConfigError } from '../../config/errors.js';
 import { keyStore, trustStore } from '../../security/tls/server-tls.js';
 import { CliError } from './tool.js';
 

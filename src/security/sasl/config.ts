@@ -13,9 +13,9 @@
  * - connections.max.reauth.ms (0 = off), sasl.server.max.receive.size,
  *   connection.failed.authentication.delay.ms.
  */
-import { ConfigError } from '../../server/config/errors.js';
-import { configDef } from '../../server/config/defs.js';
-import { parseConfigValue, type ConfigValue } from '../../server/config/values.js';
+import { ConfigError } from '../../config/errors.js';
+import { configDef } from '../../config/defs.js';
+import { parseConfigValue, type ConfigValue } from '../../config/values.js';
 import { usesSasl, type SecurityProtocol } from '../security-protocol.js';
 import { isSupportedMechanism, type SaslMechanismName } from './mechanisms.js';
 import { JaasParseError, parseJaasConfig, type JaasEntry } from './jaas.js';

@@ -10,8 +10,8 @@
  * open ones keep theirs.
  */
 import { X509Certificate } from 'node:crypto';
-import { configDef } from '../../server/config/defs.js';
-import { ConfigError } from '../../server/config/errors.js';
+import { configDef } from '../../config/defs.js';
+import { ConfigError } from '../../config/errors.js';
 import { usesTls } from '../security-protocol.js';
 import { buildListenerTls, type ListenerTls } from './server-tls.js';
 import type { ListenerSpec } from '../../server/network/listeners.js';

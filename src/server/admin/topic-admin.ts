@@ -10,7 +10,7 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import { collisionIndex, collisionKey, topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
-import { validateTopicConfigs } from '../config/topic-configs.js';
+import { validateTopicConfigs } from '../../config/topic-configs.js';
 import type { PartitionAccess } from './partition-access.js';
 import { Mutex } from '../../common/mutex.js';
 
