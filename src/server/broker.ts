@@ -35,7 +35,7 @@ import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
-import { saslFrameLimitsFor, withSaslAuthentication } from '../security/sasl/authenticator.js';
+import { saslFrameLimitsFor, withSaslAuthentication } from './network/sasl-gate.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {

@@ -16,7 +16,7 @@ import {
 } from '../../src/protocol/messages/index.js';
 import { entityPath } from '../../src/metadata/client-entity-configs.js';
 import { formatCredential, makeCredential } from '../../src/security/sasl/scram.js';
-import type { ClientSasl } from '../../src/client/security.js';
+import type { ClientSasl } from '../../src/security/client-security.js';
 
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
 

@@ -4,7 +4,7 @@
 // server/ take narrow slices of it (ReplicationConfig, the coordinators' configs), which
 // broker.ts maps.
 import type { ConfigValue } from '../../config/values.js';
-import type { ClientSecurity } from '../../client/security.js';
+import type { ClientSecurity } from '../../security/client-security.js';
 import type { SaslServerConfig } from '../../security/sasl/config.js';
 import type { ListenerSpec } from '../network/listeners.js';
 import type { ListenerTls } from '../../security/tls/server-tls.js';

@@ -6,7 +6,7 @@ import { BROKER_CONFIG_DEFS, configDef, type ConfigDef } from '../../config/defs
 import { ConfigError } from '../../config/errors.js';
 import { parseOverride, parseProperties } from '../../config/properties.js';
 import { defaultConfigValue, parseConfigValue, type ConfigValue } from '../../config/values.js';
-import type { ClientSecurity } from '../../client/security.js';
+import type { ClientSecurity } from '../../security/client-security.js';
 import { saslServerConfig } from '../../security/sasl/config.js';
 import { interBrokerClientSecurity } from '../../security/tls/inter-broker.js';
 import { deriveAdvertisedListeners, parseListeners, parseSecurityProtocolMap } from '../network/listeners.js';
