@@ -1,24 +1,24 @@
 // The layer check: which folder under src/ may import which. LAYERS is the one place the order is
 // written (docs/architecture.md states the same order); checkLayers() is pure over a set of files,
 // so its own test can feed it fake ones.
-import ts from "typescript";
-import { posix } from "node:path";
+import ts from 'typescript';
+import { posix } from 'node:path';
 
 /** Bottom to top. A folder may import its own files and folders of lower rows only; folders in
  *  the same row are peers and import none of each other. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ["common"],
+  ['common'],
   // protocol/ below config/: topic and dynamic broker config checks answer with Kafka's error
   // codes (KafkaError(INVALID_CONFIG)), and protocol/ needs no config.
-  ["protocol"],
-  ["config"],
-  ["storage"],
-  ["metadata"],
-  ["security"],
-  ["client"],
-  ["controller", "replication", "coordinator"],
-  ["server"],
-  ["cli"],
+  ['protocol'],
+  ['config'],
+  ['storage'],
+  ['metadata'],
+  ['security'],
+  ['client'],
+  ['controller', 'replication', 'coordinator'],
+  // The tools are clients of a broker, never part of one: cli/ and server/ import none of each other.
+  ['server', 'cli'],
 ];
 
 export interface LayerViolation {
@@ -57,8 +57,8 @@ export function moduleSpecifiers(fileName: string, text: string): string[] {
 /** The folder a path under src/ belongs to: its first segment ("storage/log.ts" -> "storage"),
  *  or "" for a file directly in src/. */
 function topFolder(srcRelative: string): string {
-  const slash = srcRelative.indexOf("/");
-  return slash < 0 ? "" : srcRelative.slice(0, slash);
+  const slash = srcRelative.indexOf('/');
+  return slash < 0 ? '' : srcRelative.slice(0, slash);
 }
 
 /** Checks files given as src/-relative path -> source text. */
@@ -70,18 +70,18 @@ export function checkLayers(files: ReadonlyMap<string, string>, layers = LAYERS)
     const from = topFolder(file);
     const fromRank = rank.get(from);
     if (fromRank === undefined) {
-      violations.push({ file, specifier: "", why: `src/${from || file} is in no layer` });
+      violations.push({ file, specifier: '', why: `src/${from || file} is in no layer` });
       continue;
     }
     for (const specifier of moduleSpecifiers(file, text)) {
-      if (specifier.startsWith("<computed")) {
-        violations.push({ file, specifier, why: "a computed import cannot be checked" });
+      if (specifier.startsWith('<computed')) {
+        violations.push({ file, specifier, why: 'a computed import cannot be checked' });
         continue;
       }
-      if (!specifier.startsWith(".")) continue; // node: builtins and packages
+      if (!specifier.startsWith('.')) continue; // node: builtins and packages
       const target = posix.normalize(posix.join(posix.dirname(file), specifier));
-      if (target.startsWith("../") || target === "..") {
-        violations.push({ file, specifier, why: "imports from outside src/" });
+      if (target.startsWith('../') || target === '..') {
+        violations.push({ file, specifier, why: 'imports from outside src/' });
         continue;
       }
       const to = topFolder(target);
