@@ -10,7 +10,7 @@
 import type { Input } from '../protocol/primitives/index.js';
 import { Connection } from './connection.js';
 import type { ApiDef } from './apis.js';
-import type { ClientSecurity } from './security.js';
+import type { ClientSecurity } from '../security/client-security.js';
 import type { InterBrokerInterceptor } from './inter-broker-interceptor.js';
 import { KafkaError, UnsupportedApiError } from './errors.js';
 

@@ -8,7 +8,7 @@ import { Connection } from './connection.js';
 import { ConnectionError, KafkaError, errorName, isRetriableError } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { MetadataResponse } from '../protocol/messages/index.js';
-import type { ClientSecurity } from './security.js';
+import type { ClientSecurity } from '../security/client-security.js';
 
 export interface ClientOptions {
   /** `host:port` list, or a comma-separated string as in `bootstrap.servers`. */

@@ -11,7 +11,7 @@ import { RequestHeaderCodec, ResponseHeaderCodec } from '../protocol/messages/in
 import { ErrorCode } from '../protocol/errors.js';
 import { Api, type ApiDef } from './apis.js';
 import { ConnectionError, KafkaError, TimeoutError, UnsupportedApiError } from './errors.js';
-import type { ClientSecurity } from './security.js';
+import type { ClientSecurity } from '../security/client-security.js';
 import { saslAuthenticate } from './sasl-client.js';
 
 export interface ConnectionOptions {

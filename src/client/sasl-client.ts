@@ -10,7 +10,7 @@ import {
   authMessage, clientKey, constantTimeEqual, hash, hmac, parseServerFirst, randomNonce, saltedPasswordAsync, serverKey,
   SCRAM_MIN_ITERATIONS, toSaslName, xor, type ScramMechanism,
 } from '../security/sasl/scram.js';
-import type { ClientSasl } from './security.js';
+import type { ClientSasl } from '../security/client-security.js';
 
 /** What the authentication needs from the connection: one SaslAuthenticate round trip. */
 export interface SaslTransport {

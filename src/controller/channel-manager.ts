@@ -14,7 +14,7 @@ import * as m from '../protocol/messages/index.js';
 import type { ControllerRequest, ControllerRequestSink } from './request-batch.js';
 import type { LiveBroker } from './context.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
-import type { ClientSecurity } from '../client/security.js';
+import type { ClientSecurity } from '../security/client-security.js';
 
 export const LEADER_AND_ISR: ApiDef<m.LeaderAndIsrRequest, m.LeaderAndIsrResponse> = {
   apiKey: 4, name: 'LeaderAndIsr', request: m.LeaderAndIsrRequestCodec, response: m.LeaderAndIsrResponseCodec, clientMax: 6,

@@ -2,7 +2,7 @@
  * The controller's slice of the broker configuration. Field names match BrokerConfig so the
  * broker passes its config as is; the controller does not import the server layer.
  */
-import type { ClientSecurity } from '../client/security.js';
+import type { ClientSecurity } from '../security/client-security.js';
 
 export interface ControllerConfig {
   brokerId: number;

@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { ZERO_UUID } from '../protocol/primitives/index.js';
-import type { BrokerConfig } from '../server/config/index.js';
+import type { ReplicationConfig } from './replication-config.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
@@ -24,7 +24,7 @@ export const OPEN_CONCURRENCY = 8;
 
 /** What hosting takes of ReplicaManagerOptions (see there). */
 export interface HostingOptions {
-  config: BrokerConfig;
+  config: ReplicationConfig;
   metadata: MetadataStore;
   logManager: LogManager;
   logger: Logger;

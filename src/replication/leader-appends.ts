@@ -6,7 +6,7 @@
  * through AppendContext.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import type { BrokerConfig } from '../server/config/index.js';
+import type { ReplicationConfig } from './replication-config.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
 import { topicMinInsync } from './log-config.js';
@@ -54,7 +54,7 @@ export type TxnMarkerListener = (w: { topic: string; partition: number; producer
 
 export interface AppendContext {
   brokerId: number;
-  config: BrokerConfig;
+  config: ReplicationConfig;
   metadata: MetadataStore;
   partition(topic: string, partition: number): Partition | undefined;
   /** Opens the logs of a topic the metadata already has (embedded mode's sync). */
@@ -71,7 +71,7 @@ const MAX_BUFFER_BYTES = 0x7fffffff;
 const LOG_OPEN_WAIT_MS = 1000;
 
 /** message.timestamp.difference.max.ms of a topic (its override, else the broker's); Long.MAX becomes unbounded. */
-function timestampDifferenceMaxMs(cfg: BrokerConfig, overrides: Record<string, string>): number | undefined {
+function timestampDifferenceMaxMs(cfg: ReplicationConfig, overrides: Record<string, string>): number | undefined {
   const raw = overrides['message.timestamp.difference.max.ms'];
   const value = raw === undefined ? cfg.logMessageTimestampDifferenceMaxMs : Number(raw);
   return Number.isSafeInteger(value) && value >= 0 ? value : undefined;

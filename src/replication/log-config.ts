@@ -2,12 +2,12 @@
  * Broker defaults → per-log configuration. A topic's own overrides (Kafka topic config names,
  * as stored in metadata) are merged over these when its logs are created or reconfigured.
  */
-import type { BrokerConfig } from '../server/config/index.js';
+import type { LogDefaultsConfig } from './replication-config.js';
 import { defaultLogConfig, logConfigFromProps, type CleanupPolicy, type LogConfig } from '../storage/config.js';
 
 const NEVER = Number.MAX_SAFE_INTEGER;
 
-export function brokerLogDefaults(cfg: BrokerConfig): LogConfig {
+export function brokerLogDefaults(cfg: LogDefaultsConfig): LogConfig {
   const base = defaultLogConfig();
   const policies = cfg.logCleanupPolicy.filter((p): p is CleanupPolicy => p === 'delete' || p === 'compact');
   return {
@@ -37,7 +37,7 @@ export function topicLogConfig(defaults: LogConfig, overrides: Record<string, st
 }
 
 /** min.insync.replicas of a topic (topic override, else broker default). */
-export function topicMinInsync(cfg: BrokerConfig, overrides: Record<string, string>): number {
+export function topicMinInsync(cfg: LogDefaultsConfig, overrides: Record<string, string>): number {
   const raw = overrides['min.insync.replicas'];
   const n = raw === undefined ? NaN : Number(raw);
   return Number.isInteger(n) && n > 0 ? n : cfg.minInsyncReplicas;

@@ -12,7 +12,7 @@
 import type { AppendResult, Log } from '../storage/log.js';
 import { existingOffsetRange } from '../storage/append-validation.js';
 import { UnexpectedAppendOffsetError } from '../storage/errors.js';
-import type { Mutex } from '../storage/mutex.js';
+import type { Mutex } from '../common/mutex.js';
 import type { ProducerStateMap } from './producer-state.js';
 import { indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
 

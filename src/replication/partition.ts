@@ -16,7 +16,7 @@
  */
 import { ErrorCode } from '../protocol/errors.js';
 import type { AppendResult, Log, ReadResult } from '../storage/log.js';
-import { Mutex } from '../storage/mutex.js';
+import { Mutex } from '../common/mutex.js';
 import type { ProducerStateMap } from './producer-state.js';
 import { checkProducerBatches, indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
 import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';

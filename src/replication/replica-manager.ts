@@ -10,7 +10,7 @@
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
-import type { BrokerConfig } from '../server/config/index.js';
+import type { ReplicationConfig } from './replication-config.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
@@ -31,7 +31,7 @@ import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.
 export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './leader-appends.js';
 
 export interface ReplicaManagerOptions {
-  config: BrokerConfig;
+  config: ReplicationConfig;
   metadata: MetadataStore;
   logManager: LogManager;
   logger: Logger;

@@ -9,3 +9,9 @@ export function isSecurityProtocol(s: string): s is SecurityProtocol {
 
 export const usesTls = (p: SecurityProtocol): boolean => p === 'SSL' || p === 'SASL_SSL';
 export const usesSasl = (p: SecurityProtocol): boolean => p === 'SASL_PLAINTEXT' || p === 'SASL_SSL';
+
+/** A listener as security/ sees it: its name and protocol (server/network's ListenerSpec has both). */
+export interface NamedListener {
+  name: string;
+  securityProtocol: SecurityProtocol;
+}

@@ -4,11 +4,9 @@
  */
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
-import { SocketServer, isLargeAnswerRequest, resolveAdvertisedPorts, type ListenerSpec } from './network/index.js';
-import { ConnectionQuotaReloader } from './network/connection-quota-config.js';
-import { logFdBudget } from './network/fd-headroom.js';
-import { defaultOpenFileBudget } from '../storage/segment-file.js';
-import { TlsReloader } from '../security/tls/reload.js';
+import { resolveAdvertisedPorts, type ListenerSpec, type SocketServer } from './network/index.js';
+import { createBrokerNetwork, followNetworkConfigChanges } from './broker-network.js';
+import { controlledShutdown, interBrokerConnections } from './broker-cluster.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
@@ -17,17 +15,16 @@ import { Authorizer, parseSuperUsers } from '../security/authorizer/authorizer.j
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
-import { createRequestRouter } from './request-router.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
-import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
 import { LogManager } from '../storage/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
+import type { ReplicationConfig } from '../replication/replication-config.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
 import { TxnVerification } from '../coordinator/txn/txn-verification.js';
-import { BrokerConnections } from '../client/broker-connections.js';
+import type { BrokerConnections } from '../client/broker-connections.js';
 import { ZkProducerIdBlocks } from '../coordinator/txn/producer-ids.js';
 import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
@@ -35,7 +32,6 @@ import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
-import { saslFrameLimitsFor, withSaslAuthentication } from '../security/sasl/authenticator.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -170,7 +166,7 @@ export class Broker {
       ? new (await import('../replication/isr/zk-isr-writer.js')).ZkIsrWriter(await this.zk.zkClient(), log.child({ component: 'isr' }))
       : undefined;
     this.replicaManager = await ReplicaManager.start({
-      config: cfg,
+      config: replicationConfig(cfg),
       metadata,
       logManager,
       logger: log.child({ component: 'replica-manager' }),
@@ -205,7 +201,7 @@ export class Broker {
       markers,
     });
     this.txnCoordinator.start();
-    if (this.zk) this.brokerConnections = this.interBrokerConnections();
+    if (this.zk) this.brokerConnections = interBrokerConnections(cfg, (id) => this.endpointFor(id, cfg.interBrokerListenerName), this.options.interBrokerInterceptor);
     const txnVerification = new TxnVerification({
       brokerId: cfg.brokerId,
       metadata,
@@ -276,42 +272,10 @@ export class Broker {
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
 
-    // Connection limits: server.properties now, dynamic configs (kafka-configs.sh) once registered below.
-    const connectionQuotas = new ConnectionQuotaReloader(cfg.listeners.map((l) => l.name), cfg.raw, { setConnectionQuotas: (q) => this.server?.setConnectionQuotas(q) });
-    this.server = new SocketServer({
-      listeners: cfg.listeners,
-      connectionQuotas: connectionQuotas.initial(),
-      interBrokerListener: cfg.interBrokerListenerName,
-      // Client connections leave the segment files' share of the open-file limit (fd-headroom.ts).
-      segmentFiles: cfg.logSegmentMaxOpenFiles > 0 ? cfg.logSegmentMaxOpenFiles : defaultOpenFileBudget(),
-      rateWindow: { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 },
-      // SASL listeners authenticate each connection before its requests reach the router.
-      dispatcher: withSaslAuthentication(createRequestRouter(this.servicesValue), { config: cfg.sasl, clientEntities, logger: log.child({ component: 'sasl' }) }),
-      initialFrameLimits: saslFrameLimitsFor(cfg.sasl),
-      // Fetch responses carry pooled read buffers by reference; recycle them once sent.
-      onPartsWritten: (parts) => fetchReadBuffers.releaseAll(parts),
-      logger: log.child({ component: 'socket-server' }),
-      socketRequestMaxBytes: cfg.socketRequestMaxBytes,
-      connectionsMaxIdleMs: cfg.connectionsMaxIdleMs,
-      maxConnections: cfg.maxConnections,
-      maxConnectionsPerIp: cfg.maxConnectionsPerIp,
-      maxQueuedRequestsPerConnection: cfg.queuedMaxRequests,
-      maxQueuedResponseBytesPerConnection: cfg.values.get('queued.max.response.bytes.per.connection') as number,
-      largeAnswerRequest: isLargeAnswerRequest,
-      queuedMaxRequestBytes: cfg.queuedMaxRequestBytes,
-      requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
-      listenBacklog: cfg.socketListenBacklogSize,
-      listenerTls: cfg.listenerTls,
-    });
+    const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
+    this.server = network.server;
     await this.server.start();
-    this.admin.configs.addReconfigurable(connectionQuotas);
-    logFdBudget(log.child({ component: 'socket-server' }), this.server.fdBudget, cfg.listeners.length > 1 ? cfg.interBrokerListenerName : undefined);
-    // Renewed certificates: dynamic listener.name.<l>.ssl.* changes rebuild the TLS contexts.
-    if (cfg.listenerTls.size > 0) {
-      const tlsLog = log.child({ component: 'tls' });
-      const reloader = new TlsReloader(cfg.listeners, cfg.raw, this.server, (fields, msg) => tlsLog.info(fields, msg));
-      this.admin.configs.addReconfigurable(reloader);
-    }
+    followNetworkConfigChanges(cfg, network, this.admin, log);
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
@@ -371,19 +335,6 @@ export class Broker {
     return this.zk;
   }
 
-  /** Connections to the other brokers' inter-broker listener, with its TLS/SASL and the test seam. */
-  private interBrokerConnections(): BrokerConnections {
-    const cfg = this.config;
-    return new BrokerConnections({
-      brokerId: cfg.brokerId,
-      clientId: `broker-${cfg.brokerId}`,
-      endpoint: (id) => this.endpointFor(id, cfg.interBrokerListenerName),
-      requestTimeoutMs: cfg.requestTimeoutMs,
-      ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
-      ...(this.options.interBrokerInterceptor ? { interceptor: this.options.interBrokerInterceptor } : {}),
-    });
-  }
-
   private endpointFor(brokerId: number, listenerName: string): Endpoint | undefined {
     // Cluster mode: any live broker, by the listener the client came through (Kafka omits a
     // broker that has no listener of that name).
@@ -403,7 +354,7 @@ export class Broker {
     // With no other live broker there is nowhere to move leadership: skip the round trips (and
     // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
-    if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await this.controlledShutdown(this.zk, this.image);
+    if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await controlledShutdown(this.config, this.zk, this.image, this.logger);
     await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
     this.brokerConnections?.close();
     this.txnCoordinator?.shutdown();
@@ -428,24 +379,9 @@ export class Broker {
     if (outcome === 'timeout') this.logger.warn({ ms }, `${what} did not finish in time; going on`);
     else if (outcome !== 'done') this.logger.warn({ err: outcome }, `${what} failed`);
   }
+}
 
-  /** Asks the controller to move leadership away before the listeners close (cluster mode). */
-  private async controlledShutdown(zk: ZkMode, image: ZkBrokerMetadata): Promise<void> {
-    const cfg = this.config;
-    const { controlledShutdown } = await import('./cluster/controlled-shutdown.js');
-    await controlledShutdown({
-      brokerId: cfg.brokerId,
-      brokerEpoch: () => zk.brokerEpoch,
-      controller: () => {
-        const id = image.controllerId();
-        const ep = id >= 0 ? image.endpoint(id, cfg.interBrokerListenerName) : undefined;
-        return ep ? { id, ...ep } : undefined;
-      },
-      maxRetries: cfg.controlledShutdownMaxRetries,
-      retryBackoffMs: cfg.controlledShutdownRetryBackoffMs,
-      requestTimeoutMs: cfg.requestTimeoutMs,
-      ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}),
-      logger: this.logger.child({ component: 'controlled-shutdown' }),
-    });
-  }
+/** Replication's slice of the configuration: BrokerConfig carries its fields under the same names. */
+function replicationConfig(cfg: BrokerConfig): ReplicationConfig {
+  return cfg;
 }

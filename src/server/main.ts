@@ -5,7 +5,8 @@
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, loadBrokerConfig, type BrokerConfig } from './config/index.js';
+import { ConfigError } from '../config/index.js';
+import { loadBrokerConfig, type BrokerConfig } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { startEventLoopReport } from './event-loop-monitor.js';
 

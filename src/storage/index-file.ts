@@ -5,7 +5,7 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import { errnoOf } from './errors.js';
-import { Mutex } from './mutex.js';
+import { Mutex } from '../common/mutex.js';
 import { shortLivedFiles } from './segment-file.js';
 
 export interface IndexFileProblem {

@@ -6,7 +6,7 @@
  * shared, rate-limited FailureLog, and the first success after failures says so there.
  */
 import { KafkaStorageError, UnexpectedStorageError, errnoOf, isOsError, type StorageError } from './errors.js';
-import type { FailureLog } from './failure-log.js';
+import type { FailureLog } from '../common/failure-log.js';
 
 const PLURAL = { append: 'appends', read: 'reads', truncate: 'truncations', flush: 'flushes' } as const;
 

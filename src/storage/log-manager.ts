@@ -26,7 +26,7 @@ import { ensureDirectory } from './log-dirs.js';
 import { Log } from './log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
-import { FailureLog } from './failure-log.js';
+import { FailureLog } from '../common/failure-log.js';
 import { defaultOpenFileBudget, segmentFiles } from './segment-file.js';
 
 export interface LogManagerOptions {

@@ -7,7 +7,7 @@
 import { unlink } from 'node:fs/promises';
 import type { LogConfig } from './config.js';
 import { errnoOf } from './errors.js';
-import type { FailureLog } from './failure-log.js';
+import type { FailureLog } from '../common/failure-log.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { Log } from './log.js';
 import { LogSegment } from './log-segment.js';

@@ -7,7 +7,7 @@ import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
 import type { AbortedTxn } from './transaction-index.js';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { FailureLog } from './failure-log.js';
+import { FailureLog } from '../common/failure-log.js';
 import { LogSegment } from './log-segment.js';
 import { loadEpochHistory, loadLogStartState, type LogOpenOptions } from './log-open.js';
 import { LogIoFailures, type LogIoAction } from './log-io-failures.js';
@@ -19,7 +19,7 @@ import { validateLogConfig, type LogConfig } from './config.js';
 import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError } from './errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from './logger.js';
-import { Mutex } from './mutex.js';
+import { Mutex } from '../common/mutex.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
 import { readDecompressionCap } from '../protocol/records/read-limits.js';
 

@@ -11,7 +11,7 @@ import { run } from '../helpers/run.js';
 import { kcat } from './kcat-helpers.js';
 import { runCli } from '../cli/helpers.js';
 import { Admin, Producer } from '../../src/client/index.js';
-import type { ClientSecurity } from '../../src/client/security.js';
+import type { ClientSecurity } from '../../src/security/client-security.js';
 
 let certs: TestCerts;
 let b: TestBroker;

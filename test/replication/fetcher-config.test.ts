@@ -1,7 +1,8 @@
 /** The replica fetcher's settings: Kafka's names, defaults and checks (one clear line each). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, defaultBrokerConfig } from '../../src/server/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
+import { defaultBrokerConfig } from '../../src/server/config/index.js';
 
 test('replica fetcher settings: Kafka\'s defaults', () => {
   const c = defaultBrokerConfig({});

@@ -10,7 +10,7 @@ import { kcat } from '../interop/kcat-helpers.js';
 import { Admin } from '../../src/client/index.js';
 import { Connection } from '../../src/client/connection.js';
 import { alterUserScramCredentials } from '../../src/client/admin-scram.js';
-import type { ClientSasl } from '../../src/client/security.js';
+import type { ClientSasl } from '../../src/security/client-security.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret" user_admin="admin-secret";';
 const ADMIN: ClientSasl = { mechanism: 'PLAIN', username: 'admin', password: 'admin-secret' };

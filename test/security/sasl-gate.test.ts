@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { testConnection } from '../helpers/connection-context.js';
 import { encodeRequest } from '../helpers/raw-client.js';
-import { withSaslAuthentication, saslFrameLimitsFor } from '../../src/security/sasl/authenticator.js';
+import { withSaslAuthentication, saslFrameLimitsFor } from '../../src/server/network/sasl-gate.js';
 import { defaultBrokerConfig } from '../../src/server/config/index.js';
 import { ClientEntityConfigs } from '../../src/metadata/client-entity-configs.js';
 import { ApiVersionsRequestCodec, SaslAuthenticateRequestCodec, SaslHandshakeRequestCodec } from '../../src/protocol/messages/index.js';

@@ -8,14 +8,15 @@ import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { RawClient, encodeRequest } from '../helpers/raw-client.js';
 import { Admin } from '../../src/client/index.js';
 import { KafkaError } from '../../src/protocol/errors.js';
-import { defaultBrokerConfig, ConfigError } from '../../src/server/config/index.js';
+import { defaultBrokerConfig } from '../../src/server/config/index.js';
+import { ConfigError } from '../../src/config/index.js';
 import {
   ApiVersionsRequestCodec, ApiVersionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec,
   SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { entityPath } from '../../src/metadata/client-entity-configs.js';
 import { formatCredential, makeCredential } from '../../src/security/sasl/scram.js';
-import type { ClientSasl } from '../../src/client/security.js';
+import type { ClientSasl } from '../../src/security/client-security.js';
 
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
 

@@ -10,7 +10,7 @@
  */
 import { Admin, type QuotaFilterComponent } from '../../client/index.js';
 import { entityPath, sanitizeEntityName, DEFAULT_ENTITY_NAME } from '../../metadata/client-entity-configs.js';
-import { isQuotaConfig, javaDoubleString, validateQuotaText, QuotaConfigError } from '../../server/quotas/quota-configs.js';
+import { isQuotaConfig, javaDoubleString, validateQuotaText, QuotaConfigError } from '../../config/quota-configs.js';
 import { clientOptionsFrom, loadPropertiesFile } from './config.js';
 import { closeAtExit, CliError } from './tool.js';
 import { openZk } from './zk-admin.js';

@@ -5,7 +5,7 @@
  * `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="...";`
  * (PlainLoginModule likewise), mapped into ClientSecurity.
  */
-import type { ClientSecurity, SaslMechanism } from '../../client/security.js';
+import type { ClientSecurity, SaslMechanism } from '../../security/client-security.js';
 import { isSecurityProtocol, usesSasl } from '../../security/security-protocol.js';
 import { JaasParseError, parseJaasConfig } from '../../security/sasl/jaas.js';
 import { CliError } from './tool.js';

@@ -7,9 +7,9 @@
  * default, checks the broker's host name; "" does not), ssl.enabled.protocols, ssl.cipher.suites.
  * Bad settings are a CliError: one line, no stack trace.
  */
-import type { ClientSecurity, ClientTls } from '../../client/security.js';
+import type { ClientSecurity, ClientTls } from '../../security/client-security.js';
 import { isSecurityProtocol, usesTls } from '../../security/security-protocol.js';
-import { ConfigError } from '../../server/config/errors.js';
+import { ConfigError } from '../../config/errors.js';
 import { keyStore, trustStore } from '../../security/tls/server-tls.js';
 import { CliError } from './tool.js';
 

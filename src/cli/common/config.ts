@@ -4,7 +4,7 @@
  * then mapped onto the client library's typed options.
  */
 import { readFileSync } from 'node:fs';
-import { parseProperties } from '../../server/config/properties.js';
+import { parseProperties } from '../../config/properties.js';
 import type { ClientOptions, ConsumerOptions, ProducerOptions, CompressionName } from '../../client/index.js';
 import { CliError } from './tool.js';
 import { clientTlsSecurityFrom } from './client-tls.js';

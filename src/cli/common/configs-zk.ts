@@ -4,8 +4,8 @@
  * under /config/changes (brokers re-read it from there); a describe prints
  * `Configs for topic 't' are k=v,...`.
  */
-import { validateTopicConfigs } from '../../server/config/topic-configs.js';
-import { validateDynamicBrokerConfigs } from '../../server/admin/dynamic-broker-configs.js';
+import { validateTopicConfigs } from '../../config/topic-configs.js';
+import { validateDynamicBrokerConfigs } from '../../config/dynamic-broker-keys.js';
 import { CONFIG_PATH, DEFAULT_CONFIG_ENTITY } from '../../metadata/zk/zk-paths.js';
 import type { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
 import { openZk } from './zk-admin.js';

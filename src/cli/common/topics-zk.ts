@@ -5,7 +5,7 @@
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
-import { validateTopicConfigs } from '../../server/config/topic-configs.js';
+import { validateTopicConfigs } from '../../config/topic-configs.js';
 import { INTERNAL_TOPICS, addPartitionsZk, createTopicZk, openZk } from './zk-admin.js';
 import { topicFilter } from './topic-filter.js';
 import { CliError, requireOption } from './tool.js';

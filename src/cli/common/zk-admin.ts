@@ -11,7 +11,7 @@ import { KafkaZkClient } from '../../metadata/zk/kafka-zk-client.js';
 import { ZkSession, isZkError } from '../../metadata/zk/zk-session.js';
 import { assignAddedPartitions, assignReplicas, type AssignableBroker, type RackAwareMode } from '../../metadata/replica-assignment.js';
 import { collisionKey, topicNameError } from '../../metadata/topic-names.js';
-import { validateTopicConfigs } from '../../server/config/topic-configs.js';
+import { validateTopicConfigs } from '../../config/topic-configs.js';
 import { CliError, closeAtExit } from './tool.js';
 
 /** Kafka's tools used 30 s for both (TopicCommand, ConfigCommand); a --command-config file may override them. */

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { FailureLog } from '../../storage/failure-log.js';
+import { FailureLog } from '../../common/failure-log.js';
 import { messageOf } from '../../common/errors.js';
 import { partitionForGroup } from './partition-for-group.js';
 import { CoordinatorRuntime, type RuntimeOptions } from './runtime.js';

@@ -10,7 +10,7 @@ import { Api } from '../../client/apis.js';
 import { KafkaError as ClientKafkaError, UnsupportedApiError } from '../../client/errors.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
-import type { ClientSecurity } from '../../client/security.js';
+import type { ClientSecurity } from '../../security/client-security.js';
 
 export interface TxnMarkerPartition {
   topic: string;

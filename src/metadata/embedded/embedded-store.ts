@@ -14,7 +14,7 @@ import type { BrokerInfo, NewTopic, PartitionState, TopicInfo } from '../cluster
 import { INTERNAL_TOPICS } from '../cluster-model.js';
 import type { MetadataStore } from '../metadata-store.js';
 import { checkNewTopicName, collisionIndex, collisionKey } from '../topic-names.js';
-import { LoopSlicer } from '../../storage/slices.js';
+import { LoopSlicer } from '../../common/slices.js';
 
 interface PersistedState {
   version: 1;

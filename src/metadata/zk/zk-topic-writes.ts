@@ -9,7 +9,7 @@ import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { randomUuid } from '../../protocol/primitives/index.js';
 import type { NewTopic, TopicInfo } from '../cluster-model.js';
 import { checkNewTopicName, collisionIndex, collisionKey } from '../topic-names.js';
-import { Semaphore } from '../../storage/mutex.js';
+import { Semaphore } from '../../common/mutex.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 import type { ImageWaits } from './image-waits.js';
 

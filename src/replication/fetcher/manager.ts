@@ -12,7 +12,7 @@ import { RemoteLeaderEndpoint } from './remote-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { FetcherConfig, FollowerReplica, InitialFetchState, LeaderEndpoint } from './types.js';
-import type { ClientSecurity } from '../../client/security.js';
+import type { ClientSecurity } from '../../security/client-security.js';
 
 export interface ReplicaFetcherManagerOptions {
   config: FetcherConfig;

@@ -18,7 +18,7 @@ import { errorName } from '../../protocol/errors.js';
 import { tpKey } from '../../common/partition-keys.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
 import type { EpochEndOffsetResult, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
-import type { ClientSecurity } from '../../client/security.js';
+import type { ClientSecurity } from '../../security/client-security.js';
 
 export const REPLICA_FETCH: ApiDef<m.FetchRequest, m.FetchResponse> = {
   apiKey: 1, name: 'Fetch', request: m.FetchRequestCodec, response: m.FetchResponseCodec, clientMax: m.FetchRequestCodec.maxVersion,

@@ -13,10 +13,10 @@
  * - connections.max.reauth.ms (0 = off), sasl.server.max.receive.size,
  *   connection.failed.authentication.delay.ms.
  */
-import { ConfigError } from '../../server/config/errors.js';
-import { configDef } from '../../server/config/defs.js';
-import { parseConfigValue, type ConfigValue } from '../../server/config/values.js';
-import { usesSasl, type SecurityProtocol } from '../security-protocol.js';
+import { ConfigError } from '../../config/errors.js';
+import { configDef } from '../../config/defs.js';
+import { parseConfigValue, type ConfigValue } from '../../config/values.js';
+import { usesSasl, type NamedListener } from '../security-protocol.js';
 import { isSupportedMechanism, type SaslMechanismName } from './mechanisms.js';
 import { JaasParseError, parseJaasConfig, type JaasEntry } from './jaas.js';
 
@@ -47,11 +47,6 @@ export interface SaslServerConfig {
   interBrokerLogin?: SaslLogin;
 }
 
-interface ListenerLike {
-  name: string;
-  securityProtocol: SecurityProtocol;
-}
-
 /** Reads one key with Kafka's listener/mechanism prefixes; typed by the key's def. */
 function lookup(raw: ReadonlyMap<string, string>, values: ReadonlyMap<string, ConfigValue>, key: string, listener: string, mechanism?: string): ConfigValue {
   const l = listener.toLowerCase();
@@ -79,7 +74,7 @@ function jaasFor(raw: ReadonlyMap<string, string>, values: ReadonlyMap<string, C
 export function saslServerConfig(
   raw: ReadonlyMap<string, string>,
   values: ReadonlyMap<string, ConfigValue>,
-  listeners: readonly ListenerLike[],
+  listeners: readonly NamedListener[],
   interBrokerListenerName: string,
 ): SaslServerConfig {
   const byName = new Map<string, SaslListenerConfig>();

@@ -5,10 +5,18 @@
  * store checks the other broker, its key store is the client certificate (presented when the
  * listener asks for one), ssl.endpoint.identification.algorithm decides the host name check.
  */
-import type { ClientSecurity } from '../../client/security.js';
-import type { BrokerConfig } from '../../server/config/index.js';
+import type { ClientSecurity } from '../client-security.js';
+import type { SecurityProtocol } from '../security-protocol.js';
+import type { ListenerTls } from './server-tls.js';
 
-export function interBrokerClientSecurity(cfg: Pick<BrokerConfig, 'interBrokerListenerName' | 'interBrokerSecurityProtocol' | 'listenerTls'>): ClientSecurity | undefined {
+/** The broker settings it reads (BrokerConfig has them). */
+export interface InterBrokerListenerSettings {
+  interBrokerListenerName: string;
+  interBrokerSecurityProtocol: SecurityProtocol;
+  listenerTls: ReadonlyMap<string, ListenerTls>;
+}
+
+export function interBrokerClientSecurity(cfg: InterBrokerListenerSettings): ClientSecurity | undefined {
   const protocol = cfg.interBrokerSecurityProtocol;
   if (protocol === 'PLAINTEXT') return undefined;
   const t = cfg.listenerTls.get(cfg.interBrokerListenerName);

@@ -10,11 +10,10 @@
  * open ones keep theirs.
  */
 import { X509Certificate } from 'node:crypto';
-import { configDef } from '../../server/config/defs.js';
-import { ConfigError } from '../../server/config/errors.js';
-import { usesTls } from '../security-protocol.js';
+import { configDef } from '../../config/defs.js';
+import { ConfigError } from '../../config/errors.js';
+import { usesTls, type NamedListener } from '../security-protocol.js';
 import { buildListenerTls, type ListenerTls } from './server-tls.js';
-import type { ListenerSpec } from '../../server/network/listeners.js';
 
 export interface DynamicLayers {
   perBroker: ReadonlyMap<string, string>;
@@ -32,7 +31,7 @@ export class TlsReloadError extends Error {
 
 export class TlsReloader {
   constructor(
-    private readonly listeners: readonly ListenerSpec[],
+    private readonly listeners: readonly NamedListener[],
     private readonly staticRaw: ReadonlyMap<string, string>,
     private readonly host: TlsListenerHost,
     private readonly log: (fields: Record<string, unknown>, message: string) => void,

@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
-import { ConfigError } from '../../server/config/errors.js';
+import { ConfigError } from '../../config/errors.js';
 import { SslPrincipalMapper } from './principal-mapper.js';
 
 export type SslClientAuth = 'required' | 'requested' | 'none';

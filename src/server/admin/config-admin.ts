@@ -9,13 +9,14 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import { logConfigFromProps, type LogConfig } from '../../storage/config.js';
 import type { BrokerConfig } from '../config/index.js';
-import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES } from '../config/index.js';
-import { effectiveTopicConfigs, topicConfigDef, validateTopicConfigs } from '../config/topic-configs.js';
+import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES } from '../../config/index.js';
+import { effectiveTopicConfigs, topicConfigDef, validateTopicConfigs } from '../../config/topic-configs.js';
 import { applyIncrementalOps, replaceAll, type IncrementalOp, type KeyInfo } from './config-alteration.js';
 import {
   describeBrokerConfigEntries, describeClusterDefaultEntries, describeTopicConfigEntries, type ConfigEntry,
 } from './config-describer.js';
-import { dynamicKeyDef, validateDynamicBrokerConfigs, type DynamicBrokerConfigs } from './dynamic-broker-configs.js';
+import { dynamicKeyDef, validateDynamicBrokerConfigs } from '../../config/dynamic-broker-keys.js';
+import type { DynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import type { PartitionAccess } from './partition-access.js';
 
 /** Kafka's ConfigResource.Type codes. */

@@ -3,7 +3,7 @@
  * Pure functions: validation of the resulting values is done by the caller per resource type.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import type { ConfigType } from '../config/index.js';
+import type { ConfigType } from '../../config/index.js';
 
 /** IncrementalAlterConfigs operation codes. */
 export const AlterConfigOp = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;

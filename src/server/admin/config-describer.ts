@@ -3,11 +3,11 @@
  * Kafka's synonym chains, config types and documentation, independent of the wire format.
  */
 import type { BrokerConfig } from '../config/index.js';
-import { BROKER_CONFIG_DEFS, CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef, type ConfigDef } from '../config/index.js';
+import { BROKER_CONFIG_DEFS, CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef, type ConfigDef } from '../../config/index.js';
 import {
   TOPIC_CONFIG_DEFS, resolveTopicConfig, type BrokerConfigLayers, type ConfigSynonymValue,
-} from '../config/topic-configs.js';
-import { DYNAMIC_BROKER_KEYS, dynamicKeyDef, listenerConfigDef } from './dynamic-broker-configs.js';
+} from '../../config/topic-configs.js';
+import { DYNAMIC_BROKER_KEYS, dynamicKeyDef, listenerConfigDef } from '../../config/dynamic-broker-keys.js';
 
 export interface ConfigEntry {
   name: string;

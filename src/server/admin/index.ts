@@ -15,7 +15,7 @@ import { TopicAdmin } from './topic-admin.js';
 export { ConfigAdmin, ResourceType } from './config-admin.js';
 export { TopicAdmin, type CreateTopicSpec, type CreatedTopic } from './topic-admin.js';
 export { LogAdmin, type DeleteRecordsOutcome, type LogDirReport } from './log-admin.js';
-export { DynamicBrokerConfigs, DYNAMIC_BROKER_KEYS, type SharedConfigStore } from './dynamic-broker-configs.js';
+export { DynamicBrokerConfigs, type SharedConfigStore } from './dynamic-broker-configs.js';
 export type { PartitionAccess, LocalPartition } from './partition-access.js';
 export type { ConfigEntry } from './config-describer.js';
 export { AlterConfigOp } from './config-alteration.js';

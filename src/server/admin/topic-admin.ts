@@ -10,9 +10,9 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import { collisionIndex, collisionKey, topicNameError } from '../../metadata/topic-names.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
-import { validateTopicConfigs } from '../config/topic-configs.js';
+import { validateTopicConfigs } from '../../config/topic-configs.js';
 import type { PartitionAccess } from './partition-access.js';
-import { Mutex } from '../../storage/mutex.js';
+import { Mutex } from '../../common/mutex.js';
 import { messageOf } from '../../common/errors.js';
 
 export interface CreateTopicSpec {

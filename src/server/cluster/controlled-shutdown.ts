@@ -12,7 +12,7 @@ import { UnsupportedApiError } from '../../client/errors.js';
 import { ControlledShutdownRequestCodec, ControlledShutdownResponseCodec } from '../../protocol/messages/index.js';
 import type { ControlledShutdownRequest, ControlledShutdownResponse } from '../../protocol/messages/07-controlled-shutdown.js';
 import { ErrorCode, errorName } from '../../protocol/errors.js';
-import type { ClientSecurity } from '../../client/security.js';
+import type { ClientSecurity } from '../../security/client-security.js';
 
 const CONTROLLED_SHUTDOWN: ApiDef<ControlledShutdownRequest, ControlledShutdownResponse> = {
   apiKey: 7,

@@ -13,7 +13,7 @@ import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
 import type { Partition } from '../../replication/partition.js';
 import { defineHandler } from './types.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
-import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+import { LoopSlicer, allInSlices } from '../../common/slices.js';
 
 /** Kafka's check: DESCRIBE on each topic. */
 const may = resourceChecks({ describeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE } });

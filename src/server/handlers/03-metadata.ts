@@ -5,7 +5,7 @@ import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { topicNameError } from '../../metadata/topic-names.js';
 import { autoCreateTopics } from '../topic-creation.js';
-import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+import { LoopSlicer, mapInSlices } from '../../common/slices.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, authorizedOperations, resourceChecks } from './authz.js';
 

@@ -10,7 +10,7 @@ import type { Input } from '../../protocol/primitives/index.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
-import { allInSlices } from '../../storage/slices.js';
+import { allInSlices } from '../../common/slices.js';
 
 /** Kafka's checks: DESCRIBE on the group or transactional id whose coordinator is asked for. */
 const may = resourceChecks({

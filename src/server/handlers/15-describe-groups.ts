@@ -8,7 +8,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, authorizedOperations, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { NO_AUTHORIZED_OPERATIONS } from './authorized-operations.js';
-import { allInSlices } from '../../storage/slices.js';
+import { allInSlices } from '../../common/slices.js';
 
 /** Kafka's check: DESCRIBE on each group (and its authorized operations when asked for). */
 const may = resourceChecks({

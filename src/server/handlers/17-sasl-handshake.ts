@@ -1,7 +1,7 @@
 /**
  * SaslHandshake and SaslAuthenticate outside an authentication: on a PLAINTEXT listener, or on an
  * authenticated connection whose session does not expire. The SASL exchange itself is served by
- * src/security/sasl/authenticator.ts before requests reach the router; here, as Kafka's KafkaApis,
+ * src/server/network/sasl-gate.ts before requests reach the router; here, as Kafka's KafkaApis,
  * the answer is ILLEGAL_SASL_STATE.
  */
 import {

@@ -9,7 +9,7 @@ import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './auth
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 import { topicsNotServedInTime } from '../topic-creation.js';
-import { LoopSlicer } from '../../storage/slices.js';
+import { LoopSlicer } from '../../common/slices.js';
 
 /** Kafka's checks: CREATE on the cluster or on each topic; the new topic's configs only with DESCRIBE_CONFIGS on it. */
 const may = resourceChecks({

@@ -2,7 +2,7 @@ import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../pro
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+import { LoopSlicer, allInSlices } from '../../common/slices.js';
 
 /** Kafka's check: DELETE on each topic. */
 const may = resourceChecks({

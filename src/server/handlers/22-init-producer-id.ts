@@ -12,7 +12,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, authorizeAnyOfType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { fencedForVersion } from './txn-errors.js';
-import { FailureLog } from '../../storage/failure-log.js';
+import { FailureLog } from '../../common/failure-log.js';
 import type { StorageLogger } from '../../storage/logger.js';
 
 /** Kafka's checks: WRITE on the transactional id; an idempotent producer IDEMPOTENT_WRITE on the cluster (or see below). */

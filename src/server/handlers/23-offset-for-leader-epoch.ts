@@ -8,7 +8,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+import { LoopSlicer, mapInSlices } from '../../common/slices.js';
 
 /** Kafka's checks: followers (replica id >= 0, v3+) need CLUSTER_ACTION, consumers DESCRIBE on the topic. */
 const may = resourceChecks({

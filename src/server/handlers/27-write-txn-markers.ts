@@ -8,7 +8,7 @@ import { WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../..
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, allInSlices } from '../../storage/slices.js';
+import { LoopSlicer, allInSlices } from '../../common/slices.js';
 
 export const writeTxnMarkersHandler = defineHandler({
   apiKey: 27,

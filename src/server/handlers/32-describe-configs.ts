@@ -5,7 +5,7 @@ import type { Input } from '../../protocol/primitives/index.js';
 import { errorOutcome, type ConfigEntry } from '../admin/index.js';
 import { configResourceDenial, describeConfigsChecks } from './config-resources.js';
 import { defineHandler } from './types.js';
-import { mapInSlices } from '../../storage/slices.js';
+import { mapInSlices } from '../../common/slices.js';
 
 function toWire(e: ConfigEntry, synonyms: boolean, documentation: boolean): Input<DescribeConfigsResourceResult> {
   return {

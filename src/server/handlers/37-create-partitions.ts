@@ -6,7 +6,7 @@ import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 import { NOT_CONTROLLER_MESSAGE, notController } from './control-request-common.js';
 import { topicsNotServedInTime } from '../topic-creation.js';
-import { LoopSlicer } from '../../storage/slices.js';
+import { LoopSlicer } from '../../common/slices.js';
 
 /** Kafka's check: ALTER on each topic. */
 const may = resourceChecks({

@@ -8,7 +8,7 @@ import { DescribeProducersRequestCodec, DescribeProducersResponseCodec } from '.
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, mapInSlices } from '../../storage/slices.js';
+import { LoopSlicer, mapInSlices } from '../../common/slices.js';
 
 /** Kafka's check: READ on each topic. */
 const may = resourceChecks({

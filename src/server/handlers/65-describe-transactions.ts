@@ -6,7 +6,7 @@ import { DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec } f
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
-import { allInSlices } from '../../storage/slices.js';
+import { allInSlices } from '../../common/slices.js';
 
 /** Kafka's checks: DESCRIBE on each transactional id; its topics the principal may not describe are left out. */
 const may = resourceChecks({

@@ -6,7 +6,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { RequestContext } from './types.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 import { errorOutcome } from '../admin/index.js';
-import { LoopSlicer } from '../../storage/slices.js';
+import { LoopSlicer } from '../../common/slices.js';
 
 interface ConfigResource {
   resourceType: number;

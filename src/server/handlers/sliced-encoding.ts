@@ -8,7 +8,7 @@
  * after it, the items themselves; everything before and after the array is the same bytes.
  */
 import { Writer, type Input, type MessageCodec } from '../../protocol/primitives/index.js';
-import { LoopSlicer } from '../../storage/slices.js';
+import { LoopSlicer } from '../../common/slices.js';
 
 /** Arrays this short are encoded in one go with the rest. */
 export const SLICED_ENCODING_MIN_ITEMS = 64;

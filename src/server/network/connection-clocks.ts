@@ -1,4 +1,4 @@
-// The two clocks a Connection runs against peers that hold resources without sending requests:
+// The clocks a Connection runs. Two against peers that hold resources without sending requests:
 // - connections.max.idle.ms (IdleClock) counts from the last complete request read, response
 //   written or write buffer drained; bytes of an unfinished frame do not re-arm it (Node's socket
 //   timeout would, so it is not used), nor does a peer that leaves its responses unread;
@@ -7,6 +7,7 @@
 //   itself spends paused, on its memory cap or on unanswered requests, does not count).
 // The clocks keep only their own time; the connection tells them what it is doing (touch, update)
 // and they ask it, through their host, whether it is closed, busy, and to close when they run out.
+// A third, MuteClock, stops reading while a quota throttles the connection.
 
 /** What the idle clock needs from its connection. */
 export interface IdleClockHost {
@@ -143,5 +144,39 @@ export class ReceiveClock {
       return;
     }
     this.arm(this.timeoutMs - waited);
+  }
+}
+
+/**
+ * Quota throttling (KIP-219): the connection reads no request until a time; overlapping mutes
+ * end at the latest end, and `onEnd` runs when it comes.
+ */
+export class MuteClock {
+  private mutedUntil = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly onEnd: () => void) {}
+
+  get muted(): boolean {
+    return this.timer !== undefined;
+  }
+
+  /** Mutes for `ms` from now; false when an earlier mute already lasts longer. */
+  muteFor(ms: number): boolean {
+    const until = Date.now() + ms;
+    if (until <= this.mutedUntil) return false;
+    this.mutedUntil = until;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.onEnd();
+    }, ms);
+    this.timer.unref();
+    return true;
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }

@@ -4,9 +4,9 @@
 // DynamicConnectionQuota they are dynamic (per broker or cluster default, via kafka-configs.sh):
 // ConnectionQuotaReloader re-reads them after each change and hands them to the socket server.
 import { isIP } from 'node:net';
-import { configDef } from '../config/defs.js';
-import { ConfigError, invalidValue } from '../config/errors.js';
-import { parseConfigValue } from '../config/values.js';
+import { configDef } from '../../config/defs.js';
+import { ConfigError, invalidValue } from '../../config/errors.js';
+import { parseConfigValue } from '../../config/values.js';
 
 export const UNLIMITED_CONNECTIONS = 2147483647;
 

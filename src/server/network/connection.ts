@@ -13,35 +13,18 @@
 // requests: connections.max.idle.ms and socket.request.receive.timeout.ms.
 import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
-import { IdleClock, ReceiveClock } from './connection-clocks.js';
+import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { usesTls } from '../../security/security-protocol.js';
-import type { MemoryWaiter, RequestMemoryPool } from './request-memory.js';
+import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
-import type { ConnectionContext, ConnectionLimits, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
+import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
 interface ParkedFrame {
   frame: Buffer;
   held: number;
-}
-
-export interface ConnectionStats {
-  connectionId: string;
-  /** Requests dispatched whose response has not been written yet. */
-  queuedRequests: number;
-  paused: boolean;
-  writeBlocked: boolean;
-  /** Waiting for room in the broker-wide request memory before reading on. */
-  waitingForMemory: boolean;
-  /** Bytes received and not yet handed to the dispatcher (a partial frame, or frames held back). */
-  bufferedBytes: number;
-  dispatched: number;
-  /** Answers ready for the peer not yet taken by the kernel (waiting their turn or in the socket's buffer). */
-  queuedResponseBytes: number;
-  /** The most queuedResponseBytes seen (measured when answers are queued or written). */
-  peakQueuedResponseBytes: number;
 }
 
 export class Connection {
@@ -63,15 +46,12 @@ export class Connection {
   private socketClosed = false;
   private dispatchedCount = 0;
   private readonly closeWaiters: Array<() => void> = [];
-  /** Pool bytes reserved for the frame being read (its declared size); 0 = not admitted yet. */
-  private admittedBytes = 0;
-  private memoryWaiter: MemoryWaiter | null = null;
+  /** The frame being read: its reservation in the broker-wide request memory. */
+  private readonly admission: FrameAdmission;
   private readonly idleClock: IdleClock;
   private readonly receiveClock: ReceiveClock;
-  // --- quota throttling (KIP-219): reading stops until this Date.now(); the timer ends it.
-  private mutedUntil = 0;
-  private muteTimer: NodeJS.Timeout | undefined;
-  // --- end quota throttling
+  /** Quota throttling (KIP-219). */
+  private readonly muteClock = new MuteClock(() => this.processFrames());
 
   constructor(
     private readonly socket: Socket,
@@ -83,16 +63,18 @@ export class Connection {
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
     this.reader = new FrameReader(limits.socketRequestMaxBytes, () => ctx.frameLimits);
+    // Granted from inside whichever connection released memory: continue on our own turn.
+    this.admission = new FrameAdmission(pool, () => queueMicrotask(() => this.processFrames()));
     this.idleClock = new IdleClock(limits.connectionsMaxIdleMs, {
       isClosed: () => this.closed,
-      isBusy: () => this.queuedRequests > 0 || this.memoryWaiter !== null,
+      isBusy: () => this.queuedRequests > 0 || this.admission.waiting,
       onIdle: (idleMs) => this.closeFor('idle', `idle for more than ${idleMs} ms (connections.max.idle.ms)`, { bufferedBytes: this.reader.bufferedBytes }),
     });
     this.receiveClock = new ReceiveClock(limits.requestReceiveTimeoutMs, {
       isClosed: () => this.closed,
       onReceiveTimeout: (timeoutMs) => this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
         bufferedBytes: this.reader.bufferedBytes,
-        declaredBytes: this.admittedBytes > 0 ? this.admittedBytes : undefined,
+        declaredBytes: this.admission.reservedBytes > 0 ? this.admission.reservedBytes : undefined,
       }),
     });
     socket.setNoDelay(true);
@@ -113,16 +95,7 @@ export class Connection {
    */
   muteFor(ms: number): void {
     if (this.closed || ms <= 0) return;
-    const until = Date.now() + ms;
-    if (until <= this.mutedUntil) return;
-    this.mutedUntil = until;
-    if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
-    this.muteTimer = setTimeout(() => {
-      this.muteTimer = undefined;
-      this.processFrames();
-    }, ms);
-    this.muteTimer.unref();
-    this.updatePause();
+    if (this.muteClock.muteFor(ms)) this.updatePause();
   }
 
   /** When this connection last read a whole request or wrote an answer (closing the least recently used). */
@@ -136,7 +109,7 @@ export class Connection {
   }
 
   get muted(): boolean {
-    return this.muteTimer !== undefined;
+    return this.muteClock.muted;
   }
 
   get queuedRequests(): number {
@@ -154,7 +127,7 @@ export class Connection {
       queuedRequests: this.queuedRequests,
       paused: this.paused,
       writeBlocked: this.writeBlocked,
-      waitingForMemory: this.memoryWaiter !== null,
+      waitingForMemory: this.admission.waiting,
       bufferedBytes: this.reader.bufferedBytes,
       dispatched: this.dispatchedCount,
       queuedResponseBytes: this.queuedResponseBytes,
@@ -193,27 +166,14 @@ export class Connection {
    */
   private releaseReading(): void {
     this.reader.clear();
-    this.dropAdmission();
+    this.admission.drop();
     if (this.parked !== null) {
       this.pool.release(this.parked.held);
       this.parked = null;
     }
     this.receiveClock.stop(true);
     this.idleClock.stop();
-    if (this.muteTimer !== undefined) clearTimeout(this.muteTimer);
-    this.muteTimer = undefined;
-  }
-
-  private dropAdmission(): void {
-    if (this.memoryWaiter !== null) {
-      this.pool.cancel(this.memoryWaiter);
-      this.memoryWaiter = null;
-    }
-    if (this.admittedBytes > 0) {
-      const bytes = this.admittedBytes;
-      this.admittedBytes = 0;
-      this.pool.release(bytes);
-    }
+    this.muteClock.stop();
   }
 
   whenClosed(): Promise<void> {
@@ -245,7 +205,7 @@ export class Connection {
           if (this.inputEnded && inputExhausted && this.reader.bufferedBytes > 0) {
             // The peer finished sending in the middle of a frame: it can never complete.
             this.reader.clear();
-            this.dropAdmission();
+            this.admission.drop();
           }
           this.updatePause();
           this.updateReceiveClock(inputExhausted);
@@ -272,7 +232,7 @@ export class Connection {
       try {
         const size = this.reader.frameSize();
         if (size < 0) return true;
-        if (this.admittedBytes === 0 && !this.admit(size)) return false;
+        if (!this.admission.admit(size)) return false;
         frame = this.reader.takeFrame();
       } catch (err) {
         if (!(err instanceof FrameSizeError)) throw err;
@@ -284,8 +244,7 @@ export class Connection {
         return false;
       }
       if (frame === null) return true;
-      const held = this.admittedBytes;
-      this.admittedBytes = 0;
+      const held = this.admission.take();
       this.receiveClock.frameDone();
       const large = this.limits.largeAnswerRequest?.(frame) === true;
       if (large && this.queue.pendingLarge > 0) {
@@ -297,30 +256,6 @@ export class Connection {
       // A security layer gave up on this peer (failed authentication): answer what is queued, read no more.
       if (this.ctx.closeAfterResponses === true) this.stopping = true;
     }
-    return false;
-  }
-
-  /** Reserves the frame's declared size in the broker-wide pool, or queues for it (reading pauses). */
-  private admit(size: number): boolean {
-    if (this.pool.tryReserve(size)) {
-      this.admittedBytes = size;
-      return true;
-    }
-    const waiter: MemoryWaiter = {
-      size,
-      grant: () => {
-        if (this.memoryWaiter !== waiter) {
-          this.pool.release(size);
-          return;
-        }
-        this.memoryWaiter = null;
-        this.admittedBytes = size;
-        // Granted from inside whichever connection released memory: continue on our own turn.
-        queueMicrotask(() => this.processFrames());
-      },
-    };
-    this.memoryWaiter = waiter;
-    this.pool.wait(waiter);
     return false;
   }
 
@@ -404,9 +339,9 @@ export class Connection {
 
   private overLimits(): boolean {
     return (
-      this.muteTimer !== undefined ||
+      this.muteClock.muted ||
       this.writeBlocked ||
-      this.memoryWaiter !== null ||
+      this.admission.waiting ||
       this.queuedRequests >= this.limits.maxQueuedRequestsPerConnection ||
       this.queue.inFlightBytes >= this.limits.maxInFlightBytesPerConnection ||
       this.queuedResponseBytes >= this.limits.maxQueuedResponseBytes

@@ -1,6 +1,6 @@
 // Parsing of Kafka's `listeners` / `advertised.listeners` values ("NAME://host:port,...").
 import os from 'node:os';
-import { ConfigError } from '../config/errors.js';
+import { ConfigError } from '../../config/errors.js';
 import { isSecurityProtocol, type SecurityProtocol } from '../../security/security-protocol.js';
 
 export interface ListenerSpec {

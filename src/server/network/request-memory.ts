@@ -107,3 +107,69 @@ export class RequestMemoryPool {
     }
   }
 }
+
+/**
+ * One connection's share of the pool for the frame it is reading: the frame's reservation, or
+ * its place in the queue for one. A dispatched frame takes the reservation with it (take()).
+ */
+export class FrameAdmission {
+  /** Pool bytes reserved for the frame being read (its declared size); 0 = not admitted yet. */
+  private admittedBytes = 0;
+  private waiter: MemoryWaiter | null = null;
+
+  /** `onGranted` runs once a queued reservation is granted (from inside another connection's release). */
+  constructor(private readonly pool: RequestMemoryPool, private readonly onGranted: () => void) {}
+
+  get reservedBytes(): number {
+    return this.admittedBytes;
+  }
+
+  /** Queued for room in the pool: reading waits. */
+  get waiting(): boolean {
+    return this.waiter !== null;
+  }
+
+  /** Reserves the frame's declared size, or queues for it (false: read no further until granted). */
+  admit(size: number): boolean {
+    if (this.admittedBytes > 0) return true;
+    if (this.pool.tryReserve(size)) {
+      this.admittedBytes = size;
+      return true;
+    }
+    const waiter: MemoryWaiter = {
+      size,
+      grant: () => {
+        if (this.waiter !== waiter) {
+          this.pool.release(size);
+          return;
+        }
+        this.waiter = null;
+        this.admittedBytes = size;
+        this.onGranted();
+      },
+    };
+    this.waiter = waiter;
+    this.pool.wait(waiter);
+    return false;
+  }
+
+  /** The frame was read whole: its reservation goes with it to the dispatcher. */
+  take(): number {
+    const held = this.admittedBytes;
+    this.admittedBytes = 0;
+    return held;
+  }
+
+  /** The frame is gone: leaves the queue and gives its reservation back. */
+  drop(): void {
+    if (this.waiter !== null) {
+      this.pool.cancel(this.waiter);
+      this.waiter = null;
+    }
+    if (this.admittedBytes > 0) {
+      const bytes = this.admittedBytes;
+      this.admittedBytes = 0;
+      this.pool.release(bytes);
+    }
+  }
+}

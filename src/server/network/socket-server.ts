@@ -6,13 +6,13 @@ import { CloseLog, type CloseReason } from './close-log.js';
 import { ANONYMOUS, type KafkaPrincipal } from '../../security/principal.js';
 import { usesTls } from '../../security/security-protocol.js';
 import { tlsPrincipal, type ListenerTls } from '../../security/tls/index.js';
-import { Connection, type ConnectionStats } from './connection.js';
+import { Connection } from './connection.js';
 import { NO_CONNECTION_QUOTAS, type ConnectionQuotaSettings } from './connection-quota-config.js';
 import { ConnectionQuotas, type Ticket } from './connection-quotas.js';
 import { fdBudget, readOpenFileLimit, type FdBudget } from './fd-headroom.js';
 import { RequestMemoryPool } from './request-memory.js';
 import type { ListenerSpec } from './listeners.js';
-import type { ConnectionLimits, FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
+import type { ConnectionLimits, ConnectionStats, FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
 
 export interface SocketServerOptions {
   listeners: ListenerSpec[];

@@ -83,3 +83,20 @@ export interface ConnectionLimits {
 }
 
 export type NetworkLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+
+export interface ConnectionStats {
+  connectionId: string;
+  /** Requests dispatched whose response has not been written yet. */
+  queuedRequests: number;
+  paused: boolean;
+  writeBlocked: boolean;
+  /** Waiting for room in the broker-wide request memory before reading on. */
+  waitingForMemory: boolean;
+  /** Bytes received and not yet handed to the dispatcher (a partial frame, or frames held back). */
+  bufferedBytes: number;
+  dispatched: number;
+  /** Answers ready for the peer not yet taken by the kernel (waiting their turn or in the socket's buffer). */
+  queuedResponseBytes: number;
+  /** The most queuedResponseBytes seen (measured when answers are queued or written). */
+  peakQueuedResponseBytes: number;
+}

@@ -15,7 +15,7 @@
  */
 import { ErrorCode } from '../../protocol/errors.js';
 import { entityPath, parseEntityPath, type ClientEntity, type ClientEntityConfigStore } from '../../metadata/client-entity-configs.js';
-import { isQuotaConfig, parseQuotaValue, quotaValueText, QuotaConfigError } from './quota-configs.js';
+import { isQuotaConfig, parseQuotaValue, quotaValueText, QuotaConfigError } from '../../config/quota-configs.js';
 
 export const USER = 'user';
 export const CLIENT_ID = 'client-id';

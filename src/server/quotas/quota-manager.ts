@@ -10,7 +10,7 @@
  */
 import type { KafkaPrincipal } from '../../security/principal.js';
 import type { ClientEntityConfigStore } from '../../metadata/client-entity-configs.js';
-import { CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE } from './quota-configs.js';
+import { CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE } from '../../config/quota-configs.js';
 import { resolveQuota, type ResolvedQuota } from './resolver.js';
 import { SampledRate, recordAndThrottleMs, type RateWindowConfig } from './rate.js';
 

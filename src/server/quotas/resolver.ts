@@ -11,7 +11,7 @@
  * Pure: `lookup` returns an entity's configs by path (the ClientEntityConfigStore's `get`).
  */
 import { entityPath } from '../../metadata/client-entity-configs.js';
-import { parseQuotaValue } from './quota-configs.js';
+import { parseQuotaValue } from '../../config/quota-configs.js';
 
 export interface ResolvedQuota {
   /** The quota's bound (bytes/s, or percent for request_percentage). */

@@ -12,7 +12,7 @@ import { GroupCoordinator, OFFSETS_TOPIC } from '../../../src/coordinator/group/
 import { encodeRecord } from '../../../src/coordinator/group/records.js';
 import { fetchOffsets } from '../../../src/coordinator/group/offsets.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { defaultBrokerConfig } from '../../../src/server/config/broker-config.js';
+import { defaultBrokerConfig } from '../../../src/server/config/build-broker-config.js';
 import type { MetadataStore } from '../../../src/metadata/metadata-store.js';
 import type { ReplicaManager } from '../../../src/replication/replica-manager.js';
 import { MemoryLog } from '../memory-log.js';

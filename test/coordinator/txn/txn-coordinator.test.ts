@@ -10,7 +10,7 @@ import { TxnCoordinator, TRANSACTION_STATE_TOPIC } from '../../../src/coordinato
 import { decodeTxnRecord } from '../../../src/coordinator/txn/records.js';
 import { TxnState, txnStateName } from '../../../src/coordinator/txn/txn-state.js';
 import type { TxnMarkerRequest, TxnMarkerResult, TxnMarkerWriter } from '../../../src/coordinator/txn/markers.js';
-import { defaultBrokerConfig } from '../../../src/server/config/broker-config.js';
+import { defaultBrokerConfig } from '../../../src/server/config/build-broker-config.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import type { MetadataStore } from '../../../src/metadata/metadata-store.js';
 import type { ReplicaManager } from '../../../src/replication/replica-manager.js';

@@ -7,8 +7,8 @@ import {
   IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { DYNAMIC_BROKER_KEYS } from '../../../src/server/admin/index.js';
-import { configDef } from '../../../src/server/config/index.js';
+import { DYNAMIC_BROKER_KEYS } from '../../../src/config/dynamic-broker-keys.js';
+import { configDef } from '../../../src/config/index.js';
 
 let b: TestBroker;
 let c: RawClient;

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
-import { CONFIG_SOURCE_CODES } from '../../../src/server/config/index.js';
+import { CONFIG_SOURCE_CODES } from '../../../src/config/index.js';
 import {
   TOPIC_CONFIG_DEFS, effectiveTopicConfigs, resolveTopicConfig, topicConfigDef, validateTopicConfig, type BrokerConfigLayers,
-} from '../../../src/server/config/topic-configs.js';
+} from '../../../src/config/topic-configs.js';
 import { AlterConfigOp, applyIncrementalOps, replaceAll } from '../../../src/server/admin/config-alteration.js';
 import { logConfigFromProps } from '../../../src/storage/config.js';
 

@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  BROKER_CONFIG_DEFS, ConfigError, defaultBrokerConfig, describeBrokerConfigs, loadBrokerConfig, topicConfigDefaults,
-} from '../../../src/server/config/index.js';
+import { BROKER_CONFIG_DEFS, ConfigError, describeBrokerConfigs, topicConfigDefaults } from '../../../src/config/index.js';
+import { defaultBrokerConfig, loadBrokerConfig } from '../../../src/server/config/index.js';
 
 function collectingWarn(): { warn: (msg: string) => void; messages: string[] } {
   const messages: string[] = [];

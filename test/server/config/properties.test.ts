@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseOverride, parseProperties } from '../../../src/server/config/index.js';
+import { parseOverride, parseProperties } from '../../../src/config/index.js';
 
 test('comments, blank lines and the three separators', () => {
   const props = parseProperties([

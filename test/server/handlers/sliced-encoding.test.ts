@@ -9,7 +9,7 @@ import {
   DescribeConfigsResponseCodec, DescribeGroupsResponseCodec, MetadataResponseCodec, type DescribeConfigsResponse, type DescribeGroupsResponse, type MetadataResponse,
 } from '../../../src/protocol/messages/index.js';
 import { encodeInSlices } from '../../../src/server/handlers/sliced-encoding.js';
-import { LoopSlicer } from '../../../src/storage/slices.js';
+import { LoopSlicer } from '../../../src/common/slices.js';
 
 function whole<T>(codec: MessageCodec<T>, res: Input<T>, version: number): Buffer {
   const w = new Writer(64);

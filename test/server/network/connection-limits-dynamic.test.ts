@@ -6,7 +6,8 @@ import { startTestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ApiVersionsRequestCodec, ApiVersionsResponseCodec, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec } from '../../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { buildBrokerConfig, ConfigError } from '../../../src/server/config/index.js';
+import { buildBrokerConfig } from '../../../src/server/config/index.js';
+import { ConfigError } from '../../../src/config/index.js';
 
 const BROKER = 4;
 const SET = 0;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveQuota } from '../../../src/server/quotas/resolver.js';
-import { javaDoubleString, quotaValueText } from '../../../src/server/quotas/quota-configs.js';
+import { javaDoubleString, quotaValueText } from '../../../src/config/quota-configs.js';
 
 const ALL: Record<string, Record<string, string>> = {
   'users/alice/clients/app': { producer_byte_rate: '1' },

@@ -1,7 +1,7 @@
 // The table of TOPIC-level configs: Kafka's names, types, validators and the broker configs
 // ("synonyms") their defaults come from. CreateTopics/AlterConfigs validate against it and
 // DescribeConfigs resolves a topic's effective values through it.
-import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import { configDef, type ConfigDef, type ConfigType, type ConfigValidator } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseConfigValue } from './values.js';

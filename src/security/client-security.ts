@@ -4,7 +4,7 @@
  * client config names (security.protocol, ssl.truststore.location, sasl.mechanism,
  * sasl.jaas.config, ...); the Connection applies it before any Kafka request is sent.
  */
-import type { SecurityProtocol } from '../security/security-protocol.js';
+import type { SecurityProtocol } from './security-protocol.js';
 
 export interface ClientTls {
   /** PEM CA certificates to trust (ssl.truststore.*); Node's default CAs when absent. */

@@ -4,7 +4,13 @@
  * key (a log directory and an action) is written per interval, and that line says how many
  * failures since the previous line were not logged. The first success after failures says so.
  */
-import type { StorageLogger } from './logger.js';
+
+/** The lines it writes; storage's StorageLogger (and a pino logger) satisfies it. */
+export interface FailureLogger {
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
 
 interface KeyState {
   lastLineMs: number;
@@ -20,7 +26,7 @@ export class FailureLog {
   private readonly keys = new Map<string, KeyState>();
 
   constructor(
-    private readonly logger: StorageLogger,
+    private readonly logger: FailureLogger,
     private readonly clock: () => number = Date.now,
     readonly intervalMs = DEFAULT_FAILURE_LOG_INTERVAL_MS,
   ) {}

@@ -1,7 +1,20 @@
 // Helpers for DescribeConfigs: broker config entries with their source, and the topic-level
 // config defaults that derive from broker configs (Kafka's "synonyms").
-import type { BrokerConfig } from './broker-config.js';
 import { BROKER_CONFIG_DEFS, CONFIG_TYPE_CODES, configDef, type ConfigDef } from './defs.js';
+
+/** What describing needs of the broker's config: its keys as configured (BrokerConfig has them). */
+export interface StaticConfigSource {
+  raw: ReadonlyMap<string, string>;
+}
+
+/** The broker settings topic defaults derive from (BrokerConfig has them). */
+export interface TopicDefaultsSource extends StaticConfigSource {
+  logCleanupPolicy: readonly string[];
+  logFlushIntervalMs: number;
+  logRetentionMs: number;
+  logRollMs: number;
+  logRollJitterMs: number;
+}
 
 export type ConfigSourceName = 'STATIC_BROKER_CONFIG' | 'DEFAULT_CONFIG';
 /** Kafka's DescribeConfigs source codes. */
@@ -25,7 +38,7 @@ export interface BrokerConfigEntry {
 }
 
 /** All broker configs (or only `names`; unknown names are skipped), in table order. */
-export function describeBrokerConfigs(config: BrokerConfig, names?: readonly string[] | null): BrokerConfigEntry[] {
+export function describeBrokerConfigs(config: StaticConfigSource, names?: readonly string[] | null): BrokerConfigEntry[] {
   const defs: ConfigDef[] = names == null
     ? [...BROKER_CONFIG_DEFS]
     : names.map((n) => configDef(n)).filter((d): d is ConfigDef => d !== undefined);
@@ -79,7 +92,7 @@ export const TOPIC_CONFIG_SYNONYMS: Readonly<Record<string, string>> = {
  * Effective defaults of topic-level configs for this broker (after precedence rules, e.g.
  * retention.ms from log.retention.hours), as the strings DescribeConfigs returns.
  */
-export function topicConfigDefaults(config: BrokerConfig): Map<string, string> {
+export function topicConfigDefaults(config: TopicDefaultsSource): Map<string, string> {
   const resolved: Record<string, string | number | boolean | string[]> = {
     'cleanup.policy': config.logCleanupPolicy.join(','),
     'flush.ms': longText(config.logFlushIntervalMs),
