@@ -182,6 +182,7 @@ class Emitter {
     this.line('');
     // writer
     const tagged = s.fields.filter((f) => this.isTaggedSomewhere(f)).sort((a, b) => a.tag! - b.tag!);
+    const writerStart = this.out.length;
     this.line(`${isRoot ? 'export ' : ''}function write${s.name}(w: Writer, d: Input<${s.name}>, v: number): void {`);
     if (flexCond !== 'false') this.line(`  const flex = ${flexCond};`);
     else this.line(`  const flex = false;`);
@@ -220,8 +221,10 @@ class Emitter {
       }
     }
     this.line(`}`);
+    this.dropUnused(writerStart, ['d', 'v']);
     this.line('');
     // reader
+    const readerStart = this.out.length;
     this.line(`${isRoot ? 'export ' : ''}function read${s.name}(r: Reader, v: number): ${s.name} {`);
     this.line(`  const flex = ${flexCond};`);
     for (const f of s.fields) {
@@ -236,7 +239,8 @@ class Emitter {
       this.line(`  if (flex) {`);
       this.line(`    const count = r.uvarint();`);
       this.line(`    for (let t = 0; t < count; t++) {`);
-      this.line(`      const tag = r.uvarint();`);
+      // a struct that knows no tagged field skips every one, whatever its tag
+      this.line(tagged.length ? `      const tag = r.uvarint();` : `      r.uvarint();`);
       this.line(`      const size = r.uvarint();`);
       if (tagged.length) {
         this.line(`      const end = r.offset + size;`);
@@ -259,7 +263,25 @@ class Emitter {
     }
     this.line(`  return { ${s.fields.map((f) => f.name).join(', ')} };`);
     this.line(`}`);
+    this.dropUnused(readerStart, ['v']);
     this.line('');
+  }
+
+  /**
+   * Makes the function emitted from line `start` on pass noUnusedLocals/noUnusedParameters: a
+   * `flex` local its body never reads is dropped, and a parameter it never reads (the codec's
+   * signature needs every one) is renamed with a leading underscore.
+   */
+  dropUnused(start: number, params: string[]): void {
+    const uses = (name: string, from: number): boolean => {
+      const re = new RegExp(`(?<![.\\w])${name}\\b`);
+      return this.out.slice(from).some((l) => re.test(l));
+    };
+    const flexAt = this.out.findIndex((l, i) => i > start && l.startsWith('  const flex = '));
+    if (flexAt > 0 && !uses('flex', flexAt + 1)) this.out.splice(flexAt, 1);
+    for (const p of params) {
+      if (!uses(p, start + 1)) this.out[start] = this.out[start]!.replace(` ${p}: `, ` _${p}: `);
+    }
   }
 
   emitMessage(): void {

@@ -15,7 +15,7 @@ export function defaultConsumerGroupCurrentMemberAssignmentKey(): ConsumerGroupC
   };
 }
 
-export function writeConsumerGroupCurrentMemberAssignmentKey(w: Writer, d: Input<ConsumerGroupCurrentMemberAssignmentKey>, v: number): void {
+export function writeConsumerGroupCurrentMemberAssignmentKey(w: Writer, d: Input<ConsumerGroupCurrentMemberAssignmentKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -27,7 +27,7 @@ export function writeConsumerGroupCurrentMemberAssignmentKey(w: Writer, d: Input
   }
 }
 
-export function readConsumerGroupCurrentMemberAssignmentKey(r: Reader, v: number): ConsumerGroupCurrentMemberAssignmentKey {
+export function readConsumerGroupCurrentMemberAssignmentKey(r: Reader, _v: number): ConsumerGroupCurrentMemberAssignmentKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

@@ -15,7 +15,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   };
 }
 
-function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): void {
+function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -35,7 +35,7 @@ function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartitions(r: Reader, v: number): TopicPartitions {
+function readTopicPartitions(r: Reader, _v: number): TopicPartitions {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -59,7 +59,7 @@ function readTopicPartitions(r: Reader, v: number): TopicPartitions {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -176,7 +176,7 @@ export function readConsumerGroupCurrentMemberAssignmentValue(r: Reader, v: numb
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultConsumerGroupMemberMetadataKey(): ConsumerGroupMemberMeta
   };
 }
 
-export function writeConsumerGroupMemberMetadataKey(w: Writer, d: Input<ConsumerGroupMemberMetadataKey>, v: number): void {
+export function writeConsumerGroupMemberMetadataKey(w: Writer, d: Input<ConsumerGroupMemberMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -27,7 +27,7 @@ export function writeConsumerGroupMemberMetadataKey(w: Writer, d: Input<Consumer
   }
 }
 
-export function readConsumerGroupMemberMetadataKey(r: Reader, v: number): ConsumerGroupMemberMetadataKey {
+export function readConsumerGroupMemberMetadataKey(r: Reader, _v: number): ConsumerGroupMemberMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

@@ -15,7 +15,7 @@ export function defaultClassicProtocol(): ClassicProtocol {
   };
 }
 
-function writeClassicProtocol(w: Writer, d: Input<ClassicProtocol>, v: number): void {
+function writeClassicProtocol(w: Writer, d: Input<ClassicProtocol>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -28,7 +28,7 @@ function writeClassicProtocol(w: Writer, d: Input<ClassicProtocol>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readClassicProtocol(r: Reader, v: number): ClassicProtocol {
+function readClassicProtocol(r: Reader, _v: number): ClassicProtocol {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -41,7 +41,7 @@ function readClassicProtocol(r: Reader, v: number): ClassicProtocol {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readClassicMemberMetadata(r: Reader, v: number): ClassicMemberMetadata 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

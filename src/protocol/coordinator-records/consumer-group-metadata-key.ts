@@ -12,7 +12,7 @@ export function defaultConsumerGroupMetadataKey(): ConsumerGroupMetadataKey {
   };
 }
 
-export function writeConsumerGroupMetadataKey(w: Writer, d: Input<ConsumerGroupMetadataKey>, v: number): void {
+export function writeConsumerGroupMetadataKey(w: Writer, d: Input<ConsumerGroupMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeConsumerGroupMetadataKey(w: Writer, d: Input<ConsumerGroupM
   }
 }
 
-export function readConsumerGroupMetadataKey(r: Reader, v: number): ConsumerGroupMetadataKey {
+export function readConsumerGroupMetadataKey(r: Reader, _v: number): ConsumerGroupMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

@@ -12,7 +12,7 @@ export function defaultConsumerGroupMetadataValue(): ConsumerGroupMetadataValue 
   };
 }
 
-export function writeConsumerGroupMetadataValue(w: Writer, d: Input<ConsumerGroupMetadataValue>, v: number): void {
+export function writeConsumerGroupMetadataValue(w: Writer, d: Input<ConsumerGroupMetadataValue>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.epoch === undefined ? 0 : d.epoch;
@@ -21,7 +21,7 @@ export function writeConsumerGroupMetadataValue(w: Writer, d: Input<ConsumerGrou
   if (flex) w.uvarint(0);
 }
 
-export function readConsumerGroupMetadataValue(r: Reader, v: number): ConsumerGroupMetadataValue {
+export function readConsumerGroupMetadataValue(r: Reader, _v: number): ConsumerGroupMetadataValue {
   const flex = true;
   let epoch: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ export function readConsumerGroupMetadataValue(r: Reader, v: number): ConsumerGr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

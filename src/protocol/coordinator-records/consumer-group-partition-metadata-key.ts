@@ -12,7 +12,7 @@ export function defaultConsumerGroupPartitionMetadataKey(): ConsumerGroupPartiti
   };
 }
 
-export function writeConsumerGroupPartitionMetadataKey(w: Writer, d: Input<ConsumerGroupPartitionMetadataKey>, v: number): void {
+export function writeConsumerGroupPartitionMetadataKey(w: Writer, d: Input<ConsumerGroupPartitionMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeConsumerGroupPartitionMetadataKey(w: Writer, d: Input<Consu
   }
 }
 
-export function readConsumerGroupPartitionMetadataKey(r: Reader, v: number): ConsumerGroupPartitionMetadataKey {
+export function readConsumerGroupPartitionMetadataKey(r: Reader, _v: number): ConsumerGroupPartitionMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

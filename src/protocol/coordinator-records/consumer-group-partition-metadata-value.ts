@@ -15,7 +15,7 @@ export function defaultPartitionMetadata(): PartitionMetadata {
   };
 }
 
-function writePartitionMetadata(w: Writer, d: Input<PartitionMetadata>, v: number): void {
+function writePartitionMetadata(w: Writer, d: Input<PartitionMetadata>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -35,7 +35,7 @@ function writePartitionMetadata(w: Writer, d: Input<PartitionMetadata>, v: numbe
   if (flex) w.uvarint(0);
 }
 
-function readPartitionMetadata(r: Reader, v: number): PartitionMetadata {
+function readPartitionMetadata(r: Reader, _v: number): PartitionMetadata {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -59,7 +59,7 @@ function readPartitionMetadata(r: Reader, v: number): PartitionMetadata {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -147,7 +147,7 @@ function readTopicMetadata(r: Reader, v: number): TopicMetadata {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -202,7 +202,7 @@ export function readConsumerGroupPartitionMetadataValue(r: Reader, v: number): C
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

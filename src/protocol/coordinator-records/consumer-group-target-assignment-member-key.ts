@@ -15,7 +15,7 @@ export function defaultConsumerGroupTargetAssignmentMemberKey(): ConsumerGroupTa
   };
 }
 
-export function writeConsumerGroupTargetAssignmentMemberKey(w: Writer, d: Input<ConsumerGroupTargetAssignmentMemberKey>, v: number): void {
+export function writeConsumerGroupTargetAssignmentMemberKey(w: Writer, d: Input<ConsumerGroupTargetAssignmentMemberKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -27,7 +27,7 @@ export function writeConsumerGroupTargetAssignmentMemberKey(w: Writer, d: Input<
   }
 }
 
-export function readConsumerGroupTargetAssignmentMemberKey(r: Reader, v: number): ConsumerGroupTargetAssignmentMemberKey {
+export function readConsumerGroupTargetAssignmentMemberKey(r: Reader, _v: number): ConsumerGroupTargetAssignmentMemberKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

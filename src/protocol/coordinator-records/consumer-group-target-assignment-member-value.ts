@@ -13,7 +13,7 @@ export function defaultTopicPartition(): TopicPartition {
   };
 }
 
-function writeTopicPartition(w: Writer, d: Input<TopicPartition>, v: number): void {
+function writeTopicPartition(w: Writer, d: Input<TopicPartition>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -33,7 +33,7 @@ function writeTopicPartition(w: Writer, d: Input<TopicPartition>, v: number): vo
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartition(r: Reader, v: number): TopicPartition {
+function readTopicPartition(r: Reader, _v: number): TopicPartition {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -57,7 +57,7 @@ function readTopicPartition(r: Reader, v: number): TopicPartition {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -112,7 +112,7 @@ export function readConsumerGroupTargetAssignmentMemberValue(r: Reader, v: numbe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultConsumerGroupTargetAssignmentMetadataKey(): ConsumerGroup
   };
 }
 
-export function writeConsumerGroupTargetAssignmentMetadataKey(w: Writer, d: Input<ConsumerGroupTargetAssignmentMetadataKey>, v: number): void {
+export function writeConsumerGroupTargetAssignmentMetadataKey(w: Writer, d: Input<ConsumerGroupTargetAssignmentMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeConsumerGroupTargetAssignmentMetadataKey(w: Writer, d: Inpu
   }
 }
 
-export function readConsumerGroupTargetAssignmentMetadataKey(r: Reader, v: number): ConsumerGroupTargetAssignmentMetadataKey {
+export function readConsumerGroupTargetAssignmentMetadataKey(r: Reader, _v: number): ConsumerGroupTargetAssignmentMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

@@ -12,7 +12,7 @@ export function defaultConsumerGroupTargetAssignmentMetadataValue(): ConsumerGro
   };
 }
 
-export function writeConsumerGroupTargetAssignmentMetadataValue(w: Writer, d: Input<ConsumerGroupTargetAssignmentMetadataValue>, v: number): void {
+export function writeConsumerGroupTargetAssignmentMetadataValue(w: Writer, d: Input<ConsumerGroupTargetAssignmentMetadataValue>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.assignmentEpoch === undefined ? 0 : d.assignmentEpoch;
@@ -21,7 +21,7 @@ export function writeConsumerGroupTargetAssignmentMetadataValue(w: Writer, d: In
   if (flex) w.uvarint(0);
 }
 
-export function readConsumerGroupTargetAssignmentMetadataValue(r: Reader, v: number): ConsumerGroupTargetAssignmentMetadataValue {
+export function readConsumerGroupTargetAssignmentMetadataValue(r: Reader, _v: number): ConsumerGroupTargetAssignmentMetadataValue {
   const flex = true;
   let assignmentEpoch: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ export function readConsumerGroupTargetAssignmentMetadataValue(r: Reader, v: num
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -11,7 +11,7 @@ export function defaultGroupMetadataKey(): GroupMetadataKey {
   };
 }
 
-export function writeGroupMetadataKey(w: Writer, d: Input<GroupMetadataKey>, v: number): void {
+export function writeGroupMetadataKey(w: Writer, d: Input<GroupMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.group === undefined ? "" : d.group;
@@ -19,7 +19,7 @@ export function writeGroupMetadataKey(w: Writer, d: Input<GroupMetadataKey>, v: 
   }
 }
 
-export function readGroupMetadataKey(r: Reader, v: number): GroupMetadataKey {
+export function readGroupMetadataKey(r: Reader, _v: number): GroupMetadataKey {
   const flex = false;
   let group: string = "";
   if (true) {

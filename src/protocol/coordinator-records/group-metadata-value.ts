@@ -99,7 +99,7 @@ function readMemberMetadata(r: Reader, v: number): MemberMetadata {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -203,7 +203,7 @@ export function readGroupMetadataValue(r: Reader, v: number): GroupMetadataValue
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

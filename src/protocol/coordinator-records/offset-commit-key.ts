@@ -15,7 +15,7 @@ export function defaultOffsetCommitKey(): OffsetCommitKey {
   };
 }
 
-export function writeOffsetCommitKey(w: Writer, d: Input<OffsetCommitKey>, v: number): void {
+export function writeOffsetCommitKey(w: Writer, d: Input<OffsetCommitKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.group === undefined ? "" : d.group;
@@ -31,7 +31,7 @@ export function writeOffsetCommitKey(w: Writer, d: Input<OffsetCommitKey>, v: nu
   }
 }
 
-export function readOffsetCommitKey(r: Reader, v: number): OffsetCommitKey {
+export function readOffsetCommitKey(r: Reader, _v: number): OffsetCommitKey {
   const flex = false;
   let group: string = "";
   if (true) {

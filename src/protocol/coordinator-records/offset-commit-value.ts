@@ -69,7 +69,7 @@ export function readOffsetCommitValue(r: Reader, v: number): OffsetCommitValue {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

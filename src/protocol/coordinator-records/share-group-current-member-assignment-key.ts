@@ -15,7 +15,7 @@ export function defaultShareGroupCurrentMemberAssignmentKey(): ShareGroupCurrent
   };
 }
 
-export function writeShareGroupCurrentMemberAssignmentKey(w: Writer, d: Input<ShareGroupCurrentMemberAssignmentKey>, v: number): void {
+export function writeShareGroupCurrentMemberAssignmentKey(w: Writer, d: Input<ShareGroupCurrentMemberAssignmentKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -27,7 +27,7 @@ export function writeShareGroupCurrentMemberAssignmentKey(w: Writer, d: Input<Sh
   }
 }
 
-export function readShareGroupCurrentMemberAssignmentKey(r: Reader, v: number): ShareGroupCurrentMemberAssignmentKey {
+export function readShareGroupCurrentMemberAssignmentKey(r: Reader, _v: number): ShareGroupCurrentMemberAssignmentKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

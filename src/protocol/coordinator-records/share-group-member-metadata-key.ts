@@ -15,7 +15,7 @@ export function defaultShareGroupMemberMetadataKey(): ShareGroupMemberMetadataKe
   };
 }
 
-export function writeShareGroupMemberMetadataKey(w: Writer, d: Input<ShareGroupMemberMetadataKey>, v: number): void {
+export function writeShareGroupMemberMetadataKey(w: Writer, d: Input<ShareGroupMemberMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -27,7 +27,7 @@ export function writeShareGroupMemberMetadataKey(w: Writer, d: Input<ShareGroupM
   }
 }
 
-export function readShareGroupMemberMetadataKey(r: Reader, v: number): ShareGroupMemberMetadataKey {
+export function readShareGroupMemberMetadataKey(r: Reader, _v: number): ShareGroupMemberMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

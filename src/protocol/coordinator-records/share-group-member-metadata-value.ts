@@ -21,7 +21,7 @@ export function defaultShareGroupMemberMetadataValue(): ShareGroupMemberMetadata
   };
 }
 
-export function writeShareGroupMemberMetadataValue(w: Writer, d: Input<ShareGroupMemberMetadataValue>, v: number): void {
+export function writeShareGroupMemberMetadataValue(w: Writer, d: Input<ShareGroupMemberMetadataValue>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.rackId === undefined ? "" : d.rackId;
@@ -49,7 +49,7 @@ export function writeShareGroupMemberMetadataValue(w: Writer, d: Input<ShareGrou
   if (flex) w.uvarint(0);
 }
 
-export function readShareGroupMemberMetadataValue(r: Reader, v: number): ShareGroupMemberMetadataValue {
+export function readShareGroupMemberMetadataValue(r: Reader, _v: number): ShareGroupMemberMetadataValue {
   const flex = true;
   let rackId: string | null = "";
   if (true) {
@@ -81,7 +81,7 @@ export function readShareGroupMemberMetadataValue(r: Reader, v: number): ShareGr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultShareGroupMetadataKey(): ShareGroupMetadataKey {
   };
 }
 
-export function writeShareGroupMetadataKey(w: Writer, d: Input<ShareGroupMetadataKey>, v: number): void {
+export function writeShareGroupMetadataKey(w: Writer, d: Input<ShareGroupMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeShareGroupMetadataKey(w: Writer, d: Input<ShareGroupMetadat
   }
 }
 
-export function readShareGroupMetadataKey(r: Reader, v: number): ShareGroupMetadataKey {
+export function readShareGroupMetadataKey(r: Reader, _v: number): ShareGroupMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

@@ -12,7 +12,7 @@ export function defaultShareGroupMetadataValue(): ShareGroupMetadataValue {
   };
 }
 
-export function writeShareGroupMetadataValue(w: Writer, d: Input<ShareGroupMetadataValue>, v: number): void {
+export function writeShareGroupMetadataValue(w: Writer, d: Input<ShareGroupMetadataValue>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.epoch === undefined ? 0 : d.epoch;
@@ -21,7 +21,7 @@ export function writeShareGroupMetadataValue(w: Writer, d: Input<ShareGroupMetad
   if (flex) w.uvarint(0);
 }
 
-export function readShareGroupMetadataValue(r: Reader, v: number): ShareGroupMetadataValue {
+export function readShareGroupMetadataValue(r: Reader, _v: number): ShareGroupMetadataValue {
   const flex = true;
   let epoch: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ export function readShareGroupMetadataValue(r: Reader, v: number): ShareGroupMet
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultShareGroupPartitionMetadataKey(): ShareGroupPartitionMeta
   };
 }
 
-export function writeShareGroupPartitionMetadataKey(w: Writer, d: Input<ShareGroupPartitionMetadataKey>, v: number): void {
+export function writeShareGroupPartitionMetadataKey(w: Writer, d: Input<ShareGroupPartitionMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeShareGroupPartitionMetadataKey(w: Writer, d: Input<ShareGro
   }
 }
 
-export function readShareGroupPartitionMetadataKey(r: Reader, v: number): ShareGroupPartitionMetadataKey {
+export function readShareGroupPartitionMetadataKey(r: Reader, _v: number): ShareGroupPartitionMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

@@ -12,7 +12,7 @@ export function defaultShareGroupStatePartitionMetadataKey(): ShareGroupStatePar
   };
 }
 
-export function writeShareGroupStatePartitionMetadataKey(w: Writer, d: Input<ShareGroupStatePartitionMetadataKey>, v: number): void {
+export function writeShareGroupStatePartitionMetadataKey(w: Writer, d: Input<ShareGroupStatePartitionMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeShareGroupStatePartitionMetadataKey(w: Writer, d: Input<Sha
   }
 }
 
-export function readShareGroupStatePartitionMetadataKey(r: Reader, v: number): ShareGroupStatePartitionMetadataKey {
+export function readShareGroupStatePartitionMetadataKey(r: Reader, _v: number): ShareGroupStatePartitionMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

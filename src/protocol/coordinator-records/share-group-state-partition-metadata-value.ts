@@ -18,7 +18,7 @@ export function defaultTopicPartitionsInfo(): TopicPartitionsInfo {
   };
 }
 
-function writeTopicPartitionsInfo(w: Writer, d: Input<TopicPartitionsInfo>, v: number): void {
+function writeTopicPartitionsInfo(w: Writer, d: Input<TopicPartitionsInfo>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -42,7 +42,7 @@ function writeTopicPartitionsInfo(w: Writer, d: Input<TopicPartitionsInfo>, v: n
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartitionsInfo(r: Reader, v: number): TopicPartitionsInfo {
+function readTopicPartitionsInfo(r: Reader, _v: number): TopicPartitionsInfo {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -70,7 +70,7 @@ function readTopicPartitionsInfo(r: Reader, v: number): TopicPartitionsInfo {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -92,7 +92,7 @@ export function defaultTopicInfo(): TopicInfo {
   };
 }
 
-function writeTopicInfo(w: Writer, d: Input<TopicInfo>, v: number): void {
+function writeTopicInfo(w: Writer, d: Input<TopicInfo>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -105,7 +105,7 @@ function writeTopicInfo(w: Writer, d: Input<TopicInfo>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readTopicInfo(r: Reader, v: number): TopicInfo {
+function readTopicInfo(r: Reader, _v: number): TopicInfo {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -118,7 +118,7 @@ function readTopicInfo(r: Reader, v: number): TopicInfo {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -202,7 +202,7 @@ export function readShareGroupStatePartitionMetadataValue(r: Reader, v: number):
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultShareGroupTargetAssignmentMemberKey(): ShareGroupTargetAs
   };
 }
 
-export function writeShareGroupTargetAssignmentMemberKey(w: Writer, d: Input<ShareGroupTargetAssignmentMemberKey>, v: number): void {
+export function writeShareGroupTargetAssignmentMemberKey(w: Writer, d: Input<ShareGroupTargetAssignmentMemberKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -27,7 +27,7 @@ export function writeShareGroupTargetAssignmentMemberKey(w: Writer, d: Input<Sha
   }
 }
 
-export function readShareGroupTargetAssignmentMemberKey(r: Reader, v: number): ShareGroupTargetAssignmentMemberKey {
+export function readShareGroupTargetAssignmentMemberKey(r: Reader, _v: number): ShareGroupTargetAssignmentMemberKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

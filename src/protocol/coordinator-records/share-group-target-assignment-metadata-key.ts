@@ -12,7 +12,7 @@ export function defaultShareGroupTargetAssignmentMetadataKey(): ShareGroupTarget
   };
 }
 
-export function writeShareGroupTargetAssignmentMetadataKey(w: Writer, d: Input<ShareGroupTargetAssignmentMetadataKey>, v: number): void {
+export function writeShareGroupTargetAssignmentMetadataKey(w: Writer, d: Input<ShareGroupTargetAssignmentMetadataKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -20,7 +20,7 @@ export function writeShareGroupTargetAssignmentMetadataKey(w: Writer, d: Input<S
   }
 }
 
-export function readShareGroupTargetAssignmentMetadataKey(r: Reader, v: number): ShareGroupTargetAssignmentMetadataKey {
+export function readShareGroupTargetAssignmentMetadataKey(r: Reader, _v: number): ShareGroupTargetAssignmentMetadataKey {
   const flex = false;
   let groupId: string = "";
   if (true) {

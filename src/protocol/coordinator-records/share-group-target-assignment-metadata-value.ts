@@ -12,7 +12,7 @@ export function defaultShareGroupTargetAssignmentMetadataValue(): ShareGroupTarg
   };
 }
 
-export function writeShareGroupTargetAssignmentMetadataValue(w: Writer, d: Input<ShareGroupTargetAssignmentMetadataValue>, v: number): void {
+export function writeShareGroupTargetAssignmentMetadataValue(w: Writer, d: Input<ShareGroupTargetAssignmentMetadataValue>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.assignmentEpoch === undefined ? 0 : d.assignmentEpoch;
@@ -21,7 +21,7 @@ export function writeShareGroupTargetAssignmentMetadataValue(w: Writer, d: Input
   if (flex) w.uvarint(0);
 }
 
-export function readShareGroupTargetAssignmentMetadataValue(r: Reader, v: number): ShareGroupTargetAssignmentMetadataValue {
+export function readShareGroupTargetAssignmentMetadataValue(r: Reader, _v: number): ShareGroupTargetAssignmentMetadataValue {
   const flex = true;
   let assignmentEpoch: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ export function readShareGroupTargetAssignmentMetadataValue(r: Reader, v: number
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -11,7 +11,7 @@ export function defaultTransactionLogKey(): TransactionLogKey {
   };
 }
 
-export function writeTransactionLogKey(w: Writer, d: Input<TransactionLogKey>, v: number): void {
+export function writeTransactionLogKey(w: Writer, d: Input<TransactionLogKey>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.transactionalId === undefined ? "" : d.transactionalId;
@@ -19,7 +19,7 @@ export function writeTransactionLogKey(w: Writer, d: Input<TransactionLogKey>, v
   }
 }
 
-export function readTransactionLogKey(r: Reader, v: number): TransactionLogKey {
+export function readTransactionLogKey(r: Reader, _v: number): TransactionLogKey {
   const flex = false;
   let transactionalId: string = "";
   if (true) {

@@ -57,7 +57,7 @@ function readPartitionsSchema(r: Reader, v: number): PartitionsSchema {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ function readPartitionProduceData(r: Reader, v: number): PartitionProduceData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readTopicProduceData(r: Reader, v: number): TopicProduceData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -195,7 +195,7 @@ export function readProduceRequest(r: Reader, v: number): ProduceRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -253,7 +253,7 @@ function readBatchIndexAndErrorMessage(r: Reader, v: number): BatchIndexAndError
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -301,7 +301,7 @@ function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -519,7 +519,7 @@ function readTopicProduceResponse(r: Reader, v: number): TopicProduceResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -589,7 +589,7 @@ function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

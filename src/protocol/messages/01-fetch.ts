@@ -41,7 +41,7 @@ function readReplicaState(r: Reader, v: number): ReplicaState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -242,7 +242,7 @@ function readFetchTopic(r: Reader, v: number): FetchTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -319,7 +319,7 @@ function readForgottenTopic(r: Reader, v: number): ForgottenTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -602,7 +602,7 @@ function readEpochEndOffset(r: Reader, v: number): EpochEndOffset {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -650,7 +650,7 @@ function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -696,7 +696,7 @@ function readSnapshotId(r: Reader, v: number): SnapshotId {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -744,7 +744,7 @@ function readAbortedTransaction(r: Reader, v: number): AbortedTransaction {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -1033,7 +1033,7 @@ function readFetchableTopicResponse(r: Reader, v: number): FetchableTopicRespons
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -1103,7 +1103,7 @@ function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -63,7 +63,7 @@ function readListOffsetsPartition(r: Reader, v: number): ListOffsetsPartition {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -129,7 +129,7 @@ function readListOffsetsTopic(r: Reader, v: number): ListOffsetsTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -217,7 +217,7 @@ export function readListOffsetsRequest(r: Reader, v: number): ListOffsetsRequest
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -336,7 +336,7 @@ function readListOffsetsPartitionResponse(r: Reader, v: number): ListOffsetsPart
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -402,7 +402,7 @@ function readListOffsetsTopicResponse(r: Reader, v: number): ListOffsetsTopicRes
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -468,7 +468,7 @@ export function readListOffsetsResponse(r: Reader, v: number): ListOffsetsRespon
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

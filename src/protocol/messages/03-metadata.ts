@@ -41,7 +41,7 @@ function readMetadataRequestTopic(r: Reader, v: number): MetadataRequestTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -130,7 +130,7 @@ export function readMetadataRequest(r: Reader, v: number): MetadataRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -210,7 +210,7 @@ function readMetadataResponseBroker(r: Reader, v: number): MetadataResponseBroke
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -367,7 +367,7 @@ function readMetadataResponsePartition(r: Reader, v: number): MetadataResponsePa
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -477,7 +477,7 @@ function readMetadataResponseTopic(r: Reader, v: number): MetadataResponseTopic 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -605,7 +605,7 @@ export function readMetadataResponse(r: Reader, v: number): MetadataResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

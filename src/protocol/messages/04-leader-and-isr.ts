@@ -223,7 +223,7 @@ function readLeaderAndIsrPartitionState(r: Reader, v: number): LeaderAndIsrParti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -300,7 +300,7 @@ function readLeaderAndIsrTopicState(r: Reader, v: number): LeaderAndIsrTopicStat
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -359,7 +359,7 @@ function readLeaderAndIsrLiveLeader(r: Reader, v: number): LeaderAndIsrLiveLeade
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -527,7 +527,7 @@ export function readLeaderAndIsrRequest(r: Reader, v: number): LeaderAndIsrReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -596,7 +596,7 @@ function readLeaderAndIsrPartitionError(r: Reader, v: number): LeaderAndIsrParti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -662,7 +662,7 @@ function readLeaderAndIsrTopicError(r: Reader, v: number): LeaderAndIsrTopicErro
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -757,7 +757,7 @@ export function readLeaderAndIsrResponse(r: Reader, v: number): LeaderAndIsrResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

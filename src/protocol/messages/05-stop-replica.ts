@@ -41,7 +41,7 @@ function readStopReplicaPartitionV0(r: Reader, v: number): StopReplicaPartitionV
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readStopReplicaTopicV1(r: Reader, v: number): StopReplicaTopicV1 {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -166,7 +166,7 @@ function readStopReplicaPartitionState(r: Reader, v: number): StopReplicaPartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -232,7 +232,7 @@ function readStopReplicaTopicState(r: Reader, v: number): StopReplicaTopicState 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -400,7 +400,7 @@ export function readStopReplicaRequest(r: Reader, v: number): StopReplicaRequest
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -469,7 +469,7 @@ function readStopReplicaPartitionError(r: Reader, v: number): StopReplicaPartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -535,7 +535,7 @@ export function readStopReplicaResponse(r: Reader, v: number): StopReplicaRespon
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

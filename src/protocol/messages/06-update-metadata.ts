@@ -172,7 +172,7 @@ function readUpdateMetadataPartitionState(r: Reader, v: number): UpdateMetadataP
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -249,7 +249,7 @@ function readUpdateMetadataTopicState(r: Reader, v: number): UpdateMetadataTopic
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -319,7 +319,7 @@ function readUpdateMetadataEndpoint(r: Reader, v: number): UpdateMetadataEndpoin
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -418,7 +418,7 @@ function readUpdateMetadataBroker(r: Reader, v: number): UpdateMetadataBroker {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -653,7 +653,7 @@ export function readUpdateMetadataResponse(r: Reader, v: number): UpdateMetadata
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ export function readControlledShutdownRequest(r: Reader, v: number): ControlledS
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -99,7 +99,7 @@ function readRemainingPartition(r: Reader, v: number): RemainingPartition {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -165,7 +165,7 @@ export function readControlledShutdownResponse(r: Reader, v: number): Controlled
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

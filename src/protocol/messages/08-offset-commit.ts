@@ -74,7 +74,7 @@ function readOffsetCommitRequestPartition(r: Reader, v: number): OffsetCommitReq
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -140,7 +140,7 @@ function readOffsetCommitRequestTopic(r: Reader, v: number): OffsetCommitRequest
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -250,7 +250,7 @@ export function readOffsetCommitRequest(r: Reader, v: number): OffsetCommitReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -308,7 +308,7 @@ function readOffsetCommitResponsePartition(r: Reader, v: number): OffsetCommitRe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -374,7 +374,7 @@ function readOffsetCommitResponseTopic(r: Reader, v: number): OffsetCommitRespon
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -440,7 +440,7 @@ export function readOffsetCommitResponse(r: Reader, v: number): OffsetCommitResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -59,7 +59,7 @@ function readOffsetFetchRequestTopic(r: Reader, v: number): OffsetFetchRequestTo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -125,7 +125,7 @@ function readOffsetFetchRequestTopics(r: Reader, v: number): OffsetFetchRequestT
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -214,7 +214,7 @@ function readOffsetFetchRequestGroup(r: Reader, v: number): OffsetFetchRequestGr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -321,7 +321,7 @@ export function readOffsetFetchRequest(r: Reader, v: number): OffsetFetchRequest
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -412,7 +412,7 @@ function readOffsetFetchResponsePartition(r: Reader, v: number): OffsetFetchResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -478,7 +478,7 @@ function readOffsetFetchResponseTopic(r: Reader, v: number): OffsetFetchResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -559,7 +559,7 @@ function readOffsetFetchResponsePartitions(r: Reader, v: number): OffsetFetchRes
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -625,7 +625,7 @@ function readOffsetFetchResponseTopics(r: Reader, v: number): OffsetFetchRespons
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -702,7 +702,7 @@ function readOffsetFetchResponseGroup(r: Reader, v: number): OffsetFetchResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -808,7 +808,7 @@ export function readOffsetFetchResponse(r: Reader, v: number): OffsetFetchRespon
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -70,7 +70,7 @@ export function readFindCoordinatorRequest(r: Reader, v: number): FindCoordinato
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -172,7 +172,7 @@ function readCoordinator(r: Reader, v: number): Coordinator {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -293,7 +293,7 @@ export function readFindCoordinatorResponse(r: Reader, v: number): FindCoordinat
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ function readJoinGroupRequestProtocol(r: Reader, v: number): JoinGroupRequestPro
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -173,7 +173,7 @@ export function readJoinGroupRequest(r: Reader, v: number): JoinGroupRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -242,7 +242,7 @@ function readJoinGroupResponseMember(r: Reader, v: number): JoinGroupResponseMem
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -384,7 +384,7 @@ export function readJoinGroupResponse(r: Reader, v: number): JoinGroupResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

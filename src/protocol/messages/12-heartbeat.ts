@@ -63,7 +63,7 @@ export function readHeartbeatRequest(r: Reader, v: number): HeartbeatRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -121,7 +121,7 @@ export function readHeartbeatResponse(r: Reader, v: number): HeartbeatResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -52,7 +52,7 @@ function readMemberIdentity(r: Reader, v: number): MemberIdentity {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -129,7 +129,7 @@ export function readLeaveGroupRequest(r: Reader, v: number): LeaveGroupRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -198,7 +198,7 @@ function readMemberResponse(r: Reader, v: number): MemberResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -275,7 +275,7 @@ export function readLeaveGroupResponse(r: Reader, v: number): LeaveGroupResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ function readSyncGroupRequestAssignment(r: Reader, v: number): SyncGroupRequestA
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -162,7 +162,7 @@ export function readSyncGroupRequest(r: Reader, v: number): SyncGroupRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -253,7 +253,7 @@ export function readSyncGroupResponse(r: Reader, v: number): SyncGroupResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -59,7 +59,7 @@ export function readDescribeGroupsRequest(r: Reader, v: number): DescribeGroupsR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -161,7 +161,7 @@ function readDescribedGroupMember(r: Reader, v: number): DescribedGroupMember {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -282,7 +282,7 @@ function readDescribedGroup(r: Reader, v: number): DescribedGroup {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -348,7 +348,7 @@ export function readDescribeGroupsResponse(r: Reader, v: number): DescribeGroups
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -77,7 +77,7 @@ export function readListGroupsRequest(r: Reader, v: number): ListGroupsRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -157,7 +157,7 @@ function readListedGroup(r: Reader, v: number): ListedGroup {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -234,7 +234,7 @@ export function readListGroupsResponse(r: Reader, v: number): ListGroupsResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultSaslHandshakeRequest(): SaslHandshakeRequest {
   };
 }
 
-export function writeSaslHandshakeRequest(w: Writer, d: Input<SaslHandshakeRequest>, v: number): void {
+export function writeSaslHandshakeRequest(w: Writer, d: Input<SaslHandshakeRequest>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.mechanism === undefined ? "" : d.mechanism;
@@ -20,7 +20,7 @@ export function writeSaslHandshakeRequest(w: Writer, d: Input<SaslHandshakeReque
   }
 }
 
-export function readSaslHandshakeRequest(r: Reader, v: number): SaslHandshakeRequest {
+export function readSaslHandshakeRequest(r: Reader, _v: number): SaslHandshakeRequest {
   const flex = false;
   let mechanism: string = "";
   if (true) {
@@ -53,7 +53,7 @@ export function defaultSaslHandshakeResponse(): SaslHandshakeResponse {
   };
 }
 
-export function writeSaslHandshakeResponse(w: Writer, d: Input<SaslHandshakeResponse>, v: number): void {
+export function writeSaslHandshakeResponse(w: Writer, d: Input<SaslHandshakeResponse>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.errorCode === undefined ? 0 : d.errorCode;
@@ -72,7 +72,7 @@ export function writeSaslHandshakeResponse(w: Writer, d: Input<SaslHandshakeResp
   }
 }
 
-export function readSaslHandshakeResponse(r: Reader, v: number): SaslHandshakeResponse {
+export function readSaslHandshakeResponse(r: Reader, _v: number): SaslHandshakeResponse {
   const flex = false;
   let errorCode: number = 0;
   if (true) {

@@ -41,7 +41,7 @@ export function readApiVersionsRequest(r: Reader, v: number): ApiVersionsRequest
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -110,7 +110,7 @@ function readApiVersion(r: Reader, v: number): ApiVersion {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -169,7 +169,7 @@ function readSupportedFeatureKey(r: Reader, v: number): SupportedFeatureKey {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -228,7 +228,7 @@ function readFinalizedFeatureKey(r: Reader, v: number): FinalizedFeatureKey {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

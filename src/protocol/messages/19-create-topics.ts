@@ -59,7 +59,7 @@ function readCreatableReplicaAssignment(r: Reader, v: number): CreatableReplicaA
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readCreatableTopicConfig(r: Reader, v: number): CreatableTopicConfig {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -224,7 +224,7 @@ function readCreatableTopic(r: Reader, v: number): CreatableTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -301,7 +301,7 @@ export function readCreateTopicsRequest(r: Reader, v: number): CreateTopicsReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -392,7 +392,7 @@ function readCreatableTopicConfigs(r: Reader, v: number): CreatableTopicConfigs 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -612,7 +612,7 @@ export function readCreateTopicsResponse(r: Reader, v: number): CreateTopicsResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

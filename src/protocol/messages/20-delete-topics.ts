@@ -41,7 +41,7 @@ function readDeleteTopicState(r: Reader, v: number): DeleteTopicState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -136,7 +136,7 @@ export function readDeleteTopicsRequest(r: Reader, v: number): DeleteTopicsReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -216,7 +216,7 @@ function readDeletableTopicResult(r: Reader, v: number): DeletableTopicResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -282,7 +282,7 @@ export function readDeleteTopicsResponse(r: Reader, v: number): DeleteTopicsResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

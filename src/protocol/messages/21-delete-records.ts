@@ -41,7 +41,7 @@ function readDeleteRecordsPartition(r: Reader, v: number): DeleteRecordsPartitio
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readDeleteRecordsTopic(r: Reader, v: number): DeleteRecordsTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -173,7 +173,7 @@ export function readDeleteRecordsRequest(r: Reader, v: number): DeleteRecordsReq
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -242,7 +242,7 @@ function readDeleteRecordsPartitionResult(r: Reader, v: number): DeleteRecordsPa
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -308,7 +308,7 @@ function readDeleteRecordsTopicResult(r: Reader, v: number): DeleteRecordsTopicR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -374,7 +374,7 @@ export function readDeleteRecordsResponse(r: Reader, v: number): DeleteRecordsRe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

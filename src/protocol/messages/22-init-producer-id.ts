@@ -63,7 +63,7 @@ export function readInitProducerIdRequest(r: Reader, v: number): InitProducerIdR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -143,7 +143,7 @@ export function readInitProducerIdResponse(r: Reader, v: number): InitProducerId
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -52,7 +52,7 @@ function readOffsetForLeaderPartition(r: Reader, v: number): OffsetForLeaderPart
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -118,7 +118,7 @@ function readOffsetForLeaderTopic(r: Reader, v: number): OffsetForLeaderTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -184,7 +184,7 @@ export function readOffsetForLeaderEpochRequest(r: Reader, v: number): OffsetFor
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -264,7 +264,7 @@ function readEpochEndOffset(r: Reader, v: number): EpochEndOffset {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -330,7 +330,7 @@ function readOffsetForLeaderTopicResult(r: Reader, v: number): OffsetForLeaderTo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -396,7 +396,7 @@ export function readOffsetForLeaderEpochResponse(r: Reader, v: number): OffsetFo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

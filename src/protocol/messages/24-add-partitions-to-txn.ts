@@ -59,7 +59,7 @@ function readAddPartitionsToTxnTopic(r: Reader, v: number): AddPartitionsToTxnTo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -158,7 +158,7 @@ function readAddPartitionsToTxnTransaction(r: Reader, v: number): AddPartitionsT
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -275,7 +275,7 @@ export function readAddPartitionsToTxnRequest(r: Reader, v: number): AddPartitio
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -333,7 +333,7 @@ function readAddPartitionsToTxnPartitionResult(r: Reader, v: number): AddPartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -399,7 +399,7 @@ function readAddPartitionsToTxnTopicResult(r: Reader, v: number): AddPartitionsT
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -465,7 +465,7 @@ function readAddPartitionsToTxnResult(r: Reader, v: number): AddPartitionsToTxnR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -571,7 +571,7 @@ export function readAddPartitionsToTxnResponse(r: Reader, v: number): AddPartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

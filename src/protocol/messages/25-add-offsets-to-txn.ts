@@ -63,7 +63,7 @@ export function readAddOffsetsToTxnRequest(r: Reader, v: number): AddOffsetsToTx
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -121,7 +121,7 @@ export function readAddOffsetsToTxnResponse(r: Reader, v: number): AddOffsetsToT
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

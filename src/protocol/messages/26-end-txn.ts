@@ -63,7 +63,7 @@ export function readEndTxnRequest(r: Reader, v: number): EndTxnRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -143,7 +143,7 @@ export function readEndTxnResponse(r: Reader, v: number): EndTxnResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -59,7 +59,7 @@ function readWritableTxnMarkerTopic(r: Reader, v: number): WritableTxnMarkerTopi
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -158,7 +158,7 @@ function readWritableTxnMarker(r: Reader, v: number): WritableTxnMarker {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -213,7 +213,7 @@ export function readWriteTxnMarkersRequest(r: Reader, v: number): WriteTxnMarker
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -271,7 +271,7 @@ function readWritableTxnMarkerPartitionResult(r: Reader, v: number): WritableTxn
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -337,7 +337,7 @@ function readWritableTxnMarkerTopicResult(r: Reader, v: number): WritableTxnMark
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -403,7 +403,7 @@ function readWritableTxnMarkerResult(r: Reader, v: number): WritableTxnMarkerRes
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -458,7 +458,7 @@ export function readWriteTxnMarkersResponse(r: Reader, v: number): WriteTxnMarke
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

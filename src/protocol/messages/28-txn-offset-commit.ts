@@ -63,7 +63,7 @@ function readTxnOffsetCommitRequestPartition(r: Reader, v: number): TxnOffsetCom
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -129,7 +129,7 @@ function readTxnOffsetCommitRequestTopic(r: Reader, v: number): TxnOffsetCommitR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -261,7 +261,7 @@ export function readTxnOffsetCommitRequest(r: Reader, v: number): TxnOffsetCommi
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -319,7 +319,7 @@ function readTxnOffsetCommitResponsePartition(r: Reader, v: number): TxnOffsetCo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -385,7 +385,7 @@ function readTxnOffsetCommitResponseTopic(r: Reader, v: number): TxnOffsetCommit
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -451,7 +451,7 @@ export function readTxnOffsetCommitResponse(r: Reader, v: number): TxnOffsetComm
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

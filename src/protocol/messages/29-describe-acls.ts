@@ -96,7 +96,7 @@ export function readDescribeAclsRequest(r: Reader, v: number): DescribeAclsReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -176,7 +176,7 @@ function readAclDescription(r: Reader, v: number): AclDescription {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -264,7 +264,7 @@ function readDescribeAclsResource(r: Reader, v: number): DescribeAclsResource {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -352,7 +352,7 @@ export function readDescribeAclsResponse(r: Reader, v: number): DescribeAclsResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

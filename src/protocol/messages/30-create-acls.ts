@@ -96,7 +96,7 @@ function readAclCreation(r: Reader, v: number): AclCreation {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -151,7 +151,7 @@ export function readCreateAclsRequest(r: Reader, v: number): CreateAclsRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -209,7 +209,7 @@ function readAclCreationResult(r: Reader, v: number): AclCreationResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -275,7 +275,7 @@ export function readCreateAclsResponse(r: Reader, v: number): CreateAclsResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -96,7 +96,7 @@ function readDeleteAclsFilter(r: Reader, v: number): DeleteAclsFilter {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -151,7 +151,7 @@ export function readDeleteAclsRequest(r: Reader, v: number): DeleteAclsRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -286,7 +286,7 @@ function readDeleteAclsMatchingAcl(r: Reader, v: number): DeleteAclsMatchingAcl 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -363,7 +363,7 @@ function readDeleteAclsFilterResult(r: Reader, v: number): DeleteAclsFilterResul
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -429,7 +429,7 @@ export function readDeleteAclsResponse(r: Reader, v: number): DeleteAclsResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

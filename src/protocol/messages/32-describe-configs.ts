@@ -71,7 +71,7 @@ function readDescribeConfigsResource(r: Reader, v: number): DescribeConfigsResou
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -148,7 +148,7 @@ export function readDescribeConfigsRequest(r: Reader, v: number): DescribeConfig
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -217,7 +217,7 @@ function readDescribeConfigsSynonym(r: Reader, v: number): DescribeConfigsSynony
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -360,7 +360,7 @@ function readDescribeConfigsResourceResult(r: Reader, v: number): DescribeConfig
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -459,7 +459,7 @@ function readDescribeConfigsResult(r: Reader, v: number): DescribeConfigsResult 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -525,7 +525,7 @@ export function readDescribeConfigsResponse(r: Reader, v: number): DescribeConfi
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

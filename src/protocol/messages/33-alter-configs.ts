@@ -41,7 +41,7 @@ function readAlterableConfig(r: Reader, v: number): AlterableConfig {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -118,7 +118,7 @@ function readAlterConfigsResource(r: Reader, v: number): AlterConfigsResource {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -184,7 +184,7 @@ export function readAlterConfigsRequest(r: Reader, v: number): AlterConfigsReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -264,7 +264,7 @@ function readAlterConfigsResourceResponse(r: Reader, v: number): AlterConfigsRes
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -330,7 +330,7 @@ export function readAlterConfigsResponse(r: Reader, v: number): AlterConfigsResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

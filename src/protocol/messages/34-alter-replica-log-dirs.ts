@@ -59,7 +59,7 @@ function readAlterReplicaLogDirTopic(r: Reader, v: number): AlterReplicaLogDirTo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -125,7 +125,7 @@ function readAlterReplicaLogDir(r: Reader, v: number): AlterReplicaLogDir {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -180,7 +180,7 @@ export function readAlterReplicaLogDirsRequest(r: Reader, v: number): AlterRepli
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -238,7 +238,7 @@ function readAlterReplicaLogDirPartitionResult(r: Reader, v: number): AlterRepli
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -304,7 +304,7 @@ function readAlterReplicaLogDirTopicResult(r: Reader, v: number): AlterReplicaLo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -370,7 +370,7 @@ export function readAlterReplicaLogDirsResponse(r: Reader, v: number): AlterRepl
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

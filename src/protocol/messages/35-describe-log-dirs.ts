@@ -59,7 +59,7 @@ function readDescribableLogDirTopic(r: Reader, v: number): DescribableLogDirTopi
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -115,7 +115,7 @@ export function readDescribeLogDirsRequest(r: Reader, v: number): DescribeLogDir
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -195,7 +195,7 @@ function readDescribeLogDirsPartition(r: Reader, v: number): DescribeLogDirsPart
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -260,7 +260,7 @@ function readDescribeLogDirsTopic(r: Reader, v: number): DescribeLogDirsTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -359,7 +359,7 @@ function readDescribeLogDirsResult(r: Reader, v: number): DescribeLogDirsResult 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -436,7 +436,7 @@ export function readDescribeLogDirsResponse(r: Reader, v: number): DescribeLogDi
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

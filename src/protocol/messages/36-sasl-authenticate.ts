@@ -30,7 +30,7 @@ export function readSaslAuthenticateRequest(r: Reader, v: number): SaslAuthentic
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -110,7 +110,7 @@ export function readSaslAuthenticateResponse(r: Reader, v: number): SaslAuthenti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

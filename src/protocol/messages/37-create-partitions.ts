@@ -48,7 +48,7 @@ function readCreatePartitionsAssignment(r: Reader, v: number): CreatePartitionsA
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -126,7 +126,7 @@ function readCreatePartitionsTopic(r: Reader, v: number): CreatePartitionsTopic 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -203,7 +203,7 @@ export function readCreatePartitionsRequest(r: Reader, v: number): CreatePartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -272,7 +272,7 @@ function readCreatePartitionsTopicResult(r: Reader, v: number): CreatePartitions
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -338,7 +338,7 @@ export function readCreatePartitionsResponse(r: Reader, v: number): CreatePartit
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ function readCreatableRenewers(r: Reader, v: number): CreatableRenewers {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -129,7 +129,7 @@ export function readCreateDelegationTokenRequest(r: Reader, v: number): CreateDe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -286,7 +286,7 @@ export function readCreateDelegationTokenResponse(r: Reader, v: number): CreateD
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ export function readRenewDelegationTokenRequest(r: Reader, v: number): RenewDele
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -110,7 +110,7 @@ export function readRenewDelegationTokenResponse(r: Reader, v: number): RenewDel
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ export function readExpireDelegationTokenRequest(r: Reader, v: number): ExpireDe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -110,7 +110,7 @@ export function readExpireDelegationTokenResponse(r: Reader, v: number): ExpireD
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ function readDescribeDelegationTokenOwner(r: Reader, v: number): DescribeDelegat
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -97,7 +97,7 @@ export function readDescribeDelegationTokenRequest(r: Reader, v: number): Descri
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -155,7 +155,7 @@ function readDescribedDelegationTokenRenewer(r: Reader, v: number): DescribedDel
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -309,7 +309,7 @@ function readDescribedDelegationToken(r: Reader, v: number): DescribedDelegation
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -386,7 +386,7 @@ export function readDescribeDelegationTokenResponse(r: Reader, v: number): Descr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -48,7 +48,7 @@ export function readDeleteGroupsRequest(r: Reader, v: number): DeleteGroupsReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -106,7 +106,7 @@ function readDeletableGroupResult(r: Reader, v: number): DeletableGroupResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -172,7 +172,7 @@ export function readDeleteGroupsResponse(r: Reader, v: number): DeleteGroupsResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -59,7 +59,7 @@ function readTopicPartitions(r: Reader, v: number): TopicPartitions {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -137,7 +137,7 @@ export function readElectLeadersRequest(r: Reader, v: number): ElectLeadersReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -206,7 +206,7 @@ function readPartitionResult(r: Reader, v: number): PartitionResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -272,7 +272,7 @@ function readReplicaElectionResult(r: Reader, v: number): ReplicaElectionResult 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -349,7 +349,7 @@ export function readElectLeadersResponse(r: Reader, v: number): ElectLeadersResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -52,7 +52,7 @@ function readAlterableConfig(r: Reader, v: number): AlterableConfig {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -129,7 +129,7 @@ function readAlterConfigsResource(r: Reader, v: number): AlterConfigsResource {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -195,7 +195,7 @@ export function readIncrementalAlterConfigsRequest(r: Reader, v: number): Increm
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -275,7 +275,7 @@ function readAlterConfigsResourceResponse(r: Reader, v: number): AlterConfigsRes
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -341,7 +341,7 @@ export function readIncrementalAlterConfigsResponse(r: Reader, v: number): Incre
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultReassignablePartition(): ReassignablePartition {
   };
 }
 
-function writeReassignablePartition(w: Writer, d: Input<ReassignablePartition>, v: number): void {
+function writeReassignablePartition(w: Writer, d: Input<ReassignablePartition>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -35,7 +35,7 @@ function writeReassignablePartition(w: Writer, d: Input<ReassignablePartition>, 
   if (flex) w.uvarint(0);
 }
 
-function readReassignablePartition(r: Reader, v: number): ReassignablePartition {
+function readReassignablePartition(r: Reader, _v: number): ReassignablePartition {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -60,7 +60,7 @@ function readReassignablePartition(r: Reader, v: number): ReassignablePartition 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -126,7 +126,7 @@ function readReassignableTopic(r: Reader, v: number): ReassignableTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -192,7 +192,7 @@ export function readAlterPartitionReassignmentsRequest(r: Reader, v: number): Al
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -227,7 +227,7 @@ export function defaultReassignablePartitionResponse(): ReassignablePartitionRes
   };
 }
 
-function writeReassignablePartitionResponse(w: Writer, d: Input<ReassignablePartitionResponse>, v: number): void {
+function writeReassignablePartitionResponse(w: Writer, d: Input<ReassignablePartitionResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -244,7 +244,7 @@ function writeReassignablePartitionResponse(w: Writer, d: Input<ReassignablePart
   if (flex) w.uvarint(0);
 }
 
-function readReassignablePartitionResponse(r: Reader, v: number): ReassignablePartitionResponse {
+function readReassignablePartitionResponse(r: Reader, _v: number): ReassignablePartitionResponse {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -261,7 +261,7 @@ function readReassignablePartitionResponse(r: Reader, v: number): ReassignablePa
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -327,7 +327,7 @@ function readReassignableTopicResponse(r: Reader, v: number): ReassignableTopicR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -415,7 +415,7 @@ export function readAlterPartitionReassignmentsResponse(r: Reader, v: number): A
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultListPartitionReassignmentsTopics(): ListPartitionReassign
   };
 }
 
-function writeListPartitionReassignmentsTopics(w: Writer, d: Input<ListPartitionReassignmentsTopics>, v: number): void {
+function writeListPartitionReassignmentsTopics(w: Writer, d: Input<ListPartitionReassignmentsTopics>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -35,7 +35,7 @@ function writeListPartitionReassignmentsTopics(w: Writer, d: Input<ListPartition
   if (flex) w.uvarint(0);
 }
 
-function readListPartitionReassignmentsTopics(r: Reader, v: number): ListPartitionReassignmentsTopics {
+function readListPartitionReassignmentsTopics(r: Reader, _v: number): ListPartitionReassignmentsTopics {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -59,7 +59,7 @@ function readListPartitionReassignmentsTopics(r: Reader, v: number): ListPartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -126,7 +126,7 @@ export function readListPartitionReassignmentsRequest(r: Reader, v: number): Lis
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -164,7 +164,7 @@ export function defaultOngoingPartitionReassignment(): OngoingPartitionReassignm
   };
 }
 
-function writeOngoingPartitionReassignment(w: Writer, d: Input<OngoingPartitionReassignment>, v: number): void {
+function writeOngoingPartitionReassignment(w: Writer, d: Input<OngoingPartitionReassignment>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -206,7 +206,7 @@ function writeOngoingPartitionReassignment(w: Writer, d: Input<OngoingPartitionR
   if (flex) w.uvarint(0);
 }
 
-function readOngoingPartitionReassignment(r: Reader, v: number): OngoingPartitionReassignment {
+function readOngoingPartitionReassignment(r: Reader, _v: number): OngoingPartitionReassignment {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -260,7 +260,7 @@ function readOngoingPartitionReassignment(r: Reader, v: number): OngoingPartitio
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -326,7 +326,7 @@ function readOngoingTopicReassignment(r: Reader, v: number): OngoingTopicReassig
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -414,7 +414,7 @@ export function readListPartitionReassignmentsResponse(r: Reader, v: number): Li
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

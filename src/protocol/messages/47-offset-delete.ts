@@ -12,16 +12,14 @@ export function defaultOffsetDeleteRequestPartition(): OffsetDeleteRequestPartit
   };
 }
 
-function writeOffsetDeleteRequestPartition(w: Writer, d: Input<OffsetDeleteRequestPartition>, v: number): void {
-  const flex = false;
+function writeOffsetDeleteRequestPartition(w: Writer, d: Input<OffsetDeleteRequestPartition>, _v: number): void {
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
     w.int32(x);
   }
 }
 
-function readOffsetDeleteRequestPartition(r: Reader, v: number): OffsetDeleteRequestPartition {
-  const flex = false;
+function readOffsetDeleteRequestPartition(r: Reader, _v: number): OffsetDeleteRequestPartition {
   let partitionIndex: number = 0;
   if (true) {
     partitionIndex = r.int32();
@@ -167,8 +165,7 @@ export function defaultOffsetDeleteResponsePartition(): OffsetDeleteResponsePart
   };
 }
 
-function writeOffsetDeleteResponsePartition(w: Writer, d: Input<OffsetDeleteResponsePartition>, v: number): void {
-  const flex = false;
+function writeOffsetDeleteResponsePartition(w: Writer, d: Input<OffsetDeleteResponsePartition>, _v: number): void {
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
     w.int32(x);
@@ -179,8 +176,7 @@ function writeOffsetDeleteResponsePartition(w: Writer, d: Input<OffsetDeleteResp
   }
 }
 
-function readOffsetDeleteResponsePartition(r: Reader, v: number): OffsetDeleteResponsePartition {
-  const flex = false;
+function readOffsetDeleteResponsePartition(r: Reader, _v: number): OffsetDeleteResponsePartition {
   let partitionIndex: number = 0;
   if (true) {
     partitionIndex = r.int32();

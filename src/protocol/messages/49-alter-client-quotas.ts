@@ -41,7 +41,7 @@ function readEntityData(r: Reader, v: number): EntityData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -100,7 +100,7 @@ function readOpData(r: Reader, v: number): OpData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -184,7 +184,7 @@ function readEntryData(r: Reader, v: number): EntryData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -250,7 +250,7 @@ export function readAlterClientQuotasRequest(r: Reader, v: number): AlterClientQ
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -308,7 +308,7 @@ function readAlterClientQuotasResponseEntityData(r: Reader, v: number): AlterCli
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -385,7 +385,7 @@ function readAlterClientQuotasResponseEntryData(r: Reader, v: number): AlterClie
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -451,7 +451,7 @@ export function readAlterClientQuotasResponse(r: Reader, v: number): AlterClient
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

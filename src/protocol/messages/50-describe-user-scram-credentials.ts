@@ -12,7 +12,7 @@ export function defaultUserName(): UserName {
   };
 }
 
-function writeUserName(w: Writer, d: Input<UserName>, v: number): void {
+function writeUserName(w: Writer, d: Input<UserName>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -21,7 +21,7 @@ function writeUserName(w: Writer, d: Input<UserName>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readUserName(r: Reader, v: number): UserName {
+function readUserName(r: Reader, _v: number): UserName {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -30,7 +30,7 @@ function readUserName(r: Reader, v: number): UserName {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -86,7 +86,7 @@ export function readDescribeUserScramCredentialsRequest(r: Reader, v: number): D
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -118,7 +118,7 @@ export function defaultCredentialInfo(): CredentialInfo {
   };
 }
 
-function writeCredentialInfo(w: Writer, d: Input<CredentialInfo>, v: number): void {
+function writeCredentialInfo(w: Writer, d: Input<CredentialInfo>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.mechanism === undefined ? 0 : d.mechanism;
@@ -131,7 +131,7 @@ function writeCredentialInfo(w: Writer, d: Input<CredentialInfo>, v: number): vo
   if (flex) w.uvarint(0);
 }
 
-function readCredentialInfo(r: Reader, v: number): CredentialInfo {
+function readCredentialInfo(r: Reader, _v: number): CredentialInfo {
   const flex = true;
   let mechanism: number = 0;
   if (true) {
@@ -144,7 +144,7 @@ function readCredentialInfo(r: Reader, v: number): CredentialInfo {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -232,7 +232,7 @@ function readDescribeUserScramCredentialsResult(r: Reader, v: number): DescribeU
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -320,7 +320,7 @@ export function readDescribeUserScramCredentialsResponse(r: Reader, v: number): 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultScramCredentialDeletion(): ScramCredentialDeletion {
   };
 }
 
-function writeScramCredentialDeletion(w: Writer, d: Input<ScramCredentialDeletion>, v: number): void {
+function writeScramCredentialDeletion(w: Writer, d: Input<ScramCredentialDeletion>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -28,7 +28,7 @@ function writeScramCredentialDeletion(w: Writer, d: Input<ScramCredentialDeletio
   if (flex) w.uvarint(0);
 }
 
-function readScramCredentialDeletion(r: Reader, v: number): ScramCredentialDeletion {
+function readScramCredentialDeletion(r: Reader, _v: number): ScramCredentialDeletion {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -41,7 +41,7 @@ function readScramCredentialDeletion(r: Reader, v: number): ScramCredentialDelet
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -72,7 +72,7 @@ export function defaultScramCredentialUpsertion(): ScramCredentialUpsertion {
   };
 }
 
-function writeScramCredentialUpsertion(w: Writer, d: Input<ScramCredentialUpsertion>, v: number): void {
+function writeScramCredentialUpsertion(w: Writer, d: Input<ScramCredentialUpsertion>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -97,7 +97,7 @@ function writeScramCredentialUpsertion(w: Writer, d: Input<ScramCredentialUpsert
   if (flex) w.uvarint(0);
 }
 
-function readScramCredentialUpsertion(r: Reader, v: number): ScramCredentialUpsertion {
+function readScramCredentialUpsertion(r: Reader, _v: number): ScramCredentialUpsertion {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -122,7 +122,7 @@ function readScramCredentialUpsertion(r: Reader, v: number): ScramCredentialUpse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -206,7 +206,7 @@ export function readAlterUserScramCredentialsRequest(r: Reader, v: number): Alte
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -241,7 +241,7 @@ export function defaultAlterUserScramCredentialsResult(): AlterUserScramCredenti
   };
 }
 
-function writeAlterUserScramCredentialsResult(w: Writer, d: Input<AlterUserScramCredentialsResult>, v: number): void {
+function writeAlterUserScramCredentialsResult(w: Writer, d: Input<AlterUserScramCredentialsResult>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.user === undefined ? "" : d.user;
@@ -258,7 +258,7 @@ function writeAlterUserScramCredentialsResult(w: Writer, d: Input<AlterUserScram
   if (flex) w.uvarint(0);
 }
 
-function readAlterUserScramCredentialsResult(r: Reader, v: number): AlterUserScramCredentialsResult {
+function readAlterUserScramCredentialsResult(r: Reader, _v: number): AlterUserScramCredentialsResult {
   const flex = true;
   let user: string = "";
   if (true) {
@@ -275,7 +275,7 @@ function readAlterUserScramCredentialsResult(r: Reader, v: number): AlterUserScr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -341,7 +341,7 @@ export function readAlterUserScramCredentialsResponse(r: Reader, v: number): Alt
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

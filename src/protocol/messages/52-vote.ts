@@ -96,7 +96,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -161,7 +161,7 @@ function readTopicData(r: Reader, v: number): TopicData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -236,7 +236,7 @@ export function readVoteRequest(r: Reader, v: number): VoteRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -276,7 +276,7 @@ export function defaultVoteResponsePartitionData(): VoteResponsePartitionData {
   };
 }
 
-function writeVoteResponsePartitionData(w: Writer, d: Input<VoteResponsePartitionData>, v: number): void {
+function writeVoteResponsePartitionData(w: Writer, d: Input<VoteResponsePartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -301,7 +301,7 @@ function writeVoteResponsePartitionData(w: Writer, d: Input<VoteResponsePartitio
   if (flex) w.uvarint(0);
 }
 
-function readVoteResponsePartitionData(r: Reader, v: number): VoteResponsePartitionData {
+function readVoteResponsePartitionData(r: Reader, _v: number): VoteResponsePartitionData {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -326,7 +326,7 @@ function readVoteResponsePartitionData(r: Reader, v: number): VoteResponsePartit
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -391,7 +391,7 @@ function readVoteResponseTopicData(r: Reader, v: number): VoteResponseTopicData 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -450,7 +450,7 @@ function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

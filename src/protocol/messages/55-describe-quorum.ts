@@ -12,7 +12,7 @@ export function defaultPartitionData(): PartitionData {
   };
 }
 
-function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void {
+function writePartitionData(w: Writer, d: Input<PartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -21,7 +21,7 @@ function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readPartitionData(r: Reader, v: number): PartitionData {
+function readPartitionData(r: Reader, _v: number): PartitionData {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -95,7 +95,7 @@ function readTopicData(r: Reader, v: number): TopicData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -149,7 +149,7 @@ export function readDescribeQuorumRequest(r: Reader, v: number): DescribeQuorumR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -238,7 +238,7 @@ function readReplicaState(r: Reader, v: number): ReplicaState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -384,7 +384,7 @@ function readDescribeQuorumResponsePartitionData(r: Reader, v: number): Describe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -449,7 +449,7 @@ function readDescribeQuorumResponseTopicData(r: Reader, v: number): DescribeQuor
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -508,7 +508,7 @@ function readListener(r: Reader, v: number): Listener {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -574,7 +574,7 @@ function readNode(r: Reader, v: number): Node {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -678,7 +678,7 @@ export function readDescribeQuorumResponse(r: Reader, v: number): DescribeQuorum
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ function readBrokerState(r: Reader, v: number): BrokerState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -168,7 +168,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -244,7 +244,7 @@ function readTopicData(r: Reader, v: number): TopicData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -320,7 +320,7 @@ export function readAlterPartitionRequest(r: Reader, v: number): AlterPartitionR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -451,7 +451,7 @@ function readAlterPartitionResponsePartitionData(r: Reader, v: number): AlterPar
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -527,7 +527,7 @@ function readAlterPartitionResponseTopicData(r: Reader, v: number): AlterPartiti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -603,7 +603,7 @@ export function readAlterPartitionResponse(r: Reader, v: number): AlterPartition
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

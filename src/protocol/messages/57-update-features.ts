@@ -63,7 +63,7 @@ function readFeatureUpdateKey(r: Reader, v: number): FeatureUpdateKey {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -140,7 +140,7 @@ export function readUpdateFeaturesRequest(r: Reader, v: number): UpdateFeaturesR
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -175,7 +175,7 @@ export function defaultUpdatableFeatureResult(): UpdatableFeatureResult {
   };
 }
 
-function writeUpdatableFeatureResult(w: Writer, d: Input<UpdatableFeatureResult>, v: number): void {
+function writeUpdatableFeatureResult(w: Writer, d: Input<UpdatableFeatureResult>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.feature === undefined ? "" : d.feature;
@@ -192,7 +192,7 @@ function writeUpdatableFeatureResult(w: Writer, d: Input<UpdatableFeatureResult>
   if (flex) w.uvarint(0);
 }
 
-function readUpdatableFeatureResult(r: Reader, v: number): UpdatableFeatureResult {
+function readUpdatableFeatureResult(r: Reader, _v: number): UpdatableFeatureResult {
   const flex = true;
   let feature: string = "";
   if (true) {
@@ -209,7 +209,7 @@ function readUpdatableFeatureResult(r: Reader, v: number): UpdatableFeatureResul
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -297,7 +297,7 @@ export function readUpdateFeaturesResponse(r: Reader, v: number): UpdateFeatures
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

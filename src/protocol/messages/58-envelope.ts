@@ -18,7 +18,7 @@ export function defaultEnvelopeRequest(): EnvelopeRequest {
   };
 }
 
-export function writeEnvelopeRequest(w: Writer, d: Input<EnvelopeRequest>, v: number): void {
+export function writeEnvelopeRequest(w: Writer, d: Input<EnvelopeRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.requestData === undefined ? EMPTY : d.requestData;
@@ -35,7 +35,7 @@ export function writeEnvelopeRequest(w: Writer, d: Input<EnvelopeRequest>, v: nu
   if (flex) w.uvarint(0);
 }
 
-export function readEnvelopeRequest(r: Reader, v: number): EnvelopeRequest {
+export function readEnvelopeRequest(r: Reader, _v: number): EnvelopeRequest {
   const flex = true;
   let requestData: Buffer = EMPTY;
   if (true) {
@@ -52,7 +52,7 @@ export function readEnvelopeRequest(r: Reader, v: number): EnvelopeRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -84,7 +84,7 @@ export function defaultEnvelopeResponse(): EnvelopeResponse {
   };
 }
 
-export function writeEnvelopeResponse(w: Writer, d: Input<EnvelopeResponse>, v: number): void {
+export function writeEnvelopeResponse(w: Writer, d: Input<EnvelopeResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.responseData === undefined ? null : d.responseData;
@@ -97,7 +97,7 @@ export function writeEnvelopeResponse(w: Writer, d: Input<EnvelopeResponse>, v: 
   if (flex) w.uvarint(0);
 }
 
-export function readEnvelopeResponse(r: Reader, v: number): EnvelopeResponse {
+export function readEnvelopeResponse(r: Reader, _v: number): EnvelopeResponse {
   const flex = true;
   let responseData: Buffer | null = null;
   if (true) {
@@ -110,7 +110,7 @@ export function readEnvelopeResponse(r: Reader, v: number): EnvelopeResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -13,7 +13,7 @@ export function defaultSnapshotId(): SnapshotId {
   };
 }
 
-function writeSnapshotId(w: Writer, d: Input<SnapshotId>, v: number): void {
+function writeSnapshotId(w: Writer, d: Input<SnapshotId>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.endOffset === undefined ? 0n : d.endOffset;
@@ -26,7 +26,7 @@ function writeSnapshotId(w: Writer, d: Input<SnapshotId>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readSnapshotId(r: Reader, v: number): SnapshotId {
+function readSnapshotId(r: Reader, _v: number): SnapshotId {
   const flex = true;
   let endOffset: bigint = 0n;
   if (true) {
@@ -39,7 +39,7 @@ function readSnapshotId(r: Reader, v: number): SnapshotId {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -207,7 +207,7 @@ function readTopicSnapshot(r: Reader, v: number): TopicSnapshot {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -346,7 +346,7 @@ export function defaultFetchSnapshotResponseSnapshotId(): FetchSnapshotResponseS
   };
 }
 
-function writeFetchSnapshotResponseSnapshotId(w: Writer, d: Input<FetchSnapshotResponseSnapshotId>, v: number): void {
+function writeFetchSnapshotResponseSnapshotId(w: Writer, d: Input<FetchSnapshotResponseSnapshotId>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.endOffset === undefined ? 0n : d.endOffset;
@@ -359,7 +359,7 @@ function writeFetchSnapshotResponseSnapshotId(w: Writer, d: Input<FetchSnapshotR
   if (flex) w.uvarint(0);
 }
 
-function readFetchSnapshotResponseSnapshotId(r: Reader, v: number): FetchSnapshotResponseSnapshotId {
+function readFetchSnapshotResponseSnapshotId(r: Reader, _v: number): FetchSnapshotResponseSnapshotId {
   const flex = true;
   let endOffset: bigint = 0n;
   if (true) {
@@ -372,7 +372,7 @@ function readFetchSnapshotResponseSnapshotId(r: Reader, v: number): FetchSnapsho
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -394,7 +394,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   };
 }
 
-function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, v: number): void {
+function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.leaderId === undefined ? 0 : d.leaderId;
@@ -407,7 +407,7 @@ function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, v: number)
   if (flex) w.uvarint(0);
 }
 
-function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
+function readLeaderIdAndEpoch(r: Reader, _v: number): LeaderIdAndEpoch {
   const flex = true;
   let leaderId: number = 0;
   if (true) {
@@ -420,7 +420,7 @@ function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -609,7 +609,7 @@ function readFetchSnapshotResponseTopicSnapshot(r: Reader, v: number): FetchSnap
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -668,7 +668,7 @@ function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -41,7 +41,7 @@ export function readDescribeClusterRequest(r: Reader, v: number): DescribeCluste
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -79,7 +79,7 @@ export function defaultDescribeClusterBroker(): DescribeClusterBroker {
   };
 }
 
-function writeDescribeClusterBroker(w: Writer, d: Input<DescribeClusterBroker>, v: number): void {
+function writeDescribeClusterBroker(w: Writer, d: Input<DescribeClusterBroker>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.brokerId === undefined ? 0 : d.brokerId;
@@ -100,7 +100,7 @@ function writeDescribeClusterBroker(w: Writer, d: Input<DescribeClusterBroker>, 
   if (flex) w.uvarint(0);
 }
 
-function readDescribeClusterBroker(r: Reader, v: number): DescribeClusterBroker {
+function readDescribeClusterBroker(r: Reader, _v: number): DescribeClusterBroker {
   const flex = true;
   let brokerId: number = 0;
   if (true) {
@@ -121,7 +121,7 @@ function readDescribeClusterBroker(r: Reader, v: number): DescribeClusterBroker 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -253,7 +253,7 @@ export function readDescribeClusterResponse(r: Reader, v: number): DescribeClust
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultTopicRequest(): TopicRequest {
   };
 }
 
-function writeTopicRequest(w: Writer, d: Input<TopicRequest>, v: number): void {
+function writeTopicRequest(w: Writer, d: Input<TopicRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -35,7 +35,7 @@ function writeTopicRequest(w: Writer, d: Input<TopicRequest>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readTopicRequest(r: Reader, v: number): TopicRequest {
+function readTopicRequest(r: Reader, _v: number): TopicRequest {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -59,7 +59,7 @@ function readTopicRequest(r: Reader, v: number): TopicRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -113,7 +113,7 @@ export function readDescribeProducersRequest(r: Reader, v: number): DescribeProd
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -151,7 +151,7 @@ export function defaultProducerState(): ProducerState {
   };
 }
 
-function writeProducerState(w: Writer, d: Input<ProducerState>, v: number): void {
+function writeProducerState(w: Writer, d: Input<ProducerState>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.producerId === undefined ? 0n : d.producerId;
@@ -180,7 +180,7 @@ function writeProducerState(w: Writer, d: Input<ProducerState>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readProducerState(r: Reader, v: number): ProducerState {
+function readProducerState(r: Reader, _v: number): ProducerState {
   const flex = true;
   let producerId: bigint = 0n;
   if (true) {
@@ -209,7 +209,7 @@ function readProducerState(r: Reader, v: number): ProducerState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -296,7 +296,7 @@ function readPartitionResponse(r: Reader, v: number): PartitionResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -362,7 +362,7 @@ function readTopicResponse(r: Reader, v: number): TopicResponse {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -428,7 +428,7 @@ export function readDescribeProducersResponse(r: Reader, v: number): DescribePro
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

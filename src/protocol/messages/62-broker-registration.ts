@@ -21,7 +21,7 @@ export function defaultListener(): Listener {
   };
 }
 
-function writeListener(w: Writer, d: Input<Listener>, v: number): void {
+function writeListener(w: Writer, d: Input<Listener>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -42,7 +42,7 @@ function writeListener(w: Writer, d: Input<Listener>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readListener(r: Reader, v: number): Listener {
+function readListener(r: Reader, _v: number): Listener {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -63,7 +63,7 @@ function readListener(r: Reader, v: number): Listener {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -88,7 +88,7 @@ export function defaultFeature(): Feature {
   };
 }
 
-function writeFeature(w: Writer, d: Input<Feature>, v: number): void {
+function writeFeature(w: Writer, d: Input<Feature>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -105,7 +105,7 @@ function writeFeature(w: Writer, d: Input<Feature>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readFeature(r: Reader, v: number): Feature {
+function readFeature(r: Reader, _v: number): Feature {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -122,7 +122,7 @@ function readFeature(r: Reader, v: number): Feature {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -301,7 +301,7 @@ export function readBrokerRegistrationRequest(r: Reader, v: number): BrokerRegis
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -336,7 +336,7 @@ export function defaultBrokerRegistrationResponse(): BrokerRegistrationResponse 
   };
 }
 
-export function writeBrokerRegistrationResponse(w: Writer, d: Input<BrokerRegistrationResponse>, v: number): void {
+export function writeBrokerRegistrationResponse(w: Writer, d: Input<BrokerRegistrationResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -353,7 +353,7 @@ export function writeBrokerRegistrationResponse(w: Writer, d: Input<BrokerRegist
   if (flex) w.uvarint(0);
 }
 
-export function readBrokerRegistrationResponse(r: Reader, v: number): BrokerRegistrationResponse {
+export function readBrokerRegistrationResponse(r: Reader, _v: number): BrokerRegistrationResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -370,7 +370,7 @@ export function readBrokerRegistrationResponse(r: Reader, v: number): BrokerRegi
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -183,7 +183,7 @@ export function defaultBrokerHeartbeatResponse(): BrokerHeartbeatResponse {
   };
 }
 
-export function writeBrokerHeartbeatResponse(w: Writer, d: Input<BrokerHeartbeatResponse>, v: number): void {
+export function writeBrokerHeartbeatResponse(w: Writer, d: Input<BrokerHeartbeatResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -208,7 +208,7 @@ export function writeBrokerHeartbeatResponse(w: Writer, d: Input<BrokerHeartbeat
   if (flex) w.uvarint(0);
 }
 
-export function readBrokerHeartbeatResponse(r: Reader, v: number): BrokerHeartbeatResponse {
+export function readBrokerHeartbeatResponse(r: Reader, _v: number): BrokerHeartbeatResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -233,7 +233,7 @@ export function readBrokerHeartbeatResponse(r: Reader, v: number): BrokerHeartbe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

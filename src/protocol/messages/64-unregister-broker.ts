@@ -12,7 +12,7 @@ export function defaultUnregisterBrokerRequest(): UnregisterBrokerRequest {
   };
 }
 
-export function writeUnregisterBrokerRequest(w: Writer, d: Input<UnregisterBrokerRequest>, v: number): void {
+export function writeUnregisterBrokerRequest(w: Writer, d: Input<UnregisterBrokerRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.brokerId === undefined ? 0 : d.brokerId;
@@ -21,7 +21,7 @@ export function writeUnregisterBrokerRequest(w: Writer, d: Input<UnregisterBroke
   if (flex) w.uvarint(0);
 }
 
-export function readUnregisterBrokerRequest(r: Reader, v: number): UnregisterBrokerRequest {
+export function readUnregisterBrokerRequest(r: Reader, _v: number): UnregisterBrokerRequest {
   const flex = true;
   let brokerId: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ export function readUnregisterBrokerRequest(r: Reader, v: number): UnregisterBro
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -65,7 +65,7 @@ export function defaultUnregisterBrokerResponse(): UnregisterBrokerResponse {
   };
 }
 
-export function writeUnregisterBrokerResponse(w: Writer, d: Input<UnregisterBrokerResponse>, v: number): void {
+export function writeUnregisterBrokerResponse(w: Writer, d: Input<UnregisterBrokerResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -82,7 +82,7 @@ export function writeUnregisterBrokerResponse(w: Writer, d: Input<UnregisterBrok
   if (flex) w.uvarint(0);
 }
 
-export function readUnregisterBrokerResponse(r: Reader, v: number): UnregisterBrokerResponse {
+export function readUnregisterBrokerResponse(r: Reader, _v: number): UnregisterBrokerResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -99,7 +99,7 @@ export function readUnregisterBrokerResponse(r: Reader, v: number): UnregisterBr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultDescribeTransactionsRequest(): DescribeTransactionsReques
   };
 }
 
-export function writeDescribeTransactionsRequest(w: Writer, d: Input<DescribeTransactionsRequest>, v: number): void {
+export function writeDescribeTransactionsRequest(w: Writer, d: Input<DescribeTransactionsRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.transactionalIds === undefined ? [] : d.transactionalIds;
@@ -28,7 +28,7 @@ export function writeDescribeTransactionsRequest(w: Writer, d: Input<DescribeTra
   if (flex) w.uvarint(0);
 }
 
-export function readDescribeTransactionsRequest(r: Reader, v: number): DescribeTransactionsRequest {
+export function readDescribeTransactionsRequest(r: Reader, _v: number): DescribeTransactionsRequest {
   const flex = true;
   let transactionalIds: string[] = [];
   if (true) {
@@ -48,7 +48,7 @@ export function readDescribeTransactionsRequest(r: Reader, v: number): DescribeT
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -78,7 +78,7 @@ export function defaultTopicData(): TopicData {
   };
 }
 
-function writeTopicData(w: Writer, d: Input<TopicData>, v: number): void {
+function writeTopicData(w: Writer, d: Input<TopicData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topic === undefined ? "" : d.topic;
@@ -98,7 +98,7 @@ function writeTopicData(w: Writer, d: Input<TopicData>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readTopicData(r: Reader, v: number): TopicData {
+function readTopicData(r: Reader, _v: number): TopicData {
   const flex = true;
   let topic: string = "";
   if (true) {
@@ -122,7 +122,7 @@ function readTopicData(r: Reader, v: number): TopicData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -247,7 +247,7 @@ function readTransactionState(r: Reader, v: number): TransactionState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -312,7 +312,7 @@ export function readDescribeTransactionsResponse(r: Reader, v: number): Describe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -88,7 +88,7 @@ export function readListTransactionsRequest(r: Reader, v: number): ListTransacti
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -121,7 +121,7 @@ export function defaultTransactionState(): TransactionState {
   };
 }
 
-function writeTransactionState(w: Writer, d: Input<TransactionState>, v: number): void {
+function writeTransactionState(w: Writer, d: Input<TransactionState>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.transactionalId === undefined ? "" : d.transactionalId;
@@ -138,7 +138,7 @@ function writeTransactionState(w: Writer, d: Input<TransactionState>, v: number)
   if (flex) w.uvarint(0);
 }
 
-function readTransactionState(r: Reader, v: number): TransactionState {
+function readTransactionState(r: Reader, _v: number): TransactionState {
   const flex = true;
   let transactionalId: string = "";
   if (true) {
@@ -155,7 +155,7 @@ function readTransactionState(r: Reader, v: number): TransactionState {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -259,7 +259,7 @@ export function readListTransactionsResponse(r: Reader, v: number): ListTransact
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

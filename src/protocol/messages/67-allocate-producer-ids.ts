@@ -15,7 +15,7 @@ export function defaultAllocateProducerIdsRequest(): AllocateProducerIdsRequest 
   };
 }
 
-export function writeAllocateProducerIdsRequest(w: Writer, d: Input<AllocateProducerIdsRequest>, v: number): void {
+export function writeAllocateProducerIdsRequest(w: Writer, d: Input<AllocateProducerIdsRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.brokerId === undefined ? 0 : d.brokerId;
@@ -28,7 +28,7 @@ export function writeAllocateProducerIdsRequest(w: Writer, d: Input<AllocateProd
   if (flex) w.uvarint(0);
 }
 
-export function readAllocateProducerIdsRequest(r: Reader, v: number): AllocateProducerIdsRequest {
+export function readAllocateProducerIdsRequest(r: Reader, _v: number): AllocateProducerIdsRequest {
   const flex = true;
   let brokerId: number = 0;
   if (true) {
@@ -41,7 +41,7 @@ export function readAllocateProducerIdsRequest(r: Reader, v: number): AllocatePr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -79,7 +79,7 @@ export function defaultAllocateProducerIdsResponse(): AllocateProducerIdsRespons
   };
 }
 
-export function writeAllocateProducerIdsResponse(w: Writer, d: Input<AllocateProducerIdsResponse>, v: number): void {
+export function writeAllocateProducerIdsResponse(w: Writer, d: Input<AllocateProducerIdsResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -100,7 +100,7 @@ export function writeAllocateProducerIdsResponse(w: Writer, d: Input<AllocatePro
   if (flex) w.uvarint(0);
 }
 
-export function readAllocateProducerIdsResponse(r: Reader, v: number): AllocateProducerIdsResponse {
+export function readAllocateProducerIdsResponse(r: Reader, _v: number): AllocateProducerIdsResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -121,7 +121,7 @@ export function readAllocateProducerIdsResponse(r: Reader, v: number): AllocateP
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   };
 }
 
-function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): void {
+function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -35,7 +35,7 @@ function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartitions(r: Reader, v: number): TopicPartitions {
+function readTopicPartitions(r: Reader, _v: number): TopicPartitions {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -59,7 +59,7 @@ function readTopicPartitions(r: Reader, v: number): TopicPartitions {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -233,7 +233,7 @@ export function readConsumerGroupHeartbeatRequest(r: Reader, v: number): Consume
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -265,7 +265,7 @@ export function defaultConsumerGroupHeartbeatResponseTopicPartitions(): Consumer
   };
 }
 
-function writeConsumerGroupHeartbeatResponseTopicPartitions(w: Writer, d: Input<ConsumerGroupHeartbeatResponseTopicPartitions>, v: number): void {
+function writeConsumerGroupHeartbeatResponseTopicPartitions(w: Writer, d: Input<ConsumerGroupHeartbeatResponseTopicPartitions>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -285,7 +285,7 @@ function writeConsumerGroupHeartbeatResponseTopicPartitions(w: Writer, d: Input<
   if (flex) w.uvarint(0);
 }
 
-function readConsumerGroupHeartbeatResponseTopicPartitions(r: Reader, v: number): ConsumerGroupHeartbeatResponseTopicPartitions {
+function readConsumerGroupHeartbeatResponseTopicPartitions(r: Reader, _v: number): ConsumerGroupHeartbeatResponseTopicPartitions {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -309,7 +309,7 @@ function readConsumerGroupHeartbeatResponseTopicPartitions(r: Reader, v: number)
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -364,7 +364,7 @@ function readAssignment(r: Reader, v: number): Assignment {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -467,7 +467,7 @@ export function readConsumerGroupHeartbeatResponse(r: Reader, v: number): Consum
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultConsumerGroupDescribeRequest(): ConsumerGroupDescribeRequ
   };
 }
 
-export function writeConsumerGroupDescribeRequest(w: Writer, d: Input<ConsumerGroupDescribeRequest>, v: number): void {
+export function writeConsumerGroupDescribeRequest(w: Writer, d: Input<ConsumerGroupDescribeRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.groupIds === undefined ? [] : d.groupIds;
@@ -35,7 +35,7 @@ export function writeConsumerGroupDescribeRequest(w: Writer, d: Input<ConsumerGr
   if (flex) w.uvarint(0);
 }
 
-export function readConsumerGroupDescribeRequest(r: Reader, v: number): ConsumerGroupDescribeRequest {
+export function readConsumerGroupDescribeRequest(r: Reader, _v: number): ConsumerGroupDescribeRequest {
   const flex = true;
   let groupIds: string[] = [];
   if (true) {
@@ -59,7 +59,7 @@ export function readConsumerGroupDescribeRequest(r: Reader, v: number): Consumer
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -94,7 +94,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   };
 }
 
-function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): void {
+function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -118,7 +118,7 @@ function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartitions(r: Reader, v: number): TopicPartitions {
+function readTopicPartitions(r: Reader, _v: number): TopicPartitions {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -146,7 +146,7 @@ function readTopicPartitions(r: Reader, v: number): TopicPartitions {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -201,7 +201,7 @@ function readAssignment(r: Reader, v: number): Assignment {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -355,7 +355,7 @@ function readMember(r: Reader, v: number): Member {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -498,7 +498,7 @@ function readDescribedGroup(r: Reader, v: number): DescribedGroup {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -564,7 +564,7 @@ export function readConsumerGroupDescribeResponse(r: Reader, v: number): Consume
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

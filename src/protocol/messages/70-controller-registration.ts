@@ -21,7 +21,7 @@ export function defaultListener(): Listener {
   };
 }
 
-function writeListener(w: Writer, d: Input<Listener>, v: number): void {
+function writeListener(w: Writer, d: Input<Listener>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -42,7 +42,7 @@ function writeListener(w: Writer, d: Input<Listener>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readListener(r: Reader, v: number): Listener {
+function readListener(r: Reader, _v: number): Listener {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -63,7 +63,7 @@ function readListener(r: Reader, v: number): Listener {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -88,7 +88,7 @@ export function defaultFeature(): Feature {
   };
 }
 
-function writeFeature(w: Writer, d: Input<Feature>, v: number): void {
+function writeFeature(w: Writer, d: Input<Feature>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -105,7 +105,7 @@ function writeFeature(w: Writer, d: Input<Feature>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readFeature(r: Reader, v: number): Feature {
+function readFeature(r: Reader, _v: number): Feature {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -122,7 +122,7 @@ function readFeature(r: Reader, v: number): Feature {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -239,7 +239,7 @@ export function readControllerRegistrationRequest(r: Reader, v: number): Control
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -274,7 +274,7 @@ export function defaultControllerRegistrationResponse(): ControllerRegistrationR
   };
 }
 
-export function writeControllerRegistrationResponse(w: Writer, d: Input<ControllerRegistrationResponse>, v: number): void {
+export function writeControllerRegistrationResponse(w: Writer, d: Input<ControllerRegistrationResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -291,7 +291,7 @@ export function writeControllerRegistrationResponse(w: Writer, d: Input<Controll
   if (flex) w.uvarint(0);
 }
 
-export function readControllerRegistrationResponse(r: Reader, v: number): ControllerRegistrationResponse {
+export function readControllerRegistrationResponse(r: Reader, _v: number): ControllerRegistrationResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -308,7 +308,7 @@ export function readControllerRegistrationResponse(r: Reader, v: number): Contro
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

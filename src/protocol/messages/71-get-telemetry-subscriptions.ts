@@ -12,7 +12,7 @@ export function defaultGetTelemetrySubscriptionsRequest(): GetTelemetrySubscript
   };
 }
 
-export function writeGetTelemetrySubscriptionsRequest(w: Writer, d: Input<GetTelemetrySubscriptionsRequest>, v: number): void {
+export function writeGetTelemetrySubscriptionsRequest(w: Writer, d: Input<GetTelemetrySubscriptionsRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.clientInstanceId === undefined ? ZERO_UUID : d.clientInstanceId;
@@ -21,7 +21,7 @@ export function writeGetTelemetrySubscriptionsRequest(w: Writer, d: Input<GetTel
   if (flex) w.uvarint(0);
 }
 
-export function readGetTelemetrySubscriptionsRequest(r: Reader, v: number): GetTelemetrySubscriptionsRequest {
+export function readGetTelemetrySubscriptionsRequest(r: Reader, _v: number): GetTelemetrySubscriptionsRequest {
   const flex = true;
   let clientInstanceId: string = ZERO_UUID;
   if (true) {
@@ -30,7 +30,7 @@ export function readGetTelemetrySubscriptionsRequest(r: Reader, v: number): GetT
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -83,7 +83,7 @@ export function defaultGetTelemetrySubscriptionsResponse(): GetTelemetrySubscrip
   };
 }
 
-export function writeGetTelemetrySubscriptionsResponse(w: Writer, d: Input<GetTelemetrySubscriptionsResponse>, v: number): void {
+export function writeGetTelemetrySubscriptionsResponse(w: Writer, d: Input<GetTelemetrySubscriptionsResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -138,7 +138,7 @@ export function writeGetTelemetrySubscriptionsResponse(w: Writer, d: Input<GetTe
   if (flex) w.uvarint(0);
 }
 
-export function readGetTelemetrySubscriptionsResponse(r: Reader, v: number): GetTelemetrySubscriptionsResponse {
+export function readGetTelemetrySubscriptionsResponse(r: Reader, _v: number): GetTelemetrySubscriptionsResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -201,7 +201,7 @@ export function readGetTelemetrySubscriptionsResponse(r: Reader, v: number): Get
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

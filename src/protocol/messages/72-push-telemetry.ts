@@ -24,7 +24,7 @@ export function defaultPushTelemetryRequest(): PushTelemetryRequest {
   };
 }
 
-export function writePushTelemetryRequest(w: Writer, d: Input<PushTelemetryRequest>, v: number): void {
+export function writePushTelemetryRequest(w: Writer, d: Input<PushTelemetryRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.clientInstanceId === undefined ? ZERO_UUID : d.clientInstanceId;
@@ -49,7 +49,7 @@ export function writePushTelemetryRequest(w: Writer, d: Input<PushTelemetryReque
   if (flex) w.uvarint(0);
 }
 
-export function readPushTelemetryRequest(r: Reader, v: number): PushTelemetryRequest {
+export function readPushTelemetryRequest(r: Reader, _v: number): PushTelemetryRequest {
   const flex = true;
   let clientInstanceId: string = ZERO_UUID;
   if (true) {
@@ -74,7 +74,7 @@ export function readPushTelemetryRequest(r: Reader, v: number): PushTelemetryReq
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -106,7 +106,7 @@ export function defaultPushTelemetryResponse(): PushTelemetryResponse {
   };
 }
 
-export function writePushTelemetryResponse(w: Writer, d: Input<PushTelemetryResponse>, v: number): void {
+export function writePushTelemetryResponse(w: Writer, d: Input<PushTelemetryResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -119,7 +119,7 @@ export function writePushTelemetryResponse(w: Writer, d: Input<PushTelemetryResp
   if (flex) w.uvarint(0);
 }
 
-export function readPushTelemetryResponse(r: Reader, v: number): PushTelemetryResponse {
+export function readPushTelemetryResponse(r: Reader, _v: number): PushTelemetryResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -132,7 +132,7 @@ export function readPushTelemetryResponse(r: Reader, v: number): PushTelemetryRe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultPartitionData(): PartitionData {
   };
 }
 
-function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void {
+function writePartitionData(w: Writer, d: Input<PartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -21,7 +21,7 @@ function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readPartitionData(r: Reader, v: number): PartitionData {
+function readPartitionData(r: Reader, _v: number): PartitionData {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -95,7 +95,7 @@ function readTopicData(r: Reader, v: number): TopicData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -160,7 +160,7 @@ function readDirectoryData(r: Reader, v: number): DirectoryData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -236,7 +236,7 @@ export function readAssignReplicasToDirsRequest(r: Reader, v: number): AssignRep
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -268,7 +268,7 @@ export function defaultAssignReplicasToDirsResponsePartitionData(): AssignReplic
   };
 }
 
-function writeAssignReplicasToDirsResponsePartitionData(w: Writer, d: Input<AssignReplicasToDirsResponsePartitionData>, v: number): void {
+function writeAssignReplicasToDirsResponsePartitionData(w: Writer, d: Input<AssignReplicasToDirsResponsePartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partitionIndex === undefined ? 0 : d.partitionIndex;
@@ -281,7 +281,7 @@ function writeAssignReplicasToDirsResponsePartitionData(w: Writer, d: Input<Assi
   if (flex) w.uvarint(0);
 }
 
-function readAssignReplicasToDirsResponsePartitionData(r: Reader, v: number): AssignReplicasToDirsResponsePartitionData {
+function readAssignReplicasToDirsResponsePartitionData(r: Reader, _v: number): AssignReplicasToDirsResponsePartitionData {
   const flex = true;
   let partitionIndex: number = 0;
   if (true) {
@@ -294,7 +294,7 @@ function readAssignReplicasToDirsResponsePartitionData(r: Reader, v: number): As
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -359,7 +359,7 @@ function readAssignReplicasToDirsResponseTopicData(r: Reader, v: number): Assign
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -424,7 +424,7 @@ function readAssignReplicasToDirsResponseDirectoryData(r: Reader, v: number): As
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -500,7 +500,7 @@ export function readAssignReplicasToDirsResponse(r: Reader, v: number): AssignRe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

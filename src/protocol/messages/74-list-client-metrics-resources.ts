@@ -9,17 +9,17 @@ export function defaultListClientMetricsResourcesRequest(): ListClientMetricsRes
   };
 }
 
-export function writeListClientMetricsResourcesRequest(w: Writer, d: Input<ListClientMetricsResourcesRequest>, v: number): void {
+export function writeListClientMetricsResourcesRequest(w: Writer, _d: Input<ListClientMetricsResourcesRequest>, _v: number): void {
   const flex = true;
   if (flex) w.uvarint(0);
 }
 
-export function readListClientMetricsResourcesRequest(r: Reader, v: number): ListClientMetricsResourcesRequest {
+export function readListClientMetricsResourcesRequest(r: Reader, _v: number): ListClientMetricsResourcesRequest {
   const flex = true;
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -48,7 +48,7 @@ export function defaultClientMetricsResource(): ClientMetricsResource {
   };
 }
 
-function writeClientMetricsResource(w: Writer, d: Input<ClientMetricsResource>, v: number): void {
+function writeClientMetricsResource(w: Writer, d: Input<ClientMetricsResource>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -57,7 +57,7 @@ function writeClientMetricsResource(w: Writer, d: Input<ClientMetricsResource>, 
   if (flex) w.uvarint(0);
 }
 
-function readClientMetricsResource(r: Reader, v: number): ClientMetricsResource {
+function readClientMetricsResource(r: Reader, _v: number): ClientMetricsResource {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -66,7 +66,7 @@ function readClientMetricsResource(r: Reader, v: number): ClientMetricsResource 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -143,7 +143,7 @@ export function readListClientMetricsResourcesResponse(r: Reader, v: number): Li
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -12,7 +12,7 @@ export function defaultTopicRequest(): TopicRequest {
   };
 }
 
-function writeTopicRequest(w: Writer, d: Input<TopicRequest>, v: number): void {
+function writeTopicRequest(w: Writer, d: Input<TopicRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -21,7 +21,7 @@ function writeTopicRequest(w: Writer, d: Input<TopicRequest>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readTopicRequest(r: Reader, v: number): TopicRequest {
+function readTopicRequest(r: Reader, _v: number): TopicRequest {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -30,7 +30,7 @@ function readTopicRequest(r: Reader, v: number): TopicRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -52,7 +52,7 @@ export function defaultCursor(): Cursor {
   };
 }
 
-function writeCursor(w: Writer, d: Input<Cursor>, v: number): void {
+function writeCursor(w: Writer, d: Input<Cursor>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicName === undefined ? "" : d.topicName;
@@ -65,7 +65,7 @@ function writeCursor(w: Writer, d: Input<Cursor>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readCursor(r: Reader, v: number): Cursor {
+function readCursor(r: Reader, _v: number): Cursor {
   const flex = true;
   let topicName: string = "";
   if (true) {
@@ -78,7 +78,7 @@ function readCursor(r: Reader, v: number): Cursor {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -155,7 +155,7 @@ export function readDescribeTopicPartitionsRequest(r: Reader, v: number): Descri
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -208,7 +208,7 @@ export function defaultDescribeTopicPartitionsResponsePartition(): DescribeTopic
   };
 }
 
-function writeDescribeTopicPartitionsResponsePartition(w: Writer, d: Input<DescribeTopicPartitionsResponsePartition>, v: number): void {
+function writeDescribeTopicPartitionsResponsePartition(w: Writer, d: Input<DescribeTopicPartitionsResponsePartition>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.errorCode === undefined ? 0 : d.errorCode;
@@ -284,7 +284,7 @@ function writeDescribeTopicPartitionsResponsePartition(w: Writer, d: Input<Descr
   if (flex) w.uvarint(0);
 }
 
-function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): DescribeTopicPartitionsResponsePartition {
+function readDescribeTopicPartitionsResponsePartition(r: Reader, _v: number): DescribeTopicPartitionsResponsePartition {
   const flex = true;
   let errorCode: number = 0;
   if (true) {
@@ -382,7 +382,7 @@ function readDescribeTopicPartitionsResponsePartition(r: Reader, v: number): Des
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -492,7 +492,7 @@ function readDescribeTopicPartitionsResponseTopic(r: Reader, v: number): Describ
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -514,7 +514,7 @@ export function defaultDescribeTopicPartitionsResponseCursor(): DescribeTopicPar
   };
 }
 
-function writeDescribeTopicPartitionsResponseCursor(w: Writer, d: Input<DescribeTopicPartitionsResponseCursor>, v: number): void {
+function writeDescribeTopicPartitionsResponseCursor(w: Writer, d: Input<DescribeTopicPartitionsResponseCursor>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicName === undefined ? "" : d.topicName;
@@ -527,7 +527,7 @@ function writeDescribeTopicPartitionsResponseCursor(w: Writer, d: Input<Describe
   if (flex) w.uvarint(0);
 }
 
-function readDescribeTopicPartitionsResponseCursor(r: Reader, v: number): DescribeTopicPartitionsResponseCursor {
+function readDescribeTopicPartitionsResponseCursor(r: Reader, _v: number): DescribeTopicPartitionsResponseCursor {
   const flex = true;
   let topicName: string = "";
   if (true) {
@@ -540,7 +540,7 @@ function readDescribeTopicPartitionsResponseCursor(r: Reader, v: number): Descri
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -617,7 +617,7 @@ export function readDescribeTopicPartitionsResponse(r: Reader, v: number): Descr
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

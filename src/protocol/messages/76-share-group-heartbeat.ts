@@ -24,7 +24,7 @@ export function defaultShareGroupHeartbeatRequest(): ShareGroupHeartbeatRequest 
   };
 }
 
-export function writeShareGroupHeartbeatRequest(w: Writer, d: Input<ShareGroupHeartbeatRequest>, v: number): void {
+export function writeShareGroupHeartbeatRequest(w: Writer, d: Input<ShareGroupHeartbeatRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.groupId === undefined ? "" : d.groupId;
@@ -56,7 +56,7 @@ export function writeShareGroupHeartbeatRequest(w: Writer, d: Input<ShareGroupHe
   if (flex) w.uvarint(0);
 }
 
-export function readShareGroupHeartbeatRequest(r: Reader, v: number): ShareGroupHeartbeatRequest {
+export function readShareGroupHeartbeatRequest(r: Reader, _v: number): ShareGroupHeartbeatRequest {
   const flex = true;
   let groupId: string = "";
   if (true) {
@@ -93,7 +93,7 @@ export function readShareGroupHeartbeatRequest(r: Reader, v: number): ShareGroup
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -125,7 +125,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   };
 }
 
-function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): void {
+function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -145,7 +145,7 @@ function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartitions(r: Reader, v: number): TopicPartitions {
+function readTopicPartitions(r: Reader, _v: number): TopicPartitions {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -169,7 +169,7 @@ function readTopicPartitions(r: Reader, v: number): TopicPartitions {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -224,7 +224,7 @@ function readAssignment(r: Reader, v: number): Assignment {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -327,7 +327,7 @@ export function readShareGroupHeartbeatResponse(r: Reader, v: number): ShareGrou
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -15,7 +15,7 @@ export function defaultShareGroupDescribeRequest(): ShareGroupDescribeRequest {
   };
 }
 
-export function writeShareGroupDescribeRequest(w: Writer, d: Input<ShareGroupDescribeRequest>, v: number): void {
+export function writeShareGroupDescribeRequest(w: Writer, d: Input<ShareGroupDescribeRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.groupIds === undefined ? [] : d.groupIds;
@@ -35,7 +35,7 @@ export function writeShareGroupDescribeRequest(w: Writer, d: Input<ShareGroupDes
   if (flex) w.uvarint(0);
 }
 
-export function readShareGroupDescribeRequest(r: Reader, v: number): ShareGroupDescribeRequest {
+export function readShareGroupDescribeRequest(r: Reader, _v: number): ShareGroupDescribeRequest {
   const flex = true;
   let groupIds: string[] = [];
   if (true) {
@@ -59,7 +59,7 @@ export function readShareGroupDescribeRequest(r: Reader, v: number): ShareGroupD
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -94,7 +94,7 @@ export function defaultTopicPartitions(): TopicPartitions {
   };
 }
 
-function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): void {
+function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -118,7 +118,7 @@ function writeTopicPartitions(w: Writer, d: Input<TopicPartitions>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readTopicPartitions(r: Reader, v: number): TopicPartitions {
+function readTopicPartitions(r: Reader, _v: number): TopicPartitions {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -146,7 +146,7 @@ function readTopicPartitions(r: Reader, v: number): TopicPartitions {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -201,7 +201,7 @@ function readAssignment(r: Reader, v: number): Assignment {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -322,7 +322,7 @@ function readMember(r: Reader, v: number): Member {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -465,7 +465,7 @@ function readDescribedGroup(r: Reader, v: number): DescribedGroup {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -531,7 +531,7 @@ export function readShareGroupDescribeResponse(r: Reader, v: number): ShareGroup
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -18,7 +18,7 @@ export function defaultAcknowledgementBatch(): AcknowledgementBatch {
   };
 }
 
-function writeAcknowledgementBatch(w: Writer, d: Input<AcknowledgementBatch>, v: number): void {
+function writeAcknowledgementBatch(w: Writer, d: Input<AcknowledgementBatch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.firstOffset === undefined ? 0n : d.firstOffset;
@@ -42,7 +42,7 @@ function writeAcknowledgementBatch(w: Writer, d: Input<AcknowledgementBatch>, v:
   if (flex) w.uvarint(0);
 }
 
-function readAcknowledgementBatch(r: Reader, v: number): AcknowledgementBatch {
+function readAcknowledgementBatch(r: Reader, _v: number): AcknowledgementBatch {
   const flex = true;
   let firstOffset: bigint = 0n;
   if (true) {
@@ -70,7 +70,7 @@ function readAcknowledgementBatch(r: Reader, v: number): AcknowledgementBatch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -147,7 +147,7 @@ function readFetchPartition(r: Reader, v: number): FetchPartition {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -213,7 +213,7 @@ function readFetchTopic(r: Reader, v: number): FetchTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -235,7 +235,7 @@ export function defaultForgottenTopic(): ForgottenTopic {
   };
 }
 
-function writeForgottenTopic(w: Writer, d: Input<ForgottenTopic>, v: number): void {
+function writeForgottenTopic(w: Writer, d: Input<ForgottenTopic>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.topicId === undefined ? ZERO_UUID : d.topicId;
@@ -255,7 +255,7 @@ function writeForgottenTopic(w: Writer, d: Input<ForgottenTopic>, v: number): vo
   if (flex) w.uvarint(0);
 }
 
-function readForgottenTopic(r: Reader, v: number): ForgottenTopic {
+function readForgottenTopic(r: Reader, _v: number): ForgottenTopic {
   const flex = true;
   let topicId: string = ZERO_UUID;
   if (true) {
@@ -279,7 +279,7 @@ function readForgottenTopic(r: Reader, v: number): ForgottenTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -429,7 +429,7 @@ export function readShareFetchRequest(r: Reader, v: number): ShareFetchRequest {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -461,7 +461,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   };
 }
 
-function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, v: number): void {
+function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.leaderId === undefined ? 0 : d.leaderId;
@@ -474,7 +474,7 @@ function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, v: number)
   if (flex) w.uvarint(0);
 }
 
-function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
+function readLeaderIdAndEpoch(r: Reader, _v: number): LeaderIdAndEpoch {
   const flex = true;
   let leaderId: number = 0;
   if (true) {
@@ -487,7 +487,7 @@ function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -512,7 +512,7 @@ export function defaultAcquiredRecords(): AcquiredRecords {
   };
 }
 
-function writeAcquiredRecords(w: Writer, d: Input<AcquiredRecords>, v: number): void {
+function writeAcquiredRecords(w: Writer, d: Input<AcquiredRecords>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.firstOffset === undefined ? 0n : d.firstOffset;
@@ -529,7 +529,7 @@ function writeAcquiredRecords(w: Writer, d: Input<AcquiredRecords>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readAcquiredRecords(r: Reader, v: number): AcquiredRecords {
+function readAcquiredRecords(r: Reader, _v: number): AcquiredRecords {
   const flex = true;
   let firstOffset: bigint = 0n;
   if (true) {
@@ -546,7 +546,7 @@ function readAcquiredRecords(r: Reader, v: number): AcquiredRecords {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -677,7 +677,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -743,7 +743,7 @@ function readShareFetchableTopicResponse(r: Reader, v: number): ShareFetchableTo
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -771,7 +771,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   };
 }
 
-function writeNodeEndpoint(w: Writer, d: Input<NodeEndpoint>, v: number): void {
+function writeNodeEndpoint(w: Writer, d: Input<NodeEndpoint>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.nodeId === undefined ? 0 : d.nodeId;
@@ -792,7 +792,7 @@ function writeNodeEndpoint(w: Writer, d: Input<NodeEndpoint>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
+function readNodeEndpoint(r: Reader, _v: number): NodeEndpoint {
   const flex = true;
   let nodeId: number = 0;
   if (true) {
@@ -813,7 +813,7 @@ function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -930,7 +930,7 @@ export function readShareFetchResponse(r: Reader, v: number): ShareFetchResponse
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

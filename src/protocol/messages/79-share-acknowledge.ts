@@ -18,7 +18,7 @@ export function defaultAcknowledgementBatch(): AcknowledgementBatch {
   };
 }
 
-function writeAcknowledgementBatch(w: Writer, d: Input<AcknowledgementBatch>, v: number): void {
+function writeAcknowledgementBatch(w: Writer, d: Input<AcknowledgementBatch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.firstOffset === undefined ? 0n : d.firstOffset;
@@ -42,7 +42,7 @@ function writeAcknowledgementBatch(w: Writer, d: Input<AcknowledgementBatch>, v:
   if (flex) w.uvarint(0);
 }
 
-function readAcknowledgementBatch(r: Reader, v: number): AcknowledgementBatch {
+function readAcknowledgementBatch(r: Reader, _v: number): AcknowledgementBatch {
   const flex = true;
   let firstOffset: bigint = 0n;
   if (true) {
@@ -70,7 +70,7 @@ function readAcknowledgementBatch(r: Reader, v: number): AcknowledgementBatch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -136,7 +136,7 @@ function readAcknowledgePartition(r: Reader, v: number): AcknowledgePartition {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -202,7 +202,7 @@ function readAcknowledgeTopic(r: Reader, v: number): AcknowledgeTopic {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -290,7 +290,7 @@ export function readShareAcknowledgeRequest(r: Reader, v: number): ShareAcknowle
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -322,7 +322,7 @@ export function defaultLeaderIdAndEpoch(): LeaderIdAndEpoch {
   };
 }
 
-function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, v: number): void {
+function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.leaderId === undefined ? 0 : d.leaderId;
@@ -335,7 +335,7 @@ function writeLeaderIdAndEpoch(w: Writer, d: Input<LeaderIdAndEpoch>, v: number)
   if (flex) w.uvarint(0);
 }
 
-function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
+function readLeaderIdAndEpoch(r: Reader, _v: number): LeaderIdAndEpoch {
   const flex = true;
   let leaderId: number = 0;
   if (true) {
@@ -348,7 +348,7 @@ function readLeaderIdAndEpoch(r: Reader, v: number): LeaderIdAndEpoch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -417,7 +417,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -483,7 +483,7 @@ function readShareAcknowledgeTopicResponse(r: Reader, v: number): ShareAcknowled
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -511,7 +511,7 @@ export function defaultNodeEndpoint(): NodeEndpoint {
   };
 }
 
-function writeNodeEndpoint(w: Writer, d: Input<NodeEndpoint>, v: number): void {
+function writeNodeEndpoint(w: Writer, d: Input<NodeEndpoint>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.nodeId === undefined ? 0 : d.nodeId;
@@ -532,7 +532,7 @@ function writeNodeEndpoint(w: Writer, d: Input<NodeEndpoint>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
+function readNodeEndpoint(r: Reader, _v: number): NodeEndpoint {
   const flex = true;
   let nodeId: number = 0;
   if (true) {
@@ -553,7 +553,7 @@ function readNodeEndpoint(r: Reader, v: number): NodeEndpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -670,7 +670,7 @@ export function readShareAcknowledgeResponse(r: Reader, v: number): ShareAcknowl
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -18,7 +18,7 @@ export function defaultListener(): Listener {
   };
 }
 
-function writeListener(w: Writer, d: Input<Listener>, v: number): void {
+function writeListener(w: Writer, d: Input<Listener>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -35,7 +35,7 @@ function writeListener(w: Writer, d: Input<Listener>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readListener(r: Reader, v: number): Listener {
+function readListener(r: Reader, _v: number): Listener {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -52,7 +52,7 @@ function readListener(r: Reader, v: number): Listener {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -149,7 +149,7 @@ export function readAddRaftVoterRequest(r: Reader, v: number): AddRaftVoterReque
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -184,7 +184,7 @@ export function defaultAddRaftVoterResponse(): AddRaftVoterResponse {
   };
 }
 
-export function writeAddRaftVoterResponse(w: Writer, d: Input<AddRaftVoterResponse>, v: number): void {
+export function writeAddRaftVoterResponse(w: Writer, d: Input<AddRaftVoterResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -201,7 +201,7 @@ export function writeAddRaftVoterResponse(w: Writer, d: Input<AddRaftVoterRespon
   if (flex) w.uvarint(0);
 }
 
-export function readAddRaftVoterResponse(r: Reader, v: number): AddRaftVoterResponse {
+export function readAddRaftVoterResponse(r: Reader, _v: number): AddRaftVoterResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -218,7 +218,7 @@ export function readAddRaftVoterResponse(r: Reader, v: number): AddRaftVoterResp
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

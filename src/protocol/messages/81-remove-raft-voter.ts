@@ -17,7 +17,7 @@ export function defaultRemoveRaftVoterRequest(): RemoveRaftVoterRequest {
   };
 }
 
-export function writeRemoveRaftVoterRequest(w: Writer, d: Input<RemoveRaftVoterRequest>, v: number): void {
+export function writeRemoveRaftVoterRequest(w: Writer, d: Input<RemoveRaftVoterRequest>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.clusterId === undefined ? "" : d.clusterId;
@@ -34,7 +34,7 @@ export function writeRemoveRaftVoterRequest(w: Writer, d: Input<RemoveRaftVoterR
   if (flex) w.uvarint(0);
 }
 
-export function readRemoveRaftVoterRequest(r: Reader, v: number): RemoveRaftVoterRequest {
+export function readRemoveRaftVoterRequest(r: Reader, _v: number): RemoveRaftVoterRequest {
   const flex = true;
   let clusterId: string | null = "";
   if (true) {
@@ -51,7 +51,7 @@ export function readRemoveRaftVoterRequest(r: Reader, v: number): RemoveRaftVote
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -86,7 +86,7 @@ export function defaultRemoveRaftVoterResponse(): RemoveRaftVoterResponse {
   };
 }
 
-export function writeRemoveRaftVoterResponse(w: Writer, d: Input<RemoveRaftVoterResponse>, v: number): void {
+export function writeRemoveRaftVoterResponse(w: Writer, d: Input<RemoveRaftVoterResponse>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.throttleTimeMs === undefined ? 0 : d.throttleTimeMs;
@@ -103,7 +103,7 @@ export function writeRemoveRaftVoterResponse(w: Writer, d: Input<RemoveRaftVoter
   if (flex) w.uvarint(0);
 }
 
-export function readRemoveRaftVoterResponse(r: Reader, v: number): RemoveRaftVoterResponse {
+export function readRemoveRaftVoterResponse(r: Reader, _v: number): RemoveRaftVoterResponse {
   const flex = true;
   let throttleTimeMs: number = 0;
   if (true) {
@@ -120,7 +120,7 @@ export function readRemoveRaftVoterResponse(r: Reader, v: number): RemoveRaftVot
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -18,7 +18,7 @@ export function defaultListener(): Listener {
   };
 }
 
-function writeListener(w: Writer, d: Input<Listener>, v: number): void {
+function writeListener(w: Writer, d: Input<Listener>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -35,7 +35,7 @@ function writeListener(w: Writer, d: Input<Listener>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readListener(r: Reader, v: number): Listener {
+function readListener(r: Reader, _v: number): Listener {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -52,7 +52,7 @@ function readListener(r: Reader, v: number): Listener {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -74,7 +74,7 @@ export function defaultKRaftVersionFeature(): KRaftVersionFeature {
   };
 }
 
-function writeKRaftVersionFeature(w: Writer, d: Input<KRaftVersionFeature>, v: number): void {
+function writeKRaftVersionFeature(w: Writer, d: Input<KRaftVersionFeature>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.minSupportedVersion === undefined ? 0 : d.minSupportedVersion;
@@ -87,7 +87,7 @@ function writeKRaftVersionFeature(w: Writer, d: Input<KRaftVersionFeature>, v: n
   if (flex) w.uvarint(0);
 }
 
-function readKRaftVersionFeature(r: Reader, v: number): KRaftVersionFeature {
+function readKRaftVersionFeature(r: Reader, _v: number): KRaftVersionFeature {
   const flex = true;
   let minSupportedVersion: number = 0;
   if (true) {
@@ -100,7 +100,7 @@ function readKRaftVersionFeature(r: Reader, v: number): KRaftVersionFeature {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -209,7 +209,7 @@ export function readUpdateRaftVoterRequest(r: Reader, v: number): UpdateRaftVote
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -247,7 +247,7 @@ export function defaultCurrentLeader(): CurrentLeader {
   };
 }
 
-function writeCurrentLeader(w: Writer, d: Input<CurrentLeader>, v: number): void {
+function writeCurrentLeader(w: Writer, d: Input<CurrentLeader>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.leaderId === undefined ? -1 : d.leaderId;
@@ -268,7 +268,7 @@ function writeCurrentLeader(w: Writer, d: Input<CurrentLeader>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readCurrentLeader(r: Reader, v: number): CurrentLeader {
+function readCurrentLeader(r: Reader, _v: number): CurrentLeader {
   const flex = true;
   let leaderId: number = -1;
   if (true) {
@@ -289,7 +289,7 @@ function readCurrentLeader(r: Reader, v: number): CurrentLeader {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -18,7 +18,7 @@ export function defaultPartitionData(): PartitionData {
   };
 }
 
-function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void {
+function writePartitionData(w: Writer, d: Input<PartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -35,7 +35,7 @@ function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readPartitionData(r: Reader, v: number): PartitionData {
+function readPartitionData(r: Reader, _v: number): PartitionData {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -52,7 +52,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -118,7 +118,7 @@ function readInitializeStateData(r: Reader, v: number): InitializeStateData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -184,7 +184,7 @@ export function readInitializeShareGroupStateRequest(r: Reader, v: number): Init
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -219,7 +219,7 @@ export function defaultPartitionResult(): PartitionResult {
   };
 }
 
-function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): void {
+function writePartitionResult(w: Writer, d: Input<PartitionResult>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -236,7 +236,7 @@ function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readPartitionResult(r: Reader, v: number): PartitionResult {
+function readPartitionResult(r: Reader, _v: number): PartitionResult {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -253,7 +253,7 @@ function readPartitionResult(r: Reader, v: number): PartitionResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -319,7 +319,7 @@ function readInitializeStateResult(r: Reader, v: number): InitializeStateResult 
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -374,7 +374,7 @@ export function readInitializeShareGroupStateResponse(r: Reader, v: number): Ini
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

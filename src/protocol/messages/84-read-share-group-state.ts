@@ -15,7 +15,7 @@ export function defaultPartitionData(): PartitionData {
   };
 }
 
-function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void {
+function writePartitionData(w: Writer, d: Input<PartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -28,7 +28,7 @@ function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readPartitionData(r: Reader, v: number): PartitionData {
+function readPartitionData(r: Reader, _v: number): PartitionData {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -41,7 +41,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readReadStateData(r: Reader, v: number): ReadStateData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -173,7 +173,7 @@ export function readReadShareGroupStateRequest(r: Reader, v: number): ReadShareG
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -211,7 +211,7 @@ export function defaultStateBatch(): StateBatch {
   };
 }
 
-function writeStateBatch(w: Writer, d: Input<StateBatch>, v: number): void {
+function writeStateBatch(w: Writer, d: Input<StateBatch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.firstOffset === undefined ? 0n : d.firstOffset;
@@ -232,7 +232,7 @@ function writeStateBatch(w: Writer, d: Input<StateBatch>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readStateBatch(r: Reader, v: number): StateBatch {
+function readStateBatch(r: Reader, _v: number): StateBatch {
   const flex = true;
   let firstOffset: bigint = 0n;
   if (true) {
@@ -253,7 +253,7 @@ function readStateBatch(r: Reader, v: number): StateBatch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -362,7 +362,7 @@ function readPartitionResult(r: Reader, v: number): PartitionResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -428,7 +428,7 @@ function readReadStateResult(r: Reader, v: number): ReadStateResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -483,7 +483,7 @@ export function readReadShareGroupStateResponse(r: Reader, v: number): ReadShare
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

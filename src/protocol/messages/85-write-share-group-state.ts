@@ -21,7 +21,7 @@ export function defaultStateBatch(): StateBatch {
   };
 }
 
-function writeStateBatch(w: Writer, d: Input<StateBatch>, v: number): void {
+function writeStateBatch(w: Writer, d: Input<StateBatch>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.firstOffset === undefined ? 0n : d.firstOffset;
@@ -42,7 +42,7 @@ function writeStateBatch(w: Writer, d: Input<StateBatch>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readStateBatch(r: Reader, v: number): StateBatch {
+function readStateBatch(r: Reader, _v: number): StateBatch {
   const flex = true;
   let firstOffset: bigint = 0n;
   if (true) {
@@ -63,7 +63,7 @@ function readStateBatch(r: Reader, v: number): StateBatch {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -161,7 +161,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -227,7 +227,7 @@ function readWriteStateData(r: Reader, v: number): WriteStateData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -293,7 +293,7 @@ export function readWriteShareGroupStateRequest(r: Reader, v: number): WriteShar
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -328,7 +328,7 @@ export function defaultPartitionResult(): PartitionResult {
   };
 }
 
-function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): void {
+function writePartitionResult(w: Writer, d: Input<PartitionResult>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -345,7 +345,7 @@ function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readPartitionResult(r: Reader, v: number): PartitionResult {
+function readPartitionResult(r: Reader, _v: number): PartitionResult {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -362,7 +362,7 @@ function readPartitionResult(r: Reader, v: number): PartitionResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -428,7 +428,7 @@ function readWriteStateResult(r: Reader, v: number): WriteStateResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -483,7 +483,7 @@ export function readWriteShareGroupStateResponse(r: Reader, v: number): WriteSha
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

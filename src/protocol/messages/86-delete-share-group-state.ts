@@ -12,7 +12,7 @@ export function defaultPartitionData(): PartitionData {
   };
 }
 
-function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void {
+function writePartitionData(w: Writer, d: Input<PartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -21,7 +21,7 @@ function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readPartitionData(r: Reader, v: number): PartitionData {
+function readPartitionData(r: Reader, _v: number): PartitionData {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -96,7 +96,7 @@ function readDeleteStateData(r: Reader, v: number): DeleteStateData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -162,7 +162,7 @@ export function readDeleteShareGroupStateRequest(r: Reader, v: number): DeleteSh
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -197,7 +197,7 @@ export function defaultPartitionResult(): PartitionResult {
   };
 }
 
-function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): void {
+function writePartitionResult(w: Writer, d: Input<PartitionResult>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -214,7 +214,7 @@ function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readPartitionResult(r: Reader, v: number): PartitionResult {
+function readPartitionResult(r: Reader, _v: number): PartitionResult {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -231,7 +231,7 @@ function readPartitionResult(r: Reader, v: number): PartitionResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -297,7 +297,7 @@ function readDeleteStateResult(r: Reader, v: number): DeleteStateResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -352,7 +352,7 @@ export function readDeleteShareGroupStateResponse(r: Reader, v: number): DeleteS
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

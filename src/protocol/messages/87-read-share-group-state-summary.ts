@@ -15,7 +15,7 @@ export function defaultPartitionData(): PartitionData {
   };
 }
 
-function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void {
+function writePartitionData(w: Writer, d: Input<PartitionData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -28,7 +28,7 @@ function writePartitionData(w: Writer, d: Input<PartitionData>, v: number): void
   if (flex) w.uvarint(0);
 }
 
-function readPartitionData(r: Reader, v: number): PartitionData {
+function readPartitionData(r: Reader, _v: number): PartitionData {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -41,7 +41,7 @@ function readPartitionData(r: Reader, v: number): PartitionData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -107,7 +107,7 @@ function readReadStateSummaryData(r: Reader, v: number): ReadStateSummaryData {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -173,7 +173,7 @@ export function readReadShareGroupStateSummaryRequest(r: Reader, v: number): Rea
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -214,7 +214,7 @@ export function defaultPartitionResult(): PartitionResult {
   };
 }
 
-function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): void {
+function writePartitionResult(w: Writer, d: Input<PartitionResult>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.partition === undefined ? 0 : d.partition;
@@ -239,7 +239,7 @@ function writePartitionResult(w: Writer, d: Input<PartitionResult>, v: number): 
   if (flex) w.uvarint(0);
 }
 
-function readPartitionResult(r: Reader, v: number): PartitionResult {
+function readPartitionResult(r: Reader, _v: number): PartitionResult {
   const flex = true;
   let partition: number = 0;
   if (true) {
@@ -264,7 +264,7 @@ function readPartitionResult(r: Reader, v: number): PartitionResult {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -330,7 +330,7 @@ function readReadStateSummaryResult(r: Reader, v: number): ReadStateSummaryResul
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -385,7 +385,7 @@ export function readReadShareGroupStateSummaryResponse(r: Reader, v: number): Re
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -63,7 +63,7 @@ export function readRequestHeader(r: Reader, v: number): RequestHeader {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

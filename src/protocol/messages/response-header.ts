@@ -30,7 +30,7 @@ export function readResponseHeader(r: Reader, v: number): ResponseHeader {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

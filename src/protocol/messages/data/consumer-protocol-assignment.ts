@@ -13,7 +13,7 @@ export function defaultTopicPartition(): TopicPartition {
   };
 }
 
-function writeTopicPartition(w: Writer, d: Input<TopicPartition>, v: number): void {
+function writeTopicPartition(w: Writer, d: Input<TopicPartition>, _v: number): void {
   const flex = false;
   if (true) {
     const x = d.topic === undefined ? "" : d.topic;
@@ -32,7 +32,7 @@ function writeTopicPartition(w: Writer, d: Input<TopicPartition>, v: number): vo
   }
 }
 
-function readTopicPartition(r: Reader, v: number): TopicPartition {
+function readTopicPartition(r: Reader, _v: number): TopicPartition {
   const flex = false;
   let topic: string = "";
   if (true) {

@@ -18,7 +18,7 @@ export function defaultDefaultPrincipalData(): DefaultPrincipalData {
   };
 }
 
-export function writeDefaultPrincipalData(w: Writer, d: Input<DefaultPrincipalData>, v: number): void {
+export function writeDefaultPrincipalData(w: Writer, d: Input<DefaultPrincipalData>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.type === undefined ? "" : d.type;
@@ -35,7 +35,7 @@ export function writeDefaultPrincipalData(w: Writer, d: Input<DefaultPrincipalDa
   if (flex) w.uvarint(0);
 }
 
-export function readDefaultPrincipalData(r: Reader, v: number): DefaultPrincipalData {
+export function readDefaultPrincipalData(r: Reader, _v: number): DefaultPrincipalData {
   const flex = true;
   let type: string = "";
   if (true) {
@@ -52,7 +52,7 @@ export function readDefaultPrincipalData(r: Reader, v: number): DefaultPrincipal
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

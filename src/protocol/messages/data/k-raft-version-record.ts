@@ -15,7 +15,7 @@ export function defaultKRaftVersionRecord(): KRaftVersionRecord {
   };
 }
 
-export function writeKRaftVersionRecord(w: Writer, d: Input<KRaftVersionRecord>, v: number): void {
+export function writeKRaftVersionRecord(w: Writer, d: Input<KRaftVersionRecord>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.version === undefined ? 0 : d.version;
@@ -28,7 +28,7 @@ export function writeKRaftVersionRecord(w: Writer, d: Input<KRaftVersionRecord>,
   if (flex) w.uvarint(0);
 }
 
-export function readKRaftVersionRecord(r: Reader, v: number): KRaftVersionRecord {
+export function readKRaftVersionRecord(r: Reader, _v: number): KRaftVersionRecord {
   const flex = true;
   let version: number = 0;
   if (true) {
@@ -41,7 +41,7 @@ export function readKRaftVersionRecord(r: Reader, v: number): KRaftVersionRecord
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

@@ -40,7 +40,7 @@ function readVoter(r: Reader, v: number): Voter {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -146,7 +146,7 @@ export function readLeaderChangeMessage(r: Reader, v: number): LeaderChangeMessa
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

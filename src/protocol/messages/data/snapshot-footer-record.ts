@@ -12,7 +12,7 @@ export function defaultSnapshotFooterRecord(): SnapshotFooterRecord {
   };
 }
 
-export function writeSnapshotFooterRecord(w: Writer, d: Input<SnapshotFooterRecord>, v: number): void {
+export function writeSnapshotFooterRecord(w: Writer, d: Input<SnapshotFooterRecord>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.version === undefined ? 0 : d.version;
@@ -21,7 +21,7 @@ export function writeSnapshotFooterRecord(w: Writer, d: Input<SnapshotFooterReco
   if (flex) w.uvarint(0);
 }
 
-export function readSnapshotFooterRecord(r: Reader, v: number): SnapshotFooterRecord {
+export function readSnapshotFooterRecord(r: Reader, _v: number): SnapshotFooterRecord {
   const flex = true;
   let version: number = 0;
   if (true) {
@@ -30,7 +30,7 @@ export function readSnapshotFooterRecord(r: Reader, v: number): SnapshotFooterRe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

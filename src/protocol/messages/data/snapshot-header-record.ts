@@ -15,7 +15,7 @@ export function defaultSnapshotHeaderRecord(): SnapshotHeaderRecord {
   };
 }
 
-export function writeSnapshotHeaderRecord(w: Writer, d: Input<SnapshotHeaderRecord>, v: number): void {
+export function writeSnapshotHeaderRecord(w: Writer, d: Input<SnapshotHeaderRecord>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.version === undefined ? 0 : d.version;
@@ -28,7 +28,7 @@ export function writeSnapshotHeaderRecord(w: Writer, d: Input<SnapshotHeaderReco
   if (flex) w.uvarint(0);
 }
 
-export function readSnapshotHeaderRecord(r: Reader, v: number): SnapshotHeaderRecord {
+export function readSnapshotHeaderRecord(r: Reader, _v: number): SnapshotHeaderRecord {
   const flex = true;
   let version: number = 0;
   if (true) {
@@ -41,7 +41,7 @@ export function readSnapshotHeaderRecord(r: Reader, v: number): SnapshotHeaderRe
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }

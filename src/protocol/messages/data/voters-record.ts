@@ -18,7 +18,7 @@ export function defaultEndpoint(): Endpoint {
   };
 }
 
-function writeEndpoint(w: Writer, d: Input<Endpoint>, v: number): void {
+function writeEndpoint(w: Writer, d: Input<Endpoint>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.name === undefined ? "" : d.name;
@@ -35,7 +35,7 @@ function writeEndpoint(w: Writer, d: Input<Endpoint>, v: number): void {
   if (flex) w.uvarint(0);
 }
 
-function readEndpoint(r: Reader, v: number): Endpoint {
+function readEndpoint(r: Reader, _v: number): Endpoint {
   const flex = true;
   let name: string = "";
   if (true) {
@@ -52,7 +52,7 @@ function readEndpoint(r: Reader, v: number): Endpoint {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -74,7 +74,7 @@ export function defaultKRaftVersionFeature(): KRaftVersionFeature {
   };
 }
 
-function writeKRaftVersionFeature(w: Writer, d: Input<KRaftVersionFeature>, v: number): void {
+function writeKRaftVersionFeature(w: Writer, d: Input<KRaftVersionFeature>, _v: number): void {
   const flex = true;
   if (true) {
     const x = d.minSupportedVersion === undefined ? 0 : d.minSupportedVersion;
@@ -87,7 +87,7 @@ function writeKRaftVersionFeature(w: Writer, d: Input<KRaftVersionFeature>, v: n
   if (flex) w.uvarint(0);
 }
 
-function readKRaftVersionFeature(r: Reader, v: number): KRaftVersionFeature {
+function readKRaftVersionFeature(r: Reader, _v: number): KRaftVersionFeature {
   const flex = true;
   let minSupportedVersion: number = 0;
   if (true) {
@@ -100,7 +100,7 @@ function readKRaftVersionFeature(r: Reader, v: number): KRaftVersionFeature {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -188,7 +188,7 @@ function readVoter(r: Reader, v: number): Voter {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
@@ -253,7 +253,7 @@ export function readVotersRecord(r: Reader, v: number): VotersRecord {
   if (flex) {
     const count = r.uvarint();
     for (let t = 0; t < count; t++) {
-      const tag = r.uvarint();
+      r.uvarint();
       const size = r.uvarint();
       r.skip(size);
     }
