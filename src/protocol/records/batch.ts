@@ -98,9 +98,9 @@ export function encodeBatch(input: BatchInput): Buffer {
   const baseTimestamp = input.baseTimestamp ?? NO_TIMESTAMP;
   let maxDelta = 0;
   let lastOffsetDelta = 0;
-  for (let i = 0; i < records.length; i++) {
-    if (i === 0 || records[i].timestampDelta > maxDelta) maxDelta = records[i].timestampDelta;
-    if (records[i].offsetDelta > lastOffsetDelta) lastOffsetDelta = records[i].offsetDelta;
+  for (const [i, record] of records.entries()) {
+    if (i === 0 || record.timestampDelta > maxDelta) maxDelta = record.timestampDelta;
+    if (record.offsetDelta > lastOffsetDelta) lastOffsetDelta = record.offsetDelta;
   }
   let attributes = compression & ATTR_COMPRESSION_MASK;
   if (input.timestampType === TimestampType.LogAppendTime) attributes |= ATTR_TIMESTAMP_TYPE;

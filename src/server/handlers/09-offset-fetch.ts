@@ -52,7 +52,6 @@ export const offsetFetchHandler = defineHandler({
   maxVersion: 9,
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    const gc = ctx.services.groupCoordinator;
     if (version >= 8) {
       const groups = await Promise.all(
         req.groups.map(async (g) => {

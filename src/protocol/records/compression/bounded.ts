@@ -71,7 +71,7 @@ async function gzipBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer
 export function snappyDeclaredLength(block: Buffer): number {
   let value = 0;
   for (let i = 0, shift = 0; i < 5 && i < block.length; i++, shift += 7) {
-    const b = block[i];
+    const b = block.readUInt8(i);
     value += (b & 0x7f) * 2 ** shift;
     if (b < 0x80) return value;
   }
@@ -92,7 +92,8 @@ function snappyBounded(input: Buffer, maxBytes: number): Buffer {
   const blocks = snappyBlocks(input);
   checkSnappyTotal(blocks, maxBytes);
   const out = blocks.map((b) => asBuffer(snappyUncompressSync(b, { asBuffer: true })));
-  return out.length === 1 ? out[0] : Buffer.concat(out);
+  const only = out.length === 1 ? out[0] : undefined;
+  return only ?? Buffer.concat(out);
 }
 
 async function snappyBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
@@ -100,7 +101,8 @@ async function snappyBoundedAsync(input: Buffer, maxBytes: number): Promise<Buff
   checkSnappyTotal(blocks, maxBytes);
   const out: Buffer[] = [];
   for (const b of blocks) out.push(asBuffer(await snappyUncompressAsync(b, { asBuffer: true })));
-  return out.length === 1 ? out[0] : Buffer.concat(out);
+  const only = out.length === 1 ? out[0] : undefined;
+  return only ?? Buffer.concat(out);
 }
 
 // ----------------------------------------------------------------------------------- lz4
@@ -140,8 +142,8 @@ function lz4Layout(input: Buffer): Lz4Layout {
     }
     if (magic !== LZ4_FRAME_MAGIC) throw new Error('lz4: bad frame magic');
     if (pos + 7 > input.length) throw new Error('lz4: truncated frame descriptor');
-    const flg = input[pos + 4];
-    const blockMax = LZ4_BLOCK_MAX[(input[pos + 5] >> 4) & 0x07];
+    const flg = input.readUInt8(pos + 4);
+    const blockMax = LZ4_BLOCK_MAX[(input.readUInt8(pos + 5) >> 4) & 0x07];
     if (blockMax === undefined) throw new Error('lz4: bad block maximum size');
     const blockChecksum = (flg & 0x10) !== 0;
     const contentChecksum = (flg & 0x04) !== 0;
@@ -220,20 +222,21 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       continue;
     }
     while (ip < end) {
-      const token = input[ip++];
+      const token = input.readUInt8(ip++);
       let literals = token >>> 4;
       if (literals === 15) {
         let b: number;
         do {
           if (ip >= end) throw lz4Corrupt('literal length');
-          b = input[ip++];
+          b = input.readUInt8(ip++);
           literals += b;
         } while (b === 255);
       }
       if (ip + literals > end) throw lz4Corrupt('literals past the block');
       if (op + literals > limit) throw tooLarge();
       if (literals <= SHORT_COPY) {
-        for (let i = 0; i < literals; i++) out[op + i] = input[ip + i];
+        // in bounds: ip + literals <= end and op + literals <= limit were checked just above
+        for (let i = 0; i < literals; i++) out[op + i] = input[ip + i]!;
       } else {
         input.copy(out, op, ip, ip + literals);
       }
@@ -245,7 +248,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       }
       if (ip === end) break; // the last sequence carries literals only
       if (ip + 2 > end) throw lz4Corrupt('match offset');
-      const offset = input[ip] | (input[ip + 1] << 8);
+      const offset = input.readUInt16LE(ip);
       ip += 2;
       if (offset === 0 || offset > op) throw lz4Corrupt('match offset out of range');
       let match = (token & 15) + 4;
@@ -253,7 +256,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
         let b: number;
         do {
           if (ip >= end) throw lz4Corrupt('match length');
-          b = input[ip++];
+          b = input.readUInt8(ip++);
           match += b;
         } while (b === 255);
       }
@@ -265,7 +268,7 @@ function* lz4DecodeCappedSteps(input: Buffer, layout: Lz4Layout, maxBytes: numbe
       while (remaining > 0) {
         const n = Math.min(remaining, op - from);
         if (n <= SHORT_COPY) {
-          for (let i = 0; i < n; i++) out[op + i] = out[from + i];
+          for (let i = 0; i < n; i++) out[op + i] = out[from + i]!; // from + n <= op: in bounds
         } else {
           out.copy(out, op, from, from + n);
         }
@@ -411,7 +414,8 @@ function zstdBounded(input: Buffer, maxBytes: number): Buffer {
   const fast = zstdFastPath(input, maxBytes);
   if (fast) return fast;
   const parts = [...zstdStream(input, maxBytes)];
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+  const only = parts.length === 1 ? parts[0] : undefined;
+  return only ?? Buffer.concat(parts);
 }
 
 async function zstdBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer> {
@@ -428,7 +432,8 @@ async function zstdBoundedAsync(input: Buffer, maxBytes: number): Promise<Buffer
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+  const only = parts.length === 1 ? parts[0] : undefined;
+  return only ?? Buffer.concat(parts);
 }
 
 // ------------------------------------------------------------------------------ dispatch
