@@ -96,10 +96,10 @@ export function encodeBatch(input: BatchInput): Buffer {
   const records = input.records;
   const recordsSection = compress(compression, encodeRecords(records));
   const baseTimestamp = input.baseTimestamp ?? NO_TIMESTAMP;
-  let maxDelta = 0;
+  let maxDelta = records[0]?.timestampDelta ?? 0;
   let lastOffsetDelta = 0;
-  for (const [i, record] of records.entries()) {
-    if (i === 0 || record.timestampDelta > maxDelta) maxDelta = record.timestampDelta;
+  for (const record of records) {
+    if (record.timestampDelta > maxDelta) maxDelta = record.timestampDelta;
     if (record.offsetDelta > lastOffsetDelta) lastOffsetDelta = record.offsetDelta;
   }
   let attributes = compression & ATTR_COMPRESSION_MASK;

@@ -94,14 +94,16 @@ export function writeRecord(buf: Buffer, offset: number, r: KafkaRecord, bodySiz
 export function encodeRecords(records: readonly KafkaRecord[]): Buffer {
   const bodies = new Array<number>(records.length);
   let total = 0;
-  for (const [i, record] of records.entries()) {
+  let i = 0;
+  for (const record of records) {
     const body = recordBodySize(record);
-    bodies[i] = body;
+    bodies[i++] = body;
     total += sizeOfVarInt(body) + body;
   }
   const buf = Buffer.allocUnsafe(total);
   let offset = 0;
-  for (const [i, record] of records.entries()) offset = writeRecord(buf, offset, record, bodies[i]);
+  i = 0;
+  for (const record of records) offset = writeRecord(buf, offset, record, bodies[i++]);
   return buf;
 }
 
