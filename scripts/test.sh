@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what the tests need (when missing), builds, runs every test file.
+# The whole test suite: installs what the tests need (when missing), lints, builds, runs every test file.
 # Usage: npm test            (all tests)
 #        npm test -- FILE... (only these files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
+npm run --silent lint            # Biome's rules (biome.jsonc); a finding fails the suite
 npx tsc -p tsconfig.json
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi

@@ -9,7 +9,6 @@
  */
 import {
   ATTR_COMPRESSION_MASK,
-  CRC,
   CompressionType,
   RECORD_BATCH_OVERHEAD,
   compress,

@@ -30,7 +30,7 @@ export interface NewTopic {
   configs?: Record<string, string>;
 }
 
-export const enum ConfigResourceType {
+export enum ConfigResourceType {
   Topic = 2,
   Broker = 4,
   BrokerLogger = 8,

@@ -4,7 +4,7 @@
  * costs nothing and catches protocol bugs). On connect the client asks ApiVersions and from then
  * on uses, per API, the highest version both sides speak.
  */
-import { Socket, createConnection, isIP } from 'node:net';
+import { type Socket, createConnection, isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { Reader, Writer, type Input } from '../protocol/primitives/index.js';
 import { RequestHeaderCodec, ResponseHeaderCodec } from '../protocol/messages/index.js';

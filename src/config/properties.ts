@@ -9,7 +9,7 @@ export function parseProperties(text: string): Map<string, string> {
   const result = new Map<string, string>();
   for (const logicalLine of logicalLines(text)) {
     const { key, value } = splitKeyValue(logicalLine);
-    result.set(unescape(key), unescape(value));
+    result.set(unescapeText(key), unescapeText(value));
   }
   return result;
 }
@@ -67,7 +67,7 @@ function splitKeyValue(line: string): { key: string; value: string } {
   return { key, value: line.slice(j) };
 }
 
-function unescape(s: string): string {
+function unescapeText(s: string): string {
   if (!s.includes('\\')) return s;
   let out = '';
   for (let i = 0; i < s.length; i++) {

@@ -142,7 +142,7 @@ export class KafkaController {
   private runtime(): ControllerRuntime {
     const ctx = this.ctx;
     const fence = this.fence!;
-    const batch = new ControllerBrokerRequestBatch(ctx, this.host.brokerId, this.host.config.interBrokerListenerName, this.log, (brokerId, results) =>
+    const batch = new ControllerBrokerRequestBatch(ctx, this.host.brokerId, this.host.config.interBrokerListenerName, (brokerId, results) =>
       this.watcher({ type: 'TopicDeletionStopReplicaResponseReceived', brokerId, results })({ type: 'dataChanged', path: '' }),
     );
     const watch: ZkWatchers = {

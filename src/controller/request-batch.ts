@@ -7,7 +7,6 @@
  * meant for its previous incarnation. Every form a version may need (grouped by topic, with topic
  * ids, or flat) is filled: the codec writes the one the negotiated version has.
  */
-import type { Logger } from 'pino';
 import type {
   LeaderAndIsrRequest,
   StopReplicaRequest,
@@ -50,7 +49,6 @@ export class ControllerBrokerRequestBatch {
     private readonly ctx: ControllerContext,
     private readonly controllerId: number,
     private readonly interBrokerListenerName: string,
-    private readonly log: Logger,
     private readonly onStopReplicaDelete: StopReplicaDeleteCallback,
   ) {}
 

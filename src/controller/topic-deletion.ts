@@ -5,7 +5,7 @@
  * deleted, context forgotten) only when every replica has answered without error. A replica on a
  * dead broker makes the topic ineligible until that broker returns; then deletion resumes.
  */
-import { type ControllerEnv } from './env.js';
+import type { ControllerEnv } from './env.js';
 import { tpKey } from '../common/partition-keys.js';
 import type { TopicPartition } from './context.js';
 import { handlePartitionStateChanges } from './partition-ops.js';

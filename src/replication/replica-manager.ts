@@ -17,7 +17,7 @@ import type { LogConfig } from '../storage/config.js';
 import type { IsrWriter, Partition } from './partition.js';
 import { HostedPartitions } from './hosted-partitions.js';
 import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './role-changes.js';
-import { DelayedProduce } from './delayed-produce.js';
+import type { DelayedProduce } from './delayed-produce.js';
 import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed-delete-records.js';
 import { messageOf } from '../common/errors.js';

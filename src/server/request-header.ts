@@ -3,7 +3,7 @@
  * API version is flexible; ApiVersions responses always use header v0 so that a client that
  * sent a version the broker does not know can still read the answer.
  */
-import { Reader, Writer, type MessageCodec } from '../protocol/primitives/index.js';
+import type { Reader, Writer, MessageCodec } from '../protocol/primitives/index.js';
 import { RequestHeaderCodec, ResponseHeaderCodec } from '../protocol/messages/index.js';
 
 export const API_VERSIONS_KEY = 18;

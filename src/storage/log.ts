@@ -16,7 +16,7 @@ import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from './segment-retirement.js';
 import { appendOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
 import { validateLogConfig, type LogConfig } from './config.js';
-import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError } from './errors.js';
+import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, type StorageError } from './errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from './logger.js';
 import { Mutex } from '../common/mutex.js';

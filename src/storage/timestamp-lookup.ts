@@ -67,7 +67,6 @@ export async function findOffsetByTimestamp(
     const sizeLimit = seg.size;
     const fromOffset = Math.max(seg.timeIndex.lookup(target), logStartOffset);
     const startPos = seg.offsetIndex.lookup(fromOffset).position;
-    let found: { position: number; size: number } | undefined;
     const candidates: { position: number; size: number }[] = [];
     await scanBatchHeaders(seg.file, startPos, sizeLimit, (buf, start, pos, size) => {
       const last = Number(buf.readBigInt64BE(start)) + buf.readInt32BE(start + 23);
@@ -78,7 +77,7 @@ export async function findOffsetByTimestamp(
       }
       return true;
     });
-    found = candidates[0];
+    const found = candidates[0];
     if (!found) continue;
     const hit = await recordInBatch(seg, found.position, found.size, logStartOffset, (ts) => ts >= target, maxDecompressedBytes);
     if (hit) return hit;

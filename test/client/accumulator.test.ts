@@ -50,7 +50,7 @@ test('a batch closes before the record that would take it past batchSize; callba
   acc.append('t', 0, { key: null, value, headers: null, timestamp: 1 }, () => undefined);
   assert.equal(ready, 1, 'linger 0 sends every record alone');
   const seen: RecordMetadata[] = [];
-  for (let i = 0; i < 25; i++) big.append('t', 3, { key: null, value, headers: null, timestamp: 1000 + i }, (err, m) => seen.push(m!));
+  for (let i = 0; i < 25; i++) big.append('t', 3, { key: null, value, headers: null, timestamp: 1000 + i }, (_err, m) => seen.push(m!));
   const batches = big.drain(() => true);
   assert.equal(batches.length, 1, 'only the first full batch is ready; one per partition per drain');
   const first = batches[0]!;

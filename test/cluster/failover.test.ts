@@ -113,7 +113,7 @@ test('a dead broker: its partitions under-replicated, its sole replica unavailab
   await c!.waitFor(`the controller to take broker ${x} out`, NOTICE_MS, async () => {
     const lonely = await zkTopic(c!, 'lonely');
     const urp = await zkTopic(c!, 'urp');
-    return lonely?.partitions[0]!.leader === -1 && urp?.partitions.every((p) => p.leader === y && p.isr.join() === `${y}`);
+    return lonely?.partitions[0]?.leader === -1 && urp?.partitions.every((p) => p.leader === y && p.isr.join() === `${y}`);
   });
   // Kafka keeps the last ISR member of a partition that lost its only replica.
   assert.deepEqual((await zkTopic(c!, 'lonely'))!.partitions[0]!.isr, [x]);
@@ -157,7 +157,7 @@ test('a topic deleted while a replica\'s broker is down is finished when the bro
   await c!.waitFor(`broker ${x}'s doomed partition dirs to go`, 20_000, () => partitionDirs(c!.broker(x).dir, 'doomed').length === 0);
   assert.deepEqual(await c!.zkCliLs('/admin/delete_topics'), []);
   // The partition that had only broker x comes back online with it as leader.
-  await c!.waitFor('lonely-0 led by its returning replica', 20_000, async () => (await zkTopic(c!, 'lonely'))?.partitions[0]!.leader === x);
+  await c!.waitFor('lonely-0 led by its returning replica', 20_000, async () => (await zkTopic(c!, 'lonely'))?.partitions[0]?.leader === x);
   const md = await kafkajsMetadata(c!.broker(y).bootstrap, 'lonely');
   assert.equal(md.partitions[0]!.leader, x);
 });
@@ -176,7 +176,7 @@ test('a broker whose session expired (SIGSTOP past the timeout) registers again;
     // Its partition moves to the other ISR member; the other brokers drop it from Metadata.
     await c!.waitFor('frozen-0 led by the other replica', NOTICE_MS, async () => {
       const tp = await zkTopic(c!, 'frozen');
-      return tp?.partitions[0]!.leader === w && tp.partitions[0]!.isr.join() === `${w}` && tp.epochs.get(0)!.leaderEpoch === 1;
+      return tp?.partitions[0]?.leader === w && tp.partitions[0]!.isr.join() === `${w}` && tp.epochs.get(0)!.leaderEpoch === 1;
     });
     await c!.waitFor(`broker ${w}'s Metadata without broker ${z}`, 15_000, async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === [0, 1, 2].filter((id) => id !== z).join());
   } finally {

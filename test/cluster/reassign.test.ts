@@ -116,7 +116,7 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   const preferred = target[0]!;
   const other = target[1]!;
   await c!.broker(preferred).kill();
-  await c!.waitFor('leadership moved off the dead preferred replica', NOTICE_MS, async () => (await zkTopic(c!, TOPIC))?.partitions[0]!.leader === other);
+  await c!.waitFor('leadership moved off the dead preferred replica', NOTICE_MS, async () => (await zkTopic(c!, TOPIC))?.partitions[0]?.leader === other);
   await c!.broker(preferred).start();
   await c!.waitForRegistered([0, 1, 2]);
   // It catches up (issue 12's replication; simulated) and is in the ISR again, still a follower.

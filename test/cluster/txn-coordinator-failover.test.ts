@@ -75,7 +75,7 @@ test('a new leader of the transactional id partition loads it and coordinates th
     return r && r.errorCode === 0 ? r : undefined;
   });
   const partition = partitionForGroup(ID, TXN_PARTITIONS);
-  await cluster.waitFor(`__transaction_state-${partition}'s ISR whole`, 60_000, async () => (await zkTopic(cluster, '__transaction_state'))?.partitions[partition]!.isr.length === 3);
+  await cluster.waitFor(`__transaction_state-${partition}'s ISR whole`, 60_000, async () => (await zkTopic(cluster, '__transaction_state'))?.partitions[partition]?.isr.length === 3);
   const coord = cluster.broker(first.nodeId);
   const pid = await cluster.waitFor('InitProducerId', 30_000, async () => {
     const r = await init(coord.port);

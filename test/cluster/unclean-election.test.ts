@@ -111,7 +111,7 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   assert.equal(elected.stdout, `Successfully completed leader election (UNCLEAN) for partitions ${TOPIC}-0\n`);
   const after0 = await cluster.waitFor(`${TOPIC}-0 led by ${b}`, 30_000, async () => {
     const x = await zkTopic(cluster, TOPIC);
-    return x?.partitions[0]!.leader === b ? x : undefined;
+    return x?.partitions[0]?.leader === b ? x : undefined;
   });
   assert.deepEqual(after0.partitions[0]!.isr, [b]);
   assert.equal(after0.partitions[1]!.leader, -1, 'partition 1 was not asked for');
@@ -119,7 +119,7 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   // The topic config allows unclean elections: the controller elects b for partition 1 too.
   const configured = await runCli('kafka-configs', ['--bootstrap-server', bs, '--alter', '--entity-type', 'topics', '--entity-name', TOPIC, '--add-config', 'unclean.leader.election.enable=true'], { timeoutMs: 60_000 });
   assert.equal(configured.code, 0, configured.stderr);
-  await cluster.waitFor(`${TOPIC}-1 led by ${b} after the topic config change`, 30_000, async () => (await zkTopic(cluster, TOPIC))?.partitions[1]!.leader === b);
+  await cluster.waitFor(`${TOPIC}-1 led by ${b} after the topic config change`, 30_000, async () => (await zkTopic(cluster, TOPIC))?.partitions[1]?.leader === b);
 
   // The controller said so in its log, once per partition.
   const warnings = readFileSync(cluster.broker(ctl).logFile, 'utf8').split('\n').filter((l) => /unclean leader election/i.test(l) && l.includes(TOPIC));

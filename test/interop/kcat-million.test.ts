@@ -22,7 +22,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const valueOf = (i: number) => `${String(i).padStart(7, '0')}-${(i * 2654435761 % 4294967296).toString(16).padStart(8, '0')}-payload`;
+const valueAt = (i: number) => `${String(i).padStart(7, '0')}-${(i * 2654435761 % 4294967296).toString(16).padStart(8, '0')}-payload`;
 
 test('one million records through kcat: every one comes back once, in order within its partition', { timeout: 300_000 }, async (t) => {
   if (!requirePeer(t, 'kcat')) return;
@@ -32,8 +32,8 @@ test('one million records through kcat: every one comes back once, in order with
   const input = createHash('sha256');
   const lines: string[] = new Array(COUNT);
   for (let i = 0; i < COUNT; i++) {
-    lines[i] = `k${i % 1000}:${valueOf(i)}`;
-    input.update(valueOf(i));
+    lines[i] = `k${i % 1000}:${valueAt(i)}`;
+    input.update(valueAt(i));
   }
   const file = path.join(dir, 'records.txt');
   await writeFile(file, lines.join('\n') + '\n');
@@ -51,7 +51,7 @@ test('one million records through kcat: every one comes back once, in order with
     const space = row.indexOf(' ');
     const p = row.slice(0, space);
     const seq = Number(row.slice(space + 1, space + 8));
-    assert.equal(row.slice(space + 1), valueOf(seq));
+    assert.equal(row.slice(space + 1), valueAt(seq));
     assert.equal(seen[seq], 0, `record ${seq} delivered twice`);
     seen[seq] = 1;
     let list = byPartition.get(p);
@@ -62,7 +62,7 @@ test('one million records through kcat: every one comes back once, in order with
   for (const [p, list] of byPartition) for (let i = 1; i < list.length; i++) assert.ok(list[i]! > list[i - 1]!, `partition ${p} out of order at ${i}`);
   assert.equal(byPartition.size, PARTITIONS);
   const output = createHash('sha256');
-  for (let i = 0; i < COUNT; i++) output.update(valueOf(i));
+  for (let i = 0; i < COUNT; i++) output.update(valueAt(i));
   assert.equal(output.digest('hex'), input.digest('hex'));
   assert.equal(seen.every((x) => x === 1), true);
 });

@@ -11,6 +11,7 @@ import { Partition } from '../../src/replication/partition.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { openLog as openStorageLog, withTempDir, decodeAll } from '../storage/helpers.js';
+import { flipByte } from '../helpers/corrupt.js';
 
 const openLog: typeof openStorageLog = async (dir, overrides, extra) => {
   await mkdir(path.join(dir, 'topic-0'), { recursive: true });
@@ -72,7 +73,7 @@ test('Log.appendAsFollower refuses overlaps, backwards offsets and bad CRCs, wri
     await assert.rejects(log.appendAsFollower(batch(3, 2, 1)), UnexpectedAppendOffsetError, 'starts below the log end');
     await assert.rejects(log.appendAsFollower(Buffer.concat([batch(5, 2, 1), batch(6, 2, 1)])), UnexpectedAppendOffsetError, 'second batch overlaps the first');
     const bad = batch(5, 2, 1);
-    bad[bad.length - 1] ^= 0xff;
+    flipByte(bad, bad.length - 1);
     await assert.rejects(log.appendAsFollower(bad), CorruptRecordError);
     assert.equal(log.logEndOffset, 5);
     // A gap (a compacted leader) is accepted, as Kafka does.

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { broker, header, pstate } from '../metadata/zk/zk-broker-helpers.js';
+import { header, pstate } from '../metadata/zk/zk-broker-helpers.js';
 import { TOPIC_ID, T, startLeader, batch, fetchVia, replicaFetch, part, produce } from './leader-harness.js';
 
 test('replica fetch errors: unknown replica, fenced/unknown epochs, a follower partition, diverging epoch (v12+)', async () => {

@@ -5,9 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
-import type { Partition } from '../../src/replication/partition.js';
 import { ReplicaManagerCoordinatorLog, coordinatorAppendError } from '../../src/coordinator/runtime/partition-log.js';
-import { broker, header, pstate } from '../metadata/zk/zk-broker-helpers.js';
+import { header, pstate } from '../metadata/zk/zk-broker-helpers.js';
 import { startTestBroker } from '../helpers/broker.js';
 import { TOPIC_ID, T, startLeader, batch, replicaFetch, consumerFetch, part, produce } from './leader-harness.js';
 

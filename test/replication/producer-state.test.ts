@@ -8,6 +8,7 @@ import { crc32c } from '@node-rs/crc32';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { lastSequenceOf, ProducerStateMap, MAX_CACHED_BATCHES, type BatchMetadata } from '../../src/replication/producer-state.js';
 import { decodeSnapshot, encodeSnapshot, loadLatestSnapshot, writeSnapshot } from '../../src/replication/producer-state-snapshot.js';
+import { flipByte } from '../helpers/corrupt.js';
 
 const batch = (firstSeq: number, lastSeq: number, firstOffset: number) => ({ firstSeq, lastSeq, firstOffset, lastOffset: firstOffset + lastSeq - firstSeq, timestamp: 1000 });
 
@@ -110,7 +111,7 @@ test('snapshots round-trip, detect corruption, and the newest one not beyond the
     const round = decodeSnapshot(encodeSnapshot(s));
     assert.deepEqual([...round.producers.entries()], [...s.producers.entries()]);
     const bad = encodeSnapshot(s);
-    bad[10] ^= 0xff;
+    flipByte(bad, 10);
     assert.throws(() => decodeSnapshot(bad), /CRC/);
 
     await writeSnapshot(dir, 21, s);

@@ -9,7 +9,7 @@ import { startZooKeeper } from '../helpers/zookeeper.js';
 import { Admin } from '../../src/client/index.js';
 import { Api } from '../../src/client/apis.js';
 import { alterUserScramCredentials, describeUserScramCredentials } from '../../src/client/admin-scram.js';
-import { KafkaError } from '../../src/protocol/errors.js';
+import type { KafkaError } from '../../src/protocol/errors.js';
 import { credentialFromSaltedPassword, parseCredential, saltedPassword } from '../../src/security/sasl/scram.js';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { KafkaZkClient } from '../../src/metadata/zk/kafka-zk-client.js';

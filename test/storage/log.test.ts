@@ -5,6 +5,7 @@ import path from 'node:path';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
 import { CorruptRecordError, OffsetOutOfRangeError, RecordTooLargeError } from '../../src/storage/errors.js';
 import { decodeAll, makeBatch, openLog, readAll, withTempDir } from './helpers.js';
+import { flipByte } from '../helpers/corrupt.js';
 
 test('append assigns offsets and reads back', async () => {
   await withTempDir(async (dir) => {
@@ -52,7 +53,7 @@ test('validation rejects corrupt and oversized batches', async () => {
     await mkdir(path.join(dir, 'topic-0'));
     const log = await openLog(dir, { maxMessageBytes: 200 });
     const bad = makeBatch(['hello']);
-    bad[bad.length - 1] ^= 0xff;
+    flipByte(bad, bad.length - 1);
     await assert.rejects(log.append(bad, { leaderEpoch: 0 }), CorruptRecordError);
     await assert.rejects(log.append(makeBatch(['y'.repeat(300)]), { leaderEpoch: 0 }), RecordTooLargeError);
     await assert.rejects(log.append(makeBatch(['ok']).subarray(0, 30), { leaderEpoch: 0 }), CorruptRecordError);
@@ -157,7 +158,7 @@ test('a large append with a bad CRC is rejected after the overlapped write and l
     const big = makeBatch(Array.from({ length: 300 }, (_, i) => `${i}`.padEnd(1000, 'x')));
     assert.ok(big.length >= 128 * 1024);
     const bad = Buffer.from(big);
-    bad[bad.length - 10] ^= 1;
+    flipByte(bad, bad.length - 10, 1);
     await assert.rejects(log.append(bad, { leaderEpoch: 0 }), CorruptRecordError);
     assert.equal((await log.activeSegment.file.stat()).size, sizeBefore);
     assert.equal(log.logEndOffset, 1);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFile, mkdir, readFile, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CapturingLogger, makeBatch, openLog, readAll, withTempDir } from './helpers.js';
+import { flipByte } from '../helpers/corrupt.js';
 
 async function fillLog(dir: string, n: number, segmentBytes = 1 << 20): Promise<string[]> {
   await mkdir(path.join(dir, 'topic-0'), { recursive: true });
@@ -41,7 +42,7 @@ test('a corrupt batch in the middle truncates there and drops later segments wit
     assert.ok(files.length >= 3);
     const second = path.join(dir, 'topic-0', files[1]!);
     const bytes = await readFile(second);
-    bytes[250] ^= 0x55; // inside the CRC-covered part of the third batch of the second segment
+    flipByte(bytes, 250, 0x55); // inside the CRC-covered part of the third batch of the second segment
     await writeFile(second, bytes);
     const logger = new CapturingLogger();
     const log = await openLog(dir, {}, { logger });
@@ -130,7 +131,7 @@ const segFile = (dir: string, base: number, suffix = '.log'): string => path.joi
 test('a .swap that does not validate never replaces a segment: it is deleted, the original kept, and logged', async () => {
   const twoBatches = Buffer.concat([makeBatch(['k1'], { baseOffset: 0 }), makeBatch(['k2'], { baseOffset: 4 })]);
   const badCrc = Buffer.from(twoBatches);
-  badCrc[badCrc.length - 3] ^= 0xff; // inside the second batch's CRC-covered records
+  flipByte(badCrc, badCrc.length - 3); // inside the second batch's CRC-covered records
   const swaps: [string, Buffer][] = [
     ['garbage', Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) & 0xff))],
     ['a torn last batch', twoBatches.subarray(0, twoBatches.length - 10)],

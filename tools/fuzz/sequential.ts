@@ -45,7 +45,7 @@ async function canary(c: FuzzConnection): Promise<string | null> {
   for (const t of md.topics) {
     if (t.isInternal || t.errorCode !== 0 || !t.name) continue;
     try {
-      const res = (await c.request<ProduceRequest>(0, 7, { acks: 1, timeoutMs: 1000, topicData: [{ name: t.name, partitionData: t.partitions.filter((p, i) => i < 3 || i === t.partitions.length - 1).map((p) => ({ index: p.partitionIndex, records })) }] }, 3000, cid++)) as ProduceResponse;
+      const res = (await c.request<ProduceRequest>(0, 7, { acks: 1, timeoutMs: 1000, topicData: [{ name: t.name, partitionData: t.partitions.filter((_p, i) => i < 3 || i === t.partitions.length - 1).map((p) => ({ index: p.partitionIndex, records })) }] }, 3000, cid++)) as ProduceResponse;
       void res;
     } catch (e) {
       return `produce to ${t.name} (${t.partitions.length} partitions): ${e instanceof Error ? e.message : String(e)}`;

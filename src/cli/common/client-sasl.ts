@@ -7,7 +7,7 @@
  */
 import type { ClientSecurity, SaslMechanism } from '../../security/client-security.js';
 import { isSecurityProtocol, usesSasl } from '../../security/security-protocol.js';
-import { JaasParseError, parseJaasConfig } from '../../security/sasl/jaas.js';
+import { type JaasParseError, parseJaasConfig } from '../../security/sasl/jaas.js';
 import { CliError } from './tool.js';
 
 const MECHANISMS: readonly SaslMechanism[] = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'];

@@ -161,6 +161,7 @@ async function closeAll(): Promise<void> {
  * hold the event loop open after that, the process exits anyway: a tool that has finished,
  * with success or an error, never hangs.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a tool's main returns its exit code, or nothing for 0
 export function runTool(tool: string, main: (argv: string[]) => Promise<number | void>): void {
   const finish = async (code: number): Promise<void> => {
     process.exitCode = code;

@@ -202,7 +202,7 @@ function replaceStaticMember(shard: GroupShardState, g: ClassicGroup, old: Class
   return { records: out, response };
 }
 
-export function syncGroup(shard: GroupShardState, req: SyncRequest, now: number): Result<SyncOutcome> {
+export function syncGroup(shard: GroupShardState, req: SyncRequest, _now: number): Result<SyncOutcome> {
   const g = shard.groups.get(req.groupId);
   if (!g) return syncNow(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
   if (g.is('Dead')) return syncNow(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));

@@ -199,7 +199,7 @@ export class ClientBackend implements ZkBackend {
     const w = this.wrapWatcher(watch);
     return new Promise((resolve, reject) => {
       const cb = (err: Error | InstanceType<typeof zookeeper.Exception> | null, data: Buffer, stat: Stat): void => {
-        if (err) return reject(toZkError(err, path));
+        if (err) { reject(toZkError(err, path)); return; }
         if (watch) this.registered?.(watch, 'data', path);
         resolve({ data: data ?? Buffer.alloc(0), stat: toStat(stat) });
       };
@@ -223,7 +223,7 @@ export class ClientBackend implements ZkBackend {
     const w = this.wrapWatcher(watch);
     return new Promise((resolve, reject) => {
       const cb = (err: Error | InstanceType<typeof zookeeper.Exception> | null, stat: Stat): void => {
-        if (err) return reject(toZkError(err, path));
+        if (err) { reject(toZkError(err, path)); return; }
         // On an absent node the client keeps the watch as an existence watch, else as a data watch.
         if (watch) this.registered?.(watch, stat ? 'data' : 'existence', path);
         resolve(stat ? toStat(stat) : null);
@@ -238,7 +238,7 @@ export class ClientBackend implements ZkBackend {
     const w = this.wrapWatcher(watch);
     return new Promise((resolve, reject) => {
       const cb = (err: Error | InstanceType<typeof zookeeper.Exception> | null, names: string[]): void => {
-        if (err) return reject(toZkError(err, path));
+        if (err) { reject(toZkError(err, path)); return; }
         if (watch) this.registered?.(watch, 'child', path);
         resolve(names);
       };

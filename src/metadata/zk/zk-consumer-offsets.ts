@@ -30,6 +30,7 @@ export function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promis
 export function legacyGroupIdError(group: string): string | undefined {
   if (group === '' || group === '.' || group === '..') return `group id "${group}" cannot be a ZooKeeper node name`;
   if (group.includes('/')) return `group id "${group}" contains '/', which would nest it in ZooKeeper's /consumers tree`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
   if (/[\u0000-\u001f\u007f]/.test(group)) return `group id ${JSON.stringify(group)} contains control characters`;
   return undefined;
 }

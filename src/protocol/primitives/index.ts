@@ -1,4 +1,4 @@
-import { Reader } from './reader.js';
+import type { Reader } from './reader.js';
 import { Writer } from './writer.js';
 export { Reader, DecodeError } from './reader.js';
 export { Writer };

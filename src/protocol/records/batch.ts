@@ -96,11 +96,11 @@ export function encodeBatch(input: BatchInput): Buffer {
   const records = input.records;
   const recordsSection = compress(compression, encodeRecords(records));
   const baseTimestamp = input.baseTimestamp ?? NO_TIMESTAMP;
-  let maxDelta = 0;
+  let maxDelta = records[0]?.timestampDelta ?? 0;
   let lastOffsetDelta = 0;
-  for (let i = 0; i < records.length; i++) {
-    if (i === 0 || records[i].timestampDelta > maxDelta) maxDelta = records[i].timestampDelta;
-    if (records[i].offsetDelta > lastOffsetDelta) lastOffsetDelta = records[i].offsetDelta;
+  for (const record of records) {
+    if (record.timestampDelta > maxDelta) maxDelta = record.timestampDelta;
+    if (record.offsetDelta > lastOffsetDelta) lastOffsetDelta = record.offsetDelta;
   }
   let attributes = compression & ATTR_COMPRESSION_MASK;
   if (input.timestampType === TimestampType.LogAppendTime) attributes |= ATTR_TIMESTAMP_TYPE;

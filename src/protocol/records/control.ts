@@ -77,8 +77,8 @@ export function encodeControlBatch(input: ControlBatchInput): Buffer {
 
 /** Reads the marker from a decoded control batch, or null if it is not an end-transaction marker. */
 export function endTxnMarkerOf(batch: RecordBatch): EndTxnMarker | null {
-  if (!batch.isControl || batch.records.length === 0) return null;
   const record = batch.records[0];
+  if (!batch.isControl || record === undefined) return null;
   const key = decodeControlRecordKey(record.key);
   if (key.type !== ControlRecordType.Abort && key.type !== ControlRecordType.Commit) return null;
   if (record.value === null || record.value.length < 6) {

@@ -132,11 +132,12 @@ export function readLegacyMessageSet(buf: Buffer, options: { verifyCrc?: boolean
       if ((m.attributes & ATTR_COMPRESSION) !== 0) throw new RecordsError('bad_record', 'nested compressed legacy message');
       innerRaw.push(m);
     }
-    if (innerRaw.length === 0) continue;
+    const last = innerRaw[innerRaw.length - 1];
+    if (last === undefined) continue;
     // Magic 1 inner offsets are relative: the wrapper holds the absolute offset of the last one.
     // Like Kafka, keep them relative when that gives a negative base (producer placeholders,
     // e.g. kafka-python writes wrapper offset 0).
-    let base = raw.magic === 1 ? raw.offset - innerRaw[innerRaw.length - 1].offset : 0n;
+    let base = raw.magic === 1 ? raw.offset - last.offset : 0n;
     if (base < 0n) base = 0n;
     for (const m of innerRaw) {
       if (wrapperLogAppend) messages.push(toMessage(m, base + m.offset, raw.timestamp, TimestampType.LogAppendTime));

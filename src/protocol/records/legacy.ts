@@ -35,8 +35,8 @@ export interface ConvertToV2Options {
  */
 export function convertLegacyToV2(buf: Buffer, options: ConvertToV2Options = {}): Buffer {
   const { messages, compression } = readLegacyMessageSet(buf);
-  if (messages.length === 0) return Buffer.alloc(0);
   const first = messages[0];
+  if (first === undefined) return Buffer.alloc(0);
   const baseOffset = options.preserveOffsets ? first.offset : 0n;
   const baseTimestamp = first.timestamp;
   let maxTimestamp = baseTimestamp;

@@ -29,6 +29,7 @@ function zigzagAt(buf: Buffer, pos: number, end: number): number {
   for (let shift = 0; shift < 35; shift += 7) {
     if (pos >= end) break;
     const b = buf[pos++];
+    if (b === undefined) break; // an `end` past the buffer is malformed input too
     raw |= (b & 0x7f) << shift;
     if (b < 0x80) {
       nextPos = pos;
@@ -41,16 +42,17 @@ function zigzagAt(buf: Buffer, pos: number, end: number): number {
 
 /** A zigzag varlong as a number (exact up to 2^53; a timestamp delta beyond that is nonsense anyway). */
 function zigzagLongAt(buf: Buffer, pos: number, end: number): number {
-  let b = pos < end ? buf[pos] : 0x80;
-  if (b < 0x80) {
+  const first = (pos < end ? buf[pos] : undefined) ?? 0x80;
+  if (first < 0x80) {
     nextPos = pos + 1;
-    return (b >>> 1) ^ -(b & 1);
+    return (first >>> 1) ^ -(first & 1);
   }
   let raw = 0;
   let mult = 1;
   for (let i = 0; i < 10; i++) {
     if (pos >= end) break;
-    b = buf[pos++];
+    const b = buf[pos++];
+    if (b === undefined) break;
     raw += (b & 0x7f) * mult;
     if (b < 0x80) {
       nextPos = pos;

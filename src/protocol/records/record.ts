@@ -94,13 +94,16 @@ export function writeRecord(buf: Buffer, offset: number, r: KafkaRecord, bodySiz
 export function encodeRecords(records: readonly KafkaRecord[]): Buffer {
   const bodies = new Array<number>(records.length);
   let total = 0;
-  for (let i = 0; i < records.length; i++) {
-    bodies[i] = recordBodySize(records[i]);
-    total += sizeOfVarInt(bodies[i]) + bodies[i];
+  let i = 0;
+  for (const record of records) {
+    const body = recordBodySize(record);
+    bodies[i++] = body;
+    total += sizeOfVarInt(body) + body;
   }
   const buf = Buffer.allocUnsafe(total);
   let offset = 0;
-  for (let i = 0; i < records.length; i++) offset = writeRecord(buf, offset, records[i], bodies[i]);
+  i = 0;
+  for (const record of records) offset = writeRecord(buf, offset, record, bodies[i++]);
   return buf;
 }
 

@@ -30,8 +30,8 @@ export function readUnsignedVarInt(buf: Buffer, cur: Cursor): number {
   let result = 0;
   let shift = 0;
   for (let i = 0; i < MAX_VARINT_BYTES; i++) {
-    if (pos >= buf.length) throw new VarintError('varint runs past the end of the buffer');
     const b = buf[pos++];
+    if (b === undefined) throw new VarintError('varint runs past the end of the buffer');
     result |= (b & 0x7f) << shift;
     if ((b & 0x80) === 0) {
       cur.pos = pos;
@@ -56,8 +56,8 @@ export function readVarLongNumber(buf: Buffer, cur: Cursor): number {
   let high = 0;
   let multiplier = 1;
   for (let i = 0; i < MAX_VARLONG_BYTES; i++) {
-    if (pos >= buf.length) throw new VarintError('varlong runs past the end of the buffer');
     const b = buf[pos++];
+    if (b === undefined) throw new VarintError('varlong runs past the end of the buffer');
     if (i < 4) {
       low |= (b & 0x7f) << (7 * i);
     } else {
@@ -81,8 +81,8 @@ export function readVarLong(buf: Buffer, cur: Cursor): bigint {
   let raw = 0n;
   let shift = 0n;
   for (let i = 0; i < MAX_VARLONG_BYTES; i++) {
-    if (pos >= buf.length) throw new VarintError('varlong runs past the end of the buffer');
     const b = buf[pos++];
+    if (b === undefined) throw new VarintError('varlong runs past the end of the buffer');
     raw |= BigInt(b & 0x7f) << shift;
     if ((b & 0x80) === 0) {
       cur.pos = pos;
@@ -98,8 +98,9 @@ export function readVarLong(buf: Buffer, cur: Cursor): bigint {
 export function skipVarint(buf: Buffer, cur: Cursor): void {
   let pos = cur.pos;
   for (let i = 0; i < MAX_VARLONG_BYTES; i++) {
-    if (pos >= buf.length) throw new VarintError('varint runs past the end of the buffer');
-    if ((buf[pos++] & 0x80) === 0) {
+    const b = buf[pos++];
+    if (b === undefined) throw new VarintError('varint runs past the end of the buffer');
+    if ((b & 0x80) === 0) {
       cur.pos = pos;
       return;
     }

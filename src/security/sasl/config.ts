@@ -18,7 +18,7 @@ import { configDef } from '../../config/defs.js';
 import { parseConfigValue, type ConfigValue } from '../../config/values.js';
 import { usesSasl, type NamedListener } from '../security-protocol.js';
 import { isSupportedMechanism, type SaslMechanismName } from './mechanisms.js';
-import { JaasParseError, parseJaasConfig, type JaasEntry } from './jaas.js';
+import { type JaasParseError, parseJaasConfig, type JaasEntry } from './jaas.js';
 
 export interface SaslListenerConfig {
   listenerName: string;

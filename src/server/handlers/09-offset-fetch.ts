@@ -59,7 +59,6 @@ export const offsetFetchHandler = defineHandler({
   authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    const gc = ctx.services.groupCoordinator;
     if (version >= 8) {
       const groups = await Promise.all(
         req.groups.map(async (g) => {

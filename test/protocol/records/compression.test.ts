@@ -21,7 +21,7 @@ import {
 function sample(size: number): Buffer {
   const out = Buffer.alloc(size);
   const noise = randomBytes(size);
-  for (let i = 0; i < size; i++) out[i] = i % 64 < 32 ? noise[i] : i & 0xff;
+  for (let i = 0; i < size; i++) out[i] = i % 64 < 32 ? noise.readUInt8(i) : i & 0xff;
   return out;
 }
 

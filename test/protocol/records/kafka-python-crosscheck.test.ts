@@ -80,6 +80,7 @@ test('kafka-python reads our v2 batches (CRC valid, same records)', (t) => {
     fc.property(records, codecs, (rs, compression) => {
       const buf = encodeBatch({ records: rs, compression, baseOffset: 10n, baseTimestamp: 1_600_000_000_000n });
       const [batch] = python<{ crc_ok: boolean; records: PyRecord[] }[]>({ action: 'read', hex: buf.toString('hex') });
+      assert.ok(batch);
       assert.equal(batch.crc_ok, true);
       assert.deepEqual(
         batch.records,

@@ -99,11 +99,13 @@ for (const compression of KAFKAJS_CODECS) {
         assert.equal(theirs.lastOffsetDelta, rs.length - 1);
         assert.equal(theirs.records.length, rs.length);
         theirs.records.forEach((tr, i) => {
-          assert.equal(tr.offset, (baseOffset + BigInt(rs[i].offsetDelta)).toString());
-          assert.equal(tr.timestamp, (baseTs + BigInt(rs[i].timestampDelta)).toString());
-          assert.deepEqual(tr.key, rs[i].key);
-          assert.deepEqual(tr.value, rs[i].value);
-          assert.deepEqual(tr.headers, foldHeaders(rs[i]));
+          const r = rs[i];
+          assert.ok(r);
+          assert.equal(tr.offset, (baseOffset + BigInt(r.offsetDelta)).toString());
+          assert.equal(tr.timestamp, (baseTs + BigInt(r.timestampDelta)).toString());
+          assert.deepEqual(tr.key, r.key);
+          assert.deepEqual(tr.value, r.value);
+          assert.deepEqual(tr.headers, foldHeaders(r));
         });
       }),
       { numRuns: 25 },
@@ -145,10 +147,12 @@ for (const compression of KAFKAJS_CODECS) {
         assert.equal(b.records.length, rs.length);
         b.records.forEach((r, i) => {
           assert.equal(r.offsetDelta, i);
-          assert.equal(r.timestampDelta, rs[i].timestampDelta);
-          assert.deepEqual(r.key, rs[i].key);
-          assert.deepEqual(r.value, rs[i].value);
-          const expectedHeaders = Object.entries(rs[i].headers).map(([key, value]) => ({ key, value }));
+          const sent = rs[i];
+          assert.ok(sent);
+          assert.equal(r.timestampDelta, sent.timestampDelta);
+          assert.deepEqual(r.key, sent.key);
+          assert.deepEqual(r.value, sent.value);
+          const expectedHeaders = Object.entries(sent.headers).map(([key, value]) => ({ key, value }));
           assert.deepEqual(r.headers, expectedHeaders);
         });
       }),

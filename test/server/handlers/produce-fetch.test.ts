@@ -6,6 +6,7 @@ import { ErrorCode } from '../../../src/protocol/errors.js';
 import { ApiVersionsRequestCodec, ApiVersionsResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec } from '../../../src/protocol/messages/index.js';
 import { CompressionType, encodeLegacyMessageSet, readLegacyMessageSet, encodeControlBatch, ControlRecordType } from '../../../src/protocol/records/index.js';
 import { batchOf, createTopic, fetchOne, produce, valuesOf } from './data-plane-helpers.js';
+import { flipByte } from '../../helpers/corrupt.js';
 
 let b: TestBroker;
 let c: RawClient;
@@ -74,7 +75,7 @@ test('unknown topic, unknown partition, internal topic', async () => {
 
 test('corrupt batches are CORRUPT_MESSAGE, control batches from clients INVALID_RECORD with recordErrors', async () => {
   const corrupt = batchOf(['a', 'b']);
-  corrupt[corrupt.length - 1] ^= 0xff;
+  flipByte(corrupt, corrupt.length - 1);
   assert.equal((await produce(c, 9, 'pf', 0, corrupt)).responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.CORRUPT_MESSAGE);
   const control = encodeControlBatch({ type: ControlRecordType.Commit, producerId: 1n, producerEpoch: 0, coordinatorEpoch: 0, timestamp: 1n, baseOffset: 0n });
   const res = (await produce(c, 9, 'pf', 0, control)).responses[0]!.partitionResponses[0]!;

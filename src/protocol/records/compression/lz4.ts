@@ -25,7 +25,7 @@ export function lz4Decompress(input: Buffer): Buffer {
 /** Returns the header-checksum byte position and the correct value, or null if not a frame. */
 function descriptorChecksum(input: Buffer): { at: number; value: number } | null {
   if (input.length < 7 || input.readUInt32LE(0) !== LZ4_FRAME_MAGIC) return null;
-  const flg = input[4];
+  const flg = input.readUInt8(4);
   let descriptorEnd = 6; // FLG + BD
   if (flg & FLG_CONTENT_SIZE) descriptorEnd += 8;
   if (flg & FLG_DICT_ID) descriptorEnd += 4;

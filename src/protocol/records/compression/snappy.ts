@@ -59,5 +59,6 @@ export function snappyBlocks(input: Buffer): Buffer[] {
 
 export function snappyDecompress(input: Buffer): Buffer {
   const blocks = snappyBlocks(input).map(rawUncompress);
-  return blocks.length === 1 ? blocks[0] : Buffer.concat(blocks);
+  const only = blocks.length === 1 ? blocks[0] : undefined;
+  return only ?? Buffer.concat(blocks);
 }

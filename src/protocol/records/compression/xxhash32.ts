@@ -45,7 +45,7 @@ export function xxhash32(input: Buffer, seed = 0): number {
     pos += 4;
   }
   while (pos < len) {
-    h = (h + Math.imul(input[pos], P5)) | 0;
+    h = (h + Math.imul(input.readUInt8(pos), P5)) | 0;
     h = Math.imul(rotl(h, 11), P1);
     pos++;
   }
