@@ -9,7 +9,7 @@ import { RecordsError } from '../protocol/records/errors.js';
 import { readAt } from './batch-scan.js';
 import type { LogSegment } from './log-segment.js';
 import { scanBatchHeaders } from './batch-scan.js';
-import { MAX_TIMESTAMP } from '../protocol/records/batch-header.js';
+import { MAX_TIMESTAMP, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
 
 export interface TimestampAndOffset {
   offset: number;
@@ -70,8 +70,8 @@ export async function findOffsetByTimestamp(
     let found: { position: number; size: number } | undefined;
     const candidates: { position: number; size: number }[] = [];
     await scanBatchHeaders(seg.file, startPos, sizeLimit, (buf, start, pos, size) => {
-      const last = Number(buf.readBigInt64BE(start)) + buf.readInt32BE(start + 23);
-      const maxTs = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      const last = lastOffsetAt(buf, start);
+      const maxTs = maxTimestampAt(buf, start);
       if (last >= logStartOffset && maxTs >= target) {
         candidates.push({ position: pos, size });
         return false;
