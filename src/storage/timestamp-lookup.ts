@@ -9,7 +9,7 @@ import { RecordsError } from '../protocol/records/errors.js';
 import { readAt } from './batch-scan.js';
 import type { LogSegment } from './log-segment.js';
 import { scanBatchHeaders } from './batch-scan.js';
-import { MAX_TIMESTAMP, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
+import { baseOffsetAt, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
 
 export interface TimestampAndOffset {
   offset: number;
@@ -49,8 +49,8 @@ async function recordInBatch(
     }
   } catch (err) {
     if (!(err instanceof RecordsError)) throw err;
-    const base = Number(bytes.readBigInt64BE(0));
-    const maxTs = Number(bytes.readBigInt64BE(MAX_TIMESTAMP));
+    const base = baseOffsetAt(bytes, 0);
+    const maxTs = maxTimestampAt(bytes, 0);
     if (match(maxTs)) return { offset: Math.max(base, minOffset), timestamp: maxTs };
   }
   return undefined;
