@@ -325,9 +325,10 @@ export class Partition {
    * Leader append of validated v2 batches: idempotence checks, log append, producer state,
    * high watermark. A duplicate of one of a producer's last five batches is answered with its
    * original base offset and no error, as Kafka does. The batches' CRCs must have been checked
-   * already (prepareProducedRecords does; a coordinator's batch is trusted), so the log's one pass
-   * (storage/append/append-step.ts) checks producers and assigns offsets without re-validating. `fromClient` false
-   * (a coordinator's own batches): producer sequences are not checked, only epochs.
+   * already (prepareProducedRecords does; a coordinator's batch is trusted), so the log's one
+   * pass (storage/append/append-step.ts) checks producers and assigns offsets without
+   * re-validating. `fromClient` false (a coordinator's own batches): producer sequences are not
+   * checked, only epochs.
    */
   appendAsLeader(batches: Buffer, fromClient = true): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
