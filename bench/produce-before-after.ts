@@ -1,29 +1,32 @@
 /**
- * Produce (and optionally consume) throughput of two builds of the broker in the same run: an
- * earlier commit (the baseline) and the work tree, uncompressed and with lz4 and zstd, with the
- * librdkafka harness (bench/rdkafka-perf.c). Made to measure what a change to the data path
- * costs, e.g. the record validation inside compressed batches, or cluster mode's code in the
- * single broker.
+ * Produce (and optionally consume) throughput and broker CPU of two builds of the broker in the
+ * same run: an earlier commit (the baseline) and the work tree, with the librdkafka harness
+ * (bench/rdkafka-perf.c). Made to measure what a change to the data path costs or saves, e.g.
+ * the record validation inside compressed batches, or the single-pass append step.
  *
  *   node --import tsx bench/produce-before-after.ts BASELINE_REF [records=200000] [repeats=3]
- *        [--codecs=none,lz4,zstd] [--consume]
+ *        [--codecs=none,lz4] [--partitions=1,8] [--acks=1,all] [--consume]
  *
- * - `--consume`: after each produce, the same records are read back from the start by a
- *   librdkafka consumer (assign, no group) and its MB/s is reported as its own row.
+ * - Every combination of codec, partition count and acks is a row of its own.
+ * - `--consume`: after each acks=1 produce, the same records are read back from the start by a
+ *   librdkafka consumer (assign, no group) and reported as a row of its own.
+ * - Broker CPU per MB: the child broker's utime + stime (/proc/PID/stat) read before and after
+ *   each run, in CPU milliseconds per MB of payload (lower is better).
  *
  * - The baseline is checked out into a temporary git worktree and built there (tsc), sharing
  *   this checkout's node_modules; both brokers run as child processes (node dist/server/main.js)
  *   with the same settings, on their own temporary log dirs.
- * - For each codec and repeat, the two brokers take turns (ABAB..., starting with a different
- *   one each repeat) on a fresh 1-partition topic: `records` records of 1 KiB, acks=1,
- *   linger.ms=5, batch.size=1 MB. The harness's payload is one repeated byte, so compressed
- *   batches are small and inflate ~100x: the broker's decompression and record walk dominate,
- *   the worst case for validation per byte received.
- * - Prints the median and range of MB/s (payload bytes) per build and codec, and after/before.
+ * - For each row and repeat, the two brokers take turns (ABAB..., starting with a different
+ *   one each repeat) on a fresh topic: `records` records of 1 KiB, linger.ms=5, batch.size=1 MB.
+ *   The harness's payload is one repeated byte, so compressed batches are small and inflate
+ *   ~100x: the broker's decompression and record walk dominate, the worst case for validation
+ *   per byte received.
+ * - Prints the median and range of MB/s (payload bytes) and the median CPU ms/MB per build and
+ *   row, and after/before of both.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +43,33 @@ const REPEATS = Number(positional[2] ?? 3);
 const SIZE = 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
-const CODECS = (flags.find((f) => f.startsWith('--codecs='))?.slice('--codecs='.length) ?? 'none,lz4,zstd').split(',');
+const listFlag = (name: string, fallback: string): string[] => (flags.find((f) => f.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback).split(',');
+const CODECS = listFlag('codecs', 'none,lz4');
+const PARTITIONS = listFlag('partitions', '1,8').map(Number);
+const ACKS = listFlag('acks', '1,all');
 const CONSUME = flags.includes('--consume');
+const MB = 1024 * 1024;
+
+/** The CPU time (user + system, ms) a process has used so far, from /proc/PID/stat. */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the file, 12 and 13 after the command name; in clock ticks (100/s on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** MB/s of one run and the broker CPU it cost per MB. */
+interface Measured {
+  mbs: number;
+  cpuPerMb: number;
+}
+
+async function measured(b: Running, run: () => Promise<number>): Promise<Measured> {
+  const before = await cpuMs(b.child.pid!);
+  const mbs = await run();
+  const cpu = (await cpuMs(b.child.pid!)) - before;
+  return { mbs, cpuPerMb: cpu / ((RECORDS * SIZE) / MB) };
+}
 
 interface Running {
   name: string;
@@ -85,8 +113,8 @@ async function stopBroker(b: Running): Promise<void> {
   }
 }
 
-async function produce(bin: string, b: Running, topic: string, codec: string): Promise<number> {
-  const args = ['produce', '-b', b.bootstrap, '-t', topic, '-n', String(RECORDS), '-s', String(SIZE), '-a', '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${codec}`];
+async function produce(bin: string, b: Running, topic: string, codec: string, acks: string): Promise<number> {
+  const args = ['produce', '-b', b.bootstrap, '-t', topic, '-n', String(RECORDS), '-s', String(SIZE), '-a', acks === 'all' ? '-1' : acks, '-l', '5', '-B', '1000000', '-X', `compression.type=${codec}`];
   const { stdout } = await exec(bin, args, { maxBuffer: 1 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; failed: number };
   if (r.failed !== 0) throw new Error(`${r.failed} records failed on ${b.name}/${topic}`);
@@ -106,6 +134,13 @@ function stats(values: number[]): { median: number; text: string } {
   return { median, text: `${median.toFixed(1)} (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})` };
 }
 
+function median(values: number[]): number {
+  const s = [...values].sort((a, x) => a - x);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+const percent = (after: number, before: number): string => `${((after / before) * 100).toFixed(0)}%`;
+
 async function main(): Promise<void> {
   if (!BASELINE) throw new Error('usage: bench/produce-before-after.ts BASELINE_REF [records] [repeats]');
   if (!existsSync('/usr/include/librdkafka/rdkafka.h')) throw new Error('librdkafka headers not found: apt-get install librdkafka-dev');
@@ -122,35 +157,44 @@ async function main(): Promise<void> {
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT });
     const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
     brokers.push(await startBroker('before', baseRoot, work), await startBroker('after', ROOT, work));
-    const results = new Map<string, number[]>();
+    const results = new Map<string, Measured[]>();
+    const rows: string[] = [];
+    const record = (b: Running, row: string, m: Measured, i: number): void => {
+      const key = `${b.name}/${row}`;
+      if (!rows.includes(row)) rows.push(row);
+      results.set(key, [...(results.get(key) ?? []), m]);
+      console.error(`${key} repeat ${i + 1}: ${m.mbs.toFixed(1)} MB/s, ${m.cpuPerMb.toFixed(2)} CPU ms/MB`);
+    };
     let topicNo = 0;
     for (const codec of CODECS) {
-      for (let i = 0; i < REPEATS; i++) {
-        const order = i % 2 === 0 ? brokers : [...brokers].reverse();
-        for (const b of order) {
-          const topic = `ba-${codec}-${topicNo++}`;
-          await b.admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }]);
-          const measured: [string, number][] = [[codec, await produce(bin, b, topic, codec)]];
-          if (CONSUME) measured.push([`${codec} consume`, await consume(bin, b, topic)]);
-          for (const [row, mbs] of measured) {
-            const key = `${b.name}/${row}`;
-            results.set(key, [...(results.get(key) ?? []), mbs]);
-            console.error(`${key} repeat ${i + 1}: ${mbs.toFixed(1)} MB/s`);
+      for (const partitions of PARTITIONS) {
+        for (const acks of ACKS) {
+          for (let i = 0; i < REPEATS; i++) {
+            const order = i % 2 === 0 ? brokers : [...brokers].reverse();
+            for (const b of order) {
+              const topic = `ba-${codec}-${topicNo++}`;
+              await b.admin.createTopics([{ name: topic, numPartitions: partitions, replicationFactor: 1 }]);
+              record(b, `${codec}, ${partitions}p, acks=${acks}`, await measured(b, () => produce(bin, b, topic, codec, acks)), i);
+              if (CONSUME && acks === ACKS[0]) record(b, `${codec}, ${partitions}p, consume`, await measured(b, () => consume(bin, b, topic)), i);
+              await b.admin.deleteTopics([topic]);
+            }
           }
-          await b.admin.deleteTopics([topic]);
         }
       }
     }
-    const rows = CODECS.flatMap((codec) => (CONSUME ? [codec, `${codec} consume`] : [codec]));
     const lines = rows.map((row) => {
-      const before = stats(results.get(`before/${row}`)!);
-      const after = stats(results.get(`after/${row}`)!);
-      return `| ${row} | ${before.text} | ${after.text} | ${((after.median / before.median) * 100).toFixed(0)}% |`;
+      const before = results.get(`before/${row}`)!;
+      const after = results.get(`after/${row}`)!;
+      const mbsBefore = stats(before.map((m) => m.mbs));
+      const mbsAfter = stats(after.map((m) => m.mbs));
+      const cpuBefore = median(before.map((m) => m.cpuPerMb));
+      const cpuAfter = median(after.map((m) => m.cpuPerMb));
+      return `| ${row} | ${mbsBefore.text} | ${mbsAfter.text} | ${percent(mbsAfter.median, mbsBefore.median)} | ${cpuBefore.toFixed(2)} | ${cpuAfter.toFixed(2)} | ${percent(cpuAfter, cpuBefore)} |`;
     });
     console.log(
-      `baseline: ${rev.trim()}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, 1 partition, acks=1; ` +
+      `baseline: ${rev.trim()}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; ` +
         `load average before ${loadBefore}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n\n` +
-        `| codec (produce, or consume) | before MB/s median (range) | after MB/s median (range) | after / before |\n|---|---|---|---|\n${lines.join('\n')}`,
+        `| row (produce, or consume) | before MB/s median (range) | after MB/s median (range) | after / before | before CPU ms/MB | after CPU ms/MB | after / before |\n|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );
   } finally {
     for (const b of brokers) await stopBroker(b).catch(() => undefined);

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CompressionType, encodeBatch, validateBatches, type KafkaRecord } from '../src/protocol/records/index.js';
-import { prepareProducedRecords, type ProduceLimits } from '../src/replication/produce-validation.js';
+import { prepareProducedRecords, type ProduceLimits } from '../src/storage/append/produce-validation.js';
 
 const secondsPerCase = Number(process.argv[2] ?? '0.2');
 const LIMITS: ProduceLimits = { maxMessageBytes: 1048588, maxUncompressedBytes: 32 * 1048588, compacted: false, topicPartition: 'bench-0' };

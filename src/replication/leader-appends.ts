@@ -12,7 +12,7 @@ import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
 import { topicMinInsync } from './log-config.js';
 import type { LeaderAppendResult, Partition } from './partition.js';
 import { DelayedProduce } from './delayed-produce.js';
-import { prepareProducedRecords, type RecordError } from './produce-validation.js';
+import { prepareProducedRecords, prepareTrustedRecords, type ProduceLimits, type RecordError } from '../storage/append/produce-validation.js';
 import { errorCodeOf } from './errors.js';
 import { messageOf } from '../common/errors.js';
 
@@ -126,17 +126,17 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
       return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR [${p.isr.join(',')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic}-${partition}`);
     }
     const cfg = p.log.config;
-    const prepared = await prepareProducedRecords(records, {
-      fromClient: req.origin === 'client',
-      produceVersion: req.produceVersion,
-      limits: {
-        maxMessageBytes: cfg.maxMessageBytes,
-        maxUncompressedBytes: Math.min(cfg.maxMessageBytes * ctx.config.messageMaxDecompressionRatio, MAX_BUFFER_BYTES),
-        compacted: cfg.cleanupPolicy.includes('compact'),
-        topicPartition: `${topic}-${partition}`,
-        timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(ctx.config, info.configs) : undefined,
-      },
-    });
+    const limits: ProduceLimits = {
+      maxMessageBytes: cfg.maxMessageBytes,
+      maxUncompressedBytes: Math.min(cfg.maxMessageBytes * ctx.config.messageMaxDecompressionRatio, MAX_BUFFER_BYTES),
+      compacted: cfg.cleanupPolicy.includes('compact'),
+      topicPartition: `${topic}-${partition}`,
+      timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(ctx.config, info.configs) : undefined,
+    };
+    // A coordinator's own batches are trusted: not validated again as if a client had sent them.
+    const prepared = req.origin === 'coordinator'
+      ? await prepareTrustedRecords(records, limits)
+      : await prepareProducedRecords(records, { fromClient: true, produceVersion: req.produceVersion, limits });
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     // Validation may finish out of order; the log takes the batches in arrival order.
     await turn.ready;

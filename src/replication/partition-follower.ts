@@ -10,7 +10,7 @@
  * watermark through `setHighWatermark`, which also tells producer state and the checkpoint.
  */
 import type { AppendResult, Log } from '../storage/log.js';
-import { existingOffsetRange } from '../storage/append-validation.js';
+import { existingOffsetRange } from '../storage/append/append-step.js';
 import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import type { Mutex } from '../common/mutex.js';
 import type { ProducerStateMap } from './producer-state.js';

@@ -18,7 +18,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { AppendResult, Log, ReadResult } from '../storage/log.js';
 import { Mutex } from '../common/mutex.js';
 import type { ProducerStateMap } from './producer-state.js';
-import { checkProducerBatches, indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
+import { indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
 import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
 import { writeSnapshot } from './producer-state-snapshot.js';
 import { recoverProducerState } from './producer-state-recovery.js';
@@ -302,7 +302,7 @@ export class Partition {
         coordinatorEpoch: m.coordinatorEpoch,
         timestamp: BigInt(m.timestamp),
       });
-      const res = await this.log.append(batch, { leaderEpoch: this.leaderEpoch });
+      const res = await this.log.append(batch, { leaderEpoch: this.leaderEpoch, validated: true });
       await indexAbortedTxns(this.log, recordProducerBatches(this.producers, batch));
       this.onLeaderAppend(batch.length, res.firstOffset, res.lastOffset);
       return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
@@ -325,17 +325,19 @@ export class Partition {
    * Leader append of validated v2 batches: idempotence checks, log append, producer state,
    * high watermark. A duplicate of one of a producer's last five batches is answered with its
    * original base offset and no error, as Kafka does. The batches' CRCs must have been checked
-   * already (prepareProducedRecords does), so the log skips its own CRC pass. `fromClient` false
-   * (a coordinator's own batches): producer sequences are not checked, only epochs.
+   * already (prepareProducedRecords does; a coordinator's batch is trusted), so the log's one
+   * pass (storage/append/append-step.ts) checks producers and assigns offsets without
+   * re-validating. `fromClient` false (a coordinator's own batches): producer sequences are not
+   * checked, only epochs.
    */
   appendAsLeader(batches: Buffer, fromClient = true): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
-      const check = checkProducerBatches(this.producers, batches, fromClient);
-      if (check.kind === 'error') return this.failure(check.errorCode, check.message);
-      if (check.kind === 'duplicate') {
+      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, validated: true, producers: this.producers, fromClient });
+      const check = res.refused;
+      if (check?.kind === 'error') return this.failure(check.errorCode, check.message);
+      if (check?.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
       }
-      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, crcVerified: true });
       // Offsets are now stamped in the buffer: record each idempotent batch's range.
       await indexAbortedTxns(this.log, recordProducerBatches(this.producers, batches));
       this.onLeaderAppend(batches.length, res.firstOffset, res.lastOffset);

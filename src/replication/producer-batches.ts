@@ -3,15 +3,29 @@
  * appends and the replay after a restart all go through here): an idempotent or transactional
  * data batch records its sequence range and may open a transaction; a control batch holding an
  * end-transaction marker closes one. Returns the closed transaction, which the partition indexes
- * (indexAbortedTxns) when it was aborted. Before a leader append, checkProducerBatches asks the
- * producer state whether the batches are in sequence.
+ * (indexAbortedTxns) when it was aborted. Before a leader append, the log's append step
+ * (storage/append/append-step.ts) asks the producer state whether the batches are in sequence.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD, isControlBatch, isTransactional } from '../protocol/records/batch-header.js';
+import {
+  LOG_OVERHEAD,
+  baseOffsetAt,
+  baseSequenceOf,
+  batchSize,
+  hasProducerId,
+  isControlBatch,
+  isTransactional,
+  lastOffsetAt,
+  lastOffsetDeltaOf,
+  magicOf,
+  maxTimestampAt,
+  producerEpochOf,
+  producerIdOf,
+} from '../protocol/records/batch-header.js';
 import { decodeBatch } from '../protocol/records/batch.js';
 import { ControlRecordType, endTxnMarkerOf } from '../protocol/records/control.js';
 import type { Log } from '../storage/log.js';
 import type { AbortedTxn } from '../storage/transaction-index.js';
-import { APPEND, lastSequenceOf, type CompletedTxn, type ProducerStateMap, type SequenceCheck } from './producer-state.js';
+import { lastSequenceOf, type CompletedTxn, type ProducerStateMap } from './producer-state.js';
 
 /** Control batches hold one small record; anything larger is not a marker worth inflating. */
 const MAX_CONTROL_BATCH_BYTES = 1024;
@@ -28,20 +42,19 @@ export function markerAt(buf: Buffer, pos: number): { aborted: boolean; coordina
  * Batches without a producer id and pre-v2 batches are ignored.
  */
 export function recordProducerBatch(producers: ProducerStateMap, buf: Buffer, pos: number, firstOffset: number, lastOffset: number): CompletedTxn | undefined {
-  if (buf.readInt8(pos + 16) !== 2) return undefined;
-  const pid = buf.readBigInt64BE(pos + 43);
-  if (pid < 0n) return undefined;
-  const epoch = buf.readInt16BE(pos + 51);
-  const timestamp = Number(buf.readBigInt64BE(pos + 35));
+  if (magicOf(buf, pos) !== 2 || !hasProducerId(buf, pos)) return undefined;
+  const pid = producerIdOf(buf, pos);
+  const epoch = producerEpochOf(buf, pos);
+  const timestamp = maxTimestampAt(buf, pos);
   if (isControlBatch(buf, pos)) {
     const marker = markerAt(buf, pos);
     return marker ? producers.completeTxn(pid, epoch, firstOffset, marker.aborted, marker.coordinatorEpoch, timestamp) : undefined;
   }
-  const firstSeq = buf.readInt32BE(pos + 53);
+  const firstSeq = baseSequenceOf(buf, pos);
   producers.update(
     pid,
     epoch,
-    { firstSeq, lastSeq: lastSequenceOf(firstSeq, buf.readInt32BE(pos + 23)), firstOffset, lastOffset, timestamp },
+    { firstSeq, lastSeq: lastSequenceOf(firstSeq, lastOffsetDeltaOf(buf, pos)), firstOffset, lastOffset, timestamp },
     isTransactional(buf, pos),
   );
   return undefined;
@@ -52,43 +65,15 @@ export function recordProducerBatches(producers: ProducerStateMap, batches: Buff
   const closed: CompletedTxn[] = [];
   let pos = 0;
   while (pos + LOG_OVERHEAD <= batches.length) {
-    const size = batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
+    const size = batchSize(batches, pos);
     if (pos + size > batches.length) break;
-    if (batches.readInt8(pos + 16) === 2 && batches.readBigInt64BE(pos + 43) >= 0n) {
-      const base = Number(batches.readBigInt64BE(pos));
-      const done = recordProducerBatch(producers, batches, pos, base, base + batches.readInt32BE(pos + 23));
+    if (magicOf(batches, pos) === 2 && hasProducerId(batches, pos)) {
+      const done = recordProducerBatch(producers, batches, pos, baseOffsetAt(batches, pos), lastOffsetAt(batches, pos));
       if (done) closed.push(done);
     }
     pos += size;
   }
   return closed;
-}
-
-/**
- * The leader's idempotence check of validated batches (offsets not assigned yet), before they
- * are appended: the first batch refused ('error') or a retry of one of its producer's last five
- * batches ('duplicate', answered with the original offsets) decides; else 'append'. With
- * `fromClient` false (a coordinator's own batches) sequences are not checked, only epochs.
- */
-export function checkProducerBatches(producers: ProducerStateMap, batches: Buffer, fromClient: boolean): SequenceCheck {
-  let pos = 0;
-  while (pos < batches.length) {
-    const pid = batches.readBigInt64BE(pos + 43);
-    if (pid >= 0n) {
-      const firstSeq = batches.readInt32BE(pos + 53);
-      const check = producers.check(
-        pid,
-        batches.readInt16BE(pos + 51),
-        firstSeq,
-        lastSequenceOf(firstSeq, batches.readInt32BE(pos + 23)),
-        isTransactional(batches, pos),
-        fromClient,
-      );
-      if (check.kind !== 'append') return check;
-    }
-    pos += batches.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
-  }
-  return APPEND;
 }
 
 /** The .txnindex entry of an aborted transaction. */

@@ -4,7 +4,7 @@
  * A .txnindex a crash lost (or that was dropped as corrupt) before the replay's start is rebuilt
  * first, and an abort whose index entry the crash lost after it is recorded again by the replay.
  */
-import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../protocol/records/batch-header.js';
+import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC, baseOffsetAt, lastOffsetAt } from '../protocol/records/batch-header.js';
 import { readAt, scanBatchHeaders } from '../storage/batch-scan.js';
 import type { Log } from '../storage/log.js';
 import type { LogSegment } from '../storage/log-segment.js';
@@ -42,8 +42,8 @@ async function replayBatches(log: Log, producers: ProducerStateMap, from: number
     while (pos + LOG_OVERHEAD <= records.length) {
       const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
       if (pos + size > records.length) break;
-      const base = Number(records.readBigInt64BE(pos));
-      const last = base + records.readInt32BE(pos + 23);
+      const base = baseOffsetAt(records, pos);
+      const last = lastOffsetAt(records, pos);
       if (base >= to) return;
       const closed = recordProducerBatch(producers, records, pos, base, last);
       if (closed) await onClosed(closed);

@@ -11,21 +11,11 @@ export interface PositionalFile {
 import {
   BATCH_LENGTH,
   LOG_OVERHEAD,
-  MAGIC,
   RECORD_BATCH_OVERHEAD,
   isCrcValid,
+  lastOffsetDeltaOf,
+  magicOf,
 } from '../protocol/records/batch-header.js';
-
-/** Reads an int64 as a number without a BigInt allocation (exact below 2^53). */
-export function readInt64(buf: Buffer, pos: number): number {
-  return buf.readInt32BE(pos) * 4294967296 + buf.readUInt32BE(pos + 4);
-}
-
-/** Writes a non-negative safe integer as an int64. */
-export function writeInt64(buf: Buffer, value: number, pos: number): void {
-  buf.writeUInt32BE(Math.floor(value / 4294967296), pos);
-  buf.writeUInt32BE(value >>> 0, pos + 4);
-}
 
 /** Smallest possible value of the batch length field of a v2 batch (header without records). */
 export const MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;
@@ -92,9 +82,10 @@ export interface BatchProblem {
 
 /** Full validation of one batch that lies entirely in buf at start. */
 export function checkBatch(buf: Buffer, start: number, size: number): string | undefined {
-  if (buf.readInt8(start + MAGIC) !== 2) return `unsupported magic ${buf.readInt8(start + MAGIC)}`;
+  const magic = magicOf(buf, start);
+  if (magic !== 2) return `unsupported magic ${magic}`;
   if (!isCrcValid(buf, start)) return 'CRC mismatch';
-  const lastOffsetDelta = buf.readInt32BE(start + 23);
+  const lastOffsetDelta = lastOffsetDeltaOf(buf, start);
   if (lastOffsetDelta < 0) return `negative last offset delta ${lastOffsetDelta}`;
   if (size < RECORD_BATCH_OVERHEAD) return `batch size ${size} below the header size`;
   return undefined;

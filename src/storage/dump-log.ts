@@ -5,7 +5,7 @@
 import { TransactionIndex } from './transaction-index.js';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
+import { BATCH_LENGTH, CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
 import { TimestampType, decodeBatch, readBatchHeaderInfo, recordTimestamp, type RecordBatch } from '../protocol/records/batch.js';
 import { RecordsError } from '../protocol/records/errors.js';
 import { readDecompressionCap } from '../protocol/records/read-limits.js';
@@ -99,7 +99,7 @@ async function dumpLog(file: string, opts: DumpOptions, out: (line: string) => v
   out(`Log starting offset: ${baseOffsetOfFileName(path.basename(file)) ?? 0}`);
   let pos = 0;
   while (pos + RECORD_BATCH_OVERHEAD <= data.length) {
-    const length = data.readInt32BE(pos + 8);
+    const length = data.readInt32BE(pos + BATCH_LENGTH);
     const size = length + LOG_OVERHEAD;
     if (length < MIN_BATCH_LENGTH || pos + size > data.length) break;
     let batch: RecordBatch | undefined;

@@ -1,19 +1,15 @@
 /**
  * One segment: `<base>.log` holding batches exactly as on the wire, plus its `.index`,
- * `.timeindex` and, once it holds an aborted transaction's marker, `.txnindex`. Writes are positional through a SegmentFile (a descriptor opened lazily under
- * the process-wide open-file budget, see segment-file.ts); the in-memory `size` only moves
+ * `.timeindex` and, once it holds an aborted transaction's marker, `.txnindex`. Writes are
+ * positional through a SegmentFile (a descriptor opened lazily under the process-wide open-file
+ * budget, see segment-file.ts); the in-memory `size` only moves
  * after a write fully succeeded, so readers never see a partial batch.
  */
 import { ftruncateSync, writeSync } from 'node:fs';
 import { rename, stat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  BATCH_LENGTH,
-  LOG_OVERHEAD,
-  MAX_TIMESTAMP,
-  RECORD_BATCH_OVERHEAD,
-} from '../protocol/records/batch-header.js';
-import { readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
+import { RECORD_BATCH_OVERHEAD, baseOffsetAt, batchSize, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
+import { readAt, scanBatchHeaders } from './batch-scan.js';
 import { rebuildSegment } from './segment-rebuild.js';
 import { fetchReadBuffers } from './read-buffer-pool.js';
 import { OffsetIndex } from './offset-index.js';
@@ -52,6 +48,9 @@ export interface BatchLocation {
   maxTimestamp: number;
 }
 
+/** Whole batches read from a segment, and the base offset of the first batch found. */
+export type SegmentRead = { records: Buffer; firstBatchOffset: number };
+
 export interface RecoveryResult {
   validBytes: number;
   truncatedBytes: number;
@@ -59,10 +58,6 @@ export interface RecoveryResult {
 }
 
 const acquireReadBuffer = (length: number): Buffer => fetchReadBuffers.acquire(length);
-
-function lastOffsetAt(buf: Buffer, start: number): number {
-  return readInt64(buf, start) + buf.readInt32BE(start + 23);
-}
 
 export class LogSegment {
   size = 0;
@@ -177,7 +172,7 @@ export class LogSegment {
   private onAppended(buf: Buffer, startPos: number, now: number): void {
     let i = 0;
     while (i < buf.length) {
-      const size = buf.readInt32BE(i + BATCH_LENGTH) + LOG_OVERHEAD;
+      const size = batchSize(buf, i);
       this.trackBatch(buf, i, startPos + i, size);
       i += size;
     }
@@ -189,7 +184,7 @@ export class LogSegment {
   /** Index and timestamp bookkeeping for one batch located at filePos (Kafka's LogSegment.append rule). */
   trackBatch(buf: Buffer, start: number, filePos: number, size: number): void {
     const lastOffset = lastOffsetAt(buf, start);
-    const maxTs = readInt64(buf, start + MAX_TIMESTAMP);
+    const maxTs = maxTimestampAt(buf, start);
     if (this.rollingBasedTimestamp === undefined) this.rollingBasedTimestamp = maxTs;
     if (maxTs > this.maxTimestampSoFar) {
       this.maxTimestampSoFar = maxTs;
@@ -220,26 +215,14 @@ export class LogSegment {
       await this.rebuildIndexes(false);
       return `offset index ${offsetProblem.reason}`;
     }
-    let endPos = from;
-    let lastOffset = this.baseOffset - 1;
-    let firstTs: number | undefined;
-    await scanBatchHeaders(this.file, from, this.size, (buf, start, pos, size) => {
-      lastOffset = lastOffsetAt(buf, start);
-      const ts = readInt64(buf, start + MAX_TIMESTAMP);
-      if (pos === 0) firstTs = ts;
-      if (ts > this.maxTimestampSoFar) {
-        this.maxTimestampSoFar = ts;
-        this.offsetOfMaxTimestampSoFar = lastOffset;
-      }
-      endPos = pos + size;
-      return true;
-    });
+    this.nextOffset = this.baseOffset;
+    const { endPos, firstTs } = await this.scanTail(from);
     if (endPos !== this.size) {
       // Tail does not parse: the fast path cannot be trusted, validate everything.
       await this.rebuildIndexes(false);
       return `segment tail at ${endPos} does not parse`;
     }
-    this.nextOffset = lastOffset + 1;
+    const lastOffset = this.nextOffset - 1;
     this.bytesSinceLastIndexEntry = this.size - from;
     const timeProblem = await this.timeIndex.load(Math.max(lastOffset, this.baseOffset));
     if (timeProblem) {
@@ -251,12 +234,13 @@ export class LogSegment {
       this.maxTimestampSoFar = lastTime.timestamp;
       this.offsetOfMaxTimestampSoFar = lastTime.offset;
     }
-    if (firstTs === undefined && this.size > 0) {
-      const head = await readAt(this.file, 0, RECORD_BATCH_OVERHEAD);
-      if (head.length === RECORD_BATCH_OVERHEAD) firstTs = Number(head.readBigInt64BE(MAX_TIMESTAMP));
-    }
-    this.rollingBasedTimestamp = firstTs;
+    this.rollingBasedTimestamp = firstTs ?? (await this.firstBatchMaxTimestamp());
     return undefined;
+  }
+
+  private async firstBatchMaxTimestamp(): Promise<number | undefined> {
+    const head = await readAt(this.file, 0, RECORD_BATCH_OVERHEAD);
+    return head.length === RECORD_BATCH_OVERHEAD ? maxTimestampAt(head, 0) : undefined;
   }
 
   /**
@@ -285,13 +269,7 @@ export class LogSegment {
     await scanBatchHeaders(this.file, hint.position, sizeLimit, (buf, start, pos, size) => {
       const last = lastOffsetAt(buf, start);
       if (last < target) return true;
-      found = {
-        position: pos,
-        size,
-        baseOffset: Number(buf.readBigInt64BE(start)),
-        lastOffset: last,
-        maxTimestamp: readInt64(buf, start + MAX_TIMESTAMP),
-      };
+      found = { position: pos, size, baseOffset: baseOffsetAt(buf, start), lastOffset: last, maxTimestamp: maxTimestampAt(buf, start) };
       return false;
     }, 16 * 1024);
     return found;
@@ -302,13 +280,7 @@ export class LogSegment {
    * at most maxBytes unless the first batch alone is larger and minOneBatch is set. Batches with
    * lastOffset >= maxOffset are excluded. Undefined when the segment has nothing at/after target.
    */
-  async read(
-    target: number,
-    maxBytes: number,
-    sizeLimit: number,
-    maxOffset: number | undefined,
-    minOneBatch: boolean,
-  ): Promise<{ records: Buffer; firstBatchOffset: number } | undefined> {
+  async read(target: number, maxBytes: number, sizeLimit: number, maxOffset: number | undefined, minOneBatch: boolean): Promise<SegmentRead | undefined> {
     const first = await this.findBatch(target, sizeLimit);
     if (!first) return undefined;
     if (maxOffset !== undefined && first.lastOffset >= maxOffset) return { records: Buffer.alloc(0), firstBatchOffset: first.baseOffset };
@@ -321,7 +293,7 @@ export class LogSegment {
     const data = await readAt(this.file, first.position, window, acquireReadBuffer);
     let end = 0;
     while (end + RECORD_BATCH_OVERHEAD <= data.length) {
-      const size = data.readInt32BE(end + BATCH_LENGTH) + LOG_OVERHEAD;
+      const size = batchSize(data, end);
       if (end + size > data.length) break;
       if (maxOffset !== undefined && lastOffsetAt(data, end) >= maxOffset) break;
       end += size;
@@ -353,12 +325,22 @@ export class LogSegment {
     this.rollingBasedTimestamp = undefined;
     if (hint.position > 0) this.nextOffset = hint.offset + 1;
     if (this.size === 0) return;
-    const head = await readAt(this.file, 0, RECORD_BATCH_OVERHEAD);
-    this.rollingBasedTimestamp = Number(head.readBigInt64BE(MAX_TIMESTAMP));
-    let endPos = hint.position;
-    await scanBatchHeaders(this.file, hint.position, this.size, (buf, start, pos, size) => {
+    this.rollingBasedTimestamp = await this.firstBatchMaxTimestamp();
+    const { endPos } = await this.scanTail(hint.position);
+    this.bytesSinceLastIndexEntry = endPos - hint.position;
+  }
+
+  /**
+   * Reads the batch headers from `from` to the end: the max timestamp and the next offset follow
+   * them. Returns where the parse stopped and, when it starts at 0, the first batch's max timestamp.
+   */
+  private async scanTail(from: number): Promise<{ endPos: number; firstTs: number | undefined }> {
+    let endPos = from;
+    let firstTs: number | undefined;
+    await scanBatchHeaders(this.file, from, this.size, (buf, start, pos, size) => {
       const lastOffset = lastOffsetAt(buf, start);
-      const ts = readInt64(buf, start + MAX_TIMESTAMP);
+      const ts = maxTimestampAt(buf, start);
+      if (pos === 0) firstTs = ts;
       if (ts > this.maxTimestampSoFar) {
         this.maxTimestampSoFar = ts;
         this.offsetOfMaxTimestampSoFar = lastOffset;
@@ -367,7 +349,7 @@ export class LogSegment {
       endPos = pos + size;
       return true;
     });
-    this.bytesSinceLastIndexEntry = endPos - hint.position;
+    return { endPos, firstTs };
   }
 
   /** Adds the final time index entry Kafka writes when a segment stops being active. */

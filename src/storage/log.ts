@@ -14,7 +14,7 @@ import { LogIoFailures, type LogIoAction } from './log-io-failures.js';
 import { readFromSegments, type ReadResult } from './log-read.js';
 import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from './segment-retirement.js';
-import { appendOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
+import { planAppend, type AppendPlan, type ProducerSequenceCheck } from './append/append-step.js';
 import { validateLogConfig, type LogConfig } from './config.js';
 import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, type StorageError } from './errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
@@ -29,6 +29,8 @@ export interface AppendResult {
   logAppendTime: number;
   logStartOffset: number;
   maxTimestamp: number;
+  /** The producer state refused a batch, or found a retry (AppendOptions.producers): nothing was written. */
+  refused?: AppendPlan['refused'];
 }
 
 export interface AppendOptions {
@@ -42,6 +44,12 @@ export interface AppendOptions {
    * sizes are still checked.
    */
   crcVerified?: boolean;
+  /** Framing, sizes and CRCs already checked (a produce's validated records, a coordinator's own batch). */
+  validated?: boolean;
+  /** Leader appends: each idempotent batch is checked against the producer state first. */
+  producers?: ProducerSequenceCheck;
+  /** With `producers`: false for a coordinator's batches (epochs checked, not sequences). */
+  fromClient?: boolean;
 }
 
 export type { ReadResult } from './log-read.js';
@@ -174,17 +182,29 @@ export class Log extends EventEmitter {
 
   async append(batches: Buffer, opts: AppendOptions): Promise<AppendResult> {
     const assign = opts.assignOffsets ?? true;
-    const summary = validateBatches(batches, this.config.maxMessageBytes, assign, !opts.crcVerified);
-    if (batches.length > this.config.segmentBytes)
-      throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
     return this.lock.run(async () => {
-      this.checkOnline('append');
       const now = opts.now ?? this.clock();
       const logAppendTime = assign && this.config.messageTimestampType === 'LogAppendTime' ? now : undefined;
-      const { firstOffset, lastOffset } = appendOffsetRange(batches, this.endOffset, assign, opts.leaderEpoch, logAppendTime, this.name);
-      const { maxTimestamp, firstBatchMaxTimestamp } = maxTimestampOfBatches(batches);
+      // The single pass: validate, check producers, assign offsets, stamp timestamps (append-step.ts).
+      const plan = planAppend(batches, {
+        assignOffsets: assign,
+        logEndOffset: this.endOffset,
+        leaderEpoch: opts.leaderEpoch,
+        logAppendTime,
+        validated: opts.validated ?? false,
+        crcVerified: opts.crcVerified ?? false,
+        maxMessageBytes: this.config.maxMessageBytes,
+        logName: this.name,
+        producers: opts.producers,
+        fromClient: opts.fromClient,
+      });
+      if (plan.refused) return { firstOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this.startOffset, maxTimestamp: -1, refused: plan.refused };
+      if (batches.length > this.config.segmentBytes)
+        throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
+      this.checkOnline('append');
+      const { firstOffset, lastOffset, maxTimestamp } = plan;
       try {
-        if (shouldRoll(this.activeSegment, this.config, batches.length, lastOffset, firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
+        if (shouldRoll(this.activeSegment, this.config, batches.length, lastOffset, plan.firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
         this.activeSegment.append(batches, now);
       } catch (err) {
         throw this.storageFailure('append', err);
@@ -194,7 +214,7 @@ export class Log extends EventEmitter {
       if (recordEpochs(this.epochs, batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
         await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
       }
-      this.unflushedMessages += summary.recordCount;
+      this.unflushedMessages += plan.recordCount;
       this.emit('append', { firstOffset, lastOffset });
       if (this.unflushedMessages >= this.config.flushMessages) await this.flushLocked();
       return { firstOffset, lastOffset, logAppendTime: logAppendTime ?? -1, logStartOffset: this.startOffset, maxTimestamp };

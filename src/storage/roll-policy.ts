@@ -1,4 +1,5 @@
 /** Per-append decisions of Log: when to roll the active segment, which epochs to record. */
+import { baseOffsetAt, batchSize, partitionLeaderEpochOf } from '../protocol/records/batch-header.js';
 import type { LogConfig } from './config.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LogSegment } from './log-segment.js';
@@ -30,9 +31,8 @@ export function shouldRoll(
 export function recordEpochs(epochs: LeaderEpochCache, batches: Buffer, leaderEpoch: number | undefined, firstOffset: number): boolean {
   if (leaderEpoch !== undefined) return epochs.assign(leaderEpoch, firstOffset);
   let changed = false;
-  for (let pos = 0; pos < batches.length; pos += batches.readInt32BE(pos + 8) + 12) {
-    const base = batches.readInt32BE(pos) * 4294967296 + batches.readUInt32BE(pos + 4);
-    changed = epochs.assign(batches.readInt32BE(pos + 12), base) || changed;
+  for (let pos = 0; pos < batches.length; pos += batchSize(batches, pos)) {
+    changed = epochs.assign(partitionLeaderEpochOf(batches, pos), baseOffsetAt(batches, pos)) || changed;
   }
   return changed;
 }

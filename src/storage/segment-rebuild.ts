@@ -3,13 +3,9 @@
  * checked while both indexes are rebuilt; the file is truncated at the first invalid byte.
  * Reads 8 MiB chunks, so a 1 GiB segment costs ~128 reads plus the CRC work.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64 } from './batch-scan.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, baseOffsetAt, lastOffsetAt } from '../protocol/records/batch-header.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt } from './batch-scan.js';
 import type { LogSegment, RecoveryResult } from './log-segment.js';
-
-function lastOffsetAt(buf: Buffer, start: number): number {
-  return readInt64(buf, start) + buf.readInt32BE(start + 23);
-}
 
 export async function rebuildSegment(seg: LogSegment, validate: boolean, maxBatchBytes: number): Promise<RecoveryResult> {
   seg.resetTracking();
@@ -49,7 +45,7 @@ export async function rebuildSegment(seg: LogSegment, validate: boolean, maxBatc
         batchBuf = await readAt(seg.file, pos, size); // a batch larger than the chunk
         batchStart = 0;
       }
-      const base = Number(batchBuf.readBigInt64BE(batchStart));
+      const base = baseOffsetAt(batchBuf, batchStart);
       const problem =
         (validate ? checkBatch(batchBuf, batchStart, size) : undefined) ??
         (base <= prevLast ? `base offset ${base} not above previous ${prevLast}` : undefined) ??

@@ -5,14 +5,10 @@
  * means the file is not what the cleaner wrote: it must not overwrite the original.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, baseOffsetAt, lastOffsetAt } from '../protocol/records/batch-header.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders } from './batch-scan.js';
 
 const CHUNK = 8 * 1024 * 1024;
-
-function lastOffsetAt(buf: Buffer, start: number): number {
-  return readInt64(buf, start) + buf.readInt32BE(start + 23);
-}
 
 /**
  * Offset after the last batch whose header parses in a segment file (headers only, no CRC):
@@ -68,7 +64,7 @@ export async function swapFileProblem(file: string, baseOffset: number, endOffse
       const size = length + LOG_OVERHEAD;
       if (length < MIN_BATCH_LENGTH || size > maxBatchBytes + LOG_OVERHEAD + RECORD_BATCH_OVERHEAD) return `implausible batch length ${length} at position ${pos}`;
       if (pos + size > fileSize) return `batch of ${size} bytes at position ${pos} runs past the end of the file (${fileSize} bytes)`;
-      const base = readInt64(chunk, i);
+      const base = baseOffsetAt(chunk, i);
       const last = lastOffsetAt(chunk, i);
       if (base <= prevLast) return `batch at position ${pos} starts at offset ${base}, not above ${prevLast}`;
       if (last >= endOffset) return `batch at position ${pos} ends at offset ${last}, beyond the replaced segment's range [${baseOffset}, ${endOffset})`;

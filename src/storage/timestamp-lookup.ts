@@ -9,7 +9,7 @@ import { RecordsError } from '../protocol/records/errors.js';
 import { readAt } from './batch-scan.js';
 import type { LogSegment } from './log-segment.js';
 import { scanBatchHeaders } from './batch-scan.js';
-import { MAX_TIMESTAMP } from '../protocol/records/batch-header.js';
+import { baseOffsetAt, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
 
 export interface TimestampAndOffset {
   offset: number;
@@ -49,8 +49,8 @@ async function recordInBatch(
     }
   } catch (err) {
     if (!(err instanceof RecordsError)) throw err;
-    const base = Number(bytes.readBigInt64BE(0));
-    const maxTs = Number(bytes.readBigInt64BE(MAX_TIMESTAMP));
+    const base = baseOffsetAt(bytes, 0);
+    const maxTs = maxTimestampAt(bytes, 0);
     if (match(maxTs)) return { offset: Math.max(base, minOffset), timestamp: maxTs };
   }
   return undefined;
@@ -69,8 +69,8 @@ export async function findOffsetByTimestamp(
     const startPos = seg.offsetIndex.lookup(fromOffset).position;
     const candidates: { position: number; size: number }[] = [];
     await scanBatchHeaders(seg.file, startPos, sizeLimit, (buf, start, pos, size) => {
-      const last = Number(buf.readBigInt64BE(start)) + buf.readInt32BE(start + 23);
-      const maxTs = Number(buf.readBigInt64BE(start + MAX_TIMESTAMP));
+      const last = lastOffsetAt(buf, start);
+      const maxTs = maxTimestampAt(buf, start);
       if (last >= logStartOffset && maxTs >= target) {
         candidates.push({ position: pos, size });
         return false;

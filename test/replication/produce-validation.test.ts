@@ -21,7 +21,7 @@ import {
   rewriteCrc,
   type KafkaRecord,
 } from '../../src/protocol/records/index.js';
-import { prepareProducedRecords, type ProduceLimits } from '../../src/replication/produce-validation.js';
+import { prepareProducedRecords, type ProduceLimits } from '../../src/storage/append/produce-validation.js';
 import { legacyGzipBomb, rawV2Batch, v2Bomb } from '../helpers/bombs.js';
 
 const CODECS = [CompressionType.None, CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4, CompressionType.Zstd];

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isCrcValid } from '../../src/protocol/records/batch-header.js';
-import { assignOffsets, existingOffsetRange, validateBatches } from '../../src/storage/append-validation.js';
+import { assignOffsets, existingOffsetRange, validateBatches } from '../../src/storage/append/append-step.js';
 import { CorruptRecordError, RecordTooLargeError } from '../../src/storage/errors.js';
 import { makeBatch } from './helpers.js';
 import { flipByte } from '../helpers/corrupt.js';

@@ -113,6 +113,43 @@ export function rewriteCrc(buf: Buffer, start: number): void {
 export function lastOffsetOf(buf: Buffer, start: number): bigint {
   return baseOffsetOf(buf, start) + BigInt(lastOffsetDeltaOf(buf, start));
 }
+export function setMaxTimestamp(buf: Buffer, start: number, timestampMs: bigint): void {
+  buf.writeBigInt64BE(timestampMs, start + MAX_TIMESTAMP);
+}
+
+// Number-valued accessors for the broker's hot paths: offsets and timestamps as plain numbers
+// (exact below 2^53, as every offset and millisecond timestamp is), with no BigInt allocation.
+
+/** Reads an int64 as a number (exact below 2^53). */
+export function readInt64Number(buf: Buffer, pos: number): number {
+  return buf.readInt32BE(pos) * 4294967296 + buf.readUInt32BE(pos + 4);
+}
+/** Writes a non-negative safe integer as an int64. */
+export function writeInt64Number(buf: Buffer, value: number, pos: number): void {
+  buf.writeUInt32BE(Math.floor(value / 4294967296), pos);
+  buf.writeUInt32BE(value >>> 0, pos + 4);
+}
+export function baseOffsetAt(buf: Buffer, start: number): number {
+  return readInt64Number(buf, start + BASE_OFFSET);
+}
+/** The batch's last offset: base offset + last offset delta. */
+export function lastOffsetAt(buf: Buffer, start: number): number {
+  return readInt64Number(buf, start + BASE_OFFSET) + buf.readInt32BE(start + LAST_OFFSET_DELTA);
+}
+export function maxTimestampAt(buf: Buffer, start: number): number {
+  return readInt64Number(buf, start + MAX_TIMESTAMP);
+}
+export function baseTimestampAt(buf: Buffer, start: number): number {
+  return readInt64Number(buf, start + BASE_TIMESTAMP);
+}
+/** Rewrites the base offset (a number); the CRC does not cover it. */
+export function setBaseOffsetAt(buf: Buffer, start: number, offset: number): void {
+  writeInt64Number(buf, offset, start + BASE_OFFSET);
+}
+/** Whether the producer id field holds an id (idempotent or transactional batch); -1 means none. */
+export function hasProducerId(buf: Buffer, start: number): boolean {
+  return buf.readInt32BE(start + PRODUCER_ID) >= 0;
+}
 export function compressionOf(buf: Buffer, start: number): CompressionType {
   return (attributesOf(buf, start) & ATTR_COMPRESSION_MASK) as CompressionType;
 }
@@ -121,6 +158,10 @@ export function isControlBatch(buf: Buffer, start: number): boolean {
 }
 export function isTransactional(buf: Buffer, start: number): boolean {
   return (attributesOf(buf, start) & ATTR_TRANSACTIONAL) !== 0;
+}
+/** The timestamp-type attribute bit: LogAppendTime (set by the broker) rather than CreateTime. */
+export function isLogAppendTime(buf: Buffer, start: number): boolean {
+  return (attributesOf(buf, start) & ATTR_TIMESTAMP_TYPE) !== 0;
 }
 
 /** Every header field of a v2 batch, as `writeBatchHeader` lays them out. */

@@ -9,7 +9,7 @@
  * nothing else; otherwise the follower's fetch state is recorded (which may advance the high
  * watermark or bring it back into the ISR) and it reads up to the log end, not the HW.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD } from '../../protocol/records/batch-header.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, lastOffsetAt } from '../../protocol/records/batch-header.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { OffsetOutOfRangeError } from '../../storage/errors.js';
 import { DelayedFetch } from './delayed-fetch.js';
@@ -159,7 +159,7 @@ function abortedIn(p: Partition, fetchOffset: number, records: Buffer): { produc
   while (pos + LOG_OVERHEAD <= records.length) {
     const size = records.readInt32BE(pos + BATCH_LENGTH) + LOG_OVERHEAD;
     if (pos + size > records.length || records.length - pos < 27) break;
-    end = Number(records.readBigInt64BE(pos)) + records.readInt32BE(pos + 23) + 1;
+    end = lastOffsetAt(records, pos) + 1;
     pos += size;
   }
   return p.log.collectAbortedTxns(fetchOffset, end).map((t) => ({ producerId: t.producerId, firstOffset: t.firstOffset }));

@@ -4,6 +4,7 @@
  * answer, error classification.
  */
 import { ErrorCode } from '../../protocol/errors.js';
+import { batchSize } from '../../protocol/records/batch-header.js';
 import type { FollowerReplica, InitialFetchState } from './types.js';
 
 export type FetchStateKind = 'pending' | 'truncating' | 'fetching';
@@ -51,7 +52,7 @@ const LOG_OVERHEAD = 12;
 export function wholeBatches(records: Buffer): Buffer {
   let pos = 0;
   while (pos + LOG_OVERHEAD <= records.length) {
-    const size = records.readInt32BE(pos + 8) + LOG_OVERHEAD;
+    const size = batchSize(records, pos);
     if (size <= LOG_OVERHEAD || pos + size > records.length) break;
     pos += size;
   }

@@ -13,26 +13,28 @@
  * uncompressed records), Java batches (batch.size counts compressed bytes) and kafkajs sends of
  * tens of thousands of messages fit; a bomb is cut off at the cap with MESSAGE_TOO_LARGE.
  */
-import { ErrorCode } from '../protocol/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
 import {
-  ATTR_COMPRESSION_MASK,
-  ATTR_TIMESTAMP_TYPE,
-  ATTRIBUTES,
-  BASE_TIMESTAMP,
-  BATCH_LENGTH,
+  CompressionType,
   KAFKA_ERROR_CODE,
   LOG_OVERHEAD,
-  MAGIC,
-  MAX_TIMESTAMP,
-  RECORDS_COUNT,
+  RECORD_BATCH_OVERHEAD,
   RecordsError,
+  baseTimestampOf,
+  batchSize,
+  compressionOf,
+  isLogAppendTime,
+  magicOf,
+  maxTimestampOf,
+  recordsCountOf,
+  setMaxTimestamp,
   checkCompressedRecords,
   checkUncompressedRecords,
   convertProducedLegacySet,
   rewriteCrc,
   validateBatchHeader,
   type RecordsVerdict,
-} from '../protocol/records/index.js';
+} from '../../protocol/records/index.js';
 
 export interface RecordError {
   batchIndex: number;
@@ -110,14 +112,17 @@ class Gate {
 
 const inflationGate = new Gate(MAX_CONCURRENT_INFLATIONS);
 
+/** A legacy message's attributes byte: after offset, size, CRC and magic. */
+const LEGACY_ATTRIBUTES = 17;
+
 /** Whether a legacy set holds a compressed wrapper at top level (only then is it inflated). */
 function hasLegacyWrapper(records: Buffer): boolean {
   let pos = 0;
   while (pos + LOG_OVERHEAD + 6 <= records.length) {
-    if ((records[pos + 17]! & 0x07) !== 0) return true;
-    const size = records.readInt32BE(pos + BATCH_LENGTH);
-    if (size < 0) return false;
-    pos += LOG_OVERHEAD + size;
+    if ((records[pos + LEGACY_ATTRIBUTES]! & 0x07) !== 0) return true;
+    const size = batchSize(records, pos);
+    if (size < LOG_OVERHEAD) return false;
+    pos += size;
   }
   return false;
 }
@@ -160,11 +165,11 @@ function tooLarge(size: number, limits: ProduceLimits): PreparedRecords {
 /** Sets the header's max timestamp from the records (CreateTime), as Kafka does; re-CRCs only on change. */
 function fixMaxTimestamp(buf: Buffer, start: number, maxTimestampDelta: number): void {
   if (!Number.isSafeInteger(maxTimestampDelta)) return;
-  const base = buf.readBigInt64BE(start + BASE_TIMESTAMP);
+  const base = baseTimestampOf(buf, start);
   let max = base + BigInt(maxTimestampDelta);
   if (max < -1n) max = -1n;
-  if (buf.readBigInt64BE(start + MAX_TIMESTAMP) === max) return;
-  buf.writeBigInt64BE(max, start + MAX_TIMESTAMP);
+  if (maxTimestampOf(buf, start) === max) return;
+  setMaxTimestamp(buf, start, max);
   rewriteCrc(buf, start);
 }
 
@@ -174,7 +179,7 @@ export async function prepareProducedRecords(
 ): Promise<PreparedRecords> {
   const limits = opts.limits ?? DEFAULT_LIMITS;
   if (records === null || records.length < LOG_OVERHEAD + 5) return refuse(ErrorCode.CORRUPT_MESSAGE, 'empty or truncated record set');
-  if (records.readInt8(MAGIC) < 2) {
+  if (magicOf(records, 0) < 2) {
     if (opts.produceVersion !== undefined && opts.produceVersion >= 3)
       return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry record batches of magic 2');
     try {
@@ -192,22 +197,20 @@ export async function prepareProducedRecords(
   }
   if (opts.fromClient && opts.produceVersion !== undefined && opts.produceVersion >= 3 && records.length >= LOG_OVERHEAD) {
     // Checked first, so a request cannot make us inflate batches we would refuse anyway.
-    const first = records.readInt32BE(BATCH_LENGTH) + LOG_OVERHEAD;
-    if (first < records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
+    if (batchSize(records, 0) < records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
   }
   const range = timestampRange(limits);
   let start = 0;
   while (start < records.length) {
     if (records.length - start >= LOG_OVERHEAD) {
-      const size = records.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
+      const size = batchSize(records, start);
       if (size > limits.maxMessageBytes) return tooLarge(size, limits);
     }
     const invalid = validateBatchHeader(records, start, { fromClient: opts.fromClient, walkRecords: false });
     if (invalid) return refuse(KAFKA_ERROR_CODE[invalid.kafkaError], invalid.message);
-    const attributes = records.readInt16BE(start + ATTRIBUTES);
-    const logAppendTime = (attributes & ATTR_TIMESTAMP_TYPE) !== 0;
+    const logAppendTime = isLogAppendTime(records, start);
     if (opts.fromClient && logAppendTime) {
-      const count = Math.min(records.readInt32BE(start + RECORDS_COUNT), 1000);
+      const count = Math.min(recordsCountOf(records, start), 1000);
       const message = 'Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime.';
       return {
         ok: false,
@@ -217,7 +220,7 @@ export async function prepareProducedRecords(
       };
     }
     const verdict: RecordsVerdict =
-      (attributes & ATTR_COMPRESSION_MASK) === 0
+      compressionOf(records, start) === CompressionType.None
         ? checkUncompressedRecords(records, start, { compacted: limits.compacted, timestampRange: range })
         : await inflationGate.run(() =>
             checkCompressedRecords(records, start, {
@@ -230,11 +233,28 @@ export async function prepareProducedRecords(
     if (verdict.kind === 'keyless') return refuseKeyless(verdict.total, verdict.indexes, limits.topicPartition);
     if (verdict.kind === 'bad_timestamps') return refuseTimestamps(verdict.indexes, verdict.timestamps, range ?? { min: 0, max: 0 });
     if (!logAppendTime) fixMaxTimestamp(records, start, verdict.maxTimestampDelta);
-    start += records.readInt32BE(start + BATCH_LENGTH) + LOG_OVERHEAD;
+    start += batchSize(records, start);
   }
   if (opts.fromClient && opts.produceVersion !== undefined && opts.produceVersion >= 3) {
-    const first = records.readInt32BE(BATCH_LENGTH) + LOG_OVERHEAD;
-    if (first !== records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
+    if (batchSize(records, 0) !== records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
+  }
+  return { ok: true, batches: records };
+}
+
+/**
+ * A coordinator's own batches (the group and transaction coordinators write through the broker):
+ * this broker built them, so they are neither walked again nor re-CRCed as a client's would be;
+ * only max.message.bytes applies, as Kafka's LogValidator applies it to every origin. Anything
+ * that does not look like v2 batches of this broker's making takes the full path above.
+ */
+export async function prepareTrustedRecords(records: Buffer | null, limits: ProduceLimits): Promise<PreparedRecords> {
+  if (records === null || records.length < RECORD_BATCH_OVERHEAD) return prepareProducedRecords(records, { fromClient: false, limits });
+  for (let start = 0; start < records.length; ) {
+    const size = records.length - start < RECORD_BATCH_OVERHEAD ? 0 : batchSize(records, start);
+    if (size < RECORD_BATCH_OVERHEAD || size > records.length - start || magicOf(records, start) !== 2)
+      return prepareProducedRecords(records, { fromClient: false, limits });
+    if (size > limits.maxMessageBytes) return tooLarge(size, limits);
+    start += size;
   }
   return { ok: true, batches: records };
 }
