@@ -151,7 +151,7 @@ export class Broker {
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
       // A log no partition hosts yet has no last stable offset: an open transaction's records
       // could be cleaned as if committed.
-      cleanHostedLogsOnly: true,
+      highWatermarkSetByOwner: true,
       ...(this.zk ? { metaProperties: this.zk.metaProperties() } : {}),
       maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
       // Logs found on disk start with their topic's config (compaction of __consumer_offsets,

@@ -27,6 +27,16 @@ export class LeaderEpochCache {
     return this.entries;
   }
 
+  /** The epoch in force at `offset` (the last one starting at or before it), -1 if unknown. */
+  epochAt(offset: number): number {
+    let epoch = -1;
+    for (const e of this.entries) {
+      if (e.startOffset <= offset) epoch = e.epoch;
+      else break;
+    }
+    return epoch;
+  }
+
   latestEpoch(): number {
     return this.entries.length === 0 ? -1 : this.entries[this.entries.length - 1]!.epoch;
   }

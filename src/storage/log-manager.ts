@@ -4,30 +4,20 @@
  */
 import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  CLEANER_OFFSET_CHECKPOINT,
-  CLEAN_SHUTDOWN_MARKER,
-  LOG_START_OFFSET_CHECKPOINT,
-  RECOVERY_POINT_CHECKPOINT,
-  REPLICATION_OFFSET_CHECKPOINT,
-  readMetaProperties,
-  readOffsetCheckpoint,
-  removeIfExists,
-  tpKey,
-  writeFileAtomically,
-  writeMetaProperties,
-  writeOffsetCheckpoint,
-} from './checkpoints.js';
+import { CLEAN_SHUTDOWN_MARKER, readMetaProperties, removeIfExists, tpKey, writeFileAtomically, writeMetaProperties } from './checkpoints.js';
 import type { LogConfig } from './config.js';
 import { LogCleaner } from './cleaner/log-cleaner.js';
 import { LogDirLockedError } from './errors.js';
 import { DirLock } from './lock.js';
 import { ensureDirectory } from './log-dirs.js';
-import { Log } from './log.js';
+import { CoalescingWrites, readDirCheckpoints, writeDirCheckpoints } from './log-dir-checkpoints.js';
+import { LocalLog } from './local-log.js';
 import { silentLogger, type StorageLogger } from './logger.js';
 import { applyRetention } from './retention.js';
 import { FailureLog } from './failure-log.js';
+import { forEachConcurrently } from '../common/concurrency.js';
 import { defaultOpenFileBudget, segmentFiles } from './segment-file.js';
+import { UnifiedLog } from './unified-log.js';
 
 export interface LogManagerOptions {
   logDirs: string[];
@@ -42,10 +32,11 @@ export interface LogManagerOptions {
   /** log.cleaner.backoff.ms. Default 15000. */
   cleanerBackoffMs?: number;
   /**
-   * Clean only logs a partition hosts (Log.producerView set): the broker sets it, since only a
-   * partition knows the last stable offset the cleaner must not pass. Default false (storage alone).
+   * The broker's logs: a log's high watermark is replication's to set; until it is (or a
+   * checkpoint had it), it stays at the log start, and so does the last stable offset the cleaner
+   * must not pass. Default false (storage alone): every appended offset counts as committed.
    */
-  cleanHostedLogsOnly?: boolean;
+  highWatermarkSetByOwner?: boolean;
   clock?: () => number;
   /** Per-topic overrides (from the metadata store) applied when existing logs are loaded. */
   topicConfig?: (topic: string) => Partial<LogConfig> | undefined;
@@ -76,9 +67,7 @@ interface DirState {
   error?: string;
   hadCleanShutdown: boolean;
   /** The directory's checkpoint writes, one at a time. */
-  checkpointChain: Promise<unknown>;
-  /** A write queued behind the running one and not started: later requests share it. */
-  checkpointQueued?: Promise<boolean>;
+  checkpoints: CoalescingWrites;
 }
 
 const LOG_DIR_NAME = /^(.+)-(\d+)$/;
@@ -97,19 +86,9 @@ export function deleteDirName(topic: string, partition: number): string {
   return topic.slice(0, Math.max(0, MAX_FILE_NAME - suffix.length)) + suffix;
 }
 
-/** Runs fn over items with at most `limit` in flight; waits for all (fn should not throw). */
-export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 export class LogManager {
   private readonly dirs: DirState[] = [];
-  private readonly logs = new Map<string, { log: Log; dir: DirState }>();
-  private readonly highWatermarks = new Map<string, number>();
+  private readonly logs = new Map<string, { log: UnifiedLog; dir: DirState }>();
   /**
    * Deletions under way, by partition: a log created again under the same name waits for them,
    * or it would open the old files and then lose its directory to the deletion's rename.
@@ -129,7 +108,7 @@ export class LogManager {
     this.logger = opts.logger ?? silentLogger;
     this.clock = opts.clock ?? Date.now;
     this.failureLog = new FailureLog(this.logger, this.clock, opts.failureLogIntervalMs);
-    this.cleaner = new LogCleaner(() => (opts.cleanHostedLogsOnly ? this.allLogs().filter((l) => l.producerView !== undefined) : this.allLogs()), this.logger, this.clock);
+    this.cleaner = new LogCleaner(() => this.allLogs(), this.logger, this.clock);
   }
 
   static async open(opts: LogManagerOptions): Promise<LogManager> {
@@ -147,7 +126,7 @@ export class LogManager {
   }
 
   private async openDir(dir: string): Promise<void> {
-    const state: DirState = { dir, online: true, hadCleanShutdown: false, checkpointChain: Promise.resolve() };
+    const state: DirState = { dir, online: true, hadCleanShutdown: false, checkpoints: new CoalescingWrites() };
     this.dirs.push(state);
     try {
       await ensureDirectory(dir);
@@ -165,10 +144,8 @@ export class LogManager {
         await writeMetaProperties(dir, this.opts.metaProperties);
       }
       state.hadCleanShutdown = await access(path.join(dir, CLEAN_SHUTDOWN_MARKER)).then(() => true, () => false);
-      const recoveryPoints = await this.readCheckpoint(path.join(dir, RECOVERY_POINT_CHECKPOINT));
-      const startOffsets = await this.readCheckpoint(path.join(dir, LOG_START_OFFSET_CHECKPOINT));
-      for (const [k, v] of await this.readCheckpoint(path.join(dir, REPLICATION_OFFSET_CHECKPOINT))) this.highWatermarks.set(k, v);
-      this.cleaner.seed(await this.readCheckpoint(path.join(dir, CLEANER_OFFSET_CHECKPOINT)));
+      const checkpoints = await readDirCheckpoints(dir, this.logger);
+      this.cleaner.seed(checkpoints.cleanerOffsets);
       const entries = await readdir(dir, { withFileTypes: true });
       const started = this.clock();
       const found: { topic: string; partition: number }[] = [];
@@ -183,17 +160,16 @@ export class LogManager {
         found.push({ topic: m[1]!, partition: Number(m[2]) });
       }
       // Like num.recovery.threads.per.data.dir: a few logs recover at once.
-      let next = 0;
-      const worker = async (): Promise<void> => {
-        while (next < found.length) {
-          const { topic, partition } = found[next++]!;
-          const key = tpKey(topic, partition);
-          const config = { ...this.opts.defaults, ...(this.opts.topicConfig?.(topic) ?? {}) };
-          const log = await this.openLog(state, topic, partition, config, recoveryPoints.get(key), startOffsets.get(key));
-          this.logs.set(key, { log, dir: state });
-        }
-      };
-      await Promise.all(Array.from({ length: Math.max(1, this.opts.recoveryThreads ?? 4) }, worker));
+      await forEachConcurrently(found, Math.max(1, this.opts.recoveryThreads ?? 4), async ({ topic, partition }) => {
+        const key = tpKey(topic, partition);
+        const config = { ...this.opts.defaults, ...(this.opts.topicConfig?.(topic) ?? {}) };
+        const log = await this.openLog(state, topic, partition, config, {
+          recoveryPoint: checkpoints.recoveryPoints.get(key),
+          logStartOffset: checkpoints.logStartOffsets.get(key),
+          highWatermark: checkpoints.highWatermarks.get(key),
+        });
+        this.logs.set(key, { log, dir: state });
+      });
       this.logger.info(
         `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${found.length === 0 ? 'nothing to recover' : state.hadCleanShutdown ? 'clean shutdown' : 'unclean shutdown'})`,
       );
@@ -205,25 +181,17 @@ export class LogManager {
     }
   }
 
-  private async readCheckpoint(file: string): Promise<Map<string, number>> {
-    try {
-      return await readOffsetCheckpoint(file);
-    } catch (err) {
-      this.logger.warn(`ignoring unreadable checkpoint: ${(err as Error).message}`);
-      return new Map();
-    }
-  }
-
-  private openLog(
+  /** Opens the local log (recovering it) and its producer state; `checkpointed` is what the directory's checkpoints say of it. */
+  private async openLog(
     state: DirState,
     topic: string,
     partition: number,
     config: LogConfig,
-    recoveryPoint: number | undefined,
-    logStartOffset: number | undefined,
+    checkpointed: { recoveryPoint?: number | undefined; logStartOffset?: number | undefined; highWatermark?: number | undefined },
     hadCleanShutdown = state.hadCleanShutdown,
-  ): Promise<Log> {
-    return Log.open({
+  ): Promise<UnifiedLog> {
+    const { recoveryPoint, logStartOffset } = checkpointed;
+    const local = await LocalLog.open({
       dir: path.join(state.dir, tpKey(topic, partition)),
       topic,
       partition,
@@ -237,9 +205,15 @@ export class LogManager {
       onLogStartOffsetChanged: () => void this.writeCheckpoints(state).catch(() => undefined),
       failureLog: this.failureLog,
     });
+    try {
+      return await UnifiedLog.open(local, { checkpointedHighWatermark: checkpointed.highWatermark, highWatermarkSetByOwner: this.opts.highWatermarkSetByOwner ?? false });
+    } catch (err) {
+      await local.close().catch(() => undefined);
+      throw err;
+    }
   }
 
-  private logsIn(state: DirState): Log[] {
+  private logsIn(state: DirState): UnifiedLog[] {
     return [...this.logs.values()].filter((e) => e.dir === state).map((e) => e.log);
   }
 
@@ -249,18 +223,18 @@ export class LogManager {
     state.online = false;
     state.error = (err as Error)?.message ?? String(err);
     this.logger.error(`log directory ${state.dir} is offline: ${state.error}`);
-    for (const log of this.logsIn(state)) log.offline = true;
+    for (const log of this.logsIn(state)) log.local.offline = true;
   }
 
-  getLog(topic: string, partition: number): Log | undefined {
+  getLog(topic: string, partition: number): UnifiedLog | undefined {
     return this.logs.get(tpKey(topic, partition))?.log;
   }
 
-  allLogs(): Log[] {
+  allLogs(): UnifiedLog[] {
     return [...this.logs.values()].filter((e) => e.dir.online).map((e) => e.log);
   }
 
-  async createLog(topic: string, partition: number, cfg: Partial<LogConfig> = {}): Promise<Log> {
+  async createLog(topic: string, partition: number, cfg: Partial<LogConfig> = {}): Promise<UnifiedLog> {
     const key = tpKey(topic, partition);
     for (let pending = this.deleting.get(key); pending; pending = this.deleting.get(key)) await pending.catch(() => undefined);
     const existing = this.logs.get(key);
@@ -274,9 +248,9 @@ export class LogManager {
     const state = online.reduce((a, b) => (this.logsIn(b).length < this.logsIn(a).length ? b : a));
     const logDir = path.join(state.dir, key);
     const made = await mkdir(logDir, { recursive: true });
-    let log: Log;
+    let log: UnifiedLog;
     try {
-      log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, undefined, undefined, false);
+      log = await this.openLog(state, topic, partition, { ...this.opts.defaults, ...cfg }, {}, false);
     } catch (err) {
       // Leave nothing behind (EMFILE, ENOSPC...): a directory this call made goes again.
       if (made !== undefined) await rm(logDir, { recursive: true, force: true }).catch(() => undefined);
@@ -298,8 +272,7 @@ export class LogManager {
     await done;
   }
 
-  private async deleteLogFiles(key: string, entry: { log: Log; dir: DirState }): Promise<void> {
-    this.highWatermarks.delete(key);
+  private async deleteLogFiles(key: string, entry: { log: UnifiedLog; dir: DirState }): Promise<void> {
     this.cleaner.firstDirtyOffsets.delete(key);
     await this.cleaner.abort(entry.log);
     await entry.log.close();
@@ -312,12 +285,13 @@ export class LogManager {
     void this.writeCheckpoints(entry.dir);
   }
 
-  /** The replication layer's high watermark, persisted in replication-offset-checkpoint. */
+  /** Sets a log's high watermark (persisted in replication-offset-checkpoint); the hosting partition sets it on the log itself. */
   updateHighWatermark(topic: string, partition: number, hw: number): void {
-    this.highWatermarks.set(tpKey(topic, partition), hw);
+    this.getLog(topic, partition)?.updateHighWatermark(hw);
   }
+  /** The log's high watermark as set or checkpointed; undefined when none is known or the log is not open. */
   checkpointedHighWatermark(topic: string, partition: number): number | undefined {
-    return this.highWatermarks.get(tpKey(topic, partition));
+    return this.getLog(topic, partition)?.checkpointedHighWatermark;
   }
 
   logDirsState(): LogDirState[] {
@@ -330,7 +304,7 @@ export class LogManager {
             topic: log.topic,
             partition: log.partition,
             size: log.size,
-            offsetLag: Math.max(0, (this.highWatermarks.get(log.name) ?? log.logEndOffset) - log.logEndOffset),
+            offsetLag: Math.max(0, (log.checkpointedHighWatermark ?? log.logEndOffset) - log.logEndOffset),
           }))
         : [],
     }));
@@ -342,40 +316,17 @@ export class LogManager {
    * (after a warning) when one could not be written; never rejects.
    */
   private writeCheckpoints(state: DirState): Promise<boolean> {
-    if (state.checkpointQueued) return state.checkpointQueued;
-    const run = (): Promise<boolean> => {
-      state.checkpointQueued = undefined;
-      return this.writeCheckpointsNow(state);
-    };
-    const queued = state.checkpointChain.then(run, run);
-    state.checkpointQueued = queued;
-    state.checkpointChain = queued;
-    return queued;
-  }
-
-  private async writeCheckpointsNow(state: DirState): Promise<boolean> {
-    if (!state.online) return false;
-    this.checkpointWrites++;
-    const logs = this.logsIn(state);
-    const entry = (offset: (l: Log) => number) => logs.map((l) => ({ topic: l.topic, partition: l.partition, offset: offset(l) }));
-    try {
-      await writeOffsetCheckpoint(path.join(state.dir, RECOVERY_POINT_CHECKPOINT), entry((l) => l.recoveryPoint));
-      await writeOffsetCheckpoint(path.join(state.dir, LOG_START_OFFSET_CHECKPOINT), entry((l) => l.logStartOffset));
-      const hws = logs.filter((l) => this.highWatermarks.has(l.name));
-      await writeOffsetCheckpoint(
-        path.join(state.dir, REPLICATION_OFFSET_CHECKPOINT),
-        hws.map((l) => ({ topic: l.topic, partition: l.partition, offset: this.highWatermarks.get(l.name)! })),
-      );
-      const cleaned = logs.filter((l) => this.cleaner.firstDirtyOffsets.has(l.name));
-      await writeOffsetCheckpoint(
-        path.join(state.dir, CLEANER_OFFSET_CHECKPOINT),
-        cleaned.map((l) => ({ topic: l.topic, partition: l.partition, offset: this.cleaner.firstDirtyOffsets.get(l.name)! })),
-      );
-      return true;
-    } catch (err) {
-      this.logger.warn(`writing checkpoints in ${state.dir} failed: ${String(err)}`);
-      return false;
-    }
+    return state.checkpoints.run(async () => {
+      if (!state.online) return false;
+      this.checkpointWrites++;
+      try {
+        await writeDirCheckpoints(state.dir, this.logsIn(state), this.cleaner.firstDirtyOffsets);
+        return true;
+      } catch (err) {
+        this.logger.warn(`writing checkpoints in ${state.dir} failed: ${String(err)}`);
+        return false;
+      }
+    });
   }
 
   /** Runs the retention check once over every log (also called by the timer). */
@@ -383,7 +334,7 @@ export class LogManager {
     let deleted = 0;
     for (const log of this.allLogs()) {
       try {
-        deleted += await applyRetention(log, this.clock());
+        deleted += await applyRetention(log.local, this.clock());
       } catch (err) {
         this.logger.warn(`retention of ${log.name} failed: ${String(err)}`);
       }
@@ -409,7 +360,7 @@ export class LogManager {
     every(this.opts.flushCheckIntervalMs ?? 1000, async () => {
       const now = this.clock();
       // A failing flush is logged (rate-limited) by the log itself; keep going with the others.
-      for (const log of this.allLogs()) if (log.config.flushMs < Number.MAX_SAFE_INTEGER) await log.flushIfDue(now).catch(() => undefined);
+      for (const log of this.allLogs()) if (log.config.flushMs < Number.MAX_SAFE_INTEGER) await log.local.flushIfDue(now).catch(() => undefined);
     });
     if (this.opts.cleanerEnabled ?? true) every(this.opts.cleanerBackoffMs ?? 15000, () => this.cleaner.cleanOnce());
   }

@@ -1,5 +1,5 @@
 /**
- * Opening a partition's log: the options a Log opens with, and the state it starts from. The
+ * Opening a partition's local log: the options a LocalLog opens with, and the state it starts from. The
  * segments are those recovery left on disk; the log start offset is the checkpointed one (a
  * checkpoint past everything on disk starts the log fresh, empty, at that offset); the leader
  * epoch history is trimmed to the offsets the log holds.
@@ -9,7 +9,7 @@ import type { LogConfig } from './config.js';
 import { errnoOf } from './errors.js';
 import type { FailureLog } from './failure-log.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { Log } from './log.js';
+import type { LocalLog } from './local-log.js';
 import { LogSegment } from './log-segment.js';
 import type { StorageLogger } from './logger.js';
 import { loadSegments } from './recovery.js';
@@ -24,9 +24,9 @@ export interface LogOpenOptions {
   logStartOffset?: number;
   hadCleanShutdown?: boolean;
   /** Called on I/O errors other than a full disk, so the manager can take the directory offline. */
-  onIoError?: (log: Log, err: unknown) => void;
+  onIoError?: (log: LocalLog, err: unknown) => void;
   /** Called when the log start offset moved (the manager checkpoints it). */
-  onLogStartOffsetChanged?: (log: Log) => void;
+  onLogStartOffsetChanged?: (log: LocalLog) => void;
   clock?: () => number;
   /** Rate-limited logging of I/O failures, shared by the logs of a manager. Default: one per log. */
   failureLog?: FailureLog;

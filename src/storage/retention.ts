@@ -4,9 +4,9 @@
  * file.delete.delay.ms so in-flight reads finish.
  */
 import { isDeleteRetained } from './config.js';
-import type { Log } from './log.js';
+import type { LocalLog } from './local-log.js';
 
-export async function applyRetention(log: Log, now: number): Promise<number> {
+export async function applyRetention(log: LocalLog, now: number): Promise<number> {
   let deleted = await log.deleteOldSegments(
     (seg, next) => (next ? next.baseOffset : log.logEndOffset) <= log.logStartOffset && (next !== undefined || seg.size > 0),
     'log start offset breach',

@@ -15,7 +15,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { fsyncDir, tpKey } from '../checkpoints.js';
 import { isCompacted } from '../config.js';
 import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
-import type { Log } from '../log.js';
+import type { UnifiedLog } from '../unified-log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';
 import { CleanedTransactions } from './cleaned-txns.js';
@@ -26,12 +26,12 @@ import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 export class LogCleaner {
   /** First dirty offset per log ("topic-partition"), persisted as cleaner-offset-checkpoint. */
   readonly firstDirtyOffsets = new Map<string, number>();
-  private current: { log: Log; aborted: boolean } | undefined;
+  private current: { log: UnifiedLog; aborted: boolean } | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
   constructor(
-    private readonly logs: () => Log[],
+    private readonly logs: () => UnifiedLog[],
     private readonly logger: StorageLogger,
     private readonly clock: () => number,
   ) {}
@@ -46,7 +46,7 @@ export class LogCleaner {
   private async cleanDirtiest(): Promise<number> {
     if (this.stopped) return 0;
     const now = this.clock();
-    let best: { log: Log; ratio: number } | undefined;
+    let best: { log: UnifiedLog; ratio: number } | undefined;
     for (const log of this.logs()) {
       if (!isCompacted(log.config) || log.offline) continue;
       const plan = planCleaning(log, this.firstDirtyOffsets.get(log.name), now);
@@ -59,7 +59,7 @@ export class LogCleaner {
   }
 
   /** Cleans one log now, whatever its dirty ratio (tests and admin use). */
-  async cleanLog(log: Log): Promise<void> {
+  async cleanLog(log: UnifiedLog): Promise<void> {
     const now = this.clock();
     const plan = planCleaning(log, this.firstDirtyOffsets.get(log.name), now);
     if (plan.segments.length === 0) return;
@@ -92,7 +92,7 @@ export class LogCleaner {
         if (state.aborted) return;
       }
       const txns = new CleanedTransactions(aborted);
-      const lastRecordsOfActiveProducers = log.producerView?.lastRecordsOfActiveProducers() ?? new Map<bigint, { lastDataOffset: number; epoch: number }>();
+      const lastRecordsOfActiveProducers = log.lastRecordsOfActiveProducers();
       let kept = 0;
       let dropped = 0;
       for (const seg of plan.segments) {
@@ -121,7 +121,7 @@ export class LogCleaner {
     }
   }
 
-  private async swap(log: Log, old: LogSegment, bytes: Buffer, abortedTxns: readonly AbortedTxn[], state: { aborted: boolean }): Promise<void> {
+  private async swap(log: UnifiedLog, old: LogSegment, bytes: Buffer, abortedTxns: readonly AbortedTxn[], state: { aborted: boolean }): Promise<void> {
     const cleaned = old.logFile + CLEANED_SUFFIX;
     const fh = await open(cleaned, 'w');
     try {
@@ -134,7 +134,7 @@ export class LogCleaner {
       throw err;
     }
     await fh.close();
-    await log.replaceSegments(async (current) => {
+    await log.local.replaceSegments(async (current) => {
       const idx = current.indexOf(old);
       // The segment was deleted or truncated meanwhile (retention, replica truncation): give up.
       if (state.aborted || idx < 0 || idx === current.length - 1 || old.size !== (await old.fileSizeOnDisk())) {
@@ -148,7 +148,7 @@ export class LogCleaner {
       await unlink(old.timeIndex.file).catch(() => undefined);
       await rename(old.logFile + SWAP_SUFFIX, old.logFile);
       await fsyncDir(log.dir);
-      const fresh = await LogSegment.open(log.dir, old.baseOffset, log.segmentSettings(), this.clock());
+      const fresh = await LogSegment.open(log.dir, old.baseOffset, log.local.segmentSettings(), this.clock());
       // The aborts whose records were still there this round, as Kafka's cleaned segment's
       // index. Written after the swap: a crash between leaves the old entries, a superset whose
       // extra ones cover no record any more.
@@ -156,7 +156,7 @@ export class LogCleaner {
       await fresh.rebuildIndexes(false);
       fresh.sealTimeIndex();
       await fresh.persistIndexes();
-      log.retireReplacedSegment(old);
+      log.local.retireReplacedSegment(old);
       const next = [...current];
       next[idx] = fresh;
       return next;
@@ -164,7 +164,7 @@ export class LogCleaner {
   }
 
   /** Stops cleaning `log` (it is being deleted) and waits for the cleaner to let go of it. */
-  async abort(log: Log): Promise<void> {
+  async abort(log: UnifiedLog): Promise<void> {
     if (this.current?.log === log) this.current.aborted = true;
     await this.running;
   }

@@ -1,7 +1,9 @@
 /**
- * One partition's log: an ordered list of segments, the last one active. Appends are serialised
- * by a mutex; reads never take it (they snapshot the immutable segment array and sizes), so a
- * fetch never waits behind a disk write.
+ * A partition's local log (Kafka's LocalLog): an ordered list of segments, the last one active,
+ * the offsets they span and the leader epochs they hold. Appends are serialised by a mutex;
+ * reads never take it (they snapshot the immutable segment array and sizes), so a fetch never
+ * waits behind a disk write. UnifiedLog (unified-log.ts) puts producer state, the high watermark
+ * and the last stable offset over it; everything outside storage reaches a log through that.
  */
 import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
 import type { AbortedTxn } from './transaction-index.js';
@@ -47,30 +49,17 @@ export interface AppendOptions {
 export type { ReadResult } from './log-read.js';
 export type { LogOpenOptions } from './log-open.js';
 
-export declare interface Log {
+export declare interface LocalLog {
   on(event: 'append', listener: (info: { firstOffset: number; lastOffset: number }) => void): this;
 }
 
-/**
- * What the cleaner must respect of the producers writing to a log. Kafka's UnifiedLog holds its
- * producer state; Fjord's lives in the partition hosting the log, which sets this on open.
- */
-export interface LogProducerView {
-  /** The cleaner never cleans at or past it (Kafka bounds firstUncleanableOffset by the LSO). */
-  lastStableOffset(): number;
-  /** Per active producer: the last offset of its last data batch (-1: none since its epoch) and its epoch. */
-  lastRecordsOfActiveProducers(): ReadonlyMap<bigint, { lastDataOffset: number; epoch: number }>;
-}
-
-export class Log extends EventEmitter {
+export class LocalLog extends EventEmitter {
   readonly topic: string;
   readonly partition: number;
   readonly dir: string;
   config: LogConfig;
   /** Immutable snapshot; replaced (never mutated) when segments come or go. */
   segments: readonly LogSegment[] = [];
-  /** Set by the hosting partition; unset, the cleaner knows of no transactions and producers. */
-  producerView: LogProducerView | undefined;
   recoveryPoint = 0;
   offline = false;
   /**
@@ -109,9 +98,9 @@ export class Log extends EventEmitter {
     this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) => opts.onIoError?.(this, err));
   }
 
-  static async open(opts: LogOpenOptions): Promise<Log> {
+  static async open(opts: LogOpenOptions): Promise<LocalLog> {
     validateLogConfig(opts.config);
-    const log = new Log(opts);
+    const log = new LocalLog(opts);
     const state = await loadLogStartState(opts, () => log.clock(), log.segmentSettings());
     log.segments = state.segments;
     log.startOffset = state.startOffset;

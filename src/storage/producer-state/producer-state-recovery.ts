@@ -4,13 +4,14 @@
  * A .txnindex a crash lost (or that was dropped as corrupt) before the replay's start is rebuilt
  * first, and an abort whose index entry the crash lost after it is recorded again by the replay.
  */
-import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../protocol/records/batch-header.js';
-import { readAt, scanBatchHeaders } from '../storage/batch-scan.js';
-import type { Log } from '../storage/log.js';
-import type { LogSegment } from '../storage/log-segment.js';
-import type { AbortedTxn } from '../storage/transaction-index.js';
+import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../../protocol/records/batch-header.js';
+import { recordAbortedTxn } from '../aborted-txns.js';
+import { readAt, scanBatchHeaders } from '../batch-scan.js';
+import type { LocalLog } from '../local-log.js';
+import type { LogSegment } from '../log-segment.js';
+import type { AbortedTxn } from '../transaction-index.js';
 import { ProducerStateMap, type CompletedTxn } from './producer-state.js';
-import { abortEntry, markerAt, recordProducerBatch } from './producer-batches.js';
+import { abortEntry, markerAt, recordProducerBatch } from './batch-records.js';
 import { loadLatestSnapshot } from './producer-state-snapshot.js';
 
 const SCAN_CHUNK = 1 << 20;
@@ -20,20 +21,20 @@ const SCAN_CHUNK = 1 << 20;
  * batches of [replayedFrom, log end) fed to it. `replayedFrom` equals the log end when the
  * snapshot covers the whole log (or the log is empty): nothing was replayed.
  */
-export async function recoverProducerState(log: Log): Promise<{ producers: ProducerStateMap; replayedFrom: number }> {
+export async function recoverProducerState(log: LocalLog): Promise<{ producers: ProducerStateMap; replayedFrom: number }> {
   const snap = await loadLatestSnapshot(log.dir, log.logEndOffset, (m) => log.logger.warn(m));
   const producers = snap?.state ?? new ProducerStateMap();
   const from = Math.max(snap?.offset ?? 0, log.logStartOffset);
   await rebuildLostTxnIndexes(log, from, producers);
   await replayBatches(log, producers, from, log.logEndOffset, async (closed) => {
     // An abort whose index entry a crash lost (the marker was in the log, the entry not yet on disk).
-    if (closed.aborted) await log.recordAbortedTxn(abortEntry(closed), true);
+    if (closed.aborted) await recordAbortedTxn(log.segments, abortEntry(closed), true);
   });
   return { producers, replayedFrom: from };
 }
 
 /** Feeds the batches of [from, to) to `producers`; `onClosed` gets each transaction a marker closed. */
-async function replayBatches(log: Log, producers: ProducerStateMap, from: number, to: number, onClosed: (t: CompletedTxn) => Promise<void>): Promise<void> {
+async function replayBatches(log: LocalLog, producers: ProducerStateMap, from: number, to: number, onClosed: (t: CompletedTxn) => Promise<void>): Promise<void> {
   let offset = from;
   while (offset < to) {
     const { records } = await log.read(offset, SCAN_CHUNK, { minOneBatch: true });
@@ -64,7 +65,7 @@ async function replayBatches(log: Log, producers: ProducerStateMap, from: number
  * stable offset. Only partitions that saw transactions are searched (a .txnindex on disk, or a
  * producer that wrote or got a marker), so plain partitions read nothing at start.
  */
-async function rebuildLostTxnIndexes(log: Log, from: number, state: ProducerStateMap): Promise<void> {
+async function rebuildLostTxnIndexes(log: LocalLog, from: number, state: ProducerStateMap): Promise<void> {
   const segments = log.segments;
   const candidates = segments.filter((s) => s.baseOffset < from && !s.txnIndex.fileExists);
   if (candidates.length === 0) return;
