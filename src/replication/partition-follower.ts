@@ -10,7 +10,7 @@
  * snapshots) and moves the high watermark through `setHighWatermark`, which the partition's
  * listener hears of.
  */
-import type { AppendResult } from '../storage/local-log.js';
+import type { AppendResult } from '../storage/append-types.js';
 import { existingOffsetRange } from '../storage/append-validation.js';
 import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import type { Mutex } from '../storage/mutex.js';

@@ -1,27 +1,19 @@
 /**
- * A partition this broker hosts (leader, or in cluster mode follower): its role, leader epoch,
- * ISR and high watermark advance, and the operations waiting on them, over its log (a storage
- * UnifiedLog, which owns the segments, epochs, producer state and the high watermark value).
- * Appends are serialised here (producer checks and the log append must be one step); reads go
- * straight to the log and never wait behind an append.
- *
- * Leader state as Kafka's Partition: the high watermark = the lowest log end offset in the ISR;
- * the ISR, replicas and each follower's fetch state, and the ISR's shrink/expand through an
- * injected IsrWriter live in isr/partition-isr.ts (PartitionIsr), which this class drives.
- * A partition whose ISR is only the leader (embedded mode always, ISR = [self]) takes the fast
- * path: the high watermark is the log end offset as soon as an append completes.
- *
- * The follower side (the replica fetcher's appends, truncation, the follower's high watermark)
- * is partition-follower.ts (PartitionFollower), under this class's append lock; produces keep
- * their arrival order through arrival-order.ts.
+ * A partition this broker hosts (leader, or in cluster mode follower), as Kafka's Partition: its
+ * role and leader epoch, the ISR (isr/partition-isr.ts), the high watermark's advance (the
+ * lowest log end offset in the ISR; at once when the leader is alone in it, as in embedded
+ * mode) and the operations waiting on them, over its storage UnifiedLog (segments, epochs,
+ * producer state, the high watermark's value). Appends are serialised here (producer checks and
+ * the log append are one step); reads go straight to the log. The follower side is
+ * partition-follower.ts; produces keep their arrival order through arrival-order.ts.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import type { AppendResult, ReadResult } from '../storage/local-log.js';
+import type { AppendResult } from '../storage/append-types.js';
+import type { ReadResult } from '../storage/log-read.js';
 import { Mutex } from '../storage/mutex.js';
 import type { ProducerStateMap } from '../storage/producer-state/producer-state.js';
 import type { UnifiedLog } from '../storage/unified-log.js';
 import { checkProducerBatches } from './producer-batches.js';
-import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
 import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
 import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
 import { PartitionFollower } from './partition-follower.js';
@@ -168,10 +160,7 @@ export class Partition {
     return checkpointed;
   }
 
-  /**
-   * LeaderAndIsr made `leaderId` the leader. The follower side (fetcher, truncation) hangs off
-   * ReplicaManager; here the leader state is dropped and waiting acks=all produces are answered.
-   */
+  /** LeaderAndIsr made `leaderId` the leader: the leader state is dropped, waiting acks=all produces are answered. */
   makeFollower(leaderId: number, leaderEpoch: number, isr: readonly number[] = this.isr, replicas: readonly number[] = this.replicas, partitionEpoch = this.partitionEpoch, controllerEpoch = this.controllerEpoch): void {
     this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     this.leaderEpochStartOffset = -1;
@@ -207,10 +196,7 @@ export class Partition {
     return true;
   }
 
-  /**
-   * Kafka's lowWatermarkIfLeader: the lowest log start offset among this leader and its
-   * followers on live brokers (-1 while a live follower has not reported one).
-   */
+  /** Kafka's lowWatermarkIfLeader: the lowest log start among this leader and its live followers (-1: one not reported yet). */
   lowWatermark(isAlive: (brokerId: number) => boolean = () => true): number {
     return this.isrState.lowWatermark(isAlive);
   }
@@ -234,10 +220,7 @@ export class Partition {
     this.advanceHighWatermark(hw, Math.max(bytes, 1), current);
   }
 
-  /**
-   * Kafka's maybeShrinkIsr: followers in the ISR that have not been caught up for more than
-   * `maxLagMs` (and are not at the log end) leave it. Returns the replicas dropped.
-   */
+  /** Kafka's maybeShrinkIsr: ISR followers not caught up for over `maxLagMs` (nor at the log end) leave it; returns them. */
   maybeShrinkIsr(nowMs: number, maxLagMs: number): number[] {
     return this.isrState.maybeShrink(nowMs, maxLagMs);
   }
@@ -274,25 +257,14 @@ export class Partition {
   }
 
   /**
-   * The transaction coordinator's commit or abort marker for `producerId` (WriteTxnMarkers), as
-   * the leader: fenced by producer and coordinator epoch, appended as a control batch, the
-   * producer's transaction closed (an abort goes into the segment's .txnindex). Answered once
-   * appended; the caller waits for the ISR as for an acks=all produce.
+   * The transaction coordinator's commit or abort marker (WriteTxnMarkers), as the leader: the
+   * log fences and appends it (UnifiedLog.appendTxnMarker). Answered once appended; the caller
+   * waits for the ISR as for an acks=all produce.
    */
   appendTxnMarker(m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean; timestamp: number }): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
-      const fenced = this.producers.checkMarker(m.producerId, m.producerEpoch, m.coordinatorEpoch);
-      if (fenced) return this.failure(fenced.errorCode, fenced.message);
-      const batch = encodeControlBatch({
-        type: m.commit ? ControlRecordType.Commit : ControlRecordType.Abort,
-        producerId: m.producerId,
-        producerEpoch: m.producerEpoch,
-        coordinatorEpoch: m.coordinatorEpoch,
-        timestamp: BigInt(m.timestamp),
-      });
-      const res = await this.log.append(batch, { leaderEpoch: this.leaderEpoch });
-      this.onLeaderAppend(batch.length, res.firstOffset, res.lastOffset);
-      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+      const res = await this.log.appendTxnMarker(m, this.leaderEpoch);
+      return 'errorCode' in res ? this.failure(res.errorCode, res.message) : this.appended(res.appended, res.bytes);
     });
   }
 
@@ -322,9 +294,7 @@ export class Partition {
       if (check.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
       }
-      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, crcVerified: true });
-      this.onLeaderAppend(batches.length, res.firstOffset, res.lastOffset);
-      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+      return this.appended(await this.log.append(batches, { leaderEpoch: this.leaderEpoch, crcVerified: true }), batches.length);
     });
   }
 
@@ -336,14 +306,15 @@ export class Partition {
    * After a leader append: replica fetches parked for data wake; with the leader alone in the
    * ISR (embedded mode) the HW is the new log end at once, else it waits for the followers.
    */
-  private onLeaderAppend(bytes: number, firstOffset: number, lastOffset: number): void {
+  private appended(res: AppendResult, bytes: number): LeaderAppendResult {
+    const { firstOffset, lastOffset } = res;
     if (this.replicaWaiters.size > 0) for (const w of [...this.replicaWaiters]) w.onAppend(this, bytes, firstOffset);
-    if (this.isrState.leaderAlone) {
-      this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
-      return;
+    if (this.isrState.leaderAlone) this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
+    else {
+      this.unreplicated.add(lastOffset + 1, bytes);
+      this.maybeIncrementHighWatermark();
     }
-    this.unreplicated.add(lastOffset + 1, bytes);
-    this.maybeIncrementHighWatermark();
+    return { errorCode: ErrorCode.NONE, baseOffset: firstOffset, lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
   }
 
   private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
@@ -372,16 +343,16 @@ export class Partition {
     await this.appendLock.run(() => this.log.snapshotProducerState(force));
   }
 
-  /** Kafka's fetchOffsetForTimestamp lookups: the first offset at or after `timestamp`, or ('max') the newest timestamp's. */
+  // ---- What ListOffsets and OffsetForLeaderEpoch ask of the log.
+
+  /** The first offset at or after `timestamp`, or ('max') the newest timestamp's (Kafka's fetchOffsetForTimestamp). */
   offsetForTimestamp(timestamp: number | 'max'): Promise<{ offset: number; timestamp: number } | null> {
     return timestamp === 'max' ? this.log.maxTimestampOffset() : this.log.offsetForTimestamp(timestamp);
   }
-
-  /** OffsetForLeaderEpoch: the largest epoch <= `epoch` known here and where it ended. */
+  /** The largest epoch <= `epoch` known here and where it ended. */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number } {
     return this.log.endOffsetForEpoch(epoch);
   }
-
   /** The leader epoch in force at `offset` (-1 if unknown). */
   epochAt(offset: number): number {
     return this.log.epochAt(offset);
@@ -405,10 +376,7 @@ export class Partition {
     return this.follower.truncateFullyAndStartAt(offset);
   }
 
-  /**
-   * A follower's high watermark: the leader's, bounded by what this replica holds (Kafka's
-   * UnifiedLog.maybeUpdateHighWatermark). Checkpointed as the leader's is. Returns the high watermark now.
-   */
+  /** A follower's high watermark: the leader's, bounded by what this replica holds. Returns the high watermark now. */
   setFollowerHighWatermark(leaderHw: number): number {
     return this.follower.followLeaderHighWatermark(leaderHw);
   }

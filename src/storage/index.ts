@@ -1,5 +1,6 @@
 /** Public surface of the storage module. */
-export { LocalLog, type AppendOptions, type AppendResult, type ReadResult, type LogOpenOptions } from './local-log.js';
+export { LocalLog, type ReadResult, type LogOpenOptions } from './local-log.js';
+export type { AppendOptions, AppendResult } from './append-types.js';
 export { UnifiedLog, type UnifiedLogOptions } from './unified-log.js';
 export { LogManager, type LogManagerOptions, type LogDirState } from './log-manager.js';
 export {

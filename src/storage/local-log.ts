@@ -22,29 +22,10 @@ import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLarg
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from './logger.js';
 import { Mutex } from './mutex.js';
+import type { AppendOptions, AppendResult } from './append-types.js';
+import { LogFlusher } from './log-flush.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
 import { readDecompressionCap } from '../protocol/records/read-limits.js';
-
-export interface AppendResult {
-  firstOffset: number;
-  lastOffset: number;
-  logAppendTime: number;
-  logStartOffset: number;
-  maxTimestamp: number;
-}
-
-export interface AppendOptions {
-  leaderEpoch: number;
-  now?: number;
-  /** false on followers: offsets come with the batches. Defaults to true. */
-  assignOffsets?: boolean;
-  /**
-   * The caller already verified every batch's CRC (e.g. the produce handler's own validation):
-   * skip the second CRC pass, which costs as much as the page-cache write. Framing, magic and
-   * sizes are still checked.
-   */
-  crcVerified?: boolean;
-}
 
 export type { ReadResult } from './log-read.js';
 export type { LogOpenOptions } from './log-open.js';
@@ -60,7 +41,6 @@ export class LocalLog extends EventEmitter {
   config: LogConfig;
   /** Immutable snapshot; replaced (never mutated) when segments come or go. */
   segments: readonly LogSegment[] = [];
-  recoveryPoint = 0;
   offline = false;
   /**
    * Closed (partition deleted, broker stopping): later calls fail with LogClosedError, and so do
@@ -68,13 +48,11 @@ export class LocalLog extends EventEmitter {
    */
   private closed = false;
   readonly epochs: LeaderEpochCache;
-  lastFlushMs: number;
   private startOffset = 0;
   private endOffset = 0;
-  private unflushedMessages = 0;
   readonly lock = new Mutex();
   private readonly retirement = new SegmentRetirement();
-  private backgroundFlush: Promise<void> = Promise.resolve();
+  private readonly flusher: LogFlusher;
   readonly logger: StorageLogger;
   readonly clock: () => number;
   private readonly opts: LogOpenOptions;
@@ -93,7 +71,11 @@ export class LocalLog extends EventEmitter {
     this.logger = opts.logger;
     this.clock = opts.clock ?? Date.now;
     this.epochs = new LeaderEpochCache(opts.dir);
-    this.lastFlushMs = this.clock();
+    this.flusher = new LogFlusher(this, this.clock, {
+      isRetired: (seg) => this.retirement.has(seg),
+      failure: (err) => this.storageFailure('flush', err),
+      succeeded: () => this.ioFailures.succeeded('flush'),
+    });
     this.logDir = path.dirname(opts.dir);
     this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) => opts.onIoError?.(this, err));
   }
@@ -105,11 +87,15 @@ export class LocalLog extends EventEmitter {
     log.segments = state.segments;
     log.startOffset = state.startOffset;
     log.endOffset = state.endOffset;
-    log.recoveryPoint = state.recoveryPoint;
+    log.flusher.recoveryPoint = state.recoveryPoint;
     await loadEpochHistory(log.epochs, state, opts.logger, log.name);
     return log;
   }
 
+  /** Everything below it is on disk (log-flush.ts). */
+  get recoveryPoint(): number {
+    return this.flusher.recoveryPoint;
+  }
   get logStartOffset(): number {
     return this.startOffset;
   }
@@ -183,21 +169,14 @@ export class LocalLog extends EventEmitter {
       if (recordEpochs(this.epochs, batches, assign ? opts.leaderEpoch : undefined, firstOffset)) {
         await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
       }
-      this.unflushedMessages += summary.recordCount;
+      const flushNow = this.flusher.appended(summary.recordCount, this.config.flushMessages);
       this.emit('append', { firstOffset, lastOffset });
-      if (this.unflushedMessages >= this.config.flushMessages) await this.flushLocked();
+      if (flushNow) await this.flusher.flush();
       return { firstOffset, lastOffset, logAppendTime: logAppendTime ?? -1, logStartOffset: this.startOffset, maxTimestamp };
     });
   }
 
-  /**
-   * Follower append (Kafka's UnifiedLog.appendAsFollower): the batches are stored as the leader
-   * wrote them (base offsets, partition leader epochs, timestamps untouched). Every batch's CRC is
-   * checked; the first must start at or after the log end offset and each batch after the
-   * previous one (a compacted leader leaves gaps, as in Kafka, so offsets need not be dense);
-   * otherwise UnexpectedAppendOffsetError and nothing is written. The leader epoch cache learns
-   * each batch's epoch at its base offset.
-   */
+  /** Follower append: the batches as the leader wrote them, offsets and epochs checked (UnifiedLog.appendAsFollower). */
   appendAsFollower(batches: Buffer): Promise<AppendResult> {
     return this.append(batches, { leaderEpoch: -1, assignOffsets: false });
   }
@@ -218,18 +197,8 @@ export class LocalLog extends EventEmitter {
     const fresh = await LogSegment.open(this.dir, baseOffset, this.segmentSettings(), this.clock());
     this.segments = [...this.segments, fresh];
     // Flush the sealed segment off the append path; the recovery point follows when it is done.
-    const previous = this.backgroundFlush;
-    this.backgroundFlush = previous.then(() => this.flushSegments([old], baseOffset));
+    this.flusher.flushSealed(old, baseOffset);
     return fresh;
-  }
-
-  private async flushSegments(segs: LogSegment[], upTo: number): Promise<void> {
-    try {
-      for (const s of segs) if (!this.retirement.has(s)) await s.flush();
-      if (upTo > this.recoveryPoint) this.recoveryPoint = Math.min(upTo, this.endOffset);
-    } catch (err) {
-      if (!this.retirement.has(segs[0]!)) this.logger.warn(`flush of ${this.name} failed: ${String(err)}`);
-    }
   }
 
   async read(fetchOffset: number, maxBytes: number, opts: { maxOffset?: number; minOneBatch?: boolean } = {}): Promise<ReadResult> {
@@ -249,32 +218,19 @@ export class LocalLog extends EventEmitter {
     }
   }
 
-  async offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
+  offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
+    return this.lookUpTimestamp((cap) => findOffsetByTimestamp(this.segments, ts, this.startOffset, cap));
+  }
+
+  maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
+    return this.lookUpTimestamp((cap) => findMaxTimestampOffset(this.segments, cap));
+  }
+
+  /** A timestamp lookup; a failure because the log closed while it ran is reported as LogClosedError. */
+  private async lookUpTimestamp<T>(find: (decompressionCap: number) => Promise<T>): Promise<T> {
     this.checkOnline('timestamp lookup');
-    return this.closedAware('timestamp lookup', findOffsetByTimestamp(this.segments, ts, this.startOffset, readDecompressionCap(this.config.maxMessageBytes)));
-  }
-
-  async maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
-    this.checkOnline('timestamp lookup');
-    return this.closedAware('timestamp lookup', findMaxTimestampOffset(this.segments, readDecompressionCap(this.config.maxMessageBytes)));
-  }
-
-  /** A failure of `op` because the log closed while it ran is reported as LogClosedError. */
-  private closedAware<T>(action: string, op: Promise<T>): Promise<T> {
-    return op.catch((err: unknown) => {
-      throw this.closed ? this.closedError(action) : err;
-    });
-  }
-
-  /**
-   * A leader took `epoch` at `startOffset` (its log end): the epoch is in the history at once,
-   * before any append in it (Kafka's maybeAssignEpochStartOffset), and the checkpoint follows.
-   */
-  assignEpochStartOffset(epoch: number, startOffset: number): Promise<void> {
-    if (!this.epochs.assign(epoch, startOffset)) return Promise.resolve();
-    return this.lock.run(async () => {
-      if (this.closed) return;
-      await this.epochs.persist().catch((e) => this.logger.warn(`cannot persist leader epochs of ${this.name}: ${String(e)}`));
+    return find(readDecompressionCap(this.config.maxMessageBytes)).catch((err: unknown) => {
+      throw this.closed ? this.closedError('timestamp lookup') : err;
     });
   }
 
@@ -282,14 +238,18 @@ export class LocalLog extends EventEmitter {
     return this.lock.run(async () => {
       this.checkOnline('record deletion');
       if (offset > this.endOffset || offset < 0) throw new OffsetOutOfRangeError(offset, this.startOffset, this.endOffset);
-      if (offset > this.startOffset) {
-        this.startOffset = offset;
-        if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
-        this.opts.onLogStartOffsetChanged?.(this);
-      }
+      await this.moveStartOffset(offset);
       await this.deleteSegmentsLocked((seg, next) => (next ? next.baseOffset : this.endOffset) <= this.startOffset && seg.size > 0, 'log start offset');
       return this.startOffset;
     });
+  }
+
+  /** Moves the log start forward to `offset` (never back); the epochs before it go and the manager checkpoints it. */
+  private async moveStartOffset(offset: number): Promise<void> {
+    if (offset <= this.startOffset) return;
+    this.startOffset = offset;
+    if (this.epochs.truncateFromStart(offset)) await this.epochs.persist();
+    this.opts.onLogStartOffsetChanged?.(this);
   }
 
   /**
@@ -318,12 +278,7 @@ export class LocalLog extends EventEmitter {
     }
     if (victims.length === 0) return 0;
     this.segments = this.segments.slice(victims.length);
-    const newStart = this.segments[0]!.baseOffset;
-    if (newStart > this.startOffset) {
-      this.startOffset = newStart;
-      if (this.epochs.truncateFromStart(newStart)) await this.epochs.persist();
-      this.opts.onLogStartOffsetChanged?.(this);
-    }
+    await this.moveStartOffset(this.segments[0]!.baseOffset);
     for (const v of victims) {
       this.logger.info(`deleting segment ${v.logFile} of ${this.name} (${v.size} bytes) due to ${reason}`);
       await this.retireSegment(v);
@@ -360,7 +315,7 @@ export class LocalLog extends EventEmitter {
         const removed = await this.activeSegment.truncateTo(offset);
         this.logger.info(`truncated ${this.name} to offset ${offset} (${removed} bytes and ${dropped.length} segments removed)`);
         this.endOffset = offset;
-        this.recoveryPoint = Math.min(this.recoveryPoint, offset);
+        this.flusher.recoveryPoint = Math.min(this.flusher.recoveryPoint, offset);
         if (this.epochs.truncateFromEnd(offset)) await this.epochs.persist();
       } catch (err) {
         throw this.storageFailure('truncate', err);
@@ -379,7 +334,7 @@ export class LocalLog extends EventEmitter {
     this.segments = [await LogSegment.open(this.dir, offset, this.segmentSettings(), this.clock())];
     this.startOffset = offset;
     this.endOffset = offset;
-    this.recoveryPoint = offset;
+    this.flusher.recoveryPoint = offset;
     this.epochs.clear();
     await this.epochs.persist();
     this.opts.onLogStartOffsetChanged?.(this);
@@ -389,35 +344,13 @@ export class LocalLog extends EventEmitter {
   flush(): Promise<void> {
     return this.lock.run(() => {
       if (this.closed) throw this.closedError('flush');
-      return this.flushLocked();
+      return this.flusher.flush();
     });
-  }
-
-  private async flushLocked(): Promise<void> {
-    if (this.offline) return;
-    const upTo = this.endOffset;
-    // As Kafka: nothing past the recovery point and nothing written since means nothing to sync
-    // (an idle log costs no fsync, so shutting down 20,000 idle partitions stays fast).
-    if (upTo <= this.recoveryPoint && this.segments.every((s) => s.unflushedBytes === 0)) {
-      await this.activeSegment.persistIndexes().catch((err) => this.logger.warn(`cannot write indexes of ${this.name}: ${String(err)}`));
-      this.unflushedMessages = 0;
-      this.lastFlushMs = this.clock();
-      return;
-    }
-    try {
-      for (const s of this.segments) if (s.unflushedBytes > 0 || s === this.activeSegment) await s.flush();
-    } catch (err) {
-      throw this.storageFailure('flush', err);
-    }
-    this.recoveryPoint = upTo;
-    this.unflushedMessages = 0;
-    this.lastFlushMs = this.clock();
-    this.ioFailures.succeeded('flush');
   }
 
   /** flush.ms policy, driven by the manager's scheduler. */
   async flushIfDue(now: number): Promise<void> {
-    if (this.unflushedMessages > 0 && now - this.lastFlushMs >= this.config.flushMs) await this.flush();
+    if (this.flusher.isDue(now, this.config.flushMs)) await this.flush();
   }
 
   /** Aborted transactions a read_committed fetch of [fetchOffset, upperBound) reports. */
@@ -444,11 +377,11 @@ export class LocalLog extends EventEmitter {
    */
   async close(): Promise<boolean> {
     return this.lock.run(async () => {
-      await this.backgroundFlush;
+      await this.flusher.settled();
       let flushed = false;
       if (!this.offline) {
         this.activeSegment.sealTimeIndex();
-        flushed = await this.flushLocked().then(
+        flushed = await this.flusher.flush().then(
           () => true,
           (err: unknown) => {
             this.logger.error(`final flush of ${this.name} failed: ${String(err)}`);

@@ -285,11 +285,7 @@ export class LogManager {
     void this.writeCheckpoints(entry.dir);
   }
 
-  /** Sets a log's high watermark (persisted in replication-offset-checkpoint); the hosting partition sets it on the log itself. */
-  updateHighWatermark(topic: string, partition: number, hw: number): void {
-    this.getLog(topic, partition)?.updateHighWatermark(hw);
-  }
-  /** The log's high watermark as set or checkpointed; undefined when none is known or the log is not open. */
+  /** The log's high watermark as set (UnifiedLog.updateHighWatermark) or checkpointed; undefined when none is known or the log is not open. */
   checkpointedHighWatermark(topic: string, partition: number): number | undefined {
     return this.getLog(topic, partition)?.checkpointedHighWatermark;
   }

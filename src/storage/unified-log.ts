@@ -8,11 +8,13 @@
  * (the hosting partition's append lock: its producer checks and the append must be one step);
  * reads take no lock.
  */
+import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
 import { abortEntry, recordProducerBatches } from './producer-state/batch-records.js';
 import { recoverProducerState } from './producer-state/producer-state-recovery.js';
 import { ProducerStateMap } from './producer-state/producer-state.js';
 import { writeSnapshot } from './producer-state/producer-state-snapshot.js';
-import type { AppendOptions, AppendResult, LocalLog, ReadResult } from './local-log.js';
+import type { AppendOptions, AppendResult } from './append-types.js';
+import type { LocalLog, ReadResult } from './local-log.js';
 import type { LogConfig } from './config.js';
 import type { EpochEntry } from './checkpoints.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
@@ -150,7 +152,35 @@ export class UnifiedLog {
     return res;
   }
 
-  /** Follower append (Kafka's appendAsFollower): the batches as the leader wrote them; see LocalLog.appendAsFollower. */
+  /**
+   * The transaction coordinator's commit or abort marker for `producerId`, fenced by producer and
+   * coordinator epoch, appended as a control batch at `leaderEpoch`; its transaction closes (an
+   * abort goes into the .txnindex). Fenced: the error, nothing appended.
+   */
+  async appendTxnMarker(
+    m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean; timestamp: number },
+    leaderEpoch: number,
+  ): Promise<{ errorCode: number; message: string } | { appended: AppendResult; bytes: number }> {
+    const fenced = this.producers.checkMarker(m.producerId, m.producerEpoch, m.coordinatorEpoch);
+    if (fenced) return fenced;
+    const batch = encodeControlBatch({
+      type: m.commit ? ControlRecordType.Commit : ControlRecordType.Abort,
+      producerId: m.producerId,
+      producerEpoch: m.producerEpoch,
+      coordinatorEpoch: m.coordinatorEpoch,
+      timestamp: BigInt(m.timestamp),
+    });
+    return { appended: await this.append(batch, { leaderEpoch }), bytes: batch.length };
+  }
+
+  /**
+   * Follower append (Kafka's UnifiedLog.appendAsFollower): the batches are stored as the leader
+   * wrote them (base offsets, partition leader epochs, timestamps untouched). Every batch's CRC is
+   * checked; the first must start at or after the log end offset and each batch after the
+   * previous one (a compacted leader leaves gaps, as in Kafka, so offsets need not be dense);
+   * otherwise UnexpectedAppendOffsetError and nothing is written. The leader epoch cache learns
+   * each batch's epoch at its base offset; producer state follows.
+   */
   async appendAsFollower(batches: Buffer): Promise<AppendResult> {
     const res = await this.local.appendAsFollower(batches);
     await this.recordProducers(batches);
@@ -233,9 +263,17 @@ export class UnifiedLog {
     return this.local.epochs.epochAt(offset);
   }
 
-  /** A leader took `epoch` at `startOffset` (its log end): see LocalLog.assignEpochStartOffset. */
+  /**
+   * A leader took `epoch` at `startOffset` (its log end): the epoch is in the history at once,
+   * before any append in it (Kafka's maybeAssignEpochStartOffset), and the checkpoint follows.
+   */
   assignEpochStartOffset(epoch: number, startOffset: number): Promise<void> {
-    return this.local.assignEpochStartOffset(epoch, startOffset);
+    const local = this.local;
+    if (!local.epochs.assign(epoch, startOffset)) return Promise.resolve();
+    return local.lock.run(async () => {
+      if (local.isClosed) return;
+      await local.epochs.persist().catch((e) => local.logger.warn(`cannot persist leader epochs of ${local.name}: ${String(e)}`));
+    });
   }
 
   /** Aborted transactions a read_committed fetch of [fetchOffset, upperBound) reports. */

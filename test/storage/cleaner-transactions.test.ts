@@ -193,7 +193,7 @@ test('an open transaction in an old segment bounds cleaning: no segment at or pa
   });
 });
 
-test('with cleanHostedLogsOnly (the broker) a log no partition hosts is not cleaned: it has no last stable offset yet', async () => {
+test('with highWatermarkSetByOwner (the broker) a log no partition hosts is not cleaned: it has no high watermark, so no last stable offset, yet', async () => {
   await withTempDir(async (dir) => {
     const mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now, highWatermarkSetByOwner: true });
     const log = await mgr.createLog('hosted', 0, { cleanupPolicy: ['compact'], minCleanableDirtyRatio: 0.01 });
