@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeBatch } from '../src/protocol/records/batch.js';
 import { defaultLogConfig } from '../src/storage/config.js';
-import { LocalLog } from '../src/storage/local-log.js';
+import { LocalLog } from '../src/storage/log/local-log.js';
 import { silentLogger } from '../src/storage/logger.js';
 
 const MIB = 1024 * 1024;

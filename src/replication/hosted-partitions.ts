@@ -13,7 +13,7 @@ import type { BrokerConfig } from '../server/config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
 import { forEachConcurrently } from '../common/concurrency.js';
-import type { LogManager } from '../storage/log-manager.js';
+import type { LogManager } from '../storage/manager/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../storage/checkpoints.js';
 import { brokerLogDefaults, topicLogConfig } from './log-config.js';

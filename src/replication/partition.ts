@@ -8,13 +8,13 @@
  * partition-follower.ts; produces keep their arrival order through arrival-order.ts.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import type { AppendResult } from '../storage/append-types.js';
+import type { AppendResult } from '../storage/log/append-types.js';
 import type { ReadResult } from '../storage/log-read.js';
 import { Mutex } from '../storage/mutex.js';
 import type { ProducerStateMap } from '../storage/producer-state/producer-state.js';
-import type { UnifiedLog } from '../storage/unified-log.js';
+import type { UnifiedLog } from '../storage/log/unified-log.js';
 import { checkProducerBatches } from './producer-batches.js';
-import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
+import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed/delayed-delete-records.js';
 import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
 import { PartitionFollower } from './partition-follower.js';
 import { ArrivalOrder, type ArrivalTurn } from './arrival-order.js';

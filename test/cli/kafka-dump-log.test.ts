@@ -81,7 +81,7 @@ test('--offsets-decoder prints __consumer_offsets keys and values as JSON', asyn
     const vw = new Writer();
     vw.int16(3);
     OffsetCommitValueCodec.write(vw, { offset: 42n, leaderEpoch: 0, metadata: '', commitTimestamp: 5n }, 3);
-    const { LocalLog } = await import('../../src/storage/local-log.js');
+    const { LocalLog } = await import('../../src/storage/log/local-log.js');
     const { testConfig, CapturingLogger } = await import('../storage/helpers.js');
     const log = await LocalLog.open({ dir: path.join(dir, '__consumer_offsets-0'), topic: '__consumer_offsets', partition: 0, config: testConfig(), logger: new CapturingLogger() });
     const { encodeBatch } = await import('../../src/protocol/records/batch.js');

@@ -9,10 +9,10 @@ import path from 'node:path';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { Partition } from '../../src/replication/partition.js';
-import { UnifiedLog } from '../../src/storage/unified-log.js';
+import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import type { EpochEndOffsetResult, FetcherConfig, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from '../../src/replication/fetcher/types.js';
 import { defaultLogConfig } from '../../src/storage/config.js';
-import { LocalLog } from '../../src/storage/local-log.js';
+import { LocalLog } from '../../src/storage/log/local-log.js';
 import { tpKey } from '../../src/storage/checkpoints.js';
 import { CapturingLogger } from '../storage/helpers.js';
 

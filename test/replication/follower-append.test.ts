@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { CompressionType, encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { UnexpectedAppendOffsetError, CorruptRecordError } from '../../src/storage/errors.js';
 import { Partition } from '../../src/replication/partition.js';
-import { UnifiedLog } from '../../src/storage/unified-log.js';
+import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { openLog as openStorageLog, withTempDir, decodeAll } from '../storage/helpers.js';

@@ -11,8 +11,8 @@ import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/rec
 import { endTxnMarkerOf } from '../../src/protocol/records/control.js';
 import { Partition } from '../../src/replication/partition.js';
 import { CleanedTransactions } from '../../src/storage/cleaner/cleaned-txns.js';
-import { LogManager } from '../../src/storage/log-manager.js';
-import type { UnifiedLog } from '../../src/storage/unified-log.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
+import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { CapturingLogger, testConfig, withTempDir } from './helpers.js';
 
 let now = 1700000000000;

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
 import { decodeBatch, encodeBatch, iterateBatches, recordTimestamp } from '../../src/protocol/records/batch.js';
 import { defaultLogConfig, type LogConfig } from '../../src/storage/config.js';
-import { LocalLog } from '../../src/storage/local-log.js';
-import type { UnifiedLog } from '../../src/storage/unified-log.js';
+import { LocalLog } from '../../src/storage/log/local-log.js';
+import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import type { StorageLogger } from '../../src/storage/logger.js';
 
 export interface TestRecord {

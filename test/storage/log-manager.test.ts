@@ -5,7 +5,7 @@ import { access, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOffsetCheckpoint } from '../../src/storage/checkpoints.js';
 import { KafkaStorageError, LogDirLockedError } from '../../src/storage/errors.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';
 
 const open = (dirs: string[], logger = new CapturingLogger(), clock?: () => number) =>

@@ -9,10 +9,10 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
 import { LogCleaner } from '../../src/storage/cleaner/log-cleaner.js';
-import type { LocalLog } from '../../src/storage/local-log.js';
-import { UnifiedLog } from '../../src/storage/unified-log.js';
+import type { LocalLog } from '../../src/storage/log/local-log.js';
+import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { silentLogger } from '../../src/storage/logger.js';
-import { applyRetention } from '../../src/storage/retention.js';
+import { applyRetention } from '../../src/storage/manager/retention.js';
 import { decodeAll, makeBatch, openLog, readAll, withTempDir } from './helpers.js';
 
 type Op =

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { UnifiedLog } from '../../src/storage/unified-log.js';
-import { LogManager } from '../../src/storage/log-manager.js';
-import { defaultOpenFileBudget, OpenFileBudget, SegmentFile, segmentFiles } from '../../src/storage/segment-file.js';
+import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
+import { defaultOpenFileBudget, OpenFileBudget, SegmentFile, segmentFiles } from '../../src/storage/segment/segment-file.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';
 
 /** Descriptors of this process that point at a `.log` file under `dir`. */

@@ -3,8 +3,8 @@
  * partitions with their logs and high watermarks, and the state of the log directories.
  * Kept narrow so admin does not depend on how replication is built.
  */
-import type { UnifiedLog } from '../../storage/unified-log.js';
-import type { LogDirState } from '../../storage/log-manager.js';
+import type { UnifiedLog } from '../../storage/log/unified-log.js';
+import type { LogDirState } from '../../storage/manager/log-manager.js';
 
 export interface LocalPartition {
   readonly log: UnifiedLog;

@@ -5,7 +5,7 @@
  * stable offset are never cleaned.
  */
 import type { LogSegment } from '../log-segment.js';
-import type { UnifiedLog } from '../unified-log.js';
+import type { UnifiedLog } from '../log/unified-log.js';
 
 export interface CleanablePlan {
   /** Non-active segments entirely below firstUncleanable, oldest first. */

@@ -15,11 +15,11 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { fsyncDir, tpKey } from '../checkpoints.js';
 import { isCompacted } from '../config.js';
 import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
-import type { UnifiedLog } from '../unified-log.js';
+import type { UnifiedLog } from '../log/unified-log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';
 import { CleanedTransactions } from './cleaned-txns.js';
-import type { AbortedTxn } from '../transaction-index.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 import { addToOffsetMap, rewriteSegment, type CleanerReadOptions } from './segment-rewriter.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 

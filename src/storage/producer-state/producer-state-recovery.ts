@@ -5,11 +5,11 @@
  * first, and an abort whose index entry the crash lost after it is recorded again by the replay.
  */
 import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../../protocol/records/batch-header.js';
-import { recordAbortedTxn } from '../aborted-txns.js';
+import { recordAbortedTxn } from '../log/aborted-txns.js';
 import { readAt, scanBatchHeaders } from '../batch-scan.js';
-import type { LocalLog } from '../local-log.js';
+import type { LocalLog } from '../log/local-log.js';
 import type { LogSegment } from '../log-segment.js';
-import type { AbortedTxn } from '../transaction-index.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 import { ProducerStateMap, type CompletedTxn } from './producer-state.js';
 import { abortEntry, markerAt, recordProducerBatch } from './batch-records.js';
 import { loadLatestSnapshot } from './producer-state-snapshot.js';

@@ -5,8 +5,8 @@
  * directory offline); a full disk or too many open files is not. Every failure is counted in the
  * shared, rate-limited FailureLog, and the first success after failures says so there.
  */
-import { KafkaStorageError, UnexpectedStorageError, errnoOf, isOsError, type StorageError } from './errors.js';
-import type { FailureLog } from './failure-log.js';
+import { KafkaStorageError, UnexpectedStorageError, errnoOf, isOsError, type StorageError } from '../errors.js';
+import type { FailureLog } from '../failure-log.js';
 
 const PLURAL = { append: 'appends', read: 'reads', truncate: 'truncations', flush: 'flushes' } as const;
 

@@ -1,7 +1,7 @@
 /** Per-append decisions of Log: when to roll the active segment, which epochs to record. */
-import type { LogConfig } from './config.js';
+import type { LogConfig } from '../config.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { LogSegment } from './log-segment.js';
+import type { LogSegment } from '../log-segment.js';
 
 /** Kafka's roll rules: size, age (segment.ms), index capacity, relative offset overflow. */
 export function shouldRoll(

@@ -12,9 +12,9 @@ import {
   REPLICATION_OFFSET_CHECKPOINT,
   readOffsetCheckpoint,
   writeOffsetCheckpoint,
-} from './checkpoints.js';
-import type { StorageLogger } from './logger.js';
-import type { UnifiedLog } from './unified-log.js';
+} from '../checkpoints.js';
+import type { StorageLogger } from '../logger.js';
+import type { UnifiedLog } from '../log/unified-log.js';
 
 export interface DirCheckpoints {
   recoveryPoints: Map<string, number>;

@@ -8,7 +8,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoOf } from './errors.js';
+import { errnoOf } from '../errors.js';
 
 /** A directory that does not exist and cannot be created, or exists but is no usable directory. */
 export class LogDirError extends Error {

@@ -8,9 +8,9 @@ import {
   GroupMetadataValueCodec,
   OffsetCommitKeyCodec,
   OffsetCommitValueCodec,
-} from '../protocol/coordinator-records/index.js';
-import { decodeTransactionLog } from '../protocol/transaction-log-json.js';
-import { Reader, type MessageCodec } from '../protocol/primitives/index.js';
+} from '../../protocol/coordinator-records/index.js';
+import { decodeTransactionLog } from '../../protocol/transaction-log-json.js';
+import { Reader, type MessageCodec } from '../../protocol/primitives/index.js';
 
 function toJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => {

@@ -3,8 +3,8 @@
  * (retention.bytes), Kafka's rules. Deleted segments are renamed `.deleted` and unlinked after
  * file.delete.delay.ms so in-flight reads finish.
  */
-import { isDeleteRetained } from './config.js';
-import type { LocalLog } from './local-log.js';
+import { isDeleteRetained } from '../config.js';
+import type { LocalLog } from '../log/local-log.js';
 
 export async function applyRetention(log: LocalLog, now: number): Promise<number> {
   let deleted = await log.deleteOldSegments(

@@ -6,8 +6,8 @@
  * moving, leadership lost), never by polling; after the request's timeout the partition is
  * answered REQUEST_TIMED_OUT.
  */
-import { ErrorCode } from '../protocol/errors.js';
-import type { Partition } from './partition.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { Partition } from '../partition.js';
 import { DelayedPartitionOperation } from './delayed-operation.js';
 
 export interface DeleteRecordsResult {

@@ -4,12 +4,12 @@
  * only the one candidate batch is inflated (bounded) to find the exact first offset with ts >= target.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { TimestampType, batchRecords, openBatchAsync, recordTimestamp } from '../protocol/records/batch.js';
-import { RecordsError } from '../protocol/records/errors.js';
-import { readAt } from './batch-scan.js';
-import type { LogSegment } from './log-segment.js';
-import { scanBatchHeaders } from './batch-scan.js';
-import { MAX_TIMESTAMP } from '../protocol/records/batch-header.js';
+import { TimestampType, batchRecords, openBatchAsync, recordTimestamp } from '../../protocol/records/batch.js';
+import { RecordsError } from '../../protocol/records/errors.js';
+import { readAt } from '../batch-scan.js';
+import type { LogSegment } from '../log-segment.js';
+import { scanBatchHeaders } from '../batch-scan.js';
+import { MAX_TIMESTAMP } from '../../protocol/records/batch-header.js';
 
 export interface TimestampAndOffset {
   offset: number;

@@ -2,16 +2,16 @@
  * The text output of kafka-dump-log (Kafka's DumpLogSegments) for .log, .index, .timeindex and .txnindex
  * files. Pure formatting over the same readers the broker uses.
  */
-import { TransactionIndex } from './transaction-index.js';
+import { TransactionIndex } from '../segment/transaction-index.js';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
-import { TimestampType, decodeBatch, readBatchHeaderInfo, recordTimestamp, type RecordBatch } from '../protocol/records/batch.js';
-import { RecordsError } from '../protocol/records/errors.js';
-import { readDecompressionCap } from '../protocol/records/read-limits.js';
-import { decodeControlRecordKey, endTxnMarkerOf } from '../protocol/records/control.js';
-import { MIN_BATCH_LENGTH } from './batch-scan.js';
-import { baseOffsetOfFileName } from './log-segment.js';
+import { CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../../protocol/records/batch-header.js';
+import { TimestampType, decodeBatch, readBatchHeaderInfo, recordTimestamp, type RecordBatch } from '../../protocol/records/batch.js';
+import { RecordsError } from '../../protocol/records/errors.js';
+import { readDecompressionCap } from '../../protocol/records/read-limits.js';
+import { decodeControlRecordKey, endTxnMarkerOf } from '../../protocol/records/control.js';
+import { MIN_BATCH_LENGTH } from '../batch-scan.js';
+import { baseOffsetOfFileName } from '../log-segment.js';
 import { decodeOffsetsRecord, decodeTransactionLogRecord } from './offsets-decoder.js';
 
 export interface DumpOptions {

@@ -4,7 +4,7 @@
  */
 import { open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { LogDirLockedError, errnoOf } from './errors.js';
+import { LogDirLockedError, errnoOf } from '../errors.js';
 
 export const LOCK_FILE = '.lock';
 

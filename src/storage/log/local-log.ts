@@ -6,28 +6,28 @@
  * and the last stable offset over it; everything outside storage reaches a log through that.
  */
 import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
-import type { AbortedTxn } from './transaction-index.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { FailureLog } from './failure-log.js';
-import { LogSegment } from './log-segment.js';
+import { FailureLog } from '../failure-log.js';
+import { LogSegment } from '../log-segment.js';
 import { loadEpochHistory, loadLogStartState, type LogOpenOptions } from './log-open.js';
 import { LogIoFailures, type LogIoAction } from './log-io-failures.js';
-import { readFromSegments, type ReadResult } from './log-read.js';
+import { readFromSegments, type ReadResult } from '../log-read.js';
 import { recordEpochs, shouldRoll } from './roll-policy.js';
-import { SegmentRetirement } from './segment-retirement.js';
-import { appendOffsetRange, maxTimestampOfBatches, validateBatches } from './append-validation.js';
-import { validateLogConfig, type LogConfig } from './config.js';
-import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError } from './errors.js';
+import { SegmentRetirement } from '../segment/segment-retirement.js';
+import { appendOffsetRange, maxTimestampOfBatches, validateBatches } from '../append-validation.js';
+import { validateLogConfig, type LogConfig } from '../config.js';
+import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, StorageError } from '../errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { StorageLogger } from './logger.js';
-import { Mutex } from './mutex.js';
+import type { StorageLogger } from '../logger.js';
+import { Mutex } from '../mutex.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import { LogFlusher } from './log-flush.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
-import { readDecompressionCap } from '../protocol/records/read-limits.js';
+import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 
-export type { ReadResult } from './log-read.js';
+export type { ReadResult } from '../log-read.js';
 export type { LogOpenOptions } from './log-open.js';
 
 export declare interface LocalLog {

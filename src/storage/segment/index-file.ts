@@ -4,8 +4,8 @@
  * laid out and what makes a loaded file trustworthy.
  */
 import { open, readFile } from 'node:fs/promises';
-import { errnoOf } from './errors.js';
-import { Mutex } from './mutex.js';
+import { errnoOf } from '../errors.js';
+import { Mutex } from '../mutex.js';
 import { shortLivedFiles } from './segment-file.js';
 
 export interface IndexFileProblem {

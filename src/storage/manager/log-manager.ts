@@ -4,20 +4,20 @@
  */
 import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CLEAN_SHUTDOWN_MARKER, readMetaProperties, removeIfExists, tpKey, writeFileAtomically, writeMetaProperties } from './checkpoints.js';
-import type { LogConfig } from './config.js';
-import { LogCleaner } from './cleaner/log-cleaner.js';
-import { LogDirLockedError } from './errors.js';
+import { CLEAN_SHUTDOWN_MARKER, readMetaProperties, removeIfExists, tpKey, writeFileAtomically, writeMetaProperties } from '../checkpoints.js';
+import type { LogConfig } from '../config.js';
+import { LogCleaner } from '../cleaner/log-cleaner.js';
+import { LogDirLockedError } from '../errors.js';
 import { DirLock } from './lock.js';
 import { ensureDirectory } from './log-dirs.js';
 import { CoalescingWrites, readDirCheckpoints, writeDirCheckpoints } from './log-dir-checkpoints.js';
-import { LocalLog } from './local-log.js';
-import { silentLogger, type StorageLogger } from './logger.js';
+import { LocalLog } from '../log/local-log.js';
+import { silentLogger, type StorageLogger } from '../logger.js';
 import { applyRetention } from './retention.js';
-import { FailureLog } from './failure-log.js';
-import { forEachConcurrently } from '../common/concurrency.js';
-import { defaultOpenFileBudget, segmentFiles } from './segment-file.js';
-import { UnifiedLog } from './unified-log.js';
+import { FailureLog } from '../failure-log.js';
+import { forEachConcurrently } from '../../common/concurrency.js';
+import { defaultOpenFileBudget, segmentFiles } from '../segment/segment-file.js';
+import { UnifiedLog } from '../log/unified-log.js';
 
 export interface LogManagerOptions {
   logDirs: string[];

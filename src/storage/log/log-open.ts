@@ -5,13 +5,13 @@
  * epoch history is trimmed to the offsets the log holds.
  */
 import { unlink } from 'node:fs/promises';
-import type { LogConfig } from './config.js';
-import { errnoOf } from './errors.js';
-import type { FailureLog } from './failure-log.js';
+import type { LogConfig } from '../config.js';
+import { errnoOf } from '../errors.js';
+import type { FailureLog } from '../failure-log.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LocalLog } from './local-log.js';
-import { LogSegment } from './log-segment.js';
-import type { StorageLogger } from './logger.js';
+import { LogSegment } from '../log-segment.js';
+import type { StorageLogger } from '../logger.js';
 import { loadSegments } from './recovery.js';
 
 export interface LogOpenOptions {

@@ -3,9 +3,9 @@
  * checked while both indexes are rebuilt; the file is truncated at the first invalid byte.
  * Reads 8 MiB chunks, so a 1 GiB segment costs ~128 reads plus the CRC work.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64 } from './batch-scan.js';
-import type { LogSegment, RecoveryResult } from './log-segment.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../../protocol/records/batch-header.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64 } from '../batch-scan.js';
+import type { LogSegment, RecoveryResult } from '../log-segment.js';
 
 function lastOffsetAt(buf: Buffer, start: number): number {
   return readInt64(buf, start) + buf.readInt32BE(start + 23);

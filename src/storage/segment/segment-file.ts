@@ -13,7 +13,7 @@
  * file was replaced in place (a cleaner swap) refuses to reopen rather than read the new file at
  * the old positions; renames done through `LogSegment.renameAll` move the path along.
  */
-import { Semaphore } from './mutex.js';
+import { Semaphore } from '../mutex.js';
 import { closeSync, fdatasync, fstat, fstatSync, ftruncate, open as openAsync, openSync, read, readFileSync, constants, type Stats } from 'node:fs';
 
 /** Half the soft RLIMIT_NOFILE (Linux /proc), leaving the other half to sockets and short-lived files. */

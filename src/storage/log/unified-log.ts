@@ -8,19 +8,19 @@
  * (the hosting partition's append lock: its producer checks and the append must be one step);
  * reads take no lock.
  */
-import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
-import { abortEntry, recordProducerBatches } from './producer-state/batch-records.js';
-import { recoverProducerState } from './producer-state/producer-state-recovery.js';
-import { ProducerStateMap } from './producer-state/producer-state.js';
-import { writeSnapshot } from './producer-state/producer-state-snapshot.js';
+import { encodeControlBatch, ControlRecordType } from '../../protocol/records/control.js';
+import { abortEntry, recordProducerBatches } from '../producer-state/batch-records.js';
+import { recoverProducerState } from '../producer-state/producer-state-recovery.js';
+import { ProducerStateMap } from '../producer-state/producer-state.js';
+import { writeSnapshot } from '../producer-state/producer-state-snapshot.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import type { LocalLog, ReadResult } from './local-log.js';
-import type { LogConfig } from './config.js';
-import type { EpochEntry } from './checkpoints.js';
+import type { LogConfig } from '../config.js';
+import type { EpochEntry } from '../checkpoints.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { LogSegment } from './log-segment.js';
-import type { StorageLogger } from './logger.js';
-import type { AbortedTxn } from './transaction-index.js';
+import type { LogSegment } from '../log-segment.js';
+import type { StorageLogger } from '../logger.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 
 export interface UnifiedLogOptions {
   /** The high watermark the replication-offset-checkpoint recorded for this log, if any. */

@@ -5,9 +5,9 @@
  */
 import { readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { isCompacted, type LogConfig } from './config.js';
-import { errnoOf } from './errors.js';
-import type { StorageLogger } from './logger.js';
+import { isCompacted, type LogConfig } from '../config.js';
+import { errnoOf } from '../errors.js';
+import type { StorageLogger } from '../logger.js';
 import { segmentFileEndOffset, swapFileProblem } from './swap-validation.js';
 import {
   CLEANED_SUFFIX,
@@ -20,7 +20,7 @@ import {
   TXN_INDEX_SUFFIX,
   baseOffsetOfFileName,
   segmentFileName,
-} from './log-segment.js';
+} from '../log-segment.js';
 
 export interface LoadOptions {
   recoveryPoint: number;

@@ -4,8 +4,8 @@
  * re-checks itself on each, and is answered exactly once, by its check, its timeout, or a caller
  * (the broker stopping). Subclasses say what "done" means and what the answer is.
  */
-import { ErrorCode } from '../protocol/errors.js';
-import type { Partition, StateWaiter } from './partition.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { Partition, StateWaiter } from '../partition.js';
 
 export abstract class DelayedPartitionOperation<R> implements StateWaiter {
   private timer: NodeJS.Timeout | undefined;

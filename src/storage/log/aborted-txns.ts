@@ -3,8 +3,8 @@
  * read_committed fetch of [fetchOffset, upperBound) must report (Kafka's
  * UnifiedLog.collectAbortedTransactions), and where an abort is recorded.
  */
-import type { LogSegment } from './log-segment.js';
-import type { AbortedTxn } from './transaction-index.js';
+import type { LogSegment } from '../log-segment.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 
 /** Index of the segment holding `offset` (the last one whose base is at or below it), or 0. */
 function segmentIndexFor(segments: readonly LogSegment[], offset: number): number {

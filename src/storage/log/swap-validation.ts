@@ -5,8 +5,8 @@
  * means the file is not what the cleaner wrote: it must not overwrite the original.
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64, scanBatchHeaders } from './batch-scan.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../../protocol/records/batch-header.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, readInt64, scanBatchHeaders } from '../batch-scan.js';
 
 const CHUNK = 8 * 1024 * 1024;
 
