@@ -11,7 +11,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import type { AppendResult } from '../storage/log/append-types.js';
 import type { ReadResult } from '../storage/log-read.js';
 import { Mutex } from '../storage/mutex.js';
-import type { ProducerStateMap } from '../storage/producer-state/producer-state.js';
+import type { ProducerStateMap } from '../storage/log/producer-state/producer-state.js';
 import type { UnifiedLog } from '../storage/log/unified-log.js';
 import { checkProducerBatches } from './producer-batches.js';
 import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed/delayed-delete-records.js';

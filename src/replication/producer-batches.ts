@@ -1,10 +1,10 @@
 /**
  * The leader's idempotence check before an append: whether the batches are in sequence for
- * their producers (storage/producer-state). What an appended batch then means for producer
- * state is storage's (storage/producer-state/batch-records.ts).
+ * their producers (storage/log/producer-state). What an appended batch then means for producer
+ * state is storage's (storage/log/producer-state/batch-records.ts).
  */
 import { BATCH_LENGTH, LOG_OVERHEAD, isTransactional } from '../protocol/records/batch-header.js';
-import { APPEND, lastSequenceOf, type ProducerStateMap, type SequenceCheck } from '../storage/producer-state/producer-state.js';
+import { APPEND, lastSequenceOf, type ProducerStateMap, type SequenceCheck } from '../storage/log/producer-state/producer-state.js';
 
 /**
  * The leader's idempotence check of validated batches (offsets not assigned yet), before they

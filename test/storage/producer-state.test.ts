@@ -6,8 +6,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { crc32c } from '@node-rs/crc32';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { lastSequenceOf, ProducerStateMap, MAX_CACHED_BATCHES, type BatchMetadata } from '../../src/storage/producer-state/producer-state.js';
-import { decodeSnapshot, encodeSnapshot, loadLatestSnapshot, writeSnapshot } from '../../src/storage/producer-state/producer-state-snapshot.js';
+import { lastSequenceOf, ProducerStateMap, MAX_CACHED_BATCHES, type BatchMetadata } from '../../src/storage/log/producer-state/producer-state.js';
+import { decodeSnapshot, encodeSnapshot, loadLatestSnapshot, writeSnapshot } from '../../src/storage/log/producer-state/producer-state-snapshot.js';
 
 const batch = (firstSeq: number, lastSeq: number, firstOffset: number) => ({ firstSeq, lastSeq, firstOffset, lastOffset: firstOffset + lastSeq - firstSeq, timestamp: 1000 });
 

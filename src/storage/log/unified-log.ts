@@ -9,10 +9,10 @@
  * reads take no lock.
  */
 import { encodeControlBatch, ControlRecordType } from '../../protocol/records/control.js';
-import { abortEntry, recordProducerBatches } from '../producer-state/batch-records.js';
-import { recoverProducerState } from '../producer-state/producer-state-recovery.js';
-import { ProducerStateMap } from '../producer-state/producer-state.js';
-import { writeSnapshot } from '../producer-state/producer-state-snapshot.js';
+import { abortEntry, recordProducerBatches } from './producer-state/batch-records.js';
+import { recoverProducerState } from './producer-state/producer-state-recovery.js';
+import { ProducerStateMap } from './producer-state/producer-state.js';
+import { writeSnapshot } from './producer-state/producer-state-snapshot.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import type { LocalLog, ReadResult } from './local-log.js';
 import type { LogConfig } from '../config.js';

@@ -5,10 +5,10 @@
  * end-transaction marker closes one. Returns the closed transaction, which the log indexes in
  * its .txnindex when it was aborted.
  */
-import { BATCH_LENGTH, LOG_OVERHEAD, isControlBatch, isTransactional } from '../../protocol/records/batch-header.js';
-import { decodeBatch } from '../../protocol/records/batch.js';
-import { ControlRecordType, endTxnMarkerOf } from '../../protocol/records/control.js';
-import type { AbortedTxn } from '../segment/transaction-index.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, isControlBatch, isTransactional } from '../../../protocol/records/batch-header.js';
+import { decodeBatch } from '../../../protocol/records/batch.js';
+import { ControlRecordType, endTxnMarkerOf } from '../../../protocol/records/control.js';
+import type { AbortedTxn } from '../../segment/transaction-index.js';
 import { lastSequenceOf, type CompletedTxn, type ProducerStateMap } from './producer-state.js';
 
 /** Control batches hold one small record; anything larger is not a marker worth inflating. */

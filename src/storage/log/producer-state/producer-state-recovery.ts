@@ -4,12 +4,12 @@
  * A .txnindex a crash lost (or that was dropped as corrupt) before the replay's start is rebuilt
  * first, and an abort whose index entry the crash lost after it is recorded again by the replay.
  */
-import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../../protocol/records/batch-header.js';
-import { recordAbortedTxn } from '../log/aborted-txns.js';
-import { readAt, scanBatchHeaders } from '../batch-scan.js';
-import type { LocalLog } from '../log/local-log.js';
-import type { LogSegment } from '../log-segment.js';
-import type { AbortedTxn } from '../segment/transaction-index.js';
+import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC } from '../../../protocol/records/batch-header.js';
+import { recordAbortedTxn } from '../aborted-txns.js';
+import { readAt, scanBatchHeaders } from '../../batch-scan.js';
+import type { LocalLog } from '../local-log.js';
+import type { LogSegment } from '../../log-segment.js';
+import type { AbortedTxn } from '../../segment/transaction-index.js';
 import { ProducerStateMap, type CompletedTxn } from './producer-state.js';
 import { abortEntry, markerAt, recordProducerBatch } from './batch-records.js';
 import { loadLatestSnapshot } from './producer-state-snapshot.js';

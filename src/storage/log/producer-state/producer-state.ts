@@ -12,7 +12,7 @@
  * of the earliest transaction still open, or closed by a marker the high watermark has not
  * passed yet (Kafka's ongoing and unreplicated transactions), bounds the last stable offset.
  */
-import { ErrorCode } from '../../protocol/errors.js';
+import { ErrorCode } from '../../../protocol/errors.js';
 
 export const MAX_CACHED_BATCHES = 5;
 const INT32_MAX = 0x7fffffff;
