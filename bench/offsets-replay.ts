@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeBatch } from '../src/protocol/records/batch.js';
 import { defaultLogConfig } from '../src/storage/config.js';
-import { Log } from '../src/storage/log.js';
+import { LocalLog } from '../src/storage/log/local-log.js';
 import { silentLogger } from '../src/storage/logger.js';
 import { CoordinatorRuntime } from '../src/coordinator/runtime/runtime.js';
 import { replayLog } from '../src/coordinator/runtime/partition-log.js';
@@ -20,7 +20,7 @@ import { decodeRecord, encodeRecord, type CoordinatorRecord } from '../src/coord
 const total = Number(process.argv[2] ?? '1000000');
 const dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-offsets-replay-'));
 try {
-  const log = await Log.open({ dir, topic: '__consumer_offsets', partition: 0, config: { ...defaultLogConfig(), cleanupPolicy: ['compact'] }, logger: silentLogger });
+  const log = await LocalLog.open({ dir, topic: '__consumer_offsets', partition: 0, config: { ...defaultLogConfig(), cleanupPolicy: ['compact'] }, logger: silentLogger });
   const now = Date.now();
   const tw = process.hrtime.bigint();
   for (let base = 0; base < total; base += 1000) {

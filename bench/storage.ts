@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeBatch } from '../src/protocol/records/batch.js';
 import { defaultLogConfig } from '../src/storage/config.js';
-import { Log } from '../src/storage/log.js';
+import { LocalLog } from '../src/storage/log/local-log.js';
 import { silentLogger } from '../src/storage/logger.js';
 
 const MIB = 1024 * 1024;
@@ -28,8 +28,8 @@ function batchOf(bytes: number): Buffer {
   });
 }
 
-async function openBenchLog(dir: string, recoveryPoint?: number): Promise<Log> {
-  return Log.open({
+async function openBenchLog(dir: string, recoveryPoint?: number): Promise<LocalLog> {
+  return LocalLog.open({
     dir,
     topic: 'bench',
     partition: 0,
@@ -56,7 +56,7 @@ function median(xs: number[]): number {
 }
 
 /** Reads the whole log with 1 MiB fetches; returns bytes per second. */
-async function readBack(log: Log): Promise<number> {
+async function readBack(log: LocalLog): Promise<number> {
   const t = process.hrtime.bigint();
   let offset = 0;
   let readBytes = 0;

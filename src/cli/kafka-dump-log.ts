@@ -4,7 +4,7 @@
  * files, in the format of Kafka's DumpLogSegments tool.
  */
 import { Command, CommanderError } from 'commander';
-import { DumpError, dumpFile } from '../storage/dump-log.js';
+import { DumpError, dumpFile } from '../storage/dump/dump-log.js';
 import { readDecompressionCap } from '../protocol/records/read-limits.js';
 
 async function main(argv: string[]): Promise<number> {

@@ -12,7 +12,8 @@ import { ZERO_UUID } from '../protocol/primitives/index.js';
 import type { ReplicationConfig } from './replication-config.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
-import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
+import { forEachConcurrently } from '../common/concurrency.js';
+import type { LogManager } from '../storage/manager/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
 import { tpKey } from '../common/partition-keys.js';
 import { brokerLogDefaults, topicLogConfig } from './log-config.js';
@@ -168,7 +169,7 @@ export class HostedPartitions {
     // Cluster mode: only what the checkpoint says was replicated is committed; a single broker's whole log is.
     const initialHw = this.opts.controllerManaged ? (lm.checkpointedHighWatermark(info.name, partition) ?? 0) : undefined;
     try {
-      p = await Partition.open(log, info.topicId, leaderEpoch, (part) => lm.updateHighWatermark(part.topic, part.partition, part.highWatermark), initialHw);
+      p = await Partition.open(log, info.topicId, leaderEpoch, undefined, initialHw);
     } catch (err) {
       // A log created just now for nothing: remove it rather than leave a half-made partition behind.
       if (created) await lm.deleteLog(info.name, partition).catch(() => undefined);
@@ -177,7 +178,6 @@ export class HostedPartitions {
     p.isrWriter = this.opts.isrWriter;
     if (this.opts.controllerManaged) p.leaderId = this.brokerId;
     else await p.makeLeader(this.brokerId, leaderEpoch);
-    lm.updateHighWatermark(info.name, partition, p.highWatermark);
     this.partitions.set(tpKey(info.name, partition), p);
     let set = this.byTopic.get(info.name);
     if (!set) this.byTopic.set(info.name, (set = new Set()));
@@ -199,8 +199,6 @@ export class HostedPartitions {
     for (const w of [...p.waiters, ...p.replicaWaiters]) w.onAppend(p, Number.MAX_SAFE_INTEGER, 0);
     // acks=all produces waiting on it are answered NOT_LEADER_OR_FOLLOWER.
     if (p.isLeader) p.makeFollower(-1, p.leaderEpoch);
-    // The log left here is hosted no more: the cleaner leaves it alone until a partition is again.
-    if (p.log.producerView) p.log.producerView = undefined;
     if (deleteLog) await this.opts.logManager.deleteLog(p.topic, p.partition);
     else await p.snapshotProducerState(true).catch(() => undefined);
   }

@@ -11,7 +11,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
 import { topicMinInsync } from './log-config.js';
 import type { LeaderAppendResult, Partition } from './partition.js';
-import { DelayedProduce } from './delayed-produce.js';
+import { DelayedProduce } from './delayed/delayed-produce.js';
 import { prepareProducedRecords, prepareTrustedRecords, type ProduceLimits, type RecordError } from '../storage/append/produce-validation.js';
 import { errorCodeOf } from './errors.js';
 import { messageOf } from '../common/errors.js';

@@ -4,28 +4,21 @@
  * truncation, the follower's high watermark (UnifiedLog.maybeUpdateHighWatermark) and its log
  * start following the leader's.
  *
- * The partition owns the log, the producer state, the append lock and the high watermark; this
- * module reads them through `FollowerHost`, takes the lock it is given (so every change here is
- * serialised with the partition's other appends, truncations and snapshots) and moves the high
- * watermark through `setHighWatermark`, which also tells producer state and the checkpoint.
+ * The partition's log (a UnifiedLog) keeps producer state and the transaction index in step with
+ * every append and truncation; this module takes the partition's append lock it is given (so
+ * every change here is serialised with the partition's other appends, truncations and
+ * snapshots) and moves the high watermark through `setHighWatermark`, which the partition's
+ * listener hears of.
  */
-import type { AppendResult, Log } from '../storage/log.js';
+import type { AppendResult } from '../storage/log/append-types.js';
 import { existingOffsetRange } from '../storage/append/append-step.js';
 import { UnexpectedAppendOffsetError } from '../storage/errors.js';
 import type { Mutex } from '../common/mutex.js';
-import type { ProducerStateMap } from './producer-state.js';
-import { indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
-
-/** What the follower side reads of its partition. */
-export interface FollowerHost {
-  readonly log: Log;
-  readonly producers: ProducerStateMap;
-  readonly highWatermark: number;
-}
+import type { UnifiedLog } from '../storage/log/unified-log.js';
 
 export class PartitionFollower {
   constructor(
-    private readonly host: FollowerHost,
+    private readonly log: UnifiedLog,
     /** The partition's append lock. */
     private readonly appendLock: Mutex,
     /** Sets the partition's high watermark (it may go back); producer state and the checkpoint follow. */
@@ -40,7 +33,7 @@ export class PartitionFollower {
    * that batch's base offset.
    */
   append(batches: Buffer): Promise<AppendResult> {
-    const { log, producers } = this.host;
+    const log = this.log;
     return this.appendLock.run(async () => {
       let res: AppendResult;
       try {
@@ -51,31 +44,29 @@ export class PartitionFollower {
         if (!range || end !== log.logStartOffset || range.first >= end || range.last < end) throw err;
         log.logger.info(`${log.name}: the leader's first batch starts at ${range.first}, before the empty log's start ${end}; restarting the log there`);
         await log.truncateFullyAndStartAt(range.first);
-        producers.clear();
         this.setHighWatermark(range.first);
         res = await log.appendAsFollower(batches);
       }
-      await indexAbortedTxns(log, recordProducerBatches(producers, batches));
       return res;
     });
   }
 
   /** Removes the log at and after `offset`; HW and producer state follow. */
   truncateTo(offset: number): Promise<void> {
-    const { log, producers } = this.host;
+    const log = this.log;
     return this.appendLock.run(async () => {
+      const hw = log.highWatermark;
       await log.truncateTo(offset);
-      producers.truncateFrom(log.logEndOffset);
-      if (this.host.highWatermark > log.logEndOffset) this.setHighWatermark(log.logEndOffset);
+      // The log brought its high watermark down to its end: the partition hears of it.
+      if (hw > log.logEndOffset) this.setHighWatermark(log.logEndOffset);
     });
   }
 
   /** Empties the log and restarts it at `offset` (the leader's log start is beyond ours). */
   truncateFullyAndStartAt(offset: number): Promise<void> {
-    const { log, producers } = this.host;
+    const log = this.log;
     return this.appendLock.run(async () => {
       await log.truncateFullyAndStartAt(offset);
-      producers.clear();
       this.setHighWatermark(offset);
     });
   }
@@ -85,16 +76,16 @@ export class PartitionFollower {
    * end], and it may go back. Returns the high watermark now.
    */
   followLeaderHighWatermark(leaderHw: number): number {
-    const { log } = this.host;
+    const log = this.log;
     const hw = Math.max(log.logStartOffset, Math.min(leaderHw, log.logEndOffset));
-    if (hw !== this.host.highWatermark) this.setHighWatermark(hw);
-    return this.host.highWatermark;
+    if (hw !== log.highWatermark) this.setHighWatermark(hw);
+    return log.highWatermark;
   }
 
   /** The leader's log start moved (retention, DeleteRecords): follow it up to our high watermark. */
   async followLeaderLogStartOffset(leaderLogStartOffset: number): Promise<void> {
-    const { log } = this.host;
-    if (leaderLogStartOffset <= log.logStartOffset || leaderLogStartOffset > this.host.highWatermark) return;
+    const log = this.log;
+    if (leaderLogStartOffset <= log.logStartOffset || leaderLogStartOffset > log.highWatermark) return;
     await log.deleteRecordsBefore(leaderLogStartOffset);
   }
 }

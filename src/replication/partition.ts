@@ -1,28 +1,19 @@
 /**
- * A partition this broker hosts (leader, or in cluster mode follower): its log, leader epoch,
- * high watermark and idempotent-producer state. Appends are serialised here (producer checks, log append and state update must be one
- * step); reads go straight to the log and never wait behind an append.
- *
- * Leader state as Kafka's Partition: the high watermark = the lowest log end offset in the ISR;
- * the ISR, replicas and each follower's fetch state, and the ISR's shrink/expand through an
- * injected IsrWriter live in isr/partition-isr.ts (PartitionIsr), which this class drives.
- * A partition whose ISR is only the leader (embedded mode always, ISR = [self]) takes the fast
- * path: the high watermark is the log end offset as soon as an append completes.
- *
- * The follower side (the replica fetcher's appends, truncation, the follower's high watermark)
- * is partition-follower.ts (PartitionFollower), under this class's append lock; the producer
- * state a log opens with is rebuilt by producer-state-recovery.ts; produces keep their arrival
- * order through arrival-order.ts.
+ * A partition this broker hosts (leader, or in cluster mode follower), as Kafka's Partition: its
+ * role and leader epoch, the ISR (isr/partition-isr.ts), the high watermark's advance (the
+ * lowest log end offset in the ISR; at once when the leader is alone in it, as in embedded
+ * mode) and the operations waiting on them, over its storage UnifiedLog (segments, epochs,
+ * producer state, the high watermark's value). Appends are serialised here (producer checks and
+ * the log append are one step); reads go straight to the log. The follower side is
+ * partition-follower.ts; produces keep their arrival order through arrival-order.ts.
  */
 import { ErrorCode } from '../protocol/errors.js';
-import type { AppendResult, Log, ReadResult } from '../storage/log.js';
+import type { AppendResult } from '../storage/log/append-types.js';
+import type { ReadResult } from '../storage/log-read.js';
 import { Mutex } from '../common/mutex.js';
-import type { ProducerStateMap } from './producer-state.js';
-import { indexAbortedTxns, recordProducerBatches } from './producer-batches.js';
-import { encodeControlBatch, ControlRecordType } from '../protocol/records/control.js';
-import { writeSnapshot } from './producer-state-snapshot.js';
-import { recoverProducerState } from './producer-state-recovery.js';
-import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed-delete-records.js';
+import type { ProducerStateMap } from '../storage/log/producer-state/producer-state.js';
+import type { UnifiedLog } from '../storage/log/unified-log.js';
+import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed/delayed-delete-records.js';
 import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
 import { PartitionFollower } from './partition-follower.js';
 import { ArrivalOrder, type ArrivalTurn } from './arrival-order.js';
@@ -76,57 +67,45 @@ export class Partition {
   readonly replicaWaiters = new Set<AppendWaiter>();
   /** acks=all produces waiting for the high watermark. */
   readonly stateWaiters = new Set<StateWaiter>();
-  private hw: number;
-  readonly producers: ProducerStateMap;
   private readonly appendLock = new Mutex();
   /** The replica fetcher's operations while this broker follows (partition-follower.ts). */
-  private readonly follower = new PartitionFollower(this, this.appendLock, (hw) => this.setHw(hw));
+  private readonly follower: PartitionFollower;
   /** Produces reach the log in the order they arrived, whatever their validation takes. */
   private readonly arrivals = new ArrivalOrder();
   readonly waiters = new Set<AppendWaiter>();
-  private snapshotVersion = -1;
-  /** Log end offset the last snapshot (written or loaded) describes; -1 when none. */
-  private snapshotOffset = -1;
 
   private constructor(
-    readonly log: Log,
+    readonly log: UnifiedLog,
     topicId: string,
     leaderEpoch: number,
-    producers: ProducerStateMap,
     private readonly onHighWatermark: (p: Partition) => void,
-    initialHighWatermark: number | undefined,
   ) {
     this.topicId = topicId;
     this.leaderEpoch = leaderEpoch;
-    this.producers = producers;
-    this.hw = initialHighWatermark === undefined ? log.logEndOffset : Math.max(0, Math.min(initialHighWatermark, log.logEndOffset));
+    this.follower = new PartitionFollower(log, this.appendLock, (hw) => this.setHw(hw));
   }
 
   /**
-   * Wraps an opened log, rebuilding producer state from the latest snapshot plus the log after it.
-   * The high watermark starts at the log end (a single broker's log is all committed) unless
-   * `initialHighWatermark` (cluster mode: the checkpointed one) says less is known to be replicated.
+   * Hosts an opened log (its producer state recovered when it opened). The high watermark starts
+   * at the log end (a single broker's log is all committed) unless `initialHighWatermark`
+   * (cluster mode: the checkpointed one) says less is known to be replicated.
+   * `onHighWatermark` hears of every later change.
    */
   static async open(
-    log: Log,
+    log: UnifiedLog,
     topicId: string,
     leaderEpoch: number,
-    onHighWatermark: (p: Partition) => void,
+    onHighWatermark: (p: Partition) => void = () => undefined,
     initialHighWatermark?: number,
   ): Promise<Partition> {
-    const { producers, replayedFrom } = await recoverProducerState(log);
-    const p = new Partition(log, topicId, leaderEpoch, producers, onHighWatermark, initialHighWatermark);
-    log.producerView = {
-      lastStableOffset: () => p.lastStableOffset,
-      lastRecordsOfActiveProducers: () => p.producers.lastRecordsOfActiveProducers(),
-    };
-    // Markers the replay met below the high watermark are stable already.
-    p.producers.onHighWatermark(p.hw);
-    // Up to date when the snapshot reaches the log end, or the log is empty (nothing to replay).
-    const upToDate = replayedFrom === log.logEndOffset;
-    p.snapshotVersion = upToDate ? producers.version : -1;
-    p.snapshotOffset = upToDate ? log.logEndOffset : -1;
-    return p;
+    const end = log.logEndOffset;
+    log.updateHighWatermark(initialHighWatermark === undefined ? end : Math.max(0, Math.min(initialHighWatermark, end)));
+    return new Partition(log, topicId, leaderEpoch, onHighWatermark);
+  }
+
+  /** The log's idempotent and transactional producers (DescribeProducers, housekeeping). */
+  get producers(): ProducerStateMap {
+    return this.log.producers;
   }
 
   get topic(): string {
@@ -180,10 +159,7 @@ export class Partition {
     return checkpointed;
   }
 
-  /**
-   * LeaderAndIsr made `leaderId` the leader. The follower side (fetcher, truncation) hangs off
-   * ReplicaManager; here the leader state is dropped and waiting acks=all produces are answered.
-   */
+  /** LeaderAndIsr made `leaderId` the leader: the leader state is dropped, waiting acks=all produces are answered. */
   makeFollower(leaderId: number, leaderEpoch: number, isr: readonly number[] = this.isr, replicas: readonly number[] = this.replicas, partitionEpoch = this.partitionEpoch, controllerEpoch = this.controllerEpoch): void {
     this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     this.leaderEpochStartOffset = -1;
@@ -219,10 +195,7 @@ export class Partition {
     return true;
   }
 
-  /**
-   * Kafka's lowWatermarkIfLeader: the lowest log start offset among this leader and its
-   * followers on live brokers (-1 while a live follower has not reported one).
-   */
+  /** Kafka's lowWatermarkIfLeader: the lowest log start among this leader and its live followers (-1: one not reported yet). */
   lowWatermark(isAlive: (brokerId: number) => boolean = () => true): number {
     return this.isrState.lowWatermark(isAlive);
   }
@@ -240,15 +213,13 @@ export class Partition {
   private maybeIncrementHighWatermark(): void {
     if (!this.isLeader) return;
     const hw = this.isrState.replicatedOffset();
-    if (hw <= this.hw) return;
+    const current = this.log.highWatermark;
+    if (hw <= current) return;
     const bytes = this.unreplicated.takeCovered(hw);
-    this.advanceHighWatermark(hw, Math.max(bytes, 1), this.hw);
+    this.advanceHighWatermark(hw, Math.max(bytes, 1), current);
   }
 
-  /**
-   * Kafka's maybeShrinkIsr: followers in the ISR that have not been caught up for more than
-   * `maxLagMs` (and are not at the log end) leave it. Returns the replicas dropped.
-   */
+  /** Kafka's maybeShrinkIsr: ISR followers not caught up for over `maxLagMs` (nor at the log end) leave it; returns them. */
   maybeShrinkIsr(nowMs: number, maxLagMs: number): number[] {
     return this.isrState.maybeShrink(nowMs, maxLagMs);
   }
@@ -265,7 +236,7 @@ export class Partition {
    */
   checkEnoughReplicasReachOffset(requiredOffset: number, minIsr: number): ReplicationCheck {
     if (!this.isLeader) return { done: true, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
-    if (this.hw < requiredOffset) return { done: false };
+    if (this.log.highWatermark < requiredOffset) return { done: false };
     return { done: true, errorCode: this.isr.length >= minIsr ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND };
   }
 
@@ -277,35 +248,22 @@ export class Partition {
     return this.log.partition;
   }
   get highWatermark(): number {
-    return this.hw;
+    return this.log.highWatermark;
   }
   /** read_committed bound: the high watermark, or the first offset of the earliest transaction not yet stable. */
   get lastStableOffset(): number {
-    const unstable = this.producers.firstUnstableOffset();
-    return unstable === undefined ? this.hw : Math.min(unstable, this.hw);
+    return this.log.lastStableOffset;
   }
 
   /**
-   * The transaction coordinator's commit or abort marker for `producerId` (WriteTxnMarkers), as
-   * the leader: fenced by producer and coordinator epoch, appended as a control batch, the
-   * producer's transaction closed (an abort goes into the segment's .txnindex). Answered once
-   * appended; the caller waits for the ISR as for an acks=all produce.
+   * The transaction coordinator's commit or abort marker (WriteTxnMarkers), as the leader: the
+   * log fences and appends it (UnifiedLog.appendTxnMarker). Answered once appended; the caller
+   * waits for the ISR as for an acks=all produce.
    */
   appendTxnMarker(m: { producerId: bigint; producerEpoch: number; coordinatorEpoch: number; commit: boolean; timestamp: number }): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
-      const fenced = this.producers.checkMarker(m.producerId, m.producerEpoch, m.coordinatorEpoch);
-      if (fenced) return this.failure(fenced.errorCode, fenced.message);
-      const batch = encodeControlBatch({
-        type: m.commit ? ControlRecordType.Commit : ControlRecordType.Abort,
-        producerId: m.producerId,
-        producerEpoch: m.producerEpoch,
-        coordinatorEpoch: m.coordinatorEpoch,
-        timestamp: BigInt(m.timestamp),
-      });
-      const res = await this.log.append(batch, { leaderEpoch: this.leaderEpoch, validated: true });
-      await indexAbortedTxns(this.log, recordProducerBatches(this.producers, batch));
-      this.onLeaderAppend(batch.length, res.firstOffset, res.lastOffset);
-      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+      const res = await this.log.appendTxnMarker(m, this.leaderEpoch);
+      return 'errorCode' in res ? this.failure(res.errorCode, res.message) : this.appended(res.appended, res.bytes);
     });
   }
 
@@ -332,16 +290,13 @@ export class Partition {
    */
   appendAsLeader(batches: Buffer, fromClient = true): Promise<LeaderAppendResult> {
     return this.appendLock.run(async () => {
-      const res = await this.log.append(batches, { leaderEpoch: this.leaderEpoch, validated: true, producers: this.producers, fromClient });
+      const res = await this.log.appendAsLeader(batches, this.leaderEpoch, fromClient);
       const check = res.refused;
       if (check?.kind === 'error') return this.failure(check.errorCode, check.message);
       if (check?.kind === 'duplicate') {
         return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
       }
-      // Offsets are now stamped in the buffer: record each idempotent batch's range.
-      await indexAbortedTxns(this.log, recordProducerBatches(this.producers, batches));
-      this.onLeaderAppend(batches.length, res.firstOffset, res.lastOffset);
-      return { errorCode: ErrorCode.NONE, baseOffset: res.firstOffset, lastOffset: res.lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
+      return this.appended(res, batches.length);
     });
   }
 
@@ -353,48 +308,56 @@ export class Partition {
    * After a leader append: replica fetches parked for data wake; with the leader alone in the
    * ISR (embedded mode) the HW is the new log end at once, else it waits for the followers.
    */
-  private onLeaderAppend(bytes: number, firstOffset: number, lastOffset: number): void {
+  private appended(res: AppendResult, bytes: number): LeaderAppendResult {
+    const { firstOffset, lastOffset } = res;
     if (this.replicaWaiters.size > 0) for (const w of [...this.replicaWaiters]) w.onAppend(this, bytes, firstOffset);
-    if (this.isrState.leaderAlone) {
-      this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
-      return;
+    if (this.isrState.leaderAlone) this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
+    else {
+      this.unreplicated.add(lastOffset + 1, bytes);
+      this.maybeIncrementHighWatermark();
     }
-    this.unreplicated.add(lastOffset + 1, bytes);
-    this.maybeIncrementHighWatermark();
+    return { errorCode: ErrorCode.NONE, baseOffset: firstOffset, lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
   }
 
   private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
-    if (hw <= this.hw) return;
+    if (hw <= this.log.highWatermark) return;
     this.setHw(hw);
     for (const w of [...this.waiters]) w.onAppend(this, bytes, firstOffset);
     this.notifyState();
   }
 
   /** Reads for a consumer: never beyond the high watermark (or LSO for read_committed). */
-  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, upTo: number = this.hw): Promise<ReadResult> {
+  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, upTo: number = this.log.highWatermark): Promise<ReadResult> {
     return this.log.read(fetchOffset, maxBytes, { maxOffset: upTo, minOneBatch });
   }
 
   /** The log was cut (DeleteRecords moves the start, truncation moves the end): resync HW and producers. */
   onLogTruncated(): void {
-    if (this.hw > this.log.logEndOffset) this.hw = this.log.logEndOffset;
-    this.unreplicated.dropBeyond(this.log.logEndOffset);
-    this.producers.truncateFrom(this.log.logEndOffset);
+    const end = this.log.logEndOffset;
+    if (this.log.highWatermark > end) this.log.updateHighWatermark(end);
+    this.unreplicated.dropBeyond(end);
+    this.producers.truncateFrom(end);
   }
 
-  /** Writes a producer state snapshot at the log end when the state changed since the last one. */
+  /** Writes a producer state snapshot at the log end when the state changed since the last one (under the append lock). */
   async snapshotProducerState(force = false): Promise<void> {
-    if (!force && this.producers.version === this.snapshotVersion) return;
-    // Forced (shutdown): still nothing to write when the last snapshot already covers the log end
-    // unchanged, as Kafka skips it; 20,000 idle partitions must not cost 40,000 fsyncs on SIGTERM.
-    if (this.producers.version === this.snapshotVersion && this.snapshotOffset === this.log.logEndOffset) return;
-    await this.appendLock.run(async () => {
-      const version = this.producers.version;
-      const offset = this.log.logEndOffset;
-      await writeSnapshot(this.log.dir, offset, this.producers);
-      this.snapshotVersion = version;
-      this.snapshotOffset = offset;
-    });
+    if (!this.log.producerStateChangedSinceSnapshot(force)) return;
+    await this.appendLock.run(() => this.log.snapshotProducerState(force));
+  }
+
+  // ---- What ListOffsets and OffsetForLeaderEpoch ask of the log.
+
+  /** The first offset at or after `timestamp`, or ('max') the newest timestamp's (Kafka's fetchOffsetForTimestamp). */
+  offsetForTimestamp(timestamp: number | 'max'): Promise<{ offset: number; timestamp: number } | null> {
+    return timestamp === 'max' ? this.log.maxTimestampOffset() : this.log.offsetForTimestamp(timestamp);
+  }
+  /** The largest epoch <= `epoch` known here and where it ended. */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number } {
+    return this.log.endOffsetForEpoch(epoch);
+  }
+  /** The leader epoch in force at `offset` (-1 if unknown). */
+  epochAt(offset: number): number {
+    return this.log.epochAt(offset);
   }
 
   // ---- Follower side (issue 12): the replica fetcher's operations on a partition led elsewhere,
@@ -415,10 +378,7 @@ export class Partition {
     return this.follower.truncateFullyAndStartAt(offset);
   }
 
-  /**
-   * A follower's high watermark: the leader's, bounded by what this replica holds (Kafka's
-   * UnifiedLog.maybeUpdateHighWatermark). Checkpointed as the leader's is. Returns the high watermark now.
-   */
+  /** A follower's high watermark: the leader's, bounded by what this replica holds. Returns the high watermark now. */
   setFollowerHighWatermark(leaderHw: number): number {
     return this.follower.followLeaderHighWatermark(leaderHw);
   }
@@ -435,8 +395,7 @@ export class Partition {
 
   /** Sets the high watermark (a follower's may go back); producer state and the checkpoint follow. */
   private setHw(hw: number): void {
-    this.hw = hw;
-    this.producers.onHighWatermark(hw);
+    this.log.updateHighWatermark(hw);
     this.onHighWatermark(this);
   }
 }

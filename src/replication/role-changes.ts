@@ -8,7 +8,8 @@
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
-import { forEachConcurrently, type LogManager } from '../storage/log-manager.js';
+import { forEachConcurrently } from '../common/concurrency.js';
+import type { LogManager } from '../storage/manager/log-manager.js';
 import { tpKey } from '../common/partition-keys.js';
 import type { Partition } from './partition.js';
 import { OPEN_CONCURRENCY, type HostedPartitions } from './hosted-partitions.js';

@@ -13,7 +13,7 @@ import { ConnectionQuotaReloader } from './network/connection-quota-config.js';
 import { logFdBudget } from './network/fd-headroom.js';
 import { saslFrameLimitsFor, withSaslAuthentication } from './network/sasl-gate.js';
 import { createRequestRouter } from './request-router.js';
-import { defaultOpenFileBudget } from '../storage/segment-file.js';
+import { defaultOpenFileBudget } from '../storage/segment/segment-file.js';
 import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
 import { TlsReloader } from '../security/tls/reload.js';
 

@@ -7,7 +7,7 @@ import type { BrokerConfig } from './config/index.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { ApiHandler } from './handlers/types.js';
 import type { AdminServices } from './admin/index.js';
-import type { LogManager } from '../storage/log-manager.js';
+import type { LogManager } from '../storage/manager/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';

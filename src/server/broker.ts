@@ -17,7 +17,7 @@ import type { BrokerServices, ClusterControl, Endpoint } from './broker-services
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
 import { createAdminServices, type AdminServices } from './admin/index.js';
-import { LogManager } from '../storage/log-manager.js';
+import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import type { ReplicationConfig } from '../replication/replication-config.js';
 import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
@@ -147,7 +147,7 @@ export class Broker {
       cleanerBackoffMs: cfg.logCleanerBackoffMs,
       // A log no partition hosts yet has no last stable offset: an open transaction's records
       // could be cleaned as if committed.
-      cleanHostedLogsOnly: true,
+      highWatermarkSetByOwner: true,
       ...(this.zk ? { metaProperties: this.zk.metaProperties() } : {}),
       maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
       // Logs found on disk start with their topic's config (compaction of __consumer_offsets,

@@ -73,7 +73,7 @@ export async function runServer(argv: readonly string[]): Promise<number> {
 
   // Every log directory exists (created if missing) and is a usable directory before anything
   // else starts: one line for each that is not, and exit 1.
-  const { checkLogDirs } = await import('../storage/log-dirs.js');
+  const { checkLogDirs } = await import('../storage/manager/log-dirs.js');
   const badDirs = await checkLogDirs(config.logDirs);
   if (badDirs.length > 0) {
     for (const line of badDirs) {

@@ -10,7 +10,7 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { tpKey } from '../common/partition-keys.js';
 import { errnoOf } from './errors.js';
-import { shortLivedFiles } from './segment-file.js';
+import { shortLivedFiles } from './segment/segment-file.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';

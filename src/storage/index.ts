@@ -1,6 +1,8 @@
 /** Public surface of the storage module. */
-export { Log, type AppendOptions, type AppendResult, type ReadResult, type LogOpenOptions } from './log.js';
-export { LogManager, type LogManagerOptions, type LogDirState } from './log-manager.js';
+export { LocalLog, type ReadResult, type LogOpenOptions } from './log/local-log.js';
+export type { AppendOptions, AppendResult } from './log/append-types.js';
+export { UnifiedLog, type UnifiedLogOptions } from './log/unified-log.js';
+export { LogManager, type LogManagerOptions, type LogDirState } from './manager/log-manager.js';
 export {
   defaultLogConfig,
   logConfigFromProps,
@@ -22,7 +24,7 @@ export {
   LogDirLockedError,
   type KafkaErrorName,
 } from './errors.js';
-export { LeaderEpochCache } from './leader-epoch-cache.js';
-export { checkLogDirs, ensureDirectory, LogDirError } from './log-dirs.js';
+export { LeaderEpochCache } from './log/leader-epoch-cache.js';
+export { checkLogDirs, ensureDirectory, LogDirError } from './manager/log-dirs.js';
 export { readMetaProperties, writeMetaProperties } from './checkpoints.js';
 export type { StorageLogger } from './logger.js';

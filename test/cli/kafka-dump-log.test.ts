@@ -81,9 +81,9 @@ test('--offsets-decoder prints __consumer_offsets keys and values as JSON', asyn
     const vw = new Writer();
     vw.int16(3);
     OffsetCommitValueCodec.write(vw, { offset: 42n, leaderEpoch: 0, metadata: '', commitTimestamp: 5n }, 3);
-    const { Log } = await import('../../src/storage/log.js');
+    const { LocalLog } = await import('../../src/storage/log/local-log.js');
     const { testConfig, CapturingLogger } = await import('../storage/helpers.js');
-    const log = await Log.open({ dir: path.join(dir, '__consumer_offsets-0'), topic: '__consumer_offsets', partition: 0, config: testConfig(), logger: new CapturingLogger() });
+    const log = await LocalLog.open({ dir: path.join(dir, '__consumer_offsets-0'), topic: '__consumer_offsets', partition: 0, config: testConfig(), logger: new CapturingLogger() });
     const { encodeBatch } = await import('../../src/protocol/records/batch.js');
     await log.append(encodeBatch({ baseTimestamp: 1n, records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: kw.result(), value: vw.result(), headers: [] }] }), { leaderEpoch: 0 });
     await log.close();

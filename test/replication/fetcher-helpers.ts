@@ -9,9 +9,10 @@ import path from 'node:path';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { Partition } from '../../src/replication/partition.js';
+import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import type { EpochEndOffsetResult, FetcherConfig, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from '../../src/replication/fetcher/types.js';
 import { defaultLogConfig } from '../../src/storage/config.js';
-import { Log } from '../../src/storage/log.js';
+import { LocalLog } from '../../src/storage/log/local-log.js';
 import { tpKey } from '../../src/common/partition-keys.js';
 import { CapturingLogger } from '../storage/helpers.js';
 
@@ -35,18 +36,18 @@ export async function tempDir(prefix: string): Promise<{ dir: string; remove: ()
 export async function openPartition(root: string, topic = 't', partition = 0, segmentBytes?: number): Promise<Partition> {
   const dir = path.join(root, `${topic}-${partition}`);
   await mkdir(dir, { recursive: true });
-  const log = await Log.open({
+  const log = await LocalLog.open({
     dir,
     topic,
     partition,
     config: { ...defaultLogConfig(), fileDeleteDelayMs: 0, ...(segmentBytes ? { segmentBytes } : {}) },
     logger: new CapturingLogger(),
   });
-  return Partition.open(log, 'AAAAAAAAAAAAAAAAAAAAAQ', 0, () => undefined);
+  return Partition.open(await UnifiedLog.open(log), 'AAAAAAAAAAAAAAAAAAAAAQ', 0, () => undefined);
 }
 
 /** The whole log's bytes from its start. */
-export async function logBytes(log: Log): Promise<Buffer> {
+export async function logBytes(log: LocalLog | UnifiedLog): Promise<Buffer> {
   const parts: Buffer[] = [];
   let next = log.logStartOffset;
   while (next < log.logEndOffset) {

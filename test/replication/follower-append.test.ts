@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { CompressionType, encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { UnexpectedAppendOffsetError, CorruptRecordError } from '../../src/storage/errors.js';
 import { Partition } from '../../src/replication/partition.js';
+import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { openLog as openStorageLog, withTempDir, decodeAll } from '../storage/helpers.js';
@@ -87,7 +88,7 @@ test('Partition follower operations: producer state, truncation, high watermark'
   await withTempDir(async (dir) => {
     const log = await openLog(dir);
     const hws: number[] = [];
-    const p = await Partition.open(log, 'id', 3, (x) => hws.push(x.highWatermark));
+    const p = await Partition.open(await UnifiedLog.open(log), 'id', 3, (x) => hws.push(x.highWatermark));
     p.makeFollower(7, 3);
     await p.appendAsFollower(Buffer.concat([batch(0, 2, 1, { producerId: 42n, seq: 0 }), batch(2, 3, 2, { producerId: 42n, seq: 2 })]));
     await p.appendAsFollower(batch(5, 5, 3));
@@ -125,7 +126,7 @@ test('Partition follower operations: producer state, truncation, high watermark'
 test('an empty follower log whose start falls inside the leader\'s first batch restarts at that batch', async () => {
   await withTempDir(async (dir) => {
     const log = await openLog(dir, {}, { logStartOffset: 3 });
-    const p = await Partition.open(log, 'id', 0, () => undefined);
+    const p = await Partition.open(await UnifiedLog.open(log), 'id', 0, () => undefined);
     assert.equal(p.logEndOffset, 3);
     await p.appendAsFollower(batch(0, 5, 0));
     assert.equal(p.logStartOffset, 0);
@@ -139,7 +140,7 @@ test('an empty follower log whose start falls inside the leader\'s first batch r
 test('the follower follows the leader\'s log start up to its high watermark', async () => {
   await withTempDir(async (dir) => {
     const log = await openLog(dir, { segmentBytes: 1024 });
-    const p = await Partition.open(log, 'id', 0, () => undefined);
+    const p = await Partition.open(await UnifiedLog.open(log), 'id', 0, () => undefined);
     for (let i = 0; i < 40; i += 4) await p.appendAsFollower(batch(i, 4, 0));
     p.setFollowerHighWatermark(20);
     await p.followLeaderLogStartOffset(30);

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompressionType, encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { ZkBrokerMetadata, type LiveBroker } from '../../src/metadata/zk/zk-broker-metadata.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import { brokerLogDefaults } from '../../src/replication/log-config.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';

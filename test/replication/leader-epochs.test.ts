@@ -22,7 +22,7 @@ import {
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
 import { ZkBrokerMetadata } from '../../src/metadata/zk/zk-broker-metadata.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import type { IsrWriter, Partition } from '../../src/replication/partition.js';
 import { brokerLogDefaults } from '../../src/replication/log-config.js';

@@ -13,7 +13,7 @@ import { FetchRequestCodec, FetchResponseCodec, type FetchRequest, type FetchRes
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
 import { ZkBrokerMetadata } from '../../src/metadata/zk/zk-broker-metadata.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
 import type { IsrChange, IsrWriter, Partition } from '../../src/replication/partition.js';
 import { brokerLogDefaults } from '../../src/replication/log-config.js';

@@ -108,7 +108,7 @@ test('a follower whose log dir went offline (EIO) is given up, not retried witho
     follower.log.activeSegment.writeAt = () => {
       attempts++;
       // What the LogManager does on a fault that may mean a failing disk.
-      follower.log.offline = true;
+      follower.log.local.offline = true;
       throw eio();
     };
     add(s);

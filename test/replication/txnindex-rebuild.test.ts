@@ -13,7 +13,7 @@ import path from 'node:path';
 import { encodeBatch } from '../../src/protocol/records/batch.js';
 import { Partition } from '../../src/replication/partition.js';
 import { CLEAN_SHUTDOWN_MARKER } from '../../src/storage/checkpoints.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { CapturingLogger, testConfig, withTempDir } from '../storage/helpers.js';
 
 const openMgr = (dir: string) => LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false });

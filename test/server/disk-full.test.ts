@@ -23,7 +23,7 @@ import {
   MetadataResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { batchOf, createTopic, fetchOne, produce, valuesOf } from './handlers/data-plane-helpers.js';
-import type { LogManager } from '../../src/storage/log-manager.js';
+import type { LogManager } from '../../src/storage/manager/log-manager.js';
 import type { MetadataStore } from '../../src/metadata/metadata-store.js';
 
 const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });

@@ -11,8 +11,8 @@ import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/rec
 import { endTxnMarkerOf } from '../../src/protocol/records/control.js';
 import { Partition } from '../../src/replication/partition.js';
 import { CleanedTransactions } from '../../src/storage/cleaner/cleaned-txns.js';
-import { LogManager } from '../../src/storage/log-manager.js';
-import type { Log } from '../../src/storage/log.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
+import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { CapturingLogger, testConfig, withTempDir } from './helpers.js';
 
 let now = 1700000000000;
@@ -29,7 +29,7 @@ interface Entry {
 }
 
 /** Every batch of the log, records flattened, control batches marked. */
-async function entries(log: Log): Promise<Entry[]> {
+async function entries(log: UnifiedLog): Promise<Entry[]> {
   const out: Entry[] = [];
   let next = log.logStartOffset;
   while (next < log.logEndOffset) {
@@ -193,9 +193,9 @@ test('an open transaction in an old segment bounds cleaning: no segment at or pa
   });
 });
 
-test('with cleanHostedLogsOnly (the broker) a log no partition hosts is not cleaned: it has no last stable offset yet', async () => {
+test('with highWatermarkSetByOwner (the broker) a log no partition hosts is not cleaned: it has no high watermark, so no last stable offset, yet', async () => {
   await withTempDir(async (dir) => {
-    const mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now, cleanHostedLogsOnly: true });
+    const mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now, highWatermarkSetByOwner: true });
     const log = await mgr.createLog('hosted', 0, { cleanupPolicy: ['compact'], minCleanableDirtyRatio: 0.01 });
     for (let i = 0; i < 3; i++) {
       await log.append(encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: Buffer.from('k'), value: Buffer.from(`v${i}`), headers: [] }], baseTimestamp: BigInt(now) }), { leaderEpoch: 0 });

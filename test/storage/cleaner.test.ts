@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { CRC, CompressionType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, computeCrc } from '../../src/protocol/records/batch-header.js';
 import { gzipValueBomb, tinyRecordsBatch } from '../helpers/read-bombs.js';
 import { planCleaning } from '../../src/storage/cleaner/cleanable.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { fillDisk, mountTmpfs, unmount } from '../helpers/tmpfs.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir, type TestRecord } from './helpers.js';
 

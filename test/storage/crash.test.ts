@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { CapturingLogger, readAll, testConfig, withTempDir } from './helpers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/appender.ts', import.meta.url));

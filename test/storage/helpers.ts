@@ -5,7 +5,8 @@ import path from 'node:path';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
 import { decodeBatch, encodeBatch, iterateBatches, recordTimestamp } from '../../src/protocol/records/batch.js';
 import { defaultLogConfig, type LogConfig } from '../../src/storage/config.js';
-import { Log } from '../../src/storage/log.js';
+import { LocalLog } from '../../src/storage/log/local-log.js';
+import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import type { StorageLogger } from '../../src/storage/logger.js';
 
 export interface TestRecord {
@@ -56,7 +57,7 @@ export function decodeAll(buf: Buffer): ReadBack[] {
 }
 
 /** Every record from `from` to the end, following batches across segments. */
-export async function readAll(log: Log, from = log.logStartOffset): Promise<ReadBack[]> {
+export async function readAll(log: LocalLog | UnifiedLog, from = log.logStartOffset): Promise<ReadBack[]> {
   const out: ReadBack[] = [];
   let next = from;
   while (next < log.logEndOffset) {
@@ -97,8 +98,8 @@ export function testConfig(overrides: Partial<LogConfig> = {}): LogConfig {
   return { ...defaultLogConfig(), fileDeleteDelayMs: 0, ...overrides };
 }
 
-export async function openLog(dir: string, overrides: Partial<LogConfig> = {}, extra: { recoveryPoint?: number; hadCleanShutdown?: boolean; logStartOffset?: number; logger?: StorageLogger } = {}): Promise<Log> {
-  return Log.open({
+export async function openLog(dir: string, overrides: Partial<LogConfig> = {}, extra: { recoveryPoint?: number; hadCleanShutdown?: boolean; logStartOffset?: number; logger?: StorageLogger } = {}): Promise<LocalLog> {
+  return LocalLog.open({
     dir: path.join(dir, 'topic-0'),
     topic: 'topic',
     partition: 0,

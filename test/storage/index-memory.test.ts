@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { OffsetIndex } from '../../src/storage/offset-index.js';
-import { TimeIndex } from '../../src/storage/time-index.js';
+import { OffsetIndex } from '../../src/storage/segment/offset-index.js';
+import { TimeIndex } from '../../src/storage/segment/time-index.js';
 import { withTempDir } from './helpers.js';
 
 // Every partition has an active segment with an offset and a time index. A broker at

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LeaderEpochCache } from '../../src/storage/leader-epoch-cache.js';
+import { LeaderEpochCache } from '../../src/storage/log/leader-epoch-cache.js';
 import { withTempDir } from './helpers.js';
 
 test('leader epoch cache: assign, end offsets, truncation both ways, persistence', async () => {

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LogDirLockedError } from '../../src/storage/errors.js';
-import { DirLock } from '../../src/storage/lock.js';
+import { DirLock } from '../../src/storage/manager/lock.js';
 import { withTempDir } from './helpers.js';
 
 test('lock file holds the pid; live owners block, dead owners and garbage do not', async () => {

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LogClosedError, KafkaStorageError } from '../../src/storage/errors.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { errorCodeOf } from '../../src/replication/errors.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';

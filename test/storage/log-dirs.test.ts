@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkLogDirs, ensureDirectory, LogDirError } from '../../src/storage/log-dirs.js';
+import { checkLogDirs, ensureDirectory, LogDirError } from '../../src/storage/manager/log-dirs.js';
 
 test('ensureDirectory creates missing parents, tolerates a concurrent creator, and names what is wrong', { timeout: 30_000 }, async () => {
   const base = await mkdtemp(path.join(tmpdir(), 'fjord-logdirs-'));

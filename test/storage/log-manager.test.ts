@@ -5,7 +5,7 @@ import { access, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readOffsetCheckpoint } from '../../src/storage/checkpoints.js';
 import { KafkaStorageError, LogDirLockedError } from '../../src/storage/errors.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';
 
 const open = (dirs: string[], logger = new CapturingLogger(), clock?: () => number) =>
@@ -31,7 +31,7 @@ test('shutdown writes checkpoints and the clean marker; restart skips recovery a
     const log = await mgr.createLog('orders', 3, { segmentBytes: 300 });
     for (let i = 0; i < 10; i++) await log.append(makeBatch([`m${i}`]), { leaderEpoch: 0 });
     await log.deleteRecordsBefore(4);
-    mgr.updateHighWatermark('orders', 3, 10);
+    log.updateHighWatermark(10);
     await mgr.shutdown();
     assert.ok((await readdir(dir)).includes('.kafka_cleanshutdown'));
     assert.equal((await readOffsetCheckpoint(path.join(dir, 'recovery-point-offset-checkpoint'))).get('orders-3'), 10);

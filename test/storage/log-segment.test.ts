@@ -4,7 +4,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { LogSegment, baseOffsetOfFileName, segmentFileName } from '../../src/storage/log-segment.js';
 import { UnexpectedAppendOffsetError } from '../../src/storage/errors.js';
-import { LogManager } from '../../src/storage/log-manager.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { decodeAll, makeBatch, openLog, readAll, testConfig, withTempDir } from './helpers.js';
 
 test('segment file names are 20-digit base offsets', () => {

@@ -9,9 +9,10 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
 import { LogCleaner } from '../../src/storage/cleaner/log-cleaner.js';
-import type { Log } from '../../src/storage/log.js';
+import type { LocalLog } from '../../src/storage/log/local-log.js';
+import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { silentLogger } from '../../src/storage/logger.js';
-import { applyRetention } from '../../src/storage/retention.js';
+import { applyRetention } from '../../src/storage/manager/retention.js';
 import { decodeAll, makeBatch, openLog, readAll, withTempDir } from './helpers.js';
 
 type Op =
@@ -43,7 +44,7 @@ test('log behaves like an in-memory model', { timeout: 300000 }, async () => {
         const cfg = { segmentBytes, indexIntervalBytes: 100, cleanupPolicy: ['delete' as const, 'compact' as const], retentionMs: -1, minCleanableDirtyRatio: 0 };
         // Keys cycle through a few values so compaction has work to do.
         const keyOf = (value: string): string => `k${value.length % 3}`;
-        let log: Log = await openLog(dir, cfg);
+        let log: LocalLog = await openLog(dir, cfg);
         // model: value by offset (batch boundaries matter for truncation, so keep them too)
         const model = new Map<number, string>();
         const batchStarts: number[] = [];
@@ -93,7 +94,8 @@ test('log behaves like an in-memory model', { timeout: 300000 }, async () => {
             start = log.logStartOffset;
           } else if (op.kind === 'compact') {
             const activeBase = log.activeSegment.baseOffset;
-            await new LogCleaner(() => [log], silentLogger, Date.now).cleanLog(log);
+            const unified = await UnifiedLog.open(log);
+            await new LogCleaner(() => [unified], silentLogger, Date.now).cleanLog(unified);
             const after = await readAll(log);
             const latest = new Map<string, number>();
             for (const [o, v] of [...model.entries()].sort((a, b) => a[0] - b[0])) if (o >= start) latest.set(keyOf(v), o);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { OffsetIndex } from '../../src/storage/offset-index.js';
+import { OffsetIndex } from '../../src/storage/segment/offset-index.js';
 import { withTempDir } from './helpers.js';
 
 test('offset index: append, floor lookup, truncate, persist and reload', async () => {

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Log } from '../../src/storage/log.js';
-import { LogManager } from '../../src/storage/log-manager.js';
-import { defaultOpenFileBudget, OpenFileBudget, SegmentFile, segmentFiles } from '../../src/storage/segment-file.js';
+import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
+import { LogManager } from '../../src/storage/manager/log-manager.js';
+import { defaultOpenFileBudget, OpenFileBudget, SegmentFile, segmentFiles } from '../../src/storage/segment/segment-file.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';
 
 /** Descriptors of this process that point at a `.log` file under `dir`. */
@@ -41,7 +41,7 @@ test('60 logs under a budget of 5 files: appends and reads everywhere, never mor
     let mgr = await LogManager.open(opts);
     try {
       assert.equal(segmentFiles.limit, 5);
-      const logs: Log[] = [];
+      const logs: UnifiedLog[] = [];
       for (let p = 0; p < 60; p++) logs.push(await mgr.createLog('many', p));
       assert.ok(openLogFiles(dir) <= 5, `${openLogFiles(dir)} .log files open after creating 60 logs`);
       const opensBefore = segmentFiles.opens;

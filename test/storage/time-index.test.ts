@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TimeIndex } from '../../src/storage/time-index.js';
+import { TimeIndex } from '../../src/storage/segment/time-index.js';
 import { withTempDir } from './helpers.js';
 
 test('time index: only growing timestamps, floor lookup, persist and reload', async () => {

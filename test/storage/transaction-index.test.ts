@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { TransactionIndex, TransactionIndexError, TXN_INDEX_ENTRY, encodeAbortedTxn } from '../../src/storage/transaction-index.js';
+import { TransactionIndex, TransactionIndexError, TXN_INDEX_ENTRY, encodeAbortedTxn } from '../../src/storage/segment/transaction-index.js';
 import { makeBatch, openLog, withTempDir } from './helpers.js';
 
 test('transaction index: Kafka\'s entry layout, appended in order, read back after reopening', async () => {

@@ -6,7 +6,7 @@
  */
 import { writeFileAtomically } from '../../storage/checkpoints.js';
 import { readFile } from 'node:fs/promises';
-import { ensureDirectory } from '../../storage/log-dirs.js';
+import { ensureDirectory } from '../../storage/manager/log-dirs.js';
 import { join } from 'node:path';
 import { randomUuid } from '../../protocol/primitives/index.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';

@@ -3,11 +3,11 @@
  * partitions with their logs and high watermarks, and the state of the log directories.
  * Kept narrow so admin does not depend on how replication is built.
  */
-import type { Log } from '../../storage/log.js';
-import type { LogDirState } from '../../storage/log-manager.js';
+import type { UnifiedLog } from '../../storage/log/unified-log.js';
+import type { LogDirState } from '../../storage/manager/log-manager.js';
 
 export interface LocalPartition {
-  readonly log: Log;
+  readonly log: UnifiedLog;
   readonly highWatermark: number;
   /** False for a follower (cluster mode): its log is not the admin's to cut. */
   readonly isLeader: boolean;

@@ -24,16 +24,6 @@ export const MAX_TIMESTAMP = -3n;
 export const EARLIEST_LOCAL_TIMESTAMP = -4n;
 export const LATEST_TIERED_TIMESTAMP = -5n;
 
-/** Leader epoch in force at `offset` (from the leader-epoch cache), -1 if unknown. */
-export function epochAt(p: Partition, offset: number): number {
-  let epoch = -1;
-  for (const e of p.log.epochs.all()) {
-    if (e.startOffset <= offset) epoch = e.epoch;
-    else break;
-  }
-  return epoch;
-}
-
 interface Found {
   offset: number;
   timestamp: number;
@@ -52,7 +42,7 @@ async function lookupOffset(p: Partition, timestamp: bigint, isolationCommitted:
   if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return { offset: p.logStartOffset, timestamp: -1 };
   // No tiered storage: nothing is tiered, Kafka answers "no offset" here.
   if (timestamp === LATEST_TIERED_TIMESTAMP) return null;
-  const found = timestamp === MAX_TIMESTAMP ? await p.log.maxTimestampOffset() : await p.log.offsetForTimestamp(Number(timestamp));
+  const found = await p.offsetForTimestamp(timestamp === MAX_TIMESTAMP ? 'max' : Number(timestamp));
   // Consumers only see what is below the high watermark (the last stable offset for read_committed).
   if (found && found.offset < lastFetchable) return found;
   return notAvailable ? 'NOT_AVAILABLE' : null;
@@ -103,7 +93,7 @@ export const listOffsetsHandler = defineHandler({
               return { partitionIndex: rp.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets: offsets };
             }
             if (!found) return { ...fail(ErrorCode.NONE) };
-            const epoch = rp.timestamp === LATEST_TIMESTAMP ? p.leaderEpoch : epochAt(p, found.offset);
+            const epoch = rp.timestamp === LATEST_TIMESTAMP ? p.leaderEpoch : p.epochAt(found.offset);
             return {
               partitionIndex: rp.partitionIndex,
               errorCode: ErrorCode.NONE,

@@ -44,7 +44,7 @@ export const offsetForLeaderEpochHandler = defineHandler({
           if (!p) return fail(errorCode);
           const epochErr = version >= 2 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;
           if (epochErr !== ErrorCode.NONE) return fail(epochErr);
-          const res = p.log.epochs.endOffsetFor(rp.leaderEpoch, p.logEndOffset);
+          const res = p.endOffsetForEpoch(rp.leaderEpoch);
           // Consumers (validating their position) never learn offsets beyond the high watermark.
           const endOffset = req.replicaId < 0 && res.endOffset > p.highWatermark ? p.highWatermark : res.endOffset;
           return { errorCode: ErrorCode.NONE, partition: rp.partition, leaderEpoch: res.epoch, endOffset: BigInt(endOffset) };

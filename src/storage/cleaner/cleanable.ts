@@ -5,7 +5,7 @@
  * stable offset are never cleaned.
  */
 import type { LogSegment } from '../log-segment.js';
-import type { Log } from '../log.js';
+import type { UnifiedLog } from '../log/unified-log.js';
 
 export interface CleanablePlan {
   /** Non-active segments entirely below firstUncleanable, oldest first. */
@@ -19,13 +19,13 @@ export interface CleanablePlan {
   dirtyRatio: number;
 }
 
-export function planCleaning(log: Log, checkpointedFirstDirty: number | undefined, now: number): CleanablePlan {
+export function planCleaning(log: UnifiedLog, checkpointedFirstDirty: number | undefined, now: number): CleanablePlan {
   const all = log.segments;
   const active = all[all.length - 1]!;
   const firstDirty = Math.max(checkpointedFirstDirty ?? log.logStartOffset, log.logStartOffset);
   // Never at or past the last stable offset: an open transaction's records may still be aborted
   // (Kafka's firstUncleanableOffset takes the LSO, and so the high watermark, into account).
-  let firstUncleanable = Math.min(active.baseOffset, log.producerView?.lastStableOffset() ?? active.baseOffset);
+  let firstUncleanable = Math.min(active.baseOffset, log.lastStableOffset);
   const lag = log.config.minCompactionLagMs;
   for (const seg of all) {
     if (seg === active) break;

@@ -11,7 +11,7 @@
  *
  * Every round walks from the log start, so "seen this round" means "still in the log below it".
  */
-import type { AbortedTxn } from '../transaction-index.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 
 /** 'unreadable': a control batch that cannot be decoded (kept as is; its kind is inferred). */
 export type ControlKind = 'commit' | 'abort' | 'other' | 'empty' | 'unreadable';

@@ -16,23 +16,23 @@ import { fsyncDir } from '../checkpoints.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { isCompacted } from '../config.js';
 import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
-import type { Log } from '../log.js';
+import type { UnifiedLog } from '../log/unified-log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';
 import { CleanedTransactions } from './cleaned-txns.js';
-import type { AbortedTxn } from '../transaction-index.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 import { addToOffsetMap, rewriteSegment, type CleanerReadOptions } from './segment-rewriter.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 
 export class LogCleaner {
   /** First dirty offset per log ("topic-partition"), persisted as cleaner-offset-checkpoint. */
   readonly firstDirtyOffsets = new Map<string, number>();
-  private current: { log: Log; aborted: boolean } | undefined;
+  private current: { log: UnifiedLog; aborted: boolean } | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
   constructor(
-    private readonly logs: () => Log[],
+    private readonly logs: () => UnifiedLog[],
     private readonly logger: StorageLogger,
     private readonly clock: () => number,
   ) {}
@@ -47,7 +47,7 @@ export class LogCleaner {
   private async cleanDirtiest(): Promise<number> {
     if (this.stopped) return 0;
     const now = this.clock();
-    let best: { log: Log; ratio: number } | undefined;
+    let best: { log: UnifiedLog; ratio: number } | undefined;
     for (const log of this.logs()) {
       if (!isCompacted(log.config) || log.offline) continue;
       const plan = planCleaning(log, this.firstDirtyOffsets.get(log.name), now);
@@ -60,7 +60,7 @@ export class LogCleaner {
   }
 
   /** Cleans one log now, whatever its dirty ratio (tests and admin use). */
-  async cleanLog(log: Log): Promise<void> {
+  async cleanLog(log: UnifiedLog): Promise<void> {
     const now = this.clock();
     const plan = planCleaning(log, this.firstDirtyOffsets.get(log.name), now);
     if (plan.segments.length === 0) return;
@@ -93,7 +93,7 @@ export class LogCleaner {
         if (state.aborted) return;
       }
       const txns = new CleanedTransactions(aborted);
-      const lastRecordsOfActiveProducers = log.producerView?.lastRecordsOfActiveProducers() ?? new Map<bigint, { lastDataOffset: number; epoch: number }>();
+      const lastRecordsOfActiveProducers = log.lastRecordsOfActiveProducers();
       let kept = 0;
       let dropped = 0;
       for (const seg of plan.segments) {
@@ -122,7 +122,7 @@ export class LogCleaner {
     }
   }
 
-  private async swap(log: Log, old: LogSegment, bytes: Buffer, abortedTxns: readonly AbortedTxn[], state: { aborted: boolean }): Promise<void> {
+  private async swap(log: UnifiedLog, old: LogSegment, bytes: Buffer, abortedTxns: readonly AbortedTxn[], state: { aborted: boolean }): Promise<void> {
     const cleaned = old.logFile + CLEANED_SUFFIX;
     const fh = await open(cleaned, 'w');
     try {
@@ -135,7 +135,7 @@ export class LogCleaner {
       throw err;
     }
     await fh.close();
-    await log.replaceSegments(async (current) => {
+    await log.local.replaceSegments(async (current) => {
       const idx = current.indexOf(old);
       // The segment was deleted or truncated meanwhile (retention, replica truncation): give up.
       if (state.aborted || idx < 0 || idx === current.length - 1 || old.size !== (await old.fileSizeOnDisk())) {
@@ -149,7 +149,7 @@ export class LogCleaner {
       await unlink(old.timeIndex.file).catch(() => undefined);
       await rename(old.logFile + SWAP_SUFFIX, old.logFile);
       await fsyncDir(log.dir);
-      const fresh = await LogSegment.open(log.dir, old.baseOffset, log.segmentSettings(), this.clock());
+      const fresh = await LogSegment.open(log.dir, old.baseOffset, log.local.segmentSettings(), this.clock());
       // The aborts whose records were still there this round, as Kafka's cleaned segment's
       // index. Written after the swap: a crash between leaves the old entries, a superset whose
       // extra ones cover no record any more.
@@ -157,7 +157,7 @@ export class LogCleaner {
       await fresh.rebuildIndexes(false);
       fresh.sealTimeIndex();
       await fresh.persistIndexes();
-      log.retireReplacedSegment(old);
+      log.local.retireReplacedSegment(old);
       const next = [...current];
       next[idx] = fresh;
       return next;
@@ -165,7 +165,7 @@ export class LogCleaner {
   }
 
   /** Stops cleaning `log` (it is being deleted) and waits for the cleaner to let go of it. */
-  async abort(log: Log): Promise<void> {
+  async abort(log: UnifiedLog): Promise<void> {
     if (this.current?.log === log) this.current.aborted = true;
     await this.running;
   }

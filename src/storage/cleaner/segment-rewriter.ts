@@ -21,7 +21,7 @@ import {
 import { checkBatchRecordsAsync, encodeBatch, forEachRecordAsync, openBatchAsync, type OpenedBatch } from '../../protocol/records/batch.js';
 import { RecordsError } from '../../protocol/records/errors.js';
 import { ControlRecordType, decodeControlRecordKey } from '../../protocol/records/control.js';
-import type { AbortedTxn } from '../transaction-index.js';
+import type { AbortedTxn } from '../segment/transaction-index.js';
 import type { CleanedTransactions, ControlKind } from './cleaned-txns.js';
 import type { KafkaRecord } from '../../protocol/records/record.js';
 import { readAt, scanBatchHeaders } from '../batch-scan.js';

@@ -10,7 +10,7 @@ import { ZkBrokerMetadata, type ControlPartitionState, type LiveBroker } from '.
 import type { ReplicaAssigner } from '../../../src/metadata/zk/zk-topic-writes.js';
 import type { KafkaZkApi, TopicAssignment } from '../../../src/metadata/zk/zk-client-types.js';
 import { KafkaError, ErrorCode } from '../../../src/protocol/errors.js';
-import { LogManager } from '../../../src/storage/log-manager.js';
+import { LogManager } from '../../../src/storage/manager/log-manager.js';
 import { ReplicaManager } from '../../../src/replication/replica-manager.js';
 import { brokerLogDefaults } from '../../../src/replication/log-config.js';
 import { buildBrokerConfig } from '../../../src/server/config/index.js';
