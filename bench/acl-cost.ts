@@ -21,10 +21,21 @@ import { FetchRequestCodec, FetchResponseCodec, ProduceRequestCodec, ProduceResp
 
 function manyAcls(): AclBinding[] {
   const out: AclBinding[] = [];
-  for (let i = 0; i < 1000; i++) out.push({ pattern: { resourceType: ResourceType.TOPIC, name: `topic-${i}`, patternType: PatternType.LITERAL }, entry: { principal: `User:u${i % 50}`, host: '*', operation: AclOperation.WRITE, permissionType: AclPermissionType.ALLOW } });
-  for (let i = 0; i < 100; i++) out.push({ pattern: { resourceType: ResourceType.TOPIC, name: `pre-${i}-`, patternType: PatternType.PREFIXED }, entry: { principal: `User:u${i}`, host: '*', operation: AclOperation.READ, permissionType: AclPermissionType.ALLOW } });
+  for (let i = 0; i < 1000; i++)
+    out.push({
+      pattern: { resourceType: ResourceType.TOPIC, name: `topic-${i}`, patternType: PatternType.LITERAL },
+      entry: { principal: `User:u${i % 50}`, host: '*', operation: AclOperation.WRITE, permissionType: AclPermissionType.ALLOW },
+    });
+  for (let i = 0; i < 100; i++)
+    out.push({
+      pattern: { resourceType: ResourceType.TOPIC, name: `pre-${i}-`, patternType: PatternType.PREFIXED },
+      entry: { principal: `User:u${i}`, host: '*', operation: AclOperation.READ, permissionType: AclPermissionType.ALLOW },
+    });
   for (const operation of [AclOperation.WRITE, AclOperation.READ]) {
-    out.push({ pattern: { resourceType: ResourceType.TOPIC, name: 'bench', patternType: PatternType.LITERAL }, entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW } });
+    out.push({
+      pattern: { resourceType: ResourceType.TOPIC, name: 'bench', patternType: PatternType.LITERAL },
+      entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW },
+    });
   }
   return out;
 }
@@ -57,15 +68,29 @@ async function endToEnd(withAuthorizer: boolean): Promise<{ produce: number; fet
     const time = async (one: () => Promise<void>): Promise<number> => {
       let next = 0;
       const t0 = performance.now();
-      await Promise.all(Array.from({ length: inflight }, async () => { while (next++ < total) await one(); }));
+      await Promise.all(
+        Array.from({ length: inflight }, async () => {
+          while (next++ < total) await one();
+        }),
+      );
       return total / ((performance.now() - t0) / 1000);
     };
     const produce = await time(async () => {
-      const r = await c.request(0, ProduceRequestCodec, ProduceResponseCodec, 9, { acks: 1, timeoutMs: 5000, topicData: [{ name: 'bench', partitionData: [{ index: 0, records: batch }] }] });
+      const r = await c.request(0, ProduceRequestCodec, ProduceResponseCodec, 9, {
+        acks: 1,
+        timeoutMs: 5000,
+        topicData: [{ name: 'bench', partitionData: [{ index: 0, records: batch }] }],
+      });
       if (r.responses[0]!.partitionResponses[0]!.errorCode !== 0) throw new Error(`produce failed ${r.responses[0]!.partitionResponses[0]!.errorCode}`);
     });
     const fetch = await time(async () => {
-      const r = await c.request(1, FetchRequestCodec, FetchResponseCodec, 12, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 65536, topics: [{ topic: 'bench', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 65536 }] }] });
+      const r = await c.request(1, FetchRequestCodec, FetchResponseCodec, 12, {
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 65536,
+        topics: [{ topic: 'bench', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 65536 }] }],
+      });
       if (r.responses[0]!.partitions[0]!.errorCode !== 0) throw new Error('fetch failed');
     });
     c.close();

@@ -33,12 +33,25 @@ interface Figure {
 }
 
 const line = (f: Figure): string =>
-  `${f.name.padEnd(34)} ${Math.round((f.records / f.ms) * 1000).toLocaleString('en-US').padStart(10)} rec/s ${((f.bytes / 1048576 / f.ms) * 1000).toFixed(1).padStart(7)} MB/s`;
+  `${f.name.padEnd(34)} ${Math.round((f.records / f.ms) * 1000)
+    .toLocaleString('en-US')
+    .padStart(10)} rec/s ${((f.bytes / 1048576 / f.ms) * 1000).toFixed(1).padStart(7)} MB/s`;
 
 async function startBroker(dir: string): Promise<{ child: ChildProcess; bootstrap: string }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/server/main.ts', 'config/server.properties', '--override', 'listeners=PLAINTEXT://127.0.0.1:0', '--override', `log.dirs=${dir}`, '--override', 'group.initial.rebalance.delay.ms=0'],
+    [
+      '--import',
+      'tsx',
+      'src/server/main.ts',
+      'config/server.properties',
+      '--override',
+      'listeners=PLAINTEXT://127.0.0.1:0',
+      '--override',
+      `log.dirs=${dir}`,
+      '--override',
+      'group.initial.rebalance.delay.ms=0',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const bootstrap = await new Promise<string>((resolve, reject) => {

@@ -20,7 +20,13 @@ import { decodeRecord, encodeRecord, type CoordinatorRecord } from '../src/coord
 const total = Number(process.argv[2] ?? '1000000');
 const dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-offsets-replay-'));
 try {
-  const log = await LocalLog.open({ dir, topic: '__consumer_offsets', partition: 0, config: { ...defaultLogConfig(), cleanupPolicy: ['compact'] }, logger: silentLogger });
+  const log = await LocalLog.open({
+    dir,
+    topic: '__consumer_offsets',
+    partition: 0,
+    config: { ...defaultLogConfig(), cleanupPolicy: ['compact'] },
+    logger: silentLogger,
+  });
   const now = Date.now();
   const tw = process.hrtime.bigint();
   for (let base = 0; base < total; base += 1000) {
@@ -44,7 +50,15 @@ try {
   const runtime = new CoordinatorRuntime<GroupShard, CoordinatorRecord>({
     log: {
       append: async () => undefined,
-      replay: (_p, on) => replayLog({ logStartOffset: log.logStartOffset, logEndOffset: log.logEndOffset, read: (o, m, min, upTo) => log.read(o, m, { maxOffset: upTo, minOneBatch: min }) }, on),
+      replay: (_p, on) =>
+        replayLog(
+          {
+            logStartOffset: log.logStartOffset,
+            logEndOffset: log.logEndOffset,
+            read: (o, m, min, upTo) => log.read(o, m, { maxOffset: upTo, minOneBatch: min }),
+          },
+          on,
+        ),
     },
     serde: { encode: encodeRecord, decode: decodeRecord },
     newShard: (ctx) =>
@@ -65,7 +79,9 @@ try {
   runtime.close();
   await log.close();
   console.log(`wrote ${total} records (${(log.size / 1024 / 1024).toFixed(1)} MiB) in ${writeSecs.toFixed(2)} s`);
-  console.log(`replayed ${total} offset records in ${secs.toFixed(2)} s (${Math.round(total / secs)} rec/s); ${kept} offsets in memory; target < 5 s: ${secs < 5 ? 'met' : 'MISSED'}`);
+  console.log(
+    `replayed ${total} offset records in ${secs.toFixed(2)} s (${Math.round(total / secs)} rec/s); ${kept} offsets in memory; target < 5 s: ${secs < 5 ? 'met' : 'MISSED'}`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -114,7 +114,25 @@ async function stopBroker(b: Running): Promise<void> {
 }
 
 async function produce(bin: string, b: Running, topic: string, codec: string, acks: string): Promise<number> {
-  const args = ['produce', '-b', b.bootstrap, '-t', topic, '-n', String(RECORDS), '-s', String(SIZE), '-a', acks === 'all' ? '-1' : acks, '-l', '5', '-B', '1000000', '-X', `compression.type=${codec}`];
+  const args = [
+    'produce',
+    '-b',
+    b.bootstrap,
+    '-t',
+    topic,
+    '-n',
+    String(RECORDS),
+    '-s',
+    String(SIZE),
+    '-a',
+    acks === 'all' ? '-1' : acks,
+    '-l',
+    '5',
+    '-B',
+    '1000000',
+    '-X',
+    `compression.type=${codec}`,
+  ];
   const { stdout } = await exec(bin, args, { maxBuffer: 1 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; failed: number };
   if (r.failed !== 0) throw new Error(`${r.failed} records failed on ${b.name}/${topic}`);
@@ -155,7 +173,9 @@ async function main(): Promise<void> {
     const { stdout: rev } = await exec('git', ['-C', baseRoot, 'log', '--oneline', '-1']);
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: baseRoot });
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT });
-    const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
+    const loadBefore = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
     brokers.push(await startBroker('before', baseRoot, work), await startBroker('after', ROOT, work));
     const results = new Map<string, Measured[]>();
     const rows: string[] = [];
@@ -193,7 +213,9 @@ async function main(): Promise<void> {
     });
     console.log(
       `baseline: ${rev.trim()}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; ` +
-        `load average before ${loadBefore}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n\n` +
+        `load average before ${loadBefore}, after ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}\n\n` +
         `| row (produce, or consume) | before MB/s median (range) | after MB/s median (range) | after / before | before CPU ms/MB | after CPU ms/MB | after / before |\n|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );
   } finally {

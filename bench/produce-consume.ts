@@ -65,7 +65,10 @@ function run(cmd: string, args: string[], input?: string): Promise<RunResult> {
 }
 
 const mib = (bytes: number) => bytes / (1024 * 1024);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** Compiles the harness into dir; explains how to get librdkafka when its headers are missing. */
 async function buildHarness(dir: string): Promise<string> {
@@ -101,15 +104,55 @@ async function referenceRuns(b: TestBroker, bin: string, dir: string, payload: n
   const line = (i: number) => `${String(i).padStart(10, '0')}${'x'.repeat(SIZE - 10)}`;
   await writeFile(file, Array.from({ length: RECORDS }, (_, i) => line(i)).join('\n') + '\n');
   await createTopic(b, 'bench-kcat', 1);
-  const kp = await run('kcat', ['-P', '-b', b.bootstrap, '-t', 'bench-kcat', '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=1000000', '-X', 'queue.buffering.max.kbytes=1048576', '-l', file]);
+  const kp = await run('kcat', [
+    '-P',
+    '-b',
+    b.bootstrap,
+    '-t',
+    'bench-kcat',
+    '-X',
+    'acks=1',
+    '-X',
+    'linger.ms=5',
+    '-X',
+    'batch.size=1000000',
+    '-X',
+    'queue.buffering.max.kbytes=1048576',
+    '-l',
+    file,
+  ]);
   if (kp.code !== 0) throw new Error(`kcat -P failed: ${kp.stderr}`);
   const kc = await run('kcat', ['-C', '-b', b.bootstrap, '-t', 'bench-kcat', '-o', 'beginning', '-e', '-q', '-f', '%o\n', '-X', 'fetch.max.bytes=52428800']);
   if (kc.code !== 0) throw new Error(`kcat -C failed: ${kc.stderr}`);
-  note(`| kcat produce / consume, 1 partition, acks=1 (process wall time) | ${mib(payload / (kp.ms / 1000)).toFixed(1)} / ${mib(payload / (kc.ms / 1000)).toFixed(1)} MB/s |`);
+  note(
+    `| kcat produce / consume, 1 partition, acks=1 (process wall time) | ${mib(payload / (kp.ms / 1000)).toFixed(1)} / ${mib(payload / (kc.ms / 1000)).toFixed(1)} MB/s |`,
+  );
 
   await createTopic(b, 'bench-latency', 1);
-  const lat = await harness(bin, ['latency', '-b', b.bootstrap, '-t', 'bench-latency', '-r', '10000', '-d', '5', '-w', '2', '-s', String(SIZE), '-a', '1', '-l', '0', '-X', 'socket.nagle.disable=true']);
-  note(`| Fjord produce latency at ${lat.rate} rec/s, acks=1, linger.ms=0 (${lat.records} records after ${lat.warmup_records} warm-up) | p50 ${lat.p50_ms!.toFixed(2)} ms, p99 ${lat.p99_ms!.toFixed(2)} ms, p99.9 ${lat.p999_ms!.toFixed(2)} ms, max ${lat.max_ms!.toFixed(1)} ms |`);
+  const lat = await harness(bin, [
+    'latency',
+    '-b',
+    b.bootstrap,
+    '-t',
+    'bench-latency',
+    '-r',
+    '10000',
+    '-d',
+    '5',
+    '-w',
+    '2',
+    '-s',
+    String(SIZE),
+    '-a',
+    '1',
+    '-l',
+    '0',
+    '-X',
+    'socket.nagle.disable=true',
+  ]);
+  note(
+    `| Fjord produce latency at ${lat.rate} rec/s, acks=1, linger.ms=0 (${lat.records} records after ${lat.warmup_records} warm-up) | p50 ${lat.p50_ms!.toFixed(2)} ms, p99 ${lat.p99_ms!.toFixed(2)} ms, p99.9 ${lat.p999_ms!.toFixed(2)} ms, max ${lat.max_ms!.toFixed(1)} ms |`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -133,7 +176,20 @@ async function main(): Promise<void> {
             const topic = `bench-${codec}-${partitions}-${acks}-${i}`;
             await createTopic(b, topic, partitions);
             const common = ['-b', b.bootstrap, '-t', topic, '-n', String(RECORDS)];
-            const p = await harness(bin, ['produce', ...common, '-s', String(SIZE), '-a', acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${codec}`]);
+            const p = await harness(bin, [
+              'produce',
+              ...common,
+              '-s',
+              String(SIZE),
+              '-a',
+              acks === 'all' ? '-1' : '1',
+              '-l',
+              '5',
+              '-B',
+              '1000000',
+              '-X',
+              `compression.type=${codec}`,
+            ]);
             if (p.failed !== 0) throw new Error(`${p.failed} records failed on ${topic}`);
             produced.push(p.mb_per_s!);
             consumed.push((await harness(bin, ['consume', ...common])).mb_per_s!);
@@ -154,7 +210,9 @@ async function main(): Promise<void> {
   }
   if (FJORD_ONLY) {
     await rm(dir, { recursive: true, force: true });
-    console.log(`records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, codecs ${CODECS.join(', ')}; load average before ${loadBefore}, after ${load()}\n\n| measurement | result |\n|---|---|\n${results.join('\n')}`);
+    console.log(
+      `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, codecs ${CODECS.join(', ')}; load average before ${loadBefore}, after ${load()}\n\n| measurement | result |\n|---|---|\n${results.join('\n')}`,
+    );
     return;
   }
   // Redis Streams with AOF.

@@ -55,6 +55,8 @@ for (const [shape, recs] of shapes) {
       after = Math.max(after, await measure(() => prepareProducedRecords(batch, { fromClient: true, produceVersion: 9, limits: LIMITS })));
     }
     const mb = (perSecond: number): string => ((perSecond * raw) / 1e6).toFixed(0).padStart(6);
-    console.log(`${shape.padEnd(32)} ${CompressionType[compression].padEnd(5)} before ${mb(before)} MB/s  after ${mb(after)} MB/s  (${((after / before) * 100).toFixed(0)}%)`);
+    console.log(
+      `${shape.padEnd(32)} ${CompressionType[compression].padEnd(5)} before ${mb(before)} MB/s  after ${mb(after)} MB/s  (${((after / before) * 100).toFixed(0)}%)`,
+    );
   }
 }

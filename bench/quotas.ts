@@ -47,7 +47,10 @@ async function throttle(seconds: number): Promise<void> {
   const { broker, bootstrap, dir } = await startBroker({});
   const admin = new Admin({ bootstrapServers: bootstrap });
   try {
-    await admin.createTopics([{ name: 'greedy-t', numPartitions: 1, replicationFactor: 1 }, { name: 'normal-t', numPartitions: 1, replicationFactor: 1 }]);
+    await admin.createTopics([
+      { name: 'greedy-t', numPartitions: 1, replicationFactor: 1 },
+      { name: 'normal-t', numPartitions: 1, replicationFactor: 1 },
+    ]);
     await admin.alterClientQuotas([{ entity: [{ entityType: 'client-id', entityName: 'greedy' }], ops: [{ key: 'producer_byte_rate', value: 1048576 }] }]);
     const alone = await greedyProducer(bootstrap, 'normal-t', 'normal', 6);
     const greedyRun = greedyProducer(bootstrap, 'greedy-t', 'greedy', seconds);
@@ -55,14 +58,24 @@ async function throttle(seconds: number): Promise<void> {
     const beside = await greedyProducer(bootstrap, 'normal-t', 'normal', 6);
     const greedy = await greedyRun;
     const fmt = (bps: number): string => `${(bps / MB).toFixed(2)} MB/s`;
-    console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-    console.log(`greedy, producer_byte_rate=1048576, quota.window.num=11: ${fmt(rateBetween(greedy, greedy.start, greedy.end))} over ${(greedy.end - greedy.start).toFixed(1)} s`);
+    console.log(
+      `load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    );
+    console.log(
+      `greedy, producer_byte_rate=1048576, quota.window.num=11: ${fmt(rateBetween(greedy, greedy.start, greedy.end))} over ${(greedy.end - greedy.start).toFixed(1)} s`,
+    );
     for (let t = 0; t + 11 <= greedy.end - greedy.start + 0.01; t += 11) {
       console.log(`  seconds ${t}-${t + 11}: ${fmt(rateBetween(greedy, greedy.start + t, greedy.start + t + 11))}`);
     }
     const thr = greedy.throttles.map((x) => x[1] * 1000);
-    console.log(`  throttle_time_ms seen by librdkafka: ${thr.length} responses, median ${median(thr).toFixed(0)} ms, max ${Math.max(0, ...thr).toFixed(0)} ms`);
-    console.log(`normal alone: ${fmt(rateBetween(alone, alone.start + 1, alone.end))}; beside the throttled greedy producer: ${fmt(rateBetween(beside, beside.start + 1, beside.end))}`);
+    console.log(
+      `  throttle_time_ms seen by librdkafka: ${thr.length} responses, median ${median(thr).toFixed(0)} ms, max ${Math.max(0, ...thr).toFixed(0)} ms`,
+    );
+    console.log(
+      `normal alone: ${fmt(rateBetween(alone, alone.start + 1, alone.end))}; beside the throttled greedy producer: ${fmt(rateBetween(beside, beside.start + 1, beside.end))}`,
+    );
   } finally {
     await admin.close();
     await broker.stop();
@@ -120,33 +133,74 @@ async function overhead(requests: number, repeats: number): Promise<void> {
     await broker.services.replicaManager.syncTopic('ov');
     const batch = encodeBatch({
       records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.alloc(100, 120), headers: [] }],
-      baseTimestamp: 1_700_000_000_000n, compression: CompressionType.None, producerId: -1n, producerEpoch: -1, baseSequence: -1,
+      baseTimestamp: 1_700_000_000_000n,
+      compression: CompressionType.None,
+      producerId: -1n,
+      producerEpoch: -1,
+      baseSequence: -1,
     });
-    const produceFrames = Array.from({ length: requests }, (_, i) => encodeRequest(0, ProduceRequestCodec, 9, {
-      transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: 'ov', partitionData: [{ index: 0, records: batch }] }],
-    }, i + 1, 'bench'));
-    const fetchFrames = Array.from({ length: requests }, (_, i) => encodeRequest(1, FetchRequestCodec, 12, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1024, topics: [{ topic: 'ov', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1024 }] }],
-    }, i + 1, 'bench'));
+    const produceFrames = Array.from({ length: requests }, (_, i) =>
+      encodeRequest(
+        0,
+        ProduceRequestCodec,
+        9,
+        {
+          transactionalId: null,
+          acks: 1,
+          timeoutMs: 5000,
+          topicData: [{ name: 'ov', partitionData: [{ index: 0, records: batch }] }],
+        },
+        i + 1,
+        'bench',
+      ),
+    );
+    const fetchFrames = Array.from({ length: requests }, (_, i) =>
+      encodeRequest(
+        1,
+        FetchRequestCodec,
+        12,
+        {
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: 1024,
+          topics: [{ topic: 'ov', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1024 }] }],
+        },
+        i + 1,
+        'bench',
+      ),
+    );
     const cases: [string, () => Promise<void>][] = [
-      ['no quotas', async () => {
-        await store.set('clients/other', {});
-        await store.set('clients/bench', {});
-      }],
-      ['quotas on another client id', async () => {
-        await store.set('clients/bench', {});
-        await store.set('clients/other', { producer_byte_rate: '1000', consumer_byte_rate: '1000', request_percentage: '10.0' });
-      }],
-      ['quota on this client id, never reached', async () => {
-        await store.set('clients/other', {});
-        await store.set('clients/bench', { producer_byte_rate: '1000000000000', consumer_byte_rate: '1000000000000', request_percentage: '1000000.0' });
-      }],
+      [
+        'no quotas',
+        async () => {
+          await store.set('clients/other', {});
+          await store.set('clients/bench', {});
+        },
+      ],
+      [
+        'quotas on another client id',
+        async () => {
+          await store.set('clients/bench', {});
+          await store.set('clients/other', { producer_byte_rate: '1000', consumer_byte_rate: '1000', request_percentage: '10.0' });
+        },
+      ],
+      [
+        'quota on this client id, never reached',
+        async () => {
+          await store.set('clients/other', {});
+          await store.set('clients/bench', { producer_byte_rate: '1000000000000', consumer_byte_rate: '1000000000000', request_percentage: '1000000.0' });
+        },
+      ],
     ];
     const results = new Map<string, { produce: number[]; fetch: number[]; produceCpu: number[]; fetchCpu: number[] }>();
     await pipelined(port, produceFrames.slice(0, 2000)); // warm-up
     for (let r = 0; r < repeats; r++) {
       for (const [name, setUp] of cases) {
-        const supported = (await setUp().then(() => true, () => false));
+        const supported = await setUp().then(
+          () => true,
+          () => false,
+        );
         if (!supported) continue;
         const res = results.get(name) ?? { produce: [], fetch: [], produceCpu: [], fetchCpu: [] };
         res.produce.push(requests / ((await pipelined(port, produceFrames)) / 1000));
@@ -156,10 +210,16 @@ async function overhead(requests: number, repeats: number): Promise<void> {
         results.set(name, res);
       }
     }
-    console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${requests} requests per round, ${repeats} rounds, median (range) requests/s`);
+    console.log(
+      `load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}; ${requests} requests per round, ${repeats} rounds, median (range) requests/s`,
+    );
     for (const [name, res] of results) {
       const line = (xs: number[]): string => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`;
-      console.log(`${name.padEnd(40)} produce ${line(res.produce)} req/s, ${median(res.produceCpu).toFixed(1)} CPU µs/req   fetch ${line(res.fetch)} req/s, ${median(res.fetchCpu).toFixed(1)} CPU µs/req`);
+      console.log(
+        `${name.padEnd(40)} produce ${line(res.produce)} req/s, ${median(res.produceCpu).toFixed(1)} CPU µs/req   fetch ${line(res.fetch)} req/s, ${median(res.fetchCpu).toFixed(1)} CPU µs/req`,
+      );
     }
     // The quota checks alone, where this build has them: ns per call.
     const quotas = (broker.services as { quotas?: { produce: { recordAndGetThrottleTimeMs(p: unknown, c: string, v: number): number } } }).quotas;
@@ -178,7 +238,9 @@ async function overhead(requests: number, repeats: number): Promise<void> {
       const cached = perCall();
       await store.set('clients/bench', { producer_byte_rate: '1000000000000' });
       const recorded = perCall();
-      console.log(`produce quota check alone: ${off.toFixed(1)} ns/call with no quota, ${cached.toFixed(1)} ns with quotas on others (cached lookup), ${recorded.toFixed(1)} ns recording on a sensor`);
+      console.log(
+        `produce quota check alone: ${off.toFixed(1)} ns/call with no quota, ${cached.toFixed(1)} ns with quotas on others (cached lookup), ${recorded.toFixed(1)} ns recording on a sensor`,
+      );
     }
   } finally {
     await broker.stop();

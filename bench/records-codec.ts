@@ -4,14 +4,7 @@
  * Throughput is in MB of *uncompressed* records section per second.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  CompressionType,
-  type KafkaRecord,
-  decodeBatch,
-  encodeBatch,
-  encodeRecords,
-  validateBatchHeader,
-} from '../src/protocol/records/index.js';
+import { CompressionType, type KafkaRecord, decodeBatch, encodeBatch, encodeRecords, validateBatchHeader } from '../src/protocol/records/index.js';
 
 const secondsPerCase = Number(process.argv[2] ?? '0.5');
 const TARGET = 16 * 1024;

@@ -54,7 +54,9 @@ async function freshTopic(s: Setup): Promise<string> {
   const name = `bench-rf${s.replicationFactor}-${topicNo++}`;
   const admin = new Admin({ bootstrapServers: s.bootstrap, connectTimeoutMs: 30_000 });
   try {
-    const res = await admin.createTopics([{ name, numPartitions: 3, replicationFactor: s.replicationFactor, configs: { 'min.insync.replicas': String(Math.min(2, s.replicationFactor)) } }]);
+    const res = await admin.createTopics([
+      { name, numPartitions: 3, replicationFactor: s.replicationFactor, configs: { 'min.insync.replicas': String(Math.min(2, s.replicationFactor)) } },
+    ]);
     const err = res.get(name);
     if (err) throw new Error(`cannot create ${name}: ${err.message}`);
     // Wait until every partition has a leader the clients can see.
@@ -100,7 +102,23 @@ async function measure(bin: string, s: Setup, acks: '1' | 'all'): Promise<string
   const replicated: number[] = [];
   for (let i = 0; i < REPEATS; i++) {
     const topic = await freshTopic(s);
-    const r = await harness(bin, ['produce', '-b', s.bootstrap, '-t', topic, '-n', String(RECORDS), '-s', String(SIZE), '-a', acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000']);
+    const r = await harness(bin, [
+      'produce',
+      '-b',
+      s.bootstrap,
+      '-t',
+      topic,
+      '-n',
+      String(RECORDS),
+      '-s',
+      String(SIZE),
+      '-a',
+      acks === 'all' ? '-1' : '1',
+      '-l',
+      '5',
+      '-B',
+      '1000000',
+    ]);
     if (r.failed !== 0) throw new Error(`${r.failed} records failed (${s.name}, acks=${acks})`);
     const catchUp = await untilReplicated(s, topic);
     mbs.push(r.mb_per_s!);
@@ -108,7 +126,27 @@ async function measure(bin: string, s: Setup, acks: '1' | 'all'): Promise<string
     console.error(`${s.name} acks=${acks} repeat ${i + 1}: ${r.mb_per_s!.toFixed(1)} MB/s; replicated after ${catchUp.toFixed(2)} s more`);
   }
   const topic = await freshTopic(s);
-  const lat = await harness(bin, ['latency', '-b', s.bootstrap, '-t', topic, '-r', '5000', '-d', '5', '-w', '2', '-s', String(SIZE), '-a', acks === 'all' ? '-1' : '1', '-l', '0', '-X', 'socket.nagle.disable=true']);
+  const lat = await harness(bin, [
+    'latency',
+    '-b',
+    s.bootstrap,
+    '-t',
+    topic,
+    '-r',
+    '5000',
+    '-d',
+    '5',
+    '-w',
+    '2',
+    '-s',
+    String(SIZE),
+    '-a',
+    acks === 'all' ? '-1' : '1',
+    '-l',
+    '0',
+    '-X',
+    'socket.nagle.disable=true',
+  ]);
   return `| ${s.name} | ${acks} | ${stats(mbs).text} | ${stats(replicated).text} | ${lat.p50_ms!.toFixed(2)} | ${lat.p99_ms!.toFixed(2)} |`;
 }
 
@@ -118,7 +156,9 @@ async function main(): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), 'fjord-replicated-bench-'));
   const bin = path.join(work, 'rdkafka-perf');
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
-  const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   const rows: string[] = [];
   const single = await startTestBroker({ 'offsets.topic.replication.factor': '1' });
   try {
@@ -137,7 +177,9 @@ async function main(): Promise<void> {
   }
   console.log(
     `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, 3 partitions; latency at 5,000 rec/s, linger.ms=0; ` +
-      `load average before ${loadBefore}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n\n` +
+      `load average before ${loadBefore}, after ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n\n` +
       `| setup | acks | produce MB/s median (range) | MB/s until replicated | latency p50 ms | latency p99 ms |\n|---|---|---|---|---|---|\n${rows.join('\n')}`,
   );
 }

@@ -57,20 +57,34 @@ function python(args: string[]): Promise<string> {
 }
 
 const dir = await mkdtemp(join(tmpdir(), 'fjord-bench-sasl-'));
-const broker = new Broker(buildBrokerConfig(new Map(Object.entries({
-  listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
-  'log.dirs': dir,
-  'sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512',
-  'security.inter.broker.protocol': 'PLAINTEXT',
-}))), silentLogger());
+const broker = new Broker(
+  buildBrokerConfig(
+    new Map(
+      Object.entries({
+        listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
+        'log.dirs': dir,
+        'sasl.enabled.mechanisms': 'SCRAM-SHA-256,SCRAM-SHA-512',
+        'security.inter.broker.protocol': 'PLAINTEXT',
+      }),
+    ),
+  ),
+  silentLogger(),
+);
 await broker.start();
 try {
   const plain = broker.boundPorts().get('PLAINTEXT')!;
   const port = broker.boundPorts().get('SASL_PLAINTEXT')!;
   const admin = new Admin({ bootstrapServers: `127.0.0.1:${plain}` });
-  await alterUserScramCredentials(admin.cluster, MECHS.map((mechanism) => ({ user: 'bench', mechanism, op: 'upsert' as const, password: 'bench-secret', iterations })));
+  await alterUserScramCredentials(
+    admin.cluster,
+    MECHS.map((mechanism) => ({ user: 'bench', mechanism, op: 'upsert' as const, password: 'bench-secret', iterations })),
+  );
   await admin.close();
-  console.log(`rounds ${rounds}, iterations ${iterations}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `rounds ${rounds}, iterations ${iterations}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   for (const mechanism of MECHS) {
     const hash = mechanism === 'SCRAM-SHA-256' ? 'sha256' : 'sha512';
     const pbkdf2: number[] = [];
@@ -80,7 +94,12 @@ try {
       crypto.pbkdf2Sync('bench-secret', crypto.randomBytes(24), iterations, hash === 'sha256' ? 32 : 64, hash);
       pbkdf2.push(performance.now() - t0);
       t0 = performance.now();
-      const c = await Connection.connect('127.0.0.1', port, { clientId: 'bench', connectTimeoutMs: 10000, requestTimeoutMs: 10000, security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism, username: 'bench', password: 'bench-secret' } } });
+      const c = await Connection.connect('127.0.0.1', port, {
+        clientId: 'bench',
+        connectTimeoutMs: 10000,
+        requestTimeoutMs: 10000,
+        security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism, username: 'bench', password: 'bench-secret' } },
+      });
       fjord.push(performance.now() - t0);
       c.close();
     }

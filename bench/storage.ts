@@ -76,7 +76,9 @@ async function readBack(log: LocalLog): Promise<number> {
 
 async function main(): Promise<void> {
   const root = await mkdtemp(path.join(baseDir, 'fjord-bench-'));
-  console.log(`storage bench: ${totalMiB} MiB per run, median of ${REPS} runs, crcVerified=${crcVerified}, in ${root}, node ${process.version}, ${os.cpus().length} CPUs`);
+  console.log(
+    `storage bench: ${totalMiB} MiB per run, median of ${REPS} runs, crcVerified=${crcVerified}, in ${root}, node ${process.version}, ${os.cpus().length} CPUs`,
+  );
   console.log('| batch | append MB/s | dd MB/s | ratio | read MB/s |');
   console.log('|---|---|---|---|---|');
   try {
@@ -124,7 +126,9 @@ async function main(): Promise<void> {
     const t2 = process.hrtime.bigint();
     const recovered = await openBenchLog(dir, 0);
     const recoverySecs = Number(process.hrtime.bigint() - t2) / 1e9;
-    console.log(`recovery: ${(size / MIB).toFixed(0)} MiB segment validated (CRC of every batch) and re-indexed in ${recoverySecs.toFixed(2)} s (${mbps(size, recoverySecs)} MB/s), log end offset ${recovered.logEndOffset}`);
+    console.log(
+      `recovery: ${(size / MIB).toFixed(0)} MiB segment validated (CRC of every batch) and re-indexed in ${recoverySecs.toFixed(2)} s (${mbps(size, recoverySecs)} MB/s), log end offset ${recovered.logEndOffset}`,
+    );
     await recovered.close();
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -31,7 +31,10 @@ const REPEATS = Number(ARGS[1] ?? 3);
 const SIZE = 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const mib = (bytesPerS: number): number => bytesPerS / (1024 * 1024);
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 function run(cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -134,7 +137,9 @@ async function main(): Promise<void> {
   }
   lines.push(`| openssl speed -evp aes-256-gcm, 16 KiB blocks (one core) | ${(await opensslSpeed('aes-256-gcm')).toFixed(0)} MB/s |`);
   await rm(dir, { recursive: true, force: true });
-  console.log(`records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; load average before ${loadBefore}, after ${load()}\n\n| measurement | result |\n|---|---|\n${lines.join('\n')}`);
+  console.log(
+    `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; load average before ${loadBefore}, after ${load()}\n\n| measurement | result |\n|---|---|\n${lines.join('\n')}`,
+  );
 }
 
 await main();

@@ -46,7 +46,11 @@ interface Case {
   name: string;
   perTxn?: number;
 }
-const CASES: Case[] = [{ name: 'idempotent, no transactions' }, { name: 'transactional, 100 records/txn', perTxn: 100 }, { name: 'transactional, 1,000 records/txn', perTxn: 1000 }];
+const CASES: Case[] = [
+  { name: 'idempotent, no transactions' },
+  { name: 'transactional, 100 records/txn', perTxn: 100 },
+  { name: 'transactional, 1,000 records/txn', perTxn: 1000 },
+];
 
 type Result = Record<string, number>;
 
@@ -65,8 +69,14 @@ async function main(): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), 'fjord-txn-bench-'));
   const bin = path.join(work, 'rdkafka-perf');
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
-  const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
-  const broker = await startTestBroker({ 'offsets.topic.replication.factor': '1', 'transaction.state.log.replication.factor': '1', 'transaction.state.log.min.isr': '1' });
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  const broker = await startTestBroker({
+    'offsets.topic.replication.factor': '1',
+    'transaction.state.log.replication.factor': '1',
+    'transaction.state.log.min.isr': '1',
+  });
   const admin = new Admin({ bootstrapServers: broker.bootstrap, connectTimeoutMs: 30_000 });
   const results = new Map<string, Result[]>();
   let topicNo = 0;
@@ -105,12 +115,20 @@ async function main(): Promise<void> {
   }
   const rows = CASES.map((c) => {
     const rs = results.get(c.name)!;
-    const col = (k: string, d = 1): string => (rs[0]![k] === undefined ? '–' : stats(rs.map((x) => x[k]!), d));
+    const col = (k: string, d = 1): string =>
+      rs[0]![k] === undefined
+        ? '–'
+        : stats(
+            rs.map((x) => x[k]!),
+            d,
+          );
     return `| ${c.name} | ${col('records_per_s', 0)} | ${col('mb_per_s')} | ${col('commit_p50_ms', 2)} | ${col('commit_p99_ms', 2)} | ${col('flush_p50_ms', 2)} | ${col('commit_share', 3)} |`;
   });
   console.log(
     `records: ${RECORDS} x ${SIZE} B per case and repeat, ${REPEATS} repeats, ${PARTITIONS} partitions, acks=all, linger.ms=5; ` +
-      `load average before ${loadBefore}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n` +
+      `load average before ${loadBefore}, after ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n` +
       `(median (min–max) over the repeats; commit figures are the per-repeat p50/p99 of commit_transaction() after flush)\n\n` +
       `| case | records/s | MB/s | commit p50 ms | commit p99 ms | flush p50 ms | commit share |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}`,
   );

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
-npm run --silent lint            # Biome's rules (biome.jsonc); a finding fails the suite
+npm run --silent lint            # Biome (biome.jsonc): its rules and the format; a finding fails the suite
 npx tsc -p tsconfig.json
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi

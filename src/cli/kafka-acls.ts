@@ -12,9 +12,22 @@ import { Admin, KafkaError } from '../client/index.js';
 import { createProgram, parseArgs, collect, closeAtExit, runTool, CliError } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile, parseKeyValues } from './common/config.js';
 import {
-  AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as RT, CLUSTER_NAME,
-  formatEntry, formatPattern, operationName, parseOperation, parsePatternType, patternTypeName, resourceTypeName,
-  type AccessControlEntry, type AclBinding, type AclBindingFilter, type ResourcePatternFilter,
+  AclOperation as Op,
+  AclPermissionType as Perm,
+  PatternType,
+  ResourceType as RT,
+  CLUSTER_NAME,
+  formatEntry,
+  formatPattern,
+  operationName,
+  parseOperation,
+  parsePatternType,
+  patternTypeName,
+  resourceTypeName,
+  type AccessControlEntry,
+  type AclBinding,
+  type AclBindingFilter,
+  type ResourcePatternFilter,
 } from '../security/authorizer/acl-model.js';
 import { parsePrincipal } from '../security/principal.js';
 
@@ -57,7 +70,12 @@ const VALID_OPS: Readonly<Record<number, readonly Op[]>> = {
   [RT.USER]: [Op.CREATE_TOKENS, Op.DESCRIBE_TOKENS, Op.ALL],
 };
 
-const pascalOp = (o: Op): string => operationName(o).toLowerCase().split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+const pascalOp = (o: Op): string =>
+  operationName(o)
+    .toLowerCase()
+    .split('_')
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 
 /** Where the ACLs go: a broker's admin API, or ZooKeeper directly. */
 interface AclBackend {
@@ -108,8 +126,9 @@ function resourceToAcls(o: Opts, patternType: PatternType): Map<ResourcePatternF
     out.set(key, [...(out.get(key) ?? []), ...entries]);
   };
   if (o.producer || o.consumer) {
-    if (o.producer && !(o.topic?.length)) throw new CliError('With --producer you must specify a --topic');
-    if (o.consumer && (!(o.topic?.length) || !(o.group?.length))) throw new CliError('With --consumer you must specify a --topic and a --group and no --transactional-id or --idempotent');
+    if (o.producer && !o.topic?.length) throw new CliError('With --producer you must specify a --topic');
+    if (o.consumer && (!o.topic?.length || !o.group?.length))
+      throw new CliError('With --consumer you must specify a --topic and a --group and no --transactional-id or --idempotent');
     for (const t of o.topic ?? []) {
       const ops = [...(o.producer ? [Op.WRITE, Op.DESCRIBE, Op.CREATE] : []), ...(o.consumer ? [Op.READ, Op.DESCRIBE] : [])];
       add({ resourceType: RT.TOPIC, name: t, patternType }, [...new Set(ops)]);
@@ -127,7 +146,10 @@ function resourceToAcls(o: Opts, patternType: PatternType): Map<ResourcePatternF
     return op;
   });
   const resources = resourceFilters(o, patternType);
-  if (resources.length === 0) throw new CliError('You must provide at least one resource: --topic <topic> or --cluster or --group <group> or --transactional-id <id> or --delegation-token <token> or --user-principal <principal>');
+  if (resources.length === 0)
+    throw new CliError(
+      'You must provide at least one resource: --topic <topic> or --cluster or --group <group> or --transactional-id <id> or --delegation-token <token> or --user-principal <principal>',
+    );
   for (const r of resources) {
     const valid = VALID_OPS[r.resourceType] ?? [];
     const bad = ops.filter((op) => !valid.includes(op));
@@ -174,7 +196,7 @@ async function listFor(backend: AclBackend, filters: readonly ResourcePatternFil
   const entry = { ...anyEntry, principal: principal ?? null };
   const fs: ResourcePatternFilter[] = filters.length > 0 ? [...filters] : [{ resourceType: RT.ANY, name: null, patternType: PatternType.ANY }];
   const out: AclBinding[] = [];
-  for (const pattern of fs) out.push(...await backend.describe({ pattern, entry }));
+  for (const pattern of fs) out.push(...(await backend.describe({ pattern, entry })));
   return out;
 }
 
@@ -184,9 +206,14 @@ async function zkBackend(props: Map<string, string>): Promise<AclBackend> {
   const { ZkSession } = await import('../metadata/zk/zk-session.js');
   const { ZkAcls } = await import('../metadata/zk/zk-acls.js');
   const { Authorizer } = await import('../security/authorizer/authorizer.js');
-  if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(connect)) throw new CliError(`zookeeper.connect expects host:port[,host:port...][/chroot], got "${connect}"`);
+  if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(connect))
+    throw new CliError(`zookeeper.connect expects host:port[,host:port...][/chroot], got "${connect}"`);
   const timeout = Number(props.get('zookeeper.connection.timeout.ms') ?? 30_000);
-  const session = await ZkSession.open({ connect, sessionTimeoutMs: Number(props.get('zookeeper.session.timeout.ms') ?? 30_000), connectionTimeoutMs: timeout });
+  const session = await ZkSession.open({
+    connect,
+    sessionTimeoutMs: Number(props.get('zookeeper.session.timeout.ms') ?? 30_000),
+    connectionTimeoutMs: timeout,
+  });
   closeAtExit(session);
   const authorizer = await Authorizer.open({ storage: new ZkAcls(session), superUsers: [], allowEveryoneIfNoAclFound: false, follow: false });
   return {
@@ -219,7 +246,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--bootstrap-server <server>', 'REQUIRED (or --authorizer-properties): the server(s) to connect to')
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--authorizer-properties <k=v>', 'ZooKeeper mode: zookeeper.connect=host:port[/chroot] writes ACLs directly to ZooKeeper', collect)
-    .option('--authorizer <class>', 'accepted for compatibility (Kafka\'s AclAuthorizer is the only one)')
+    .option('--authorizer <class>', "accepted for compatibility (Kafka's AclAuthorizer is the only one)")
     .option('--add', 'add ACLs')
     .option('--remove', 'remove ACLs')
     .option('--list', 'list ACLs')
@@ -227,7 +254,11 @@ async function main(argv: string[]): Promise<number> {
     .option('--deny-principal <principal>', 'principal the DENY ACLs are for; repeatable', collect)
     .option('--allow-host <host>', 'host the ALLOW ACLs apply to (default *); repeatable', collect)
     .option('--deny-host <host>', 'host the DENY ACLs apply to (default *); repeatable', collect)
-    .option('--operation <op>', 'Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, DescribeTokens, All (default All); repeatable', collect)
+    .option(
+      '--operation <op>',
+      'Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, DescribeTokens, All (default All); repeatable',
+      collect,
+    )
     .option('--topic <topic>', 'topic resource; repeatable; * = every topic', collect)
     .option('--group <group>', 'consumer group resource; repeatable', collect)
     .option('--cluster', 'the cluster resource')
@@ -238,17 +269,19 @@ async function main(argv: string[]): Promise<number> {
     .option('--producer', 'convenience: WRITE, DESCRIBE, CREATE on --topic (and WRITE, DESCRIBE on --transactional-id)')
     .option('--consumer', 'convenience: READ, DESCRIBE on --topic and READ on --group')
     .option('--idempotent', 'with --producer: IDEMPOTENT_WRITE on the cluster')
-    .option('--principal <principal>', 'with --list: only this principal\'s ACLs; repeatable', collect)
+    .option('--principal <principal>', "with --list: only this principal's ACLs; repeatable", collect)
     .option('--force', 'assume yes to every question');
   const raw = parseArgs(program, argv);
   if (raw === null) return 0;
   const o = raw as Opts;
   const actions = [o.add, o.remove, o.list].filter(Boolean).length;
   if (actions !== 1) throw new CliError('Command must include exactly one action: --list, --add, --remove. (see --help)');
-  if (o.bootstrapServer !== undefined && o.authorizerProperties !== undefined) throw new CliError('Only one of --bootstrap-server or --authorizer-properties must be specified');
+  if (o.bootstrapServer !== undefined && o.authorizerProperties !== undefined)
+    throw new CliError('Only one of --bootstrap-server or --authorizer-properties must be specified');
   if (o.idempotent && !o.producer) throw new CliError('--idempotent can only be used with --producer');
   const patternType = parsePatternType(o.resourcePatternType ?? 'literal');
-  if (patternType === undefined || patternType === PatternType.UNKNOWN) throw new CliError(`Invalid --resource-pattern-type ${o.resourcePatternType}: literal, prefixed, any or match`);
+  if (patternType === undefined || patternType === PatternType.UNKNOWN)
+    throw new CliError(`Invalid --resource-pattern-type ${o.resourcePatternType}: literal, prefixed, any or match`);
   if (o.add && patternType !== PatternType.LITERAL && patternType !== PatternType.PREFIXED) {
     throw new CliError(`A '--resource-pattern-type' value of '${patternTypeName(patternType)}' is not valid when adding acls.`);
   }

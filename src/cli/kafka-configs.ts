@@ -11,7 +11,17 @@ import { userScramConfigs } from './common/user-scram-configs.js';
 import { clientEntityArgs, clientQuotasCommand, type ScramHook } from './common/client-quotas.js';
 
 const TOOL = 'kafka-configs.sh';
-const SOURCES = ['UNKNOWN', 'DYNAMIC_TOPIC_CONFIG', 'DYNAMIC_BROKER_CONFIG', 'DYNAMIC_DEFAULT_BROKER_CONFIG', 'STATIC_BROKER_CONFIG', 'DEFAULT_CONFIG', 'DYNAMIC_BROKER_LOGGER_CONFIG', 'CLIENT_METRICS_CONFIG', 'GROUP_CONFIG'];
+const SOURCES = [
+  'UNKNOWN',
+  'DYNAMIC_TOPIC_CONFIG',
+  'DYNAMIC_BROKER_CONFIG',
+  'DYNAMIC_DEFAULT_BROKER_CONFIG',
+  'STATIC_BROKER_CONFIG',
+  'DEFAULT_CONFIG',
+  'DYNAMIC_BROKER_LOGGER_CONFIG',
+  'CLIENT_METRICS_CONFIG',
+  'GROUP_CONFIG',
+];
 
 interface Opts {
   bootstrapServer?: string;
@@ -85,13 +95,22 @@ async function main(argv: string[]): Promise<number> {
       ...(o.zookeeper !== undefined ? { zookeeper: o.zookeeper } : {}),
     };
     const scram: ScramHook = (user, adds, deletes) => userScramConfigs({ ...where, props, describe: false, user, adds, deletes });
-    const code = await clientQuotasCommand(quotaEntities, {
-      ...where,
-      ...(o.commandConfig !== undefined ? { commandConfig: o.commandConfig } : {}),
-      describe: Boolean(o.describe),
-      adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
-      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
-    }, scram);
+    const code = await clientQuotasCommand(
+      quotaEntities,
+      {
+        ...where,
+        ...(o.commandConfig !== undefined ? { commandConfig: o.commandConfig } : {}),
+        describe: Boolean(o.describe),
+        adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
+        deletes: o.deleteConfig
+          ? o.deleteConfig
+              .split(',')
+              .map((s) => s.trim())
+              .filter((s) => s !== '')
+          : [],
+      },
+      scram,
+    );
     const user = quotaEntities.length === 1 && quotaEntities[0]!.type === 'users' ? quotaEntities[0]! : undefined;
     if (code === 0 && o.describe && user !== undefined && user.name !== '' && o.zookeeper === undefined) {
       return userScramConfigs({ ...where, props, describe: true, user: user.name, adds: [], deletes: [] });
@@ -114,14 +133,20 @@ async function main(argv: string[]): Promise<number> {
       type,
       name,
       adds: o.addConfig ? parseAddConfig(o.addConfig) : [],
-      deletes: o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [],
+      deletes: o.deleteConfig
+        ? o.deleteConfig
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '')
+        : [],
     });
   }
   const resource = type === 'topics' ? ConfigResourceType.Topic : ConfigResourceType.Broker;
   const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     if (o.describe) {
-      const names = name !== undefined ? [name] : type === 'topics' ? await admin.listTopics() : (await admin.describeCluster()).brokers.map((b) => String(b.nodeId));
+      const names =
+        name !== undefined ? [name] : type === 'topics' ? await admin.listTopics() : (await admin.describeCluster()).brokers.map((b) => String(b.nodeId));
       for (const n of names) {
         if (type === 'topics') await admin.describeTopics([n]);
         const entries = await admin.describeConfigs(resource, n);
@@ -134,14 +159,25 @@ async function main(argv: string[]): Promise<number> {
     }
     if (name === undefined) throw new CliError('--alter needs --entity-name (or --topic / --broker / --entity-default)');
     const adds = o.addConfig ? parseAddConfig(o.addConfig) : [];
-    const deletes = o.deleteConfig ? o.deleteConfig.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+    const deletes = o.deleteConfig
+      ? o.deleteConfig
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '')
+      : [];
     if (adds.length === 0 && deletes.length === 0) throw new CliError('--alter needs --add-config or --delete-config');
     if (type === 'topics') await admin.describeTopics([name]);
     await admin.alterConfigs(resource, name, [
       ...adds.map(([k, v]) => ({ name: k, op: 'set' as const, value: v })),
       ...deletes.map((k) => ({ name: k, op: 'delete' as const })),
     ]);
-    console.log(type === 'topics' ? `Completed updating config for topic ${name}.` : name === '' ? 'Completed updating default config for brokers in the cluster.' : `Completed updating config for broker ${name}.`);
+    console.log(
+      type === 'topics'
+        ? `Completed updating config for topic ${name}.`
+        : name === ''
+          ? 'Completed updating default config for brokers in the cluster.'
+          : `Completed updating config for broker ${name}.`,
+    );
     return 0;
   } finally {
     await admin.close();

@@ -136,7 +136,7 @@ function rewind(consumer: RecordSource, unprinted: ConsumerRecord[]): void {
 async function main(argv: string[]): Promise<number> {
   const program = createProgram(TOOL, 'Consume records from Kafka topics and print them.')
     .option('--bootstrap-server <server>', 'REQUIRED (or --zookeeper): the server(s) to connect to')
-    .option('--delete-consumer-offsets', 'with --zookeeper: delete the group\'s offsets (and the whole /consumers/<group>) before starting')
+    .option('--delete-consumer-offsets', "with --zookeeper: delete the group's offsets (and the whole /consumers/<group>) before starting")
     .option('--topic <topic>', 'the topic to consume')
     .option('--include <regex>', 'regular expression of the topics to consume (internal topics excluded unless exclude.internal.topics=false)')
     .option('--whitelist <regex>', 'DEPRECATED, use --include')
@@ -150,13 +150,18 @@ async function main(argv: string[]): Promise<number> {
     .option('--isolation-level <level>', 'read_committed or read_uncommitted', 'read_uncommitted')
     .option('--consumer-property <prop>', 'a consumer property key=value (repeatable)', collect)
     .option('--consumer.config <file>', 'consumer config properties file')
-    .option('--property <prop>', 'formatter properties: print.key, print.value, print.timestamp, print.partition, print.offset, print.headers, key.separator (repeatable)', collect)
+    .option(
+      '--property <prop>',
+      'formatter properties: print.key, print.value, print.timestamp, print.partition, print.offset, print.headers, key.separator (repeatable)',
+      collect,
+    )
     .option('--formatter <class>', 'the message formatter class', 'kafka.tools.DefaultMessageFormatter')
     .option('--key-deserializer <class>', 'accepted for compatibility: keys are printed as UTF-8')
     .option('--value-deserializer <class>', 'accepted for compatibility: values are printed as UTF-8');
   const raw = parseArgs(program, argv, {
     allowZookeeper: true,
-    zookeeperHelp: 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; consume as Kafka\'s old consumer, the group and its offsets kept under /consumers in ZooKeeper',
+    zookeeperHelp:
+      "REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; consume as Kafka's old consumer, the group and its offsets kept under /consumers in ZooKeeper",
   });
   if (raw === null) return 0;
   const o = raw as Opts;
@@ -164,8 +169,10 @@ async function main(argv: string[]): Promise<number> {
   if (zkConnect !== undefined) {
     if (o.bootstrapServer !== undefined) throw new CliError('exactly one of --zookeeper (the old consumer) or --bootstrap-server is allowed');
     if (o.partition !== undefined) throw new CliError('--partition needs --bootstrap-server (the ZooKeeper consumer takes partitions by group rebalancing)');
-    if (o.include !== undefined || o.whitelist !== undefined) throw new CliError('--include/--whitelist with --zookeeper is not supported by Fjord; use --topic, or --bootstrap-server');
-    if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(zkConnect)) throw new CliError(`--zookeeper expects host:port[,host:port...][/chroot], got "${zkConnect}"`);
+    if (o.include !== undefined || o.whitelist !== undefined)
+      throw new CliError('--include/--whitelist with --zookeeper is not supported by Fjord; use --topic, or --bootstrap-server');
+    if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(zkConnect))
+      throw new CliError(`--zookeeper expects host:port[,host:port...][/chroot], got "${zkConnect}"`);
   } else if (o.deleteConsumerOffsets) {
     throw new CliError('--delete-consumer-offsets needs --zookeeper');
   }
@@ -237,7 +244,14 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** Kafka's old console consumer: the ZooKeeper consumer on one topic. */
-async function consumeFromZooKeeper(o: Opts, zkConnect: string, props: Map<string, string>, groupIdPassed: boolean, maxMessages: number | undefined, timeoutMs: number | undefined): Promise<number> {
+async function consumeFromZooKeeper(
+  o: Opts,
+  zkConnect: string,
+  props: Map<string, string>,
+  groupIdPassed: boolean,
+  maxMessages: number | undefined,
+  timeoutMs: number | undefined,
+): Promise<number> {
   const options = zkConsumerOptions(props, zkConnect);
   const { ZookeeperConsumer } = await import('../client/zk-consumer/index.js');
   const consumer = closeAtExit(await ZookeeperConsumer.connect({ ...options, clientId: options.clientId ?? 'console-consumer' }));
@@ -254,14 +268,26 @@ async function consumeFromZooKeeper(o: Opts, zkConnect: string, props: Map<strin
   // A generated group is not left behind in ZooKeeper (Kafka's tool did the same on exit).
   if (!groupIdPassed) {
     const { ZkSession } = await import('../metadata/zk/zk-session.js');
-    const zk = closeAtExit(await ZkSession.open({ connect: zkConnect, sessionTimeoutMs: options.zookeeperSessionTimeoutMs ?? 6000, connectionTimeoutMs: options.zookeeperConnectionTimeoutMs ?? 6000 }));
+    const zk = closeAtExit(
+      await ZkSession.open({
+        connect: zkConnect,
+        sessionTimeoutMs: options.zookeeperSessionTimeoutMs ?? 6000,
+        connectionTimeoutMs: options.zookeeperConnectionTimeoutMs ?? 6000,
+      }),
+    );
     await deleteTree(zk, groupPath);
     await zk.close();
   }
   return code;
 }
 
-async function printRecords(consumer: RecordSource, format: Formatter, o: Opts, maxMessages: number | undefined, timeoutMs: number | undefined): Promise<number> {
+async function printRecords(
+  consumer: RecordSource,
+  format: Formatter,
+  o: Opts,
+  maxMessages: number | undefined,
+  timeoutMs: number | undefined,
+): Promise<number> {
   let processed = 0;
   let stopping = false;
   const stop = (): void => {

@@ -48,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--topic <topic[:partitions]>', 'the topic, optionally with partitions, e.g. t:0,1 (repeatable)', collect)
     .option('--all-topics', 'with --reset-offsets: all topics the group has offsets for')
     .option('--members', 'with --describe: the group members')
-    .option('--verbose', 'with --members: also each member\'s assignment')
+    .option('--verbose', "with --members: also each member's assignment")
     .option('--offsets', 'with --describe: offsets and lag (the default)')
     .option('--state [state]', 'with --describe: the group state; with --list: show states')
     .option('--dry-run', 'only show the result of the reset')
@@ -106,8 +106,15 @@ async function main(argv: string[]): Promise<number> {
 
 /** The pre-0.9 groups in ZooKeeper (Kafka 0.10/0.11's --zookeeper); options of the newer modes are refused. */
 async function zookeeperMode(o: Opts & { zookeeper: string }): Promise<number> {
-  if (o.bootstrapServer !== undefined) throw new CliError('--zookeeper and --bootstrap-server cannot be used together: --zookeeper is for groups of ZooKeeper-based consumers');
-  const notWithZk: [keyof Opts, string][] = [['deleteOffsets', '--delete-offsets'], ['members', '--members'], ['verbose', '--verbose'], ['offsets', '--offsets'], ['state', '--state']];
+  if (o.bootstrapServer !== undefined)
+    throw new CliError('--zookeeper and --bootstrap-server cannot be used together: --zookeeper is for groups of ZooKeeper-based consumers');
+  const notWithZk: [keyof Opts, string][] = [
+    ['deleteOffsets', '--delete-offsets'],
+    ['members', '--members'],
+    ['verbose', '--verbose'],
+    ['offsets', '--offsets'],
+    ['state', '--state'],
+  ];
   for (const [key, flag] of notWithZk) if (o[key] !== undefined) throw new CliError(`${flag} is not valid with --zookeeper`);
   const { runZkGroups } = await import('./common/consumer-groups-zk.js');
   return runZkGroups(o as ZkGroupsOpts);
@@ -187,7 +194,8 @@ async function printOffsets(admin: Admin, group: string, d: GroupDescription): P
   for (const m of d.members) for (const tp of m.assignment) owner.set(`${tp.topic}\u0000${tp.partition}`, m);
   const keys = new Set<string>(owner.keys());
   for (const [t, ps] of committed) for (const p of ps.keys()) keys.add(`${t}\u0000${p}`);
-  const tps = [...keys].map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
+  const tps = [...keys]
+    .map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
     .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   const ends = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n }))).catch(() => null) : [];
   const rows = tps.map((tp, i) => {
@@ -195,11 +203,15 @@ async function printOffsets(admin: Admin, group: string, d: GroupDescription): P
     const end = ends?.[i]?.offset;
     const m = owner.get(`${tp.topic}\u0000${tp.partition}`);
     return [
-      group, tp.topic, String(tp.partition),
+      group,
+      tp.topic,
+      String(tp.partition),
       c >= 0n ? String(c) : '-',
       end !== undefined ? String(end) : '-',
       c >= 0n && end !== undefined ? String(end - c) : '-',
-      m?.memberId ?? '-', m?.clientHost ?? '-', m?.clientId ?? '-',
+      m?.memberId ?? '-',
+      m?.clientHost ?? '-',
+      m?.clientId ?? '-',
     ];
   });
   // Kafka prints nothing, not even the header, for a group with no members and no offsets.
@@ -232,7 +244,9 @@ async function reset(admin: Admin, groups: string[], o: Opts): Promise<number> {
   if (!o.allTopics && !o.topic?.length && !o.fromFile) throw new CliError('--reset-offsets needs --topic, --all-topics or --from-file');
   if (o.dryRun && o.execute) throw new CliError('--dry-run and --execute cannot be used together');
   if (!o.dryRun && !o.execute && !o.export) {
-    console.log('WARN: No action will be performed as the --execute option is missing. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.');
+    console.log(
+      'WARN: No action will be performed as the --execute option is missing. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.',
+    );
   }
   for (const group of groups) {
     const [d] = await admin.describeGroups([group]);
@@ -255,11 +269,14 @@ async function deleteOffsets(admin: Admin, group: string, o: Opts): Promise<numb
     result = await admin.deleteGroupOffsets(group, scope);
   } catch (err) {
     if (err instanceof KafkaError && err.code === 69) throw new CliError(`Consumer group '${group}' does not exist.`);
-    if (err instanceof KafkaError && err.code === 86) throw new CliError(`Encounter some partition level error, see the follow-up details: the group is actively subscribed to the topic.`);
+    if (err instanceof KafkaError && err.code === 86)
+      throw new CliError(`Encounter some partition level error, see the follow-up details: the group is actively subscribed to the topic.`);
     throw err;
   }
   const failed = [...result.values()].some((e) => e);
-  console.log(failed ? `Request failed for deleting offsets of group ${group}` : `Request succeed for deleting offsets with topic ${o.topic.join(', ')} group ${group}`);
+  console.log(
+    failed ? `Request failed for deleting offsets of group ${group}` : `Request succeed for deleting offsets with topic ${o.topic.join(', ')} group ${group}`,
+  );
   const rows = scope.map((tp) => {
     const e = result.get(`${tp.topic}-${tp.partition}`);
     return [tp.topic, String(tp.partition), e ? `Error: ${describeError(e)}` : 'Successful'];

@@ -69,7 +69,8 @@ async function main(argv: string[]): Promise<number> {
   let end = 0;
   let lastCount = 0;
   let lastBytes = 0;
-  if (o.showDetailedStats && !o.hideHeader) console.log('time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
+  if (o.showDetailedStats && !o.hideHeader)
+    console.log('time, threadId, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
   // A live progress line on a terminal (stderr, so piped stdout keeps only Kafka's summary).
   const live = process.stderr.isTTY
     ? setInterval(() => process.stderr.write(`\r${count}/${target} records consumed, ${(bytes / 1048576).toFixed(1)} MB`), 1000)
@@ -87,7 +88,9 @@ async function main(argv: string[]): Promise<number> {
       }
       if (o.showDetailedStats && Date.now() - lastReport >= interval) {
         const secs = (Date.now() - lastReport) / 1000;
-        console.log(`${kafkaDate(Date.now())}, 0, ${(bytes / 1048576).toFixed(4)}, ${((bytes - lastBytes) / 1048576 / secs).toFixed(4)}, ${count}, ${((count - lastCount) / secs).toFixed(4)}, 0, ${Date.now() - lastReport}, ${((bytes - lastBytes) / 1048576 / secs).toFixed(4)}, ${((count - lastCount) / secs).toFixed(4)}`);
+        console.log(
+          `${kafkaDate(Date.now())}, 0, ${(bytes / 1048576).toFixed(4)}, ${((bytes - lastBytes) / 1048576 / secs).toFixed(4)}, ${count}, ${((count - lastCount) / secs).toFixed(4)}, 0, ${Date.now() - lastReport}, ${((bytes - lastBytes) / 1048576 / secs).toFixed(4)}, ${((count - lastCount) / secs).toFixed(4)}`,
+        );
         [lastReport, lastCount, lastBytes] = [Date.now(), count, bytes];
       }
     }
@@ -101,14 +104,22 @@ async function main(argv: string[]): Promise<number> {
     }
     await consumer.close();
   }
-  if (count < target) process.stderr.write(`WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded. You can use the --timeout option to increase the timeout.\n`);
+  if (count < target)
+    process.stderr.write(
+      `WARNING: Exiting before consuming the expected number of messages: timeout (${timeoutMs} ms) exceeded. You can use the --timeout option to increase the timeout.\n`,
+    );
   const secs = Math.max(end - start, 1) / 1000;
   const rebalanceMs = firstRecordAt > 0 ? firstRecordAt - start : end - start;
   const fetchSecs = Math.max(end - start - rebalanceMs, 1) / 1000;
   const mb = bytes / 1048576;
   if (!o.showDetailedStats) {
-    if (!o.hideHeader) console.log('start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec');
-    console.log(`${kafkaDate(start)}, ${kafkaDate(end)}, ${mb.toFixed(4)}, ${(mb / secs).toFixed(4)}, ${count}, ${(count / secs).toFixed(4)}, ${rebalanceMs}, ${Math.round(fetchSecs * 1000)}, ${(mb / fetchSecs).toFixed(4)}, ${(count / fetchSecs).toFixed(4)}`);
+    if (!o.hideHeader)
+      console.log(
+        'start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec',
+      );
+    console.log(
+      `${kafkaDate(start)}, ${kafkaDate(end)}, ${mb.toFixed(4)}, ${(mb / secs).toFixed(4)}, ${count}, ${(count / secs).toFixed(4)}, ${rebalanceMs}, ${Math.round(fetchSecs * 1000)}, ${(mb / fetchSecs).toFixed(4)}, ${(count / fetchSecs).toFixed(4)}`,
+    );
   }
   return 0;
 }

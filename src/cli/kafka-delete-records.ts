@@ -43,7 +43,11 @@ async function main(argv: string[]): Promise<number> {
     const results = await admin.deleteRecords(plan);
     console.log('Records delete operation completed:');
     for (const r of results) {
-      console.log(r.error ? `partition: ${r.topic}-${r.partition}\terror: ${describeError(r.error)}` : `partition: ${r.topic}-${r.partition}\tlow_watermark: ${r.lowWatermark}`);
+      console.log(
+        r.error
+          ? `partition: ${r.topic}-${r.partition}\terror: ${describeError(r.error)}`
+          : `partition: ${r.topic}-${r.partition}\tlow_watermark: ${r.lowWatermark}`,
+      );
     }
     return results.some((r) => r.error) ? 1 : 0;
   } finally {

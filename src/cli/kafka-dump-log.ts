@@ -17,7 +17,10 @@ async function main(argv: string[]): Promise<number> {
     .option('--offsets-decoder', 'decode __consumer_offsets records (implies --print-data-log)', false)
     .option('--transaction-log-decoder', 'decode __transaction_state records (implies --print-data-log)', false)
     .option('--deep-iteration', 'accepted for compatibility: records are always iterated', false)
-    .option('--max-decompressed-bytes <bytes>', `largest size one batch's records may inflate to (default ${readDecompressionCap()}, from the default max.message.bytes)`)
+    .option(
+      '--max-decompressed-bytes <bytes>',
+      `largest size one batch's records may inflate to (default ${readDecompressionCap()}, from the default max.message.bytes)`,
+    )
     .exitOverride()
     .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) });
   try {
@@ -30,7 +33,14 @@ async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const opts = program.opts<{ files: string; printDataLog: boolean; indexSanityCheck: boolean; offsetsDecoder: boolean; transactionLogDecoder: boolean; maxDecompressedBytes?: string }>();
+  const opts = program.opts<{
+    files: string;
+    printDataLog: boolean;
+    indexSanityCheck: boolean;
+    offsetsDecoder: boolean;
+    transactionLogDecoder: boolean;
+    maxDecompressedBytes?: string;
+  }>();
   let maxDecompressedBytes: number | undefined;
   if (opts.maxDecompressedBytes !== undefined) {
     maxDecompressedBytes = Number(opts.maxDecompressedBytes);
@@ -39,7 +49,10 @@ async function main(argv: string[]): Promise<number> {
       return 1;
     }
   }
-  const files = opts.files.split(',').map((f) => f.trim()).filter((f) => f !== '');
+  const files = opts.files
+    .split(',')
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
   if (files.length === 0) {
     process.stderr.write('kafka-dump-log: --files needs at least one file\n');
     return 1;
@@ -72,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv).then(
-  (code) => process.exitCode = code,
+  (code) => (process.exitCode = code),
   (err: unknown) => {
     process.stderr.write(`kafka-dump-log: ${(err as Error)?.message ?? String(err)}\n`);
     process.exitCode = 1;

@@ -40,7 +40,9 @@ async function main(argv: string[]): Promise<number> {
   const raw = parseArgs(program, argv);
   if (raw === null) return 0;
   const o = raw as Opts;
-  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer ?? o.brokerList, '--bootstrap-server'))));
+  const admin = closeAtExit(
+    new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer ?? o.brokerList, '--bootstrap-server'))),
+  );
   try {
     const time = parseTime(o.time ?? '-1');
     const topics = await admin.describeTopics();
@@ -52,7 +54,9 @@ async function main(argv: string[]): Promise<number> {
         const tm = topics.find((x) => x.name === t);
         if (!tm) throw new CliError(`Topic '${t}' does not exist`);
         const [lo, hi] = (range ?? '').split('-').map((x) => (x === '' ? undefined : Number(x)));
-        for (const p of tm.partitions) if (range === undefined || (p.partition >= (lo ?? 0) && p.partition <= (hi ?? lo ?? Infinity))) wanted.push({ topic: tm.name, partition: p.partition });
+        for (const p of tm.partitions)
+          if (range === undefined || (p.partition >= (lo ?? 0) && p.partition <= (hi ?? lo ?? Infinity)))
+            wanted.push({ topic: tm.name, partition: p.partition });
       }
     } else {
       const re = o.topic ? new RegExp(`^(?:${o.topic})$`) : null;

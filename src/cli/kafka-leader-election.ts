@@ -23,7 +23,8 @@ const ELECTION_NOT_NEEDED = 84;
 const MESSAGES: Readonly<Record<number, string>> = {
   [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]: 'This server does not host this topic-partition.',
   [ErrorCode.NOT_CONTROLLER]: 'This is not the correct controller for this cluster.',
-  [ErrorCode.INVALID_REQUEST]: 'This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details.',
+  [ErrorCode.INVALID_REQUEST]:
+    'This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details.',
   [ErrorCode.UNKNOWN_SERVER_ERROR]: 'The server experienced an unexpected error when processing the request.',
   [ErrorCode.LEADER_NOT_AVAILABLE]: 'There is no leader for this topic-partition as we are in the middle of a leadership election.',
   80: 'The preferred leader was not available.',

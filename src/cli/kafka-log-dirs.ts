@@ -22,7 +22,10 @@ interface Opts {
 }
 
 function splitList(s: string | undefined): string[] {
-  return (s ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return (s ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
 
 export function logDirsJson(dirs: readonly LogDirDescription[], brokers: readonly number[], topics: ReadonlySet<string>): string {

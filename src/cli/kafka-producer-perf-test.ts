@@ -92,7 +92,10 @@ async function main(argv: string[]): Promise<number> {
   let payloads: Buffer[];
   if (o.payloadFile) {
     const sep = (o.payloadDelimiter ?? '\\n').replace(/\\n/g, '\n').replace(/\\t/g, '\t');
-    payloads = readFileSync(o.payloadFile, 'utf8').split(sep).filter((s) => s !== '').map((s) => Buffer.from(s));
+    payloads = readFileSync(o.payloadFile, 'utf8')
+      .split(sep)
+      .filter((s) => s !== '')
+      .map((s) => Buffer.from(s));
     if (payloads.length === 0) throw new CliError(`${o.payloadFile} holds no payload`);
   } else {
     const size = Number(requireOption(o.recordSize, '--record-size'));
@@ -100,7 +103,13 @@ async function main(argv: string[]): Promise<number> {
     // Like Kafka: random uppercase letters, generated once.
     payloads = [Buffer.from(Array.from({ length: size }, () => String.fromCharCode(65 + Math.floor(Math.random() * 26))).join(''))];
   }
-  const props = merged(loadPropertiesFile(o['producer.config']), parseKeyValues((o.producerProps ?? []).flatMap((p) => p.split(' ')), '--producer-props'));
+  const props = merged(
+    loadPropertiesFile(o['producer.config']),
+    parseKeyValues(
+      (o.producerProps ?? []).flatMap((p) => p.split(' ')),
+      '--producer-props',
+    ),
+  );
   const producerOptions = producerOptionsFrom(props, o.bootstrapServer);
   const producer = closeAtExit(new Producer({ ...producerOptions, clientId: producerOptions.clientId ?? 'perf-producer-client' }));
   await producer.connect();

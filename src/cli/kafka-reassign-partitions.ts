@@ -95,7 +95,8 @@ async function main(argv: string[]): Promise<number> {
   const action = actions[0]!;
   if (o.zookeeper !== undefined && o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
   if (o.zookeeper === undefined && o.bootstrapServer === undefined) throw new CliError('Please specify --bootstrap-server');
-  if (o.zookeeper !== undefined && (action === 'cancel' || action === 'list')) throw new CliError(`--${action} needs --bootstrap-server (it is not supported with --zookeeper)`);
+  if (o.zookeeper !== undefined && (action === 'cancel' || action === 'list'))
+    throw new CliError(`--${action} needs --bootstrap-server (it is not supported with --zookeeper)`);
   if (o.throttle !== undefined || o.replicaAlterLogDirsThrottle !== undefined) {
     process.stderr.write('Note: --throttle is ignored: Fjord does not throttle replication, so the reassignment runs at full speed.\n');
   }
@@ -146,7 +147,8 @@ function adminBackend(admin: Admin): Backend {
     },
     async assignment(topics) {
       const out = new Map<string, ReassignmentEntry>();
-      for (const t of await admin.describeTopics(topics)) for (const p of t.partitions) out.set(`${t.name}-${p.partition}`, { topic: t.name, partition: p.partition, replicas: [...p.replicas] });
+      for (const t of await admin.describeTopics(topics))
+        for (const p of t.partitions) out.set(`${t.name}-${p.partition}`, { topic: t.name, partition: p.partition, replicas: [...p.replicas] });
       return out;
     },
   };
@@ -226,7 +228,10 @@ function statusLines(states: { tp: TopicPartition; current: number[]; target: nu
   for (const s of [...states].sort((a, b) => compareTopicPartitions(a.tp, b.tp))) {
     if (!s.done) lines.push(`Reassignment of partition ${tpString(s.tp)} is still in progress.`);
     else if (s.current.join(',') === s.target.join(',')) lines.push(`Reassignment of partition ${tpString(s.tp)} is complete.`);
-    else lines.push(`There is no active reassignment of partition ${tpString(s.tp)}, but replica set is ${s.current.join(',')} rather than ${s.target.join(',')}.`);
+    else
+      lines.push(
+        `There is no active reassignment of partition ${tpString(s.tp)}, but replica set is ${s.current.join(',')} rather than ${s.target.join(',')}.`,
+      );
   }
   return lines.join('\n');
 }
@@ -245,7 +250,9 @@ async function verify(admin: Admin, entries: ReassignmentEntry[], preserveThrott
   }
   const states = entries.map((e) => {
     const o = ongoing.get(tpString(e));
-    return o ? { tp: e, current: o.replicas, target: e.replicas, done: false } : { tp: e, current: replicas.get(tpString(e)) ?? [], target: e.replicas, done: true };
+    return o
+      ? { tp: e, current: o.replicas, target: e.replicas, done: false }
+      : { tp: e, current: replicas.get(tpString(e)) ?? [], target: e.replicas, done: true };
   });
   console.log(statusLines(states));
   // Kafka prints the (here always empty) log-directory move states: a blank line.
@@ -274,7 +281,12 @@ async function cancel(admin: Admin, entries: ReassignmentEntry[], preserveThrott
     if (!preserveThrottles) await clearAllThrottles(admin, entries);
     return 0;
   }
-  const errors = [...(await alterReassignments(admin, active.map((r) => ({ topic: r.topic, partition: r.partition, replicas: null }))))].filter(([, e]) => e !== null);
+  const errors = [
+    ...(await alterReassignments(
+      admin,
+      active.map((r) => ({ topic: r.topic, partition: r.partition, replicas: null })),
+    )),
+  ].filter(([, e]) => e !== null);
   if (errors.length > 0) {
     console.log(`Error cancelling partition reassignment${plural(errors.length)} for:\n${errors.map(([tp, e]) => `${tp}: ${e!.message}`).join('\n')}`);
     throw new CliError(`${errors.length} cancellation(s) failed (see above)`);
@@ -292,7 +304,8 @@ async function list(admin: Admin): Promise<number> {
     return 0;
   }
   const lines = current.map(
-    (r) => `${tpString(r)}: replicas: ${r.replicas.join(',')}.${r.adding.length ? ` adding: ${r.adding.join(',')}.` : ''}${r.removing.length ? ` removing: ${r.removing.join(',')}.` : ''}`,
+    (r) =>
+      `${tpString(r)}: replicas: ${r.replicas.join(',')}.${r.adding.length ? ` adding: ${r.adding.join(',')}.` : ''}${r.removing.length ? ` removing: ${r.removing.join(',')}.` : ''}`,
   );
   console.log(`Current partition reassignments:\n${lines.join('\n')}`);
   return 0;
@@ -325,7 +338,9 @@ async function executeZk(zk: KafkaZkClient, backend: Backend, entries: Reassignm
 
 /** Kafka 2.x's --zookeeper --verify: done = no longer in `/admin/reassign_partitions`. */
 async function verifyZk(zk: KafkaZkClient, entries: ReassignmentEntry[]): Promise<number> {
-  console.log('Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  Use --bootstrap-server instead for more accurate results.');
+  console.log(
+    'Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  Use --bootstrap-server instead for more accurate results.',
+  );
   const pending = new Set(((await zk.getPartitionReassignment()) ?? []).map(tpString));
   const replicas = new Map<string, number[]>();
   for (const topic of new Set(entries.map((e) => e.topic))) {

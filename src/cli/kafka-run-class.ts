@@ -91,11 +91,16 @@ const CLASSES: Record<string, (argv: string[]) => Promise<number>> = {
 async function main(argv: string[]): Promise<number> {
   const [cls, ...rest] = argv;
   if (cls === undefined || cls === '-h' || cls === '--help') {
-    console.log(`Usage: ${TOOL} [options] <class> [class options]\n\nRuns one of Kafka's tools by its class name: ${Object.keys(CLASSES).join(', ')} (<class> --help for its options).`);
+    console.log(
+      `Usage: ${TOOL} [options] <class> [class options]\n\nRuns one of Kafka's tools by its class name: ${Object.keys(CLASSES).join(', ')} (<class> --help for its options).`,
+    );
     return cls === undefined ? 1 : 0;
   }
   const run = CLASSES[cls];
-  if (!run) throw new CliError(`class ${cls} is not one Fjord runs; known: ${Object.keys(CLASSES).join(', ')} (the other Kafka tools have their own kafka-*.sh script)`);
+  if (!run)
+    throw new CliError(
+      `class ${cls} is not one Fjord runs; known: ${Object.keys(CLASSES).join(', ')} (the other Kafka tools have their own kafka-*.sh script)`,
+    );
   return run(rest);
 }
 

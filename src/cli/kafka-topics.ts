@@ -54,7 +54,6 @@ function positiveInt(v: string | undefined, flag: string): number | undefined {
   return n;
 }
 
-
 async function main(argv: string[]): Promise<number> {
   const program = createProgram(TOOL, 'Create, delete, describe, or change a topic.')
     .option('--bootstrap-server <server>', 'REQUIRED (or --zookeeper): the Kafka server to connect to, host:port[,host:port]')
@@ -120,10 +119,13 @@ async function main(argv: string[]): Promise<number> {
 async function create(admin: Admin, o: Opts): Promise<number> {
   const topic = requireOption(o.topic, '--topic');
   const assignment = o.replicaAssignment ? parseReplicaAssignment(o.replicaAssignment) : undefined;
-  if (assignment && (o.partitions || o.replicationFactor)) throw new CliError('--replica-assignment cannot be combined with --partitions or --replication-factor');
+  if (assignment && (o.partitions || o.replicationFactor))
+    throw new CliError('--replica-assignment cannot be combined with --partitions or --replication-factor');
   const configs = Object.fromEntries(parseKeyValues(o.config, '--config'));
   if (/[._]/.test(topic)) {
-    console.log("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.");
+    console.log(
+      "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.",
+    );
   }
   const result = await admin.createTopics([
     {
@@ -156,7 +158,10 @@ async function describe(admin: Admin, o: Opts): Promise<number> {
   const names = await matchingTopics(admin, o, '');
   if (names.length === 0) return 0;
   const topics = await admin.describeTopics(names);
-  const moving = await reassignmentsIfSupported(admin, topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))));
+  const moving = await reassignmentsIfSupported(
+    admin,
+    topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))),
+  );
   const partitionFilter = o.underReplicatedPartitions || o.unavailablePartitions;
   for (const t of topics) {
     const overrides = await topicOverrides(admin, t.name);
@@ -169,7 +174,9 @@ async function describe(admin: Admin, o: Opts): Promise<number> {
       if (o.unavailablePartitions && p.leader >= 0) continue;
       const offline = p.offlineReplicas.length > 0 ? `\tOffline: ${p.offlineReplicas.join(',')}` : '';
       const reassigning = r ? `\tAdding Replicas: ${r.adding.join(',')}\tRemoving Replicas: ${r.removing.join(',')}` : '';
-      console.log(`\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}${offline}${reassigning}`);
+      console.log(
+        `\tTopic: ${t.name}\tPartition: ${p.partition}\tLeader: ${p.leader >= 0 ? p.leader : 'none'}\tReplicas: ${p.replicas.join(',')}\tIsr: ${p.isr.join(',')}${offline}${reassigning}`,
+      );
     }
   }
   return 0;

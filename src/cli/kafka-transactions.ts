@@ -67,7 +67,9 @@ async function describeProducersCommand(admin: Admin, argv: string[]): Promise<n
   try {
     producers = await admin.describeProducers(topic, partition, brokerId);
   } catch (err) {
-    throw new CliError(`Failed to describe producers for partition ${topic}-${partition} on ${brokerId === undefined ? 'leader' : `broker ${brokerId}`}: ${describeError(err)}`);
+    throw new CliError(
+      `Failed to describe producers for partition ${topic}-${partition} on ${brokerId === undefined ? 'leader' : `broker ${brokerId}`}: ${describeError(err)}`,
+    );
   }
   process.stdout.write(prettyTable(PRODUCER_HEADERS, producers.map(producerRow)));
   return 0;
@@ -102,7 +104,9 @@ async function abortCommand(admin: Admin, argv: string[]): Promise<number> {
     // A transaction that hung before its first marker shows coordinator epoch -1: 0 is safe (as Kafka).
     spec = { topic, partition, producerId: BigInt(intOption(o.producerId, '--producer-id')!), producerEpoch, coordinatorEpoch: Math.max(0, coordinatorEpoch) };
   } else {
-    throw new CliError('The transaction to abort must be identified either with --start-offset or with --producer-id, --producer-epoch, and --coordinator-epoch');
+    throw new CliError(
+      'The transaction to abort must be identified either with --start-offset or with --producer-id, --producer-epoch, and --coordinator-epoch',
+    );
   }
   try {
     await admin.abortTransaction(spec);
@@ -116,8 +120,10 @@ const LIST_HEADERS = ['TransactionalId', 'Coordinator', 'ProducerId', 'Transacti
 
 async function listCommand(admin: Admin, argv: string[]): Promise<number> {
   const o = parseArgs(
-    createProgram(`${TOOL} list`, 'list transactions')
-      .option('--duration-filter <ms>', 'Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned'),
+    createProgram(`${TOOL} list`, 'list transactions').option(
+      '--duration-filter <ms>',
+      'Duration (in millis) to filter by: if < 0, all transactions will be returned; otherwise, only transactions running longer than this duration will be returned',
+    ),
     argv,
   ) as { durationFilter?: string } | null;
   if (o === null) return 0;
@@ -136,12 +142,21 @@ async function listCommand(admin: Admin, argv: string[]): Promise<number> {
   return 0;
 }
 
-const DESCRIBE_HEADERS = ['CoordinatorId', 'TransactionalId', 'ProducerId', 'ProducerEpoch', 'TransactionState', 'TransactionTimeoutMs', 'CurrentTransactionStartTimeMs', 'TransactionDurationMs', 'TopicPartitions'];
+const DESCRIBE_HEADERS = [
+  'CoordinatorId',
+  'TransactionalId',
+  'ProducerId',
+  'ProducerEpoch',
+  'TransactionState',
+  'TransactionTimeoutMs',
+  'CurrentTransactionStartTimeMs',
+  'TransactionDurationMs',
+  'TopicPartitions',
+];
 
 async function describeCommand(admin: Admin, argv: string[]): Promise<number> {
   const o = parseArgs(
-    createProgram(`${TOOL} describe`, 'describe the state of an active transactional-id')
-      .option('--transactional-id <id>', 'REQUIRED: transactional id'),
+    createProgram(`${TOOL} describe`, 'describe the state of an active transactional-id').option('--transactional-id <id>', 'REQUIRED: transactional id'),
     argv,
   ) as { transactionalId?: string } | null;
   if (o === null) return 0;
@@ -153,17 +168,21 @@ async function describeCommand(admin: Admin, argv: string[]): Promise<number> {
     throw new CliError(`Failed to describe transaction state of transactional-id \`${transactionalId}\`: ${describeError(err)}`);
   }
   const started = d.transactionStartTimeMs >= 0n;
-  process.stdout.write(prettyTable(DESCRIBE_HEADERS, [[
-    String(d.coordinatorId),
-    transactionalId,
-    String(d.producerId),
-    String(d.producerEpoch),
-    d.state,
-    String(d.transactionTimeoutMs),
-    started ? String(d.transactionStartTimeMs) : 'None',
-    started ? String(BigInt(Date.now()) - d.transactionStartTimeMs) : 'None',
-    d.topicPartitions.map((p) => `${p.topic}-${p.partition}`).join(','),
-  ]]));
+  process.stdout.write(
+    prettyTable(DESCRIBE_HEADERS, [
+      [
+        String(d.coordinatorId),
+        transactionalId,
+        String(d.producerId),
+        String(d.producerEpoch),
+        d.state,
+        String(d.transactionTimeoutMs),
+        started ? String(d.transactionStartTimeMs) : 'None',
+        started ? String(BigInt(Date.now()) - d.transactionStartTimeMs) : 'None',
+        d.topicPartitions.map((p) => `${p.topic}-${p.partition}`).join(','),
+      ],
+    ]),
+  );
   return 0;
 }
 
@@ -195,7 +214,8 @@ async function findHangingCommand(admin: Admin, argv: string[]): Promise<number>
   const brokerId = intOption(o.brokerId, '--broker-id');
   const partition = intOption(o.partition, '--partition');
   const maxTimeoutMin = intOption(o.maxTransactionTimeout, '--max-transaction-timeout')!;
-  if (o.topic === undefined && brokerId === undefined) throw new CliError('The `find-hanging` command requires either --topic or --broker-id to limit the scope of the search');
+  if (o.topic === undefined && brokerId === undefined)
+    throw new CliError('The `find-hanging` command requires either --topic or --broker-id to limit the scope of the search');
   if (partition !== undefined && o.topic === undefined) throw new CliError('The --partition argument requires --topic to be provided');
   const maxTimeoutMs = maxTimeoutMin * 60_000;
 
@@ -268,7 +288,7 @@ async function findHangingCommand(admin: Admin, argv: string[]): Promise<number>
     }
     for (const [producerId, open] of byProducer) {
       const id = transactionalIds.get(producerId);
-      const d = id === undefined ? null : descriptions.get(id) ?? null;
+      const d = id === undefined ? null : (descriptions.get(id) ?? null);
       // Unknown to every coordinator, or its coordinator's transaction does not cover the
       // partition (so no marker will ever come): hanging.
       for (const t of open) {
@@ -278,22 +298,30 @@ async function findHangingCommand(admin: Admin, argv: string[]): Promise<number>
   }
 
   const now = BigInt(Date.now());
-  process.stdout.write(prettyTable(HANGING_HEADERS, hanging.map((t) => [
-    t.partition.topic,
-    String(t.partition.partition),
-    String(t.producer.producerId),
-    String(t.producer.producerEpoch),
-    String(t.producer.coordinatorEpoch),
-    String(t.producer.currentTransactionStartOffset),
-    String(t.producer.lastTimestamp),
-    String((now - t.producer.lastTimestamp) / 60_000n),
-  ])));
+  process.stdout.write(
+    prettyTable(
+      HANGING_HEADERS,
+      hanging.map((t) => [
+        t.partition.topic,
+        String(t.partition.partition),
+        String(t.producer.producerId),
+        String(t.producer.producerEpoch),
+        String(t.producer.coordinatorEpoch),
+        String(t.producer.currentTransactionStartOffset),
+        String(t.producer.lastTimestamp),
+        String((now - t.producer.lastTimestamp) / 60_000n),
+      ]),
+    ),
+  );
   return 0;
 }
 
 async function main(argv: string[]): Promise<number> {
   const at = argv.findIndex((a) => (COMMANDS as readonly string[]).includes(a));
-  const program = createProgram(TOOL, 'This tool is used to analyze the transactional state of producers in the cluster. It can be used to detect and recover from hanging transactions.')
+  const program = createProgram(
+    TOOL,
+    'This tool is used to analyze the transactional state of producers in the cluster. It can be used to detect and recover from hanging transactions.',
+  )
     .option('--bootstrap-server <host:port>', 'REQUIRED: hostname and port for the broker to connect to')
     .option('--command-config <file>', 'property file containing configs to be passed to admin client')
     .argument('[command]', `one of ${COMMANDS.join(', ')}`);
@@ -301,7 +329,9 @@ async function main(argv: string[]): Promise<number> {
   if (global === null) return 0;
   if (at < 0) {
     const given = program.args[0];
-    throw new CliError(given === undefined ? `a command is required: one of ${COMMANDS.join(', ')}` : `unknown command '${given}': one of ${COMMANDS.join(', ')}`);
+    throw new CliError(
+      given === undefined ? `a command is required: one of ${COMMANDS.join(', ')}` : `unknown command '${given}': one of ${COMMANDS.join(', ')}`,
+    );
   }
   const command = argv[at] as CommandName;
   const bootstrap = requireOption(global.bootstrapServer, '--bootstrap-server');
@@ -309,11 +339,16 @@ async function main(argv: string[]): Promise<number> {
   try {
     const rest = argv.slice(at + 1);
     switch (command) {
-      case 'list': return await listCommand(admin, rest);
-      case 'describe': return await describeCommand(admin, rest);
-      case 'describe-producers': return await describeProducersCommand(admin, rest);
-      case 'abort': return await abortCommand(admin, rest);
-      case 'find-hanging': return await findHangingCommand(admin, rest);
+      case 'list':
+        return await listCommand(admin, rest);
+      case 'describe':
+        return await describeCommand(admin, rest);
+      case 'describe-producers':
+        return await describeProducersCommand(admin, rest);
+      case 'abort':
+        return await abortCommand(admin, rest);
+      case 'find-hanging':
+        return await findHangingCommand(admin, rest);
     }
   } finally {
     await admin.close();

@@ -127,11 +127,20 @@ async function main(argv: string[]): Promise<number> {
         if (taken.length === 0) continue;
         const min = taken[0]!.offset;
         const max = taken[taken.length - 1]!.offset;
-        offsets.push([{ topic: g.topic, partition: g.partition }, { offset: max + 1n, metadata: null }]);
+        offsets.push([
+          { topic: g.topic, partition: g.partition },
+          { offset: max + 1n, metadata: null },
+        ]);
         summaries.push({ topic: g.topic, partition: g.partition, count: taken.length, minOffset: Number(min), maxOffset: Number(max) });
         if (o.verbose) {
           for (const r of taken) {
-            printEvent('record_data', { key: r.key?.toString() ?? null, value: r.value?.toString() ?? null, topic: r.topic, partition: r.partition, offset: Number(r.offset) });
+            printEvent('record_data', {
+              key: r.key?.toString() ?? null,
+              value: r.value?.toString() ?? null,
+              topic: r.topic,
+              partition: r.partition,
+              offset: Number(r.offset),
+            });
           }
         }
         consumed += taken.length;

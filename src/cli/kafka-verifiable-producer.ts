@@ -76,11 +76,13 @@ async function main(argv: string[]): Promise<number> {
   if (!props.has('retries')) props.set('retries', '0');
   const options = producerOptionsFrom(props, bootstrap);
   // Java turns idempotence off when retries=0 was set and idempotence was not asked for.
-  const producer = closeAtExit(new Producer({
-    ...options,
-    clientId: options.clientId ?? 'verifiable-producer',
-    enableIdempotence: props.has('enable.idempotence') ? options.enableIdempotence : false,
-  }));
+  const producer = closeAtExit(
+    new Producer({
+      ...options,
+      clientId: options.clientId ?? 'verifiable-producer',
+      enableIdempotence: props.has('enable.idempotence') ? options.enableIdempotence : false,
+    }),
+  );
 
   let stopping = false;
   const stop = (): void => {

@@ -231,7 +231,11 @@ export class RecordAccumulator {
       this.openCount++;
       body = batch.bodySizeOf(record);
       const b = batch;
-      if (this.lingerMs > 0) this.lingerTimers.set(b, setTimeout(() => this.close(b), this.lingerMs));
+      if (this.lingerMs > 0)
+        this.lingerTimers.set(
+          b,
+          setTimeout(() => this.close(b), this.lingerMs),
+        );
     }
     batch.append(record, body, callback);
     if (this.lingerMs <= 0 || batch.sizeInBytes >= this.batchSize) this.close(batch);

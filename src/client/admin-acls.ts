@@ -23,8 +23,13 @@ export async function createAcls(cluster: Cluster, bindings: readonly AclBinding
   const conn = await cluster.anyConnection();
   const resp = await conn.send(Api.CreateAcls, {
     creations: bindings.map((b) => ({
-      resourceType: b.pattern.resourceType, resourceName: b.pattern.name, resourcePatternType: b.pattern.patternType,
-      principal: b.entry.principal, host: b.entry.host, operation: b.entry.operation, permissionType: b.entry.permissionType,
+      resourceType: b.pattern.resourceType,
+      resourceName: b.pattern.name,
+      resourcePatternType: b.pattern.patternType,
+      principal: b.entry.principal,
+      host: b.entry.host,
+      operation: b.entry.operation,
+      permissionType: b.entry.permissionType,
     })),
   });
   return resp.results.map((r) => (r.errorCode === 0 ? null : new KafkaError(r.errorCode, r.errorMessage ?? undefined)));
@@ -34,10 +39,12 @@ export async function describeAcls(cluster: Cluster, filter: AclBindingFilter): 
   const conn = await cluster.anyConnection();
   const resp = await conn.send(Api.DescribeAcls, wireFilter(filter));
   if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, resp.errorMessage ?? undefined);
-  return resp.resources.flatMap((r) => r.acls.map((a) => ({
-    pattern: { resourceType: r.resourceType, name: r.resourceName, patternType: r.patternType },
-    entry: { principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType },
-  })));
+  return resp.resources.flatMap((r) =>
+    r.acls.map((a) => ({
+      pattern: { resourceType: r.resourceType, name: r.resourceName, patternType: r.patternType },
+      entry: { principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType },
+    })),
+  );
 }
 
 /** Per filter, the bindings removed; a failed filter throws its error. */

@@ -51,7 +51,13 @@ export async function listGroups(cluster: Cluster): Promise<GroupListing[]> {
 export async function describeGroups(cluster: Cluster, ids: readonly string[]): Promise<GroupDescription[]> {
   const out: GroupDescription[] = [];
   for (const groupId of ids) {
-    const resp = await sendToCoordinator(cluster, groupId, Api.DescribeGroups, { groups: [groupId], includeAuthorizedOperations: false }, (r) => r.groups[0]?.errorCode ?? 0);
+    const resp = await sendToCoordinator(
+      cluster,
+      groupId,
+      Api.DescribeGroups,
+      { groups: [groupId], includeAuthorizedOperations: false },
+      (r) => r.groups[0]?.errorCode ?? 0,
+    );
     const conn = await findCoordinator(cluster, groupId);
     const brokers = (await cluster.refreshMetadata([])).brokers.values();
     const node = [...brokers].find((b) => b.host === conn.host && b.port === conn.port);
@@ -95,11 +101,19 @@ export async function deleteGroups(cluster: Cluster, ids: readonly string[]): Pr
 }
 
 /** Committed offsets of a group: topic → partition → offset (-1 none). */
-export async function listGroupOffsets(cluster: Cluster, groupId: string, partitions: readonly TopicPartition[] | null): Promise<Map<string, Map<number, { offset: bigint; metadata: string | null }>>> {
+export async function listGroupOffsets(
+  cluster: Cluster,
+  groupId: string,
+  partitions: readonly TopicPartition[] | null,
+): Promise<Map<string, Map<number, { offset: bigint; metadata: string | null }>>> {
   return fetchCommittedOffsets(cluster, groupId, partitions);
 }
 
-export async function alterGroupOffsets(cluster: Cluster, groupId: string, offsets: readonly { topic: string; partition: number; offset: bigint }[]): Promise<void> {
+export async function alterGroupOffsets(
+  cluster: Cluster,
+  groupId: string,
+  offsets: readonly { topic: string; partition: number; offset: bigint }[],
+): Promise<void> {
   await commitOffsets(
     cluster,
     { groupId, generationId: -1, memberId: '' },

@@ -7,7 +7,12 @@ import { Api } from './apis.js';
 import type { Cluster } from './cluster.js';
 import { KafkaError, errorName } from './errors.js';
 import {
-  randomSalt, saltedPasswordAsync, scramMechanismCode, scramMechanismFromCode, SCRAM_DEFAULT_ITERATIONS, type ScramMechanism,
+  randomSalt,
+  saltedPasswordAsync,
+  scramMechanismCode,
+  scramMechanismFromCode,
+  SCRAM_DEFAULT_ITERATIONS,
+  type ScramMechanism,
 } from '../security/sasl/scram.js';
 
 export interface ScramCredentialInfo {
@@ -23,10 +28,14 @@ export async function describeUserScramCredentials(cluster: Cluster, users?: rea
   const out = new Map<string, ScramCredentialInfo[] | KafkaError>();
   for (const r of resp.results) {
     if (r.errorCode !== 0) out.set(r.user, new KafkaError(r.errorCode, r.errorMessage ?? errorName(r.errorCode)));
-    else out.set(r.user, r.credentialInfos.flatMap((c) => {
-      const mechanism = scramMechanismFromCode(c.mechanism);
-      return mechanism ? [{ mechanism, iterations: c.iterations }] : [];
-    }));
+    else
+      out.set(
+        r.user,
+        r.credentialInfos.flatMap((c) => {
+          const mechanism = scramMechanismFromCode(c.mechanism);
+          return mechanism ? [{ mechanism, iterations: c.iterations }] : [];
+        }),
+      );
   }
   return out;
 }

@@ -63,13 +63,15 @@ export async function describeProducers(cluster: Cluster, topic: string, partiti
 export async function abortTransaction(cluster: Cluster, spec: AbortTransactionSpec): Promise<void> {
   const conn = await connectionFor(cluster, spec.topic, spec.partition);
   const resp = await conn.send(Api.WriteTxnMarkers, {
-    markers: [{
-      producerId: spec.producerId,
-      producerEpoch: spec.producerEpoch,
-      coordinatorEpoch: spec.coordinatorEpoch,
-      transactionResult: false,
-      topics: [{ name: spec.topic, partitionIndexes: [spec.partition] }],
-    }],
+    markers: [
+      {
+        producerId: spec.producerId,
+        producerEpoch: spec.producerEpoch,
+        coordinatorEpoch: spec.coordinatorEpoch,
+        transactionResult: false,
+        topics: [{ name: spec.topic, partitionIndexes: [spec.partition] }],
+      },
+    ],
   });
   const code = resp.markers[0]?.topics[0]?.partitions[0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
   if (code !== ErrorCode.NONE) throw new KafkaError(code);
@@ -85,7 +87,11 @@ export interface PartitionRef {
  * leader of each, or `brokerId` for all); any partition's error fails the whole call, as
  * Kafka's `describeProducers(...).all()`.
  */
-export async function describeProducersOf(cluster: Cluster, partitions: readonly PartitionRef[], brokerId?: number): Promise<Map<PartitionRef, ProducerStateDescription[]>> {
+export async function describeProducersOf(
+  cluster: Cluster,
+  partitions: readonly PartitionRef[],
+  brokerId?: number,
+): Promise<Map<PartitionRef, ProducerStateDescription[]>> {
   const byBroker = new Map<number, PartitionRef[]>();
   if (brokerId === undefined && partitions.length > 0) await cluster.topicsMetadata([...new Set(partitions.map((p) => p.topic))]);
   for (const p of partitions) {
@@ -137,7 +143,10 @@ export async function listTransactions(cluster: Cluster, opts: ListTransactionsO
       durationFilter: BigInt(opts.durationFilterMs ?? -1),
     });
     if (resp.errorCode !== ErrorCode.NONE) throw new KafkaError(resp.errorCode, `listing transactions on broker ${id} failed`);
-    out.set(id, resp.transactionStates.map((t) => ({ transactionalId: t.transactionalId, producerId: t.producerId, state: t.transactionState })));
+    out.set(
+      id,
+      resp.transactionStates.map((t) => ({ transactionalId: t.transactionalId, producerId: t.producerId, state: t.transactionState })),
+    );
   }
   return out;
 }
@@ -154,7 +163,11 @@ export interface TransactionDescription {
   topicPartitions: PartitionRef[];
 }
 
-const COORDINATOR_MOVED: ReadonlySet<number> = new Set([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
+const COORDINATOR_MOVED: ReadonlySet<number> = new Set([
+  ErrorCode.NOT_COORDINATOR,
+  ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+]);
 
 /** The transaction coordinator of `transactionalId` (FindCoordinator key type 1), by node id. */
 async function findTxnCoordinator(cluster: Cluster, transactionalId: string): Promise<number> {

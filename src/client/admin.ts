@@ -73,18 +73,23 @@ export class Admin {
   /** Lists topic names (internal ones too unless `excludeInternal`). */
   async listTopics(opts: { excludeInternal?: boolean } = {}): Promise<string[]> {
     const md = await this.cluster.refreshMetadata(null);
-    return [...md.topics.values()].filter((t) => !(opts.excludeInternal && t.isInternal)).map((t) => t.name).sort();
+    return [...md.topics.values()]
+      .filter((t) => !(opts.excludeInternal && t.isInternal))
+      .map((t) => t.name)
+      .sort();
   }
 
   /** Metadata of the named topics (all when omitted); unknown names throw. */
   async describeTopics(names?: readonly string[]): Promise<TopicMetadata[]> {
     const md = await this.cluster.refreshMetadata(names ?? null);
     const list = names ? names.map((n) => md.topics.get(n)) : [...md.topics.values()];
-    return list.map((t, i) => {
-      if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${names![i]} does not exist`);
-      throwIfError(t.errorCode, `topic ${t.name}`);
-      return t;
-    }).sort((a, b) => (a.name < b.name ? -1 : 1));
+    return list
+      .map((t, i) => {
+        if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${names![i]} does not exist`);
+        throwIfError(t.errorCode, `topic ${t.name}`);
+        return t;
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   async describeCluster(): Promise<{ clusterId: string | null; controllerId: number; brokers: BrokerNode[] }> {
@@ -180,7 +185,9 @@ export class Admin {
   async alterConfigs(type: ConfigResourceType, name: string, ops: readonly ConfigOp[], opts: { validateOnly?: boolean } = {}): Promise<void> {
     const conn = type === ConfigResourceType.Broker && name !== '' ? await this.cluster.brokerConnection(Number(name)) : await this.cluster.anyConnection();
     const resp = await conn.send(Api.IncrementalAlterConfigs, {
-      resources: [{ resourceType: type, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: CONFIG_OP[o.op], value: o.value ?? null })) }],
+      resources: [
+        { resourceType: type, resourceName: name, configs: ops.map((o) => ({ name: o.name, configOperation: CONFIG_OP[o.op], value: o.value ?? null })) },
+      ],
       validateOnly: opts.validateOnly ?? false,
     });
     for (const r of resp.responses) if (r.errorCode !== 0) throw new KafkaError(r.errorCode, r.errorMessage ?? undefined);
@@ -191,9 +198,11 @@ export class Admin {
   }
 
   /** Deletes records before `offset` (-1 = high watermark); returns the new low watermarks. */
-  async deleteRecords(entries: readonly { topic: string; partition: number; offset: bigint }[]): Promise<{ topic: string; partition: number; lowWatermark: bigint; error: KafkaError | null }[]> {
+  async deleteRecords(
+    entries: readonly { topic: string; partition: number; offset: bigint }[],
+  ): Promise<{ topic: string; partition: number; lowWatermark: bigint; error: KafkaError | null }[]> {
     await this.cluster.topicsMetadata([...new Set(entries.map((e) => e.topic))]);
-    const byLeader = new Map<number, typeof entries[number][]>();
+    const byLeader = new Map<number, (typeof entries)[number][]>();
     for (const e of entries) {
       const leader = this.cluster.leaderFor(e.topic, e.partition);
       if (leader < 0) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `${e.topic}-${e.partition} does not exist`);
@@ -204,7 +213,10 @@ export class Admin {
       const conn = await this.cluster.brokerConnection(leader);
       const topics = new Map<string, { partitionIndex: number; offset: bigint }[]>();
       for (const e of list) topics.set(e.topic, [...(topics.get(e.topic) ?? []), { partitionIndex: e.partition, offset: e.offset }]);
-      const resp = await conn.send(Api.DeleteRecords, { topics: [...topics].map(([name, partitions]) => ({ name, partitions })), timeoutMs: this.cluster.requestTimeoutMs });
+      const resp = await conn.send(Api.DeleteRecords, {
+        topics: [...topics].map(([name, partitions]) => ({ name, partitions })),
+        timeoutMs: this.cluster.requestTimeoutMs,
+      });
       for (const t of resp.topics) {
         for (const p of t.partitions) {
           out.push({ topic: t.name, partition: p.partitionIndex, lowWatermark: p.lowWatermark, error: p.errorCode === 0 ? null : new KafkaError(p.errorCode) });
@@ -231,7 +243,9 @@ export class Admin {
           errorCode: r.errorCode,
           totalBytes: r.totalBytes,
           usableBytes: r.usableBytes,
-          partitions: r.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, size: p.partitionSize, offsetLag: p.offsetLag, isFuture: p.isFutureKey }))),
+          partitions: r.topics.flatMap((t) =>
+            t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, size: p.partitionSize, offsetLag: p.offsetLag, isFuture: p.isFutureKey })),
+          ),
         });
       }
     }

@@ -65,7 +65,14 @@ export class BrokerConnections {
    * Sends one request on `conn` (from connection()), the interceptor asked first. A failure
    * other than an error answer closes the connection, so the next request opens a fresh one.
    */
-  async send<Req, Resp>(brokerId: number, conn: Connection, api: ApiDef<Req, Resp>, request: Input<Req>, version: number, timeoutMs = this.opts.requestTimeoutMs): Promise<Resp> {
+  async send<Req, Resp>(
+    brokerId: number,
+    conn: Connection,
+    api: ApiDef<Req, Resp>,
+    request: Input<Req>,
+    version: number,
+    timeoutMs = this.opts.requestTimeoutMs,
+  ): Promise<Resp> {
     try {
       await this.opts.interceptor?.beforeSend({ from: this.opts.brokerId, to: brokerId, apiKey: api.apiKey });
       return await conn.send(api, request, { version, timeoutMs });
@@ -77,7 +84,11 @@ export class BrokerConnections {
 
   close(): void {
     this.closed = true;
-    for (const p of this.conns.values()) p.then((c) => c.close(), () => undefined);
+    for (const p of this.conns.values())
+      p.then(
+        (c) => c.close(),
+        () => undefined,
+      );
     this.conns.clear();
   }
 }

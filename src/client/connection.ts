@@ -67,9 +67,11 @@ function tlsOptions(host: string, port: number, t: NonNullable<ClientSecurity['t
 
 function tlsError(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code ?? '';
-  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(code) || /wrong version number|packet length too long/i.test(err.message)) return 'the broker did not answer in TLS (is it a PLAINTEXT listener?)';
+  if (/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG/.test(code) || /wrong version number|packet length too long/i.test(err.message))
+    return 'the broker did not answer in TLS (is it a PLAINTEXT listener?)';
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `${err.message} (ssl.endpoint.identification.algorithm=https checks the host name)`;
-  if (/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|UNABLE_TO_GET_ISSUER_CERT/.test(code)) return `${err.message} (is the broker's CA in ssl.truststore.location?)`;
+  if (/UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED|UNABLE_TO_GET_ISSUER_CERT/.test(code))
+    return `${err.message} (is the broker's CA in ssl.truststore.location?)`;
   return err.message;
 }
 
@@ -117,7 +119,9 @@ export class Connection {
       s.once('error', (err) => {
         clearTimeout(timer);
         s.destroy();
-        reject(new ConnectionError(useTls ? `TLS connection to ${host}:${port} failed: ${tlsError(err)}` : `could not connect to ${host}:${port}: ${err.message}`));
+        reject(
+          new ConnectionError(useTls ? `TLS connection to ${host}:${port} failed: ${tlsError(err)}` : `could not connect to ${host}:${port}: ${err.message}`),
+        );
       });
       if (useTls) {
         // A broker that closes without finishing the handshake (refused certificate, plaintext port).
@@ -286,9 +290,12 @@ export class Connection {
     const lifetime = Number(this.sessionLifetimeMs);
     const after = Math.max(lifetime * (0.5 + Math.random() * 0.1), Math.min(MIN_REAUTH_INTERVAL_MS, lifetime * 0.9));
     this.reauthDueAt = startedAt + after;
-    this.reauthTimer = setTimeout(() => {
-      if (this.reauthenticating === null) this.startReauthentication();
-    }, Math.max(0, this.reauthDueAt - Date.now()));
+    this.reauthTimer = setTimeout(
+      () => {
+        if (this.reauthenticating === null) this.startReauthentication();
+      },
+      Math.max(0, this.reauthDueAt - Date.now()),
+    );
     this.reauthTimer.unref();
   }
 

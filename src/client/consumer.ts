@@ -195,7 +195,12 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     const inGroup = m && !this.manualAssignment && m.generationId >= 0;
     await commitOffsets(
       this.cluster,
-      { groupId: this.options.groupId, generationId: inGroup ? m.generationId : -1, memberId: inGroup ? m.memberId : '', groupInstanceId: this.options.groupInstanceId ?? null },
+      {
+        groupId: this.options.groupId,
+        generationId: inGroup ? m.generationId : -1,
+        memberId: inGroup ? m.memberId : '',
+        groupInstanceId: this.options.groupInstanceId ?? null,
+      },
       entries,
     );
   }
@@ -211,10 +216,12 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   async committed(tps: readonly TopicPartition[]): Promise<Map<string, bigint | null>> {
     if (!this.options.groupId) throw new Error('committed offsets need a groupId');
     const got = await fetchCommittedOffsets(this.cluster, this.options.groupId, tps);
-    return new Map(tps.map((tp) => {
-      const o = got.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
-      return [tpKey(tp.topic, tp.partition), o >= 0n ? o : null];
-    }));
+    return new Map(
+      tps.map((tp) => {
+        const o = got.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
+        return [tpKey(tp.topic, tp.partition), o >= 0n ? o : null];
+      }),
+    );
   }
 
   /** Commits (with auto-commit), leaves the group and closes connections. */
@@ -230,7 +237,11 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private currentPositions(): [TopicPartition, OffsetAndMetadata][] {
     const out: [TopicPartition, OffsetAndMetadata][] = [];
     for (const s of this.fetcher.states.values()) {
-      if (s.position !== null) out.push([{ topic: s.topic, partition: s.partition }, { offset: s.position, metadata: '' }]);
+      if (s.position !== null)
+        out.push([
+          { topic: s.topic, partition: s.partition },
+          { offset: s.position, metadata: '' },
+        ]);
     }
     return out;
   }
@@ -296,7 +307,11 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     if (needing.length === 0) return;
     const fresh = needing.filter((s) => s.position === null);
     if (fresh.length > 0 && this.options.groupId) {
-      const committed = await fetchCommittedOffsets(this.cluster, this.options.groupId, fresh.map((s) => ({ topic: s.topic, partition: s.partition })));
+      const committed = await fetchCommittedOffsets(
+        this.cluster,
+        this.options.groupId,
+        fresh.map((s) => ({ topic: s.topic, partition: s.partition })),
+      );
       for (const s of fresh) {
         const c = committed.get(s.topic)?.get(s.partition);
         if (c && c.offset >= 0n) s.seek(c.offset);
@@ -309,12 +324,19 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
       const s = toReset[0]!;
       throw new KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, `no committed offset for ${s.topic}-${s.partition} and auto.offset.reset is none`);
     }
-    await this.resetTo(toReset.map((s) => ({ topic: s.topic, partition: s.partition })), policy === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP);
+    await this.resetTo(
+      toReset.map((s) => ({ topic: s.topic, partition: s.partition })),
+      policy === 'earliest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP,
+    );
   }
 
   private async resetTo(tps: readonly TopicPartition[], timestamp: bigint): Promise<void> {
     if (tps.length === 0) return;
-    const answers = await listOffsets(this.cluster, tps.map((tp) => ({ ...tp, timestamp })), this.options.isolationLevel === 'read_committed' ? 1 : 0);
+    const answers = await listOffsets(
+      this.cluster,
+      tps.map((tp) => ({ ...tp, timestamp })),
+      this.options.isolationLevel === 'read_committed' ? 1 : 0,
+    );
     for (const a of answers) this.fetcher.state(a.topic, a.partition)?.seek(a.offset);
   }
 }

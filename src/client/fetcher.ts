@@ -229,7 +229,13 @@ export class Fetcher {
         topics: [...byTopic].map(([topic, ss]) => ({
           topic,
           topicId: this.cluster.current.topics.get(topic)?.topicId,
-          partitions: ss.map((s) => ({ partition: s.partition, currentLeaderEpoch: -1, fetchOffset: s.fetchOffset!, logStartOffset: -1n, partitionMaxBytes: this.options.maxPartitionBytes })),
+          partitions: ss.map((s) => ({
+            partition: s.partition,
+            currentLeaderEpoch: -1,
+            fetchOffset: s.fetchOffset!,
+            logStartOffset: -1n,
+            partitionMaxBytes: this.options.maxPartitionBytes,
+          })),
         })),
         forgottenTopicsData: [],
         rackId: '',

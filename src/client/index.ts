@@ -2,9 +2,29 @@
  * Fjord's Kafka client: Producer, Consumer and Admin on the project's own protocol layer.
  * See docs/client.md.
  */
-export { Producer, DEFAULT_BATCH_SIZE, compressionByName, type ProducerOptions, type ProducerRecord, type RecordMetadata, type DeliveryCallback, type CompressionName } from './producer.js';
+export {
+  Producer,
+  DEFAULT_BATCH_SIZE,
+  compressionByName,
+  type ProducerOptions,
+  type ProducerRecord,
+  type RecordMetadata,
+  type DeliveryCallback,
+  type CompressionName,
+} from './producer.js';
 export { Consumer, type RebalanceListener, type ConsumerOptions, type ConsumerRecord, type TopicPartition, type OffsetAndMetadata } from './consumer.js';
-export { Admin, ConfigResourceType, type NewTopic, type ConfigEntry, type ConfigOp, type LogDirDescription, type QuotaEntityComponent, type QuotaFilterComponent, type ClientQuotaEntry, type ClientQuotaAlteration } from './admin.js';
+export {
+  Admin,
+  ConfigResourceType,
+  type NewTopic,
+  type ConfigEntry,
+  type ConfigOp,
+  type LogDirDescription,
+  type QuotaEntityComponent,
+  type QuotaFilterComponent,
+  type ClientQuotaEntry,
+  type ClientQuotaAlteration,
+} from './admin.js';
 export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
 export { Cluster, parseHostPort, type ClientOptions, type TopicMetadata, type PartitionMetadata, type BrokerNode } from './cluster.js';
 export { Connection } from './connection.js';

@@ -196,7 +196,8 @@ export class Producer {
         else if (key !== null) partition = partitionForKey(key, n);
         else partition = this.sticky.partition(record.topic, n, () => tm.partitions.filter((p) => p.leader >= 0).map((p) => p.partition));
       }
-      if (!(partition >= 0 && partition < n)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partition ${partition} of ${record.topic} does not exist`);
+      if (!(partition >= 0 && partition < n))
+        throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `partition ${partition} of ${record.topic} does not exist`);
       const timestamp = record.timestamp === undefined ? Date.now() : Number(record.timestamp);
       this.accumulator.append(record.topic, partition, { key, value: toBuf(record.value), headers: toHeaders(record.headers), timestamp }, callback);
     } catch (err) {

@@ -7,8 +7,19 @@
  */
 import { KafkaError, errorName } from '../protocol/errors.js';
 import {
-  authMessage, clientKey, constantTimeEqual, hash, hmac, parseServerFirst, randomNonce, saltedPasswordAsync, serverKey,
-  SCRAM_MIN_ITERATIONS, toSaslName, xor, type ScramMechanism,
+  authMessage,
+  clientKey,
+  constantTimeEqual,
+  hash,
+  hmac,
+  parseServerFirst,
+  randomNonce,
+  saltedPasswordAsync,
+  serverKey,
+  SCRAM_MIN_ITERATIONS,
+  toSaslName,
+  xor,
+  type ScramMechanism,
 } from '../security/sasl/scram.js';
 import type { ClientSasl } from '../security/client-security.js';
 
@@ -22,7 +33,10 @@ export interface SaslTransport {
 export async function saslAuthenticate(t: SaslTransport, sasl: ClientSasl): Promise<bigint> {
   const hs = await t.handshake(sasl.mechanism);
   if (hs.errorCode !== 0) {
-    throw new KafkaError(hs.errorCode, `${errorName(hs.errorCode)}: the broker does not enable SASL mechanism ${sasl.mechanism} (it enables ${hs.mechanisms.join(', ') || 'none'})`);
+    throw new KafkaError(
+      hs.errorCode,
+      `${errorName(hs.errorCode)}: the broker does not enable SASL mechanism ${sasl.mechanism} (it enables ${hs.mechanisms.join(', ') || 'none'})`,
+    );
   }
   const round = async (token: Buffer): Promise<{ authBytes: Buffer; sessionLifetimeMs: bigint }> => {
     const r = await t.authenticate(token);
@@ -47,7 +61,8 @@ async function scram(
   const sf = parseServerFirst(serverFirstText);
   if (sf === undefined) throw new KafkaError(58, `SASL_AUTHENTICATION_FAILED: invalid SCRAM server first message`);
   if (!sf.nonce.startsWith(nonce) || sf.nonce.length === nonce.length) throw new KafkaError(58, 'SASL_AUTHENTICATION_FAILED: invalid server nonce');
-  if (sf.iterations < SCRAM_MIN_ITERATIONS) throw new KafkaError(58, `SASL_AUTHENTICATION_FAILED: requested iterations ${sf.iterations} is less than the minimum ${SCRAM_MIN_ITERATIONS} for ${m}`);
+  if (sf.iterations < SCRAM_MIN_ITERATIONS)
+    throw new KafkaError(58, `SASL_AUTHENTICATION_FAILED: requested iterations ${sf.iterations} is less than the minimum ${SCRAM_MIN_ITERATIONS} for ${m}`);
   const salted = await saltedPasswordAsync(m, password, sf.salt, sf.iterations);
   const ck = clientKey(m, salted);
   const withoutProof = `c=biws,r=${sf.nonce}`;

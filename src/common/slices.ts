@@ -56,10 +56,15 @@ export async function allInSlices<T, R>(items: readonly T[], fn: (item: T, index
   // A handful of items cannot hold the loop: no clock reads, no extra promise each.
   if (items.length <= FEW) return Promise.all(items.map(fn));
   let failure: { err: unknown } | undefined;
-  const started = await mapInSlices(items, (item, i) => fn(item, i).catch((err: unknown) => {
-    failure ??= { err };
-    return undefined as R;
-  }), slicer);
+  const started = await mapInSlices(
+    items,
+    (item, i) =>
+      fn(item, i).catch((err: unknown) => {
+        failure ??= { err };
+        return undefined as R;
+      }),
+    slicer,
+  );
   const out = await Promise.all(started);
   if (failure) throw failure.err;
   return out;

@@ -19,8 +19,13 @@ export interface TopicDefaultsSource extends StaticConfigSource {
 export type ConfigSourceName = 'STATIC_BROKER_CONFIG' | 'DEFAULT_CONFIG';
 /** Kafka's DescribeConfigs source codes. */
 export const CONFIG_SOURCE_CODES = {
-  UNKNOWN: 0, TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
-  STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5, DYNAMIC_BROKER_LOGGER_CONFIG: 6,
+  UNKNOWN: 0,
+  TOPIC_CONFIG: 1,
+  DYNAMIC_BROKER_CONFIG: 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
+  STATIC_BROKER_CONFIG: 4,
+  DEFAULT_CONFIG: 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
 } as const;
 
 export interface BrokerConfigEntry {
@@ -39,9 +44,7 @@ export interface BrokerConfigEntry {
 
 /** All broker configs (or only `names`; unknown names are skipped), in table order. */
 export function describeBrokerConfigs(config: StaticConfigSource, names?: readonly string[] | null): BrokerConfigEntry[] {
-  const defs: ConfigDef[] = names == null
-    ? [...BROKER_CONFIG_DEFS]
-    : names.map((n) => configDef(n)).filter((d): d is ConfigDef => d !== undefined);
+  const defs: ConfigDef[] = names == null ? [...BROKER_CONFIG_DEFS] : names.map((n) => configDef(n)).filter((d): d is ConfigDef => d !== undefined);
   return defs.map((def) => {
     const configured = config.raw.get(def.name);
     const source: ConfigSourceName = configured !== undefined ? 'STATIC_BROKER_CONFIG' : 'DEFAULT_CONFIG';
@@ -78,7 +81,7 @@ export const TOPIC_CONFIG_SYNONYMS: Readonly<Record<string, string>> = {
   'min.cleanable.dirty.ratio': 'log.cleaner.min.cleanable.ratio',
   'min.compaction.lag.ms': 'log.cleaner.min.compaction.lag.ms',
   'min.insync.replicas': 'min.insync.replicas',
-  'preallocate': 'log.preallocate',
+  preallocate: 'log.preallocate',
   'retention.bytes': 'log.retention.bytes',
   'retention.ms': 'log.retention.ms',
   'segment.bytes': 'log.segment.bytes',
@@ -108,7 +111,7 @@ export function topicConfigDefaults(config: TopicDefaultsSource): Map<string, st
       continue;
     }
     const raw = config.raw.get(brokerKey);
-    out.set(topicKey, raw !== undefined ? raw.trim() : configDef(brokerKey)?.default ?? '');
+    out.set(topicKey, raw !== undefined ? raw.trim() : (configDef(brokerKey)?.default ?? ''));
   }
   return out;
 }

@@ -4,7 +4,10 @@
  */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
-  constructor(message: string, readonly key?: string) {
+  constructor(
+    message: string,
+    readonly key?: string,
+  ) {
     super(message);
   }
 }

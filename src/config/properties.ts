@@ -79,10 +79,18 @@ function unescapeText(s: string): string {
     const next = s[++i];
     if (next === undefined) break;
     switch (next) {
-      case 't': out += '\t'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 'f': out += '\f'; break;
+      case 't':
+        out += '\t';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'f':
+        out += '\f';
+        break;
       case 'u': {
         const hex = s.slice(i + 1, i + 5);
         if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new ConfigError(`Malformed \\uxxxx encoding: \\u${hex}`);
@@ -90,7 +98,8 @@ function unescapeText(s: string): string {
         i += 4;
         break;
       }
-      default: out += next;
+      default:
+        out += next;
     }
   }
   return out;

@@ -46,12 +46,19 @@ export async function processBrokerChange(rt: ControllerRuntime): Promise<void> 
 export async function onBrokerStartup(rt: ControllerRuntime, ids: readonly number[]): Promise<void> {
   const { ctx } = rt;
   const newSet = new Set(ids);
-  rt.batch.addUpdateMetadataRequestForBrokers(ctx.liveOrShuttingDownBrokerIds().filter((b) => !newSet.has(b)), []);
+  rt.batch.addUpdateMetadataRequestForBrokers(
+    ctx.liveOrShuttingDownBrokerIds().filter((b) => !newSet.has(b)),
+    [],
+  );
   rt.sendBatch();
   rt.batch.addUpdateMetadataRequestForBrokers(ids, ctx.allPartitions());
   rt.sendBatch();
   const replicas = replicasOf(ctx, ctx.allPartitions(), (b) => newSet.has(b));
-  await handleReplicaStateChanges(rt, replicas.filter((r) => !ctx.isTopicQueuedForDeletion(r.topic)), 'OnlineReplica');
+  await handleReplicaStateChanges(
+    rt,
+    replicas.filter((r) => !ctx.isTopicQueuedForDeletion(r.topic)),
+    'OnlineReplica',
+  );
   await triggerOnlinePartitionStateChange(rt);
   const deleting = [...new Set(replicas.filter((r) => ctx.isTopicQueuedForDeletion(r.topic)).map((r) => r.topic))];
   if (deleting.length > 0) await resumeDeletionForTopics(rt, deleting);
@@ -88,10 +95,16 @@ export async function processControlledShutdown(rt: ControllerRuntime, brokerId:
   }
   ctx.shuttingDownBrokerIds.add(brokerId);
   rt.log.info({ brokerId }, 'controlled shutdown');
-  const toActOn = ctx.partitionsOnBroker(brokerId).filter((tp) => ctx.replicasFor(tp).length > 1 && ctx.leadership.has(`${tp.topic}-${tp.partition}`) && !ctx.isTopicQueuedForDeletion(tp.topic));
+  const toActOn = ctx
+    .partitionsOnBroker(brokerId)
+    .filter((tp) => ctx.replicasFor(tp).length > 1 && ctx.leadership.has(`${tp.topic}-${tp.partition}`) && !ctx.isTopicQueuedForDeletion(tp.topic));
   const led = toActOn.filter((tp) => ctx.leaderOf(tp) === brokerId);
   const followed = toActOn.filter((tp) => ctx.leaderOf(tp) !== brokerId);
   await handlePartitionStateChanges(rt, led, 'OnlinePartition', { kind: 'controlledShutdown' });
-  await handleReplicaStateChanges(rt, followed.map((tp) => ({ ...tp, replica: brokerId })), 'OfflineReplica');
+  await handleReplicaStateChanges(
+    rt,
+    followed.map((tp) => ({ ...tp, replica: brokerId })),
+    'OfflineReplica',
+  );
   return ctx.partitionsLedBy(brokerId).filter((tp) => ctx.replicasFor(tp).length > 1);
 }

@@ -17,13 +17,25 @@ import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.
 import type { ClientSecurity } from '../security/client-security.js';
 
 export const LEADER_AND_ISR: ApiDef<m.LeaderAndIsrRequest, m.LeaderAndIsrResponse> = {
-  apiKey: 4, name: 'LeaderAndIsr', request: m.LeaderAndIsrRequestCodec, response: m.LeaderAndIsrResponseCodec, clientMax: 6,
+  apiKey: 4,
+  name: 'LeaderAndIsr',
+  request: m.LeaderAndIsrRequestCodec,
+  response: m.LeaderAndIsrResponseCodec,
+  clientMax: 6,
 };
 export const STOP_REPLICA: ApiDef<m.StopReplicaRequest, m.StopReplicaResponse> = {
-  apiKey: 5, name: 'StopReplica', request: m.StopReplicaRequestCodec, response: m.StopReplicaResponseCodec, clientMax: 3,
+  apiKey: 5,
+  name: 'StopReplica',
+  request: m.StopReplicaRequestCodec,
+  response: m.StopReplicaResponseCodec,
+  clientMax: 3,
 };
 export const UPDATE_METADATA: ApiDef<m.UpdateMetadataRequest, m.UpdateMetadataResponse> = {
-  apiKey: 6, name: 'UpdateMetadata', request: m.UpdateMetadataRequestCodec, response: m.UpdateMetadataResponseCodec, clientMax: 7,
+  apiKey: 6,
+  name: 'UpdateMetadata',
+  request: m.UpdateMetadataRequestCodec,
+  response: m.UpdateMetadataResponseCodec,
+  clientMax: 7,
 };
 
 export interface ChannelManagerOptions {
@@ -118,7 +130,11 @@ class BrokerQueue {
           if (this.removed) return;
           this.conn?.close();
           this.conn = undefined;
-          if (failures++ === 0) this.opts.logger.warn({ brokerId: this.brokerId, api: r.api, err: err instanceof Error ? err.message : String(err) }, 'controller request failed; retrying');
+          if (failures++ === 0)
+            this.opts.logger.warn(
+              { brokerId: this.brokerId, api: r.api, err: err instanceof Error ? err.message : String(err) },
+              'controller request failed; retrying',
+            );
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, this.opts.retryBackoffMs ?? 1000);
             this.wake = () => {

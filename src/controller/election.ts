@@ -34,7 +34,11 @@ export function reassignPartitionLeaderElection(target: readonly number[], isr: 
 }
 
 /** Back to the preferred (first) replica, only when it is live and in sync. */
-export function preferredReplicaPartitionLeaderElection(assignment: readonly number[], isr: readonly number[], isLive: (b: number) => boolean): ElectionResult | undefined {
+export function preferredReplicaPartitionLeaderElection(
+  assignment: readonly number[],
+  isr: readonly number[],
+  isLive: (b: number) => boolean,
+): ElectionResult | undefined {
   const preferred = assignment[0];
   if (preferred === undefined || !isLive(preferred) || !isr.includes(preferred)) return undefined;
   return { leader: preferred, isr: [...isr] };

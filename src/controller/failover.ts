@@ -31,7 +31,8 @@ export async function initializeControllerContext(rt: ControllerRuntime): Promis
     const a = fullAssignment(ctx, tp);
     if (isBeingReassigned(a)) ctx.pendingReassignments.set(tpKey(tp.topic, tp.partition), targetReplicas(a));
   }
-  for (const t of ctx.topicsToBeDeleted) if (ctx.partitionsForTopic(t).some((tp) => ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)))) ctx.topicsIneligibleForDeletion.add(t);
+  for (const t of ctx.topicsToBeDeleted)
+    if (ctx.partitionsForTopic(t).some((tp) => ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)))) ctx.topicsIneligibleForDeletion.add(t);
   // Partition states from what ZooKeeper says (Kafka's initializePartitionState).
   for (const tp of ctx.allPartitions()) {
     const l = ctx.leadership.get(tpKey(tp.topic, tp.partition));
@@ -41,7 +42,8 @@ export async function initializeControllerContext(rt: ControllerRuntime): Promis
     const live = ctx.liveBrokers.has(r.replica);
     setReplicaState(ctx, r, live ? 'OnlineReplica' : ctx.isTopicQueuedForDeletion(r.topic) ? 'ReplicaDeletionIneligible' : 'OfflineReplica');
   }
-  for (const t of ctx.topicsToBeDeleted) if (replicasOf(ctx, ctx.partitionsForTopic(t)).some((r) => !ctx.liveBrokers.has(r.replica))) ctx.topicsIneligibleForDeletion.add(t);
+  for (const t of ctx.topicsToBeDeleted)
+    if (replicasOf(ctx, ctx.partitionsForTopic(t)).some((r) => !ctx.liveBrokers.has(r.replica))) ctx.topicsIneligibleForDeletion.add(t);
 }
 
 export async function onControllerFailover(rt: ControllerRuntime): Promise<void> {

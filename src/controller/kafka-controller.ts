@@ -20,7 +20,12 @@ import { onControllerFailover } from './failover.js';
 import { processBrokerChange, processControlledShutdown } from './broker-events.js';
 import { processIsrChangeNotification, processPartitionModifications, processTopicChange } from './topic-events.js';
 import { enqueueTopicsForDeletion, onStopReplicaDeleteResponse } from './topic-deletion.js';
-import { checkAndTriggerAutoLeaderRebalance, onReplicaElection, processPreferredReplicaElectionZNode, processTopicUncleanLeaderElectionEnable } from './leader-balance.js';
+import {
+  checkAndTriggerAutoLeaderRebalance,
+  onReplicaElection,
+  processPreferredReplicaElectionZNode,
+  processTopicUncleanLeaderElectionEnable,
+} from './leader-balance.js';
 import { processPartitionReassignmentIsrChange } from './reassignment.js';
 import { listPartitionReassignments, processApiPartitionReassignment, processZkPartitionReassignment } from './reassignment-requests.js';
 import type { ApiResult, ListedReassignment } from './reassignment-state.js';
@@ -254,7 +259,8 @@ export class KafkaController {
     for (const t of unknown) await rt.zk.deleteTopicDeletionMarker(t, rt.fence());
     const known = marked.filter((t) => rt.ctx.topics.has(t));
     // A topic with a reassignment in progress waits for it (Kafka marks it ineligible).
-    for (const t of known) if (rt.ctx.partitionsForTopic(t).some((tp) => rt.ctx.pendingReassignments.has(`${tp.topic}-${tp.partition}`))) rt.ctx.topicsIneligibleForDeletion.add(t);
+    for (const t of known)
+      if (rt.ctx.partitionsForTopic(t).some((tp) => rt.ctx.pendingReassignments.has(`${tp.topic}-${tp.partition}`))) rt.ctx.topicsIneligibleForDeletion.add(t);
     if (!this.host.config.deleteTopicEnable) {
       this.log.warn({ topics: known }, 'delete.topic.enable is false: deletion markers removed, topics kept');
       for (const t of known) await rt.zk.deleteTopicDeletionMarker(t, rt.fence());

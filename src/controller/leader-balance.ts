@@ -13,7 +13,11 @@ import { DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE } from './config.js';
 import { handlePartitionStateChanges, triggerOnlinePartitionStateChange } from './partition-ops.js';
 
 /** Kafka's onReplicaElection with per-partition results (tpKey -> error code). */
-export async function onReplicaElection(rt: ControllerRuntime, electionType: 0 | 1, partitions: readonly TopicPartition[] | null): Promise<Map<string, number>> {
+export async function onReplicaElection(
+  rt: ControllerRuntime,
+  electionType: 0 | 1,
+  partitions: readonly TopicPartition[] | null,
+): Promise<Map<string, number>> {
   const { ctx } = rt;
   const results = new Map<string, number>();
   const toElect: TopicPartition[] = [];
@@ -32,10 +36,18 @@ export async function onReplicaElection(rt: ControllerRuntime, electionType: 0 |
     }
   }
   // Preferred elections run on online partitions; unclean ones on offline partitions (Kafka's rules).
-  const outcome = await handlePartitionStateChanges(rt, toElect, 'OnlinePartition', electionType === 0 ? { kind: 'preferred' } : { kind: 'offline', allowUnclean: true });
+  const outcome = await handlePartitionStateChanges(
+    rt,
+    toElect,
+    'OnlinePartition',
+    electionType === 0 ? { kind: 'preferred' } : { kind: 'offline', allowUnclean: true },
+  );
   for (const tp of toElect) {
     const key = tpKey(tp.topic, tp.partition);
-    results.set(key, outcome.get(key) ?? (electionType === 0 ? ControllerErrors.PREFERRED_LEADER_NOT_AVAILABLE : ControllerErrors.ELIGIBLE_LEADERS_NOT_AVAILABLE));
+    results.set(
+      key,
+      outcome.get(key) ?? (electionType === 0 ? ControllerErrors.PREFERRED_LEADER_NOT_AVAILABLE : ControllerErrors.ELIGIBLE_LEADERS_NOT_AVAILABLE),
+    );
   }
   return results;
 }
@@ -66,7 +78,12 @@ export async function checkAndTriggerAutoLeaderRebalance(rt: ControllerRuntime):
   const threshold = rt.config.leaderImbalancePerBrokerPercentage ?? DEFAULT_LEADER_IMBALANCE_PER_BROKER_PERCENTAGE;
   const candidates = ctx
     .allPartitions()
-    .filter((tp) => !ctx.isTopicQueuedForDeletion(tp.topic) && !ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)) && ctx.leadership.has(tpKey(tp.topic, tp.partition)))
+    .filter(
+      (tp) =>
+        !ctx.isTopicQueuedForDeletion(tp.topic) &&
+        !ctx.pendingReassignments.has(tpKey(tp.topic, tp.partition)) &&
+        ctx.leadership.has(tpKey(tp.topic, tp.partition)),
+    )
     .map((tp) => ({ tp, assignment: ctx.replicasFor(tp), leader: ctx.leaderOf(tp) }));
   const imbalanced = imbalancedPartitions(candidates, threshold);
   const toElect: TopicPartition[] = [];

@@ -20,11 +20,7 @@ import {
 import { ControllerErrors, type ControllerEnv } from './env.js';
 import { legalForPartitionMove, partitionState, setPartitionState, type PartitionState } from './partition-state-machine.js';
 
-export type ElectionStrategy =
-  | { kind: 'offline'; allowUnclean?: boolean }
-  | { kind: 'reassign' }
-  | { kind: 'preferred' }
-  | { kind: 'controlledShutdown' };
+export type ElectionStrategy = { kind: 'offline'; allowUnclean?: boolean } | { kind: 'reassign' } | { kind: 'preferred' } | { kind: 'controlledShutdown' };
 
 /** Per partition: ErrorCode.NONE, or why no leader was elected. */
 export type ElectionOutcome = Map<string, number>;
@@ -68,7 +64,11 @@ async function initializeLeaderAndIsr(env: ControllerEnv, tps: readonly TopicPar
     if (states.size === 0) continue;
     const created = await zk.createPartitionStates(topic, states, env.fence());
     let read = new Map<number, { state: LeaderIsrState; zkVersion: number }>();
-    if ([...created.values()].includes('exists')) read = await zk.getPartitionStates(topic, [...created].filter(([, r]) => r === 'exists').map(([p]) => p));
+    if ([...created.values()].includes('exists'))
+      read = await zk.getPartitionStates(
+        topic,
+        [...created].filter(([, r]) => r === 'exists').map(([p]) => p),
+      );
     for (const [partition, result] of created) {
       const tp = { topic, partition };
       const l = result === 'ok' ? { state: states.get(partition)!, zkVersion: 0 } : read.get(partition);
@@ -89,7 +89,11 @@ async function elect(env: ControllerEnv, tp: TopicPartition, current: LeaderIsrS
     case 'offline': {
       const unclean = strategy.allowUnclean === true || (await env.uncleanLeaderElectionEnabled(tp.topic));
       const r = offlinePartitionLeaderElection(replicas, current.isr, isLive, unclean);
-      if (r?.unclean) env.log.warn({ partition: tpKey(tp.topic, tp.partition), leader: r.leader }, 'unclean leader election: records not replicated to the new leader may be lost');
+      if (r?.unclean)
+        env.log.warn(
+          { partition: tpKey(tp.topic, tp.partition), leader: r.leader },
+          'unclean leader election: records not replicated to the new leader may be lost',
+        );
       return r;
     }
     case 'reassign':
@@ -107,7 +111,10 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
   let remaining = [...tps];
   // Elect from what ZooKeeper holds now, as Kafka's doElectLeaderForPartitions does: a leader may
   // have changed the ISR since the controller last read it.
-  await refreshLeadership(env, remaining.filter((tp) => ctx.leadership.has(tpKey(tp.topic, tp.partition))));
+  await refreshLeadership(
+    env,
+    remaining.filter((tp) => ctx.leadership.has(tpKey(tp.topic, tp.partition))),
+  );
   for (let attempt = 0; remaining.length > 0; attempt++) {
     const retry: TopicPartition[] = [];
     for (const [topic, list] of groupByTopic(remaining)) {
@@ -125,7 +132,11 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
           if (strategy.kind === 'offline') setPartitionState(ctx, tp, 'OfflinePartition');
           continue;
         }
-        updates.push({ partition: tp.partition, state: { leader: r.leader, leaderEpoch: cur.state.leaderEpoch + 1, isr: r.isr, controllerEpoch: ctx.epoch }, expectedZkVersion: cur.zkVersion });
+        updates.push({
+          partition: tp.partition,
+          state: { leader: r.leader, leaderEpoch: cur.state.leaderEpoch + 1, isr: r.isr, controllerEpoch: ctx.epoch },
+          expectedZkVersion: cur.zkVersion,
+        });
       }
       if (updates.length === 0) continue;
       const results = await zk.updatePartitionStates(topic, updates, env.fence());
@@ -158,7 +169,10 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
 /** Re-reads state znodes after a lost conditional write (someone else, e.g. a leader, changed the ISR). */
 export async function refreshLeadership(env: ControllerEnv, tps: readonly TopicPartition[]): Promise<void> {
   for (const [topic, list] of groupByTopic(tps)) {
-    const states = await env.zk.getPartitionStates(topic, list.map((tp) => tp.partition));
+    const states = await env.zk.getPartitionStates(
+      topic,
+      list.map((tp) => tp.partition),
+    );
     for (const [p, s] of states) env.ctx.leadership.set(tpKey(topic, p), s);
   }
 }

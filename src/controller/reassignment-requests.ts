@@ -26,7 +26,10 @@ const NONE: ApiResult = { errorCode: ErrorCode.NONE, message: null };
 const UNKNOWN_PARTITION: ApiResult = { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: 'The partition does not exist.' };
 
 /** Kafka's maybeTriggerPartitionReassignment: per partition, NONE or why it was not started. */
-async function maybeTriggerPartitionReassignment(rt: ControllerRuntime, reassignments: Map<string, { tp: TopicPartition; a: ReplicaAssignment }>): Promise<Map<string, ApiResult>> {
+async function maybeTriggerPartitionReassignment(
+  rt: ControllerRuntime,
+  reassignments: Map<string, { tp: TopicPartition; a: ReplicaAssignment }>,
+): Promise<Map<string, ApiResult>> {
   const out = new Map<string, ApiResult>();
   for (const [key, { tp, a }] of reassignments) {
     if (rt.ctx.isTopicQueuedForDeletion(tp.topic)) {
@@ -75,7 +78,10 @@ export async function processZkPartitionReassignment(rt: ControllerRuntime): Pro
   for (const [k, v] of await maybeTriggerPartitionReassignment(rt, toStart)) results.set(k, v);
   const failed = new Set([...results].filter(([, v]) => v.errorCode !== ErrorCode.NONE).map(([k]) => k));
   if (failed.size > 0) {
-    rt.log.warn({ failed: Object.fromEntries([...results].filter(([k]) => failed.has(k)).map(([k, v]) => [k, errorName(v.errorCode)])) }, 'reassignment through ZooKeeper failed for some partitions');
+    rt.log.warn(
+      { failed: Object.fromEntries([...results].filter(([k]) => failed.has(k)).map(([k, v]) => [k, errorName(v.errorCode)])) },
+      'reassignment through ZooKeeper failed for some partitions',
+    );
     await maybeRemoveFromZkReassignment(rt, (r) => failed.has(tpKey(r.topic, r.partition)));
   }
   // An empty or unparsable node is removed so that the next request can be written.
@@ -88,7 +94,10 @@ export async function processZkPartitionReassignment(rt: ControllerRuntime): Pro
 }
 
 /** AlterPartitionReassignments (Kafka's processApiPartitionReassignment); replicas null cancels. */
-export async function processApiPartitionReassignment(rt: ControllerRuntime, reqs: readonly (TopicPartition & { replicas: number[] | null })[]): Promise<Map<string, ApiResult>> {
+export async function processApiPartitionReassignment(
+  rt: ControllerRuntime,
+  reqs: readonly (TopicPartition & { replicas: number[] | null })[],
+): Promise<Map<string, ApiResult>> {
   const results = new Map<string, ApiResult>();
   const toStart = new Map<string, { tp: TopicPartition; a: ReplicaAssignment }>();
   for (const r of reqs) {
@@ -111,10 +120,12 @@ export async function processApiPartitionReassignment(rt: ControllerRuntime, req
 
 /** ListPartitionReassignments: the partitions asked for (or all) that are being reassigned. */
 export function listPartitionReassignments(ctx: ControllerContext, tps: readonly TopicPartition[] | null): ListedReassignment[] {
-  const list = tps ?? [...ctx.pendingReassignments.keys()].sort().map((k) => {
-    const i = k.lastIndexOf('-');
-    return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
-  });
+  const list =
+    tps ??
+    [...ctx.pendingReassignments.keys()].sort().map((k) => {
+      const i = k.lastIndexOf('-');
+      return { topic: k.slice(0, i), partition: Number(k.slice(i + 1)) };
+    });
   const out: ListedReassignment[] = [];
   for (const tp of list) {
     const a = fullAssignment(ctx, tp);

@@ -132,7 +132,10 @@ async function updateLeaderEpochAndSendRequest(rt: ControllerRuntime, tp: TopicP
       return;
     }
     if (cur.state.controllerEpoch > ctx.epoch) {
-      rt.log.error({ partition: key, controllerEpoch: cur.state.controllerEpoch }, 'reassignment: the state was written by a newer controller; aborting the leader epoch bump');
+      rt.log.error(
+        { partition: key, controllerEpoch: cur.state.controllerEpoch },
+        'reassignment: the state was written by a newer controller; aborting the leader epoch bump',
+      );
       return;
     }
     const state: LeaderIsrState = { ...cur.state, leaderEpoch: cur.state.leaderEpoch + 1, controllerEpoch: ctx.epoch };
@@ -212,7 +215,10 @@ export async function onPartitionReassignment(rt: ControllerRuntime, tp: TopicPa
   if (ctx.isTopicQueuedForDeletion(tp.topic)) ctx.topicsIneligibleForDeletion.add(tp.topic);
   await updateCurrentReassignment(rt, tp, a);
   if (!(await isReassignmentComplete(rt, tp, a)) || !targetCanLead(rt, tp, a)) {
-    rt.log.info({ partition: key, replicas: a.replicas, adding: a.adding, removing: a.removing }, 'reassignment: waiting for the target replicas to join the ISR (and one of them to be live)');
+    rt.log.info(
+      { partition: key, replicas: a.replicas, adding: a.adding, removing: a.removing },
+      'reassignment: waiting for the target replicas to join the ISR (and one of them to be live)',
+    );
     await updateLeaderEpochAndSendRequest(rt, tp, a);
     await handleReplicaStateChanges(
       rt,
@@ -222,7 +228,11 @@ export async function onPartitionReassignment(rt: ControllerRuntime, tp: TopicPa
     rt.sendBatch();
     return;
   }
-  await handleReplicaStateChanges(rt, a.adding.filter((r) => ctx.liveBrokers.has(r)).map((replica) => ({ ...tp, replica })), 'OnlineReplica');
+  await handleReplicaStateChanges(
+    rt,
+    a.adding.filter((r) => ctx.liveBrokers.has(r)).map((replica) => ({ ...tp, replica })),
+    'OnlineReplica',
+  );
   const completed: ReplicaAssignment = { replicas: targetReplicas(a), adding: [], removing: [] };
   setFullAssignment(ctx, tp, completed);
   await moveReassignedPartitionLeaderIfRequired(rt, tp, completed);
@@ -277,4 +287,3 @@ export async function resumeReassignmentsForBrokers(rt: ControllerRuntime, broke
   const set = new Set(brokerIds);
   await maybeResumeReassignments(rt, (_tp, a) => targetReplicas(a).some((r) => set.has(r)));
 }
-

@@ -36,7 +36,11 @@ export async function handleReplicaStateChanges(env: ControllerEnv, replicas: re
         const changed = await removeReplicaFromIsr(env, broker, tps);
         for (const tp of changed) {
           if (ctx.isTopicQueuedForDeletion(tp.topic)) continue;
-          batch.addLeaderAndIsrRequestForBrokers(ctx.replicasFor(tp).filter((b) => b !== broker), tp, false);
+          batch.addLeaderAndIsrRequestForBrokers(
+            ctx.replicasFor(tp).filter((b) => b !== broker),
+            tp,
+            false,
+          );
         }
       }
       for (const r of legal) setReplicaState(ctx, r, 'OfflineReplica');
@@ -56,7 +60,11 @@ export async function handleReplicaStateChanges(env: ControllerEnv, replicas: re
       for (const r of legal) {
         const t = ctx.topics.get(r.topic);
         const replicas = t?.assignment.get(r.partition);
-        if (t && replicas) t.assignment.set(r.partition, replicas.filter((b) => b !== r.replica));
+        if (t && replicas)
+          t.assignment.set(
+            r.partition,
+            replicas.filter((b) => b !== r.replica),
+          );
         setReplicaState(ctx, r, target);
       }
       return;
@@ -83,7 +91,11 @@ export async function removeReplicaFromIsr(env: ControllerEnv, broker: number, t
         if (state.leader !== broker && !state.isr.includes(broker)) continue;
         const leader = state.leader === broker ? NO_LEADER : state.leader;
         const isr = leader === NO_LEADER && state.isr.length === 1 ? [...state.isr] : state.isr.filter((b) => b !== broker);
-        updates.push({ partition: tp.partition, state: { leader, leaderEpoch: state.leaderEpoch + 1, isr, controllerEpoch: ctx.epoch }, expectedZkVersion: cur.zkVersion });
+        updates.push({
+          partition: tp.partition,
+          state: { leader, leaderEpoch: state.leaderEpoch + 1, isr, controllerEpoch: ctx.epoch },
+          expectedZkVersion: cur.zkVersion,
+        });
       }
       if (updates.length === 0) continue;
       const results = await zk.updatePartitionStates(topic, updates, env.fence());
@@ -99,6 +111,7 @@ export async function removeReplicaFromIsr(env: ControllerEnv, broker: number, t
     if (retry.length > 0) await refreshLeadership(env, retry);
     remaining = retry;
   }
-  if (remaining.length > 0) env.log.error({ broker, partitions: remaining.map((tp) => tpKey(tp.topic, tp.partition)) }, 'could not remove replica from ISR after repeated races');
+  if (remaining.length > 0)
+    env.log.error({ broker, partitions: remaining.map((tp) => tpKey(tp.topic, tp.partition)) }, 'could not remove replica from ISR after repeated races');
   return changed;
 }

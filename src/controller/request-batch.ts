@@ -7,12 +7,7 @@
  * meant for its previous incarnation. Every form a version may need (grouped by topic, with topic
  * ids, or flat) is filled: the codec writes the one the negotiated version has.
  */
-import type {
-  LeaderAndIsrRequest,
-  StopReplicaRequest,
-  StopReplicaResponse,
-  UpdateMetadataRequest,
-} from '../protocol/messages/index.js';
+import type { LeaderAndIsrRequest, StopReplicaRequest, StopReplicaResponse, UpdateMetadataRequest } from '../protocol/messages/index.js';
 import type { LeaderAndIsrPartitionState } from '../protocol/messages/04-leader-and-isr.js';
 import type { UpdateMetadataBroker, UpdateMetadataPartitionState } from '../protocol/messages/06-update-metadata.js';
 import { tpKey } from '../common/partition-keys.js';
@@ -181,11 +176,16 @@ export class ControllerBrokerRequestBatch {
         // v0 has one host/port: the PLAINTEXT endpoint, as Kafka's registration's legacy fields.
         const plain = b.endpoints.find((e) => e.securityProtocol === 'PLAINTEXT');
         return {
-        id: b.id,
-        v0Host: plain?.host ?? '',
-        v0Port: plain?.port ?? -1,
-        endpoints: b.endpoints.map((e) => ({ port: e.port, host: e.host, listener: e.listenerName, securityProtocol: SECURITY_PROTOCOL_IDS[e.securityProtocol] ?? 0 })),
-        rack: b.rack,
+          id: b.id,
+          v0Host: plain?.host ?? '',
+          v0Port: plain?.port ?? -1,
+          endpoints: b.endpoints.map((e) => ({
+            port: e.port,
+            host: e.host,
+            listener: e.listenerName,
+            securityProtocol: SECURITY_PROTOCOL_IDS[e.securityProtocol] ?? 0,
+          })),
+          rack: b.rack,
         };
       });
   }

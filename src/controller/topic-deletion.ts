@@ -27,7 +27,9 @@ export async function resumeDeletionForTopics(env: ControllerEnv, topics: readon
 /** Replicas whose broker died (or whose StopReplica failed): retried when it returns. */
 export async function failReplicaDeletion(env: ControllerEnv, replicas: readonly PartitionReplica[]): Promise<void> {
   const { ctx } = env;
-  const eligible = replicas.filter((r) => ctx.isTopicQueuedForDeletion(r.topic) && inState(env, r, ['OfflineReplica', 'ReplicaDeletionStarted', 'OnlineReplica', 'NewReplica']));
+  const eligible = replicas.filter(
+    (r) => ctx.isTopicQueuedForDeletion(r.topic) && inState(env, r, ['OfflineReplica', 'ReplicaDeletionStarted', 'OnlineReplica', 'NewReplica']),
+  );
   const needOffline = eligible.filter((r) => inState(env, r, ['OnlineReplica', 'NewReplica']));
   await handleReplicaStateChanges(env, needOffline, 'OfflineReplica');
   await handleReplicaStateChanges(env, eligible, 'ReplicaDeletionIneligible');

@@ -35,7 +35,11 @@ export async function loadTopic(rt: ControllerRuntime, topic: string): Promise<C
   const t = toControllerTopic(a);
   if (t.topicId === '') {
     t.topicId = randomUuid();
-    t.zkVersion = await rt.zk.setTopicAssignment({ topic, topicId: t.topicId, partitions: a.partitions, addingReplicas: a.addingReplicas, removingReplicas: a.removingReplicas }, a.zkVersion, rt.fence());
+    t.zkVersion = await rt.zk.setTopicAssignment(
+      { topic, topicId: t.topicId, partitions: a.partitions, addingReplicas: a.addingReplicas, removingReplicas: a.removingReplicas },
+      a.zkVersion,
+      rt.fence(),
+    );
     rt.log.info({ topic, topicId: t.topicId }, 'assigned a topic id to a topic without one');
   }
   rt.ctx.topics.set(topic, t);
@@ -50,8 +54,16 @@ export async function onNewPartitionCreation(rt: ControllerRuntime, tps: readonl
   await handlePartitionStateChanges(rt, tps, 'NewPartition');
   await handleReplicaStateChanges(rt, replicas, 'NewReplica');
   await handlePartitionStateChanges(rt, tps, 'OnlinePartition', { kind: 'offline' });
-  await handleReplicaStateChanges(rt, replicas.filter((r) => rt.ctx.liveBrokers.has(r.replica)), 'OnlineReplica');
-  await handleReplicaStateChanges(rt, replicas.filter((r) => !rt.ctx.liveBrokers.has(r.replica)), 'OfflineReplica');
+  await handleReplicaStateChanges(
+    rt,
+    replicas.filter((r) => rt.ctx.liveBrokers.has(r.replica)),
+    'OnlineReplica',
+  );
+  await handleReplicaStateChanges(
+    rt,
+    replicas.filter((r) => !rt.ctx.liveBrokers.has(r.replica)),
+    'OfflineReplica',
+  );
 }
 
 export async function processTopicChange(rt: ControllerRuntime): Promise<void> {
@@ -86,7 +98,10 @@ export async function processPartitionModifications(rt: ControllerRuntime, topic
     return;
   }
   for (const p of added) known.assignment.set(p, a.partitions.get(p)!);
-  await onNewPartitionCreation(rt, added.map((partition) => ({ topic, partition })));
+  await onNewPartitionCreation(
+    rt,
+    added.map((partition) => ({ topic, partition })),
+  );
 }
 
 /** Leaders that changed an ISR themselves announce it; brokers are told the new state. */

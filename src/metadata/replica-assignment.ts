@@ -135,6 +135,9 @@ export function assignAddedPartitions(
     );
   }
   const sorted = [...brokers].sort((a, b) => a.id - b.id);
-  const startIndex = Math.max(0, sorted.findIndex((b) => b.id >= p0[0]!));
+  const startIndex = Math.max(
+    0,
+    sorted.findIndex((b) => b.id >= p0[0]!),
+  );
   return assignReplicas(sorted, toAdd, p0.length, { fixedStartIndex: startIndex, startPartitionId: existing.size });
 }

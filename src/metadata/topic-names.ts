@@ -6,7 +6,7 @@ export const MAX_TOPIC_NAME_LENGTH = 249;
 
 /** Returns why a name is illegal, or null when it is fine. */
 export function topicNameError(name: string): string | null {
-  if (name.length === 0) return 'Topic name is illegal, it can\'t be empty';
+  if (name.length === 0) return "Topic name is illegal, it can't be empty";
   if (name === '.' || name === '..') return 'Topic name cannot be "." or ".."';
   if (name.length > MAX_TOPIC_NAME_LENGTH) {
     return `Topic name is illegal, it can't be longer than ${MAX_TOPIC_NAME_LENGTH} characters, topic name: ${name}`;

@@ -143,9 +143,7 @@ const TABLE: readonly (readonly [number, string, boolean])[] = [
   [127, 'VOTER_NOT_FOUND', F],
 ];
 
-export const ERRORS_BY_CODE: ReadonlyMap<number, KafkaErrorInfo> = new Map(
-  TABLE.map(([code, name, retriable]) => [code, { code, name, retriable }]),
-);
+export const ERRORS_BY_CODE: ReadonlyMap<number, KafkaErrorInfo> = new Map(TABLE.map(([code, name, retriable]) => [code, { code, name, retriable }]));
 
 /** Error codes by name, e.g. `ErrorCode.UNKNOWN_TOPIC_OR_PARTITION === 3`. */
 export const ErrorCode = {

@@ -29,7 +29,12 @@ export function decodeTransactionLog(key: Buffer | null, value: Buffer | null): 
   let k: DecodedTransactionLog['key'] = null;
   if (key !== null && key.length >= 2) {
     const version = key.readInt16BE(0);
-    k = { version, data: inRange(version, TransactionLogKeyCodec) ? { transactionalId: TransactionLogKeyCodec.read(new Reader(key, 2), version).transactionalId } : 'unknown' };
+    k = {
+      version,
+      data: inRange(version, TransactionLogKeyCodec)
+        ? { transactionalId: TransactionLogKeyCodec.read(new Reader(key, 2), version).transactionalId }
+        : 'unknown',
+    };
   }
   let v: DecodedTransactionLog['value'] = null;
   let raw: TransactionLogValue | null = null;
@@ -52,7 +57,8 @@ export function transactionLogValueJson(v: TransactionLogValue, version: number)
   out.producerEpoch = v.producerEpoch;
   out.transactionTimeoutMs = v.transactionTimeoutMs;
   out.transactionStatus = v.transactionStatus;
-  out.transactionPartitions = v.transactionPartitions === null ? null : v.transactionPartitions.map((p) => ({ topic: p.topic, partitionIds: [...p.partitionIds] }));
+  out.transactionPartitions =
+    v.transactionPartitions === null ? null : v.transactionPartitions.map((p) => ({ topic: p.topic, partitionIds: [...p.partitionIds] }));
   out.transactionLastUpdateTimestampMs = Number(v.transactionLastUpdateTimestampMs);
   out.transactionStartTimestampMs = Number(v.transactionStartTimestampMs);
   if (tagged && v.clientTransactionVersion !== 0) out.clientTransactionVersion = v.clientTransactionVersion;

@@ -123,7 +123,10 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
   try {
     if (req.requiredAcks === -1 && p.isr.length < minIsr) {
       // Kafka's appendRecordsToLeader: refused before the append (the ISR of the leader's own view).
-      return outcome(ErrorCode.NOT_ENOUGH_REPLICAS, `The size of the current ISR [${p.isr.join(',')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic}-${partition}`);
+      return outcome(
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        `The size of the current ISR [${p.isr.join(',')}] is insufficient to satisfy the min.isr requirement of ${minIsr} for partition ${topic}-${partition}`,
+      );
     }
     const cfg = p.log.config;
     const limits: ProduceLimits = {
@@ -134,9 +137,10 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
       timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(ctx.config, info.configs) : undefined,
     };
     // A coordinator's own batches are trusted: not validated again as if a client had sent them.
-    const prepared = req.origin === 'coordinator'
-      ? await prepareTrustedRecords(records, limits)
-      : await prepareProducedRecords(records, { fromClient: true, produceVersion: req.produceVersion, limits });
+    const prepared =
+      req.origin === 'coordinator'
+        ? await prepareTrustedRecords(records, limits)
+        : await prepareProducedRecords(records, { fromClient: true, produceVersion: req.produceVersion, limits });
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     // Validation may finish out of order; the log takes the batches in arrival order.
     await turn.ready;
@@ -186,7 +190,8 @@ export async function appendTxnMarker(ctx: AppendContext, topic: string, partiti
     if (res.errorCode !== ErrorCode.NONE) return res.errorCode;
     const code = await awaitReplication(ctx, p, res.lastOffset + 1, 1, ctx.config.requestTimeoutMs);
     // The group coordinator makes a transaction's offset commits visible (or drops them) here.
-    if (code === ErrorCode.NONE) for (const l of ctx.txnMarkerListeners) l({ topic, partition, producerId: m.producerId, commit: m.commit, offset: res.baseOffset });
+    if (code === ErrorCode.NONE)
+      for (const l of ctx.txnMarkerListeners) l({ topic, partition, producerId: m.producerId, commit: m.commit, offset: res.baseOffset });
     return code;
   } catch (err) {
     return errorCodeOf(err);

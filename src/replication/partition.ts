@@ -145,7 +145,14 @@ export class Partition {
    * maybeAssignEpochStartOffset), so OffsetForLeaderEpoch knows it before any append; the
    * returned promise settles once the checkpoint has it.
    */
-  makeLeader(selfId: number, leaderEpoch: number, isr: readonly number[] = [selfId], replicas: readonly number[] = [selfId], partitionEpoch = -1, controllerEpoch = -1): Promise<void> {
+  makeLeader(
+    selfId: number,
+    leaderEpoch: number,
+    isr: readonly number[] = [selfId],
+    replicas: readonly number[] = [selfId],
+    partitionEpoch = -1,
+    controllerEpoch = -1,
+  ): Promise<void> {
     const now = Date.now();
     const newLeader = !this.isLeader;
     const newEpoch = newLeader || leaderEpoch !== this.leaderEpoch || this.leaderEpochStartOffset < 0;
@@ -160,7 +167,14 @@ export class Partition {
   }
 
   /** LeaderAndIsr made `leaderId` the leader: the leader state is dropped, waiting acks=all produces are answered. */
-  makeFollower(leaderId: number, leaderEpoch: number, isr: readonly number[] = this.isr, replicas: readonly number[] = this.replicas, partitionEpoch = this.partitionEpoch, controllerEpoch = this.controllerEpoch): void {
+  makeFollower(
+    leaderId: number,
+    leaderEpoch: number,
+    isr: readonly number[] = this.isr,
+    replicas: readonly number[] = this.replicas,
+    partitionEpoch = this.partitionEpoch,
+    controllerEpoch = this.controllerEpoch,
+  ): void {
     this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     this.leaderEpochStartOffset = -1;
     this.isrState.clearFollowers();
@@ -169,7 +183,15 @@ export class Partition {
   }
 
   /** What LeaderAndIsr says of the partition, as both roles record it; an ISR write in flight is moot. */
-  private takeRole(leader: boolean, leaderId: number, leaderEpoch: number, isr: readonly number[], replicas: readonly number[], partitionEpoch: number, controllerEpoch: number): void {
+  private takeRole(
+    leader: boolean,
+    leaderId: number,
+    leaderEpoch: number,
+    isr: readonly number[],
+    replicas: readonly number[],
+    partitionEpoch: number,
+    controllerEpoch: number,
+  ): void {
     this.isLeader = leader;
     this.leaderId = leaderId;
     this.leaderEpoch = leaderEpoch;
@@ -294,7 +316,13 @@ export class Partition {
       const check = res.refused;
       if (check?.kind === 'error') return this.failure(check.errorCode, check.message);
       if (check?.kind === 'duplicate') {
-        return { errorCode: ErrorCode.NONE, baseOffset: check.firstOffset, lastOffset: check.lastOffset, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
+        return {
+          errorCode: ErrorCode.NONE,
+          baseOffset: check.firstOffset,
+          lastOffset: check.lastOffset,
+          logAppendTime: -1,
+          logStartOffset: this.log.logStartOffset,
+        };
       }
       return this.appended(res, batches.length);
     });

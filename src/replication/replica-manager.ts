@@ -19,7 +19,15 @@ import type { IsrWriter, Partition } from './partition.js';
 import { HostedPartitions } from './hosted-partitions.js';
 import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './role-changes.js';
 import type { DelayedProduce } from './delayed/delayed-produce.js';
-import { appendRecords, appendTxnMarker, type AppendContext, type AppendOutcome, type AppendRequest, type TxnMarker, type TxnMarkerListener } from './leader-appends.js';
+import {
+  appendRecords,
+  appendTxnMarker,
+  type AppendContext,
+  type AppendOutcome,
+  type AppendRequest,
+  type TxnMarker,
+  type TxnMarkerListener,
+} from './leader-appends.js';
 import { DelayedDeleteRecords } from './delayed/delayed-delete-records.js';
 import { messageOf } from '../common/errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
@@ -136,7 +144,10 @@ export class ReplicaManager {
     return rm;
   }
 
-  private static async createFetchers(opts: ReplicaManagerOptions, endpointOf: (brokerId: number) => { host: string; port: number } | undefined): Promise<ReplicaFetcherManager> {
+  private static async createFetchers(
+    opts: ReplicaManagerOptions,
+    endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
+  ): Promise<ReplicaFetcherManager> {
     const { ReplicaFetcherManager } = await import('./fetcher/manager.js');
     const c = opts.config;
     return new ReplicaFetcherManager({
@@ -268,7 +279,6 @@ export class ReplicaManager {
   /** Told of every marker written and replicated here (Kafka's onTransactionCompleted for __consumer_offsets). */
   readonly txnMarkerListeners = new Set<TxnMarkerListener>();
 
-
   /** Kafka's isr-expiration task: each leader drops followers not caught up within replica.lag.time.max.ms. */
   maybeShrinkIsr(nowMs: number): void {
     const maxLag = this.opts.config.replicaLagTimeMaxMs;
@@ -276,14 +286,23 @@ export class ReplicaManager {
       if (!p.isLeader) continue;
       const out = p.maybeShrinkIsr(nowMs, maxLag);
       if (out.length > 0) {
-        this.opts.logger.info({ topic: p.topic, partition: p.partition, isr: p.isr, outOfSync: out, maxLagMs: maxLag }, 'shrinking the ISR: followers not caught up in time');
+        this.opts.logger.info(
+          { topic: p.topic, partition: p.partition, isr: p.isr, outOfSync: out, maxLagMs: maxLag },
+          'shrinking the ISR: followers not caught up in time',
+        );
       }
     }
   }
 
   /** Reads for Fetch, long-polling for min.bytes. Results are in `targets` order. */
   fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
-    return fetchRecords(targets, params, (t, p) => this.lookup(t, p), this.waitingFetches, (id, ms) => this.replicaWaitMs(id, ms));
+    return fetchRecords(
+      targets,
+      params,
+      (t, p) => this.lookup(t, p),
+      this.waitingFetches,
+      (id, ms) => this.replicaWaitMs(id, ms),
+    );
   }
 
   /**
@@ -344,7 +363,8 @@ export class ReplicaManager {
     for (const f of [...this.waitingFetches]) f.complete();
     for (const d of [...this.waitingProduces]) d.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     // DeleteRecords waiting for followers' log starts.
-    for (const p of this.hosted.values()) for (const w of [...p.stateWaiters]) if (w instanceof DelayedDeleteRecords) w.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    for (const p of this.hosted.values())
+      for (const w of [...p.stateWaiters]) if (w instanceof DelayedDeleteRecords) w.complete(ErrorCode.NOT_LEADER_OR_FOLLOWER);
     await this.syncChain;
     // Concurrently, as the log manager closes logs: each snapshot is two fsyncs.
     await forEachConcurrently([...this.hosted.values()], 16, (p) =>

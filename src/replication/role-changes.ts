@@ -64,7 +64,11 @@ export interface RoleChangeContext {
  * its log is opened (created when missing) and it becomes leader or follower. Returns the error
  * per partition, keyed by tpKey.
  */
-export async function becomeLeaderOrFollower(ctx: RoleChangeContext, states: readonly LeaderAndIsrPartition[], configsOf: (topic: string) => Record<string, string>): Promise<Map<string, number>> {
+export async function becomeLeaderOrFollower(
+  ctx: RoleChangeContext,
+  states: readonly LeaderAndIsrPartition[],
+  configsOf: (topic: string) => Record<string, string>,
+): Promise<Map<string, number>> {
   const { hosted, fetchers } = ctx;
   const errors = new Map<string, number>();
   const accepted: LeaderAndIsrPartition[] = [];
@@ -77,9 +81,11 @@ export async function becomeLeaderOrFollower(ctx: RoleChangeContext, states: rea
       // Same leader epoch, older partition state (zkVersion) than this replica knows, say its own
       // ISR change: a controller's resend read before that write. Skipped, as Kafka's
       // Partition.makeLeader/makeFollower do, or it would undo the change.
-      ctx.logger.info({ topic: s.topic, partition: s.partition, partitionEpoch: s.partitionEpoch, known: existing.partitionEpoch }, 'LeaderAndIsr skipped: older partition epoch than this replica knows');
-    }
-    else if (!s.replicas.includes(ctx.brokerId)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      ctx.logger.info(
+        { topic: s.topic, partition: s.partition, partitionEpoch: s.partitionEpoch, known: existing.partitionEpoch },
+        'LeaderAndIsr skipped: older partition epoch than this replica knows',
+      );
+    } else if (!s.replicas.includes(ctx.brokerId)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     else accepted.push(s);
   }
   await forEachConcurrently(accepted, OPEN_CONCURRENCY, async (s) => {
@@ -92,7 +98,9 @@ export async function becomeLeaderOrFollower(ctx: RoleChangeContext, states: rea
       const existing = hosted.get(s.topic, s.partition);
       // A follower's log opened now starts from its checkpointed high watermark, as Kafka's does.
       const checkpointedHw = existing ? undefined : ctx.logManager.checkpointedHighWatermark(s.topic, s.partition);
-      const p = existing ?? (await hosted.open({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, hosted.logConfigOf(s.topic, configsOf(s.topic))));
+      const p =
+        existing ??
+        (await hosted.open({ name: s.topic, topicId: s.topicId ?? '' }, s.partition, s.leaderEpoch, hosted.logConfigOf(s.topic, configsOf(s.topic))));
       if (s.topicId && !p.topicId) {
         p.topicId = s.topicId;
         hosted.noteTopicId(p);
@@ -131,10 +139,12 @@ export async function stopReplicas(ctx: RoleChangeContext, parts: readonly StopR
   const errors = new Map<string, number>();
   // As Kafka: the fetchers let go of every partition named before anything is stopped or deleted.
   await ctx.fetchers?.removeFetcherForPartitions(
-    parts.filter((s) => {
-      const p = hosted.get(s.topic, s.partition);
-      return !p || s.leaderEpoch === NO_EPOCH || s.leaderEpoch === EPOCH_DURING_DELETE || s.leaderEpoch >= p.leaderEpoch;
-    }).map((s) => tpKey(s.topic, s.partition)),
+    parts
+      .filter((s) => {
+        const p = hosted.get(s.topic, s.partition);
+        return !p || s.leaderEpoch === NO_EPOCH || s.leaderEpoch === EPOCH_DURING_DELETE || s.leaderEpoch >= p.leaderEpoch;
+      })
+      .map((s) => tpKey(s.topic, s.partition)),
   );
   for (const s of parts) {
     const key = tpKey(s.topic, s.partition);
@@ -174,6 +184,12 @@ async function startFetching(ctx: RoleChangeContext, p: Partition): Promise<void
   await p.appendsDone();
   const knowsEpochs = p.log.epochs.latestEpoch() >= 0;
   await fetchers.addFetcherForPartitions([
-    { replica: followerReplicaOf(p), topicId: p.topicId, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, fetchOffset: knowsEpochs ? p.logEndOffset : p.highWatermark },
+    {
+      replica: followerReplicaOf(p),
+      topicId: p.topicId,
+      leaderId: p.leaderId,
+      leaderEpoch: p.leaderEpoch,
+      fetchOffset: knowsEpochs ? p.logEndOffset : p.highWatermark,
+    },
   ]);
 }

@@ -25,7 +25,11 @@ export interface BrokerNetwork {
 }
 
 export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices, clientEntities: ClientEntityConfigStore, log: Logger): BrokerNetwork {
-  const connectionQuotas = new ConnectionQuotaReloader(cfg.listeners.map((l) => l.name), cfg.raw, { setConnectionQuotas: (q) => server.setConnectionQuotas(q) });
+  const connectionQuotas = new ConnectionQuotaReloader(
+    cfg.listeners.map((l) => l.name),
+    cfg.raw,
+    { setConnectionQuotas: (q) => server.setConnectionQuotas(q) },
+  );
   const server = new SocketServer({
     listeners: cfg.listeners,
     connectionQuotas: connectionQuotas.initial(),

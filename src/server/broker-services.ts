@@ -46,7 +46,10 @@ export interface PartitionResult {
  * (src/server/cluster/control-requests.ts). The handlers normalise every version into these.
  */
 export interface ClusterControl {
-  leaderAndIsr(h: ControlHeader, states: readonly (ControlPartitionState & { topicId: string | undefined })[]): Promise<{ errorCode: number; partitions: PartitionResult[] }>;
+  leaderAndIsr(
+    h: ControlHeader,
+    states: readonly (ControlPartitionState & { topicId: string | undefined })[],
+  ): Promise<{ errorCode: number; partitions: PartitionResult[] }>;
   updateMetadata(h: ControlHeader, liveBrokers: LiveBroker[], states: ControlPartitionState[], topicIds: Map<string, string>): Promise<number>;
   stopReplica(h: ControlHeader, parts: readonly StopReplicaPartition[]): Promise<{ errorCode: number; partitions: PartitionResult[] }>;
 }

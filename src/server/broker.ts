@@ -133,7 +133,9 @@ export class Broker {
     });
     const admin = this.admin;
     this.zk?.onBrokerConfigChange((scope) => {
-      admin.configs.onSharedBrokerConfigChange(scope).catch((err: unknown) => log.warn({ scope, err: String(err) }, 'cannot re-read dynamic broker configs from ZooKeeper'));
+      admin.configs
+        .onSharedBrokerConfigChange(scope)
+        .catch((err: unknown) => log.warn({ scope, err: String(err) }, 'cannot re-read dynamic broker configs from ZooKeeper'));
     });
     this.logManager = await LogManager.open({
       logDirs: cfg.logDirs,
@@ -201,7 +203,8 @@ export class Broker {
       markers,
     });
     this.txnCoordinator.start();
-    if (this.zk) this.brokerConnections = interBrokerConnections(cfg, (id) => this.endpointFor(id, cfg.interBrokerListenerName), this.options.interBrokerInterceptor);
+    if (this.zk)
+      this.brokerConnections = interBrokerConnections(cfg, (id) => this.endpointFor(id, cfg.interBrokerListenerName), this.options.interBrokerInterceptor);
     const txnVerification = new TxnVerification({
       brokerId: cfg.brokerId,
       metadata,
@@ -240,9 +243,7 @@ export class Broker {
       ? new (await import('../metadata/zk/zk-consumer-offsets.js')).ZkConsumerOffsets(zkMode.session, cfg.zookeeperConnectionTimeoutMs)
       : undefined;
     // SCRAM credentials and quotas: ZooKeeper's /config/users and /config/clients in cluster mode.
-    const clientEntities = zkMode
-      ? await zkMode.clientEntityConfigs()
-      : await ClientEntityConfigs.open(new EmbeddedClientEntities(cfg.logDirs[0]!));
+    const clientEntities = zkMode ? await zkMode.clientEntityConfigs() : await ClientEntityConfigs.open(new EmbeddedClientEntities(cfg.logDirs[0]!));
     // ACLs (authorizer.class.name; empty = none): a JSON file embedded, Kafka's znodes in cluster mode.
     const authorizer = await this.openAuthorizer(zkMode);
     const broker = this;
@@ -326,7 +327,10 @@ export class Broker {
     ]);
     clearTimeout(timer);
     if (!arrived) {
-      this.logger.warn({ waitedMs: cfg.zookeeperConnectionTimeoutMs }, 'no UpdateMetadata from the controller yet; serving what this broker knows until it comes');
+      this.logger.warn(
+        { waitedMs: cfg.zookeeperConnectionTimeoutMs },
+        'no UpdateMetadata from the controller yet; serving what this broker knows until it comes',
+      );
     }
   }
 
@@ -354,7 +358,8 @@ export class Broker {
     // With no other live broker there is nowhere to move leadership: skip the round trips (and
     // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
-    if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others) await controlledShutdown(this.config, this.zk, this.image, this.logger);
+    if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others)
+      await controlledShutdown(this.config, this.zk, this.image, this.logger);
     await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
     this.brokerConnections?.close();
     this.txnCoordinator?.shutdown();
@@ -374,7 +379,13 @@ export class Broker {
   private async stopWithin(stopping: Promise<void>, ms: number, what: string): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
-    const outcome = await Promise.race([stopping.then(() => 'done' as const, (err: unknown) => err), timedOut]);
+    const outcome = await Promise.race([
+      stopping.then(
+        () => 'done' as const,
+        (err: unknown) => err,
+      ),
+      timedOut,
+    ]);
     clearTimeout(timer);
     if (outcome === 'timeout') this.logger.warn({ ms }, `${what} did not finish in time; going on`);
     else if (outcome !== 'done') this.logger.warn({ err: outcome }, `${what} failed`);

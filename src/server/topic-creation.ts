@@ -33,18 +33,27 @@ export function partitionsNotServedWithin(services: BrokerServices, topics: read
  * REQUEST_TIMED_OUT answer; the topics stay created. A timeout_ms of 0 or less is answered at
  * once, as Kafka does.
  */
-export async function topicsNotServedInTime(services: BrokerServices, topics: readonly string[], startedAt: number, requestTimeoutMs: number): Promise<Map<string, string>> {
+export async function topicsNotServedInTime(
+  services: BrokerServices,
+  topics: readonly string[],
+  startedAt: number,
+  requestTimeoutMs: number,
+): Promise<Map<string, string>> {
   const late = new Map<string, string>();
   if (requestTimeoutMs <= 0) return late;
   const notServed = await partitionsNotServedWithin(services, topics, startedAt + requestTimeoutMs - Date.now());
   const byTopic = new Map<string, number[]>();
   for (const p of notServed) {
     const list = byTopic.get(p.topic);
-    if (list) list.push(p.partition); // in place: a copy per partition is quadratic
+    if (list)
+      list.push(p.partition); // in place: a copy per partition is quadratic
     else byTopic.set(p.topic, [p.partition]);
   }
   for (const [topic, partitions] of byTopic) {
-    late.set(topic, `The request timed out: the leaders of ${topic} partitions [${partitions.sort((a, b) => a - b).join(', ')}] did not serve them within ${requestTimeoutMs} ms (they are created).`);
+    late.set(
+      topic,
+      `The request timed out: the leaders of ${topic} partitions [${partitions.sort((a, b) => a - b).join(', ')}] did not serve them within ${requestTimeoutMs} ms (they are created).`,
+    );
   }
   return late;
 }
@@ -77,7 +86,8 @@ export async function autoCreateTopics(services: BrokerServices, names: readonly
   // (re)started, its image has no broker and no topic yet, and every topic looks unknown. The
   // topic may well exist; the client retries, as Kafka answers a topic it cannot show yet.
   if (live === 0) {
-    for (const name of wanted) out.set(name, new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `this broker has no cluster metadata yet; topic ${name} cannot be shown or created`));
+    for (const name of wanted)
+      out.set(name, new KafkaError(ErrorCode.LEADER_NOT_AVAILABLE, `this broker has no cluster metadata yet; topic ${name} cannot be shown or created`));
     return out;
   }
   // Beyond the per-request count: not created by this request. Kafka answers a topic whose
@@ -150,13 +160,19 @@ function logCreated(services: BrokerServices, created: readonly string[], partit
   } else if (created.length > 1) {
     const shown = created.slice(0, LOGGED_NAMES);
     const more = created.length > shown.length ? ` and ${created.length - shown.length} more` : '';
-    services.logger.info({ topics: shown, count: created.length, partitions }, `created ${created.length} topics with ${partitions} partition(s) each (auto-created): ${shown.join(', ')}${more}`);
+    services.logger.info(
+      { topics: shown, count: created.length, partitions },
+      `created ${created.length} topics with ${partitions} partition(s) each (auto-created): ${shown.join(', ')}${more}`,
+    );
   }
 }
 
 /** The answer for new topics beyond the per-request count: one error shared by all of them. */
 export function notCreatedNow(max: number): KafkaError {
-  return new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `not auto-created: the request names more than auto.create.topics.max.per.request (${max}) new topics`);
+  return new KafkaError(
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    `not auto-created: the request names more than auto.create.topics.max.per.request (${max}) new topics`,
+  );
 }
 
 function asKafkaError(err: unknown): KafkaError {

@@ -8,24 +8,12 @@ import type { FileHandle } from 'node:fs/promises';
 export interface PositionalFile {
   read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 }
-import {
-  BATCH_LENGTH,
-  LOG_OVERHEAD,
-  RECORD_BATCH_OVERHEAD,
-  isCrcValid,
-  lastOffsetDeltaOf,
-  magicOf,
-} from '../protocol/records/batch-header.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, isCrcValid, lastOffsetDeltaOf, magicOf } from '../protocol/records/batch-header.js';
 
 /** Smallest possible value of the batch length field of a v2 batch (header without records). */
 export const MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;
 
-export async function readAt(
-  file: PositionalFile,
-  position: number,
-  length: number,
-  alloc: (length: number) => Buffer = Buffer.allocUnsafe,
-): Promise<Buffer> {
+export async function readAt(file: PositionalFile, position: number, length: number, alloc: (length: number) => Buffer = Buffer.allocUnsafe): Promise<Buffer> {
   const buf = alloc(length);
   let done = 0;
   while (done < length) {

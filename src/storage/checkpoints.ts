@@ -120,10 +120,7 @@ export async function readOffsetCheckpoint(file: string): Promise<Map<TopicParti
   return result;
 }
 
-export async function writeOffsetCheckpoint(
-  file: string,
-  entries: Iterable<{ topic: string; partition: number; offset: number }>,
-): Promise<void> {
+export async function writeOffsetCheckpoint(file: string, entries: Iterable<{ topic: string; partition: number; offset: number }>): Promise<void> {
   const lines: string[] = [];
   for (const e of entries) lines.push(`${e.topic} ${e.partition} ${e.offset}`);
   await writeFileAtomically(file, `${VERSION}\n${lines.length}\n${lines.map((l) => l + '\n').join('')}`);

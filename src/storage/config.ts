@@ -125,7 +125,10 @@ export function logConfigFromProps(props: Record<string, string>, defaults: LogC
       if (raw !== 'CreateTime' && raw !== 'LogAppendTime') throw new InvalidConfigError(`invalid value "${raw}" for ${name}`);
       cfg.messageTimestampType = raw;
     } else if (name === 'cleanup.policy') {
-      const parts = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+      const parts = raw
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '');
       const policies: CleanupPolicy[] = [];
       for (const p of parts) {
         if (p !== 'delete' && p !== 'compact') throw new InvalidConfigError(`invalid value "${raw}" for ${name}`);
@@ -143,8 +146,7 @@ export function validateLogConfig(cfg: LogConfig): void {
   if (cfg.segmentIndexBytes < 8) throw new InvalidConfigError('segment.index.bytes must be at least 8');
   if (cfg.indexIntervalBytes < 0) throw new InvalidConfigError('index.interval.bytes must be >= 0');
   if (cfg.maxMessageBytes < 0) throw new InvalidConfigError('max.message.bytes must be >= 0');
-  if (cfg.minCleanableDirtyRatio < 0 || cfg.minCleanableDirtyRatio > 1)
-    throw new InvalidConfigError('min.cleanable.dirty.ratio must be in [0, 1]');
+  if (cfg.minCleanableDirtyRatio < 0 || cfg.minCleanableDirtyRatio > 1) throw new InvalidConfigError('min.cleanable.dirty.ratio must be in [0, 1]');
 }
 
 export function isCompacted(cfg: LogConfig): boolean {

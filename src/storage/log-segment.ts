@@ -266,12 +266,18 @@ export class LogSegment {
   async findBatch(target: number, sizeLimit: number): Promise<BatchLocation | undefined> {
     const hint = this.offsetIndex.lookup(target);
     let found: BatchLocation | undefined;
-    await scanBatchHeaders(this.file, hint.position, sizeLimit, (buf, start, pos, size) => {
-      const last = lastOffsetAt(buf, start);
-      if (last < target) return true;
-      found = { position: pos, size, baseOffset: baseOffsetAt(buf, start), lastOffset: last, maxTimestamp: maxTimestampAt(buf, start) };
-      return false;
-    }, 16 * 1024);
+    await scanBatchHeaders(
+      this.file,
+      hint.position,
+      sizeLimit,
+      (buf, start, pos, size) => {
+        const last = lastOffsetAt(buf, start);
+        if (last < target) return true;
+        found = { position: pos, size, baseOffset: baseOffsetAt(buf, start), lastOffset: last, maxTimestamp: maxTimestampAt(buf, start) };
+        return false;
+      },
+      16 * 1024,
+    );
     return found;
   }
 

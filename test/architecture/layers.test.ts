@@ -30,19 +30,26 @@ test('every import under src/ points down the layers (or within its own folder)'
 
 test('every folder under src/ has a layer', () => {
   const placed = new Set(LAYERS.flat());
-  const folders = readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-  assert.deepEqual(folders.filter((f) => !placed.has(f)), []);
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+  assert.deepEqual(
+    folders.filter((f) => !placed.has(f)),
+    [],
+  );
 });
 
 const fake = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
 
 test('the checker refuses an upward import, a peer import and a folder without a layer', () => {
-  const violations = checkLayers(fake({
-    'storage/log.ts': "import { Partition } from '../replication/partition.js';\n",
-    'coordinator/group/offsets.ts': "import type { ReplicaManager } from '../../replication/replica-manager.js';\n",
-    'gadgets/thing.ts': '',
-    'server/broker.ts': "import { LogManager } from '../storage/log-manager.js';\nimport { x } from './config/index.js';\n",
-  }));
+  const violations = checkLayers(
+    fake({
+      'storage/log.ts': "import { Partition } from '../replication/partition.js';\n",
+      'coordinator/group/offsets.ts': "import type { ReplicaManager } from '../../replication/replica-manager.js';\n",
+      'gadgets/thing.ts': '',
+      'server/broker.ts': "import { LogManager } from '../storage/log-manager.js';\nimport { x } from './config/index.js';\n",
+    }),
+  );
   assert.deepEqual(violations.map((v) => `${v.file} ${v.why}`).sort(), [
     'coordinator/group/offsets.ts coordinator imports replication, a peer',
     'gadgets/thing.ts src/gadgets is in no layer',
@@ -52,9 +59,9 @@ test('the checker refuses an upward import, a peer import and a folder without a
 
 test('the checker sees type-only, multi-line, re-exported and dynamic imports', () => {
   const text = [
-    "import type {",
-    "  BrokerConfig,",
-    "  WarnSink,",
+    'import type {',
+    '  BrokerConfig,',
+    '  WarnSink,',
     "} from '../server/config/index.js';",
     "export { Broker } from '../server/broker.js';",
     "export * from '../server/handlers/index.js';",
@@ -64,8 +71,13 @@ test('the checker sees type-only, multi-line, re-exported and dynamic imports', 
     "import { Log } from './log.js';",
   ].join('\n');
   assert.deepEqual(moduleSpecifiers('storage/x.ts', text), [
-    '../server/config/index.js', '../server/broker.js', '../server/handlers/index.js', '../server/main.js',
-    '../server/broker-services.js', 'node:fs/promises', './log.js',
+    '../server/config/index.js',
+    '../server/broker.js',
+    '../server/handlers/index.js',
+    '../server/main.js',
+    '../server/broker-services.js',
+    'node:fs/promises',
+    './log.js',
   ]);
   const violations = checkLayers(fake({ 'storage/x.ts': text }));
   assert.equal(violations.length, 5);
@@ -73,9 +85,14 @@ test('the checker sees type-only, multi-line, re-exported and dynamic imports', 
 });
 
 test('the checker refuses an import reaching outside src/ and a computed dynamic import', () => {
-  const violations = checkLayers(fake({
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the fake file's source holds a template literal
-    'common/a.ts': "import x from '../../test/helpers/x.js';\nconst name = 'y';\nawait import(`./${name}.js`);\n",
-  }));
-  assert.deepEqual(violations.map((v) => v.why), ['imports from outside src/', 'a computed import cannot be checked']);
+  const violations = checkLayers(
+    fake({
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the fake file's source holds a template literal
+      'common/a.ts': "import x from '../../test/helpers/x.js';\nconst name = 'y';\nawait import(`./${name}.js`);\n",
+    }),
+  );
+  assert.deepEqual(
+    violations.map((v) => v.why),
+    ['imports from outside src/', 'a computed import cannot be checked'],
+  );
 });

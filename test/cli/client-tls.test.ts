@@ -16,12 +16,27 @@ test("Kafka's client names: security.protocol, PEM trust store file or inline, P
   assert.equal(ssl.tls!.ca, certs.ca.trim());
   assert.equal(ssl.tls!.verifyHostname, true);
   assert.equal(ssl.tls!.cert, undefined);
-  const inline = clientTlsSecurityFrom(props({ 'security.protocol': 'SASL_SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': certs.ca.replace(/\n/g, ' '), 'ssl.endpoint.identification.algorithm': '' }))!;
+  const inline = clientTlsSecurityFrom(
+    props({
+      'security.protocol': 'SASL_SSL',
+      'ssl.truststore.type': 'PEM',
+      'ssl.truststore.certificates': certs.ca.replace(/\n/g, ' '),
+      'ssl.endpoint.identification.algorithm': '',
+    }),
+  )!;
   assert.equal(inline.protocol, 'SASL_SSL');
   assert.match(String(inline.tls!.ca), /^-----BEGIN CERTIFICATE-----\n/);
   assert.equal(inline.tls!.verifyHostname, false);
   const bob = certs.client('bob', '/CN=bob', { keyPassword: 'pw' });
-  const mtls = clientTlsSecurityFrom(props({ 'security.protocol': 'SSL', 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': bob.keystore, 'ssl.key.password': 'pw', 'ssl.enabled.protocols': 'TLSv1.3' }))!;
+  const mtls = clientTlsSecurityFrom(
+    props({
+      'security.protocol': 'SSL',
+      'ssl.keystore.type': 'PEM',
+      'ssl.keystore.location': bob.keystore,
+      'ssl.key.password': 'pw',
+      'ssl.enabled.protocols': 'TLSv1.3',
+    }),
+  )!;
   assert.match(String(mtls.tls!.key), /ENCRYPTED PRIVATE KEY/);
   assert.equal(mtls.tls!.cert, bob.cert.trim());
   assert.equal(mtls.tls!.passphrase, 'pw');
@@ -33,9 +48,18 @@ test("Kafka's client names: security.protocol, PEM trust store file or inline, P
 test('bad client TLS settings are one-line CliErrors', () => {
   const cases: Array<[Record<string, string>, RegExp]> = [
     [{ 'security.protocol': 'TLS' }, /^security\.protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, got "TLS"$/],
-    [{ 'security.protocol': 'SSL', 'ssl.truststore.location': '/x/t.jks' }, /^client config: ssl\.truststore\.type JKS is not supported; use ssl\.truststore\.type=PEM$/],
-    [{ 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': '/nonexistent/ca.pem' }, /^client config: cannot read ssl\.truststore\.location \/nonexistent\/ca\.pem: no such file$/],
-    [{ 'security.protocol': 'SSL', 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.caFile }, /must hold a PEM private key and its certificate chain$/],
+    [
+      { 'security.protocol': 'SSL', 'ssl.truststore.location': '/x/t.jks' },
+      /^client config: ssl\.truststore\.type JKS is not supported; use ssl\.truststore\.type=PEM$/,
+    ],
+    [
+      { 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': '/nonexistent/ca.pem' },
+      /^client config: cannot read ssl\.truststore\.location \/nonexistent\/ca\.pem: no such file$/,
+    ],
+    [
+      { 'security.protocol': 'SSL', 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.caFile },
+      /must hold a PEM private key and its certificate chain$/,
+    ],
   ];
   for (const [p, message] of cases) assert.throws(() => clientTlsSecurityFrom(props(p)), { name: 'CliError', message });
 });

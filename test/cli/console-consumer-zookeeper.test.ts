@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { runCli } from './helpers.js';
 
 const cases: [string[], RegExp][] = [
-  [['--zookeeper', '127.0.0.1:1', '--bootstrap-server', '127.0.0.1:2', '--topic', 't'], /exactly one of --zookeeper \(the old consumer\) or --bootstrap-server/],
+  [
+    ['--zookeeper', '127.0.0.1:1', '--bootstrap-server', '127.0.0.1:2', '--topic', 't'],
+    /exactly one of --zookeeper \(the old consumer\) or --bootstrap-server/,
+  ],
   [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--partition', '0'], /--partition needs --bootstrap-server/],
   [['--zookeeper', '127.0.0.1:1', '--include', 't.*'], /--include\/--whitelist with --zookeeper is not supported/],
   [['--zookeeper', 'not a host', '--topic', 't'], /--zookeeper expects host:port/],
@@ -16,7 +19,10 @@ const cases: [string[], RegExp][] = [
   [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'offsets.storage=file'], /offsets.storage must be zookeeper or kafka/],
   [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'dual.commit.enabled=maybe'], /dual.commit.enabled must be true or false/],
   // Nothing listens there: the connection timeout, in one line.
-  [['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'zookeeper.connection.timeout.ms=1000'], /Timed out waiting for a connection to ZooKeeper at 127\.0\.0\.1:1 within 1000 ms/],
+  [
+    ['--zookeeper', '127.0.0.1:1', '--topic', 't', '--consumer-property', 'zookeeper.connection.timeout.ms=1000'],
+    /Timed out waiting for a connection to ZooKeeper at 127\.0\.0\.1:1 within 1000 ms/,
+  ],
 ];
 
 for (const [args, message] of cases) {

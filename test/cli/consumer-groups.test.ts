@@ -9,14 +9,23 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
   const bs = ['--bootstrap-server', b.bootstrap];
   const admin = new Admin({ bootstrapServers: b.bootstrap });
   const producer = new Producer({ bootstrapServers: b.bootstrap });
-  const consumer = new Consumer({ bootstrapServers: b.bootstrap, groupId: 'app', autoOffsetReset: 'earliest', clientId: 'app-client', enableAutoCommit: false });
+  const consumer = new Consumer({
+    bootstrapServers: b.bootstrap,
+    groupId: 'app',
+    autoOffsetReset: 'earliest',
+    clientId: 'app-client',
+    enableAutoCommit: false,
+  });
   try {
     await admin.createTopics([{ name: 'events', numPartitions: 2 }]);
     for (let i = 0; i < 10; i++) await producer.send({ topic: 'events', partition: i % 2, value: `e${i}` });
     consumer.subscribe(['events']);
     let n = 0;
     while (n < 6) n += (await consumer.poll(500)).length;
-    await consumer.commitSync([[{ topic: 'events', partition: 0 }, { offset: 3n }], [{ topic: 'events', partition: 1 }, { offset: 5n }]]);
+    await consumer.commitSync([
+      [{ topic: 'events', partition: 0 }, { offset: 3n }],
+      [{ topic: 'events', partition: 1 }, { offset: 5n }],
+    ]);
 
     const list = await runCli('kafka-consumer-groups', ['--list', ...bs]);
     assert.equal(list.stdout, 'app\n');
@@ -25,7 +34,10 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
     const lines = desc.stdout.split('\n').filter((l) => l !== '');
     assert.equal(desc.stdout.slice(0, 1), '\n');
     // Columns as Kafka computes them: GROUP and TOPIC at least 15 wide, PARTITION 10, offsets 15.
-    assert.equal(lines[0]!.slice(0, 16 + 16 + 11 + 16 + 16 + 16), `${'GROUP'.padEnd(15)} ${'TOPIC'.padEnd(15)} ${'PARTITION'.padEnd(10)} ${'CURRENT-OFFSET'.padEnd(15)} ${'LOG-END-OFFSET'.padEnd(15)} ${'LAG'.padEnd(15)} `);
+    assert.equal(
+      lines[0]!.slice(0, 16 + 16 + 11 + 16 + 16 + 16),
+      `${'GROUP'.padEnd(15)} ${'TOPIC'.padEnd(15)} ${'PARTITION'.padEnd(10)} ${'CURRENT-OFFSET'.padEnd(15)} ${'LOG-END-OFFSET'.padEnd(15)} ${'LAG'.padEnd(15)} `,
+    );
     assert.match(lines[0]!, /^GROUP\s+TOPIC\s+PARTITION\s+CURRENT-OFFSET\s+LOG-END-OFFSET\s+LAG\s+CONSUMER-ID\s+HOST\s+CLIENT-ID$/);
     assert.match(lines[1]!, /^app\s+events\s+0\s+3\s+5\s+2\s+\S+\s+\S+\s+app-client$/);
     assert.match(lines[2]!, /^app\s+events\s+1\s+5\s+5\s+0\s+/);
@@ -38,9 +50,11 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
     const state = await runCli('kafka-consumer-groups', ['--describe', '--state', '--group', 'app', ...bs]);
     const coord = `127.0.0.1:${b.port}  (0)`;
     const w = Math.max(25, coord.length);
-    assert.equal(state.stdout,
+    assert.equal(
+      state.stdout,
       `\n${'GROUP'.padEnd(w)} ${'COORDINATOR (ID)'.padEnd(25)} ${'ASSIGNMENT-STRATEGY'.padEnd(20)} ${'STATE'.padEnd(15)} #MEMBERS` +
-      `\n${'app'.padEnd(w)} ${coord.padEnd(25)} ${'range'.padEnd(20)} ${'Stable'.padEnd(15)} 1\n`);
+        `\n${'app'.padEnd(w)} ${coord.padEnd(25)} ${'range'.padEnd(20)} ${'Stable'.padEnd(15)} 1\n`,
+    );
     const listed = await runCli('kafka-consumer-groups', ['--list', '--state', ...bs]);
     assert.equal(listed.stdout, `${'GROUP'.padEnd(25)} ${'STATE'.padEnd(20)}\n${'app'.padEnd(25)} ${'Stable'.padEnd(20)}\n`);
 
@@ -53,7 +67,17 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
     const empty = await runCli('kafka-consumer-groups', ['--describe', '--group', 'app', ...bs]);
     assert.equal(empty.stderr, "\nConsumer group 'app' has no active members.\n");
     assert.match(empty.stdout, /^\nGROUP\s+TOPIC/);
-    const clamped = await runCli('kafka-consumer-groups', ['--reset-offsets', '--to-offset', '99', '--group', 'app', '--topic', 'events:0', '--dry-run', ...bs]);
+    const clamped = await runCli('kafka-consumer-groups', [
+      '--reset-offsets',
+      '--to-offset',
+      '99',
+      '--group',
+      'app',
+      '--topic',
+      'events:0',
+      '--dry-run',
+      ...bs,
+    ]);
     assert.match(clamped.stderr, /WARN New offset \(99\) is higher than latest offset for topic partition events-0\. Value will be set to 5/);
     assert.match(clamped.stdout, /app\s+events\s+0\s+5\s*\n/);
     const dry = await runCli('kafka-consumer-groups', ['--reset-offsets', '--shift-by', '-2', '--group', 'app', '--topic', 'events', '--dry-run', ...bs]);

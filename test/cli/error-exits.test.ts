@@ -84,7 +84,11 @@ after(async () => {
 
 // The hangs this file was written for.
 test('console consumer: a bad --offset is refused at once', async () => {
-  await expectError('kafka-console-consumer', ['--bootstrap-server', bs, '--topic', 'present', '--partition', '0', '--offset', 'xyz'], /--offset must be earliest, latest or a non-negative number, got "xyz"/);
+  await expectError(
+    'kafka-console-consumer',
+    ['--bootstrap-server', bs, '--topic', 'present', '--partition', '0', '--offset', 'xyz'],
+    /--offset must be earliest, latest or a non-negative number, got "xyz"/,
+  );
 });
 
 test('console consumer: a topic that does not exist', async () => {
@@ -96,15 +100,27 @@ test('console consumer: a topic that does not exist, with --timeout-ms', async (
 });
 
 test('console consumer: a partition that does not exist', async () => {
-  await expectError('kafka-console-consumer', ['--bootstrap-server', bs, '--topic', 'present', '--partition', '5'], /Partition 5 of topic 'present' does not exist/);
+  await expectError(
+    'kafka-console-consumer',
+    ['--bootstrap-server', bs, '--topic', 'present', '--partition', '5'],
+    /Partition 5 of topic 'present' does not exist/,
+  );
 });
 
 test('consumer perf test: a topic that does not exist', async () => {
-  await expectError('kafka-consumer-perf-test', ['--bootstrap-server', bs, '--topic', 'nosuch', '--messages', '10'], /^kafka-consumer-perf-test\.sh: Topic 'nosuch' does not exist$/);
+  await expectError(
+    'kafka-consumer-perf-test',
+    ['--bootstrap-server', bs, '--topic', 'nosuch', '--messages', '10'],
+    /^kafka-consumer-perf-test\.sh: Topic 'nosuch' does not exist$/,
+  );
 });
 
 test('dump-log: a file that is not a segment or index is an error', async () => {
-  await expectError('kafka-dump-log', ['--files', '/etc/passwd'], /\/etc\/passwd is not a log segment \(\.log\), offset index \(\.index\), time index \(\.timeindex\) or transaction index \(\.txnindex\) file/);
+  await expectError(
+    'kafka-dump-log',
+    ['--files', '/etc/passwd'],
+    /\/etc\/passwd is not a log segment \(\.log\), offset index \(\.index\), time index \(\.timeindex\) or transaction index \(\.txnindex\) file/,
+  );
   const fake = join(dir, '00000000000000000000.log');
   await copyFile('/etc/passwd', fake);
   const r = await expectError('kafka-dump-log', ['--files', fake], /is not a log segment: no record batch could be read/);
@@ -113,7 +129,7 @@ test('dump-log: a file that is not a segment or index is an error', async () => 
 });
 
 // A sweep of the other tools' error paths: each ends with one line and a prompt exit.
-test('sweep: every tool exits promptly after an error, in Kafka\'s words', async () => {
+test("sweep: every tool exits promptly after an error, in Kafka's words", async () => {
   const offsetJson = join(dir, 'offsets.json');
   await writeFile(offsetJson, JSON.stringify({ partitions: [{ topic: 'nosuch', partition: 0, offset: 1 }], version: 1 }));
   const cases: [string, string[], RegExp][] = [
@@ -121,24 +137,49 @@ test('sweep: every tool exits promptly after an error, in Kafka\'s words', async
     ['kafka-topics', ['--bootstrap-server', bs, '--create', '--topic', 'present'], /Topic 'present' already exists/],
     ['kafka-topics', ['--bootstrap-server', bs, '--alter', '--topic', 'nosuch', '--partitions', '3'], /Topic 'nosuch' does not exist/],
     ['kafka-topics', ['--bootstrap-server', bs, '--list', '--bogus'], /unknown option '--bogus'/],
-    ['kafka-configs', ['--bootstrap-server', bs, '--entity-type', 'topics', '--entity-name', 'nosuch', '--describe'], /^kafka-configs\.sh: Topic 'nosuch' does not exist/],
-    ['kafka-configs', ['--bootstrap-server', bs, '--entity-type', 'topics', '--entity-name', 'present', '--alter', '--add-config', 'bogus.key=1'], /bogus\.key/],
+    [
+      'kafka-configs',
+      ['--bootstrap-server', bs, '--entity-type', 'topics', '--entity-name', 'nosuch', '--describe'],
+      /^kafka-configs\.sh: Topic 'nosuch' does not exist/,
+    ],
+    [
+      'kafka-configs',
+      ['--bootstrap-server', bs, '--entity-type', 'topics', '--entity-name', 'present', '--alter', '--add-config', 'bogus.key=1'],
+      /bogus\.key/,
+    ],
     ['kafka-consumer-groups', ['--bootstrap-server', bs, '--describe', '--group', 'nosuch'], /Consumer group 'nosuch' does not exist/],
-    ['kafka-consumer-groups', ['--bootstrap-server', bs, '--reset-offsets', '--group', 'g', '--topic', 'nosuch', '--to-earliest', '--execute'], /^kafka-consumer-groups\.sh: Topic 'nosuch' does not exist/],
+    [
+      'kafka-consumer-groups',
+      ['--bootstrap-server', bs, '--reset-offsets', '--group', 'g', '--topic', 'nosuch', '--to-earliest', '--execute'],
+      /^kafka-consumer-groups\.sh: Topic 'nosuch' does not exist/,
+    ],
     ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic', 'nosuch'], /Could not match any topic-partitions with the specified filters/],
-    ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic', 'present', '--partitions', '7'], /Could not match any topic-partitions with the specified filters/],
+    [
+      'kafka-get-offsets',
+      ['--bootstrap-server', bs, '--topic', 'present', '--partitions', '7'],
+      /Could not match any topic-partitions with the specified filters/,
+    ],
     ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic-partitions', 'nosuch:0'], /Topic 'nosuch' does not exist/],
     ['kafka-get-offsets', ['--bootstrap-server', bs, '--topic-partitions', 'present:5-9'], /Could not match any topic-partitions with the specified filters/],
     ['kafka-delete-records', ['--bootstrap-server', bs, '--offset-json-file', offsetJson], /nosuch-0 does not exist/],
     ['kafka-delete-records', ['--bootstrap-server', bs, '--offset-json-file', join(dir, 'missing.json')], /cannot read offset JSON file/],
     ['kafka-console-producer', ['--bootstrap-server', bs], /--topic/],
     // Waited out the request timeout (30 s) for a topic the broker will not create.
-    ['kafka-producer-perf-test', ['--bootstrap-server', bs, '--topic', 'nosuch', '--num-records', '5', '--record-size', '10', '--throughput', '-1'], /^kafka-producer-perf-test\.sh: Topic 'nosuch' does not exist and the broker does not create topics on demand/],
+    [
+      'kafka-producer-perf-test',
+      ['--bootstrap-server', bs, '--topic', 'nosuch', '--num-records', '5', '--record-size', '10', '--throughput', '-1'],
+      /^kafka-producer-perf-test\.sh: Topic 'nosuch' does not exist and the broker does not create topics on demand/,
+    ],
     ['kafka-consumer-perf-test', ['--bootstrap-server', bs, '--topic', 'present'], /--messages/],
     ['kafka-console-consumer', ['--bootstrap-server', bs, '--topic', 'present', '--partition', '0', '--group', 'g'], /--group cannot be used with --partition/],
   ];
   // Each failed send is reported, and the exit code says some failed (it was 0).
-  const produced = await expectError('kafka-console-producer', ['--bootstrap-server', bs, '--topic', 'nosuch'], /^Error when sending message to topic nosuch: Topic 'nosuch' does not exist$/, 'a\nb\n');
+  const produced = await expectError(
+    'kafka-console-producer',
+    ['--bootstrap-server', bs, '--topic', 'nosuch'],
+    /^Error when sending message to topic nosuch: Topic 'nosuch' does not exist$/,
+    'a\nb\n',
+  );
   assert.equal(produced.stderr.trim().split('\n').length, 2);
   // Two at a time: the machine is shared.
   for (let i = 0; i < cases.length; i += 2) {

@@ -18,7 +18,13 @@ test('dumps batches, records and index files like DumpLogSegments', async () => 
     await mkdir(path.join(dir, 'topic-0'));
     const log = await openLog(dir, { indexIntervalBytes: 50 });
     await log.append(makeBatch(['hello']), { leaderEpoch: 0 });
-    await log.append(makeBatch([{ key: 'k', value: 'world' }, { key: 'k2', value: 'again' }]), { leaderEpoch: 3 });
+    await log.append(
+      makeBatch([
+        { key: 'k', value: 'world' },
+        { key: 'k2', value: 'again' },
+      ]),
+      { leaderEpoch: 3 },
+    );
     await log.close();
     const seg = path.join(dir, 'topic-0', '00000000000000000000');
     const res = run('--files', `${seg}.log`, '--print-data-log');
@@ -83,9 +89,18 @@ test('--offsets-decoder prints __consumer_offsets keys and values as JSON', asyn
     OffsetCommitValueCodec.write(vw, { offset: 42n, leaderEpoch: 0, metadata: '', commitTimestamp: 5n }, 3);
     const { LocalLog } = await import('../../src/storage/log/local-log.js');
     const { testConfig, CapturingLogger } = await import('../storage/helpers.js');
-    const log = await LocalLog.open({ dir: path.join(dir, '__consumer_offsets-0'), topic: '__consumer_offsets', partition: 0, config: testConfig(), logger: new CapturingLogger() });
+    const log = await LocalLog.open({
+      dir: path.join(dir, '__consumer_offsets-0'),
+      topic: '__consumer_offsets',
+      partition: 0,
+      config: testConfig(),
+      logger: new CapturingLogger(),
+    });
     const { encodeBatch } = await import('../../src/protocol/records/batch.js');
-    await log.append(encodeBatch({ baseTimestamp: 1n, records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: kw.result(), value: vw.result(), headers: [] }] }), { leaderEpoch: 0 });
+    await log.append(
+      encodeBatch({ baseTimestamp: 1n, records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: kw.result(), value: vw.result(), headers: [] }] }),
+      { leaderEpoch: 0 },
+    );
     await log.close();
     const res = run('--files', path.join(dir, '__consumer_offsets-0', '00000000000000000000.log'), '--offsets-decoder');
     assert.equal(res.status, 0, res.stderr);
@@ -104,7 +119,9 @@ test('bin/kafka-dump-log.sh runs the compiled tool', async () => {
     const log = await openLog(dir);
     await log.append(makeBatch(['via-wrapper']), { leaderEpoch: 0 });
     await log.close();
-    const res = spawnSync(path.join(root, 'bin', 'kafka-dump-log.sh'), ['--files', path.join(dir, 'topic-0', '00000000000000000000.log'), '--print-data-log'], { encoding: 'utf8' });
+    const res = spawnSync(path.join(root, 'bin', 'kafka-dump-log.sh'), ['--files', path.join(dir, 'topic-0', '00000000000000000000.log'), '--print-data-log'], {
+      encoding: 'utf8',
+    });
     assert.equal(res.status, 0, res.stderr);
     assert.match(res.stdout, /payload: via-wrapper/);
   });
@@ -127,11 +144,14 @@ test('batches that cannot be decoded (a gzip bomb past the cap, corrupt gzip) ge
     const res = run('--files', seg, '--print-data-log');
     assert.ok(Date.now() - t0 < 30_000);
     assert.equal(res.status, 2, res.stderr);
-    assert.equal(res.stderr.trim(), 'kafka-dump-log: 2 batches could not be decoded (see \'records not decoded\' lines)');
+    assert.equal(res.stderr.trim(), "kafka-dump-log: 2 batches could not be decoded (see 'records not decoded' lines)");
     const lines = res.stdout.trim().split('\n');
     assert.match(lines[2]!, /^baseOffset: 0 .* isvalid: true$/);
     assert.match(lines[3]!, /payload: first$/);
-    assert.match(lines[4]!, /^baseOffset: 1 lastOffset: 1 count: 1 .* compresscodec: gzip crc: \d+ isvalid: true \| records not decoded: .*exceeds the limit of 33554816 bytes/);
+    assert.match(
+      lines[4]!,
+      /^baseOffset: 1 lastOffset: 1 count: 1 .* compresscodec: gzip crc: \d+ isvalid: true \| records not decoded: .*exceeds the limit of 33554816 bytes/,
+    );
     assert.match(lines[5]!, /^baseOffset: 2 .* compresscodec: gzip .* \| records not decoded: cannot decompress batch/);
     assert.match(lines[6]!, /^baseOffset: 3 .* isvalid: true$/);
     assert.match(lines[7]!, /payload: last$/);
@@ -163,7 +183,9 @@ test('a .txnindex: one line per aborted transaction as DumpLogSegments prints it
 test('--transaction-log-decoder prints a __transaction_state segment the coordinator wrote as JSON, as DumpLogSegments does', async () => {
   const { startTestBroker } = await import('../helpers/broker.js');
   const { RawClient } = await import('../helpers/raw-client.js');
-  const { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec } = await import('../../src/protocol/messages/index.js');
+  const { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec } = await import(
+    '../../src/protocol/messages/index.js'
+  );
   const b = await startTestBroker({ 'transaction.state.log.num.partitions': '1' });
   const c = await RawClient.connect(b.port);
   try {
@@ -175,7 +197,14 @@ test('--transaction-log-decoder prints a __transaction_state segment the coordin
     assert.equal(found, 0, 'a transaction coordinator');
     let init = -1;
     while (init !== 0 && Date.now() < deadline) {
-      init = (await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: 'dump-tx', transactionTimeoutMs: 30000, producerId: -1n, producerEpoch: -1 })).errorCode;
+      init = (
+        await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+          transactionalId: 'dump-tx',
+          transactionTimeoutMs: 30000,
+          producerId: -1n,
+          producerEpoch: -1,
+        })
+      ).errorCode;
     }
     assert.equal(init, 0);
     const seg = path.join(b.dir, '__transaction_state-0', '00000000000000000000.log');
@@ -185,7 +214,11 @@ test('--transaction-log-decoder prints a __transaction_state segment the coordin
     assert.ok(record, res.stdout);
     assert.match(record, / key: \{"type":"0","data":\{"transactionalId":"dump-tx"\}\} payload: \{"version":"0","data":\{"producerId":\d+,/);
     const payload = JSON.parse(record.slice(record.indexOf(' payload: ') + 10)) as { data: Record<string, unknown> };
-    assert.deepEqual([payload.data.producerEpoch, payload.data.transactionTimeoutMs, payload.data.transactionStatus], [0, 30000, 0], 'epoch 0, the timeout asked for, Empty');
+    assert.deepEqual(
+      [payload.data.producerEpoch, payload.data.transactionTimeoutMs, payload.data.transactionStatus],
+      [0, 30000, 0],
+      'epoch 0, the timeout asked for, Empty',
+    );
   } finally {
     c.close();
     await b.stop();

@@ -26,8 +26,18 @@ test('JSON and classic group-metadata formatters read what a group wrote', { tim
     await consumer.close();
 
     const read = (formatter: string) =>
-      runCli('kafka-console-consumer', [...bs, '--topic', '__consumer_offsets', '--from-beginning', '--timeout-ms', '3000',
-        '--consumer-property', 'exclude.internal.topics=false', '--formatter', formatter]);
+      runCli('kafka-console-consumer', [
+        ...bs,
+        '--topic',
+        '__consumer_offsets',
+        '--from-beginning',
+        '--timeout-ms',
+        '3000',
+        '--consumer-property',
+        'exclude.internal.topics=false',
+        '--formatter',
+        formatter,
+      ]);
 
     for (const name of ['org.apache.kafka.tools.consumer.OffsetsMessageFormatter', 'kafka.tools.OffsetsMessageFormatter']) {
       const r = await read(name);
@@ -35,7 +45,10 @@ test('JSON and classic group-metadata formatters read what a group wrote', { tim
       const lines = r.stdout.split('\n').filter((l) => l !== '');
       const ours = lines.filter((l) => l.includes('"fmt-group"'));
       assert.ok(ours.length >= 1, `${name}: ${r.stdout}`);
-      const rec = JSON.parse(ours.at(-1)!) as { key: { version: number; data: Record<string, unknown> }; value: { version: number; data: Record<string, unknown> } };
+      const rec = JSON.parse(ours.at(-1)!) as {
+        key: { version: number; data: Record<string, unknown> };
+        value: { version: number; data: Record<string, unknown> };
+      };
       assert.deepEqual(rec.key, { version: 1, data: { group: 'fmt-group', topic: 'fmt', partition: 0 } });
       assert.equal(rec.value.data.offset, 5);
       assert.deepEqual(Object.keys(rec.value.data).slice(0, 1), ['offset']);
@@ -44,8 +57,14 @@ test('JSON and classic group-metadata formatters read what a group wrote', { tim
 
     const g = await read('org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter');
     assert.equal(g.code, 0, g.stderr);
-    const allGroupLines = g.stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { key: { version: number; data: { group: string } }; value: { version: number; data: Record<string, unknown> } | null });
-    assert.ok(allGroupLines.every((l) => l.key.version === 2), 'offset commits are left out');
+    const allGroupLines = g.stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { key: { version: number; data: { group: string } }; value: { version: number; data: Record<string, unknown> } | null });
+    assert.ok(
+      allGroupLines.every((l) => l.key.version === 2),
+      'offset commits are left out',
+    );
     // The console consumers reading here are groups of their own (console-consumer-NNNNN).
     const groupLines = allGroupLines.filter((l) => l.key.data.group === 'fmt-group');
     assert.ok(groupLines.length >= 1, g.stdout);

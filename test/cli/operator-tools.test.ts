@@ -33,7 +33,10 @@ test('kafka-broker-api-versions.sh prints every API as Kafka does', { timeout: 6
     // A client API the broker does not serve is listed as UNSUPPORTED; keys come in order.
     assert.ok(apis.some((l) => /^\tShareFetch\(78\): UNSUPPORTED,?$/.test(l)));
     const keys = apis.map((l) => Number(/\((\d+)\)/.exec(l)![1]));
-    assert.deepEqual(keys, [...keys].sort((x, y) => x - y));
+    assert.deepEqual(
+      keys,
+      [...keys].sort((x, y) => x - y),
+    );
     const bad = await runCli('kafka-broker-api-versions', []);
     assert.equal(bad.code, 1);
     assert.equal(bad.stderr.trim().split('\n').length, 1);
@@ -42,7 +45,7 @@ test('kafka-broker-api-versions.sh prints every API as Kafka does', { timeout: 6
   }
 });
 
-test('kafka-log-dirs.sh --describe prints Kafka\'s JSON, filtered by --topic-list', { timeout: 60000 }, async () => {
+test("kafka-log-dirs.sh --describe prints Kafka's JSON, filtered by --topic-list", { timeout: 60000 }, async () => {
   const b = await startTestBroker();
   const bs = ['--bootstrap-server', b.bootstrap];
   try {
@@ -57,12 +60,18 @@ test('kafka-log-dirs.sh --describe prints Kafka\'s JSON, filtered by --topic-lis
     assert.equal(second, 'Received log directory information from brokers 0');
     assert.equal(rest, '');
     assert.match(json!, /^\{"brokers":\[\{"broker":0,"logDirs":\[\{"partitions":\[\{"partition":"dirs-a-0","size":0,"offsetLag":0,"isFuture":false\}/);
-    const parsed = JSON.parse(json!) as { version: number; brokers: { broker: number; logDirs: { logDir: string; error: string | null; partitions: { partition: string; size: number }[] }[] }[] };
+    const parsed = JSON.parse(json!) as {
+      version: number;
+      brokers: { broker: number; logDirs: { logDir: string; error: string | null; partitions: { partition: string; size: number }[] }[] }[];
+    };
     assert.equal(parsed.version, 1);
     const dir = parsed.brokers[0]!.logDirs[0]!;
     assert.equal(dir.logDir, b.dir);
     assert.equal(dir.error, null);
-    assert.deepEqual(dir.partitions.map((p) => p.partition), ['dirs-a-0', 'dirs-a-1', 'dirs-b-0']);
+    assert.deepEqual(
+      dir.partitions.map((p) => p.partition),
+      ['dirs-a-0', 'dirs-a-1', 'dirs-b-0'],
+    );
     assert.ok(dir.partitions[2]!.size > 0, 'dirs-b-0 holds the two records');
     const none = await runCli('kafka-log-dirs', [...bs, '--describe', '--broker-list', '7']);
     assert.equal(none.code, 1);
@@ -72,7 +81,7 @@ test('kafka-log-dirs.sh --describe prints Kafka\'s JSON, filtered by --topic-lis
   }
 });
 
-test('verifiable producer and consumer print Kafka\'s JSON events; every acked value is consumed once', { timeout: 120000 }, async () => {
+test("verifiable producer and consumer print Kafka's JSON events; every acked value is consumed once", { timeout: 120000 }, async () => {
   const b = await startTestBroker();
   const bs = ['--bootstrap-server', b.bootstrap];
   try {
@@ -105,7 +114,9 @@ test('verifiable producer and consumer print Kafka\'s JSON events; every acked v
     // Where each record was consumed is where the producer was told it landed.
     const where = new Map(acked.map((e) => [e.value, `${String(e.partition)}:${String(e.offset)}`]));
     for (const r of records) assert.equal(`${String(r.partition)}:${String(r.offset)}`, where.get(r.value));
-    const consumedCount = ce.filter((e) => e.name === 'records_consumed').reduce((n, e) => n + (e.partitions as { count: number }[]).reduce((m, s) => m + s.count, 0), 0);
+    const consumedCount = ce
+      .filter((e) => e.name === 'records_consumed')
+      .reduce((n, e) => n + (e.partitions as { count: number }[]).reduce((m, s) => m + s.count, 0), 0);
     assert.equal(consumedCount, 300);
     const commits = ce.filter((e) => e.name === 'offsets_committed');
     assert.ok(commits.length > 0 && commits.every((e) => e.success === true));
@@ -120,7 +131,7 @@ test('verifiable producer and consumer print Kafka\'s JSON events; every acked v
   }
 });
 
-test('the console consumer joins its group with Kafka\'s client id', { timeout: 60000 }, async () => {
+test("the console consumer joins its group with Kafka's client id", { timeout: 60000 }, async () => {
   const b = await startTestBroker();
   const bs = ['--bootstrap-server', b.bootstrap];
   const admin = new Admin({ bootstrapServers: b.bootstrap });

@@ -15,7 +15,13 @@ import { ZOOKEEPER_JAR, startZooKeeper, zkGet, type ZooKeeperServer } from '../h
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { KafkaZkClient } from '../../src/metadata/zk/kafka-zk-client.js';
 import { BrokerIdZNode } from '../../src/metadata/zk/zk-data.js';
-import { checkExecuteAssignment, formatAsReassignmentJson, parseElectionJson, parseReassignmentJson, parseTopicsToMove } from '../../src/cli/common/reassign.js';
+import {
+  checkExecuteAssignment,
+  formatAsReassignmentJson,
+  parseElectionJson,
+  parseReassignmentJson,
+  parseTopicsToMove,
+} from '../../src/cli/common/reassign.js';
 import { runCli } from './helpers.js';
 import { startTestBroker } from '../helpers/broker.js';
 import { Admin } from '../../src/client/index.js';
@@ -31,7 +37,12 @@ before(async () => {
   session = await ZkSession.open({ connect: zk.connect, sessionTimeoutMs: 10_000, connectionTimeoutMs: 10_000 });
   await session.ensurePath('/brokers/ids');
   for (const id of [0, 1, 2]) {
-    const reg = { id, endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 19092 + id }], rack: null, timestampMs: Date.now() };
+    const reg = {
+      id,
+      endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 19092 + id }],
+      rack: null,
+      timestampMs: Date.now(),
+    };
     await session.create(`/brokers/ids/${id}`, BrokerIdZNode.encode(reg), 'ephemeral');
   }
 });
@@ -52,7 +63,7 @@ function oneLineError(r: { code: number | null; stderr: string }, tool: string, 
   assert.equal(r.stderr, `${tool}: ${message}\n`);
 }
 
-test('the reassignment JSON is Kafka\'s, byte for byte, and its checks are Kafka\'s', () => {
+test("the reassignment JSON is Kafka's, byte for byte, and its checks are Kafka's", () => {
   assert.equal(
     formatAsReassignmentJson([
       { topic: 'b', partition: 0, replicas: [2, 1] },
@@ -61,16 +72,40 @@ test('the reassignment JSON is Kafka\'s, byte for byte, and its checks are Kafka
     ]),
     '{"version":1,"partitions":[{"topic":"a","partition":2,"replicas":[0,1],"log_dirs":["any","any"]},{"topic":"a","partition":10,"replicas":[1],"log_dirs":["any"]},{"topic":"b","partition":0,"replicas":[2,1],"log_dirs":["any","any"]}]}',
   );
-  assert.deepEqual(parseReassignmentJson({ version: 1, partitions: [{ topic: 't', partition: 0, replicas: [1, 2] }] }), [{ topic: 't', partition: 0, replicas: [1, 2] }]);
+  assert.deepEqual(parseReassignmentJson({ version: 1, partitions: [{ topic: 't', partition: 0, replicas: [1, 2] }] }), [
+    { topic: 't', partition: 0, replicas: [1, 2] },
+  ]);
   assert.throws(() => parseReassignmentJson({ version: 2, partitions: [] }), /Not supported version field value 2/);
-  assert.throws(() => parseReassignmentJson({ partitions: [{ topic: 't', partition: 0, replicas: [1, 2], log_dirs: ['any'] }] }), /Size of replicas list List\(1, 2\) is different from size of log dirs list List\(any\) for partition t-0/);
+  assert.throws(
+    () => parseReassignmentJson({ partitions: [{ topic: 't', partition: 0, replicas: [1, 2], log_dirs: ['any'] }] }),
+    /Size of replicas list List\(1, 2\) is different from size of log dirs list List\(any\) for partition t-0/,
+  );
   assert.throws(() => checkExecuteAssignment([]), /Partition reassignment list cannot be empty/);
-  assert.throws(() => checkExecuteAssignment([{ topic: 't', partition: 0, replicas: [1, 1] }]), /Partition replica lists may not contain duplicate entries: t-0 contains multiple entries for 1/);
-  assert.throws(() => checkExecuteAssignment([{ topic: 't', partition: 0, replicas: [1] }, { topic: 't', partition: 0, replicas: [2] }]), /duplicate topic partitions: t-0/);
+  assert.throws(
+    () => checkExecuteAssignment([{ topic: 't', partition: 0, replicas: [1, 1] }]),
+    /Partition replica lists may not contain duplicate entries: t-0 contains multiple entries for 1/,
+  );
+  assert.throws(
+    () =>
+      checkExecuteAssignment([
+        { topic: 't', partition: 0, replicas: [1] },
+        { topic: 't', partition: 0, replicas: [2] },
+      ]),
+    /duplicate topic partitions: t-0/,
+  );
   assert.deepEqual(parseTopicsToMove({ topics: [{ topic: 'foo' }, { topic: 'bar' }], version: 1 }), ['foo', 'bar']);
   assert.throws(() => parseTopicsToMove({ topics: [{ topic: 'foo' }, { topic: 'foo' }] }), /List of topics to reassign contains duplicate entries: foo/);
   assert.deepEqual(parseElectionJson({ partitions: [{ topic: 't', partition: 3 }] }), [{ topic: 't', partition: 3 }]);
-  assert.throws(() => parseElectionJson({ partitions: [{ topic: 't', partition: 3 }, { topic: 't', partition: 3 }] }), /duplicate partitions: t-3/);
+  assert.throws(
+    () =>
+      parseElectionJson({
+        partitions: [
+          { topic: 't', partition: 3 },
+          { topic: 't', partition: 3 },
+        ],
+      }),
+    /duplicate partitions: t-3/,
+  );
 });
 
 test('bad invocations get one line on stderr and exit code 1', { timeout: 120_000 }, async () => {
@@ -103,7 +138,15 @@ test('bad invocations get one line on stderr and exit code 1', { timeout: 120_00
 test('--zookeeper: --generate proposes, --execute writes /admin/reassign_partitions, --verify reads it', { timeout: 240_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const zkc = new KafkaZkClient(session!);
-  await zkc.createTopic('moving', 'AAAAAAAAAAAAAAAAAAAAAQ', new Map([[0, [0, 1]], [1, [1, 0]]]), {});
+  await zkc.createTopic(
+    'moving',
+    'AAAAAAAAAAAAAAAAAAAAAQ',
+    new Map([
+      [0, [0, 1]],
+      [1, [1, 0]],
+    ]),
+    {},
+  );
   const reassign = (...args: string[]) => runCli('kafka-reassign-partitions', [...args, '--zookeeper', zk!.connect], { timeoutMs: 60_000 });
 
   const topicsFile = await file('topics.json', '{"topics":[{"topic":"moving"}],"version":1}');
@@ -111,7 +154,10 @@ test('--zookeeper: --generate proposes, --execute writes /admin/reassign_partiti
   assert.equal(gen.code, 0, gen.stderr);
   const lines = gen.stdout.split('\n');
   assert.equal(lines[0], 'Current partition replica assignment');
-  assert.equal(lines[1], '{"version":1,"partitions":[{"topic":"moving","partition":0,"replicas":[0,1],"log_dirs":["any","any"]},{"topic":"moving","partition":1,"replicas":[1,0],"log_dirs":["any","any"]}]}');
+  assert.equal(
+    lines[1],
+    '{"version":1,"partitions":[{"topic":"moving","partition":0,"replicas":[0,1],"log_dirs":["any","any"]},{"topic":"moving","partition":1,"replicas":[1,0],"log_dirs":["any","any"]}]}',
+  );
   assert.equal(lines[2], '');
   assert.equal(lines[3], 'Proposed partition reassignment configuration');
   const proposed = JSON.parse(lines[4]!) as { version: number; partitions: { topic: string; partition: number; replicas: number[] }[] };
@@ -144,17 +190,37 @@ test('--zookeeper: --generate proposes, --execute writes /admin/reassign_partiti
 
   // What the controller does at the end (here by hand): the final assignment, the request gone.
   const a = (await zkc.getTopicAssignment('moving'))!;
-  await zkc.setTopicAssignment({ ...a, partitions: new Map([[0, proposed.partitions[0]!.replicas], [1, [0, 1]]]) }, a.zkVersion);
+  await zkc.setTopicAssignment(
+    {
+      ...a,
+      partitions: new Map([
+        [0, proposed.partitions[0]!.replicas],
+        [1, [0, 1]],
+      ]),
+    },
+    a.zkVersion,
+  );
   await session!.delete('/admin/reassign_partitions');
   const done = await reassign('--verify', '--reassignment-json-file', plan);
   const status = done.stdout.split('\n').slice(1);
   assert.equal(status[1], 'Reassignment of partition moving-0 is complete.');
-  assert.equal(status[2], `There is no active reassignment of partition moving-1, but replica set is 0,1 rather than ${proposed.partitions[1]!.replicas.join(',')}.`);
+  assert.equal(
+    status[2],
+    `There is no active reassignment of partition moving-1, but replica set is 0,1 rather than ${proposed.partitions[1]!.replicas.join(',')}.`,
+  );
 
   const missing = await file('missing.json', '{"version":1,"partitions":[{"topic":"moving","partition":7,"replicas":[1]}]}');
-  oneLineError(await reassign('--execute', '--reassignment-json-file', missing), 'kafka-reassign-partitions.sh', 'The proposed assignment contains non-existent partitions: List(moving-7)');
+  oneLineError(
+    await reassign('--execute', '--reassignment-json-file', missing),
+    'kafka-reassign-partitions.sh',
+    'The proposed assignment contains non-existent partitions: List(moving-7)',
+  );
   const unknownBroker = await file('unknown-broker.json', '{"version":1,"partitions":[{"topic":"moving","partition":0,"replicas":[1,9]}]}');
-  oneLineError(await reassign('--execute', '--reassignment-json-file', unknownBroker), 'kafka-reassign-partitions.sh', 'The proposed assignment contains non-existent brokerIDs: 9');
+  oneLineError(
+    await reassign('--execute', '--reassignment-json-file', unknownBroker),
+    'kafka-reassign-partitions.sh',
+    'The proposed assignment contains non-existent brokerIDs: 9',
+  );
 });
 
 test('embedded mode: elections are never needed, reassignment needs cluster mode (one line, exit 1)', { timeout: 120_000 }, async () => {
@@ -166,19 +232,53 @@ test('embedded mode: elections are never needed, reassignment needs cluster mode
     const [elected, listed, generated] = await Promise.all([
       runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'PREFERRED', '--all-topic-partitions']),
       runCli('kafka-reassign-partitions', ['--bootstrap-server', b.bootstrap, '--list']),
-      runCli('kafka-reassign-partitions', ['--bootstrap-server', b.bootstrap, '--generate', '--broker-list', String(b.broker.config.brokerId), '--topics-to-move-json-file', await file('solo.json', '{"topics":[{"topic":"solo"}]}')]),
+      runCli('kafka-reassign-partitions', [
+        '--bootstrap-server',
+        b.bootstrap,
+        '--generate',
+        '--broker-list',
+        String(b.broker.config.brokerId),
+        '--topics-to-move-json-file',
+        await file('solo.json', '{"topics":[{"topic":"solo"}]}'),
+      ]),
     ]);
     assert.equal(elected.code, 0, elected.stderr);
     assert.equal(elected.stdout, 'Valid replica already elected for partitions solo-0, solo-1\n');
-    oneLineError(listed, 'kafka-reassign-partitions.sh', 'the broker does not support ListPartitionReassignments (reassignment and elections need a cluster-mode broker, zookeeper.connect set)');
+    oneLineError(
+      listed,
+      'kafka-reassign-partitions.sh',
+      'the broker does not support ListPartitionReassignments (reassignment and elections need a cluster-mode broker, zookeeper.connect set)',
+    );
     assert.equal(generated.code, 0, generated.stderr);
     const id = b.broker.config.brokerId;
-    assert.equal(generated.stdout.split('\n')[4], `{"version":1,"partitions":[{"topic":"solo","partition":0,"replicas":[${id}],"log_dirs":["any"]},{"topic":"solo","partition":1,"replicas":[${id}],"log_dirs":["any"]}]}`);
-    const fromFile = await runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'preferred', '--path-to-json-file', await file('elect.json', '{"partitions":[{"topic":"solo","partition":1}]}')]);
+    assert.equal(
+      generated.stdout.split('\n')[4],
+      `{"version":1,"partitions":[{"topic":"solo","partition":0,"replicas":[${id}],"log_dirs":["any"]},{"topic":"solo","partition":1,"replicas":[${id}],"log_dirs":["any"]}]}`,
+    );
+    const fromFile = await runCli('kafka-leader-election', [
+      '--bootstrap-server',
+      b.bootstrap,
+      '--election-type',
+      'preferred',
+      '--path-to-json-file',
+      await file('elect.json', '{"partitions":[{"topic":"solo","partition":1}]}'),
+    ]);
     assert.equal(fromFile.stdout, 'Valid replica already elected for partitions solo-1\n', fromFile.stderr);
-    const unknown = await runCli('kafka-leader-election', ['--bootstrap-server', b.bootstrap, '--election-type', 'PREFERRED', '--topic', 'nope', '--partition', '0']);
+    const unknown = await runCli('kafka-leader-election', [
+      '--bootstrap-server',
+      b.bootstrap,
+      '--election-type',
+      'PREFERRED',
+      '--topic',
+      'nope',
+      '--partition',
+      '0',
+    ]);
     assert.equal(unknown.code, 1);
-    assert.equal(unknown.stdout, 'Error completing leader election (PREFERRED) for partition: nope-0: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.\n');
+    assert.equal(
+      unknown.stdout,
+      'Error completing leader election (PREFERRED) for partition: nope-0: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition.\n',
+    );
     assert.equal(unknown.stderr, 'kafka-leader-election.sh: 1 replica(s) could not be elected\n');
   } finally {
     await b.stop();

@@ -37,28 +37,46 @@ test('the seed session: topics, console producer/consumer, __consumer_offsets, r
     const props = join(dir, 'consumer.properties');
     await writeFile(props, 'exclude.internal.topics=false\n');
     const offsetsReader = spawnCli('kafka-console-consumer', [
-      '--topic', '__consumer_offsets', ...bs,
-      '--formatter', 'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
-      '--consumer.config', props, '--from-beginning',
+      '--topic',
+      '__consumer_offsets',
+      ...bs,
+      '--formatter',
+      'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
+      '--consumer.config',
+      props,
+      '--from-beginning',
     ]);
     children.push(offsetsReader);
     const commits = new LineCollector(offsetsReader);
     // Two auto-commits (5 s apart), each one line per partition.
     await commits.waitFor((l) => l.filter((x) => OFFSET_LINE.test(x)).length >= 4, 30000, 'two rounds of auto-commits');
-    const parsed = commits.lines.filter((x) => OFFSET_LINE.test(x)).map((x) => {
-      const m = OFFSET_LINE.exec(x)!;
-      return { group: m[1]!, partition: Number(m[2]), offset: Number(m[3]), commit: Number(m[4]), expire: Number(m[5]) };
-    });
+    const parsed = commits.lines
+      .filter((x) => OFFSET_LINE.test(x))
+      .map((x) => {
+        const m = OFFSET_LINE.exec(x)!;
+        return { group: m[1]!, partition: Number(m[2]), offset: Number(m[3]), commit: Number(m[4]), expire: Number(m[5]) };
+      });
     assert.equal(new Set(parsed.map((p) => p.group)).size, 1, 'one console-consumer group');
     const group = parsed[0]!.group;
     for (const p of parsed) assert.equal(p.expire - p.commit, retentionMinutes * 60000);
     const rounds = [...new Set(parsed.map((p) => p.commit))].sort();
     assert.ok(rounds.length >= 2);
-    for (const r of rounds.slice(0, 2)) assert.deepEqual(parsed.filter((p) => p.commit === r).map((p) => p.partition).sort(), [0, 1]);
+    for (const r of rounds.slice(0, 2))
+      assert.deepEqual(
+        parsed
+          .filter((p) => p.commit === r)
+          .map((p) => p.partition)
+          .sort(),
+        [0, 1],
+      );
     const gap = rounds[1]! - rounds[0]!;
     assert.ok(gap >= 4500 && gap <= 6500, `auto-commit interval ~5000 ms, was ${gap}`);
     const committed = parsed.filter((p) => p.commit === rounds[rounds.length - 1]);
-    assert.equal(committed.reduce((n, p) => n + p.offset, 0), 3, 'committed offsets cover the three messages');
+    assert.equal(
+      committed.reduce((n, p) => n + p.offset, 0),
+      3,
+      'committed offsets cover the three messages',
+    );
 
     // Kill the consumer (it commits on the way out), produce more, restart it in the same group.
     consumer.kill('SIGTERM');

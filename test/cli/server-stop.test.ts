@@ -74,7 +74,9 @@ async function startDaemon(base: string, name: string): Promise<Daemon> {
     return m ? Number(m[1]) : undefined;
   });
   // The broker keeps its pid in each log dir while it runs.
-  await until(`${name}'s .lock`, 30_000, async () => ((await readFile(join(dataDir, '.lock'), 'utf8').catch(() => '')).trim() === String(pid) ? true : undefined));
+  await until(`${name}'s .lock`, 30_000, async () =>
+    (await readFile(join(dataDir, '.lock'), 'utf8').catch(() => '')).trim() === String(pid) ? true : undefined,
+  );
   return { logDir, dataDir, pid, bootstrap: `127.0.0.1:${port}` };
 }
 
@@ -141,7 +143,7 @@ test('two -daemon brokers on one machine are stopped one at a time by kafka-serv
   }
 });
 
-test('kafka-server-stop.sh <dir> refuses what is not a running Fjord broker\'s directory', { timeout: 60_000 }, async () => {
+test("kafka-server-stop.sh <dir> refuses what is not a running Fjord broker's directory", { timeout: 60_000 }, async () => {
   const base = await mkdtemp(join(tmpdir(), 'fjord-stop-'));
   try {
     const notDir = await run(STOP, [join(base, 'missing')], { timeoutMs: 30_000 });
@@ -168,7 +170,11 @@ test('kafka-server-stop.sh without arguments names each broker it stops (pgrep f
   // The no-argument form signals every broker pgrep finds on the machine; here pgrep is a stub on
   // PATH that lists only a process this test started, so nobody else's broker is touched.
   const base = await mkdtemp(join(tmpdir(), 'fjord-stop-'));
-  const child = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => setTimeout(() => process.exit(0), 300)); setInterval(() => {}, 1000); console.log("ready");'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(
+    process.execPath,
+    ['-e', 'process.on("SIGTERM", () => setTimeout(() => process.exit(0), 300)); setInterval(() => {}, 1000); console.log("ready");'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const exited = once(child, 'exit');
   try {
     await once(child.stdout, 'data'); // its SIGTERM handler is in place

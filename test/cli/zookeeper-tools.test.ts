@@ -27,7 +27,12 @@ let dir: string | undefined;
 async function registerBrokers(chroot: string, ids: number[]): Promise<void> {
   await brokers!.ensurePath(`${chroot}/brokers/ids`);
   for (const id of ids) {
-    const reg = { id, endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 19092 + id }], rack: null, timestampMs: Date.now() };
+    const reg = {
+      id,
+      endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 19092 + id }],
+      rack: null,
+      timestampMs: Date.now(),
+    };
     await brokers!.create(`${chroot}/brokers/ids/${id}`, BrokerIdZNode.encode(reg), 'ephemeral');
   }
 }
@@ -77,7 +82,11 @@ test('kafka-topics --zookeeper: create as the seed, list, describe from partitio
   assert.equal(await zkGet(zk!.port, '/config/topics/bigdata'), '{"version":1,"config":{}}');
   assert.deepEqual(await zkLs(zk!.port, '/brokers/topics'), ['bigdata']);
 
-  oneLineError(await topics('--create', '--topic', 'bigdata', '--partitions', '2', '--replication-factor', '2'), 'kafka-topics.sh', "Topic 'bigdata' already exists.");
+  oneLineError(
+    await topics('--create', '--topic', 'bigdata', '--partitions', '2', '--replication-factor', '2'),
+    'kafka-topics.sh',
+    "Topic 'bigdata' already exists.",
+  );
   const quiet = await topics('--create', '--if-not-exists', '--topic', 'bigdata', '--partitions', '2', '--replication-factor', '2');
   assert.equal(quiet.code, 0);
   assert.equal(quiet.stdout, '');
@@ -85,22 +94,44 @@ test('kafka-topics --zookeeper: create as the seed, list, describe from partitio
   const manual = await topics('--create', '--topic', 'other', '--replica-assignment', '2:0,0:1', '--config', 'retention.ms=1000');
   assert.equal(manual.stdout, 'Created topic "other".\n', manual.stderr);
   const zkc = new KafkaZkClient(brokers!);
-  assert.deepEqual([...(await zkc.getTopicAssignment('other'))!.partitions], [[0, [2, 0]], [1, [0, 1]]]);
+  assert.deepEqual(
+    [...(await zkc.getTopicAssignment('other'))!.partitions],
+    [
+      [0, [2, 0]],
+      [1, [0, 1]],
+    ],
+  );
   assert.deepEqual(await zkc.getEntityConfigs('topics', 'other'), { 'retention.ms': '1000' });
 
-  oneLineError(await topics('--create', '--topic', 'x', '--partitions', '1', '--replication-factor', '4'), 'kafka-topics.sh', 'Replication factor: 4 larger than available brokers: 3.');
-  oneLineError(await topics('--create', '--topic', 'x', '--partitions', '1', '--replication-factor', '1', '--config', 'nope=1'), 'kafka-topics.sh', 'Unknown topic config name: nope');
+  oneLineError(
+    await topics('--create', '--topic', 'x', '--partitions', '1', '--replication-factor', '4'),
+    'kafka-topics.sh',
+    'Replication factor: 4 larger than available brokers: 3.',
+  );
+  oneLineError(
+    await topics('--create', '--topic', 'x', '--partitions', '1', '--replication-factor', '1', '--config', 'nope=1'),
+    'kafka-topics.sh',
+    'Unknown topic config name: nope',
+  );
   oneLineError(await topics('--create', '--topic', 'x', '--partitions', '1'), 'kafka-topics.sh', 'Missing required argument "[replication-factor]"');
-  oneLineError(await topics('--create', '--topic', 'x', '--replica-assignment', '0:1,2'), 'kafka-topics.sh', 'All partitions should have the same number of replicas');
+  oneLineError(
+    await topics('--create', '--topic', 'x', '--replica-assignment', '0:1,2'),
+    'kafka-topics.sh',
+    'All partitions should have the same number of replicas',
+  );
   assert.deepEqual(await zkLs(zk!.port, '/brokers/topics'), ['bigdata', 'other'], 'nothing written by the failed creates');
 
   // The controller's part, simulated: partition states for bigdata (partition 1 lost its leader).
   await brokers!.create('/controller_epoch', '1');
   const fence = { controllerEpoch: 1, epochZkVersion: 0 };
-  await zkc.createPartitionStates('bigdata', new Map([
-    [0, { leader: p0[0]!, leaderEpoch: 0, isr: p0, controllerEpoch: 1 }],
-    [1, { leader: -1, leaderEpoch: 1, isr: [p1[1]!], controllerEpoch: 1 }],
-  ]), fence);
+  await zkc.createPartitionStates(
+    'bigdata',
+    new Map([
+      [0, { leader: p0[0]!, leaderEpoch: 0, isr: p0, controllerEpoch: 1 }],
+      [1, { leader: -1, leaderEpoch: 1, isr: [p1[1]!], controllerEpoch: 1 }],
+    ]),
+    fence,
+  );
 
   const list = await topics('--list');
   assert.equal(list.stdout, 'bigdata\nother\n');
@@ -113,20 +144,33 @@ test('kafka-topics --zookeeper: create as the seed, list, describe from partitio
       `\tTopic: bigdata\tPartition: 1\tLeader: -1\tReplicas: ${p1.join(',')}\tIsr: ${p1[1]}\n`,
   );
   const problem = `\tTopic: bigdata\tPartition: 1\tLeader: -1\tReplicas: ${p1.join(',')}\tIsr: ${p1[1]}\n`;
-  assert.equal((await topics('--describe', '--under-replicated-partitions')).stdout, problem + '\tTopic: other\tPartition: 0\tLeader: none\tReplicas: 2,0\tIsr: \n\tTopic: other\tPartition: 1\tLeader: none\tReplicas: 0,1\tIsr: \n');
+  assert.equal(
+    (await topics('--describe', '--under-replicated-partitions')).stdout,
+    problem + '\tTopic: other\tPartition: 0\tLeader: none\tReplicas: 2,0\tIsr: \n\tTopic: other\tPartition: 1\tLeader: none\tReplicas: 0,1\tIsr: \n',
+  );
   assert.equal((await topics('--describe', '--unavailable-partitions', '--topic', 'big.*')).stdout, problem);
-  assert.equal((await topics('--describe', '--topics-with-overrides')).stdout, 'Topic:other\tPartitionCount:2\tReplicationFactor:2\tConfigs:retention.ms=1000\n');
+  assert.equal(
+    (await topics('--describe', '--topics-with-overrides')).stdout,
+    'Topic:other\tPartitionCount:2\tReplicationFactor:2\tConfigs:retention.ms=1000\n',
+  );
   oneLineError(await topics('--describe', '--topic', 'ghost'), 'kafka-topics.sh', "Topic 'ghost' does not exist as expected");
 
   const alter = await topics('--alter', '--topic', 'bigdata', '--partitions', '4');
   assert.equal(alter.code, 0, alter.stderr);
-  assert.equal(alter.stdout, 'WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the messages will be affected\nAdding partitions succeeded!\n');
+  assert.equal(
+    alter.stdout,
+    'WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the messages will be affected\nAdding partitions succeeded!\n',
+  );
   const grown = (await zkc.getTopicAssignment('bigdata'))!;
   assert.deepEqual([...grown.partitions.keys()], [0, 1, 2, 3]);
   assert.deepEqual(grown.partitions.get(0), p0, 'existing partitions unchanged');
   assert.equal(grown.partitions.get(2)![0], (p0[0]! + 2) % 3, 'new partitions continue the leader round robin');
   assert.equal(grown.zkVersion, 1);
-  oneLineError(await topics('--alter', '--topic', 'bigdata', '--partitions', '3'), 'kafka-topics.sh', /^kafka-topics\.sh: The number of partitions for a topic can only be increased\. Topic bigdata currently has 4 partitions, 3 would not be an increase\.\n$/);
+  oneLineError(
+    await topics('--alter', '--topic', 'bigdata', '--partitions', '3'),
+    'kafka-topics.sh',
+    /^kafka-topics\.sh: The number of partitions for a topic can only be increased\. Topic bigdata currently has 4 partitions, 3 would not be an increase\.\n$/,
+  );
 
   const del = await topics('--delete', '--topic', 'other');
   assert.equal(del.stdout, 'Topic other is marked for deletion.\nNote: This will have no impact if delete.topic.enable is not set to true.\n');
@@ -138,11 +182,19 @@ test('kafka-topics --zookeeper: create as the seed, list, describe from partitio
 
 test('kafka-topics --zookeeper: a chroot, no registered brokers, an unreachable ZooKeeper', { timeout: 240_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
-  const noBrokers = await runCli('kafka-topics', ['--create', '--topic', 'bigdata', '--zookeeper', `${zk!.connect}/empty`, '--partitions', '2', '--replication-factor', '2'], { timeoutMs: 60_000 });
+  const noBrokers = await runCli(
+    'kafka-topics',
+    ['--create', '--topic', 'bigdata', '--zookeeper', `${zk!.connect}/empty`, '--partitions', '2', '--replication-factor', '2'],
+    { timeoutMs: 60_000 },
+  );
   oneLineError(noBrokers, 'kafka-topics.sh', 'Replication factor: 2 larger than available brokers: 0.');
 
   await registerBrokers('/kafka', [5]);
-  const chrooted = await runCli('kafka-topics', ['--create', '--topic', 'c', '--zookeeper', `${zk!.connect}/kafka`, '--partitions', '3', '--replication-factor', '1'], { timeoutMs: 60_000 });
+  const chrooted = await runCli(
+    'kafka-topics',
+    ['--create', '--topic', 'c', '--zookeeper', `${zk!.connect}/kafka`, '--partitions', '3', '--replication-factor', '1'],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(chrooted.stdout, 'Created topic "c".\n', chrooted.stderr);
   assert.equal(JSON.parse(await zkGet(zk!.port, '/kafka/brokers/topics/c')).partitions['2'][0], 5);
   assert.ok(!(await zkLs(zk!.port, '/brokers/topics')).includes('c'));
@@ -153,7 +205,11 @@ test('kafka-topics --zookeeper: a chroot, no registered brokers, an unreachable 
   const down = await runCli('kafka-topics', ['--list', '--zookeeper', `127.0.0.1:${await freePort()}`, '--command-config', props], { timeoutMs: 60_000 });
   oneLineError(down, 'kafka-topics.sh', /^kafka-topics\.sh: Timed out waiting for a connection to ZooKeeper at 127\.0\.0\.1:\d+ within 1500 ms/);
   assert.ok(Date.now() - started < 30_000, 'gives up after the configured timeout');
-  oneLineError(await runCli('kafka-topics', ['--list', '--zookeeper', 'no-port']), 'kafka-topics.sh', '--zookeeper expects host:port[,host:port...][/chroot], got "no-port"');
+  oneLineError(
+    await runCli('kafka-topics', ['--list', '--zookeeper', 'no-port']),
+    'kafka-topics.sh',
+    '--zookeeper expects host:port[,host:port...][/chroot], got "no-port"',
+  );
 });
 
 test('kafka-configs --zookeeper: alter and describe topic and broker configs, with a change notification each', { timeout: 240_000 }, async (t) => {
@@ -162,7 +218,15 @@ test('kafka-configs --zookeeper: alter and describe topic and broker configs, wi
   await zkc.createTopic('cfg', 'id', new Map([[0, [0]]]), {});
   const before = (await zkc.getConfigChangeNames()).length;
 
-  const alter = await configs('--alter', '--entity-type', 'topics', '--entity-name', 'cfg', '--add-config', 'retention.ms=5000,cleanup.policy=[compact,delete]');
+  const alter = await configs(
+    '--alter',
+    '--entity-type',
+    'topics',
+    '--entity-name',
+    'cfg',
+    '--add-config',
+    'retention.ms=5000,cleanup.policy=[compact,delete]',
+  );
   assert.equal(alter.stdout, "Completed Updating config for entity: topic 'cfg'.\n", alter.stderr);
   assert.equal(await zkGet(zk!.port, '/config/topics/cfg'), '{"version":1,"config":{"retention.ms":"5000","cleanup.policy":"compact,delete"}}');
   const names = await zkc.getConfigChangeNames();
@@ -172,15 +236,34 @@ test('kafka-configs --zookeeper: alter and describe topic and broker configs, wi
   const del = await configs('--alter', '--entity-type', 'topics', '--entity-name', 'cfg', '--delete-config', 'cleanup.policy');
   assert.equal(del.code, 0, del.stderr);
   assert.equal((await configs('--describe', '--entity-type', 'topics', '--entity-name', 'cfg')).stdout, "Configs for topic 'cfg' are retention.ms=5000\n");
-  oneLineError(await configs('--alter', '--entity-type', 'topics', '--entity-name', 'cfg', '--delete-config', 'nope,retention.ms'), 'kafka-configs.sh', 'Invalid config(s): nope');
-  oneLineError(await configs('--alter', '--entity-type', 'topics', '--entity-name', 'cfg', '--add-config', 'retention.ms=abc'), 'kafka-configs.sh', /retention\.ms/);
-  oneLineError(await configs('--alter', '--entity-type', 'topics', '--entity-name', 'ghost', '--add-config', 'retention.ms=1'), 'kafka-configs.sh', 'Topic "ghost" does not exist.');
+  oneLineError(
+    await configs('--alter', '--entity-type', 'topics', '--entity-name', 'cfg', '--delete-config', 'nope,retention.ms'),
+    'kafka-configs.sh',
+    'Invalid config(s): nope',
+  );
+  oneLineError(
+    await configs('--alter', '--entity-type', 'topics', '--entity-name', 'cfg', '--add-config', 'retention.ms=abc'),
+    'kafka-configs.sh',
+    /retention\.ms/,
+  );
+  oneLineError(
+    await configs('--alter', '--entity-type', 'topics', '--entity-name', 'ghost', '--add-config', 'retention.ms=1'),
+    'kafka-configs.sh',
+    'Topic "ghost" does not exist.',
+  );
 
   const broker = await configs('--alter', '--entity-type', 'brokers', '--entity-name', '1', '--add-config', 'follower.replication.throttled.rate=1000');
   assert.equal(broker.stdout, "Completed Updating config for entity: brokers '1'.\n", broker.stderr);
   const dflt = await configs('--alter', '--entity-type', 'brokers', '--entity-default', '--add-config', 'log.cleaner.threads=2');
   assert.equal(dflt.stdout, 'Completed Updating config for entity: default brokers.\n', dflt.stderr);
   assert.equal(await zkGet(zk!.port, '/config/brokers/<default>'), '{"version":1,"config":{"log.cleaner.threads":"2"}}');
-  assert.equal((await configs('--describe', '--entity-type', 'brokers')).stdout, "Configs for brokers '1' are follower.replication.throttled.rate=1000\nConfigs for default brokers are log.cleaner.threads=2\n");
-  oneLineError(await configs('--alter', '--entity-type', 'brokers', '--entity-name', 'b1', '--add-config', 'a=1'), 'kafka-configs.sh', "Error parsing broker b1. The broker's Entity Name must be a single integer value");
+  assert.equal(
+    (await configs('--describe', '--entity-type', 'brokers')).stdout,
+    "Configs for brokers '1' are follower.replication.throttled.rate=1000\nConfigs for default brokers are log.cleaner.threads=2\n",
+  );
+  oneLineError(
+    await configs('--alter', '--entity-type', 'brokers', '--entity-name', 'b1', '--add-config', 'a=1'),
+    'kafka-configs.sh',
+    "Error parsing broker b1. The broker's Entity Name must be a single integer value",
+  );
 });

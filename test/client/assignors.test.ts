@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { cooperativeStickyAssignor, rangeAssignor, roundRobinAssignor, type GroupAssignment, type MemberSubscription } from '../../src/client/group/assignors.js';
+import {
+  cooperativeStickyAssignor,
+  rangeAssignor,
+  roundRobinAssignor,
+  type GroupAssignment,
+  type MemberSubscription,
+} from '../../src/client/group/assignors.js';
 
 const member = (memberId: string, topics: string[], owned: Record<string, number[]> = {}, generation = -1): MemberSubscription => ({
   memberId,
@@ -18,7 +24,13 @@ test('range gives contiguous ranges per topic, the first members one extra', () 
 });
 
 test('roundrobin deals partitions of all topics in turn', () => {
-  const a = roundRobinAssignor.assign([member('a', ['x', 'y']), member('b', ['x', 'y'])], new Map([['x', 3], ['y', 2]]));
+  const a = roundRobinAssignor.assign(
+    [member('a', ['x', 'y']), member('b', ['x', 'y'])],
+    new Map([
+      ['x', 3],
+      ['y', 2],
+    ]),
+  );
   assert.deepEqual(plain(a), { a: { x: [0, 2], y: [1] }, b: { x: [1], y: [0] } });
 });
 
@@ -38,7 +50,12 @@ test('every assignor assigns each partition at most once and only to subscribers
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 6 }), fc.array(fc.integer({ min: 0, max: 8 }), { minLength: 1, maxLength: 3 }), (nMembers, counts) => {
       const topics = counts.map((_, i) => `t${i}`);
-      const members = Array.from({ length: nMembers }, (_, i) => member(`m${i}`, topics.filter((_, j) => (i + j) % 2 === 0 || nMembers === 1)));
+      const members = Array.from({ length: nMembers }, (_, i) =>
+        member(
+          `m${i}`,
+          topics.filter((_, j) => (i + j) % 2 === 0 || nMembers === 1),
+        ),
+      );
       const parts = new Map(topics.map((t, i) => [t, counts[i]!]));
       for (const assignor of [rangeAssignor, roundRobinAssignor, cooperativeStickyAssignor]) {
         const seen = new Set<string>();
@@ -52,7 +69,11 @@ test('every assignor assigns each partition at most once and only to subscribers
           }
         }
         const subscribed = topics.filter((t) => members.some((m) => m.topics.includes(t)));
-        assert.equal(seen.size, subscribed.reduce((n, t) => n + parts.get(t)!, 0), `${assignor.name} left partitions out`);
+        assert.equal(
+          seen.size,
+          subscribed.reduce((n, t) => n + parts.get(t)!, 0),
+          `${assignor.name} left partitions out`,
+        );
       }
     }),
   );

@@ -25,7 +25,14 @@ for (const strategy of ['range', 'roundrobin', 'cooperative-sticky']) {
     const b = await startTestBroker();
     const admin = new Admin({ bootstrapServers: b.bootstrap });
     const producer = new Producer({ bootstrapServers: b.bootstrap });
-    const opts = { bootstrapServers: b.bootstrap, groupId: 'g1', autoOffsetReset: 'earliest' as const, partitionAssignmentStrategy: [strategy], heartbeatIntervalMs: 200, autoCommitIntervalMs: 200 };
+    const opts = {
+      bootstrapServers: b.bootstrap,
+      groupId: 'g1',
+      autoOffsetReset: 'earliest' as const,
+      partitionAssignmentStrategy: [strategy],
+      heartbeatIntervalMs: 200,
+      autoCommitIntervalMs: 200,
+    };
     const c1 = new Consumer(opts);
     const c2 = new Consumer(opts);
     try {
@@ -47,7 +54,10 @@ for (const strategy of ['range', 'roundrobin', 'cooperative-sticky']) {
       await c1.close();
       await c2.close();
       const offsets = await admin.listGroupOffsets('g1');
-      assert.deepEqual([...offsets.get('t')!.values()].map((o) => o.offset), [10n, 10n, 10n, 10n]);
+      assert.deepEqual(
+        [...offsets.get('t')!.values()].map((o) => o.offset),
+        [10n, 10n, 10n, 10n],
+      );
     } finally {
       await c1.close();
       await c2.close();
@@ -64,7 +74,11 @@ test('pattern subscription skips internal topics; pause/resume stops and restart
   const producer = new Producer({ bootstrapServers: b.bootstrap });
   const c = new Consumer({ bootstrapServers: b.bootstrap, groupId: 'pat', autoOffsetReset: 'earliest' });
   try {
-    await admin.createTopics([{ name: 'logs-a', numPartitions: 1 }, { name: 'logs-b', numPartitions: 1 }, { name: 'other', numPartitions: 1 }]);
+    await admin.createTopics([
+      { name: 'logs-a', numPartitions: 1 },
+      { name: 'logs-b', numPartitions: 1 },
+      { name: 'other', numPartitions: 1 },
+    ]);
     await producer.send({ topic: 'logs-a', value: 'a' });
     await producer.send({ topic: 'logs-b', value: 'b' });
     await producer.send({ topic: 'other', value: 'o' });

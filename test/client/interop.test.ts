@@ -23,7 +23,7 @@ function run(cmd: string, args: string[], input = ''): Promise<{ status: number 
   });
 }
 
-test('kcat reads what the Fjord producer wrote (snappy, keys, headers) and the Fjord consumer reads kcat\'s', async (t) => {
+test("kcat reads what the Fjord producer wrote (snappy, keys, headers) and the Fjord consumer reads kcat's", async (t) => {
   if (!requirePeer(t, 'kcat')) return;
   const b = await startTestBroker();
   const admin = new Admin({ bootstrapServers: b.bootstrap });
@@ -72,10 +72,14 @@ test('a kafkajs consumer in a group reads what the Fjord producer wrote; Fjord r
     await kjsConsumer.subscribe({ topic: 'mixed', fromBeginning: true });
     const seen = new Set<string>();
     await new Promise<void>((resolve, reject) => {
-      kjsConsumer.run({ eachMessage: async ({ message }) => {
-        seen.add(message.value!.toString());
-        if (seen.size === 20) resolve();
-      } }).catch(reject);
+      kjsConsumer
+        .run({
+          eachMessage: async ({ message }) => {
+            seen.add(message.value!.toString());
+            if (seen.size === 20) resolve();
+          },
+        })
+        .catch(reject);
     });
     assert.equal(seen.size, 20);
     await kjsProducer.connect();

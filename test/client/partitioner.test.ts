@@ -7,7 +7,7 @@ import { murmur2, partitionForKey, StickyPartitioner } from '../../src/client/pa
 const require = createRequire(import.meta.url);
 const kafkajsMurmur2 = require('kafkajs/src/producer/partitioners/default/murmur2.js') as (key: Buffer) => number;
 
-test('murmur2 matches the values in Kafka\'s own tests', () => {
+test("murmur2 matches the values in Kafka's own tests", () => {
   const cases: [string, number][] = [
     ['21', -973932308],
     ['foobar', -790332482],
@@ -19,7 +19,7 @@ test('murmur2 matches the values in Kafka\'s own tests', () => {
   for (const [s, h] of cases) assert.equal(murmur2(Buffer.from(s)), h, s);
 });
 
-test('murmur2 agrees with kafkajs\'s Java-compatible partitioner on random keys', () => {
+test("murmur2 agrees with kafkajs's Java-compatible partitioner on random keys", () => {
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
       const key = Buffer.from(bytes);

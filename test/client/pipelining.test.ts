@@ -20,7 +20,10 @@ test('produce() callbacks: records sent before metadata is known keep their orde
     }
     await producer.flush();
     assert.equal(errors, 0);
-    assert.ok(delivered.every((m) => m !== null), 'flush resolved only once every record was acknowledged');
+    assert.ok(
+      delivered.every((m) => m !== null),
+      'flush resolved only once every record was acknowledged',
+    );
     assert.deepEqual([...new Set(delivered.map((m) => m!.partition))], [0]);
     delivered.forEach((m, i) => assert.equal(m!.offset, BigInt(i), `record ${i}`));
     const viaPromise = await producer.send({ topic: 'fresh', value: 'last' });

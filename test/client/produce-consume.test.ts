@@ -15,14 +15,15 @@ test('admin creates a topic, producer writes, consumer (assign) reads it back in
     assert.equal(again.get('orders')?.code, 36);
     assert.deepEqual(await admin.listTopics(), ['orders']);
 
-    const sent = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => producer.send({ topic: 'orders', partition: i % 2, key: `k${i}`, value: `v${i}` })),
-    );
+    const sent = await Promise.all(Array.from({ length: 50 }, (_, i) => producer.send({ topic: 'orders', partition: i % 2, key: `k${i}`, value: `v${i}` })));
     assert.equal(sent[0]!.offset, 0n);
     assert.equal(sent[48]!.offset, 24n);
     assert.equal(sent[49]!.partition, 1);
 
-    consumer.assign([{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 1 }]);
+    consumer.assign([
+      { topic: 'orders', partition: 0 },
+      { topic: 'orders', partition: 1 },
+    ]);
     const got: string[] = [];
     const deadline = Date.now() + 10000;
     while (got.length < 50 && Date.now() < deadline) {
@@ -38,8 +39,14 @@ test('admin creates a topic, producer writes, consumer (assign) reads it back in
     assert.ok(again2.length > 0);
     assert.equal(again2.find((r) => r.partition === 1)!.offset, 20n);
 
-    const ends = await admin.listOffsets([{ topic: 'orders', partition: 0, timestamp: -1n }, { topic: 'orders', partition: 1, timestamp: -2n }]);
-    assert.deepEqual(ends.map((e) => e.offset), [25n, 0n]);
+    const ends = await admin.listOffsets([
+      { topic: 'orders', partition: 0, timestamp: -1n },
+      { topic: 'orders', partition: 1, timestamp: -2n },
+    ]);
+    assert.deepEqual(
+      ends.map((e) => e.offset),
+      [25n, 0n],
+    );
   } finally {
     await consumer.close();
     await producer.close();

@@ -13,8 +13,10 @@ test('a broker certificate without the host name is refused unless ssl.endpoint.
   const b = await startTestBroker({ listeners: 'SSL://127.0.0.1:0', 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': noSan.keystore });
   try {
     const opts = { clientId: 't', connectTimeoutMs: 10_000, requestTimeoutMs: 10_000 };
-    await assert.rejects(Connection.connect('127.0.0.1', b.port, { ...opts, security: { protocol: 'SSL', tls: { ca: certs.ca } } }),
-      /TLS connection to 127\.0\.0\.1:\d+ failed: .*(IP|altnames|host).*ssl\.endpoint\.identification\.algorithm=https/);
+    await assert.rejects(
+      Connection.connect('127.0.0.1', b.port, { ...opts, security: { protocol: 'SSL', tls: { ca: certs.ca } } }),
+      /TLS connection to 127\.0\.0\.1:\d+ failed: .*(IP|altnames|host).*ssl\.endpoint\.identification\.algorithm=https/,
+    );
     const c = await Connection.connect('127.0.0.1', b.port, { ...opts, security: { protocol: 'SSL', tls: { ca: certs.ca, verifyHostname: false } } });
     assert.ok(c.brokerApiVersions.size > 0);
     c.close();

@@ -30,7 +30,10 @@ after(() => c?.stop());
 const connect = (port: number) => Connection.connect('127.0.0.1', port, { clientId: 'acks-all-latency', connectTimeoutMs: 10_000, requestTimeoutMs: 60_000 });
 
 async function produce(conn: Connection, values: string[]): Promise<number> {
-  const records = encodeBatch({ records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })), baseTimestamp: BigInt(Date.now()) });
+  const records = encodeBatch({
+    records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })),
+    baseTimestamp: BigInt(Date.now()),
+  });
   const res = await conn.send(Api.Produce, { acks: -1, timeoutMs: 45_000, topicData: [{ name: TOPIC, partitionData: [{ index: 0, records }] }] });
   return res.responses[0]!.partitionResponses[0]!.errorCode;
 }
@@ -39,10 +42,18 @@ async function countRecords(conn: Connection): Promise<{ count: number; highWate
   let count = 0;
   let offset = 0n;
   for (;;) {
-    const res = await conn.send(Api.Fetch, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
-      topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
-    }, { version: 11 });
+    const res = await conn.send(
+      Api.Fetch,
+      {
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
+      },
+      { version: 11 },
+    );
     const p = res.responses[0]!.partitions[0]!;
     assert.equal(p.errorCode, ErrorCode.NONE);
     const records = p.records ?? Buffer.alloc(0);

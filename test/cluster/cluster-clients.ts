@@ -30,7 +30,10 @@ export function kafkaTopics(...args: string[]): Promise<CliResult> {
 }
 
 /** The assignment in /brokers/topics/<t> and every partition's /state, as Kafka's ZkData writes them. */
-export async function zkTopic(c: Cluster, topic: string): Promise<{ topicId: string; partitions: PartitionView[]; epochs: Map<number, { leaderEpoch: number; controllerEpoch: number }> } | undefined> {
+export async function zkTopic(
+  c: Cluster,
+  topic: string,
+): Promise<{ topicId: string; partitions: PartitionView[]; epochs: Map<number, { leaderEpoch: number; controllerEpoch: number }> } | undefined> {
   const zk = await c.zk();
   const node = await zk.getIfExists(`/brokers/topics/${topic}`);
   if (!node) return undefined;
@@ -66,7 +69,9 @@ export async function kcatMetadata(bootstrap: string, topic: string): Promise<Me
   const t = md.topics.find((x) => x.topic === topic);
   return {
     brokers: md.brokers.map((b) => b.id).sort(),
-    partitions: (t?.partitions ?? []).map((p) => ({ partition: p.partition, leader: p.leader, replicas: p.replicas.map((r) => r.id), isr: p.isrs.map((r) => r.id) })).sort(byPartition),
+    partitions: (t?.partitions ?? [])
+      .map((p) => ({ partition: p.partition, leader: p.leader, replicas: p.replicas.map((r) => r.id), isr: p.isrs.map((r) => r.id) }))
+      .sort(byPartition),
   };
 }
 

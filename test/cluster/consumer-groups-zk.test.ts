@@ -42,14 +42,22 @@ before(async () => {
   await offset(zk, 'active', 0, 1n);
   await offset(zk, 'active', 1, 5n);
   await zk.ensurePath('/consumers/active/ids');
-  await zk.create('/consumers/active/ids/active_host-1482765213478-5a1b2c3d', JSON.stringify({ version: 1, subscription: { bigdata: 1 }, pattern: 'static', timestamp: '1482765213478' }), 'ephemeral');
+  await zk.create(
+    '/consumers/active/ids/active_host-1482765213478-5a1b2c3d',
+    JSON.stringify({ version: 1, subscription: { bigdata: 1 }, pattern: 'static', timestamp: '1482765213478' }),
+    'ephemeral',
+  );
   await zk.ensurePath('/consumers/active/owners/bigdata');
   await zk.create('/consumers/active/owners/bigdata/0', 'active_host-1482765213478-5a1b2c3d-0', 'ephemeral');
   // crowded: two registered consumers, one owning partition 1, one owning nothing; no offset for partition 0.
   await offset(zk, 'crowded', 1, 4n);
   await zk.ensurePath('/consumers/crowded/ids');
   for (const id of ['crowded_a-1-aaaa', 'crowded_b-1-bbbb']) {
-    await zk.create(`/consumers/crowded/ids/${id}`, JSON.stringify({ version: 1, subscription: { bigdata: 1 }, pattern: 'static', timestamp: '1' }), 'ephemeral');
+    await zk.create(
+      `/consumers/crowded/ids/${id}`,
+      JSON.stringify({ version: 1, subscription: { bigdata: 1 }, pattern: 'static', timestamp: '1' }),
+      'ephemeral',
+    );
   }
   await zk.ensurePath('/consumers/crowded/owners/bigdata');
   await zk.create('/consumers/crowded/owners/bigdata/1', 'crowded_a-1-aaaa-0', 'ephemeral');
@@ -77,23 +85,33 @@ const groups = (...args: string[]): Promise<CliResult> => runCli('kafka-consumer
 const zkGroups = (...args: string[]): Promise<CliResult> => groups('--zookeeper', c!.zkConnect, ...args);
 
 /** A table's rows as whitespace-split cells, header first (the leading blank line dropped). */
-const table = (out: string): string[][] => out.split('\n').filter((l) => l.trim() !== '').map((l) => l.trim().split(/\s+/));
+const table = (out: string): string[][] =>
+  out
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.trim().split(/\s+/));
 
-test('--zookeeper --list prints the groups under /consumers after Kafka\'s note on stderr', async (t) => {
+test("--zookeeper --list prints the groups under /consumers after Kafka's note on stderr", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const r = await zkGroups('--list');
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(r.stdout.split('\n').filter((l) => l !== ''), ['active', 'crowded', 'idle']);
+  assert.deepEqual(
+    r.stdout.split('\n').filter((l) => l !== ''),
+    ['active', 'crowded', 'idle'],
+  );
   assert.equal(r.stderr, `${NOTE}\n\n`);
 });
 
-test('--zookeeper --describe: Kafka 0.11\'s columns, offsets from ZooKeeper, log end offsets from the leaders, owners without their thread suffix', async (t) => {
+test("--zookeeper --describe: Kafka 0.11's columns, offsets from ZooKeeper, log end offsets from the leaders, owners without their thread suffix", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const r = await zkGroups('--describe', '--group', 'active');
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.split('\n');
   assert.equal(lines[0], '', 'a blank line before the header, as Kafka');
-  assert.equal(lines[1], `${'TOPIC'.padEnd(30)} ${'PARTITION'.padEnd(10)} ${'CURRENT-OFFSET'.padEnd(15)} ${'LOG-END-OFFSET'.padEnd(15)} ${'LAG'.padEnd(10)} ${'CONSUMER-ID'.padEnd(50)}`);
+  assert.equal(
+    lines[1],
+    `${'TOPIC'.padEnd(30)} ${'PARTITION'.padEnd(10)} ${'CURRENT-OFFSET'.padEnd(15)} ${'LOG-END-OFFSET'.padEnd(15)} ${'LAG'.padEnd(10)} ${'CONSUMER-ID'.padEnd(50)}`,
+  );
   assert.deepEqual(table(r.stdout).slice(1), [
     ['bigdata', '0', '1', '3', '2', 'active_host-1482765213478-5a1b2c3d'],
     ['bigdata', '1', '5', '5', '0', '-'],
@@ -118,7 +136,10 @@ test('--zookeeper --reset-offsets: dry run by default, --execute writes the znod
   const dry = await zkGroups('--reset-offsets', '--group', 'idle', '--topic', 'bigdata', '--to-earliest');
   assert.equal(dry.code, 0, dry.stderr);
   assert.match(dry.stdout, /^WARN: No action will be performed as the --execute option is missing/);
-  assert.deepEqual(table(dry.stdout).slice(-2), [['idle', 'bigdata', '0', '0'], ['idle', 'bigdata', '1', '0']]);
+  assert.deepEqual(table(dry.stdout).slice(-2), [
+    ['idle', 'bigdata', '0', '0'],
+    ['idle', 'bigdata', '1', '0'],
+  ]);
   assert.equal(await znode('/consumers/idle/offsets/bigdata/0'), '2', 'a dry run writes nothing');
 
   const run = async (...args: string[]): Promise<[string | undefined, string | undefined]> => {
@@ -179,7 +200,10 @@ test('moving a group between the stores: --export of the ZooKeeper offsets, --fr
     const kafkaStored = await admin.listGroupOffsets('moving');
     assert.deepEqual([kafkaStored.get('bigdata')?.get(0)?.offset, kafkaStored.get('bigdata')?.get(1)?.offset], [2n, 3n]);
     // And back: a Kafka-stored group's offsets into ZooKeeper.
-    await admin.alterGroupOffsets('back-to-zk', [{ topic: 'bigdata', partition: 0, offset: 1n }, { topic: 'bigdata', partition: 1, offset: 4n }]);
+    await admin.alterGroupOffsets('back-to-zk', [
+      { topic: 'bigdata', partition: 0, offset: 1n },
+      { topic: 'bigdata', partition: 1, offset: 4n },
+    ]);
   } finally {
     await admin.close();
   }
@@ -187,13 +211,16 @@ test('moving a group between the stores: --export of the ZooKeeper offsets, --fr
   assert.equal(out.code, 0, out.stderr);
   const back = join(dir, 'back.csv');
   await writeFile(back, out.stdout);
-  assert.match((await zkGroups('--reset-offsets', '--group', 'back-to-zk', '--all-topics', '--to-latest', '--execute')).stderr, /The consumer group 'back-to-zk' does not exist/);
+  assert.match(
+    (await zkGroups('--reset-offsets', '--group', 'back-to-zk', '--all-topics', '--to-latest', '--execute')).stderr,
+    /The consumer group 'back-to-zk' does not exist/,
+  );
   const toZk = await zkGroups('--reset-offsets', '--group', 'back-to-zk', '--from-file', back, '--execute');
   assert.equal(toZk.code, 0, toZk.stderr);
   assert.deepEqual([await znode('/consumers/back-to-zk/offsets/bigdata/0'), await znode('/consumers/back-to-zk/offsets/bigdata/1')], ['1', '4']);
 });
 
-test('kafka-run-class.sh kafka.tools.ExportZkOffsets / ImportZkOffsets: Kafka\'s path:offset lines', async (t) => {
+test("kafka-run-class.sh kafka.tools.ExportZkOffsets / ImportZkOffsets: Kafka's path:offset lines", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const runClass = (...args: string[]): Promise<CliResult> => runCli('kafka-run-class', args, { timeoutMs: 60_000 });
   const file = join(dir, 'export.txt');
@@ -222,7 +249,7 @@ test('kafka-run-class.sh kafka.tools.ExportZkOffsets / ImportZkOffsets: Kafka\'s
   assert.match(unknown.stderr, /kafka\.tools\.NoSuchTool/);
 });
 
-test('--zookeeper --delete: refused while consumers are registered, else the group\'s tree is removed (Kafka\'s messages)', async (t) => {
+test("--zookeeper --delete: refused while consumers are registered, else the group's tree is removed (Kafka's messages)", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const active = await zkGroups('--delete', '--group', 'active');
   assert.equal(active.code, 1);

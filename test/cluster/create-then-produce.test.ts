@@ -21,7 +21,14 @@ import { requirePeer } from '../helpers/peers.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec, MetadataRequestCodec, MetadataResponseCodec, ProduceRequestCodec, ProduceResponseCodec,
+  CreatePartitionsRequestCodec,
+  CreatePartitionsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  MetadataRequestCodec,
+  MetadataResponseCodec,
+  ProduceRequestCodec,
+  ProduceResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import type { CreatableTopic } from '../../src/protocol/messages/19-create-topics.js';
 import type { Input } from '../../src/protocol/primitives/index.js';
@@ -48,11 +55,16 @@ after(async () => {
 const client = (id: number): RawClient => clients.get(id)!;
 
 function metadata(from: number, names: string[], autoCreate = false) {
-  return client(from).request(3, MetadataRequestCodec, MetadataResponseCodec, 9, { topics: names.map((name) => ({ name })), allowAutoTopicCreation: autoCreate });
+  return client(from).request(3, MetadataRequestCodec, MetadataResponseCodec, 9, {
+    topics: names.map((name) => ({ name })),
+    allowAutoTopicCreation: autoCreate,
+  });
 }
 
 function createTopic(topic: Input<CreatableTopic>, timeoutMs = 30_000) {
-  return client(controller).request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 5, { topics: [topic], timeoutMs, validateOnly: false }).then((r) => r.topics[0]!);
+  return client(controller)
+    .request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 5, { topics: [topic], timeoutMs, validateOnly: false })
+    .then((r) => r.topics[0]!);
 }
 
 /** One acks=1 produce to each partition's leader as broker `from` lists it: the error codes that were not NONE, with where they came from. */
@@ -64,7 +76,10 @@ async function produceToLeaders(from: number, name: string): Promise<string[]> {
   await Promise.all(
     t.partitions.map(async (p) => {
       const r = await client(p.leaderId).request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
-        transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name, partitionData: [{ index: p.partitionIndex, records: batchOf(['v']) }] }],
+        transactionalId: null,
+        acks: 1,
+        timeoutMs: 5000,
+        topicData: [{ name, partitionData: [{ index: p.partitionIndex, records: batchOf(['v']) }] }],
       });
       const code = r.responses[0]!.partitionResponses[0]!.errorCode;
       if (code !== ErrorCode.NONE) failures.push(`${name}-${p.partitionIndex} on leader ${p.leaderId}: error ${code}`);
@@ -92,7 +107,15 @@ test('CreateTopics waits for a leader whose LeaderAndIsr is late, and the produc
   try {
     const t0 = Date.now();
     // Partition 0 led by the late broker, partition 1 by the controller.
-    const created = await createTopic({ name: 'late-leader', assignments: [{ partitionIndex: 0, brokerIds: [late, controller] }, { partitionIndex: 1, brokerIds: [controller, late] }] , numPartitions: -1, replicationFactor: -1 });
+    const created = await createTopic({
+      name: 'late-leader',
+      assignments: [
+        { partitionIndex: 0, brokerIds: [late, controller] },
+        { partitionIndex: 1, brokerIds: [controller, late] },
+      ],
+      numPartitions: -1,
+      replicationFactor: -1,
+    });
     const took = Date.now() - t0;
     assert.equal(created.errorCode, ErrorCode.NONE, created.errorMessage ?? '');
     assert.ok(rule.hits >= 1, 'the LeaderAndIsr to the late broker was delayed');
@@ -103,7 +126,7 @@ test('CreateTopics waits for a leader whose LeaderAndIsr is late, and the produc
   }
 });
 
-test('CreatePartitions waits for the new partition\'s late leader, and the produce to it succeeds', { timeout: 60_000 }, async (t) => {
+test("CreatePartitions waits for the new partition's late leader, and the produce to it succeeds", { timeout: 60_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !c) return;
   const late = (controller + 1) % 3;
   const created = await createTopic({ name: 'grown', assignments: [{ partitionIndex: 0, brokerIds: [controller] }], numPartitions: -1, replicationFactor: -1 });
@@ -111,7 +134,9 @@ test('CreatePartitions waits for the new partition\'s late leader, and the produ
   const rule = c.faults.delay({ api: API.LeaderAndIsr, to: late }, DELAY_MS);
   try {
     const res = await client(controller).request(37, CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, 1, {
-      topics: [{ name: 'grown', count: 2, assignments: [{ brokerIds: [late] }] }], timeoutMs: 30_000, validateOnly: false,
+      topics: [{ name: 'grown', count: 2, assignments: [{ brokerIds: [late] }] }],
+      timeoutMs: 30_000,
+      validateOnly: false,
     });
     assert.equal(res.results[0]!.errorCode, ErrorCode.NONE, res.results[0]!.errorMessage ?? '');
     assert.ok(rule.hits >= 1, 'the LeaderAndIsr to the late broker was delayed');
@@ -121,21 +146,30 @@ test('CreatePartitions waits for the new partition\'s late leader, and the produ
   }
 });
 
-test("CreateTopics whose leader cannot serve within the request's timeout_ms: REQUEST_TIMED_OUT (Kafka's answer), the topic created anyway", { timeout: 60_000 }, async (t) => {
+test("CreateTopics whose leader cannot serve within the request's timeout_ms: REQUEST_TIMED_OUT (Kafka's answer), the topic created anyway", {
+  timeout: 60_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !c) return;
   const cluster = c;
   const late = (controller + 2) % 3;
   const held = cluster.faults.hold({ api: API.LeaderAndIsr, to: late });
   try {
     const t0 = Date.now();
-    const created = await createTopic({ name: 'held-leader', assignments: [{ partitionIndex: 0, brokerIds: [late] }], numPartitions: -1, replicationFactor: -1 }, 1000);
+    const created = await createTopic(
+      { name: 'held-leader', assignments: [{ partitionIndex: 0, brokerIds: [late] }], numPartitions: -1, replicationFactor: -1 },
+      1000,
+    );
     const took = Date.now() - t0;
     assert.equal(created.errorCode, ErrorCode.REQUEST_TIMED_OUT, created.errorMessage ?? '');
     assert.ok(took >= 900 && took < 10_000, `answered after ${took} ms`);
   } finally {
     held.release();
   }
-  await cluster.waitFor('held-leader served by its leader', 20_000, async () => (await produceToLeaders(controller, 'held-leader').catch(() => ['not listed'])).length === 0);
+  await cluster.waitFor(
+    'held-leader served by its leader',
+    20_000,
+    async () => (await produceToLeaders(controller, 'held-leader').catch(() => ['not listed'])).length === 0,
+  );
 });
 
 test('Metadata auto-creating a topic answers once its leaders serve it: every produce to them succeeds', { timeout: 60_000 }, async (t) => {
@@ -148,7 +182,10 @@ test('Metadata auto-creating a topic answers once its leaders serve it: every pr
     const topic = md.topics[0]!;
     assert.equal(topic.errorCode, ErrorCode.NONE);
     assert.equal(topic.partitions.length, 3);
-    assert.ok(topic.partitions.some((p) => p.leaderId !== asked), 'some partition is led by a broker whose LeaderAndIsr was late');
+    assert.ok(
+      topic.partitions.some((p) => p.leaderId !== asked),
+      'some partition is led by a broker whose LeaderAndIsr was late',
+    );
     assert.deepEqual(await produceToLeaders(asked, 'auto-created'), []);
   } finally {
     for (const r of rules) r.remove();

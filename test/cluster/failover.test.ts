@@ -54,14 +54,19 @@ test('kill -9 of the controller: a new controller with a larger epoch, new leade
   // an ISR of the live members (Kafka's OfflinePartitionLeaderElection at controller failover).
   // Where it was only a follower, the leader stays; the new controller takes the dead broker out
   // of the ISR there too (its replicas go through OfflineReplica at failover, as Kafka's).
-  const moved = await c!.waitFor('new leaders for the dead broker\'s partitions', NOTICE_MS, async () => {
+  const moved = await c!.waitFor("new leaders for the dead broker's partitions", NOTICE_MS, async () => {
     const tp = await zkTopic(c!, 'before-failover');
-    return tp?.partitions.every((p) => p.leader >= 0 && p.leader !== dead && (before.partitions[p.partition]!.leader !== dead || !p.isr.includes(dead))) ? tp : undefined;
+    return tp?.partitions.every((p) => p.leader >= 0 && p.leader !== dead && (before.partitions[p.partition]!.leader !== dead || !p.isr.includes(dead)))
+      ? tp
+      : undefined;
   });
   for (const p of before.partitions) {
     const now = moved.partitions[p.partition]!;
     if (p.leader === dead) {
-      assert.equal(now.leader, p.replicas.find((r) => r !== dead));
+      assert.equal(
+        now.leader,
+        p.replicas.find((r) => r !== dead),
+      );
       // At least one epoch later: Kafka's failover first takes the dead broker's replicas
       // offline (leaderless, epoch + 1), then elects (epoch + 1 again).
       assert.ok(moved.epochs.get(p.partition)!.leaderEpoch > before.epochs.get(p.partition)!.leaderEpoch, `partition ${p.partition}'s leader epoch grew`);
@@ -77,7 +82,17 @@ test('kill -9 of the controller: a new controller with a larger epoch, new leade
   for (const p of created.partitions) assert.ok(!p.replicas.includes(dead), 'replicas only on live brokers');
   // Through the admin API too, bootstrapping from a broker that is not the controller.
   const other = [0, 1, 2].find((id) => id !== dead && id !== next.brokerId)!;
-  const viaApi = await kafkaTopics('--create', '--topic', 'after-failover-api', '--bootstrap-server', c!.broker(other).bootstrap, '--partitions', '2', '--replication-factor', '2');
+  const viaApi = await kafkaTopics(
+    '--create',
+    '--topic',
+    'after-failover-api',
+    '--bootstrap-server',
+    c!.broker(other).bootstrap,
+    '--partitions',
+    '2',
+    '--replication-factor',
+    '2',
+  );
   assert.equal(viaApi.code, 0, viaApi.stderr);
   assert.equal(viaApi.stdout, 'Created topic after-failover-api.\n');
   await waitForTopic(c!, 'after-failover-api', 10_000);
@@ -132,12 +147,14 @@ test('a dead broker: its partitions under-replicated, its sole replica unavailab
     `\tTopic: urp\tPartition: 0\tLeader: ${y}\tReplicas: ${x},${y}\tIsr: ${y}\tOffline: ${x}`,
     `\tTopic: urp\tPartition: 1\tLeader: ${y}\tReplicas: ${y},${x}\tIsr: ${y}\tOffline: ${x}`,
   ]);
-  assert.deepEqual(await describe('--unavailable-partitions', '--topic', 'lonely'), [`\tTopic: lonely\tPartition: 0\tLeader: none\tReplicas: ${x}\tIsr: ${x}\tOffline: ${x}`]);
+  assert.deepEqual(await describe('--unavailable-partitions', '--topic', 'lonely'), [
+    `\tTopic: lonely\tPartition: 0\tLeader: none\tReplicas: ${x}\tIsr: ${x}\tOffline: ${x}`,
+  ]);
   const none = await kafkaTopics('--describe', '--bootstrap-server', bs, '--unavailable-partitions', '--topic', 'urp');
   assert.equal(none.stdout, '', 'urp still has a leader');
 });
 
-test('a topic deleted while a replica\'s broker is down is finished when the broker returns', async (t) => {
+test("a topic deleted while a replica's broker is down is finished when the broker returns", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   assert.ok(downBroker >= 0 && !c!.broker(downBroker).running, 'the previous test left a broker down');
   const [x, y] = [downBroker, peer];
@@ -152,7 +169,11 @@ test('a topic deleted while a replica\'s broker is down is finished when the bro
 
   await c!.broker(x).restart();
   await c!.waitForRegistered([0, 1, 2]);
-  await c!.waitFor('the deletion to finish', NOTICE_MS, async () => (await zk.children('/admin/delete_topics')).length === 0 && (await zk.exists('/brokers/topics/doomed')) === null);
+  await c!.waitFor(
+    'the deletion to finish',
+    NOTICE_MS,
+    async () => (await zk.children('/admin/delete_topics')).length === 0 && (await zk.exists('/brokers/topics/doomed')) === null,
+  );
   assert.equal(await zk.exists('/config/topics/doomed'), null);
   await c!.waitFor(`broker ${x}'s doomed partition dirs to go`, 20_000, () => partitionDirs(c!.broker(x).dir, 'doomed').length === 0);
   assert.deepEqual(await c!.zkCliLs('/admin/delete_topics'), []);
@@ -172,19 +193,34 @@ test('a broker whose session expired (SIGSTOP past the timeout) registers again;
   const frozen = c!.broker(z);
   frozen.pause();
   try {
-    await c!.waitForRegistered([0, 1, 2].filter((id) => id !== z), NOTICE_MS);
+    await c!.waitForRegistered(
+      [0, 1, 2].filter((id) => id !== z),
+      NOTICE_MS,
+    );
     // Its partition moves to the other ISR member; the other brokers drop it from Metadata.
     await c!.waitFor('frozen-0 led by the other replica', NOTICE_MS, async () => {
       const tp = await zkTopic(c!, 'frozen');
       return tp?.partitions[0]?.leader === w && tp.partitions[0]!.isr.join() === `${w}` && tp.epochs.get(0)!.leaderEpoch === 1;
     });
-    await c!.waitFor(`broker ${w}'s Metadata without broker ${z}`, 15_000, async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === [0, 1, 2].filter((id) => id !== z).join());
+    await c!.waitFor(
+      `broker ${w}'s Metadata without broker ${z}`,
+      15_000,
+      async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === [0, 1, 2].filter((id) => id !== z).join(),
+    );
   } finally {
     frozen.resume();
   }
   const stat = await c!.waitFor(`broker ${z} to register again`, NOTICE_MS, async () => (await zk.exists(`/brokers/ids/${z}`)) ?? undefined);
   assert.notEqual(stat.ephemeralOwner, owner, 'registered under a new session');
-  await c!.waitFor(`broker ${w}'s Metadata with broker ${z} again`, 15_000, async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === '0,1,2');
+  await c!.waitFor(
+    `broker ${w}'s Metadata with broker ${z} again`,
+    15_000,
+    async () => (await kcatMetadata(c!.broker(w).bootstrap, 'frozen')).brokers.join() === '0,1,2',
+  );
   // The thawed broker must not go on claiming the partition it led before it froze.
-  await c!.waitFor(`broker ${z} to know frozen-0's new leader`, 15_000, async () => (await kcatMetadata(frozen.bootstrap, 'frozen')).partitions[0]?.leader === w);
+  await c!.waitFor(
+    `broker ${z} to know frozen-0's new leader`,
+    15_000,
+    async () => (await kcatMetadata(frozen.bootstrap, 'frozen')).partitions[0]?.leader === w,
+  );
 });

@@ -134,7 +134,8 @@ function spawnPython(script: string, args: string[]): Child {
     ebuf += d.toString();
     const parts = ebuf.split('\n');
     ebuf = parts.pop()!;
-    for (const l of parts) if (/not coordinator|coordinator load in progress|NOT_COORDINATOR|COORDINATOR_LOAD_IN_PROGRESS/i.test(l)) out.coordinatorErrors.push(l);
+    for (const l of parts)
+      if (/not coordinator|coordinator load in progress|NOT_COORDINATOR|COORDINATOR_LOAD_IN_PROGRESS/i.test(l)) out.coordinatorErrors.push(l);
   });
   return out;
 }
@@ -171,7 +172,19 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'python3-confluent-kafka')) return;
   const cluster = c!;
   await cluster.waitForRegistered([0, 1, 2]);
-  const created = await kafkaTopics('--create', '--topic', TOPIC, '--bootstrap-server', cluster.bootstrap(), '--partitions', String(PARTITIONS), '--replication-factor', '3', '--config', 'min.insync.replicas=2');
+  const created = await kafkaTopics(
+    '--create',
+    '--topic',
+    TOPIC,
+    '--bootstrap-server',
+    cluster.bootstrap(),
+    '--partitions',
+    String(PARTITIONS),
+    '--replication-factor',
+    '3',
+    '--config',
+    'min.insync.replicas=2',
+  );
   assert.equal(created.code, 0, created.stderr);
   await waitForTopic(cluster, TOPIC);
   await cluster.waitFor(`every ISR of ${TOPIC} whole`, 30_000, async () => (await zkTopic(cluster, TOPIC))?.partitions.every((p) => p.isr.length === 3));
@@ -183,11 +196,15 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
   // Phase 1: each group consumes part of the topic, commits synchronously, and dies (kill -9: no LeaveGroup).
   const committed = new Map<string, Record<string, number>>();
   // G2's first consumer uses round robin, which the kafkajs consumer resuming G2 speaks (below).
-  for (const [group, want, strategy] of [[G1, 1000, 'range,roundrobin'], [G2, 1700, 'roundrobin']] as const) {
+  for (const [group, want, strategy] of [
+    [G1, 1000, 'range,roundrobin'],
+    [G2, 1700, 'roundrobin'],
+  ] as const) {
     const consumer = spawnPython(PARTIAL_CONSUMER, [cluster.bootstrap(), TOPIC, group, String(want), strategy]);
     try {
       const line = await cluster.waitFor(`${group}'s synchronous commit`, 120_000, () => {
-        if (consumer.child.exitCode !== null) throw new Error(`consumer exited ${consumer.child.exitCode}: ${consumer.lines.join('\n')} ${consumer.stderrTail()}`);
+        if (consumer.child.exitCode !== null)
+          throw new Error(`consumer exited ${consumer.child.exitCode}: ${consumer.lines.join('\n')} ${consumer.stderrTail()}`);
         return consumer.lines.find((l) => l.startsWith('COMMITTED ') || l.startsWith('ERROR '));
       });
       assert.match(line, /^COMMITTED /, line);
@@ -203,12 +220,20 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
   const offsetsPartition = offsetsPartitionFor(G1, OFFSETS_PARTITIONS);
   const offsetsTopic = await waitForTopic(cluster, '__consumer_offsets');
   assert.equal(offsetsTopic.partitions.length, OFFSETS_PARTITIONS);
-  assert.ok(offsetsTopic.partitions.every((p) => p.replicas.length === 3), 'offsets.topic.replication.factor=3');
+  assert.ok(
+    offsetsTopic.partitions.every((p) => p.replicas.length === 3),
+    'offsets.topic.replication.factor=3',
+  );
   const coordinator = offsetsTopic.partitions[offsetsPartition]!.leader;
   for (const b of cluster.brokers) {
-    for (const g of [G1, G2]) assert.deepEqual(await findCoordinator(b.port, g), { errorCode: ErrorCode.NONE, nodeId: coordinator }, `FindCoordinator(${g}) on broker ${b.id}`);
+    for (const g of [G1, G2])
+      assert.deepEqual(await findCoordinator(b.port, g), { errorCode: ErrorCode.NONE, nodeId: coordinator }, `FindCoordinator(${g}) on broker ${b.id}`);
   }
-  await cluster.waitFor(`__consumer_offsets-${offsetsPartition}'s ISR whole`, 30_000, async () => (await zkTopic(cluster, '__consumer_offsets'))?.partitions[offsetsPartition]?.isr.length === 3);
+  await cluster.waitFor(
+    `__consumer_offsets-${offsetsPartition}'s ISR whole`,
+    30_000,
+    async () => (await zkTopic(cluster, '__consumer_offsets'))?.partitions[offsetsPartition]?.isr.length === 3,
+  );
 
   const killedAt = Date.now();
   await cluster.broker(coordinator).kill();
@@ -220,13 +245,24 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
   const left2 = perPartition.reduce((s, n, p) => s + n - startOf(G2, p), 0);
   const resumed = spawnPython(RESUMING_CONSUMER, [bootstrap, TOPIC, G1, String(left1)]);
   const seen2: { partition: number; offset: number; value: string }[] = [];
-  const kafka = new kafkajs.Kafka({ brokers: bootstrap.split(','), clientId: 'gcf-kafkajs', logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 2000 } });
+  const kafka = new kafkajs.Kafka({
+    brokers: bootstrap.split(','),
+    clientId: 'gcf-kafkajs',
+    logLevel: kafkajs.logLevel.NOTHING,
+    retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 2000 },
+  });
   // The dead librdkafka member stays in the group until its session expires on the new
   // coordinator, and the group record keeps only the protocol the group chose (as Kafka's), so
   // until then a joining member must speak that protocol (else, as in Kafka,
   // INCONSISTENT_GROUP_PROTOCOL): kafkajs's round robin under librdkafka's name.
   const roundrobin: kafkajs.PartitionAssigner = (cfg) => ({ ...kafkajs.PartitionAssigners.roundRobin(cfg), name: 'roundrobin' });
-  const consumer2 = kafka.consumer({ groupId: G2, sessionTimeout: 6000, heartbeatInterval: 1000, partitionAssigners: [roundrobin], retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 2000 } });
+  const consumer2 = kafka.consumer({
+    groupId: G2,
+    sessionTimeout: 6000,
+    heartbeatInterval: 1000,
+    partitionAssigners: [roundrobin],
+    retry: { retries: 50, initialRetryTime: 200, maxRetryTime: 2000 },
+  });
   let crashed2: unknown;
   // kafkajs restarts itself after a retriable crash; only a crash it gives up on is fatal.
   consumer2.on(consumer2.events.CRASH, (e: { payload: { error: unknown; restart: boolean } }) => {
@@ -273,24 +309,32 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
     }
 
     await cluster.waitFor(`${G1}'s confluent-kafka consumer to read the ${left1} records after its commit`, 180_000, () => {
-      if (resumed.child.exitCode !== null && !resumed.lines.includes('DONE')) throw new Error(`consumer exited ${resumed.child.exitCode}: ${resumed.stderrTail()}`);
+      if (resumed.child.exitCode !== null && !resumed.lines.includes('DONE'))
+        throw new Error(`consumer exited ${resumed.child.exitCode}: ${resumed.stderrTail()}`);
       return resumed.lines.includes('DONE');
     });
     await cluster.waitFor(`${G2}'s kafkajs consumer to read the ${left2} records after its commit`, 180_000, () => {
       if (crashed2 !== undefined) throw new Error(`kafkajs consumer crashed: ${String(crashed2)}`);
       return seen2.length >= left2;
     });
-    t.diagnostic(`resumed ${Date.now() - killedAt} ms after the kill; librdkafka logged ${resumed.coordinatorErrors.length} coordinator errors (NOT_COORDINATOR / LOAD_IN_PROGRESS), e.g. ${resumed.coordinatorErrors[0]?.slice(0, 160) ?? 'none'}`);
+    t.diagnostic(
+      `resumed ${Date.now() - killedAt} ms after the kill; librdkafka logged ${resumed.coordinatorErrors.length} coordinator errors (NOT_COORDINATOR / LOAD_IN_PROGRESS), e.g. ${resumed.coordinatorErrors[0]?.slice(0, 160) ?? 'none'}`,
+    );
   } finally {
     await consumer2.disconnect().catch(() => undefined);
     await killChild(resumed);
   }
 
-  const seen1 = resumed.lines.filter((l) => l.startsWith('M ')).map((l) => {
-    const [, p, o, v] = l.split(' ');
-    return { partition: Number(p), offset: Number(o), value: v! };
-  });
-  for (const [group, seen] of [[G1, seen1], [G2, seen2]] as const) {
+  const seen1 = resumed.lines
+    .filter((l) => l.startsWith('M '))
+    .map((l) => {
+      const [, p, o, v] = l.split(' ');
+      return { partition: Number(p), offset: Number(o), value: v! };
+    });
+  for (const [group, seen] of [
+    [G1, seen1],
+    [G2, seen2],
+  ] as const) {
     const keys = seen.map((s) => `${s.partition}:${s.offset}`);
     const before = seen.filter((s) => s.offset < startOf(group, s.partition));
     const dups = keys.length - new Set(keys).size;
@@ -299,7 +343,9 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
       const got = new Set(seen.filter((s) => s.partition === p).map((s) => s.offset));
       for (let o = startOf(group, p); o < perPartition[p]!; o++) if (!got.has(o)) missing.push(`${p}:${o}`);
     }
-    t.diagnostic(`${group}: resumed at ${JSON.stringify(committed.get(group))}, read ${seen.length}, redelivered from before the commit ${before.length}, duplicated ${dups}, skipped ${missing.length}`);
+    t.diagnostic(
+      `${group}: resumed at ${JSON.stringify(committed.get(group))}, read ${seen.length}, redelivered from before the commit ${before.length}, duplicated ${dups}, skipped ${missing.length}`,
+    );
     assert.deepEqual(missing.slice(0, 10), [], `${group}: nothing after the commit skipped`);
     assert.deepEqual(before.slice(0, 10), [], `${group}: nothing before the synchronous commit redelivered`);
     assert.equal(dups, 0, `${group}: nothing read twice`);

@@ -21,7 +21,13 @@ after(() => c?.stop());
 test('three brokers register: zkCli ls /brokers/ids prints [0, 1, 2]', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const out = await c!.zkCli('ls', '/brokers/ids');
-  assert.ok(out.split('\n').map((l) => l.trim()).includes('[0, 1, 2]'), out);
+  assert.ok(
+    out
+      .split('\n')
+      .map((l) => l.trim())
+      .includes('[0, 1, 2]'),
+    out,
+  );
   assert.deepEqual(await c!.registeredIds(), [0, 1, 2]);
   assert.equal(c!.bootstrap(), c!.brokers.map((b) => `127.0.0.1:${b.port}`).join(','));
   for (const b of c!.brokers) assert.ok(existsSync(b.dir) && existsSync(b.logFile), `broker ${b.id} has its log dir and log file`);
@@ -51,7 +57,10 @@ test('SIGSTOP past the session timeout drops the registration; SIGCONT brings it
   const frozen = c!.brokers.find((b) => b.id !== ctl)!;
   frozen.pause();
   try {
-    await c!.waitForRegistered([0, 1, 2].filter((id) => id !== frozen.id), SESSION_TIMEOUT_MS * 4);
+    await c!.waitForRegistered(
+      [0, 1, 2].filter((id) => id !== frozen.id),
+      SESSION_TIMEOUT_MS * 4,
+    );
   } finally {
     frozen.resume();
   }
@@ -73,5 +82,8 @@ test('SIGTERM stops a broker cleanly: exit 0, registration gone at once', async 
   const ctl = (await c!.waitForController()).brokerId;
   const b = c!.brokers.find((x) => x.id !== ctl)!;
   assert.equal(await b.terminate(), 0);
-  assert.deepEqual(await c!.registeredIds(), [0, 1, 2].filter((id) => id !== b.id));
+  assert.deepEqual(
+    await c!.registeredIds(),
+    [0, 1, 2].filter((id) => id !== b.id),
+  );
 });

@@ -35,7 +35,11 @@ before(async () => {
 });
 after(() => c?.stop());
 
-const record = (v: string) => encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(v), headers: [] }], baseTimestamp: BigInt(Date.now()) });
+const record = (v: string) =>
+  encodeBatch({
+    records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(v), headers: [] }],
+    baseTimestamp: BigInt(Date.now()),
+  });
 
 async function produce(conn: Connection, topic: string, acks: number): Promise<number> {
   const res = await conn.send(Api.Produce, { acks, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records: record(topic) }] }] });
@@ -50,11 +54,16 @@ test('a follower that stops fetching leaves the ISR after replica.lag.time.max.m
   const follower = 1 - leader;
   const conn = await Connection.connect('127.0.0.1', cluster.broker(leader).port, { clientId: 'isr-test', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
   try {
-    const topics = [['isr-min1', '1'], ['isr-min2', '2']] as const;
+    const topics = [
+      ['isr-min1', '1'],
+      ['isr-min2', '2'],
+    ] as const;
     const created = await conn.send(Api.CreateTopics, {
       timeoutMs: 30_000,
       topics: topics.map(([name, minIsr]) => ({
-        name, numPartitions: -1, replicationFactor: -1,
+        name,
+        numPartitions: -1,
+        replicationFactor: -1,
         assignments: [{ partitionIndex: 0, brokerIds: [leader, follower] }],
         configs: [{ name: 'min.insync.replicas', value: minIsr }],
       })),

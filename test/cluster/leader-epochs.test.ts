@@ -37,7 +37,11 @@ after(() => c?.stop());
 const connect = (port: number) => Connection.connect('127.0.0.1', port, { clientId: 'epoch-test', connectTimeoutMs: 10_000, requestTimeoutMs: 60_000 });
 
 async function createTopic(name: string): Promise<void> {
-  const r = await runCli('kafka-topics', ['--create', '--topic', name, '--bootstrap-server', c!.bootstrap(), '--replica-assignment', '0:1:2', '--config', 'min.insync.replicas=2'], { timeoutMs: 60_000 });
+  const r = await runCli(
+    'kafka-topics',
+    ['--create', '--topic', name, '--bootstrap-server', c!.bootstrap(), '--replica-assignment', '0:1:2', '--config', 'min.insync.replicas=2'],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(r.code, 0, r.stderr);
   await waitForTopic(c!, name);
   await c!.waitFor(`the whole ISR of ${name}-0`, 60_000, async () => (await zkTopic(c!, name))?.partitions[0]?.isr.length === 3);
@@ -45,7 +49,17 @@ async function createTopic(name: string): Promise<void> {
 
 /** acks=all produce of `n` records to partition 0 through whichever broker leads it; retries across a leader change. */
 async function produce(topic: string, n: number, tag: string): Promise<void> {
-  const records = encodeBatch({ records: Array.from({ length: n }, (_, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(`${tag}-${i}`), headers: [] })), baseTimestamp: BigInt(Date.now()) });
+  const records = encodeBatch({
+    records: Array.from({ length: n }, (_, i) => ({
+      attributes: 0,
+      timestampDelta: 0,
+      offsetDelta: i,
+      key: null,
+      value: Buffer.from(`${tag}-${i}`),
+      headers: [],
+    })),
+    baseTimestamp: BigInt(Date.now()),
+  });
   await c!.waitFor(`an acks=all produce to ${topic}`, 60_000, async () => {
     const leader = (await zkTopic(c!, topic))?.partitions[0]?.leader ?? -1;
     if (leader < 0 || !c!.broker(leader).running) return undefined;
@@ -80,7 +94,9 @@ async function restart(id: number, topic: string): Promise<void> {
   await c!.waitFor(`broker ${id} back in the ISR of ${topic}-0`, 90_000, async () => (await zkTopic(c!, topic))?.partitions[0]?.isr.length === 3);
 }
 
-test('after kill -9 of the leader: OffsetForLeaderEpoch knows the new epoch at once, epochs fence Fetch/ListOffsets/OffsetForLeaderEpoch, latest is never behind', { timeout: 600_000 }, async (t) => {
+test('after kill -9 of the leader: OffsetForLeaderEpoch knows the new epoch at once, epochs fence Fetch/ListOffsets/OffsetForLeaderEpoch, latest is never behind', {
+  timeout: 600_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   if (!c) return t.diagnostic('replica fetching is not in this build: skipped');
   const T = 'epochs';
@@ -93,31 +109,86 @@ test('after kill -9 of the leader: OffsetForLeaderEpoch knows the new epoch at o
   try {
     // The new leader has the epoch as soon as it answers as leader for it.
     const ofe = await c.waitFor('the new leader to answer for its epoch', 60_000, async () => {
-      const r = await conn.send(Api.OffsetForLeaderEpoch, { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: moved.epoch, leaderEpoch: moved.epoch }] }] }, { version: 3 });
+      const r = await conn.send(
+        Api.OffsetForLeaderEpoch,
+        { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: moved.epoch, leaderEpoch: moved.epoch }] }] },
+        { version: 3 },
+      );
       const p = r.topics[0]!.partitions[0]!;
       return p.errorCode === ErrorCode.NONE ? p : undefined;
     });
-    const latestNow = await conn.send(Api.ListOffsets, { replicaId: -1, isolationLevel: 0, topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: moved.epoch, timestamp: -1n, maxNumOffsets: 1 }] }] }, { version: 7 });
+    const latestNow = await conn.send(
+      Api.ListOffsets,
+      {
+        replicaId: -1,
+        isolationLevel: 0,
+        topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: moved.epoch, timestamp: -1n, maxNumOffsets: 1 }] }],
+      },
+      { version: 7 },
+    );
     const lp = latestNow.topics[0]!.partitions[0]!;
-    t.diagnostic(`OffsetForLeaderEpoch(${moved.epoch}) = (${ofe.leaderEpoch}, ${ofe.endOffset}); ListOffsets latest = ${lp.errorCode === ErrorCode.NONE ? lp.offset : `error ${lp.errorCode}`}`);
+    t.diagnostic(
+      `OffsetForLeaderEpoch(${moved.epoch}) = (${ofe.leaderEpoch}, ${ofe.endOffset}); ListOffsets latest = ${lp.errorCode === ErrorCode.NONE ? lp.offset : `error ${lp.errorCode}`}`,
+    );
     assert.deepEqual([ofe.leaderEpoch, ofe.endOffset], [moved.epoch, 10n], 'the new epoch, ending at the log end (10 acknowledged records)');
-    assert.ok(lp.errorCode === ErrorCode.OFFSET_NOT_AVAILABLE || (lp.errorCode === ErrorCode.NONE && lp.offset === 10n), `latest is 10 or not available yet: ${lp.errorCode} ${lp.offset}`);
+    assert.ok(
+      lp.errorCode === ErrorCode.OFFSET_NOT_AVAILABLE || (lp.errorCode === ErrorCode.NONE && lp.offset === 10n),
+      `latest is 10 or not available yet: ${lp.errorCode} ${lp.offset}`,
+    );
     // A consumer that read the old epoch validates its position: that epoch ends at 10, nothing was truncated.
-    const validated = await conn.send(Api.OffsetForLeaderEpoch, { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: moved.epoch, leaderEpoch: moved.oldEpoch }] }] }, { version: 3 });
+    const validated = await conn.send(
+      Api.OffsetForLeaderEpoch,
+      { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: moved.epoch, leaderEpoch: moved.oldEpoch }] }] },
+      { version: 3 },
+    );
     const vp = validated.topics[0]!.partitions[0]!;
     assert.deepEqual([vp.errorCode, vp.leaderEpoch, vp.endOffset], [ErrorCode.NONE, moved.oldEpoch, 10n]);
     // Fencing by current_leader_epoch, both ways, on the three APIs.
-    for (const [epoch, code] of [[moved.oldEpoch, ErrorCode.FENCED_LEADER_EPOCH], [moved.epoch + 1, ErrorCode.UNKNOWN_LEADER_EPOCH]] as const) {
-      const f = await conn.send(Api.Fetch, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0, topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: epoch }] }] }, { version: 11 });
+    for (const [epoch, code] of [
+      [moved.oldEpoch, ErrorCode.FENCED_LEADER_EPOCH],
+      [moved.epoch + 1, ErrorCode.UNKNOWN_LEADER_EPOCH],
+    ] as const) {
+      const f = await conn.send(
+        Api.Fetch,
+        {
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: 1 << 20,
+          isolationLevel: 0,
+          topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: epoch }] }],
+        },
+        { version: 11 },
+      );
       assert.equal(f.responses[0]!.partitions[0]!.errorCode, code, `Fetch with epoch ${epoch}`);
-      const l = await conn.send(Api.ListOffsets, { replicaId: -1, isolationLevel: 0, topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: epoch, timestamp: -2n, maxNumOffsets: 1 }] }] }, { version: 7 });
+      const l = await conn.send(
+        Api.ListOffsets,
+        {
+          replicaId: -1,
+          isolationLevel: 0,
+          topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: epoch, timestamp: -2n, maxNumOffsets: 1 }] }],
+        },
+        { version: 7 },
+      );
       assert.equal(l.topics[0]!.partitions[0]!.errorCode, code, `ListOffsets with epoch ${epoch}`);
-      const o = await conn.send(Api.OffsetForLeaderEpoch, { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: epoch, leaderEpoch: moved.oldEpoch }] }] }, { version: 3 });
+      const o = await conn.send(
+        Api.OffsetForLeaderEpoch,
+        { replicaId: -1, topics: [{ topic: T, partitions: [{ partition: 0, currentLeaderEpoch: epoch, leaderEpoch: moved.oldEpoch }] }] },
+        { version: 3 },
+      );
       assert.equal(o.topics[0]!.partitions[0]!.errorCode, code, `OffsetForLeaderEpoch with epoch ${epoch}`);
     }
     // Once the follower has fetched, latest is the epoch start: 10, at the new epoch.
     const latest = await c.waitFor('ListOffsets latest', 60_000, async () => {
-      const r = await conn.send(Api.ListOffsets, { replicaId: -1, isolationLevel: 0, topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: moved.epoch, timestamp: -1n, maxNumOffsets: 1 }] }] }, { version: 7 });
+      const r = await conn.send(
+        Api.ListOffsets,
+        {
+          replicaId: -1,
+          isolationLevel: 0,
+          topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: moved.epoch, timestamp: -1n, maxNumOffsets: 1 }] }],
+        },
+        { version: 7 },
+      );
       const p = r.topics[0]!.partitions[0]!;
       if (p.errorCode === ErrorCode.OFFSET_NOT_AVAILABLE) return undefined;
       return p;
@@ -185,14 +256,20 @@ test('librdkafka (confluent-kafka) consumes through kill -9 of the leader: no er
     const fetchVersions = [...new Set([...err.matchAll(/Sent FetchRequest \(v(\d+)/g)].map((m) => m[1]))];
     t.diagnostic(`librdkafka sent ${validations} OffsetForLeaderEpoch requests; Fetch versions ${fetchVersions.join(',')}`);
     assert.deepEqual(bad, [], 'no error but transport events');
-    assert.deepEqual(result.offsets, Array.from({ length: 200 }, (_, i) => i), 'every offset once, in order');
+    assert.deepEqual(
+      result.offsets,
+      Array.from({ length: 200 }, (_, i) => i),
+      'every offset once, in order',
+    );
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     for (const b of c.brokers) if (!b.running) await restart(b.id, T);
   }
 });
 
-test('kafka-delete-records.sh on RF 3: answered with the low watermark once every replica followed; a later leader starts there', { timeout: 600_000 }, async (t) => {
+test('kafka-delete-records.sh on RF 3: answered with the low watermark once every replica followed; a later leader starts there', {
+  timeout: 600_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   if (!c) return t.diagnostic('replica fetching is not in this build: skipped');
   const T = 'epochs-delete';
@@ -212,7 +289,11 @@ test('kafka-delete-records.sh on RF 3: answered with the low watermark once ever
     // from offset 30; then the other follower leads (its peers down), from 30 too.
     const leaders: number[] = [];
     const earliest = async (down: number[]): Promise<string> => {
-      const got = await runCli('kafka-get-offsets', ['--bootstrap-server', c!.bootstrap([0, 1, 2].filter((id) => !down.includes(id))), '--topic', T, '--time', '-2'], { timeoutMs: 60_000 });
+      const got = await runCli(
+        'kafka-get-offsets',
+        ['--bootstrap-server', c!.bootstrap([0, 1, 2].filter((id) => !down.includes(id))), '--topic', T, '--time', '-2'],
+        { timeoutMs: 60_000 },
+      );
       assert.equal(got.code, 0, got.stderr);
       return got.stdout.trim();
     };

@@ -52,7 +52,18 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status -> stop (only what i
   // A Fjord broker the script did not start: stop must leave it alone.
   const otherLogDir = join(base, 'other');
   const otherPort = await freePort();
-  const other = await run(join(ROOT, 'bin', 'kafka-server-start.sh'), ['-daemon', join(ROOT, 'config', 'server.properties'), '--override', `listeners=PLAINTEXT://127.0.0.1:${otherPort}`, '--override', `log.dirs=${join(base, 'other-data')}`], { env: { ...process.env, LOG_DIR: otherLogDir } });
+  const other = await run(
+    join(ROOT, 'bin', 'kafka-server-start.sh'),
+    [
+      '-daemon',
+      join(ROOT, 'config', 'server.properties'),
+      '--override',
+      `listeners=PLAINTEXT://127.0.0.1:${otherPort}`,
+      '--override',
+      `log.dirs=${join(base, 'other-data')}`,
+    ],
+    { env: { ...process.env, LOG_DIR: otherLogDir } },
+  );
   assert.equal(other.code, 0, other.stderr);
   const otherPid = Number(readFileSync(join(otherLogDir, 'fjordServer.pid'), 'utf8'));
   cleanups.push(() => run(join(ROOT, 'bin', 'kafka-server-stop.sh'), [otherLogDir]));
@@ -63,10 +74,19 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status -> stop (only what i
   const start = await run(SCRIPT, ['start', ...args, '--zookeeper-port', String(zkPort), '--ports', ports.join(',')], { timeoutMs: 150_000 });
   t.diagnostic(`start took ${Date.now() - started} ms`);
   assert.equal(start.code, 0, `${start.stdout}\n${start.stderr}`);
-  assert.match(start.stdout, new RegExp(`bootstrap servers: ${ports.map((p) => `127\\.0\\.0\\.1:${p}`).join(',')}; zookeeper\\.connect: 127\\.0\\.0\\.1:${zkPort}`));
+  assert.match(
+    start.stdout,
+    new RegExp(`bootstrap servers: ${ports.map((p) => `127\\.0\\.0\\.1:${p}`).join(',')}; zookeeper\\.connect: 127\\.0\\.0\\.1:${zkPort}`),
+  );
 
   const ls = await zkCli(zkPort, 'ls', '/brokers/ids');
-  assert.ok(ls.split('\n').map((l) => l.trim()).includes('[0, 1, 2]'), ls);
+  assert.ok(
+    ls
+      .split('\n')
+      .map((l) => l.trim())
+      .includes('[0, 1, 2]'),
+    ls,
+  );
   for (const p of ports) assert.ok(await listening(p), `broker on ${p}`);
   for (const id of [0, 1, 2]) {
     assert.ok(existsSync(join(dir, `broker-${id}`, 'kafka-logs', 'meta.properties')), `broker ${id} log dir`);

@@ -48,7 +48,9 @@ async function leaderExpandsIsr(add: number, topic = TOPIC): Promise<void> {
   await c!.waitFor(`broker ${add} in the ISR of ${topic}-0`, 60_000, async () => (await zkTopic(c!, topic))?.partitions[0]?.isr.includes(add));
 }
 
-test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-leader-election.sh restores the preferred leader', { timeout: 600_000 }, async (t) => {
+test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-leader-election.sh restores the preferred leader', {
+  timeout: 600_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'kcat')) return;
   const bootstrap = c!.bootstrap();
   const created = await kafkaTopics('--create', '--topic', TOPIC, '--bootstrap-server', bootstrap, '--replica-assignment', '0:1');
@@ -92,7 +94,12 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   const done = await c!.waitFor('the reassignment completed in ZooKeeper', 60_000, async () => {
     const tp = await zkTopic(c!, TOPIC);
     const node = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { adding_replicas: object };
-    return tp && tp.partitions[0]!.replicas.join() === target.join() && Object.keys(node.adding_replicas).length === 0 && !(await zk.exists('/admin/reassign_partitions')) ? tp : undefined;
+    return tp &&
+      tp.partitions[0]!.replicas.join() === target.join() &&
+      Object.keys(node.adding_replicas).length === 0 &&
+      !(await zk.exists('/admin/reassign_partitions'))
+      ? tp
+      : undefined;
   });
   const p0 = done.partitions[0]!;
   assert.equal(p0.leader, target[0], 'leadership moved to the first target replica in the ISR');
@@ -127,7 +134,11 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   assert.equal(elected.code, 0, elected.stderr);
   assert.equal(elected.stdout, `Successfully completed leader election (PREFERRED) for partitions ${TOPIC}-0\n`);
   assert.equal((await zkTopic(c!, TOPIC))!.partitions[0]!.leader, preferred);
-  await c!.waitFor('kcat sees the preferred leader', 30_000, async () => (await kcatMetadata(c!.broker(other).bootstrap, TOPIC)).partitions[0]?.leader === preferred);
+  await c!.waitFor(
+    'kcat sees the preferred leader',
+    30_000,
+    async () => (await kcatMetadata(c!.broker(other).bootstrap, TOPIC)).partitions[0]?.leader === preferred,
+  );
   const again = await elect('--bootstrap-server', bootstrap, '--election-type', 'preferred', '--all-topic-partitions');
   assert.equal(again.code, 0, again.stderr);
   assert.match(again.stdout, new RegExp(`^Valid replica already elected for partitions (.*, )?${TOPIC}-0(, .*)?\\n$`));
@@ -143,7 +154,11 @@ async function executeAndLookHalfWay(plan: string, bootstrap: string, target: nu
   );
   if (!pending) return;
   const zk = await c!.zk();
-  const topicNode = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as { partitions: Record<string, number[]>; adding_replicas: Record<string, number[]>; removing_replicas: Record<string, number[]> };
+  const topicNode = JSON.parse((await zk.get(`/brokers/topics/${TOPIC}`)).data.toString()) as {
+    partitions: Record<string, number[]>;
+    adding_replicas: Record<string, number[]>;
+    removing_replicas: Record<string, number[]>;
+  };
   const midState = (await zkTopic(c!, TOPIC))!.partitions[0]!;
   assert.ok(!midState.isr.includes(2), 'a frozen broker cannot catch up');
   assert.deepEqual(topicNode.partitions['0'], [...target, 0], 'RS = TRS + ORS');
@@ -206,7 +221,10 @@ async function cancelWhilePending(live: string, plan: string, added: number): Pr
   assert.match(busy.stderr, /Cannot execute because there is an existing partition assignment/);
   const cancel = await reassign('--bootstrap-server', live, '--cancel', '--reassignment-json-file', plan);
   assert.equal(cancel.code, 0, cancel.stderr);
-  assert.equal(cancel.stdout, 'Successfully cancelled partition reassignment for: cancelled-0\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic cancelled\n');
+  assert.equal(
+    cancel.stdout,
+    'Successfully cancelled partition reassignment for: cancelled-0\nClearing broker-level throttles on brokers 0,1,2\nClearing topic-level throttles on topic cancelled\n',
+  );
   const tp = (await zkTopic(c!, 'cancelled'))!;
   assert.deepEqual(tp.partitions[0]!.replicas, [0]);
   assert.deepEqual(tp.partitions[0]!.isr, [0]);

@@ -21,7 +21,11 @@ before(async () => {
 after(() => c?.stop());
 
 function segments(dir: string): string[] {
-  return existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.log')).sort() : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => n.endsWith('.log'))
+        .sort()
+    : [];
 }
 
 /** kafka-dump-log.sh (the project's, through tsx). */
@@ -29,7 +33,7 @@ function dumpLog(file: string): ReturnType<typeof runCli> {
   return runCli('kafka-dump-log', ['--files', file], { timeoutMs: 60_000 });
 }
 
-test('produce to the leader appears byte for byte in the follower\'s log directory', async (t) => {
+test("produce to the leader appears byte for byte in the follower's log directory", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const cluster = c!;
   const created = await kafkaTopics('--create', '--topic', 'replicated', '--zookeeper', cluster.zkConnect, '--partitions', '2', '--replication-factor', '2');
@@ -57,14 +61,18 @@ test('produce to the leader appears byte for byte in the follower\'s log directo
     const [dl, df] = [await dumpLog(join(leaderDir, seg)), await dumpLog(join(followerDir, seg))];
     assert.equal(dl.code, 0, dl.stderr);
     // Same batches (offsets, epochs, CRCs...); only the file name in the header differs.
-    const body = (s: string): string => s.split('\n').filter((l) => !l.startsWith('Dumping')).join('\n');
+    const body = (s: string): string =>
+      s
+        .split('\n')
+        .filter((l) => !l.startsWith('Dumping'))
+        .join('\n');
     assert.ok(body(dl.stdout).includes('baseOffset: 0'), dl.stdout.slice(0, 400));
     assert.equal(body(df.stdout), body(dl.stdout));
     t.diagnostic(`partition ${p.partition}: ${leaderBytes().length} bytes identical on brokers ${p.leader} and ${followerId}`);
   }
 });
 
-test('the follower\'s copy survives the leader: kill -9 it, the follower leads with every record', async (t) => {
+test("the follower's copy survives the leader: kill -9 it, the follower leads with every record", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const cluster = c!;
   const before = (await zkTopic(cluster, 'replicated'))!;
@@ -77,7 +85,7 @@ test('the follower\'s copy survives the leader: kill -9 it, the follower leads w
   await cluster.waitFor('the survivor leads partition 0', 60_000, async () => (await zkTopic(cluster, 'replicated'))?.partitions[0]?.leader === survivor);
   const dir = join(cluster.broker(survivor).dir, 'replicated-0');
   const got = Buffer.concat(segments(dir).map((s) => readFileSync(join(dir, s))));
-  assert.ok(got.subarray(0, expected.length).equals(expected), 'the new leader holds the old leader\'s batches');
+  assert.ok(got.subarray(0, expected.length).equals(expected), "the new leader holds the old leader's batches");
   // It comes back as a follower of the new leader and copies what was written since.
   await cluster.broker(dead).restart();
   await cluster.waitForRegistered();
@@ -102,7 +110,7 @@ test('the follower\'s copy survives the leader: kill -9 it, the follower leads w
  * follower leads and takes even more, and the old leader returns. Its log must end up equal to
  * the new leader's: the leader answers diverging_epoch (Fetch v12+) and the follower truncates.
  */
-test('a returning former leader drops its unreplicated tail and copies the new leader\'s records', async (t) => {
+test("a returning former leader drops its unreplicated tail and copies the new leader's records", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const cluster = c!;
   const created = await kafkaTopics('--create', '--topic', 'diverge', '--zookeeper', cluster.zkConnect, '--partitions', '1', '--replication-factor', '2');

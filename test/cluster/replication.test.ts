@@ -29,11 +29,18 @@ after(() => c?.stop());
 const connect = (port: number) => Connection.connect('127.0.0.1', port, { clientId: 'rep-test', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
 
 function batchOf(values: string[]): Buffer {
-  return encodeBatch({ records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })), baseTimestamp: BigInt(Date.now()) });
+  return encodeBatch({
+    records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })),
+    baseTimestamp: BigInt(Date.now()),
+  });
 }
 
 async function produce(conn: Connection, values: string[]): Promise<{ errorCode: number; baseOffset: bigint }> {
-  const res = await conn.send(Api.Produce, { acks: -1, timeoutMs: 15_000, topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: batchOf(values) }] }] });
+  const res = await conn.send(Api.Produce, {
+    acks: -1,
+    timeoutMs: 15_000,
+    topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: batchOf(values) }] }],
+  });
   return res.responses[0]!.partitionResponses[0]!;
 }
 
@@ -42,10 +49,18 @@ async function readAll(conn: Connection): Promise<string[]> {
   const out: string[] = [];
   let offset = 0n;
   for (;;) {
-    const res = await conn.send(Api.Fetch, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
-      topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
-    }, { version: 11 });
+    const res = await conn.send(
+      Api.Fetch,
+      {
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
+      },
+      { version: 11 },
+    );
     const p = res.responses[0]!.partitions[0]!;
     assert.equal(p.errorCode, ErrorCode.NONE);
     const records = p.records ?? Buffer.alloc(0);
@@ -134,10 +149,18 @@ test('RF 3, min.insync.replicas=2: acks=all survives kill -9 of the leader with 
     const back = await connect(cluster.broker(leader).port);
     conns.set(leader, back);
     // Its copy, read as a replica would (up to its log end), holds exactly the leader's records.
-    const replicaView = await back.send(Api.Fetch, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
-      topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
-    }, { version: 11 });
+    const replicaView = await back.send(
+      Api.Fetch,
+      {
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
+      },
+      { version: 11 },
+    );
     assert.equal(replicaView.responses[0]!.partitions[0]!.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER, 'a follower does not serve consumers');
   } finally {
     toController.close();

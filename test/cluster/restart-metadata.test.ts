@@ -31,7 +31,8 @@ async function metadataUntilKnown(port: number, stopAfter: Promise<unknown>): Pr
   void stopAfter.then(() => (started = true));
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (Date.now() > deadline) throw new Error(`the restarted broker never described ${TOPIC}: ${[...codes].map(([k, n]) => `${errorName(k)} x${n}`).join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`the restarted broker never described ${TOPIC}: ${[...codes].map(([k, n]) => `${errorName(k)} x${n}`).join(', ')}`);
     let client: RawClient;
     try {
       client = await RawClient.connect(port);
@@ -54,7 +55,9 @@ async function metadataUntilKnown(port: number, stopAfter: Promise<unknown>): Pr
   }
 }
 
-test('a restarted broker answers Metadata for an existing topic with retriable errors until the controller has told it the cluster', { timeout: 240_000 }, async (t) => {
+test('a restarted broker answers Metadata for an existing topic with retriable errors until the controller has told it the cluster', {
+  timeout: 240_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const cluster = c!;
   await createTopic(cluster.bootstrap(), TOPIC, 3, { replicationFactor: 3 });

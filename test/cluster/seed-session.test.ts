@@ -17,7 +17,16 @@ import { run } from '../helpers/run.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec } from '../../src/protocol/messages/index.js';
 import { LineCollector, spawnCli } from '../cli/helpers.js';
-import { confluentMetadata, kafkaPythonMetadata, kafkaTopics, kafkajsMetadata, kcatMetadata, offsetsPartitionFor, waitForTopic, type MetadataView } from './cluster-clients.js';
+import {
+  confluentMetadata,
+  kafkaPythonMetadata,
+  kafkaTopics,
+  kafkajsMetadata,
+  kcatMetadata,
+  offsetsPartitionFor,
+  waitForTopic,
+  type MetadataView,
+} from './cluster-clients.js';
 
 const OFFSETS_PARTITIONS = 10; // the harness's offsets.topic.num.partitions
 const OFFSET_LINE = /^\[(console-consumer-\d{5}),bigdata,([01])\]::\[OffsetMetadata\[(\d+),NO_METADATA\],CommitTime (\d+),ExpirationTime (\d+)\]$/;
@@ -59,7 +68,11 @@ test('kcat, confluent-kafka, kafka-python and kafkajs see bigdata with two repli
   const expected: MetadataView = { brokers: [0, 1, 2], partitions: (await waitForTopic(c!, 'bigdata', 10_000)).partitions };
   // UpdateMetadata reaches the brokers a moment after the states are written.
   for (const b of c!.brokers) {
-    await c!.waitFor(`broker ${b.id}'s metadata for bigdata`, 20_000, async () => JSON.stringify(await kafkajsMetadata(b.bootstrap, 'bigdata')) === JSON.stringify(expected));
+    await c!.waitFor(
+      `broker ${b.id}'s metadata for bigdata`,
+      20_000,
+      async () => JSON.stringify(await kafkajsMetadata(b.bootstrap, 'bigdata')) === JSON.stringify(expected),
+    );
   }
   const clients = { kcat: kcatMetadata, 'confluent-kafka': confluentMetadata, 'kafka-python': kafkaPythonMetadata, kafkajs: kafkajsMetadata };
   for (const b of c!.brokers) {
@@ -69,11 +82,22 @@ test('kcat, confluent-kafka, kafka-python and kafkajs see bigdata with two repli
   }
 });
 
-test('zkCli: ls / has the seed\'s nodes (but kafka-manager), ls /brokers is [ids, seqid, topics]', async (t) => {
+test("zkCli: ls / has the seed's nodes (but kafka-manager), ls /brokers is [ids, seqid, topics]", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const root = await c!.zkCliLs('/');
   // Newer Kafka adds nodes (log_dir_event_notification, feature); the seed's must all be there.
-  for (const n of ['admin', 'brokers', 'cluster', 'config', 'consumers', 'controller', 'controller_epoch', 'isr_change_notification', 'latest_producer_id_block', 'zookeeper']) {
+  for (const n of [
+    'admin',
+    'brokers',
+    'cluster',
+    'config',
+    'consumers',
+    'controller',
+    'controller_epoch',
+    'isr_change_notification',
+    'latest_producer_id_block',
+    'zookeeper',
+  ]) {
     assert.ok(root.includes(n), `ls / lacks ${n}: [${root.join(', ')}]`);
   }
   assert.deepEqual(await c!.zkCliLs('/brokers'), ['ids', 'seqid', 'topics']);
@@ -116,9 +140,15 @@ test('produce with kcat, consume in a console-consumer group, read the commits f
     const props = join(tmp!, 'consumer.properties');
     await writeFile(props, 'exclude.internal.topics=false\n');
     const reader = spawnCli('kafka-console-consumer', [
-      '--topic', '__consumer_offsets', '--bootstrap-server', c!.broker(1).bootstrap,
-      '--formatter', 'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
-      '--consumer.config', props, '--from-beginning',
+      '--topic',
+      '__consumer_offsets',
+      '--bootstrap-server',
+      c!.broker(1).bootstrap,
+      '--formatter',
+      'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
+      '--consumer.config',
+      props,
+      '--from-beginning',
     ]);
     children.push(reader);
     const commits = new LineCollector(reader);
@@ -141,7 +171,7 @@ test('produce with kcat, consume in a console-consumer group, read the commits f
   assert.deepEqual(await c!.zkCliLs('/brokers/topics'), ['__consumer_offsets', 'bigdata']);
 });
 
-test('FindCoordinator from every broker names the leader of the group\'s __consumer_offsets partition', async (t) => {
+test("FindCoordinator from every broker names the leader of the group's __consumer_offsets partition", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const offsets = await waitForTopic(c!, '__consumer_offsets');
   assert.equal(offsets.partitions.length, OFFSETS_PARTITIONS);
@@ -156,7 +186,11 @@ test('FindCoordinator from every broker names the leader of the group\'s __consu
           const r = await client.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 1, { key: group, keyType: 0 });
           return r.errorCode === 0 ? r : undefined;
         });
-        assert.deepEqual({ nodeId: res.nodeId, host: res.host, port: res.port }, { nodeId: leader, host: '127.0.0.1', port: c!.broker(leader).port }, `${group} asked broker ${i}`);
+        assert.deepEqual(
+          { nodeId: res.nodeId, host: res.host, port: res.port },
+          { nodeId: leader, host: '127.0.0.1', port: c!.broker(leader).port },
+          `${group} asked broker ${i}`,
+        );
       }
     }
   } finally {

@@ -65,11 +65,23 @@ test('SSL inter-broker listener with client certificates: a replicated topic tak
   const leader = cluster.brokers[topic.partitions[0]!.leader]!;
   // Both replicas in sync: the follower fetched over SSL.
   await cluster.waitFor('both replicas in the ISR', 60_000, async () => (await zkTopic(cluster, 'ssl-rep'))?.partitions[0]?.isr.length === 2);
-  const conn = await Connection.connect('127.0.0.1', leader.extraPorts.get('SSL')!, { clientId: 'ssl-test', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, security });
+  const conn = await Connection.connect('127.0.0.1', leader.extraPorts.get('SSL')!, {
+    clientId: 'ssl-test',
+    connectTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    security,
+  });
   try {
     for (let i = 0; i < 3; i++) {
-      const batch = encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(`v${i}`), headers: [] }], baseTimestamp: BigInt(Date.now()) });
-      const res = await conn.send(Api.Produce, { acks: -1, timeoutMs: 15_000, topicData: [{ name: 'ssl-rep', partitionData: [{ index: 0, records: batch }] }] });
+      const batch = encodeBatch({
+        records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(`v${i}`), headers: [] }],
+        baseTimestamp: BigInt(Date.now()),
+      });
+      const res = await conn.send(Api.Produce, {
+        acks: -1,
+        timeoutMs: 15_000,
+        topicData: [{ name: 'ssl-rep', partitionData: [{ index: 0, records: batch }] }],
+      });
       const p = res.responses[0]!.partitionResponses[0]!;
       assert.equal(p.errorCode, ErrorCode.NONE, `produce ${i}`);
       assert.equal(p.baseOffset, BigInt(i));

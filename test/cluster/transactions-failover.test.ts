@@ -34,7 +34,10 @@ import { HANG, Lines, TXN_LOOP, byTransaction, createTopic, observed, startObser
 import { runCli } from '../cli/helpers.js';
 import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import {
-  DescribeProducersRequestCodec, DescribeProducersResponseCodec, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec,
+  DescribeProducersRequestCodec,
+  DescribeProducersResponseCodec,
+  DescribeTransactionsRequestCodec,
+  DescribeTransactionsResponseCodec,
 } from '../../src/protocol/messages/index.js';
 
 const TXN_PARTITIONS = 3;
@@ -88,11 +91,13 @@ async function leaders(cluster: Cluster, topic: string): Promise<number[]> {
 }
 
 /** ListOffsets and DescribeProducers go to each partition's current leader. */
-const leaderPort = (cluster: Cluster, topic: string) => async (partition: number): Promise<number> => {
-  const l = (await leaders(cluster, topic))[partition]!;
-  if (l < 0 || !cluster.broker(l).running) throw new Error(`${topic}-${partition} has no live leader`);
-  return cluster.broker(l).port;
-};
+const leaderPort =
+  (cluster: Cluster, topic: string) =>
+  async (partition: number): Promise<number> => {
+    const l = (await leaders(cluster, topic))[partition]!;
+    if (l < 0 || !cluster.broker(l).running) throw new Error(`${topic}-${partition} has no live leader`);
+    return cluster.broker(l).port;
+  };
 
 async function describeTxn(port: number, id: string): Promise<{ errorCode: number; transactionState: string }> {
   const r = await ask(port, (cl) => cl.request(65, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec, 0, { transactionalIds: [id] }));
@@ -104,10 +109,13 @@ async function openTransactions(cluster: Cluster, topic: string): Promise<string
   const open: string[] = [];
   for (let p = 0; p < PARTITIONS; p++) {
     const port = await leaderPort(cluster, topic)(p);
-    const r = await ask(port, (cl) => cl.request(61, DescribeProducersRequestCodec, DescribeProducersResponseCodec, 0, { topics: [{ name: topic, partitionIndexes: [p] }] }));
+    const r = await ask(port, (cl) =>
+      cl.request(61, DescribeProducersRequestCodec, DescribeProducersResponseCodec, 0, { topics: [{ name: topic, partitionIndexes: [p] }] }),
+    );
     const part = r.topics[0]!.partitions[0]!;
     assert.equal(part.errorCode, 0, `DescribeProducers ${topic}-${p}`);
-    for (const s of part.activeProducers) if (s.currentTxnStartOffset >= 0n) open.push(`${topic}-${p}: producer ${s.producerId} from ${s.currentTxnStartOffset}`);
+    for (const s of part.activeProducers)
+      if (s.currentTxnStartOffset >= 0n) open.push(`${topic}-${p}: producer ${s.producerId} from ${s.currentTxnStartOffset}`);
   }
   return open;
 }
@@ -116,7 +124,9 @@ async function openTransactions(cluster: Cluster, topic: string): Promise<string
 async function waitCaughtUp(cluster: Cluster, id: number, topics: string[]): Promise<number> {
   const start = Date.now();
   for (const topic of topics) {
-    await cluster.waitFor(`broker ${id} back in every ISR of ${topic}`, 90_000, async () => (await zkTopic(cluster, topic))?.partitions.every((p) => p.isr.includes(id)));
+    await cluster.waitFor(`broker ${id} back in every ISR of ${topic}`, 90_000, async () =>
+      (await zkTopic(cluster, topic))?.partitions.every((p) => p.isr.includes(id)),
+    );
     const t = (await zkTopic(cluster, topic))!;
     for (const p of t.partitions) {
       await cluster.waitFor(`${topic}-${p.partition}: the replicas' logs identical`, 60_000, async () => {
@@ -135,12 +145,15 @@ async function waitCaughtUp(cluster: Cluster, id: number, topics: string[]): Pro
 async function electPreferred(cluster: Cluster, id: number, topics: string[]): Promise<number> {
   const partitions: { topic: string; partition: number }[] = [];
   for (const topic of topics) {
-    for (const p of (await zkTopic(cluster, topic))!.partitions) if (p.replicas[0] === id && p.leader !== id) partitions.push({ topic, partition: p.partition });
+    for (const p of (await zkTopic(cluster, topic))!.partitions)
+      if (p.replicas[0] === id && p.leader !== id) partitions.push({ topic, partition: p.partition });
   }
   if (partitions.length === 0) return 0;
   const file = join(work!, `elect-${id}-${Date.now()}.json`);
   await writeFile(file, JSON.stringify({ partitions }));
-  const r = await runCli('kafka-leader-election', ['--bootstrap-server', cluster.bootstrap(), '--election-type', 'PREFERRED', '--path-to-json-file', file], { timeoutMs: 60_000 });
+  const r = await runCli('kafka-leader-election', ['--bootstrap-server', cluster.bootstrap(), '--election-type', 'PREFERRED', '--path-to-json-file', file], {
+    timeoutMs: 60_000,
+  });
   assert.equal(r.code, 0, r.stderr);
   await cluster.waitFor(`broker ${id} leading ${partitions.map((x) => `${x.topic}-${x.partition}`).join(', ')} again`, 30_000, async () => {
     for (const x of partitions) if ((await zkTopic(cluster, x.topic))!.partitions[x.partition]!.leader !== id) return false;
@@ -178,7 +191,21 @@ class LoopRunner {
   private spawn(): void {
     const tag = `${this.tid}.${this.runs.length}_`;
     this.runs.push(
-      new Lines(PYTHON, ['-c', TXN_LOOP, this.cluster.bootstrap(), this.topic, String(PER_TXN), this.tid, String(PARTITIONS), String(ABORT_EVERY), String(this.hold), this.stopFile, tag, String(LOOP_TXN_TIMEOUT_MS), groupOf(this.tid)]),
+      new Lines(PYTHON, [
+        '-c',
+        TXN_LOOP,
+        this.cluster.bootstrap(),
+        this.topic,
+        String(PER_TXN),
+        this.tid,
+        String(PARTITIONS),
+        String(ABORT_EVERY),
+        String(this.hold),
+        this.stopFile,
+        tag,
+        String(LOOP_TXN_TIMEOUT_MS),
+        groupOf(this.tid),
+      ]),
     );
   }
   get lines(): string[] {
@@ -194,7 +221,10 @@ class LoopRunner {
   async until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!pred()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; lines: ${this.lines.slice(-10).join(' | ')}; stderr: ${this.current.stderr}\n${this.cluster.logTails(15)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}; lines: ${this.lines.slice(-10).join(' | ')}; stderr: ${this.current.stderr}\n${this.cluster.logTails(15)}`,
+        );
       if (this.current.exited) {
         if (this.current.lines.includes('DONE')) throw new Error(`the loop ended while waiting for ${what}`);
         this.spawn();
@@ -206,7 +236,14 @@ class LoopRunner {
   async nextFlushedToCommit(timeoutMs: number): Promise<string> {
     const seen = this.count('FLUSHED');
     let tag: string | undefined;
-    await this.until(() => (tag = tagsOf(this.lines, 'FLUSHED').slice(seen).find((x) => txnNumber(x) % ABORT_EVERY !== 0)) !== undefined, timeoutMs, 'a transaction to commit with its records acknowledged');
+    await this.until(
+      () =>
+        (tag = tagsOf(this.lines, 'FLUSHED')
+          .slice(seen)
+          .find((x) => txnNumber(x) % ABORT_EVERY !== 0)) !== undefined,
+      timeoutMs,
+      'a transaction to commit with its records acknowledged',
+    );
     return tag!;
   }
   async stop(): Promise<void> {
@@ -227,30 +264,62 @@ class LoopRunner {
  * read_committed = exactly the committed transactions (each record once), read_uncommitted a
  * superset holding the aborted ones. Returns how long the LSO took.
  */
-async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, observer: Lines, extra: { abortedTags?: string[] } = {}): Promise<{ stableMs: number; committed: number; aborted: number }> {
+async function checkOutcome(
+  cluster: Cluster,
+  topic: string,
+  loop: LoopRunner,
+  observer: Lines,
+  extra: { abortedTags?: string[] } = {},
+): Promise<{ stableMs: number; committed: number; aborted: number }> {
   // No broker answer made the producer give up (a fatal error): it lived through every failover.
-  assert.deepEqual(loop.lines.filter((l) => l.startsWith('FATAL')), [], 'the producer never failed fatally');
+  assert.deepEqual(
+    loop.lines.filter((l) => l.startsWith('FATAL')),
+    [],
+    'the producer never failed fatally',
+  );
   const stableMs = await waitStable(leaderPort(cluster, topic), topic, PARTITIONS, 60_000);
   assert.deepEqual(await openTransactions(cluster, topic), [], 'DescribeProducers lists no open transaction');
   const committedTags = tagsOf(loop.lines, 'COMMITTED');
   const rolledBack = tagsOf(loop.lines, 'ROLLEDBACK');
   const rc = await consumeAll(cluster.bootstrap(), topic, 'read_committed', PARTITIONS);
-  assert.equal(new Set(rc).size, rc.length, `read_committed saw a record twice: ${rc.filter((v, i) => rc.indexOf(v) !== i).slice(0, 5).join(', ')}`);
+  assert.equal(
+    new Set(rc).size,
+    rc.length,
+    `read_committed saw a record twice: ${rc
+      .filter((v, i) => rc.indexOf(v) !== i)
+      .slice(0, 5)
+      .join(', ')}`,
+  );
   const seen = byTransaction(rc);
   for (const [tag, n] of seen) assert.equal(n, PER_TXN, `transaction ${tag}: read_committed saw ${n} of ${PER_TXN} records`);
   assert.deepEqual([...seen.keys()].sort(), [...committedTags].sort(), 'read_committed sees exactly the committed transactions');
   const ru = await consumeAll(cluster.bootstrap(), topic, 'read_uncommitted', PARTITIONS);
   const all = new Set(ru);
-  assert.deepEqual(rc.filter((v) => !all.has(v)), [], 'read_uncommitted sees every committed record');
+  assert.deepEqual(
+    rc.filter((v) => !all.has(v)),
+    [],
+    'read_uncommitted sees every committed record',
+  );
   const ruBy = byTransaction(ru);
   for (const tag of [...rolledBack, ...(extra.abortedTags ?? [])]) assert.ok((ruBy.get(tag) ?? 0) > 0, `read_uncommitted sees the aborted transaction ${tag}`);
   assert.ok(ru.length > rc.length, 'read_uncommitted sees more (the aborted records)');
   // The read_committed consumer that ran through the failures saw the same, each record once.
   await cluster.waitFor('the observer to catch up', 60_000, () => observed(observer).length >= rc.length);
   const live = observed(observer);
-  assert.equal(new Set(live).size, live.length, `the observer saw a record twice: ${live.filter((v, i) => live.indexOf(v) !== i).slice(0, 5).join(', ')}`);
+  assert.equal(
+    new Set(live).size,
+    live.length,
+    `the observer saw a record twice: ${live
+      .filter((v, i) => live.indexOf(v) !== i)
+      .slice(0, 5)
+      .join(', ')}`,
+  );
   assert.deepEqual([...live].sort(), [...rc].sort(), 'what read_committed showed during the failures is exactly the committed records');
-  assert.deepEqual(observer.lines.filter((l) => l.startsWith('E ')), [], 'the observer got no errors');
+  assert.deepEqual(
+    observer.lines.filter((l) => l.startsWith('E ')),
+    [],
+    'the observer got no errors',
+  );
   // The group offset committed in the transactions: the number of the last committed one.
   const kafka = new Kafka({ brokers: cluster.bootstrap().split(','), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
@@ -271,7 +340,13 @@ async function checkOutcome(cluster: Cluster, topic: string, loop: LoopRunner, o
  * were acknowledged (so it is open); waits for new leaders. With `withProducer` the producer dies
  * at the same moment and a new one with the same transactional.id takes over.
  */
-async function killDataLeader(cluster: Cluster, loop: LoopRunner, topic: string, tid: string, opts: { avoid?: number; withProducer?: boolean }): Promise<{ victim: number; led: number[]; open: string; killedAt: number; electedMs: number }> {
+async function killDataLeader(
+  cluster: Cluster,
+  loop: LoopRunner,
+  topic: string,
+  tid: string,
+  opts: { avoid?: number; withProducer?: boolean },
+): Promise<{ victim: number; led: number[]; open: string; killedAt: number; electedMs: number }> {
   const coordinator = (await leaders(cluster, TXN_STATE))[partitionForGroup(tid, TXN_PARTITIONS)]!;
   const controller = (await cluster.controller())?.brokerId;
   const data = await leaders(cluster, topic);
@@ -290,7 +365,9 @@ async function killDataLeader(cluster: Cluster, loop: LoopRunner, topic: string,
   return { victim, led, open, killedAt, electedMs: Date.now() - killedAt };
 }
 
-test('a: the leader of a data partition killed -9 mid-transaction, alone and with the producer: the transaction completes or is aborted; read_committed sees exactly the committed transactions; the LSO reaches the high watermark', { timeout: 300_000 }, async (t) => {
+test('a: the leader of a data partition killed -9 mid-transaction, alone and with the producer: the transaction completes or is aborted; read_committed sees exactly the committed transactions; the LSO reaches the high watermark', {
+  timeout: 300_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'python3-confluent-kafka')) return;
   const cluster = c!;
   const topic = 'txf-a';
@@ -341,7 +418,9 @@ test('a: the leader of a data partition killed -9 mid-transaction, alone and wit
   }
 });
 
-test('b: the transaction coordinator killed -9 with a transaction in PrepareCommit and another Ongoing: the new coordinator completes one and aborts the other', { timeout: 300_000 }, async (t) => {
+test('b: the transaction coordinator killed -9 with a transaction in PrepareCommit and another Ongoing: the new coordinator completes one and aborts the other', {
+  timeout: 300_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'python3-confluent-kafka')) return;
   const cluster = c!;
   const topic = 'txf-b';
@@ -349,7 +428,11 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
   const txnPartition = partitionForGroup(tid, TXN_PARTITIONS);
   // A second transactional id on the same __transaction_state partition, left Ongoing.
   let hangId = '';
-  for (let i = 0; ; i++) if (partitionForGroup(`txf-b-hang-${i}`, TXN_PARTITIONS) === txnPartition) { hangId = `txf-b-hang-${i}`; break; }
+  for (let i = 0; ; i++)
+    if (partitionForGroup(`txf-b-hang-${i}`, TXN_PARTITIONS) === txnPartition) {
+      hangId = `txf-b-hang-${i}`;
+      break;
+    }
   await createTopic(cluster.bootstrap(), topic, PARTITIONS, { replicationFactor: 3, configs: { 'min.insync.replicas': '2' } });
   const loop = new LoopRunner(cluster, topic, tid, 300, join(work!, 'stop-b'));
   const observer = startObserver(cluster.bootstrap(), topic, 'read_committed', PARTITIONS);
@@ -370,7 +453,11 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
     cluster.broker(stall).pause();
     paused = stall;
     const coordPort = cluster.broker(coordinator).port;
-    await cluster.waitFor(`${tid} in PrepareCommit`, 30_000, async () => tagsOf(loop.lines, 'COMMITTED').includes(prepared) && (await describeTxn(coordPort, tid)).transactionState === 'PrepareCommit');
+    await cluster.waitFor(
+      `${tid} in PrepareCommit`,
+      30_000,
+      async () => tagsOf(loop.lines, 'COMMITTED').includes(prepared) && (await describeTxn(coordPort, tid)).transactionState === 'PrepareCommit',
+    );
     assert.equal((await describeTxn(coordPort, hangId)).transactionState, 'Ongoing');
     const killedAt = Date.now();
     await cluster.broker(coordinator).kill();

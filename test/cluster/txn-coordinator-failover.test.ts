@@ -13,8 +13,14 @@ import { zkTopic } from './cluster-clients.js';
 import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec,
-  FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec,
+  AddPartitionsToTxnRequestCodec,
+  AddPartitionsToTxnResponseCodec,
+  DescribeTransactionsRequestCodec,
+  DescribeTransactionsResponseCodec,
+  FindCoordinatorRequestCodec,
+  FindCoordinatorResponseCodec,
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
 } from '../../src/protocol/messages/index.js';
 
 const TXN_PARTITIONS = 5;
@@ -24,7 +30,11 @@ let c: Cluster | undefined;
 before(async () => {
   if (Cluster.available()) {
     c = await Cluster.start({
-      props: { 'transaction.state.log.num.partitions': String(TXN_PARTITIONS), 'transaction.state.log.replication.factor': '3', 'transaction.state.log.min.isr': '2' },
+      props: {
+        'transaction.state.log.num.partitions': String(TXN_PARTITIONS),
+        'transaction.state.log.replication.factor': '3',
+        'transaction.state.log.min.isr': '2',
+      },
     });
   }
 });
@@ -40,9 +50,19 @@ async function ask<T>(port: number, fn: (client: RawClient) => Promise<T>): Prom
 }
 
 const find = (port: number) => ask(port, (cl) => cl.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: ID, keyType: 1 }));
-const describe = (port: number) => ask(port, (cl) => cl.request(65, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec, 0, { transactionalIds: [ID] })).then((r) => r.transactionStates[0]!);
+const describe = (port: number) =>
+  ask(port, (cl) => cl.request(65, DescribeTransactionsRequestCodec, DescribeTransactionsResponseCodec, 0, { transactionalIds: [ID] })).then(
+    (r) => r.transactionStates[0]!,
+  );
 const init = (port: number) =>
-  ask(port, (cl) => cl.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: ID, transactionTimeoutMs: 600000, producerId: -1n, producerEpoch: -1 }));
+  ask(port, (cl) =>
+    cl.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+      transactionalId: ID,
+      transactionTimeoutMs: 600000,
+      producerId: -1n,
+      producerEpoch: -1,
+    }),
+  );
 
 test('producer ids come from /latest_producer_id_block: no two brokers hand out the same one', async (t) => {
   if (!c) {
@@ -52,7 +72,14 @@ test('producer ids come from /latest_producer_id_block: no two brokers hand out 
   const ids: bigint[] = [];
   for (const b of c.brokers) {
     for (let i = 0; i < 2; i++) {
-      const r = await ask(b.port, (cl) => cl.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: -1, producerId: -1n, producerEpoch: -1 }));
+      const r = await ask(b.port, (cl) =>
+        cl.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+          transactionalId: null,
+          transactionTimeoutMs: -1,
+          producerId: -1n,
+          producerEpoch: -1,
+        }),
+      );
       assert.equal(r.errorCode, 0);
       ids.push(r.producerId);
     }
@@ -60,7 +87,10 @@ test('producer ids come from /latest_producer_id_block: no two brokers hand out 
   assert.equal(new Set(ids).size, ids.length, `distinct ids: ${ids.join(', ')}`);
   const node = await (await c.zk()).getIfExists('/latest_producer_id_block');
   const block = JSON.parse(node!.data.toString()) as { block_end: string };
-  assert.ok(ids.every((id) => id <= BigInt(block.block_end)), 'every id is inside a block taken from ZooKeeper');
+  assert.ok(
+    ids.every((id) => id <= BigInt(block.block_end)),
+    'every id is inside a block taken from ZooKeeper',
+  );
 });
 
 test('a new leader of the transactional id partition loads it and coordinates the open transaction', async (t) => {
@@ -75,7 +105,11 @@ test('a new leader of the transactional id partition loads it and coordinates th
     return r && r.errorCode === 0 ? r : undefined;
   });
   const partition = partitionForGroup(ID, TXN_PARTITIONS);
-  await cluster.waitFor(`__transaction_state-${partition}'s ISR whole`, 60_000, async () => (await zkTopic(cluster, '__transaction_state'))?.partitions[partition]?.isr.length === 3);
+  await cluster.waitFor(
+    `__transaction_state-${partition}'s ISR whole`,
+    60_000,
+    async () => (await zkTopic(cluster, '__transaction_state'))?.partitions[partition]?.isr.length === 3,
+  );
   const coord = cluster.broker(first.nodeId);
   const pid = await cluster.waitFor('InitProducerId', 30_000, async () => {
     const r = await init(coord.port);
@@ -84,7 +118,9 @@ test('a new leader of the transactional id partition loads it and coordinates th
   // The transaction's partition: one of __transaction_state's own (it exists; any topic would do).
   const add = await ask(coord.port, (cl) =>
     cl.request(24, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, 3, {
-      v3AndBelowTransactionalId: ID, v3AndBelowProducerId: pid.producerId, v3AndBelowProducerEpoch: pid.producerEpoch,
+      v3AndBelowTransactionalId: ID,
+      v3AndBelowProducerId: pid.producerId,
+      v3AndBelowProducerEpoch: pid.producerEpoch,
       v3AndBelowTopics: [{ name: '__transaction_state', partitions: [(partition + 1) % TXN_PARTITIONS] }],
     }),
   );

@@ -22,9 +22,18 @@ import { RawClient } from '../helpers/raw-client.js';
 import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec,
-  FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec,
-  MetadataRequestCodec, MetadataResponseCodec, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec,
+  AddOffsetsToTxnRequestCodec,
+  AddOffsetsToTxnResponseCodec,
+  AddPartitionsToTxnRequestCodec,
+  AddPartitionsToTxnResponseCodec,
+  FindCoordinatorRequestCodec,
+  FindCoordinatorResponseCodec,
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
+  MetadataRequestCodec,
+  MetadataResponseCodec,
+  TxnOffsetCommitRequestCodec,
+  TxnOffsetCommitResponseCodec,
 } from '../../src/protocol/messages/index.js';
 
 const TXN_PARTITIONS = 3;
@@ -64,7 +73,10 @@ async function txnLeaders(): Promise<number[]> {
   return c!.waitFor('__transaction_state led everywhere', 30_000, async () => {
     const seen: number[][] = [];
     for (const b of c!.brokers) {
-      const md = await client(b.id).request(3, MetadataRequestCodec, MetadataResponseCodec, 9, { topics: [{ name: '__transaction_state' }], allowAutoTopicCreation: false });
+      const md = await client(b.id).request(3, MetadataRequestCodec, MetadataResponseCodec, 9, {
+        topics: [{ name: '__transaction_state' }],
+        allowAutoTopicCreation: false,
+      });
       const t = md.topics[0]!;
       if (t.errorCode !== 0 || t.partitions.length !== TXN_PARTITIONS || t.partitions.some((p) => p.leaderId < 0)) return undefined;
       seen.push([...t.partitions].sort((a, b) => a.partitionIndex - b.partitionIndex).map((p) => p.leaderId));
@@ -84,7 +96,12 @@ function idCoordinatedBy(leaders: number[], tag: string, onBroker: boolean, brok
 async function initPid(id: string): Promise<{ producerId: bigint; producerEpoch: number }> {
   const coord = await coordinator(id, 1);
   const r = await c!.waitFor(`InitProducerId of ${id}`, 30_000, async () => {
-    const x = await client(coord).request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: id, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    const x = await client(coord).request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+      transactionalId: id,
+      transactionTimeoutMs: 60_000,
+      producerId: -1n,
+      producerEpoch: -1,
+    });
     return x.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS || x.errorCode === ErrorCode.CONCURRENT_TRANSACTIONS ? undefined : x;
   });
   assert.equal(r.errorCode, ErrorCode.NONE);
@@ -94,7 +111,10 @@ async function initPid(id: string): Promise<{ producerId: bigint; producerEpoch:
 async function addPartition(id: string, p: { producerId: bigint; producerEpoch: number }): Promise<void> {
   const coord = await coordinator(id, 1);
   const r = await client(coord).request(24, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, 3, {
-    v3AndBelowTransactionalId: id, v3AndBelowProducerId: p.producerId, v3AndBelowProducerEpoch: p.producerEpoch, v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
+    v3AndBelowTransactionalId: id,
+    v3AndBelowProducerId: p.producerId,
+    v3AndBelowProducerEpoch: p.producerEpoch,
+    v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
   });
   assert.equal(r.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, ErrorCode.NONE);
 }
@@ -108,7 +128,12 @@ async function addOffsets(id: string, p: { producerId: bigint; producerEpoch: nu
 function txnCommit(groupCoordinator: number, version: number, id: string, p: { producerId: bigint; producerEpoch: number }): Promise<number> {
   return client(groupCoordinator)
     .request(28, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec, version, {
-      transactionalId: id, groupId: GROUP, ...p, generationId: -1, memberId: '', groupInstanceId: null,
+      transactionalId: id,
+      groupId: GROUP,
+      ...p,
+      generationId: -1,
+      memberId: '',
+      groupInstanceId: null,
       topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
     })
     .then((r) => r.topics[0]!.partitions[0]!.errorCode);
@@ -140,13 +165,20 @@ async function ready(): Promise<Setup> {
 
 for (const colocated of [true, false]) {
   const where = colocated ? 'on the group coordinator' : 'on another broker';
-  test(`TxnOffsetCommit with the transaction coordinator ${where}: INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE/TRANSACTION_ABORTABLE, then NONE`, { timeout: 60_000 }, async (t) => {
+  test(`TxnOffsetCommit with the transaction coordinator ${where}: INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE/TRANSACTION_ABORTABLE, then NONE`, {
+    timeout: 60_000,
+  }, async (t) => {
     if (!requirePeer(t, 'zookeeper') || !c) return;
     const { groupCoordinator, leaders } = await ready();
     const tag = colocated ? 'here' : 'there';
     // An id the coordinator does not know (no InitProducerId): Kafka's coordinator answers INVALID_PRODUCER_ID_MAPPING.
     const unknown = idCoordinatedBy(leaders, `${tag}-unknown`, colocated, groupCoordinator);
-    for (const v of [0, 3, 4]) assert.equal(await txnCommit(groupCoordinator, v, unknown, { producerId: 4242n, producerEpoch: 0 }), ErrorCode.INVALID_PRODUCER_ID_MAPPING, `v${v}, unknown id`);
+    for (const v of [0, 3, 4])
+      assert.equal(
+        await txnCommit(groupCoordinator, v, unknown, { producerId: 4242n, producerEpoch: 0 }),
+        ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+        `v${v}, unknown id`,
+      );
 
     // A transaction that holds a data partition but not the group's offsets partition.
     const id = idCoordinatedBy(leaders, `${tag}-txn`, colocated, groupCoordinator);
@@ -155,7 +187,11 @@ for (const colocated of [true, false]) {
     assert.equal(await txnCommit(groupCoordinator, 3, id, p), ErrorCode.INVALID_TXN_STATE, 'v3 without AddOffsetsToTxn');
     assert.equal(await txnCommit(groupCoordinator, 4, id, p), ErrorCode.TRANSACTION_ABORTABLE, 'v4 without AddOffsetsToTxn');
     // A producer id the coordinator maps to another id.
-    assert.equal(await txnCommit(groupCoordinator, 3, id, { producerId: p.producerId + 1000n, producerEpoch: p.producerEpoch }), ErrorCode.INVALID_PRODUCER_ID_MAPPING, 'wrong producer id');
+    assert.equal(
+      await txnCommit(groupCoordinator, 3, id, { producerId: p.producerId + 1000n, producerEpoch: p.producerEpoch }),
+      ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+      'wrong producer id',
+    );
     // A fenced epoch (Kafka turns the coordinator's PRODUCER_FENCED into INVALID_PRODUCER_EPOCH).
     const fresh = await initPid(id);
     assert.equal(await txnCommit(groupCoordinator, 3, id, p), ErrorCode.INVALID_PRODUCER_EPOCH, 'old epoch');
@@ -165,7 +201,9 @@ for (const colocated of [true, false]) {
   });
 }
 
-test('verifications for one remote coordinator are batched: one AddPartitionsToTxn in flight, the ones arriving meanwhile sent together', { timeout: 60_000 }, async (t) => {
+test('verifications for one remote coordinator are batched: one AddPartitionsToTxn in flight, the ones arriving meanwhile sent together', {
+  timeout: 60_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !c) return;
   const cluster = c;
   const { groupCoordinator, leaders } = await ready();
@@ -188,10 +226,17 @@ test('verifications for one remote coordinator are batched: one AddPartitionsToT
     // Three more, each on its own connection, while the first is in flight.
     const extra = await Promise.all([1, 2, 3, 4].map(() => RawClient.connect(cluster.broker(groupCoordinator).port)));
     const commitOn = (cl: RawClient, i: number) =>
-      cl.request(28, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec, 3, {
-        transactionalId: ids[i]!, groupId: GROUP, ...pids[i]!, generationId: -1, memberId: '', groupInstanceId: null,
-        topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
-      }).then((r) => r.topics[0]!.partitions[0]!.errorCode);
+      cl
+        .request(28, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec, 3, {
+          transactionalId: ids[i]!,
+          groupId: GROUP,
+          ...pids[i]!,
+          generationId: -1,
+          memberId: '',
+          groupInstanceId: null,
+          topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+        })
+        .then((r) => r.topics[0]!.partitions[0]!.errorCode);
     const rest = [1, 2, 3].map((i) => commitOn(extra[i - 1]!, i));
     const verifier = cluster.broker(groupCoordinator).broker!.services.txnVerification;
     await cluster.waitFor('three verifications waiting for the next request', 10_000, () => verifier.waiting(remote) === 3);

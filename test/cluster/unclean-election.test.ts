@@ -30,17 +30,41 @@ before(async () => {
 after(() => c?.stop());
 
 /** kcat -P: one record per value to `partition`; resolves with kcat's exit code and stderr. */
-async function kcatProduce(bootstrap: string, partition: number, values: string[], acks: 'all' | '1', timeoutMs = 30_000): Promise<{ code: number | null; stderr: string }> {
-  const r = await run('kcat', ['-b', bootstrap, '-P', '-t', TOPIC, '-p', String(partition), '-X', `request.required.acks=${acks === 'all' ? -1 : 1}`, '-X', `message.timeout.ms=${timeoutMs}`], {
-    input: values.map((v) => `${v}\n`).join(''),
-    timeoutMs: timeoutMs + 30_000,
-  });
+async function kcatProduce(
+  bootstrap: string,
+  partition: number,
+  values: string[],
+  acks: 'all' | '1',
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; stderr: string }> {
+  const r = await run(
+    'kcat',
+    [
+      '-b',
+      bootstrap,
+      '-P',
+      '-t',
+      TOPIC,
+      '-p',
+      String(partition),
+      '-X',
+      `request.required.acks=${acks === 'all' ? -1 : 1}`,
+      '-X',
+      `message.timeout.ms=${timeoutMs}`,
+    ],
+    {
+      input: values.map((v) => `${v}\n`).join(''),
+      timeoutMs: timeoutMs + 30_000,
+    },
+  );
   return { code: r.code, stderr: r.stderr };
 }
 
 /** Every value of `partition` from the beginning to the end (kcat -C -e). */
 async function kcatRead(bootstrap: string, partition: number): Promise<string[]> {
-  const r = await run('kcat', ['-b', bootstrap, '-C', '-t', TOPIC, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', '%s\\n'], { timeoutMs: 60_000 });
+  const r = await run('kcat', ['-b', bootstrap, '-C', '-t', TOPIC, '-p', String(partition), '-o', 'beginning', '-e', '-q', '-f', '%s\\n'], {
+    timeoutMs: 60_000,
+  });
   assert.equal(r.code, 0, r.stderr);
   return r.stdout.split('\n').filter((l) => l !== '');
 }
@@ -53,10 +77,22 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   await cluster.waitForRegistered([0, 1, 2]);
   const ctl = (await cluster.waitForController()).brokerId;
   const [a, b] = [0, 1, 2].filter((id) => id !== ctl) as [number, number];
-  const created = await kafkaTopics('--create', '--topic', TOPIC, '--bootstrap-server', cluster.bootstrap(), '--replica-assignment', `${a}:${b},${a}:${b}`, '--config', 'min.insync.replicas=1');
+  const created = await kafkaTopics(
+    '--create',
+    '--topic',
+    TOPIC,
+    '--bootstrap-server',
+    cluster.bootstrap(),
+    '--replica-assignment',
+    `${a}:${b},${a}:${b}`,
+    '--config',
+    'min.insync.replicas=1',
+  );
   assert.equal(created.code, 0, created.stderr);
   await waitForTopic(cluster, TOPIC);
-  await cluster.waitFor(`${TOPIC}'s ISRs [${a},${b}]`, 30_000, async () => (await zkTopic(cluster, TOPIC))?.partitions.every((p) => p.leader === a && p.isr.length === 2));
+  await cluster.waitFor(`${TOPIC}'s ISRs [${a},${b}]`, 30_000, async () =>
+    (await zkTopic(cluster, TOPIC))?.partitions.every((p) => p.leader === a && p.isr.length === 2),
+  );
 
   // Records both replicas hold (acks=all with the ISR [a, b]).
   for (const p of [0, 1]) {
@@ -65,7 +101,10 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
     assert.doesNotMatch(r.stderr, /Delivery failed/);
   }
   const tp0 = (await zkTopic(cluster, TOPIC))!;
-  assert.ok(tp0.partitions.every((p) => p.isr.length === 2), 'b was in the ISR when the acks=all records were answered');
+  assert.ok(
+    tp0.partitions.every((p) => p.isr.length === 2),
+    'b was in the ISR when the acks=all records were answered',
+  );
 
   // b freezes; a record it lacks makes it fall behind, and out of the ISR.
   const frozenAt = Date.now();
@@ -73,7 +112,9 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   let onlyA: number;
   try {
     for (const p of [0, 1]) assert.equal((await kcatProduce(cluster.broker(a).bootstrap, p, values('lag', p, 1), '1')).code, 0);
-    await cluster.waitFor(`the ISRs to shrink to [${a}]`, NOTICE_MS, async () => (await zkTopic(cluster, TOPIC))?.partitions.every((p) => p.leader === a && p.isr.join() === String(a)));
+    await cluster.waitFor(`the ISRs to shrink to [${a}]`, NOTICE_MS, async () =>
+      (await zkTopic(cluster, TOPIC))?.partitions.every((p) => p.leader === a && p.isr.join() === String(a)),
+    );
     t.diagnostic(`ISR [${a}] ${Date.now() - frozenAt} ms after broker ${b} froze (replica.lag.time.max.ms=${LAG_MS}, session ${SESSION_TIMEOUT_MS} ms)`);
     // acks=all is answered by a alone now (min.insync.replicas=1).
     onlyA = 50;
@@ -103,10 +144,15 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   const refused = await kcatProduce(bs, 0, ['while-offline'], 'all', 5000);
   assert.match(refused.stderr, /Delivery failed|timed out|Leader not available/i, `a produce to the offline partition: ${refused.stderr.slice(-500)}`);
   const still = (await zkTopic(cluster, TOPIC))!;
-  assert.ok(still.partitions.every((p) => p.leader === -1), `still offline after broker ${b} is back: ${JSON.stringify(still.partitions)}`);
+  assert.ok(
+    still.partitions.every((p) => p.leader === -1),
+    `still offline after broker ${b} is back: ${JSON.stringify(still.partitions)}`,
+  );
 
   // An UNCLEAN election through the tool elects b for partition 0, and only for it.
-  const elected = await runCli('kafka-leader-election', ['--bootstrap-server', bs, '--election-type', 'UNCLEAN', '--topic', TOPIC, '--partition', '0'], { timeoutMs: 60_000 });
+  const elected = await runCli('kafka-leader-election', ['--bootstrap-server', bs, '--election-type', 'UNCLEAN', '--topic', TOPIC, '--partition', '0'], {
+    timeoutMs: 60_000,
+  });
   assert.equal(elected.code, 0, elected.stderr);
   assert.equal(elected.stdout, `Successfully completed leader election (UNCLEAN) for partitions ${TOPIC}-0\n`);
   const after0 = await cluster.waitFor(`${TOPIC}-0 led by ${b}`, 30_000, async () => {
@@ -117,12 +163,22 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   assert.equal(after0.partitions[1]!.leader, -1, 'partition 1 was not asked for');
 
   // The topic config allows unclean elections: the controller elects b for partition 1 too.
-  const configured = await runCli('kafka-configs', ['--bootstrap-server', bs, '--alter', '--entity-type', 'topics', '--entity-name', TOPIC, '--add-config', 'unclean.leader.election.enable=true'], { timeoutMs: 60_000 });
+  const configured = await runCli(
+    'kafka-configs',
+    ['--bootstrap-server', bs, '--alter', '--entity-type', 'topics', '--entity-name', TOPIC, '--add-config', 'unclean.leader.election.enable=true'],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(configured.code, 0, configured.stderr);
-  await cluster.waitFor(`${TOPIC}-1 led by ${b} after the topic config change`, 30_000, async () => (await zkTopic(cluster, TOPIC))?.partitions[1]?.leader === b);
+  await cluster.waitFor(
+    `${TOPIC}-1 led by ${b} after the topic config change`,
+    30_000,
+    async () => (await zkTopic(cluster, TOPIC))?.partitions[1]?.leader === b,
+  );
 
   // The controller said so in its log, once per partition.
-  const warnings = readFileSync(cluster.broker(ctl).logFile, 'utf8').split('\n').filter((l) => /unclean leader election/i.test(l) && l.includes(TOPIC));
+  const warnings = readFileSync(cluster.broker(ctl).logFile, 'utf8')
+    .split('\n')
+    .filter((l) => /unclean leader election/i.test(l) && l.includes(TOPIC));
   t.diagnostic(`controller log: ${warnings[0]?.slice(0, 200)}`);
   assert.equal(warnings.length, 2, warnings.join('\n'));
 
@@ -135,7 +191,11 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
     const lost = values('only-a', p, onlyA!).filter((v) => !onB.includes(v)).length;
     t.diagnostic(`${TOPIC}-${p} after the unclean election: ${onB.length} records on broker ${b}; ${lost} of the ${onlyA!} acknowledged by a alone lost`);
     assert.deepEqual(onB.slice(0, 100), values('both', p, 100));
-    assert.deepEqual(onB.slice(100).filter((v) => v !== `lag-p${p}-0`), [], `${TOPIC}-${p} on ${b} past the shared records`);
+    assert.deepEqual(
+      onB.slice(100).filter((v) => v !== `lag-p${p}-0`),
+      [],
+      `${TOPIC}-${p} on ${b} past the shared records`,
+    );
     assert.equal(lost, onlyA!, 'b was frozen while a alone acknowledged them');
   }
   // New records on the new leader, at the offsets a's lost tail had.
@@ -152,7 +212,11 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   t.diagnostic(`broker ${a} rejoined both ISRs ${Date.now() - rejoinedAt} ms after its restart`);
   // Make a the leader again (its preferred place) and read its own log: exactly b's records.
   for (const p of [0, 1]) {
-    const preferred = await runCli('kafka-leader-election', ['--bootstrap-server', cluster.bootstrap(), '--election-type', 'PREFERRED', '--topic', TOPIC, '--partition', String(p)], { timeoutMs: 60_000 });
+    const preferred = await runCli(
+      'kafka-leader-election',
+      ['--bootstrap-server', cluster.bootstrap(), '--election-type', 'PREFERRED', '--topic', TOPIC, '--partition', String(p)],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(preferred.code, 0, preferred.stderr);
   }
   await cluster.waitFor(`${TOPIC} led by ${a} again`, 30_000, async () => (await zkTopic(cluster, TOPIC))?.partitions.every((p) => p.leader === a));

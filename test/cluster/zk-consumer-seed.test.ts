@@ -120,9 +120,14 @@ test('kill -9, produce more, restart with --group: resumes from the ZooKeeper of
   const more = await produce(4, 'more');
 
   // Kafka's old tool refuses --from-beginning over stored offsets (without --delete-consumer-offsets).
-  const refused = await runCli('kafka-console-consumer', ['--zookeeper', c!.zkConnect, '--topic', 'bigdata', '--group', group, '--from-beginning'], { timeoutMs: 60_000 });
+  const refused = await runCli('kafka-console-consumer', ['--zookeeper', c!.zkConnect, '--topic', 'bigdata', '--group', group, '--from-beginning'], {
+    timeoutMs: 60_000,
+  });
   assert.equal(refused.code, 1);
-  assert.equal(refused.stderr, `kafka-console-consumer.sh: Found previous offset information for this group ${group}. Please use --delete-consumer-offsets to delete previous offsets metadata\n`);
+  assert.equal(
+    refused.stderr,
+    `kafka-console-consumer.sh: Found previous offset information for this group ${group}. Please use --delete-consumer-offsets to delete previous offsets metadata\n`,
+  );
 
   // The killed member's ephemeral nodes live until its session times out (6 s): the new member
   // retries its claims meanwhile (rebalance.max.retries 4 × rebalance.backoff.ms 2000).
@@ -139,7 +144,7 @@ test('kill -9, produce more, restart with --group: resumes from the ZooKeeper of
   const zk = await c!.zk();
   const oldOwner = (await zk.get(`/consumers/${group}/ids/${ids[0]}`)).stat.ephemeralOwner;
   relay!.cut();
-  await c!.waitFor('the server expiring the consumer\'s session', 60_000, async () => (await zk.exists(`/consumers/${group}/ids/${ids[0]}`)) === null);
+  await c!.waitFor("the server expiring the consumer's session", 60_000, async () => (await zk.exists(`/consumers/${group}/ids/${ids[0]}`)) === null);
   relay!.restore();
   const renewed = await c!.waitFor('a new registration', 60_000, async () => {
     const got = await zk.getIfExists(`/consumers/${group}/ids/${ids[0]}`);
@@ -178,24 +183,38 @@ test('a second member in the group: each owns one partition, the owner nodes nam
   for (const got of [firstLines.lines, second.lines.lines]) assert.equal(new Set(got.map((v) => v.split('-')[1])).size, 1, got.join(','));
   const live = children.filter((ch) => ch.exitCode === null && ch.signalCode === null);
   for (const ch of live) ch.kill('SIGTERM');
-  assert.deepEqual(await Promise.all(live.map((ch) => exited(ch))), live.map(() => 0), 'SIGTERM: a clean exit');
+  assert.deepEqual(
+    await Promise.all(live.map((ch) => exited(ch))),
+    live.map(() => 0),
+    'SIGTERM: a clean exit',
+  );
   assert.deepEqual(await zk.children(`/consumers/${group}/ids`), [], 'both left the group');
   assert.deepEqual(await zk.children(`/consumers/${group}/owners/bigdata`), [], 'and released their partitions');
 });
 
-test('--topic __consumer_offsets --zookeeper with the OffsetsMessageFormatter reads a --bootstrap-server group\'s commits', async (t) => {
+test("--topic __consumer_offsets --zookeeper with the OffsetsMessageFormatter reads a --bootstrap-server group's commits", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const total = produced[0]!.length + produced[1]!.length;
-  const newGroup = await runCli('kafka-console-consumer', ['--bootstrap-server', c!.broker(0).bootstrap, '--topic', 'bigdata', '--from-beginning', '--max-messages', String(total), '--group', 'seed-new'], { timeoutMs: 90_000 });
+  const newGroup = await runCli(
+    'kafka-console-consumer',
+    ['--bootstrap-server', c!.broker(0).bootstrap, '--topic', 'bigdata', '--from-beginning', '--max-messages', String(total), '--group', 'seed-new'],
+    { timeoutMs: 90_000 },
+  );
   assert.equal(newGroup.code, 0, newGroup.stderr);
   const props = join(tmp!, 'consumer.properties');
   await writeFile(props, 'exclude.internal.topics=false\n');
   const { lines } = startConsumer([
-    '--topic', '__consumer_offsets', '--zookeeper', c!.zkConnect,
-    '--formatter', 'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
-    '--consumer.config', props, '--from-beginning',
+    '--topic',
+    '__consumer_offsets',
+    '--zookeeper',
+    c!.zkConnect,
+    '--formatter',
+    'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
+    '--consumer.config',
+    props,
+    '--from-beginning',
   ]);
-  await lines.waitFor((l) => l.filter((x) => x.startsWith('[seed-new,')).length >= 2, 60_000, 'seed-new\'s commits');
+  await lines.waitFor((l) => l.filter((x) => x.startsWith('[seed-new,')).length >= 2, 60_000, "seed-new's commits");
   const mine = lines.lines.map((l) => OFFSET_LINE.exec(l)).filter((x) => x !== null && x[1] === 'seed-new');
   const last = new Map(mine.map((x) => [Number(x![2]), Number(x![3])]));
   assert.deepEqual([last.get(0), last.get(1)], [produced[0]!.length, produced[1]!.length]);

@@ -15,8 +15,12 @@ import { RawClient } from '../helpers/raw-client.js';
 import { kafkaTopics, waitForTopic } from './cluster-clients.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  ApiVersionsRequestCodec, ApiVersionsResponseCodec, OffsetCommitRequestCodec, OffsetCommitResponseCodec,
-  OffsetFetchRequestCodec, OffsetFetchResponseCodec,
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  OffsetCommitRequestCodec,
+  OffsetCommitResponseCodec,
+  OffsetFetchRequestCodec,
+  OffsetFetchResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { Admin } from '../../src/client/index.js';
 
@@ -31,7 +35,12 @@ before(async () => {
   const created = await kafkaTopics('--create', '--topic', 'bigdata', '--zookeeper', c.zkConnect, '--partitions', '2', '--replication-factor', '1');
   assert.equal(created.code, 0, created.stderr);
   await waitForTopic(c, 'bigdata');
-  for (const b of c.brokers) await c.waitFor(`broker ${b.id} to know bigdata`, 30_000, async () => (await fetchV0(b.id, 'probe', [{ name: 'bigdata', partitions: [0] }]).catch(() => undefined)) !== undefined);
+  for (const b of c.brokers)
+    await c.waitFor(
+      `broker ${b.id} to know bigdata`,
+      30_000,
+      async () => (await fetchV0(b.id, 'probe', [{ name: 'bigdata', partitions: [0] }]).catch(() => undefined)) !== undefined,
+    );
 });
 after(async () => {
   for (const r of clients) r.close();
@@ -54,7 +63,13 @@ async function commitV0(brokerId: number, groupId: string, topics: { name: strin
     retentionTimeMs: -1n,
     topics: topics.map((t) => ({
       name: t.name,
-      partitions: t.partitions.map(([p, o]) => ({ partitionIndex: p, committedOffset: o, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: metadata })),
+      partitions: t.partitions.map(([p, o]) => ({
+        partitionIndex: p,
+        committedOffset: o,
+        committedLeaderEpoch: -1,
+        commitTimestamp: -1n,
+        committedMetadata: metadata,
+      })),
     })),
   });
   return Object.fromEntries(res.topics.flatMap((t) => t.partitions.map((p) => [`${t.name}-${p.partitionIndex}`, p.errorCode])));
@@ -62,14 +77,29 @@ async function commitV0(brokerId: number, groupId: string, topics: { name: strin
 
 async function fetchV0(brokerId: number, groupId: string, topics: { name: string; partitions: number[] }[]) {
   const r = await client(brokerId);
-  const res = await r.request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 0, { groupId, topics: topics.map((t) => ({ name: t.name, partitionIndexes: t.partitions })), requireStable: false });
-  return Object.fromEntries(res.topics.flatMap((t) => t.partitions.map((p) => [`${t.name}-${p.partitionIndex}`, { offset: p.committedOffset, error: p.errorCode, metadata: p.metadata }])));
+  const res = await r.request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 0, {
+    groupId,
+    topics: topics.map((t) => ({ name: t.name, partitionIndexes: t.partitions })),
+    requireStable: false,
+  });
+  return Object.fromEntries(
+    res.topics.flatMap((t) =>
+      t.partitions.map((p) => [`${t.name}-${p.partitionIndex}`, { offset: p.committedOffset, error: p.errorCode, metadata: p.metadata }]),
+    ),
+  );
 }
 
 test('OffsetCommit v0 writes /consumers/<group>/offsets/<topic>/<partition> as decimal text; unknown topics and partitions are refused', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const codes = await commitV0(0, 'console-consumer-90976', [
-    { name: 'bigdata', partitions: [[0, 1n], [1, 42n], [2, 3n]] },
+    {
+      name: 'bigdata',
+      partitions: [
+        [0, 1n],
+        [1, 42n],
+        [2, 3n],
+      ],
+    },
     { name: 'no-such-topic', partitions: [[0, 1n]] },
   ]);
   assert.deepEqual(codes, {
@@ -101,12 +131,16 @@ test('OffsetFetch v0 reads ZooKeeper: the stored offset, or -1 with UNKNOWN_TOPI
       { name: 'bigdata', partitions: [0, 1, 5] },
       { name: 'no-such-topic', partitions: [0] },
     ]);
-    assert.deepEqual(got, {
-      'bigdata-0': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
-      'bigdata-1': { offset: 12345n, error: ErrorCode.NONE, metadata: '' },
-      'bigdata-5': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
-      'no-such-topic-0': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
-    }, `broker ${id}`);
+    assert.deepEqual(
+      got,
+      {
+        'bigdata-0': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
+        'bigdata-1': { offset: 12345n, error: ErrorCode.NONE, metadata: '' },
+        'bigdata-5': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
+        'no-such-topic-0': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
+      },
+      `broker ${id}`,
+    );
   }
 });
 
@@ -117,7 +151,9 @@ test('versions >= 1 keep using __consumer_offsets: the two stores do not see eac
     await admin.alterGroupOffsets('kafka-stored', [{ topic: 'bigdata', partition: 0, offset: 9n }]);
     assert.equal((await admin.listGroupOffsets('kafka-stored')).get('bigdata')?.get(0)?.offset, 9n);
     assert.equal(await (await c!.zk()).exists('/consumers/kafka-stored'), null, 'a v1+ commit writes no znode');
-    assert.deepEqual(await fetchV0(0, 'kafka-stored', [{ name: 'bigdata', partitions: [0] }]), { 'bigdata-0': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' } });
+    assert.deepEqual(await fetchV0(0, 'kafka-stored', [{ name: 'bigdata', partitions: [0] }]), {
+      'bigdata-0': { offset: -1n, error: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, metadata: '' },
+    });
 
     assert.deepEqual(await commitV0(0, 'zk-stored', [{ name: 'bigdata', partitions: [[0, 4n]] }]), { 'bigdata-0': ErrorCode.NONE });
     assert.equal((await admin.listGroupOffsets('zk-stored')).size, 0, 'a v0 commit writes nothing to __consumer_offsets');
@@ -128,11 +164,17 @@ test('versions >= 1 keep using __consumer_offsets: the two stores do not see eac
 
 test('v0 refuses metadata over offset.metadata.max.bytes and group ids that are not one znode name', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
-  assert.deepEqual(await commitV0(0, 'big-metadata', [{ name: 'bigdata', partitions: [[0, 1n]] }], 'x'.repeat(4097)), { 'bigdata-0': ErrorCode.OFFSET_METADATA_TOO_LARGE });
+  assert.deepEqual(await commitV0(0, 'big-metadata', [{ name: 'bigdata', partitions: [[0, 1n]] }], 'x'.repeat(4097)), {
+    'bigdata-0': ErrorCode.OFFSET_METADATA_TOO_LARGE,
+  });
   assert.equal(await (await c!.zk()).exists('/consumers/big-metadata'), null);
   for (const bad of ['a/b', '', '..']) {
     assert.deepEqual(await commitV0(0, bad, [{ name: 'bigdata', partitions: [[0, 1n]] }]), { 'bigdata-0': ErrorCode.INVALID_GROUP_ID }, JSON.stringify(bad));
-    assert.deepEqual(await fetchV0(0, bad, [{ name: 'bigdata', partitions: [0] }]), { 'bigdata-0': { offset: -1n, error: ErrorCode.INVALID_GROUP_ID, metadata: '' } }, JSON.stringify(bad));
+    assert.deepEqual(
+      await fetchV0(0, bad, [{ name: 'bigdata', partitions: [0] }]),
+      { 'bigdata-0': { offset: -1n, error: ErrorCode.INVALID_GROUP_ID, metadata: '' } },
+      JSON.stringify(bad),
+    );
   }
   assert.equal(await (await c!.zk()).exists('/consumers/a'), null);
 });
@@ -143,7 +185,15 @@ test('ZooKeeper down: v0 commits and fetches answer UNKNOWN_SERVER_ERROR per par
   await c!.stopZooKeeper();
   try {
     const started = Date.now();
-    const pending = commitV0(0, 'while-down', [{ name: 'bigdata', partitions: [[0, 1n], [1, 2n]] }]);
+    const pending = commitV0(0, 'while-down', [
+      {
+        name: 'bigdata',
+        partitions: [
+          [0, 1n],
+          [1, 2n],
+        ],
+      },
+    ]);
     const fetched = fetchV0(1, 'while-down', [{ name: 'bigdata', partitions: [0] }]);
     // While the commit waits on ZooKeeper, the broker answers other requests promptly.
     let slowest = 0;
@@ -163,6 +213,10 @@ test('ZooKeeper down: v0 commits and fetches answer UNKNOWN_SERVER_ERROR per par
     await c!.startZooKeeper();
   }
   // Back: the broker's session reconnects (or is renewed) and v0 commits are written again.
-  await c!.waitFor('a v0 commit to succeed once ZooKeeper is back', 60_000, async () => (await commitV0(0, 'after-restart', [{ name: 'bigdata', partitions: [[0, 6n]] }]))['bigdata-0'] === ErrorCode.NONE);
+  await c!.waitFor(
+    'a v0 commit to succeed once ZooKeeper is back',
+    60_000,
+    async () => (await commitV0(0, 'after-restart', [{ name: 'bigdata', partitions: [[0, 6n]] }]))['bigdata-0'] === ErrorCode.NONE,
+  );
   assert.equal((await (await c!.zk()).get('/consumers/after-restart/offsets/bigdata/0')).data.toString(), '6');
 });

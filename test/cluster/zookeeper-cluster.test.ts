@@ -93,12 +93,24 @@ after(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-test('three brokers register; zkCli lists their ids and Kafka\'s top-level paths', async (t) => {
+test("three brokers register; zkCli lists their ids and Kafka's top-level paths", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   assert.deepEqual(await zkLs(zk!.port, '/brokers/ids'), ['0', '1', '2']);
   assert.deepEqual(await zkLs(zk!.port, '/brokers'), ['ids', 'seqid', 'topics']);
   const root = await zkLs(zk!.port, '/');
-  for (const p of ['admin', 'brokers', 'cluster', 'config', 'consumers', 'controller', 'controller_epoch', 'isr_change_notification', 'latest_producer_id_block', 'log_dir_event_notification', 'zookeeper']) {
+  for (const p of [
+    'admin',
+    'brokers',
+    'cluster',
+    'config',
+    'consumers',
+    'controller',
+    'controller_epoch',
+    'isr_change_notification',
+    'latest_producer_id_block',
+    'log_dir_event_notification',
+    'zookeeper',
+  ]) {
     assert.ok(root.includes(p), `ls / lacks ${p}: ${root.join(', ')}`);
   }
   const reg = JSON.parse((await observer!.get('/brokers/ids/1')).data.toString()) as Record<string, unknown>;
@@ -154,9 +166,15 @@ test('an expired session: the broker registers again and follows the new control
     });
     assert.equal(await observer!.exists(`/brokers/ids/${before.brokerid}`), null);
     frozen.signal('SIGCONT');
-    const stat = await until('the broker to register again', SESSION_TIMEOUT_MS * 4, async () => (await observer!.exists(`/brokers/ids/${before.brokerid}`)) ?? undefined);
+    const stat = await until(
+      'the broker to register again',
+      SESSION_TIMEOUT_MS * 4,
+      async () => (await observer!.exists(`/brokers/ids/${before.brokerid}`)) ?? undefined,
+    );
     assert.notEqual(stat.ephemeralOwner, oldOwner, 'registered under a new session');
-    await until('the thawed broker to report the new controller', 15_000, async () => ((await controllerSeenBy(frozen.port)) === next.brokerid ? true : undefined));
+    await until('the thawed broker to report the new controller', 15_000, async () =>
+      (await controllerSeenBy(frozen.port)) === next.brokerid ? true : undefined,
+    );
     assert.deepEqual((await readController())!, next, 'the thawed broker must not take the controller back');
   } finally {
     frozen.signal('SIGCONT');
@@ -206,7 +224,7 @@ test('a chroot in zookeeper.connect is created and used', async (t) => {
   assert.equal(error, undefined);
   try {
     assert.deepEqual(await zkLs(zk!.port, '/fjord/c1/brokers'), ['ids', 'seqid', 'topics']);
-    assert.deepEqual((await observer!.children('/fjord/c1/brokers/ids')), ['5']);
+    assert.deepEqual(await observer!.children('/fjord/c1/brokers/ids'), ['5']);
     // Alone under its chroot, it is its own cluster's controller.
     const ctl = JSON.parse((await observer!.get('/fjord/c1/controller')).data.toString()) as { brokerid: number };
     assert.equal(ctl.brokerid, 5);
@@ -243,9 +261,29 @@ test('kafka-server-start with an unreachable zookeeper.connect: one line, exit 1
   const main = join(import.meta.dirname, '../../src/server/main.ts');
   const config = join(import.meta.dirname, '../../config/server.properties');
   const port = await freePort(); // nothing listens there
-  const r = await run(process.execPath, ['--import', 'tsx', main, config, '--override', `zookeeper.connect=127.0.0.1:${port}/fjord`, '--override', 'zookeeper.connection.timeout.ms=1000', '--override', `log.dirs=${dir}`], { timeoutMs: 60_000 });
+  const r = await run(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      main,
+      config,
+      '--override',
+      `zookeeper.connect=127.0.0.1:${port}/fjord`,
+      '--override',
+      'zookeeper.connection.timeout.ms=1000',
+      '--override',
+      `log.dirs=${dir}`,
+    ],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(r.code, 1);
   const lines = r.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, new RegExp(`^Fjord start-up failed: Timed out waiting for a connection to ZooKeeper at 127\\.0\\.0\\.1:${port} within 1000 ms \\(zookeeper\\.connection\\.timeout\\.ms\\)$`));
+  assert.match(
+    lines[0]!,
+    new RegExp(
+      `^Fjord start-up failed: Timed out waiting for a connection to ZooKeeper at 127\\.0\\.0\\.1:${port} within 1000 ms \\(zookeeper\\.connection\\.timeout\\.ms\\)$`,
+    ),
+  );
 });

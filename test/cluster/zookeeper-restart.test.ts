@@ -29,7 +29,10 @@ async function produce(topic: string, values: string[], acks = '1'): Promise<voi
 async function consumeAll(topic: string): Promise<string[]> {
   const r = await run('kcat', ['-C', '-b', c!.bootstrap(), '-t', topic, '-o', 'beginning', '-e', '-q'], { timeoutMs: 30_000 });
   assert.equal(r.code, 0, r.stderr);
-  return r.stdout.split('\n').filter((l) => l !== '').sort();
+  return r.stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
 }
 
 test('ZooKeeper restarts under the cluster: the brokers keep serving, reconnect, and topics can be created again', async (t) => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { groupByTopic, tpKey } from '../../src/common/partition-keys.js';
 import { messageOf } from '../../src/common/errors.js';
 
-test('tpKey is Kafka\'s topic-partition string, dashes in the topic kept', () => {
+test("tpKey is Kafka's topic-partition string, dashes in the topic kept", () => {
   assert.equal(tpKey('orders', 3), 'orders-3');
   assert.equal(tpKey('a-b-0', 12), 'a-b-0-12');
 });
@@ -28,11 +28,17 @@ test('groupByTopic takes the topic from a function when the items have no topic 
     [{ topic: 'x', partition: 1 }, 'one'],
   ];
   const byTopic = groupByTopic(entries, ([tp]) => tp.topic);
-  assert.deepEqual([...byTopic].map(([t, list]) => [t, list.map(([, v]) => v)]), [['x', ['two', 'one']], ['y', ['zero']]]);
+  assert.deepEqual(
+    [...byTopic].map(([t, list]) => [t, list.map(([, v]) => v)]),
+    [
+      ['x', ['two', 'one']],
+      ['y', ['zero']],
+    ],
+  );
   assert.equal(groupByTopic([]).size, 0);
 });
 
-test('messageOf gives an Error\'s message and anything else as text', () => {
+test("messageOf gives an Error's message and anything else as text", () => {
   assert.equal(messageOf(new Error('disk full')), 'disk full');
   assert.equal(messageOf('plain'), 'plain');
   assert.equal(messageOf(42), '42');

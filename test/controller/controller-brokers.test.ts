@@ -23,7 +23,11 @@ after(async () => {
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await Promise.resolve().then(check).catch(() => false))) {
+  while (
+    !(await Promise.resolve()
+      .then(check)
+      .catch(() => false))
+  ) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -34,7 +38,10 @@ test('two brokers: a topic gets leaders on both, controlled shutdown moves them'
   const brokers: TestBroker[] = [];
   const admins: Admin[] = [];
   try {
-    for (const id of [1, 2]) brokers.push(await startTestBroker({ 'zookeeper.connect': `${zk!.connect}/e2e`, 'broker.id': String(id), 'controlled.shutdown.retry.backoff.ms': '200' }));
+    for (const id of [1, 2])
+      brokers.push(
+        await startTestBroker({ 'zookeeper.connect': `${zk!.connect}/e2e`, 'broker.id': String(id), 'controlled.shutdown.retry.backoff.ms': '200' }),
+      );
     const admin = new Admin({ bootstrapServers: brokers.map((b) => b.bootstrap) });
     admins.push(admin);
     // CreateTopics must reach the controller (NOT_CONTROLLER elsewhere): the client follows Metadata.

@@ -60,7 +60,15 @@ test('controller on a real ZooKeeper: new topic, broker loss, deletion, fencing'
 
     // Any broker (here broker 2's session) writes a topic; the controller gives it leaders.
     const writer = new KafkaZkClient(b2.session);
-    await writer.createTopic('t', 'AAAAAAAAAAAAAAAAAAAAAQ', new Map([[0, [2, 1]], [1, [1, 2]]]), {});
+    await writer.createTopic(
+      't',
+      'AAAAAAAAAAAAAAAAAAAAAQ',
+      new Map([
+        [0, [2, 1]],
+        [1, [1, 2]],
+      ]),
+      {},
+    );
     await until('partition states', async () => (await c.getPartitionStates('t')).size === 2);
     const states = await c.getPartitionStates('t');
     assert.deepEqual(states.get(0)!.state, { leader: 2, leaderEpoch: 0, isr: [2, 1], controllerEpoch: b1.membership.controllerEpoch });
@@ -83,7 +91,9 @@ test('controller on a real ZooKeeper: new topic, broker loss, deletion, fencing'
     assert.deepEqual(await c.getAllTopics(), ['t'], 'waits for the replicas on broker 2, which is down');
     const b2again = await broker(2, '/ctl');
     sessions.push(b2again.session);
-    await until('StopReplica to the returning broker', () => sink.sent.some((s) => s.brokerId === 2 && s.request.api === 'StopReplica' && s.request.request.deletePartitions));
+    await until('StopReplica to the returning broker', () =>
+      sink.sent.some((s) => s.brokerId === 2 && s.request.api === 'StopReplica' && s.request.request.deletePartitions),
+    );
     assert.equal(sink.answerStopReplicas(2), 1);
     await until('topic gone', async () => (await c.getAllTopics()).length === 0 && (await c.getTopicDeletions()).length === 0);
 
@@ -117,11 +127,22 @@ test('reassignment on a real ZooKeeper: waits for the ISR through the state znod
   try {
     controller.start();
     await until('controller active', () => controller.isActive);
-    await c.createTopic('r', 'AAAAAAAAAAAAAAAAAAAAAQ', new Map([[0, [1, 2]], [1, [1, 2]]]), {});
+    await c.createTopic(
+      'r',
+      'AAAAAAAAAAAAAAAAAAAAAQ',
+      new Map([
+        [0, [1, 2]],
+        [1, [1, 2]],
+      ]),
+      {},
+    );
     await until('partition states', async () => (await c.getPartitionStates('r')).size === 2);
     await controller.idle();
     // What `kafka-reassign-partitions.sh --zookeeper --execute` writes.
-    await c.createPartitionReassignment([{ topic: 'r', partition: 0, replicas: [2, 3] }, { topic: 'r', partition: 1, replicas: [1, 3] }]);
+    await c.createPartitionReassignment([
+      { topic: 'r', partition: 0, replicas: [2, 3] },
+      { topic: 'r', partition: 1, replicas: [1, 3] },
+    ]);
     await until('phase A in the topic znode', async () => (await c.getTopicAssignment('r'))?.addingReplicas.size === 2);
     await controller.idle();
     const a = (await c.getTopicAssignment('r'))!;
@@ -134,7 +155,11 @@ test('reassignment on a real ZooKeeper: waits for the ISR through the state znod
     // The leader (broker 1) sees broker 3 caught up and writes the ISR, conditional on the version.
     const cur = (await c.getPartitionStates('r', [0])).get(0)!;
     assert.deepEqual(cur.state.isr, [1, 2]);
-    await bs[1]!.session.set('/brokers/topics/r/partitions/0/state', JSON.stringify({ controller_epoch: cur.state.controllerEpoch, leader: 1, version: 1, leader_epoch: cur.state.leaderEpoch, isr: [1, 2, 3] }), cur.zkVersion);
+    await bs[1]!.session.set(
+      '/brokers/topics/r/partitions/0/state',
+      JSON.stringify({ controller_epoch: cur.state.controllerEpoch, leader: 1, version: 1, leader_epoch: cur.state.leaderEpoch, isr: [1, 2, 3] }),
+      cur.zkVersion,
+    );
     await until('reassignment completed', async () => (await c.getTopicAssignment('r'))?.partitions.get(0)?.join() === '2,3');
     await controller.idle();
     // Partition 1 has not caught up: it stays in the request znode, alone (a fenced set).

@@ -9,10 +9,22 @@ import { startController, type Sent } from './fakes.js';
 
 const T_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 
-function leaderAndIsrTo(sent: Sent[], brokerId: number): { topic: string; partition: number; leader: number; isr: number[]; leaderEpoch: number; isNew: boolean }[] {
+function leaderAndIsrTo(
+  sent: Sent[],
+  brokerId: number,
+): { topic: string; partition: number; leader: number; isr: number[]; leaderEpoch: number; isNew: boolean }[] {
   return sent.flatMap((s) =>
     s.brokerId === brokerId && s.request.api === 'LeaderAndIsr'
-      ? s.request.request.topicStates.flatMap((t) => t.partitionStates.map((p) => ({ topic: t.topicName, partition: p.partitionIndex, leader: p.leader, isr: p.isr, leaderEpoch: p.leaderEpoch, isNew: p.isNew })))
+      ? s.request.request.topicStates.flatMap((t) =>
+          t.partitionStates.map((p) => ({
+            topic: t.topicName,
+            partition: p.partitionIndex,
+            leader: p.leader,
+            isr: p.isr,
+            leaderEpoch: p.leaderEpoch,
+            isNew: p.isNew,
+          })),
+        )
       : [],
   );
 }
@@ -35,7 +47,10 @@ test('on failover the controller ensures /feature and tells every live broker th
   for (const b of [1, 2, 3]) {
     const um = updateMetadataTo(sent, b);
     assert.ok(um.length >= 1, `UpdateMetadata to ${b}`);
-    assert.deepEqual(um[0]!.liveBrokers.map((x) => x.id), [1, 2, 3]);
+    assert.deepEqual(
+      um[0]!.liveBrokers.map((x) => x.id),
+      [1, 2, 3],
+    );
     assert.equal(um[0]!.controllerEpoch, 1);
     assert.equal(um[0]!.brokerEpoch, h.zk.brokers.get(b)!.brokerEpoch);
   }
@@ -45,15 +60,33 @@ test('on failover the controller ensures /feature and tells every live broker th
 test('a new topic gets leader = first live replica, isr = live replicas, and requests to the right brokers', async () => {
   const h = await startController([1, 2, 3]);
   h.sink.take();
-  await h.zk.createTopic('t', T_ID, new Map([[0, [1, 2, 3]], [1, [2, 3, 1]], [2, [3, 4]]]));
+  await h.zk.createTopic(
+    't',
+    T_ID,
+    new Map([
+      [0, [1, 2, 3]],
+      [1, [2, 3, 1]],
+      [2, [3, 4]],
+    ]),
+  );
   await h.controller.idle();
   assert.deepEqual(h.zk.state('t', 0), { leader: 1, leaderEpoch: 0, isr: [1, 2, 3], controllerEpoch: 1 });
   assert.deepEqual(h.zk.state('t', 1), { leader: 2, leaderEpoch: 0, isr: [2, 3, 1], controllerEpoch: 1 });
   // Broker 4 is not registered: partition 2 starts on 3 alone.
   assert.deepEqual(h.zk.state('t', 2), { leader: 3, leaderEpoch: 0, isr: [3], controllerEpoch: 1 });
   const sent = h.sink.take();
-  assert.deepEqual(leaderAndIsrTo(sent, 1).map((p) => p.partition).sort(), [0, 1]);
-  assert.deepEqual(leaderAndIsrTo(sent, 3).map((p) => p.partition).sort(), [0, 1, 2]);
+  assert.deepEqual(
+    leaderAndIsrTo(sent, 1)
+      .map((p) => p.partition)
+      .sort(),
+    [0, 1],
+  );
+  assert.deepEqual(
+    leaderAndIsrTo(sent, 3)
+      .map((p) => p.partition)
+      .sort(),
+    [0, 1, 2],
+  );
   assert.ok(leaderAndIsrTo(sent, 1).every((p) => p.isNew));
   assert.equal(leaderAndIsrTo(sent, 4).length, 0);
   const lai = sent.find((s) => s.brokerId === 2 && s.request.api === 'LeaderAndIsr')!;
@@ -76,16 +109,36 @@ test('partitions added to an existing topic get leaders', async () => {
   await h.controller.idle();
   h.sink.take();
   const a = h.zk.topics.get('t')!;
-  await h.zk.setTopicAssignment({ ...a, partitions: new Map([[0, [1, 2]], [1, [2, 1]]]) }, a.zkVersion);
+  await h.zk.setTopicAssignment(
+    {
+      ...a,
+      partitions: new Map([
+        [0, [1, 2]],
+        [1, [2, 1]],
+      ]),
+    },
+    a.zkVersion,
+  );
   await h.controller.idle();
   assert.deepEqual(h.zk.state('t', 1), { leader: 2, leaderEpoch: 0, isr: [2, 1], controllerEpoch: 1 });
-  assert.deepEqual(leaderAndIsrTo(h.sink.take(), 1).map((p) => p.partition), [1]);
+  assert.deepEqual(
+    leaderAndIsrTo(h.sink.take(), 1).map((p) => p.partition),
+    [1],
+  );
   await h.controller.stop();
 });
 
 test('broker death moves leadership to the next ISR member and shrinks ISRs', async () => {
   const h = await startController([1, 2, 3]);
-  await h.zk.createTopic('t', T_ID, new Map([[0, [1, 2, 3]], [1, [2, 1, 3]], [2, [3, 2]]]));
+  await h.zk.createTopic(
+    't',
+    T_ID,
+    new Map([
+      [0, [1, 2, 3]],
+      [1, [2, 1, 3]],
+      [2, [3, 2]],
+    ]),
+  );
   await h.controller.idle();
   h.sink.take();
   h.zk.killBroker(1);
@@ -94,7 +147,12 @@ test('broker death moves leadership to the next ISR member and shrinks ISRs', as
   assert.deepEqual(h.zk.state('t', 1), { leader: 2, leaderEpoch: 1, isr: [2, 3], controllerEpoch: 1 });
   assert.deepEqual(h.zk.state('t', 2), { leader: 3, leaderEpoch: 0, isr: [3, 2], controllerEpoch: 1 }, 'untouched');
   const sent = h.sink.take();
-  assert.deepEqual(leaderAndIsrTo(sent, 2).map((p) => `${p.partition}:${p.leader}:${p.leaderEpoch}`).sort(), ['0:2:1', '1:2:1']);
+  assert.deepEqual(
+    leaderAndIsrTo(sent, 2)
+      .map((p) => `${p.partition}:${p.leader}:${p.leaderEpoch}`)
+      .sort(),
+    ['0:2:1', '1:2:1'],
+  );
   assert.equal(leaderAndIsrTo(sent, 1).length, 0, 'nothing to the dead broker');
   assert.ok(updateMetadataTo(sent, 3).some((um) => um.liveBrokers.map((b) => b.id).join() === '2,3'));
   assert.deepEqual(h.sink.removed, [1]);
@@ -138,11 +196,33 @@ test('unclean election only when unclean.leader.election.enable (broker default 
   await h2.controller.stop();
 });
 
-test('setting a topic\'s unclean.leader.election.enable=true elects its offline partitions at once', async () => {
+test("setting a topic's unclean.leader.election.enable=true elects its offline partitions at once", async () => {
   const h = await startController([1, 2], {}, (zk) => {
-    zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [1, 2]], [1, [1, 2]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });
-    zk.topics.set('u', { topic: 'u', topicId: 'AAAAAAAAAAAAAAAAAAAAAg', partitions: new Map([[0, [1, 2]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });
-    for (const [topic, p] of [['t', 0], ['t', 1], ['u', 0]] as const) zk.writeState(topic, p, { leader: 1, leaderEpoch: 3, isr: [1], controllerEpoch: 0 });
+    zk.topics.set('t', {
+      topic: 't',
+      topicId: T_ID,
+      partitions: new Map([
+        [0, [1, 2]],
+        [1, [1, 2]],
+      ]),
+      addingReplicas: new Map(),
+      removingReplicas: new Map(),
+      zkVersion: 0,
+    });
+    zk.topics.set('u', {
+      topic: 'u',
+      topicId: 'AAAAAAAAAAAAAAAAAAAAAg',
+      partitions: new Map([[0, [1, 2]]]),
+      addingReplicas: new Map(),
+      removingReplicas: new Map(),
+      zkVersion: 0,
+    });
+    for (const [topic, p] of [
+      ['t', 0],
+      ['t', 1],
+      ['u', 0],
+    ] as const)
+      zk.writeState(topic, p, { leader: 1, leaderEpoch: 3, isr: [1], controllerEpoch: 0 });
   });
   h.zk.killBroker(1);
   await h.controller.idle();
@@ -158,20 +238,40 @@ test('setting a topic\'s unclean.leader.election.enable=true elects its offline 
   await h.controller.idle();
   for (const p of [0, 1]) assert.deepEqual(h.zk.state('t', p), { leader: 2, leaderEpoch: 5, isr: [2], controllerEpoch: 1 });
   assert.equal(h.zk.state('u', 0)!.leader, -1, 'another topic is not touched');
-  assert.deepEqual(leaderAndIsrTo(h.sink.take(), 2).map((x) => [x.partition, x.leader]), [[0, 2], [1, 2]]);
+  assert.deepEqual(
+    leaderAndIsrTo(h.sink.take(), 2).map((x) => [x.partition, x.leader]),
+    [
+      [0, 2],
+      [1, 2],
+    ],
+  );
   await h.controller.stop();
 });
 
 test('ElectLeaders unclean elects an offline partition outside the ISR; live leaders need no election', async () => {
   const h = await startController([1, 2], {}, (zk) => {
-    zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [1, 2]], [1, [2, 1]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });
+    zk.topics.set('t', {
+      topic: 't',
+      topicId: T_ID,
+      partitions: new Map([
+        [0, [1, 2]],
+        [1, [2, 1]],
+      ]),
+      addingReplicas: new Map(),
+      removingReplicas: new Map(),
+      zkVersion: 0,
+    });
     zk.writeState('t', 0, { leader: 1, leaderEpoch: 0, isr: [1], controllerEpoch: 0 });
     zk.writeState('t', 1, { leader: 2, leaderEpoch: 0, isr: [2, 1], controllerEpoch: 0 });
   });
   h.zk.killBroker(1);
   await h.controller.idle();
   assert.equal(h.zk.state('t', 0)!.leader, -1);
-  const r = await h.controller.electLeaders(1, [{ topic: 't', partition: 0 }, { topic: 't', partition: 1 }, { topic: 'nope', partition: 0 }]);
+  const r = await h.controller.electLeaders(1, [
+    { topic: 't', partition: 0 },
+    { topic: 't', partition: 1 },
+    { topic: 'nope', partition: 0 },
+  ]);
   assert.deepEqual(Object.fromEntries(r), { 't-0': 0, 't-1': 84, 'nope-0': 3 });
   assert.deepEqual(h.zk.state('t', 0)!.isr, [2]);
   await h.controller.stop();
@@ -179,7 +279,18 @@ test('ElectLeaders unclean elects an offline partition outside the ISR; live lea
 
 test('preferred replica election: ElectLeaders, the admin znode, and auto rebalance', async () => {
   const h = await startController([1, 2, 3], { autoLeaderRebalanceEnable: true, leaderImbalanceCheckIntervalSeconds: 0.05 }, (zk) => {
-    zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [1, 2]], [1, [2, 1]], [2, [3, 1]]]), addingReplicas: new Map(), removingReplicas: new Map(), zkVersion: 0 });
+    zk.topics.set('t', {
+      topic: 't',
+      topicId: T_ID,
+      partitions: new Map([
+        [0, [1, 2]],
+        [1, [2, 1]],
+        [2, [3, 1]],
+      ]),
+      addingReplicas: new Map(),
+      removingReplicas: new Map(),
+      zkVersion: 0,
+    });
     zk.writeState('t', 0, { leader: 2, leaderEpoch: 1, isr: [2, 1], controllerEpoch: 0 });
     zk.writeState('t', 1, { leader: 2, leaderEpoch: 1, isr: [2, 1], controllerEpoch: 0 });
     zk.writeState('t', 2, { leader: 1, leaderEpoch: 1, isr: [1], controllerEpoch: 0 });
@@ -190,7 +301,10 @@ test('preferred replica election: ElectLeaders, the admin znode, and auto rebala
   assert.equal(h.zk.state('t', 0)!.leader, 1);
   assert.equal(h.zk.state('t', 0)!.leaderEpoch, 2);
   // Broker 3 is not in the ISR of partition 2: no rebalance possible there.
-  const r = await h.controller.electLeaders(0, [{ topic: 't', partition: 1 }, { topic: 't', partition: 2 }]);
+  const r = await h.controller.electLeaders(0, [
+    { topic: 't', partition: 1 },
+    { topic: 't', partition: 2 },
+  ]);
   assert.deepEqual(Object.fromEntries(r), { 't-1': 84, 't-2': 80 });
   await h.controller.stop();
 
@@ -208,7 +322,15 @@ test('preferred replica election: ElectLeaders, the admin znode, and auto rebala
 
 test('controlled shutdown moves leadership away and takes the broker out of ISRs', async () => {
   const h = await startController([1, 2, 3]);
-  await h.zk.createTopic('t', T_ID, new Map([[0, [1, 2, 3]], [1, [2, 1, 3]], [2, [1]]]));
+  await h.zk.createTopic(
+    't',
+    T_ID,
+    new Map([
+      [0, [1, 2, 3]],
+      [1, [2, 1, 3]],
+      [2, [1]],
+    ]),
+  );
   await h.controller.idle();
   h.sink.take();
   const remaining = await h.controller.controlledShutdown(1, h.zk.brokers.get(1)!.brokerEpoch);
@@ -226,7 +348,14 @@ test('controlled shutdown moves leadership away and takes the broker out of ISRs
 
 test('topic deletion completes only when every replica answered, and resumes when a dead broker returns', async () => {
   const h = await startController([1, 2, 3]);
-  await h.zk.createTopic('t', T_ID, new Map([[0, [1, 2]], [1, [2, 3]]]));
+  await h.zk.createTopic(
+    't',
+    T_ID,
+    new Map([
+      [0, [1, 2]],
+      [1, [2, 3]],
+    ]),
+  );
   await h.controller.idle();
   h.zk.killBroker(3);
   await h.controller.idle();

@@ -9,7 +9,10 @@ import {
   reassignPartitionLeaderElection,
 } from '../../src/controller/election.js';
 
-const live = (...ids: number[]) => (b: number) => ids.includes(b);
+const live =
+  (...ids: number[]) =>
+  (b: number) =>
+    ids.includes(b);
 
 test('offline election picks the first live ISR member in assignment order', () => {
   assert.deepEqual(offlinePartitionLeaderElection([1, 2, 3], [3, 2], live(2, 3), false), { leader: 2, isr: [3, 2], unclean: false });

@@ -94,7 +94,8 @@ export class FakeZk implements KafkaZkApi {
     for (const w of ws) w({ type: 'childrenChanged', path: key });
   }
   private checkFence(f: ControllerFence): void {
-    if (f.controllerEpoch !== this.epoch.controllerEpoch || f.epochZkVersion !== this.epoch.epochZkVersion) throw new ControllerMovedError('controller epoch moved');
+    if (f.controllerEpoch !== this.epoch.controllerEpoch || f.epochZkVersion !== this.epoch.epochZkVersion)
+      throw new ControllerMovedError('controller epoch moved');
   }
 
   // --- KafkaZkApi ---
@@ -131,7 +132,8 @@ export class FakeZk implements KafkaZkApi {
     for (const [k, v] of this.states) {
       const i = k.lastIndexOf('-');
       const p = Number(k.slice(i + 1));
-      if (k.slice(0, i) === topic && (!partitions || partitions.includes(p))) out.set(p, { state: { ...v.state, isr: [...v.state.isr] }, zkVersion: v.zkVersion });
+      if (k.slice(0, i) === topic && (!partitions || partitions.includes(p)))
+        out.set(p, { state: { ...v.state, isr: [...v.state.isr] }, zkVersion: v.zkVersion });
     }
     return out;
   }
@@ -263,7 +265,10 @@ export class FakeZk implements KafkaZkApi {
 export class FakeMembership extends EventEmitter<{ controllerChange: [number] }> {
   isController = false;
   resignations = 0;
-  constructor(private readonly zk: FakeZk, private readonly brokerId: number) {
+  constructor(
+    private readonly zk: FakeZk,
+    private readonly brokerId: number,
+  ) {
     super();
   }
   controllerFence(): ControllerFence | undefined {
@@ -337,7 +342,11 @@ export interface Harness {
 }
 
 /** Brokers registered, the controller started and elected, start-up requests drained. */
-export async function startController(brokers: number[], config: Partial<ControllerConfig> = {}, before?: (zk: FakeZk) => Promise<void> | void): Promise<Harness> {
+export async function startController(
+  brokers: number[],
+  config: Partial<ControllerConfig> = {},
+  before?: (zk: FakeZk) => Promise<void> | void,
+): Promise<Harness> {
   const zk = new FakeZk();
   for (const b of brokers) zk.registerBroker(b);
   await before?.(zk);

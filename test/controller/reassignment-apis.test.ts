@@ -45,15 +45,35 @@ const list = (req: m.ListPartitionReassignmentsRequest, ctx: RequestContext) =>
 
 test('reassignment APIs: per-partition answers from the controller, listing with adding/removing, cancel', async () => {
   const h = await startController([1, 2, 3]);
-  await h.zk.createTopic('t-x', 'AAAAAAAAAAAAAAAAAAAAAQ', new Map([[0, [1, 2]], [1, [2, 1]]]));
+  await h.zk.createTopic(
+    't-x',
+    'AAAAAAAAAAAAAAAAAAAAAQ',
+    new Map([
+      [0, [1, 2]],
+      [1, [2, 1]],
+    ]),
+  );
   await h.controller.idle();
   const ctx = ctxWith(h.controller);
   const r = await alter(
     {
       timeoutMs: 1000,
       topics: [
-        { name: 't-x', partitions: [{ partitionIndex: 0, replicas: [2, 3] }, { partitionIndex: 1, replicas: [3, 3] }, { partitionIndex: 7, replicas: [1] }] },
-        { name: 'nope', partitions: [{ partitionIndex: 0, replicas: null }, { partitionIndex: 1, replicas: [1] }] },
+        {
+          name: 't-x',
+          partitions: [
+            { partitionIndex: 0, replicas: [2, 3] },
+            { partitionIndex: 1, replicas: [3, 3] },
+            { partitionIndex: 7, replicas: [1] },
+          ],
+        },
+        {
+          name: 'nope',
+          partitions: [
+            { partitionIndex: 0, replicas: null },
+            { partitionIndex: 1, replicas: [1] },
+          ],
+        },
       ],
     },
     ctx,
@@ -71,7 +91,16 @@ test('reassignment APIs: per-partition answers from the controller, listing with
   const all = await list({ timeoutMs: 1000, topics: null }, ctx);
   assert.equal(all.errorCode, 0);
   assert.deepEqual(all.topics, [{ name: 't-x', partitions: [{ partitionIndex: 0, replicas: [2, 3, 1], addingReplicas: [3], removingReplicas: [1] }] }]);
-  const some = await list({ timeoutMs: 1000, topics: [{ name: 't-x', partitionIndexes: [1] }, { name: 'nope', partitionIndexes: [0] }] }, ctx);
+  const some = await list(
+    {
+      timeoutMs: 1000,
+      topics: [
+        { name: 't-x', partitionIndexes: [1] },
+        { name: 'nope', partitionIndexes: [0] },
+      ],
+    },
+    ctx,
+  );
   assert.deepEqual(some.topics, [], 'partitions not being reassigned are left out');
   const cancel = await alter({ timeoutMs: 1000, topics: [{ name: 't-x', partitions: [{ partitionIndex: 0, replicas: null }] }] }, ctx);
   assert.equal(cancel.responses[0]!.partitions[0]!.errorCode, 0);

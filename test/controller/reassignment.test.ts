@@ -12,13 +12,33 @@ import { startController, type FakeZk, type Harness, type Sent } from './fakes.j
 
 const T_ID = 'AAAAAAAAAAAAAAAAAAAAAQ';
 
-interface LaiPartition { partition: number; leader: number; isr: number[]; leaderEpoch: number; isNew: boolean; replicas: number[]; addingReplicas: number[]; removingReplicas: number[] }
+interface LaiPartition {
+  partition: number;
+  leader: number;
+  isr: number[];
+  leaderEpoch: number;
+  isNew: boolean;
+  replicas: number[];
+  addingReplicas: number[];
+  removingReplicas: number[];
+}
 function leaderAndIsrTo(sent: Sent[], brokerId: number, topic = 't'): LaiPartition[] {
   return sent.flatMap((s) =>
     s.brokerId === brokerId && s.request.api === 'LeaderAndIsr'
       ? s.request.request.topicStates
           .filter((t) => t.topicName === topic)
-          .flatMap((t) => t.partitionStates.map((p) => ({ partition: p.partitionIndex, leader: p.leader, isr: p.isr, leaderEpoch: p.leaderEpoch, isNew: p.isNew, replicas: p.replicas, addingReplicas: p.addingReplicas, removingReplicas: p.removingReplicas })))
+          .flatMap((t) =>
+            t.partitionStates.map((p) => ({
+              partition: p.partitionIndex,
+              leader: p.leader,
+              isr: p.isr,
+              leaderEpoch: p.leaderEpoch,
+              isNew: p.isNew,
+              replicas: p.replicas,
+              addingReplicas: p.addingReplicas,
+              removingReplicas: p.removingReplicas,
+            })),
+          )
       : [],
   );
 }
@@ -32,7 +52,9 @@ function stopReplicasTo(sent: Sent[], brokerId: number, deleting: boolean): stri
 function updateMetadataReplicas(sent: Sent[], brokerId: number, partition = 0): number[][] {
   return sent.flatMap((s) =>
     s.brokerId === brokerId && s.request.api === 'UpdateMetadata'
-      ? s.request.request.topicStates.filter((t) => t.topicName === 't').flatMap((t) => t.partitionStates.filter((p) => p.partitionIndex === partition).map((p) => p.replicas))
+      ? s.request.request.topicStates
+          .filter((t) => t.topicName === 't')
+          .flatMap((t) => t.partitionStates.filter((p) => p.partitionIndex === partition).map((p) => p.replicas))
       : [],
   );
 }
@@ -55,7 +77,7 @@ async function catchUp(h: Harness, isr: number[]): Promise<void> {
   await h.controller.idle();
 }
 
-test('reassignTo keeps the original replicas as the base (Kafka\'s ReplicaAssignment)', () => {
+test("reassignTo keeps the original replicas as the base (Kafka's ReplicaAssignment)", () => {
   assert.deepEqual(reassignTo({ replicas: [1, 2], adding: [], removing: [] }, [2, 3]), { replicas: [2, 3, 1], adding: [3], removing: [1] });
   // A second target while one is in progress: ORS stays [1, 2]; 3 is no longer wanted.
   assert.deepEqual(reassignTo({ replicas: [2, 3, 1], adding: [3], removing: [1] }, [2, 4]), { replicas: [2, 4, 1], adding: [4], removing: [1] });
@@ -153,7 +175,11 @@ test('AlterPartitionReassignments validates as Kafka, and cancelling reverts to 
   assert.equal(r.get('u-0')!.errorCode, ErrorCode.INVALID_REPLICA_ASSIGNMENT);
   const dead = await h.controller.alterPartitionReassignments([{ topic: 'u', partition: 0, replicas: [1, 9] }]);
   assert.match(dead.get('u-0')!.message!, /not alive/);
-  assert.equal((await h.controller.alterPartitionReassignments([{ topic: 't', partition: 0, replicas: null }])).get('t-0')!.errorCode, 85, 'NO_REASSIGNMENT_IN_PROGRESS');
+  assert.equal(
+    (await h.controller.alterPartitionReassignments([{ topic: 't', partition: 0, replicas: null }])).get('t-0')!.errorCode,
+    85,
+    'NO_REASSIGNMENT_IN_PROGRESS',
+  );
 
   const started = await h.controller.alterPartitionReassignments([{ topic: 't', partition: 0, replicas: [1, 3] }]);
   assert.equal(started.get('t-0')!.errorCode, 0);
@@ -223,7 +249,14 @@ test('the ISR change notification completes a reassignment when no state watch i
 
 test('a new controller resumes a reassignment left in the topic znode', async () => {
   const h = await withTopic((zk) => {
-    zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [2, 3, 1]]]), addingReplicas: new Map([[0, [3]]]), removingReplicas: new Map([[0, [1]]]), zkVersion: 4 });
+    zk.topics.set('t', {
+      topic: 't',
+      topicId: T_ID,
+      partitions: new Map([[0, [2, 3, 1]]]),
+      addingReplicas: new Map([[0, [3]]]),
+      removingReplicas: new Map([[0, [1]]]),
+      zkVersion: 4,
+    });
     zk.writeState('t', 0, { leader: 1, leaderEpoch: 3, isr: [1, 2], controllerEpoch: 1 });
   });
   assert.deepEqual(await h.controller.listPartitionReassignments(null), [{ topic: 't', partition: 0, replicas: [2, 3, 1], adding: [3], removing: [1] }]);
@@ -236,7 +269,14 @@ test('a new controller resumes a reassignment left in the topic znode', async ()
 
 test('a reassignment whose target caught up while no controller ran completes on failover', async () => {
   const h = await withTopic((zk) => {
-    zk.topics.set('t', { topic: 't', topicId: T_ID, partitions: new Map([[0, [2, 3, 1]]]), addingReplicas: new Map([[0, [3]]]), removingReplicas: new Map([[0, [1]]]), zkVersion: 4 });
+    zk.topics.set('t', {
+      topic: 't',
+      topicId: T_ID,
+      partitions: new Map([[0, [2, 3, 1]]]),
+      addingReplicas: new Map([[0, [3]]]),
+      removingReplicas: new Map([[0, [1]]]),
+      zkVersion: 4,
+    });
     zk.writeState('t', 0, { leader: 1, leaderEpoch: 3, isr: [1, 2, 3], controllerEpoch: 1 });
     zk.reassignment = [{ topic: 't', partition: 0, replicas: [2, 3] }];
   });
@@ -256,7 +296,10 @@ test('a target replica on a broker that was down starts when the broker register
   h.sink.take();
   h.zk.registerBroker(4);
   await h.controller.idle();
-  assert.ok(leaderAndIsrTo(h.sink.take(), 4).some((p) => p.partition === 0 && p.isNew), 'the returning broker is told to create the replica');
+  assert.ok(
+    leaderAndIsrTo(h.sink.take(), 4).some((p) => p.partition === 0 && p.isNew),
+    'the returning broker is told to create the replica',
+  );
   await catchUp(h, [1, 2, 4]);
   assert.deepEqual(h.zk.topics.get('t')!.partitions.get(0), [1, 4]);
   await h.controller.stop();
@@ -271,7 +314,7 @@ test('the reassignment APIs answer NOT_CONTROLLER on a broker that is not the co
   await h.controller.stop();
 });
 
-test('elections read the ISR from ZooKeeper first: a leader\'s ISR expansion not yet announced still counts', async () => {
+test("elections read the ISR from ZooKeeper first: a leader's ISR expansion not yet announced still counts", async () => {
   const h = await withTopic();
   // Broker 1 (preferred) dies: leader 2, ISR [2]; it returns, and the leader (2) adds it back.
   h.zk.killBroker(1);

@@ -6,7 +6,7 @@ import { ControllerContext } from '../../src/controller/context.js';
 import { isLegalPartitionMove, legalForPartitionMove, setPartitionState } from '../../src/controller/partition-state-machine.js';
 import { isLegalReplicaMove, legalForReplicaMove } from '../../src/controller/replica-state-machine.js';
 
-test('partition moves follow Kafka\'s table', () => {
+test("partition moves follow Kafka's table", () => {
   assert.ok(isLegalPartitionMove('NonExistentPartition', 'NewPartition'));
   assert.ok(isLegalPartitionMove('NewPartition', 'OnlinePartition'));
   assert.ok(isLegalPartitionMove('OnlinePartition', 'OnlinePartition'), 'a re-election');
@@ -16,7 +16,7 @@ test('partition moves follow Kafka\'s table', () => {
   assert.ok(!isLegalPartitionMove('NonExistentPartition', 'OnlinePartition'));
 });
 
-test('replica moves follow Kafka\'s table', () => {
+test("replica moves follow Kafka's table", () => {
   assert.ok(isLegalReplicaMove('NonExistentReplica', 'NewReplica'));
   assert.ok(isLegalReplicaMove('OfflineReplica', 'ReplicaDeletionStarted'));
   assert.ok(isLegalReplicaMove('ReplicaDeletionStarted', 'ReplicaDeletionIneligible'));
@@ -31,7 +31,15 @@ test('illegal moves are refused and logged, legal ones kept', () => {
   const lines: string[] = [];
   const log = pino({ level: 'error' }, { write: (s: string) => void lines.push(s) });
   setPartitionState(ctx, { topic: 't', partition: 0 }, 'OnlinePartition');
-  const ok = legalForPartitionMove(ctx, [{ topic: 't', partition: 0 }, { topic: 't', partition: 1 }], 'NewPartition', log);
+  const ok = legalForPartitionMove(
+    ctx,
+    [
+      { topic: 't', partition: 0 },
+      { topic: 't', partition: 1 },
+    ],
+    'NewPartition',
+    log,
+  );
   assert.deepEqual(ok, [{ topic: 't', partition: 1 }]);
   assert.equal(lines.length, 1);
   assert.match(lines[0]!, /illegal partition state change refused/);

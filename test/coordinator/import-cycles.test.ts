@@ -50,15 +50,31 @@ function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 }
 
 test('the cycle finder finds a loop of three files and none in a chain', () => {
-  const loop = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]);
+  const loop = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a']],
+  ]);
   assert.deepEqual(cyclesOf(loop), [['a', 'b', 'c']]);
-  assert.deepEqual(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', []]])), []);
+  assert.deepEqual(
+    cyclesOf(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    [],
+  );
 });
 
 test('the import reader sees type-only imports and re-exports', () => {
   const files = sourceFiles(ROOT);
   const expiry = files.find((f) => f.endsWith(path.join('group', 'expiry.ts')))!;
-  assert.ok(importsOf(expiry).some((f) => f.endsWith(path.join('group', 'group-shard-state.ts'))), 'expiry.ts imports the shard state (type-only)');
+  assert.ok(
+    importsOf(expiry).some((f) => f.endsWith(path.join('group', 'group-shard-state.ts'))),
+    'expiry.ts imports the shard state (type-only)',
+  );
 });
 
 test('no file of src/coordinator imports itself back through others', () => {

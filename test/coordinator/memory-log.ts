@@ -54,7 +54,11 @@ export class MemoryLog implements CoordinatorLog {
     return this.held.length;
   }
 
-  async replay(partition: number, onRecord: (key: Buffer, value: Buffer | null, batch?: BatchContext) => void, onMarker?: (producerId: bigint, commit: boolean) => void): Promise<void> {
+  async replay(
+    partition: number,
+    onRecord: (key: Buffer, value: Buffer | null, batch?: BatchContext) => void,
+    onMarker?: (producerId: bigint, commit: boolean) => void,
+  ): Promise<void> {
     const records = this.partitions.get(partition) ?? [];
     const entries = this.entries.get(partition);
     if (!entries) {

@@ -22,7 +22,10 @@ after(async () => {
   await cluster?.stop();
 });
 
-for (const [name, rounds] of [['kill-leader', 2], ['kill-follower', 1]] as const) {
+for (const [name, rounds] of [
+  ['kill-leader', 2],
+  ['kill-follower', 1],
+] as const) {
   test(`${name}, ${rounds} round(s) under acks=all load: nothing acknowledged lost or duplicated, nothing seen vanishes`, { timeout: 400_000 }, async (t) => {
     if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'python3-confluent-kafka') || !requirePeer(t, 'kcat')) return;
     const seed = 1000 + rows.length;

@@ -78,7 +78,9 @@ async function recovery(ctx: ScenarioContext, partition: number, not: readonly n
     return p !== undefined && p.leader >= 0 && !not.includes(p.leader);
   });
   const elected = Date.now();
-  const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the fault`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(elected, partition));
+  const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the fault`, RECOVERY_TIMEOUT_MS, () =>
+    ctx.workload.firstAckAfter(elected, partition),
+  );
   return elected - since + after;
 }
 
@@ -88,7 +90,9 @@ async function isrRecovery(ctx: ScenarioContext, partition: number, victim: numb
     (await partitionsOf(ctx)).some((x) => x.partition === partition && !x.isr.includes(victim)),
   );
   const shrunk = Date.now();
-  const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the ISR shrank`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(shrunk, partition));
+  const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${partition} after the ISR shrank`, RECOVERY_TIMEOUT_MS, () =>
+    ctx.workload.firstAckAfter(shrunk, partition),
+  );
   return shrunk - since + after;
 }
 
@@ -103,14 +107,19 @@ async function restart(ctx: ScenarioContext, id: number): Promise<void> {
 
 /** Waits until every broker is registered and every partition's ISR holds all its replicas. */
 export async function waitWhole(ctx: ScenarioContext): Promise<void> {
-  await ctx.cluster.waitForRegistered(ctx.cluster.brokers.map((b) => b.id), REJOIN_TIMEOUT_MS);
+  await ctx.cluster.waitForRegistered(
+    ctx.cluster.brokers.map((b) => b.id),
+    REJOIN_TIMEOUT_MS,
+  );
   try {
     await ctx.cluster.waitFor(`every replica of ${ctx.topic} back in the ISR`, REJOIN_TIMEOUT_MS, async () =>
       (await partitionsOf(ctx)).every((p) => p.isr.length === p.replicas.length),
     );
   } catch (err) {
     // The states ZooKeeper holds say which partition and replica did not come back.
-    const states = (await partitionsOf(ctx)).map((p) => `${ctx.topic}-${p.partition}: leader ${p.leader} replicas [${p.replicas.join()}] isr [${p.isr.join()}]`);
+    const states = (await partitionsOf(ctx)).map(
+      (p) => `${ctx.topic}-${p.partition}: leader ${p.leader} replicas [${p.replicas.join()}] isr [${p.isr.join()}]`,
+    );
     if (err instanceof Error) err.message = `${states.join('\n')}\n${err.message}`;
     throw err;
   }
@@ -125,7 +134,13 @@ function killReplica(role: 'leader' | 'follower'): Scenario {
       for (let round = 0; round < ctx.rounds; round++) {
         await randomMoment(ctx);
         const p = pick(await partitionsOf(ctx), ctx.random);
-        const victim = role === 'leader' ? p.leader : pick(p.replicas.filter((r) => r !== p.leader), ctx.random);
+        const victim =
+          role === 'leader'
+            ? p.leader
+            : pick(
+                p.replicas.filter((r) => r !== p.leader),
+                ctx.random,
+              );
         const since = Date.now();
         await ctx.cluster.broker(victim).kill();
         // A leader's death is healed by an election; a follower's stalls acks=all until it has left the ISR.
@@ -159,9 +174,13 @@ const controllerAndLeader: Scenario = {
     // writes wait (NOT_ENOUGH_REPLICAS, retried) until a victim is back and has caught up.
     for (const id of victims) await restart(ctx, id);
     const restarted = Date.now();
-    const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${other.partition} after the restart`, RECOVERY_TIMEOUT_MS, () => ctx.workload.firstAckAfter(restarted, other.partition));
+    const after = await ctx.cluster.waitFor(`acknowledgements on ${ctx.topic}-${other.partition} after the restart`, RECOVERY_TIMEOUT_MS, () =>
+      ctx.workload.firstAckAfter(restarted, other.partition),
+    );
     const ms = restarted - since + after;
-    ctx.log(`killed brokers ${victims.join(' and ')} (controller ${controller}): new leader of ${ctx.topic}-${other.partition} after ${electedMs} ms, acks resumed ${ms} ms after the kill (victims restarted)`);
+    ctx.log(
+      `killed brokers ${victims.join(' and ')} (controller ${controller}): new leader of ${ctx.topic}-${other.partition} after ${electedMs} ms, acks resumed ${ms} ms after the kill (victims restarted)`,
+    );
     await waitWhole(ctx);
     return { faults: victims.length, recoveryMs: [ms] };
   },
@@ -190,13 +209,20 @@ const sessionExpiry: Scenario = {
   async run(ctx) {
     await randomMoment(ctx);
     const controller = (await ctx.cluster.waitForController()).brokerId;
-    const victim = pick(ctx.cluster.brokers.map((b) => b.id).filter((id) => id !== controller), ctx.random);
+    const victim = pick(
+      ctx.cluster.brokers.map((b) => b.id).filter((id) => id !== controller),
+      ctx.random,
+    );
     const led = (await partitionsOf(ctx)).filter((p) => p.leader === victim).map((p) => p.partition);
     const since = Date.now();
     ctx.cluster.broker(victim).pause();
     const recoveryMs: number[] = [];
     try {
-      await ctx.cluster.waitFor(`broker ${victim}'s registration to expire`, RECOVERY_TIMEOUT_MS, async () => !(await ctx.cluster.registeredIds()).includes(victim));
+      await ctx.cluster.waitFor(
+        `broker ${victim}'s registration to expire`,
+        RECOVERY_TIMEOUT_MS,
+        async () => !(await ctx.cluster.registeredIds()).includes(victim),
+      );
       // Its partitions get new leaders; the others had it as a follower and wait for the ISR to drop it.
       for (const p of await partitionsOf(ctx)) {
         recoveryMs.push(led.includes(p.partition) ? await recovery(ctx, p.partition, [victim], since) : await isrRecovery(ctx, p.partition, victim, since));
@@ -239,7 +265,11 @@ async function produceOnce(bootstrap: string, topic: string): Promise<string> {
  */
 const followersCutOff: Scenario = {
   name: 'followers cut off (SIGSTOP), min ISR',
-  assignment: [[0, 1, 2], [0, 2, 1], [0, 1, 2]],
+  assignment: [
+    [0, 1, 2],
+    [0, 2, 1],
+    [0, 1, 2],
+  ],
   async run(ctx) {
     await randomMoment(ctx);
     const since = Date.now();
@@ -278,7 +308,11 @@ export const SCENARIOS: Record<string, Scenario> = {
 };
 
 /** Runs one scenario on a fresh topic and judges it. */
-export async function runScenario(cluster: Cluster, scenario: Scenario, opts: { rounds: number; random: () => number; log: (l: string) => void; topic: string }): Promise<ScenarioResult> {
+export async function runScenario(
+  cluster: Cluster,
+  scenario: Scenario,
+  opts: { rounds: number; random: () => number; log: (l: string) => void; topic: string },
+): Promise<ScenarioResult> {
   const admin = new Admin({ bootstrapServers: cluster.bootstrap(), connectTimeoutMs: 30_000 });
   try {
     const shape = scenario.assignment ? { replicaAssignment: scenario.assignment } : { numPartitions: PARTITIONS, replicationFactor: 3 };
@@ -311,5 +345,7 @@ export function formatTable(rows: readonly ScenarioResult[]): string {
     return `${(s[Math.floor(s.length / 2)]! / 1000).toFixed(1)} s median, ${(s.at(-1)! / 1000).toFixed(1)} s max`;
   };
   const lines = rows.map((r) => `| ${r.scenario} | ${r.faults} | ${r.acknowledged} | ${r.lost} | ${r.duplicated} | ${r.vanished} | ${fmt(r.recoveryMs)} |`);
-  return ['| scenario | faults | acknowledged | lost | duplicated | seen then vanished | time to recover |', '|---|---|---|---|---|---|---|', ...lines].join('\n');
+  return ['| scenario | faults | acknowledged | lost | duplicated | seen then vanished | time to recover |', '|---|---|---|---|---|---|---|', ...lines].join(
+    '\n',
+  );
 }

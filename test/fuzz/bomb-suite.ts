@@ -13,7 +13,17 @@ import { bombSet, TRICKLE_BOMB } from '../../tools/fuzz/bombs.js';
 export function bombSuite(names: readonly string[]): void {
   let r: FuzzReport;
   before(async () => {
-    r = await runFuzz({ ...DEFAULTS, inputs: 0, seed: 9, bombs: names, bombScale: 'short', bombDeadlineMs: 10_000, probeTimeoutMs: 5000, trickleMs: 15_000, log: () => undefined });
+    r = await runFuzz({
+      ...DEFAULTS,
+      inputs: 0,
+      seed: 9,
+      bombs: names,
+      bombScale: 'short',
+      bombDeadlineMs: 10_000,
+      probeTimeoutMs: 5000,
+      trickleMs: 15_000,
+      log: () => undefined,
+    });
     for (const line of formatReport(r)) console.log(`# ${line}`);
   });
 
@@ -34,7 +44,10 @@ export function bombSuite(names: readonly string[]): void {
   }
 
   test('the broker never went down and the side clients kept half their throughput', () => {
-    assert.deepEqual(r.crashes.map((c) => `${c.phase}: ${c.exit}`), []);
+    assert.deepEqual(
+      r.crashes.map((c) => `${c.phase}: ${c.exit}`),
+      [],
+    );
     assert.ok(r.brokerUpAtEnd);
     assert.ok(r.side && r.side.baseline.produced > 0, JSON.stringify(r.side));
     assert.equal(r.side.keptDuringBombs, true, JSON.stringify(r.side));

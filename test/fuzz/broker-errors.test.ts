@@ -15,7 +15,12 @@ test('a log directory the broker takes offline is named in the report and fails 
   const { emptyReport } = await import('../../tools/fuzz/run-context.js');
   const { formatReport, verdict } = await import('../../tools/fuzz/report.js');
   // LogManager.takeOffline's line (the last soak's: ENOENT from a produce racing a DeleteTopics)
-  assert.equal(offlineDirOf("log directory /tmp/fjord-fuzz-x/logs is offline: ENOENT: no such file or directory, open '/tmp/fjord-fuzz-x/logs/t-0/00000000000000000160.log'"), '/tmp/fjord-fuzz-x/logs');
+  assert.equal(
+    offlineDirOf(
+      "log directory /tmp/fjord-fuzz-x/logs is offline: ENOENT: no such file or directory, open '/tmp/fjord-fuzz-x/logs/t-0/00000000000000000160.log'",
+    ),
+    '/tmp/fjord-fuzz-x/logs',
+  );
   assert.equal(offlineDirOf('log fuzz-steady-1 is in an offline log directory /tmp/x'), null);
   assert.equal(offlineDirOf(undefined), null);
   const r = { ...emptyReport(1), brokerUpAtEnd: true };

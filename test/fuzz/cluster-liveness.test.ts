@@ -22,29 +22,32 @@ const P99_BOUND_MS = 1000;
 const PEERS = ['zookeeper', 'python3-confluent-kafka', 'kcat'] as const;
 let r: LivenessReport | undefined;
 
-before(async () => {
-  if (!PEERS.every(hasPeer)) return;
-  r = await runLiveness({
-    ...LIVENESS_DEFAULTS,
-    attackMs: 0, // three rounds: each broker attacked once
-    minRounds: 3,
-    loadRate: 100,
-    f1Topics: 1000,
-    // twice the issue's 10,000: on an idle machine the unfixed broker held its loop ~5 s for
-    // 10,000, under the 6 s session timeout; 20,000 outlasts it whatever the load
-    f2Names: 20_000,
-    f2Unread: 3,
-    idleConnections: 500,
-    holdMs: 3000,
-    fuzzRate: 10,
-    bombs: ['zstd-2g-list-offsets'],
-    attackTimeoutMs: 30_000,
-    rssBoundBytes: RSS_BOUND,
-    p99BoundMs: P99_BOUND_MS,
-    log: () => undefined,
-  });
-  for (const line of formatReport(r)) console.log(`# ${line}`);
-}, { timeout: 300_000 });
+before(
+  async () => {
+    if (!PEERS.every(hasPeer)) return;
+    r = await runLiveness({
+      ...LIVENESS_DEFAULTS,
+      attackMs: 0, // three rounds: each broker attacked once
+      minRounds: 3,
+      loadRate: 100,
+      f1Topics: 1000,
+      // twice the issue's 10,000: on an idle machine the unfixed broker held its loop ~5 s for
+      // 10,000, under the 6 s session timeout; 20,000 outlasts it whatever the load
+      f2Names: 20_000,
+      f2Unread: 3,
+      idleConnections: 500,
+      holdMs: 3000,
+      fuzzRate: 10,
+      bombs: ['zstd-2g-list-offsets'],
+      attackTimeoutMs: 30_000,
+      rssBoundBytes: RSS_BOUND,
+      p99BoundMs: P99_BOUND_MS,
+      log: () => undefined,
+    });
+    for (const line of formatReport(r)) console.log(`# ${line}`);
+  },
+  { timeout: 300_000 },
+);
 
 /** The soak's report, or undefined (the test skipped, or failed in CI) when a peer is missing. */
 function report(t: TestContext): LivenessReport | undefined {
@@ -66,7 +69,11 @@ test('every broker was attacked, and the load and the consumer group ran through
 test('nothing acknowledged was lost, duplicated, or seen and then gone', (t) => {
   const x = report(t);
   if (!x) return;
-  assert.deepEqual({ lost: x.load.lost, duplicated: x.load.duplicated, vanished: x.load.vanished }, { lost: 0, duplicated: 0, vanished: 0 }, x.load.examples.join('\n'));
+  assert.deepEqual(
+    { lost: x.load.lost, duplicated: x.load.duplicated, vanished: x.load.vanished },
+    { lost: 0, duplicated: 0, vanished: 0 },
+    x.load.examples.join('\n'),
+  );
   assert.ok(x.group.caughtUp, `consumer group behind: ${x.group.behind}`);
 });
 
@@ -74,8 +81,15 @@ test('no broker lost its ZooKeeper session, and no leader or controller moved', 
   const x = report(t);
   if (!x) return;
   const events = x.events.filter((e) => e.kind !== 'isr').map((e) => `+${e.atS.toFixed(1)} s ${e.detail} (${e.during})`);
-  assert.deepEqual({ session: x.counts.session, leader: x.counts.leader, controller: x.counts.controller }, { session: 0, leader: 0, controller: 0 }, events.join('\n'));
-  assert.deepEqual(x.brokers.map((b) => b.sessionExpiredLines), [0, 0, 0]);
+  assert.deepEqual(
+    { session: x.counts.session, leader: x.counts.leader, controller: x.counts.controller },
+    { session: 0, leader: 0, controller: 0 },
+    events.join('\n'),
+  );
+  assert.deepEqual(
+    x.brokers.map((b) => b.sessionExpiredLines),
+    [0, 0, 0],
+  );
 });
 
 test(`every broker's RSS stayed under ${mb(RSS_BOUND)}, and every broker is still running`, (t) => {

@@ -41,7 +41,7 @@ test(`broker RSS stays under ${mb(RSS_BOUND)} while fuzzing`, () => {
   assert.ok(r.brokerRss.fuzzPeakBytes < RSS_BOUND, `peak ${mb(r.brokerRss.fuzzPeakBytes)}`);
 });
 
-test("the broker reports its own event-loop delay, and it stays under 2 s on a loaded machine", () => {
+test('the broker reports its own event-loop delay, and it stays under 2 s on a loaded machine', () => {
   assert.ok(r.worstLoopDelayMs.broker !== null && r.worstLoopDelayMs.broker > 0, 'no event-loop report read from the broker');
   assert.ok(r.worstLoopDelayMs.fuzzPhaseBroker! < 2000, `worst delay ${r.worstLoopDelayMs.fuzzPhaseBroker} ms`);
 });

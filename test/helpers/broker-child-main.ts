@@ -42,4 +42,11 @@ if (spec.stats !== false) {
   }, 50).unref();
 }
 // A failed stop still exits (non-zero), so a test waiting for the exit is not left hanging.
-process.on('SIGTERM', () => void broker.stop().then(() => process.exit(0), () => process.exit(1)));
+process.on(
+  'SIGTERM',
+  () =>
+    void broker.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    ),
+);

@@ -20,7 +20,7 @@ export interface TestBroker {
 export async function startTestBroker(props: Record<string, string> = {}, dir?: string, options: BrokerOptions = {}): Promise<TestBroker> {
   const logDir = dir ?? (await mkdtemp(join(tmpdir(), 'fjord-test-')));
   const raw = new Map<string, string>(
-    Object.entries({ 'listeners': 'PLAINTEXT://127.0.0.1:0', 'log.dirs': logDir, 'group.initial.rebalance.delay.ms': '0', ...props }),
+    Object.entries({ listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': logDir, 'group.initial.rebalance.delay.ms': '0', ...props }),
   );
   const broker = new Broker(buildBrokerConfig(raw), silentLogger(), options);
   await broker.start();

@@ -154,7 +154,10 @@ export class ClusterBroker {
   /** The last lines of its log file (for failure messages). */
   logTail(lines = 40): string {
     if (!existsSync(this.logFile)) return `(broker ${this.id}: no log)`;
-    return `--- broker ${this.id} log (last ${lines} lines) ---\n${readFileSync(this.logFile, 'utf8').split('\n').slice(-lines - 1).join('\n')}`;
+    return `--- broker ${this.id} log (last ${lines} lines) ---\n${readFileSync(this.logFile, 'utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n')}`;
   }
 
   private async signalAndWait(signal: NodeJS.Signals): Promise<[number | null, string | null] | undefined> {
@@ -323,7 +326,10 @@ export class Cluster {
   }
 
   /** Waits for a controller satisfying `pred` (default: any), returns it. */
-  async waitForController(pred: (c: { brokerId: number; epoch: number }) => boolean = () => true, timeoutMs = SESSION_TIMEOUT_MS * 5): Promise<{ brokerId: number; epoch: number }> {
+  async waitForController(
+    pred: (c: { brokerId: number; epoch: number }) => boolean = () => true,
+    timeoutMs = SESSION_TIMEOUT_MS * 5,
+  ): Promise<{ brokerId: number; epoch: number }> {
     return this.waitFor('the controller', timeoutMs, async () => {
       const c = await this.controller();
       return c && pred(c) ? c : undefined;

@@ -224,9 +224,14 @@ export class InprocCluster {
   }
 
   private async startBroker(b: InprocBroker): Promise<void> {
-    const raw = new Map<string, string>(Object.entries({ ...this.props, 'broker.id': String(b.id), listeners: `PLAINTEXT://127.0.0.1:${b.port}`, 'log.dirs': b.dir }));
+    const raw = new Map<string, string>(
+      Object.entries({ ...this.props, 'broker.id': String(b.id), listeners: `PLAINTEXT://127.0.0.1:${b.port}`, 'log.dirs': b.dir }),
+    );
     const logFile = join(this.root, `broker-${b.id}.log`);
-    const logger = process.env.FJORD_INPROC_LOG === '1' ? createRootLogger('pretty', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(logFile, text)).child({ broker: b.id }) : silentLogger();
+    const logger =
+      process.env.FJORD_INPROC_LOG === '1'
+        ? createRootLogger('pretty', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(logFile, text)).child({ broker: b.id })
+        : silentLogger();
     const broker = new Broker(buildBrokerConfig(raw), logger, { interBrokerInterceptor: this.faults });
     await broker.start();
     b.broker = broker;
@@ -310,7 +315,11 @@ export class InprocCluster {
         const res = await alterReassignments(admin, [{ topic, partition, replicas: order }]);
         const err = res.get(`${topic}-${partition}`);
         if (err) return err.code;
-        const done = await this.waitFor(`${topic}-${partition} assigned as ${order.join(',')}`, reassignTimeoutMs, async () => (await this.zkReplicas(topic, partition))?.[0] === target).catch(() => false);
+        const done = await this.waitFor(
+          `${topic}-${partition} assigned as ${order.join(',')}`,
+          reassignTimeoutMs,
+          async () => (await this.zkReplicas(topic, partition))?.[0] === target,
+        ).catch(() => false);
         if (!done) return -2;
       }
       const results = await electLeaders(admin, 0, [{ topic, partition }]);
@@ -324,7 +333,9 @@ export class InprocCluster {
   async describe(topic: string, partition = 0): Promise<string> {
     const zk = await this.zk();
     const ctl = await zk.getIfExists('/controller').catch(() => undefined);
-    const lines = [`controller: ${ctl ? ctl.data.toString() : 'none'}; state: ${JSON.stringify(await this.zkState(topic, partition).catch(() => undefined))}; rules: ${this.faults.active}`];
+    const lines = [
+      `controller: ${ctl ? ctl.data.toString() : 'none'}; state: ${JSON.stringify(await this.zkState(topic, partition).catch(() => undefined))}; rules: ${this.faults.active}`,
+    ];
     for (const b of this.brokers) {
       const p = this.partition(b.id, topic, partition);
       if (!b.broker) lines.push(`broker ${b.id}: down`);

@@ -13,7 +13,8 @@ const checks: Record<string, () => boolean> = {
   'python3-confluent-kafka': () => spawnSync(PYTHON, ['-c', 'import confluent_kafka']).status === 0,
   'python3-kafka': () => spawnSync(PYTHON, ['-c', 'import kafka']).status === 0,
   // The server runs on the JVM: the jar without java is no ZooKeeper.
-  zookeeper: () => existsSync('/usr/share/java/zookeeper.jar') && existsSync('/usr/share/zookeeper/bin/zkCli.sh') && spawnSync('java', ['-version']).status === 0,
+  zookeeper: () =>
+    existsSync('/usr/share/java/zookeeper.jar') && existsSync('/usr/share/zookeeper/bin/zkCli.sh') && spawnSync('java', ['-version']).status === 0,
   'redis-server': () => spawnSync('redis-server', ['--version']).status === 0,
   // Debian's burrow package installs the binary as /usr/bin/Burrow (capital B).
   burrow: () => spawnSync('Burrow', ['--help']).status === 0,

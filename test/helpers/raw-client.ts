@@ -9,7 +9,14 @@ import { Reader, Writer, type Input, type MessageCodec } from '../../src/protoco
 import { RequestHeaderCodec, ResponseHeaderCodec } from '../../src/protocol/messages/index.js';
 import { requestHeaderVersion, responseHeaderVersion } from '../../src/server/request-header.js';
 
-export function encodeRequest<T>(apiKey: number, codec: MessageCodec<T>, version: number, body: Input<T>, correlationId: number, clientId = 'raw-client'): Buffer {
+export function encodeRequest<T>(
+  apiKey: number,
+  codec: MessageCodec<T>,
+  version: number,
+  body: Input<T>,
+  correlationId: number,
+  clientId = 'raw-client',
+): Buffer {
   const flexible = version >= codec.flexibleFrom;
   const w = new Writer(128);
   w.int32(0); // size, patched below

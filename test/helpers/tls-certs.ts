@@ -48,7 +48,10 @@ export function makeTestCerts(): TestCerts {
     const certFile = join(dir, `${name}.crt`);
     const csr = join(dir, `${name}.csr`);
     const ext = join(dir, `${name}.ext`);
-    writeFileSync(ext, opts.serverSan ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' : 'extendedKeyUsage=clientAuth,serverAuth\n');
+    writeFileSync(
+      ext,
+      opts.serverSan ? 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' : 'extendedKeyUsage=clientAuth,serverAuth\n',
+    );
     openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', csr, '-subj', subject], dir);
     if (opts.selfSigned) {
       openssl(['x509', '-req', '-in', csr, '-signkey', keyFile, '-out', certFile, '-days', '2', '-extfile', ext], dir);

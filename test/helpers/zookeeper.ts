@@ -146,7 +146,10 @@ export async function zkLs(port: number, path: string): Promise<string[]> {
 /** `zkCli.sh get <path>`: the node's data line (zkCli prints it after the connection chatter). */
 export async function zkGet(port: number, path: string): Promise<string> {
   const out = await zkCli(port, 'get', path);
-  const lines = out.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('WatchedEvent') && !l.startsWith('Connecting'));
+  const lines = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('WatchedEvent') && !l.startsWith('Connecting'));
   const last = lines.at(-1);
   if (last === undefined) throw new Error(`no data in zkCli get ${path} output`);
   return last;

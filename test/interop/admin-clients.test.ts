@@ -60,7 +60,10 @@ test('kafkajs admin: createTopics, fetchTopicMetadata, describeConfigs, alterCon
     await assert.rejects(admin.createPartitions({ topicPartitions: [{ topic: 'kjs-topic', count: 3 }] }), /partitions/i);
 
     await admin.deleteTopics({ topics: ['kjs-topic'], timeout: 5000 });
-    assert.deepEqual((await admin.listTopics()).filter((t) => t === 'kjs-topic'), []);
+    assert.deepEqual(
+      (await admin.listTopics()).filter((t) => t === 'kjs-topic'),
+      [],
+    );
   } finally {
     await admin.disconnect();
   }

@@ -250,7 +250,10 @@ async function commitWithRetention(b: TestBroker): Promise<void> {
       retentionTimeMs: 86_400_000n,
       topics: [{ name: TOPIC, partitions: EXPIRING_COMMITTED.map((offset, partitionIndex) => ({ partitionIndex, committedOffset: BigInt(offset) })) }],
     });
-    assert.deepEqual(res.topics.flatMap((tp) => tp.partitions.map((p) => p.errorCode)), [0, 0]);
+    assert.deepEqual(
+      res.topics.flatMap((tp) => tp.partitions.map((p) => p.errorCode)),
+      [0, 0],
+    );
   } finally {
     raw.close();
   }
@@ -265,7 +268,9 @@ async function burrowLag(api: string, group: string, committed: readonly number[
       const res = await getJson<BurrowLagResponse>(`${api}/consumer/${group}/lag`);
       const parts = res.status.partitions.filter((p) => p.topic === TOPIC);
       // Broker offsets arrive on their own refresh; wait until every partition has its lag.
-      const done = parts.length === PRODUCED.length && parts.every((p) => p.end !== null && p.end.offset === committed[p.partition] && p.current_lag === PRODUCED[p.partition]! - committed[p.partition]!);
+      const done =
+        parts.length === PRODUCED.length &&
+        parts.every((p) => p.end !== null && p.end.offset === committed[p.partition] && p.current_lag === PRODUCED[p.partition]! - committed[p.partition]!);
       return done ? res : undefined;
     },
     logs,
@@ -307,10 +312,14 @@ test('Burrow 1.2.1 decodes Fjord __consumer_offsets and reports committed offset
 
     const byPartition = await burrowLag(api, GROUP, COMMITTED, logs);
     const expiring = await burrowLag(api, EXPIRING_GROUP, EXPIRING_COMMITTED, logs);
-    const figures = (parts: BurrowPartitionLag[]) => JSON.stringify(parts.map((p) => ({ partition: p.partition, committed: p.end?.offset, lag: p.current_lag, owner: p.owner })));
+    const figures = (parts: BurrowPartitionLag[]) =>
+      JSON.stringify(parts.map((p) => ({ partition: p.partition, committed: p.end?.offset, lag: p.current_lag, owner: p.owner })));
     t.diagnostic(`Burrow, ${GROUP} (OffsetCommitValue v3): ${figures(byPartition)}`);
     t.diagnostic(`Burrow, ${EXPIRING_GROUP} (OffsetCommitValue v1): ${figures(expiring)}`);
-    for (const [parts, committed] of [[byPartition, COMMITTED], [expiring, EXPIRING_COMMITTED]] as const) {
+    for (const [parts, committed] of [
+      [byPartition, COMMITTED],
+      [expiring, EXPIRING_COMMITTED],
+    ] as const) {
       for (const p of parts) {
         assert.equal(p.end!.offset, committed[p.partition], `committed offset of partition ${p.partition}`);
         assert.equal(p.current_lag, PRODUCED[p.partition]! - committed[p.partition]!, `lag of partition ${p.partition}`);
@@ -322,7 +331,11 @@ test('Burrow 1.2.1 decodes Fjord __consumer_offsets and reports committed offset
     // refused; then Burrow knows no owners. A Burrow that decodes it must name our consumer's host.
     const failures = burrow.watched.map((l) => JSON.parse(l) as { message_type?: string; reason?: string; version?: number });
     for (const f of failures) {
-      assert.deepEqual({ type: f.message_type, reason: f.reason, version: f.version }, { type: 'metadata', reason: 'value version', version: 3 }, `unexpected decode failure: ${JSON.stringify(f)}`);
+      assert.deepEqual(
+        { type: f.message_type, reason: f.reason, version: f.version },
+        { type: 'metadata', reason: 'value version', version: 3 },
+        `unexpected decode failure: ${JSON.stringify(f)}`,
+      );
     }
     const owners = byPartition.map((p) => p.owner);
     if (failures.length > 0) assert.deepEqual(owners, ['', ''], 'owners without group metadata');

@@ -65,7 +65,11 @@ test('confluent-kafka on a compacted topic: the cleaner removes aborted records;
     await new Promise((r) => setTimeout(r, 100));
   }
   const expected = ['c1-3', 'c1-4', 'c2-0', 'c2-1', 'c2-2'];
-  assert.deepEqual(txnValues(await consumeAll(b.bootstrap, topic, 'read_uncommitted', 1)), expected, 'aborted records gone, each key at its latest committed value');
+  assert.deepEqual(
+    txnValues(await consumeAll(b.bootstrap, topic, 'read_uncommitted', 1)),
+    expected,
+    'aborted records gone, each key at its latest committed value',
+  );
   assert.deepEqual(txnValues(await consumeAll(b.bootstrap, topic, 'read_committed', 1)), expected);
   assert.equal(partition.lastStableOffset, partition.highWatermark);
 });

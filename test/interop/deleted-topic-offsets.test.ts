@@ -24,7 +24,8 @@ async function withBrokerDir(fn: (dir: string) => Promise<void>): Promise<void> 
   }
 }
 
-const kafka = (b: TestBroker) => new kafkajs.Kafka({ clientId: 'fjord-test', brokers: [b.bootstrap], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 5 } });
+const kafka = (b: TestBroker) =>
+  new kafkajs.Kafka({ clientId: 'fjord-test', brokers: [b.bootstrap], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 5 } });
 
 async function committed(b: TestBroker, groupId: string, topic: string): Promise<string[]> {
   const admin = kafka(b).admin();
@@ -43,8 +44,21 @@ test('kafkajs: offsets of a deleted topic are gone, for the recreated topic and 
     try {
       const admin = kafka(b).admin();
       await admin.connect();
-      await admin.createTopics({ topics: [{ topic: 'doomed', numPartitions: 2 }, { topic: 'kept', numPartitions: 1 }], waitForLeaders: true });
-      await admin.setOffsets({ groupId: 'g1', topic: 'doomed', partitions: [{ partition: 0, offset: '10' }, { partition: 1, offset: '10' }] });
+      await admin.createTopics({
+        topics: [
+          { topic: 'doomed', numPartitions: 2 },
+          { topic: 'kept', numPartitions: 1 },
+        ],
+        waitForLeaders: true,
+      });
+      await admin.setOffsets({
+        groupId: 'g1',
+        topic: 'doomed',
+        partitions: [
+          { partition: 0, offset: '10' },
+          { partition: 1, offset: '10' },
+        ],
+      });
       await admin.setOffsets({ groupId: 'g1', topic: 'kept', partitions: [{ partition: 0, offset: '7' }] });
       await admin.setOffsets({ groupId: 'g2', topic: 'doomed', partitions: [{ partition: 0, offset: '3' }] });
       assert.deepEqual(await committed(b, 'g1', 'doomed'), ['0:10', '1:10']);
@@ -63,7 +77,10 @@ test('kafkajs: offsets of a deleted topic are gone, for the recreated topic and 
       assert.deepEqual(await committed(b, 'g2', 'doomed'), ['0:-1', '1:-1']);
       assert.deepEqual(await committed(b, 'g1', 'kept'), ['0:7']);
       // g2 had nothing else: the group itself is gone, as after offset expiry.
-      const listed = b.broker.services.groupCoordinator.listGroups([], []).groups.map((g) => g.groupId).sort();
+      const listed = b.broker.services.groupCoordinator
+        .listGroups([], [])
+        .groups.map((g) => g.groupId)
+        .sort();
       assert.deepEqual(listed, ['g1']);
     } finally {
       await b.stop();
@@ -132,7 +149,11 @@ test('confluent-kafka: delete a topic with committed offsets, restart, recreate 
       // librdkafka shows "no committed offset" as -1001 (OFFSET_INVALID).
       assert.deepEqual(out.committed, ['ck-topic-0:-1001', 'ck-topic-1:-1001', 'ck-kept-0:4']);
       assert.equal(out.error, undefined);
-      assert.deepEqual(out.offsets, Array.from({ length: 15 }, (_, i) => i), 'no record of the new topic is skipped');
+      assert.deepEqual(
+        out.offsets,
+        Array.from({ length: 15 }, (_, i) => i),
+        'no record of the new topic is skipped',
+      );
     } finally {
       await b.stop();
     }

@@ -59,7 +59,10 @@ test('a consumer resumes at its committed offsets after the broker is SIGKILLed 
       return new Map(r[0]!.partitions.map((p) => [p.partition, Math.max(0, Number(p.offset))]));
     });
     for (const [p, o] of acknowledged) assert.ok((committed.get(p) ?? -1) >= o, `partition ${p}: acknowledged commit ${o} lost (now ${committed.get(p)})`);
-    assert.ok([...committed.values()].some((o) => o > 0), 'some offsets were committed before the crash');
+    assert.ok(
+      [...committed.values()].some((o) => o > 0),
+      'some offsets were committed before the crash',
+    );
 
     const second = new LineProcess(process.execPath, ['--import', 'tsx', KAFKAJS_CONSUMER, broker.bootstrap, topic, groupId, '0']);
     try {

@@ -64,7 +64,13 @@ async function crashAndResume(topic: string, groupId: string, count: number, kil
 
 test('kafkajs consumer killed with SIGKILL resumes at its committed offsets', { timeout: 180_000 }, async () => {
   const topic = 'resume-kafkajs';
-  await crashAndResume(topic, 'g-kafkajs', 900, 300, () => new LineProcess(process.execPath, ['--import', 'tsx', KAFKAJS_CONSUMER, b.bootstrap, topic, 'g-kafkajs', '5']));
+  await crashAndResume(
+    topic,
+    'g-kafkajs',
+    900,
+    300,
+    () => new LineProcess(process.execPath, ['--import', 'tsx', KAFKAJS_CONSUMER, b.bootstrap, topic, 'g-kafkajs', '5']),
+  );
 });
 
 test('confluent-kafka consumer killed with SIGKILL resumes at its committed offsets', { timeout: 180_000 }, async (t) => {
@@ -76,6 +82,24 @@ test('confluent-kafka consumer killed with SIGKILL resumes at its committed offs
 test('kcat -G consumer killed with SIGKILL resumes at its committed offsets', { timeout: 180_000 }, async (t) => {
   if (!requirePeer(t, 'kcat')) return;
   const topic = 'resume-kcat';
-  const args = ['-b', b.bootstrap, '-G', 'g-kcat', '-u', '-q', '-f', '%p %o\n', '-X', 'auto.offset.reset=earliest', '-X', 'auto.commit.interval.ms=100', '-X', 'session.timeout.ms=6000', '-X', 'max.partition.fetch.bytes=1024', topic];
+  const args = [
+    '-b',
+    b.bootstrap,
+    '-G',
+    'g-kcat',
+    '-u',
+    '-q',
+    '-f',
+    '%p %o\n',
+    '-X',
+    'auto.offset.reset=earliest',
+    '-X',
+    'auto.commit.interval.ms=100',
+    '-X',
+    'session.timeout.ms=6000',
+    '-X',
+    'max.partition.fetch.bytes=1024',
+    topic,
+  ];
   await crashAndResume(topic, 'g-kcat', 300_000, 20_000, () => new LineProcess('kcat', args));
 });

@@ -49,7 +49,10 @@ for (const [name, compression] of CODECS) {
       await producer.disconnect();
     }
     const out = await kcatConsume(b.bootstrap, topic, ['-o', 'beginning', '-f', '%k=%s;%h\n']);
-    assert.deepEqual(out.trim().split('\n'), Array.from({ length: 100 }, (_, i) => `k${i}=v${i};h=x`));
+    assert.deepEqual(
+      out.trim().split('\n'),
+      Array.from({ length: 100 }, (_, i) => `k${i}=v${i};h=x`),
+    );
   });
 }
 
@@ -80,5 +83,8 @@ test('kafkajs consumer (group) reads what the kafkajs producer wrote', async () 
   } finally {
     await consumer.disconnect();
   }
-  assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => `m${i}`));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 50 }, (_, i) => `m${i}`),
+  );
 });

@@ -137,7 +137,12 @@ for (const codec of ['none', 'gzip', 'snappy', 'lz4']) {
     const kafka = new kafkajs.Kafka({ clientId: 'golden', brokers: [`127.0.0.1:${proxy.port}`], logLevel: kafkajs.logLevel.NOTHING });
     const producer = kafka.producer({ allowAutoTopicCreation: true });
     await producer.connect();
-    const compression = { none: kafkajs.CompressionTypes.None, gzip: kafkajs.CompressionTypes.GZIP, snappy: kafkajs.CompressionTypes.Snappy, lz4: kafkajs.CompressionTypes.LZ4 }[codec]!;
+    const compression = {
+      none: kafkajs.CompressionTypes.None,
+      gzip: kafkajs.CompressionTypes.GZIP,
+      snappy: kafkajs.CompressionTypes.Snappy,
+      lz4: kafkajs.CompressionTypes.LZ4,
+    }[codec]!;
     try {
       const frame = await captured(async () => {
         await producer.send({ topic: `golden-kjs-${codec}`, compression, messages: VALUES.map((v) => ({ value: v, partition: 0 })) });
@@ -154,7 +159,10 @@ test('committed golden Produce frames (kcat and kafkajs, every codec) decode to 
   const files = (await readdir(FIXTURES)).filter((f) => f.endsWith('.bin'));
   assert.ok(files.length >= 9, `expected at least 9 fixtures, found ${files.length}`);
   for (const f of files) {
-    const codec = f.replace(/\.bin$/, '').split('-').pop()!;
+    const codec = f
+      .replace(/\.bin$/, '')
+      .split('-')
+      .pop()!;
     const frame = await readFile(path.join(FIXTURES, f));
     assert.deepEqual(valuesInFrame(frame, CODEC_IDS[codec]!), VALUES, f);
   }

@@ -22,7 +22,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const valueAt = (i: number) => `${String(i).padStart(7, '0')}-${(i * 2654435761 % 4294967296).toString(16).padStart(8, '0')}-payload`;
+const valueAt = (i: number) => `${String(i).padStart(7, '0')}-${((i * 2654435761) % 4294967296).toString(16).padStart(8, '0')}-payload`;
 
 test('one million records through kcat: every one comes back once, in order within its partition', { timeout: 300_000 }, async (t) => {
   if (!requirePeer(t, 'kcat')) return;
@@ -64,5 +64,8 @@ test('one million records through kcat: every one comes back once, in order with
   const output = createHash('sha256');
   for (let i = 0; i < COUNT; i++) output.update(valueAt(i));
   assert.equal(output.digest('hex'), input.digest('hex'));
-  assert.equal(seen.every((x) => x === 1), true);
+  assert.equal(
+    seen.every((x) => x === 1),
+    true,
+  );
 });

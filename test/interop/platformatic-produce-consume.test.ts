@@ -26,7 +26,14 @@ async function consumeN(bootstrap: string, groupId: string, topic: string, n: nu
   });
   const got: Received[] = [];
   try {
-    const stream = await consumer.consume({ topics: [topic], mode, fallbackMode: 'earliest', autocommit: false, sessionTimeout: 10000, heartbeatInterval: 500 });
+    const stream = await consumer.consume({
+      topics: [topic],
+      mode,
+      fallbackMode: 'earliest',
+      autocommit: false,
+      sessionTimeout: 10000,
+      heartbeatInterval: 500,
+    });
     const deadline = Date.now() + 30_000;
     for await (const m of stream) {
       got.push({ key: m.key as string, value: m.value as string, partition: m.partition, offset: m.offset, headers: m.headers as Map<string, string> });

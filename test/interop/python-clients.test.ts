@@ -65,7 +65,10 @@ for (const codec of ['none', 'gzip', 'snappy', 'lz4', 'zstd']) {
     const out = JSON.parse(res.stdout) as { left: number; errors: string[]; records: [number, string, string, string][] };
     assert.deepEqual(out.errors, []);
     assert.equal(out.left, 0);
-    assert.deepEqual(out.records, Array.from({ length: 1000 }, (_, i) => [i, `k${i}`, `v${i}`, String(i)]));
+    assert.deepEqual(
+      out.records,
+      Array.from({ length: 1000 }, (_, i) => [i, `k${i}`, `v${i}`, String(i)]),
+    );
   });
 }
 
@@ -77,7 +80,13 @@ for (const codec of ['none', 'gzip']) {
     const res = await run(PYTHON, ['-c', KAFKA_PYTHON, b.bootstrap, topic, codec], { timeoutMs: 90_000 });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as { offsets: number[]; records: [number, string, string][] };
-    assert.deepEqual(out.offsets, Array.from({ length: 500 }, (_, i) => i));
-    assert.deepEqual(out.records, Array.from({ length: 500 }, (_, i) => [i, `k${i}`, `v${i}`]));
+    assert.deepEqual(
+      out.offsets,
+      Array.from({ length: 500 }, (_, i) => i),
+    );
+    assert.deepEqual(
+      out.records,
+      Array.from({ length: 500 }, (_, i) => [i, `k${i}`, `v${i}`]),
+    );
   });
 }

@@ -79,8 +79,17 @@ function parse(stdout: string): ClientRun {
 }
 
 /** `extra`: more librdkafka settings (security.protocol, sasl.*, ssl.ca.location, ...). */
-export async function greedyProducer(bootstrap: string, topic: string, clientId: string, seconds: number, valueBytes = 10_000, extra: Record<string, string> = {}): Promise<ClientRun> {
-  const res = await run(PYTHON, ['-c', GREEDY_PRODUCER, bootstrap, topic, clientId, String(seconds), String(valueBytes), JSON.stringify(extra)], { timeoutMs: (seconds + 60) * 1000 });
+export async function greedyProducer(
+  bootstrap: string,
+  topic: string,
+  clientId: string,
+  seconds: number,
+  valueBytes = 10_000,
+  extra: Record<string, string> = {},
+): Promise<ClientRun> {
+  const res = await run(PYTHON, ['-c', GREEDY_PRODUCER, bootstrap, topic, clientId, String(seconds), String(valueBytes), JSON.stringify(extra)], {
+    timeoutMs: (seconds + 60) * 1000,
+  });
   if (res.code !== 0) throw new Error(`greedy producer failed: ${res.stderr}`);
   return parse(res.stdout);
 }

@@ -21,7 +21,11 @@ let admin: Admin;
 before(async () => {
   b = await startTestBroker({ 'quota.window.num': '2', 'quota.window.size.seconds': '1' });
   admin = new Admin({ bootstrapServers: b.bootstrap });
-  await admin.createTopics([{ name: 'greedy-t', numPartitions: 1, replicationFactor: 1 }, { name: 'normal-t', numPartitions: 1, replicationFactor: 1 }, { name: 'read-t', numPartitions: 1, replicationFactor: 1 }]);
+  await admin.createTopics([
+    { name: 'greedy-t', numPartitions: 1, replicationFactor: 1 },
+    { name: 'normal-t', numPartitions: 1, replicationFactor: 1 },
+    { name: 'read-t', numPartitions: 1, replicationFactor: 1 },
+  ]);
 });
 after(async () => {
   await admin.close();
@@ -30,7 +34,9 @@ after(async () => {
 
 const fmt = (bps: number): string => `${(bps / MB).toFixed(2)} MB/s`;
 
-test('producer_byte_rate=1048576 holds a greedy producer near 1 MB/s, another client id keeps its speed, throttle_time_ms reaches the client, a raised quota raises the rate', { timeout: 240_000 }, async (t) => {
+test('producer_byte_rate=1048576 holds a greedy producer near 1 MB/s, another client id keeps its speed, throttle_time_ms reaches the client, a raised quota raises the rate', {
+  timeout: 240_000,
+}, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
   await admin.alterClientQuotas([{ entity: [{ entityType: 'client-id', entityName: 'greedy' }], ops: [{ key: 'producer_byte_rate', value: 1048576 }] }]);
   const launched = Date.now();
@@ -45,8 +51,12 @@ test('producer_byte_rate=1048576 holds a greedy producer near 1 MB/s, another cl
   const limited = rateBetween(greedy, g0 + 2, g0 + 8);
   const normalRate = rateBetween(normal, normal.start + 1, normal.end);
   const raised = rateBetween(greedy, changedAt + 2, greedy.end);
-  t.diagnostic(`greedy (quota 1 MB/s) ${fmt(limited)} over 6 s; normal ${fmt(normalRate)} at the same time (its run ${(normal.end - normal.start).toFixed(1)} s); greedy after raising the quota to 3 MB/s ${fmt(raised)}`);
-  t.diagnostic(`throttle events seen by librdkafka: ${greedy.throttles.length}, max ${Math.round(1000 * Math.max(0, ...greedy.throttles.map((x) => x[1])))} ms`);
+  t.diagnostic(
+    `greedy (quota 1 MB/s) ${fmt(limited)} over 6 s; normal ${fmt(normalRate)} at the same time (its run ${(normal.end - normal.start).toFixed(1)} s); greedy after raising the quota to 3 MB/s ${fmt(raised)}`,
+  );
+  t.diagnostic(
+    `throttle events seen by librdkafka: ${greedy.throttles.length}, max ${Math.round(1000 * Math.max(0, ...greedy.throttles.map((x) => x[1])))} ms`,
+  );
   assert.deepEqual(greedy.errors, []);
   assert.ok(limited >= 0.7 * MB && limited <= 1.4 * MB, `greedy held near 1 MB/s: ${fmt(limited)}`);
   assert.ok(normalRate >= 3 * limited, `normal keeps its speed: ${fmt(normalRate)} vs greedy ${fmt(limited)}`);
@@ -68,5 +78,8 @@ test('consumer_byte_rate=1048576 holds a consumer near 1 MB/s', { timeout: 240_0
   // each throttled (empty) fetch costs more on a loaded machine: 0.85 MB/s alone, 0.57 MB/s seen
   // in a full CI run. The floor only says the consumer is not starved.
   assert.ok(rate >= 0.4 * MB && rate <= 1.4 * MB, `consumer held near 1 MB/s: ${fmt(rate)}`);
-  assert.ok(reader.throttles.some((x) => x[1] > 0), 'librdkafka reported throttle_time_ms on fetches');
+  assert.ok(
+    reader.throttles.some((x) => x[1] > 0),
+    'librdkafka reported throttle_time_ms on fetches',
+  );
 });

@@ -12,7 +12,12 @@ import { RawClient } from '../helpers/raw-client.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { InitProducerIdRequestCodec, InitProducerIdResponseCodec, WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../../src/protocol/messages/index.js';
+import {
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
+  WriteTxnMarkersRequestCodec,
+  WriteTxnMarkersResponseCodec,
+} from '../../src/protocol/messages/index.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
 import { createTopic, produce } from '../server/handlers/data-plane-helpers.js';
 
@@ -59,7 +64,14 @@ function batch(value: string, producerId: bigint, seq: number, transactional: bo
 }
 
 async function pid(): Promise<bigint> {
-  return (await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: -1, producerId: -1n, producerEpoch: -1 })).producerId;
+  return (
+    await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+      transactionalId: null,
+      transactionTimeoutMs: -1,
+      producerId: -1n,
+      producerEpoch: -1,
+    })
+  ).producerId;
 }
 
 async function marker(topic: string, producerId: bigint, commit: boolean): Promise<void> {
@@ -98,9 +110,6 @@ test('confluent-kafka read_committed skips an aborted transaction and stops befo
   // Reaching partition EOF without 'open-0' means librdkafka took the LSO (15) as the end.
   const all = await consume('read_uncommitted');
   assert.deepEqual(all.errors, []);
-  assert.deepEqual(all.values, [
-    ...[0, 1, 2, 3, 4].flatMap((i) => [`aborted-${i}`, `committed-${i}`]),
-    'plain-0', 'plain-1', 'plain-2', 'open-0',
-  ]);
+  assert.deepEqual(all.values, [...[0, 1, 2, 3, 4].flatMap((i) => [`aborted-${i}`, `committed-${i}`]), 'plain-0', 'plain-1', 'plain-2', 'open-0']);
   assert.equal(all.hi, 16);
 });

@@ -5,8 +5,26 @@
  */
 
 /** kcat arguments for a SASL listener; `extra` adds librdkafka settings (e.g. ssl.ca.location). */
-export function kcatSasl(bootstrap: string, protocol: 'SASL_PLAINTEXT' | 'SASL_SSL', mechanism: string, user: string, password: string, extra: Record<string, string> = {}): string[] {
-  const args = ['-b', bootstrap, '-X', `security.protocol=${protocol}`, '-X', `sasl.mechanisms=${mechanism}`, '-X', `sasl.username=${user}`, '-X', `sasl.password=${password}`];
+export function kcatSasl(
+  bootstrap: string,
+  protocol: 'SASL_PLAINTEXT' | 'SASL_SSL',
+  mechanism: string,
+  user: string,
+  password: string,
+  extra: Record<string, string> = {},
+): string[] {
+  const args = [
+    '-b',
+    bootstrap,
+    '-X',
+    `security.protocol=${protocol}`,
+    '-X',
+    `sasl.mechanisms=${mechanism}`,
+    '-X',
+    `sasl.username=${user}`,
+    '-X',
+    `sasl.password=${password}`,
+  ];
   for (const [k, v] of Object.entries(extra)) args.push('-X', `${k}=${v}`);
   return args;
 }

@@ -68,9 +68,12 @@ const docProps = parseProps(blocks('properties')[0]!);
 /** Runs a documented command line (bin/kafka-x.sh ...) with the test's addresses and files. */
 async function runDocCommand(words: string[]): Promise<void> {
   const tool = words[0]!.replace(/^bin\//, '').replace(/\.sh$/, '');
-  const args = words.slice(1).map((w) => w
-    .replace('broker1:9093', clients).replace('broker1:9094', internal)
-    .replace(/^(admin|broker)\.properties$/, (f) => join(dir, f)));
+  const args = words.slice(1).map((w) =>
+    w
+      .replace('broker1:9093', clients)
+      .replace('broker1:9094', internal)
+      .replace(/^(admin|broker)\.properties$/, (f) => join(dir, f)),
+  );
   const r = await runCli(tool, args, { timeoutMs: 60_000 });
   assert.equal(r.code, 0, `${words.join(' ')}: ${r.stderr}`);
 }
@@ -101,11 +104,39 @@ before(async () => {
   for (const cmd of shellCommands(sh[1]!.replace(/cat > broker\.properties <<'EOT'\n[\s\S]*?EOT\n/, ''))) await runDocCommand(cmd);
   for (const cmd of shellCommands(sh[2]!)) await runDocCommand(cmd);
   // The test's own users: alice (SCRAM) and plainy (PLAIN) may do everything on sec-* topics and groups.
-  await runDocCommand(['bin/kafka-configs.sh', '--bootstrap-server', 'broker1:9093', '--command-config', 'admin.properties', '--alter',
-    '--add-config', 'SCRAM-SHA-512=[password=alice-512]', '--entity-type', 'users', '--entity-name', 'alice']);
+  await runDocCommand([
+    'bin/kafka-configs.sh',
+    '--bootstrap-server',
+    'broker1:9093',
+    '--command-config',
+    'admin.properties',
+    '--alter',
+    '--add-config',
+    'SCRAM-SHA-512=[password=alice-512]',
+    '--entity-type',
+    'users',
+    '--entity-name',
+    'alice',
+  ]);
   for (const type of ['--topic', '--group', '--transactional-id']) {
-    await runDocCommand(['bin/kafka-acls.sh', '--bootstrap-server', 'broker1:9093', '--command-config', 'admin.properties', '--add',
-      '--allow-principal', 'User:alice', '--allow-principal', 'User:plainy', '--operation', 'All', type, type === '--group' ? 'g-sec-' : 'sec-', '--resource-pattern-type', 'prefixed']);
+    await runDocCommand([
+      'bin/kafka-acls.sh',
+      '--bootstrap-server',
+      'broker1:9093',
+      '--command-config',
+      'admin.properties',
+      '--add',
+      '--allow-principal',
+      'User:alice',
+      '--allow-principal',
+      'User:plainy',
+      '--operation',
+      'All',
+      type,
+      type === '--group' ? 'g-sec-' : 'sec-',
+      '--resource-pattern-type',
+      'prefixed',
+    ]);
   }
 });
 after(async () => {
@@ -121,7 +152,17 @@ test('the documented set-up: SASL_SSL + SSL listeners, authorizer, users, ACLs a
   assert.equal(list.code, 0, list.stderr);
   assert.match(list.stdout, /principal=User:bob, host=\*, operation=WRITE, permissionType=ALLOW/);
   assert.match(list.stdout, /principal=User:carol, host=\*, operation=READ, permissionType=ALLOW/);
-  const quota = await runCli('kafka-configs', ['--bootstrap-server', clients, '--command-config', join(dir, 'admin.properties'), '--describe', '--entity-type', 'users', '--entity-name', 'bob']);
+  const quota = await runCli('kafka-configs', [
+    '--bootstrap-server',
+    clients,
+    '--command-config',
+    join(dir, 'admin.properties'),
+    '--describe',
+    '--entity-type',
+    'users',
+    '--entity-name',
+    'bob',
+  ]);
   assert.equal(quota.code, 0, quota.stderr);
   assert.match(quota.stdout, /Quota configs for user-principal 'bob' are producer_byte_rate=1048576\.0/);
   // No SASL on the SASL_SSL port: refused, one line.
@@ -132,19 +173,45 @@ test('the documented set-up: SASL_SSL + SSL listeners, authorizer, users, ACLs a
   assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
 });
 
-test('kcat over SASL_SSL with SCRAM-SHA-512 (the doc\'s bob and carol) and PLAIN: produce and consume; wrong password fails, broker keeps serving', { timeout: 120_000 }, async (t) => {
+test("kcat over SASL_SSL with SCRAM-SHA-512 (the doc's bob and carol) and PLAIN: produce and consume; wrong password fails, broker keeps serving", {
+  timeout: 120_000,
+}, async (t) => {
   if (!requirePeer(t, 'kcat')) return;
-  const p = await kcat(['-P', ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'bob', 'bob-secret', tlsExtra()), '-t', 'orders', '-p', '0'], 'one\ntwo\nthree\n');
+  const p = await kcat(
+    ['-P', ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'bob', 'bob-secret', tlsExtra()), '-t', 'orders', '-p', '0'],
+    'one\ntwo\nthree\n',
+  );
   assert.equal(p.code, 0, p.stderr);
-  const c = await kcat(['-C', ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'carol', 'carol-secret', tlsExtra()), '-t', 'orders', '-p', '0', '-e', '-o', 'beginning']);
+  const c = await kcat([
+    '-C',
+    ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'carol', 'carol-secret', tlsExtra()),
+    '-t',
+    'orders',
+    '-p',
+    '0',
+    '-e',
+    '-o',
+    'beginning',
+  ]);
   assert.equal(c.code, 0, c.stderr);
   assert.equal(c.stdout.toString(), 'one\ntwo\nthree\n');
   const pp = await kcat(['-P', ...kcatSasl(clients, 'SASL_SSL', 'PLAIN', 'plainy', 'plain-secret', tlsExtra()), '-t', 'sec-kcat-plain'], 'p1\np2\n');
   assert.equal(pp.code, 0, pp.stderr);
-  const pc = await kcat(['-C', ...kcatSasl(clients, 'SASL_SSL', 'PLAIN', 'plainy', 'plain-secret', tlsExtra()), '-t', 'sec-kcat-plain', '-e', '-o', 'beginning']);
+  const pc = await kcat([
+    '-C',
+    ...kcatSasl(clients, 'SASL_SSL', 'PLAIN', 'plainy', 'plain-secret', tlsExtra()),
+    '-t',
+    'sec-kcat-plain',
+    '-e',
+    '-o',
+    'beginning',
+  ]);
   assert.equal(pc.code, 0, pc.stderr);
   assert.equal(pc.stdout.toString(), 'p1\np2\n');
-  for (const [mechanism, user] of [['SCRAM-SHA-512', 'bob'], ['PLAIN', 'plainy']] as const) {
+  for (const [mechanism, user] of [
+    ['SCRAM-SHA-512', 'bob'],
+    ['PLAIN', 'plainy'],
+  ] as const) {
     const bad = await kcat(['-L', ...kcatSasl(clients, 'SASL_SSL', mechanism, user, 'wrong', tlsExtra()), '-m', '5']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /Authentication failed/);
@@ -154,8 +221,13 @@ test('kcat over SASL_SSL with SCRAM-SHA-512 (the doc\'s bob and carol) and PLAIN
   assert.match(still.stdout.toString(), /topic "orders"/);
 });
 
-for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512'], ['PLAIN', 'plainy', 'plain-secret']] as const) {
-  test(`confluent-kafka over SASL_SSL with ${mechanism}: produce, group consume; a wrong password is an authentication error`, { timeout: 180_000 }, async (t) => {
+for (const [mechanism, user, password] of [
+  ['SCRAM-SHA-512', 'alice', 'alice-512'],
+  ['PLAIN', 'plainy', 'plain-secret'],
+] as const) {
+  test(`confluent-kafka over SASL_SSL with ${mechanism}: produce, group consume; a wrong password is an authentication error`, {
+    timeout: 180_000,
+  }, async (t) => {
     if (!requirePeer(t, 'python3-confluent-kafka')) return;
     const topic = `sec-ck-${mechanism.toLowerCase()}`;
     const extra = JSON.stringify({ 'security.protocol': 'SASL_SSL', ...tlsExtra() });
@@ -169,21 +241,40 @@ for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512
   });
 }
 
-test('the error code of a wrong password or unknown user over SASL_SSL is SASL_AUTHENTICATION_FAILED; the broker keeps serving', { timeout: 60_000 }, async () => {
+test('the error code of a wrong password or unknown user over SASL_SSL is SASL_AUTHENTICATION_FAILED; the broker keeps serving', {
+  timeout: 60_000,
+}, async () => {
   const admin = (mechanism: 'SCRAM-SHA-512' | 'PLAIN', username: string, password: string): Admin =>
-    new Admin({ bootstrapServers: clients, security: { protocol: 'SASL_SSL', tls: { ca: certs.ca }, sasl: { mechanism, username, password } }, requestTimeoutMs: 10_000 });
-  for (const [mechanism, user] of [['SCRAM-SHA-512', 'bob'], ['PLAIN', 'plainy'], ['SCRAM-SHA-512', 'nobody'], ['PLAIN', 'nobody']] as const) {
+    new Admin({
+      bootstrapServers: clients,
+      security: { protocol: 'SASL_SSL', tls: { ca: certs.ca }, sasl: { mechanism, username, password } },
+      requestTimeoutMs: 10_000,
+    });
+  for (const [mechanism, user] of [
+    ['SCRAM-SHA-512', 'bob'],
+    ['PLAIN', 'plainy'],
+    ['SCRAM-SHA-512', 'nobody'],
+    ['PLAIN', 'nobody'],
+  ] as const) {
     const bad = admin(mechanism, user, 'wrong');
     try {
-      await assert.rejects(bad.listTopics(), (e: unknown) => e instanceof KafkaError && e.code === 58 && /^SASL_AUTHENTICATION_FAILED: Authentication failed/.test(e.message), `${mechanism} ${user}`);
+      await assert.rejects(
+        bad.listTopics(),
+        (e: unknown) => e instanceof KafkaError && e.code === 58 && /^SASL_AUTHENTICATION_FAILED: Authentication failed/.test(e.message),
+        `${mechanism} ${user}`,
+      );
     } finally {
       await bad.close();
     }
   }
   // kafkajs (its own SCRAM) gets the broker's message too.
   const kjs = new kafkajs.Kafka({
-    clientId: 'sasl-ssl', brokers: [clients], ssl: { ca: [certs.ca] }, sasl: { mechanism: 'scram-sha-512', username: 'bob', password: 'wrong' },
-    logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 0 },
+    clientId: 'sasl-ssl',
+    brokers: [clients],
+    ssl: { ca: [certs.ca] },
+    sasl: { mechanism: 'scram-sha-512', username: 'bob', password: 'wrong' },
+    logLevel: kafkajs.logLevel.NOTHING,
+    retry: { retries: 0 },
   }).admin();
   await assert.rejects(kjs.connect(), /Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512/);
   await kjs.disconnect();
@@ -197,9 +288,14 @@ test('the error code of a wrong password or unknown user over SASL_SSL is SASL_A
   }
 });
 
-test('transactions on the documented set-up: the broker writes its markers over the SSL inter-broker listener as User:broker1 (a super user)', { timeout: 90_000 }, async () => {
+test('transactions on the documented set-up: the broker writes its markers over the SSL inter-broker listener as User:broker1 (a super user)', {
+  timeout: 90_000,
+}, async () => {
   const kafka = new kafkajs.Kafka({
-    clientId: 'sasl-ssl-tx', brokers: [clients], ssl: { ca: [certs.ca] }, sasl: { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-512' },
+    clientId: 'sasl-ssl-tx',
+    brokers: [clients],
+    ssl: { ca: [certs.ca] },
+    sasl: { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-512' },
     logLevel: kafkajs.logLevel.NOTHING,
   });
   const admin = kafka.admin();
@@ -218,34 +314,75 @@ test('transactions on the documented set-up: the broker writes its markers over 
     await producer.disconnect();
   }
   // read_committed sees the three values (and the markers moved the last stable offset past them).
-  const r = await kcat(['-C', ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'alice', 'alice-512', { ...tlsExtra(), 'isolation.level': 'read_committed' }), '-t', 'sec-tx', '-e', '-o', 'beginning']);
+  const r = await kcat([
+    '-C',
+    ...kcatSasl(clients, 'SASL_SSL', 'SCRAM-SHA-512', 'alice', 'alice-512', { ...tlsExtra(), 'isolation.level': 'read_committed' }),
+    '-t',
+    'sec-tx',
+    '-e',
+    '-o',
+    'beginning',
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.toString(), 't0\nt1\nt2\n');
 });
 
-test('the documented quota holds bob (his SASL principal) to 1 MB/s: librdkafka reports throttling and his volume stays within the bound', { timeout: 120_000 }, async (t) => {
+test('the documented quota holds bob (his SASL principal) to 1 MB/s: librdkafka reports throttling and his volume stays within the bound', {
+  timeout: 120_000,
+}, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
   const seconds = 12;
   const bob = await greedyProducer(clients, 'orders', 'greedy-bob', seconds, 10_000, {
-    'security.protocol': 'SASL_SSL', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': 'bob', 'sasl.password': 'bob-secret', ...tlsExtra(),
+    'security.protocol': 'SASL_SSL',
+    'sasl.mechanisms': 'SCRAM-SHA-512',
+    'sasl.username': 'bob',
+    'sasl.password': 'bob-secret',
+    ...tlsExtra(),
   });
   assert.deepEqual(bob.errors, []);
   const bytes = bob.buckets.reduce((n, [, b]) => n + b, 0);
-  t.diagnostic(`bob: ${(bytes / MB).toFixed(2)} MB in ${(bob.end - bob.start).toFixed(1)} s, ${bob.throttles.length} throttle reports, max ${Math.max(0, ...bob.throttles.map(([, s]) => s))} s`);
+  t.diagnostic(
+    `bob: ${(bytes / MB).toFixed(2)} MB in ${(bob.end - bob.start).toFixed(1)} s, ${bob.throttles.length} throttle reports, max ${Math.max(0, ...bob.throttles.map(([, s]) => s))} s`,
+  );
   // Kafka's measure: a first burst may reach bound x 10 windows (10 MB) before throttling starts
   // (see Quotas); at any speed above 1 MB/s he is throttled within these 12 s.
-  assert.ok(bob.throttles.some(([, s]) => s > 0), `librdkafka reported no throttle time for bob (${(bytes / MB).toFixed(2)} MB sent)`);
+  assert.ok(
+    bob.throttles.some(([, s]) => s > 0),
+    `librdkafka reported no throttle time for bob (${(bytes / MB).toFixed(2)} MB sent)`,
+  );
   assert.ok(bytes < (seconds + 11) * MB * 1.3, `bob delivered ${(bytes / MB).toFixed(2)} MB in ${seconds} s, over a 1 MB/s quota`);
 });
 
-test('unauthenticated on the SASL_SSL port, after the TLS handshake: a Metadata request or a compression bomb closes the connection and nothing is appended', { timeout: 60_000 }, async () => {
+test('unauthenticated on the SASL_SSL port, after the TLS handshake: a Metadata request or a compression bomb closes the connection and nothing is appended', {
+  timeout: 60_000,
+}, async () => {
   const [host, port] = [clients.split(':')[0]!, Number(clients.split(':')[1])];
-  const admin = new Admin({ bootstrapServers: clients, security: { protocol: 'SASL_SSL', tls: { ca: certs.ca }, sasl: { mechanism: 'SCRAM-SHA-512', username: 'alice', password: 'alice-512' } } });
+  const admin = new Admin({
+    bootstrapServers: clients,
+    security: { protocol: 'SASL_SSL', tls: { ca: certs.ca }, sasl: { mechanism: 'SCRAM-SHA-512', username: 'alice', password: 'alice-512' } },
+  });
   try {
     await admin.createTopics([{ name: 'sec-bombed', numPartitions: 1, replicationFactor: 1 }]);
     const requests = [
-      encodeRequest(3, MetadataRequestCodec, 9, { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false }, 1),
-      encodeRequest(0, ProduceRequestCodec, 8, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'sec-bombed', partitionData: [{ index: 0, records: v2Bomb(CompressionType.Gzip, 16) }] }] }, 2),
+      encodeRequest(
+        3,
+        MetadataRequestCodec,
+        9,
+        { topics: null, allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false },
+        1,
+      ),
+      encodeRequest(
+        0,
+        ProduceRequestCodec,
+        8,
+        {
+          transactionalId: null,
+          acks: 1,
+          timeoutMs: 1000,
+          topicData: [{ name: 'sec-bombed', partitionData: [{ index: 0, records: v2Bomb(CompressionType.Gzip, 16) }] }],
+        },
+        2,
+      ),
     ];
     for (const request of requests) {
       const s = tls.connect({ host, port, ca: certs.ca, servername: 'localhost' });
@@ -253,7 +390,10 @@ test('unauthenticated on the SASL_SSL port, after the TLS handshake: a Metadata 
       await once(s, 'secureConnect');
       const closed = once(s, 'close').then(() => true);
       s.write(request);
-      assert.ok(await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref())]), `api ${request.readInt16BE(4)} left the connection open`);
+      assert.ok(
+        await Promise.race([closed, new Promise<boolean>((r) => setTimeout(() => r(false), 10_000).unref())]),
+        `api ${request.readInt16BE(4)} left the connection open`,
+      );
     }
     const [end] = await admin.listOffsets([{ topic: 'sec-bombed', partition: 0, timestamp: -1n }]);
     assert.equal(end!.offset, 0n);

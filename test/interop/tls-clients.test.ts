@@ -76,21 +76,40 @@ test('Fjord tools with --command-config / --producer.config / --consumer.config 
   assert.equal(created.code, 0, created.stderr);
   const prod = await runCli('kafka-console-producer', ['--bootstrap-server', ssl, '--producer.config', props, '--topic', 'tools-ssl'], { input: 'a\nb\nc\n' });
   assert.equal(prod.code, 0, prod.stderr);
-  const cons = await runCli('kafka-console-consumer', ['--bootstrap-server', ssl, '--consumer.config', props, '--topic', 'tools-ssl', '--from-beginning', '--max-messages', '3']);
+  const cons = await runCli('kafka-console-consumer', [
+    '--bootstrap-server',
+    ssl,
+    '--consumer.config',
+    props,
+    '--topic',
+    'tools-ssl',
+    '--from-beginning',
+    '--max-messages',
+    '3',
+  ]);
   assert.equal(cons.code, 0, cons.stderr);
   assert.equal(cons.stdout, 'a\nb\nc\n');
   // The client certificate listener, with the client's PEM key store.
   const bob = certs.client('tools-bob', '/O=Acme/CN=bob');
   const mprops = join(certs.dir, 'client-mtls.properties');
-  writeFileSync(mprops, `security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=${certs.caFile}\nssl.keystore.type=PEM\nssl.keystore.location=${bob.keystore}\n`);
+  writeFileSync(
+    mprops,
+    `security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=${certs.caFile}\nssl.keystore.type=PEM\nssl.keystore.location=${bob.keystore}\n`,
+  );
   const listed = await runCli('kafka-topics', ['--bootstrap-server', mtls, '--command-config', mprops, '--list']);
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, /^tools-ssl$/m);
   // The perf tools take the same file.
-  const perf = await runCli('kafka-producer-perf-test', ['--bootstrap-server', ssl, '--producer.config', props, '--topic', 'tools-ssl', '--num-records', '200', '--record-size', '100', '--throughput', '-1'], { timeoutMs: 60_000 });
+  const perf = await runCli(
+    'kafka-producer-perf-test',
+    ['--bootstrap-server', ssl, '--producer.config', props, '--topic', 'tools-ssl', '--num-records', '200', '--record-size', '100', '--throughput', '-1'],
+    { timeoutMs: 60_000 },
+  );
   assert.equal(perf.code, 0, perf.stderr);
   assert.match(perf.stdout, /^200 records sent/m);
-  const cperf = await runCli('kafka-consumer-perf-test', ['--bootstrap-server', ssl, '--consumer.config', props, '--topic', 'tools-ssl', '--messages', '203'], { timeoutMs: 60_000 });
+  const cperf = await runCli('kafka-consumer-perf-test', ['--bootstrap-server', ssl, '--consumer.config', props, '--topic', 'tools-ssl', '--messages', '203'], {
+    timeoutMs: 60_000,
+  });
   assert.equal(cperf.code, 0, cperf.stderr);
   assert.match(cperf.stdout, /, 203(, |$)/m);
   // No client certificate for the listener that requires one: one line, exit 1.

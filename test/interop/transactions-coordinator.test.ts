@@ -43,7 +43,13 @@ test('kafkajs: a transactional producer commits one transaction over two partiti
   await producer.connect();
   try {
     const t1 = await producer.transaction();
-    await t1.send({ topic: 'kjs-txn', messages: [{ key: 'a', value: '1', partition: 0 }, { key: 'b', value: '2', partition: 1 }] });
+    await t1.send({
+      topic: 'kjs-txn',
+      messages: [
+        { key: 'a', value: '1', partition: 0 },
+        { key: 'b', value: '2', partition: 1 },
+      ],
+    });
     await t1.sendOffsets({ consumerGroupId: 'kjs-txn-group', topics: [{ topic: 'kjs-txn', partitions: [{ partition: 0, offset: '17' }] }] });
     await t1.commit();
     const t2 = await producer.transaction();

@@ -24,7 +24,8 @@ const TXN_PROPS = {
   'transaction.abort.timed.out.transaction.cleanup.interval.ms': '500',
 };
 
-const consume = (bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> => consumeAll(bootstrap, topic, isolation, partitions);
+const consume = (bootstrap: string, topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> =>
+  consumeAll(bootstrap, topic, isolation, partitions);
 
 const COMMIT_ONE = `
 import sys
@@ -67,7 +68,9 @@ test('a transaction left open by a SIGKILLed producer is aborted at its timeout;
 
 const PER_TXN = 6;
 
-test('the broker SIGKILLed in the middle of transactions: each one completes or is aborted, the LSO reaches the log end, read_committed sees whole transactions', { timeout: 240_000 }, async (t) => {
+test('the broker SIGKILLed in the middle of transactions: each one completes or is aborted, the LSO reaches the log end, read_committed sees whole transactions', {
+  timeout: 240_000,
+}, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
   const dir = await mkdtemp(join(tmpdir(), 'fjord-txn-crash-'));
   const broker = new BrokerProcess(await freePort(), dir, TXN_PROPS);
@@ -86,9 +89,11 @@ test('the broker SIGKILLed in the middle of transactions: each one completes or 
     const before = count(a.lines);
     await broker.start();
     // The producer carries on after the restart (or fails fatally; either way the broker must settle).
-    await a.until((x) => count(x) >= before + 3 || x.some((y) => y.startsWith('ERROR')), 90_000, 'transactions after the restart').catch((e: unknown) => {
-      if (!a.exited) throw e;
-    });
+    await a
+      .until((x) => count(x) >= before + 3 || x.some((y) => y.startsWith('ERROR')), 90_000, 'transactions after the restart')
+      .catch((e: unknown) => {
+        if (!a.exited) throw e;
+      });
     await a.kill();
     // Its last, open transaction is aborted at its 5 s timeout.
     const tookA = await waitStable(broker.port, topic, 2, 45_000);
@@ -109,10 +114,15 @@ test('the broker SIGKILLed in the middle of transactions: each one completes or 
     await Promise.all([hang.kill(), broker.kill('SIGKILL')]);
     await broker.start();
     const [lso, hw] = [await latestOffsets(broker.port, topic, 2, true), await latestOffsets(broker.port, topic, 2, false)];
-    assert.ok(lso.some((o, i) => o < hw[i]!), `the open transaction holds the LSO back after the restart (lso ${lso.join(',')}, hw ${hw.join(',')})`);
+    assert.ok(
+      lso.some((o, i) => o < hw[i]!),
+      `the open transaction holds the LSO back after the restart (lso ${lso.join(',')}, hw ${hw.join(',')})`,
+    );
     const tookC = await waitStable(broker.port, topic, 2, 45_000);
     const lines = [...a.lines, ...b.lines];
-    t.diagnostic(`lso at the log end ${tookA} ms after producer a died, ${tookB} ms after the restart with b's transaction open, ${tookC} ms after the restart with the hung transaction; ${count(lines)} transactions committed; other lines: ${lines.filter((x) => !x.startsWith('COMMITT')).join(' | ')}`);
+    t.diagnostic(
+      `lso at the log end ${tookA} ms after producer a died, ${tookB} ms after the restart with b's transaction open, ${tookC} ms after the restart with the hung transaction; ${count(lines)} transactions committed; other lines: ${lines.filter((x) => !x.startsWith('COMMITT')).join(' | ')}`,
+    );
 
     const committed = await consume(broker.bootstrap, topic, 'read_committed', 2);
     const byTag = byTransaction(committed);
@@ -153,7 +163,9 @@ while True:
     print('COMMITTED', ' '.join('%d:%d' % (t.partition, t.offset) for t in pos), flush=True)
 `;
 
-test('an exactly-once consume-transform-produce loop SIGKILLed 3 times: the output read_committed holds each input record exactly once', { timeout: 240_000 }, async (t) => {
+test('an exactly-once consume-transform-produce loop SIGKILLed 3 times: the output read_committed holds each input record exactly once', {
+  timeout: 240_000,
+}, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
   const dir = await mkdtemp(join(tmpdir(), 'fjord-txn-eos-'));
   const broker = new BrokerProcess(await freePort(), dir, TXN_PROPS);

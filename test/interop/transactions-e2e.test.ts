@@ -59,7 +59,8 @@ except KafkaException as e:
 print(json.dumps({'fenced': fenced}))
 `;
 
-const consume = async (topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> => (await consumeAll(b.bootstrap, topic, isolation, partitions)).sort();
+const consume = async (topic: string, isolation: 'read_committed' | 'read_uncommitted', partitions: number): Promise<string[]> =>
+  (await consumeAll(b.bootstrap, topic, isolation, partitions)).sort();
 
 const tags = (tag: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${tag}-${i}`);
 

@@ -144,7 +144,9 @@ async function committedInput(bootstrap: string): Promise<number> {
   }
 }
 
-test('exactly-once with a subscribed group: workers killed -9 and restarted at random, one frozen into a zombie; the output read_committed holds each input once', { timeout: 240_000 }, async (t) => {
+test('exactly-once with a subscribed group: workers killed -9 and restarted at random, one frozen into a zombie; the output read_committed holds each input once', {
+  timeout: 240_000,
+}, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
   const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), 'fjord-txn-eosg-'));
@@ -173,7 +175,9 @@ test('exactly-once with a subscribed group: workers killed -9 and restarted at r
       const deadline = Date.now() + timeoutMs;
       while (!(await pred())) {
         if (Date.now() > deadline) {
-          throw new Error(`timed out waiting for ${what}; ${workers.map((w) => `worker ${w.slot}: ${w.lines.slice(-6).join(' | ')} ${w.current.stderr.slice(-500)}`).join('; ')}`);
+          throw new Error(
+            `timed out waiting for ${what}; ${workers.map((w) => `worker ${w.slot}: ${w.lines.slice(-6).join(' | ')} ${w.current.stderr.slice(-500)}`).join('; ')}`,
+          );
         }
         for (const w of workers) if (!paused.has(w)) w.supervise();
         await new Promise((r) => setTimeout(r, 50));
@@ -204,7 +208,15 @@ test('exactly-once with a subscribed group: workers killed -9 and restarted at r
     const zombieLines = zombieRun.lines.length;
     const assignedBefore = other.lines.filter((l) => l.startsWith('ASSIGNED')).length;
     const everything = Array.from({ length: PARTITIONS }, (_, i) => i).join(',');
-    await until(() => other.lines.filter((l) => l.startsWith('ASSIGNED')).slice(assignedBefore).includes(`ASSIGNED ${everything}`), 60_000, `worker ${other.slot} to get every partition`);
+    await until(
+      () =>
+        other.lines
+          .filter((l) => l.startsWith('ASSIGNED'))
+          .slice(assignedBefore)
+          .includes(`ASSIGNED ${everything}`),
+      60_000,
+      `worker ${other.slot} to get every partition`,
+    );
     const takeoverMs = Date.now() - frozenAt;
     zombieRun.child.kill('SIGCONT');
     paused.delete(zombie);

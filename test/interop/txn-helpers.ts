@@ -43,7 +43,10 @@ export class Lines {
   async exit(timeoutMs: number, what: string): Promise<number | null> {
     if (!this.exited) {
       const timer = new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`timed out waiting for ${what}; lines: ${this.lines.slice(-10).join(' | ')}; stderr: ${this.stderr}`)), timeoutMs).unref(),
+        setTimeout(
+          () => reject(new Error(`timed out waiting for ${what}; lines: ${this.lines.slice(-10).join(' | ')}; stderr: ${this.stderr}`)),
+          timeoutMs,
+        ).unref(),
       );
       await Promise.race([once(this.child, 'exit'), timer]);
     }

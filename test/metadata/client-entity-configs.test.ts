@@ -8,9 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ClientEntityConfigs, entityPath, parseEntityPath, sanitizeEntityName,
-} from '../../src/metadata/client-entity-configs.js';
+import { ClientEntityConfigs, entityPath, parseEntityPath, sanitizeEntityName } from '../../src/metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../../src/metadata/embedded/embedded-client-entities.js';
 import { ZkClientEntities } from '../../src/metadata/zk/zk-client-entities.js';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
@@ -24,7 +22,7 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-test('entity paths are Kafka\'s, with names sanitized and <default> for defaults', () => {
+test("entity paths are Kafka's, with names sanitized and <default> for defaults", () => {
   assert.equal(entityPath({ user: 'alice' }), 'users/alice');
   assert.equal(entityPath({ user: null }), 'users/<default>');
   assert.equal(entityPath({ clientId: 'app 1' }), 'clients/app%201');

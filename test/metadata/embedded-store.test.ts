@@ -20,7 +20,10 @@ test('a metadata write that fails (full disk) leaves no half-created topic, and 
     await store.createTopic({ name: 't1', numPartitions: 1, replicationFactor: 1 });
     await store.close();
     const stored = JSON.parse(await readFile(path.join(dir, METADATA_FILE), 'utf8')) as { topics: { name: string }[] };
-    assert.deepEqual(stored.topics.map((t) => t.name), ['t1']);
+    assert.deepEqual(
+      stored.topics.map((t) => t.name),
+      ['t1'],
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -30,7 +30,7 @@ async function rejects(p: Promise<unknown>, code: Parameters<typeof isZkError>[1
   await assert.rejects(p, (err: unknown) => isZkError(err, code));
 }
 
-test('create, get, versioned set and delete, with ZooKeeper\'s error codes', async (t) => {
+test("create, get, versioned set and delete, with ZooKeeper's error codes", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   await s!.create('/v', 'a');
   await rejects(s!.create('/v', 'b'), 'NODE_EXISTS');
@@ -118,7 +118,10 @@ test('multi applies all operations or none', async (t) => {
     (err: unknown) => isZkError(err, 'BAD_VERSION') && err.path === '/m',
   );
   assert.equal(await s!.exists('/m/b'), null);
-  await s!.multi([{ op: 'delete', path: '/m/a' }, { op: 'delete', path: '/m', version: 1 }]);
+  await s!.multi([
+    { op: 'delete', path: '/m/a' },
+    { op: 'delete', path: '/m', version: 1 },
+  ]);
   assert.equal(await s!.exists('/m'), null);
 });
 
@@ -147,8 +150,13 @@ test('no server: the connection timeout ends the wait with one clear line', asyn
   assert.ok(Date.now() - started < 10_000);
 });
 
-test('znode JSON round-trips in Kafka\'s shapes', () => {
-  const reg = { id: 3, endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: 'h', port: 9092 }], rack: 'r1', timestampMs: 1700000000000 };
+test("znode JSON round-trips in Kafka's shapes", () => {
+  const reg = {
+    id: 3,
+    endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: 'h', port: 9092 }],
+    rack: 'r1',
+    timestampMs: 1700000000000,
+  };
   const json = JSON.parse(BrokerIdZNode.encode(reg).toString()) as Record<string, unknown>;
   assert.deepEqual(json, {
     features: {},
@@ -170,7 +178,7 @@ test('znode JSON round-trips in Kafka\'s shapes', () => {
   assert.throws(() => ClusterIdZNode.decode(Buffer.from('nope')), /malformed \/cluster\/id znode/);
 });
 
-test('parseZkList reads zkCli\'s [a, b] lines', () => {
+test("parseZkList reads zkCli's [a, b] lines", () => {
   assert.deepEqual(parseZkList('Connecting to x\n\nWATCHER::\n[0, 1, 2]\n'), ['0', '1', '2']);
   assert.deepEqual(parseZkList('[]\n'), []);
   assert.throws(() => parseZkList('Node does not exist: /x\n'), /no \[\.\.\] list/);

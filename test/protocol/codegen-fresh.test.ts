@@ -19,7 +19,10 @@ test('regenerating the codec from the specs gives exactly the committed files', 
   assert.ok(files.size > 100);
   assert.ok(files.has(SCHEMA_PATH), 'the generator writes the schema the round-trip test reads');
   const stale = [...files].filter(([rel, text]) => !existsSync(join(root, rel)) || readFileSync(join(root, rel), 'utf8') !== text);
-  assert.deepEqual(stale.map(([rel]) => rel), []);
+  assert.deepEqual(
+    stale.map(([rel]) => rel),
+    [],
+  );
 });
 
 test('the committed schema reads back without loss (what the round-trip test builds its values from)', () => {

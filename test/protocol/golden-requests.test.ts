@@ -23,7 +23,11 @@ function decode<T>(file: string, codec: MessageCodec<T>) {
   assert.equal(r.remaining, 0, `${file}: trailing bytes`);
   // re-encode: identical bytes
   const w = new Writer(64);
-  RequestHeaderCodec.write(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId: header.correlationId, clientId: header.clientId }, requestHeaderVersion(apiKey, flexible));
+  RequestHeaderCodec.write(
+    w,
+    { requestApiKey: apiKey, requestApiVersion: version, correlationId: header.correlationId, clientId: header.clientId },
+    requestHeaderVersion(apiKey, flexible),
+  );
   codec.write(w, body as never, version);
   assert.deepEqual(w.result(), frame, `${file}: re-encoding differs`);
   return { header, body };
@@ -39,7 +43,10 @@ test('kcat Metadata v4 for one topic', () => {
   const { header, body } = decode('kcat-metadata-v4.bin', MetadataRequestCodec);
   assert.equal(header.apiVersion, 4);
   assert.equal(header.clientId, 'rdkafka');
-  assert.deepEqual(body.topics?.map((t) => t.name), ['bigdata']);
+  assert.deepEqual(
+    body.topics?.map((t) => t.name),
+    ['bigdata'],
+  );
   assert.equal(body.allowAutoTopicCreation, true);
 });
 

@@ -14,12 +14,18 @@ function defaultValue(f: FieldModel, structs: Map<string, StructModel>, m: Messa
     return nullableSomewhere ? null : structDefault(structs.get(f.struct!)!, structs, m, v);
   }
   switch (f.default) {
-    case 'null': return null;
-    case '[]': return [];
-    case 'EMPTY': return Buffer.alloc(0);
-    case 'ZERO_UUID': return 'AAAAAAAAAAAAAAAAAAAAAA';
-    case 'true': return true;
-    case 'false': return false;
+    case 'null':
+      return null;
+    case '[]':
+      return [];
+    case 'EMPTY':
+      return Buffer.alloc(0);
+    case 'ZERO_UUID':
+      return 'AAAAAAAAAAAAAAAAAAAAAA';
+    case 'true':
+      return true;
+    case 'false':
+      return false;
   }
   if (f.default.endsWith('n')) return BigInt(f.default.slice(0, -1));
   if (f.default.startsWith('"')) return JSON.parse(f.default) as string;
@@ -35,31 +41,48 @@ function structDefault(s: StructModel, structs: Map<string, StructModel>, m: Mes
 function primitiveArb(p: string, nullable: boolean): fc.Arbitrary<unknown> {
   let a: fc.Arbitrary<unknown>;
   switch (p) {
-    case 'int8': a = fc.integer({ min: -128, max: 127 }); break;
-    case 'int16': a = fc.integer({ min: -32768, max: 32767 }); break;
-    case 'int32': a = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }); break;
-    case 'uint16': a = fc.integer({ min: 0, max: 65535 }); break;
-    case 'uint32': a = fc.integer({ min: 0, max: 2 ** 32 - 1 }); break;
-    case 'int64': a = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }); break;
-    case 'float64': a = fc.double({ noNaN: true }); break;
-    case 'bool': a = fc.boolean(); break;
-    case 'string': a = fc.string({ maxLength: 12, unit: 'grapheme' }); break;
-    case 'uuid': a = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => Buffer.from(b).toString('base64url')); break;
+    case 'int8':
+      a = fc.integer({ min: -128, max: 127 });
+      break;
+    case 'int16':
+      a = fc.integer({ min: -32768, max: 32767 });
+      break;
+    case 'int32':
+      a = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
+      break;
+    case 'uint16':
+      a = fc.integer({ min: 0, max: 65535 });
+      break;
+    case 'uint32':
+      a = fc.integer({ min: 0, max: 2 ** 32 - 1 });
+      break;
+    case 'int64':
+      a = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+      break;
+    case 'float64':
+      a = fc.double({ noNaN: true });
+      break;
+    case 'bool':
+      a = fc.boolean();
+      break;
+    case 'string':
+      a = fc.string({ maxLength: 12, unit: 'grapheme' });
+      break;
+    case 'uuid':
+      a = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => Buffer.from(b).toString('base64url'));
+      break;
     case 'bytes':
-    case 'records': a = fc.uint8Array({ maxLength: 24 }).map((b) => Buffer.from(b)); break;
-    default: throw new Error(`unknown primitive ${p}`);
+    case 'records':
+      a = fc.uint8Array({ maxLength: 24 }).map((b) => Buffer.from(b));
+      break;
+    default:
+      throw new Error(`unknown primitive ${p}`);
   }
   return nullable ? fc.option(a, { nil: null, freq: 4 }) : a;
 }
 
 /** An arbitrary value of struct `s` as it exists at version `v`, plus the value decode must return. */
-export function structArb(
-  s: StructModel,
-  structs: Map<string, StructModel>,
-  m: MessageModel,
-  v: number,
-  depth = 0,
-): fc.Arbitrary<Record<string, unknown>> {
+export function structArb(s: StructModel, structs: Map<string, StructModel>, m: MessageModel, v: number, depth = 0): fc.Arbitrary<Record<string, unknown>> {
   const flexible = inRange(m.flexible, v);
   const parts: Record<string, fc.Arbitrary<unknown>> = {};
   for (const f of s.fields) {
@@ -71,9 +94,7 @@ export function structArb(
     }
     const nullable = inRange(f.nullable, v);
     if (f.kind === 'array') {
-      const elem = f.struct
-        ? depth > 3 ? null : structArb(structs.get(f.struct)!, structs, m, v, depth + 1)
-        : primitiveArb(f.primitive!, false);
+      const elem = f.struct ? (depth > 3 ? null : structArb(structs.get(f.struct)!, structs, m, v, depth + 1)) : primitiveArb(f.primitive!, false);
       const arr: fc.Arbitrary<unknown[]> = elem ? fc.array(elem, { maxLength: 3 }) : fc.constant<unknown[]>([]);
       parts[f.name] = nullable ? fc.option(arr, { nil: null, freq: 4 }) : arr;
     } else if (f.kind === 'struct') {

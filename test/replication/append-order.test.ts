@@ -34,7 +34,11 @@ test('appends to one partition keep arrival order while validation runs concurre
       const results = await Promise.all([slow, ...quick]);
       for (const r of results) assert.equal(r.errorCode, 0, r.errorMessage ?? '');
       const offsets = results.map((r) => r.baseOffset);
-      assert.deepEqual([...offsets].sort((x, y) => x - y), offsets, `codec ${CompressionType[codec]}: offsets ${offsets.join(',')} follow arrival order`);
+      assert.deepEqual(
+        [...offsets].sort((x, y) => x - y),
+        offsets,
+        `codec ${CompressionType[codec]}: offsets ${offsets.join(',')} follow arrival order`,
+      );
     }
     // A refused request in the middle lets the next one through, still in order.
     const first = rm.appendRecords('order', 0, batch(2000, 200, CompressionType.Gzip, 'a'), req);

@@ -18,7 +18,9 @@ function fakeReplicas(next: () => Buffer): FetchReplicas & { reads: FetchTarget[
     reads,
     fetch: async (targets) => {
       reads.push([...targets]);
-      return targets.map((): PartitionFetchResult => ({ errorCode: ErrorCode.NONE, highWatermark: 10, lastStableOffset: 10, logStartOffset: 0, records: next() }));
+      return targets.map(
+        (): PartitionFetchResult => ({ errorCode: ErrorCode.NONE, highWatermark: 10, lastStableOffset: 10, logStartOffset: 0, records: next() }),
+      );
     },
     hostedTopicName: () => undefined,
     getPartition: () => undefined,
@@ -30,7 +32,13 @@ const names = { topic: () => ({ topicId: 'id-t' }), topicById: () => undefined }
 function call(over: Partial<FetchCall> = {}): FetchCall {
   return {
     params: { maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, readCommitted: false, hardMaxBytes: false, replicaId: -1 },
-    topics: [{ topic: 't', topicId: '', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    topics: [
+      {
+        topic: 't',
+        topicId: '',
+        partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }],
+      },
+    ],
     forgottenTopics: [],
     usesTopicIds: false,
     usesSessions: true,
@@ -70,7 +78,10 @@ test('a consumer over its quota gets an empty answer with the throttle time, its
 
 test('within quota a full fetch starts a session; incremental fetches carry only news, and a throttled one keeps the session', async () => {
   let records = Buffer.from('batch');
-  const service = new FetchService(fakeReplicas(() => records), names);
+  const service = new FetchService(
+    fakeReplicas(() => records),
+    names,
+  );
   const full = await service.fetch(call(), quota(0));
   assert.notEqual(full.sessionId, 0);
   assert.equal(full.partitions.length, 1);
@@ -87,7 +98,10 @@ test('within quota a full fetch starts a session; incremental fetches carry only
 test('a follower is never throttled; session errors answer before any read', async () => {
   const replicas = fakeReplicas(() => Buffer.from('batch'));
   const service = new FetchService(replicas, names);
-  const never: FetchThrottle = { throttleMs: () => assert.fail('a replica fetch asked the quota'), apply: async () => assert.fail('a replica fetch was throttled') };
+  const never: FetchThrottle = {
+    throttleMs: () => assert.fail('a replica fetch asked the quota'),
+    apply: async () => assert.fail('a replica fetch was throttled'),
+  };
   const out = await service.fetch(call({ params: { ...call().params, replicaId: 2 }, usesSessions: false }), never);
   assert.equal(out.partitions.length, 1);
   assert.equal(replicas.reads.length, 1);

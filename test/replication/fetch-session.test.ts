@@ -2,7 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FetchSession, FetchSessionCache } from '../../src/replication/fetch/fetch-session.js';
 
-const part = (topic: string, partition: number, fetchOffset = 0) => ({ topic, topicId: `id-${topic}`, partition, fetchOffset, partitionMaxBytes: 1024, currentLeaderEpoch: -1 });
+const part = (topic: string, partition: number, fetchOffset = 0) => ({
+  topic,
+  topicId: `id-${topic}`,
+  partition,
+  fetchOffset,
+  partitionMaxBytes: 1024,
+  currentLeaderEpoch: -1,
+});
 
 test('sessions get distinct non-zero ids and start at epoch 1', () => {
   const cache = new FetchSessionCache(10);

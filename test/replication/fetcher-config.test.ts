@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/config/index.js';
 import { defaultBrokerConfig } from '../../src/server/config/index.js';
 
-test('replica fetcher settings: Kafka\'s defaults', () => {
+test("replica fetcher settings: Kafka's defaults", () => {
   const c = defaultBrokerConfig({});
   assert.equal(c.numReplicaFetchers, 1);
   assert.equal(c.replicaFetchMaxBytes, 1048576);
@@ -26,10 +26,13 @@ test('replica fetcher settings out of range are refused with one line', () => {
     ],
   ];
   for (const [overrides, message] of cases) {
-    assert.throws(() => defaultBrokerConfig(overrides), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.equal(err.message, message);
-      return true;
-    });
+    assert.throws(
+      () => defaultBrokerConfig(overrides),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.message, message);
+        return true;
+      },
+    );
   }
 });

@@ -10,7 +10,14 @@ import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { Partition } from '../../src/replication/partition.js';
 import { UnifiedLog } from '../../src/storage/log/unified-log.js';
-import type { EpochEndOffsetResult, FetcherConfig, FetchParams, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from '../../src/replication/fetcher/types.js';
+import type {
+  EpochEndOffsetResult,
+  FetcherConfig,
+  FetchParams,
+  LeaderEndpoint,
+  ReplicaFetchData,
+  ReplicaFetchPartition,
+} from '../../src/replication/fetcher/types.js';
 import { defaultLogConfig } from '../../src/storage/config.js';
 import { LocalLog } from '../../src/storage/log/local-log.js';
 import { tpKey } from '../../src/common/partition-keys.js';
@@ -139,7 +146,12 @@ export class FakeLeader implements LeaderEndpoint {
         continue;
       }
       const log = leader.log;
-      const info = { highWatermark: this.hw.get(key) ?? log.logEndOffset, logStartOffset: log.logStartOffset, divergingEpoch: undefined, records: Buffer.alloc(0) };
+      const info = {
+        highWatermark: this.hw.get(key) ?? log.logEndOffset,
+        logStartOffset: log.logStartOffset,
+        divergingEpoch: undefined,
+        records: Buffer.alloc(0),
+      };
       if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== this.leaderEpoch) {
         out.set(key, { ...info, errorCode: p.currentLeaderEpoch < this.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH });
         continue;
@@ -170,7 +182,9 @@ export class FakeLeader implements LeaderEndpoint {
     return out;
   }
 
-  async fetchEpochEndOffsets(parts: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[]): Promise<Map<string, EpochEndOffsetResult>> {
+  async fetchEpochEndOffsets(
+    parts: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[],
+  ): Promise<Map<string, EpochEndOffsetResult>> {
     const out = new Map<string, EpochEndOffsetResult>();
     for (const p of parts) {
       this.epochRequests.push({ partition: p.partition, leaderEpoch: p.leaderEpoch });

@@ -19,7 +19,12 @@ const openLog: typeof openStorageLog = async (dir, overrides, extra) => {
   return openStorageLog(dir, overrides, extra);
 };
 
-function batch(base: number, count: number, epoch: number, opts: { producerId?: bigint; seq?: number; ts?: number; compression?: CompressionType } = {}): Buffer {
+function batch(
+  base: number,
+  count: number,
+  epoch: number,
+  opts: { producerId?: bigint; seq?: number; ts?: number; compression?: CompressionType } = {},
+): Buffer {
   const records: KafkaRecord[] = Array.from({ length: count }, (_, i) => ({
     attributes: 0,
     timestampDelta: i,
@@ -40,7 +45,7 @@ function batch(base: number, count: number, epoch: number, opts: { producerId?: 
   });
 }
 
-test('Log.appendAsFollower stores the leader\'s bytes unchanged and learns epochs', async () => {
+test("Log.appendAsFollower stores the leader's bytes unchanged and learns epochs", async () => {
   await withTempDir(async (dir) => {
     const log = await openLog(dir);
     const b1 = Buffer.concat([batch(0, 3, 0), batch(3, 2, 0, { compression: CompressionType.Gzip })]);
@@ -51,13 +56,18 @@ test('Log.appendAsFollower stores the leader\'s bytes unchanged and learns epoch
     await log.appendAsFollower(Buffer.from(b2));
     assert.equal(log.logEndOffset, 10);
     const { records } = await log.read(0, 1 << 20);
-    assert.ok(records.equals(Buffer.concat([b1, b2])), 'stored bytes equal the leader\'s (offsets, epochs, timestamps, CRCs)');
+    assert.ok(records.equals(Buffer.concat([b1, b2])), "stored bytes equal the leader's (offsets, epochs, timestamps, CRCs)");
     assert.deepEqual(log.epochs.all(), [
       { epoch: 0, startOffset: 0 },
       { epoch: 2, startOffset: 5 },
       { epoch: 5, startOffset: 9 },
     ]);
-    assert.deepEqual(decodeAll(records).map((r) => r.timestamp).slice(0, 3), [1_600_000_000_000, 1_600_000_000_001, 1_600_000_000_002]);
+    assert.deepEqual(
+      decodeAll(records)
+        .map((r) => r.timestamp)
+        .slice(0, 3),
+      [1_600_000_000_000, 1_600_000_000_001, 1_600_000_000_002],
+    );
     await log.close();
     // The epochs were checkpointed: a reopened log knows them.
     const again = await openLog(dir, {}, { hadCleanShutdown: true });
@@ -123,7 +133,7 @@ test('Partition follower operations: producer state, truncation, high watermark'
   });
 });
 
-test('an empty follower log whose start falls inside the leader\'s first batch restarts at that batch', async () => {
+test("an empty follower log whose start falls inside the leader's first batch restarts at that batch", async () => {
   await withTempDir(async (dir) => {
     const log = await openLog(dir, {}, { logStartOffset: 3 });
     const p = await Partition.open(await UnifiedLog.open(log), 'id', 0, () => undefined);
@@ -137,7 +147,7 @@ test('an empty follower log whose start falls inside the leader\'s first batch r
   });
 });
 
-test('the follower follows the leader\'s log start up to its high watermark', async () => {
+test("the follower follows the leader's log start up to its high watermark", async () => {
   await withTempDir(async (dir) => {
     const log = await openLog(dir, { segmentBytes: 1024 });
     const p = await Partition.open(await UnifiedLog.open(log), 'id', 0, () => undefined);

@@ -23,7 +23,10 @@ const REJOIN_BOUND_MS = 15_000;
 async function produce(port: number, topic: string, values: string[]): Promise<number> {
   const conn = await Connection.connect('127.0.0.1', port, { clientId: 'disk-full', connectTimeoutMs: 5000, requestTimeoutMs: 15_000 });
   try {
-    const records = encodeBatch({ records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })), baseTimestamp: BigInt(Date.now()) });
+    const records = encodeBatch({
+      records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })),
+      baseTimestamp: BigInt(Date.now()),
+    });
     const res = await conn.send(Api.Produce, { acks: 1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
     return res.responses[0]!.partitionResponses[0]!.errorCode;
   } finally {
@@ -57,10 +60,12 @@ test('a follower whose disk filled rejoins the ISR by itself once space is freed
     // Space is freed: no LeaderAndIsr comes, the follower must catch up and rejoin by itself.
     for (const f of await readdir(mnt)) if (f.startsWith('filler')) await rm(join(mnt, f));
     const freed = Date.now();
-    await cl.waitFor(`the follower back in the ISR within ${REJOIN_BOUND_MS} ms of space being freed`, REJOIN_BOUND_MS, async () => {
-      const isr = (await cl.zkState('full'))?.isr ?? [];
-      return isr.includes(1) && cl.partition(1, 'full')?.logEndOffset === cl.partition(0, 'full')?.logEndOffset;
-    }).catch(async (err: unknown) => assert.fail(`${(err as Error).message}\n${await cl.describe('full')}`));
+    await cl
+      .waitFor(`the follower back in the ISR within ${REJOIN_BOUND_MS} ms of space being freed`, REJOIN_BOUND_MS, async () => {
+        const isr = (await cl.zkState('full'))?.isr ?? [];
+        return isr.includes(1) && cl.partition(1, 'full')?.logEndOffset === cl.partition(0, 'full')?.logEndOffset;
+      })
+      .catch(async (err: unknown) => assert.fail(`${(err as Error).message}\n${await cl.describe('full')}`));
     t.diagnostic(`rejoined the ISR ${Date.now() - freed} ms after space was freed`);
     assert.equal(fetchers.blockedPartitionsCount, 0);
     // And it keeps following.

@@ -42,7 +42,14 @@ function records(n: number, tag: string): KafkaRecord[] {
   }));
 }
 
-async function produce(leader: TestBroker, topic: string, batches: number, perBatch: number, tag: string, opts: { producerId?: bigint; firstSeq?: number } = {}): Promise<void> {
+async function produce(
+  leader: TestBroker,
+  topic: string,
+  batches: number,
+  perBatch: number,
+  tag: string,
+  opts: { producerId?: bigint; firstSeq?: number } = {},
+): Promise<void> {
   const rmL = leader.broker.services.replicaManager;
   const codecs = [CompressionType.None, CompressionType.Gzip, CompressionType.Lz4, CompressionType.Zstd, CompressionType.Snappy];
   for (let b = 0; b < batches; b++) {
@@ -77,7 +84,14 @@ async function startFollower(dir: string): Promise<FollowerNode> {
     ]),
   );
   const logger = silentLogger();
-  const image = new ZkBrokerMetadata({ brokerId: FOLLOWER_ID, clusterId: 'test-cluster', zk: fakeZk().api, assigner: simpleAssigner, logger, writeTimeoutMs: 2000 });
+  const image = new ZkBrokerMetadata({
+    brokerId: FOLLOWER_ID,
+    clusterId: 'test-cluster',
+    zk: fakeZk().api,
+    assigner: simpleAssigner,
+    logger,
+    writeTimeoutMs: 2000,
+  });
   const logManager = await LogManager.open({ logDirs: [dir], defaults: brokerLogDefaults(config), cleanerEnabled: false });
   const replicaManager = await ReplicaManager.start({
     config,
@@ -112,7 +126,10 @@ async function follow(node: FollowerNode, leader: TestBroker | null, topic: stri
   const state = pstate(topic, 0, 0, leaderEpoch, [0, FOLLOWER_ID]);
   assert.equal(await node.control.updateMetadata(header(1), brokers, [state], new Map([[topic, topicId]])), 0);
   const res = await node.control.leaderAndIsr(header(1), [{ ...state, topicId }]);
-  assert.deepEqual(res.partitions.map((p) => p.errorCode), [0]);
+  assert.deepEqual(
+    res.partitions.map((p) => p.errorCode),
+    [0],
+  );
 }
 
 /**
@@ -138,7 +155,7 @@ async function sameLog(follower: Partition, leader: Partition): Promise<void> {
   assert.equal(follower.logEndOffset, leader.logEndOffset);
   const [f, l] = [await logBytes(follower.log), await logBytes(leader.log)];
   assert.equal(f.length, l.length);
-  assert.ok(f.equals(l), 'the follower holds the leader\'s batches byte for byte');
+  assert.ok(f.equals(l), "the follower holds the leader's batches byte for byte");
   assert.deepEqual(follower.log.epochs.all(), leader.log.epochs.all());
 }
 
@@ -189,7 +206,7 @@ test('a follower copies a real leader: 100k records byte-identical, HW, producer
   }
 });
 
-test('the leader\'s log cut and rewritten: the follower truncates (OffsetForLeaderEpoch; out of range + ListOffsets) and matches it', async () => {
+test("the leader's log cut and rewritten: the follower truncates (OffsetForLeaderEpoch; out of range + ListOffsets) and matches it", async () => {
   const leader = await startTestBroker();
   const f = await tempDir('fjord-follower-');
   const follower = await openPartition(f.dir, 'cut');
@@ -230,7 +247,7 @@ test('the leader\'s log cut and rewritten: the follower truncates (OffsetForLead
     await leaderP.truncateTo(70);
     leadWithFollower(leaderP, e0 + 2);
     fetcher.addPartitions([{ replica: followerReplicaOf(follower), topicId, leaderId: 0, leaderEpoch: e0 + 2, fetchOffset: follower.logEndOffset }]);
-    await waitFor('cut to the leader\'s end', () => follower.logEndOffset === 70);
+    await waitFor("cut to the leader's end", () => follower.logEndOffset === 70);
     await produce(leader, 'cut', 2, 5, 'newer');
     await waitFor('caught up again', () => follower.logEndOffset === 80);
     await sameLog(follower, leaderP);
@@ -263,7 +280,10 @@ test('LeaderAndIsr and StopReplica drive the fetchers: re-send keeps the state, 
     // This broker becomes the leader: the fetcher lets go first, and stops once idle.
     const lead = pstate('roles', 0, FOLLOWER_ID, e + 1, [0, FOLLOWER_ID]);
     const res = await node.control.leaderAndIsr(header(1), [{ ...lead, topicId }]);
-    assert.deepEqual(res.partitions.map((p) => p.errorCode), [0]);
+    assert.deepEqual(
+      res.partitions.map((p) => p.errorCode),
+      [0],
+    );
     assert.equal(fp.isLeader, true);
     assert.equal(fp.leaderEpoch, e + 1);
     assert.equal(fetchers.isFetching('roles', 0), false);
@@ -276,7 +296,10 @@ test('LeaderAndIsr and StopReplica drive the fetchers: re-send keeps the state, 
     assert.equal(fp.isLeader, false);
     assert.equal(fetchers.isFetching('roles', 0), true);
     const stopped = await node.control.stopReplica(header(1), [{ topic: 'roles', partition: 0, leaderEpoch: e + 2, deletePartition: true }]);
-    assert.deepEqual(stopped.partitions.map((p) => p.errorCode), [0]);
+    assert.deepEqual(
+      stopped.partitions.map((p) => p.errorCode),
+      [0],
+    );
     assert.equal(fetchers.isFetching('roles', 0), false);
     assert.equal(fetchers.allFetchers().size, 0);
     assert.equal(node.partition('roles'), undefined);

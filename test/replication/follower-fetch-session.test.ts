@@ -51,9 +51,13 @@ test('replica fetches use an incremental fetch session; forgotten partitions and
       followers.push(await openPartition(f.dir, 'sess', p));
     }
     fetcher.start();
-    fetcher.addPartitions(followers.map((p, i) => ({ replica: followerReplicaOf(p), topicId: info.topicId, leaderId: 0, leaderEpoch: leaders[i]!.leaderEpoch, fetchOffset: 0 })));
+    fetcher.addPartitions(
+      followers.map((p, i) => ({ replica: followerReplicaOf(p), topicId: info.topicId, leaderId: 0, leaderEpoch: leaders[i]!.leaderEpoch, fetchOffset: 0 })),
+    );
     const copied = (): Promise<boolean> =>
-      Promise.all(followers.map(async (p, i) => p.logEndOffset === leaders[i]!.logEndOffset && (await logBytes(p.log)).equals(await logBytes(leaders[i]!.log)))).then((all) => all.every(Boolean));
+      Promise.all(
+        followers.map(async (p, i) => p.logEndOffset === leaders[i]!.logEndOffset && (await logBytes(p.log)).equals(await logBytes(leaders[i]!.log))),
+      ).then((all) => all.every(Boolean));
     await waitFor('first records copied', copied);
     for (let i = 0; i < 5; i++) await produce(0, `more-${i}`);
     await waitFor('partition 0 copied', copied);
@@ -66,7 +70,10 @@ test('replica fetches use an incremental fetch session; forgotten partitions and
     // Partition 2 leaves the fetcher: the next incremental fetch forgets it.
     await fetcher.removePartitions(['sess-2']);
     await produce(1, 'after-removal');
-    await waitFor('session without partition 2', () => rmL.fetchService.sessions.get(endpoint.session.id)?.partitions.size === 2 && endpoint.session.partitions === 2);
+    await waitFor(
+      'session without partition 2',
+      () => rmL.fetchService.sessions.get(endpoint.session.id)?.partitions.size === 2 && endpoint.session.partitions === 2,
+    );
     await waitFor('partition 1 copied', () => followers[1]!.logEndOffset === leaders[1]!.logEndOffset);
 
     // The leader evicts the session: FETCH_SESSION_ID_NOT_FOUND, a new session, nothing lost.
@@ -78,7 +85,10 @@ test('replica fetches use an incremental fetch session; forgotten partitions and
     const fresh = await waitFor('a new session', () => endpoint.session.id !== 0 && endpoint.session.id !== old && endpoint.session.id);
     assert.equal(rmL.fetchService.sessions.get(fresh)?.partitions.size, 2);
     await produce(0, 'in-the-new-session');
-    await waitFor('copied after eviction', () => followers[0]!.logEndOffset === leaders[0]!.logEndOffset && followers[1]!.logEndOffset === leaders[1]!.logEndOffset);
+    await waitFor(
+      'copied after eviction',
+      () => followers[0]!.logEndOffset === leaders[0]!.logEndOffset && followers[1]!.logEndOffset === leaders[1]!.logEndOffset,
+    );
     assert.ok((await logBytes(followers[0]!.log)).equals(await logBytes(leaders[0]!.log)));
   } finally {
     await fetcher.shutdown();

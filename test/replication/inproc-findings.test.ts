@@ -21,7 +21,10 @@ after(() => c?.stop());
 async function produce(port: number, topic: string, values: string[]): Promise<number> {
   const conn = await Connection.connect('127.0.0.1', port, { clientId: 'findings', connectTimeoutMs: 5000, requestTimeoutMs: 15_000 });
   try {
-    const records = encodeBatch({ records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })), baseTimestamp: BigInt(Date.now()) });
+    const records = encodeBatch({
+      records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })),
+      baseTimestamp: BigInt(Date.now()),
+    });
     const res = await conn.send(Api.Produce, { acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
     return res.responses[0]!.partitionResponses[0]!.errorCode;
   } finally {

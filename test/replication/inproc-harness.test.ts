@@ -29,8 +29,15 @@ test('in-process harness: drop Fetch shrinks the ISR, hold LeaderAndIsr fences a
   // A record it cannot fetch: an idle partition keeps a caught-up follower in the ISR however
   // long it stays away (Kafka's rule), and follower 1 may have fetched once before the drop.
   const leader = cl.broker(0).broker!.services.replicaManager;
-  const rec = encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('x'), headers: [] }], baseTimestamp: BigInt(Date.now()) });
-  await cl.waitFor('a record appended on leader 0', 20_000, async () => (await leader.appendRecords('h1', 0, rec, { requiredAcks: 1, origin: 'client', produceVersion: 9 })).errorCode === 0);
+  const rec = encodeBatch({
+    records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('x'), headers: [] }],
+    baseTimestamp: BigInt(Date.now()),
+  });
+  await cl.waitFor(
+    'a record appended on leader 0',
+    20_000,
+    async () => (await leader.appendRecords('h1', 0, rec, { requiredAcks: 1, origin: 'client', produceVersion: 9 })).errorCode === 0,
+  );
   await cl.waitFor('ISR without 1', 20_000, async () => (await cl.zkState('h1'))?.isr.join(',') === '0,2');
   assert.ok(drop.hits > 0, 'the rule saw broker 1 fetch from 0');
   assert.deepEqual([...cl.partition(0, 'h1')!.isr], [0, 2]);

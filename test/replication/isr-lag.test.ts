@@ -21,13 +21,25 @@ interface Harness {
 
 function harness(): Harness {
   const host = {
-    topic: 't', partition: 0, isLeader: true, leaderId: 1, leaderEpoch: 3,
-    logEndOffset: 100, logStartOffset: 0, highWatermark: 100, leaderEpochStartOffset: 0,
+    topic: 't',
+    partition: 0,
+    isLeader: true,
+    leaderId: 1,
+    leaderEpoch: 3,
+    logEndOffset: 100,
+    logStartOffset: 0,
+    highWatermark: 100,
+    leaderEpochStartOffset: 0,
   };
   const writes: IsrChange[] = [];
   let version = 0;
   const isr = new PartitionIsr(host, () => {});
-  isr.writer = { writeIsr: async (change) => { writes.push(change); return ++version; } };
+  isr.writer = {
+    writeIsr: async (change) => {
+      writes.push(change);
+      return ++version;
+    },
+  };
   return { isr, host, writes, flush: () => new Promise((resolve) => setImmediate(resolve)) };
 }
 
@@ -55,11 +67,17 @@ test('a second lagging follower leaves the ISR when its own lag window ends, not
 
   // Follower 3 last caught up at +4 s: out once 14 s have passed, not at 20 s.
   mock.timers.tick(4000);
-  assert.deepEqual(isr.maybeShrink(14_001, MAX_LAG_MS), [3],
-    `follower 3 (caught up at 4000) is out at 14001; its last caught-up time reads ${isr.followerState(3)?.lastCaughtUpTimeMs}`);
+  assert.deepEqual(
+    isr.maybeShrink(14_001, MAX_LAG_MS),
+    [3],
+    `follower 3 (caught up at 4000) is out at 14001; its last caught-up time reads ${isr.followerState(3)?.lastCaughtUpTimeMs}`,
+  );
   await flush();
   assert.deepEqual(isr.isr, [1]);
-  assert.deepEqual(writes.map((w) => w.isr), [[1, 3], [1]]);
+  assert.deepEqual(
+    writes.map((w) => w.isr),
+    [[1, 3], [1]],
+  );
 });
 
 test('a leader change still starts a fresh window for the followers in the ISR (Kafka resetReplicaState)', () => {

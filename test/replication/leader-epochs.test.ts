@@ -16,8 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reader, Writer, type Input, type MessageCodec } from '../../src/protocol/primitives/index.js';
 import {
-  DeleteRecordsRequestCodec, DeleteRecordsResponseCodec, FetchRequestCodec, FetchResponseCodec, ListOffsetsRequestCodec, ListOffsetsResponseCodec,
-  OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec,
+  DeleteRecordsRequestCodec,
+  DeleteRecordsResponseCodec,
+  FetchRequestCodec,
+  FetchResponseCodec,
+  ListOffsetsRequestCodec,
+  ListOffsetsResponseCodec,
+  OffsetForLeaderEpochRequestCodec,
+  OffsetForLeaderEpochResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
@@ -57,7 +63,13 @@ interface Leader {
 
 async function startLeader(): Promise<Leader> {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-lep-'));
-  const config = buildBrokerConfig(new Map([['broker.id', '1'], ['log.dirs', dir], ['zookeeper.connect', '127.0.0.1:1']]));
+  const config = buildBrokerConfig(
+    new Map([
+      ['broker.id', '1'],
+      ['log.dirs', dir],
+      ['zookeeper.connect', '127.0.0.1:1'],
+    ]),
+  );
   const logger = silentLogger();
   const zk = fakeZk();
   const image = new ZkBrokerMetadata({ brokerId: 1, clusterId: 'c', zk: zk.api, assigner: simpleAssigner, logger, writeTimeoutMs: 2000 });
@@ -66,9 +78,15 @@ async function startLeader(): Promise<Leader> {
   const control = new ControlRequests({ brokerId: 1, image, replicaManager: rm, brokerEpoch: () => -1n, logger });
   const state = pstate(T, 0, 1, 1, [1, 2, 3]);
   await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));
-  const logs = new LogAdmin(image, () => ({ localPartition: (t, p) => rm.getPartition(t, p), logDirsState: () => logManager.logDirsState(), syncTopic: (t) => rm.syncTopic(t) }));
+  const logs = new LogAdmin(image, () => ({
+    localPartition: (t, p) => rm.getPartition(t, p),
+    logDirsState: () => logManager.logDirsState(),
+    syncTopic: (t) => rm.syncTopic(t),
+  }));
   const l: Leader = {
-    rm, control, dir,
+    rm,
+    control,
+    dir,
     services: { replicaManager: rm, metadata: image, config, admin: { logs } as unknown as BrokerServices['admin'] },
     partition: () => rm.getPartition(T, 0)!,
     async leaderAndIsr(leader, epoch, zkVersion) {
@@ -88,7 +106,15 @@ async function startLeader(): Promise<Leader> {
 const rm_ = (dir: string) => rm(dir, { recursive: true, force: true });
 
 /** One request through a real handler, in `version`'s layout both ways. */
-async function call<Req, Res>(l: Leader, handler: ApiHandler, apiKey: number, reqCodec: MessageCodec<Req>, resCodec: MessageCodec<Res>, version: number, body: Input<Req>): Promise<Res> {
+async function call<Req, Res>(
+  l: Leader,
+  handler: ApiHandler,
+  apiKey: number,
+  reqCodec: MessageCodec<Req>,
+  resCodec: MessageCodec<Res>,
+  version: number,
+  body: Input<Req>,
+): Promise<Res> {
   const w = new Writer(256);
   reqCodec.write(w, body, version);
   const ctx: RequestContext = {
@@ -104,14 +130,33 @@ async function call<Req, Res>(l: Leader, handler: ApiHandler, apiKey: number, re
 
 function fetch(l: Leader, replicaId: number, fetchOffset: number, o: { currentLeaderEpoch?: number; logStartOffset?: number } = {}) {
   return call(l, fetchHandler, 1, FetchRequestCodec, FetchResponseCodec, 12, {
-    replicaId, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
-    topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: BigInt(fetchOffset), partitionMaxBytes: 1 << 20, currentLeaderEpoch: o.currentLeaderEpoch ?? -1, lastFetchedEpoch: -1, logStartOffset: BigInt(o.logStartOffset ?? -1) }] }],
+    replicaId,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
+    topics: [
+      {
+        topic: T,
+        partitions: [
+          {
+            partition: 0,
+            fetchOffset: BigInt(fetchOffset),
+            partitionMaxBytes: 1 << 20,
+            currentLeaderEpoch: o.currentLeaderEpoch ?? -1,
+            lastFetchedEpoch: -1,
+            logStartOffset: BigInt(o.logStartOffset ?? -1),
+          },
+        ],
+      },
+    ],
   }).then((r) => r.responses[0]!.partitions[0]!);
 }
 
 function listOffsets(l: Leader, timestamp: bigint, o: { currentLeaderEpoch?: number; replicaId?: number } = {}) {
   return call(l, listOffsetsHandler, 2, ListOffsetsRequestCodec, ListOffsetsResponseCodec, 7, {
-    replicaId: o.replicaId ?? -1, isolationLevel: 0,
+    replicaId: o.replicaId ?? -1,
+    isolationLevel: 0,
     topics: [{ name: T, partitions: [{ partitionIndex: 0, currentLeaderEpoch: o.currentLeaderEpoch ?? -1, timestamp, maxNumOffsets: 1 }] }],
   }).then((r) => r.topics[0]!.partitions[0]!);
 }
@@ -125,7 +170,8 @@ function offsetForEpoch(l: Leader, leaderEpoch: number, o: { currentLeaderEpoch?
 
 function deleteRecords(l: Leader, offset: number, timeoutMs: number) {
   return call(l, deleteRecordsHandler, 21, DeleteRecordsRequestCodec, DeleteRecordsResponseCodec, 1, {
-    topics: [{ name: T, partitions: [{ partitionIndex: 0, offset: BigInt(offset) }] }], timeoutMs,
+    topics: [{ name: T, partitions: [{ partitionIndex: 0, offset: BigInt(offset) }] }],
+    timeoutMs,
   }).then((r) => r.topics[0]!.partitions[0]!);
 }
 
@@ -152,7 +198,13 @@ test('makeLeader records the new epoch at the log end at once: OffsetForLeaderEp
     await l.leaderAndIsr(2, 2, 1); // broker 2 leads epoch 2 (broker 1 learns nothing of it)
     await l.leaderAndIsr(1, 3, 2); // back to broker 1 at epoch 3, no data since
     const p = l.partition();
-    assert.deepEqual(p.log.epochs.all().map((e) => [e.epoch, e.startOffset]), [[1, 0], [3, 3]]);
+    assert.deepEqual(
+      p.log.epochs.all().map((e) => [e.epoch, e.startOffset]),
+      [
+        [1, 0],
+        [3, 3],
+      ],
+    );
     const cp = await readFile(join(p.log.dir, 'leader-epoch-checkpoint'), 'utf8');
     assert.match(cp, /^3 3$/m, `the checkpoint holds epoch 3 at 3:\n${cp}`);
     // A follower asking for epoch 3 (or the epoch 2 it never saw here) learns where they end.
@@ -162,7 +214,13 @@ test('makeLeader records the new epoch at the log end at once: OffsetForLeaderEp
     assert.deepEqual([e2.errorCode, e2.leaderEpoch, e2.endOffset], [ErrorCode.NONE, 1, 3n]);
     // Appends at epoch 3 keep the one entry.
     await produce(l, 1);
-    assert.deepEqual(p.log.epochs.all().map((e) => [e.epoch, e.startOffset]), [[1, 0], [3, 3]]);
+    assert.deepEqual(
+      p.log.epochs.all().map((e) => [e.epoch, e.startOffset]),
+      [
+        [1, 0],
+        [3, 3],
+      ],
+    );
   } finally {
     await l.close();
   }
@@ -175,9 +233,18 @@ test('a follower truncating to its log end drops an epoch that starts there with
     await l.leaderAndIsr(1, 2, 1); // epoch 2 at offset 2, nothing written in it
     await l.leaderAndIsr(3, 3, 2); // broker 1 follows now
     const p = l.partition();
-    assert.deepEqual(p.log.epochs.all().map((e) => [e.epoch, e.startOffset]), [[1, 0], [2, 2]]);
+    assert.deepEqual(
+      p.log.epochs.all().map((e) => [e.epoch, e.startOffset]),
+      [
+        [1, 0],
+        [2, 2],
+      ],
+    );
     await p.truncateTo(2);
-    assert.deepEqual(p.log.epochs.all().map((e) => [e.epoch, e.startOffset]), [[1, 0]]);
+    assert.deepEqual(
+      p.log.epochs.all().map((e) => [e.epoch, e.startOffset]),
+      [[1, 0]],
+    );
   } finally {
     await l.close();
   }

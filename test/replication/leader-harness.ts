@@ -51,7 +51,9 @@ export interface Leader {
 }
 
 /** Broker 1, leader of `rep-0` (replicas [1, 2, 3], ISR `isr`) at leader epoch `epoch`. */
-export async function startLeader(opts: { isr?: number[]; epoch?: number; configs?: Record<string, string>; withoutUpdateMetadata?: boolean } = {}): Promise<Leader> {
+export async function startLeader(
+  opts: { isr?: number[]; epoch?: number; configs?: Record<string, string>; withoutUpdateMetadata?: boolean } = {},
+): Promise<Leader> {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-leader-'));
   const entries: [string, string][] = [['broker.id', '1'], ['log.dirs', dir], ['zookeeper.connect', '127.0.0.1:1'], ...Object.entries(opts.configs ?? {})];
   const config = buildBrokerConfig(new Map(entries));
@@ -68,7 +70,10 @@ export async function startLeader(opts: { isr?: number[]; epoch?: number; config
   const res = await control.leaderAndIsr(header(1), [{ ...state, topicId: TOPIC_ID }]);
   assert.equal(res.partitions[0]!.errorCode, ErrorCode.NONE);
   return {
-    rm, control, image, writer,
+    rm,
+    control,
+    image,
+    writer,
     services: { replicaManager: rm, metadata: image, config },
     partition: () => rm.getPartition(T, 0)!,
     async close() {
@@ -83,7 +88,14 @@ const rm_ = (dir: string) => rm(dir, { recursive: true, force: true });
 
 export function batch(n: number, tag = 'v'): Buffer {
   return encodeBatch({
-    records: Array.from({ length: n }, (_, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(`${tag}${i}`), headers: [] })),
+    records: Array.from({ length: n }, (_, i) => ({
+      attributes: 0,
+      timestampDelta: 0,
+      offsetDelta: i,
+      key: null,
+      value: Buffer.from(`${tag}${i}`),
+      headers: [],
+    })),
     baseTimestamp: BigInt(Date.now()),
   });
 }
@@ -104,13 +116,33 @@ export async function fetchVia(l: Leader, version: number, body: Input<FetchRequ
 }
 
 /** A replica fetch of rep-0 by `replicaId` (v12 unless told), replica id in the v15+ place when asked. */
-export function replicaFetch(l: Leader, replicaId: number, fetchOffset: number, extra: { version?: number; currentLeaderEpoch?: number; lastFetchedEpoch?: number; maxWaitMs?: number } = {}): Promise<FetchResponse> {
+export function replicaFetch(
+  l: Leader,
+  replicaId: number,
+  fetchOffset: number,
+  extra: { version?: number; currentLeaderEpoch?: number; lastFetchedEpoch?: number; maxWaitMs?: number } = {},
+): Promise<FetchResponse> {
   const version = extra.version ?? 12;
   const ids = version >= 15 ? { replicaId: -1, replicaState: { replicaId, replicaEpoch: -1n } } : { replicaId };
   return fetchVia(l, version, {
     ...ids,
     maxWaitMs: extra.maxWaitMs ?? 0,
-    topics: [{ topic: T, topicId: TOPIC_ID, partitions: [{ partition: 0, fetchOffset: BigInt(fetchOffset), partitionMaxBytes: 1 << 20, currentLeaderEpoch: extra.currentLeaderEpoch ?? -1, lastFetchedEpoch: extra.lastFetchedEpoch ?? -1, logStartOffset: -1n }] }],
+    topics: [
+      {
+        topic: T,
+        topicId: TOPIC_ID,
+        partitions: [
+          {
+            partition: 0,
+            fetchOffset: BigInt(fetchOffset),
+            partitionMaxBytes: 1 << 20,
+            currentLeaderEpoch: extra.currentLeaderEpoch ?? -1,
+            lastFetchedEpoch: extra.lastFetchedEpoch ?? -1,
+            logStartOffset: -1n,
+          },
+        ],
+      },
+    ],
   });
 }
 
@@ -118,7 +150,14 @@ export function consumerFetch(l: Leader, fetchOffset: number, maxWaitMs = 0): Pr
   return fetchVia(l, 12, {
     replicaId: -1,
     maxWaitMs,
-    topics: [{ topic: T, partitions: [{ partition: 0, fetchOffset: BigInt(fetchOffset), partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+    topics: [
+      {
+        topic: T,
+        partitions: [
+          { partition: 0, fetchOffset: BigInt(fetchOffset), partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n },
+        ],
+      },
+    ],
   });
 }
 

@@ -90,13 +90,23 @@ test('a replica fetch by topic id (v13+) is served from LeaderAndIsr alone, befo
     // An id no hosted partition has (say, of a deleted topic of the same name) is still unknown.
     const other = await fetchVia(l, 13, {
       replicaId: 2,
-      topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAQQ', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+      topics: [
+        {
+          topicId: 'AAAAAAAAAAAAAAAAAAAAQQ',
+          partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }],
+        },
+      ],
     });
     assert.equal(part(other).errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
     // Consumers still resolve ids through the metadata image only, as before.
     const c = await fetchVia(l, 13, {
       replicaId: -1,
-      topics: [{ topicId: TOPIC_ID, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+      topics: [
+        {
+          topicId: TOPIC_ID,
+          partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }],
+        },
+      ],
     });
     assert.equal(part(c).errorCode, ErrorCode.UNKNOWN_TOPIC_ID);
   } finally {
@@ -104,7 +114,7 @@ test('a replica fetch by topic id (v13+) is served from LeaderAndIsr alone, befo
   }
 });
 
-test('taking the lead of a partition answers its followers\' parked fetches at once, and their fetches park only briefly until they fetch it', async () => {
+test("taking the lead of a partition answers its followers' parked fetches at once, and their fetches park only briefly until they fetch it", async () => {
   // A follower whose fetcher already fetches from this broker has a fetch parked here; the first
   // fetch that can name a partition this broker now leads is the next one. Left to its 20 s wait,
   // the new partition (and every acks=all produce to it) would wait that long.
@@ -134,7 +144,12 @@ test('taking the lead of a partition answers its followers\' parked fetches at o
     // Once follower 2 fetched rep2-0, its fetches park for their whole wait again: woken here by an append.
     await fetchVia(l, 12, {
       replicaId: 2,
-      topics: [{ topic: 'rep2', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }] }],
+      topics: [
+        {
+          topic: 'rep2',
+          partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n }],
+        },
+      ],
     });
     assert.equal(l.rm.getPartition('rep2', 0)!.followerState(2)!.logEndOffset, 0);
     const long = replicaFetch(l, 2, 1, { maxWaitMs: 20_000 });
@@ -150,4 +165,3 @@ test('taking the lead of a partition answers its followers\' parked fetches at o
     await l.close();
   }
 });
-

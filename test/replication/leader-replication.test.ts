@@ -157,7 +157,10 @@ test('coordinator writes (acks=-1, origin coordinator) are acknowledged only onc
     await pending;
     assert.equal(l.partition().highWatermark, 1);
     // Nobody replicates the next one: the coordinator hears COORDINATOR_NOT_AVAILABLE (Kafka's mapping of the timeout's error).
-    await assert.rejects(log.append(0, [{ key: Buffer.from('k'), value: Buffer.from('v2') }], Date.now()), (e: unknown) => e instanceof KafkaError && e.code === coordinatorAppendError(ErrorCode.REQUEST_TIMED_OUT));
+    await assert.rejects(
+      log.append(0, [{ key: Buffer.from('k'), value: Buffer.from('v2') }], Date.now()),
+      (e: unknown) => e instanceof KafkaError && e.code === coordinatorAppendError(ErrorCode.REQUEST_TIMED_OUT),
+    );
   } finally {
     await l.close();
   }
@@ -194,7 +197,10 @@ test('while an ISR change is being written the HW waits for the larger ISR: a pe
     await produce(l, 2, 1);
     // Expand: 3 reaches the HW (0) and is proposed; until accepted, the HW needs it too.
     await replicaFetch(l, 3, 0);
-    assert.deepEqual(l.writer.changes.map((c) => c.isr), [[1, 2, 3]]);
+    assert.deepEqual(
+      l.writer.changes.map((c) => c.isr),
+      [[1, 2, 3]],
+    );
     assert.equal(p.isrUpdateInFlight, true);
     await replicaFetch(l, 2, 2);
     assert.equal(p.highWatermark, 0, 'the pending member 3 holds the HW back');
@@ -219,7 +225,7 @@ test('while an ISR change is being written the HW waits for the larger ISR: a pe
   }
 });
 
-test('a LeaderAndIsr of the same leader epoch with an older partition epoch (zkVersion) does not undo the leader\'s own ISR change', async () => {
+test("a LeaderAndIsr of the same leader epoch with an older partition epoch (zkVersion) does not undo the leader's own ISR change", async () => {
   // Property test seed 1563065635: the leader shrank its ISR to [1,2] (zkVersion 5); a new
   // controller's failover LeaderAndIsr, read from ZooKeeper before that write (same leader epoch,
   // zkVersion 4, ISR [1,2,0]), arrived afterwards and put the lagging replica back, so the high

@@ -90,10 +90,21 @@ test('a compacted topic refuses keyless records with per-record errors, as Kafka
     assert.equal((await prepareProducedRecords(batch([rec(0, null)], codec), { fromClient: true, limits: LIMITS })).ok, true);
   }
   // Legacy sets too.
-  const legacy = encodeLegacyMessageSet({ magic: 1, compression: CompressionType.Gzip, messages: [{ key: Buffer.from('k'), value: Buffer.from('a') }, { key: null, value: Buffer.from('b') }] });
+  const legacy = encodeLegacyMessageSet({
+    magic: 1,
+    compression: CompressionType.Gzip,
+    messages: [
+      { key: Buffer.from('k'), value: Buffer.from('a') },
+      { key: null, value: Buffer.from('b') },
+    ],
+  });
   const res = await prepareProducedRecords(legacy, { fromClient: true, produceVersion: 2, limits });
   assert.equal(res.ok, false);
-  if (!res.ok) assert.deepEqual(res.recordErrors.map((e) => e.batchIndex), [1]);
+  if (!res.ok)
+    assert.deepEqual(
+      res.recordErrors.map((e) => e.batchIndex),
+      [1],
+    );
 });
 
 test('a batch claiming LogAppendTime from a client is refused with INVALID_TIMESTAMP', async () => {
@@ -150,7 +161,11 @@ test('large legitimate compressed batches and legacy sets are accepted', async (
   for (const codec of [CompressionType.None, CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4]) {
     for (const magic of [0, 1] as const) {
       const n = codec === CompressionType.None ? 500 : 20_000;
-      const messages = Array.from({ length: n }, (_, i) => ({ key: i % 3 ? Buffer.from(`k${i}`) : null, value: Buffer.from(`legacy ${i}`), timestamp: magic === 1 ? 1_700_000_000_000n + BigInt(i % 7) : undefined }));
+      const messages = Array.from({ length: n }, (_, i) => ({
+        key: i % 3 ? Buffer.from(`k${i}`) : null,
+        value: Buffer.from(`legacy ${i}`),
+        timestamp: magic === 1 ? 1_700_000_000_000n + BigInt(i % 7) : undefined,
+      }));
       const set = encodeLegacyMessageSet({ magic, messages, compression: codec });
       const res = await prepareProducedRecords(set, { fromClient: true, produceVersion: 2, limits: LIMITS });
       assert.ok(res.ok, `magic ${magic} codec ${codec}: ${res.ok ? '' : res.message}`);
@@ -158,13 +173,25 @@ test('large legitimate compressed batches and legacy sets are accepted', async (
       const b = decodeBatch(res.batches, 0, { maxBytes: 64 << 20 });
       assert.equal(b.compression, codec);
       assert.equal(b.records.length, n);
-      assert.deepEqual(b.records.map((r) => r.offsetDelta), Array.from({ length: n }, (_, i) => i));
-      assert.deepEqual(b.records.map((r) => r.key?.toString() ?? null), messages.map((m) => m.key?.toString() ?? null));
-      assert.deepEqual(b.records.map((r) => r.value?.toString()), messages.map((m) => m.value.toString()));
+      assert.deepEqual(
+        b.records.map((r) => r.offsetDelta),
+        Array.from({ length: n }, (_, i) => i),
+      );
+      assert.deepEqual(
+        b.records.map((r) => r.key?.toString() ?? null),
+        messages.map((m) => m.key?.toString() ?? null),
+      );
+      assert.deepEqual(
+        b.records.map((r) => r.value?.toString()),
+        messages.map((m) => m.value.toString()),
+      );
       if (magic === 1) {
         assert.equal(b.baseTimestamp, 1_700_000_000_000n);
         assert.equal(b.maxTimestamp, 1_700_000_000_006n);
-        assert.deepEqual(b.records.slice(0, 8).map((r) => r.timestampDelta), [0, 1, 2, 3, 4, 5, 6, 0]);
+        assert.deepEqual(
+          b.records.slice(0, 8).map((r) => r.timestampDelta),
+          [0, 1, 2, 3, 4, 5, 6, 0],
+        );
       } else {
         assert.equal(b.baseTimestamp, -1n);
       }
@@ -174,7 +201,11 @@ test('large legitimate compressed batches and legacy sets are accepted', async (
 
 test('legacy sets converting to more than 1 MiB of records are re-compressed off the event loop, decodable', async () => {
   for (const codec of [CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4]) {
-    const messages = Array.from({ length: 4000 }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`value ${i} `.padEnd(1000, 'z')), timestamp: 1_700_000_000_000n }));
+    const messages = Array.from({ length: 4000 }, (_, i) => ({
+      key: Buffer.from(`k${i}`),
+      value: Buffer.from(`value ${i} `.padEnd(1000, 'z')),
+      timestamp: 1_700_000_000_000n,
+    }));
     const set = encodeLegacyMessageSet({ magic: 1, messages, compression: codec });
     assert.ok(set.length < LIMITS.maxMessageBytes);
     const res = await prepareProducedRecords(set, { fromClient: true, produceVersion: 2, limits: LIMITS });
@@ -197,17 +228,30 @@ test('message.timestamp.difference.max.ms: records too far from the broker clock
     assert.equal(res.ok, false, `codec ${codec}`);
     if (res.ok) continue;
     assert.equal(res.errorCode, ErrorCode.INVALID_TIMESTAMP);
-    assert.deepEqual(res.recordErrors.map((e) => e.batchIndex), [1]);
+    assert.deepEqual(
+      res.recordErrors.map((e) => e.batchIndex),
+      [1],
+    );
     assert.match(res.recordErrors[0]!.message, new RegExp(`^Timestamp ${now + 3_600_000n} of message with offset 1 is out of range`));
     // Within range, or unchecked (Kafka's default): accepted.
     assert.ok((await prepareProducedRecords(encodeBatch({ records: [rec(0, 'a')], compression: codec, baseTimestamp: now }), { fromClient: true, limits })).ok);
     assert.ok((await prepareProducedRecords(encodeBatch({ records, compression: codec, baseTimestamp: now }), { fromClient: true, limits: LIMITS })).ok);
   }
-  const legacy = encodeLegacyMessageSet({ magic: 1, compression: CompressionType.Gzip, messages: [{ key: null, value: Buffer.from('a'), timestamp: now }, { key: null, value: Buffer.from('b'), timestamp: 1n }] });
+  const legacy = encodeLegacyMessageSet({
+    magic: 1,
+    compression: CompressionType.Gzip,
+    messages: [
+      { key: null, value: Buffer.from('a'), timestamp: now },
+      { key: null, value: Buffer.from('b'), timestamp: 1n },
+    ],
+  });
   const res = await prepareProducedRecords(legacy, { fromClient: true, produceVersion: 2, limits });
   assert.equal(res.ok, false);
   if (!res.ok) {
     assert.equal(res.errorCode, ErrorCode.INVALID_TIMESTAMP);
-    assert.deepEqual(res.recordErrors.map((e) => e.batchIndex), [1]);
+    assert.deepEqual(
+      res.recordErrors.map((e) => e.batchIndex),
+      [1],
+    );
   }
 });

@@ -47,7 +47,11 @@ async function setup(partitions = 1): Promise<Setup> {
   const fetcher = new ReplicaFetcher(fake, 0, TEST_FETCHER_CONFIG, logger);
   fetcher.start();
   return {
-    leaders, followers, fake, fetcher, lines,
+    leaders,
+    followers,
+    fake,
+    fetcher,
+    lines,
     async close() {
       await fetcher.shutdown();
       for (const p of [...leaders.values(), ...followers]) await p.log.close();

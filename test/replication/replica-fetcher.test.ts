@@ -30,7 +30,12 @@ async function setup(opts: { truncationOnFetch?: boolean; fetchBackoffMs?: numbe
   const follower = await openPartition(f.dir);
   const fake = new FakeLeader(new Map([['t-0', leader]]));
   fake.truncationOnFetch = opts.truncationOnFetch ?? true;
-  const fetcher = new ReplicaFetcher(fake, 0, { ...TEST_FETCHER_CONFIG, fetchBackoffMs: opts.fetchBackoffMs ?? TEST_FETCHER_CONFIG.fetchBackoffMs }, silentLogger());
+  const fetcher = new ReplicaFetcher(
+    fake,
+    0,
+    { ...TEST_FETCHER_CONFIG, fetchBackoffMs: opts.fetchBackoffMs ?? TEST_FETCHER_CONFIG.fetchBackoffMs },
+    silentLogger(),
+  );
   fetcher.start();
   return {
     leader,
@@ -52,11 +57,14 @@ function add(s: Setup, fetchOffset: number, leaderEpoch = s.fake.leaderEpoch): v
 }
 
 async function caughtUp(s: Setup): Promise<void> {
-  await waitFor(`follower at the leader's end ${s.leader.logEndOffset}`, () => s.follower.logEndOffset === s.leader.logEndOffset && s.follower.highWatermark === s.leader.logEndOffset);
-  assert.ok((await logBytes(s.follower.log)).equals(await logBytes(s.leader.log)), 'the follower\'s log is byte-identical to the leader\'s');
+  await waitFor(
+    `follower at the leader's end ${s.leader.logEndOffset}`,
+    () => s.follower.logEndOffset === s.leader.logEndOffset && s.follower.highWatermark === s.leader.logEndOffset,
+  );
+  assert.ok((await logBytes(s.follower.log)).equals(await logBytes(s.leader.log)), "the follower's log is byte-identical to the leader's");
 }
 
-test('truncationPoint follows Kafka\'s getOffsetTruncationState', () => {
+test("truncationPoint follows Kafka's getOffsetTruncationState", () => {
   const replica = (entries: { epoch: number; startOffset: number }[], leo: number) => ({
     logEndOffset: leo,
     endOffsetForEpoch(epoch: number) {
@@ -66,7 +74,13 @@ test('truncationPoint follows Kafka\'s getOffsetTruncationState', () => {
       return { epoch: entries[idx]!.epoch, endOffset: entries[idx + 1]?.startOffset ?? leo };
     },
   });
-  const r = replica([{ epoch: 1, startOffset: 0 }, { epoch: 3, startOffset: 10 }], 15);
+  const r = replica(
+    [
+      { epoch: 1, startOffset: 0 },
+      { epoch: 3, startOffset: 10 },
+    ],
+    15,
+  );
   assert.deepEqual(truncationPoint({ leaderEpoch: 3, endOffset: 12 }, r, 15), { offset: 12, complete: true });
   assert.deepEqual(truncationPoint({ leaderEpoch: 3, endOffset: 40 }, r, 15), { offset: 15, complete: true });
   // The leader's epoch 2 is unknown here: cut to the end of our epoch 1 and ask again.
@@ -76,10 +90,16 @@ test('truncationPoint follows Kafka\'s getOffsetTruncationState', () => {
   assert.deepEqual(truncationPoint({ leaderEpoch: 3, endOffset: -1 }, r, 9), { offset: 9, complete: true });
 });
 
-test('fetcherIdFor is Kafka\'s getFetcherId', () => {
+test("fetcherIdFor is Kafka's getFetcherId", () => {
   // Values from Java's arithmetic: abs(31 * "topic".hashCode() + p) % 3 and the same for __consumer_offsets % 4.
-  assert.deepEqual([0, 1, 2, 3, 4, 5].map((p) => fetcherIdFor('topic', p, 3)), [1, 0, 2, 1, 0, 2]);
-  assert.deepEqual([0, 1, 2, 3, 4, 5].map((p) => fetcherIdFor('__consumer_offsets', p, 4)), [3, 2, 1, 0, 3, 2]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5].map((p) => fetcherIdFor('topic', p, 3)),
+    [1, 0, 2, 1, 0, 2],
+  );
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5].map((p) => fetcherIdFor('__consumer_offsets', p, 4)),
+    [3, 2, 1, 0, 3, 2],
+  );
   assert.equal(fetcherIdFor('anything', 7, 1), 0);
 });
 
@@ -105,7 +125,7 @@ test('a follower copies the leader byte for byte, sends its replica fields, and 
   }
 });
 
-test('diverging_epoch: a former leader\'s unreplicated tail is cut and replaced by the new leader\'s', async () => {
+test("diverging_epoch: a former leader's unreplicated tail is cut and replaced by the new leader's", async () => {
   const s = await setup();
   try {
     // Both had epoch 1 up to 10; the follower (old leader) wrote 10..14 at epoch 1 alone;
@@ -119,8 +139,14 @@ test('diverging_epoch: a former leader\'s unreplicated tail is cut and replaced 
     assert.equal(first.fetchOffset, 15);
     assert.equal(first.lastFetchedEpoch, 1);
     assert.equal(s.fake.epochRequests.length, 0, 'no OffsetForLeaderEpoch round with a v12+ leader');
-    assert.ok(s.fake.fetches.some((f) => f[0]!.fetchOffset === 10), 'fetched again from the divergence point');
-    assert.deepEqual(s.follower.log.epochs.all(), [{ epoch: 1, startOffset: 0 }, { epoch: 2, startOffset: 10 }]);
+    assert.ok(
+      s.fake.fetches.some((f) => f[0]!.fetchOffset === 10),
+      'fetched again from the divergence point',
+    );
+    assert.deepEqual(s.follower.log.epochs.all(), [
+      { epoch: 1, startOffset: 0 },
+      { epoch: 2, startOffset: 10 },
+    ]);
   } finally {
     await s.close();
   }
@@ -159,8 +185,14 @@ test('an old leader (no diverging_epoch): truncation by OffsetForLeaderEpoch bef
     add(s, s.follower.logEndOffset, 4);
     await caughtUp(s);
     // Epoch 3 -> the leader's largest below it is 2, unknown here: cut to our epoch 1's end (10), ask for 1 -> it ends at 8.
-    assert.deepEqual(s.fake.epochRequests.map((r) => r.leaderEpoch), [3, 1]);
-    assert.ok(s.fake.fetches.every((f) => f[0]!.lastFetchedEpoch === -1), 'no last_fetched_epoch below Fetch v12');
+    assert.deepEqual(
+      s.fake.epochRequests.map((r) => r.leaderEpoch),
+      [3, 1],
+    );
+    assert.ok(
+      s.fake.fetches.every((f) => f[0]!.lastFetchedEpoch === -1),
+      'no last_fetched_epoch below Fetch v12',
+    );
     assert.ok(s.fake.fetches[0]![0]!.fetchOffset === 8, 'first fetch from the divergence point');
   } finally {
     await s.close();
@@ -199,14 +231,14 @@ test('a shorter leader log cuts ours (diverging epoch); a leader start beyond ou
     await s.leader.appendAsFollower(epochBatch(100, 5, 1));
     s.fake.leaderEpoch = 1;
     s.fetcher.addPartitions([{ replica: followerReplicaOf(s.follower), topicId: 'id', leaderId: 1, leaderEpoch: 1, fetchOffset: 4 }]);
-    await waitFor('follower restarted at the leader\'s start and caught up', () => s.follower.logStartOffset === 100 && s.follower.logEndOffset === 105);
+    await waitFor("follower restarted at the leader's start and caught up", () => s.follower.logStartOffset === 100 && s.follower.logEndOffset === 105);
     assert.ok((await logBytes(s.follower.log)).equals(await logBytes(s.leader.log)));
   } finally {
     await s.close();
   }
 });
 
-test('OFFSET_OUT_OF_RANGE from the leader (no epochs): the leader\'s log end decides', async () => {
+test("OFFSET_OUT_OF_RANGE from the leader (no epochs): the leader's log end decides", async () => {
   const s = await setup({ truncationOnFetch: false });
   try {
     await s.leader.appendAsFollower(epochBatch(0, 4, -1));
@@ -214,7 +246,7 @@ test('OFFSET_OUT_OF_RANGE from the leader (no epochs): the leader\'s log end dec
     // No epochs: the follower truncates to the fetch offset given (its HW, 9 here: a stale checkpoint)
     // and the leader answers out of range; ListOffsets latest says 4.
     add(s, 9);
-    await waitFor('follower cut to the leader\'s end', () => s.follower.logEndOffset === 4);
+    await waitFor("follower cut to the leader's end", () => s.follower.logEndOffset === 4);
     await s.leader.appendAsFollower(epochBatch(4, 2, -1, 'more'));
     await caughtUp(s);
   } finally {
@@ -312,11 +344,21 @@ test('removing a partition waits for its append in progress; no append happens a
     const real = followerReplicaOf(s.follower);
     const slow: FollowerReplica = {
       ...real,
-      get topic() { return real.topic; },
-      get partition() { return real.partition; },
-      get logStartOffset() { return real.logStartOffset; },
-      get logEndOffset() { return real.logEndOffset; },
-      get highWatermark() { return real.highWatermark; },
+      get topic() {
+        return real.topic;
+      },
+      get partition() {
+        return real.partition;
+      },
+      get logStartOffset() {
+        return real.logStartOffset;
+      },
+      get logEndOffset() {
+        return real.logEndOffset;
+      },
+      get highWatermark() {
+        return real.highWatermark;
+      },
       async appendAsFollower(records) {
         if (removed) appendsAfterRemoval++;
         started = true;
@@ -378,7 +420,10 @@ test('the manager puts partitions on fetchers by (leader, fetcher id), moves the
     assert.ok(mgr.isFetching('topic', 0));
     await mgr.removeFetcherForPartitions(['topic-0', 'topic-1', 'topic-2', 'topic-3']);
     assert.equal(mgr.allFetchers().size, 0, 'idle fetchers are shut down');
-    assert.ok(fakes.every((x) => x.closed), 'their connections are closed');
+    assert.ok(
+      fakes.every((x) => x.closed),
+      'their connections are closed',
+    );
   } finally {
     await mgr.shutdown();
     for (const p of [...leaderParts.values(), ...followers]) await p.log.close();

@@ -53,9 +53,15 @@ const broker = fc.integer({ min: 0, max: N - 1 });
 const pair = fc.tuple(broker, broker).filter(([a, b]) => a !== b);
 const interBrokerApi = fc.constantFrom(API.Fetch, API.LeaderAndIsr);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('produce' as const), acks: fc.constantFrom(-1 as const, 1 as const), count: fc.integer({ min: 1, max: 4 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ kind: fc.constant('produce' as const), acks: fc.constantFrom(-1 as const, 1 as const), count: fc.integer({ min: 1, max: 4 }) }),
+  },
   { weight: 2, arbitrary: fc.tuple(interBrokerApi, pair).map(([api, [from, to]]): Step => ({ kind: 'drop', api, from, to })) },
-  { weight: 1, arbitrary: fc.tuple(interBrokerApi, pair, fc.integer({ min: 20, max: 400 })).map(([api, [from, to], ms]): Step => ({ kind: 'delay', api, from, to, ms })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(interBrokerApi, pair, fc.integer({ min: 20, max: 400 })).map(([api, [from, to], ms]): Step => ({ kind: 'delay', api, from, to, ms })),
+  },
   { weight: 1, arbitrary: broker.map((to): Step => ({ kind: 'hold', to })) },
   { weight: 1, arbitrary: fc.constant({ kind: 'heal' as const }) },
   { weight: 1, arbitrary: broker.map((id): Step => ({ kind: 'kill', id })) },
@@ -74,7 +80,10 @@ before(async () => {
 after(() => c?.stop());
 
 function batchOf(values: string[]): Buffer {
-  return encodeBatch({ records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })), baseTimestamp: BigInt(Date.now()) });
+  return encodeBatch({
+    records: values.map((v, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(v), headers: [] })),
+    baseTimestamp: BigInt(Date.now()),
+  });
 }
 
 /** Resolves with `p`'s value, or `undefined` once `ms` passed (p goes on in the background). */
@@ -146,7 +155,10 @@ async function checkZk(cl: InprocCluster, topic: string, s: RunState, where: str
   const p = replicaOf(cl, st.leader, topic);
   if (!p || !p.isLeader || p.leaderEpoch !== st.leader_epoch) return;
   const maxAcked = Math.max(-1, ...s.acked.keys());
-  assert.ok(p.logEndOffset > maxAcked, `${where}: leader ${st.leader} (epoch ${p.leaderEpoch}, ISR ${st.isr.join(',')}) ends at ${p.logEndOffset}, below acknowledged offset ${maxAcked}`);
+  assert.ok(
+    p.logEndOffset > maxAcked,
+    `${where}: leader ${st.leader} (epoch ${p.leaderEpoch}, ISR ${st.isr.join(',')}) ends at ${p.logEndOffset}, below acknowledged offset ${maxAcked}`,
+  );
 }
 
 /**
@@ -171,7 +183,11 @@ async function checkCommittedPrefix(cl: InprocCluster, topic: string, where: str
     if (!r?.log || r.id === st.leader) continue;
     for (const [offset, value] of r.log.values) {
       if (offset >= r.hw) continue;
-      assert.equal(leaderRead.values.get(offset), value, `${where}: broker ${r.id} holds ${value} at offset ${offset} below its high watermark ${r.hw}, leader ${st.leader} (epoch ${st.leader_epoch}) does not`);
+      assert.equal(
+        leaderRead.values.get(offset),
+        value,
+        `${where}: broker ${r.id} holds ${value} at offset ${offset} below its high watermark ${r.hw}, leader ${st.leader} (epoch ${st.leader_epoch}) does not`,
+      );
     }
   }
 }
@@ -243,17 +259,19 @@ async function readLog(p: Partition): Promise<{ bytes: Buffer; values: Map<numbe
 async function converge(cl: InprocCluster, topic: string, s: RunState, where: string): Promise<void> {
   cl.faults.clear();
   for (const b of cl.brokers) if (!b.broker) await cl.restart(b.id);
-  const st = await cl.waitFor(`${topic}: all replicas in sync`, 60_000, async () => {
-    const z = await cl.zkState(topic);
-    if (!z || z.leader < 0 || z.isr.length !== N) return undefined;
-    const ps = cl.brokers.map((b) => replicaOf(cl, b.id, topic));
-    if (ps.some((p) => !p || p.leaderEpoch !== z.leader_epoch)) return undefined;
-    const leader = ps[z.leader]!;
-    if (!leader.isLeader || leader.isr.length !== N) return undefined;
-    return leader.highWatermark === leader.logEndOffset && ps.every((p) => p!.logEndOffset === leader.logEndOffset) ? z : undefined;
-  }).catch(async (err: unknown) => {
-    throw new Error(`${where}: ${(err as Error).message}\n${await cl.describe(topic)}\n${s.log.join('\n')}`);
-  });
+  const st = await cl
+    .waitFor(`${topic}: all replicas in sync`, 60_000, async () => {
+      const z = await cl.zkState(topic);
+      if (!z || z.leader < 0 || z.isr.length !== N) return undefined;
+      const ps = cl.brokers.map((b) => replicaOf(cl, b.id, topic));
+      if (ps.some((p) => !p || p.leaderEpoch !== z.leader_epoch)) return undefined;
+      const leader = ps[z.leader]!;
+      if (!leader.isLeader || leader.isr.length !== N) return undefined;
+      return leader.highWatermark === leader.logEndOffset && ps.every((p) => p!.logEndOffset === leader.logEndOffset) ? z : undefined;
+    })
+    .catch(async (err: unknown) => {
+      throw new Error(`${where}: ${(err as Error).message}\n${await cl.describe(topic)}\n${s.log.join('\n')}`);
+    });
   checkInstant(cl, topic, s, where);
   // Followers learn the high watermark from fetch answers that carry it; an incremental fetch
   // session carries it only when it moved, so a follower that dropped such an answer (its fetch
@@ -261,7 +279,7 @@ async function converge(cl: InprocCluster, topic: string, s: RunState, where: st
   // keeps a stale one until the next move. Not an invariant of CLUSTER.md: counted and reported,
   // then one more acks=all record moves the high watermark and every follower must follow it.
   const followersHw = (): boolean => cl.brokers.every((b) => replicaOf(cl, b.id, topic)!.highWatermark === replicaOf(cl, st.leader, topic)!.highWatermark);
-  if (!(await cl.waitFor('followers on the leader\'s high watermark', 3000, followersHw).catch(() => false))) {
+  if (!(await cl.waitFor("followers on the leader's high watermark", 3000, followersHw).catch(() => false))) {
     staleFollowerHw.push(`${topic}: ${(await cl.describe(topic)).replace(/\n/g, ' | ')}`);
     await cl.waitFor(`${topic}: an acks=all record after convergence`, 20_000, async () => (await produce(cl, topic, s, -1, 1)).startsWith('ok'));
     await cl.waitFor(`${topic}: followers on the leader's high watermark once it moved`, 20_000, followersHw).catch(async (err: unknown) => {
@@ -303,26 +321,26 @@ test(`replication invariants hold over random fault schedules (${RUNS} runs of $
   t.diagnostic(`${RUNS} runs of ${STEPS} steps in ${Date.now() - started} ms`);
 
   async function oneRun(replicas: readonly number[], steps: Step[]): Promise<void> {
-      const topic = `prop${run++}`;
-      cl.faults.clear();
-      for (const b of cl.brokers) if (!b.broker) await cl.restart(b.id);
-      await cl.createTopic(topic, [...replicas], { 'min.insync.replicas': '2' });
-      const s = new RunState();
-      for (const [i, step] of steps.entries()) {
-        const t0 = Date.now();
-        const outcome = await runStep(cl, topic, s, step);
-        s.log.push(`#${i} ${JSON.stringify(step)} -> ${outcome} (${Date.now() - t0} ms)`);
-        const where = `${topic} after step #${i} ${JSON.stringify(step)}`;
-        try {
-          checkInstant(cl, topic, s, where);
-          await checkZk(cl, topic, s, where);
-          await checkCommittedPrefix(cl, topic, where);
-        } catch (err) {
-          throw new Error(`${(err as Error).message}\n${s.log.join('\n')}`);
-        }
-      }
+    const topic = `prop${run++}`;
+    cl.faults.clear();
+    for (const b of cl.brokers) if (!b.broker) await cl.restart(b.id);
+    await cl.createTopic(topic, [...replicas], { 'min.insync.replicas': '2' });
+    const s = new RunState();
+    for (const [i, step] of steps.entries()) {
       const t0 = Date.now();
-      await converge(cl, topic, s, `${topic} at the end`);
-      if (process.env.FJORD_PROP_VERBOSE === '1') t.diagnostic(`${topic}: converged in ${Date.now() - t0} ms\n${s.log.join('\n')}`);
+      const outcome = await runStep(cl, topic, s, step);
+      s.log.push(`#${i} ${JSON.stringify(step)} -> ${outcome} (${Date.now() - t0} ms)`);
+      const where = `${topic} after step #${i} ${JSON.stringify(step)}`;
+      try {
+        checkInstant(cl, topic, s, where);
+        await checkZk(cl, topic, s, where);
+        await checkCommittedPrefix(cl, topic, where);
+      } catch (err) {
+        throw new Error(`${(err as Error).message}\n${s.log.join('\n')}`);
+      }
+    }
+    const t0 = Date.now();
+    await converge(cl, topic, s, `${topic} at the end`);
+    if (process.env.FJORD_PROP_VERBOSE === '1') t.diagnostic(`${topic}: converged in ${Date.now() - t0} ms\n${s.log.join('\n')}`);
   }
 });

@@ -58,7 +58,14 @@ for (const how of ['clean', 'unclean', 'corrupt'] as const) {
       await send(p, -1n, -1, 'active', false);
       const lso = p.lastStableOffset;
       const before = log.collectAbortedTxns(0, lso);
-      assert.deepEqual(before.map((t) => [t.producerId, t.firstOffset, t.lastOffset]), [[1n, 0, 2], [3n, 3, 5], [2n, 1, 6]]);
+      assert.deepEqual(
+        before.map((t) => [t.producerId, t.firstOffset, t.lastOffset]),
+        [
+          [1n, 0, 2],
+          [3n, 3, 5],
+          [2n, 1, 6],
+        ],
+      );
       // The snapshot covers everything: the replay after the restart reads nothing.
       await p.snapshotProducerState(true);
       await mgr.shutdown();
@@ -75,7 +82,11 @@ for (const how of ['clean', 'unclean', 'corrupt'] as const) {
       p = await Partition.open(log, 'id', 0, () => undefined);
       assert.equal(p.lastStableOffset, lso);
       assert.deepEqual(log.collectAbortedTxns(0, lso), before, 'every entry back, first offsets and last stable offsets as written');
-      assert.deepEqual(log.collectAbortedTxns(3, 4), before.filter((t) => t.lastOffset >= 3), 'a fetch from the middle gets the abort of B, begun two segments earlier');
+      assert.deepEqual(
+        log.collectAbortedTxns(3, 4),
+        before.filter((t) => t.lastOffset >= 3),
+        'a fetch from the middle gets the abort of B, begun two segments earlier',
+      );
       for (const f of lost) await access(f);
       await mgr.shutdown();
     });

@@ -24,8 +24,24 @@ test('cluster: inter-broker requests pass with the bootstrap ACL, clients are ch
     brokers: 2,
     props: { 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer', 'offsets.topic.replication.factor': '2' },
     beforeBrokers: async (zkConnect) => {
-      const r = await runCli('kafka-acls', ['--authorizer-properties', `zookeeper.connect=${zkConnect}`, '--add', '--allow-principal', 'User:ANONYMOUS', '--allow-host', '127.0.0.1',
-        '--operation', 'ClusterAction', '--operation', 'Alter', '--operation', 'Describe', '--operation', 'Create', '--cluster']);
+      const r = await runCli('kafka-acls', [
+        '--authorizer-properties',
+        `zookeeper.connect=${zkConnect}`,
+        '--add',
+        '--allow-principal',
+        'User:ANONYMOUS',
+        '--allow-host',
+        '127.0.0.1',
+        '--operation',
+        'ClusterAction',
+        '--operation',
+        'Alter',
+        '--operation',
+        'Describe',
+        '--operation',
+        'Create',
+        '--cluster',
+      ]);
       assert.equal(r.code, 0, r.stderr);
     },
   });
@@ -36,15 +52,22 @@ test('cluster: inter-broker requests pass with the bootstrap ACL, clients are ch
     assert.equal(created.get('orders'), null);
     const conn1 = await Connection.connect('127.0.0.1', c.broker(1).port, { clientId: 't', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
     conns.push(conn1);
-    const metadataOn1 = async (): Promise<number> => (await conn1.send(Api.Metadata, { topics: [{ name: 'orders' }], allowAutoTopicCreation: false })).topics[0]!.errorCode;
+    const metadataOn1 = async (): Promise<number> =>
+      (await conn1.send(Api.Metadata, { topics: [{ name: 'orders' }], allowAutoTopicCreation: false })).topics[0]!.errorCode;
     assert.equal(await metadataOn1(), ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     const all = await conn1.send(Api.Metadata, { topics: null });
-    assert.deepEqual(all.topics.map((x) => x.name), [], 'no topic visible without DESCRIBE');
+    assert.deepEqual(
+      all.topics.map((x) => x.name),
+      [],
+      'no topic visible without DESCRIBE',
+    );
 
-    const errors = await admin0.createAcls([{
-      pattern: { resourceType: 2, name: 'orders', patternType: 3 },
-      entry: { principal: 'User:ANONYMOUS', host: '*', operation: 4 /* WRITE */, permissionType: 3 },
-    }]);
+    const errors = await admin0.createAcls([
+      {
+        pattern: { resourceType: 2, name: 'orders', patternType: 3 },
+        entry: { principal: 'User:ANONYMOUS', host: '*', operation: 4 /* WRITE */, permissionType: 3 },
+      },
+    ]);
     assert.deepEqual(errors, [null]);
     await c.waitFor('broker 1 to follow the ACL change', 20_000, async () => (await metadataOn1()) === ErrorCode.NONE);
 
@@ -54,9 +77,19 @@ test('cluster: inter-broker requests pass with the bootstrap ACL, clients are ch
     const connL = await Connection.connect('127.0.0.1', c.broker(leader).port, { clientId: 't', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
     conns.push(connL);
     const { batchOf } = await import('../server/handlers/data-plane-helpers.js');
-    const produced = await connL.send(Api.Produce, { acks: -1, timeoutMs: 15_000, topicData: [{ name: 'orders', partitionData: [{ index: 0, records: batchOf(['a']) }] }] });
+    const produced = await connL.send(Api.Produce, {
+      acks: -1,
+      timeoutMs: 15_000,
+      topicData: [{ name: 'orders', partitionData: [{ index: 0, records: batchOf(['a']) }] }],
+    });
     assert.equal(produced.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.NONE);
-    const fetched = await connL.send(Api.Fetch, { replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1000, topics: [{ topic: 'orders', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000 }] }] });
+    const fetched = await connL.send(Api.Fetch, {
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1000,
+      topics: [{ topic: 'orders', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1000 }] }],
+    });
     assert.equal(fetched.responses[0]!.partitions[0]!.errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'WRITE does not grant READ');
   } finally {
     for (const x of conns) x.close();

@@ -18,7 +18,15 @@ import { userPrincipal } from '../../src/security/principal.js';
 import { AclOperation as Op, AclPermissionType as Perm, PatternType, ResourceType as RT } from '../../src/security/authorizer/acl-model.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 
-async function call<Req, Res>(b: TestBroker, h: ApiHandler, reqCodec: MessageCodec<Req>, resCodec: MessageCodec<Res>, req: Input<Req>, version: number, who: { user: string; host: string }): Promise<Res> {
+async function call<Req, Res>(
+  b: TestBroker,
+  h: ApiHandler,
+  reqCodec: MessageCodec<Req>,
+  resCodec: MessageCodec<Res>,
+  req: Input<Req>,
+  version: number,
+  who: { user: string; host: string },
+): Promise<Res> {
   const w = new Writer(256);
   reqCodec.write(w, req, version);
   const ctx: RequestContext = {
@@ -39,23 +47,76 @@ test('the principal and host of the connection decide; Metadata and DescribeGrou
   try {
     for (const t of ['orders', 'payments']) await createTopic(b, t);
     const a = b.broker.services.authorizer!;
-    assert.deepEqual(await a.create([
-      { pattern: { resourceType: RT.TOPIC, name: 'orders', patternType: PatternType.LITERAL }, entry: { principal: 'User:bob', host: '10.0.0.5', operation: Op.WRITE, permissionType: Perm.ALLOW } },
-      { pattern: { resourceType: RT.TOPIC, name: 'pay', patternType: PatternType.PREFIXED }, entry: { principal: 'User:alice', host: '*', operation: Op.ALL, permissionType: Perm.ALLOW } },
-      { pattern: { resourceType: RT.GROUP, name: 'billing', patternType: PatternType.LITERAL }, entry: { principal: 'User:alice', host: '*', operation: Op.READ, permissionType: Perm.ALLOW } },
-    ]), [undefined, undefined, undefined]);
-    const all = async (user: string, host = '10.0.0.5') => (await call(b, metadataHandler, MetadataRequestCodec, MetadataResponseCodec, { topics: null, includeTopicAuthorizedOperations: true }, 12, { user, host })).topics;
-    assert.deepEqual((await all('bob')).map((t) => t.name), ['orders']);
+    assert.deepEqual(
+      await a.create([
+        {
+          pattern: { resourceType: RT.TOPIC, name: 'orders', patternType: PatternType.LITERAL },
+          entry: { principal: 'User:bob', host: '10.0.0.5', operation: Op.WRITE, permissionType: Perm.ALLOW },
+        },
+        {
+          pattern: { resourceType: RT.TOPIC, name: 'pay', patternType: PatternType.PREFIXED },
+          entry: { principal: 'User:alice', host: '*', operation: Op.ALL, permissionType: Perm.ALLOW },
+        },
+        {
+          pattern: { resourceType: RT.GROUP, name: 'billing', patternType: PatternType.LITERAL },
+          entry: { principal: 'User:alice', host: '*', operation: Op.READ, permissionType: Perm.ALLOW },
+        },
+      ]),
+      [undefined, undefined, undefined],
+    );
+    const all = async (user: string, host = '10.0.0.5') =>
+      (
+        await call(b, metadataHandler, MetadataRequestCodec, MetadataResponseCodec, { topics: null, includeTopicAuthorizedOperations: true }, 12, {
+          user,
+          host,
+        })
+      ).topics;
+    assert.deepEqual(
+      (await all('bob')).map((t) => t.name),
+      ['orders'],
+    );
     assert.equal((await all('bob')).find((t) => t.name === 'orders')!.topicAuthorizedOperations, bit(Op.WRITE, Op.DESCRIBE), 'WRITE, and DESCRIBE implied');
-    assert.deepEqual((await all('bob', '10.0.0.6')).map((t) => t.name), [], 'the ACL is for host 10.0.0.5 only');
-    assert.deepEqual((await all('alice')).map((t) => t.name), ['payments']);
-    assert.equal((await all('alice'))[0]!.topicAuthorizedOperations, bit(Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS));
+    assert.deepEqual(
+      (await all('bob', '10.0.0.6')).map((t) => t.name),
+      [],
+      'the ACL is for host 10.0.0.5 only',
+    );
+    assert.deepEqual(
+      (await all('alice')).map((t) => t.name),
+      ['payments'],
+    );
+    assert.equal(
+      (await all('alice'))[0]!.topicAuthorizedOperations,
+      bit(Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS),
+    );
     assert.deepEqual((await all('admin')).map((t) => t.name).sort(), ['orders', 'payments'], 'super user');
-    const named = await call(b, metadataHandler, MetadataRequestCodec, MetadataResponseCodec, { topics: [{ name: 'payments' }, { name: 'nope' }], allowAutoTopicCreation: true }, 12, { user: 'bob', host: '10.0.0.5' });
-    assert.deepEqual(named.topics.map((t) => t.errorCode), [ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED]);
-    const cluster = await call(b, metadataHandler, MetadataRequestCodec, MetadataResponseCodec, { topics: [], includeClusterAuthorizedOperations: true }, 10, { user: 'alice', host: 'h' });
+    const named = await call(
+      b,
+      metadataHandler,
+      MetadataRequestCodec,
+      MetadataResponseCodec,
+      { topics: [{ name: 'payments' }, { name: 'nope' }], allowAutoTopicCreation: true },
+      12,
+      { user: 'bob', host: '10.0.0.5' },
+    );
+    assert.deepEqual(
+      named.topics.map((t) => t.errorCode),
+      [ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.TOPIC_AUTHORIZATION_FAILED],
+    );
+    const cluster = await call(b, metadataHandler, MetadataRequestCodec, MetadataResponseCodec, { topics: [], includeClusterAuthorizedOperations: true }, 10, {
+      user: 'alice',
+      host: 'h',
+    });
     assert.equal(cluster.clusterAuthorizedOperations, 0);
-    const groups = await call(b, describeGroupsHandler, DescribeGroupsRequestCodec, DescribeGroupsResponseCodec, { groups: ['billing', 'other'], includeAuthorizedOperations: true }, 5, { user: 'alice', host: 'h' });
+    const groups = await call(
+      b,
+      describeGroupsHandler,
+      DescribeGroupsRequestCodec,
+      DescribeGroupsResponseCodec,
+      { groups: ['billing', 'other'], includeAuthorizedOperations: true },
+      5,
+      { user: 'alice', host: 'h' },
+    );
     // billing is described (here NOT_COORDINATOR: no __consumer_offsets yet), other refused.
     assert.notEqual(groups.groups[0]!.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
     assert.equal(groups.groups[1]!.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);

@@ -18,7 +18,6 @@ import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../.
 
 const PROPS = { 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer', 'allow.everyone.if.no.acl.found': 'false' };
 
-
 async function acls(b: TestBroker, ...args: string[]): Promise<string> {
   const r = await runCli('kafka-acls', ['--bootstrap-server', b.bootstrap, ...args]);
   assert.equal(r.code, 0, r.stderr);
@@ -35,10 +34,12 @@ test('real clients: no ACL, producer ACL, group ACL, prefixed ACL, deny over all
   let b = await startTestBroker(PROPS);
   const dir = b.dir;
   try {
-    await b.broker.services.authorizer!.create([AclOperation.ALTER, AclOperation.DESCRIBE].map((operation) => ({
-      pattern: { resourceType: ResourceType.CLUSTER, name: 'kafka-cluster', patternType: PatternType.LITERAL },
-      entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW },
-    })));
+    await b.broker.services.authorizer!.create(
+      [AclOperation.ALTER, AclOperation.DESCRIBE].map((operation) => ({
+        pattern: { resourceType: ResourceType.CLUSTER, name: 'kafka-cluster', patternType: PatternType.LITERAL },
+        entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW },
+      })),
+    );
     for (const topic of ['orders', 'logs-app', 'other']) await createTopic(b, topic);
 
     // No ACL: no topic in Metadata, produce refused.
@@ -65,7 +66,20 @@ test('real clients: no ACL, producer ACL, group ACL, prefixed ACL, deny over all
     assert.equal(mine.stdout.trim(), 'GOT hello', mine.stderr);
 
     // Prefixed: logs-* writable, other not.
-    await acls(b, '--add', '--allow-principal', 'User:ANONYMOUS', '--operation', 'Write', '--operation', 'Describe', '--topic', 'logs-', '--resource-pattern-type', 'prefixed');
+    await acls(
+      b,
+      '--add',
+      '--allow-principal',
+      'User:ANONYMOUS',
+      '--operation',
+      'Write',
+      '--operation',
+      'Describe',
+      '--topic',
+      'logs-',
+      '--resource-pattern-type',
+      'prefixed',
+    );
     assert.equal((await produce(b, 'logs-app', 'l1')).ok, true);
     assert.equal((await produce(b, 'other', 'o1')).ok, false);
 
@@ -99,7 +113,7 @@ test('real clients: no ACL, producer ACL, group ACL, prefixed ACL, deny over all
   }
 });
 
-test('transactions under ACLs: the broker\'s own markers need ClusterAction for its principal (User:ANONYMOUS on PLAINTEXT)', async () => {
+test("transactions under ACLs: the broker's own markers need ClusterAction for its principal (User:ANONYMOUS on PLAINTEXT)", async () => {
   const b = await startTestBroker(PROPS);
   try {
     await createTopic(b, 'tx-orders');
@@ -127,7 +141,11 @@ test('transactions under ACLs: the broker\'s own markers need ClusterAction for 
     }
     const other = kafka.producer({ transactionalId: 'tx-2', idempotent: true, maxInFlightRequests: 1, retry: { retries: 1 } });
     // FindCoordinator answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; kafkajs reports it as a coordinator failure.
-    await assert.rejects(other.connect().then(() => other.transaction()), /authoriz|coordinator/i, 'no access to transactional id tx-2');
+    await assert.rejects(
+      other.connect().then(() => other.transaction()),
+      /authoriz|coordinator/i,
+      'no access to transactional id tx-2',
+    );
     await other.disconnect();
   } finally {
     await b.stop();

@@ -23,7 +23,8 @@ const SASL_PROPS = {
   'sasl.enabled.mechanisms': 'SCRAM-SHA-512',
   // The only listener is also the inter-broker one: the broker logs in as admin.
   'sasl.mechanism.inter.broker.protocol': 'SCRAM-SHA-512',
-  'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";',
+  'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config':
+    'org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";',
   'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer',
   'super.users': 'User:admin',
   'num.partitions': '1',
@@ -50,15 +51,28 @@ async function produce(user: string, topic: string, value: string): Promise<{ ok
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'fjord-acl-sasl-'));
   for (const [user, password] of Object.entries(PASSWORDS)) {
-    await writeFile(props(user), 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n'
-      + `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="${user}" password="${password}";\n`);
+    await writeFile(
+      props(user),
+      'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n' +
+        `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="${user}" password="${password}";\n`,
+    );
   }
   // The users first, on a broker without an authorizer (as an operator bootstraps), through AlterUserScramCredentials.
   const logDir = join(dir, 'logs');
   const setup = await startTestBroker({}, logDir);
   try {
     for (const [user, password] of Object.entries(PASSWORDS)) {
-      const r = await runCli('kafka-configs', ['--bootstrap-server', setup.bootstrap, '--alter', '--add-config', `SCRAM-SHA-512=[password=${password}]`, '--entity-type', 'users', '--entity-name', user]);
+      const r = await runCli('kafka-configs', [
+        '--bootstrap-server',
+        setup.bootstrap,
+        '--alter',
+        '--add-config',
+        `SCRAM-SHA-512=[password=${password}]`,
+        '--entity-type',
+        'users',
+        '--entity-name',
+        user,
+      ]);
       assert.equal(r.code, 0, r.stderr);
     }
   } finally {
@@ -108,7 +122,10 @@ test('Metadata (kcat -L) shows bob only the topics he may describe; admin sees a
   const topicsOf = async (user: string): Promise<string[]> => {
     const r = await kcat(['-L', ...as(user)]);
     assert.equal(r.code, 0, r.stderr);
-    return [...r.stdout.toString().matchAll(/topic "([^"]+)"/g)].map((m) => m[1]!).filter((n) => !n.startsWith('__')).sort();
+    return [...r.stdout.toString().matchAll(/topic "([^"]+)"/g)]
+      .map((m) => m[1]!)
+      .filter((n) => !n.startsWith('__'))
+      .sort();
   };
   assert.deepEqual(await topicsOf('bob'), ['orders', 'team-a-x']);
   assert.deepEqual(await topicsOf('carol'), ['orders', 'shared']);
@@ -118,7 +135,8 @@ test('Metadata (kcat -L) shows bob only the topics he may describe; admin sees a
 test('a group ACL lets carol join billing; bob is refused GROUP_AUTHORIZATION_FAILED', { timeout: 120_000 }, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka') || !requirePeer(t, 'kcat')) return;
   assert.equal((await produce('bob', 'orders', 'for-billing')).ok, true);
-  const conf = (user: string): string => JSON.stringify({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': user, 'sasl.password': PASSWORDS[user] });
+  const conf = (user: string): string =>
+    JSON.stringify({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanisms': 'SCRAM-SHA-512', 'sasl.username': user, 'sasl.password': PASSWORDS[user] });
   const carol = await run(PYTHON, ['-c', CONFLUENT_CONSUME_ONE_SCRIPT, b.bootstrap, 'billing', 'orders', conf('carol')], { timeoutMs: 60_000 });
   assert.match(carol.stdout.trim(), /^GOT from-bob(,|$)/, carol.stderr); // the group's first batch, from the beginning
   const bob = await run(PYTHON, ['-c', CONFLUENT_CONSUME_ONE_SCRIPT, b.bootstrap, 'billing', 'orders', conf('bob')], { timeoutMs: 60_000 });
@@ -146,7 +164,9 @@ test('a DENY for bob on a topic overrides an ALLOW on User:*', { timeout: 60_000
   assert.match(listed, /principal=User:\*, host=\*, operation=WRITE, permissionType=ALLOW/);
 });
 
-test('what bob may not describe stays hidden: named in Metadata it is TOPIC_AUTHORIZATION_FAILED, auto-creation does not happen, groups and ACLs are refused', { timeout: 120_000 }, async (t) => {
+test('what bob may not describe stays hidden: named in Metadata it is TOPIC_AUTHORIZATION_FAILED, auto-creation does not happen, groups and ACLs are refused', {
+  timeout: 120_000,
+}, async (t) => {
   if (!requirePeer(t, 'kcat')) return;
   const named = await kcat(['-L', ...as('bob'), '-t', 'secret']);
   assert.match(named.stdout.toString() + named.stderr, /Topic authorization failed/i);
@@ -167,13 +187,37 @@ test('what bob may not describe stays hidden: named in Metadata it is TOPIC_AUTH
   assert.match(describe.stderr, /authoriz/i);
 });
 
-test('Fjord\'s console tools as bob (--producer.config / --consumer.config): producing to orders works, consuming it fails in one line', { timeout: 120_000 }, async () => {
-  const prod = await runCli('kafka-console-producer', ['--bootstrap-server', b.bootstrap, '--producer.config', props('bob'), '--topic', 'orders'], { input: 'console-bob\n', timeoutMs: 60_000 });
+test("Fjord's console tools as bob (--producer.config / --consumer.config): producing to orders works, consuming it fails in one line", {
+  timeout: 120_000,
+}, async () => {
+  const prod = await runCli('kafka-console-producer', ['--bootstrap-server', b.bootstrap, '--producer.config', props('bob'), '--topic', 'orders'], {
+    input: 'console-bob\n',
+    timeoutMs: 60_000,
+  });
   assert.equal(prod.code, 0, prod.stderr);
-  const cons = await runCli('kafka-console-consumer', ['--bootstrap-server', b.bootstrap, '--consumer.config', props('bob'), '--topic', 'orders', '--from-beginning', '--max-messages', '1', '--timeout-ms', '20000'], { timeoutMs: 60_000 });
+  const cons = await runCli(
+    'kafka-console-consumer',
+    [
+      '--bootstrap-server',
+      b.bootstrap,
+      '--consumer.config',
+      props('bob'),
+      '--topic',
+      'orders',
+      '--from-beginning',
+      '--max-messages',
+      '1',
+      '--timeout-ms',
+      '20000',
+    ],
+    { timeoutMs: 60_000 },
+  );
   assert.notEqual(cons.code, 0);
   assert.doesNotMatch(cons.stdout, /console-bob/);
-  const lines = cons.stderr.trim().split('\n').filter((l) => !/^Processed a total/.test(l));
+  const lines = cons.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => !/^Processed a total/.test(l));
   assert.equal(lines.length, 1, cons.stderr);
   assert.match(lines[0]!, /authoriz/i);
 });

@@ -27,7 +27,7 @@ async function until(what: string, probe: () => boolean): Promise<void> {
   }
 }
 
-test('ZooKeeper ACLs: Kafka\'s znodes, notifications, another broker follows; kafka-acls.sh writes ZooKeeper directly', async (t) => {
+test("ZooKeeper ACLs: Kafka's znodes, notifications, another broker follows; kafka-acls.sh writes ZooKeeper directly", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const zk = await startZooKeeper();
   const sessions: ZkSession[] = [];
@@ -54,18 +54,38 @@ test('ZooKeeper ACLs: Kafka\'s znodes, notifications, another broker follows; ka
     const lit = JSON.parse((await s.get('/kafka-acl/Topic/orders')).data.toString());
     assert.equal(lit.version, 1);
     assert.deepEqual(lit.acls.map((x: { principal: string }) => x.principal).sort(), ['User:bob', 'User:carol']);
-    assert.deepEqual(lit.acls.find((x: { principal: string }) => x.principal === 'User:bob'), { principal: 'User:bob', permissionType: 'Allow', operation: 'Read', host: '*' });
-    assert.deepEqual(JSON.parse((await s.get('/kafka-acl-extended/prefixed/Topic/team-')).data.toString()).acls, [{ principal: 'User:bob', permissionType: 'Allow', operation: 'Write', host: '*' }]);
+    assert.deepEqual(
+      lit.acls.find((x: { principal: string }) => x.principal === 'User:bob'),
+      { principal: 'User:bob', permissionType: 'Allow', operation: 'Read', host: '*' },
+    );
+    assert.deepEqual(JSON.parse((await s.get('/kafka-acl-extended/prefixed/Topic/team-')).data.toString()).acls, [
+      { principal: 'User:bob', permissionType: 'Allow', operation: 'Write', host: '*' },
+    ]);
     const changes = await s.children('/kafka-acl-changes');
     assert.ok(changes.every((c) => /^acl_changes_\d{10}$/.test(c)) && changes.length >= 2);
     assert.equal((await s.get(`/kafka-acl-changes/${changes.sort()[0]}`)).data.toString(), 'Topic:orders');
     const ext = await s.children('/kafka-acl-extended-changes');
-    assert.deepEqual(JSON.parse((await s.get(`/kafka-acl-extended-changes/${ext[0]}`)).data.toString()), { version: 1, resourceType: 'Topic', name: 'team-', patternType: 'PREFIXED' });
+    assert.deepEqual(JSON.parse((await s.get(`/kafka-acl-extended-changes/${ext[0]}`)).data.toString()), {
+      version: 1,
+      resourceType: 'Topic',
+      name: 'team-',
+      patternType: 'PREFIXED',
+    });
     await until('broker b sees both ACLs', () => b.authorize(bob, 'h', Op.READ, RT.TOPIC, 'orders') && b.authorize(bob, 'h', Op.WRITE, RT.TOPIC, 'team-x'));
     await until('broker a sees carol', () => a.authorize(userPrincipal('carol'), 'h', Op.WRITE, RT.TOPIC, 'orders'));
 
     // kafka-acls.sh straight to ZooKeeper; broker b follows.
-    const cli = await runCli('kafka-acls', ['--authorizer-properties', `zookeeper.connect=${zk.connect}`, '--add', '--deny-principal', 'User:bob', '--operation', 'Read', '--topic', 'orders']);
+    const cli = await runCli('kafka-acls', [
+      '--authorizer-properties',
+      `zookeeper.connect=${zk.connect}`,
+      '--add',
+      '--deny-principal',
+      'User:bob',
+      '--operation',
+      'Read',
+      '--topic',
+      'orders',
+    ]);
     assert.equal(cli.code, 0, cli.stderr);
     assert.match(cli.stdout, /Current ACLs for resource `ResourcePattern\(resourceType=TOPIC, name=orders, patternType=LITERAL\)`: \n/);
     assert.match(cli.stdout, /operation=READ, permissionType=DENY/);
@@ -77,7 +97,13 @@ test('ZooKeeper ACLs: Kafka\'s znodes, notifications, another broker follows; ka
     // A fresh authorizer loads what is there.
     const { a: c } = await open(false);
     assert.equal(c.authorize(bob, 'h', Op.WRITE, RT.TOPIC, 'team-y'), true);
-    assert.equal(c.describe({ pattern: { resourceType: RT.ANY, name: null, patternType: PatternType.ANY }, entry: { principal: null, host: null, operation: Op.ANY, permissionType: Perm.ANY } }).length, 1);
+    assert.equal(
+      c.describe({
+        pattern: { resourceType: RT.ANY, name: null, patternType: PatternType.ANY },
+        entry: { principal: null, host: null, operation: Op.ANY, permissionType: Perm.ANY },
+      }).length,
+      1,
+    );
   } finally {
     for (const x of authorizers) x.close();
     for (const x of sessions) await x.close();

@@ -22,17 +22,39 @@ test('RFC 7677 SCRAM-SHA-256 example: client proof and server signature', () => 
   assert.equal(hmac('SCRAM-SHA-256', serverKey('SCRAM-SHA-256', salted), auth).toString('base64'), '6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=');
 });
 
-test('clientSaslSecurity: Kafka\'s client config names; one clear error for what cannot work', () => {
+test("clientSaslSecurity: Kafka's client config names; one clear error for what cannot work", () => {
   const props = (o: Record<string, string>) => new Map(Object.entries(o));
   assert.equal(clientSaslSecurity(props({})), undefined);
   assert.equal(clientSaslSecurity(props({ 'security.protocol': 'PLAINTEXT' })), undefined);
   assert.deepEqual(
-    clientSaslSecurity(props({ 'security.protocol': 'sasl_plaintext', 'sasl.mechanism': 'SCRAM-SHA-512', 'sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="a;b=c";' })),
+    clientSaslSecurity(
+      props({
+        'security.protocol': 'sasl_plaintext',
+        'sasl.mechanism': 'SCRAM-SHA-512',
+        'sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="a;b=c";',
+      }),
+    ),
     { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'SCRAM-SHA-512', username: 'alice', password: 'a;b=c' } },
   );
-  assert.throws(() => clientSaslSecurity(props({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.jaas.config': 'x required username="a" password="b";' })), (e: unknown) => e instanceof CliError && /sasl.mechanism GSSAPI is not supported/.test(e.message));
-  assert.throws(() => clientSaslSecurity(props({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN' })), (e: unknown) => e instanceof CliError && /needs sasl.jaas.config/.test(e.message));
-  assert.throws(() => clientSaslSecurity(props({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="a"' })), (e: unknown) => e instanceof CliError && /Invalid sasl.jaas.config/.test(e.message));
+  assert.throws(
+    () => clientSaslSecurity(props({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.jaas.config': 'x required username="a" password="b";' })),
+    (e: unknown) => e instanceof CliError && /sasl.mechanism GSSAPI is not supported/.test(e.message),
+  );
+  assert.throws(
+    () => clientSaslSecurity(props({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN' })),
+    (e: unknown) => e instanceof CliError && /needs sasl.jaas.config/.test(e.message),
+  );
+  assert.throws(
+    () =>
+      clientSaslSecurity(
+        props({
+          'security.protocol': 'SASL_PLAINTEXT',
+          'sasl.mechanism': 'PLAIN',
+          'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="a"',
+        }),
+      ),
+    (e: unknown) => e instanceof CliError && /Invalid sasl.jaas.config/.test(e.message),
+  );
 });
 
 test('tools over SASL with --command-config: kafka-topics and kafka-configs work; a wrong password is one line, exit 1', { timeout: 120_000 }, async () => {
@@ -46,18 +68,47 @@ test('tools over SASL with --command-config: kafka-topics and kafka-configs work
   try {
     const sasl = `127.0.0.1:${b.broker.boundPorts().get('SASL_PLAINTEXT')!}`;
     const good = join(dir, 'admin.properties');
-    await writeFile(good, 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";\n');
-    const created = await runCli('kafka-topics', ['--bootstrap-server', sasl, '--command-config', good, '--create', '--topic', 'secured', '--partitions', '1', '--replication-factor', '1'], { timeoutMs: 60_000 });
+    await writeFile(
+      good,
+      'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";\n',
+    );
+    const created = await runCli(
+      'kafka-topics',
+      ['--bootstrap-server', sasl, '--command-config', good, '--create', '--topic', 'secured', '--partitions', '1', '--replication-factor', '1'],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(created.code, 0, created.stderr);
-    const user = await runCli('kafka-configs', ['--bootstrap-server', sasl, '--command-config', good, '--alter', '--add-config', 'SCRAM-SHA-256=[password=alice-secret]', '--entity-type', 'users', '--entity-name', 'alice'], { timeoutMs: 60_000 });
+    const user = await runCli(
+      'kafka-configs',
+      [
+        '--bootstrap-server',
+        sasl,
+        '--command-config',
+        good,
+        '--alter',
+        '--add-config',
+        'SCRAM-SHA-256=[password=alice-secret]',
+        '--entity-type',
+        'users',
+        '--entity-name',
+        'alice',
+      ],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(user.stdout, 'Completed updating config for user alice.\n');
     const alice = join(dir, 'alice.properties');
-    await writeFile(alice, 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";\n');
+    await writeFile(
+      alice,
+      'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";\n',
+    );
     const list = await runCli('kafka-topics', ['--bootstrap-server', sasl, '--command-config', alice, '--list'], { timeoutMs: 60_000 });
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /^secured$/m);
     const wrong = join(dir, 'wrong.properties');
-    await writeFile(wrong, 'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="nope";\n');
+    await writeFile(
+      wrong,
+      'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="nope";\n',
+    );
     const bad = await runCli('kafka-topics', ['--bootstrap-server', sasl, '--command-config', wrong, '--list'], { timeoutMs: 60_000 });
     assert.equal(bad.code, 1);
     assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);

@@ -12,7 +12,10 @@ const noEntities: ClientEntityConfigStore = { get: () => ({}), entries: () => ne
 const listener: SaslListenerConfig = {
   listenerName: 'SASL_PLAINTEXT',
   mechanisms: ['PLAIN'],
-  plainUsers: new Map([['alice', 'alice-secret'], ['bob', 'bob-secret']]),
+  plainUsers: new Map([
+    ['alice', 'alice-secret'],
+    ['bob', 'bob-secret'],
+  ]),
   reauthMs: new Map([['PLAIN', 1000]]),
 };
 const plain = (user: string, password: string): Buffer => Buffer.from(`\0${user}\0${password}`);

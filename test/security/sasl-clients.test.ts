@@ -45,7 +45,10 @@ after(async () => {
 
 const kcatSasl = (mechanism: string, user: string, password: string): string[] => kcatSaslArgs(sasl, 'SASL_PLAINTEXT', mechanism, user, password);
 
-for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512'], ['PLAIN', 'plainy', 'plain-secret']] as const) {
+for (const [mechanism, user, password] of [
+  ['SCRAM-SHA-512', 'alice', 'alice-512'],
+  ['PLAIN', 'plainy', 'plain-secret'],
+] as const) {
   test(`kcat over SASL_PLAINTEXT with ${mechanism}: produce and consume; a wrong password fails with the broker's message`, { timeout: 120_000 }, async (t) => {
     if (!requirePeer(t, 'kcat')) return;
     const topic = `kcat-${mechanism.toLowerCase()}`;
@@ -61,9 +64,13 @@ for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512
   });
 }
 
-
-for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512'], ['PLAIN', 'plainy', 'plain-secret']] as const) {
-  test(`confluent-kafka over SASL_PLAINTEXT with ${mechanism}: produce, group consume; wrong password is an authentication error`, { timeout: 180_000 }, async (t) => {
+for (const [mechanism, user, password] of [
+  ['SCRAM-SHA-512', 'alice', 'alice-512'],
+  ['PLAIN', 'plainy', 'plain-secret'],
+] as const) {
+  test(`confluent-kafka over SASL_PLAINTEXT with ${mechanism}: produce, group consume; wrong password is an authentication error`, {
+    timeout: 180_000,
+  }, async (t) => {
     if (!requirePeer(t, 'python3-confluent-kafka')) return;
     const topic = `ck-${mechanism.toLowerCase()}`;
     const ok = await run(PYTHON, ['-c', CONFLUENT_SASL_SCRIPT, sasl, mechanism, user, password, topic], { timeoutMs: 150_000 });
@@ -76,11 +83,20 @@ for (const [mechanism, user, password] of [['SCRAM-SHA-512', 'alice', 'alice-512
   });
 }
 
-for (const [mechanism, user, password] of [['scram-sha-256', 'alice', 'alice-256'], ['plain', 'plainy', 'plain-secret']] as const) {
+for (const [mechanism, user, password] of [
+  ['scram-sha-256', 'alice', 'alice-256'],
+  ['plain', 'plainy', 'plain-secret'],
+] as const) {
   test(`kafkajs with SASL ${mechanism}: produce and consume; wrong password and unknown user are refused`, { timeout: 120_000 }, async () => {
     const topic = `kjs-${mechanism}`;
     const kafka = (u: string, pw: string) =>
-      new kafkajs.Kafka({ clientId: 'sasl-test', brokers: [sasl], sasl: { mechanism, username: u, password: pw } as kafkajs.SASLOptions, logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 2 } });
+      new kafkajs.Kafka({
+        clientId: 'sasl-test',
+        brokers: [sasl],
+        sasl: { mechanism, username: u, password: pw } as kafkajs.SASLOptions,
+        logLevel: kafkajs.logLevel.NOTHING,
+        retry: { retries: 2 },
+      });
     const producer = kafka(user, password).producer({ allowAutoTopicCreation: true });
     await producer.connect();
     await producer.send({ topic, messages: [{ value: 'a' }, { value: 'b' }] });
@@ -103,9 +119,15 @@ for (const [mechanism, user, password] of [['scram-sha-256', 'alice', 'alice-256
     });
     await consumer.disconnect();
     assert.deepEqual(got, ['a', 'b']);
-    for (const [u, pw] of [[user, 'wrong'], ['nobody', 'x']] as const) {
+    for (const [u, pw] of [
+      [user, 'wrong'],
+      ['nobody', 'x'],
+    ] as const) {
       const bad = kafka(u, pw).admin();
-      await assert.rejects(bad.connect(), (e: Error) => e.name === 'KafkaJSSASLAuthenticationError' && /SASL_AUTHENTICATION_FAILED|Authentication failed/.test(e.message));
+      await assert.rejects(
+        bad.connect(),
+        (e: Error) => e.name === 'KafkaJSSASLAuthenticationError' && /SASL_AUTHENTICATION_FAILED|Authentication failed/.test(e.message),
+      );
       await bad.disconnect();
     }
   });
@@ -147,7 +169,9 @@ async function closed(socket: net.Socket, ms: number): Promise<boolean> {
   return Promise.race([new Promise<boolean>((r) => socket.once('close', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 }
 
-test('a compression bomb cannot be sent unauthenticated: the Produce closes the connection (or the frame limit does) and nothing is appended', { timeout: 60_000 }, async () => {
+test('a compression bomb cannot be sent unauthenticated: the Produce closes the connection (or the frame limit does) and nothing is appended', {
+  timeout: 60_000,
+}, async () => {
   await admin.createTopics([{ name: 'bombed', numPartitions: 1, replicationFactor: 1 }]);
   for (const mb of [16, 600]) {
     const records = v2Bomb(CompressionType.Gzip, mb);
@@ -156,7 +180,15 @@ test('a compression bomb cannot be sent unauthenticated: the Produce closes the 
       await once(s, 'connect');
       s.on('error', () => {});
       if (handshakeFirst) s.write(encodeRequest(17, SaslHandshakeRequestCodec, 1, { mechanism: 'PLAIN' }, 1));
-      s.write(encodeRequest(0, ProduceRequestCodec, 8, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'bombed', partitionData: [{ index: 0, records }] }] }, 2));
+      s.write(
+        encodeRequest(
+          0,
+          ProduceRequestCodec,
+          8,
+          { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: 'bombed', partitionData: [{ index: 0, records }] }] },
+          2,
+        ),
+      );
       assert.ok(await closed(s, 10_000), `bomb of ${mb} MiB (${records.length} bytes), handshake first: ${handshakeFirst}`);
     }
   }

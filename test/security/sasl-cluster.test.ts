@@ -12,7 +12,8 @@ import { Connection } from '../../src/client/connection.js';
 import { alterUserScramCredentials } from '../../src/client/admin-scram.js';
 import type { ClientSasl } from '../../src/security/client-security.js';
 
-const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret" user_admin="admin-secret";';
+const JAAS =
+  'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" user_broker="broker-secret" user_admin="admin-secret";';
 const ADMIN: ClientSasl = { mechanism: 'PLAIN', username: 'admin', password: 'admin-secret' };
 
 test('SASL_PLAINTEXT inter-broker listener: replication and the controller authenticate; SCRAM users work on every broker', { timeout: 240_000 }, async (t) => {
@@ -51,7 +52,12 @@ test('SASL_PLAINTEXT inter-broker listener: replication and the controller authe
     await via0.close();
     for (const b of [c.broker(1), c.broker(0)]) {
       const conn = await waitFor(`alice to authenticate on broker ${b.id}`, 30_000, async () =>
-        Connection.connect('127.0.0.1', b.port, { clientId: 't', connectTimeoutMs: 5000, requestTimeoutMs: 5000, security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'SCRAM-SHA-512', username: 'alice', password: 'alice-secret' } } }),
+        Connection.connect('127.0.0.1', b.port, {
+          clientId: 't',
+          connectTimeoutMs: 5000,
+          requestTimeoutMs: 5000,
+          security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'SCRAM-SHA-512', username: 'alice', password: 'alice-secret' } },
+        }),
       );
       conn.close();
     }

@@ -22,10 +22,13 @@ const cfg = defaultBrokerConfig({
 test('the gate sets User:<name> on success, lifts the frame limit, and passes only ApiVersions before it', async () => {
   const store = await ClientEntityConfigs.open({ loadAll: async () => new Map(), load: async () => ({}), store: async () => undefined });
   const routed: string[] = [];
-  const gate = withSaslAuthentication((frame, ctx) => {
-    routed.push(`${frame.readInt16BE(0)}:${ctx.principal.name}`);
-    return Buffer.alloc(0);
-  }, { config: cfg, clientEntities: store, logger: silentLogger() });
+  const gate = withSaslAuthentication(
+    (frame, ctx) => {
+      routed.push(`${frame.readInt16BE(0)}:${ctx.principal.name}`);
+      return Buffer.alloc(0);
+    },
+    { config: cfg, clientEntities: store, logger: silentLogger() },
+  );
   const limits = saslFrameLimitsFor(cfg)({ name: 'SASL_PLAINTEXT', securityProtocol: 'SASL_PLAINTEXT' });
   assert.deepEqual(limits, { maxBytes: 524288, minBytes: 0, maxName: 'sasl.server.max.receive.size' });
   assert.equal(saslFrameLimitsFor(cfg)({ name: 'PLAINTEXT', securityProtocol: 'PLAINTEXT' }), undefined);
@@ -41,7 +44,10 @@ test('the gate sets User:<name> on success, lifts the frame limit, and passes on
   assert.deepEqual(routed, ['18:ANONYMOUS', '3:alice']);
 
   const other = testConnection({ listenerName: 'SASL_PLAINTEXT', securityProtocol: 'SASL_PLAINTEXT' });
-  assert.throws(() => gate(frame(encodeRequest(3, ApiVersionsRequestCodec, 0, {}, 1)), other), (e: unknown) => e instanceof CloseConnectionError && /Unexpected Kafka request of type METADATA during SASL handshake/.test(e.message));
+  assert.throws(
+    () => gate(frame(encodeRequest(3, ApiVersionsRequestCodec, 0, {}, 1)), other),
+    (e: unknown) => e instanceof CloseConnectionError && /Unexpected Kafka request of type METADATA during SASL handshake/.test(e.message),
+  );
   // PLAINTEXT connections go straight to the router.
   await gate(frame(encodeRequest(0, ApiVersionsRequestCodec, 0, {}, 1)), testConnection());
   assert.equal(routed.at(-1), '0:ANONYMOUS');

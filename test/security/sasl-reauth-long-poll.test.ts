@@ -16,8 +16,12 @@ import { Api } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { RawClient } from '../helpers/raw-client.js';
 import {
-  ApiVersionsRequestCodec, ApiVersionsResponseCodec, SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec,
-  SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  SaslAuthenticateRequestCodec,
+  SaslAuthenticateResponseCodec,
+  SaslHandshakeRequestCodec,
+  SaslHandshakeResponseCodec,
 } from '../../src/protocol/messages/index.js';
 
 const JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_broker="broker-secret";';
@@ -38,15 +42,22 @@ test('a connection busy with long-poll fetches re-authenticates before its sessi
   try {
     assert.equal((await admin.createTopics([{ name: 'idle', numPartitions: 1, replicationFactor: 1 }])).get('idle'), null);
     conn = await Connection.connect('127.0.0.1', b.broker.boundPorts().get('SASL_PLAINTEXT')!, {
-      clientId: 'long-poll', connectTimeoutMs: 5000, requestTimeoutMs: 30_000,
+      clientId: 'long-poll',
+      connectTimeoutMs: 5000,
+      requestTimeoutMs: 30_000,
       security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'PLAIN', username: 'broker', password: 'broker-secret' } },
     });
     assert.equal(conn.sessionLifetimeMs, BigInt(SESSION_MS));
     const c = conn;
-    const longPoll = () => c.send(Api.Fetch, {
-      replicaId: -1, maxWaitMs: LONG_POLL_MS, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0,
-      topics: [{ topic: 'idle', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
-    });
+    const longPoll = () =>
+      c.send(Api.Fetch, {
+        replicaId: -1,
+        maxWaitMs: LONG_POLL_MS,
+        minBytes: 1,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        topics: [{ topic: 'idle', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+      });
     const end = Date.now() + RUN_MS;
     let fetches = 0;
     while (Date.now() < end) {
@@ -55,7 +66,9 @@ test('a connection busy with long-poll fetches re-authenticates before its sessi
       try {
         errorCode = (await longPoll()).errorCode;
       } catch (err) {
-        assert.fail(`fetch ${fetches + 1} failed after ${Date.now() - started} ms (${c.reauthentications} re-authentications so far): ${(err as Error).message}`);
+        assert.fail(
+          `fetch ${fetches + 1} failed after ${Date.now() - started} ms (${c.reauthentications} re-authentications so far): ${(err as Error).message}`,
+        );
       }
       assert.equal(errorCode, ErrorCode.NONE);
       fetches++;
@@ -68,7 +81,9 @@ test('a connection busy with long-poll fetches re-authenticates before its sessi
     // Each SaslHandshake went out with time to spare, not behind the long poll.
     assert.ok((conn.minReauthMarginMs ?? -1) > 0, `the least time left in a session at its re-authentication: ${conn.minReauthMarginMs} ms`);
     assert.ok(fetches >= 3, `${fetches} fetches`);
-    t.diagnostic(`${fetches} fetches, ${conn.reauthentications} re-authentications, least time left in a session at its re-authentication ${conn.minReauthMarginMs} ms`);
+    t.diagnostic(
+      `${fetches} fetches, ${conn.reauthentications} re-authentications, least time left in a session at its re-authentication ${conn.minReauthMarginMs} ms`,
+    );
   } finally {
     conn?.close();
     await admin.close();
@@ -76,7 +91,9 @@ test('a connection busy with long-poll fetches re-authenticates before its sessi
   }
 });
 
-test('a re-authentication that starts after the session ended is accepted, as Kafka\'s broker checks SaslHandshake before the expiry', { timeout: 30_000 }, async () => {
+test("a re-authentication that starts after the session ended is accepted, as Kafka's broker checks SaslHandshake before the expiry", {
+  timeout: 30_000,
+}, async () => {
   // Kafka's clients wait for their requests in flight before re-authenticating, so behind a long
   // poll their SaslHandshake may arrive after the session ended; Kafka's SocketServer begins the
   // re-authentication before it checks the expiry. Anything else after the end still closes.

@@ -6,8 +6,12 @@ import assert from 'node:assert/strict';
 import { startTestBroker } from '../helpers/broker.js';
 import { RawClient } from '../helpers/raw-client.js';
 import {
-  ApiVersionsRequestCodec, ApiVersionsResponseCodec, SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec,
-  SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  SaslAuthenticateRequestCodec,
+  SaslAuthenticateResponseCodec,
+  SaslHandshakeRequestCodec,
+  SaslHandshakeResponseCodec,
 } from '../../src/protocol/messages/index.js';
 
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret" user_bob="bob-secret";';
@@ -33,7 +37,9 @@ async function login(c: RawClient, user: string, password: string, authVersion =
 const apiVersions = (c: RawClient) => c.request(18, ApiVersionsRequestCodec, ApiVersionsResponseCodec, 0, {});
 const until = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
 
-test('session lifetime is answered (listener/mechanism prefix), an expired session is closed on its next request, a re-authenticated one lives on', { timeout: 60_000 }, async () => {
+test('session lifetime is answered (listener/mechanism prefix), an expired session is closed on its next request, a re-authenticated one lives on', {
+  timeout: 60_000,
+}, async () => {
   const { b, port } = await broker({ 'listener.name.sasl_plaintext.plain.connections.max.reauth.ms': String(LIFETIME) });
   try {
     // Not re-authenticated: the first request after expiry closes the connection.
@@ -99,10 +105,13 @@ test('without connections.max.reauth.ms sessions do not expire and a second hand
   }
 });
 
-test('Fjord\'s client re-authenticates before its session ends (KIP-368) and keeps its connection', { timeout: 60_000 }, async () => {
+test("Fjord's client re-authenticates before its session ends (KIP-368) and keeps its connection", { timeout: 60_000 }, async () => {
   const { b, port } = await broker({ 'connections.max.reauth.ms': String(LIFETIME) });
   const { Admin } = await import('../../src/client/index.js');
-  const admin = new Admin({ bootstrapServers: `127.0.0.1:${port}`, security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'PLAIN', username: 'alice', password: 'alice-secret' } } });
+  const admin = new Admin({
+    bootstrapServers: `127.0.0.1:${port}`,
+    security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'PLAIN', username: 'alice', password: 'alice-secret' } },
+  });
   try {
     const conn = await admin.cluster.anyConnection();
     assert.equal(conn.sessionLifetimeMs, BigInt(LIFETIME));

@@ -11,14 +11,21 @@ import { KafkaError } from '../../src/protocol/errors.js';
 import { defaultBrokerConfig } from '../../src/server/config/index.js';
 import { ConfigError } from '../../src/config/index.js';
 import {
-  ApiVersionsRequestCodec, ApiVersionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec,
-  SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  SaslAuthenticateRequestCodec,
+  SaslAuthenticateResponseCodec,
+  SaslHandshakeRequestCodec,
+  SaslHandshakeResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { entityPath } from '../../src/metadata/client-entity-configs.js';
 import { formatCredential, makeCredential } from '../../src/security/sasl/scram.js';
 import type { ClientSasl } from '../../src/security/client-security.js';
 
-const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
+const PLAIN_JAAS =
+  'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";';
 
 async function saslBroker(extra: Record<string, string> = {}): Promise<{ b: TestBroker; port: number }> {
   const b = await startTestBroker({
@@ -50,7 +57,8 @@ test('SASL listener config: GSSAPI alone (Kafka default) or PLAIN without JAAS s
   );
   // Per-listener mechanisms win over the global list; SSL listeners are not this layer's.
   const cfg = defaultBrokerConfig({
-    listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0', 'log.dirs': '/tmp/x',
+    listeners: 'PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0',
+    'log.dirs': '/tmp/x',
     'listener.name.sasl_plaintext.sasl.enabled.mechanisms': 'GSSAPI,SCRAM-SHA-512',
     'listener.name.sasl_plaintext.scram-sha-512.connections.max.reauth.ms': '5000',
   });
@@ -60,21 +68,33 @@ test('SASL listener config: GSSAPI alone (Kafka default) or PLAIN without JAAS s
   assert.equal(cfg.sasl.failedAuthDelayMs, 100);
   // Inter-broker SASL needs a supported mechanism and the broker's own username/password.
   assert.throws(
-    () => defaultBrokerConfig({ listeners: 'SASL_PLAINTEXT://127.0.0.1:0', 'log.dirs': '/tmp/x', 'sasl.enabled.mechanisms': 'PLAIN', 'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";' }),
+    () =>
+      defaultBrokerConfig({
+        listeners: 'SASL_PLAINTEXT://127.0.0.1:0',
+        'log.dirs': '/tmp/x',
+        'sasl.enabled.mechanisms': 'PLAIN',
+        'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";',
+      }),
     (e: unknown) => e instanceof ConfigError && /sasl\.mechanism\.inter\.broker\.protocol GSSAPI/.test(e.message),
   );
 });
 
-test('PLAIN: right password authenticates, wrong password and unknown user get SASL_AUTHENTICATION_FAILED with Kafka\'s message; the broker keeps serving', async () => {
+test("PLAIN: right password authenticates, wrong password and unknown user get SASL_AUTHENTICATION_FAILED with Kafka's message; the broker keeps serving", async () => {
   const { b, port } = await saslBroker({ 'security.inter.broker.protocol': 'PLAINTEXT' });
   try {
     const ok = admin(port, { mechanism: 'PLAIN', username: 'alice', password: 'alice-secret' });
     await ok.createTopics([{ name: 't1', numPartitions: 1, replicationFactor: 1 }]);
     assert.ok((await ok.listTopics()).includes('t1'));
     await ok.close();
-    for (const creds of [{ username: 'alice', password: 'wrong' }, { username: 'nobody', password: 'x' }]) {
+    for (const creds of [
+      { username: 'alice', password: 'wrong' },
+      { username: 'nobody', password: 'x' },
+    ]) {
       const bad = admin(port, { mechanism: 'PLAIN', ...creds });
-      await assert.rejects(bad.listTopics(), (e: unknown) => e instanceof KafkaError && e.code === 58 && /Authentication failed: Invalid username or password/.test(e.message));
+      await assert.rejects(
+        bad.listTopics(),
+        (e: unknown) => e instanceof KafkaError && e.code === 58 && /Authentication failed: Invalid username or password/.test(e.message),
+      );
       await bad.close();
     }
     const again = admin(port, { mechanism: 'PLAIN', username: 'admin', password: 'admin-secret' });
@@ -85,7 +105,7 @@ test('PLAIN: right password authenticates, wrong password and unknown user get S
   }
 });
 
-test('SCRAM-SHA-256 and -512 with credentials stored in Kafka\'s form; wrong password gets Kafka\'s generic message', async () => {
+test("SCRAM-SHA-256 and -512 with credentials stored in Kafka's form; wrong password gets Kafka's generic message", async () => {
   const { b, port } = await saslBroker({ 'security.inter.broker.protocol': 'PLAINTEXT' });
   try {
     const store = b.broker.services.clientEntities;
@@ -94,17 +114,29 @@ test('SCRAM-SHA-256 and -512 with credentials stored in Kafka\'s form; wrong pas
       'SCRAM-SHA-512': formatCredential(await makeCredential('SCRAM-SHA-512', 'bob-512', 8192)),
     });
     assert.match(store.get('users/bob')['SCRAM-SHA-512']!, /^salt=[A-Za-z0-9+/=]+,stored_key=[A-Za-z0-9+/=]+,server_key=[A-Za-z0-9+/=]+,iterations=8192$/);
-    for (const [mechanism, password] of [['SCRAM-SHA-256', 'bob-256'], ['SCRAM-SHA-512', 'bob-512']] as const) {
+    for (const [mechanism, password] of [
+      ['SCRAM-SHA-256', 'bob-256'],
+      ['SCRAM-SHA-512', 'bob-512'],
+    ] as const) {
       const a = admin(port, { mechanism, username: 'bob', password });
       await a.createTopics([{ name: `t-${mechanism}`, numPartitions: 1, replicationFactor: 1 }]);
       await a.close();
       const bad = admin(port, { mechanism, username: 'bob', password: 'nope' });
-      await assert.rejects(bad.listTopics(), (e: unknown) => e instanceof KafkaError && e.code === 58 && e.message.includes(`Authentication failed during authentication due to invalid credentials with SASL mechanism ${mechanism}`));
+      await assert.rejects(
+        bad.listTopics(),
+        (e: unknown) =>
+          e instanceof KafkaError &&
+          e.code === 58 &&
+          e.message.includes(`Authentication failed during authentication due to invalid credentials with SASL mechanism ${mechanism}`),
+      );
       await bad.close();
     }
     // A user without a credential for the mechanism: same answer (nothing tells who exists).
     const ghost = admin(port, { mechanism: 'SCRAM-SHA-256', username: 'ghost', password: 'x' });
-    await assert.rejects(ghost.listTopics(), (e: unknown) => e instanceof KafkaError && e.code === 58 && /invalid credentials with SASL mechanism SCRAM-SHA-256/.test(e.message));
+    await assert.rejects(
+      ghost.listTopics(),
+      (e: unknown) => e instanceof KafkaError && e.code === 58 && /invalid credentials with SASL mechanism SCRAM-SHA-256/.test(e.message),
+    );
     await ghost.close();
   } finally {
     await b.stop();
@@ -119,7 +151,11 @@ test('before authentication only ApiVersions and SASL are served: Produce/Create
     assert.ok(versions.apiKeys.some((k) => k.apiKey === 17 && k.maxVersion === 1));
     assert.ok(versions.apiKeys.some((k) => k.apiKey === 36 && k.maxVersion === 2));
     await assert.rejects(
-      c.request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 4, { topics: [{ name: 'sneaky', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 1000, validateOnly: false }),
+      c.request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 4, {
+        topics: [{ name: 'sneaky', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+        timeoutMs: 1000,
+        validateOnly: false,
+      }),
       /connection closed/,
     );
     for (const apiKey of [0, 1, 3]) {
@@ -133,7 +169,10 @@ test('before authentication only ApiVersions and SASL are served: Produce/Create
     }
     // SaslAuthenticate before SaslHandshake is out of order too.
     const early = await RawClient.connect(port);
-    await assert.rejects(early.request(36, SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, 1, { authBytes: Buffer.from('\0alice\0alice-secret') }), /connection closed/);
+    await assert.rejects(
+      early.request(36, SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, 1, { authBytes: Buffer.from('\0alice\0alice-secret') }),
+      /connection closed/,
+    );
     const a = admin(port, { mechanism: 'PLAIN', username: 'admin', password: 'admin-secret' });
     assert.ok(!(await a.listTopics()).includes('sneaky'));
     await a.close();

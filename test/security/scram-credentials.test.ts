@@ -22,7 +22,7 @@ const saslProps = {
   'connection.failed.authentication.delay.ms': '0',
 };
 
-test('AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe, delete, and Kafka\'s errors; the credential authenticates', async () => {
+test("AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe, delete, and Kafka's errors; the credential authenticates", async () => {
   const b = await startTestBroker(saslProps);
   const admin = new Admin({ bootstrapServers: b.bootstrap });
   try {
@@ -31,16 +31,34 @@ test('AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe
       { user: 'alice', mechanism: 'SCRAM-SHA-512', op: 'upsert', password: 'alice-512' },
       { user: 'carol', mechanism: 'SCRAM-SHA-512', op: 'upsert', password: 'carol-secret' },
     ]);
-    assert.deepEqual([...done], [['alice', null], ['carol', null]]);
+    assert.deepEqual(
+      [...done],
+      [
+        ['alice', null],
+        ['carol', null],
+      ],
+    );
     const stored = parseCredential(b.broker.services.clientEntities.get('users/alice')['SCRAM-SHA-256']!)!;
     assert.equal(stored.iterations, 8192);
-    assert.deepEqual(credentialFromSaltedPassword('SCRAM-SHA-256', stored.salt, saltedPassword('SCRAM-SHA-256', 'alice-secret', stored.salt, 8192), 8192), stored);
+    assert.deepEqual(
+      credentialFromSaltedPassword('SCRAM-SHA-256', stored.salt, saltedPassword('SCRAM-SHA-256', 'alice-secret', stored.salt, 8192), 8192),
+      stored,
+    );
 
     const all = await describeUserScramCredentials(admin.cluster);
-    assert.deepEqual([...all], [
-      ['alice', [{ mechanism: 'SCRAM-SHA-256', iterations: 8192 }, { mechanism: 'SCRAM-SHA-512', iterations: 4096 }]],
-      ['carol', [{ mechanism: 'SCRAM-SHA-512', iterations: 4096 }]],
-    ]);
+    assert.deepEqual(
+      [...all],
+      [
+        [
+          'alice',
+          [
+            { mechanism: 'SCRAM-SHA-256', iterations: 8192 },
+            { mechanism: 'SCRAM-SHA-512', iterations: 4096 },
+          ],
+        ],
+        ['carol', [{ mechanism: 'SCRAM-SHA-512', iterations: 4096 }]],
+      ],
+    );
     const some = await describeUserScramCredentials(admin.cluster, ['carol', 'nobody']);
     assert.deepEqual(some.get('carol'), [{ mechanism: 'SCRAM-SHA-512', iterations: 4096 }]);
     const nobody = some.get('nobody') as KafkaError;
@@ -48,11 +66,17 @@ test('AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe
     assert.equal(nobody.message, 'Attempt to describe a user credential that does not exist: nobody');
     const conn = await admin.cluster.anyConnection();
     const dup = await conn.send(Api.DescribeUserScramCredentials, { users: [{ name: 'carol' }, { name: 'carol' }] });
-    assert.deepEqual(dup.results.map((r) => [r.errorCode, r.errorMessage]), [[92, 'Cannot describe SCRAM credentials for the same user twice in a single request: carol']]);
+    assert.deepEqual(
+      dup.results.map((r) => [r.errorCode, r.errorMessage]),
+      [[92, 'Cannot describe SCRAM credentials for the same user twice in a single request: carol']],
+    );
 
     // SCRAM-SHA-256 login works right away on the SASL listener.
     const port = b.broker.boundPorts().get('SASL_PLAINTEXT')!;
-    const asAlice = new Admin({ bootstrapServers: `127.0.0.1:${port}`, security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'SCRAM-SHA-256', username: 'alice', password: 'alice-secret' } } });
+    const asAlice = new Admin({
+      bootstrapServers: `127.0.0.1:${port}`,
+      security: { protocol: 'SASL_PLAINTEXT', sasl: { mechanism: 'SCRAM-SHA-256', username: 'alice', password: 'alice-secret' } },
+    });
     await asAlice.listTopics();
     await asAlice.close();
 
@@ -60,7 +84,10 @@ test('AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe
     const salt = Buffer.from('salt');
     const sp = Buffer.alloc(32, 1);
     const bad = await conn.send(Api.AlterUserScramCredentials, {
-      deletions: [{ name: 'carol', mechanism: 1 }, { name: 'dave', mechanism: 0 }],
+      deletions: [
+        { name: 'carol', mechanism: 1 },
+        { name: 'dave', mechanism: 0 },
+      ],
       upsertions: [
         { name: 'erin', mechanism: 1, iterations: 100, salt, saltedPassword: sp },
         { name: 'frank', mechanism: 1, iterations: 20000, salt, saltedPassword: sp },
@@ -69,14 +96,17 @@ test('AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe
         { name: '', mechanism: 1, iterations: 4096, salt, saltedPassword: sp },
       ],
     });
-    assert.deepEqual(bad.results.map((r) => [r.user, r.errorCode, r.errorMessage]), [
-      ['carol', 91, 'Attempt to delete a user credential that does not exist'],
-      ['dave', 33, 'Unknown SCRAM mechanism'],
-      ['erin', 93, 'Too few iterations'],
-      ['frank', 93, 'Too many iterations'],
-      ['alice', 92, 'A user credential cannot be altered twice in the same request'],
-      ['', 93, 'Username must not be empty'],
-    ]);
+    assert.deepEqual(
+      bad.results.map((r) => [r.user, r.errorCode, r.errorMessage]),
+      [
+        ['carol', 91, 'Attempt to delete a user credential that does not exist'],
+        ['dave', 33, 'Unknown SCRAM mechanism'],
+        ['erin', 93, 'Too few iterations'],
+        ['frank', 93, 'Too many iterations'],
+        ['alice', 92, 'A user credential cannot be altered twice in the same request'],
+        ['', 93, 'Username must not be empty'],
+      ],
+    );
     assert.equal(parseCredential(b.broker.services.clientEntities.get('users/alice')['SCRAM-SHA-256']!)!.iterations, 8192);
 
     const deleted = await alterUserScramCredentials(admin.cluster, [{ user: 'alice', mechanism: 'SCRAM-SHA-512', op: 'delete' }]);
@@ -88,11 +118,19 @@ test('AlterUserScramCredentials / DescribeUserScramCredentials: upsert, describe
   }
 });
 
-test('kafka-configs --bootstrap-server --entity-type users: add, describe, delete with Kafka\'s output', { timeout: 120_000 }, async () => {
+test("kafka-configs --bootstrap-server --entity-type users: add, describe, delete with Kafka's output", { timeout: 120_000 }, async () => {
   const b = await startTestBroker(saslProps);
   try {
     const configs = (...args: string[]) => runCli('kafka-configs', ['--bootstrap-server', b.bootstrap, ...args], { timeoutMs: 60_000 });
-    const add = await configs('--alter', '--add-config', 'SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-512]', '--entity-type', 'users', '--entity-name', 'alice');
+    const add = await configs(
+      '--alter',
+      '--add-config',
+      'SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-512]',
+      '--entity-type',
+      'users',
+      '--entity-name',
+      'alice',
+    );
     assert.equal(add.stderr, '');
     assert.equal(add.stdout, 'Completed updating config for user alice.\n');
     const one = await configs('--describe', '--entity-type', 'users', '--entity-name', 'alice');
@@ -113,13 +151,23 @@ test('kafka-configs --bootstrap-server --entity-type users: add, describe, delet
   }
 });
 
-test('kafka-configs --zookeeper --entity-type users writes Kafka\'s credential form to /config/users/<user> and announces it', { timeout: 120_000 }, async (t) => {
+test("kafka-configs --zookeeper --entity-type users writes Kafka's credential form to /config/users/<user> and announces it", {
+  timeout: 120_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const zk = await startZooKeeper();
   const session = await ZkSession.open({ connect: zk.connect, sessionTimeoutMs: 10_000, connectionTimeoutMs: 10_000 });
   try {
     const configs = (...args: string[]) => runCli('kafka-configs', ['--zookeeper', zk.connect, ...args], { timeoutMs: 60_000 });
-    const add = await configs('--alter', '--add-config', 'SCRAM-SHA-512=[iterations=8192,password=zk-secret]', '--entity-type', 'users', '--entity-name', 'alice');
+    const add = await configs(
+      '--alter',
+      '--add-config',
+      'SCRAM-SHA-512=[iterations=8192,password=zk-secret]',
+      '--entity-type',
+      'users',
+      '--entity-name',
+      'alice',
+    );
     assert.equal(add.stdout, "Completed updating config for entity: user-principal 'alice'.\n");
     const client = new KafkaZkClient(session);
     const stored = await client.getEntityConfigs('users', 'alice');

@@ -31,10 +31,17 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
 }
 
 function brokerAt(id: number, dir: string, zk: ZooKeeperServer): Broker {
-  const raw = new Map(Object.entries({
-    'broker.id': String(id), listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, 'zookeeper.connect': zk.connect,
-    'zookeeper.session.timeout.ms': '10000', 'offsets.topic.replication.factor': '1', 'controlled.shutdown.retry.backoff.ms': '200',
-  }));
+  const raw = new Map(
+    Object.entries({
+      'broker.id': String(id),
+      listeners: 'PLAINTEXT://127.0.0.1:0',
+      'log.dirs': dir,
+      'zookeeper.connect': zk.connect,
+      'zookeeper.session.timeout.ms': '10000',
+      'offsets.topic.replication.factor': '1',
+      'controlled.shutdown.retry.backoff.ms': '200',
+    }),
+  );
   return new Broker(buildBrokerConfig(raw), silentLogger());
 }
 
@@ -67,7 +74,17 @@ test('dynamic broker configs are kept in ZooKeeper and followed by every broker'
 
     // A per-broker value written by the --zookeeper tool reaches broker 1, and its running logs.
     await admins[0]!.createTopics([{ name: 'cfg', numPartitions: 1, replicationFactor: 1, replicaAssignment: [[1]] }]);
-    const tool = await runCli('kafka-configs', ['--zookeeper', zk.connect, '--alter', '--entity-type', 'brokers', '--entity-name', '1', '--add-config', 'log.segment.bytes=2000000']);
+    const tool = await runCli('kafka-configs', [
+      '--zookeeper',
+      zk.connect,
+      '--alter',
+      '--entity-type',
+      'brokers',
+      '--entity-name',
+      '1',
+      '--add-config',
+      'log.segment.bytes=2000000',
+    ]);
     assert.equal(tool.code, 0, tool.stderr);
     assert.match(tool.stdout, /Completed Updating config for entity: brokers '1'\./);
     await until("broker 1's log to run with the new segment size", 30_000, async () =>
@@ -78,7 +95,17 @@ test('dynamic broker configs are kept in ZooKeeper and followed by every broker'
     assert.notEqual((await described(admins[0]!, '0', 'log.segment.bytes'))?.value, '2000000', 'broker 0 keeps its own');
 
     // A value the broker would refuse is refused by the tool too, in one line.
-    const bad = await runCli('kafka-configs', ['--zookeeper', zk.connect, '--alter', '--entity-type', 'brokers', '--entity-name', '1', '--add-config', 'broker.id=7']);
+    const bad = await runCli('kafka-configs', [
+      '--zookeeper',
+      zk.connect,
+      '--alter',
+      '--entity-type',
+      'brokers',
+      '--entity-name',
+      '1',
+      '--add-config',
+      'broker.id=7',
+    ]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr.trim(), /^[^\n]*Cannot update these configs dynamically: Set\(broker\.id\)[^\n]*$/);
 

@@ -41,11 +41,18 @@ test('two brokers with a ZooKeeper controller: whole-cluster metadata, leaders a
     for (const id of [0, 1]) {
       const dir = await mkdtemp(join(tmpdir(), 'fjord-2b-'));
       dirs.push(dir);
-      const raw = new Map(Object.entries({
-        'broker.id': String(id), listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, 'zookeeper.connect': zk.connect,
-        'zookeeper.session.timeout.ms': '10000', 'offsets.topic.replication.factor': '2', 'offsets.topic.num.partitions': '4',
-        'controlled.shutdown.retry.backoff.ms': '200',
-      }));
+      const raw = new Map(
+        Object.entries({
+          'broker.id': String(id),
+          listeners: 'PLAINTEXT://127.0.0.1:0',
+          'log.dirs': dir,
+          'zookeeper.connect': zk.connect,
+          'zookeeper.session.timeout.ms': '10000',
+          'offsets.topic.replication.factor': '2',
+          'offsets.topic.num.partitions': '4',
+          'controlled.shutdown.retry.backoff.ms': '200',
+        }),
+      );
       brokers.push(new Broker(buildBrokerConfig(raw), silentLogger()));
     }
     await Promise.all(brokers.map((b) => b.start()));
@@ -57,7 +64,13 @@ test('two brokers with a ZooKeeper controller: whole-cluster metadata, leaders a
       const all = await Promise.all(conns.map((c) => c.send(Api.Metadata, { topics: [] }, { version: 12 })));
       return all.every((m) => m.brokers.length === 2 && m.controllerId >= 0) ? all : undefined;
     });
-    assert.deepEqual(views.map((m) => m.brokers.map((b) => [b.nodeId, b.port]).sort()), [0, 1].map(() => [[0, ports[0]], [1, ports[1]]]));
+    assert.deepEqual(
+      views.map((m) => m.brokers.map((b) => [b.nodeId, b.port]).sort()),
+      [0, 1].map(() => [
+        [0, ports[0]],
+        [1, ports[1]],
+      ]),
+    );
     assert.equal(views[0]!.controllerId, views[1]!.controllerId);
     const controllerId = views[0]!.controllerId;
     const other = 1 - controllerId;
@@ -87,7 +100,11 @@ test('two brokers with a ZooKeeper controller: whole-cluster metadata, leaders a
     // A produce to the follower: NOT_LEADER_OR_FOLLOWER.
     const p0 = md[0]!.topics[0]!.partitions[0]!;
     const follower = 1 - p0.leaderId;
-    const notLeader = await brokers[follower]!.services.replicaManager.appendRecords('two', 0, Buffer.alloc(0), { requiredAcks: 1, origin: 'client', produceVersion: 9 });
+    const notLeader = await brokers[follower]!.services.replicaManager.appendRecords('two', 0, Buffer.alloc(0), {
+      requiredAcks: 1,
+      origin: 'client',
+      produceVersion: 9,
+    });
     assert.equal(notLeader.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
 
     // A client round trip across both brokers, with a consumer group.
@@ -105,7 +122,10 @@ test('two brokers with a ZooKeeper controller: whole-cluster metadata, leaders a
     await consumer.disconnect();
     const offsets = brokers[other]!.services.metadata.topic('__consumer_offsets');
     assert.ok(offsets, '__consumer_offsets created');
-    assert.ok(offsets.partitions.every((p) => p.replicas.length === 2), 'with replication factor 2');
+    assert.ok(
+      offsets.partitions.every((p) => p.replicas.length === 2),
+      'with replication factor 2',
+    );
 
     // Controlled shutdown of the non-controller: leadership moves to the controller's broker.
     const stopped = brokers[other]!;

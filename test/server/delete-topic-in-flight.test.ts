@@ -8,19 +8,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestBroker } from '../helpers/broker.js';
 import { RawClient } from '../helpers/raw-client.js';
-import {
-  DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, ProduceRequestCodec, ProduceResponseCodec,
-} from '../../src/protocol/messages/index.js';
+import { DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, ProduceRequestCodec, ProduceResponseCodec } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { batchOf, createTopic, fetchOne } from './handlers/data-plane-helpers.js';
 
 const VALUE = 'v'.repeat(4000);
 
 function produce(c: RawClient, topic: string) {
-  return c.request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
-    transactionalId: null, acks: 1, timeoutMs: 30_000,
-    topicData: [{ name: topic, partitionData: [{ index: 0, records: batchOf(Array.from({ length: 16 }, () => VALUE)) }] }],
-  }).then((r) => r.responses[0]!.partitionResponses[0]!.errorCode);
+  return c
+    .request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 30_000,
+      topicData: [{ name: topic, partitionData: [{ index: 0, records: batchOf(Array.from({ length: 16 }, () => VALUE)) }] }],
+    })
+    .then((r) => r.responses[0]!.partitionResponses[0]!.errorCode);
 }
 
 test('produces and fetches racing the deletion of their topic never take the log directory offline', async () => {
@@ -45,7 +47,11 @@ test('produces and fetches racing the deletion of their topic never take the log
       const del = await admin.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 4, { topicNames: [topic], timeoutMs: 30_000 });
       for (const code of await Promise.all(inFlight)) codes.set(code, (codes.get(code) ?? 0) + 1);
       const offline = b.broker.services.logManager.logDirsState().filter((d) => !d.online);
-      assert.deepEqual(offline.map((d) => d.error), [], `round ${round}: a log dir went offline`);
+      assert.deepEqual(
+        offline.map((d) => d.error),
+        [],
+        `round ${round}: a log dir went offline`,
+      );
       assert.equal(del.responses[0]!.errorCode, ErrorCode.NONE, `round ${round}: DeleteTopics failed: ${del.responses[0]!.errorMessage}`);
       assert.equal(await produce(admin, 'steady'), ErrorCode.NONE, `round ${round}: the log dir went offline (codes seen: ${JSON.stringify([...codes])})`);
     }

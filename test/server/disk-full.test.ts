@@ -77,7 +77,9 @@ test('FindCoordinator answers COORDINATOR_NOT_AVAILABLE while the offsets topic 
         groupInstanceId: null,
         retentionTimeMs: -1n,
         apiVersion: 8,
-        topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] }],
+        topics: [
+          { name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: null }] },
+        ],
       });
     assert.equal((await commit())[0]!.partitions[0]!.errorCode, ErrorCode.NOT_COORDINATOR);
     seg.writeAt = write;
@@ -167,7 +169,14 @@ test('InitProducerId answers the retriable COORDINATOR_LOAD_IN_PROGRESS (as Kafk
     const generate = ids.generate.bind(ids);
     ids.generate = () => Promise.reject(enospc());
     const init = async (): Promise<number> =>
-      (await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 })).errorCode;
+      (
+        await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+          transactionalId: null,
+          transactionTimeoutMs: 60000,
+          producerId: -1n,
+          producerEpoch: -1,
+        })
+      ).errorCode;
     // KAFKA_STORAGE_ERROR here is fatal to the Java producer ("Unexpected error in InitProducerIdResponse").
     assert.equal(await init(), ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
     ids.generate = generate;

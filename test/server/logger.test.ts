@@ -15,19 +15,35 @@ test('log format: FJORD_LOG_FORMAT wins; otherwise pretty on a terminal, JSON li
 });
 
 test('a pretty line has time, level, origin, message and the other fields as key=value', () => {
-  const line = JSON.stringify({ level: 30, time: '2026-01-02T03:04:05.678Z', pid: 7, name: 'fjord', component: 'admin', topic: 'orders', partitions: 3, configs: { 'retention.ms': '1000' }, note: 'two words', msg: 'created topic orders' });
+  const line = JSON.stringify({
+    level: 30,
+    time: '2026-01-02T03:04:05.678Z',
+    pid: 7,
+    name: 'fjord',
+    component: 'admin',
+    topic: 'orders',
+    partitions: 3,
+    configs: { 'retention.ms': '1000' },
+    note: 'two words',
+    msg: 'created topic orders',
+  });
   assert.equal(
     formatPrettyLine(line),
     '2026-01-02T03:04:05.678Z INFO  [fjord/admin] created topic orders topic=orders partitions=3 configs={"retention.ms":"1000"} note="two words"\n',
   );
-  const withErr = formatPrettyLine(JSON.stringify({ level: 50, time: '2026-01-02T03:04:05.678Z', msg: 'boom', err: { type: 'Error', message: 'bad', stack: 'Error: bad\n    at x' } }));
+  const withErr = formatPrettyLine(
+    JSON.stringify({ level: 50, time: '2026-01-02T03:04:05.678Z', msg: 'boom', err: { type: 'Error', message: 'bad', stack: 'Error: bad\n    at x' } }),
+  );
   assert.equal(withErr, '2026-01-02T03:04:05.678Z ERROR boom\n    Error: bad\n        at x\n');
   assert.equal(formatPrettyLine('not json'), 'not json\n');
 });
 
 test('the root logger writes pretty lines or JSON lines as chosen', () => {
   const pretty: string[] = [];
-  createRootLogger('pretty', 'info', (t) => pretty.push(t)).child({ name: 'fjord' }).child({ component: 'group-coordinator' }).info({ group: 'g', generation: 2 }, 'rebalance of group g completed');
+  createRootLogger('pretty', 'info', (t) => pretty.push(t))
+    .child({ name: 'fjord' })
+    .child({ component: 'group-coordinator' })
+    .info({ group: 'g', generation: 2 }, 'rebalance of group g completed');
   assert.equal(pretty.length, 1);
   assert.match(pretty[0]!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  \[fjord\/group-coordinator\] rebalance of group g completed group=g generation=2\n$/);
   const json: string[] = [];

@@ -18,8 +18,16 @@ import { startTestBroker } from '../helpers/broker.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import {
-  ApiVersionsRequestCodec, ApiVersionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec,
-  FetchRequestCodec, FetchResponseCodec, MetadataRequestCodec, MetadataResponseCodec, ProduceRequestCodec, ProduceResponseCodec,
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  FetchRequestCodec,
+  FetchResponseCodec,
+  MetadataRequestCodec,
+  MetadataResponseCodec,
+  ProduceRequestCodec,
+  ProduceResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { batchOf, valuesOf } from './handlers/data-plane-helpers.js';
@@ -43,20 +51,28 @@ const MAX_SEGMENT_FILES = SEGMENT_FILE_BUDGET + 1;
 
 function createTopic(c: RawClient, name: string, numPartitions: number) {
   return c.request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 5, {
-    topics: [{ name, numPartitions, replicationFactor: 1 }], timeoutMs: 600_000, validateOnly: false,
+    topics: [{ name, numPartitions, replicationFactor: 1 }],
+    timeoutMs: 600_000,
+    validateOnly: false,
   });
 }
 
 function produceAll(c: RawClient, topic: string, partitions: number[], value: (p: number) => string) {
   return c.request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
-    transactionalId: null, acks: -1, timeoutMs: 30_000,
+    transactionalId: null,
+    acks: -1,
+    timeoutMs: 30_000,
     topicData: [{ name: topic, partitionData: partitions.map((p) => ({ index: p, records: batchOf([value(p)]) })) }],
   });
 }
 
 function fetchAll(c: RawClient, topic: string, partitions: number[]) {
   return c.request(1, FetchRequestCodec, FetchResponseCodec, 4, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 64 << 20, isolationLevel: 0,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 0,
+    maxBytes: 64 << 20,
+    isolationLevel: 0,
     topics: [{ topic, partitions: partitions.map((p) => ({ partition: p, fetchOffset: 0n, partitionMaxBytes: 1 << 16 })) }],
   });
 }
@@ -98,7 +114,10 @@ async function waitForPort(port: number, child: ChildProcess, output: () => stri
 class ChildBroker {
   child: ChildProcess | undefined;
   private out = '';
-  constructor(readonly configFile: string, readonly port: number) {}
+  constructor(
+    readonly configFile: string,
+    readonly port: number,
+  ) {}
 
   async start(): Promise<number> {
     const started = Date.now();
@@ -156,15 +175,18 @@ test(`a broker with ${PARTITIONS} partitions accepts connections, stops on SIGTE
   const dir = await mkdtemp(join(tmpdir(), 'fjord-many-'));
   const port = await freePort();
   const configFile = join(dir, 'server.properties');
-  await writeFile(configFile, [
-    `listeners=PLAINTEXT://127.0.0.1:${port}`,
-    `log.dirs=${join(dir, 'logs')}`,
-    `max.partitions.per.request=${PARTITIONS}`,
-    `max.broker.partitions=${PARTITIONS}`,
-    `log.segment.max.open.files=${SEGMENT_FILE_BUDGET}`,
-    'auto.create.topics.enable=false',
-    '',
-  ].join('\n'));
+  await writeFile(
+    configFile,
+    [
+      `listeners=PLAINTEXT://127.0.0.1:${port}`,
+      `log.dirs=${join(dir, 'logs')}`,
+      `max.partitions.per.request=${PARTITIONS}`,
+      `max.broker.partitions=${PARTITIONS}`,
+      `log.segment.max.open.files=${SEGMENT_FILE_BUDGET}`,
+      'auto.create.topics.enable=false',
+      '',
+    ].join('\n'),
+  );
   const broker = new ChildBroker(configFile, port);
   const last = PARTITIONS - 1;
   const sample = [...new Set([0, 1, Math.floor(PARTITIONS / 2), last])];
@@ -205,14 +227,19 @@ test(`a broker with ${PARTITIONS} partitions accepts connections, stops on SIGTE
     const md = await c2.request(3, MetadataRequestCodec, MetadataResponseCodec, 4, { topics: [{ name: 'many' }], allowAutoTopicCreation: false });
     assert.equal(md.topics[0]!.partitions.length, PARTITIONS);
     const again = await fetchAll(c2, 'many', sample);
-    assert.deepEqual(again.responses[0]!.partitions.map((p) => valuesOf(p.records).join()), sample.map((p) => `v${p}`));
+    assert.deepEqual(
+      again.responses[0]!.partitions.map((p) => valuesOf(p.records).join()),
+      sample.map((p) => `v${p}`),
+    );
     const fds2 = descriptors(broker.child!.pid!);
     assert.ok(fds2.logFiles <= MAX_SEGMENT_FILES, `${fds2.logFiles} segment files open after restart`);
     c2.close();
     assert.equal(await connectMany(port, 300), 300, 'all 300 new connections answered after the restart');
     const stop2 = await broker.terminate(SIGTERM_DEADLINE_MS);
     assert.equal(stop2.code, 0);
-    t.diagnostic(`SIGTERM stop ${stop1.ms} ms with all ${PARTITIONS} partitions written, restart to listening ${restartMs} ms, second stop (idle) ${stop2.ms} ms`);
+    t.diagnostic(
+      `SIGTERM stop ${stop1.ms} ms with all ${PARTITIONS} partitions written, restart to listening ${restartMs} ms, second stop (idle) ${stop2.ms} ms`,
+    );
   } finally {
     broker.kill();
     await rm(dir, { recursive: true, force: true });
@@ -248,7 +275,11 @@ test('with a segment-file budget of 8, produce and fetch reach all 40 partitions
     const seen = new Map<number, string[]>(all.map((p) => [p, []]));
     for (let i = 0; i < 10 && [...seen.values()].some((v) => v.length < 5); i++) {
       const fetched = await c.request(1, FetchRequestCodec, FetchResponseCodec, 4, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 64 << 20, isolationLevel: 0,
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 64 << 20,
+        isolationLevel: 0,
         topics: [{ topic: 'narrow', partitions: all.map((p) => ({ partition: p, fetchOffset: BigInt(seen.get(p)!.length), partitionMaxBytes: 1 << 16 })) }],
       });
       for (const p of fetched.responses[0]!.partitions) {
@@ -257,7 +288,11 @@ test('with a segment-file budget of 8, produce and fetch reach all 40 partitions
       }
       assert.ok(mine() <= 9, `${mine()} segment files open while fetching`);
     }
-    for (const [p, values] of seen) assert.deepEqual(values, [0, 1, 2, 3, 4].map((r) => `${p}-${r}`));
+    for (const [p, values] of seen)
+      assert.deepEqual(
+        values,
+        [0, 1, 2, 3, 4].map((r) => `${p}-${r}`),
+      );
     assert.ok(mine() <= 9, `${mine()} segment files open after fetching`);
     assert.ok(b.broker.services.replicaManager.getPartition('narrow', 3)!.log.segments.length > 1, 'segments rolled under the budget');
   } finally {

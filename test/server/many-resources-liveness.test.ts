@@ -37,7 +37,8 @@ const CASES: Case[] = [
   { attack: 'describe-groups', n: 20_000, check: (r) => assert.equal(len(r, 'groups'), 1, 'the group described once') },
   { attack: 'delete-topics', n: 100_000, check: (r) => assert.equal(len(r, 'responses'), 100_000) },
   {
-    attack: 'add-partitions-to-txn', n: 20_000,
+    attack: 'add-partitions-to-txn',
+    n: 20_000,
     check: (r) => {
       const parts = (r.resultsByTopicV3AndBelow as { resultsByPartition: { partitionErrorCode: number }[] }[])[0]!.resultsByPartition;
       assert.equal(parts.length, 20_000);
@@ -45,7 +46,8 @@ const CASES: Case[] = [
     },
   },
   {
-    attack: 'offset-commit', n: 15_000,
+    attack: 'offset-commit',
+    n: 15_000,
     check: (r) => {
       const topics = r.topics as { partitions: unknown[] }[];
       assert.equal(topics.length, 1, 'one entry for the topic named 15,000 times');
@@ -78,13 +80,17 @@ for (const c of CASES) {
       b.resetPeaks();
       const t0 = Date.now();
       let answered = false;
-      const attack = attacker.request(a.apiKey, spec.request as MessageCodec<unknown>, spec.response as MessageCodec<unknown>, a.version, a.body(c.n) as Input<unknown>)
+      const attack = attacker
+        .request(a.apiKey, spec.request as MessageCodec<unknown>, spec.response as MessageCodec<unknown>, a.version, a.body(c.n) as Input<unknown>)
         .finally(() => (answered = true));
       attack.catch(() => undefined); // awaited below once answered; the deadline may come first
       let worstProbeMs = 0;
       while (!answered && Date.now() - t0 < 20_000) {
         const p0 = Date.now();
-        const md = await prober.request(3, MetadataRequestCodec, MetadataResponseCodec, 12, { topics: [{ name: STEADY_TOPIC }], allowAutoTopicCreation: false });
+        const md = await prober.request(3, MetadataRequestCodec, MetadataResponseCodec, 12, {
+          topics: [{ name: STEADY_TOPIC }],
+          allowAutoTopicCreation: false,
+        });
         worstProbeMs = Math.max(worstProbeMs, Date.now() - p0);
         assert.equal(md.topics[0]!.errorCode, ErrorCode.NONE);
         await new Promise((r) => setTimeout(r, 10)); // paces the probes; the loop ends on the answer or the deadline

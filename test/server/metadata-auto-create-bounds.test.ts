@@ -11,7 +11,13 @@ import assert from 'node:assert/strict';
 import { BrokerChild } from '../helpers/broker-child.js';
 import { startTestBroker } from '../helpers/broker.js';
 import { RawClient } from '../helpers/raw-client.js';
-import { MetadataRequestCodec, MetadataResponseCodec, ProduceRequestCodec, ProduceResponseCodec, type MetadataResponse } from '../../src/protocol/messages/index.js';
+import {
+  MetadataRequestCodec,
+  MetadataResponseCodec,
+  ProduceRequestCodec,
+  ProduceResponseCodec,
+  type MetadataResponse,
+} from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { EmbeddedMetadataStore } from '../../src/metadata/embedded/embedded-store.js';
 
@@ -27,7 +33,9 @@ function codes(res: MetadataResponse): Record<string, number> {
   return out;
 }
 
-test(`a Metadata request naming ${NAMES} new topics twice each is answered promptly, once per name, while another client is served`, { timeout: 120_000 }, async (t) => {
+test(`a Metadata request naming ${NAMES} new topics twice each is answered promptly, once per name, while another client is served`, {
+  timeout: 120_000,
+}, async (t) => {
   const b = await BrokerChild.start({ topics: [{ name: 'steady' }] });
   const attacker = await RawClient.connect(b.port);
   const prober = await RawClient.connect(b.port);
@@ -92,7 +100,11 @@ test('one Metadata request writes the metadata file once, however many topics it
   const c = await RawClient.connect(b.port);
   try {
     persists = 0; // the store wrote its first file when it opened
-    const res = await metadata(c, Array.from({ length: 500 }, (_, i) => `t${i}`), true);
+    const res = await metadata(
+      c,
+      Array.from({ length: 500 }, (_, i) => `t${i}`),
+      true,
+    );
     assert.deepEqual(codes(res), { [ErrorCode.NONE]: 500 });
     assert.equal(persists, 1, `${persists} persists for 500 topics`);
     assert.equal(b.broker.services.metadata.topics().length, 500);
@@ -109,10 +121,23 @@ test('auto-creation is held to max.partitions.per.request, max.broker.partitions
   try {
     // 3 topics of 4 partitions: 12 > max.partitions.per.request, the whole batch is refused, as CreateTopics does.
     let res = await metadata(c, ['a', 'b', 'c'], true);
-    assert.deepEqual(res.topics.map((t) => [t.name, t.errorCode]), [['a', ErrorCode.POLICY_VIOLATION], ['b', ErrorCode.POLICY_VIOLATION], ['c', ErrorCode.POLICY_VIOLATION]]);
+    assert.deepEqual(
+      res.topics.map((t) => [t.name, t.errorCode]),
+      [
+        ['a', ErrorCode.POLICY_VIOLATION],
+        ['b', ErrorCode.POLICY_VIOLATION],
+        ['c', ErrorCode.POLICY_VIOLATION],
+      ],
+    );
     assert.equal(b.broker.services.metadata.topic('a'), undefined);
     res = await metadata(c, ['a', 'b'], true);
-    assert.deepEqual(res.topics.map((t) => [t.name, t.errorCode, t.partitions.length]), [['a', ErrorCode.NONE, 4], ['b', ErrorCode.NONE, 4]]);
+    assert.deepEqual(
+      res.topics.map((t) => [t.name, t.errorCode, t.partitions.length]),
+      [
+        ['a', ErrorCode.NONE, 4],
+        ['b', ErrorCode.NONE, 4],
+      ],
+    );
   } finally {
     c.close();
     await b.stop();
@@ -123,10 +148,22 @@ test('auto-creation is held to max.partitions.per.request, max.broker.partitions
     // Beyond 3 new names: UNKNOWN_TOPIC_OR_PARTITION (retriable). Of those 3, max.broker.partitions
     // (10) lets two of 4 partitions in, in request order.
     const res = await metadata(c, ['x', 'y', 'z', 'w'], true);
-    assert.deepEqual(res.topics.map((t) => [t.name, t.errorCode]), [
-      ['x', ErrorCode.NONE], ['y', ErrorCode.NONE], ['z', ErrorCode.POLICY_VIOLATION], ['w', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
-    ]);
-    assert.deepEqual(b.broker.services.metadata.topics().map((t) => t.name).sort(), ['x', 'y']);
+    assert.deepEqual(
+      res.topics.map((t) => [t.name, t.errorCode]),
+      [
+        ['x', ErrorCode.NONE],
+        ['y', ErrorCode.NONE],
+        ['z', ErrorCode.POLICY_VIOLATION],
+        ['w', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+      ],
+    );
+    assert.deepEqual(
+      b.broker.services.metadata
+        .topics()
+        .map((t) => t.name)
+        .sort(),
+      ['x', 'y'],
+    );
   } finally {
     c.close();
     await b.stop();
@@ -138,13 +175,21 @@ test('a Produce naming many unknown topics auto-creates at most auto.create.topi
   const c = await RawClient.connect(b.port);
   try {
     const res = await c.request(0, ProduceRequestCodec, ProduceResponseCodec, 9, {
-      acks: 1, timeoutMs: 5000, topicData: Array.from({ length: 50 }, (_, i) => ({ name: `p${i}`, partitionData: [{ index: 0, records: null }] })),
+      acks: 1,
+      timeoutMs: 5000,
+      topicData: Array.from({ length: 50 }, (_, i) => ({ name: `p${i}`, partitionData: [{ index: 0, records: null }] })),
     });
     assert.ok(res.responses.every((t) => t.partitionResponses[0]!.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
     // The creation starts after the answer, as one batch: once topics show, all of them do.
     const deadline = Date.now() + 10_000;
     while (b.broker.services.metadata.topics().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.deepEqual(b.broker.services.metadata.topics().map((t) => t.name).sort(), ['p0', 'p1', 'p2', 'p3', 'p4']);
+    assert.deepEqual(
+      b.broker.services.metadata
+        .topics()
+        .map((t) => t.name)
+        .sort(),
+      ['p0', 'p1', 'p2', 'p3', 'p4'],
+    );
   } finally {
     c.close();
     await b.stop();

@@ -40,16 +40,27 @@ test('topic, partition, config, rebalance, member expiry and retention events ar
   const dir = await mkdtemp(join(tmpdir(), 'fjord-events-'));
   const lines: Line[] = [];
   const logger = createRootLogger('json', 'info', (t) => lines.push(JSON.parse(t) as Line));
-  const config = buildBrokerConfig(new Map(Object.entries({
-    'listeners': 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, 'group.initial.rebalance.delay.ms': '0',
-    'group.min.session.timeout.ms': '100', 'offsets.topic.num.partitions': '2', 'log.retention.check.interval.ms': '3600000',
-  })));
+  const config = buildBrokerConfig(
+    new Map(
+      Object.entries({
+        listeners: 'PLAINTEXT://127.0.0.1:0',
+        'log.dirs': dir,
+        'group.initial.rebalance.delay.ms': '0',
+        'group.min.session.timeout.ms': '100',
+        'offsets.topic.num.partitions': '2',
+        'log.retention.check.interval.ms': '3600000',
+      }),
+    ),
+  );
   const broker = new Broker(config, logger);
   await broker.start();
   const find = (re: RegExp) => lines.find((l) => l.level === 30 && re.test(l.msg));
   try {
     const admin = broker.services.admin;
-    await admin.topics.createTopic({ name: 'orders', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'segment.bytes', value: '1024' }] }, false);
+    await admin.topics.createTopic(
+      { name: 'orders', numPartitions: 1, replicationFactor: -1, assignments: [], configs: [{ name: 'segment.bytes', value: '1024' }] },
+      false,
+    );
     assert.ok(find(/^created topic orders with 1 partition\(s\), replication factor 1$/));
     await admin.topics.createPartitions('orders', 2, null, false);
     assert.equal(find(/^added partitions to topic orders: 1 -> 2$/)?.to, 2);
@@ -70,16 +81,49 @@ test('topic, partition, config, rebalance, member expiry and retention events ar
     const groups = broker.services.groupCoordinator;
     await groups.ensureOffsetsTopic();
     await groups.loaded();
-    let join = await groups.joinGroup({ groupId: 'ops', memberId: '', groupInstanceId: null, sessionTimeoutMs: 300, rebalanceTimeoutMs: 1000, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], apiVersion: 3, clientId: 'c1', clientHost: '/127.0.0.1' });
-    if (join.errorCode !== 0) join = await groups.joinGroup({ groupId: 'ops', memberId: join.memberId, groupInstanceId: null, sessionTimeoutMs: 300, rebalanceTimeoutMs: 1000, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], apiVersion: 4, clientId: 'c1', clientHost: '/127.0.0.1' });
+    let join = await groups.joinGroup({
+      groupId: 'ops',
+      memberId: '',
+      groupInstanceId: null,
+      sessionTimeoutMs: 300,
+      rebalanceTimeoutMs: 1000,
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+      apiVersion: 3,
+      clientId: 'c1',
+      clientHost: '/127.0.0.1',
+    });
+    if (join.errorCode !== 0)
+      join = await groups.joinGroup({
+        groupId: 'ops',
+        memberId: join.memberId,
+        groupInstanceId: null,
+        sessionTimeoutMs: 300,
+        rebalanceTimeoutMs: 1000,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+        apiVersion: 4,
+        clientId: 'c1',
+        clientHost: '/127.0.0.1',
+      });
     assert.equal(join.errorCode, 0);
     const started = find(/^preparing to rebalance group ops in state Empty with old generation 0 \(reason: new member .* joined\)$/);
     assert.ok(started);
     const completed = find(/^rebalance of group ops completed in \d+ ms: generation 1 with 1 member\(s\), protocol range$/);
     assert.deepEqual([completed?.generation, completed?.members, typeof completed?.durationMs], [1, 1, 'number']);
-    await groups.syncGroup({ groupId: 'ops', generationId: 1, memberId: join.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [] });
+    await groups.syncGroup({
+      groupId: 'ops',
+      generationId: 1,
+      memberId: join.memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignments: [],
+    });
     // No heartbeats: the member expires after its 300 ms session.
-    const expired = await until('member expiry', () => find(/^member .* of group ops expired: no heartbeat within its session timeout \(300 ms\); removing it$/));
+    const expired = await until('member expiry', () =>
+      find(/^member .* of group ops expired: no heartbeat within its session timeout \(300 ms\); removing it$/),
+    );
     assert.equal(expired.memberId, join.memberId);
     const empty = await until('Empty generation', () => find(/^rebalance of group ops completed in \d+ ms: generation 2 is Empty/));
     assert.equal(empty.members, 0);
@@ -104,10 +148,32 @@ test('expired offsets are logged with their count', async () => {
   });
   await runtime.load(0);
   try {
-    await runtime.write(0, (s, t) => commitOffsets(s, {
-      groupId: 'old', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, apiVersion: 9,
-      topics: [{ name: 't', partitions: [0, 1].map((p) => ({ partitionIndex: p, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
-    }, t));
+    await runtime.write(0, (s, t) =>
+      commitOffsets(
+        s,
+        {
+          groupId: 'old',
+          generationId: -1,
+          memberId: '',
+          groupInstanceId: null,
+          retentionTimeMs: -1n,
+          apiVersion: 9,
+          topics: [
+            {
+              name: 't',
+              partitions: [0, 1].map((p) => ({
+                partitionIndex: p,
+                committedOffset: 1n,
+                committedLeaderEpoch: -1,
+                commitTimestamp: -1n,
+                committedMetadata: '',
+              })),
+            },
+          ],
+        },
+        t,
+      ),
+    );
     now += 5000;
     const line = await until('expiry log', () => lines.find((l) => /^removed 2 expired offset\(s\) and 1 group\(s\) left with nothing$/.test(l.msg)));
     assert.equal(line.offsets, 2);

@@ -10,7 +10,12 @@ import assert from 'node:assert/strict';
 import { startTestBroker } from '../helpers/broker.js';
 import { RawClient } from '../helpers/raw-client.js';
 import {
-  CreateTopicsRequestCodec, CreateTopicsResponseCodec, MetadataRequestCodec, MetadataResponseCodec, ProduceRequestCodec, ProduceResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  MetadataRequestCodec,
+  MetadataResponseCodec,
+  ProduceRequestCodec,
+  ProduceResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { batchOf } from './handlers/data-plane-helpers.js';
@@ -20,7 +25,9 @@ const BIG = 5000;
 
 function produce(c: RawClient, topic: string) {
   return c.request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
-    transactionalId: null, acks: 1, timeoutMs: 30_000,
+    transactionalId: null,
+    acks: 1,
+    timeoutMs: 30_000,
     topicData: [{ name: topic, partitionData: [{ index: 0, records: batchOf(['v']) }] }],
   });
 }
@@ -38,7 +45,9 @@ test('a produce to a just-created topic is answered while another client creates
     let bigMs = -1;
     const big = admin
       .request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 5, {
-        topics: [{ name: 'big', numPartitions: BIG, replicationFactor: 1 }], timeoutMs: 600_000, validateOnly: false,
+        topics: [{ name: 'big', numPartitions: BIG, replicationFactor: 1 }],
+        timeoutMs: 600_000,
+        validateOnly: false,
       })
       .then((r) => {
         bigMs = Date.now() - t0;
@@ -63,7 +72,10 @@ test('a produce to a just-created topic is answered while another client creates
     const created = await big;
     assert.equal(created.topics[0]!.errorCode, ErrorCode.NONE);
     // Before: the produce waited until every log of `big` was open, and was answered with it.
-    assert.ok(bigMs - produceAt > 500, `produce answered after ${produceMs} ms, ${bigMs - produceAt} ms before the ${BIG}-partition creation (${bigMs} ms) finished`);
+    assert.ok(
+      bigMs - produceAt > 500,
+      `produce answered after ${produceMs} ms, ${bigMs - produceAt} ms before the ${BIG}-partition creation (${bigMs} ms) finished`,
+    );
 
     // once the logs are open, the client's retry is written
     const again = await produce(client, 'fresh');

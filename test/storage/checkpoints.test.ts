@@ -35,9 +35,15 @@ test('offset checkpoints use Kafka text format and round-trip', async () => {
 test('leader epoch checkpoint and meta.properties', async () => {
   await withTempDir(async (dir) => {
     const file = path.join(dir, 'leader-epoch-checkpoint');
-    await writeLeaderEpochCheckpoint(file, [{ epoch: 0, startOffset: 0 }, { epoch: 3, startOffset: 42 }]);
+    await writeLeaderEpochCheckpoint(file, [
+      { epoch: 0, startOffset: 0 },
+      { epoch: 3, startOffset: 42 },
+    ]);
     assert.equal(await readFile(file, 'utf8'), '0\n2\n0 0\n3 42\n');
-    assert.deepEqual(await readLeaderEpochCheckpoint(file), [{ epoch: 0, startOffset: 0 }, { epoch: 3, startOffset: 42 }]);
+    assert.deepEqual(await readLeaderEpochCheckpoint(file), [
+      { epoch: 0, startOffset: 0 },
+      { epoch: 3, startOffset: 42 },
+    ]);
     await writeMetaProperties(dir, { version: '0', 'broker.id': '1', 'cluster.id': 'abc' });
     assert.match(await readFile(path.join(dir, 'meta.properties'), 'utf8'), /^#\n#.*\nversion=0\nbroker.id=1\ncluster.id=abc\n$/);
     assert.deepEqual(await readMetaProperties(dir), { version: '0', 'broker.id': '1', 'cluster.id': 'abc' });

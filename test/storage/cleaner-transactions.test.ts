@@ -16,7 +16,8 @@ import type { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { CapturingLogger, testConfig, withTempDir } from './helpers.js';
 
 let now = 1700000000000;
-const openMgr = (dir: string) => LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now });
+const openMgr = (dir: string) =>
+  LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now });
 
 interface Entry {
   offset: number;
@@ -40,9 +41,25 @@ async function entries(log: UnifiedLog): Promise<Entry[]> {
       const horizon = b.hasDeleteHorizon ? Number(b.baseTimestamp) : undefined;
       if (b.isControl) {
         const m = endTxnMarkerOf(b);
-        out.push({ offset: Number(b.baseOffset), control: true, marker: m ? (m.type === 1 ? 'COMMIT' : 'ABORT') : undefined, horizon, producerId: b.producerId, key: null, value: null });
+        out.push({
+          offset: Number(b.baseOffset),
+          control: true,
+          marker: m ? (m.type === 1 ? 'COMMIT' : 'ABORT') : undefined,
+          horizon,
+          producerId: b.producerId,
+          key: null,
+          value: null,
+        });
       } else {
-        for (const r of b.records) out.push({ offset: Number(b.baseOffset) + r.offsetDelta, control: false, producerId: b.producerId, key: r.key?.toString() ?? null, value: r.value?.toString() ?? null, horizon });
+        for (const r of b.records)
+          out.push({
+            offset: Number(b.baseOffset) + r.offsetDelta,
+            control: false,
+            producerId: b.producerId,
+            key: r.key?.toString() ?? null,
+            value: r.value?.toString() ?? null,
+            horizon,
+          });
       }
       next = Number(b.baseOffset) + b.lastOffsetDelta + 1;
     }
@@ -65,7 +82,14 @@ async function send(p: Partition, pid: bigint, recs: [string, string | null][], 
   const seq = seqs.get(pid) ?? 0;
   seqs.set(pid, seq + recs.length);
   const batch = encodeBatch({
-    records: recs.map(([k, v], i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: Buffer.from(k), value: v === null ? null : Buffer.from(v), headers: [] })),
+    records: recs.map(([k, v], i) => ({
+      attributes: 0,
+      timestampDelta: 0,
+      offsetDelta: i,
+      key: Buffer.from(k),
+      value: v === null ? null : Buffer.from(v),
+      headers: [],
+    })),
     baseTimestamp: BigInt(now),
     producerId: pid,
     producerEpoch: 0,
@@ -86,8 +110,14 @@ test('cleaning removes aborted records, keeps an open transaction, keeps markers
     let log = await mgr.createLog('ctx', 0, { cleanupPolicy: ['compact'], segmentBytes: 250, deleteRetentionMs: 5000, minCleanableDirtyRatio: 0.01 });
     let p = await Partition.open(log, 'id', 0, () => undefined);
     const [A, B, C] = [1n, 2n, 3n];
-    await send(p, A, [['k1', 'a1'], ['k2', 'a2']]);
-    await send(p, B, [['k1', 'b1-aborted'], ['k3', 'b3-aborted']]);
+    await send(p, A, [
+      ['k1', 'a1'],
+      ['k2', 'a2'],
+    ]);
+    await send(p, B, [
+      ['k1', 'b1-aborted'],
+      ['k3', 'b3-aborted'],
+    ]);
     await end(p, B, false);
     await end(p, A, true);
     await log.forceRoll();
@@ -110,9 +140,22 @@ test('cleaning removes aborted records, keeps an open transaction, keeps markers
     await mgr.cleaner.cleanLog(log);
     let after = await entries(log);
     assert.ok(!after.some((e) => e.value?.endsWith('-aborted')), 'aborted records removed');
-    assert.ok(after.some((e) => e.value === 'a1'), 'the committed k1 stays: the aborted k1 after it does not count');
-    assert.deepEqual(after.filter((e) => e.offset >= lso), before.filter((e) => e.offset >= lso), 'nothing at or past the LSO is touched');
-    assert.deepEqual(after.filter((e) => e.control).map((e) => [e.marker, e.horizon]), [['ABORT', undefined], ['COMMIT', undefined]]);
+    assert.ok(
+      after.some((e) => e.value === 'a1'),
+      'the committed k1 stays: the aborted k1 after it does not count',
+    );
+    assert.deepEqual(
+      after.filter((e) => e.offset >= lso),
+      before.filter((e) => e.offset >= lso),
+      'nothing at or past the LSO is touched',
+    );
+    assert.deepEqual(
+      after.filter((e) => e.control).map((e) => [e.marker, e.horizon]),
+      [
+        ['ABORT', undefined],
+        ['COMMIT', undefined],
+      ],
+    );
     assert.equal(log.collectAbortedTxns(0, lso).length, 1, 'the abort stays indexed while its marker says data was seen this round');
     assert.deepEqual(await readCommitted(p), committedBefore);
     assert.equal(p.lastStableOffset, lso);
@@ -135,13 +178,25 @@ test('cleaning removes aborted records, keeps an open transaction, keeps markers
     now += 2000;
     await mgr.cleaner.cleanLog(log);
     after = await entries(log);
-    assert.deepEqual(after.filter((e) => e.control).map((e) => e.marker), ['COMMIT']);
+    assert.deepEqual(
+      after.filter((e) => e.control).map((e) => e.marker),
+      ['COMMIT'],
+    );
     assert.deepEqual(await readCommitted(p), committedBefore);
     assert.equal(p.lastStableOffset, lso);
 
     // C commits; later records supersede all of A's and C's keys: their markers then go too.
     await end(p, C, true);
-    await send(p, -1n, [['k1', 'n1'], ['k2', 'n2'], ['k4', 'n4']], false);
+    await send(
+      p,
+      -1n,
+      [
+        ['k1', 'n1'],
+        ['k2', 'n2'],
+        ['k4', 'n4'],
+      ],
+      false,
+    );
     await log.forceRoll();
     await send(p, -1n, [['z', 'active2']], false);
     assert.equal(p.lastStableOffset, log.logEndOffset);
@@ -151,9 +206,17 @@ test('cleaning removes aborted records, keeps an open transaction, keeps markers
     now += 6000;
     await mgr.cleaner.cleanLog(log);
     after = await entries(log);
-    assert.deepEqual(after.filter((e) => e.control), [], 'every marker gone once its data is gone and the horizon passed');
+    assert.deepEqual(
+      after.filter((e) => e.control),
+      [],
+      'every marker gone once its data is gone and the horizon passed',
+    );
     const visible = await readCommitted(p);
-    assert.deepEqual(visible, ['z=active', 'k1=n1', 'k2=n2', 'k4=n4', 'z=active2'], 'z=active is superseded only in the active segment, which is never cleaned');
+    assert.deepEqual(
+      visible,
+      ['z=active', 'k1=n1', 'k2=n2', 'k4=n4', 'z=active2'],
+      'z=active is superseded only in the active segment, which is never cleaned',
+    );
 
     // A restart keeps the LSO and what read_committed sees.
     const lsoBefore = p.lastStableOffset;
@@ -183,36 +246,62 @@ test('an open transaction in an old segment bounds cleaning: no segment at or pa
     await send(p, -1n, [['z', 'active']], false);
     const before = await entries(log);
     await mgr.cleaner.cleanLog(log);
-    assert.deepEqual(await entries(log), before, 'the open transaction (offset 1) is the LSO: nothing past it is cleaned, and v0 is in the segment before it, superseded only past the LSO');
+    assert.deepEqual(
+      await entries(log),
+      before,
+      'the open transaction (offset 1) is the LSO: nothing past it is cleaned, and v0 is in the segment before it, superseded only past the LSO',
+    );
     assert.ok((mgr.cleaner.firstDirtyOffsets.get(log.name) ?? 0) <= p.lastStableOffset);
     await end(p, 7n, false);
     await mgr.cleaner.cleanLog(log);
     const after = await entries(log);
-    assert.deepEqual(after.filter((e) => !e.control).map((e) => e.value), ['v3', 'active']);
+    assert.deepEqual(
+      after.filter((e) => !e.control).map((e) => e.value),
+      ['v3', 'active'],
+    );
     await mgr.shutdown();
   });
 });
 
 test('with highWatermarkSetByOwner (the broker) a log no partition hosts is not cleaned: it has no high watermark, so no last stable offset, yet', async () => {
   await withTempDir(async (dir) => {
-    const mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), logger: new CapturingLogger(), cleanerEnabled: false, clock: () => now, highWatermarkSetByOwner: true });
+    const mgr = await LogManager.open({
+      logDirs: [dir],
+      defaults: testConfig(),
+      logger: new CapturingLogger(),
+      cleanerEnabled: false,
+      clock: () => now,
+      highWatermarkSetByOwner: true,
+    });
     const log = await mgr.createLog('hosted', 0, { cleanupPolicy: ['compact'], minCleanableDirtyRatio: 0.01 });
     for (let i = 0; i < 3; i++) {
-      await log.append(encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: Buffer.from('k'), value: Buffer.from(`v${i}`), headers: [] }], baseTimestamp: BigInt(now) }), { leaderEpoch: 0 });
+      await log.append(
+        encodeBatch({
+          records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: Buffer.from('k'), value: Buffer.from(`v${i}`), headers: [] }],
+          baseTimestamp: BigInt(now),
+        }),
+        { leaderEpoch: 0 },
+      );
       await log.forceRoll();
     }
     assert.equal(await mgr.cleaner.cleanOnce(), 0);
     await Partition.open(log, 'id', 0, () => undefined);
     assert.equal(await mgr.cleaner.cleanOnce(), 1);
-    assert.deepEqual((await entries(log)).map((e) => e.value), ['v2']);
+    assert.deepEqual(
+      (await entries(log)).map((e) => e.value),
+      ['v2'],
+    );
     await mgr.shutdown();
   });
 });
 
-test('CleanedTransactions: an unreadable control batch still ends its producer\'s aborted transaction (its later transaction is not taken for aborted) and is never discardable', () => {
+test("CleanedTransactions: an unreadable control batch still ends its producer's aborted transaction (its later transaction is not taken for aborted) and is never discardable", () => {
   const t = new CleanedTransactions([{ producerId: 5n, firstOffset: 0, lastOffset: 2, lastStableOffset: 0 }]);
   assert.equal(t.onDataBatch(5n, 1, true), true, 'aborted');
-  assert.deepEqual(t.onControlBatch(5n, 2, 'unreadable'), { discardable: false, keepEntry: { producerId: 5n, firstOffset: 0, lastOffset: 2, lastStableOffset: 0 } });
+  assert.deepEqual(t.onControlBatch(5n, 2, 'unreadable'), {
+    discardable: false,
+    keepEntry: { producerId: 5n, firstOffset: 0, lastOffset: 2, lastStableOffset: 0 },
+  });
   assert.equal(t.onDataBatch(5n, 3, true), false, 'the next transaction of the producer is not aborted');
   assert.deepEqual(t.onControlBatch(5n, 4, 'unreadable'), { discardable: false });
   assert.equal(t.onDataBatch(5n, 5, true), false);

@@ -20,7 +20,10 @@ test('compaction keeps the latest record per key, keeps offsets, never touches t
     const mgr = await open(dir);
     const log = await mgr.createLog('compacted', 0, { cleanupPolicy: ['compact'], segmentBytes: 400 });
     for (let i = 0; i < 40; i++) {
-      await log.append(makeBatch([{ key: `k${i % 4}`, value: `v${i}`, timestamp: NOW - 1000 }], { compression: i % 5 === 0 ? CompressionType.Gzip : CompressionType.None }), { leaderEpoch: 0 });
+      await log.append(
+        makeBatch([{ key: `k${i % 4}`, value: `v${i}`, timestamp: NOW - 1000 }], { compression: i % 5 === 0 ? CompressionType.Gzip : CompressionType.None }),
+        { leaderEpoch: 0 },
+      );
     }
     const activeBase = log.activeSegment.baseOffset;
     const before = await readAll(log);
@@ -32,7 +35,10 @@ test('compaction keeps the latest record per key, keeps offsets, never touches t
     const keys = cleanedPart.map((r) => r.key);
     assert.equal(new Set(keys).size, keys.length);
     const activePart = after.filter((r) => r.offset >= activeBase);
-    assert.deepEqual(activePart, before.filter((r) => r.offset >= activeBase));
+    assert.deepEqual(
+      activePart,
+      before.filter((r) => r.offset >= activeBase),
+    );
     for (const r of after) assert.equal(r.value, `v${r.offset}`, 'offsets preserved');
     for (let k = 0; k < 4; k++) {
       const latest = before.filter((r) => r.key === `k${k}`).at(-1)!;
@@ -61,7 +67,14 @@ test('tombstones go after delete.retention.ms; min.compaction.lag.ms protects yo
     await log.append(makeBatch([{ key: 'z', value: 'active', timestamp: NOW }]), { leaderEpoch: 0 });
     await mgr.cleaner.cleanLog(log);
     const after = await readAll(log);
-    assert.deepEqual(after.map((r) => [r.key, r.value]), [['b', null], ['z', 'active']], 'old tombstone removed, young one kept');
+    assert.deepEqual(
+      after.map((r) => [r.key, r.value]),
+      [
+        ['b', null],
+        ['z', 'active'],
+      ],
+      'old tombstone removed, young one kept',
+    );
 
     const young = await mgr.createLog('c', 1, { cleanupPolicy: ['compact'], minCompactionLagMs: 60000 });
     await young.append(makeBatch([{ key: 'x', value: '1', timestamp: NOW - 1000 }]), { leaderEpoch: 0 });
@@ -79,7 +92,13 @@ test('a crash after the swap commit point is completed by recovery', async () =>
   await withTempDir(async (dir) => {
     let mgr = await open(dir);
     const log = await mgr.createLog('c', 0, { cleanupPolicy: ['compact'] });
-    await log.append(makeBatch([{ key: 'a', value: 'old' }, { key: 'a', value: 'new' }]), { leaderEpoch: 0 });
+    await log.append(
+      makeBatch([
+        { key: 'a', value: 'old' },
+        { key: 'a', value: 'new' },
+      ]),
+      { leaderEpoch: 0 },
+    );
     await mgr.shutdown();
     // Simulate: cleaned bytes committed as .swap, old index still present, crash before rename.
     const seg = path.join(dir, 'c-0', '00000000000000000000.log');
@@ -91,7 +110,10 @@ test('a crash after the swap commit point is completed by recovery', async () =>
     await writeFile(path.join(dir, '.kafka_cleanshutdown'), '').catch(() => undefined);
     mgr = await open(dir);
     const again = mgr.getLog('c', 0)!;
-    assert.deepEqual((await readAll(again)).map((r) => [r.offset, r.value]), [[1, 'new']]);
+    assert.deepEqual(
+      (await readAll(again)).map((r) => [r.offset, r.value]),
+      [[1, 'new']],
+    );
     assert.equal(again.logEndOffset, 2);
     await mgr.shutdown();
   });
@@ -100,33 +122,44 @@ test('a crash after the swap commit point is completed by recovery', async () =>
 test('property: compaction never loses the latest value of a key nor changes offsets', { timeout: 300000 }, async () => {
   const recArb = fc.record({ key: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), value: fc.option(fc.string({ maxLength: 20 }), { freq: 5 }) });
   await fc.assert(
-    fc.asyncProperty(fc.array(fc.array(recArb, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 40 }), fc.array(fc.nat(39), { maxLength: 4 }), async (batches, cleanPoints) => {
-      await withTempDir(async (dir) => {
-        const mgr = await open(dir);
-        const log = await mgr.createLog('p', 0, { cleanupPolicy: ['compact'], segmentBytes: 300, minCleanableDirtyRatio: 0, deleteRetentionMs: 1e12 });
-        const written: { offset: number; key: string; value: string | null }[] = [];
-        for (let i = 0; i < batches.length; i++) {
-          const recs: TestRecord[] = batches[i]!.map((r) => ({ key: r.key, value: r.value, timestamp: NOW - 5000 }));
-          const res = await log.append(makeBatch(recs), { leaderEpoch: 0 });
-          recs.forEach((r, j) => written.push({ offset: res.firstOffset + j, key: r.key!, value: r.value }));
-          if (cleanPoints.includes(i)) await mgr.cleaner.cleanOnce();
-        }
-        await mgr.cleaner.cleanOnce();
-        const after = await readAll(log);
-        const original = new Map(written.map((w) => [w.offset, w]));
-        for (const r of after) {
-          const w = original.get(r.offset)!;
-          assert.deepEqual([r.key, r.value], [w.key, w.value], 'records keep their offsets and content');
-        }
-        const latest = new Map<string, number>();
-        for (const w of written) latest.set(w.key, w.offset);
-        for (const off of latest.values()) assert.ok(after.some((r) => r.offset === off), `latest offset ${off} kept`);
-        const activeBase = log.activeSegment.baseOffset;
-        assert.deepEqual(after.filter((r) => r.offset >= activeBase).map((r) => r.offset), written.filter((w) => w.offset >= activeBase).map((w) => w.offset));
-        assert.equal(log.logEndOffset, written.length);
-        await mgr.shutdown();
-      });
-    }),
+    fc.asyncProperty(
+      fc.array(fc.array(recArb, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 40 }),
+      fc.array(fc.nat(39), { maxLength: 4 }),
+      async (batches, cleanPoints) => {
+        await withTempDir(async (dir) => {
+          const mgr = await open(dir);
+          const log = await mgr.createLog('p', 0, { cleanupPolicy: ['compact'], segmentBytes: 300, minCleanableDirtyRatio: 0, deleteRetentionMs: 1e12 });
+          const written: { offset: number; key: string; value: string | null }[] = [];
+          for (let i = 0; i < batches.length; i++) {
+            const recs: TestRecord[] = batches[i]!.map((r) => ({ key: r.key, value: r.value, timestamp: NOW - 5000 }));
+            const res = await log.append(makeBatch(recs), { leaderEpoch: 0 });
+            recs.forEach((r, j) => written.push({ offset: res.firstOffset + j, key: r.key!, value: r.value }));
+            if (cleanPoints.includes(i)) await mgr.cleaner.cleanOnce();
+          }
+          await mgr.cleaner.cleanOnce();
+          const after = await readAll(log);
+          const original = new Map(written.map((w) => [w.offset, w]));
+          for (const r of after) {
+            const w = original.get(r.offset)!;
+            assert.deepEqual([r.key, r.value], [w.key, w.value], 'records keep their offsets and content');
+          }
+          const latest = new Map<string, number>();
+          for (const w of written) latest.set(w.key, w.offset);
+          for (const off of latest.values())
+            assert.ok(
+              after.some((r) => r.offset === off),
+              `latest offset ${off} kept`,
+            );
+          const activeBase = log.activeSegment.baseOffset;
+          assert.deepEqual(
+            after.filter((r) => r.offset >= activeBase).map((r) => r.offset),
+            written.filter((w) => w.offset >= activeBase).map((w) => w.offset),
+          );
+          assert.equal(log.logEndOffset, written.length);
+          await mgr.shutdown();
+        });
+      },
+    ),
     { numRuns: 40 },
   );
 });
@@ -171,7 +204,13 @@ test('a batch the cleaner cannot decode within the cap (a gzip bomb, corrupt gzi
     const logger = new CapturingLogger();
     const mgr = await open(dir, logger);
     const log = await mgr.createLog('bombs', 0, { cleanupPolicy: ['compact'] });
-    await log.append(makeBatch([{ key: 'a', value: 'old-a', timestamp: NOW - 1000 }, { key: 'b', value: 'old-b', timestamp: NOW - 1000 }]), { leaderEpoch: 0 });
+    await log.append(
+      makeBatch([
+        { key: 'a', value: 'old-a', timestamp: NOW - 1000 },
+        { key: 'b', value: 'old-b', timestamp: NOW - 1000 },
+      ]),
+      { leaderEpoch: 0 },
+    );
     // 400 MB of zeros in ~400 KB of gzip; the cap for the default max.message.bytes is 32 MiB.
     const bomb = await gzipValueBomb(400_000_000, BigInt(NOW - 1000));
     await log.append(bomb, { leaderEpoch: 0 });
@@ -179,7 +218,13 @@ test('a batch the cleaner cannot decode within the cap (a gzip bomb, corrupt gzi
     corrupt.fill(0x5a, RECORD_BATCH_OVERHEAD + 12);
     corrupt.writeUInt32BE(computeCrc(corrupt, 0), CRC);
     await log.append(corrupt, { leaderEpoch: 0 });
-    await log.append(makeBatch([{ key: 'a', value: 'new-a', timestamp: NOW - 1000 }, { key: 'b', value: 'new-b', timestamp: NOW - 1000 }]), { leaderEpoch: 0 });
+    await log.append(
+      makeBatch([
+        { key: 'a', value: 'new-a', timestamp: NOW - 1000 },
+        { key: 'b', value: 'new-b', timestamp: NOW - 1000 },
+      ]),
+      { leaderEpoch: 0 },
+    );
     await log.forceRoll();
     await log.append(makeBatch([{ key: 'z', value: 'active', timestamp: NOW }]), { leaderEpoch: 0 });
 
@@ -235,7 +280,9 @@ test('a batch of millions of tiny records is cleaned record by record without ho
       clearInterval(heapTimer);
     }
     const total = performance.now() - t0;
-    console.log(`cleaned 2M tiny records in ${total.toFixed(0)} ms; worst event-loop gap ${worst.toFixed(1)} ms; heap +${((heapPeak - heapBefore) / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `cleaned 2M tiny records in ${total.toFixed(0)} ms; worst event-loop gap ${worst.toFixed(1)} ms; heap +${((heapPeak - heapBefore) / 2 ** 20).toFixed(0)} MiB`,
+    );
     const after = await readFile(path.join(dir, 'tiny-0', '00000000000000000000.log'));
     assert.ok(after.includes(tiny.subarray(LOG_OVERHEAD + 4)), 'the tiny-records batch is kept whole (null keys are never compacted away)');
     assert.ok(!after.includes(Buffer.from('old')) && after.includes(Buffer.from('new')));

@@ -68,7 +68,11 @@ test('every acknowledged append survives SIGKILL at random points', { timeout: 1
       const got = byOffset.get(offset);
       assert.ok(got !== undefined && got.startsWith(prefix), `offset ${offset}: expected ${prefix}…, got ${got}`);
     }
-    assert.deepEqual(all.map((r) => r.offset), [...Array(all.length).keys()], 'offsets are dense from 0');
+    assert.deepEqual(
+      all.map((r) => r.offset),
+      [...Array(all.length).keys()],
+      'offsets are dense from 0',
+    );
     await mgr.shutdown();
   });
 });

@@ -98,7 +98,11 @@ export function testConfig(overrides: Partial<LogConfig> = {}): LogConfig {
   return { ...defaultLogConfig(), fileDeleteDelayMs: 0, ...overrides };
 }
 
-export async function openLog(dir: string, overrides: Partial<LogConfig> = {}, extra: { recoveryPoint?: number; hadCleanShutdown?: boolean; logStartOffset?: number; logger?: StorageLogger } = {}): Promise<LocalLog> {
+export async function openLog(
+  dir: string,
+  overrides: Partial<LogConfig> = {},
+  extra: { recoveryPoint?: number; hadCleanShutdown?: boolean; logStartOffset?: number; logger?: StorageLogger } = {},
+): Promise<LocalLog> {
   return LocalLog.open({
     dir: path.join(dir, 'topic-0'),
     topic: 'topic',

@@ -30,7 +30,10 @@ test('leader epoch cache: a newer epoch at the same start replaces the epochs th
     assert.ok(cache.assign(1, 0));
     assert.ok(cache.assign(3, 5)); // taken by a leader at its log end, nothing written
     assert.ok(cache.assign(4, 5)); // the next leader's first batch starts there too
-    assert.deepEqual(cache.all(), [{ epoch: 1, startOffset: 0 }, { epoch: 4, startOffset: 5 }]);
+    assert.deepEqual(cache.all(), [
+      { epoch: 1, startOffset: 0 },
+      { epoch: 4, startOffset: 5 },
+    ]);
     assert.deepEqual(cache.endOffsetFor(3, 9), { epoch: 1, endOffset: 5 });
   });
 });

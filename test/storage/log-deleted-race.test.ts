@@ -44,7 +44,10 @@ test('an append that reaches a log after its partition was deleted is refused (r
     await assert.rejects(doomed.append(makeBatch(['late']), { leaderEpoch: 0 }), isClosed);
     assertStillServing(mgr, logger);
     await other.append(makeBatch(['still served']), { leaderEpoch: 0 });
-    assert.deepEqual((await readAll(other)).map((r) => r.value), ['still served']);
+    assert.deepEqual(
+      (await readAll(other)).map((r) => r.value),
+      ['still served'],
+    );
   });
 });
 
@@ -65,10 +68,12 @@ test('reads, timestamp lookups and flushes of a deleted log are refused (retriab
     const doomed = await mgr.createLog('doomed', 0);
     for (let i = 0; i < 5; i++) await doomed.append(makeBatch([`m${i}`]), { leaderEpoch: 0 });
     // Reads in flight while the deletion closes the files: each either completes or is refused.
-    const inFlight = Array.from({ length: 20 }, (_, i) => doomed.read(i % 5, 1 << 16).then(
-      (r) => assert.ok(r.records.length > 0),
-      (err: unknown) => assert.ok(isClosed(err), String(err)),
-    ));
+    const inFlight = Array.from({ length: 20 }, (_, i) =>
+      doomed.read(i % 5, 1 << 16).then(
+        (r) => assert.ok(r.records.length > 0),
+        (err: unknown) => assert.ok(isClosed(err), String(err)),
+      ),
+    );
     await mgr.deleteLog('doomed', 0);
     await Promise.all(inFlight);
     await assert.rejects(doomed.read(0, 1 << 16), isClosed);
@@ -90,7 +95,10 @@ test('a log created again under a name being deleted waits for the deletion: it 
     assert.equal(fresh.logEndOffset, 0, 'nothing of the deleted log came back');
     // Enough to roll segments: the new log's directory must exist (not renamed away by the deletion).
     for (let i = 0; i < 10; i++) await fresh.append(makeBatch([`new${i}`]), { leaderEpoch: 0 });
-    assert.deepEqual((await readAll(fresh)).map((r) => r.value), Array.from({ length: 10 }, (_, i) => `new${i}`));
+    assert.deepEqual(
+      (await readAll(fresh)).map((r) => r.value),
+      Array.from({ length: 10 }, (_, i) => `new${i}`),
+    );
     assert.equal(mgr.getLog('again', 0), fresh);
     assertStillServing(mgr, logger);
   });
@@ -142,10 +150,16 @@ test('an exception that is not an I/O error (a bug, a Node argument check) fails
       await assert.rejects(log.append(makeBatch(['x']), { leaderEpoch: 0 }), (err: unknown) => errorCodeOf(err) === ErrorCode.UNKNOWN_SERVER_ERROR);
     }
     assertStillServing(mgr, logger);
-    assert.ok(logger.lines.some((l) => l.startsWith('ERROR') && l.includes('offset out of bounds') && l.includes('at ')), logger.lines.join('\n'));
+    assert.ok(
+      logger.lines.some((l) => l.startsWith('ERROR') && l.includes('offset out of bounds') && l.includes('at ')),
+      logger.lines.join('\n'),
+    );
     log.activeSegment.writeAt = real;
     await log.append(makeBatch(['after']), { leaderEpoch: 0 });
-    assert.deepEqual((await readAll(log)).map((r) => r.value), ['kept', 'after']);
+    assert.deepEqual(
+      (await readAll(log)).map((r) => r.value),
+      ['kept', 'after'],
+    );
   });
 });
 

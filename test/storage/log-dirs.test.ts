@@ -18,7 +18,10 @@ test('ensureDirectory creates missing parents, tolerates a concurrent creator, a
     await assert.rejects(ensureDirectory(file), (e: unknown) => e instanceof LogDirError && e.reason === 'it exists and is not a directory');
     await assert.rejects(ensureDirectory(path.join(file, 'x', 'y')), (e: unknown) => e instanceof LogDirError && e.reason === `${file} is not a directory`);
     // Would loop forever with fs.mkdir({ recursive: true }).
-    await assert.rejects(ensureDirectory('/proc/fjord-no-such/x'), (e: unknown) => e instanceof LogDirError && /^cannot create \/proc\/fjord-no-such: /.test(e.reason));
+    await assert.rejects(
+      ensureDirectory('/proc/fjord-no-such/x'),
+      (e: unknown) => e instanceof LogDirError && /^cannot create \/proc\/fjord-no-such: /.test(e.reason),
+    );
 
     assert.deepEqual(await checkLogDirs([deep, file]), [`Failed to create or validate log directory ${file} (log.dirs): it exists and is not a directory`]);
   } finally {

@@ -43,7 +43,10 @@ test('shutdown writes checkpoints and the clean marker; restart skips recovery a
     assert.ok(!(await readdir(dir)).includes('.kafka_cleanshutdown'), 'marker removed once running');
     const again = mgr.getLog('orders', 3)!;
     assert.equal(again.logStartOffset, 4);
-    assert.deepEqual((await readAll(again)).map((r) => r.value), ['m4', 'm5', 'm6', 'm7', 'm8', 'm9']);
+    assert.deepEqual(
+      (await readAll(again)).map((r) => r.value),
+      ['m4', 'm5', 'm6', 'm7', 'm8', 'm9'],
+    );
     assert.equal(mgr.checkpointedHighWatermark('orders', 3), 10);
     const state = mgr.logDirsState();
     assert.equal(state[0]!.online, true);
@@ -81,7 +84,10 @@ test('many logs recover in parallel and pick up per-topic config at start-up', a
     assert.equal(mgr.allLogs().length, 12);
     assert.deepEqual(mgr.getLog('compacted', 1)!.config.cleanupPolicy, ['compact']);
     assert.deepEqual(mgr.getLog('plain', 2)!.config.cleanupPolicy, ['delete']);
-    assert.deepEqual((await readAll(mgr.getLog('plain', 4)!)).map((r) => r.value), ['p4']);
+    assert.deepEqual(
+      (await readAll(mgr.getLog('plain', 4)!)).map((r) => r.value),
+      ['p4'],
+    );
     await mgr.shutdown();
   });
 });
@@ -97,7 +103,10 @@ test('missing or garbage checkpoints at start-up are survived', async () => {
     await writeFile(path.join(dir, 't-0', 'leader-epoch-checkpoint'), 'zzz');
     const logger = new CapturingLogger();
     mgr = await open([dir], logger);
-    assert.deepEqual((await readAll(mgr.getLog('t', 0)!)).map((r) => r.value), ['a', 'b']);
+    assert.deepEqual(
+      (await readAll(mgr.getLog('t', 0)!)).map((r) => r.value),
+      ['a', 'b'],
+    );
     assert.ok(logger.lines.filter((l) => l.startsWith('WARN')).length >= 3, logger.lines.join('\n'));
     await mgr.shutdown();
   });
@@ -111,7 +120,10 @@ test('an unusable log directory goes offline while the others serve', async () =
     const logger = new CapturingLogger();
     const mgr = await open([bad, good], logger);
     const state = mgr.logDirsState();
-    assert.deepEqual(state.map((s) => s.online), [false, true]);
+    assert.deepEqual(
+      state.map((s) => s.online),
+      [false, true],
+    );
     assert.equal(logger.lines.filter((l) => l.startsWith('ERROR') && l.includes(bad)).length, 1);
     const log = await mgr.createLog('t', 1);
     assert.ok(log.dir.startsWith(good));
@@ -140,7 +152,10 @@ test('ENOSPC during append: typed error, nothing torn, appends resume', async ()
     seg.writeAt = realWrite;
     const r = await log.append(makeBatch(['three']), { leaderEpoch: 0 });
     assert.equal(r.firstOffset, 1);
-    assert.deepEqual((await readAll(log)).map((x) => x.value), ['one', 'three']);
+    assert.deepEqual(
+      (await readAll(log)).map((x) => x.value),
+      ['one', 'three'],
+    );
     await mgr.shutdown();
   });
 });
@@ -208,7 +223,10 @@ test('every failed append on a full disk is logged, at most one line per directo
     assert.match(first, /^ERROR /);
     assert.ok(first.includes(dir) && first.includes('a-0') && first.includes('ENOSPC'), first);
     // Reads of stored data keep working while appends fail.
-    assert.deepEqual((await readAll(a)).map((r) => r.value), ['stored']);
+    assert.deepEqual(
+      (await readAll(a)).map((r) => r.value),
+      ['stored'],
+    );
     now += 10_000;
     await assert.rejects(b.append(makeBatch(['later']), { leaderEpoch: 0 }), KafkaStorageError);
     assert.equal(failureLines().length, 2, logger.lines.join('\n'));
@@ -217,7 +235,10 @@ test('every failed append on a full disk is logged, at most one line per directo
     a.activeSegment.writeAt = writes[0]!;
     b.activeSegment.writeAt = writes[1]!;
     assert.equal((await a.append(makeBatch(['after']), { leaderEpoch: 0 })).firstOffset, 1);
-    assert.ok(logger.lines.some((l) => l.startsWith('INFO') && l.includes(dir) && l.includes('again')), logger.lines.join('\n'));
+    assert.ok(
+      logger.lines.some((l) => l.startsWith('INFO') && l.includes(dir) && l.includes('again')),
+      logger.lines.join('\n'),
+    );
     await mgr.shutdown();
   });
 });
@@ -231,11 +252,20 @@ test('the clean shutdown marker is not written when the final flush failed; the 
     log.activeSegment.flush = () => Promise.reject(enospc());
     await mgr.shutdown();
     assert.ok(!(await readdir(dir)).includes('.kafka_cleanshutdown'), 'no clean marker after a failed final flush');
-    assert.ok(logger.lines.some((l) => l.includes('not writing the clean shutdown marker') && l.includes('t-0')), logger.lines.join('\n'));
+    assert.ok(
+      logger.lines.some((l) => l.includes('not writing the clean shutdown marker') && l.includes('t-0')),
+      logger.lines.join('\n'),
+    );
     const again = new CapturingLogger();
     mgr = await open([dir], again);
-    assert.ok(again.lines.some((l) => l.includes('(unclean shutdown)')), again.lines.join('\n'));
-    assert.deepEqual((await readAll(mgr.getLog('t', 0)!)).map((r) => r.value), ['kept']);
+    assert.ok(
+      again.lines.some((l) => l.includes('(unclean shutdown)')),
+      again.lines.join('\n'),
+    );
+    assert.deepEqual(
+      (await readAll(mgr.getLog('t', 0)!)).map((r) => r.value),
+      ['kept'],
+    );
     await mgr.shutdown();
   });
 });
@@ -249,6 +279,9 @@ test('the clean shutdown marker is not written when the final checkpoints failed
     await mkdir(path.join(dir, 'recovery-point-offset-checkpoint.tmp'));
     await mgr.shutdown();
     assert.ok(!(await readdir(dir)).includes('.kafka_cleanshutdown'), 'no clean marker after failed checkpoints');
-    assert.ok(logger.lines.some((l) => l.includes('not writing the clean shutdown marker') && l.includes('checkpoint')), logger.lines.join('\n'));
+    assert.ok(
+      logger.lines.some((l) => l.includes('not writing the clean shutdown marker') && l.includes('checkpoint')),
+      logger.lines.join('\n'),
+    );
   });
 });

@@ -52,7 +52,10 @@ test('segment.ms and full indexes roll segments', async () => {
     const small = await openLog(path.join(dir, 'x'), { segmentIndexBytes: 16, indexIntervalBytes: 0 });
     for (let i = 0; i < 8; i++) await small.append(makeBatch([`v${i}`]), { leaderEpoch: 0 });
     assert.ok(small.segments.length >= 3, `rolled on full index: ${small.segments.length}`);
-    assert.deepEqual((await readAll(small)).map((r) => r.value), ['v0', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7']);
+    assert.deepEqual(
+      (await readAll(small)).map((r) => r.value),
+      ['v0', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7'],
+    );
     await small.close();
   });
 });
@@ -69,7 +72,10 @@ test('replica appends keep their offsets and must move forward', async () => {
     await log.append(makeBatch(['z'], { baseOffset: 5 }), { leaderEpoch: -1, assignOffsets: false });
     assert.equal(log.logEndOffset, 6);
     assert.deepEqual(log.epochs.all()[0], { epoch: 4, startOffset: 0 });
-    assert.deepEqual(decodeAll((await log.read(2, 1000)).records).map((x) => x.offset), [5]);
+    assert.deepEqual(
+      decodeAll((await log.read(2, 1000)).records).map((x) => x.offset),
+      [5],
+    );
     await log.close();
   });
 });
@@ -83,7 +89,12 @@ test('flush.messages advances the recovery point; flush.ms is applied by the man
     await log.append(makeBatch(['c']), { leaderEpoch: 0 });
     assert.equal(log.recoveryPoint, 3);
     await log.close();
-    const mgr = await LogManager.open({ logDirs: [path.join(dir, 'm')], defaults: testConfig({ flushMs: 10 }), cleanerEnabled: false, flushCheckIntervalMs: 5 });
+    const mgr = await LogManager.open({
+      logDirs: [path.join(dir, 'm')],
+      defaults: testConfig({ flushMs: 10 }),
+      cleanerEnabled: false,
+      flushCheckIntervalMs: 5,
+    });
     const timed = await mgr.createLog('t', 0);
     await timed.append(makeBatch(['x']), { leaderEpoch: 0 });
     const deadline = Date.now() + 15_000;
@@ -102,7 +113,10 @@ test('deleted segments are renamed .deleted and removed after file.delete.delay.
     const reader = log.segments[0]!;
     await log.deleteRecordsBefore(log.activeSegment.baseOffset);
     const names = await readdir(log.dir);
-    assert.ok(names.some((n) => n.endsWith('.log.deleted')), names.join(','));
+    assert.ok(
+      names.some((n) => n.endsWith('.log.deleted')),
+      names.join(','),
+    );
     // A read that started before the deletion can still use the old segment.
     assert.ok((await reader.read(0, 1000, reader.size, undefined, true))!.records.length > 0);
     const deadline = Date.now() + 15_000;

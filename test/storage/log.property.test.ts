@@ -26,7 +26,14 @@ type Op =
   | { kind: 'compact' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), values: fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 6 }), gzip: fc.boolean() }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      values: fc.array(fc.string({ maxLength: 40 }), { minLength: 1, maxLength: 6 }),
+      gzip: fc.boolean(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('retention' as const), bytes: fc.integer({ min: 0, max: 3000 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('compact' as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('read' as const), at: fc.nat(), maxBytes: fc.integer({ min: 1, max: 3000 }) }) },
@@ -41,7 +48,13 @@ test('log behaves like an in-memory model', { timeout: 300000 }, async () => {
     fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 40 }), fc.integer({ min: 200, max: 2000 }), async (ops, segmentBytes) => {
       await withTempDir(async (dir) => {
         await mkdir(path.join(dir, 'topic-0'));
-        const cfg = { segmentBytes, indexIntervalBytes: 100, cleanupPolicy: ['delete' as const, 'compact' as const], retentionMs: -1, minCleanableDirtyRatio: 0 };
+        const cfg = {
+          segmentBytes,
+          indexIntervalBytes: 100,
+          cleanupPolicy: ['delete' as const, 'compact' as const],
+          retentionMs: -1,
+          minCleanableDirtyRatio: 0,
+        };
         // Keys cycle through a few values so compaction has work to do.
         const keyOf = (value: string): string => `k${value.length % 3}`;
         let log: LocalLog = await openLog(dir, cfg);
@@ -100,8 +113,17 @@ test('log behaves like an in-memory model', { timeout: 300000 }, async () => {
             const latest = new Map<string, number>();
             for (const [o, v] of [...model.entries()].sort((a, b) => a[0] - b[0])) if (o >= start) latest.set(keyOf(v), o);
             for (const r of after) assert.equal(r.value, model.get(r.offset), 'compaction keeps content at its offset');
-            for (const o of latest.values()) assert.ok(after.some((r) => r.offset === o), `latest record ${o} kept`);
-            for (const [o] of model) if (o >= activeBase && o >= start) assert.ok(after.some((r) => r.offset === o), 'active segment untouched');
+            for (const o of latest.values())
+              assert.ok(
+                after.some((r) => r.offset === o),
+                `latest record ${o} kept`,
+              );
+            for (const [o] of model)
+              if (o >= activeBase && o >= start)
+                assert.ok(
+                  after.some((r) => r.offset === o),
+                  'active segment untouched',
+                );
             // The compacted log is the new truth for the model.
             const kept = new Set(after.map((r) => r.offset));
             for (const o of [...model.keys()]) if (o >= start && !kept.has(o)) model.delete(o);
@@ -113,7 +135,10 @@ test('log behaves like an in-memory model', { timeout: 300000 }, async () => {
           assert.equal(log.logEndOffset, end);
         }
         const all = (await readAll(log)).filter((r) => r.offset >= start);
-        assert.deepEqual(all.map((r) => [r.offset, r.value]), [...model.entries()].filter(([o]) => o >= start).sort((a, b) => a[0] - b[0]));
+        assert.deepEqual(
+          all.map((r) => [r.offset, r.value]),
+          [...model.entries()].filter(([o]) => o >= start).sort((a, b) => a[0] - b[0]),
+        );
         await log.close();
       });
     }),

@@ -17,15 +17,24 @@ test('append assigns offsets and reads back', async () => {
     assert.equal(r2.firstOffset, 3);
     assert.equal(log.logEndOffset, 4);
     const all = await readAll(log);
-    assert.deepEqual(all.map((r) => r.value), ['a', 'b', 'c', 'd']);
-    assert.deepEqual(all.map((r) => r.offset), [0, 1, 2, 3]);
+    assert.deepEqual(
+      all.map((r) => r.value),
+      ['a', 'b', 'c', 'd'],
+    );
+    assert.deepEqual(
+      all.map((r) => r.offset),
+      [0, 1, 2, 3],
+    );
     // A fetch inside a batch returns the whole batch.
     const mid = await log.read(1, 100000);
     assert.equal(mid.firstBatchOffset, 0);
     assert.equal(decodeAll(mid.records)[0]!.offset, 0);
     await assert.rejects(log.read(5, 100), OffsetOutOfRangeError);
     assert.equal((await log.read(4, 100)).records.length, 0);
-    assert.deepEqual(log.epochs.all(), [{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 3 }]);
+    assert.deepEqual(log.epochs.all(), [
+      { epoch: 0, startOffset: 0 },
+      { epoch: 1, startOffset: 3 },
+    ]);
     await log.close();
   });
 });
@@ -43,7 +52,10 @@ test('read honours the byte limit, minOneBatch and the max offset', async () => 
     const two = await log.read(0, b.length * 2 + 5);
     assert.equal(two.records.length, b.length * 2);
     const hw = await log.read(0, 1 << 20, { maxOffset: 3 });
-    assert.deepEqual(decodeAll(hw.records).map((r) => r.offset), [0, 1, 2]);
+    assert.deepEqual(
+      decodeAll(hw.records).map((r) => r.offset),
+      [0, 1, 2],
+    );
     await log.close();
   });
 });
@@ -72,7 +84,10 @@ test('LogAppendTime stamps the batch', async () => {
     const res = await log.append(makeBatch(['a', 'b']), { leaderEpoch: 0, now: 1800000000000 });
     assert.equal(res.logAppendTime, 1800000000000);
     const all = await readAll(log);
-    assert.deepEqual(all.map((r) => r.timestamp), [1800000000000, 1800000000000]);
+    assert.deepEqual(
+      all.map((r) => r.timestamp),
+      [1800000000000, 1800000000000],
+    );
     await log.close();
   });
 });
@@ -89,7 +104,10 @@ test('segments roll on size and reads cross them', async () => {
     assert.ok(log.segments.length > 3, `rolled into ${log.segments.length} segments`);
     const files = await readdir(path.join(dir, 'topic-0'));
     assert.ok(files.includes('00000000000000000000.log'));
-    assert.deepEqual((await readAll(log)).map((r) => r.value), values);
+    assert.deepEqual(
+      (await readAll(log)).map((r) => r.value),
+      values,
+    );
     for (let i = 0; i < 50; i++) {
       const { records } = await log.read(i, 1);
       assert.equal(decodeAll(records)[0]!.offset, i);
@@ -103,7 +121,13 @@ test('offsetForTimestamp and maxTimestampOffset', async () => {
     await mkdir(path.join(dir, 'topic-0'));
     const log = await openLog(dir, { segmentBytes: 500, indexIntervalBytes: 50 });
     for (let i = 0; i < 30; i++) {
-      await log.append(makeBatch([{ value: `v${i}`, timestamp: 1000 + i * 10 }, { value: `w${i}`, timestamp: 1005 + i * 10 }]), { leaderEpoch: 0 });
+      await log.append(
+        makeBatch([
+          { value: `v${i}`, timestamp: 1000 + i * 10 },
+          { value: `w${i}`, timestamp: 1005 + i * 10 },
+        ]),
+        { leaderEpoch: 0 },
+      );
     }
     assert.deepEqual(await log.offsetForTimestamp(0), { offset: 0, timestamp: 1000 });
     assert.deepEqual(await log.offsetForTimestamp(1003), { offset: 1, timestamp: 1005 });
@@ -133,7 +157,10 @@ test('deleteRecordsBefore, truncateTo and reopen', async () => {
     log = await openLog(dir, { segmentBytes: 400 }, { hadCleanShutdown: true, logStartOffset: 10 });
     assert.equal(log.logStartOffset, 10);
     assert.equal(log.logEndOffset, 16);
-    assert.deepEqual((await readAll(log)).map((x) => x.value), ['r10', 'r11', 'r12', 'r13', 'r14', 'new']);
+    assert.deepEqual(
+      (await readAll(log)).map((x) => x.value),
+      ['r10', 'r11', 'r12', 'r13', 'r14', 'new'],
+    );
     await log.close();
   });
 });

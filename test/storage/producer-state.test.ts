@@ -10,7 +10,13 @@ import { lastSequenceOf, ProducerStateMap, MAX_CACHED_BATCHES, type BatchMetadat
 import { decodeSnapshot, encodeSnapshot, loadLatestSnapshot, writeSnapshot } from '../../src/storage/log/producer-state/producer-state-snapshot.js';
 import { flipByte } from '../helpers/corrupt.js';
 
-const batch = (firstSeq: number, lastSeq: number, firstOffset: number) => ({ firstSeq, lastSeq, firstOffset, lastOffset: firstOffset + lastSeq - firstSeq, timestamp: 1000 });
+const batch = (firstSeq: number, lastSeq: number, firstOffset: number) => ({
+  firstSeq,
+  lastSeq,
+  firstOffset,
+  lastOffset: firstOffset + lastSeq - firstSeq,
+  timestamp: 1000,
+});
 
 test('an unknown producer may start at any sequence (KIP-360)', () => {
   const s = new ProducerStateMap();
@@ -121,7 +127,10 @@ test('snapshots round-trip, detect corruption, and the newest one not beyond the
     assert.equal(loaded!.offset, 21);
     assert.equal(loaded!.state.producers.get(1n)!.batches.length, 2);
     // The snapshot beyond the log end is gone.
-    assert.deepEqual((await readdir(dir)).filter((n) => n.endsWith('.snapshot')), ['00000000000000000021.snapshot']);
+    assert.deepEqual(
+      (await readdir(dir)).filter((n) => n.endsWith('.snapshot')),
+      ['00000000000000000021.snapshot'],
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -129,7 +138,13 @@ test('snapshots round-trip, detect corruption, and the newest one not beyond the
 
 // ---- Transactions (issue 14) ----------------------------------------------------------------
 
-const meta = (firstOffset: number, lastOffset: number, firstSeq = firstOffset): BatchMetadata => ({ firstSeq, lastSeq: firstSeq + lastOffset - firstOffset, firstOffset, lastOffset, timestamp: 1 });
+const meta = (firstOffset: number, lastOffset: number, firstSeq = firstOffset): BatchMetadata => ({
+  firstSeq,
+  lastSeq: firstSeq + lastOffset - firstOffset,
+  firstOffset,
+  lastOffset,
+  timestamp: 1,
+});
 
 test('transactions: the first transactional batch opens one; markers close it; the LSO waits for the earliest open one and for markers below the HW', () => {
   const s = new ProducerStateMap();
@@ -140,7 +155,11 @@ test('transactions: the first transactional batch opens one; markers close it; t
   assert.equal(s.producers.get(1n)!.currentTxnFirstOffset, 10, 'a later batch of the same transaction does not move its start');
   assert.equal(s.firstUnstableOffset(), 10);
   const aborted = s.completeTxn(1n, 0, 19, true, 3, 2);
-  assert.deepEqual(aborted, { producerId: 1n, firstOffset: 10, lastOffset: 19, aborted: true, lastStableOffset: 15 }, 'LSO at the abort: producer 2 is still open from 15');
+  assert.deepEqual(
+    aborted,
+    { producerId: 1n, firstOffset: 10, lastOffset: 19, aborted: true, lastStableOffset: 15 },
+    'LSO at the abort: producer 2 is still open from 15',
+  );
   assert.equal(s.firstUnstableOffset(), 10, 'the marker is not below the high watermark yet');
   s.onHighWatermark(20);
   assert.equal(s.firstUnstableOffset(), 15);
@@ -201,5 +220,12 @@ test('transactions: an open transaction survives a snapshot (version 2), keeps i
   const crc = Buffer.alloc(4);
   crc.writeUInt32BE(crc32c(body));
   const v1 = decodeSnapshot(Buffer.concat([body, crc]));
-  assert.deepEqual(v1.producers.get(9n), { producerId: 9n, epoch: 2, lastTimestamp: 5, currentTxnFirstOffset: -1, coordinatorEpoch: -1, batches: [{ firstSeq: 0, lastSeq: 3, firstOffset: 100, lastOffset: 103, timestamp: 5 }] });
+  assert.deepEqual(v1.producers.get(9n), {
+    producerId: 9n,
+    epoch: 2,
+    lastTimestamp: 5,
+    currentTxnFirstOffset: -1,
+    coordinatorEpoch: -1,
+    batches: [{ firstSeq: 0, lastSeq: 3, firstOffset: 100, lastOffset: 103, timestamp: 5 }],
+  });
 });

@@ -28,9 +28,15 @@ test('a torn tail is truncated and logged; acknowledged data survives', async ()
     const logger = new CapturingLogger();
     const log = await openLog(dir, {}, { logger });
     assert.equal(log.logEndOffset, 40);
-    assert.deepEqual((await readAll(log)).filter((r) => !r.value!.endsWith('-b')).map((r) => r.value), values);
+    assert.deepEqual(
+      (await readAll(log)).filter((r) => !r.value!.endsWith('-b')).map((r) => r.value),
+      values,
+    );
     assert.equal((await stat(seg0(dir))).size, goodSize);
-    assert.ok(logger.lines.some((l) => l.includes(`at position ${goodSize}`) && l.includes('removed 40 bytes')), logger.lines.join('\n'));
+    assert.ok(
+      logger.lines.some((l) => l.includes(`at position ${goodSize}`) && l.includes('removed 40 bytes')),
+      logger.lines.join('\n'),
+    );
     await log.close();
   });
 });
@@ -48,7 +54,10 @@ test('a corrupt batch in the middle truncates there and drops later segments wit
     const log = await openLog(dir, {}, { logger });
     const all = await readAll(log);
     assert.ok(all.length > 0 && all.length < 80);
-    assert.deepEqual(all.map((r) => r.offset), [...Array(all.length).keys()]);
+    assert.deepEqual(
+      all.map((r) => r.offset),
+      [...Array(all.length).keys()],
+    );
     assert.equal(log.logEndOffset, all.length);
     assert.ok(logger.lines.some((l) => l.includes('recovery truncated') && l.includes(files[1]!)));
     assert.ok(logger.lines.some((l) => l.includes('recovery deleted') && l.includes(files[2]!)));
@@ -72,12 +81,18 @@ test('random bytes as a segment are recovered from without crashing', async () =
     const log = await openLog(dir);
     assert.equal(log.logEndOffset, 0);
     assert.equal((await log.append(makeBatch(['fresh']), { leaderEpoch: 0 })).firstOffset, 0);
-    assert.deepEqual((await readAll(log)).map((r) => r.value), ['fresh']);
+    assert.deepEqual(
+      (await readAll(log)).map((r) => r.value),
+      ['fresh'],
+    );
     await log.close();
   });
 });
 
-for (const [kind, suffix] of [['offset index', '.index'], ['time index', '.timeindex']] as const) {
+for (const [kind, suffix] of [
+  ['offset index', '.index'],
+  ['time index', '.timeindex'],
+] as const) {
   test(`a half-written or garbage ${kind} is rebuilt even after a clean shutdown`, async () => {
     await withTempDir(async (dir) => {
       const values = await fillLog(dir, 60);
@@ -86,13 +101,19 @@ for (const [kind, suffix] of [['offset index', '.index'], ['time index', '.timei
       for (const damage of ['half', 'garbage', 'missing'] as const) {
         if (damage === 'half') await truncate(seg0(dir, suffix), original.length - 5);
         if (damage === 'garbage') await writeFile(seg0(dir, suffix), Buffer.alloc(original.length, 0x7f));
-        if (damage === 'missing') await writeFile(seg0(dir, suffix), Buffer.alloc(0)).then(() => import('node:fs/promises')).then((fs) => fs.unlink(seg0(dir, suffix)));
+        if (damage === 'missing')
+          await writeFile(seg0(dir, suffix), Buffer.alloc(0))
+            .then(() => import('node:fs/promises'))
+            .then((fs) => fs.unlink(seg0(dir, suffix)));
         const logger = new CapturingLogger();
         const log = await openLog(dir, { indexIntervalBytes: 64 }, { hadCleanShutdown: true, logger });
         assert.equal(log.logEndOffset, 120);
         const firstValues = (await readAll(log)).filter((r) => r.offset % 2 === 0).map((r) => r.value);
         assert.deepEqual(firstValues, values);
-        assert.ok(logger.lines.some((l) => l.includes('rebuilt indexes')), `${damage}: ${logger.lines.join('\n')}`);
+        assert.ok(
+          logger.lines.some((l) => l.includes('rebuilt indexes')),
+          `${damage}: ${logger.lines.join('\n')}`,
+        );
         assert.deepEqual(await log.offsetForTimestamp(0), { offset: 0, timestamp: 1700000000000 });
         await log.close();
         assert.deepEqual(await readFile(seg0(dir, suffix)), original, `${damage}: rebuilt ${kind} equals the original`);
@@ -108,11 +129,17 @@ test('interrupted cleaner swaps: committed swaps complete, uncommitted ones are 
     await writeFile(seg0(dir, '.log.swap'), replacement);
     await writeFile(seg0(dir, '.log.cleaned'), Buffer.from('partial'));
     let log = await openLog(dir, {}, { hadCleanShutdown: true });
-    assert.deepEqual((await readAll(log)).map((r) => r.value), ['swapped']);
+    assert.deepEqual(
+      (await readAll(log)).map((r) => r.value),
+      ['swapped'],
+    );
     await log.close();
     await writeFile(seg0(dir, '.index.swap'), Buffer.alloc(8, 1));
     log = await openLog(dir, {}, { hadCleanShutdown: true });
-    assert.deepEqual((await readAll(log)).map((r) => r.value), ['swapped']);
+    assert.deepEqual(
+      (await readAll(log)).map((r) => r.value),
+      ['swapped'],
+    );
     const names = await readdir(path.join(dir, 'topic-0'));
     assert.ok(!names.some((n) => n.endsWith('.swap') || n.endsWith('.cleaned')), names.join(','));
     await log.close();
@@ -154,7 +181,10 @@ test('a .swap that does not validate never replaces a segment: it is deleted, th
         const log = await openLog(dir, {}, { logger, hadCleanShutdown });
         const all = await readAll(log);
         assert.equal(all.length, 80, `${what}: every record survives`);
-        assert.deepEqual(all.map((r) => r.offset), [...Array(80).keys()]);
+        assert.deepEqual(
+          all.map((r) => r.offset),
+          [...Array(80).keys()],
+        );
         assert.deepEqual(await readFile(segFile(dir, target)), original, `${what}: the original segment is untouched`);
         const names = await readdir(path.join(dir, 'topic-0'));
         assert.ok(!names.some((n) => n.endsWith('.swap')), `${what}: swap files removed: ${names.join(',')}`);
@@ -179,7 +209,10 @@ test('a valid .swap of a middle segment (compacted output, offsets within its ra
     const values = (await readAll(log)).map((r) => r.value);
     assert.ok(values.includes('kept-a') && values.includes('kept-b'), values.join(','));
     assert.equal(values.filter((v) => v!.startsWith('kept-')).length, 2);
-    assert.ok(logger.lines.some((l) => l.includes('completed interrupted cleaner swap')), logger.lines.join('\n'));
+    assert.ok(
+      logger.lines.some((l) => l.includes('completed interrupted cleaner swap')),
+      logger.lines.join('\n'),
+    );
     await log.close();
   });
 });
@@ -212,7 +245,8 @@ test('a segment missing in the middle: the offset gap is logged once with its ra
       const bases = await segmentBases(dir);
       assert.ok(bases.length >= 3);
       const [gapFrom, gapTo] = [bases[1]!, bases[2]! - 1];
-      for (const suffix of ['.log', '.index', '.timeindex']) await import('node:fs/promises').then((fs) => fs.rm(segFile(dir, bases[1]!, suffix), { force: true }));
+      for (const suffix of ['.log', '.index', '.timeindex'])
+        await import('node:fs/promises').then((fs) => fs.rm(segFile(dir, bases[1]!, suffix), { force: true }));
       const logger = new CapturingLogger();
       const log = await openLog(dir, {}, { logger, hadCleanShutdown });
       const gap = logger.lines.filter((l) => l.includes(`${gapFrom} to ${gapTo}`));
@@ -220,7 +254,10 @@ test('a segment missing in the middle: the offset gap is logged once with its ra
       assert.match(gap[0]!, /^(WARN|ERROR) .*topic-0.*missing/);
       assert.equal(log.logEndOffset, 80, 'the log end is unchanged');
       const offsets = (await readAll(log)).map((r) => r.offset);
-      assert.deepEqual(offsets, [...Array(80).keys()].filter((o) => o < gapFrom || o > gapTo));
+      assert.deepEqual(
+        offsets,
+        [...Array(80).keys()].filter((o) => o < gapFrom || o > gapTo),
+      );
       // A fetch inside the gap gets the first batch after it, as Kafka serves a log with a hole.
       const inGap = await log.read(gapFrom + 1, 1 << 20);
       assert.equal(inGap.firstBatchOffset, gapTo + 1);
@@ -255,8 +292,12 @@ test('a .swap that does not validate while its original segment is missing too: 
   await withTempDir(async (dir) => {
     await fillLog(dir, 40, 1200);
     const bases = await segmentBases(dir);
-    await writeFile(segFile(dir, bases[1]!, '.log.swap'), Buffer.from('not a batch at all, just some bytes that are long enough to look like a header........'));
-    for (const suffix of ['.log', '.index', '.timeindex']) await import('node:fs/promises').then((fs) => fs.rm(segFile(dir, bases[1]!, suffix), { force: true }));
+    await writeFile(
+      segFile(dir, bases[1]!, '.log.swap'),
+      Buffer.from('not a batch at all, just some bytes that are long enough to look like a header........'),
+    );
+    for (const suffix of ['.log', '.index', '.timeindex'])
+      await import('node:fs/promises').then((fs) => fs.rm(segFile(dir, bases[1]!, suffix), { force: true }));
     const logger = new CapturingLogger();
     // Compacted: the generic gap check does not apply, the swap line must say it.
     const log = await openLog(dir, { cleanupPolicy: ['compact'] }, { logger });

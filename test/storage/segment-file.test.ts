@@ -37,7 +37,14 @@ test('the default budget is half the open-file limit', () => {
 test('60 logs under a budget of 5 files: appends and reads everywhere, never more than 5 (+1) open, and a restart reads them all', async () => {
   await withTempDir(async (dir) => {
     const logger = new CapturingLogger();
-    const opts = { logDirs: [dir], defaults: testConfig({ segmentBytes: 400 }), logger, retentionCheckIntervalMs: 3600000, cleanerEnabled: false, maxOpenSegmentFiles: 5 };
+    const opts = {
+      logDirs: [dir],
+      defaults: testConfig({ segmentBytes: 400 }),
+      logger,
+      retentionCheckIntervalMs: 3600000,
+      cleanerEnabled: false,
+      maxOpenSegmentFiles: 5,
+    };
     let mgr = await LogManager.open(opts);
     try {
       assert.equal(segmentFiles.limit, 5);
@@ -63,7 +70,10 @@ test('60 logs under a budget of 5 files: appends and reads everywhere, never mor
       await Promise.all(logs.slice(0, 20).map((l) => l.flush()));
       for (const log of logs) {
         const want = log === logs[7] ? [0, 1, 2] : [0, 1, 2, 3, 4, 5];
-        assert.deepEqual((await readAll(log)).map((r) => r.value), want.map((r) => `${log.partition}:${r}`));
+        assert.deepEqual(
+          (await readAll(log)).map((r) => r.value),
+          want.map((r) => `${log.partition}:${r}`),
+        );
       }
       await mgr.shutdown();
       assert.equal(openLogFiles(dir), 0, 'shutdown closes every segment file');

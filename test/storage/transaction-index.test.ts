@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { TransactionIndex, TransactionIndexError, TXN_INDEX_ENTRY, encodeAbortedTxn } from '../../src/storage/segment/transaction-index.js';
 import { makeBatch, openLog, withTempDir } from './helpers.js';
 
-test('transaction index: Kafka\'s entry layout, appended in order, read back after reopening', async () => {
+test("transaction index: Kafka's entry layout, appended in order, read back after reopening", async () => {
   await withTempDir(async (dir) => {
     const file = path.join(dir, '00000000000000000000.txnindex');
     const idx = new TransactionIndex(file, 0);
@@ -34,7 +34,11 @@ test('transaction index: Kafka\'s entry layout, appended in order, read back aft
       { producerId: 7n, firstOffset: 3, lastOffset: 9, lastStableOffset: 3 },
       { producerId: 8n, firstOffset: 5, lastOffset: 12, lastStableOffset: 10 },
     ]);
-    await assert.rejects(again.append({ producerId: 9n, firstOffset: 1, lastOffset: 11, lastStableOffset: 11 }), TransactionIndexError, 'markers come in offset order');
+    await assert.rejects(
+      again.append({ producerId: 9n, firstOffset: 1, lastOffset: 11, lastStableOffset: 11 }),
+      TransactionIndexError,
+      'markers come in offset order',
+    );
     await again.close();
   });
 });
@@ -105,13 +109,27 @@ test('segments: an abort is recorded in the segment of its marker, found across 
     await log.recordAbortedTxn({ producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 }, true);
     assert.equal(second.txnIndex.size, 1, 'in the segment holding the marker');
     assert.equal(log.activeSegment.txnIndex.size, 1, 'a replayed abort already there is not added twice');
-    assert.deepEqual(log.collectAbortedTxns(0, log.logEndOffset).map((t) => t.producerId), [5n, 6n]);
-    assert.deepEqual(log.collectAbortedTxns(marker + 1, log.logEndOffset).map((t) => t.producerId), [6n]);
+    assert.deepEqual(
+      log.collectAbortedTxns(0, log.logEndOffset).map((t) => t.producerId),
+      [5n, 6n],
+    );
+    assert.deepEqual(
+      log.collectAbortedTxns(marker + 1, log.logEndOffset).map((t) => t.producerId),
+      [6n],
+    );
     await log.close();
     const again = await openLog(dir, { segmentBytes: 1024 });
-    assert.deepEqual(again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId), [5n, 6n], 'reloaded from the .txnindex files');
+    assert.deepEqual(
+      again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId),
+      [5n, 6n],
+      'reloaded from the .txnindex files',
+    );
     await again.truncateTo(last);
-    assert.deepEqual(again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId), [5n], 'the cut marker\'s abort is gone');
+    assert.deepEqual(
+      again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId),
+      [5n],
+      "the cut marker's abort is gone",
+    );
     const txnFile = again.segments[1]!.txnIndex.file;
     assert.ok(existsSync(txnFile));
     await again.deleteOldSegments((seg) => seg.baseOffset <= again.segments[1]!.baseOffset, 'test');

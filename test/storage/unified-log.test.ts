@@ -81,7 +81,10 @@ test('an open transaction bounds the last stable offset; an abort marker closes 
     const again = await UnifiedLog.open(await openLog(dir, {}, { hadCleanShutdown: true }), { checkpointedHighWatermark: 5 });
     assert.equal(again.lastStableOffset, 4, "producer 8's transaction is still open at offset 4");
     assert.deepEqual(again.producers.check(8n, 0, 0, 0, true), { kind: 'duplicate', firstOffset: 4, lastOffset: 4 }, 'its batch is known from the snapshot');
-    assert.deepEqual(again.collectAbortedTxns(0, 5).map((t) => t.producerId), [7n]);
+    assert.deepEqual(
+      again.collectAbortedTxns(0, 5).map((t) => t.producerId),
+      [7n],
+    );
     await again.close();
   });
 });
@@ -104,7 +107,7 @@ test('follower truncation takes producer state and the high watermark down with 
   });
 });
 
-test('the manager checkpoints each log\'s high watermark and opens the log with it', async () => {
+test("the manager checkpoints each log's high watermark and opens the log with it", async () => {
   await withTempDir(async (dir) => {
     let mgr = await LogManager.open({ logDirs: [dir], defaults: testConfig(), cleanerEnabled: false, highWatermarkSetByOwner: true });
     const set = await mgr.createLog('hw', 0);

@@ -84,12 +84,18 @@ class Emitter {
     const p = f.primitive!;
     switch (p) {
       case 'string':
-        if (elem) { this.line(`${ind}${w}.string(${x}, ${flex});`); return; }
+        if (elem) {
+          this.line(`${ind}${w}.string(${x}, ${flex});`);
+          return;
+        }
         this.line(`${ind}if (${this.c(f.nullable)}) ${w}.nullableString(${x}, ${flex}); else ${w}.string(${x} ?? '', ${flex});`);
         return;
       case 'bytes':
       case 'records':
-        if (elem) { this.line(`${ind}${w}.bytes(${x}, ${flex});`); return; }
+        if (elem) {
+          this.line(`${ind}${w}.bytes(${x}, ${flex});`);
+          return;
+        }
         this.line(`${ind}if (${this.c(f.nullable)}) ${w}.nullableBytes(${x}, ${flex}); else ${w}.bytes(${x} ?? EMPTY, ${flex});`);
         return;
       default:
@@ -135,14 +141,26 @@ class Emitter {
     const p = f.primitive!;
     switch (p) {
       case 'string':
-        if (elem) { this.line(`${ind}${x} = r.string(${flex});`); return; }
-        if (!intersects(f.nullable, this.m.valid)) { this.line(`${ind}${x} = r.string(${flex});`); return; }
+        if (elem) {
+          this.line(`${ind}${x} = r.string(${flex});`);
+          return;
+        }
+        if (!intersects(f.nullable, this.m.valid)) {
+          this.line(`${ind}${x} = r.string(${flex});`);
+          return;
+        }
         this.line(`${ind}${x} = ${this.c(f.nullable)} ? r.nullableString(${flex}) : r.string(${flex});`);
         return;
       case 'bytes':
       case 'records':
-        if (elem) { this.line(`${ind}${x} = r.bytes(${flex});`); return; }
-        if (!intersects(f.nullable, this.m.valid)) { this.line(`${ind}${x} = r.bytes(${flex});`); return; }
+        if (elem) {
+          this.line(`${ind}${x} = r.bytes(${flex});`);
+          return;
+        }
+        if (!intersects(f.nullable, this.m.valid)) {
+          this.line(`${ind}${x} = r.bytes(${flex});`);
+          return;
+        }
         this.line(`${ind}${x} = ${this.c(f.nullable)} ? r.nullableBytes(${flex}) : r.bytes(${flex});`);
         return;
       default:
@@ -202,10 +220,14 @@ class Emitter {
         this.line(`  if (flex) {`);
         this.line(`    const tags: [number, Buffer][] = [];`);
         for (const f of tagged) {
-          const present = f.kind === 'array' ? `x !== null && x.length > 0`
-            : f.kind === 'struct' ? `x !== null`
-            : f.primitive === 'bytes' || f.primitive === 'records' ? `x !== null && x.length > 0`
-            : `x !== ${f.default}`;
+          const present =
+            f.kind === 'array'
+              ? `x !== null && x.length > 0`
+              : f.kind === 'struct'
+                ? `x !== null`
+                : f.primitive === 'bytes' || f.primitive === 'records'
+                  ? `x !== null && x.length > 0`
+                  : `x !== ${f.default}`;
           this.line(`    if (${this.c(f.tagged)} && d.${f.name} !== undefined) {`);
           this.line(`      const x = d.${f.name};`);
           this.line(`      if (${present}) {`);

@@ -10,9 +10,7 @@ export interface VersionRange {
 }
 export const NONE: VersionRange = { min: 1, max: 0 }; // empty
 
-export type PrimitiveType =
-  | 'int8' | 'int16' | 'int32' | 'int64' | 'uint16' | 'uint32' | 'float64'
-  | 'string' | 'bytes' | 'records' | 'bool' | 'uuid';
+export type PrimitiveType = 'int8' | 'int16' | 'int32' | 'int64' | 'uint16' | 'uint32' | 'float64' | 'string' | 'bytes' | 'records' | 'bool' | 'uuid';
 
 export interface FieldModel {
   name: string; // camelCase
@@ -66,10 +64,7 @@ export function readSpecJson(path: string): Record<string, unknown> {
   return JSON.parse(text) as Record<string, unknown>;
 }
 
-const PRIMITIVES = new Set<string>([
-  'int8', 'int16', 'int32', 'int64', 'uint16', 'uint32', 'float64',
-  'string', 'bytes', 'records', 'bool', 'uuid',
-]);
+const PRIMITIVES = new Set<string>(['int8', 'int16', 'int32', 'int64', 'uint16', 'uint32', 'float64', 'string', 'bytes', 'records', 'bool', 'uuid']);
 
 function camel(s: string): string {
   return s.charAt(0).toLowerCase() + s.slice(1);

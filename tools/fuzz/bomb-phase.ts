@@ -133,7 +133,9 @@ export async function runBombPhase(run: FuzzRun): Promise<void> {
     const outcome = await runBomb(run, bomb);
     run.report.bombs.push(outcome);
     const rss = outcome.rssPeakBytes === null ? '-' : mb(outcome.rssPeakBytes);
-    run.log(`  ${outcome.ok ? 'survived' : 'FAILED'} in ${outcome.durationMs} ms; RSS peak ${rss}, loop delay ${outcome.loopDelayMs ?? '-'} ms; ${[...outcome.answers, ...outcome.reasons].join('; ')}`);
+    run.log(
+      `  ${outcome.ok ? 'survived' : 'FAILED'} in ${outcome.durationMs} ms; RSS peak ${rss}, loop delay ${outcome.loopDelayMs ?? '-'} ms; ${[...outcome.answers, ...outcome.reasons].join('; ')}`,
+    );
     if (!outcome.brokerSurvived || outcome.timedOut) await run.checkBroker(`bomb ${bomb.name}`);
     previousHurt = !outcome.ok;
   }

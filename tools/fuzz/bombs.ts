@@ -82,12 +82,24 @@ function errorsOf(res: unknown): string[] {
 }
 
 async function createTopic(conn: FuzzConnection, name: string, partitions: number, timeoutMs: number): Promise<string[]> {
-  const res = await conn.request<CreateTopicsRequest>(19, 7, { topics: [{ name, numPartitions: partitions, replicationFactor: 1 }], timeoutMs: 30_000 }, timeoutMs, correlation++);
+  const res = await conn.request<CreateTopicsRequest>(
+    19,
+    7,
+    { topics: [{ name, numPartitions: partitions, replicationFactor: 1 }], timeoutMs: 30_000 },
+    timeoutMs,
+    correlation++,
+  );
   return errorsOf(res);
 }
 
 async function produce(conn: FuzzConnection, version: number, topic: string, records: Buffer, timeoutMs: number): Promise<ProduceResponse> {
-  return (await conn.request<ProduceRequest>(0, version, { acks: 1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] }, timeoutMs, correlation++)) as ProduceResponse;
+  return (await conn.request<ProduceRequest>(
+    0,
+    version,
+    { acks: 1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] },
+    timeoutMs,
+    correlation++,
+  )) as ProduceResponse;
 }
 
 function answerOf(e: unknown): string {
@@ -130,7 +142,13 @@ function gzipDownConvert(name: string, valueMb: number): Bomb {
         const fetch = (await conn.request<FetchRequest>(
           1,
           3,
-          { replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: MB, topics: [{ topic: name, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: MB }] }] },
+          {
+            replicaId: -1,
+            maxWaitMs: 0,
+            minBytes: 1,
+            maxBytes: MB,
+            topics: [{ topic: name, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: MB }] }],
+          },
           ctx.deadlineMs,
           correlation++,
         )) as FetchResponse;
@@ -162,7 +180,13 @@ function zstdTimestamp(name: string): Bomb {
         const ts = batch.readBigInt64BE(27);
         for (let i = 0; i < 3; i++) {
           const t0 = performance.now();
-          const lo = (await conn.request<ListOffsetsRequest>(2, 1, { replicaId: -1, topics: [{ name, partitions: [{ partitionIndex: 0, timestamp: ts }] }] }, ctx.deadlineMs, correlation++)) as ListOffsetsResponse;
+          const lo = (await conn.request<ListOffsetsRequest>(
+            2,
+            1,
+            { replicaId: -1, topics: [{ name, partitions: [{ partitionIndex: 0, timestamp: ts }] }] },
+            ctx.deadlineMs,
+            correlation++,
+          )) as ListOffsetsResponse;
           const p = lo.topics[0]?.partitions[0];
           answers.push(`list-offsets: error ${p?.errorCode} offset ${p?.offset} in ${Math.round(performance.now() - t0)} ms`);
         }
@@ -183,7 +207,13 @@ function createPartitions(name: string, count: number): Bomb {
       const answers: string[] = [];
       try {
         await createTopic(conn, name, 1, ctx.deadlineMs);
-        const res = (await conn.request<CreatePartitionsRequest>(37, 3, { topics: [{ name, count, assignments: null }], timeoutMs: 30_000, validateOnly: false }, ctx.deadlineMs, correlation++)) as CreatePartitionsResponse;
+        const res = (await conn.request<CreatePartitionsRequest>(
+          37,
+          3,
+          { topics: [{ name, count, assignments: null }], timeoutMs: 30_000, validateOnly: false },
+          ctx.deadlineMs,
+          correlation++,
+        )) as CreatePartitionsResponse;
         answers.push(...errorsOf(res).map((c) => `create-partitions: ${c}`));
       } catch (e) {
         answers.push(answerOf(e));
@@ -201,7 +231,13 @@ function createTopics(name: string, count: number): Bomb {
       const conn = await FuzzConnection.connect(ctx.port, ctx.host);
       const answers: string[] = [];
       try {
-        const res = (await conn.request<CreateTopicsRequest>(19, 7, { topics: [{ name, numPartitions: count, replicationFactor: 1 }], timeoutMs: 30_000 }, ctx.deadlineMs, correlation++)) as CreateTopicsResponse;
+        const res = (await conn.request<CreateTopicsRequest>(
+          19,
+          7,
+          { topics: [{ name, numPartitions: count, replicationFactor: 1 }], timeoutMs: 30_000 },
+          ctx.deadlineMs,
+          correlation++,
+        )) as CreateTopicsResponse;
         answers.push(...errorsOf(res).map((c) => `create-topics: ${c}`));
       } catch (e) {
         answers.push(answerOf(e));
@@ -236,7 +272,9 @@ function partialFrames(name: string, connections: number, mbEach: number): Bomb 
         }),
       );
       const closed = conns.filter((c) => c.closedByPeer).length;
-      const answers = [`${Math.round(sentTotal / MB)} MB accepted by the broker's sockets${timedOut ? ` in ${ctx.deadlineMs / 2000} s (the broker stopped reading)` : ''}, ${closed} connections closed by the broker`];
+      const answers = [
+        `${Math.round(sentTotal / MB)} MB accepted by the broker's sockets${timedOut ? ` in ${ctx.deadlineMs / 2000} s (the broker stopped reading)` : ''}, ${closed} connections closed by the broker`,
+      ];
       return { answers, failures: [], cleanup: () => conns.forEach((c) => c.close()) };
     },
   };

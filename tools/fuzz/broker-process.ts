@@ -98,7 +98,16 @@ export class BrokerProcess {
    * `onWarning` sees every line at warn level or above (its message and error, as text): the
    * cluster soak counts ZooKeeper session expiries and controller failures from them.
    */
-  static async start(opts: { props?: Record<string, string>; rssKillBytes?: number; startTimeoutMs?: number; nodeArgs?: string[]; memoryLog?: string; onWarning?: (text: string) => void } = {}): Promise<BrokerProcess> {
+  static async start(
+    opts: {
+      props?: Record<string, string>;
+      rssKillBytes?: number;
+      startTimeoutMs?: number;
+      nodeArgs?: string[];
+      memoryLog?: string;
+      onWarning?: (text: string) => void;
+    } = {},
+  ): Promise<BrokerProcess> {
     if (!existsSync(BROKER_MAIN)) throw new Error(`${BROKER_MAIN} is missing: build first (npm run build)`);
     const dir = mkdtempSync(join(tmpdir(), 'fjord-fuzz-'));
     const props: Record<string, string> = {
@@ -109,7 +118,12 @@ export class BrokerProcess {
       ...opts.props,
     };
     const propsFile = join(dir, 'server.properties');
-    writeFileSync(propsFile, Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+    writeFileSync(
+      propsFile,
+      Object.entries(props)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n') + '\n',
+    );
     const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), BROKER_MAIN, propsFile], {
       env: { ...process.env, FJORD_LOG_LEVEL: 'debug' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -117,7 +131,10 @@ export class BrokerProcess {
     const b = new BrokerProcess(child, dir, true, opts.rssKillBytes ?? 1536 * 1024 * 1024);
     b.memoryLog = opts.memoryLog;
     const listening = new Promise<number>((resolvePort, reject) => {
-      const timer = setTimeout(() => reject(new Error(`broker did not start listening in ${opts.startTimeoutMs ?? 60_000} ms: ${b.errors.slice(-3).join(' | ')}`)), opts.startTimeoutMs ?? 60_000);
+      const timer = setTimeout(
+        () => reject(new Error(`broker did not start listening in ${opts.startTimeoutMs ?? 60_000} ms: ${b.errors.slice(-3).join(' | ')}`)),
+        opts.startTimeoutMs ?? 60_000,
+      );
       createInterface({ input: child.stdout! }).on('line', (line) => {
         let o: {
           msg?: string;
@@ -144,7 +161,16 @@ export class BrokerProcess {
           b.noteLoopDelay(o.eventLoopDelayMaxMs);
           b.lastReportAt = Date.now();
           if (typeof o.heapUsedBytes === 'number') {
-            b.noteMemory({ rss: o.rssBytes ?? 0, heapUsed: o.heapUsedBytes, heapTotal: o.heapTotalBytes ?? 0, external: o.externalBytes ?? 0, arrayBuffers: o.arrayBuffersBytes ?? 0 }, o.eventLoopDelayMaxMs);
+            b.noteMemory(
+              {
+                rss: o.rssBytes ?? 0,
+                heapUsed: o.heapUsedBytes,
+                heapTotal: o.heapTotalBytes ?? 0,
+                external: o.externalBytes ?? 0,
+                arrayBuffers: o.arrayBuffersBytes ?? 0,
+              },
+              o.eventLoopDelayMaxMs,
+            );
           }
         } else if ((o.level ?? 0) >= 40) {
           const text = `${o.msg ?? ''} ${errText(o.err)}`.trim();
@@ -231,7 +257,10 @@ export class BrokerProcess {
   describeExit(): string {
     if (!this.exited) return 'running';
     if (this.killedForRss) return `killed by the fuzzer at RSS over ${Math.round(this.rssKillBytes / 2 ** 20)} MB`;
-    const last = this.errors.filter((e) => e.trim() !== '').slice(-2).join(' | ');
+    const last = this.errors
+      .filter((e) => e.trim() !== '')
+      .slice(-2)
+      .join(' | ');
     return `exited (code ${this.exitCode}, signal ${this.exitSignal})${last ? `: ${last}` : ''}`;
   }
 

@@ -107,7 +107,9 @@ async function step(name: string, f: () => Promise<unknown>): Promise<void> {
   try {
     const r = await f();
     const failed = typeof r === 'object' && r !== null && 'code' in r && (r as { code: number }).code !== 0;
-    console.log(`  ${failed ? 'FAILED' : 'ok'} ${name} (${Date.now() - t0} ms)${failed ? `: ${(r as unknown as { err: string }).err.trim().split('\n').slice(-2).join(' | ')}` : ''}`);
+    console.log(
+      `  ${failed ? 'FAILED' : 'ok'} ${name} (${Date.now() - t0} ms)${failed ? `: ${(r as unknown as { err: string }).err.trim().split('\n').slice(-2).join(' | ')}` : ''}`,
+    );
   } catch (e) {
     console.log(`  FAILED ${name}: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -121,15 +123,34 @@ async function kcat(bootstrap: string): Promise<void> {
     await step(`kcat -P -z ${z}`, () => run('kcat', [...b, '-P', '-t', 'corpus-kcat', '-K', ':', '-z', z, '-H', 'h=1'], lines));
   }
   await step('kcat -C', () => run('kcat', [...b, '-C', '-t', 'corpus-kcat', '-o', 'beginning', '-e', '-q']));
-  await step('kcat -G', () => run('kcat', [...b, '-G', 'corpus-kcat-group', '-o', 'beginning', '-e', '-q', '-X', 'enable.partition.eof=true', 'corpus-kcat'], '', 30_000));
+  await step('kcat -G', () =>
+    run('kcat', [...b, '-G', 'corpus-kcat-group', '-o', 'beginning', '-e', '-q', '-X', 'enable.partition.eof=true', 'corpus-kcat'], '', 30_000),
+  );
   await step('kcat -Q', () => run('kcat', [...b, '-Q', '-t', `corpus-kcat:0:${Date.now() - 60_000}`]));
   // old protocol versions, as librdkafka talks to a broker it takes for 0.9 / 0.10
   for (const v of ['0.9.0', '0.10.0', '0.11.0']) {
     await step(`kcat -P broker.version.fallback=${v}`, () =>
-      run('kcat', [...b, '-P', '-t', 'corpus-kcat-old', '-z', v === '0.9.0' ? 'gzip' : 'snappy', '-X', 'api.version.request=false', '-X', `broker.version.fallback=${v}`], lines),
+      run(
+        'kcat',
+        [...b, '-P', '-t', 'corpus-kcat-old', '-z', v === '0.9.0' ? 'gzip' : 'snappy', '-X', 'api.version.request=false', '-X', `broker.version.fallback=${v}`],
+        lines,
+      ),
     );
     await step(`kcat -C broker.version.fallback=${v}`, () =>
-      run('kcat', [...b, '-C', '-t', 'corpus-kcat-old', '-o', 'beginning', '-e', '-q', '-X', 'api.version.request=false', '-X', `broker.version.fallback=${v}`]),
+      run('kcat', [
+        ...b,
+        '-C',
+        '-t',
+        'corpus-kcat-old',
+        '-o',
+        'beginning',
+        '-e',
+        '-q',
+        '-X',
+        'api.version.request=false',
+        '-X',
+        `broker.version.fallback=${v}`,
+      ]),
     );
   }
 }
@@ -224,12 +245,20 @@ async function kafkaJs(bootstrap: string): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await step('kafkajs createTopics', () => admin.createTopics({ topics: [{ topic: 'corpus-kjs', numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '86400000' }] }] }));
+    await step('kafkajs createTopics', () =>
+      admin.createTopics({ topics: [{ topic: 'corpus-kjs', numPartitions: 2, configEntries: [{ name: 'retention.ms', value: '86400000' }] }] }),
+    );
     const producer = kafka.producer({ idempotent: true });
     await producer.connect();
-    await step('kafkajs produce none', () => producer.send({ topic: 'corpus-kjs', messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `v${i}`, headers: { h: '1' } })) }));
+    await step('kafkajs produce none', () =>
+      producer.send({ topic: 'corpus-kjs', messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `v${i}`, headers: { h: '1' } })) }),
+    );
     await step('kafkajs produce gzip', () =>
-      producer.send({ topic: 'corpus-kjs', compression: kafkajs.CompressionTypes.GZIP, messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) }),
+      producer.send({
+        topic: 'corpus-kjs',
+        compression: kafkajs.CompressionTypes.GZIP,
+        messages: Array.from({ length: 10 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })),
+      }),
     );
     await producer.disconnect();
     const consumer = kafka.consumer({ groupId: 'corpus-kjs-group', sessionTimeout: 6000, heartbeatInterval: 500 });
@@ -258,8 +287,15 @@ async function kafkaJs(bootstrap: string): Promise<void> {
     await step('kafkajs describeGroups', () => admin.describeGroups(['corpus-kjs-group']));
     await step('kafkajs listGroups', () => admin.listGroups());
     await step('kafkajs setOffsets', () => admin.setOffsets({ groupId: 'corpus-kjs-group', topic: 'corpus-kjs', partitions: [{ partition: 0, offset: '1' }] }));
-    await step('kafkajs describeConfigs', () => admin.describeConfigs({ includeSynonyms: true, resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: 'corpus-kjs' }] }));
-    await step('kafkajs alterConfigs', () => admin.alterConfigs({ validateOnly: false, resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: 'corpus-kjs', configEntries: [{ name: 'retention.ms', value: '3600000' }] }] }));
+    await step('kafkajs describeConfigs', () =>
+      admin.describeConfigs({ includeSynonyms: true, resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: 'corpus-kjs' }] }),
+    );
+    await step('kafkajs alterConfigs', () =>
+      admin.alterConfigs({
+        validateOnly: false,
+        resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: 'corpus-kjs', configEntries: [{ name: 'retention.ms', value: '3600000' }] }],
+      }),
+    );
     await step('kafkajs createPartitions', () => admin.createPartitions({ topicPartitions: [{ topic: 'corpus-kjs', count: 3 }] }));
     await step('kafkajs deleteTopicRecords', () => admin.deleteTopicRecords({ topic: 'corpus-kjs', partitions: [{ partition: 0, offset: '1' }] }));
     await step('kafkajs describeCluster', () => admin.describeCluster());
@@ -295,7 +331,9 @@ async function fjordClient(bootstrap: string): Promise<void> {
     await step('fjord describeTopics', () => admin.describeTopics(['corpus-fjord']));
     await step('fjord describeCluster', () => admin.describeCluster());
     await step('fjord describeConfigs', () => admin.describeConfigs(ConfigResourceType.Topic, 'corpus-fjord'));
-    await step('fjord alterConfigs', () => admin.alterConfigs(ConfigResourceType.Topic, 'corpus-fjord', [{ name: 'retention.ms', value: '3600000', op: 'set' }]));
+    await step('fjord alterConfigs', () =>
+      admin.alterConfigs(ConfigResourceType.Topic, 'corpus-fjord', [{ name: 'retention.ms', value: '3600000', op: 'set' }]),
+    );
     await step('fjord describeLogDirs', () => admin.describeLogDirs());
     await step('fjord listGroups', () => admin.listGroups());
     await step('fjord describeGroups', () => admin.describeGroups(['corpus-fjord-group']));
@@ -308,16 +346,33 @@ async function fjordClient(bootstrap: string): Promise<void> {
   }
   const bin = (tool: string, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> => run(join(REPO, 'bin', `${tool}.sh`), args);
   const bs = ['--bootstrap-server', bootstrap];
-  await step('kafka-topics --create', () => bin('kafka-topics', ...bs, '--create', '--topic', 'corpus-cli', '--partitions', '2', '--config', 'cleanup.policy=compact'));
+  await step('kafka-topics --create', () =>
+    bin('kafka-topics', ...bs, '--create', '--topic', 'corpus-cli', '--partitions', '2', '--config', 'cleanup.policy=compact'),
+  );
   await step('kafka-topics --describe', () => bin('kafka-topics', ...bs, '--describe', '--topic', 'corpus-cli'));
   await step('kafka-topics --alter', () => bin('kafka-topics', ...bs, '--alter', '--topic', 'corpus-cli', '--partitions', '3'));
-  await step('kafka-console-producer', () => run(join(REPO, 'bin/kafka-console-producer.sh'), [...bs, '--topic', 'corpus-cli', '--property', 'parse.key=true'], 'a\t1\nb\t2\n'));
-  await step('kafka-console-consumer', () => run(join(REPO, 'bin/kafka-console-consumer.sh'), [...bs, '--topic', 'corpus-cli', '--from-beginning', '--max-messages', '2', '--group', 'corpus-cli-group']));
+  await step('kafka-console-producer', () =>
+    run(join(REPO, 'bin/kafka-console-producer.sh'), [...bs, '--topic', 'corpus-cli', '--property', 'parse.key=true'], 'a\t1\nb\t2\n'),
+  );
+  await step('kafka-console-consumer', () =>
+    run(join(REPO, 'bin/kafka-console-consumer.sh'), [
+      ...bs,
+      '--topic',
+      'corpus-cli',
+      '--from-beginning',
+      '--max-messages',
+      '2',
+      '--group',
+      'corpus-cli-group',
+    ]),
+  );
   await step('kafka-consumer-groups --describe', () => bin('kafka-consumer-groups', ...bs, '--describe', '--group', 'corpus-cli-group'));
   await step('kafka-consumer-groups --list', () => bin('kafka-consumer-groups', ...bs, '--list'));
   await step('kafka-get-offsets', () => bin('kafka-get-offsets', ...bs, '--topic', 'corpus-cli', '--time', '-3'));
   await step('kafka-configs --describe', () => bin('kafka-configs', ...bs, '--describe', '--entity-type', 'topics', '--entity-name', 'corpus-cli'));
-  await step('kafka-configs --alter', () => bin('kafka-configs', ...bs, '--alter', '--entity-type', 'topics', '--entity-name', 'corpus-cli', '--add-config', 'retention.ms=1000000'));
+  await step('kafka-configs --alter', () =>
+    bin('kafka-configs', ...bs, '--alter', '--entity-type', 'topics', '--entity-name', 'corpus-cli', '--add-config', 'retention.ms=1000000'),
+  );
   await step('kafka-topics --delete', () => bin('kafka-topics', ...bs, '--delete', '--topic', 'corpus-cli'));
 }
 
@@ -327,7 +382,8 @@ async function generated(seen: Set<string>): Promise<Buffer[]> {
   const { specsDir } = await import('../codegen/generate.js');
   const { structArb, structsOf } = await import('../../test/protocol/spec-arbitraries.js');
   const files = new Map<string, string>();
-  for (const f of readdirSync(join(specsDir, 'messages'))) if (f.endsWith('Request.json')) files.set(f.slice(0, -'.json'.length), join(specsDir, 'messages', f));
+  for (const f of readdirSync(join(specsDir, 'messages')))
+    if (f.endsWith('Request.json')) files.set(f.slice(0, -'.json'.length), join(specsDir, 'messages', f));
   const out: Buffer[] = [];
   let id = 1;
   for (const h of ALL_HANDLERS) {

@@ -13,7 +13,14 @@ import { API_SPECS, type MetadataRequest } from '../../src/protocol/messages/ind
 import { FrameSplitter, encodeRequest } from './wire.js';
 
 const [portArg, topic] = process.argv.slice(2);
-const frame = encodeRequest(3, API_SPECS[3]!.request as MessageCodec<MetadataRequest>, 12, { topics: [{ name: topic! }], allowAutoTopicCreation: false }, 1, 'latency-probe');
+const frame = encodeRequest(
+  3,
+  API_SPECS[3]!.request as MessageCodec<MetadataRequest>,
+  12,
+  { topics: [{ name: topic! }], allowAutoTopicCreation: false },
+  1,
+  'latency-probe',
+);
 
 let worstMs = 0;
 let requests = 0;

@@ -47,12 +47,33 @@ async function main(): Promise<number> {
     const code = (e as { exitCode?: number }).exitCode;
     return code === 0 ? 0 : 2;
   }
-  const o = program.opts<{ inputs: number; soak?: boolean; seed: number; concurrency: number; bombs: string; fullBombs?: boolean; bootstrapServer?: string; rssBoundMb: number; rssKillMb: number; sideRate: number; freshProbeEvery: number; json?: string; memoryLog?: string }>();
-  const bombs = o.bombs === 'none' ? [] : o.bombs.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  for (const b of bombs) if (b !== 'all' && b !== TRICKLE_BOMB && !names.includes(b)) {
-    process.stderr.write(`unknown bomb ${b}; known: ${[...new Set(names)].join(', ')}, ${TRICKLE_BOMB}\n`);
-    return 2;
-  }
+  const o = program.opts<{
+    inputs: number;
+    soak?: boolean;
+    seed: number;
+    concurrency: number;
+    bombs: string;
+    fullBombs?: boolean;
+    bootstrapServer?: string;
+    rssBoundMb: number;
+    rssKillMb: number;
+    sideRate: number;
+    freshProbeEvery: number;
+    json?: string;
+    memoryLog?: string;
+  }>();
+  const bombs =
+    o.bombs === 'none'
+      ? []
+      : o.bombs
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+  for (const b of bombs)
+    if (b !== 'all' && b !== TRICKLE_BOMB && !names.includes(b)) {
+      process.stderr.write(`unknown bomb ${b}; known: ${[...new Set(names)].join(', ')}, ${TRICKLE_BOMB}\n`);
+      return 2;
+    }
   const full = o.soak === true || o.fullBombs === true;
   const report = await runFuzz({
     ...DEFAULTS,

@@ -89,7 +89,22 @@ export type MutationKind =
   | 'valid'
   | 'multi';
 
-export const MUTATION_KINDS: readonly MutationKind[] = ['bitflip', 'byte', 'insert', 'delete', 'interesting', 'varint', 'size-lie', 'truncate', 'splice', 'duplicate', 'header', 'random', 'valid', 'multi'];
+export const MUTATION_KINDS: readonly MutationKind[] = [
+  'bitflip',
+  'byte',
+  'insert',
+  'delete',
+  'interesting',
+  'varint',
+  'size-lie',
+  'truncate',
+  'splice',
+  'duplicate',
+  'header',
+  'random',
+  'valid',
+  'multi',
+];
 
 /** Re-writes the size prefix to the body's real length (most mutations keep the frame well framed). */
 function reframe(body: Buffer): Buffer {
@@ -158,13 +173,22 @@ function apply(kind: MutationKind, rng: Rng, corpus: readonly CorpusEntry[], ser
     case 'varint': {
       // flexible versions count with unsigned varints: a huge or truncated one
       const p = bodyPos(rng, body);
-      const v = rng.pick([Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]), Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]), Buffer.from([0x80]), Buffer.from([0x00]), Buffer.from([0xe8, 0x07])]);
+      const v = rng.pick([
+        Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]),
+        Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+        Buffer.from([0x80]),
+        Buffer.from([0x00]),
+        Buffer.from([0xe8, 0x07]),
+      ]);
       return reframe(Buffer.concat([body.subarray(0, p), v, body.subarray(Math.min(body.length, p + v.length))]));
     }
     case 'size-lie': {
       const out = Buffer.from(base.frame);
       const real = body.length;
-      out.writeInt32BE(rng.pick([real + 1, real + 100, Math.max(0, real - 1), 0, 1, 7, -1, -0x80000000, 0x7fffffff, 100 * 1024 * 1024 + 1, 100 * 1024 * 1024]), 0);
+      out.writeInt32BE(
+        rng.pick([real + 1, real + 100, Math.max(0, real - 1), 0, 1, 7, -1, -0x80000000, 0x7fffffff, 100 * 1024 * 1024 + 1, 100 * 1024 * 1024]),
+        0,
+      );
       return out;
     }
     case 'truncate': {
@@ -202,7 +226,8 @@ function apply(kind: MutationKind, rng: Rng, corpus: readonly CorpusEntry[], ser
     case 'multi': {
       // several (mutated) frames written in one go, pipelined
       const parts: Buffer[] = [];
-      for (let i = 2 + rng.int(4); i > 0; i--) parts.push(apply(rng.pick(['bitflip', 'byte', 'valid', 'interesting', 'truncate'] as const), rng, corpus, servedKeys));
+      for (let i = 2 + rng.int(4); i > 0; i--)
+        parts.push(apply(rng.pick(['bitflip', 'byte', 'valid', 'interesting', 'truncate'] as const), rng, corpus, servedKeys));
       return Buffer.concat(parts);
     }
   }

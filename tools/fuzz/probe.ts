@@ -18,10 +18,22 @@ export interface ProbeResult {
 export async function probe(conn: FuzzConnection, topic: string, partitions: number, timeoutMs: number): Promise<ProbeResult> {
   const t0 = performance.now();
   try {
-    const av = (await conn.request<ApiVersionsRequest>(18, 3, { clientSoftwareName: 'fjord-fuzz-probe', clientSoftwareVersion: '1' }, timeoutMs, nextProbeId++)) as ApiVersionsResponse;
+    const av = (await conn.request<ApiVersionsRequest>(
+      18,
+      3,
+      { clientSoftwareName: 'fjord-fuzz-probe', clientSoftwareVersion: '1' },
+      timeoutMs,
+      nextProbeId++,
+    )) as ApiVersionsResponse;
     if (av.errorCode !== 0) throw new Error(`ApiVersions error ${av.errorCode}`);
     if (!av.apiKeys.some((k) => k.apiKey === 0) || !av.apiKeys.some((k) => k.apiKey === 3)) throw new Error('ApiVersions does not list Produce and Metadata');
-    const md = (await conn.request<MetadataRequest>(3, 12, { topics: [{ name: topic }], allowAutoTopicCreation: false }, timeoutMs, nextProbeId++)) as MetadataResponse;
+    const md = (await conn.request<MetadataRequest>(
+      3,
+      12,
+      { topics: [{ name: topic }], allowAutoTopicCreation: false },
+      timeoutMs,
+      nextProbeId++,
+    )) as MetadataResponse;
     const t = md.topics[0];
     if (md.topics.length !== 1 || !t || t.errorCode !== 0 || t.partitions.length !== partitions) {
       throw new Error(`Metadata for ${topic}: ${JSON.stringify({ topics: md.topics.length, error: t?.errorCode, partitions: t?.partitions.length })}`);

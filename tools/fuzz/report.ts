@@ -49,7 +49,15 @@ export interface FuzzReport {
   crashes: { afterInputs: number; phase: string; exit: string; reproFile: string | null }[];
   bombs: BombOutcome[];
   trickle: (TrickleResult & { ok: boolean; reason: string }) | null;
-  side: { baseline: SideRates; fuzz: SideRates | null; bombs: SideRates | null; keptDuringFuzz: boolean | null; keptDuringBombs: boolean | null; errors: number; lastError: string } | null;
+  side: {
+    baseline: SideRates;
+    fuzz: SideRates | null;
+    bombs: SideRates | null;
+    keptDuringFuzz: boolean | null;
+    keptDuringBombs: boolean | null;
+    errors: number;
+    lastError: string;
+  } | null;
   /** Error lines the broker logged (the last ones), for the crashes and failures above. */
   brokerErrors: string[];
   /** Log directories a broker took offline (its error line for each), over every broker of the run. */
@@ -74,7 +82,8 @@ export function formatReport(r: FuzzReport): string[] {
     `worst event-loop delay (broker's own): ${r.worstLoopDelayMs.broker ?? '-'} ms (while fuzzing ${r.worstLoopDelayMs.fuzzPhaseBroker ?? '-'} ms)`,
   ];
   if (r.brokerMemory) {
-    const m = (x: BrokerMemory): string => `heap used ${mb(x.heapUsed)} of ${mb(x.heapTotal)}, external ${mb(x.external)} (array buffers ${mb(x.arrayBuffers)})`;
+    const m = (x: BrokerMemory): string =>
+      `heap used ${mb(x.heapUsed)} of ${mb(x.heapTotal)}, external ${mb(x.external)} (array buffers ${mb(x.arrayBuffers)})`;
     lines.push(`broker memory (its own report, last broker): peak ${m(r.brokerMemory.peak)}${r.brokerMemory.end ? `; end ${m(r.brokerMemory.end)}` : ''}`);
   }
   if (r.side) {
@@ -83,7 +92,8 @@ export function formatReport(r: FuzzReport): string[] {
       `side producer/consumer records/s: baseline ${f(r.side.baseline)}${r.side.fuzz ? `, fuzzing ${f(r.side.fuzz)}` : ''}${r.side.bombs ? `, bombs ${f(r.side.bombs)}` : ''}; kept throughput:${r.side.keptDuringFuzz === null ? '' : ` fuzzing ${r.side.keptDuringFuzz ? 'yes' : 'NO'}`}${r.side.keptDuringBombs === null ? '' : `, bombs ${r.side.keptDuringBombs ? 'yes' : 'NO'}`}${r.side.errors ? `; ${r.side.errors} errors, last: ${r.side.lastError}` : ''}`,
     );
   }
-  for (const c of r.crashes) lines.push(`CRASH during ${c.phase} after ${c.afterInputs} inputs: ${c.exit}${c.reproFile ? ` (recent inputs: ${c.reproFile})` : ''}`);
+  for (const c of r.crashes)
+    lines.push(`CRASH during ${c.phase} after ${c.afterInputs} inputs: ${c.exit}${c.reproFile ? ` (recent inputs: ${c.reproFile})` : ''}`);
   for (const f of r.probeFailures.slice(0, 10)) lines.push(`probe failure: ${f}`);
   for (const e of r.brokerErrors.slice(-5)) lines.push(`broker error: ${e}`);
   lines.push(r.logDirsOffline.length === 0 ? 'log dirs offline: none' : `LOG DIR OFFLINE (${r.logDirsOffline.length}): ${r.logDirsOffline.join(' | ')}`);
@@ -93,7 +103,9 @@ export function formatReport(r: FuzzReport): string[] {
     );
   }
   if (r.trickle) lines.push(`bomb trickle: ${r.trickle.ok ? 'ok' : 'FAILED'} — ${r.trickle.reason}`);
-  lines.push(`broker up at end: ${r.brokerUpAtEnd ? 'yes' : 'NO'}${r.brokerStoppedCleanly === null ? '' : `; stopped on SIGTERM: ${r.brokerStoppedCleanly ? 'yes' : 'NO'}`}`);
+  lines.push(
+    `broker up at end: ${r.brokerUpAtEnd ? 'yes' : 'NO'}${r.brokerStoppedCleanly === null ? '' : `; stopped on SIGTERM: ${r.brokerStoppedCleanly ? 'yes' : 'NO'}`}`,
+  );
   return lines;
 }
 

@@ -10,9 +10,28 @@ import { writeFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { Input, MessageCodec } from '../../src/protocol/primitives/index.js';
 import { API_SPECS } from '../../src/protocol/messages/index.js';
-import type { CreateTopicsRequest, FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest, JoinGroupResponse, SyncGroupRequest, SyncGroupResponse } from '../../src/protocol/messages/index.js';
+import type {
+  CreateTopicsRequest,
+  FindCoordinatorRequest,
+  FindCoordinatorResponse,
+  JoinGroupRequest,
+  JoinGroupResponse,
+  SyncGroupRequest,
+  SyncGroupResponse,
+} from '../../src/protocol/messages/index.js';
 import { BrokerProcess } from './broker-process.js';
-import { ATTACKS, type Attack, BIG_GROUP, STEADY_TOPIC, SideClient, WIDE_PARTITIONS, WIDE_TOPIC, runAttack, sendRaw, type AttackFigures } from './request-attacks.js';
+import {
+  ATTACKS,
+  type Attack,
+  BIG_GROUP,
+  STEADY_TOPIC,
+  SideClient,
+  WIDE_PARTITIONS,
+  WIDE_TOPIC,
+  runAttack,
+  sendRaw,
+  type AttackFigures,
+} from './request-attacks.js';
 import { decodeResponse, encodeRequest } from './wire.js';
 
 async function request<T>(port: number, apiKey: number, version: number, body: Input<T>): Promise<unknown> {
@@ -23,7 +42,10 @@ async function request<T>(port: number, apiKey: number, version: number, body: I
 /** The steady and wide topics, and a group whose one member has 10 KB of metadata and assignment. */
 async function setUp(port: number): Promise<void> {
   await request<CreateTopicsRequest>(port, 19, 7, {
-    topics: [{ name: STEADY_TOPIC, numPartitions: 1, replicationFactor: 1 }, { name: WIDE_TOPIC, numPartitions: WIDE_PARTITIONS, replicationFactor: 1 }],
+    topics: [
+      { name: STEADY_TOPIC, numPartitions: 1, replicationFactor: 1 },
+      { name: WIDE_TOPIC, numPartitions: WIDE_PARTITIONS, replicationFactor: 1 },
+    ],
     timeoutMs: 30_000,
   });
   // the group coordinator answers once __consumer_offsets exists and is loaded
@@ -33,15 +55,22 @@ async function setUp(port: number): Promise<void> {
     if (i > 100) throw new Error(`no group coordinator: ${JSON.stringify(fc.coordinators[0])}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const join = (memberId: string): Promise<unknown> => request<JoinGroupRequest>(port, 11, 5, {
-    groupId: BIG_GROUP, sessionTimeoutMs: 300_000, rebalanceTimeoutMs: 60_000, memberId, protocolType: 'consumer',
-    protocols: [{ name: 'range', metadata: Buffer.alloc(10_000, 1) }],
-  });
+  const join = (memberId: string): Promise<unknown> =>
+    request<JoinGroupRequest>(port, 11, 5, {
+      groupId: BIG_GROUP,
+      sessionTimeoutMs: 300_000,
+      rebalanceTimeoutMs: 60_000,
+      memberId,
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.alloc(10_000, 1) }],
+    });
   // v4+: the first join answers MEMBER_ID_REQUIRED with the id to join with
   const first = (await join('')) as JoinGroupResponse;
   const joined = (await join(first.memberId)) as JoinGroupResponse;
   const synced = (await request<SyncGroupRequest>(port, 14, 3, {
-    groupId: BIG_GROUP, generationId: joined.generationId, memberId: joined.memberId,
+    groupId: BIG_GROUP,
+    generationId: joined.generationId,
+    memberId: joined.memberId,
     assignments: [{ memberId: joined.memberId, assignment: Buffer.alloc(10_000, 2) }],
   })) as SyncGroupResponse;
   if (joined.errorCode !== 0 || synced.errorCode !== 0) throw new Error(`group set-up failed: join ${joined.errorCode}, sync ${synced.errorCode}`);
@@ -63,13 +92,19 @@ async function measure(broker: BrokerProcess, side: SideClient, a: Attack, n: nu
   const figures = await runAttack(broker.port, a, n, side, timeoutMs);
   await new Promise((r) => setTimeout(r, 1200)); // the loop report covering the attack
   const w = broker.takeWindow();
-  return { ...figures, loopDelayMs: Math.round(w.loopDelayMs), startRssMb: Math.round(startRss / 2 ** 20), peakRssMb: Math.round(w.peakRss / 2 ** 20), brokerUp: !broker.exited };
+  return {
+    ...figures,
+    loopDelayMs: Math.round(w.loopDelayMs),
+    startRssMb: Math.round(startRss / 2 ** 20),
+    peakRssMb: Math.round(w.peakRss / 2 ** 20),
+    brokerUp: !broker.exited,
+  };
 }
 
 async function main(): Promise<void> {
   const program = new Command('request-attacks')
     .option('--only <list>', `comma-separated: ${ATTACKS.map((a) => a.name).join(', ')}`)
-    .option('--scale <x>', 'size factor against the issue\'s sizes', '1')
+    .option('--scale <x>', "size factor against the issue's sizes", '1')
     .option('--timeout-ms <n>', 'how long to wait for each answer', '300000')
     .option('--json <file>', 'write the rows as JSON')
     .option('--prop <kv...>', 'broker properties key=value', [] as string[])
@@ -95,10 +130,14 @@ async function main(): Promise<void> {
       await broker.stop();
     }
   }
-  process.stdout.write('\n| attack | n | request | answer | answer time | side client worst | broker loop worst | RSS start/peak |\n|---|---|---|---|---|---|---|---|\n');
+  process.stdout.write(
+    '\n| attack | n | request | answer | answer time | side client worst | broker loop worst | RSS start/peak |\n|---|---|---|---|---|---|---|---|\n',
+  );
   for (const r of rows) {
     const kb = (b: number | null): string => (b === null ? '-' : b > 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${(b / 1e3).toFixed(1)} KB`);
-    process.stdout.write(`| ${r.attack} | ${r.n} | ${kb(r.requestBytes)} | ${kb(r.answerBytes)} | ${r.answerMs ?? r.answerError} ms | ${r.sideWorstMs} ms | ${r.loopDelayMs} ms | ${r.startRssMb}/${r.peakRssMb} MB${r.brokerUp ? '' : ' (broker down)'} |\n`);
+    process.stdout.write(
+      `| ${r.attack} | ${r.n} | ${kb(r.requestBytes)} | ${kb(r.answerBytes)} | ${r.answerMs ?? r.answerError} ms | ${r.sideWorstMs} ms | ${r.loopDelayMs} ms | ${r.startRssMb}/${r.peakRssMb} MB${r.brokerUp ? '' : ' (broker down)'} |\n`,
+    );
   }
   if (o.json) writeFileSync(o.json, JSON.stringify(rows, null, 1));
 }

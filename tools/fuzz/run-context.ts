@@ -100,13 +100,23 @@ export class FuzzRun {
   private async startBroker(): Promise<void> {
     this.generation++;
     const props = this.port === 0 ? this.props : { ...this.props, listeners: `PLAINTEXT://127.0.0.1:${this.port}` };
-    this.broker = await BrokerProcess.start({ props, rssKillBytes: this.opts.rssKillBytes, ...(this.opts.memoryLog ? { memoryLog: this.opts.memoryLog } : {}) });
+    this.broker = await BrokerProcess.start({
+      props,
+      rssKillBytes: this.opts.rssKillBytes,
+      ...(this.opts.memoryLog ? { memoryLog: this.opts.memoryLog } : {}),
+    });
     this.port = this.broker.port;
   }
 
   private async createSteadyTopic(): Promise<void> {
     const s = await FuzzConnection.connect(this.port, this.host);
-    await s.request<CreateTopicsRequest>(19, 7, { topics: [{ name: STEADY_TOPIC, numPartitions: STEADY_PARTITIONS, replicationFactor: 1 }], timeoutMs: 30_000 }, this.opts.probeTimeoutMs, 1);
+    await s.request<CreateTopicsRequest>(
+      19,
+      7,
+      { topics: [{ name: STEADY_TOPIC, numPartitions: STEADY_PARTITIONS, replicationFactor: 1 }], timeoutMs: 30_000 },
+      this.opts.probeTimeoutMs,
+      1,
+    );
     s.close();
   }
 

@@ -41,11 +41,29 @@ async function canary(c: FuzzConnection): Promise<string | null> {
   const p = await probe(c, 'fuzz-steady', 3, 3000);
   if (!p.ok) return `probe: ${p.error}`;
   const md = (await c.request<MetadataRequest>(3, 12, { topics: null }, 3000, cid++)) as MetadataResponse;
-  const records = encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('canary'), headers: [] }], baseTimestamp: BigInt(Date.now()) });
+  const records = encodeBatch({
+    records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('canary'), headers: [] }],
+    baseTimestamp: BigInt(Date.now()),
+  });
   for (const t of md.topics) {
     if (t.isInternal || t.errorCode !== 0 || !t.name) continue;
     try {
-      const res = (await c.request<ProduceRequest>(0, 7, { acks: 1, timeoutMs: 1000, topicData: [{ name: t.name, partitionData: t.partitions.filter((_p, i) => i < 3 || i === t.partitions.length - 1).map((p) => ({ index: p.partitionIndex, records })) }] }, 3000, cid++)) as ProduceResponse;
+      const res = (await c.request<ProduceRequest>(
+        0,
+        7,
+        {
+          acks: 1,
+          timeoutMs: 1000,
+          topicData: [
+            {
+              name: t.name,
+              partitionData: t.partitions.filter((_p, i) => i < 3 || i === t.partitions.length - 1).map((p) => ({ index: p.partitionIndex, records })),
+            },
+          ],
+        },
+        3000,
+        cid++,
+      )) as ProduceResponse;
       void res;
     } catch (e) {
       return `produce to ${t.name} (${t.partitions.length} partitions): ${e instanceof Error ? e.message : String(e)}`;
@@ -90,5 +108,8 @@ if (!coarse) {
   const file = join(tmpdir(), `fjord-fuzz-seed${seed}-batch${found.batch}.bin`);
   writeFileSync(file, Buffer.concat(inputs.map(envelope)));
   console.log(`first failing batch: ${found.batch} (${found.why}); its inputs: ${file}`);
-  for (const x of inputs) console.log(`  key ${x.length >= 6 ? x.readInt16BE(4) : '-'} v${x.length >= 8 ? x.readInt16BE(6) : '-'} ${x.length} B: ${x.subarray(0, 64).toString('hex')}`);
+  for (const x of inputs)
+    console.log(
+      `  key ${x.length >= 6 ? x.readInt16BE(4) : '-'} v${x.length >= 8 ? x.readInt16BE(6) : '-'} ${x.length} B: ${x.subarray(0, 64).toString('hex')}`,
+    );
 }

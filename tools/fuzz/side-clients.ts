@@ -23,8 +23,21 @@ let lastError = '';
 let stopping = false;
 const t0 = Date.now();
 
-const producer = new Producer({ bootstrapServers: bootstrap, clientId: 'fuzz-side-producer', acks: 1, lingerMs: 5, requestTimeoutMs: 30_000, deliveryTimeoutMs: 60_000 });
-const consumer = new Consumer({ bootstrapServers: bootstrap, clientId: 'fuzz-side-consumer', autoOffsetReset: 'earliest', fetchMaxWaitMs: 200, requestTimeoutMs: 30_000 });
+const producer = new Producer({
+  bootstrapServers: bootstrap,
+  clientId: 'fuzz-side-producer',
+  acks: 1,
+  lingerMs: 5,
+  requestTimeoutMs: 30_000,
+  deliveryTimeoutMs: 60_000,
+});
+const consumer = new Consumer({
+  bootstrapServers: bootstrap,
+  clientId: 'fuzz-side-consumer',
+  autoOffsetReset: 'earliest',
+  fetchMaxWaitMs: 200,
+  requestTimeoutMs: 30_000,
+});
 consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition })));
 
 const value = Buffer.alloc(200, 'v');

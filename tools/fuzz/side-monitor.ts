@@ -30,9 +30,13 @@ export class SideClients {
     child.stderr!.resume();
   }
   static start(bootstrap: string, topic: string, partitions: number, rate: number): SideClients {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'side-clients.ts'), bootstrap, topic, String(partitions), String(rate)], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', resolve(import.meta.dirname, 'side-clients.ts'), bootstrap, topic, String(partitions), String(rate)],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     return new SideClients(child);
   }
   last(): SideSample | undefined {
@@ -71,7 +75,13 @@ export class SideClients {
 }
 
 /** Starts the side clients and measures their baseline (3 s after a 1 s start-up burst). */
-export async function startSideClients(bootstrap: string, topic: string, partitions: number, rate: number, log: (line: string) => void): Promise<{ side: SideClients; baseline: SideRates }> {
+export async function startSideClients(
+  bootstrap: string,
+  topic: string,
+  partitions: number,
+  rate: number,
+  log: (line: string) => void,
+): Promise<{ side: SideClients; baseline: SideRates }> {
   const side = SideClients.start(bootstrap, topic, partitions, rate);
   const sideUp = await side.waitFor((s) => s.produced > rate && s.consumed > rate, 30_000);
   if (!sideUp) log(`side clients did not get going: ${JSON.stringify(side.last())}`);

@@ -8,10 +8,21 @@ import { Reader, Writer, type Input, type MessageCodec } from '../../src/protoco
 import { API_SPECS, RequestHeaderCodec, ResponseHeaderCodec } from '../../src/protocol/messages/index.js';
 import { requestHeaderVersion, responseHeaderVersion } from '../../src/server/request-header.js';
 
-export function encodeRequest<T>(apiKey: number, codec: MessageCodec<T>, version: number, body: Input<T>, correlationId: number, clientId = 'fjord-fuzz'): Buffer {
+export function encodeRequest<T>(
+  apiKey: number,
+  codec: MessageCodec<T>,
+  version: number,
+  body: Input<T>,
+  correlationId: number,
+  clientId = 'fjord-fuzz',
+): Buffer {
   const w = new Writer(128);
   w.int32(0);
-  RequestHeaderCodec.write(w, { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId }, requestHeaderVersion(apiKey, version >= codec.flexibleFrom));
+  RequestHeaderCodec.write(
+    w,
+    { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId },
+    requestHeaderVersion(apiKey, version >= codec.flexibleFrom),
+  );
   codec.write(w, body, version);
   const frame = Buffer.from(w.result());
   frame.writeInt32BE(frame.length - 4, 0);

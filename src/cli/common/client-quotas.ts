@@ -87,18 +87,22 @@ export function clientEntityArgs(argv: string[]): QuotaEntityArg[] | undefined {
 
 /** Kafka's description of an entity in describe output: user-principal 'alice', the default client-id. */
 function describedEntity(parts: { type: QuotaEntityType; name: string | null }[]): string {
-  return parts.map((p) => {
-    const typeStr = p.type === 'users' ? 'user-principal' : 'client-id';
-    return p.name === null ? `the default ${typeStr}` : `${typeStr} '${p.name}'`;
-  }).join(', ');
+  return parts
+    .map((p) => {
+      const typeStr = p.type === 'users' ? 'user-principal' : 'client-id';
+      return p.name === null ? `the default ${typeStr}` : `${typeStr} '${p.name}'`;
+    })
+    .join(', ');
 }
 
 /** Kafka 2.x ZooKeeper-mode entity label: user-principal 'alice', default client-id. */
 function zkEntityLabel(parts: QuotaEntityArg[]): string {
-  return parts.map((p) => {
-    const typeStr = p.type === 'users' ? 'user-principal' : 'client-id';
-    return p.name === '' || p.name === DEFAULT_ENTITY_NAME ? `default ${typeStr}` : `${typeStr} '${p.name}'`;
-  }).join(', ');
+  return parts
+    .map((p) => {
+      const typeStr = p.type === 'users' ? 'user-principal' : 'client-id';
+      return p.name === '' || p.name === DEFAULT_ENTITY_NAME ? `default ${typeStr}` : `${typeStr} '${p.name}'`;
+    })
+    .join(', ');
 }
 
 export async function clientQuotasCommand(entities: QuotaEntityArg[], o: ClientQuotaOpts, scram?: ScramHook): Promise<number> {
@@ -114,12 +118,19 @@ export async function clientQuotasCommand(entities: QuotaEntityArg[], o: ClientQ
   if (!o.describe) {
     const onlyClient = entities.some((e) => e.type === 'clients');
     if (onlyClient && (unknown.length > 0 || scramKeys.length > 0)) {
-      throw new CliError(`Only quota configs can be added for 'clients' using --bootstrap-server. Unexpected config names: ${[...unknown, ...scramKeys].join(',')}`);
+      throw new CliError(
+        `Only quota configs can be added for 'clients' using --bootstrap-server. Unexpected config names: ${[...unknown, ...scramKeys].join(',')}`,
+      );
     }
-    if (unknown.length > 0) throw new CliError(`Only quota and SCRAM credential configs can be added for 'users' using --bootstrap-server. Unexpected config names: ${unknown.join(',')}`);
+    if (unknown.length > 0)
+      throw new CliError(
+        `Only quota and SCRAM credential configs can be added for 'users' using --bootstrap-server. Unexpected config names: ${unknown.join(',')}`,
+      );
     if (scramKeys.length > 0) {
-      if (entities[0]!.name === '') throw new CliError('The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials using --bootstrap-server.');
-      if (scramKeys.length !== keys.length) throw new CliError("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server.");
+      if (entities[0]!.name === '')
+        throw new CliError('The use of --entity-default or --user-defaults is not allowed with User SCRAM Credentials using --bootstrap-server.');
+      if (scramKeys.length !== keys.length)
+        throw new CliError("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server.");
       if (!scram) throw new CliError('SCRAM credentials cannot be managed by this kafka-configs.sh');
       return scram(entities[0]!.name!, o.adds, o.deletes, o);
     }
@@ -152,12 +163,18 @@ export async function clientQuotasCommand(entities: QuotaEntityArg[], o: ClientQ
     const current = (await admin.describeClientQuotas(components, true))[0]?.values ?? new Map<string, number>();
     const invalid = o.deletes.filter((k) => !current.has(k));
     if (invalid.length > 0) throw new CliError(`Invalid config(s): ${invalid.join(',')}`);
-    await admin.alterClientQuotas([{
-      entity: entities.map((e) => ({ entityType: e.type === 'users' ? 'user' : 'client-id', entityName: e.name === '' ? null : e.name! })),
-      ops: [...o.adds.map(([key, v]) => ({ key, value: Number(v) })), ...o.deletes.map((key) => ({ key, value: null }))],
-    }]);
+    await admin.alterClientQuotas([
+      {
+        entity: entities.map((e) => ({ entityType: e.type === 'users' ? 'user' : 'client-id', entityName: e.name === '' ? null : e.name! })),
+        ops: [...o.adds.map(([key, v]) => ({ key, value: Number(v) })), ...o.deletes.map((key) => ({ key, value: null }))],
+      },
+    ]);
     const head = entities[0]!;
-    console.log(head.name !== '' ? `Completed updating config for ${head.type.slice(0, -1)} ${head.name}.` : `Completed updating default config for ${head.type} in the cluster.`);
+    console.log(
+      head.name !== ''
+        ? `Completed updating config for ${head.type.slice(0, -1)} ${head.name}.`
+        : `Completed updating default config for ${head.type} in the cluster.`,
+    );
     return 0;
   } finally {
     await admin.close();
@@ -181,7 +198,8 @@ async function describeZk(entities: QuotaEntityArg[], o: ClientQuotaOpts): Promi
   const unnamed = entities.findIndex((e) => e.name === undefined);
   if (unnamed >= 0) {
     const prefix = entities.slice(0, unnamed);
-    const parent = prefix.length === 0 ? entities[unnamed]!.type : `users/${prefix[0]!.name === '' ? DEFAULT_ENTITY_NAME : sanitizeEntityName(prefix[0]!.name!)}/clients`;
+    const parent =
+      prefix.length === 0 ? entities[unnamed]!.type : `users/${prefix[0]!.name === '' ? DEFAULT_ENTITY_NAME : sanitizeEntityName(prefix[0]!.name!)}/clients`;
     const children = (await zk.getConfigChildren(parent)).sort();
     targets = children.map((child) => [...prefix, { type: entities[unnamed]!.type, name: child === DEFAULT_ENTITY_NAME ? '' : decodeURIComponent(child) }]);
   }

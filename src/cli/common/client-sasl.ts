@@ -22,7 +22,9 @@ export function clientSaslSecurity(props: Map<string, string>): ClientSecurity |
   }
   const jaasText = props.get('sasl.jaas.config');
   if (jaasText === undefined || jaasText.trim() === '') {
-    throw new CliError(`security.protocol ${protocol} needs sasl.jaas.config, e.g. org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="...";`);
+    throw new CliError(
+      `security.protocol ${protocol} needs sasl.jaas.config, e.g. org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="...";`,
+    );
   }
   let username: string | undefined;
   let password: string | undefined;

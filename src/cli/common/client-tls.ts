@@ -43,14 +43,22 @@ function clientTlsFrom(props: ReadonlyMap<string, string>): ClientTls {
       ...(ks.material.passphrase !== undefined ? { passphrase: ks.material.passphrase } : {}),
       verifyHostname: (props.get('ssl.endpoint.identification.algorithm') ?? 'https').trim().toLowerCase() === 'https',
     };
-    const enabled = (get('ssl.enabled.protocols') ?? '').split(',').map((s) => s.trim()).filter((s): s is Version => (VERSIONS as readonly string[]).includes(s));
+    const enabled = (get('ssl.enabled.protocols') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s): s is Version => (VERSIONS as readonly string[]).includes(s));
     if (enabled.length > 0) {
       const idx = enabled.map((v) => VERSIONS.indexOf(v));
       tls.minVersion = VERSIONS[Math.min(...idx)]!;
       tls.maxVersion = VERSIONS[Math.max(...idx)]!;
     }
     const suites = get('ssl.cipher.suites');
-    if (suites !== null) tls.ciphers = suites.split(',').map((s) => s.trim()).filter((s) => s !== '').join(':');
+    if (suites !== null)
+      tls.ciphers = suites
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+        .join(':');
     return tls;
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message);

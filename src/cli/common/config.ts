@@ -114,7 +114,11 @@ export function consumerOptionsFrom(props: Map<string, string>, bootstrap: strin
     sessionTimeoutMs: int(props, 'session.timeout.ms'),
     heartbeatIntervalMs: int(props, 'heartbeat.interval.ms'),
     maxPollIntervalMs: int(props, 'max.poll.interval.ms'),
-    partitionAssignmentStrategy: props.get('partition.assignment.strategy')?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+    partitionAssignmentStrategy: props
+      .get('partition.assignment.strategy')
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
     fetchMinBytes: int(props, 'fetch.min.bytes'),
     fetchMaxBytes: int(props, 'fetch.max.bytes'),
     fetchMaxWaitMs: int(props, 'fetch.max.wait.ms'),

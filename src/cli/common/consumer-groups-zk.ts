@@ -66,7 +66,9 @@ export async function runZkGroups(o: ZkGroupsOpts): Promise<number> {
 
 /** An admin client bootstrapped from the brokers registered in ZooKeeper (the tool is given no broker). */
 async function brokersAdmin(zk: KafkaZkClient, props: Map<string, string>): Promise<Admin> {
-  const endpoints = (await zk.getAllBrokers()).map((b) => b.endpoints.find((e) => e.securityProtocol === 'PLAINTEXT') ?? b.endpoints[0]).filter((e) => e !== undefined);
+  const endpoints = (await zk.getAllBrokers())
+    .map((b) => b.endpoints.find((e) => e.securityProtocol === 'PLAINTEXT') ?? b.endpoints[0])
+    .filter((e) => e !== undefined);
   if (endpoints.length === 0) throw new CliError('no broker is registered in ZooKeeper (/brokers/ids is empty): log end offsets cannot be read');
   return closeAtExit(new Admin(clientOptionsFrom(props, endpoints.map((e) => `${e.host}:${e.port}`).join(','))));
 }
@@ -77,7 +79,14 @@ async function logEndOffsets(admin: Admin, tps: readonly { topic: string; partit
   try {
     return (await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n })))).map((a) => a.offset);
   } catch {
-    return Promise.all(tps.map((tp) => admin.listOffsets([{ ...tp, timestamp: -1n }]).then((a) => a[0]?.offset, () => undefined)));
+    return Promise.all(
+      tps.map((tp) =>
+        admin.listOffsets([{ ...tp, timestamp: -1n }]).then(
+          (a) => a[0]?.offset,
+          () => undefined,
+        ),
+      ),
+    );
   }
 }
 
@@ -162,14 +171,18 @@ async function reset(store: ZkConsumerOffsets, admin: Admin, groups: string[], o
   if (!o.allTopics && !o.topic?.length && !o.fromFile) throw new CliError('--reset-offsets needs --topic, --all-topics or --from-file');
   if (o.dryRun && o.execute) throw new CliError('--dry-run and --execute cannot be used together');
   if (!o.dryRun && !o.execute && !o.export) {
-    console.log('WARN: No action will be performed as the --execute option is missing. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.');
+    console.log(
+      'WARN: No action will be performed as the --execute option is missing. You should add the --dry-run option explicitly if you are scripting this command and want to keep the current default behavior without prompting.',
+    );
   }
   for (const group of groups) {
     // A group not in ZooKeeper yet can only be given offsets from a file (moving a group in).
     if (!o.fromFile && !(await store.groupExists(group))) throw new CliError(`The consumer group '${group}' does not exist.`);
     const members = await store.members(group);
     if (members.size > 0 && o.execute) {
-      throw new CliError(`Offsets can only be reset if the group '${group}' is inactive, but ${members.size} consumer(s) are registered under /consumers/${group}/ids.`);
+      throw new CliError(
+        `Offsets can only be reset if the group '${group}' is inactive, but ${members.size} consumer(s) are registered under /consumers/${group}/ids.`,
+      );
     }
     const source: ResetSource = {
       listOffsets: (q, iso) => admin.listOffsets(q, iso),

@@ -12,7 +12,11 @@ const IRREGULAR: Readonly<Record<string, string>> = {
 
 /** e.g. 3 -> org.apache.kafka.common.errors.UnknownTopicOrPartitionException */
 export function javaExceptionName(code: number): string {
-  const camel = errorName(code).toLowerCase().split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+  const camel = errorName(code)
+    .toLowerCase()
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
   return `org.apache.kafka.common.errors.${IRREGULAR[camel] ?? `${camel.replace(/Error$/, '')}Exception`}`;
 }
 

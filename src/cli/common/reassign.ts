@@ -101,11 +101,15 @@ export function parseReassignmentJson(js: unknown): ReassignmentEntry[] {
     const partition = int(field(p, 'partition', `partitions[${i}]`), `partitions[${i}].partition`);
     const replicas = array(field(p, 'replicas', `partitions[${i}]`), `partitions[${i}].replicas`).map((r) => int(r, `partitions[${i}].replicas`));
     const logDirsRaw = field(p, 'log_dirs', `partitions[${i}]`);
-    const logDirs = logDirsRaw === undefined ? replicas.map(() => 'any') : array(logDirsRaw, `partitions[${i}].log_dirs`).map((d) => str(d, `partitions[${i}].log_dirs`));
+    const logDirs =
+      logDirsRaw === undefined ? replicas.map(() => 'any') : array(logDirsRaw, `partitions[${i}].log_dirs`).map((d) => str(d, `partitions[${i}].log_dirs`));
     if (logDirs.length !== replicas.length) {
-      throw new CliError(`Size of replicas list ${listString(replicas)} is different from size of log dirs list ${listString(logDirs)} for partition ${topic}-${partition}`);
+      throw new CliError(
+        `Size of replicas list ${listString(replicas)} is different from size of log dirs list ${listString(logDirs)} for partition ${topic}-${partition}`,
+      );
     }
-    if (logDirs.some((d) => d !== 'any')) throw new CliError(`partition ${topic}-${partition}: log_dirs other than "any" (moves between a broker's log directories) are not supported`);
+    if (logDirs.some((d) => d !== 'any'))
+      throw new CliError(`partition ${topic}-${partition}: log_dirs other than "any" (moves between a broker's log directories) are not supported`);
     out.push({ topic, partition, replicas });
   }
   return out;
@@ -122,20 +126,28 @@ export function checkExecuteAssignment(entries: readonly ReassignmentEntry[]): v
   if (dupParts.length > 0) throw new CliError(`Partition reassignment contains duplicate topic partitions: ${dupParts.join(',')}`);
   const dupReplicas = entries.map((e) => ({ e, d: duplicates(e.replicas) })).filter((x) => x.d.length > 0);
   if (dupReplicas.length > 0) {
-    throw new CliError(`Partition replica lists may not contain duplicate entries: ${dupReplicas.map((x) => `${tpString(x.e)} contains multiple entries for ${x.d.join(',')}`).join('. ')}`);
+    throw new CliError(
+      `Partition replica lists may not contain duplicate entries: ${dupReplicas.map((x) => `${tpString(x.e)} contains multiple entries for ${x.d.join(',')}`).join('. ')}`,
+    );
   }
 }
 
 /** Kafka's formatAsReassignmentJson: sorted partitions, `log_dirs` all "any", no spaces. */
 export function formatAsReassignmentJson(assignment: ReadonlyMap<string, ReassignmentEntry> | readonly ReassignmentEntry[]): string {
   const list = [...(Array.isArray(assignment) ? assignment : (assignment as ReadonlyMap<string, ReassignmentEntry>).values())].sort(compareTopicPartitions);
-  return JSON.stringify({ version: 1, partitions: list.map((e) => ({ topic: e.topic, partition: e.partition, replicas: e.replicas, log_dirs: e.replicas.map(() => 'any') })) });
+  return JSON.stringify({
+    version: 1,
+    partitions: list.map((e) => ({ topic: e.topic, partition: e.partition, replicas: e.replicas, log_dirs: e.replicas.map(() => 'any') })),
+  });
 }
 
 /** `{"partitions":[{"topic":"t","partition":0}]}` for kafka-leader-election.sh --path-to-json-file. */
 export function parseElectionJson(js: unknown): TopicPartition[] {
   const list = array(field(js, 'partitions', 'the election JSON'), '"partitions"');
-  const out = list.map((p, i) => ({ topic: str(field(p, 'topic', `partitions[${i}]`), `partitions[${i}].topic`), partition: int(field(p, 'partition', `partitions[${i}]`), `partitions[${i}].partition`) }));
+  const out = list.map((p, i) => ({
+    topic: str(field(p, 'topic', `partitions[${i}]`), `partitions[${i}].topic`),
+    partition: int(field(p, 'partition', `partitions[${i}]`), `partitions[${i}].partition`),
+  }));
   const dups = duplicates(out.map(tpString));
   if (dups.length > 0) throw new CliError(`Replica election data contains duplicate partitions: ${dups.join(',')}`);
   return out;
@@ -157,7 +169,11 @@ const CONTROLLER_RETRY_MS = 30_000;
  * Sends to the controller; a NOT_CONTROLLER answer (the controller moved, or the metadata was
  * stale) refreshes the metadata and tries again until the deadline, as Kafka's admin client does.
  */
-async function toController<Req, Res extends { errorCode: number; errorMessage?: string | null }>(admin: Admin, api: ApiDef<Req, Res>, req: Input<Req>): Promise<Res> {
+async function toController<Req, Res extends { errorCode: number; errorMessage?: string | null }>(
+  admin: Admin,
+  api: ApiDef<Req, Res>,
+  req: Input<Req>,
+): Promise<Res> {
   const deadline = Date.now() + CONTROLLER_RETRY_MS;
   let reached = false;
   for (;;) {
@@ -196,17 +212,28 @@ export interface OngoingReassignment extends TopicPartition {
 export async function listReassignments(admin: Admin, partitions: readonly TopicPartition[] | null = null): Promise<OngoingReassignment[]> {
   const byTopic = new Map<string, number[]>();
   for (const tp of partitions ?? []) (byTopic.get(tp.topic) ?? byTopic.set(tp.topic, []).get(tp.topic)!).push(tp.partition);
-  const res = await toController(admin, LIST, { timeoutMs: admin.cluster.requestTimeoutMs, topics: partitions === null ? null : [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) });
+  const res = await toController(admin, LIST, {
+    timeoutMs: admin.cluster.requestTimeoutMs,
+    topics: partitions === null ? null : [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
+  });
   return res.topics
-    .flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, replicas: p.replicas, adding: p.addingReplicas, removing: p.removingReplicas })))
+    .flatMap((t) =>
+      t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex, replicas: p.replicas, adding: p.addingReplicas, removing: p.removingReplicas })),
+    )
     .sort(compareTopicPartitions);
 }
 
 /** Per partition (tpString) null for success or the error; `replicas` null cancels. */
-export async function alterReassignments(admin: Admin, entries: readonly (TopicPartition & { replicas: number[] | null })[]): Promise<Map<string, KafkaError | null>> {
+export async function alterReassignments(
+  admin: Admin,
+  entries: readonly (TopicPartition & { replicas: number[] | null })[],
+): Promise<Map<string, KafkaError | null>> {
   const byTopic = new Map<string, { partitionIndex: number; replicas: number[] | null }[]>();
   for (const e of entries) (byTopic.get(e.topic) ?? byTopic.set(e.topic, []).get(e.topic)!).push({ partitionIndex: e.partition, replicas: e.replicas });
-  const res = await toController(admin, ALTER, { timeoutMs: admin.cluster.requestTimeoutMs, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) });
+  const res = await toController(admin, ALTER, {
+    timeoutMs: admin.cluster.requestTimeoutMs,
+    topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
+  });
   const out = new Map<string, KafkaError | null>();
   for (const t of res.responses) {
     for (const p of t.partitions) out.set(`${t.name}-${p.partitionIndex}`, p.errorCode === 0 ? null : new KafkaError(p.errorCode, p.errorMessage ?? undefined));
@@ -215,7 +242,11 @@ export async function alterReassignments(admin: Admin, entries: readonly (TopicP
 }
 
 /** ElectLeaders: per partition the error code (0 = elected). `partitions` null = all. */
-export async function electLeaders(admin: Admin, electionType: 0 | 1, partitions: readonly TopicPartition[] | null): Promise<{ tp: TopicPartition; errorCode: number; errorMessage: string | null }[]> {
+export async function electLeaders(
+  admin: Admin,
+  electionType: 0 | 1,
+  partitions: readonly TopicPartition[] | null,
+): Promise<{ tp: TopicPartition; errorCode: number; errorMessage: string | null }[]> {
   const byTopic = new Map<string, number[]>();
   for (const tp of partitions ?? []) (byTopic.get(tp.topic) ?? byTopic.set(tp.topic, []).get(tp.topic)!).push(tp.partition);
   const res = await toController(admin, ELECT, {

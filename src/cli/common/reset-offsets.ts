@@ -50,7 +50,12 @@ export function parseDatetime(s: string): number {
 }
 
 /** The partitions in scope: from --topic specs, or every topic the group has offsets for. */
-export async function scopePartitions(admin: ResetSource, group: string, topics: readonly string[] | undefined, allTopics: boolean): Promise<{ topic: string; partition: number }[]> {
+export async function scopePartitions(
+  admin: ResetSource,
+  group: string,
+  topics: readonly string[] | undefined,
+  allTopics: boolean,
+): Promise<{ topic: string; partition: number }[]> {
   const out: { topic: string; partition: number }[] = [];
   if (allTopics) {
     const committed = await admin.listGroupOffsets(group);
@@ -75,10 +80,14 @@ export async function scopePartitions(admin: ResetSource, group: string, topics:
 
 export async function planReset(admin: ResetSource, group: string, scope: { topic: string; partition: number }[], spec: ResetSpec): Promise<PlannedOffset[]> {
   if (spec.fromFile) {
-    const lines = readFileSync(spec.fromFile, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+    const lines = readFileSync(spec.fromFile, 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
     return lines.map((l) => {
       const [topic, p, o] = l.split(',');
-      if (!topic || p === undefined || o === undefined || !/^\d+$/.test(p.trim()) || !/^-?\d+$/.test(o.trim())) throw new CliError(`bad line in ${spec.fromFile}: "${l}" (expected topic,partition,offset)`);
+      if (!topic || p === undefined || o === undefined || !/^\d+$/.test(p.trim()) || !/^-?\d+$/.test(o.trim()))
+        throw new CliError(`bad line in ${spec.fromFile}: "${l}" (expected topic,partition,offset)`);
       return { topic, partition: Number(p), offset: BigInt(o.trim()) };
     });
   }
@@ -113,7 +122,9 @@ export async function planReset(admin: ResetSource, group: string, scope: { topi
     const byTime = await q(BigInt(ts));
     pick = (i) => (byTime[i]!.offset >= 0n ? byTime[i]!.offset : latest[i]!.offset);
   } else {
-    throw new CliError('--reset-offsets needs one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file');
+    throw new CliError(
+      '--reset-offsets needs one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file',
+    );
   }
   const out: PlannedOffset[] = [];
   for (let i = 0; i < scope.length; i++) out.push({ ...scope[i]!, offset: await pick(i) });

@@ -43,7 +43,8 @@ export function parseArgs(program: Command, argv: string[], opts: { allowZookeep
   const zkOption = program.options.find((x) => x.long === '--zookeeper');
   if (opts.allowZookeeper && zkOption) {
     zkOption.hidden = false;
-    zkOption.description = opts.zookeeperHelp ?? 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; the tool then writes ZooKeeper as Kafka 1.x did';
+    zkOption.description =
+      opts.zookeeperHelp ?? 'REQUIRED (or --bootstrap-server): ZooKeeper, host:port[,host:port][/chroot]; the tool then writes ZooKeeper as Kafka 1.x did';
   }
   try {
     program.parse(argv, { from: 'user' });
@@ -56,9 +57,7 @@ export function parseArgs(program: Command, argv: string[], opts: { allowZookeep
   }
   const parsed = program.opts<Record<string, unknown>>();
   if (parsed.zookeeper !== undefined && !opts.allowZookeeper) {
-    throw new CliError(
-      `--zookeeper needs ZooKeeper cluster mode, which this broker does not run; connect with --bootstrap-server host:port instead`,
-    );
+    throw new CliError(`--zookeeper needs ZooKeeper cluster mode, which this broker does not run; connect with --bootstrap-server host:port instead`);
   }
   return parsed;
 }

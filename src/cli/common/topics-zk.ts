@@ -51,7 +51,9 @@ async function create(zk: KafkaZkClient, o: ZkTopicOpts): Promise<number> {
     throw new CliError('--replica-assignment cannot be combined with --partitions or --replication-factor');
   }
   if (/[._]/.test(topic)) {
-    console.log("WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.");
+    console.log(
+      "WARNING: Due to limitations in metric names, topics with a period ('.') or underscore ('_') could collide. To avoid issues it is best to use either, but not both.",
+    );
   }
   try {
     await createTopicZk(zk, {
@@ -99,7 +101,9 @@ async function describe(zk: KafkaZkClient, o: ZkTopicOpts): Promise<number> {
       if (!o.topicsWithOverrides || configs.length > 0) {
         const rf = a.partitions.get(0)?.length ?? 0;
         const deletion = marked.has(topic) ? '\tMarkedForDeletion:true' : '';
-        console.log(`Topic:${topic}\tPartitionCount:${a.partitions.size}\tReplicationFactor:${rf}\tConfigs:${configs.map(([k, v]) => `${k}=${v}`).join(',')}${deletion}`);
+        console.log(
+          `Topic:${topic}\tPartitionCount:${a.partitions.size}\tReplicationFactor:${rf}\tConfigs:${configs.map(([k, v]) => `${k}=${v}`).join(',')}${deletion}`,
+        );
       }
     }
     if (o.topicsWithOverrides) continue;
@@ -138,7 +142,8 @@ async function remove(zk: KafkaZkClient, o: ZkTopicOpts): Promise<number> {
 
 async function alter(zk: KafkaZkClient, o: ZkTopicOpts): Promise<number> {
   requireOption(o.topic, '--topic');
-  if (o.partitions === undefined && o.configs.size === 0 && !o.deleteConfig?.length) throw new CliError('--alter needs --partitions, --config or --delete-config');
+  if (o.partitions === undefined && o.configs.size === 0 && !o.deleteConfig?.length)
+    throw new CliError('--alter needs --partitions, --config or --delete-config');
   for (const topic of await matching(zk, o)) {
     if (o.configs.size > 0 || o.deleteConfig?.length) {
       console.log('WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.');

@@ -10,7 +10,14 @@ import { Admin } from '../../client/index.js';
 import { alterUserScramCredentials, describeUserScramCredentials, type ScramAlteration } from '../../client/admin-scram.js';
 import { errorName } from '../../client/errors.js';
 import { sanitizeEntityName, desanitizeEntityName } from '../../metadata/client-entity-configs.js';
-import { formatCredential, isScramMechanism, makeCredential, SCRAM_DEFAULT_ITERATIONS, SCRAM_MIN_ITERATIONS, type ScramMechanism } from '../../security/sasl/scram.js';
+import {
+  formatCredential,
+  isScramMechanism,
+  makeCredential,
+  SCRAM_DEFAULT_ITERATIONS,
+  SCRAM_MIN_ITERATIONS,
+  type ScramMechanism,
+} from '../../security/sasl/scram.js';
 import { clientOptionsFrom } from './config.js';
 import { openZk } from './zk-admin.js';
 import { CliError, closeAtExit } from './tool.js';
@@ -43,7 +50,8 @@ function parseCredentialSpec(mechanism: ScramMechanism, value: string): { passwo
       if (!Number.isInteger(iterations)) throw new CliError(`Invalid iterations ${v} for ${mechanism}: not an integer`);
     } else throw new CliError(`Invalid credential property ${part} for ${mechanism}: expected iterations=<n>,password=<password>`);
   }
-  if (password === undefined || password === '') throw new CliError(`${mechanism} needs password=<password>, e.g. ${mechanism}=[iterations=8192,password=secret]`);
+  if (password === undefined || password === '')
+    throw new CliError(`${mechanism} needs password=<password>, e.g. ${mechanism}=[iterations=8192,password=secret]`);
   return { password, iterations };
 }
 
@@ -99,7 +107,11 @@ async function withZk(o: UserScramOpts, connect: string): Promise<number> {
     const names = o.user !== undefined ? [sanitizeEntityName(o.user)] : (await zk.getConfigChildren('users')).sort();
     for (const n of names) {
       const configs = await zk.getEntityConfigs('users', n);
-      console.log(`Configs for user-principal '${desanitizeEntityName(n)}' are ${Object.entries(configs).map(([k, v]) => `${k}=${v}`).join(',')}`);
+      console.log(
+        `Configs for user-principal '${desanitizeEntityName(n)}' are ${Object.entries(configs)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')}`,
+      );
     }
     return 0;
   }

@@ -89,19 +89,32 @@ export async function addPartitionsZk(zk: KafkaZkClient, topic: string, total: n
   let added: Map<number, number[]>;
   if (manual) {
     if (total <= current.partitions.size) {
-      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `The number of partitions for a topic can only be increased. Topic ${topic} currently has ${current.partitions.size} partitions, ${total} would not be an increase.`);
+      throw new KafkaError(
+        ErrorCode.INVALID_PARTITIONS,
+        `The number of partitions for a topic can only be increased. Topic ${topic} currently has ${current.partitions.size} partitions, ${total} would not be an increase.`,
+      );
     }
     const rf = current.partitions.get(0)?.length ?? 0;
     const live = new Set(brokers.map((b) => b.id));
     added = new Map(manual.slice(current.partitions.size, total).map((r, i) => [current.partitions.size + i, r]));
     if (added.size !== total - current.partitions.size) {
-      throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${total - current.partitions.size} but ${added.size} assignments provided.`);
+      throw new KafkaError(
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        `Increasing the number of partitions by ${total - current.partitions.size} but ${added.size} assignments provided.`,
+      );
     }
     for (const [p, r] of added) {
       if (r.some((b) => !live.has(b))) {
-        throw new KafkaError(ErrorCode.BROKER_NOT_AVAILABLE, `Some brokers specified for partition id ${p} are not available. Specified brokers: ${r.join(', ')}, available brokers: ${[...live].join(', ')}.`);
+        throw new KafkaError(
+          ErrorCode.BROKER_NOT_AVAILABLE,
+          `Some brokers specified for partition id ${p} are not available. Specified brokers: ${r.join(', ')}, available brokers: ${[...live].join(', ')}.`,
+        );
       }
-      if (r.length !== rf) throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Inconsistent replication factor between partitions, partition 0 has ${rf} while partition ${p} has ${r.length}.`);
+      if (r.length !== rf)
+        throw new KafkaError(
+          ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+          `Inconsistent replication factor between partitions, partition 0 has ${rf} while partition ${p} has ${r.length}.`,
+        );
     }
   } else {
     added = assignAddedPartitions(brokers, current.partitions, total, topic);
@@ -113,4 +126,3 @@ export async function addPartitionsZk(zk: KafkaZkClient, topic: string, total: n
     throw err;
   }
 }
-

@@ -44,7 +44,10 @@ export const rangeAssignor: Assignor = {
     for (const topic of topics) {
       const n = partitionsPerTopic.get(topic);
       if (n === undefined) continue;
-      const consumers = members.filter((m) => m.topics.includes(topic)).map((m) => m.memberId).sort();
+      const consumers = members
+        .filter((m) => m.topics.includes(topic))
+        .map((m) => m.memberId)
+        .sort();
       const per = Math.floor(n / consumers.length);
       const extra = n % consumers.length;
       consumers.forEach((member, i) => {

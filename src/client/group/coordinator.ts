@@ -25,7 +25,11 @@ export async function findCoordinator(cluster: Cluster, groupId: string, keyType
   }
 }
 
-const COORDINATOR_MOVED: ReadonlySet<number> = new Set([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
+const COORDINATOR_MOVED: ReadonlySet<number> = new Set([
+  ErrorCode.NOT_COORDINATOR,
+  ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+]);
 
 /**
  * Sends a group request to the coordinator; when `errorOf(resp)` says the coordinator moved or

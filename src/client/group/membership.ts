@@ -45,7 +45,11 @@ const ASSIGNMENT_VERSION = 3;
 export function encodeSubscription(topics: string[], owned: TopicPartition[], generationId: number): Buffer {
   const w = new Writer(128);
   w.int16(SUBSCRIPTION_VERSION);
-  ConsumerProtocolSubscriptionCodec.write(w, { topics, userData: null, ownedPartitions: groupPartitions(owned), generationId, rackId: null }, SUBSCRIPTION_VERSION);
+  ConsumerProtocolSubscriptionCodec.write(
+    w,
+    { topics, userData: null, ownedPartitions: groupPartitions(owned), generationId, rackId: null },
+    SUBSCRIPTION_VERSION,
+  );
   return Buffer.from(w.result());
 }
 
@@ -59,7 +63,11 @@ export function decodeSubscription(buf: Buffer): { topics: string[]; ownedPartit
 export function encodeAssignment(byTopic: Map<string, number[]>): Buffer {
   const w = new Writer(128);
   w.int16(ASSIGNMENT_VERSION);
-  ConsumerProtocolAssignmentCodec.write(w, { assignedPartitions: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), userData: null }, ASSIGNMENT_VERSION);
+  ConsumerProtocolAssignmentCodec.write(
+    w,
+    { assignedPartitions: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })), userData: null },
+    ASSIGNMENT_VERSION,
+  );
   return Buffer.from(w.result());
 }
 
@@ -126,7 +134,11 @@ export class GroupMembership {
       this.cluster,
       this.options.groupId,
       Api.LeaveGroup,
-      { groupId: this.options.groupId, memberId, members: [{ memberId, groupInstanceId: this.options.groupInstanceId, reason: 'the consumer is being closed' }] },
+      {
+        groupId: this.options.groupId,
+        memberId,
+        members: [{ memberId, groupInstanceId: this.options.groupInstanceId, reason: 'the consumer is being closed' }],
+      },
       (r) => r.errorCode,
     ).catch(() => undefined);
   }
@@ -246,7 +258,11 @@ export class GroupMembership {
         (r) => r.errorCode,
       );
       if (resp.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) this.rejoinNeeded = true;
-      else if (resp.errorCode === ErrorCode.UNKNOWN_MEMBER_ID || resp.errorCode === ErrorCode.ILLEGAL_GENERATION || resp.errorCode === ErrorCode.FENCED_INSTANCE_ID) {
+      else if (
+        resp.errorCode === ErrorCode.UNKNOWN_MEMBER_ID ||
+        resp.errorCode === ErrorCode.ILLEGAL_GENERATION ||
+        resp.errorCode === ErrorCode.FENCED_INSTANCE_ID
+      ) {
         this.memberId = '';
         this.generationId = -1;
         this.rejoinNeeded = true;

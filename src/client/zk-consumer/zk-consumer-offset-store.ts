@@ -34,7 +34,10 @@ export class ZkConsumerOffsetStore {
       await commitOffsets(
         this.o.cluster,
         { groupId: this.o.groupId, generationId: -1, memberId: '' },
-        entries.map(([tp, offset]) => [{ topic: tp.topic, partition: tp.partition }, { offset, metadata: '' }]),
+        entries.map(([tp, offset]) => [
+          { topic: tp.topic, partition: tp.partition },
+          { offset, metadata: '' },
+        ]),
       );
       if (!this.o.dualCommitEnabled) return;
     }
@@ -59,7 +62,11 @@ export class ZkConsumerOffsetStore {
       }
     }
     if (this.o.offsetsStorage === 'zookeeper') return zkOffsets;
-    const kafka = await fetchCommittedOffsets(this.o.cluster, this.o.groupId, tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })));
+    const kafka = await fetchCommittedOffsets(
+      this.o.cluster,
+      this.o.groupId,
+      tps.map((tp) => ({ topic: tp.topic, partition: tp.partition })),
+    );
     for (const tp of tps) {
       const k = tpKey(tp.topic, tp.partition);
       const fromKafka = kafka.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;

@@ -118,7 +118,9 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
    */
   async subscribe(topics: readonly string[] | Readonly<Record<string, number>>): Promise<void> {
     if (this.group.subscription) throw new Error('this ZooKeeper consumer is already subscribed');
-    const sub: Record<string, number> = Array.isArray(topics) ? Object.fromEntries((topics as readonly string[]).map((t) => [t, 1])) : { ...(topics as Record<string, number>) };
+    const sub: Record<string, number> = Array.isArray(topics)
+      ? Object.fromEntries((topics as readonly string[]).map((t) => [t, 1]))
+      : { ...(topics as Record<string, number>) };
     for (const [t, n] of Object.entries(sub)) if (!Number.isInteger(n) || n < 1) throw new Error(`stream count of ${t} must be a positive integer`);
     await this.group.join(sub);
     if (this.opts.autoCommitEnable) {
@@ -224,7 +226,10 @@ export class ZookeeperConsumer extends EventEmitter<ZookeeperConsumerEvents> imp
     const needing: PartitionState[] = [...this.fetcher.states.values()].filter((s) => s.position === null || s.outOfRange);
     if (needing.length === 0) return;
     const timestamp = this.opts.autoOffsetReset === 'smallest' ? EARLIEST_TIMESTAMP : LATEST_TIMESTAMP;
-    const answers = await listOffsets(this.cluster, needing.map((s) => ({ topic: s.topic, partition: s.partition, timestamp })));
+    const answers = await listOffsets(
+      this.cluster,
+      needing.map((s) => ({ topic: s.topic, partition: s.partition, timestamp })),
+    );
     for (const a of answers) {
       const s = needing.find((x) => x.topic === a.topic && x.partition === a.partition);
       // A rebalance meanwhile replaced the state (with a stored offset, maybe): leave it alone.

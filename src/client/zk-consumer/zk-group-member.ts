@@ -225,7 +225,8 @@ export class ZkGroupMember {
     const mine = [...rangeAssign(members, partitions).values()].filter((a) => myThreads.has(a.threadId));
 
     // Commit and give back everything first (Kafka's closeFetchers + releasePartitionOwnership).
-    if (this.opts.autoCommitEnable) await this.host.commitOffsets().catch((err: unknown) => this.logger?.warn({ err: String(err) }, 'commit before release failed'));
+    if (this.opts.autoCommitEnable)
+      await this.host.commitOffsets().catch((err: unknown) => this.logger?.warn({ err: String(err) }, 'commit before release failed'));
     await this.releaseOwnership();
 
     const offsets = await this.host.fetchOffsets(mine);

@@ -17,7 +17,17 @@ import { decodeRecord, encodeRecord, type CoordinatorRecord } from './records.js
 import { joinGroup, syncGroup, type JoinRequest, type SyncRequest } from './join-sync.js';
 import { joinError, syncError, type JoinOutcome, type SyncOutcome } from './classic-group.js';
 import { heartbeat, leaveGroup, type HeartbeatRequest, type LeaveResult, type LeavingMember } from './heartbeat-leave.js';
-import { commitOffsets, deleteOffsets, fetchOffsets, txnCommitOffsets, type TxnCommitRequest, type CommitRequest, type FetchedTopics, type OffsetDeleteResult, type TopicPartitionErrors } from './offsets.js';
+import {
+  commitOffsets,
+  deleteOffsets,
+  fetchOffsets,
+  txnCommitOffsets,
+  type TxnCommitRequest,
+  type CommitRequest,
+  type FetchedTopics,
+  type OffsetDeleteResult,
+  type TopicPartitionErrors,
+} from './offsets.js';
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
@@ -107,9 +117,7 @@ export class GroupCoordinator {
     for (const p of this.runtime.activePartitions()) {
       try {
         done.push(
-          this.runtime
-            .write(p, (s) => removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic))
-            .then((r) => this.logRemoved(p, r, 'topic deleted')),
+          this.runtime.write(p, (s) => removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic)).then((r) => this.logRemoved(p, r, 'topic deleted')),
         );
       } catch (err) {
         // The partition stopped being active; its next load repairs it (afterLoad).
@@ -182,7 +190,7 @@ export class GroupCoordinator {
 
   async joinGroup(req: JoinRequest): Promise<JoinOutcome> {
     try {
-      return await (await this.runtime.write(this.partitionFor(req.groupId), (s, now) => joinGroup(s, req, now)));
+      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) => joinGroup(s, req, now));
     } catch (err) {
       return joinError(codeOf(err), req.memberId);
     }
@@ -190,7 +198,7 @@ export class GroupCoordinator {
 
   async syncGroup(req: SyncRequest): Promise<SyncOutcome> {
     try {
-      return await (await this.runtime.write(this.partitionFor(req.groupId), (s, now) => syncGroup(s, req, now)));
+      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) => syncGroup(s, req, now));
     } catch (err) {
       return syncError(codeOf(err));
     }
@@ -260,7 +268,11 @@ export class GroupCoordinator {
   }
 
   /** Committed offsets, read only after every earlier write of the partition is durable. */
-  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): Promise<{ errorCode: number; topics: FetchedTopics }> {
+  async fetchOffsets(
+    groupId: string,
+    topics: { name: string; partitions: number[] }[] | null,
+    requireStable = false,
+  ): Promise<{ errorCode: number; topics: FetchedTopics }> {
     try {
       const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics, requireStable));
       return { errorCode: ErrorCode.NONE, topics: res };
@@ -295,7 +307,8 @@ export class GroupCoordinator {
     for (const g of groupIds) {
       const p = this.partitionFor(g);
       const ids = byPartition.get(p);
-      if (ids) ids.push(g); // not a copy per group: 100,000 names in one request
+      if (ids)
+        ids.push(g); // not a copy per group: 100,000 names in one request
       else byPartition.set(p, [g]);
     }
     const results = new Map<string, number>();

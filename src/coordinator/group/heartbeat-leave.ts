@@ -54,7 +54,13 @@ export function leaveGroup(shard: GroupShardState, groupId: string, leaving: Lea
   return { records: out, response: { errorCode: ErrorCode.NONE, members: results } };
 }
 
-function leaveOne(shard: GroupShardState, g: NonNullable<ReturnType<GroupShardState['groups']['get']>>, l: LeavingMember, now: number, out: CoordinatorRecord[]): number {
+function leaveOne(
+  shard: GroupShardState,
+  g: NonNullable<ReturnType<GroupShardState['groups']['get']>>,
+  l: LeavingMember,
+  now: number,
+  out: CoordinatorRecord[],
+): number {
   if (l.groupInstanceId !== null) {
     // A static member may leave by instance id alone (the admin client's removeMembersFromGroup).
     const registered = g.staticMembers.get(l.groupInstanceId);

@@ -52,9 +52,7 @@ function currentGeneration(g: ClassicGroup, m: ClassicMember, withMembers: boole
     leader: g.leaderId ?? '',
     memberId: m.memberId,
     skipAssignment,
-    members: withMembers
-      ? [...g.members.values()].map((x) => ({ memberId: x.memberId, groupInstanceId: x.groupInstanceId, metadata: g.metadataFor(x) }))
-      : [],
+    members: withMembers ? [...g.members.values()].map((x) => ({ memberId: x.memberId, groupInstanceId: x.groupInstanceId, metadata: g.metadataFor(x) })) : [],
   };
 }
 
@@ -147,7 +145,14 @@ function updateMember(m: ClassicMember, req: JoinRequest): void {
   m.clientHost = req.clientHost;
 }
 
-function addMemberAndRebalance(shard: GroupShardState, g: ClassicGroup, req: JoinRequest, memberId: string, now: number, out: CoordinatorRecord[]): Promise<JoinOutcome> {
+function addMemberAndRebalance(
+  shard: GroupShardState,
+  g: ClassicGroup,
+  req: JoinRequest,
+  memberId: string,
+  now: number,
+  out: CoordinatorRecord[],
+): Promise<JoinOutcome> {
   const m: ClassicMember = {
     memberId,
     groupInstanceId: req.groupInstanceId,

@@ -36,7 +36,10 @@ export interface CommitRequest {
 export type TopicPartitionErrors = { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[];
 
 function allFailed(req: CommitRequest, code: number): Result<TopicPartitionErrors> {
-  return { records: [], response: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })) };
+  return {
+    records: [],
+    response: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })),
+  };
 }
 
 /** The group-level check of a commit: NONE, or the error every partition gets. */
@@ -162,7 +165,12 @@ export interface FetchedPartition {
 export type FetchedTopics = { name: string; partitions: FetchedPartition[] }[];
 
 /** Committed offsets of a group; `topics` null = everything it has. Unknown partitions get -1. */
-export function fetchOffsets(shard: GroupShardState, groupId: string, topics: { name: string; partitions: number[] }[] | null, requireStable = false): FetchedTopics {
+export function fetchOffsets(
+  shard: GroupShardState,
+  groupId: string,
+  topics: { name: string; partitions: number[] }[] | null,
+  requireStable = false,
+): FetchedTopics {
   const store = shard.offsets;
   // KIP-447: a partition with a transactional commit pending answers UNSTABLE_OFFSET_COMMIT (retriable).
   const unstable = (topic: string, partitionIndex: number): FetchedPartition | undefined =>
@@ -173,7 +181,14 @@ export function fetchOffsets(shard: GroupShardState, groupId: string, topics: { 
     return [...store.groupOffsets(groupId)].map(([name, parts]) => ({
       name,
       partitions: [...parts].map(
-        ([partitionIndex, v]) => unstable(name, partitionIndex) ?? { partitionIndex, committedOffset: v.offset, committedLeaderEpoch: v.leaderEpoch, metadata: v.metadata, errorCode: ErrorCode.NONE },
+        ([partitionIndex, v]) =>
+          unstable(name, partitionIndex) ?? {
+            partitionIndex,
+            committedOffset: v.offset,
+            committedLeaderEpoch: v.leaderEpoch,
+            metadata: v.metadata,
+            errorCode: ErrorCode.NONE,
+          },
       ),
     }));
   }

@@ -95,7 +95,13 @@ function decodePlain(key: Buffer, value: Buffer | null): CoordinatorRecord | nul
     if (value === null) return { type: 'offset', group: k.group, topic: k.topic, partition: k.partition, value: null };
     const vr = new Reader(value);
     const vv = vr.int16();
-    return { type: 'offset', group: k.group, topic: k.topic, partition: k.partition, value: OffsetCommitValueCodec.read(vr, Math.min(vv, OffsetCommitValueCodec.maxVersion)) };
+    return {
+      type: 'offset',
+      group: k.group,
+      topic: k.topic,
+      partition: k.partition,
+      value: OffsetCommitValueCodec.read(vr, Math.min(vv, OffsetCommitValueCodec.maxVersion)),
+    };
   }
   if (keyVersion === GROUP_METADATA_KEY_VERSION) {
     const k = GroupMetadataKeyCodec.read(kr, keyVersion);

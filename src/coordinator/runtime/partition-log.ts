@@ -31,7 +31,12 @@ export interface CoordinatorPartition extends ReadableLog {
  * coordinators do not depend on replication/, their peer.
  */
 export interface CoordinatorReplicaAccess {
-  appendRecords(topic: string, partition: number, records: Buffer, req: { requiredAcks: number; origin: 'coordinator' }): Promise<{ errorCode: number; errorMessage: string | null }>;
+  appendRecords(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    req: { requiredAcks: number; origin: 'coordinator' },
+  ): Promise<{ errorCode: number; errorMessage: string | null }>;
   getPartition(topic: string, partition: number): CoordinatorPartition | undefined;
 }
 
@@ -112,7 +117,11 @@ export interface ReplayOptions {
  * reported and skipped whole (none of its records replayed), so one bad batch cannot stop a
  * coordinator from loading the rest of its partition.
  */
-export async function replayLog(p: ReadableLog, onRecord: (key: Buffer, value: Buffer | null, batch: BatchContext) => void, opts: ReplayOptions = {}): Promise<void> {
+export async function replayLog(
+  p: ReadableLog,
+  onRecord: (key: Buffer, value: Buffer | null, batch: BatchContext) => void,
+  opts: ReplayOptions = {},
+): Promise<void> {
   const maxBytes = opts.maxDecompressedBytes ?? readDecompressionCap();
   const end = p.logEndOffset;
   let offset = p.logStartOffset;

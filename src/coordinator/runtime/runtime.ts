@@ -201,11 +201,14 @@ export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
       scheduleTimer: (key: string, delayMs: number, op: TimerOperation<R>) => {
         const old = slot.timers.get(key);
         if (old) clearTimeout(old);
-        const t = setTimeout(() => {
-          slot.timers.delete(key);
-          if (slot.state !== 'active') return;
-          this.commit(slot, partition, op(this.clock())).catch((err) => this.opts.onError?.(`timer ${key} failed`, err));
-        }, Math.max(0, delayMs));
+        const t = setTimeout(
+          () => {
+            slot.timers.delete(key);
+            if (slot.state !== 'active') return;
+            this.commit(slot, partition, op(this.clock())).catch((err) => this.opts.onError?.(`timer ${key} failed`, err));
+          },
+          Math.max(0, delayMs),
+        );
         t.unref?.();
         slot.timers.set(key, t);
       },

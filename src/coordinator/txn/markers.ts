@@ -92,7 +92,8 @@ export class WireTxnMarkerWriter implements TxnMarkerWriter {
       const ps = info?.partitions[p.partition];
       if (!info || !ps) results.push({ ...p, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
       else if (ps.leader < 0) results.push({ ...p, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER });
-      else if (byLeader.has(ps.leader)) byLeader.get(ps.leader)!.push(p); // in place, not a copy per partition
+      else if (byLeader.has(ps.leader))
+        byLeader.get(ps.leader)!.push(p); // in place, not a copy per partition
       else byLeader.set(ps.leader, [p]);
     }
     const sent = await Promise.all([...byLeader].map(([leader, parts]) => this.send(leader, req, parts)));

@@ -51,7 +51,8 @@ const initError = (errorCode: number): InitProducerIdOutcome => ({ errorCode, pr
  */
 export function initProducerId(shard: TxnShard, req: InitProducerIdRequest, now: number, freshProducerId?: bigint): Result<InitProducerIdOutcome> {
   if (req.transactionalId === '') return answer(initError(ErrorCode.INVALID_REQUEST));
-  if (req.transactionTimeoutMs <= 0 || req.transactionTimeoutMs > shard.config.transactionMaxTimeoutMs) return answer(initError(ErrorCode.INVALID_TRANSACTION_TIMEOUT));
+  if (req.transactionTimeoutMs <= 0 || req.transactionTimeoutMs > shard.config.transactionMaxTimeoutMs)
+    return answer(initError(ErrorCode.INVALID_TRANSACTION_TIMEOUT));
   const m = shard.txns.get(req.transactionalId);
   if (m === undefined) {
     if (freshProducerId === undefined) return answer({ needProducerId: true });
@@ -98,7 +99,13 @@ export function initProducerId(shard: TxnShard, req: InitProducerIdRequest, now:
       const reset = { txnTimeoutMs: req.transactionTimeoutMs, topicPartitions: new Map(), txnStartTimestamp: -1, txnLastUpdateTimestamp: now };
       if (isEpochExhausted(m.producerEpoch)) {
         if (freshProducerId === undefined) return answer({ needProducerId: true });
-        next = transition(m, TxnState.Empty, { ...reset, producerId: freshProducerId, producerEpoch: 0, lastProducerId: m.producerId, lastProducerEpoch: m.producerEpoch });
+        next = transition(m, TxnState.Empty, {
+          ...reset,
+          producerId: freshProducerId,
+          producerEpoch: 0,
+          lastProducerId: m.producerId,
+          lastProducerEpoch: m.producerEpoch,
+        });
       } else {
         next = transition(m, TxnState.Empty, { ...reset, producerEpoch: m.producerEpoch + 1, lastProducerEpoch: m.producerEpoch });
       }
@@ -152,7 +159,10 @@ export function addPartitions(shard: TxnShard, req: TxnProducer & { partitions: 
 }
 
 /** AddPartitionsToTxn v4+ with verify_only (a partition leader asking): an error per partition. */
-export function verifyPartitions(shard: TxnShard, req: TxnProducer & { partitions: TopicPartition[] }): { errorCode: number; partitions: { topic: string; partition: number; errorCode: number }[] } {
+export function verifyPartitions(
+  shard: TxnShard,
+  req: TxnProducer & { partitions: TopicPartition[] },
+): { errorCode: number; partitions: { topic: string; partition: number; errorCode: number }[] } {
   const m = shard.txns.get(req.transactionalId);
   const err = checkProducer(m, req);
   if (err !== ErrorCode.NONE || m === undefined) return { errorCode: err, partitions: req.partitions.map((p) => ({ ...p, errorCode: err })) };
@@ -259,7 +269,16 @@ export interface DescribedTxn {
 export function describeTxn(shard: TxnShard, transactionalId: string): DescribedTxn {
   const m = shard.txns.get(transactionalId);
   if (m === undefined || m.state === TxnState.Dead) {
-    return { errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactionalId, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] };
+    return {
+      errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+      transactionalId,
+      transactionState: '',
+      transactionTimeoutMs: 0,
+      transactionStartTimeMs: -1n,
+      producerId: -1n,
+      producerEpoch: -1,
+      topics: [],
+    };
   }
   const topics = new Map<string, number[]>();
   for (const { topic, partition } of partitionList(m)) {

@@ -35,7 +35,8 @@ export function encodeTxnRecord(r: TxnRecord): EncodedRecord {
       transactionTimeoutMs: m.txnTimeoutMs,
       transactionStatus: m.state,
       // Kafka writes no partitions (null) for Empty and the Complete states.
-      transactionPartitions: m.topicPartitions.size === 0 ? null : [...m.topicPartitions].map(([topic, ps]) => ({ topic, partitionIds: [...ps].sort((a, b) => a - b) })),
+      transactionPartitions:
+        m.topicPartitions.size === 0 ? null : [...m.topicPartitions].map(([topic, ps]) => ({ topic, partitionIds: [...ps].sort((a, b) => a - b) })),
       transactionLastUpdateTimestampMs: BigInt(m.txnLastUpdateTimestamp),
       transactionStartTimestampMs: BigInt(m.txnStartTimestamp),
     },

@@ -210,7 +210,16 @@ export class TxnCoordinator {
     try {
       return await this.runtime.read(this.partitionFor(transactionalId), (s) => describeTxn(s, transactionalId));
     } catch (err) {
-      return { errorCode: codeOf(err), transactionalId, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] };
+      return {
+        errorCode: codeOf(err),
+        transactionalId,
+        transactionState: '',
+        transactionTimeoutMs: 0,
+        transactionStartTimeMs: -1n,
+        producerId: -1n,
+        producerEpoch: -1,
+        topics: [],
+      };
     }
   }
 
@@ -293,7 +302,10 @@ export class TxnCoordinator {
         const action = markerErrorAction(r.errorCode);
         if (action === 'done') continue;
         if (action === 'fenced') {
-          this.opts.logger.warn({ transactionalId: m.transactionalId, topic: r.topic, partition: r.partition, errorCode: r.errorCode }, 'transaction marker fenced; this coordinator stops sending them');
+          this.opts.logger.warn(
+            { transactionalId: m.transactionalId, topic: r.topic, partition: r.partition, errorCode: r.errorCode },
+            'transaction marker fenced; this coordinator stops sending them',
+          );
           return;
         }
         if (action === 'drop-if-deleted' && (this.opts.metadata.topic(r.topic)?.partitions.length ?? 0) <= r.partition) continue;
@@ -303,8 +315,13 @@ export class TxnCoordinator {
       // Said once per transaction: a leader that keeps refusing (one without WriteTxnMarkers, a
       // partition without a leader) holds the transaction in its Prepare state meanwhile.
       if (++attempts === 20 && pending.length > 0) {
-        const codes = results.filter((r) => pending.some((p) => p.topic === r.topic && p.partition === r.partition)).map((r) => `${r.topic}-${r.partition}: ${errorName(r.errorCode)}`);
-        this.opts.logger.warn({ transactionalId: m.transactionalId, producerId: String(m.producerId) }, `transaction markers still not written after ${attempts} attempts (${codes.join(', ')}); retrying`);
+        const codes = results
+          .filter((r) => pending.some((p) => p.topic === r.topic && p.partition === r.partition))
+          .map((r) => `${r.topic}-${r.partition}: ${errorName(r.errorCode)}`);
+        this.opts.logger.warn(
+          { transactionalId: m.transactionalId, producerId: String(m.producerId) },
+          `transaction markers still not written after ${attempts} attempts (${codes.join(', ')}); retrying`,
+        );
       }
       if (pending.length > 0) {
         await this.sleep(backoff);

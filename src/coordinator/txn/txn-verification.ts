@@ -29,7 +29,11 @@ import { TRANSACTION_STATE_TOPIC, type TxnCoordinator } from './txn-coordinator.
 
 /** verify_only and the batched broker form start at v4. */
 const ADD_PARTITIONS_TO_TXN: ApiDef<m.AddPartitionsToTxnRequest, m.AddPartitionsToTxnResponse> = {
-  apiKey: 24, name: 'AddPartitionsToTxn', request: m.AddPartitionsToTxnRequestCodec, response: m.AddPartitionsToTxnResponseCodec, clientMax: 5,
+  apiKey: 24,
+  name: 'AddPartitionsToTxn',
+  request: m.AddPartitionsToTxnRequestCodec,
+  response: m.AddPartitionsToTxnResponseCodec,
+  clientMax: 5,
 };
 const FIRST_VERIFY_VERSION = 4;
 
@@ -78,7 +82,11 @@ export class TxnVerification {
     if (leader < 0) return all(req, ErrorCode.COORDINATOR_NOT_AVAILABLE);
     if (leader === brokerId || !connections) {
       const r = await coordinator.verifyPartitions(req);
-      return r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: verdictCode(p.errorCode !== ErrorCode.NONE ? p.errorCode : r.errorCode) }));
+      return r.partitions.map((p) => ({
+        topic: p.topic,
+        partition: p.partition,
+        errorCode: verdictCode(p.errorCode !== ErrorCode.NONE ? p.errorCode : r.errorCode),
+      }));
     }
     return this.enqueue(leader, req);
   }
@@ -111,7 +119,10 @@ export class TxnVerification {
         if (!batch || batch.size === 0) return;
         this.waitingFor.delete(dest);
         const entries = [...batch.values()];
-        const verdicts = await this.ask(dest, entries.map((e) => e.req));
+        const verdicts = await this.ask(
+          dest,
+          entries.map((e) => e.req),
+        );
         entries.forEach((e, i) => e.resolve(verdicts[i]!));
       }
     } finally {
@@ -129,15 +140,21 @@ export class TxnVerification {
       const version = conn.versionFor(ADD_PARTITIONS_TO_TXN);
       // Kafka goes on unverified when the coordinator's broker cannot verify (before v4).
       if (version === null || version < FIRST_VERIFY_VERSION) return fail(ErrorCode.NONE);
-      res = await connections.send(dest, conn, ADD_PARTITIONS_TO_TXN, {
-        transactions: reqs.map((r) => ({
-          transactionalId: r.transactionalId,
-          producerId: r.producerId,
-          producerEpoch: r.producerEpoch,
-          verifyOnly: true,
-          topics: byTopic(r.partitions),
-        })),
-      }, version);
+      res = await connections.send(
+        dest,
+        conn,
+        ADD_PARTITIONS_TO_TXN,
+        {
+          transactions: reqs.map((r) => ({
+            transactionalId: r.transactionalId,
+            producerId: r.producerId,
+            producerEpoch: r.producerEpoch,
+            verifyOnly: true,
+            topics: byTopic(r.partitions),
+          })),
+        },
+        version,
+      );
     } catch (err) {
       this.opts.logger.warn({ brokerId: dest, err: messageOf(err) }, 'transaction verification: AddPartitionsToTxn failed');
       return fail(ErrorCode.NETWORK_EXCEPTION);
@@ -149,10 +166,13 @@ export class TxnVerification {
     }
     const codes = new Map<string, number>();
     for (const t of res.resultsByTransaction) {
-      for (const topic of t.topicResults) for (const p of topic.resultsByPartition) codes.set(key(t.transactionalId, topic.name, p.partitionIndex), p.partitionErrorCode);
+      for (const topic of t.topicResults)
+        for (const p of topic.resultsByPartition) codes.set(key(t.transactionalId, topic.name, p.partitionIndex), p.partitionErrorCode);
     }
     // A partition the answer leaves out was not verified: retriable, never taken as verified.
-    return reqs.map((r) => r.partitions.map((p) => ({ ...p, errorCode: verdictCode(codes.get(key(r.transactionalId, p.topic, p.partition)) ?? ErrorCode.NETWORK_EXCEPTION) })));
+    return reqs.map((r) =>
+      r.partitions.map((p) => ({ ...p, errorCode: verdictCode(codes.get(key(r.transactionalId, p.topic, p.partition)) ?? ErrorCode.NETWORK_EXCEPTION) })),
+    );
   }
 }
 
@@ -164,7 +184,8 @@ function byTopic(partitions: readonly TopicPartition[]): { name: string; partiti
   const topics = new Map<string, number[]>();
   for (const p of partitions) {
     const list = topics.get(p.topic);
-    if (list) list.push(p.partition); // in place: a copy per partition is quadratic
+    if (list)
+      list.push(p.partition); // in place: a copy per partition is quadratic
     else topics.set(p.topic, [p.partition]);
   }
   return [...topics].map(([name, ps]) => ({ name, partitions: ps }));

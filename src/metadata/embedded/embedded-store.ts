@@ -176,10 +176,7 @@ export class EmbeddedMetadataStore implements MetadataStore {
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
     const current = t.partitions.length;
     if (totalCount <= current) {
-      throw new KafkaError(
-        ErrorCode.INVALID_PARTITIONS,
-        `Topic currently has ${current} partitions, which is higher than the requested ${totalCount}.`,
-      );
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${totalCount}.`);
     }
     const rf = t.partitions[0]?.replicas.length ?? 1;
     t.partitions.push(...this.assign(name, current, totalCount, rf, assignment));

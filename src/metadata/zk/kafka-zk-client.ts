@@ -122,7 +122,11 @@ export class KafkaZkClient extends KafkaZkTopics implements KafkaZkApi {
   }
 
   async createPartitionReassignment(r: PartitionReassignment[]): Promise<void> {
-    await this.createIntent(REASSIGN_PARTITIONS_PATH, ReassignPartitionsZNode.encode(r), () => new KafkaError(60 /* REASSIGNMENT_IN_PROGRESS */, 'A partition reassignment is in progress.'));
+    await this.createIntent(
+      REASSIGN_PARTITIONS_PATH,
+      ReassignPartitionsZNode.encode(r),
+      () => new KafkaError(60 /* REASSIGNMENT_IN_PROGRESS */, 'A partition reassignment is in progress.'),
+    );
   }
 
   private async createIntent(path: string, data: Buffer, onExists: () => Error): Promise<void> {
@@ -145,8 +149,10 @@ export class KafkaZkClient extends KafkaZkTopics implements KafkaZkApi {
 
   /** ZkError NODE_EXISTS while an election is pending (Kafka's tool: "Preferred replica leader election currently in progress"). */
   async createPreferredReplicaElection(ps: TopicPartitionRef[]): Promise<void> {
-    await this.createIntent(PREFERRED_REPLICA_ELECTION_PATH, PreferredReplicaElectionZNode.encode(ps), () =>
-      new ZkError('NODE_EXISTS', 'Preferred replica leader election currently in progress', PREFERRED_REPLICA_ELECTION_PATH),
+    await this.createIntent(
+      PREFERRED_REPLICA_ELECTION_PATH,
+      PreferredReplicaElectionZNode.encode(ps),
+      () => new ZkError('NODE_EXISTS', 'Preferred replica leader election currently in progress', PREFERRED_REPLICA_ELECTION_PATH),
     );
   }
 
@@ -184,7 +190,9 @@ export class KafkaZkClient extends KafkaZkTopics implements KafkaZkApi {
       const end = start + BigInt(blockSize) - 1n;
       if (end > MAX_PRODUCER_ID) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'Have exhausted all producerIds.');
       try {
-        await this.session.multi([{ op: 'set', path: PRODUCER_ID_BLOCK_PATH, data: ProducerIdBlockZNode.encode({ brokerId, start, end }), version: node.stat.version }]);
+        await this.session.multi([
+          { op: 'set', path: PRODUCER_ID_BLOCK_PATH, data: ProducerIdBlockZNode.encode({ brokerId, start, end }), version: node.stat.version },
+        ]);
         return { start, end };
       } catch (err) {
         if (!isZkError(err, 'BAD_VERSION')) throw err; // another broker took the block: read again

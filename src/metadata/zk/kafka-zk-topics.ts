@@ -33,7 +33,10 @@ export class KafkaZkTopics {
 
   async getBrokerIds(watch?: ZkWatcher): Promise<number[]> {
     const names = await this.session.childrenIfExists(BROKER_IDS_PATH, watch);
-    return names.map(Number).filter((n) => Number.isInteger(n) && n >= 0).sort((a, b) => a - b);
+    return names
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n >= 0)
+      .sort((a, b) => a - b);
   }
 
   async getBroker(id: number): Promise<BrokerWithEpoch | undefined> {
@@ -59,7 +62,14 @@ export class KafkaZkTopics {
     const node = await this.session.getIfExists(topicPath(topic), watch);
     if (!node) return undefined;
     const t = TopicZNode.decode(topic, node.data);
-    return { topic, topicId: t.topicId ?? '', partitions: t.partitions, addingReplicas: t.addingReplicas, removingReplicas: t.removingReplicas, zkVersion: node.stat.version };
+    return {
+      topic,
+      topicId: t.topicId ?? '',
+      partitions: t.partitions,
+      addingReplicas: t.addingReplicas,
+      removingReplicas: t.removingReplicas,
+      zkVersion: node.stat.version,
+    };
   }
 
   async createTopic(topic: string, topicId: string, assignment: Map<number, number[]>, configs: Record<string, string>): Promise<void> {
@@ -90,7 +100,12 @@ export class KafkaZkTopics {
   }
 
   async setTopicAssignment(a: Omit<TopicAssignment, 'zkVersion'>, expectedZkVersion: number, fence?: ControllerFence): Promise<number> {
-    const data = TopicZNode.encode({ topicId: a.topicId === '' ? undefined : a.topicId, partitions: a.partitions, addingReplicas: a.addingReplicas, removingReplicas: a.removingReplicas });
+    const data = TopicZNode.encode({
+      topicId: a.topicId === '' ? undefined : a.topicId,
+      partitions: a.partitions,
+      addingReplicas: a.addingReplicas,
+      removingReplicas: a.removingReplicas,
+    });
     const op: ZkOp = { op: 'set', path: topicPath(a.topic), data, version: expectedZkVersion };
     if (!fence) return (await this.session.set(op.path, data, expectedZkVersion)).version;
     await fenced(this.session, [op], fence);
@@ -154,7 +169,11 @@ export class KafkaZkTopics {
     // One multi per partition, sent together (the client pipelines them), as Kafka does.
     const results = await Promise.allSettled(
       updates.map((u) =>
-        fenced(this.session, [{ op: 'set', path: partitionStatePath(topic, u.partition), data: PartitionStateZNode.encode(u.state), version: u.expectedZkVersion }], fence),
+        fenced(
+          this.session,
+          [{ op: 'set', path: partitionStatePath(topic, u.partition), data: PartitionStateZNode.encode(u.state), version: u.expectedZkVersion }],
+          fence,
+        ),
       ),
     );
     const moved = results.find((r) => r.status === 'rejected' && r.reason instanceof ControllerMovedError);
@@ -180,8 +199,12 @@ export class KafkaZkTopics {
     const node = await this.session.getIfExists(path);
     if (!node) return 'BAD_VERSION';
     const cur = PartitionStateZNode.decode(node.data);
-    const same = cur.leader === state.leader && cur.leaderEpoch === state.leaderEpoch && cur.controllerEpoch === state.controllerEpoch
-      && cur.isr.length === state.isr.length && cur.isr.every((id, i) => id === state.isr[i]);
+    const same =
+      cur.leader === state.leader &&
+      cur.leaderEpoch === state.leaderEpoch &&
+      cur.controllerEpoch === state.controllerEpoch &&
+      cur.isr.length === state.isr.length &&
+      cur.isr.every((id, i) => id === state.isr[i]);
     return same ? node.stat.version : 'BAD_VERSION';
   }
 
@@ -219,7 +242,11 @@ export class KafkaZkTopics {
       const paths = await this.listTree(root);
       if (paths.length === 0) return;
       try {
-        await fenced(this.session, paths.reverse().map((path) => ({ op: 'delete', path }) as ZkOp), fence);
+        await fenced(
+          this.session,
+          paths.reverse().map((path) => ({ op: 'delete', path }) as ZkOp),
+          fence,
+        );
         return;
       } catch (err) {
         if (attempt < 5 && (isZkError(err, 'NO_NODE') || isZkError(err, 'NOT_EMPTY'))) continue;

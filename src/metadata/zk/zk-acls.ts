@@ -41,13 +41,19 @@ export function parseAclZnode(data: Buffer | string): StoredAclEntry[] {
 }
 
 export function aclZnodeBody(acls: readonly StoredAclEntry[]): string {
-  return JSON.stringify({ version: 1, acls: acls.map((a) => ({ principal: a.principal, permissionType: a.permissionType, operation: a.operation, host: a.host })) });
+  return JSON.stringify({
+    version: 1,
+    acls: acls.map((a) => ({ principal: a.principal, permissionType: a.permissionType, operation: a.operation, host: a.host })),
+  });
 }
 
 /** The notification body Kafka writes for a changed pattern. */
 export function changeNotification(r: StoredAclResource): { path: string; data: string } {
   if (r.patternType === 'LITERAL') return { path: `${ACL_CHANGES}/${CHANGE_PREFIX}`, data: `${r.resourceType}:${r.name}` };
-  return { path: `${EXTENDED_ACL_CHANGES}/${CHANGE_PREFIX}`, data: JSON.stringify({ version: 1, resourceType: r.resourceType, name: r.name, patternType: r.patternType }) };
+  return {
+    path: `${EXTENDED_ACL_CHANGES}/${CHANGE_PREFIX}`,
+    data: JSON.stringify({ version: 1, resourceType: r.resourceType, name: r.name, patternType: r.patternType }),
+  };
 }
 
 export function parseChangeNotification(root: string, data: string): StoredAclResource | undefined {
@@ -69,11 +75,17 @@ export class ZkAcls implements AclStorage {
   private readonly listeners: ((r: StoredAclResource) => void)[] = [];
   private readonly followers: SequentialChangeFollower<string>[] = [];
 
-  constructor(private readonly session: Session, private readonly logger?: Logger) {}
+  constructor(
+    private readonly session: Session,
+    private readonly logger?: Logger,
+  ) {}
 
   async loadAll(): Promise<StoredAcls[]> {
     const out: StoredAcls[] = [];
-    for (const [root, patternType] of [[ACL_ROOT, 'LITERAL'], [PREFIXED_ACL_ROOT, 'PREFIXED']] as const) {
+    for (const [root, patternType] of [
+      [ACL_ROOT, 'LITERAL'],
+      [PREFIXED_ACL_ROOT, 'PREFIXED'],
+    ] as const) {
       for (const resourceType of await this.session.childrenIfExists(root)) {
         for (const name of await this.session.childrenIfExists(`${root}/${resourceType}`)) {
           const resource: StoredAclResource = { resourceType, patternType, name };
@@ -155,6 +167,4 @@ export class ZkAcls implements AclStorage {
   close(): void {
     for (const f of this.followers) f.close();
   }
-
-
 }

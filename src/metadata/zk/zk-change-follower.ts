@@ -29,7 +29,10 @@ export interface ChangeSource<T> {
 export interface SequentialChangeFollowerOptions<T> {
   source: ChangeSource<T>;
   /** The session under the source, for its `newSession` event (watches must be re-armed then). */
-  session: { on(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown; off(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown };
+  session: {
+    on(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown;
+    off(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown;
+  };
   /** Called once per notification, in order; a failure is logged and the notification skipped (as Kafka). */
   onChange: (change: T) => void | Promise<void>;
   /** For log lines: the directory followed, e.g. /config/changes. */

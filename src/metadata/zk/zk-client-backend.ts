@@ -92,7 +92,12 @@ export class ClientBackend implements ZkBackend {
   }
 
   /** Connects (creating the chroot when the connect string names one that is missing). */
-  static async open(opts: ClientBackendOptions, logger: ZkLog | undefined, emit: (event: ZkSessionEvent) => void, registered?: WatchRegistered): Promise<ClientBackend> {
+  static async open(
+    opts: ClientBackendOptions,
+    logger: ZkLog | undefined,
+    emit: (event: ZkSessionEvent) => void,
+    registered?: WatchRegistered,
+  ): Promise<ClientBackend> {
     const { hosts, chroot } = parseConnectString(opts.connect);
     if (chroot !== '') {
       const root = await connectClient(hosts, opts.sessionTimeoutMs, opts.connectionTimeoutMs, logger);
@@ -160,7 +165,10 @@ export class ClientBackend implements ZkBackend {
   }
 
   sessionId(): string {
-    return this.client.getSessionId().toString('hex').replace(/^0+(?=.)/, '');
+    return this.client
+      .getSessionId()
+      .toString('hex')
+      .replace(/^0+(?=.)/, '');
   }
 
   sessionTimeoutMs(): number {
@@ -199,7 +207,10 @@ export class ClientBackend implements ZkBackend {
     const w = this.wrapWatcher(watch);
     return new Promise((resolve, reject) => {
       const cb = (err: Error | InstanceType<typeof zookeeper.Exception> | null, data: Buffer, stat: Stat): void => {
-        if (err) { reject(toZkError(err, path)); return; }
+        if (err) {
+          reject(toZkError(err, path));
+          return;
+        }
         if (watch) this.registered?.(watch, 'data', path);
         resolve({ data: data ?? Buffer.alloc(0), stat: toStat(stat) });
       };
@@ -223,7 +234,10 @@ export class ClientBackend implements ZkBackend {
     const w = this.wrapWatcher(watch);
     return new Promise((resolve, reject) => {
       const cb = (err: Error | InstanceType<typeof zookeeper.Exception> | null, stat: Stat): void => {
-        if (err) { reject(toZkError(err, path)); return; }
+        if (err) {
+          reject(toZkError(err, path));
+          return;
+        }
         // On an absent node the client keeps the watch as an existence watch, else as a data watch.
         if (watch) this.registered?.(watch, stat ? 'data' : 'existence', path);
         resolve(stat ? toStat(stat) : null);
@@ -238,7 +252,10 @@ export class ClientBackend implements ZkBackend {
     const w = this.wrapWatcher(watch);
     return new Promise((resolve, reject) => {
       const cb = (err: Error | InstanceType<typeof zookeeper.Exception> | null, names: string[]): void => {
-        if (err) { reject(toZkError(err, path)); return; }
+        if (err) {
+          reject(toZkError(err, path));
+          return;
+        }
         if (watch) this.registered?.(watch, 'child', path);
         resolve(names);
       };

@@ -87,7 +87,12 @@ export function connectClient(connect: string, sessionTimeoutMs: number, timeout
     const timer = setTimeout(() => {
       client.removeListener('connected', onConnected);
       client.close();
-      reject(new ZkError('CONNECTION_TIMEOUT', `Timed out waiting for a connection to ZooKeeper at ${connect} within ${timeoutMs} ms (zookeeper.connection.timeout.ms)`));
+      reject(
+        new ZkError(
+          'CONNECTION_TIMEOUT',
+          `Timed out waiting for a connection to ZooKeeper at ${connect} within ${timeoutMs} ms (zookeeper.connection.timeout.ms)`,
+        ),
+      );
     }, timeoutMs);
     const onConnected = (): void => {
       clearTimeout(timer);
@@ -118,7 +123,8 @@ export function closeClient(c: Client, waitMs = 2000): Promise<void> {
 export async function endSession(opts: ClientBackendOptions, session: ZkSessionCredentials): Promise<void> {
   const client = zookeeper.createClient(opts.connect, { sessionTimeout: opts.sessionTimeoutMs, spinDelay: 250, retries: 0 });
   const cm = internalsOf(client);
-  if (!Buffer.isBuffer(cm?.sessionId) || !Buffer.isBuffer(cm.sessionPassword)) throw new ZkError('OTHER', 'unexpected node-zookeeper-client internals: cannot join a session');
+  if (!Buffer.isBuffer(cm?.sessionId) || !Buffer.isBuffer(cm.sessionPassword))
+    throw new ZkError('OTHER', 'unexpected node-zookeeper-client internals: cannot join a session');
   session.sessionId.copy(cm.sessionId);
   session.password.copy(cm.sessionPassword);
   guardHandshakes(client);
@@ -126,7 +132,13 @@ export async function endSession(opts: ClientBackendOptions, session: ZkSessionC
   let joined = false;
   try {
     joined = await new Promise<boolean>((resolve, reject) => {
-      timer = setTimeout(() => reject(new ZkError('CONNECTION_TIMEOUT', `could not reach ZooKeeper at ${opts.connect} within ${opts.connectionTimeoutMs} ms to end the old session`)), opts.connectionTimeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new ZkError('CONNECTION_TIMEOUT', `could not reach ZooKeeper at ${opts.connect} within ${opts.connectionTimeoutMs} ms to end the old session`),
+          ),
+        opts.connectionTimeoutMs,
+      );
       client.once('connected', () => resolve(true));
       client.once('expired', () => resolve(false));
       client.connect();

@@ -16,7 +16,10 @@ import { SequentialChangeFollower } from './zk-change-follower.js';
 export interface ConfigChangeListenerOptions {
   zk: KafkaZkApi;
   /** The session under `zk`, for its `newSession` event (watches must be re-armed then). */
-  session: { on(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown; off(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown };
+  session: {
+    on(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown;
+    off(event: 'newSession', fn: (...args: ZkSessionEvents['newSession']) => void): unknown;
+  };
   /** Called once per notification, in order; a failure is logged and the notification skipped (as Kafka). */
   onChange: (entityType: ConfigEntityType, entityName: string) => void | Promise<void>;
   logger?: Logger;

@@ -35,7 +35,8 @@ export const ConsumerRegistrationZNode = {
     if (typeof sub !== 'object' || sub === null || Array.isArray(sub)) throw new Error('malformed consumer registration znode: no subscription');
     const subscription: Record<string, number> = {};
     for (const [k, v] of Object.entries(sub as Record<string, unknown>)) {
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new Error(`malformed consumer registration znode: stream count of ${JSON.stringify(k)}`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+        throw new Error(`malformed consumer registration znode: stream count of ${JSON.stringify(k)}`);
       subscription[k] = v;
     }
     const pattern = o.pattern === 'white_list' || o.pattern === 'black_list' ? o.pattern : 'static';

@@ -70,9 +70,9 @@ export const BrokerIdZNode = {
   },
   decode(id: number, data: Buffer): BrokerRegistration {
     const o = parseObject(data, brokerIdPath(id));
-    const map = (typeof o.listener_security_protocol_map === 'object' && o.listener_security_protocol_map !== null
-      ? o.listener_security_protocol_map
-      : {}) as Record<string, unknown>;
+    const map = (
+      typeof o.listener_security_protocol_map === 'object' && o.listener_security_protocol_map !== null ? o.listener_security_protocol_map : {}
+    ) as Record<string, unknown>;
     const endpoints: BrokerEndpoint[] = [];
     for (const ep of Array.isArray(o.endpoints) ? o.endpoints : []) {
       const m = typeof ep === 'string' ? /^([^:]+):\/\/\[?([^\]]*)\]?:(\d+)$/.exec(ep) : null;
@@ -90,8 +90,7 @@ export const BrokerIdZNode = {
 
 /** `/controller` (ephemeral): `{"version":1,"brokerid":N,"timestamp":"<ms>"}`. */
 export const ControllerZNode = {
-  encode: (brokerId: number, timestampMs: number): Buffer =>
-    Buffer.from(JSON.stringify({ version: 1, brokerid: brokerId, timestamp: String(timestampMs) })),
+  encode: (brokerId: number, timestampMs: number): Buffer => Buffer.from(JSON.stringify({ version: 1, brokerid: brokerId, timestamp: String(timestampMs) })),
   decode(data: Buffer): number {
     const text = utf8(data).trim();
     // Kafka before 0.9 wrote the bare broker id.
@@ -199,8 +198,7 @@ const ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'brokers', 'clients
  * (`users/<u>/clients/<c>`) the type is the first segment and the name the rest.
  */
 export const ConfigChangeNotificationZNode = {
-  encode: (entityType: ConfigEntityType, entityName: string): Buffer =>
-    Buffer.from(JSON.stringify({ version: 2, entity_path: `${entityType}/${entityName}` })),
+  encode: (entityType: ConfigEntityType, entityName: string): Buffer => Buffer.from(JSON.stringify({ version: 2, entity_path: `${entityType}/${entityName}` })),
   decode(data: Buffer): { entityType: ConfigEntityType; entityName: string } {
     const what = CONFIG_CHANGES_PATH;
     const o = parseObject(data, what);

@@ -162,7 +162,10 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
     if (this.stopped) return;
     try {
       const names = await this.opts.session.children(BROKER_IDS_PATH, () => void this.watchBrokers());
-      this.liveBrokerIds = names.map(Number).filter((n) => Number.isInteger(n)).sort((a, b) => a - b);
+      this.liveBrokerIds = names
+        .map(Number)
+        .filter((n) => Number.isInteger(n))
+        .sort((a, b) => a - b);
       this.emit('brokersChange', this.liveBrokerIds);
     } catch (err) {
       if (!this.stopped) this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `could not watch ${BROKER_IDS_PATH}`);
@@ -171,9 +174,11 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
 
   /** Runs one election at a time (watch events may arrive while one is in flight). */
   private elect(): Promise<void> {
-    this.electing = this.electing.then(() => this.electOnce()).catch((err: unknown) => {
-      if (!this.stopped) this.opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'controller election failed');
-    });
+    this.electing = this.electing
+      .then(() => this.electOnce())
+      .catch((err: unknown) => {
+        if (!this.stopped) this.opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'controller election failed');
+      });
     return this.electing;
   }
 

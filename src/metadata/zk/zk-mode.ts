@@ -63,7 +63,9 @@ async function checkBrokerIds(logDirs: readonly string[], brokerId: number): Pro
     const meta = await readMetaProperties(dir).catch(() => undefined);
     const recorded = meta?.['broker.id'];
     if (recorded !== undefined && Number(recorded) !== brokerId) {
-      throw new ClusterIdMismatchError(`${join(dir, 'meta.properties')} records broker.id ${recorded}, but this broker is configured with broker.id ${brokerId}`);
+      throw new ClusterIdMismatchError(
+        `${join(dir, 'meta.properties')} records broker.id ${recorded}, but this broker is configured with broker.id ${brokerId}`,
+      );
     }
   }
 }
@@ -112,7 +114,9 @@ export class ZkMode {
       });
       const zkId = membership.clusterId;
       if (opts.configuredClusterId !== null && opts.configuredClusterId !== zkId) {
-        throw new ClusterIdMismatchError(`cluster.id ${opts.configuredClusterId} does not match the cluster id ${zkId} in ZooKeeper (${opts.connect}/cluster/id)`);
+        throw new ClusterIdMismatchError(
+          `cluster.id ${opts.configuredClusterId} does not match the cluster id ${zkId} in ZooKeeper (${opts.connect}/cluster/id)`,
+        );
       }
       const foreign = local.find((l) => l.id !== zkId);
       if (foreign) {
@@ -175,7 +179,10 @@ export class ZkMode {
    * Dynamic broker configs as Kafka keeps them in ZooKeeper mode: /config/brokers/<id> and
    * /config/brokers/<default> (scope ""), written with a /config/changes notification.
    */
-  async brokerConfigStore(): Promise<{ read(scope: string): Promise<Record<string, string>>; write(scope: string, entries: Record<string, string>): Promise<void> }> {
+  async brokerConfigStore(): Promise<{
+    read(scope: string): Promise<Record<string, string>>;
+    write(scope: string, entries: Record<string, string>): Promise<void>;
+  }> {
     const zk = await this.zkClient();
     const entity = (scope: string): string => (scope === '' ? DEFAULT_CONFIG_ENTITY : scope);
     return {

@@ -58,8 +58,7 @@ export const FEATURE_PATH = '/feature';
 export const LOG_DIR_EVENT_NOTIFICATION_PATH = '/log_dir_event_notification';
 export const CONSUMERS_PATH = '/consumers';
 /** Pre-0.9 consumers' committed offsets (the seed's `/consumers/<g>/offsets/<t>/<p>`). */
-export const consumerOffsetPath = (group: string, topic: string, partition: number): string =>
-  `${CONSUMERS_PATH}/${group}/offsets/${topic}/${partition}`;
+export const consumerOffsetPath = (group: string, topic: string, partition: number): string => `${CONSUMERS_PATH}/${group}/offsets/${topic}/${partition}`;
 export const consumerGroupPath = (group: string): string => `${CONSUMERS_PATH}/${group}`;
 /** A group's members: one ephemeral node each, named by consumer id, holding ConsumerRegistrationZNode. */
 export const consumerIdsPath = (group: string): string => `${CONSUMERS_PATH}/${group}/ids`;

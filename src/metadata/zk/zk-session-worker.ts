@@ -14,7 +14,18 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ClientBackend, type WatchKind } from './zk-client-backend.js';
 import { endSession } from './zk-client-connection.js';
 import type { ZkLog, ZkSessionEvent, ZkWatchEvent, ZkWatcher } from './zk-session.js';
-import { asBuffer, ownCopy, toWireError, type FromWorker, type LogLevel, type ToWorker, type WireOp, type WireSessionState, type WireValue, type WorkerInit } from './zk-worker-protocol.js';
+import {
+  asBuffer,
+  ownCopy,
+  toWireError,
+  type FromWorker,
+  type LogLevel,
+  type ToWorker,
+  type WireOp,
+  type WireSessionState,
+  type WireValue,
+  type WorkerInit,
+} from './zk-worker-protocol.js';
 
 const port = parentPort!;
 const init = workerData as WorkerInit;
@@ -164,7 +175,11 @@ async function open(): Promise<void> {
     const old = { sessionId: asBuffer(init.endSession.sessionId), password: asBuffer(init.endSession.password) };
     await endSession(init, old).then(
       () => log.info({ sessionId: old.sessionId.toString('hex').replace(/^0+(?=.)/, '') }, 'ended the ZooKeeper session of the thread that died'),
-      (err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not end the ZooKeeper session of the thread that died; its ephemeral nodes stay until it times out'),
+      (err: unknown) =>
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'could not end the ZooKeeper session of the thread that died; its ephemeral nodes stay until it times out',
+        ),
     );
   }
   try {

@@ -93,18 +93,28 @@ export class ZkTopicWrites {
       }
     });
     const slots = new Semaphore(ZK_TOPIC_WRITES);
-    const written = await Promise.all(planned.map((p) => (p instanceof Error ? p : slots.run(async () => {
-      await this.zk.createTopic(p.name, p.topicId, p.assignment, p.configs);
-      this.image.configCache.set(p.name, p.configs);
-      return p;
-    }).catch(asError))));
+    const written = await Promise.all(
+      planned.map((p) =>
+        p instanceof Error
+          ? p
+          : slots
+              .run(async () => {
+                await this.zk.createTopic(p.name, p.topicId, p.assignment, p.configs);
+                this.image.configCache.set(p.name, p.configs);
+                return p;
+              })
+              .catch(asError),
+      ),
+    );
     const ok = written.filter((w): w is PlannedTopic => !(w instanceof Error));
     const shown = (p: PlannedTopic): boolean => this.hasLeaders(p.name, p.assignment.size, p.topicId);
     let late: Error | undefined;
     if (ok.length > 0) {
-      await this.waits.waitFor(() => ok.every(shown), ok.length === 1 ? `creating topic ${ok[0]!.name}` : `creating ${ok.length} topics`).catch((err: unknown) => {
-        late = asError(err);
-      });
+      await this.waits
+        .waitFor(() => ok.every(shown), ok.length === 1 ? `creating topic ${ok[0]!.name}` : `creating ${ok.length} topics`)
+        .catch((err: unknown) => {
+          late = asError(err);
+        });
     }
     return written.map((w) => (w instanceof Error ? w : shown(w) ? this.image.topics.get(w.name)! : late!));
   }

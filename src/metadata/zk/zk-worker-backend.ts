@@ -19,8 +19,28 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { ZkError, type ZkBackend, type ZkBufferOp, type ZkCreateMode, type ZkSessionCredentials, type ZkSessionEvent, type ZkSessionOptions, type ZkStat, type ZkWatcher } from './zk-session.js';
-import { asBuffer, fromWireError, ownCopy, type FromWorker, type ToWorker, type WireOp, type WireSessionState, type WireValue, type WorkerInit } from './zk-worker-protocol.js';
+import {
+  ZkError,
+  type ZkBackend,
+  type ZkBufferOp,
+  type ZkCreateMode,
+  type ZkSessionCredentials,
+  type ZkSessionEvent,
+  type ZkSessionOptions,
+  type ZkStat,
+  type ZkWatcher,
+} from './zk-session.js';
+import {
+  asBuffer,
+  fromWireError,
+  ownCopy,
+  type FromWorker,
+  type ToWorker,
+  type WireOp,
+  type WireSessionState,
+  type WireValue,
+  type WorkerInit,
+} from './zk-worker-protocol.js';
 
 /** Pause between attempts to replace a dead worker (each attempt is bounded by the connection timeout). */
 const RESTART_BACKOFF_MS = 1000;
@@ -91,7 +111,12 @@ export class WorkerBackend implements ZkBackend {
 
   private init(endSession?: WireSessionState): WorkerInit {
     const { connect, sessionTimeoutMs, connectionTimeoutMs } = this.opts;
-    return { connect, sessionTimeoutMs, connectionTimeoutMs, ...(endSession ? { endSession: { sessionId: endSession.id, password: endSession.password } } : {}) };
+    return {
+      connect,
+      sessionTimeoutMs,
+      connectionTimeoutMs,
+      ...(endSession ? { endSession: { sessionId: endSession.id, password: endSession.password } } : {}),
+    };
   }
 
   /** Starts a worker; `opened` settles with its session, or its failure (the worker is then stopped). */

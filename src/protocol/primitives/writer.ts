@@ -96,9 +96,9 @@ export class Writer {
   uvarint(v: number): void {
     while (v >= 0x80) {
       {
-      const at = this.ensure(1);
-      this.buf[at] = (v & 0x7f) | 0x80;
-    }
+        const at = this.ensure(1);
+        this.buf[at] = (v & 0x7f) | 0x80;
+      }
       v = Math.floor(v / 128);
     }
     {
@@ -112,9 +112,9 @@ export class Writer {
   uvarlong(v: bigint): void {
     while (v >= 0x80n) {
       {
-      const at = this.ensure(1);
-      this.buf[at] = Number(v & 0x7fn) | 0x80;
-    }
+        const at = this.ensure(1);
+        this.buf[at] = Number(v & 0x7fn) | 0x80;
+      }
       v >>= 7n;
     }
     {

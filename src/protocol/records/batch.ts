@@ -286,7 +286,7 @@ export function checkBatchRecords(view: OpenedBatch): RecordsError | undefined {
   const result = walkRecordsSection(view.section, 0, view.section.length, view.count, false);
   if (result === WalkResult.Ok) return undefined;
   if (result === WalkResult.CountMismatch) return new RecordsError('record_count_mismatch', `batch does not hold the ${view.count} records it declares`);
-  return new RecordsError('bad_record', 'a record\'s lengths are inconsistent');
+  return new RecordsError('bad_record', "a record's lengths are inconsistent");
 }
 
 /** Records handled between two yields to the event loop by forEachRecordAsync. */
@@ -343,10 +343,11 @@ export async function decodeBatchAsync(buf: Buffer, start: number, options: Deco
 }
 
 /** Absolute timestamp of a record, honouring LogAppendTime (where every record takes maxTimestamp). */
-export function recordTimestamp(batch: Pick<RecordBatch, 'timestampType' | 'maxTimestamp' | 'baseTimestamp'>, record: Pick<KafkaRecord, 'timestampDelta'>): bigint {
-  return batch.timestampType === TimestampType.LogAppendTime
-    ? batch.maxTimestamp
-    : batch.baseTimestamp + BigInt(record.timestampDelta);
+export function recordTimestamp(
+  batch: Pick<RecordBatch, 'timestampType' | 'maxTimestamp' | 'baseTimestamp'>,
+  record: Pick<KafkaRecord, 'timestampDelta'>,
+): bigint {
+  return batch.timestampType === TimestampType.LogAppendTime ? batch.maxTimestamp : batch.baseTimestamp + BigInt(record.timestampDelta);
 }
 
 /** Position of one complete entry (v2 batch or legacy message) inside a larger buffer. */
@@ -390,4 +391,12 @@ export function completeEntriesLength(buf: Buffer, from = 0): number {
   return end - from;
 }
 
-export { validateBatchHeader, validateBatches, checkUncompressedRecords, checkCompressedRecords, type ValidateOptions, type RecordsCheckOptions, type RecordsVerdict } from './validate.js';
+export {
+  validateBatchHeader,
+  validateBatches,
+  checkUncompressedRecords,
+  checkCompressedRecords,
+  type ValidateOptions,
+  type RecordsCheckOptions,
+  type RecordsVerdict,
+} from './validate.js';

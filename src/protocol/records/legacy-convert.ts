@@ -102,10 +102,7 @@ interface Segment {
 }
 
 /** Calls `each(buf, start, size)` for every complete entry of [from, to), yielding between slices. */
-async function forEachEntry(
-  segments: readonly Segment[],
-  each: (buf: Buffer, start: number, size: number) => void,
-): Promise<void> {
+async function forEachEntry(segments: readonly Segment[], each: (buf: Buffer, start: number, size: number) => void): Promise<void> {
   let sinceYield = 0;
   for (const s of segments) {
     let pos = s.from;
@@ -229,8 +226,14 @@ export async function convertProducedLegacySet(records: Buffer, limits: LegacyCo
       badValues.push(mTimestamp);
     }
     const body =
-      1 + sizeOfVarLongNumber(mTimestamp - baseTimestamp) + sizeOfVarInt(count) + sizeOfVarInt(mKeyLen) + Math.max(0, mKeyLen) +
-      sizeOfVarInt(mValueLen) + Math.max(0, mValueLen) + 1;
+      1 +
+      sizeOfVarLongNumber(mTimestamp - baseTimestamp) +
+      sizeOfVarInt(count) +
+      sizeOfVarInt(mKeyLen) +
+      Math.max(0, mKeyLen) +
+      sizeOfVarInt(mValueLen) +
+      Math.max(0, mValueLen) +
+      1;
     bytes += sizeOfVarInt(body) + body;
     count++;
     if (bytes > limits.maxUncompressedBytes) {
@@ -248,8 +251,14 @@ export async function convertProducedLegacySet(records: Buffer, limits: LegacyCo
   await forEachEntry(segments, (buf, start, size) => {
     parseMessage(buf, start, size);
     const body =
-      1 + sizeOfVarLongNumber(mTimestamp - baseTimestamp) + sizeOfVarInt(index) + sizeOfVarInt(mKeyLen) + Math.max(0, mKeyLen) +
-      sizeOfVarInt(mValueLen) + Math.max(0, mValueLen) + 1;
+      1 +
+      sizeOfVarLongNumber(mTimestamp - baseTimestamp) +
+      sizeOfVarInt(index) +
+      sizeOfVarInt(mKeyLen) +
+      Math.max(0, mKeyLen) +
+      sizeOfVarInt(mValueLen) +
+      Math.max(0, mValueLen) +
+      1;
     out = writeVarInt(section, out, body);
     section[out++] = 0;
     out = writeVarLongNumber(section, out, mTimestamp - baseTimestamp);

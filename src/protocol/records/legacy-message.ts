@@ -13,13 +13,7 @@
 import { crc32 } from '@node-rs/crc32';
 import { CompressionType, LOG_OVERHEAD } from './batch-header.js';
 import { TimestampType, iterateBatches } from './batch.js';
-import {
-  compress,
-  decompress,
-  isKnownCompression,
-  lz4BreakChecksumForMagic0,
-  lz4DecompressLegacy,
-} from './compression/index.js';
+import { compress, decompress, isKnownCompression, lz4BreakChecksumForMagic0, lz4DecompressLegacy } from './compression/index.js';
 import { RecordsError } from './errors.js';
 
 export type LegacyMagic = 0 | 1;
@@ -201,7 +195,14 @@ export function encodeLegacyMessageSet(input: LegacyEncodeInput): Buffer {
   const logAppend = magic === 1 && input.timestampType === TimestampType.LogAppendTime ? ATTR_LOG_APPEND_TIME : 0;
   const relative = compression !== CompressionType.None && magic === 1;
   const entries = input.messages.map((m, i) =>
-    encodeLegacyMessage(magic, relative ? BigInt(i) : (m.offset ?? base + BigInt(i)), compression === CompressionType.None ? logAppend : 0, m.timestamp ?? -1n, m.key, m.value),
+    encodeLegacyMessage(
+      magic,
+      relative ? BigInt(i) : (m.offset ?? base + BigInt(i)),
+      compression === CompressionType.None ? logAppend : 0,
+      m.timestamp ?? -1n,
+      m.key,
+      m.value,
+    ),
   );
   const set = Buffer.concat(entries);
   if (compression === CompressionType.None) return set;

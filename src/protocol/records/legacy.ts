@@ -6,11 +6,7 @@ import { ATTR_CONTROL, ATTRIBUTES, CompressionType, LOG_OVERHEAD } from './batch
 import { DecompressionLimitError, decompressBounded } from './compression/bounded.js';
 import { type OpenedBatch, TimestampType, batchRecords, encodeBatch, iterateBatches, openBatch, openBatchAsync } from './batch.js';
 import { RecordsError } from './errors.js';
-import {
-  type LegacyMagic,
-  encodeLegacyMessage,
-  readLegacyMessageSet,
-} from './legacy-message.js';
+import { type LegacyMagic, encodeLegacyMessage, readLegacyMessageSet } from './legacy-message.js';
 import type { KafkaRecord } from './record.js';
 
 export * from './legacy-message.js';

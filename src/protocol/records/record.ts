@@ -15,15 +15,7 @@
  * Decoded keys, values and header values are `subarray` views into the input buffer (zero copy):
  * copy them if the input buffer is going to be reused.
  */
-import {
-  type Cursor,
-  readVarInt,
-  readVarLongNumber,
-  sizeOfVarInt,
-  sizeOfVarLongNumber,
-  writeVarInt,
-  writeVarLongNumber,
-} from './varint.js';
+import { type Cursor, readVarInt, readVarLongNumber, sizeOfVarInt, sizeOfVarLongNumber, writeVarInt, writeVarLongNumber } from './varint.js';
 import { RecordsError } from './errors.js';
 
 /** length + attributes + timestampDelta + offsetDelta + key + value + header count, one byte each. */

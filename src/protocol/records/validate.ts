@@ -58,22 +58,12 @@ function walkError(result: WalkResult, count: number): BatchValidationError | nu
 }
 
 /** Walks `count` records in [from, end) without allocating; maps the outcome to an error. */
-function walkRecords(
-  buf: Buffer,
-  from: number,
-  end: number,
-  count: number,
-  checkOffsets: boolean,
-): BatchValidationError | null {
+function walkRecords(buf: Buffer, from: number, end: number, count: number, checkOffsets: boolean): BatchValidationError | null {
   return walkError(walkRecordsSection(buf, from, end, count, checkOffsets), count);
 }
 
 /** Validates the v2 batch at `start` (which must be complete within `buf`). */
-export function validateBatchHeader(
-  buf: Buffer,
-  start = 0,
-  options: ValidateOptions = {},
-): BatchValidationError | null {
+export function validateBatchHeader(buf: Buffer, start = 0, options: ValidateOptions = {}): BatchValidationError | null {
   const available = buf.length - start;
   if (available < LOG_OVERHEAD) return validationError('truncated', 'buffer shorter than the batch prefix');
   const length = buf.readInt32BE(start + BATCH_LENGTH);
@@ -136,7 +126,6 @@ export function validateBatches(buf: Buffer, options: ValidateOptions = {}): Bat
   }
   return null;
 }
-
 
 /** Bytes of inflated records walked between two yields to the event loop. */
 const WALK_SLICE_BYTES = 256 << 10;

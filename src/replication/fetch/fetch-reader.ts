@@ -79,7 +79,12 @@ async function readAll(
   targets: readonly FetchTarget[],
   params: FetchParams,
   lookup: PartitionLookup,
-): Promise<{ results: PartitionFetchResult[]; bytes: number; errors: boolean; partitions: Map<Partition, { fetchOffset: number; seenHighWatermark: number }> }> {
+): Promise<{
+  results: PartitionFetchResult[];
+  bytes: number;
+  errors: boolean;
+  partitions: Map<Partition, { fetchOffset: number; seenHighWatermark: number }>;
+}> {
   const results: PartitionFetchResult[] = [];
   const partitions = new Map<Partition, { fetchOffset: number; seenHighWatermark: number }>();
   let bytes = 0;

@@ -16,7 +16,14 @@ import type { ReplicaManager } from '../replica-manager.js';
 import { downConvertResults } from './down-conversion.js';
 import type { FetchParams, PartitionFetchResult } from './fetch-reader.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, FetchSessionCache, type FetchSession, type SessionPartition } from './fetch-session.js';
-import { readTarget, requestedPartitions, sessionPartitionAsRequested, type FetchTopicRequest, type RequestedPartition, type TopicNames } from './requested-partitions.js';
+import {
+  readTarget,
+  requestedPartitions,
+  sessionPartitionAsRequested,
+  type FetchTopicRequest,
+  type RequestedPartition,
+  type TopicNames,
+} from './requested-partitions.js';
 
 export type { FetchPartitionRequest, FetchTopicRequest, RequestedPartition } from './requested-partitions.js';
 
@@ -130,7 +137,10 @@ export class FetchService {
       await throttle.apply(throttleMs);
       return { throttleTimeMs: throttleMs, errorCode: ErrorCode.NONE, sessionId: session?.id ?? 0, partitions: [] };
     }
-    const results = call.downConvertTo === undefined ? read : await downConvertResults(requested, read, call.downConvertTo, params.maxBytes, (t, p) => this.maxMessageBytes(t, p));
+    const results =
+      call.downConvertTo === undefined
+        ? read
+        : await downConvertResults(requested, read, call.downConvertTo, params.maxBytes, (t, p) => this.maxMessageBytes(t, p));
     if (plan.createSession) session = this.sessions.create(usesTopicIds, requested.length);
     const partitions: FetchedPartition[] = [];
     for (let i = 0; i < requested.length; i++) {

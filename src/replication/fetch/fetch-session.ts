@@ -84,7 +84,10 @@ export class FetchSession {
    * Records what is being sent for `p` and says whether an incremental response must include
    * it: always when there is an error or data, else only when one of its offsets moved.
    */
-  noteResponse(p: SessionPartition, r: { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; bytes: number; divergingEpoch?: unknown }): boolean {
+  noteResponse(
+    p: SessionPartition,
+    r: { errorCode: number; highWatermark: number; lastStableOffset: number; logStartOffset: number; bytes: number; divergingEpoch?: unknown },
+  ): boolean {
     if (r.divergingEpoch !== undefined) {
       // The follower truncates and discards the rest of this answer (as Kafka's does): its
       // offsets are not delivered, so the next answer must carry them even if they did not move,

@@ -9,7 +9,10 @@ import type { FetchTarget } from './fetch-reader.js';
 import type { SessionPartition } from './fetch-session.js';
 
 /** What the request itself says of a partition: the session's record of it, before any response. */
-export type RequestedPartition = Pick<SessionPartition, 'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch' | 'replicaLogStartOffset'>;
+export type RequestedPartition = Pick<
+  SessionPartition,
+  'topic' | 'topicId' | 'partition' | 'fetchOffset' | 'partitionMaxBytes' | 'currentLeaderEpoch' | 'lastFetchedEpoch' | 'replicaLogStartOffset'
+>;
 
 /** A partition as the Fetch request carries it. */
 export interface FetchPartitionRequest {

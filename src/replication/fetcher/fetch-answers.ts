@@ -34,7 +34,10 @@ export async function processPartitionData(f: FetcherView, st: PartitionFetchSta
         // follower). Kafka gives the partition up until the next LeaderAndIsr; here the data is
         // dropped and the fetch restarts from the log end, where last_fetched_epoch (or, with an
         // older leader, OffsetForLeaderEpoch) lets the leader say whether those records must go.
-        f.logger.warn({ fetcher: f.name, partition: st.key, fetchOffset: st.fetchOffset, logEndOffset: replica.logEndOffset }, 'the log moved under the fetcher; fetching again from its end');
+        f.logger.warn(
+          { fetcher: f.name, partition: st.key, fetchOffset: st.fetchOffset, logEndOffset: replica.logEndOffset },
+          'the log moved under the fetcher; fetching again from its end',
+        );
         st.fetchOffset = replica.logEndOffset;
         st.lastFetchedEpoch = replica.latestEpoch();
         if (!truncationOnFetch) st.kind = 'truncating';
@@ -77,7 +80,10 @@ export async function handleOutOfRange(f: FetcherView, st: PartitionFetchState):
     const leaderStart = await f.leader.fetchOffset(replica.topic, replica.partition, st.currentLeaderEpoch, 'earliest');
     if (!f.partitions.isCurrent(st)) return true;
     if (leaderStart > replica.logEndOffset) {
-      f.logger.warn({ fetcher: f.name, partition: st.key, logEndOffset: replica.logEndOffset, leaderStart }, 'the leader\'s log starts beyond ours: starting over at its start');
+      f.logger.warn(
+        { fetcher: f.name, partition: st.key, logEndOffset: replica.logEndOffset, leaderStart },
+        "the leader's log starts beyond ours: starting over at its start",
+      );
       const r = await f.partitions.write(st, () => replica.truncateFullyAndStartAt(leaderStart));
       if (!r.done) return true;
     }
@@ -88,7 +94,7 @@ export async function handleOutOfRange(f: FetcherView, st: PartitionFetchState):
       f.partitions.writeFailed(st, 'storage error', err);
       return true;
     }
-    f.logger.warn({ fetcher: f.name, partition: st.key, err: messageOf(err) }, 'cannot learn the leader\'s offsets after OFFSET_OUT_OF_RANGE; backing off');
+    f.logger.warn({ fetcher: f.name, partition: st.key, err: messageOf(err) }, "cannot learn the leader's offsets after OFFSET_OUT_OF_RANGE; backing off");
     return false;
   }
 }

@@ -37,7 +37,10 @@ export interface PartitionFetchState {
  * the UpdateMetadata with the topic's id): the controller sends both brokers theirs at once.
  */
 export const LEADER_NOT_READY = new Set<number>([
-  ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_TOPIC_ID,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
 ]);
 /** Before a partition's first answer, those errors are retried after this long (not replica.fetch.backoff.ms)... */
 export const QUICK_RETRY_MS = 50;
@@ -76,7 +79,6 @@ export function initialFetchState(key: string, init: InitialFetchState): Partiti
     quickRetries: 0,
   };
 }
-
 
 export function isCorrupt(err: unknown): boolean {
   return err instanceof Error && (err.name === 'CorruptRecordError' || err.name === 'RecordTooLargeError');

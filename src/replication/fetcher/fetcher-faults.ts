@@ -100,7 +100,14 @@ export class FetcherFaults {
       const keys = this.blockedNow;
       this.blockedNow = [];
       this.logger.warn(
-        { fetcher: this.fetcherName, leader: this.leaderId, count: keys.length, blocked: this.blocked.size, partitions: keys.slice(0, NAMED), err: this.firstRefusal },
+        {
+          fetcher: this.fetcherName,
+          leader: this.leaderId,
+          count: keys.length,
+          blocked: this.blocked.size,
+          partitions: keys.slice(0, NAMED),
+          err: this.firstRefusal,
+        },
         `${keys.length} partitions cannot be written to their local log; they fall out of the ISR and are fetched again, with back-off up to ${Math.max(this.backoffMs, BLOCKED_RETRY_MAX_MS)} ms, until appends succeed`,
       );
     }
@@ -108,7 +115,14 @@ export class FetcherFaults {
       const keys = this.healedNow;
       this.healedNow = [];
       this.logger.info(
-        { fetcher: this.fetcherName, leader: this.leaderId, count: keys.length, blocked: this.blocked.size, partitions: keys.slice(0, NAMED), blockedMs: this.longestBlockedMs },
+        {
+          fetcher: this.fetcherName,
+          leader: this.leaderId,
+          count: keys.length,
+          blocked: this.blocked.size,
+          partitions: keys.slice(0, NAMED),
+          blockedMs: this.longestBlockedMs,
+        },
         `${keys.length} partitions can be written again; catching up with the leader`,
       );
       this.longestBlockedMs = 0;

@@ -109,7 +109,10 @@ export class FetcherPartitions {
   fenced(st: PartitionFetchState): void {
     if (!this.fail(st)) return;
     this.faults.fenced(st.key);
-    this.logger.debug({ fetcher: this.fetcherName, partition: st.key, leaderEpoch: st.currentLeaderEpoch }, 'the leader fenced this leader epoch; waiting for the next LeaderAndIsr');
+    this.logger.debug(
+      { fetcher: this.fetcherName, partition: st.key, leaderEpoch: st.currentLeaderEpoch },
+      'the leader fenced this leader epoch; waiting for the next LeaderAndIsr',
+    );
   }
 
   /**

@@ -21,10 +21,18 @@ import type { EpochEndOffsetResult, FetchParams, LeaderEndpoint, ReplicaFetchDat
 import type { ClientSecurity } from '../../security/client-security.js';
 
 export const REPLICA_FETCH: ApiDef<m.FetchRequest, m.FetchResponse> = {
-  apiKey: 1, name: 'Fetch', request: m.FetchRequestCodec, response: m.FetchResponseCodec, clientMax: m.FetchRequestCodec.maxVersion,
+  apiKey: 1,
+  name: 'Fetch',
+  request: m.FetchRequestCodec,
+  response: m.FetchResponseCodec,
+  clientMax: m.FetchRequestCodec.maxVersion,
 };
 export const OFFSET_FOR_LEADER_EPOCH: ApiDef<m.OffsetForLeaderEpochRequest, m.OffsetForLeaderEpochResponse> = {
-  apiKey: 23, name: 'OffsetForLeaderEpoch', request: m.OffsetForLeaderEpochRequestCodec, response: m.OffsetForLeaderEpochResponseCodec, clientMax: m.OffsetForLeaderEpochRequestCodec.maxVersion,
+  apiKey: 23,
+  name: 'OffsetForLeaderEpoch',
+  request: m.OffsetForLeaderEpochRequestCodec,
+  response: m.OffsetForLeaderEpochResponseCodec,
+  clientMax: m.OffsetForLeaderEpochRequestCodec.maxVersion,
 };
 
 /** First Fetch version with diverging_epoch / last_fetched_epoch (KIP-320 truncation on fetch). */
@@ -268,7 +276,10 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
             errorCode: p.errorCode,
             highWatermark: Number(p.highWatermark),
             logStartOffset: Number(p.logStartOffset),
-            divergingEpoch: version >= TRUNCATION_ON_FETCH_VERSION && (div.epoch >= 0 || div.endOffset >= 0n) ? { epoch: div.epoch, endOffset: Number(div.endOffset) } : undefined,
+            divergingEpoch:
+              version >= TRUNCATION_ON_FETCH_VERSION && (div.epoch >= 0 || div.endOffset >= 0n)
+                ? { epoch: div.epoch, endOffset: Number(div.endOffset) }
+                : undefined,
             records: p.records ?? EMPTY,
           });
         }
@@ -277,7 +288,9 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
     });
   }
 
-  fetchEpochEndOffsets(partitions: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[]): Promise<Map<string, EpochEndOffsetResult>> {
+  fetchEpochEndOffsets(
+    partitions: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[],
+  ): Promise<Map<string, EpochEndOffsetResult>> {
     return this.call(OFFSET_FOR_LEADER_EPOCH.apiKey, async (c) => {
       const topics = new Map<string, Input<OffsetForLeaderTopic> & { partitions: { partition: number; currentLeaderEpoch: number; leaderEpoch: number }[] }>();
       for (const p of partitions) {
@@ -288,7 +301,8 @@ export class RemoteLeaderEndpoint implements LeaderEndpoint {
       const resp = await c.send(OFFSET_FOR_LEADER_EPOCH, { replicaId: this.opts.brokerId, topics: [...topics.values()] });
       const out = new Map<string, EpochEndOffsetResult>();
       for (const t of resp.topics) {
-        for (const p of t.partitions) out.set(tpKey(t.topic, p.partition), { errorCode: p.errorCode, leaderEpoch: p.leaderEpoch, endOffset: Number(p.endOffset) });
+        for (const p of t.partitions)
+          out.set(tpKey(t.topic, p.partition), { errorCode: p.errorCode, leaderEpoch: p.leaderEpoch, endOffset: Number(p.endOffset) });
       }
       return out;
     });

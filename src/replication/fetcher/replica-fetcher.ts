@@ -202,7 +202,12 @@ export class ReplicaFetcher {
     let answers: Map<string, { errorCode: number; leaderEpoch: number; endOffset: number }>;
     try {
       answers = await this.leader.fetchEpochEndOffsets(
-        asked.map(({ st, leaderEpoch }) => ({ topic: st.replica.topic, partition: st.replica.partition, currentLeaderEpoch: st.currentLeaderEpoch, leaderEpoch })),
+        asked.map(({ st, leaderEpoch }) => ({
+          topic: st.replica.topic,
+          partition: st.replica.partition,
+          currentLeaderEpoch: st.currentLeaderEpoch,
+          leaderEpoch,
+        })),
       );
     } catch (err) {
       if (!this.running) return;
@@ -215,7 +220,8 @@ export class ReplicaFetcher {
       if (!a || !this.partitions.isCurrent(st)) continue;
       if (a.errorCode === ErrorCode.NONE) {
         const point = truncationPoint(a, st.replica, st.fetchOffset);
-        if (await this.partitions.truncate(st, point.offset, `leader epoch ${a.leaderEpoch} ends at ${a.endOffset}`)) this.partitions.afterTruncation(st, point.offset, point.complete, truncationOnFetch);
+        if (await this.partitions.truncate(st, point.offset, `leader epoch ${a.leaderEpoch} ends at ${a.endOffset}`))
+          this.partitions.afterTruncation(st, point.offset, point.complete, truncationOnFetch);
       } else if (a.errorCode === ErrorCode.FENCED_LEADER_EPOCH) {
         this.partitions.fenced(st);
       } else {
@@ -260,7 +266,10 @@ export class ReplicaFetcher {
       // with a new epoch or truncated while the fetch was out.
       if (!data) continue;
       if (!this.partitions.isCurrent(st) || st.fetchOffset !== sent.fetchOffset || st.kind !== 'fetching') {
-        this.logger.debug({ fetcher: this.name, partition: st.key, highWatermark: data.highWatermark }, 'answer dropped: the partition changed while the fetch was out');
+        this.logger.debug(
+          { fetcher: this.name, partition: st.key, highWatermark: data.highWatermark },
+          'answer dropped: the partition changed while the fetch was out',
+        );
         continue;
       }
       if (data.errorCode === ErrorCode.NONE) st.answered = true;
@@ -285,7 +294,8 @@ export class ReplicaFetcher {
           this.logger.debug({ fetcher: this.name, partition: st.key, errorCode: data.errorCode }, 'replica fetch error; backing off');
           // A partition just added (new topic, new leader) whose leader is not ready for it yet is
           // asked again soon: a whole backoff (1 s) would hold up every acks=all produce to it.
-          if (!st.answered && LEADER_NOT_READY.has(data.errorCode) && st.quickRetries++ < QUICK_RETRIES) this.partitions.delay([st], Math.min(this.cfg.fetchBackoffMs, QUICK_RETRY_MS));
+          if (!st.answered && LEADER_NOT_READY.has(data.errorCode) && st.quickRetries++ < QUICK_RETRIES)
+            this.partitions.delay([st], Math.min(this.cfg.fetchBackoffMs, QUICK_RETRY_MS));
           else this.partitions.delay([st]);
       }
     }
@@ -293,7 +303,8 @@ export class ReplicaFetcher {
     for (const d of diverging) {
       if (!this.partitions.isCurrent(d.st)) continue;
       const point = truncationPoint({ leaderEpoch: d.epoch, endOffset: d.endOffset }, d.st.replica, d.st.fetchOffset);
-      if (await this.partitions.truncate(d.st, point.offset, `diverging epoch ${d.epoch} ending at ${d.endOffset}`)) this.partitions.afterTruncation(d.st, point.offset, point.complete, truncationOnFetch);
+      if (await this.partitions.truncate(d.st, point.offset, `diverging epoch ${d.epoch} ending at ${d.endOffset}`))
+        this.partitions.afterTruncation(d.st, point.offset, point.complete, truncationOnFetch);
     }
   }
 }

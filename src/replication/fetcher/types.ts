@@ -89,7 +89,9 @@ export interface LeaderEndpoint {
    */
   connect(): Promise<{ truncationOnFetch: boolean }>;
   fetch(partitions: readonly ReplicaFetchPartition[], params: FetchParams): Promise<Map<string, ReplicaFetchData>>;
-  fetchEpochEndOffsets(partitions: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[]): Promise<Map<string, EpochEndOffsetResult>>;
+  fetchEpochEndOffsets(
+    partitions: readonly { topic: string; partition: number; currentLeaderEpoch: number; leaderEpoch: number }[],
+  ): Promise<Map<string, EpochEndOffsetResult>>;
   /** The leader's log start ('earliest') or log end ('latest'); throws on an error answer. */
   fetchOffset(topic: string, partition: number, currentLeaderEpoch: number, which: 'earliest' | 'latest'): Promise<number>;
   close(): void;

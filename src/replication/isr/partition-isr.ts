@@ -212,8 +212,13 @@ export class PartitionIsr {
     this.pending = newIsr;
     const epoch = this.host.leaderEpoch;
     const change: IsrChange = {
-      topic: this.host.topic, partition: this.host.partition, leader: this.host.leaderId, leaderEpoch: epoch,
-      isr: newIsr, controllerEpoch: this.controllerEpoch, partitionEpoch: this.partitionEpoch,
+      topic: this.host.topic,
+      partition: this.host.partition,
+      leader: this.host.leaderId,
+      leaderEpoch: epoch,
+      isr: newIsr,
+      controllerEpoch: this.controllerEpoch,
+      partitionEpoch: this.partitionEpoch,
     };
     const settle = (result: number | 'BAD_VERSION' | undefined): void => {
       // LeaderAndIsr moved the partition on meanwhile: its state wins.

@@ -12,13 +12,22 @@
  * Super users are the authorizer's concern (authorizer.ts), before this.
  */
 import {
-  AclOperation, AclPermissionType, PatternType, WILDCARD, WILDCARD_PRINCIPAL,
-  type AccessControlEntry, type AclBinding, type ResourcePattern, type ResourceType, sameEntry,
+  AclOperation,
+  AclPermissionType,
+  PatternType,
+  WILDCARD,
+  WILDCARD_PRINCIPAL,
+  type AccessControlEntry,
+  type AclBinding,
+  type ResourcePattern,
+  type ResourceType,
+  sameEntry,
 } from './acl-model.js';
 
 /** The operations whose ALLOW grants `op` (Kafka: DESCRIBE and DESCRIBE_CONFIGS are implied). */
 export function grantingOperations(op: AclOperation): readonly AclOperation[] {
-  if (op === AclOperation.DESCRIBE) return [AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.ALL];
+  if (op === AclOperation.DESCRIBE)
+    return [AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.ALL];
   if (op === AclOperation.DESCRIBE_CONFIGS) return [AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.ALL];
   return [op, AclOperation.ALL];
 }
@@ -58,7 +67,10 @@ export class AclIndex {
 
   *bindings(): Generator<AclBinding> {
     for (const [resourceType, idx] of this.byType) {
-      for (const [patternType, map] of [[PatternType.LITERAL, idx.literal], [PatternType.PREFIXED, idx.prefixed]] as const) {
+      for (const [patternType, map] of [
+        [PatternType.LITERAL, idx.literal],
+        [PatternType.PREFIXED, idx.prefixed],
+      ] as const) {
         for (const [name, entries] of map) {
           for (const entry of entries) yield { pattern: { resourceType, name, patternType }, entry };
         }
@@ -101,11 +113,16 @@ export class AclIndex {
   anyAllowed(principal: string, host: string, op: AclOperation, resourceType: ResourceType, allowEveryoneIfNoAclFound: boolean): boolean {
     const idx = this.byType.get(resourceType);
     if (!idx || (idx.literal.size === 0 && idx.prefixed.size === 0)) return allowEveryoneIfNoAclFound;
-    const denies = (name: string): boolean => this.matching(resourceType, name)
-      .some((e) => e.permissionType === AclPermissionType.DENY && entryApplies(e, principal, host) && (e.operation === op || e.operation === AclOperation.ALL));
+    const denies = (name: string): boolean =>
+      this.matching(resourceType, name).some(
+        (e) => e.permissionType === AclPermissionType.DENY && entryApplies(e, principal, host) && (e.operation === op || e.operation === AclOperation.ALL),
+      );
     if (denies(WILDCARD)) return false;
     const grants = grantingOperations(op);
-    for (const [, map] of [[0, idx.literal], [1, idx.prefixed]] as const) {
+    for (const [, map] of [
+      [0, idx.literal],
+      [1, idx.prefixed],
+    ] as const) {
       for (const [name, entries] of map) {
         const allows = entries.some((e) => e.permissionType === AclPermissionType.ALLOW && entryApplies(e, principal, host) && grants.includes(e.operation));
         if (allows && !denies(name)) return true;
@@ -129,10 +146,17 @@ function entryApplies(e: AccessControlEntry, principal: string, host: string): b
 }
 
 /** The decision over the ACLs that apply to one resource. */
-export function decideOver(acls: readonly AccessControlEntry[], principal: string, host: string, op: AclOperation, allowEveryoneIfNoAclFound: boolean): Decision {
+export function decideOver(
+  acls: readonly AccessControlEntry[],
+  principal: string,
+  host: string,
+  op: AclOperation,
+  allowEveryoneIfNoAclFound: boolean,
+): Decision {
   if (acls.length === 0) return allowEveryoneIfNoAclFound ? 'ALLOWED' : 'DENIED';
   for (const e of acls) {
-    if (e.permissionType === AclPermissionType.DENY && entryApplies(e, principal, host) && (e.operation === op || e.operation === AclOperation.ALL)) return 'DENIED';
+    if (e.permissionType === AclPermissionType.DENY && entryApplies(e, principal, host) && (e.operation === op || e.operation === AclOperation.ALL))
+      return 'DENIED';
   }
   const grants = grantingOperations(op);
   for (const e of acls) {

@@ -56,28 +56,63 @@ export const WILDCARD_PRINCIPAL = 'User:*';
 
 /** The concrete types ACLs may be stored for. */
 export const CONCRETE_RESOURCE_TYPES: readonly ResourceType[] = [
-  ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER, ResourceType.TRANSACTIONAL_ID,
-  ResourceType.DELEGATION_TOKEN, ResourceType.USER,
+  ResourceType.TOPIC,
+  ResourceType.GROUP,
+  ResourceType.CLUSTER,
+  ResourceType.TRANSACTIONAL_ID,
+  ResourceType.DELEGATION_TOKEN,
+  ResourceType.USER,
 ];
 
 /** Concrete operations an ACL may grant (ALL included; ANY and UNKNOWN are filters/errors only). */
 export const CONCRETE_OPERATIONS: readonly AclOperation[] = [
-  AclOperation.ALL, AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE,
-  AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS,
-  AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE, AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS,
+  AclOperation.ALL,
+  AclOperation.READ,
+  AclOperation.WRITE,
+  AclOperation.CREATE,
+  AclOperation.DELETE,
+  AclOperation.ALTER,
+  AclOperation.DESCRIBE,
+  AclOperation.CLUSTER_ACTION,
+  AclOperation.DESCRIBE_CONFIGS,
+  AclOperation.ALTER_CONFIGS,
+  AclOperation.IDEMPOTENT_WRITE,
+  AclOperation.CREATE_TOKENS,
+  AclOperation.DESCRIBE_TOKENS,
 ];
 
 /** What the authorized-operations bit sets hold per resource type (Kafka's supported operations). */
 export const SUPPORTED_OPERATIONS: Readonly<Partial<Record<ResourceType, readonly AclOperation[]>>> = {
-  [ResourceType.TOPIC]: [AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DELETE, AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS],
+  [ResourceType.TOPIC]: [
+    AclOperation.READ,
+    AclOperation.WRITE,
+    AclOperation.CREATE,
+    AclOperation.DELETE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+  ],
   [ResourceType.GROUP]: [AclOperation.READ, AclOperation.DELETE, AclOperation.DESCRIBE],
-  [ResourceType.CLUSTER]: [AclOperation.CREATE, AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS, AclOperation.IDEMPOTENT_WRITE],
+  [ResourceType.CLUSTER]: [
+    AclOperation.CREATE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE,
+    AclOperation.CLUSTER_ACTION,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+    AclOperation.IDEMPOTENT_WRITE,
+  ],
 };
 
 // Java enum names (TOPIC, TRANSACTIONAL_ID) and the PascalCase names Kafka stores in ZooKeeper
 // and prints in AclCommand's output (Topic, TransactionalId, DescribeConfigs).
 const pascal = (javaName: string): string =>
-  javaName.toLowerCase().split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+  javaName
+    .toLowerCase()
+    .split('_')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
 
 export function resourceTypeName(t: ResourceType): string {
   return ResourceType[t] ?? 'UNKNOWN';
@@ -109,8 +144,7 @@ const fromName = <E extends number>(values: readonly E[], nameOf: (v: E) => stri
   for (const v of values) byKey.set(nameOf(v).replace(/_/g, '').toLowerCase(), v);
   return (text: string): E | undefined => byKey.get(text.replace(/[_-]/g, '').toLowerCase());
 };
-const enumValues = <E extends number>(e: Record<string, string | number>): E[] =>
-  Object.values(e).filter((v): v is number => typeof v === 'number') as E[];
+const enumValues = <E extends number>(e: Record<string, string | number>): E[] => Object.values(e).filter((v): v is number => typeof v === 'number') as E[];
 
 /** Case-insensitive, with or without underscores: "Read", "READ", "describe_configs", "DescribeConfigs". */
 export const parseOperation = fromName(enumValues<AclOperation>(AclOperation), operationName);

@@ -13,10 +13,24 @@ import type { AclStorage, StoredAclEntry, StoredAclResource } from '../../metada
 import { principalToString, type KafkaPrincipal } from '../principal.js';
 import { AclIndex } from './acl-index.js';
 import {
-  AclOperation, AclPermissionType, PatternType, ResourceType, bindingMatches, bindingProblem,
-  operationPascal, parseOperation, parsePermissionType, parseResourceType, patternTypeName,
-  permissionPascal, resourceTypePascal, sameEntry,
-  type AccessControlEntry, type AclBinding, type AclBindingFilter, type ResourcePattern,
+  AclOperation,
+  AclPermissionType,
+  PatternType,
+  ResourceType,
+  bindingMatches,
+  bindingProblem,
+  operationPascal,
+  parseOperation,
+  parsePermissionType,
+  parseResourceType,
+  patternTypeName,
+  permissionPascal,
+  resourceTypePascal,
+  sameEntry,
+  type AccessControlEntry,
+  type AclBinding,
+  type AclBindingFilter,
+  type ResourcePattern,
 } from './acl-model.js';
 
 export const KAFKA_AUTHORIZER_CLASSES: readonly string[] = [
@@ -27,7 +41,10 @@ export const KAFKA_AUTHORIZER_CLASSES: readonly string[] = [
 /** `super.users`: semicolon-separated principals, blanks ignored (Kafka's parsing). */
 export function parseSuperUsers(text: string | null | undefined): string[] {
   if (!text) return [];
-  return text.split(';').map((s) => s.trim()).filter((s) => s !== '');
+  return text
+    .split(';')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 export interface AuthorizerOptions {
@@ -85,10 +102,12 @@ export class Authorizer {
     // Re-reads are applied one at a time, in notification order, so an older read never wins.
     let chain: Promise<void> = Promise.resolve();
     opts.storage.onChange?.((resource) => {
-      chain = chain.then(() => opts.storage.load(resource)).then(
-        (acls) => a.applyStored(resource, acls),
-        (err: unknown) => opts.logger?.warn({ resource, err: String(err) }, 'cannot re-read changed ACLs'),
-      );
+      chain = chain
+        .then(() => opts.storage.load(resource))
+        .then(
+          (acls) => a.applyStored(resource, acls),
+          (err: unknown) => opts.logger?.warn({ resource, err: String(err) }, 'cannot re-read changed ACLs'),
+        );
     });
     for (const stored of await opts.storage.loadAll()) a.applyStored(stored.resource, stored.acls);
     if (opts.follow !== false) await opts.storage.start?.();
@@ -111,7 +130,15 @@ export class Authorizer {
    * May `principal` from `host` do `op` on the resource? `requestName` only feeds the log line.
    * Cached per (principal, host, op, type, name) until an ACL changes.
    */
-  authorize(principal: KafkaPrincipal, host: string, op: AclOperation, resourceType: ResourceType, name: string, requestName = '', logIfDenied = true): boolean {
+  authorize(
+    principal: KafkaPrincipal,
+    host: string,
+    op: AclOperation,
+    resourceType: ResourceType,
+    name: string,
+    requestName = '',
+    logIfDenied = true,
+  ): boolean {
     const p = principalText(principal);
     const key = `${p}\u0000${host}\u0000${op}\u0000${resourceType}\u0000${name}`;
     let allowed = this.cache.get(key);
@@ -150,7 +177,7 @@ export class Authorizer {
       if (results[i] !== undefined) return;
       const key = `${b.pattern.resourceType}:${b.pattern.patternType}:${b.pattern.name}`;
       let group = byResource.get(key);
-      if (!group) byResource.set(key, group = { pattern: b.pattern, entries: [], idx: [] });
+      if (!group) byResource.set(key, (group = { pattern: b.pattern, entries: [], idx: [] }));
       group.entries.push(b.entry);
       group.idx.push(i);
     });
@@ -190,7 +217,9 @@ export class Authorizer {
             const fi = e === undefined ? -1 : filters.findIndex((f) => bindingMatches(f, { pattern, entry: e }));
             if (fi >= 0 && e) {
               // Kafka reports a removed binding under every filter that matches it.
-              filters.forEach((f, j) => { if (bindingMatches(f, { pattern, entry: e })) removedHere.push({ filter: j, entry: e }); });
+              filters.forEach((f, j) => {
+                if (bindingMatches(f, { pattern, entry: e })) removedHere.push({ filter: j, entry: e });
+              });
             } else keep.push(s);
           }
           return keep.length === current.length ? undefined : keep;

@@ -10,8 +10,13 @@ import { entityPath, type ClientEntityConfigStore } from '../../metadata/client-
 import { principalToString, samePrincipal, userPrincipal, type KafkaPrincipal } from '../principal.js';
 import type { SaslListenerConfig } from './config.js';
 import {
-  createMechanismServer, isSupportedMechanism, SaslAuthenticationError, SaslMechanismError,
-  type SaslCredentialSource, type SaslMechanismName, type SaslMechanismServer,
+  createMechanismServer,
+  isSupportedMechanism,
+  SaslAuthenticationError,
+  SaslMechanismError,
+  type SaslCredentialSource,
+  type SaslMechanismName,
+  type SaslMechanismServer,
 } from './mechanisms.js';
 
 export type SaslState =
@@ -31,9 +36,7 @@ export interface SaslPeer {
 export type HandshakeOutcome = { errorCode: 0 } | { errorCode: number; failure: string };
 
 /** A token's answer: the challenge (authenticated: the exchange is over), or why it failed. */
-export type TokenOutcome =
-  | { challenge: Buffer; authenticated: boolean }
-  | { failure: string; clientMessage: string };
+export type TokenOutcome = { challenge: Buffer; authenticated: boolean } | { failure: string; clientMessage: string };
 
 export class SaslServerAuthenticator {
   state: SaslState = 'handshake';
@@ -61,7 +64,10 @@ export class SaslServerAuthenticator {
       return { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, failure: `Unsupported SASL mechanism ${mechanism}` };
     }
     if (reauth && mechanism !== this.mechanism) {
-      return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, failure: `SASL mechanism must be the same when re-authenticating: ${this.mechanism} then ${mechanism}` };
+      return {
+        errorCode: ErrorCode.ILLEGAL_SASL_STATE,
+        failure: `SASL mechanism must be the same when re-authenticating: ${this.mechanism} then ${mechanism}`,
+      };
     }
     this.mechanism = mechanism;
     this.server = createMechanismServer(mechanism, this.credentials);

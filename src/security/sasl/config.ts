@@ -111,7 +111,9 @@ export function saslServerConfig(
   let interBrokerLogin: SaslLogin | undefined;
   const ib = byName.get(interBrokerListenerName);
   if (ib !== undefined) {
-    const mech = String(values.get('sasl.mechanism.inter.broker.protocol') ?? 'GSSAPI').trim().toUpperCase();
+    const mech = String(values.get('sasl.mechanism.inter.broker.protocol') ?? 'GSSAPI')
+      .trim()
+      .toUpperCase();
     if (!isSupportedMechanism(mech) || !ib.mechanisms.includes(mech)) {
       throw new ConfigError(
         `sasl.mechanism.inter.broker.protocol ${mech} must be one of the mechanisms Fjord serves on the inter-broker listener ${ib.listenerName} (${ib.mechanisms.join(', ')})`,

@@ -30,7 +30,8 @@ export function parseJaasConfig(text: string): JaasEntry {
   const loginModule = word();
   if (loginModule === '') throw new JaasParseError('JAAS config has no login module');
   const controlFlag = word().toLowerCase();
-  if (!FLAGS.has(controlFlag)) throw new JaasParseError(`JAAS config entry ${loginModule} has no valid control flag (required, requisite, sufficient, optional)`);
+  if (!FLAGS.has(controlFlag))
+    throw new JaasParseError(`JAAS config entry ${loginModule} has no valid control flag (required, requisite, sufficient, optional)`);
   const options = new Map<string, string>();
   for (;;) {
     skipSpace();

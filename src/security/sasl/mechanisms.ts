@@ -9,8 +9,20 @@
  * tell who exists).
  */
 import {
-  authMessage, constantTimeEqual, hash, hmac, parseClientFinal, parseClientFirst, parseCredential, randomNonce,
-  serverFirstMessage, SCRAM_MIN_ITERATIONS, xor, type ClientFirst, type ScramCredential, type ScramMechanism,
+  authMessage,
+  constantTimeEqual,
+  hash,
+  hmac,
+  parseClientFinal,
+  parseClientFirst,
+  parseCredential,
+  randomNonce,
+  serverFirstMessage,
+  SCRAM_MIN_ITERATIONS,
+  xor,
+  type ClientFirst,
+  type ScramCredential,
+  type ScramMechanism,
 } from './scram.js';
 
 export type SaslMechanismName = 'PLAIN' | ScramMechanism;
@@ -98,7 +110,8 @@ export class ScramServer implements SaslMechanismServer {
     }
     const stored = this.creds.scramCredential(first.username, this.mechanism);
     const credential = stored === undefined ? undefined : parseCredential(stored);
-    if (credential === undefined) throw new SaslMechanismError(`Authentication failed: Invalid user credentials (no ${this.mechanism} credential for ${first.username})`);
+    if (credential === undefined)
+      throw new SaslMechanismError(`Authentication failed: Invalid user credentials (no ${this.mechanism} credential for ${first.username})`);
     if (first.authzid !== '' && first.authzid !== first.username) {
       throw new SaslAuthenticationError('Authentication failed: Client requested an authorization id that is different from username');
     }

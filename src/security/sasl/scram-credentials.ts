@@ -6,8 +6,15 @@
 import { ErrorCode } from '../../protocol/errors.js';
 import { entityPath, parseEntityPath, type ClientEntityConfigStore } from '../../metadata/client-entity-configs.js';
 import {
-  credentialFromSaltedPassword, formatCredential, parseCredential, scramMechanismCode, scramMechanismFromCode,
-  SCRAM_MAX_ITERATIONS, SCRAM_MECHANISMS, SCRAM_MIN_ITERATIONS, type ScramMechanism,
+  credentialFromSaltedPassword,
+  formatCredential,
+  parseCredential,
+  scramMechanismCode,
+  scramMechanismFromCode,
+  SCRAM_MAX_ITERATIONS,
+  SCRAM_MECHANISMS,
+  SCRAM_MIN_ITERATIONS,
+  type ScramMechanism,
 } from './scram.js';
 
 export interface UserCredentialsDescription {
@@ -42,9 +49,21 @@ export function describeUserScramCredentials(store: ClientEntityConfigStore, use
   const counts = new Map<string, number>();
   for (const u of users) counts.set(u, (counts.get(u) ?? 0) + 1);
   return [...counts].map(([user, n]) => {
-    if (n > 1) return { user, errorCode: ErrorCode.DUPLICATE_RESOURCE, errorMessage: `Cannot describe SCRAM credentials for the same user twice in a single request: ${user}`, credentialInfos: [] };
+    if (n > 1)
+      return {
+        user,
+        errorCode: ErrorCode.DUPLICATE_RESOURCE,
+        errorMessage: `Cannot describe SCRAM credentials for the same user twice in a single request: ${user}`,
+        credentialInfos: [],
+      };
     const credentialInfos = infosOf(store.get(entityPath({ user })));
-    if (credentialInfos.length === 0) return { user, errorCode: ErrorCode.RESOURCE_NOT_FOUND, errorMessage: `Attempt to describe a user credential that does not exist: ${user}`, credentialInfos: [] };
+    if (credentialInfos.length === 0)
+      return {
+        user,
+        errorCode: ErrorCode.RESOURCE_NOT_FOUND,
+        errorMessage: `Attempt to describe a user credential that does not exist: ${user}`,
+        credentialInfos: [],
+      };
     return { user, errorCode: 0, errorMessage: null, credentialInfos };
   });
 }
@@ -85,7 +104,8 @@ export async function alterUserScramCredentials(
     else if (m === undefined) refuse(u.name, ErrorCode.UNSUPPORTED_SASL_MECHANISM, 'Unknown SCRAM mechanism');
     else if (u.iterations < SCRAM_MIN_ITERATIONS) refuse(u.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Too few iterations');
     else if (u.iterations > SCRAM_MAX_ITERATIONS) refuse(u.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Too many iterations');
-    else if (u.salt.length === 0 || u.saltedPassword.length === 0) refuse(u.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Salt and salted password must not be empty');
+    else if (u.salt.length === 0 || u.saltedPassword.length === 0)
+      refuse(u.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Salt and salted password must not be empty');
   }
   for (const d of deletions) {
     if (d.name === '') refuse(d.name, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Username must not be empty');

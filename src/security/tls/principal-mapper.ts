@@ -83,7 +83,9 @@ function applyRule(rule: Rule, dn: string): string | null {
   if (rule.isDefault) return dn;
   if (!rule.whole!.test(dn)) return null;
   rule.pattern!.lastIndex = 0;
-  let result = dn.replace(rule.pattern!, (...args: unknown[]) => expandReplacement(rule.replacement!, args[0] as string, args.slice(1, 1 + rule.groups!) as (string | undefined)[]));
+  let result = dn.replace(rule.pattern!, (...args: unknown[]) =>
+    expandReplacement(rule.replacement!, args[0] as string, args.slice(1, 1 + rule.groups!) as (string | undefined)[]),
+  );
   if (rule.caseChange === 'L') result = result.toLowerCase();
   else if (rule.caseChange === 'U') result = result.toUpperCase();
   return result;

@@ -46,7 +46,10 @@ export class TlsReloader {
       try {
         const get = this.settings(l.name, layers);
         // As at start-up: on SASL_SSL only the listener-prefixed ssl.client.auth counts.
-        next = buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? this.prefixedOnly(l.name, key, layers) : get(key)) : get);
+        next = buildListenerTls(
+          l.name,
+          l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? this.prefixedOnly(l.name, key, layers) : get(key)) : get,
+        );
       } catch (err) {
         if (err instanceof ConfigError) throw new TlsReloadError(`Validation of dynamic config update of SSLFactory failed: ${err.message}`);
         throw err;
@@ -93,9 +96,16 @@ export class TlsReloader {
 function sameMaterial(a: ListenerTls, b: ListenerTls): boolean {
   const m = a.material;
   const n = b.material;
-  return m.cert === n.cert && m.key === n.key && m.ca === n.ca && m.passphrase === n.passphrase &&
+  return (
+    m.cert === n.cert &&
+    m.key === n.key &&
+    m.ca === n.ca &&
+    m.passphrase === n.passphrase &&
     (m.pfx === undefined ? n.pfx === undefined : n.pfx !== undefined && m.pfx.equals(n.pfx)) &&
-    a.minVersion === b.minVersion && a.maxVersion === b.maxVersion && a.ciphers === b.ciphers;
+    a.minVersion === b.minVersion &&
+    a.maxVersion === b.maxVersion &&
+    a.ciphers === b.ciphers
+  );
 }
 
 function leaf(t: ListenerTls): X509Certificate | undefined {
@@ -113,6 +123,8 @@ function checkSameIdentity(listener: string, current: ListenerTls, next: Listene
   const b = leaf(next);
   if (a === undefined || b === undefined) return;
   if (a.subject !== b.subject || (a.subjectAltName ?? '') !== (b.subjectAltName ?? '')) {
-    throw new TlsReloadError(`Validation of dynamic config update of SSLFactory failed: Listener ${listener}: Keystore DistinguishedName or SubjectAltNames do not match: ${a.subject.replace(/\n/g, ',')} / ${b.subject.replace(/\n/g, ',')}`);
+    throw new TlsReloadError(
+      `Validation of dynamic config update of SSLFactory failed: Listener ${listener}: Keystore DistinguishedName or SubjectAltNames do not match: ${a.subject.replace(/\n/g, ',')} / ${b.subject.replace(/\n/g, ',')}`,
+    );
   }
 }

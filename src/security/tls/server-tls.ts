@@ -65,7 +65,10 @@ const IANA_TO_OPENSSL: Readonly<Record<string, string>> = {
 };
 
 function listOf(value: string | null): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 function readFile(where: string, key: string, path: string): Buffer {
@@ -80,7 +83,11 @@ function readFile(where: string, key: string, path: string): Buffer {
 /** Kafka's inline PEM values may come on one line (e.g. from a properties file); restore the line breaks. */
 export function pemText(value: string): string {
   if (value.includes('\n')) return value;
-  return value.replace(/(-----BEGIN [A-Z ]+-----)\s*/g, '$1\n').replace(/\s*(-----END [A-Z ]+-----)/g, '\n$1').replace(/(-----END [A-Z ]+-----)\s*/g, '$1\n').replace(/([A-Za-z0-9+/=]{64})(?=[A-Za-z0-9+/=])/g, '$1\n');
+  return value
+    .replace(/(-----BEGIN [A-Z ]+-----)\s*/g, '$1\n')
+    .replace(/\s*(-----END [A-Z ]+-----)/g, '\n$1')
+    .replace(/(-----END [A-Z ]+-----)\s*/g, '$1\n')
+    .replace(/([A-Za-z0-9+/=]{64})(?=[A-Za-z0-9+/=])/g, '$1\n');
 }
 
 const PRIVATE_KEY = /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z]+ )?PRIVATE KEY-----/;
@@ -97,14 +104,20 @@ export function keyStore(where: string, get: SslSettings, required = true): { ma
   const inlineChain = get('ssl.keystore.certificate.chain');
   const keyPassword = get('ssl.key.password') ?? undefined;
   if (inlineKey !== null || inlineChain !== null) {
-    if (type !== 'PEM') throw new ConfigError(`${where}: ssl.keystore.key / ssl.keystore.certificate.chain need ssl.keystore.type=PEM, but it is ${type}`, 'ssl.keystore.type');
-    if (inlineKey === null || inlineChain === null) throw new ConfigError(`${where}: ssl.keystore.key and ssl.keystore.certificate.chain must be set together`, 'ssl.keystore.key');
-    if (location !== null) throw new ConfigError(`${where}: ssl.keystore.location cannot be set with ssl.keystore.key / ssl.keystore.certificate.chain`, 'ssl.keystore.location');
+    if (type !== 'PEM')
+      throw new ConfigError(`${where}: ssl.keystore.key / ssl.keystore.certificate.chain need ssl.keystore.type=PEM, but it is ${type}`, 'ssl.keystore.type');
+    if (inlineKey === null || inlineChain === null)
+      throw new ConfigError(`${where}: ssl.keystore.key and ssl.keystore.certificate.chain must be set together`, 'ssl.keystore.key');
+    if (location !== null)
+      throw new ConfigError(`${where}: ssl.keystore.location cannot be set with ssl.keystore.key / ssl.keystore.certificate.chain`, 'ssl.keystore.location');
     return { material: { key: pemText(inlineKey), cert: pemText(inlineChain), ...(keyPassword !== undefined ? { passphrase: keyPassword } : {}) }, files: [] };
   }
   if (location === null) {
     if (!required) return { material: {}, files: [] };
-    throw new ConfigError(`${where} uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)`, 'ssl.keystore.location');
+    throw new ConfigError(
+      `${where} uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)`,
+      'ssl.keystore.location',
+    );
   }
   if (type === 'PEM') {
     const text = readFile(where, 'ssl.keystore.location', location).toString('utf8');
@@ -117,7 +130,10 @@ export function keyStore(where: string, get: SslSettings, required = true): { ma
   }
   if (type === 'PKCS12') {
     const password = get('ssl.keystore.password') ?? undefined;
-    return { material: { pfx: readFile(where, 'ssl.keystore.location', location), ...(password !== undefined ? { passphrase: password } : {}) }, files: [location] };
+    return {
+      material: { pfx: readFile(where, 'ssl.keystore.location', location), ...(password !== undefined ? { passphrase: password } : {}) },
+      files: [location],
+    };
   }
   throw new ConfigError(`${where}: ssl.keystore.type ${type} is not supported; use PEM (or PKCS12)`, 'ssl.keystore.type');
 }
@@ -129,17 +145,20 @@ export function trustStore(where: string, get: SslSettings): { ca?: string; file
   const inline = get('ssl.truststore.certificates');
   if (location === null && inline === null) return { files: [] };
   if (type !== 'PEM') throw new ConfigError(`${where}: ssl.truststore.type ${type} is not supported; use ssl.truststore.type=PEM`, 'ssl.truststore.type');
-  if (location !== null && inline !== null) throw new ConfigError(`${where}: set ssl.truststore.location or ssl.truststore.certificates, not both`, 'ssl.truststore.certificates');
+  if (location !== null && inline !== null)
+    throw new ConfigError(`${where}: set ssl.truststore.location or ssl.truststore.certificates, not both`, 'ssl.truststore.certificates');
   const text = inline !== null ? pemText(inline) : readFile(where, 'ssl.truststore.location', location!).toString('utf8');
   const certs = text.match(CERTIFICATE);
-  if (certs === null) throw new ConfigError(`${where}: the trust store (${location ?? 'ssl.truststore.certificates'}) holds no PEM certificate`, 'ssl.truststore.location');
+  if (certs === null)
+    throw new ConfigError(`${where}: the trust store (${location ?? 'ssl.truststore.certificates'}) holds no PEM certificate`, 'ssl.truststore.location');
   return { ca: certs.join('\n'), files: location !== null ? [location] : [] };
 }
 
 function protocols(listener: string, get: SslSettings): { minVersion: tls.SecureVersion; maxVersion: tls.SecureVersion } {
   const enabled = listOf(get('ssl.enabled.protocols') ?? 'TLSv1.2,TLSv1.3');
   const known = enabled.filter((p): p is tls.SecureVersion => (VERSIONS as readonly string[]).includes(p));
-  if (known.length === 0) throw new ConfigError(`Listener ${listener}: ssl.enabled.protocols (${enabled.join(',')}) names none of ${VERSIONS.join(', ')}`, 'ssl.enabled.protocols');
+  if (known.length === 0)
+    throw new ConfigError(`Listener ${listener}: ssl.enabled.protocols (${enabled.join(',')}) names none of ${VERSIONS.join(', ')}`, 'ssl.enabled.protocols');
   const idx = known.map((p) => VERSIONS.indexOf(p));
   // ssl.protocol names the SSLContext: TLSv1.2 cannot speak 1.3; TLS / TLSv1.3 speak all enabled ones.
   const protocol = get('ssl.protocol') ?? 'TLSv1.3';
@@ -147,7 +166,8 @@ function protocols(listener: string, get: SslSettings): { minVersion: tls.Secure
   if (cap < 0) throw new ConfigError(`Listener ${listener}: ssl.protocol ${protocol} is not one of TLS, ${VERSIONS.join(', ')}`, 'ssl.protocol');
   const max = Math.min(Math.max(...idx), cap);
   const min = Math.min(...idx);
-  if (min > max) throw new ConfigError(`Listener ${listener}: ssl.protocol ${protocol} allows none of ssl.enabled.protocols (${enabled.join(',')})`, 'ssl.protocol');
+  if (min > max)
+    throw new ConfigError(`Listener ${listener}: ssl.protocol ${protocol} allows none of ssl.enabled.protocols (${enabled.join(',')})`, 'ssl.protocol');
   return { minVersion: VERSIONS[min]!, maxVersion: VERSIONS[max]! };
 }
 
@@ -181,7 +201,10 @@ export function buildListenerTls(listenerName: string, get: SslSettings): Listen
     throw new ConfigError(`Listener ${listenerName}: invalid TLS key store, trust store or cipher suites: ${describeTlsError(err)}`, 'ssl.keystore.location');
   }
   if (clientAuth !== 'none' && ts.ca === undefined) {
-    throw new ConfigError(`Listener ${listenerName}: ssl.client.auth=${clientAuth} needs a trust store (ssl.truststore.location or ssl.truststore.certificates) to check client certificates`, 'ssl.truststore.location');
+    throw new ConfigError(
+      `Listener ${listenerName}: ssl.client.auth=${clientAuth} needs a trust store (ssl.truststore.location or ssl.truststore.certificates) to check client certificates`,
+      'ssl.truststore.location',
+    );
   }
   const endpointId = get('ssl.endpoint.identification.algorithm') ?? 'https';
   return {

@@ -59,13 +59,25 @@ function decodeOid(bytes: Buffer): string {
 }
 
 const KEYWORDS: Readonly<Record<string, string>> = {
-  '2.5.4.3': 'CN', '2.5.4.6': 'C', '2.5.4.7': 'L', '2.5.4.8': 'ST', '2.5.4.10': 'O', '2.5.4.11': 'OU',
-  '2.5.4.9': 'STREET', '0.9.2342.19200300.100.1.25': 'DC', '0.9.2342.19200300.100.1.1': 'UID',
+  '2.5.4.3': 'CN',
+  '2.5.4.6': 'C',
+  '2.5.4.7': 'L',
+  '2.5.4.8': 'ST',
+  '2.5.4.10': 'O',
+  '2.5.4.11': 'OU',
+  '2.5.4.9': 'STREET',
+  '0.9.2342.19200300.100.1.25': 'DC',
+  '0.9.2342.19200300.100.1.1': 'UID',
 };
 
 // Java's DirectoryString types it writes as text (PrintableString, T61String, IA5String,
 // GeneralString, BMPString, UTF8String).
-const UTF8 = 0x0c, PRINTABLE = 0x13, T61 = 0x14, IA5 = 0x16, GENERAL = 0x1b, BMP = 0x1e;
+const UTF8 = 0x0c,
+  PRINTABLE = 0x13,
+  T61 = 0x14,
+  IA5 = 0x16,
+  GENERAL = 0x1b,
+  BMP = 0x1e;
 
 function stringValue(tag: number, content: Buffer): string | null {
   switch (tag) {

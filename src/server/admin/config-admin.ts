@@ -12,9 +12,7 @@ import type { BrokerConfig } from '../config/index.js';
 import { CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES } from '../../config/index.js';
 import { effectiveTopicConfigs, topicConfigDef, validateTopicConfigs } from '../../config/topic-configs.js';
 import { applyIncrementalOps, replaceAll, type IncrementalOp, type KeyInfo } from './config-alteration.js';
-import {
-  describeBrokerConfigEntries, describeClusterDefaultEntries, describeTopicConfigEntries, type ConfigEntry,
-} from './config-describer.js';
+import { describeBrokerConfigEntries, describeClusterDefaultEntries, describeTopicConfigEntries, type ConfigEntry } from './config-describer.js';
 import { dynamicKeyDef, validateDynamicBrokerConfigs } from '../../config/dynamic-broker-keys.js';
 import type { DynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import type { PartitionAccess } from './partition-access.js';
@@ -51,7 +49,10 @@ export class ConfigAdmin {
     }
   }
 
-  private dynamicLayers(scope?: string, entries?: ReadonlyMap<string, string>): { perBroker: ReadonlyMap<string, string>; clusterDefault: ReadonlyMap<string, string> } {
+  private dynamicLayers(
+    scope?: string,
+    entries?: ReadonlyMap<string, string>,
+  ): { perBroker: ReadonlyMap<string, string>; clusterDefault: ReadonlyMap<string, string> } {
     const self = this.dynamic.selfScope;
     return {
       perBroker: scope === self && entries ? entries : this.dynamic.get(self),
@@ -89,9 +90,15 @@ export class ConfigAdmin {
       case ResourceType.BROKER_LOGGER: {
         this.brokerScope(resourceName, false);
         const entry: ConfigEntry = {
-          name: 'root', value: this.logger.level.toUpperCase(), readOnly: false, isDefault: false,
-          source: CONFIG_SOURCE_CODES.DYNAMIC_BROKER_LOGGER_CONFIG, sensitive: false, synonyms: [],
-          configType: CONFIG_TYPE_CODES.string, documentation: '',
+          name: 'root',
+          value: this.logger.level.toUpperCase(),
+          readOnly: false,
+          isDefault: false,
+          source: CONFIG_SOURCE_CODES.DYNAMIC_BROKER_LOGGER_CONFIG,
+          sensitive: false,
+          synonyms: [],
+          configType: CONFIG_TYPE_CODES.string,
+          documentation: '',
         };
         return keys === null || keys.includes('root') ? [entry] : [];
       }
@@ -112,8 +119,10 @@ export class ConfigAdmin {
   }
 
   private async commit(
-    resourceType: number, resourceName: string,
-    change: (current: Record<string, string>) => Record<string, string>, validateOnly: boolean,
+    resourceType: number,
+    resourceName: string,
+    change: (current: Record<string, string>) => Record<string, string>,
+    validateOnly: boolean,
   ): Promise<void> {
     if (resourceType === ResourceType.TOPIC) {
       const t = this.existingTopic(resourceName);
@@ -137,7 +146,10 @@ export class ConfigAdmin {
           try {
             r.validate(this.dynamicLayers(scope, entries));
           } catch (err) {
-            throw new KafkaError(ErrorCode.INVALID_REQUEST, `Invalid config value for resource ConfigResource(type=BROKER, name='${resourceName}'): ${(err as Error).message}`);
+            throw new KafkaError(
+              ErrorCode.INVALID_REQUEST,
+              `Invalid config value for resource ConfigResource(type=BROKER, name='${resourceName}'): ${(err as Error).message}`,
+            );
           }
         }
       }

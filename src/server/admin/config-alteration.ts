@@ -20,7 +20,10 @@ export type KeyInfo = (name: string) => { type: ConfigType; default: string | nu
 const OP_NAMES: Record<number, string> = { 2: 'append', 3: 'subtract' };
 
 function splitList(text: string): string[] {
-  return text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** Kafka refuses two operations on the same key in one resource. */
@@ -35,9 +38,7 @@ function refuseDuplicates(names: readonly string[]): void {
  * Applies incremental operations to `current` (the overrides as stored). APPEND/SUBTRACT work on
  * list configs only, starting from the override or else the config's default, as Kafka does.
  */
-export function applyIncrementalOps(
-  current: Readonly<Record<string, string>>, ops: readonly IncrementalOp[], keyInfo: KeyInfo,
-): Record<string, string> {
+export function applyIncrementalOps(current: Readonly<Record<string, string>>, ops: readonly IncrementalOp[], keyInfo: KeyInfo): Record<string, string> {
   refuseDuplicates(ops.map((o) => o.name));
   const next: Record<string, string> = { ...current };
   for (const { name, op, value } of ops) {

@@ -4,9 +4,7 @@
  */
 import type { BrokerConfig } from '../config/index.js';
 import { BROKER_CONFIG_DEFS, CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef, type ConfigDef } from '../../config/index.js';
-import {
-  TOPIC_CONFIG_DEFS, resolveTopicConfig, type BrokerConfigLayers, type ConfigSynonymValue,
-} from '../../config/topic-configs.js';
+import { TOPIC_CONFIG_DEFS, resolveTopicConfig, type BrokerConfigLayers, type ConfigSynonymValue } from '../../config/topic-configs.js';
 import { DYNAMIC_BROKER_KEYS, dynamicKeyDef, listenerConfigDef } from '../../config/dynamic-broker-keys.js';
 
 export interface ConfigEntry {
@@ -23,7 +21,9 @@ export interface ConfigEntry {
 
 /** Every topic config (or only `keys`; unknown keys are left out, as Kafka does). */
 export function describeTopicConfigEntries(
-  overrides: Readonly<Record<string, string>>, layers: BrokerConfigLayers, keys: readonly string[] | null,
+  overrides: Readonly<Record<string, string>>,
+  layers: BrokerConfigLayers,
+  keys: readonly string[] | null,
 ): ConfigEntry[] {
   const wanted = keys === null ? null : new Set(keys);
   return TOPIC_CONFIG_DEFS.filter((d) => wanted === null || wanted.has(d.name)).map((def) => {
@@ -46,9 +46,7 @@ export function describeTopicConfigEntries(
  * Broker configs of this broker: dynamic per-broker, dynamic default, static, default — the
  * first that is set gives the value; the others are its synonyms.
  */
-export function describeBrokerConfigEntries(
-  config: BrokerConfig, layers: BrokerConfigLayers, keys: readonly string[] | null,
-): ConfigEntry[] {
+export function describeBrokerConfigEntries(config: BrokerConfig, layers: BrokerConfigLayers, keys: readonly string[] | null): ConfigEntry[] {
   const defs = keys === null ? BROKER_CONFIG_DEFS : keys.flatMap((k) => configDef(k) ?? []);
   // Per-listener keys (listener.name.<listener>.<key>) are listed when set, as Kafka does.
   const listenerKeys = new Set<string>();
@@ -72,7 +70,7 @@ export function describeBrokerConfigEntries(
     const source = first?.source ?? CONFIG_SOURCE_CODES.DEFAULT_CONFIG;
     return {
       name: def.name,
-      value: def.sensitive ? null : first?.value ?? null,
+      value: def.sensitive ? null : (first?.value ?? null),
       readOnly: !DYNAMIC_BROKER_KEYS.has(def.name) && !listenerKeys.has(def.name),
       isDefault: source === CONFIG_SOURCE_CODES.DEFAULT_CONFIG,
       source,
@@ -87,19 +85,21 @@ export function describeBrokerConfigEntries(
 /** The cluster-wide dynamic defaults (BROKER resource ""): Kafka lists only what is set. */
 export function describeClusterDefaultEntries(dynamicDefault: ReadonlyMap<string, string>, keys: readonly string[] | null): ConfigEntry[] {
   const wanted = keys === null ? null : new Set(keys);
-  return [...dynamicDefault].filter(([k]) => wanted === null || wanted.has(k)).map(([name, value]) => {
-    const def = dynamicKeyDef(name);
-    const source = CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG;
-    return {
-      name,
-      value: def?.sensitive ? null : value,
-      readOnly: false,
-      isDefault: false,
-      source,
-      sensitive: def?.sensitive ?? false,
-      synonyms: [{ name, value: def?.sensitive ? null : value, source }],
-      configType: def ? CONFIG_TYPE_CODES[def.type] : 0,
-      documentation: def?.doc ?? '',
-    };
-  });
+  return [...dynamicDefault]
+    .filter(([k]) => wanted === null || wanted.has(k))
+    .map(([name, value]) => {
+      const def = dynamicKeyDef(name);
+      const source = CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG;
+      return {
+        name,
+        value: def?.sensitive ? null : value,
+        readOnly: false,
+        isDefault: false,
+        source,
+        sensitive: def?.sensitive ?? false,
+        synonyms: [{ name, value: def?.sensitive ? null : value, source }],
+        configType: def ? CONFIG_TYPE_CODES[def.type] : 0,
+        documentation: def?.doc ?? '',
+      };
+    });
 }

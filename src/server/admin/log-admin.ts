@@ -66,22 +66,24 @@ export class LogAdmin {
   async describeLogDirs(filter: ReadonlyMap<string, ReadonlySet<number>> | null): Promise<LogDirReport[]> {
     const access = this.partitions();
     if (!access) return [];
-    return Promise.all(access.logDirsState().map(async (d) => {
-      const byTopic = new Map<string, { partition: number; size: number; offsetLag: number }[]>();
-      for (const l of d.logs) {
-        if (filter && !filter.get(l.topic)?.has(l.partition)) continue;
-        const list = byTopic.get(l.topic) ?? [];
-        list.push({ partition: l.partition, size: l.size, offsetLag: l.offsetLag });
-        byTopic.set(l.topic, list);
-      }
-      const space = d.online ? await volumeSpace(d.dir) : { totalBytes: -1, usableBytes: -1 };
-      return {
-        dir: d.dir,
-        errorCode: d.online ? ErrorCode.NONE : ErrorCode.KAFKA_STORAGE_ERROR,
-        topics: [...byTopic].map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partition - b.partition) })),
-        ...space,
-      };
-    }));
+    return Promise.all(
+      access.logDirsState().map(async (d) => {
+        const byTopic = new Map<string, { partition: number; size: number; offsetLag: number }[]>();
+        for (const l of d.logs) {
+          if (filter && !filter.get(l.topic)?.has(l.partition)) continue;
+          const list = byTopic.get(l.topic) ?? [];
+          list.push({ partition: l.partition, size: l.size, offsetLag: l.offsetLag });
+          byTopic.set(l.topic, list);
+        }
+        const space = d.online ? await volumeSpace(d.dir) : { totalBytes: -1, usableBytes: -1 };
+        return {
+          dir: d.dir,
+          errorCode: d.online ? ErrorCode.NONE : ErrorCode.KAFKA_STORAGE_ERROR,
+          topics: [...byTopic].map(([name, partitions]) => ({ name, partitions: partitions.sort((a, b) => a.partition - b.partition) })),
+          ...space,
+        };
+      }),
+    );
   }
 }
 

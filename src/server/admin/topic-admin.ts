@@ -157,10 +157,7 @@ export class TopicAdmin {
         throw new KafkaError(ErrorCode.INVALID_PARTITIONS, 'Number of partitions was set to an invalid non-positive value.');
       }
       if (replicationFactor <= 0) {
-        throw new KafkaError(
-          ErrorCode.INVALID_REPLICATION_FACTOR,
-          'Replication factor must be larger than 0, or -1 to use the default value.',
-        );
+        throw new KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0, or -1 to use the default value.');
       }
       if (replicationFactor > brokers.length) {
         throw new KafkaError(
@@ -175,7 +172,11 @@ export class TopicAdmin {
       return { topicId: null, numPartitions, replicationFactor, configs };
     }
     const t = await this.metadata.createTopic({
-      name: spec.name, numPartitions, replicationFactor, configs, ...(assignment ? { assignment } : {}),
+      name: spec.name,
+      numPartitions,
+      replicationFactor,
+      configs,
+      ...(assignment ? { assignment } : {}),
     });
     try {
       await this.synced(t.name);
@@ -225,10 +226,7 @@ export class TopicAdmin {
       if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.');
     }
     if (t.internal || INTERNAL_TOPICS.has(t.name)) {
-      throw new KafkaError(
-        ErrorCode.INVALID_TOPIC_EXCEPTION,
-        `Topic ${t.name} is a kafka internal topic and is not allowed to be marked for deletion.`,
-      );
+      throw new KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, `Topic ${t.name} is a kafka internal topic and is not allowed to be marked for deletion.`);
     }
     await this.metadata.deleteTopic(t.name);
     await this.synced(t.name);
@@ -261,10 +259,7 @@ export class TopicAdmin {
     if (!t) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${name}' does not exist.`);
     const current = t.partitions.length;
     if (count < current) {
-      throw new KafkaError(
-        ErrorCode.INVALID_PARTITIONS,
-        `Topic currently has ${current} partitions, which is higher than the requested ${count}.`,
-      );
+      throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${current} partitions, which is higher than the requested ${count}.`);
     }
     if (count === current) throw new KafkaError(ErrorCode.INVALID_PARTITIONS, `Topic already has ${current} partitions.`);
     if (assignments !== null) {
@@ -275,7 +270,10 @@ export class TopicAdmin {
           `Attempted to add ${added} additional partition(s), but only ${assignments.length} assignment(s) were specified.`,
         );
       }
-      checkAssignment(assignments, this.metadata.brokers().map((b) => b.id));
+      checkAssignment(
+        assignments,
+        this.metadata.brokers().map((b) => b.id),
+      );
       const rf = t.partitions[0]?.replicas.length ?? 1;
       const odd = assignments.findIndex((a) => a.length !== rf);
       if (odd >= 0) {
@@ -342,7 +340,10 @@ function checkAssignment(assignment: readonly number[][], brokers: readonly numb
       throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes an empty replica list.`);
     }
     if (new Set(replicas).size !== replicas.length) {
-      throw new KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `The manual partition assignment includes the broker ${replicas.find((b, j) => replicas.indexOf(b) !== j)} more than once.`);
+      throw new KafkaError(
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        `The manual partition assignment includes the broker ${replicas.find((b, j) => replicas.indexOf(b) !== j)} more than once.`,
+      );
     }
     const unknown = replicas.find((b) => !brokers.includes(b));
     if (unknown !== undefined) {

@@ -40,7 +40,10 @@ export class ControlRequests implements ClusterControl {
   private fence(h: ControlHeader, api: string): number {
     const { image, logger } = this.opts;
     if (image.isControllerEpochStale(h.controllerEpoch)) {
-      logger.warn({ api, controllerId: h.controllerId, controllerEpoch: h.controllerEpoch, latest: image.controllerEpoch }, 'ignoring a request from a deposed controller');
+      logger.warn(
+        { api, controllerId: h.controllerId, controllerEpoch: h.controllerEpoch, latest: image.controllerEpoch },
+        'ignoring a request from a deposed controller',
+      );
       return ErrorCode.STALE_CONTROLLER_EPOCH;
     }
     // -1 (and 0, never a real czxid) means the sender did not know it: accepted, as Kafka does -1.
@@ -53,7 +56,10 @@ export class ControlRequests implements ClusterControl {
     return ErrorCode.NONE;
   }
 
-  leaderAndIsr(h: ControlHeader, states: readonly (ControlPartitionState & { topicId: string | undefined })[]): Promise<{ errorCode: number; partitions: PartitionResult[] }> {
+  leaderAndIsr(
+    h: ControlHeader,
+    states: readonly (ControlPartitionState & { topicId: string | undefined })[],
+  ): Promise<{ errorCode: number; partitions: PartitionResult[] }> {
     return this.serial(async () => {
       const fenced = this.fence(h, 'LeaderAndIsr');
       if (fenced !== ErrorCode.NONE) return { errorCode: fenced, partitions: [] };
@@ -62,14 +68,26 @@ export class ControlRequests implements ClusterControl {
       const topics = [...new Set(states.map((s) => s.topic))];
       await Promise.all(topics.filter((t) => !image.topic(t)).map((t) => image.refreshTopicConfigs(t).catch(() => undefined)));
       const input: LeaderAndIsrPartition[] = states.map((s) => ({
-        topic: s.topic, topicId: s.topicId, partition: s.partition, leader: s.leader, leaderEpoch: s.leaderEpoch, isr: s.isr, replicas: s.replicas,
-        partitionEpoch: s.zkVersion, controllerEpoch: s.controllerEpoch,
+        topic: s.topic,
+        topicId: s.topicId,
+        partition: s.partition,
+        leader: s.leader,
+        leaderEpoch: s.leaderEpoch,
+        isr: s.isr,
+        replicas: s.replicas,
+        partitionEpoch: s.zkVersion,
+        controllerEpoch: s.controllerEpoch,
       }));
       const errors = await replicaManager.becomeLeaderOrFollower(input, (t) => image.topicConfigs(t));
       image.applyLeadership(states.filter((s) => errors.get(tpKey(s.topic, s.partition)) === ErrorCode.NONE));
       return {
         errorCode: ErrorCode.NONE,
-        partitions: states.map((s) => ({ topic: s.topic, topicId: s.topicId, partition: s.partition, errorCode: errors.get(tpKey(s.topic, s.partition)) ?? ErrorCode.NONE })),
+        partitions: states.map((s) => ({
+          topic: s.topic,
+          topicId: s.topicId,
+          partition: s.partition,
+          errorCode: errors.get(tpKey(s.topic, s.partition)) ?? ErrorCode.NONE,
+        })),
       };
     });
   }
@@ -78,7 +96,13 @@ export class ControlRequests implements ClusterControl {
     return this.serial(async () => {
       const fenced = this.fence(h, 'UpdateMetadata');
       if (fenced !== ErrorCode.NONE) return fenced;
-      await this.opts.image.applyUpdateMetadata({ controllerId: h.controllerId, controllerEpoch: h.controllerEpoch, liveBrokers, partitions: states, topicIds });
+      await this.opts.image.applyUpdateMetadata({
+        controllerId: h.controllerId,
+        controllerEpoch: h.controllerEpoch,
+        liveBrokers,
+        partitions: states,
+        topicIds,
+      });
       return ErrorCode.NONE;
     });
   }
@@ -93,7 +117,12 @@ export class ControlRequests implements ClusterControl {
       // UpdateMetadata (leader -2) the controller sends every broker first.
       return {
         errorCode: ErrorCode.NONE,
-        partitions: parts.map((p) => ({ topic: p.topic, topicId: undefined, partition: p.partition, errorCode: errors.get(tpKey(p.topic, p.partition)) ?? ErrorCode.NONE })),
+        partitions: parts.map((p) => ({
+          topic: p.topic,
+          topicId: undefined,
+          partition: p.partition,
+          errorCode: errors.get(tpKey(p.topic, p.partition)) ?? ErrorCode.NONE,
+        })),
       };
     });
   }

@@ -59,7 +59,9 @@ export class LeaderReadiness {
    */
   async awaitServing(topics: readonly string[], timeoutMs: number): Promise<PartitionRef[]> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
-    let pending: PartitionRef[] = topics.flatMap((topic) => (this.opts.metadata.topic(topic)?.partitions ?? []).map((p) => ({ topic, partition: p.partition })));
+    let pending: PartitionRef[] = topics.flatMap((topic) =>
+      (this.opts.metadata.topic(topic)?.partitions ?? []).map((p) => ({ topic, partition: p.partition })),
+    );
     for (let backoff = FIRST_BACKOFF_MS; ; backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)) {
       pending = await this.notServing(pending, deadline);
       const left = deadline - Date.now();
@@ -83,12 +85,15 @@ export class LeaderReadiness {
       }
       const e: Expected = { ...ref, topicId: t.topicId, leader: ps.leader, leaderEpoch: ps.leaderEpoch };
       const list = byLeader.get(ps.leader);
-      if (list) list.push(e); // in place: a copy per partition is quadratic
+      if (list)
+        list.push(e); // in place: a copy per partition is quadratic
       else byLeader.set(ps.leader, [e]);
     }
     const asked = await Promise.all(
       [...byLeader].map(([leader, expected]) =>
-        leader === this.opts.brokerId ? expected.filter((e) => !this.opts.leadsHere(e.topic, e.partition, e.leaderEpoch)) : this.ask(leader, expected, deadline),
+        leader === this.opts.brokerId
+          ? expected.filter((e) => !this.opts.leadsHere(e.topic, e.partition, e.leaderEpoch))
+          : this.ask(leader, expected, deadline),
       ),
     );
     return [...leaderless, ...asked.flat()].map((e) => ({ topic: e.topic, partition: e.partition }));
@@ -106,7 +111,10 @@ export class LeaderReadiness {
       const timeoutMs = Math.max(MIN_PROBE_TIMEOUT_MS, deadline - Date.now());
       res = await connections.send(leader, conn, Api.Metadata, { topics: names.map((name) => ({ name })), allowAutoTopicCreation: false }, version, timeoutMs);
     } catch (err) {
-      this.opts.logger.debug({ brokerId: leader, err: err instanceof Error ? err.message : String(err) }, 'cannot ask a new partition leader whether it serves');
+      this.opts.logger.debug(
+        { brokerId: leader, err: err instanceof Error ? err.message : String(err) },
+        'cannot ask a new partition leader whether it serves',
+      );
       return expected;
     }
     const topics = new Map(res.topics.map((t) => [t.name ?? '', t]));

@@ -140,4 +140,3 @@ export interface BrokerConfig {
   transactionRemoveExpiredTransactionCleanupIntervalMs: number;
   producerIdExpirationMs: number;
 }
-

@@ -110,12 +110,17 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   if (raw.has('inter.broker.listener.name') && raw.has('security.inter.broker.protocol')) {
     throw new ConfigError('Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.', 'inter.broker.listener.name');
   }
-  const interBrokerListenerName = (v.strOrNull('inter.broker.listener.name') ?? (raw.has('security.inter.broker.protocol') ? v.str('security.inter.broker.protocol') : listeners[0]!.name)).toUpperCase();
+  const interBrokerListenerName = (
+    v.strOrNull('inter.broker.listener.name') ?? (raw.has('security.inter.broker.protocol') ? v.str('security.inter.broker.protocol') : listeners[0]!.name)
+  ).toUpperCase();
   const interBrokerListener = listeners.find((l) => l.name === interBrokerListenerName);
   if (interBrokerListener === undefined) {
-    throw new ConfigError(raw.has('security.inter.broker.protocol') && !raw.has('inter.broker.listener.name')
-      ? `security.inter.broker.protocol ${interBrokerListenerName} needs a listener named ${interBrokerListenerName} in listeners (or set inter.broker.listener.name)`
-      : `inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`, 'inter.broker.listener.name');
+    throw new ConfigError(
+      raw.has('security.inter.broker.protocol') && !raw.has('inter.broker.listener.name')
+        ? `security.inter.broker.protocol ${interBrokerListenerName} needs a listener named ${interBrokerListenerName} in listeners (or set inter.broker.listener.name)`
+        : `inter.broker.listener.name must be a listener name defined in listeners, got ${interBrokerListenerName}`,
+      'inter.broker.listener.name',
+    );
   }
   const listenerTls = new Map<string, ListenerTls>();
   for (const l of listeners) {
@@ -123,7 +128,10 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     const settings = listenerSettings(raw, l.name, (key) => configDef(key)?.default ?? null);
     // As Kafka (KIP-684): on SASL_SSL, ssl.client.auth counts only in its listener.name.<l>. form.
     const prefixedClientAuth = raw.get(`listener.name.${l.name.toLowerCase()}.ssl.client.auth`) ?? 'none';
-    listenerTls.set(l.name, buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? prefixedClientAuth : settings(key)) : settings));
+    listenerTls.set(
+      l.name,
+      buildListenerTls(l.name, l.securityProtocol === 'SASL_SSL' ? (key) => (key === 'ssl.client.auth' ? prefixedClientAuth : settings(key)) : settings),
+    );
   }
 
   // SASL: the broker logs in to the other brokers with its own JAAS username/password.
@@ -136,8 +144,9 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   const logDirs = v.list('log.dirs') ?? [v.str('log.dir')];
   if (logDirs.length === 0) throw new ConfigError('Invalid value for configuration log.dirs: at least one directory is required', 'log.dirs');
 
-  const retentionMs = v.numOrNull('log.retention.ms')
-    ?? (v.numOrNull('log.retention.minutes') !== null ? v.num('log.retention.minutes') * 60_000 : v.num('log.retention.hours') * 3_600_000);
+  const retentionMs =
+    v.numOrNull('log.retention.ms') ??
+    (v.numOrNull('log.retention.minutes') !== null ? v.num('log.retention.minutes') * 60_000 : v.num('log.retention.hours') * 3_600_000);
   const zookeeperSessionTimeoutMs = v.num('zookeeper.session.timeout.ms');
   const flushSchedulerMs = v.num('log.flush.scheduler.interval.ms');
 
@@ -151,18 +160,27 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
   }
 
   // The connection limits as the socket server will read them (max.connections.per.ip 0 needs overrides, ...).
-  connectionQuotaSettings((key) => raw.get(key) ?? null, listeners.map((l) => l.name));
+  connectionQuotaSettings(
+    (key) => raw.get(key) ?? null,
+    listeners.map((l) => l.name),
+  );
 
   const brokerId = raw.has('broker.id') || !raw.has('node.id') ? v.num('broker.id') : v.num('node.id');
   const groupMin = v.num('group.min.session.timeout.ms');
   const groupMax = v.num('group.max.session.timeout.ms');
   if (groupMax < groupMin) {
-    throw new ConfigError(`group.max.session.timeout.ms (${groupMax}) must be at least group.min.session.timeout.ms (${groupMin})`, 'group.max.session.timeout.ms');
+    throw new ConfigError(
+      `group.max.session.timeout.ms (${groupMax}) must be at least group.min.session.timeout.ms (${groupMin})`,
+      'group.max.session.timeout.ms',
+    );
   }
 
   // As Kafka: a replica fetch must be able to wait its max.wait without timing out.
   if (v.num('replica.fetch.wait.max.ms') > v.num('replica.socket.timeout.ms')) {
-    throw new ConfigError(`replica.socket.timeout.ms (${v.num('replica.socket.timeout.ms')}) should always be at least replica.fetch.wait.max.ms (${v.num('replica.fetch.wait.max.ms')}) to prevent unnecessary socket timeouts`, 'replica.socket.timeout.ms');
+    throw new ConfigError(
+      `replica.socket.timeout.ms (${v.num('replica.socket.timeout.ms')}) should always be at least replica.fetch.wait.max.ms (${v.num('replica.fetch.wait.max.ms')}) to prevent unnecessary socket timeouts`,
+      'replica.socket.timeout.ms',
+    );
   }
 
   return {
@@ -277,4 +295,3 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
 export function defaultBrokerConfig(overrides: Record<string, string> = {}, warn?: WarnSink): BrokerConfig {
   return buildBrokerConfig(new Map(Object.entries(overrides)), warn);
 }
-

@@ -39,9 +39,15 @@ function startAutoCreate(ctx: RequestContext, unknown: ReadonlySet<string>): voi
   }
   if (names.length === 0) return;
   void autoCreateTopics(services, names)
-    .then((created) => Promise.all([...created].map(([topic, outcome]) => (outcome instanceof KafkaError
-      ? services.logger.debug({ topic, err: outcome.message }, 'auto-create on produce failed')
-      : services.replicaManager.syncTopic(topic)))))
+    .then((created) =>
+      Promise.all(
+        [...created].map(([topic, outcome]) =>
+          outcome instanceof KafkaError
+            ? services.logger.debug({ topic, err: outcome.message }, 'auto-create on produce failed')
+            : services.replicaManager.syncTopic(topic),
+        ),
+      ),
+    )
     .catch((err: unknown) => services.logger.debug({ err: String(err) }, 'auto-create on produce failed'));
 }
 
@@ -63,8 +69,8 @@ export const produceHandler = defineHandler({
     let deniedCode: (topic: string) => number = () => ErrorCode.NONE;
     if (ctx.services.authorizer !== undefined) {
       const txnDenied = req.transactionalId !== null && !may.writeTransactionalId.allows(ctx, req.transactionalId);
-      deniedCode = (topic) => (txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        : may.writeTopic.allows(ctx, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+      deniedCode = (topic) =>
+        txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : may.writeTopic.allows(ctx, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
     }
     const responses: Input<TopicProduceResponse>[] = await Promise.all(
       req.topicData.map(async (t) => {

@@ -43,10 +43,15 @@ function partitionData({ requested: r, result }: FetchedPartition, version: numb
     lastStableOffset: BigInt(result.lastStableOffset),
     logStartOffset: BigInt(result.logStartOffset),
     // Kafka answers null for read_uncommitted and the overlapping aborts for read_committed.
-    abortedTransactions: version >= 4 && result.abortedTransactions ? result.abortedTransactions.map((t) => ({ producerId: t.producerId, firstOffset: BigInt(t.firstOffset) })) : null,
+    abortedTransactions:
+      version >= 4 && result.abortedTransactions
+        ? result.abortedTransactions.map((t) => ({ producerId: t.producerId, firstOffset: BigInt(t.firstOffset) }))
+        : null,
     preferredReadReplica: -1,
     records: result.records,
-    ...(result.divergingEpoch && version >= 12 ? { divergingEpoch: { epoch: result.divergingEpoch.epoch, endOffset: BigInt(result.divergingEpoch.endOffset) } } : {}),
+    ...(result.divergingEpoch && version >= 12
+      ? { divergingEpoch: { epoch: result.divergingEpoch.epoch, endOffset: BigInt(result.divergingEpoch.endOffset) } }
+      : {}),
   };
 }
 
@@ -100,6 +105,11 @@ export const fetchHandler = defineHandler({
       // The consumer's quota (the service asks it only of a consumer's fetch).
       { throttleMs: (bytes) => fetchThrottleMs(ctx, bytes), apply: (ms) => applyThrottle(ctx, ms) },
     );
-    return { throttleTimeMs: outcome.throttleTimeMs, errorCode: outcome.errorCode, sessionId: outcome.sessionId, responses: topicResponses(outcome.partitions, version) };
+    return {
+      throttleTimeMs: outcome.throttleTimeMs,
+      errorCode: outcome.errorCode,
+      sessionId: outcome.sessionId,
+      responses: topicResponses(outcome.partitions, version),
+    };
   },
 });

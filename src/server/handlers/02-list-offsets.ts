@@ -64,10 +64,12 @@ export const listOffsetsHandler = defineHandler({
     // Started in slices: one request may name 100,000 partitions.
     const slicer = new LoopSlicer();
     const topics = await allInSlices(
-      req.topics, async (t) => ({
+      req.topics,
+      async (t) => ({
         name: t.name,
         partitions: await allInSlices(
-          t.partitions, async (rp): Promise<Input<ListOffsetsPartitionResponse>> => {
+          t.partitions,
+          async (rp): Promise<Input<ListOffsetsPartitionResponse>> => {
             const fail = (errorCode: number): Input<ListOffsetsPartitionResponse> => ({
               partitionIndex: rp.partitionIndex,
               errorCode,
@@ -101,9 +103,11 @@ export const listOffsetsHandler = defineHandler({
               offset: BigInt(found.offset),
               leaderEpoch: epoch,
             };
-          }, slicer,
+          },
+          slicer,
         ),
-      }), slicer,
+      }),
+      slicer,
     );
     return { throttleTimeMs: 0, topics };
   },

@@ -108,7 +108,8 @@ async function describeNamed(
 async function describeVisible(ctx: RequestContext, includeOps: boolean): Promise<Input<MetadataResponseTopic>[]> {
   const { authorizer } = ctx.services;
   const visible = (t: TopicInfo): boolean =>
-    authorizer === undefined || authorizer.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name, 'Metadata', false);
+    authorizer === undefined ||
+    authorizer.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name, 'Metadata', false);
   const answers = await mapInSlices(ctx.services.metadata.topics(), (t) => (visible(t) ? describeTopic(ctx, t, includeOps) : null));
   return answers.filter((a): a is Input<MetadataResponseTopic> => a !== null);
 }

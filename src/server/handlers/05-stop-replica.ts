@@ -27,9 +27,16 @@ export const stopReplicaHandler = defineHandler({
     const version = ctx.header.apiVersion;
     let parts: StopReplicaPartition[];
     if (version === 0) {
-      parts = req.ungroupedPartitions.map((p) => ({ topic: p.topicName, partition: p.partitionIndex, leaderEpoch: NO_EPOCH, deletePartition: req.deletePartitions }));
+      parts = req.ungroupedPartitions.map((p) => ({
+        topic: p.topicName,
+        partition: p.partitionIndex,
+        leaderEpoch: NO_EPOCH,
+        deletePartition: req.deletePartitions,
+      }));
     } else if (version <= 2) {
-      parts = req.topics.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition, leaderEpoch: NO_EPOCH, deletePartition: req.deletePartitions })));
+      parts = req.topics.flatMap((t) =>
+        t.partitionIndexes.map((partition) => ({ topic: t.name, partition, leaderEpoch: NO_EPOCH, deletePartition: req.deletePartitions })),
+      );
     } else {
       parts = req.topicStates.flatMap((t) =>
         t.partitionStates.map((p) => ({ topic: t.topicName, partition: p.partitionIndex, leaderEpoch: p.leaderEpoch, deletePartition: p.deletePartition })),

@@ -63,7 +63,12 @@ export const updateMetadataHandler = defineHandler({
         for (const p of t.partitionStates) states.push(state(t.topicName, p));
       }
     }
-    const errorCode = await control.updateMetadata(controlHeader(req), req.liveBrokers.map((b) => liveBroker(b, version)), states, topicIds);
+    const errorCode = await control.updateMetadata(
+      controlHeader(req),
+      req.liveBrokers.map((b) => liveBroker(b, version)),
+      states,
+      topicIds,
+    );
     return { errorCode };
   },
 });

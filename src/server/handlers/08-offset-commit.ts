@@ -41,7 +41,13 @@ export const offsetCommitHandler = defineHandler({
     const metadata = ctx.services.metadata;
     // ACLs: READ on the group (else every partition GROUP_AUTHORIZATION_FAILED), READ per topic.
     if (!may.readGroup.allows(ctx, req.groupId)) {
-      return { throttleTimeMs: 0, topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })) })) };
+      return {
+        throttleTimeMs: 0,
+        topics: req.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })),
+        })),
+      };
     }
     const refused = new Map<string, PartitionErrors>();
     const valid: { name: string; partitions: CommitPartition[] }[] = [];
@@ -73,14 +79,14 @@ export const offsetCommitHandler = defineHandler({
         : version === 0 && zkOffsets
           ? await commitToZooKeeper(zkOffsets, req.groupId, valid, ctx)
           : await ctx.services.groupCoordinator.commitOffsets({
-            groupId: req.groupId,
-            generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
-            memberId: version >= 1 ? req.memberId : '',
-            groupInstanceId: version >= 7 ? req.groupInstanceId : null,
-            retentionTimeMs: version >= 2 && version <= 4 ? req.retentionTimeMs : -1n,
-            apiVersion: version,
-            topics: valid,
-          });
+              groupId: req.groupId,
+              generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
+              memberId: version >= 1 ? req.memberId : '',
+              groupInstanceId: version >= 7 ? req.groupInstanceId : null,
+              retentionTimeMs: version >= 2 && version <= 4 ? req.retentionTimeMs : -1n,
+              apiVersion: version,
+              topics: valid,
+            });
     // One entry per requested topic, in request order, refused partitions first (as Kafka's builder).
     const results = new Map<string, PartitionErrors>();
     for (const [name, parts] of refused) results.set(name, [...parts]);
@@ -121,7 +127,10 @@ async function commitToZooKeeper(
             await zk.commit(group, t.name, p.partitionIndex, p.committedOffset);
             return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE as number };
           } catch (err) {
-            ctx.services.logger.warn({ group, topic: t.name, partition: p.partitionIndex, err: err instanceof Error ? err.message : String(err) }, 'OffsetCommit v0: writing the offset to ZooKeeper failed');
+            ctx.services.logger.warn(
+              { group, topic: t.name, partition: p.partitionIndex, err: err instanceof Error ? err.message : String(err) },
+              'OffsetCommit v0: writing the offset to ZooKeeper failed',
+            );
             return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
           }
         }),

@@ -34,10 +34,19 @@ async function fetchAuthorized(ctx: RequestContext, groupId: string, q: Query, r
   const byName = new Map(res.topics.map((t) => [t.name, t]));
   return {
     errorCode: res.errorCode,
-    topics: q.map((t) => byName.get(t.name) ?? {
-      name: t.name,
-      partitions: t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
-    }),
+    topics: q.map(
+      (t) =>
+        byName.get(t.name) ?? {
+          name: t.name,
+          partitions: t.partitions.map((partitionIndex) => ({
+            partitionIndex,
+            committedOffset: -1n,
+            committedLeaderEpoch: -1,
+            metadata: '',
+            errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+          })),
+        },
+    ),
   };
 }
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
@@ -71,7 +80,19 @@ export const offsetFetchHandler = defineHandler({
     }
     const zkOffsets = ctx.services.zkConsumerOffsets;
     if (version === 0 && zkOffsets && !may.describeGroup.allows(ctx, req.groupId)) {
-      return { throttleTimeMs: 0, topics: (req.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED })) })) };
+      return {
+        throttleTimeMs: 0,
+        topics: (req.topics ?? []).map((t) => ({
+          name: t.name,
+          partitions: t.partitionIndexes.map((partitionIndex) => ({
+            partitionIndex,
+            committedOffset: -1n,
+            committedLeaderEpoch: -1,
+            metadata: '',
+            errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+          })),
+        })),
+      };
     }
     if (version === 0 && zkOffsets) return { throttleTimeMs: 0, topics: await fetchFromZooKeeper(zkOffsets, req.groupId, req.topics ?? [], ctx) };
     const q: TopicsQuery = req.topics === null ? null : req.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
@@ -80,7 +101,13 @@ export const offsetFetchHandler = defineHandler({
       // v0–v1 have no top-level error: each requested partition carries it.
       const topics = (q ?? []).map((t) => ({
         name: t.name,
-        partitions: t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: res.errorCode })),
+        partitions: t.partitions.map((partitionIndex) => ({
+          partitionIndex,
+          committedOffset: -1n,
+          committedLeaderEpoch: -1,
+          metadata: '',
+          errorCode: res.errorCode,
+        })),
       }));
       return { throttleTimeMs: 0, topics };
     }
@@ -90,7 +117,13 @@ export const offsetFetchHandler = defineHandler({
 
 async function fetchFromZooKeeper(zk: ZkConsumerOffsets, group: string, topics: { name: string; partitionIndexes: number[] }[], ctx: RequestContext) {
   const badGroup = legacyGroupIdError(group) !== undefined;
-  const answer = (partitionIndex: number, committedOffset: bigint, errorCode: number) => ({ partitionIndex, committedOffset, committedLeaderEpoch: -1, metadata: '', errorCode });
+  const answer = (partitionIndex: number, committedOffset: bigint, errorCode: number) => ({
+    partitionIndex,
+    committedOffset,
+    committedLeaderEpoch: -1,
+    metadata: '',
+    errorCode,
+  });
   return Promise.all(
     topics.map(async (t) => {
       const count = ctx.services.metadata.topic(t.name)?.partitions.length ?? 0;
@@ -104,7 +137,10 @@ async function fetchFromZooKeeper(zk: ZkConsumerOffsets, group: string, topics: 
               const offset = await zk.fetch(group, t.name, p);
               return offset === undefined ? answer(p, -1n, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) : answer(p, offset, ErrorCode.NONE);
             } catch (err) {
-              ctx.services.logger.warn({ group, topic: t.name, partition: p, err: err instanceof Error ? err.message : String(err) }, 'OffsetFetch v0: reading the offset from ZooKeeper failed');
+              ctx.services.logger.warn(
+                { group, topic: t.name, partition: p, err: err instanceof Error ? err.message : String(err) },
+                'OffsetFetch v0: reading the offset from ZooKeeper failed',
+              );
               return answer(p, -1n, ErrorCode.UNKNOWN_SERVER_ERROR);
             }
           }),

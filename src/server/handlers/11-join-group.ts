@@ -21,7 +21,16 @@ export const joinGroupHandler = defineHandler({
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     if (!may.readGroup.allows(ctx, req.groupId)) {
-      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, generationId: -1, protocolType: null, protocolName: version >= 7 ? null : '', leader: '', memberId: req.memberId, members: [] };
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        generationId: -1,
+        protocolType: null,
+        protocolName: version >= 7 ? null : '',
+        leader: '',
+        memberId: req.memberId,
+        members: [],
+      };
     }
     const o = await ctx.services.groupCoordinator.joinGroup({
       groupId: req.groupId,

@@ -21,7 +21,10 @@ export const leaveGroupHandler = defineHandler({
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
     if (!may.readGroup.allows(ctx, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
-    const leaving = version >= 3 ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: req.memberId, groupInstanceId: null }];
+    const leaving =
+      version >= 3
+        ? req.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId }))
+        : [{ memberId: req.memberId, groupInstanceId: null }];
     const res = await ctx.services.groupCoordinator.leaveGroup(req.groupId, leaving);
     if (version >= 3) return { throttleTimeMs: 0, errorCode: res.errorCode, members: res.members };
     // One member: its own error is the answer's error.

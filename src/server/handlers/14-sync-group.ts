@@ -20,7 +20,8 @@ export const syncGroupHandler = defineHandler({
   authorize: { resources: may },
   async handle(req, ctx) {
     const version = ctx.header.apiVersion;
-    if (!may.readGroup.allows(ctx, req.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
+    if (!may.readGroup.allows(ctx, req.groupId))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: Buffer.alloc(0) };
     const o = await ctx.services.groupCoordinator.syncGroup({
       groupId: req.groupId,
       generationId: req.generationId,

@@ -25,9 +25,22 @@ export const describeGroupsHandler = defineHandler({
   authorize: { resources: may },
   async handle(req, ctx) {
     // ACLs: DESCRIBE per group (else GROUP_AUTHORIZATION_FAILED); the principal's operations on each.
-    const groups = await allInSlices([...new Set(req.groups)], async (g) => (may.describeGroup.allows(ctx, g)
-      ? { ...(await ctx.services.groupCoordinator.describeGroup(g)), authorizedOperations: authorizedOperations(ctx, ResourceType.GROUP, g, req.includeAuthorizedOperations) }
-      : { groupId: g, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NO_AUTHORIZED_OPERATIONS }));
+    const groups = await allInSlices([...new Set(req.groups)], async (g) =>
+      may.describeGroup.allows(ctx, g)
+        ? {
+            ...(await ctx.services.groupCoordinator.describeGroup(g)),
+            authorizedOperations: authorizedOperations(ctx, ResourceType.GROUP, g, req.includeAuthorizedOperations),
+          }
+        : {
+            groupId: g,
+            errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            groupState: '',
+            protocolType: '',
+            protocolData: '',
+            members: [],
+            authorizedOperations: NO_AUTHORIZED_OPERATIONS,
+          },
+    );
     return { throttleTimeMs: 0, groups };
   },
 });

@@ -22,9 +22,20 @@ export const listGroupsHandler = defineHandler({
     const version = ctx.header.apiVersion;
     const res = ctx.services.groupCoordinator.listGroups(version >= 4 ? req.statesFilter : [], version >= 5 ? req.typesFilter : []);
     // ACLs: every group with DESCRIBE on the cluster, else only the groups the principal may DESCRIBE.
-    const groups = ctx.services.authorizer === undefined || may.describeCluster.allows(ctx, CLUSTER_NAME)
-      ? res.groups
-      : res.groups.filter((g) => ctx.services.authorizer!.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId, 'ListGroups', false));
+    const groups =
+      ctx.services.authorizer === undefined || may.describeCluster.allows(ctx, CLUSTER_NAME)
+        ? res.groups
+        : res.groups.filter((g) =>
+            ctx.services.authorizer!.authorize(
+              ctx.connection.principal,
+              ctx.connection.clientHost,
+              AclOperation.DESCRIBE,
+              ResourceType.GROUP,
+              g.groupId,
+              'ListGroups',
+              false,
+            ),
+          );
     return { throttleTimeMs: 0, errorCode: res.errorCode, groups };
   },
 });

@@ -5,7 +5,10 @@
  * the answer is ILLEGAL_SASL_STATE.
  */
 import {
-  SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
+  SaslAuthenticateRequestCodec,
+  SaslAuthenticateResponseCodec,
+  SaslHandshakeRequestCodec,
+  SaslHandshakeResponseCodec,
 } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
@@ -31,6 +34,11 @@ export const saslAuthenticateHandler = defineHandler({
   maxVersion: 2,
   authorize: { none: 'SASL authentication comes before authorization' },
   handle() {
-    return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, errorMessage: 'SaslAuthenticate request received after successful authentication', authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n };
+    return {
+      errorCode: ErrorCode.ILLEGAL_SASL_STATE,
+      errorMessage: 'SaslAuthenticate request received after successful authentication',
+      authBytes: Buffer.alloc(0),
+      sessionLifetimeMs: 0n,
+    };
   },
 });

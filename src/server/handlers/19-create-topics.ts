@@ -82,9 +82,15 @@ export const createTopicsHandler = defineHandler({
           errorMessage: null,
           numPartitions: created.numPartitions,
           replicationFactor: created.replicationFactor,
-          configs: !configsAllowed ? [] : describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
-            name: e.name, value: e.value, readOnly: e.readOnly, configSource: e.source, isSensitive: e.sensitive,
-          })),
+          configs: !configsAllowed
+            ? []
+            : describeTopicConfigEntries(created.configs, layers, null).map((e) => ({
+                name: e.name,
+                value: e.value,
+                readOnly: e.readOnly,
+                configSource: e.source,
+                isSensitive: e.sensitive,
+              })),
         });
       } catch (err) {
         const { errorCode, errorMessage } = errorOutcome(err);

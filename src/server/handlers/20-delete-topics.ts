@@ -24,12 +24,14 @@ export const deleteTopicsHandler = defineHandler({
   async handle(req, ctx) {
     const { admin } = ctx.services;
     // v0-5 name topics in topicNames; v6 names or ids in topics.
-    const refs = ctx.header.apiVersion >= 6
-      ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId === ZERO_UUID ? null : t.topicId }))
-      : req.topicNames.map((name) => ({ name, topicId: null }));
+    const refs =
+      ctx.header.apiVersion >= 6
+        ? req.topics.map((t) => ({ name: t.name, topicId: t.topicId === ZERO_UUID ? null : t.topicId }))
+        : req.topicNames.map((name) => ({ name, topicId: null }));
     const responses: Input<DeletableTopicResult>[] = [];
     if (notController(ctx)) {
-      for (const ref of refs) responses.push({ name: ref.name, topicId: ref.topicId ?? ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+      for (const ref of refs)
+        responses.push({ name: ref.name, topicId: ref.topicId ?? ZERO_UUID, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
       return { throttleTimeMs: 0, responses };
     }
     // Each topic once (clients key the answers by name), and in slices: a refusal costs no

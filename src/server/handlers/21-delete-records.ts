@@ -26,16 +26,25 @@ export const deleteRecordsHandler = defineHandler({
     // Every partition is cut first, then they wait for their followers together (one timeout for the request).
     // Started in slices: one request may name 100,000 partitions.
     const slicer = new LoopSlicer();
-    const topics = await allInSlices(req.topics, async (t) => ({
-      name: t.name,
-      partitions: await allInSlices(t.partitions, async (p) => {
-        if (!may.deleteTopic.allows(ctx, t.name)) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
-        // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
-        const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
-        const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));
-        return { partitionIndex: p.partitionIndex, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode };
-      }, slicer),
-    }), slicer);
+    const topics = await allInSlices(
+      req.topics,
+      async (t) => ({
+        name: t.name,
+        partitions: await allInSlices(
+          t.partitions,
+          async (p) => {
+            if (!may.deleteTopic.allows(ctx, t.name))
+              return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+            // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
+            const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
+            const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));
+            return { partitionIndex: p.partitionIndex, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode };
+          },
+          slicer,
+        ),
+      }),
+      slicer,
+    );
     return { throttleTimeMs: 0, topics };
   },
 });

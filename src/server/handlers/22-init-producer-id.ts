@@ -37,7 +37,8 @@ export const initProducerIdHandler = defineHandler({
   authorize: { resources: may, ownWay: 'an idempotent producer may instead have WRITE on any topic (KIP-679, authorizeAnyOfType)' },
   async handle(req, ctx) {
     if (req.transactionalId !== null) {
-      if (!may.writeTransactionalId.allows(ctx, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+      if (!may.writeTransactionalId.allows(ctx, req.transactionalId))
+        return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
       const r = await ctx.services.txnCoordinator.initProducerId({
         transactionalId: req.transactionalId,
         transactionTimeoutMs: req.transactionTimeoutMs,

@@ -37,18 +37,22 @@ export const offsetForLeaderEpochHandler = defineHandler({
     for (const t of req.topics) {
       topics.push({
         topic: t.topic,
-        partitions: await mapInSlices(t.partitions, (rp) => {
-          const fail = (errorCode: number) => ({ errorCode, partition: rp.partition, leaderEpoch: -1, endOffset: -1n });
-          if (denied(t.topic)) return fail(clusterDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-          const { partition: p, errorCode } = rm.lookup(t.topic, rp.partition);
-          if (!p) return fail(errorCode);
-          const epochErr = version >= 2 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;
-          if (epochErr !== ErrorCode.NONE) return fail(epochErr);
-          const res = p.endOffsetForEpoch(rp.leaderEpoch);
-          // Consumers (validating their position) never learn offsets beyond the high watermark.
-          const endOffset = req.replicaId < 0 && res.endOffset > p.highWatermark ? p.highWatermark : res.endOffset;
-          return { errorCode: ErrorCode.NONE, partition: rp.partition, leaderEpoch: res.epoch, endOffset: BigInt(endOffset) };
-        }, slicer),
+        partitions: await mapInSlices(
+          t.partitions,
+          (rp) => {
+            const fail = (errorCode: number) => ({ errorCode, partition: rp.partition, leaderEpoch: -1, endOffset: -1n });
+            if (denied(t.topic)) return fail(clusterDenied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+            const { partition: p, errorCode } = rm.lookup(t.topic, rp.partition);
+            if (!p) return fail(errorCode);
+            const epochErr = version >= 2 ? leaderEpochError(rp.currentLeaderEpoch, p.leaderEpoch) : ErrorCode.NONE;
+            if (epochErr !== ErrorCode.NONE) return fail(epochErr);
+            const res = p.endOffsetForEpoch(rp.leaderEpoch);
+            // Consumers (validating their position) never learn offsets beyond the high watermark.
+            const endOffset = req.replicaId < 0 && res.endOffset > p.highWatermark ? p.highWatermark : res.endOffset;
+            return { errorCode: ErrorCode.NONE, partition: rp.partition, leaderEpoch: res.epoch, endOffset: BigInt(endOffset) };
+          },
+          slicer,
+        ),
       });
       await slicer.maybePause();
     }

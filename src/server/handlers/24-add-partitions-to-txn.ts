@@ -44,7 +44,8 @@ function byTopic(results: readonly PartitionError[]): Input<AddPartitionsToTxnTo
 function denied(ctx: RequestContext, txn: { transactionalId: string; topics: readonly AddPartitionsToTxnTopic[] }): PartitionError[] | undefined {
   if (ctx.services.authorizer === undefined) return undefined;
   const partitions = flatten(txn.topics);
-  if (!may.writeTransactionalId.allows(ctx, txn.transactionalId)) return partitions.map((p) => ({ ...p, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED }));
+  if (!may.writeTransactionalId.allows(ctx, txn.transactionalId))
+    return partitions.map((p) => ({ ...p, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED }));
   const refused = new Set(txn.topics.filter((t) => !may.writeTopic.allows(ctx, t.name)).map((t) => t.name));
   if (refused.size === 0) return undefined;
   return partitions.map((p) => ({ ...p, errorCode: refused.has(p.topic) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.OPERATION_NOT_ATTEMPTED }));
@@ -81,15 +82,21 @@ export const addPartitionsToTxnHandler = defineHandler({
   async handle(req, ctx) {
     const { txnCoordinator, metadata } = ctx.services;
     if (ctx.header.apiVersion <= 3) {
-      const results = denied(ctx, { transactionalId: req.v3AndBelowTransactionalId, topics: req.v3AndBelowTopics }) ?? await addOne(txnCoordinator, metadata, {
-        transactionalId: req.v3AndBelowTransactionalId,
-        producerId: req.v3AndBelowProducerId,
-        producerEpoch: req.v3AndBelowProducerEpoch,
-        verifyOnly: false,
-        topics: req.v3AndBelowTopics,
-      });
+      const results =
+        denied(ctx, { transactionalId: req.v3AndBelowTransactionalId, topics: req.v3AndBelowTopics }) ??
+        (await addOne(txnCoordinator, metadata, {
+          transactionalId: req.v3AndBelowTransactionalId,
+          producerId: req.v3AndBelowProducerId,
+          producerEpoch: req.v3AndBelowProducerEpoch,
+          verifyOnly: false,
+          topics: req.v3AndBelowTopics,
+        }));
       const v = ctx.header.apiVersion;
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, resultsByTopicV3AndBelow: byTopic(results.map((r) => ({ ...r, errorCode: fencedForVersion(r.errorCode, v, 2) }))) };
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.NONE,
+        resultsByTopicV3AndBelow: byTopic(results.map((r) => ({ ...r, errorCode: fencedForVersion(r.errorCode, v, 2) }))),
+      };
     }
     const resultsByTransaction = await Promise.all(
       req.transactions.map(async (t) => ({ transactionalId: t.transactionalId, topicResults: byTopic(await addOne(txnCoordinator, metadata, t)) })),

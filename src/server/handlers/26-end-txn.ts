@@ -22,7 +22,8 @@ export const endTxnHandler = defineHandler({
   maxVersion: 4,
   authorize: { resources: may },
   async handle(req, ctx) {
-    if (!may.writeTransactionalId.allows(ctx, req.transactionalId)) return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
+    if (!may.writeTransactionalId.allows(ctx, req.transactionalId))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 };
     const r = await ctx.services.txnCoordinator.endTxn({
       transactionalId: req.transactionalId,
       producerId: req.producerId,

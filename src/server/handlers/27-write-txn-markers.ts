@@ -20,20 +20,31 @@ export const writeTxnMarkersHandler = defineHandler({
   // Sent by transaction coordinators: CLUSTER_ACTION on the cluster, else every partition CLUSTER_AUTHORIZATION_FAILED.
   authorize: {
     cluster: AclOperation.CLUSTER_ACTION,
-    denied: (req) => ({ markers: req.markers.map((m) => ({ producerId: m.producerId, topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })) })) })) }),
+    denied: (req) => ({
+      markers: req.markers.map((m) => ({
+        producerId: m.producerId,
+        topics: m.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })),
+        })),
+      })),
+    }),
   },
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     // Started in slices: one request may name 100,000 partitions.
     const slicer = new LoopSlicer();
     const markers = await allInSlices(
-      req.markers, async (m) => ({
+      req.markers,
+      async (m) => ({
         producerId: m.producerId,
         topics: await allInSlices(
-          m.topics, async (t) => ({
+          m.topics,
+          async (t) => ({
             name: t.name,
             partitions: await allInSlices(
-              t.partitionIndexes, async (partitionIndex) => ({
+              t.partitionIndexes,
+              async (partitionIndex) => ({
                 partitionIndex,
                 errorCode: await rm.appendTxnMarker(t.name, partitionIndex, {
                   producerId: m.producerId,
@@ -41,11 +52,14 @@ export const writeTxnMarkersHandler = defineHandler({
                   coordinatorEpoch: m.coordinatorEpoch,
                   commit: m.transactionResult,
                 }),
-              }), slicer,
+              }),
+              slicer,
             ),
-          }), slicer,
+          }),
+          slicer,
         ),
-      }), slicer,
+      }),
+      slicer,
     );
     return { markers };
   },

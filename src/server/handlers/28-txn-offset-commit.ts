@@ -34,7 +34,12 @@ const may = resourceChecks({
 
 /** The verification's answer for the whole request (one partition: the group's offsets partition). */
 async function verify(txn: TxnVerification, transactionalId: string, producerId: bigint, producerEpoch: number, offsetsPartition: number): Promise<number> {
-  const [verdict] = await txn.verify({ transactionalId, producerId, producerEpoch, partitions: [{ topic: '__consumer_offsets', partition: offsetsPartition }] });
+  const [verdict] = await txn.verify({
+    transactionalId,
+    producerId,
+    producerEpoch,
+    partitions: [{ topic: '__consumer_offsets', partition: offsetsPartition }],
+  });
   const code = verdict?.errorCode ?? ErrorCode.NONE;
   return code === ErrorCode.NETWORK_EXCEPTION ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : code;
 }
@@ -53,31 +58,45 @@ export const txnOffsetCommitHandler = defineHandler({
       topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
     });
     // ACLs first, as Kafka: WRITE on the transactional id, READ on the group, READ per topic.
-    const whole = !may.writeTransactionalId.allows(ctx, req.transactionalId) ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-      : !may.readGroup.allows(ctx, req.groupId) ? ErrorCode.GROUP_AUTHORIZATION_FAILED : ErrorCode.NONE;
+    const whole = !may.writeTransactionalId.allows(ctx, req.transactionalId)
+      ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+      : !may.readGroup.allows(ctx, req.groupId)
+        ? ErrorCode.GROUP_AUTHORIZATION_FAILED
+        : ErrorCode.NONE;
     if (whole !== ErrorCode.NONE) return answerAll(whole);
     let verified = await verify(txnVerification, req.transactionalId, req.producerId, req.producerEpoch, groupCoordinator.partitionFor(req.groupId));
     if (verified === ErrorCode.INVALID_TXN_STATE && ctx.header.apiVersion >= 4) verified = ErrorCode.TRANSACTION_ABORTABLE;
     if (verified !== ErrorCode.NONE) return answerAll(verified);
     const refusedTopics = new Set(req.topics.filter((t) => !may.readTopic.allows(ctx, t.name)).map((t) => t.name));
     const exists = (topic: string, p: number): boolean => p >= 0 && p < (metadata.topic(topic)?.partitions.length ?? 0);
-    const known = req.topics.filter((t) => !refusedTopics.has(t.name)).map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) })).filter((t) => t.partitions.length > 0);
-    const results = known.length === 0 ? [] : await groupCoordinator.commitTransactionalOffsets({
-      groupId: req.groupId,
-      producerId: req.producerId,
-      producerEpoch: req.producerEpoch,
-      generationId: req.generationId,
-      memberId: req.memberId,
-      groupInstanceId: req.groupInstanceId,
-      topics: known,
-    });
+    const known = req.topics
+      .filter((t) => !refusedTopics.has(t.name))
+      .map((t) => ({ name: t.name, partitions: t.partitions.filter((p) => exists(t.name, p.partitionIndex)) }))
+      .filter((t) => t.partitions.length > 0);
+    const results =
+      known.length === 0
+        ? []
+        : await groupCoordinator.commitTransactionalOffsets({
+            groupId: req.groupId,
+            producerId: req.producerId,
+            producerEpoch: req.producerEpoch,
+            generationId: req.generationId,
+            memberId: req.memberId,
+            groupInstanceId: req.groupInstanceId,
+            topics: known,
+          });
     const codes = new Map<string, number>();
     for (const t of results) for (const p of t.partitions) codes.set(`${t.name}\u0000${p.partitionIndex}`, p.errorCode);
     return {
       throttleTimeMs: 0,
       topics: req.topics.map((t) => ({
         name: t.name,
-        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: refusedTopics.has(t.name) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : codes.get(`${t.name}\u0000${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION })),
+        partitions: t.partitions.map((p) => ({
+          partitionIndex: p.partitionIndex,
+          errorCode: refusedTopics.has(t.name)
+            ? ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            : (codes.get(`${t.name}\u0000${p.partitionIndex}`) ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+        })),
       })),
     };
   },

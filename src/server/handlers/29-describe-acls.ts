@@ -14,7 +14,10 @@ export const describeAclsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 3,
   // With no authorizer the check passes and the handler answers SECURITY_DISABLED.
-  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', resources: [] }) },
+  authorize: {
+    cluster: AclOperation.DESCRIBE,
+    denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', resources: [] }),
+  },
   handle(req, ctx) {
     const fail = (errorCode: number, errorMessage: string) => ({ throttleTimeMs: 0, errorCode, errorMessage, resources: [] });
     const authorizer = ctx.services.authorizer;
@@ -26,7 +29,7 @@ export const describeAclsHandler = defineHandler({
     for (const b of authorizer.describe(filter)) {
       const key = `${b.pattern.resourceType}\u0000${b.pattern.patternType}\u0000${b.pattern.name}`;
       let r = byPattern.get(key);
-      if (!r) byPattern.set(key, r = { resourceType: b.pattern.resourceType, resourceName: b.pattern.name, patternType: b.pattern.patternType, acls: [] });
+      if (!r) byPattern.set(key, (r = { resourceType: b.pattern.resourceType, resourceName: b.pattern.name, patternType: b.pattern.patternType, acls: [] }));
       r.acls.push({ principal: b.entry.principal, host: b.entry.host, operation: b.entry.operation, permissionType: b.entry.permissionType });
     }
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, resources: [...byPattern.values()] };

@@ -14,21 +14,28 @@ export const createAclsHandler = defineHandler({
   // With no authorizer the check passes and the handler answers SECURITY_DISABLED.
   authorize: {
     cluster: AclOperation.ALTER,
-    denied: (req) => ({ throttleTimeMs: 0, results: req.creations.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' })) }),
+    denied: (req) => ({
+      throttleTimeMs: 0,
+      results: req.creations.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' })),
+    }),
   },
   async handle(req, ctx) {
     const all = (errorCode: number, errorMessage: string) => ({ throttleTimeMs: 0, results: req.creations.map(() => ({ errorCode, errorMessage })) });
     const authorizer = ctx.services.authorizer;
     if (!authorizer) return all(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE);
-    const results = await authorizer.create(req.creations.map((c) => ({
-      pattern: { resourceType: c.resourceType, name: c.resourceName, patternType: c.resourcePatternType },
-      entry: { principal: c.principal, host: c.host, operation: c.operation, permissionType: c.permissionType },
-    })));
+    const results = await authorizer.create(
+      req.creations.map((c) => ({
+        pattern: { resourceType: c.resourceType, name: c.resourceName, patternType: c.resourcePatternType },
+        entry: { principal: c.principal, host: c.host, operation: c.operation, permissionType: c.permissionType },
+      })),
+    );
     return {
       throttleTimeMs: 0,
-      results: results.map((e) => (e === undefined
-        ? { errorCode: ErrorCode.NONE, errorMessage: null }
-        : { errorCode: e.message.startsWith('Failed to') ? ErrorCode.UNKNOWN_SERVER_ERROR : ErrorCode.INVALID_REQUEST, errorMessage: e.message })),
+      results: results.map((e) =>
+        e === undefined
+          ? { errorCode: ErrorCode.NONE, errorMessage: null }
+          : { errorCode: e.message.startsWith('Failed to') ? ErrorCode.UNKNOWN_SERVER_ERROR : ErrorCode.INVALID_REQUEST, errorMessage: e.message },
+      ),
     };
   },
 });

@@ -15,10 +15,20 @@ export const deleteAclsHandler = defineHandler({
   // With no authorizer the check passes and the handler answers SECURITY_DISABLED.
   authorize: {
     cluster: AclOperation.ALTER,
-    denied: (req) => ({ throttleTimeMs: 0, filterResults: req.filters.map(() => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', matchingAcls: [] })) }),
+    denied: (req) => ({
+      throttleTimeMs: 0,
+      filterResults: req.filters.map(() => ({
+        errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        errorMessage: 'Cluster authorization failed.',
+        matchingAcls: [],
+      })),
+    }),
   },
   async handle(req, ctx) {
-    const all = (errorCode: number, errorMessage: string) => ({ throttleTimeMs: 0, filterResults: req.filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })) });
+    const all = (errorCode: number, errorMessage: string) => ({
+      throttleTimeMs: 0,
+      filterResults: req.filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })),
+    });
     const authorizer = ctx.services.authorizer;
     if (!authorizer) return all(ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER_MESSAGE);
     const filters = req.filters.map(filterFromWire);
@@ -37,9 +47,15 @@ export const deleteAclsHandler = defineHandler({
           errorCode: ErrorCode.NONE,
           errorMessage: null,
           matchingAcls: r.deleted.map((b) => ({
-            errorCode: ErrorCode.NONE, errorMessage: null,
-            resourceType: b.pattern.resourceType, resourceName: b.pattern.name, patternType: b.pattern.patternType,
-            principal: b.entry.principal, host: b.entry.host, operation: b.entry.operation, permissionType: b.entry.permissionType,
+            errorCode: ErrorCode.NONE,
+            errorMessage: null,
+            resourceType: b.pattern.resourceType,
+            resourceName: b.pattern.name,
+            patternType: b.pattern.patternType,
+            principal: b.entry.principal,
+            host: b.entry.host,
+            operation: b.entry.operation,
+            permissionType: b.entry.permissionType,
           })),
         };
       }),

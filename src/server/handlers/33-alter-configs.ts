@@ -13,10 +13,7 @@ export const alterConfigsHandler = defineHandler({
   authorize: { resources: alterConfigsChecks },
   async handle(req, ctx) {
     const { admin } = ctx.services;
-    const responses = await alterEachResource(req.resources, (r) =>
-      admin.configs.alter(r.resourceType, r.resourceName, r.configs, req.validateOnly),
-      ctx,
-    );
+    const responses = await alterEachResource(req.resources, (r) => admin.configs.alter(r.resourceType, r.resourceName, r.configs, req.validateOnly), ctx);
     return { throttleTimeMs: 0, responses };
   },
 });

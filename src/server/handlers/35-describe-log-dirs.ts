@@ -12,9 +12,7 @@ export const describeLogDirsHandler = defineHandler({
   // Kafka answers CLUSTER_AUTHORIZATION_FAILED with no dirs.
   authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] }) },
   async handle(req, ctx) {
-    const filter = req.topics === null
-      ? null
-      : new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)] as const));
+    const filter = req.topics === null ? null : new Map(req.topics.map((t) => [t.topic, new Set(t.partitions)] as const));
     const dirs = await ctx.services.admin.logs.describeLogDirs(filter);
     return {
       throttleTimeMs: 0,

@@ -31,7 +31,8 @@ export const createPartitionsHandler = defineHandler({
     const answered = new Set<string>();
     const firstTime = (name: string): boolean => !answered.has(name) && answered.add(name).size > 0;
     if (notController(ctx)) {
-      for (const t of req.topics) if (firstTime(t.name)) results.push({ name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
+      for (const t of req.topics)
+        if (firstTime(t.name)) results.push({ name: t.name, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: NOT_CONTROLLER_MESSAGE });
       return { throttleTimeMs: 0, results };
     }
     // New partitions the whole request asks for, against max.partitions.per.request.
@@ -69,7 +70,12 @@ export const createPartitionsHandler = defineHandler({
     }
     // As CreateTopics: answered once the new partitions' leaders serve them, within timeout_ms.
     if (!req.validateOnly) {
-      const late = await topicsNotServedInTime(ctx.services, results.filter((r) => r.errorCode === ErrorCode.NONE).map((r) => r.name), startedAt, req.timeoutMs);
+      const late = await topicsNotServedInTime(
+        ctx.services,
+        results.filter((r) => r.errorCode === ErrorCode.NONE).map((r) => r.name),
+        startedAt,
+        req.timeoutMs,
+      );
       for (const r of results) {
         const why = late.get(r.name);
         if (why !== undefined) Object.assign(r, { errorCode: ErrorCode.REQUEST_TIMED_OUT, errorMessage: why });

@@ -46,7 +46,8 @@ export const electLeadersHandler = defineHandler({
   async handle(req, ctx) {
     const { services } = ctx;
     const electionType = ctx.header.apiVersion >= 1 ? req.electionType : 0;
-    const requested = req.topicPartitions === null ? null : req.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, partition })));
+    const requested =
+      req.topicPartitions === null ? null : req.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, partition })));
     const results: Results = new Map();
     const put = (topic: string, partition: number, code: number): void => {
       (results.get(topic) ?? results.set(topic, new Map()).get(topic)!).set(partition, code);

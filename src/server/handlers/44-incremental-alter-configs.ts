@@ -13,10 +13,14 @@ export const incrementalAlterConfigsHandler = defineHandler({
   authorize: { resources: alterConfigsChecks },
   async handle(req, ctx) {
     const { admin } = ctx.services;
-    const responses = await alterEachResource(req.resources, (r) => {
-      const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
-      return admin.configs.incrementalAlter(r.resourceType, r.resourceName, ops, req.validateOnly);
-    }, ctx);
+    const responses = await alterEachResource(
+      req.resources,
+      (r) => {
+        const ops = r.configs.map((c) => ({ name: c.name, op: c.configOperation, value: c.value }));
+        return admin.configs.incrementalAlter(r.resourceType, r.resourceName, ops, req.validateOnly);
+      },
+      ctx,
+    );
     return { throttleTimeMs: 0, responses };
   },
 });

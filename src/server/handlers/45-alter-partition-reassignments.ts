@@ -21,7 +21,10 @@ export const alterPartitionReassignmentsHandler = defineHandler({
   response: AlterPartitionReassignmentsResponseCodec,
   minVersion: 0,
   maxVersion: 0,
-  authorize: { cluster: AclOperation.ALTER, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', responses: [] }) },
+  authorize: {
+    cluster: AclOperation.ALTER,
+    denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', responses: [] }),
+  },
   async handle(req, ctx) {
     const controller = ctx.services.controller;
     const topLevel = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, errorCode, errorMessage, responses: [] });

@@ -16,10 +16,18 @@ export const listPartitionReassignmentsHandler = defineHandler({
   response: ListPartitionReassignmentsResponseCodec,
   minVersion: 0,
   maxVersion: 0,
-  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', topics: [] }) },
+  authorize: {
+    cluster: AclOperation.DESCRIBE,
+    denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', topics: [] }),
+  },
   async handle(req, ctx) {
     const controller = ctx.services.controller;
-    const notController = { throttleTimeMs: 0, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: 'This is not the correct controller for this cluster.', topics: [] };
+    const notController = {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NOT_CONTROLLER,
+      errorMessage: 'This is not the correct controller for this cluster.',
+      topics: [],
+    };
     if (!controller?.isActive) return notController;
     const wanted = req.topics === null ? null : req.topics.flatMap((t) => t.partitionIndexes.map((partition) => ({ topic: t.name, partition })));
     let listed;
@@ -31,7 +39,12 @@ export const listPartitionReassignmentsHandler = defineHandler({
     }
     const byTopic = new Map<string, { partitionIndex: number; replicas: number[]; addingReplicas: number[]; removingReplicas: number[] }[]>();
     for (const r of listed) {
-      (byTopic.get(r.topic) ?? byTopic.set(r.topic, []).get(r.topic)!).push({ partitionIndex: r.partition, replicas: r.replicas, addingReplicas: r.adding, removingReplicas: r.removing });
+      (byTopic.get(r.topic) ?? byTopic.set(r.topic, []).get(r.topic)!).push({
+        partitionIndex: r.partition,
+        replicas: r.replicas,
+        addingReplicas: r.adding,
+        removingReplicas: r.removing,
+      });
     }
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })) };
   },

@@ -27,8 +27,12 @@ export const offsetDeleteHandler = defineHandler({
       req.groupId,
       allowed.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => p.partitionIndex) })),
     );
-    const denied = req.topics.filter((t) => !allowed.includes(t))
-      .map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })) }));
+    const denied = req.topics
+      .filter((t) => !allowed.includes(t))
+      .map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+      }));
     return { throttleTimeMs: 0, errorCode: res.errorCode, topics: [...res.topics, ...denied] };
   },
 });

@@ -15,7 +15,10 @@ export const describeClientQuotasHandler = defineHandler({
   minVersion: 0,
   maxVersion: 1,
   // As Kafka: DESCRIBE_CONFIGS on the cluster.
-  authorize: { cluster: AclOperation.DESCRIBE_CONFIGS, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entries: null }) },
+  authorize: {
+    cluster: AclOperation.DESCRIBE_CONFIGS,
+    denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entries: null }),
+  },
   handle(req, ctx) {
     const r = describeClientQuotas(ctx.services.clientEntities, req.components, req.strict);
     return { throttleTimeMs: 0, errorCode: r.errorCode, errorMessage: r.errorMessage, entries: r.entries };

@@ -20,7 +20,11 @@ export const alterClientQuotasHandler = defineHandler({
     cluster: AclOperation.ALTER_CONFIGS,
     denied: (req) => ({
       throttleTimeMs: 0,
-      entries: req.entries.map((e) => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, entity: e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName })) })),
+      entries: req.entries.map((e) => ({
+        errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        errorMessage: null,
+        entity: e.entity.map((c) => ({ entityType: c.entityType, entityName: c.entityName })),
+      })),
     }),
   },
   async handle(req, ctx) {

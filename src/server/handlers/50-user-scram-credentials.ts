@@ -3,8 +3,10 @@
  * credentials, kept with the users' entity configs (src/security/sasl/scram-credentials.ts).
  */
 import {
-  AlterUserScramCredentialsRequestCodec, AlterUserScramCredentialsResponseCodec,
-  DescribeUserScramCredentialsRequestCodec, DescribeUserScramCredentialsResponseCodec,
+  AlterUserScramCredentialsRequestCodec,
+  AlterUserScramCredentialsResponseCodec,
+  DescribeUserScramCredentialsRequestCodec,
+  DescribeUserScramCredentialsResponseCodec,
 } from '../../protocol/messages/index.js';
 import { alterUserScramCredentials, describeUserScramCredentials } from '../../security/sasl/scram-credentials.js';
 import { defineHandler } from './types.js';
@@ -18,7 +20,10 @@ export const describeUserScramCredentialsHandler = defineHandler({
   minVersion: 0,
   maxVersion: 0,
   // As Kafka: DESCRIBE on the cluster.
-  authorize: { cluster: AclOperation.DESCRIBE, denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, results: [] }) },
+  authorize: {
+    cluster: AclOperation.DESCRIBE,
+    denied: () => ({ throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null, results: [] }),
+  },
   handle(req, ctx) {
     const results = describeUserScramCredentials(ctx.services.clientEntities, req.users === null ? null : req.users.map((u) => u.name));
     return { throttleTimeMs: 0, errorCode: 0, errorMessage: null, results };

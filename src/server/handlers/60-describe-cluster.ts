@@ -16,7 +16,12 @@ export const describeClusterHandler = defineHandler({
   handle(req, ctx) {
     const { metadata } = ctx.services;
     if (req.endpointType !== ENDPOINT_TYPE_BROKER) {
-      return { errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, errorMessage: 'Fjord serves broker endpoints only', endpointType: req.endpointType, clusterId: metadata.clusterId };
+      return {
+        errorCode: ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
+        errorMessage: 'Fjord serves broker endpoints only',
+        endpointType: req.endpointType,
+        clusterId: metadata.clusterId,
+      };
     }
     const listener = ctx.connection.listenerName;
     return {

@@ -31,20 +31,25 @@ export const describeProducersHandler = defineHandler({
     for (const t of req.topics) {
       topics.push({
         name: t.name,
-        partitions: await mapInSlices(t.partitionIndexes, (partitionIndex) => {
-          if (!may.readTopic.allows(ctx, t.name)) return { partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] };
-          const found = rm.lookup(t.name, partitionIndex);
-          if (!found.partition) return { partitionIndex, errorCode: found.errorCode, errorMessage: null, activeProducers: [] };
-          const activeProducers = [...found.partition.producers.producers.values()].map((e) => ({
-            producerId: e.producerId,
-            producerEpoch: e.epoch,
-            lastSequence: e.batches.at(-1)?.lastSeq ?? -1,
-            lastTimestamp: BigInt(e.lastTimestamp),
-            coordinatorEpoch: e.coordinatorEpoch,
-            currentTxnStartOffset: BigInt(e.currentTxnFirstOffset),
-          }));
-          return { partitionIndex, errorCode: ErrorCode.NONE, errorMessage: null, activeProducers };
-        }, slicer),
+        partitions: await mapInSlices(
+          t.partitionIndexes,
+          (partitionIndex) => {
+            if (!may.readTopic.allows(ctx, t.name))
+              return { partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, activeProducers: [] };
+            const found = rm.lookup(t.name, partitionIndex);
+            if (!found.partition) return { partitionIndex, errorCode: found.errorCode, errorMessage: null, activeProducers: [] };
+            const activeProducers = [...found.partition.producers.producers.values()].map((e) => ({
+              producerId: e.producerId,
+              producerEpoch: e.epoch,
+              lastSequence: e.batches.at(-1)?.lastSeq ?? -1,
+              lastTimestamp: BigInt(e.lastTimestamp),
+              coordinatorEpoch: e.coordinatorEpoch,
+              currentTxnStartOffset: BigInt(e.currentTxnFirstOffset),
+            }));
+            return { partitionIndex, errorCode: ErrorCode.NONE, errorMessage: null, activeProducers };
+          },
+          slicer,
+        ),
       });
       await slicer.maybePause();
     }

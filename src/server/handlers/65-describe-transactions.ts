@@ -24,9 +24,20 @@ export const describeTransactionsHandler = defineHandler({
   authorize: { resources: may },
   async handle(req, ctx) {
     // ACLs: DESCRIBE on each transactional id. In slices: one request may name 100,000 ids.
-    const transactionStates = await allInSlices(req.transactionalIds, async (id) => (may.describeTransactionalId.allows(ctx, id)
-      ? ctx.services.txnCoordinator.describe(id)
-      : { errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactionalId: id, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] }));
+    const transactionStates = await allInSlices(req.transactionalIds, async (id) =>
+      may.describeTransactionalId.allows(ctx, id)
+        ? ctx.services.txnCoordinator.describe(id)
+        : {
+            errorCode: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            transactionalId: id,
+            transactionState: '',
+            transactionTimeoutMs: 0,
+            transactionStartTimeMs: -1n,
+            producerId: -1n,
+            producerEpoch: -1,
+            topics: [],
+          },
+    );
     // Kafka answers only the partitions of topics the principal may DESCRIBE.
     if (ctx.services.authorizer === undefined) return { throttleTimeMs: 0, transactionStates };
     return {

@@ -32,8 +32,20 @@ export const listTransactionsHandler = defineHandler({
     });
     // ACLs: only the transactional ids the principal may DESCRIBE.
     const a = ctx.services.authorizer;
-    const transactionStates = a === undefined ? r.transactions
-      : r.transactions.filter((t) => a.authorize(ctx.connection.principal, ctx.connection.clientHost, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId, 'ListTransactions', false));
+    const transactionStates =
+      a === undefined
+        ? r.transactions
+        : r.transactions.filter((t) =>
+            a.authorize(
+              ctx.connection.principal,
+              ctx.connection.clientHost,
+              AclOperation.DESCRIBE,
+              ResourceType.TRANSACTIONAL_ID,
+              t.transactionalId,
+              'ListTransactions',
+              false,
+            ),
+          );
     return { throttleTimeMs: 0, errorCode: r.errorCode, unknownStateFilters, transactionStates };
   },
 });

@@ -47,7 +47,11 @@ function commonPrefix(a: Buffer, b: Buffer): number {
  * back to one encoding when the layout is not as expected (it always is for a top-level array).
  */
 export async function encodeInSlices<Res>(
-  codec: MessageCodec<Res>, res: Input<Res>, field: keyof Res & string, version: number, slicer = new LoopSlicer(),
+  codec: MessageCodec<Res>,
+  res: Input<Res>,
+  field: keyof Res & string,
+  version: number,
+  slicer = new LoopSlicer(),
 ): Promise<(w: Writer) => void> {
   const items = (res as Record<string, unknown>)[field];
   const whole = (w: Writer): void => codec.write(w, res, version);

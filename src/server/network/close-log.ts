@@ -19,7 +19,7 @@ export type CloseReason =
 type Level = 'debug' | 'info' | 'warn';
 
 const LEVELS: Readonly<Record<CloseReason, Level>> = {
-  'idle': 'debug',
+  idle: 'debug',
   'receive-timeout': 'info',
   'bad-frame': 'info',
   'request-failed': 'warn',
@@ -83,6 +83,9 @@ export class CloseLog {
     const n = w.suppressed;
     if (n === 0) return;
     w.suppressed = 0; // counted here, not again on the next line
-    this.logger[LEVELS[reason]]({ reason, suppressed: n }, `${n} more connections closed or refused (${reason}) in ${this.windowMs / 1000} s were not logged one by one`);
+    this.logger[LEVELS[reason]](
+      { reason, suppressed: n },
+      `${n} more connections closed or refused (${reason}) in ${this.windowMs / 1000} s were not logged one by one`,
+    );
   }
 }

@@ -56,9 +56,10 @@ export function connectionQuotaSettings(get: ConfigLookup, listenerNames: readon
     const prefix = `listener.name.${name.toLowerCase()}.`;
     listeners.set(name.toUpperCase(), {
       maxConnections: get(`${prefix}max.connections`) === null ? maxConnections : int(`${prefix}max.connections`, 'max.connections'),
-      maxConnectionCreationRate: get(`${prefix}max.connection.creation.rate`) === null
-        ? maxConnectionCreationRate
-        : int(`${prefix}max.connection.creation.rate`, 'max.connection.creation.rate'),
+      maxConnectionCreationRate:
+        get(`${prefix}max.connection.creation.rate`) === null
+          ? maxConnectionCreationRate
+          : int(`${prefix}max.connection.creation.rate`, 'max.connection.creation.rate'),
     });
   }
   return { maxConnections, maxConnectionsPerIp, maxConnectionsPerIpOverrides, maxConnectionCreationRate, listeners };
@@ -70,9 +71,18 @@ const HOST_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/;
 export function parseIpOverrides(value: string): Map<string, number> {
   const key = 'max.connections.per.ip.overrides';
   const out = new Map<string, number>();
-  for (const entry of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const entry of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     const colon = entry.lastIndexOf(':');
-    const host = colon > 0 ? entry.slice(0, colon).trim().replace(/^\[(.*)\]$/, '$1') : '';
+    const host =
+      colon > 0
+        ? entry
+            .slice(0, colon)
+            .trim()
+            .replace(/^\[(.*)\]$/, '$1')
+        : '';
     const count = colon > 0 ? entry.slice(colon + 1).trim() : '';
     if (host === '' || !/^\d+$/.test(count) || Number(count) > UNLIMITED_CONNECTIONS) {
       throw invalidValue(key, value, `entry "${entry}" is not host:count`);

@@ -151,7 +151,10 @@ export class ConnectionQuotas {
     const fromAddress = this.perAddress.get(address) ?? 0;
     const max = this.ipOverrides.get(address) ?? this.settings.maxConnectionsPerIp;
     if (fromAddress >= max) {
-      return { refused: 'max-connections-per-ip', message: `Rejected connection from ${address}, address already has the configured maximum of ${max} connections.` };
+      return {
+        refused: 'max-connections-per-ip',
+        message: `Rejected connection from ${address}, address already has the configured maximum of ${max} connections.`,
+      };
     }
     const queue = this.waiting.get(listener)!;
     if (queue.length >= this.opts.backlog) {
@@ -231,7 +234,10 @@ export class ConnectionQuotas {
       this.protectedCount++;
       // Kafka's closeExcessConnections: inter-broker connections took the broker over max.connections.
       if (this.total > this.settings.maxConnections) {
-        this.host.closeLeastRecentlyUsed(listener, `max.connections ${this.settings.maxConnections} exceeded by connections on the inter-broker listener ${listener}`);
+        this.host.closeLeastRecentlyUsed(
+          listener,
+          `max.connections ${this.settings.maxConnections} exceeded by connections on the inter-broker listener ${listener}`,
+        );
       }
     }
     ticket.admitted();

@@ -72,10 +72,11 @@ export class Connection {
     });
     this.receiveClock = new ReceiveClock(limits.requestReceiveTimeoutMs, {
       isClosed: () => this.closed,
-      onReceiveTimeout: (timeoutMs) => this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
-        bufferedBytes: this.reader.bufferedBytes,
-        declaredBytes: this.admission.reservedBytes > 0 ? this.admission.reservedBytes : undefined,
-      }),
+      onReceiveTimeout: (timeoutMs) =>
+        this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
+          bufferedBytes: this.reader.bufferedBytes,
+          declaredBytes: this.admission.reservedBytes > 0 ? this.admission.reservedBytes : undefined,
+        }),
     });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -237,7 +238,10 @@ export class Connection {
       } catch (err) {
         if (!(err instanceof FrameSizeError)) throw err;
         if (this.dispatchedCount === 0 && looksLikeTlsHello(err.size) && !usesTls(this.ctx.securityProtocol)) {
-          this.closeFor('tls-on-plaintext', `a TLS handshake from ${this.ctx.clientHost}:${this.ctx.clientPort} on ${this.ctx.securityProtocol} listener ${this.ctx.listenerName} (is the client set to security.protocol=SSL?)`);
+          this.closeFor(
+            'tls-on-plaintext',
+            `a TLS handshake from ${this.ctx.clientHost}:${this.ctx.clientPort} on ${this.ctx.securityProtocol} listener ${this.ctx.listenerName} (is the client set to security.protocol=SSL?)`,
+          );
           return false;
         }
         this.closeFor('bad-frame', err.message, { size: err.size });

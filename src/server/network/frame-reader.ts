@@ -6,7 +6,10 @@
 /** Thrown for a size prefix that must close the connection. */
 export class FrameSizeError extends Error {
   override readonly name = 'FrameSizeError';
-  constructor(message: string, readonly size: number) {
+  constructor(
+    message: string,
+    readonly size: number,
+  ) {
     super(message);
   }
 }

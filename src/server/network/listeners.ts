@@ -21,10 +21,23 @@ const WILDCARD_HOSTS = new Set(['', '0.0.0.0', '::']);
 /** Parses "NAME:PROTOCOL,..." (listener.security.protocol.map). */
 export function parseSecurityProtocolMap(value: string): Map<string, string> {
   const map = new Map<string, string>();
-  for (const entry of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const entry of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     const colon = entry.indexOf(':');
-    if (colon <= 0) throw new ConfigError(`Invalid value ${value} for configuration listener.security.protocol.map: entry "${entry}" is not NAME:PROTOCOL`, 'listener.security.protocol.map');
-    map.set(entry.slice(0, colon).trim().toUpperCase(), entry.slice(colon + 1).trim().toUpperCase());
+    if (colon <= 0)
+      throw new ConfigError(
+        `Invalid value ${value} for configuration listener.security.protocol.map: entry "${entry}" is not NAME:PROTOCOL`,
+        'listener.security.protocol.map',
+      );
+    map.set(
+      entry.slice(0, colon).trim().toUpperCase(),
+      entry
+        .slice(colon + 1)
+        .trim()
+        .toUpperCase(),
+    );
   }
   return map;
 }
@@ -39,7 +52,10 @@ export function parseListeners(
   configKey = 'listeners',
 ): ListenerSpec[] {
   const specs: ListenerSpec[] = [];
-  for (const entry of value.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const entry of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     const match = LISTENER_PATTERN.exec(entry);
     if (match === null) {
       throw new ConfigError(`Invalid value ${value} for configuration ${configKey}: "${entry}" is not of the form NAME://host:port`, configKey);
@@ -51,7 +67,10 @@ export function parseListeners(
     if (port > 65535) throw new ConfigError(`Invalid value ${value} for configuration ${configKey}: port ${port} is out of range`, configKey);
     const protocol = securityProtocolMap.get(name) ?? (KNOWN_PROTOCOLS.has(name) ? name : 'PLAINTEXT');
     if (!isSecurityProtocol(protocol)) {
-      throw new ConfigError(`Listener ${entry} uses security protocol ${protocol}, which is none of ${[...KNOWN_PROTOCOLS].join(', ')} (listener.security.protocol.map)`, 'listener.security.protocol.map');
+      throw new ConfigError(
+        `Listener ${entry} uses security protocol ${protocol}, which is none of ${[...KNOWN_PROTOCOLS].join(', ')} (listener.security.protocol.map)`,
+        'listener.security.protocol.map',
+      );
     }
     specs.push({ name, host: host === '' ? '0.0.0.0' : host, port, securityProtocol: protocol });
   }
@@ -63,7 +82,8 @@ function checkDistinct(specs: ListenerSpec[], value: string, configKey: string):
   const names = new Set<string>();
   const ports = new Set<number>();
   for (const spec of specs) {
-    if (names.has(spec.name)) throw new ConfigError(`Invalid value ${value} for configuration ${configKey}: listener name ${spec.name} is used twice`, configKey);
+    if (names.has(spec.name))
+      throw new ConfigError(`Invalid value ${value} for configuration ${configKey}: listener name ${spec.name} is used twice`, configKey);
     names.add(spec.name);
     if (spec.port !== 0 && ports.has(spec.port)) {
       throw new ConfigError(`Invalid value ${value} for configuration ${configKey}: port ${spec.port} is used by two listeners`, configKey);
@@ -87,7 +107,11 @@ export function deriveAdvertisedListeners(
     return listeners.map((l) => ({ ...l, host: WILDCARD_HOSTS.has(l.host) ? hostname : l.host }));
   }
   const advertisedEmptyHosts = new Set(
-    advertisedValue.split(',').map((s) => s.trim()).filter((s) => /^[^:]+:\/\/:/.test(s)).map((s) => s.split(':')[0]!.toUpperCase()),
+    advertisedValue
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => /^[^:]+:\/\/:/.test(s))
+      .map((s) => s.split(':')[0]!.toUpperCase()),
   );
   const advertised = parseListeners(advertisedValue, securityProtocolMap, 'advertised.listeners');
   const listenerNames = new Set(listeners.map((l) => l.name));

@@ -118,7 +118,10 @@ export class FrameAdmission {
   private waiter: MemoryWaiter | null = null;
 
   /** `onGranted` runs once a queued reservation is granted (from inside another connection's release). */
-  constructor(private readonly pool: RequestMemoryPool, private readonly onGranted: () => void) {}
+  constructor(
+    private readonly pool: RequestMemoryPool,
+    private readonly onGranted: () => void,
+  ) {}
 
   get reservedBytes(): number {
     return this.admittedBytes;

@@ -21,8 +21,12 @@
  */
 import { DecodeError, Reader, Writer } from '../../protocol/primitives/index.js';
 import {
-  SaslAuthenticateRequestCodec, SaslAuthenticateResponseCodec, SaslHandshakeRequestCodec, SaslHandshakeResponseCodec,
-  type SaslAuthenticateResponse, type SaslHandshakeResponse,
+  SaslAuthenticateRequestCodec,
+  SaslAuthenticateResponseCodec,
+  SaslHandshakeRequestCodec,
+  SaslHandshakeResponseCodec,
+  type SaslAuthenticateResponse,
+  type SaslHandshakeResponse,
 } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import type { ClientEntityConfigStore } from '../../metadata/client-entity-configs.js';
@@ -50,7 +54,16 @@ export function saslFrameLimitsFor(config: SaslServerConfig) {
     config.listeners.has(listener.name) ? { maxBytes: config.maxReceiveSize, minBytes: 0, maxName: 'sasl.server.max.receive.size' } : undefined;
 }
 
-const API_NAMES: Record<number, string> = { 0: 'PRODUCE', 1: 'FETCH', 2: 'LIST_OFFSETS', 3: 'METADATA', 19: 'CREATE_TOPICS', 36: 'SASL_AUTHENTICATE', 17: 'SASL_HANDSHAKE', 18: 'API_VERSIONS' };
+const API_NAMES: Record<number, string> = {
+  0: 'PRODUCE',
+  1: 'FETCH',
+  2: 'LIST_OFFSETS',
+  3: 'METADATA',
+  19: 'CREATE_TOPICS',
+  36: 'SASL_AUTHENTICATE',
+  17: 'SASL_HANDSHAKE',
+  18: 'API_VERSIONS',
+};
 const apiName = (key: number): string => API_NAMES[key] ?? `api key ${key}`;
 
 /** Wraps the router: connections on SASL listeners go through their authenticator first. */
@@ -63,7 +76,10 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
   function fail(session: SaslServerAuthenticator, ctx: ConnectionContext, reason: string, response: ResponseFrame | null): Promise<ResponseFrame | null> {
     session.fail();
     ctx.closeAfterResponses = true;
-    log.info({ connectionId: ctx.connectionId, listener: ctx.listenerName, mechanism: session.mechanism }, `Failed authentication with /${ctx.clientHost} (channelId=${ctx.connectionId}) (${reason})`);
+    log.info(
+      { connectionId: ctx.connectionId, listener: ctx.listenerName, mechanism: session.mechanism },
+      `Failed authentication with /${ctx.clientHost} (channelId=${ctx.connectionId}) (${reason})`,
+    );
     return new Promise((resolve) => setTimeout(() => resolve(response), config.failedAuthDelayMs));
   }
 
@@ -107,7 +123,12 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
     };
     const step = session.token(req.authBytes, ctx);
     if ('failure' in step) {
-      return fail(session, ctx, step.failure, respond({ errorCode: ErrorCode.SASL_AUTHENTICATION_FAILED, errorMessage: step.clientMessage, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n }));
+      return fail(
+        session,
+        ctx,
+        step.failure,
+        respond({ errorCode: ErrorCode.SASL_AUTHENTICATION_FAILED, errorMessage: step.clientMessage, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n }),
+      );
     }
     if (step.authenticated) authenticated(session, ctx);
     return respond({ errorCode: 0, errorMessage: null, authBytes: step.challenge, sessionLifetimeMs: session.sessionLifetimeMs() });
@@ -161,7 +182,9 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
           // first. Anything else after the end closes the connection.
           if (apiKey === SASL_HANDSHAKE && session.expiresAt !== undefined) return handshake(session, frame, ctx, true);
           if (session.expired()) {
-            throw new CloseConnectionError(`authenticated session of ${principalToString(ctx.principal)} expired (connections.max.reauth.ms) and was not re-authenticated`);
+            throw new CloseConnectionError(
+              `authenticated session of ${principalToString(ctx.principal)} expired (connections.max.reauth.ms) and was not re-authenticated`,
+            );
           }
           return route(frame, ctx);
         }

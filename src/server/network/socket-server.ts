@@ -129,7 +129,8 @@ export class SocketServer {
     );
     for (const [name, t] of opts.listenerTls ?? []) this.listenerTls.set(name, t);
     for (const spec of opts.listeners) {
-      if (usesTls(spec.securityProtocol) && !this.listenerTls.has(spec.name)) throw new Error(`BUG: listener ${spec.name} (${spec.securityProtocol}) has no TLS settings`);
+      if (usesTls(spec.securityProtocol) && !this.listenerTls.has(spec.name))
+        throw new Error(`BUG: listener ${spec.name} (${spec.securityProtocol}) has no TLS settings`);
     }
   }
 
@@ -291,7 +292,8 @@ export class SocketServer {
    */
   private tlsServer(spec: ListenerSpec): tls.Server {
     const settings = this.listenerTls.get(spec.name)!;
-    const timeoutMs = this.opts.tlsHandshakeTimeoutMs ?? (this.limits.requestReceiveTimeoutMs > 0 ? this.limits.requestReceiveTimeoutMs : this.limits.connectionsMaxIdleMs);
+    const timeoutMs =
+      this.opts.tlsHandshakeTimeoutMs ?? (this.limits.requestReceiveTimeoutMs > 0 ? this.limits.requestReceiveTimeoutMs : this.limits.connectionsMaxIdleMs);
     const server = tls.createServer({
       allowHalfOpen: true,
       noDelay: true,
@@ -311,7 +313,11 @@ export class SocketServer {
     });
     const refuse = (socket: tls.TLSSocket, reason: CloseReason, message: string): void => {
       const { clientHost, clientPort } = peerOf(socket);
-      this.closeLog.closed(reason, { clientHost, clientPort, listener: spec.name }, `closing connection from ${clientHost}:${clientPort} on ${spec.name}: ${message}`);
+      this.closeLog.closed(
+        reason,
+        { clientHost, clientPort, listener: spec.name },
+        `closing connection from ${clientHost}:${clientPort} on ${spec.name}: ${message}`,
+      );
       socket.destroy();
     };
     server.on('tlsClientError', (err: Error, socket: tls.TLSSocket) => {
@@ -319,7 +325,8 @@ export class SocketServer {
         socket.destroy();
         return;
       }
-      if ((err as NodeJS.ErrnoException).code === 'ERR_TLS_HANDSHAKE_TIMEOUT') refuse(socket, 'tls-handshake-timeout', `TLS handshake not completed within ${timeoutMs} ms`);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_TLS_HANDSHAKE_TIMEOUT')
+        refuse(socket, 'tls-handshake-timeout', `TLS handshake not completed within ${timeoutMs} ms`);
       else refuse(socket, 'tls-handshake-failed', `TLS handshake failed: ${tlsFailure(err)}`);
     });
     server.on('secureConnection', (socket: tls.TLSSocket) => {
@@ -361,11 +368,28 @@ export class SocketServer {
     return lru !== undefined;
   }
 
-  private serve(spec: ListenerSpec, socket: net.Socket, connectionId: string, clientHost: string, clientPort: number, localPort: number, principal: KafkaPrincipal): void {
+  private serve(
+    spec: ListenerSpec,
+    socket: net.Socket,
+    connectionId: string,
+    clientHost: string,
+    clientPort: number,
+    localPort: number,
+    principal: KafkaPrincipal,
+  ): void {
     const frameLimits = this.opts.initialFrameLimits?.(spec);
     const connection = new Connection(
       socket,
-      { connectionId, clientHost, clientPort, listenerName: spec.name, localPort, securityProtocol: spec.securityProtocol, principal, ...(frameLimits ? { frameLimits } : {}) },
+      {
+        connectionId,
+        clientHost,
+        clientPort,
+        listenerName: spec.name,
+        localPort,
+        securityProtocol: spec.securityProtocol,
+        principal,
+        ...(frameLimits ? { frameLimits } : {}),
+      },
       this.opts.dispatcher,
       this.limits,
       this.memory,
@@ -391,7 +415,10 @@ function secureContextOptions(t: ListenerTls): tls.SecureContextOptions {
 /** A TLS failure in words an operator recognises, e.g. a plaintext client on a TLS port. */
 function tlsFailure(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code ?? '';
-  if (/WRONG_VERSION_NUMBER|HTTP_REQUEST|UNKNOWN_PROTOCOL|RECORD_LENGTH_MISMATCH|PACKET_LENGTH_TOO_LONG/.test(code) || /wrong version number|http request|unknown protocol/.test(err.message)) {
+  if (
+    /WRONG_VERSION_NUMBER|HTTP_REQUEST|UNKNOWN_PROTOCOL|RECORD_LENGTH_MISMATCH|PACKET_LENGTH_TOO_LONG/.test(code) ||
+    /wrong version number|http request|unknown protocol/.test(err.message)
+  ) {
     return 'the peer does not speak TLS (a PLAINTEXT client on a TLS listener?)';
   }
   if (/PEER_DID_NOT_RETURN_A_CERTIFICATE|CERTIFICATE_REQUIRED/.test(code)) return 'no client certificate (ssl.client.auth=required)';

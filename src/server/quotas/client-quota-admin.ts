@@ -44,7 +44,10 @@ export interface DescribedQuotas {
 }
 
 class QuotaRequestError extends Error {
-  constructor(readonly errorCode: number, message: string) {
+  constructor(
+    readonly errorCode: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -66,7 +69,11 @@ function matches(component: FilterComponent | undefined, name: string | null | u
   return name === component.match;
 }
 
-export function describeClientQuotas(store: Pick<ClientEntityConfigStore, 'entries'>, components: readonly FilterComponent[], strict: boolean): DescribedQuotas {
+export function describeClientQuotas(
+  store: Pick<ClientEntityConfigStore, 'entries'>,
+  components: readonly FilterComponent[],
+  strict: boolean,
+): DescribedQuotas {
   let user: FilterComponent | undefined;
   let client: FilterComponent | undefined;
   let ip: FilterComponent | undefined;
@@ -75,7 +82,8 @@ export function describeClientQuotas(store: Pick<ClientEntityConfigStore, 'entri
       if (c.matchType !== MATCH_EXACT && c.matchType !== MATCH_DEFAULT && c.matchType !== MATCH_SPECIFIED) {
         throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, `Unexpected match type: ${c.matchType}`);
       }
-      if (c.matchType === MATCH_EXACT && c.match === null) throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, `An exact match of ${c.entityType} needs a name`);
+      if (c.matchType === MATCH_EXACT && c.match === null)
+        throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, `An exact match of ${c.entityType} needs a name`);
       if (c.entityType === USER) {
         if (user) throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, 'Duplicate user filter component entity type');
         user = c;
@@ -92,7 +100,10 @@ export function describeClientQuotas(store: Pick<ClientEntityConfigStore, 'entri
       }
     }
     if ((user || client) && ip) {
-      throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, 'Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component.');
+      throw new QuotaRequestError(
+        ErrorCode.INVALID_REQUEST,
+        'Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component.',
+      );
     }
   } catch (err) {
     if (err instanceof QuotaRequestError) return { errorCode: err.errorCode, errorMessage: err.message, entries: null };
@@ -142,14 +153,21 @@ function entityOf(parts: readonly QuotaEntityPart[]): ClientEntity {
     }
   }
   if (ip && (e.user !== undefined || e.clientId !== undefined)) {
-    throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, 'Invalid quota entity combination, IP entity should not be combined with User or ClientId entities.');
+    throw new QuotaRequestError(
+      ErrorCode.INVALID_REQUEST,
+      'Invalid quota entity combination, IP entity should not be combined with User or ClientId entities.',
+    );
   }
   if (ip) throw new QuotaRequestError(ErrorCode.INVALID_REQUEST, 'IP quotas (connection_creation_rate) are not supported by this broker');
   return e;
 }
 
 /** Applies each entry on its own; resolves once every valid one is stored (validate_only: checked only). */
-export async function alterClientQuotas(store: Pick<ClientEntityConfigStore, 'get' | 'set'>, entries: readonly QuotaAlteration[], validateOnly: boolean): Promise<AlterationResult[]> {
+export async function alterClientQuotas(
+  store: Pick<ClientEntityConfigStore, 'get' | 'set'>,
+  entries: readonly QuotaAlteration[],
+  validateOnly: boolean,
+): Promise<AlterationResult[]> {
   const results: AlterationResult[] = [];
   for (const entry of entries) {
     const entity = entry.entity.map((p) => ({ entityType: p.entityType, entityName: p.entityName }));

@@ -41,9 +41,7 @@ export interface RecordError {
   message: string;
 }
 
-export type PreparedRecords =
-  | { ok: true; batches: Buffer }
-  | { ok: false; errorCode: number; message: string; recordErrors: RecordError[] };
+export type PreparedRecords = { ok: true; batches: Buffer } | { ok: false; errorCode: number; message: string; recordErrors: RecordError[] };
 
 export interface ProduceLimits {
   /** The topic's max.message.bytes. */

@@ -74,9 +74,7 @@ export class LogCleaner {
       onUndecodable: (position, baseOffset, err) => {
         if (reported.has(baseOffset)) return;
         reported.add(baseOffset);
-        this.logger.warn(
-          `cleaner keeps the batch at offset ${baseOffset} (position ${position}) of ${log.name} as is: it cannot be decoded (${err.message})`,
-        );
+        this.logger.warn(`cleaner keeps the batch at offset ${baseOffset} (position ${position}) of ${log.name} as is: it cannot be decoded (${err.message})`);
       },
     };
     try {
@@ -187,5 +185,7 @@ export class LogCleaner {
 }
 
 function sameEntries(a: readonly AbortedTxn[], b: readonly AbortedTxn[]): boolean {
-  return a.length === b.length && a.every((t, i) => t.producerId === b[i]!.producerId && t.firstOffset === b[i]!.firstOffset && t.lastOffset === b[i]!.lastOffset);
+  return (
+    a.length === b.length && a.every((t, i) => t.producerId === b[i]!.producerId && t.firstOffset === b[i]!.firstOffset && t.lastOffset === b[i]!.lastOffset)
+  );
 }

@@ -3,12 +3,7 @@
  * records for --transaction-log-decoder, printing keys and values as JSON the way Kafka's
  * DumpLogSegments does ({"type":...,"data":...}; a tombstone is <DELETE>).
  */
-import {
-  GroupMetadataKeyCodec,
-  GroupMetadataValueCodec,
-  OffsetCommitKeyCodec,
-  OffsetCommitValueCodec,
-} from '../../protocol/coordinator-records/index.js';
+import { GroupMetadataKeyCodec, GroupMetadataValueCodec, OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../protocol/coordinator-records/index.js';
 import { decodeTransactionLog } from '../../protocol/transaction-log-json.js';
 import { Reader, type MessageCodec } from '../../protocol/primitives/index.js';
 
@@ -63,7 +58,12 @@ export function decodeTransactionLogRecord(key: Buffer | null, value: Buffer | n
   try {
     const d = decodeTransactionLog(key, value);
     if (!d.key || d.key.data === 'unknown') return { key: `unknown::version=${keyVersion}`, payload: opaque };
-    const payload = d.value === null ? '<DELETE>' : d.value.data === 'unknown' ? `unknown::version=${d.value.version}` : toJson({ version: String(d.value.version), data: d.value.data });
+    const payload =
+      d.value === null
+        ? '<DELETE>'
+        : d.value.data === 'unknown'
+          ? `unknown::version=${d.value.version}`
+          : toJson({ version: String(d.value.version), data: d.value.data });
     return { key: toJson({ type: String(keyVersion), data: d.key.data }), payload };
   } catch (err) {
     return { key: `<undecodable key version ${keyVersion}: ${(err as Error).message}>`, payload: opaque };

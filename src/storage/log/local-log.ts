@@ -77,7 +77,9 @@ export class LocalLog extends EventEmitter {
       succeeded: () => this.ioFailures.succeeded('flush'),
     });
     this.logDir = path.dirname(opts.dir);
-    this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) => opts.onIoError?.(this, err));
+    this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) =>
+      opts.onIoError?.(this, err),
+    );
   }
 
   static async open(opts: LogOpenOptions): Promise<LocalLog> {
@@ -165,7 +167,8 @@ export class LocalLog extends EventEmitter {
         producers: opts.producers,
         fromClient: opts.fromClient,
       });
-      if (plan.refused) return { firstOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this.startOffset, maxTimestamp: -1, refused: plan.refused };
+      if (plan.refused)
+        return { firstOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this.startOffset, maxTimestamp: -1, refused: plan.refused };
       if (batches.length > this.config.segmentBytes)
         throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
       this.checkOnline('append');
@@ -272,10 +275,7 @@ export class LocalLog extends EventEmitter {
     return this.lock.run(() => this.deleteSegmentsLocked(shouldDelete, reason));
   }
 
-  private async deleteSegmentsLocked(
-    shouldDelete: (seg: LogSegment, next: LogSegment | undefined) => boolean,
-    reason: string,
-  ): Promise<number> {
+  private async deleteSegmentsLocked(shouldDelete: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string): Promise<number> {
     if (this.offline || this.closed) return 0;
     const victims: LogSegment[] = [];
     for (let i = 0; i < this.segments.length; i++) {

@@ -32,7 +32,12 @@ export class LogIoFailures {
     // (or a Node argument check) fails the one call, loudly, and the directory keeps serving.
     if (!isOsError(err)) {
       const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      this.failures.failed(this.logDir, `unexpected ${PLURAL[action]} failures`, 'error', () => `${action} of ${name} failed unexpectedly (not an I/O error; the log dir stays online): ${detail}`);
+      this.failures.failed(
+        this.logDir,
+        `unexpected ${PLURAL[action]} failures`,
+        'error',
+        () => `${action} of ${name} failed unexpectedly (not an I/O error; the log dir stays online): ${detail}`,
+      );
       return new UnexpectedStorageError(`${action} failed for ${name}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     }
     const code = errnoOf(err);

@@ -46,8 +46,14 @@ async function removeQuietly(file: string): Promise<void> {
 async function settleSwaps(dir: string, names: string[], maxBatchBytes: number, logger: StorageLogger): Promise<Set<number>> {
   const validateFully = new Set<number>();
   const defined = (b: number | undefined): b is number => b !== undefined;
-  const logBases = names.filter((n) => n.endsWith(LOG_SUFFIX)).map((n) => baseOffsetOfFileName(n)).filter(defined);
-  const logSwaps = names.filter((n) => n.endsWith(LOG_SUFFIX + SWAP_SUFFIX)).map((n) => baseOffsetOfFileName(n)).filter(defined);
+  const logBases = names
+    .filter((n) => n.endsWith(LOG_SUFFIX))
+    .map((n) => baseOffsetOfFileName(n))
+    .filter(defined);
+  const logSwaps = names
+    .filter((n) => n.endsWith(LOG_SUFFIX + SWAP_SUFFIX))
+    .map((n) => baseOffsetOfFileName(n))
+    .filter(defined);
   const accepted = new Set<number>();
   for (const base of logSwaps) {
     const final = path.join(dir, segmentFileName(base, LOG_SUFFIX));

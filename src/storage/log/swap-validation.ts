@@ -62,7 +62,8 @@ export async function swapFileProblem(file: string, baseOffset: number, endOffse
       if (i + RECORD_BATCH_OVERHEAD > chunk.length) return `incomplete batch header at position ${pos}`;
       const length = chunk.readInt32BE(i + BATCH_LENGTH);
       const size = length + LOG_OVERHEAD;
-      if (length < MIN_BATCH_LENGTH || size > maxBatchBytes + LOG_OVERHEAD + RECORD_BATCH_OVERHEAD) return `implausible batch length ${length} at position ${pos}`;
+      if (length < MIN_BATCH_LENGTH || size > maxBatchBytes + LOG_OVERHEAD + RECORD_BATCH_OVERHEAD)
+        return `implausible batch length ${length} at position ${pos}`;
       if (pos + size > fileSize) return `batch of ${size} bytes at position ${pos} runs past the end of the file (${fileSize} bytes)`;
       const base = baseOffsetAt(chunk, i);
       const last = lastOffsetAt(chunk, i);

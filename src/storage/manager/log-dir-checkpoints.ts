@@ -51,11 +51,23 @@ export async function writeDirCheckpoints(dir: string, logs: readonly UnifiedLog
     }
     return out;
   };
-  await writeOffsetCheckpoint(path.join(dir, RECOVERY_POINT_CHECKPOINT), entries((l) => l.recoveryPoint));
-  await writeOffsetCheckpoint(path.join(dir, LOG_START_OFFSET_CHECKPOINT), entries((l) => l.logStartOffset));
+  await writeOffsetCheckpoint(
+    path.join(dir, RECOVERY_POINT_CHECKPOINT),
+    entries((l) => l.recoveryPoint),
+  );
+  await writeOffsetCheckpoint(
+    path.join(dir, LOG_START_OFFSET_CHECKPOINT),
+    entries((l) => l.logStartOffset),
+  );
   // Only logs whose high watermark is known (set by replication, or read from this file before).
-  await writeOffsetCheckpoint(path.join(dir, REPLICATION_OFFSET_CHECKPOINT), entries((l) => l.checkpointedHighWatermark));
-  await writeOffsetCheckpoint(path.join(dir, CLEANER_OFFSET_CHECKPOINT), entries((l) => firstDirtyOffsets.get(l.name)));
+  await writeOffsetCheckpoint(
+    path.join(dir, REPLICATION_OFFSET_CHECKPOINT),
+    entries((l) => l.checkpointedHighWatermark),
+  );
+  await writeOffsetCheckpoint(
+    path.join(dir, CLEANER_OFFSET_CHECKPOINT),
+    entries((l) => firstDirtyOffsets.get(l.name)),
+  );
 }
 
 /** Runs writes one at a time; a write requested while another is queued and not started shares it. */

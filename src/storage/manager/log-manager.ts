@@ -133,7 +133,9 @@ export class LogManager {
       await ensureDirectory(dir);
       state.lock = await DirLock.acquire(dir);
       if (!state.lock.pidWritten) {
-        this.logger.warn(`the disk of ${dir} is full: its .lock file could not get this broker's PID, so another broker started on it would take the lock as stale`);
+        this.logger.warn(
+          `the disk of ${dir} is full: its .lock file could not get this broker's PID, so another broker started on it would take the lock as stale`,
+        );
       }
     } catch (err) {
       if (err instanceof LogDirLockedError) throw err;
@@ -144,7 +146,10 @@ export class LogManager {
       if (this.opts.metaProperties && (await readMetaProperties(dir)) === undefined) {
         await writeMetaProperties(dir, this.opts.metaProperties);
       }
-      state.hadCleanShutdown = await access(path.join(dir, CLEAN_SHUTDOWN_MARKER)).then(() => true, () => false);
+      state.hadCleanShutdown = await access(path.join(dir, CLEAN_SHUTDOWN_MARKER)).then(
+        () => true,
+        () => false,
+      );
       const checkpoints = await readDirCheckpoints(dir, this.logger);
       this.cleaner.seed(checkpoints.cleanerOffsets);
       const entries = await readdir(dir, { withFileTypes: true });
@@ -207,7 +212,10 @@ export class LogManager {
       failureLog: this.failureLog,
     });
     try {
-      return await UnifiedLog.open(local, { checkpointedHighWatermark: checkpointed.highWatermark, highWatermarkSetByOwner: this.opts.highWatermarkSetByOwner ?? false });
+      return await UnifiedLog.open(local, {
+        checkpointedHighWatermark: checkpointed.highWatermark,
+        highWatermarkSetByOwner: this.opts.highWatermarkSetByOwner ?? false,
+      });
     } catch (err) {
       await local.close().catch(() => undefined);
       throw err;
@@ -380,11 +388,15 @@ export class LogManager {
         // The marker promises the next start that every log is flushed and checkpointed; it
         // must not be written when that is not true, so the next start recovers instead.
         const reasons = [
-          ...(unclean.length > 0 ? [`the final flush failed for ${unclean.slice(0, 5).join(', ')}${unclean.length > 5 ? ` and ${unclean.length - 5} more logs` : ''}`] : []),
+          ...(unclean.length > 0
+            ? [`the final flush failed for ${unclean.slice(0, 5).join(', ')}${unclean.length > 5 ? ` and ${unclean.length - 5} more logs` : ''}`]
+            : []),
           ...(checkpointed ? [] : ['the checkpoint files could not be written']),
         ];
         if (reasons.length > 0) {
-          this.logger.error(`not writing the clean shutdown marker in ${state.dir}: ${reasons.join('; ')}; the next start recovers its logs from the recovery points`);
+          this.logger.error(
+            `not writing the clean shutdown marker in ${state.dir}: ${reasons.join('; ')}; the next start recovers its logs from the recovery points`,
+          );
         } else {
           await writeFileAtomically(path.join(state.dir, CLEAN_SHUTDOWN_MARKER), '').catch((err) =>
             this.logger.warn(`cannot write clean shutdown marker in ${state.dir}: ${String(err)}`),

@@ -293,9 +293,7 @@ export class SegmentFile {
   }
 
   read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number; buffer: Buffer }> {
-    return this.pinned((fd) =>
-      fsCall<number>((cb) => read(fd, buffer, offset, length, position, cb)).then((bytesRead) => ({ bytesRead, buffer })),
-    );
+    return this.pinned((fd) => fsCall<number>((cb) => read(fd, buffer, offset, length, position, cb)).then((bytesRead) => ({ bytesRead, buffer })));
   }
 
   stat(): Promise<Stats> {

@@ -57,7 +57,13 @@ async function produce(name: string, partitions: number, n: number, prefix: stri
 }
 
 async function consumer(group: string, extra: Partial<ZookeeperConsumerOptions> = {}): Promise<ZookeeperConsumer> {
-  const z = await ZookeeperConsumer.connect({ zookeeperConnect: c!.zkConnect, groupId: group, rebalanceBackoffMs: 300, zookeeperSessionTimeoutMs: 6000, ...extra });
+  const z = await ZookeeperConsumer.connect({
+    zookeeperConnect: c!.zkConnect,
+    groupId: group,
+    rebalanceBackoffMs: 300,
+    zookeeperSessionTimeoutMs: 6000,
+    ...extra,
+  });
   open.push(z);
   return z;
 }
@@ -131,7 +137,7 @@ test('auto.offset.reset: largest (default) skips what is there, smallest reads i
   assert.equal(await zkData('/consumers/gr-range/offsets/zk-r/0'), '3');
 });
 
-test('two members split the partitions by range; owner nodes never name two owners; the leaver\'s partitions move over', async (t) => {
+test("two members split the partitions by range; owner nodes never name two owners; the leaver's partitions move over", async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   await topic('zk-two', 4);
   const sent = await produce('zk-two', 4, 3, 'x');
@@ -153,9 +159,11 @@ test('two members split the partitions by range; owner nodes never name two owne
     for (const z of [a, b]) for (const r of await z.poll(100)) seen.add(r.value!.toString());
     check();
     const owners = await Promise.all([0, 1, 2, 3].map((p) => zkData(`/consumers/g2/owners/zk-two/${p}`)));
-    return owners.join(',') === [`${ids[0]}-0`, `${ids[0]}-0`, `${ids[1]}-0`, `${ids[1]}-0`].join(',') && a.assignment().length === 2 && b.assignment().length === 2;
+    return (
+      owners.join(',') === [`${ids[0]}-0`, `${ids[0]}-0`, `${ids[1]}-0`, `${ids[1]}-0`].join(',') && a.assignment().length === 2 && b.assignment().length === 2
+    );
   });
-  assert.equal(new Set((await zk.children('/consumers/g2/ids'))).size, 2);
+  assert.equal(new Set(await zk.children('/consumers/g2/ids')).size, 2);
   await c!.waitFor('every record', 30_000, async () => {
     for (const z of [a, b]) for (const r of await z.poll(100)) seen.add(r.value!.toString());
     return seen.size === sent.length;
@@ -184,11 +192,12 @@ test('offsets.storage=kafka: dual commit writes both stores and resumes from the
   await zk.create('/consumers/gm/offsets/zk-mig/0', '4');
   const dual = await consumer('gm', { offsetsStorage: 'kafka', autoCommitEnable: false, maxPollRecords: 1 });
   await dual.subscribe(['zk-mig']);
-  assert.equal(dual.position({ topic: 'zk-mig', partition: 0 }), 4n, 'nothing in Kafka yet: ZooKeeper\'s 4');
+  assert.equal(dual.position({ topic: 'zk-mig', partition: 0 }), 4n, "nothing in Kafka yet: ZooKeeper's 4");
   assert.deepEqual(await consume(dual, 2), ['m-0-4', 'm-0-5']);
   await dual.commitOffsets();
   assert.equal(await zkData('/consumers/gm/offsets/zk-mig/0'), '6');
-  const kafkaOffset = async (): Promise<bigint | undefined> => (await fetchCommittedOffsets(admin!.cluster, 'gm', [{ topic: 'zk-mig', partition: 0 }])).get('zk-mig')?.get(0)?.offset;
+  const kafkaOffset = async (): Promise<bigint | undefined> =>
+    (await fetchCommittedOffsets(admin!.cluster, 'gm', [{ topic: 'zk-mig', partition: 0 }])).get('zk-mig')?.get(0)?.offset;
   assert.equal(await kafkaOffset(), 6n);
   await dual.close();
 
@@ -201,7 +210,7 @@ test('offsets.storage=kafka: dual commit writes both stores and resumes from the
 
   const kafkaOnly = await consumer('gm', { offsetsStorage: 'kafka', dualCommitEnabled: false, autoCommitEnable: false, maxPollRecords: 1 });
   await kafkaOnly.subscribe(['zk-mig']);
-  assert.equal(kafkaOnly.position({ topic: 'zk-mig', partition: 0 }), 6n, 'dual commit off: Kafka\'s offset only');
+  assert.equal(kafkaOnly.position({ topic: 'zk-mig', partition: 0 }), 6n, "dual commit off: Kafka's offset only");
   await consume(kafkaOnly, 1);
   await kafkaOnly.commitOffsets();
   assert.equal(await kafkaOffset(), 7n);
@@ -248,7 +257,10 @@ test('a partition added to the topic (a /brokers/topics/<t> change) is claimed a
   await topic('zk-grow', 1);
   const z = await consumer('gg', { autoOffsetReset: 'smallest' });
   await z.subscribe({ 'zk-grow': 1, 'zk-later': 1 });
-  assert.deepEqual(z.assignment().map((a) => `${a.topic}-${a.partition}`), ['zk-grow-0']);
+  assert.deepEqual(
+    z.assignment().map((a) => `${a.topic}-${a.partition}`),
+    ['zk-grow-0'],
+  );
   const res = await admin!.createPartitions([{ name: 'zk-grow', count: 2 }]);
   assert.equal(res.get('zk-grow'), null);
   await c!.waitFor('zk-grow-1 claimed', 30_000, async () => {
@@ -281,16 +293,26 @@ test('a partition still owned by someone else: the claim is retried rebalance.ma
   const started = Date.now();
   await assert.rejects(z.subscribe(['zk-held']), { name: 'ConsumerRebalanceFailedError', message: `${z.consumerId} can't rebalance after 3 retries` });
   assert.ok(Date.now() - started >= 3 * 200, 'backed off between attempts');
-  assert.equal(await zkData('/consumers/gh/owners/zk-held/1'), 'gh_other-1-00000000-0', 'the other owner\'s node is untouched');
+  assert.equal(await zkData('/consumers/gh/owners/zk-held/1'), 'gh_other-1-00000000-0', "the other owner's node is untouched");
   assert.equal(await zkData('/consumers/gh/owners/zk-held/0'), undefined, 'what it claimed in the failed attempt is given back');
   await z.close();
 
   const patient = await consumer('gh', { rebalanceMaxRetries: 50, rebalanceBackoffMs: 200 });
   const subscribing = patient.subscribe(['zk-held']);
-  await c!.waitFor('a retried claim', 10_000, async () => (await zk.exists('/consumers/gh/ids')) !== null && (await zk.children('/consumers/gh/ids')).length === 1);
+  await c!.waitFor(
+    'a retried claim',
+    10_000,
+    async () => (await zk.exists('/consumers/gh/ids')) !== null && (await zk.children('/consumers/gh/ids')).length === 1,
+  );
   await zk.delete('/consumers/gh/owners/zk-held/1');
   await subscribing;
-  assert.deepEqual(patient.assignment().map((a) => a.partition).sort(), [0, 1]);
+  assert.deepEqual(
+    patient
+      .assignment()
+      .map((a) => a.partition)
+      .sort(),
+    [0, 1],
+  );
   await patient.close();
 });
 

@@ -20,13 +20,26 @@ function runtimeOver(log: MemoryLog, counts: Map<string, number>) {
 }
 
 const commitTo = (group: string, topic: string, partitions: number[]) => ({
-  groupId: group, generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, apiVersion: 9,
-  topics: [{ name: topic, partitions: partitions.map((p) => ({ partitionIndex: p, committedOffset: 10n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) }],
+  groupId: group,
+  generationId: -1,
+  memberId: '',
+  groupInstanceId: null,
+  retentionTimeMs: -1n,
+  apiVersion: 9,
+  topics: [
+    {
+      name: topic,
+      partitions: partitions.map((p) => ({ partitionIndex: p, committedOffset: 10n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })),
+    },
+  ],
 });
 
-test('loading drops offsets of topics that are gone and of partitions beyond a topic\'s count, with durable tombstones', async () => {
+test("loading drops offsets of topics that are gone and of partitions beyond a topic's count, with durable tombstones", async () => {
   const log = new MemoryLog();
-  const counts = new Map([['a', 3], ['b', 1]]);
+  const counts = new Map([
+    ['a', 3],
+    ['b', 1],
+  ]);
   const first = runtimeOver(log, counts);
   await first.load(0);
   await first.write(0, (s, now) => commitOffsets(s, commitTo('g', 'a', [0, 1, 2]), now));
@@ -40,7 +53,10 @@ test('loading drops offsets of topics that are gone and of partitions beyond a t
   const second = runtimeOver(log, counts);
   await second.load(0);
   const left = await second.read(0, (s) => ({ g: fetchOffsets(s, 'g', null), groups: [...s.groups.keys()].sort() }));
-  assert.deepEqual(left.g.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)]), [['a', [0]]]);
+  assert.deepEqual(
+    left.g.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)]),
+    [['a', [0]]],
+  );
   assert.deepEqual(left.groups, ['g'], 'a group left with nothing is removed');
   second.close();
 

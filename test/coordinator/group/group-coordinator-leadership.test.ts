@@ -18,7 +18,13 @@ import type { ReplicaManager } from '../../../src/replication/replica-manager.js
 import { MemoryLog } from '../memory-log.js';
 
 const commit = (offset: bigint) =>
-  encodeRecord({ type: 'offset', group: 'g', topic: 't', partition: 0, value: { offset, leaderEpoch: -1, metadata: '', commitTimestamp: BigInt(Date.now()), expireTimestamp: -1n } });
+  encodeRecord({
+    type: 'offset',
+    group: 'g',
+    topic: 't',
+    partition: 0,
+    value: { offset, leaderEpoch: -1, metadata: '', commitTimestamp: BigInt(Date.now()), expireTimestamp: -1n },
+  });
 
 /**
  * A GroupCoordinator of broker 0 over one offsets partition held in a MemoryLog, whose replay
@@ -30,9 +36,11 @@ function setup() {
   const metadata = {
     // 't' exists (one partition), or loading would remove its offsets as a deleted topic's.
     topic: (name: string) =>
-      name === OFFSETS_TOPIC ? { name, topicId: 'x', internal: true, partitions, configs: {} }
-      : name === 't' ? { name, topicId: 'y', internal: false, partitions: [{ partition: 0, leader: 1, leaderEpoch: 0, replicas: [1], isr: [1] }], configs: {} }
-      : undefined,
+      name === OFFSETS_TOPIC
+        ? { name, topicId: 'x', internal: true, partitions, configs: {} }
+        : name === 't'
+          ? { name, topicId: 'y', internal: false, partitions: [{ partition: 0, leader: 1, leaderEpoch: 0, replicas: [1], isr: [1] }], configs: {} }
+          : undefined,
     onChange: () => undefined,
     brokers: () => [],
   } as unknown as MetadataStore;
@@ -93,6 +101,6 @@ test('a transaction marker written while the offsets partition loads still makes
   await loading;
   await applied;
   const got = await gc.runtime.read(0, (s) => fetchOffsets(s, 'g', [{ name: 't', partitions: [0] }], true)[0]!.partitions[0]!);
-  assert.deepEqual([got.committedOffset, got.errorCode], [10n, ErrorCode.NONE], 'the committed transaction\'s offset is visible, not pending for ever');
+  assert.deepEqual([got.committedOffset, got.errorCode], [10n, ErrorCode.NONE], "the committed transaction's offset is visible, not pending for ever");
   gc.shutdown();
 });

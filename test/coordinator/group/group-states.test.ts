@@ -4,7 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClassicGroup, IllegalGroupTransition, VALID_PREVIOUS_GROUP_STATES, canGroupTransition, type GroupState } from '../../../src/coordinator/group/classic-group.js';
+import {
+  ClassicGroup,
+  IllegalGroupTransition,
+  VALID_PREVIOUS_GROUP_STATES,
+  canGroupTransition,
+  type GroupState,
+} from '../../../src/coordinator/group/classic-group.js';
 
 const STATES: GroupState[] = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead'];
 
@@ -23,7 +29,7 @@ function groupIn(state: GroupState): ClassicGroup {
   return g;
 }
 
-test('the table is Kafka\'s', () => {
+test("the table is Kafka's", () => {
   assert.deepEqual(new Set(VALID_PREVIOUS_GROUP_STATES.keys()), new Set(STATES));
   for (const to of STATES) assert.deepEqual(new Set(VALID_PREVIOUS_GROUP_STATES.get(to)), new Set(KAFKA[to]), `into ${to}`);
 });
@@ -49,7 +55,11 @@ test('every other move throws IllegalGroupTransition and changes nothing', () =>
     for (const from of STATES.filter((s) => !KAFKA[to].includes(s))) {
       assert.equal(canGroupTransition(from, to), false, `${from} -> ${to}`);
       const g = groupIn(from);
-      assert.throws(() => g.transitionTo(to, 500), (err: unknown) => err instanceof IllegalGroupTransition && err.from === from && err.to === to && err.message === `group g: illegal transition ${from} -> ${to}`);
+      assert.throws(
+        () => g.transitionTo(to, 500),
+        (err: unknown) =>
+          err instanceof IllegalGroupTransition && err.from === from && err.to === to && err.message === `group g: illegal transition ${from} -> ${to}`,
+      );
       assert.equal(g.state, from);
       assert.equal(g.stateTimestamp, 1);
       refused++;

@@ -8,8 +8,16 @@ import { harness, joinReq, type Harness } from './harness.js';
 import type { JoinRequest } from '../../../src/coordinator/group/join-sync.js';
 
 const join = (h: Harness, r: Partial<JoinRequest>) => h.runtime.write(0, (s, now) => joinGroup(s, joinReq(r), now));
-const sync = (h: Harness, memberId: string, generationId: number, assignments: { memberId: string; assignment: Buffer }[] = [], groupInstanceId: string | null = null) =>
-  h.runtime.write(0, (s, now) => syncGroup(s, { groupId: 'g', generationId, memberId, groupInstanceId, protocolType: null, protocolName: null, assignments }, now));
+const sync = (
+  h: Harness,
+  memberId: string,
+  generationId: number,
+  assignments: { memberId: string; assignment: Buffer }[] = [],
+  groupInstanceId: string | null = null,
+) =>
+  h.runtime.write(0, (s, now) =>
+    syncGroup(s, { groupId: 'g', generationId, memberId, groupInstanceId, protocolType: null, protocolName: null, assignments }, now),
+  );
 
 /** Two-step join of a new dynamic member (KIP-394), returning its join outcome promise. */
 async function joinNew(h: Harness, over: Partial<JoinRequest> = {}) {
@@ -27,7 +35,10 @@ test('a single member joins (after MEMBER_ID_REQUIRED), leads, syncs and becomes
   assert.equal(j.generationId, 1);
   assert.equal(j.leader, a.memberId);
   assert.equal(j.protocolName, 'range');
-  assert.deepEqual(j.members.map((m) => m.memberId), [a.memberId]);
+  assert.deepEqual(
+    j.members.map((m) => m.memberId),
+    [a.memberId],
+  );
   assert.equal(h.shard().groups.get('g')!.state, 'CompletingRebalance');
   const s = await sync(h, a.memberId, 1, [{ memberId: a.memberId, assignment: Buffer.from('A') }]);
   assert.equal(s.errorCode, ErrorCode.NONE);
@@ -46,7 +57,10 @@ test('v0–v3 joins get a member id at once; a second member triggers a rebalanc
   await sync(h, a.memberId, 1, [{ memberId: a.memberId, assignment: Buffer.from('all') }]);
   const bJoin = join(h, { apiVersion: 3, clientId: 'b' });
   // The stable member learns about the rebalance through its heartbeat.
-  assert.equal(await h.runtime.write(0, (s) => heartbeat(s, { groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null })), ErrorCode.REBALANCE_IN_PROGRESS);
+  assert.equal(
+    await h.runtime.write(0, (s) => heartbeat(s, { groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null })),
+    ErrorCode.REBALANCE_IN_PROGRESS,
+  );
   const aJoin = join(h, { apiVersion: 3, memberId: a.memberId });
   const [ja, jb] = await Promise.all([aJoin, bJoin]);
   assert.equal(ja.generationId, 2);
@@ -55,7 +69,10 @@ test('v0–v3 joins get a member id at once; a second member triggers a rebalanc
   assert.equal(ja.members.length, 2);
   assert.equal(jb.members.length, 0);
   const followerSync = sync(h, jb.memberId, 2);
-  const leaderSync = await sync(h, a.memberId, 2, [{ memberId: a.memberId, assignment: Buffer.from('p0') }, { memberId: jb.memberId, assignment: Buffer.from('p1') }]);
+  const leaderSync = await sync(h, a.memberId, 2, [
+    { memberId: a.memberId, assignment: Buffer.from('p0') },
+    { memberId: jb.memberId, assignment: Buffer.from('p1') },
+  ]);
   assert.equal(leaderSync.assignment.toString(), 'p0');
   assert.equal((await followerSync).assignment.toString(), 'p1');
 });
@@ -66,8 +83,14 @@ test('generation and member checks: ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBAL
   await sync(h, a.memberId, 1, [{ memberId: a.memberId, assignment: Buffer.from('x') }]);
   assert.equal((await sync(h, a.memberId, 0)).errorCode, ErrorCode.ILLEGAL_GENERATION);
   assert.equal((await sync(h, 'nobody', 1)).errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
-  assert.equal(await h.runtime.write(0, (s) => heartbeat(s, { groupId: 'g', generationId: 7, memberId: a.memberId, groupInstanceId: null })), ErrorCode.ILLEGAL_GENERATION);
-  assert.equal(await h.runtime.write(0, (s) => heartbeat(s, { groupId: 'nope', generationId: 1, memberId: a.memberId, groupInstanceId: null })), ErrorCode.UNKNOWN_MEMBER_ID);
+  assert.equal(
+    await h.runtime.write(0, (s) => heartbeat(s, { groupId: 'g', generationId: 7, memberId: a.memberId, groupInstanceId: null })),
+    ErrorCode.ILLEGAL_GENERATION,
+  );
+  assert.equal(
+    await h.runtime.write(0, (s) => heartbeat(s, { groupId: 'nope', generationId: 1, memberId: a.memberId, groupInstanceId: null })),
+    ErrorCode.UNKNOWN_MEMBER_ID,
+  );
 });
 
 test('protocol checks: INCONSISTENT_GROUP_PROTOCOL; session timeout bounds; group.max.size', async () => {
@@ -108,15 +131,31 @@ test('static member: a restarted instance takes over without a rebalance and the
   assert.equal(h.log.all().length, before + 1, 'the new member id is persisted');
   const s = await sync(h, again.memberId, 1, [], 'i1');
   assert.equal(s.assignment.toString(), 'mine');
-  assert.equal(await h.runtime.write(0, (sh) => heartbeat(sh, { groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: 'i1' })), ErrorCode.FENCED_INSTANCE_ID);
+  assert.equal(
+    await h.runtime.write(0, (sh) => heartbeat(sh, { groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: 'i1' })),
+    ErrorCode.FENCED_INSTANCE_ID,
+  );
 });
 
 test('leave: the last member leaving empties the group and writes an Empty GroupMetadata record', async () => {
   const h = await harness();
   const a = await (await joinNew(h)).outcome;
   await sync(h, a.memberId, 1, [{ memberId: a.memberId, assignment: Buffer.alloc(0) }]);
-  const res = await h.runtime.write(0, (s, now) => leaveGroup(s, 'g', [{ memberId: a.memberId, groupInstanceId: null }, { memberId: 'ghost', groupInstanceId: null }], now));
-  assert.deepEqual(res.members.map((m) => m.errorCode), [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]);
+  const res = await h.runtime.write(0, (s, now) =>
+    leaveGroup(
+      s,
+      'g',
+      [
+        { memberId: a.memberId, groupInstanceId: null },
+        { memberId: 'ghost', groupInstanceId: null },
+      ],
+      now,
+    ),
+  );
+  assert.deepEqual(
+    res.members.map((m) => m.errorCode),
+    [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID],
+  );
   const g = h.shard().groups.get('g')!;
   assert.equal(g.state, 'Empty');
   assert.equal(g.generationId, 2);

@@ -16,7 +16,9 @@ function commitReq(over: Partial<CommitRequest> = {}, offset = 10n, metadata: st
     groupInstanceId: null,
     retentionTimeMs: -1n,
     apiVersion: 9,
-    topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: 3, commitTimestamp: -1n, committedMetadata: metadata }] }],
+    topics: [
+      { name: 't', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: 3, commitTimestamp: -1n, committedMetadata: metadata }] },
+    ],
     ...over,
   };
 }
@@ -25,7 +27,13 @@ const fetchAll = (h: Harness, group = 'g') => h.runtime.read(0, (s) => fetchOffs
 
 async function stableMember(h: Harness, consumerMetadata: Buffer = Buffer.alloc(0)): Promise<string> {
   const j = await h.runtime.write(0, (s, now) => joinGroup(s, joinReq({ apiVersion: 3, protocols: [{ name: 'range', metadata: consumerMetadata }] }), now));
-  await h.runtime.write(0, (s, now) => syncGroup(s, { groupId: 'g', generationId: j.generationId, memberId: j.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] }, now));
+  await h.runtime.write(0, (s, now) =>
+    syncGroup(
+      s,
+      { groupId: 'g', generationId: j.generationId, memberId: j.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] },
+      now,
+    ),
+  );
   return j.memberId;
 }
 
@@ -63,7 +71,10 @@ test('commits are checked against the generation and the member', async () => {
   assert.equal((await commit(h, commitReq({ generationId: 0, memberId: member })))[0]!.partitions[0]!.errorCode, ErrorCode.ILLEGAL_GENERATION);
   assert.equal((await commit(h, commitReq({ generationId: -1, memberId: '' })))[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_MEMBER_ID);
   assert.equal((await commit(h, commitReq({ generationId: 1, memberId: member })))[0]!.partitions[0]!.errorCode, ErrorCode.NONE);
-  assert.equal((await commit({ ...h }, commitReq({ groupId: 'fresh', generationId: 4, memberId: 'x' })))[0]!.partitions[0]!.errorCode, ErrorCode.ILLEGAL_GENERATION);
+  assert.equal(
+    (await commit({ ...h }, commitReq({ groupId: 'fresh', generationId: 4, memberId: 'x' })))[0]!.partitions[0]!.errorCode,
+    ErrorCode.ILLEGAL_GENERATION,
+  );
 });
 
 test('metadata longer than offset.metadata.max.bytes is refused per partition', async () => {
@@ -98,7 +109,15 @@ test('v1 commit timestamps and v2–v4 retention times become expire timestamps 
   let l = last();
   assert.equal(l.version, 1);
   assert.ok(l.rec?.type === 'offset' && l.rec.value!.expireTimestamp === l.rec.value!.commitTimestamp + 500n);
-  await commit(h, commitReq({ apiVersion: 1, topics: [{ name: 't', partitions: [{ partitionIndex: 1, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: 1234n, committedMetadata: null }] }] }));
+  await commit(
+    h,
+    commitReq({
+      apiVersion: 1,
+      topics: [
+        { name: 't', partitions: [{ partitionIndex: 1, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: 1234n, committedMetadata: null }] },
+      ],
+    }),
+  );
   l = last();
   assert.ok(l.rec?.type === 'offset' && l.rec.value!.commitTimestamp === 1234n && l.rec.value!.expireTimestamp === 2234n);
   await commit(h, commitReq({ apiVersion: 8 }));
@@ -119,29 +138,69 @@ test('expiry: an empty group expires retention after it became empty, then its g
   assert.equal(await h.runtime.write(0, (s, now) => expireOffsets(s, now)), 1);
   assert.deepEqual(await fetchAll(h), []);
   assert.equal(h.shard().groups.has('g'), false);
-  const tail = h.log.all().slice(-2).map((r) => decodeRecord(r.key, r.value));
-  assert.deepEqual(tail.map((r) => [r?.type, r?.value]), [['offset', null], ['group', null]]);
+  const tail = h.log
+    .all()
+    .slice(-2)
+    .map((r) => decodeRecord(r.key, r.value));
+  assert.deepEqual(
+    tail.map((r) => [r?.type, r?.value]),
+    [
+      ['offset', null],
+      ['group', null],
+    ],
+  );
 });
 
 test('expiry: standalone commits expire retention after each commit; stable groups lose only unsubscribed topics', async () => {
   const h = await harness({ offsetsRetentionMs: 1000 });
   await commit(h, commitReq({ groupId: 'solo' }));
   const member = await stableMember(h, subscription(['t']));
-  await commit(h, commitReq({ generationId: 1, memberId: member, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }, { name: 'old', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }));
+  await commit(
+    h,
+    commitReq({
+      generationId: 1,
+      memberId: member,
+      topics: [
+        { name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] },
+        { name: 'old', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] },
+      ],
+    }),
+  );
   h.clock.now += 1000;
   assert.equal(await h.runtime.write(0, (s, now) => expireOffsets(s, now)), 2);
   assert.deepEqual(await fetchAll(h, 'solo'), []);
-  assert.deepEqual((await fetchAll(h)).map((t) => t.name), ['t']);
+  assert.deepEqual(
+    (await fetchAll(h)).map((t) => t.name),
+    ['t'],
+  );
 });
 
 test('OffsetDelete refuses subscribed topics and tombstones the others', async () => {
   const h = await harness();
   const member = await stableMember(h, subscription(['t']));
-  await commit(h, commitReq({ generationId: 1, memberId: member, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }, { name: 'u', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }));
-  const res = await h.runtime.write(0, (s) => deleteOffsets(s, 'g', [{ name: 't', partitions: [0] }, { name: 'u', partitions: [0] }]));
+  await commit(
+    h,
+    commitReq({
+      generationId: 1,
+      memberId: member,
+      topics: [
+        { name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] },
+        { name: 'u', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] },
+      ],
+    }),
+  );
+  const res = await h.runtime.write(0, (s) =>
+    deleteOffsets(s, 'g', [
+      { name: 't', partitions: [0] },
+      { name: 'u', partitions: [0] },
+    ]),
+  );
   assert.equal(res.topics[0]!.partitions[0]!.errorCode, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC);
   assert.equal(res.topics[1]!.partitions[0]!.errorCode, ErrorCode.NONE);
-  assert.deepEqual((await fetchAll(h)).map((t) => t.name), ['t']);
+  assert.deepEqual(
+    (await fetchAll(h)).map((t) => t.name),
+    ['t'],
+  );
   const missing = await h.runtime.write(0, (s) => deleteOffsets(s, 'nope', []));
   assert.equal(missing.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
 });

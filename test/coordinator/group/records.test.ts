@@ -51,47 +51,62 @@ test('records of newer group types (key version >= 3) are skipped on replay', ()
 });
 
 test('encode/decode round-trips offset and group records', () => {
-  const offset = fc.record({
-    type: fc.constant('offset' as const),
-    group: fc.string(),
-    topic: fc.string(),
-    partition: fc.integer({ min: 0, max: 1000 }),
-    value: fc.option(
-      fc.record({
-        offset: fc.bigInt({ min: 0n, max: 2n ** 62n }),
-        leaderEpoch: fc.integer({ min: -1, max: 1000 }),
-        metadata: fc.string(),
-        commitTimestamp: fc.bigInt({ min: 0n, max: 2n ** 50n }),
-        expireTimestamp: fc.constant(-1n),
-      }, { noNullPrototype: true }),
-      { nil: null },
-    ),
-  }, { noNullPrototype: true });
-  const member = fc.record({
-    memberId: fc.string(),
-    groupInstanceId: fc.option(fc.string(), { nil: null }),
-    clientId: fc.string(),
-    clientHost: fc.string(),
-    rebalanceTimeout: fc.integer({ min: 0, max: 100000 }),
-    sessionTimeout: fc.integer({ min: 0, max: 100000 }),
-    subscription: fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
-    assignment: fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
-  }, { noNullPrototype: true });
-  const group = fc.record({
-    type: fc.constant('group' as const),
-    group: fc.string(),
-    value: fc.option(
-      fc.record({
-        protocolType: fc.string(),
-        generation: fc.integer({ min: 0, max: 1000 }),
-        protocol: fc.option(fc.string(), { nil: null }),
-        leader: fc.option(fc.string(), { nil: null }),
-        currentStateTimestamp: fc.bigInt({ min: 0n, max: 2n ** 50n }),
-        members: fc.array(member, { maxLength: 3 }),
-      }, { noNullPrototype: true }),
-      { nil: null },
-    ),
-  }, { noNullPrototype: true });
+  const offset = fc.record(
+    {
+      type: fc.constant('offset' as const),
+      group: fc.string(),
+      topic: fc.string(),
+      partition: fc.integer({ min: 0, max: 1000 }),
+      value: fc.option(
+        fc.record(
+          {
+            offset: fc.bigInt({ min: 0n, max: 2n ** 62n }),
+            leaderEpoch: fc.integer({ min: -1, max: 1000 }),
+            metadata: fc.string(),
+            commitTimestamp: fc.bigInt({ min: 0n, max: 2n ** 50n }),
+            expireTimestamp: fc.constant(-1n),
+          },
+          { noNullPrototype: true },
+        ),
+        { nil: null },
+      ),
+    },
+    { noNullPrototype: true },
+  );
+  const member = fc.record(
+    {
+      memberId: fc.string(),
+      groupInstanceId: fc.option(fc.string(), { nil: null }),
+      clientId: fc.string(),
+      clientHost: fc.string(),
+      rebalanceTimeout: fc.integer({ min: 0, max: 100000 }),
+      sessionTimeout: fc.integer({ min: 0, max: 100000 }),
+      subscription: fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
+      assignment: fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
+    },
+    { noNullPrototype: true },
+  );
+  const group = fc.record(
+    {
+      type: fc.constant('group' as const),
+      group: fc.string(),
+      value: fc.option(
+        fc.record(
+          {
+            protocolType: fc.string(),
+            generation: fc.integer({ min: 0, max: 1000 }),
+            protocol: fc.option(fc.string(), { nil: null }),
+            leader: fc.option(fc.string(), { nil: null }),
+            currentStateTimestamp: fc.bigInt({ min: 0n, max: 2n ** 50n }),
+            members: fc.array(member, { maxLength: 3 }),
+          },
+          { noNullPrototype: true },
+        ),
+        { nil: null },
+      ),
+    },
+    { noNullPrototype: true },
+  );
   fc.assert(
     fc.property(fc.oneof(offset, group), (r: CoordinatorRecord) => {
       const enc = encodeRecord(r);

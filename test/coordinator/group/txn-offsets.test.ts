@@ -28,7 +28,23 @@ const offsetOf = (h: Awaited<ReturnType<typeof harness>>, requireStable = false)
 
 test('a transactional commit is pending until COMMIT; ABORT drops it; require_stable sees UNSTABLE_OFFSET_COMMIT meanwhile', async () => {
   const h = await harness();
-  await h.runtime.write(0, (s, now) => commitOffsets(s, { groupId: 'g', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, apiVersion: 8, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }, now));
+  await h.runtime.write(0, (s, now) =>
+    commitOffsets(
+      s,
+      {
+        groupId: 'g',
+        generationId: -1,
+        memberId: '',
+        groupInstanceId: null,
+        retentionTimeMs: -1n,
+        apiVersion: 8,
+        topics: [
+          { name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] },
+        ],
+      },
+      now,
+    ),
+  );
   const res = await h.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(77n, 10n), now));
   assert.deepEqual(res, [{ name: 't', partitions: [{ partitionIndex: 0, errorCode: 0 }] }]);
   assert.equal((await offsetOf(h)).committedOffset, 5n, 'not visible before the commit');
@@ -46,13 +62,35 @@ test('loading: transactional batches stay pending until their marker in the log;
   const log = new MemoryLog();
   const h1 = await harness({}, log);
   await h1.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(1n, 11n), now));
-  await h1.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(2n, 22n, { topics: [{ name: 't', partitions: [{ partitionIndex: 1, committedOffset: 22n, committedLeaderEpoch: -1, committedMetadata: null }] }] }), now));
-  await h1.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(3n, 33n, { topics: [{ name: 't', partitions: [{ partitionIndex: 2, committedOffset: 33n, committedLeaderEpoch: -1, committedMetadata: null }] }] }), now));
+  await h1.runtime.write(0, (s, now) =>
+    txnCommitOffsets(
+      s,
+      txnReq(2n, 22n, {
+        topics: [{ name: 't', partitions: [{ partitionIndex: 1, committedOffset: 22n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      }),
+      now,
+    ),
+  );
+  await h1.runtime.write(0, (s, now) =>
+    txnCommitOffsets(
+      s,
+      txnReq(3n, 33n, {
+        topics: [{ name: 't', partitions: [{ partitionIndex: 2, committedOffset: 33n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      }),
+      now,
+    ),
+  );
   log.appendMarker(0, 1n, true);
   log.appendMarker(0, 2n, false);
   const h2 = await harness({}, log);
-  const got = await h2.runtime.read(0, (s) => fetchOffsets(s, 'g', [{ name: 't', partitions: [0, 1, 2] }], true)[0]!.partitions.map((p) => [p.committedOffset, p.errorCode]));
-  assert.deepEqual(got, [[11n, 0], [-1n, 0], [-1n, ErrorCode.UNSTABLE_OFFSET_COMMIT]]);
+  const got = await h2.runtime.read(0, (s) =>
+    fetchOffsets(s, 'g', [{ name: 't', partitions: [0, 1, 2] }], true)[0]!.partitions.map((p) => [p.committedOffset, p.errorCode]),
+  );
+  assert.deepEqual(got, [
+    [11n, 0],
+    [-1n, 0],
+    [-1n, ErrorCode.UNSTABLE_OFFSET_COMMIT],
+  ]);
 });
 
 test('member checks of TxnOffsetCommit v3+: an unknown member or generation of a live group is refused', async () => {
@@ -66,7 +104,23 @@ test('member checks of TxnOffsetCommit v3+: an unknown member or generation of a
 
 test('expiry keeps a partition (and its group) while a transactional commit of it is pending', async () => {
   const h = await harness();
-  await h.runtime.write(0, (s, now) => commitOffsets(s, { groupId: 'g', generationId: -1, memberId: '', groupInstanceId: null, retentionTimeMs: -1n, apiVersion: 8, topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] }] }, now));
+  await h.runtime.write(0, (s, now) =>
+    commitOffsets(
+      s,
+      {
+        groupId: 'g',
+        generationId: -1,
+        memberId: '',
+        groupInstanceId: null,
+        retentionTimeMs: -1n,
+        apiVersion: 8,
+        topics: [
+          { name: 't', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' }] },
+        ],
+      },
+      now,
+    ),
+  );
   await h.runtime.write(0, (s, now) => txnCommitOffsets(s, txnReq(9n, 10n), now));
   h.clock.now += 8 * 24 * 3600_000;
   assert.equal(await h.runtime.write(0, (s, now) => expireOffsets(s, now)), 0, 'nothing expires while the commit is pending');

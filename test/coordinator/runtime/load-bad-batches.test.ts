@@ -27,7 +27,9 @@ const GROUP = 'g';
 const TOPIC = 'orders';
 
 async function startBroker(dir: string, lines: string[]): Promise<Broker> {
-  const raw = new Map(Object.entries({ 'listeners': 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, 'offsets.topic.num.partitions': '1', 'group.initial.rebalance.delay.ms': '0' }));
+  const raw = new Map(
+    Object.entries({ listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, 'offsets.topic.num.partitions': '1', 'group.initial.rebalance.delay.ms': '0' }),
+  );
   const logger = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
   const broker = new Broker(buildBrokerConfig(raw), logger);
   await broker.start();
@@ -90,7 +92,12 @@ test('coordinator load: undecodable batches in __consumer_offsets are logged and
     // Written into the offsets partition directly, as data from before validation existed.
     const p = broker.services.replicaManager.getPartition('__consumer_offsets', 0)!;
     await p.appendAsLeader(await gzipValueBomb(100_000_000));
-    const corrupt = Buffer.from(encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: Buffer.from('k'), value: Buffer.alloc(300, 1), headers: [] }], compression: CompressionType.Gzip }));
+    const corrupt = Buffer.from(
+      encodeBatch({
+        records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: Buffer.from('k'), value: Buffer.alloc(300, 1), headers: [] }],
+        compression: CompressionType.Gzip,
+      }),
+    );
     corrupt.fill(0x5a, RECORD_BATCH_OVERHEAD + 12);
     corrupt.writeUInt32BE(computeCrc(corrupt, 0), CRC);
     await p.appendAsLeader(corrupt);

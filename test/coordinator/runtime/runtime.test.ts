@@ -37,11 +37,23 @@ test('requests get NOT_COORDINATOR for unknown partitions and COORDINATOR_LOAD_I
   log.partitions.set(0, [serde.encode(5), serde.encode(7)]);
   let releaseLoad!: () => void;
   const gate = new Promise<void>((r) => (releaseLoad = r));
-  const slowLog = { append: log.append.bind(log), replay: async (p: number, on: (k: Buffer, v: Buffer | null) => void) => { await gate; return log.replay(p, on); } };
+  const slowLog = {
+    append: log.append.bind(log),
+    replay: async (p: number, on: (k: Buffer, v: Buffer | null) => void) => {
+      await gate;
+      return log.replay(p, on);
+    },
+  };
   const rt = new CoordinatorRuntime<SumShard, number>({ log: slowLog, serde, newShard: () => new SumShard() });
-  assert.throws(() => rt.write(1, add(1)), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.NOT_COORDINATOR);
+  assert.throws(
+    () => rt.write(1, add(1)),
+    (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.NOT_COORDINATOR,
+  );
   const loading = rt.load(0);
-  assert.throws(() => rt.write(0, add(1)), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+  assert.throws(
+    () => rt.write(0, add(1)),
+    (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+  );
   releaseLoad();
   await loading;
   assert.equal(await rt.read(0, (s) => s.loadedWith), 12, 'replay went through the same replay() before onLoaded');
@@ -63,7 +75,10 @@ test('a failed append undoes it and every write queued after it; later writes wo
   assert.equal(shard().sum, 1);
   assert.equal(await rt.write(0, add(2)), 1);
   assert.equal(shard().sum, 3);
-  assert.deepEqual(log.partitions.get(0)!.map((r) => r.value!.toString()), ['1', '2']);
+  assert.deepEqual(
+    log.partitions.get(0)!.map((r) => r.value!.toString()),
+    ['1', '2'],
+  );
 });
 
 test('reads wait for earlier writes to be durable', async () => {

@@ -22,7 +22,19 @@ test('ids come from the allocated blocks, a new block only when one is used up, 
 
 test('a failed allocation fails that call only; the next one tries again', async () => {
   let fail = true;
-  const ids = new ZkProducerIdBlocks({ allocateProducerIdBlock: async () => { if (fail) { fail = false; throw new Error('zk down'); } return { start: 50n, end: 59n }; } }, 0, 10);
+  const ids = new ZkProducerIdBlocks(
+    {
+      allocateProducerIdBlock: async () => {
+        if (fail) {
+          fail = false;
+          throw new Error('zk down');
+        }
+        return { start: 50n, end: 59n };
+      },
+    },
+    0,
+    10,
+  );
   await assert.rejects(ids.generate(), /zk down/);
   assert.equal(await ids.generate(), 50n);
 });

@@ -44,13 +44,22 @@ interface Harness {
 async function harness(opts: { log?: MemoryLog; clock?: { now: number }; wrapLog?: (l: MemoryLog) => CoordinatorLog } = {}): Promise<Harness> {
   const config = defaultBrokerConfig({ 'broker.id': '0', 'transaction.state.log.num.partitions': '1', 'transaction.max.timeout.ms': '60000' });
   const partitions = [{ partition: 0, leader: 0, leaderEpoch: 0, replicas: [0], isr: [0] }];
-  const topics = new Map([['t', 3], ['u', 1]]);
+  const topics = new Map([
+    ['t', 3],
+    ['u', 1],
+  ]);
   const metadata = {
     topic: (name: string) =>
       name === TRANSACTION_STATE_TOPIC
         ? { name, topicId: 'x', internal: true, partitions, configs: {} }
         : topics.has(name)
-          ? { name, topicId: name, internal: false, partitions: Array.from({ length: topics.get(name)! }, (_, i) => ({ partition: i, leader: 0, leaderEpoch: 0, replicas: [0], isr: [0] })), configs: {} }
+          ? {
+              name,
+              topicId: name,
+              internal: false,
+              partitions: Array.from({ length: topics.get(name)! }, (_, i) => ({ partition: i, leader: 0, leaderEpoch: 0, replicas: [0], isr: [0] })),
+              configs: {},
+            }
           : undefined,
     onChange: () => undefined,
     brokers: () => [],
@@ -100,14 +109,37 @@ test('commit: AddPartitions starts the transaction, EndTxn writes PrepareCommit,
   const { tc, log, markers } = await harness();
   const { producerId, producerEpoch } = await init(tc);
   const p = { transactionalId: 'tx', producerId, producerEpoch };
-  assert.equal(await tc.addPartitions({ ...p, partitions: [{ topic: 't', partition: 0 }, { topic: 't', partition: 2 }] }), 0);
+  assert.equal(
+    await tc.addPartitions({
+      ...p,
+      partitions: [
+        { topic: 't', partition: 0 },
+        { topic: 't', partition: 2 },
+      ],
+    }),
+    0,
+  );
   assert.equal(await tc.addPartitions({ ...p, partitions: [{ topic: 't', partition: 0 }] }), 0, 'already in: no write');
   assert.equal(await tc.addOffsets({ ...p, groupId: 'g', offsetsPartition: 7 }), 0);
   let d = await tc.describe('tx');
   assert.equal(d.transactionState, 'Ongoing');
-  assert.deepEqual(d.topics, [{ topic: 't', partitions: [0, 2] }, { topic: '__consumer_offsets', partitions: [7] }]);
+  assert.deepEqual(d.topics, [
+    { topic: 't', partitions: [0, 2] },
+    { topic: '__consumer_offsets', partitions: [7] },
+  ]);
   assert.equal(d.transactionStartTimeMs, 1_000_000n);
-  assert.deepEqual((await tc.verifyPartitions({ ...p, partitions: [{ topic: 't', partition: 2 }, { topic: 't', partition: 1 }] })).partitions.map((x) => x.errorCode), [0, ErrorCode.INVALID_TXN_STATE]);
+  assert.deepEqual(
+    (
+      await tc.verifyPartitions({
+        ...p,
+        partitions: [
+          { topic: 't', partition: 2 },
+          { topic: 't', partition: 1 },
+        ],
+      })
+    ).partitions.map((x) => x.errorCode),
+    [0, ErrorCode.INVALID_TXN_STATE],
+  );
   const end = await tc.endTxn({ ...p, commit: true });
   assert.equal(end.errorCode, 0);
   await tc.markersSettled();
@@ -133,15 +165,27 @@ test('commit: AddPartitions starts the transaction, EndTxn writes PrepareCommit,
 test('state errors: unknown id, wrong producer id, old epoch, EndTxn with no transaction, requests during PrepareCommit', async () => {
   const { tc, log } = await harness();
   const { producerId } = await init(tc);
-  assert.equal(await tc.addPartitions({ transactionalId: 'nope', producerId, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }), ErrorCode.INVALID_PRODUCER_ID_MAPPING);
-  assert.equal(await tc.addPartitions({ transactionalId: 'tx', producerId: producerId + 1n, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }), ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+  assert.equal(
+    await tc.addPartitions({ transactionalId: 'nope', producerId, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }),
+    ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+  );
+  assert.equal(
+    await tc.addPartitions({ transactionalId: 'tx', producerId: producerId + 1n, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }),
+    ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+  );
   await init(tc); // epoch 1
-  assert.equal(await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }), ErrorCode.PRODUCER_FENCED);
+  assert.equal(
+    await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }),
+    ErrorCode.PRODUCER_FENCED,
+  );
   assert.equal((await tc.endTxn({ transactionalId: 'tx', producerId, producerEpoch: 1, commit: true })).errorCode, ErrorCode.INVALID_TXN_STATE);
   assert.equal(await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 1, partitions: [{ topic: 't', partition: 0 }] }), 0);
   log.hold = true; // the PrepareCommit append waits: the answer too, and the state shows PrepareCommit
   const ending = tc.endTxn({ transactionalId: 'tx', producerId, producerEpoch: 1, commit: true });
-  assert.equal(await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 1, partitions: [{ topic: 't', partition: 1 }] }), ErrorCode.CONCURRENT_TRANSACTIONS);
+  assert.equal(
+    await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 1, partitions: [{ topic: 't', partition: 1 }] }),
+    ErrorCode.CONCURRENT_TRANSACTIONS,
+  );
   assert.equal((await init(tc)).errorCode, ErrorCode.CONCURRENT_TRANSACTIONS);
   log.release();
   assert.equal((await ending).errorCode, 0);
@@ -183,15 +227,34 @@ test('markers: retriable errors are retried until written; a deleted partition i
   const { tc, markers, topics } = await harness();
   const { producerId, producerEpoch } = await init(tc);
   const p = { transactionalId: 'tx', producerId, producerEpoch };
-  await tc.addPartitions({ ...p, partitions: [{ topic: 't', partition: 0 }, { topic: 'u', partition: 0 }] });
-  markers.script.push(new Map([['t-0', ErrorCode.NOT_LEADER_OR_FOLLOWER], ['u-0', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]));
-  markers.script.push(new Map([['t-0', ErrorCode.NOT_ENOUGH_REPLICAS], ['u-0', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]));
+  await tc.addPartitions({
+    ...p,
+    partitions: [
+      { topic: 't', partition: 0 },
+      { topic: 'u', partition: 0 },
+    ],
+  });
+  markers.script.push(
+    new Map([
+      ['t-0', ErrorCode.NOT_LEADER_OR_FOLLOWER],
+      ['u-0', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+    ]),
+  );
+  markers.script.push(
+    new Map([
+      ['t-0', ErrorCode.NOT_ENOUGH_REPLICAS],
+      ['u-0', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+    ]),
+  );
   // Deleted during the second attempt: its UNKNOWN_TOPIC_OR_PARTITION then drops it (the first one was retried).
   markers.onCall = (n) => void (n === 2 && topics.delete('u'));
   markers.script.push(new Map([['u-0', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]));
   await tc.endTxn({ ...p, commit: false });
   await tc.markersSettled();
-  assert.deepEqual(markers.calls.map((c) => c.partitions.length), [2, 2, 1]);
+  assert.deepEqual(
+    markers.calls.map((c) => c.partitions.length),
+    [2, 2, 1],
+  );
   assert.equal((await tc.describe('tx')).transactionState, 'CompleteAbort');
 
   // A newer coordinator/epoch answered: this one stops, the transaction stays prepared.
@@ -217,7 +280,10 @@ test('a transaction past its timeout is aborted with a bumped epoch; idle ids ex
   const d = await tc.describe('tx');
   assert.equal(d.transactionState, 'CompleteAbort');
   assert.equal(d.producerEpoch, 1, 'the producer of the timed-out transaction is fenced');
-  assert.equal(await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }), ErrorCode.PRODUCER_FENCED);
+  assert.equal(
+    await tc.addPartitions({ transactionalId: 'tx', producerId, producerEpoch: 0, partitions: [{ topic: 't', partition: 0 }] }),
+    ErrorCode.PRODUCER_FENCED,
+  );
   // transactional.id.expiration.ms (7 days by default) after the last update: removed.
   clock.now += 7 * 24 * 3600_000;
   assert.deepEqual((await tc.expireNow()).sort(), ['idle', 'tx']);
@@ -234,9 +300,18 @@ test('ListTransactions filters by state, producer id and duration', async () => 
   clock.now += 5000;
   const all = tc.list({ states: new Set(), producerIds: new Set(), minDurationMs: -1 });
   assert.deepEqual(all.transactions.map((t) => `${t.transactionalId} ${t.transactionState}`).sort(), ['a Ongoing', 'b Empty']);
-  assert.deepEqual(tc.list({ states: new Set([TxnState.Ongoing]), producerIds: new Set(), minDurationMs: -1 }).transactions.map((t) => t.transactionalId), ['a']);
-  assert.deepEqual(tc.list({ states: new Set(), producerIds: new Set([b.producerId]), minDurationMs: -1 }).transactions.map((t) => t.transactionalId), ['b']);
-  assert.deepEqual(tc.list({ states: new Set(), producerIds: new Set(), minDurationMs: 4000 }).transactions.map((t) => t.transactionalId), ['a']);
+  assert.deepEqual(
+    tc.list({ states: new Set([TxnState.Ongoing]), producerIds: new Set(), minDurationMs: -1 }).transactions.map((t) => t.transactionalId),
+    ['a'],
+  );
+  assert.deepEqual(
+    tc.list({ states: new Set(), producerIds: new Set([b.producerId]), minDurationMs: -1 }).transactions.map((t) => t.transactionalId),
+    ['b'],
+  );
+  assert.deepEqual(
+    tc.list({ states: new Set(), producerIds: new Set(), minDurationMs: 4000 }).transactions.map((t) => t.transactionalId),
+    ['a'],
+  );
   assert.deepEqual(tc.list({ states: new Set(), producerIds: new Set(), minDurationMs: 6000 }).transactions, []);
   tc.shutdown();
 });

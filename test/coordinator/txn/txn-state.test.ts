@@ -20,13 +20,28 @@ const meta = (state: TxnMetadata['state']): TxnMetadata => ({
 test("the transition table is Kafka's", () => {
   const S = TxnState;
   const legal: [number, number][] = [
-    [S.Empty, S.Ongoing], [S.Ongoing, S.PrepareCommit], [S.Ongoing, S.PrepareAbort], [S.PrepareCommit, S.CompleteCommit],
-    [S.PrepareAbort, S.CompleteAbort], [S.CompleteCommit, S.Ongoing], [S.CompleteAbort, S.Empty], [S.Ongoing, S.PrepareEpochFence],
-    [S.PrepareEpochFence, S.PrepareAbort], [S.Empty, S.Dead], [S.CompleteCommit, S.Dead],
+    [S.Empty, S.Ongoing],
+    [S.Ongoing, S.PrepareCommit],
+    [S.Ongoing, S.PrepareAbort],
+    [S.PrepareCommit, S.CompleteCommit],
+    [S.PrepareAbort, S.CompleteAbort],
+    [S.CompleteCommit, S.Ongoing],
+    [S.CompleteAbort, S.Empty],
+    [S.Ongoing, S.PrepareEpochFence],
+    [S.PrepareEpochFence, S.PrepareAbort],
+    [S.Empty, S.Dead],
+    [S.CompleteCommit, S.Dead],
   ];
   const illegal: [number, number][] = [
-    [S.Empty, S.PrepareCommit], [S.Ongoing, S.CompleteCommit], [S.PrepareCommit, S.CompleteAbort], [S.PrepareCommit, S.Ongoing],
-    [S.PrepareAbort, S.Empty], [S.Ongoing, S.Dead], [S.Dead, S.Empty], [S.PrepareEpochFence, S.PrepareCommit], [S.Ongoing, S.Empty],
+    [S.Empty, S.PrepareCommit],
+    [S.Ongoing, S.CompleteCommit],
+    [S.PrepareCommit, S.CompleteAbort],
+    [S.PrepareCommit, S.Ongoing],
+    [S.PrepareAbort, S.Empty],
+    [S.Ongoing, S.Dead],
+    [S.Dead, S.Empty],
+    [S.PrepareEpochFence, S.PrepareCommit],
+    [S.Ongoing, S.Empty],
   ];
   for (const [a, b] of legal) assert.ok(canTransition(a as never, b as never), `${txnStateName(a as never)} -> ${txnStateName(b as never)}`);
   for (const [a, b] of illegal) assert.ok(!canTransition(a as never, b as never), `${txnStateName(a as never)} -/-> ${txnStateName(b as never)}`);

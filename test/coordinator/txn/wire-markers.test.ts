@@ -9,8 +9,13 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { Reader, Writer } from '../../../src/protocol/primitives/index.js';
 import {
-  ApiVersionsRequestCodec, ApiVersionsResponseCodec, RequestHeaderCodec, ResponseHeaderCodec, WriteTxnMarkersRequestCodec,
-  WriteTxnMarkersResponseCodec, type WriteTxnMarkersRequest,
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  RequestHeaderCodec,
+  ResponseHeaderCodec,
+  WriteTxnMarkersRequestCodec,
+  WriteTxnMarkersResponseCodec,
+  type WriteTxnMarkersRequest,
 } from '../../../src/protocol/messages/index.js';
 import { requestHeaderVersion, responseHeaderVersion } from '../../../src/server/request-header.js';
 import { WireTxnMarkerWriter } from '../../../src/coordinator/txn/markers.js';
@@ -48,7 +53,10 @@ async function fakeBroker(servesMarkers: boolean, codeFor: (topic: string, parti
             {
               markers: req.markers.map((m) => ({
                 producerId: m.producerId,
-                topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: codeFor(t.name, p) })) })),
+                topics: m.topics.map((t) => ({
+                  name: t.name,
+                  partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: codeFor(t.name, p) })),
+                })),
               })),
             },
             version,
@@ -73,14 +81,25 @@ async function fakeBroker(servesMarkers: boolean, codeFor: (topic: string, parti
 function metadataWith(topics: Record<string, number[]>): MetadataStore {
   return {
     topic: (name: string) =>
-      topics[name] ? { name, topicId: name, internal: false, configs: {}, partitions: topics[name]!.map((leader, partition) => ({ partition, leader, leaderEpoch: 0, replicas: [leader], isr: [leader] })) } : undefined,
+      topics[name]
+        ? {
+            name,
+            topicId: name,
+            internal: false,
+            configs: {},
+            partitions: topics[name]!.map((leader, partition) => ({ partition, leader, leaderEpoch: 0, replicas: [leader], isr: [leader] })),
+          }
+        : undefined,
   } as unknown as MetadataStore;
 }
 
 test('markers go to each partition leader, one request per leader, and come back per partition', async () => {
   const b1 = await fakeBroker(true, (t, p) => (t === 'a' && p === 1 ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE));
   const b2 = await fakeBroker(true, () => ErrorCode.NONE);
-  const ports = new Map([[1, b1.port], [2, b2.port]]);
+  const ports = new Map([
+    [1, b1.port],
+    [2, b2.port],
+  ]);
   const writer = new WireTxnMarkerWriter({
     brokerId: 0,
     metadata: metadataWith({ a: [1, 1, 2], b: [2, -1] }),
@@ -94,19 +113,33 @@ test('markers go to each partition leader, one request per leader, and come back
       producerEpoch: 3,
       coordinatorEpoch: 7,
       commit: true,
-      partitions: [{ topic: 'a', partition: 0 }, { topic: 'a', partition: 1 }, { topic: 'a', partition: 2 }, { topic: 'b', partition: 0 }, { topic: 'b', partition: 1 }, { topic: 'gone', partition: 0 }],
+      partitions: [
+        { topic: 'a', partition: 0 },
+        { topic: 'a', partition: 1 },
+        { topic: 'a', partition: 2 },
+        { topic: 'b', partition: 0 },
+        { topic: 'b', partition: 1 },
+        { topic: 'gone', partition: 0 },
+      ],
     });
     const codes = Object.fromEntries(res.map((r) => [`${r.topic}-${r.partition}`, r.errorCode]));
     assert.deepEqual(codes, {
-      'a-0': 0, 'a-1': ErrorCode.NOT_LEADER_OR_FOLLOWER, 'a-2': 0, 'b-0': 0,
-      'b-1': ErrorCode.NOT_LEADER_OR_FOLLOWER, 'gone-0': ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      'a-0': 0,
+      'a-1': ErrorCode.NOT_LEADER_OR_FOLLOWER,
+      'a-2': 0,
+      'b-0': 0,
+      'b-1': ErrorCode.NOT_LEADER_OR_FOLLOWER,
+      'gone-0': ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     });
     assert.equal(b1.received.length, 1);
     assert.equal(b2.received.length, 1);
     const m = b1.received[0]!.markers[0]!;
     assert.deepEqual([m.producerId, m.producerEpoch, m.coordinatorEpoch, m.transactionResult], [42n, 3, 7, true]);
     assert.deepEqual(m.topics, [{ name: 'a', partitionIndexes: [0, 1] }]);
-    assert.deepEqual(b2.received[0]!.markers[0]!.topics, [{ name: 'a', partitionIndexes: [2] }, { name: 'b', partitionIndexes: [0] }]);
+    assert.deepEqual(b2.received[0]!.markers[0]!.topics, [
+      { name: 'a', partitionIndexes: [2] },
+      { name: 'b', partitionIndexes: [0] },
+    ]);
     // The connection is reused.
     await writer.writeMarkers({ producerId: 42n, producerEpoch: 3, coordinatorEpoch: 7, commit: false, partitions: [{ topic: 'a', partition: 0 }] });
     assert.equal(b1.received.length, 2);
@@ -133,8 +166,17 @@ test('a leader that does not serve WriteTxnMarkers, or cannot be reached, gives 
     requestTimeoutMs: 5000,
   });
   try {
-    const res = await writer.writeMarkers({ producerId: 1n, producerEpoch: 0, coordinatorEpoch: 0, commit: true, partitions: [0, 1, 2].map((partition) => ({ topic: 'a', partition })) });
-    assert.deepEqual(res.map((r) => r.errorCode), [ErrorCode.UNSUPPORTED_VERSION, ErrorCode.NETWORK_EXCEPTION, ErrorCode.NETWORK_EXCEPTION]);
+    const res = await writer.writeMarkers({
+      producerId: 1n,
+      producerEpoch: 0,
+      coordinatorEpoch: 0,
+      commit: true,
+      partitions: [0, 1, 2].map((partition) => ({ topic: 'a', partition })),
+    });
+    assert.deepEqual(
+      res.map((r) => r.errorCode),
+      [ErrorCode.UNSUPPORTED_VERSION, ErrorCode.NETWORK_EXCEPTION, ErrorCode.NETWORK_EXCEPTION],
+    );
   } finally {
     writer.close();
     await old.close();

@@ -7,7 +7,12 @@ import { writeSync } from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
 
 const [bootstrap, topic, groupId, delay] = process.argv.slice(2) as [string, string, string, string];
-const kafka = new Kafka({ brokers: [bootstrap], logLevel: logLevel.NOTHING, clientId: 'crash-test', retry: { retries: 100, initialRetryTime: 100, maxRetryTime: 1000 } });
+const kafka = new Kafka({
+  brokers: [bootstrap],
+  logLevel: logLevel.NOTHING,
+  clientId: 'crash-test',
+  retry: { retries: 100, initialRetryTime: 100, maxRetryTime: 1000 },
+});
 const consumer = kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 500, retry: { retries: 100, initialRetryTime: 100, maxRetryTime: 1000 } });
 await consumer.connect();
 await consumer.subscribe({ topic, fromBeginning: true });

@@ -50,12 +50,23 @@ test('brokers: ids, registrations and the broker epoch (czxid)', async (t) => {
   assert.deepEqual(await c.getBrokerIds(), [], 'no /brokers/ids yet');
   await s.ensurePath('/brokers/ids');
   for (const id of [2, 0]) {
-    const reg = { id, endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 9092 + id }], rack: id === 0 ? 'r0' : null, timestampMs: 5 };
+    const reg = {
+      id,
+      endpoints: [{ listenerName: 'PLAINTEXT', securityProtocol: 'PLAINTEXT', host: '127.0.0.1', port: 9092 + id }],
+      rack: id === 0 ? 'r0' : null,
+      timestampMs: 5,
+    };
     await s.create(`/brokers/ids/${id}`, BrokerIdZNode.encode(reg), 'ephemeral');
   }
   assert.deepEqual(await c.getBrokerIds(), [0, 2]);
   const all = await c.getAllBrokers();
-  assert.deepEqual(all.map((b) => [b.id, b.rack, b.endpoints[0]!.port]), [[0, 'r0', 9092], [2, null, 9094]]);
+  assert.deepEqual(
+    all.map((b) => [b.id, b.rack, b.endpoints[0]!.port]),
+    [
+      [0, 'r0', 9092],
+      [2, null, 9094],
+    ],
+  );
   assert.ok(all[1]!.brokerEpoch > 0n && all[0]!.brokerEpoch > all[1]!.brokerEpoch, 'czxid grows with each registration (2 registered before 0)');
   assert.equal(await c.getBroker(1), undefined);
 });
@@ -64,15 +75,32 @@ test('createTopic writes the config then the topic znode, as Kafka; duplicates a
   if (!requirePeer(t, 'zookeeper')) return;
   const s = await open();
   const c = new KafkaZkClient(s);
-  await c.createTopic('bigdata', 'aSFJVxF7SIaTCptmWn_GgA', new Map([[0, [1, 2]], [1, [2, 1]]]), { 'retention.ms': '1000' });
-  assert.equal(await zkGet(zk!.port, '/brokers/topics/bigdata'), '{"partitions":{"0":[1,2],"1":[2,1]},"topic_id":"aSFJVxF7SIaTCptmWn_GgA","adding_replicas":{},"removing_replicas":{},"version":3}');
+  await c.createTopic(
+    'bigdata',
+    'aSFJVxF7SIaTCptmWn_GgA',
+    new Map([
+      [0, [1, 2]],
+      [1, [2, 1]],
+    ]),
+    { 'retention.ms': '1000' },
+  );
+  assert.equal(
+    await zkGet(zk!.port, '/brokers/topics/bigdata'),
+    '{"partitions":{"0":[1,2],"1":[2,1]},"topic_id":"aSFJVxF7SIaTCptmWn_GgA","adding_replicas":{},"removing_replicas":{},"version":3}',
+  );
   assert.equal((await s.get('/config/topics/bigdata')).data.toString(), '{"version":1,"config":{"retention.ms":"1000"}}');
   await assert.rejects(c.createTopic('bigdata', 'x', new Map([[0, [1]]]), {}), kafkaCode(36));
   assert.deepEqual(await c.getAllTopics(), ['bigdata']);
 
   const a = (await c.getTopicAssignment('bigdata'))!;
   assert.equal(a.topicId, 'aSFJVxF7SIaTCptmWn_GgA');
-  assert.deepEqual([...a.partitions], [[0, [1, 2]], [1, [2, 1]]]);
+  assert.deepEqual(
+    [...a.partitions],
+    [
+      [0, [1, 2]],
+      [1, [2, 1]],
+    ],
+  );
   assert.equal(a.zkVersion, 0);
   assert.equal(await c.getTopicAssignment('nope'), undefined);
 
@@ -97,24 +125,59 @@ test('partition states: fenced creates and conditional updates; a moved epoch fe
   const c = new KafkaZkClient(s);
   const fence = await controllerEpoch(s);
   assert.equal(fence.epochZkVersion, 0, 'the version-0 case is the one the client library mishandles');
-  await c.createTopic('t', 'id', new Map([[0, [1, 2]], [1, [2, 1]]]), {});
+  await c.createTopic(
+    't',
+    'id',
+    new Map([
+      [0, [1, 2]],
+      [1, [2, 1]],
+    ]),
+    {},
+  );
   const st = (leader: number, leaderEpoch: number, isr: number[]) => ({ leader, leaderEpoch, isr, controllerEpoch: 1 });
-  const created = await c.createPartitionStates('t', new Map([[0, st(1, 0, [1, 2])], [1, st(2, 0, [2, 1])]]), fence);
-  assert.deepEqual([...created], [[0, 'ok'], [1, 'ok']]);
+  const created = await c.createPartitionStates(
+    't',
+    new Map([
+      [0, st(1, 0, [1, 2])],
+      [1, st(2, 0, [2, 1])],
+    ]),
+    fence,
+  );
+  assert.deepEqual(
+    [...created],
+    [
+      [0, 'ok'],
+      [1, 'ok'],
+    ],
+  );
   assert.deepEqual([...(await c.createPartitionStates('t', new Map([[1, st(2, 0, [2])]]), fence))], [[1, 'exists']]);
-  assert.equal((await s.get('/brokers/topics/t/partitions/0/state')).data.toString(), '{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}');
+  assert.equal(
+    (await s.get('/brokers/topics/t/partitions/0/state')).data.toString(),
+    '{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}',
+  );
 
   const states = await c.getPartitionStates('t');
   assert.deepEqual([...states.keys()], [0, 1]);
   assert.deepEqual(states.get(1), { state: st(2, 0, [2, 1]), zkVersion: 0 });
   assert.deepEqual([...(await c.getPartitionStates('t', [1, 7])).keys()], [1]);
 
-  const upd = await c.updatePartitionStates('t', [
-    { partition: 0, state: st(2, 1, [2]), expectedZkVersion: 0 },
-    { partition: 1, state: st(1, 1, [1]), expectedZkVersion: 5 },
-    { partition: 9, state: st(1, 1, [1]), expectedZkVersion: 0 },
-  ], fence);
-  assert.deepEqual([...upd], [[0, 1], [1, 'BAD_VERSION'], [9, 'BAD_VERSION']]);
+  const upd = await c.updatePartitionStates(
+    't',
+    [
+      { partition: 0, state: st(2, 1, [2]), expectedZkVersion: 0 },
+      { partition: 1, state: st(1, 1, [1]), expectedZkVersion: 5 },
+      { partition: 9, state: st(1, 1, [1]), expectedZkVersion: 0 },
+    ],
+    fence,
+  );
+  assert.deepEqual(
+    [...upd],
+    [
+      [0, 1],
+      [1, 'BAD_VERSION'],
+      [9, 'BAD_VERSION'],
+    ],
+  );
   assert.equal((await c.getPartitionStates('t', [0])).get(0)!.state.leader, 2);
 
   // Another controller takes over: /controller_epoch moves from version 0 to 1.
@@ -138,8 +201,23 @@ test('deletion: the marker, then the controller removes the topic tree and its c
   const c = new KafkaZkClient(s);
   const fence = await controllerEpoch(s);
   await assert.rejects(c.markTopicForDeletion('ghost'), kafkaCode(3));
-  await c.createTopic('d', 'id', new Map([[0, [1]], [1, [1]]]), { 'cleanup.policy': 'compact' });
-  await c.createPartitionStates('d', new Map([[0, { leader: 1, leaderEpoch: 0, isr: [1], controllerEpoch: 1 }], [1, { leader: 1, leaderEpoch: 0, isr: [1], controllerEpoch: 1 }]]), fence);
+  await c.createTopic(
+    'd',
+    'id',
+    new Map([
+      [0, [1]],
+      [1, [1]],
+    ]),
+    { 'cleanup.policy': 'compact' },
+  );
+  await c.createPartitionStates(
+    'd',
+    new Map([
+      [0, { leader: 1, leaderEpoch: 0, isr: [1], controllerEpoch: 1 }],
+      [1, { leader: 1, leaderEpoch: 0, isr: [1], controllerEpoch: 1 }],
+    ]),
+    fence,
+  );
   await c.markTopicForDeletion('d');
   await c.markTopicForDeletion('d'); // twice is fine, as Kafka's admin path
   assert.deepEqual(await c.getTopicDeletions(), ['d']);
@@ -205,7 +283,11 @@ test('producer id blocks are disjoint and contiguous across concurrent brokers; 
   const b = new KafkaZkClient(await open('/pids'));
   const blocks = await Promise.all([a.allocateProducerIdBlock(0, 1000), b.allocateProducerIdBlock(1, 1000), a.allocateProducerIdBlock(0, 1000)]);
   const sorted = blocks.map((x) => [x.start, x.end]).sort((x, y) => Number(x[0]! - y[0]!));
-  assert.deepEqual(sorted, [[0n, 999n], [1000n, 1999n], [2000n, 2999n]]);
+  assert.deepEqual(sorted, [
+    [0n, 999n],
+    [1000n, 1999n],
+    [2000n, 2999n],
+  ]);
   const last = (await a.session.get('/latest_producer_id_block')).data.toString();
   assert.match(last, /^\{"version":1,"broker":[01],"block_start":"2000","block_end":"2999"\}$/);
 
@@ -230,7 +312,10 @@ test('chroot: every path, fenced writes included, lives under the chroot', async
   assert.ok(await root.exists('/kafka/prod/brokers/topics/ct/partitions/0/state'));
   assert.equal(await root.exists('/brokers/topics/ct'), null);
   await root.set('/kafka/prod/controller_epoch', '2');
-  await assert.rejects(c.updatePartitionStates('ct', [{ partition: 0, state: { leader: 0, leaderEpoch: 1, isr: [0], controllerEpoch: 1 }, expectedZkVersion: 0 }], fence), ControllerMovedError);
+  await assert.rejects(
+    c.updatePartitionStates('ct', [{ partition: 0, state: { leader: 0, leaderEpoch: 1, isr: [0], controllerEpoch: 1 }, expectedZkVersion: 0 }], fence),
+    ControllerMovedError,
+  );
 });
 
 async function waitFor(cond: () => boolean, timeoutMs = 10_000): Promise<void> {

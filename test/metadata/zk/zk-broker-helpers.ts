@@ -62,19 +62,34 @@ export function fakeZk(): FakeZk {
 export const simpleAssigner: ReplicaAssigner = {
   assignReplicas(brokers, n, rf) {
     const out = new Map<number, number[]>();
-    for (let p = 0; p < n; p++) out.set(p, Array.from({ length: rf }, (_, i) => brokers[(p + i) % brokers.length]!.id));
+    for (let p = 0; p < n; p++)
+      out.set(
+        p,
+        Array.from({ length: rf }, (_, i) => brokers[(p + i) % brokers.length]!.id),
+      );
     return out;
   },
   assignAddedPartitions(brokers, existing, total) {
     const rf = existing.get(0)?.length ?? 1;
     const out = new Map<number, number[]>();
-    for (let p = existing.size; p < total; p++) out.set(p, Array.from({ length: rf }, (_, i) => brokers[(p + i) % brokers.length]!.id));
+    for (let p = existing.size; p < total; p++)
+      out.set(
+        p,
+        Array.from({ length: rf }, (_, i) => brokers[(p + i) % brokers.length]!.id),
+      );
     return out;
   },
 };
 
 export function broker(id: number, port = 9092 + id, rack: string | null = null): LiveBroker {
-  return { id, rack, endpoints: new Map([['PLAINTEXT', { host: `host${id}`, port }], ['INTERNAL', { host: `int${id}`, port: port + 1000 }]]) };
+  return {
+    id,
+    rack,
+    endpoints: new Map([
+      ['PLAINTEXT', { host: `host${id}`, port }],
+      ['INTERNAL', { host: `int${id}`, port: port + 1000 }],
+    ]),
+  };
 }
 
 export function pstate(topic: string, partition: number, leader: number, leaderEpoch: number, replicas: number[], isr = replicas): ControlPartitionState {
@@ -95,15 +110,34 @@ export interface Node {
 /** One broker's metadata side (no network). */
 export async function startNode(brokerId: number, opts: { writeTimeoutMs?: number; zk?: FakeZk; brokerEpoch?: bigint } = {}): Promise<Node> {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-zk-image-'));
-  const config = buildBrokerConfig(new Map([['broker.id', String(brokerId)], ['log.dirs', dir], ['zookeeper.connect', '127.0.0.1:1']]));
+  const config = buildBrokerConfig(
+    new Map([
+      ['broker.id', String(brokerId)],
+      ['log.dirs', dir],
+      ['zookeeper.connect', '127.0.0.1:1'],
+    ]),
+  );
   const zk = opts.zk ?? fakeZk();
   const logger = silentLogger();
-  const image = new ZkBrokerMetadata({ brokerId, clusterId: 'test-cluster', zk: zk.api, assigner: simpleAssigner, logger, writeTimeoutMs: opts.writeTimeoutMs ?? 2000 });
+  const image = new ZkBrokerMetadata({
+    brokerId,
+    clusterId: 'test-cluster',
+    zk: zk.api,
+    assigner: simpleAssigner,
+    logger,
+    writeTimeoutMs: opts.writeTimeoutMs ?? 2000,
+  });
   const logManager = await LogManager.open({ logDirs: [dir], defaults: brokerLogDefaults(config), cleanerEnabled: false });
   const replicaManager = await ReplicaManager.start({ config, metadata: image, logManager, logger, controllerManaged: true });
   const control = new ControlRequests({ brokerId, image, replicaManager, brokerEpoch: () => opts.brokerEpoch ?? -1n, logger });
   return {
-    brokerId, zk, image, logManager, replicaManager, control, dir,
+    brokerId,
+    zk,
+    image,
+    logManager,
+    replicaManager,
+    control,
+    dir,
     async close() {
       await image.close();
       await replicaManager.shutdown();

@@ -168,4 +168,3 @@ test('old notifications are purged after a pass (Kafka keeps them 15 minutes); y
   assert.equal(await writer.purgeConfigChanges(60_000), 0, 'a young notification is kept');
   assert.equal(await writer.purgeConfigChanges(0), 1);
 });
-

@@ -45,7 +45,12 @@ test('createTopics writes at most 16 topics to ZooKeeper at once, waits once, an
     assert.ok(most <= 16 && most > 1, `${most} writes in flight at once`);
     // The controller confirms all but t99.
     const confirmed = names.slice(0, 99);
-    await n.control.updateMetadata(header(1), [broker(1)], confirmed.map((t) => pstate(t, 0, 1, 0, [1])), new Map(confirmed.map((t) => [t, n.zk.topics.get(t)!.topicId])));
+    await n.control.updateMetadata(
+      header(1),
+      [broker(1)],
+      confirmed.map((t) => pstate(t, 0, 1, 0, [1])),
+      new Map(confirmed.map((t) => [t, n.zk.topics.get(t)!.topicId])),
+    );
     const out = await pending;
     assert.equal(out.length, 102);
     out.slice(0, 99).forEach((o, i) => assert.ok(!(o instanceof Error) && o.name === names[i], `t${i}: ${String(o)}`));

@@ -1,13 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  CompressionType,
-  RECORD_BATCH_OVERHEAD,
-  isCrcValid,
-  rewriteCrc,
-  setBaseOffset,
-} from '../../../src/protocol/records/batch-header.js';
+import { CompressionType, RECORD_BATCH_OVERHEAD, isCrcValid, rewriteCrc, setBaseOffset } from '../../../src/protocol/records/batch-header.js';
 import {
   TimestampType,
   completeEntriesLength,
@@ -18,23 +12,13 @@ import {
   validateBatchHeader,
   validateBatches,
 } from '../../../src/protocol/records/batch.js';
-import {
-  ControlRecordType,
-  encodeControlBatch,
-  endTxnMarkerOf,
-} from '../../../src/protocol/records/control.js';
+import { ControlRecordType, encodeControlBatch, endTxnMarkerOf } from '../../../src/protocol/records/control.js';
 import { RecordsError } from '../../../src/protocol/records/errors.js';
 import { decodeRecordsSection, encodeRecords, readRecord } from '../../../src/protocol/records/record.js';
 import { normalise, records } from './arbitraries.js';
 import { flipByte } from '../../helpers/corrupt.js';
 
-const ALL_CODECS = [
-  CompressionType.None,
-  CompressionType.Gzip,
-  CompressionType.Snappy,
-  CompressionType.Lz4,
-  CompressionType.Zstd,
-];
+const ALL_CODECS = [CompressionType.None, CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4, CompressionType.Zstd];
 
 test('records section round-trips', () => {
   fc.assert(
@@ -110,23 +94,20 @@ test('LogAppendTime: every record takes maxTimestamp', () => {
 
 test('the CRC catches every single-byte mutation of the covered bytes', () => {
   fc.assert(
-    fc.property(
-      records,
-      fc.constantFrom(...ALL_CODECS),
-      fc.nat(),
-      fc.integer({ min: 1, max: 255 }),
-      (rs, compression, where, xor) => {
-        const buf = encodeBatch({ records: rs, compression, baseTimestamp: 1n });
-        const covered = buf.length - 21;
-        const pos = 21 + (where % covered);
-        flipByte(buf, pos, xor);
-        const err = validateBatchHeader(buf, 0);
-        assert.notEqual(err, null);
-        assert.equal(err?.reason, 'crc_mismatch');
-        assert.equal(err?.kafkaError, 'CORRUPT_MESSAGE');
-        assert.throws(() => decodeBatch(buf, 0, { maxBytes: 1 << 30 }), (e: unknown) => e instanceof RecordsError && e.reason === 'crc_mismatch');
-      },
-    ),
+    fc.property(records, fc.constantFrom(...ALL_CODECS), fc.nat(), fc.integer({ min: 1, max: 255 }), (rs, compression, where, xor) => {
+      const buf = encodeBatch({ records: rs, compression, baseTimestamp: 1n });
+      const covered = buf.length - 21;
+      const pos = 21 + (where % covered);
+      flipByte(buf, pos, xor);
+      const err = validateBatchHeader(buf, 0);
+      assert.notEqual(err, null);
+      assert.equal(err?.reason, 'crc_mismatch');
+      assert.equal(err?.kafkaError, 'CORRUPT_MESSAGE');
+      assert.throws(
+        () => decodeBatch(buf, 0, { maxBytes: 1 << 30 }),
+        (e: unknown) => e instanceof RecordsError && e.reason === 'crc_mismatch',
+      );
+    }),
     { numRuns: 300 },
   );
 });
@@ -215,7 +196,10 @@ test('compressed walk checks inner offsets and decompression', () => {
   garbage.fill(0x11, RECORD_BATCH_OVERHEAD);
   rewriteCrc(garbage, 0);
   assert.equal(validateBatchHeader(garbage, 0, { walkCompressed: true })?.reason, 'decompression_failed');
-  assert.throws(() => decodeBatch(garbage, 0, { maxBytes: 1 << 30 }), (e: unknown) => e instanceof RecordsError && e.reason === 'decompression_failed');
+  assert.throws(
+    () => decodeBatch(garbage, 0, { maxBytes: 1 << 30 }),
+    (e: unknown) => e instanceof RecordsError && e.reason === 'decompression_failed',
+  );
 });
 
 test('iterateBatches walks concatenated batches and stops at a partial trailing one', () => {
@@ -241,10 +225,16 @@ test('iterateBatches walks concatenated batches and stops at a partial trailing 
 
   const corrupt = Buffer.from(all);
   corrupt.writeInt32BE(3, a.length + 8);
-  assert.throws(() => [...iterateBatches(corrupt)], (e: unknown) => e instanceof RecordsError && e.reason === 'bad_length');
+  assert.throws(
+    () => [...iterateBatches(corrupt)],
+    (e: unknown) => e instanceof RecordsError && e.reason === 'bad_length',
+  );
   const badMagic = Buffer.from(all);
   badMagic[a.length + 16] = 7;
-  assert.throws(() => [...iterateBatches(badMagic)], (e: unknown) => e instanceof RecordsError && e.reason === 'bad_magic');
+  assert.throws(
+    () => [...iterateBatches(badMagic)],
+    (e: unknown) => e instanceof RecordsError && e.reason === 'bad_magic',
+  );
 });
 
 test('control batches carry transaction markers', () => {
@@ -266,6 +256,9 @@ test('a hostile record count is rejected without allocating for it', () => {
   const buf = oneRecordBatch();
   buf.writeInt32BE(2 ** 31 - 1, 57);
   rewriteCrc(buf, 0);
-  assert.throws(() => decodeBatch(buf, 0, { maxBytes: 1 << 30 }), (e: unknown) => e instanceof RecordsError && e.reason === 'record_count_mismatch');
+  assert.throws(
+    () => decodeBatch(buf, 0, { maxBytes: 1 << 30 }),
+    (e: unknown) => e instanceof RecordsError && e.reason === 'record_count_mismatch',
+  );
   assert.equal(validateBatchHeader(buf, 0, { fromClient: false })?.reason, 'record_count_mismatch');
 });

@@ -65,7 +65,12 @@ function haveCli(name: string): boolean {
 test('lz4: frames from the lz4 CLI decode (independent 64 KB blocks, with and without checksums)', (t) => {
   if (!haveCli('lz4')) return t.skip('lz4 CLI not installed');
   const data = sample(300_000);
-  for (const args of [['-c', '-B4', '--no-frame-crc'], ['-c', '-B4', '-BX'], ['-c', '-B7'], ['-c', '-BD']]) {
+  for (const args of [
+    ['-c', '-B4', '--no-frame-crc'],
+    ['-c', '-B4', '-BX'],
+    ['-c', '-B7'],
+    ['-c', '-BD'],
+  ]) {
     const run = spawnSync('lz4', args, { input: data });
     assert.equal(run.status, 0, run.stderr.toString());
     assert.deepEqual(lz4Decompress(run.stdout), data, args.join(' '));

@@ -17,9 +17,21 @@ import {
   type KafkaRecord,
 } from '../../../src/protocol/records/index.js';
 
-const rec = (i: number, value: Buffer | null): KafkaRecord => ({ attributes: 0, timestampDelta: i, offsetDelta: i, key: Buffer.from(`k${i}`), value, headers: [] });
+const rec = (i: number, value: Buffer | null): KafkaRecord => ({
+  attributes: 0,
+  timestampDelta: i,
+  offsetDelta: i,
+  key: Buffer.from(`k${i}`),
+  value,
+  headers: [],
+});
 const batchOf = (n: number, valueSize: number, baseOffset: bigint, compression = CompressionType.Gzip): Buffer =>
-  encodeBatch({ records: Array.from({ length: n }, (_, i) => rec(i, Buffer.alloc(valueSize, 0x61 + (i % 26)))), baseOffset, baseTimestamp: 1000n, compression });
+  encodeBatch({
+    records: Array.from({ length: n }, (_, i) => rec(i, Buffer.alloc(valueSize, 0x61 + (i % 26)))),
+    baseOffset,
+    baseTimestamp: 1000n,
+    compression,
+  });
 /** One record whose value is `size` zeros: a small gzip batch that inflates to `size` bytes. */
 const bomb = (size: number, baseOffset: bigint): Buffer => batchOf(1, size, baseOffset, CompressionType.Gzip);
 const offsets = (legacy: Buffer): bigint[] => readLegacyMessageSet(legacy).messages.map((m) => m.offset);
@@ -44,7 +56,10 @@ test('decodeBatch refuses a batch inflating past maxBytes, and a record count th
   const liar = Buffer.from(batchOf(2, 10, 0n));
   liar.writeInt32BE(100_000_000, RECORDS_COUNT);
   liar.writeUInt32BE(computeCrc(liar, 0), CRC);
-  assert.throws(() => decodeBatch(liar, 0, { maxBytes: 1 << 20 }), (err: unknown) => err instanceof RecordsError && err.reason === 'decompressed_too_large');
+  assert.throws(
+    () => decodeBatch(liar, 0, { maxBytes: 1 << 20 }),
+    (err: unknown) => err instanceof RecordsError && err.reason === 'decompressed_too_large',
+  );
   // Uncompressed batches are not inflated: the cap does not apply to them.
   const plain = batchOf(10, 1000, 0n, CompressionType.None);
   assert.equal(decodeBatch(plain, 0, { maxBytes: 100 }).records.length, 10);
@@ -60,7 +75,10 @@ for (const variant of ['sync', 'async'] as const) {
       assert.equal(out.error, undefined);
       assert.ok(out.records.length <= 10_000);
       const got = offsets(out.records);
-      assert.deepEqual(got, got.map((_, i) => BigInt(i)));
+      assert.deepEqual(
+        got,
+        got.map((_, i) => BigInt(i)),
+      );
       const entry = out.records.length / got.length;
       assert.ok(out.records.length + entry > 10_000, 'as many messages as fit');
       const all = await convert(input, toMagic, { maxOutputBytes: 1 << 30, maxDecompressedBytes: 1 << 20 });
@@ -82,7 +100,10 @@ for (const variant of ['sync', 'async'] as const) {
     const out = await convert(input, 1, { maxOutputBytes: 2000, maxDecompressedBytes: 1 << 20, fromOffset: 30n });
     const got = offsets(out.records);
     assert.equal(got[0], 30n);
-    assert.deepEqual(got, got.map((_, i) => 30n + BigInt(i)));
+    assert.deepEqual(
+      got,
+      got.map((_, i) => 30n + BigInt(i)),
+    );
     assert.ok(got.length >= 2000 / 200, `${got.length} messages`);
   });
 
@@ -133,8 +154,18 @@ test('downConvertAsync yields to the event loop while converting a large batch',
 });
 
 test('downConvert to magic 0: a compressed magic-1 wrapper past the cap is the error, not inflated by the legacy reader', () => {
-  const big = encodeLegacyMessageSet({ magic: 1, baseOffset: 10n, compression: CompressionType.Gzip, messages: [{ timestamp: 1n, key: null, value: Buffer.alloc(4 << 20) }] });
-  const ok = encodeLegacyMessageSet({ magic: 1, baseOffset: 9n, compression: CompressionType.Gzip, messages: [{ timestamp: 1n, key: null, value: Buffer.from('fine') }] });
+  const big = encodeLegacyMessageSet({
+    magic: 1,
+    baseOffset: 10n,
+    compression: CompressionType.Gzip,
+    messages: [{ timestamp: 1n, key: null, value: Buffer.alloc(4 << 20) }],
+  });
+  const ok = encodeLegacyMessageSet({
+    magic: 1,
+    baseOffset: 9n,
+    compression: CompressionType.Gzip,
+    messages: [{ timestamp: 1n, key: null, value: Buffer.from('fine') }],
+  });
   const out = downConvert(Buffer.concat([ok, big]), 0, { maxOutputBytes: 1 << 30, maxDecompressedBytes: 1 << 20 });
   assert.deepEqual(offsets(out.records), [9n]);
   assert.equal(out.error?.reason, 'decompressed_too_large');
@@ -146,7 +177,10 @@ test('downConvert: framing damage after good data ends the data there, with the 
   const good = batchOf(3, 10, 0n);
   const damaged = Buffer.from(batchOf(2, 10, 3n));
   damaged.writeInt8(7, 16); // magic 7
-  for (const out of [downConvert(Buffer.concat([good, damaged]), 1, { maxOutputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 }), await downConvertAsync(Buffer.concat([good, damaged]), 1, { maxOutputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 })]) {
+  for (const out of [
+    downConvert(Buffer.concat([good, damaged]), 1, { maxOutputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 }),
+    await downConvertAsync(Buffer.concat([good, damaged]), 1, { maxOutputBytes: 1 << 20, maxDecompressedBytes: 1 << 20 }),
+  ]) {
     assert.deepEqual(offsets(out.records), [0n, 1n, 2n]);
     assert.equal(out.error?.kafkaError, 'CORRUPT_MESSAGE');
   }

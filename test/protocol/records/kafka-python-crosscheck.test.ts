@@ -132,19 +132,34 @@ test('legacy magic 0/1 message sets agree with kafka-python both ways', (t) => {
   fc.assert(
     fc.property(records, codecs, fc.constantFrom<LegacyMagic>(0, 1), (rs, compression, magic) => {
       const ms = rs.map((r, i) => ({ offset: BigInt(i), timestamp: BigInt(1_600_000_000_000 + Math.abs(r.timestampDelta)), key: r.key, value: r.value }));
-      const expected = ms.map((m) => ({ offset: Number(m.offset), timestamp: magic === 1 ? Number(m.timestamp) : -1, key: hex(m.key), value: hex(m.value), headers: [] }));
+      const expected = ms.map((m) => ({
+        offset: Number(m.offset),
+        timestamp: magic === 1 ? Number(m.timestamp) : -1,
+        key: hex(m.key),
+        value: hex(m.value),
+        headers: [],
+      }));
 
       const ours = encodeLegacyMessageSet({ magic, messages: ms, compression });
       const read = python<{ crc_ok: boolean; records: PyRecord[] }[]>({ action: 'read', hex: ours.toString('hex') });
       assert.ok(read.every((b) => b.crc_ok));
       // kafka-python reports -1 timestamps for magic 0 as None
-      assert.deepEqual(read.flatMap((b) => b.records).map((r) => ({ ...r, timestamp: r.timestamp ?? -1 })), expected);
+      assert.deepEqual(
+        read.flatMap((b) => b.records).map((r) => ({ ...r, timestamp: r.timestamp ?? -1 })),
+        expected,
+      );
 
       const { hex: theirs } = python<{ hex: string }>({
         action: 'build',
         magic,
         compression,
-        records: ms.map((m) => ({ offset: Number(m.offset), timestamp: magic === 1 ? Number(m.timestamp) : null, key: hex(m.key), value: hex(m.value), headers: [] })),
+        records: ms.map((m) => ({
+          offset: Number(m.offset),
+          timestamp: magic === 1 ? Number(m.timestamp) : null,
+          key: hex(m.key),
+          value: hex(m.value),
+          headers: [],
+        })),
       });
       const back = readLegacyMessageSet(Buffer.from(theirs, 'hex'));
       assert.ok(back.compression === compression || back.compression === CompressionType.None);

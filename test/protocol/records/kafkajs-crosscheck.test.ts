@@ -88,7 +88,16 @@ for (const compression of KAFKAJS_CODECS) {
       fc.asyncProperty(records, fc.bigInt({ min: 0n, max: 2n ** 40n }), fc.bigInt({ min: 0n, max: 2n ** 42n }), async (rs, baseOffset, baseTs) => {
         // kafkajs keeps headers in a plain object: a key such as "__proto__" cannot survive there.
         fc.pre(!rs.some((r) => r.headers.some((h) => h.key in Object.prototype)));
-        const ours = encodeBatch({ records: rs, compression, baseOffset, baseTimestamp: baseTs, producerId: 5n, producerEpoch: 1, baseSequence: 7, isTransactional: true });
+        const ours = encodeBatch({
+          records: rs,
+          compression,
+          baseOffset,
+          baseTimestamp: baseTs,
+          producerId: 5n,
+          producerEpoch: 1,
+          baseSequence: 7,
+          isTransactional: true,
+        });
         const theirs = await KafkaJsBatchDecoder(new KafkaJsDecoder(ours));
         assert.equal(theirs.firstOffset, baseOffset.toString());
         assert.equal(theirs.firstTimestamp, baseTs.toString());
@@ -118,7 +127,11 @@ for (const compression of KAFKAJS_CODECS) {
         timestampDelta: fc.integer({ min: 0, max: 1_000_000 }),
         key: bytesOrNull,
         value: bytesOrNull,
-        headers: fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }), fc.uint8Array({ maxLength: 20 }).map((u) => Buffer.from(u)), { maxKeys: 3 }),
+        headers: fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 10 }),
+          fc.uint8Array({ maxLength: 20 }).map((u) => Buffer.from(u)),
+          { maxKeys: 3 },
+        ),
       }),
       { minLength: 1, maxLength: 20 },
     );

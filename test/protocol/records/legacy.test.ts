@@ -39,38 +39,44 @@ const KafkaJsMessageSet = require('kafkajs/src/protocol/messageSet') as (args: {
 }) => { buffer: Buffer };
 
 const LEGACY_CODECS = [CompressionType.None, CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4];
-const messages = fc.array(
-  fc.record({ timestamp: fc.bigInt({ min: 0n, max: 2n ** 42n }), key: bytesOrNull, value: bytesOrNull }),
-  { minLength: 1, maxLength: 25 },
-);
+const messages = fc.array(fc.record({ timestamp: fc.bigInt({ min: 0n, max: 2n ** 42n }), key: bytesOrNull, value: bytesOrNull }), {
+  minLength: 1,
+  maxLength: 25,
+});
 const magicArb = fc.constantFrom<LegacyMagic>(0, 1);
 
 test('legacy message sets round-trip through our reader and decode with kafkajs', async () => {
   await fc.assert(
-    fc.asyncProperty(messages, magicArb, fc.constantFrom(...LEGACY_CODECS), fc.bigInt({ min: 0n, max: 2n ** 40n }), async (ms, magic, compression, baseOffset) => {
-      const set = encodeLegacyMessageSet({ magic, messages: ms, compression, baseOffset });
-      const read = readLegacyMessageSet(set);
-      assert.equal(read.compression, compression);
-      assert.equal(read.messages.length, ms.length);
-      read.messages.forEach((m, i) => {
-        assert.equal(m.offset, baseOffset + BigInt(i));
-        assert.equal(m.magic, magic);
-        assert.equal(m.timestamp, magic === 1 ? ms[i]?.timestamp : -1n);
-        assert.deepEqual(m.key, ms[i]?.key);
-        assert.deepEqual(m.value, ms[i]?.value);
-      });
-      // kafkajs' lz4 package rejects Kafka's broken magic-0 header checksum, as old clients did.
-      if (compression === CompressionType.Lz4 && magic === 0) return;
-      const theirs = await decodeKafkaJsMessageSet(new KafkaJsDecoder(set), set.length);
-      assert.equal(theirs.length, ms.length);
-      theirs.forEach((m, i) => {
-        assert.equal(m.magicByte, magic);
-        assert.deepEqual(m.key, ms[i]?.key);
-        assert.deepEqual(m.value, ms[i]?.value);
-        if (magic === 1) assert.equal(m.timestamp, ms[i]?.timestamp.toString());
-        if (compression === CompressionType.None || magic === 1) assert.equal(m.offset, (baseOffset + BigInt(i)).toString());
-      });
-    }),
+    fc.asyncProperty(
+      messages,
+      magicArb,
+      fc.constantFrom(...LEGACY_CODECS),
+      fc.bigInt({ min: 0n, max: 2n ** 40n }),
+      async (ms, magic, compression, baseOffset) => {
+        const set = encodeLegacyMessageSet({ magic, messages: ms, compression, baseOffset });
+        const read = readLegacyMessageSet(set);
+        assert.equal(read.compression, compression);
+        assert.equal(read.messages.length, ms.length);
+        read.messages.forEach((m, i) => {
+          assert.equal(m.offset, baseOffset + BigInt(i));
+          assert.equal(m.magic, magic);
+          assert.equal(m.timestamp, magic === 1 ? ms[i]?.timestamp : -1n);
+          assert.deepEqual(m.key, ms[i]?.key);
+          assert.deepEqual(m.value, ms[i]?.value);
+        });
+        // kafkajs' lz4 package rejects Kafka's broken magic-0 header checksum, as old clients did.
+        if (compression === CompressionType.Lz4 && magic === 0) return;
+        const theirs = await decodeKafkaJsMessageSet(new KafkaJsDecoder(set), set.length);
+        assert.equal(theirs.length, ms.length);
+        theirs.forEach((m, i) => {
+          assert.equal(m.magicByte, magic);
+          assert.deepEqual(m.key, ms[i]?.key);
+          assert.deepEqual(m.value, ms[i]?.value);
+          if (magic === 1) assert.equal(m.timestamp, ms[i]?.timestamp.toString());
+          if (compression === CompressionType.None || magic === 1) assert.equal(m.offset, (baseOffset + BigInt(i)).toString());
+        });
+      },
+    ),
     { numRuns: 60 },
   );
 });
@@ -85,7 +91,10 @@ test('convertLegacyToV2 yields one v2 batch with the same records', () => {
       assert.equal(b.records.length, ms.length);
       assert.equal(b.lastOffsetDelta, ms.length - 1);
       const expectedTs = ms.map((m) => (magic === 1 ? m.timestamp : -1n));
-      assert.equal(b.maxTimestamp, expectedTs.reduce((a, c) => (c > a ? c : a)));
+      assert.equal(
+        b.maxTimestamp,
+        expectedTs.reduce((a, c) => (c > a ? c : a)),
+      );
       b.records.forEach((r, i) => {
         assert.equal(r.offsetDelta, i);
         assert.equal(b.baseTimestamp + BigInt(r.timestampDelta), expectedTs[i]);
@@ -93,7 +102,11 @@ test('convertLegacyToV2 yields one v2 batch with the same records', () => {
         assert.deepEqual(r.value, ms[i]?.value);
         assert.deepEqual(r.headers, []);
       });
-      const preserved = decodeBatch(convertLegacyToV2(encodeLegacyMessageSet({ magic, messages: ms, baseOffset: 500n }), { preserveOffsets: true, compression: CompressionType.Zstd }), 0, { maxBytes: 1 << 30 });
+      const preserved = decodeBatch(
+        convertLegacyToV2(encodeLegacyMessageSet({ magic, messages: ms, baseOffset: 500n }), { preserveOffsets: true, compression: CompressionType.Zstd }),
+        0,
+        { maxBytes: 1 << 30 },
+      );
       assert.equal(preserved.baseOffset, 500n);
       assert.equal(preserved.compression, CompressionType.Zstd);
     }),
@@ -124,10 +137,19 @@ test('convertLegacyToV2 reads what kafkajs produces with Produce v2 (magic 1, co
 });
 
 test('LogAppendTime wrappers stamp inner messages with the wrapper timestamp', () => {
-  const ms = [{ timestamp: 5n, key: null, value: Buffer.from('a') }, { timestamp: 9n, key: null, value: Buffer.from('b') }];
+  const ms = [
+    { timestamp: 5n, key: null, value: Buffer.from('a') },
+    { timestamp: 9n, key: null, value: Buffer.from('b') },
+  ];
   const set = encodeLegacyMessageSet({ magic: 1, messages: ms, compression: CompressionType.Gzip, timestampType: TimestampType.LogAppendTime });
   const read = readLegacyMessageSet(set);
-  assert.deepEqual(read.messages.map((m) => [m.timestamp, m.timestampType]), [[9n, TimestampType.LogAppendTime], [9n, TimestampType.LogAppendTime]]);
+  assert.deepEqual(
+    read.messages.map((m) => [m.timestamp, m.timestampType]),
+    [
+      [9n, TimestampType.LogAppendTime],
+      [9n, TimestampType.LogAppendTime],
+    ],
+  );
   const b = decodeBatch(convertLegacyToV2(set), 0, { maxBytes: 1 << 30 });
   assert.equal(b.timestampType, TimestampType.LogAppendTime);
   assert.equal(b.maxTimestamp, 9n);
@@ -141,7 +163,10 @@ test('legacy CRC32 catches single-byte mutations', () => {
       flipByte(set, pos, xor);
       // A flipped magic byte may turn the entry into another format (magic 2 is a v2 batch),
       // so the refusal may name the length or layout rather than the CRC: any RecordsError.
-      assert.throws(() => readLegacyMessageSet(set), (e: unknown) => e instanceof RecordsError);
+      assert.throws(
+        () => readLegacyMessageSet(set),
+        (e: unknown) => e instanceof RecordsError,
+      );
     }),
     { numRuns: 200 },
   );
@@ -151,7 +176,14 @@ test('downConvert turns v2 batches into legacy messages kafkajs and we can read'
   await fc.assert(
     fc.asyncProperty(records, magicArb, fc.constantFrom(...LEGACY_CODECS, CompressionType.Zstd), async (rs, toMagic, compression) => {
       const a = encodeBatch({ records: rs, baseOffset: 100n, baseTimestamp: 1_000_000n, compression });
-      const control = encodeControlBatch({ type: ControlRecordType.Commit, producerId: 1n, producerEpoch: 0, coordinatorEpoch: 0, timestamp: 1n, baseOffset: 100n + BigInt(rs.length) });
+      const control = encodeControlBatch({
+        type: ControlRecordType.Commit,
+        producerId: 1n,
+        producerEpoch: 0,
+        coordinatorEpoch: 0,
+        timestamp: 1n,
+        baseOffset: 100n + BigInt(rs.length),
+      });
       const b = encodeBatch({ records: rs, baseOffset: 200n, baseTimestamp: 2_000_000n, timestampType: TimestampType.LogAppendTime, maxTimestamp: 3_000_000n });
       const input = Buffer.concat([a, control, b, b.subarray(0, 30)]); // partial trailing batch
       const legacy = downConvert(input, toMagic, NO_LIMITS).records;
@@ -171,7 +203,10 @@ test('downConvert turns v2 batches into legacy messages kafkajs and we can read'
         assert.deepEqual(m.value, r.value);
       });
       const theirs = await decodeKafkaJsMessageSet(new KafkaJsDecoder(legacy), legacy.length);
-      assert.deepEqual(theirs.map((m) => m.offset), read.map((m) => m.offset.toString()));
+      assert.deepEqual(
+        theirs.map((m) => m.offset),
+        read.map((m) => m.offset.toString()),
+      );
     }),
     { numRuns: 30 },
   );
@@ -183,7 +218,13 @@ test('downConvert copies entries already at the target magic and lowers magic 1 
   const v1 = encodeLegacyMessageSet({ magic: 1, messages: ms, baseOffset: 4n, compression: CompressionType.Snappy });
   assert.deepEqual(downConvert(v0, 1, NO_LIMITS).records, v0);
   const lowered = readLegacyMessageSet(downConvert(Buffer.concat([v0, v1]), 0, NO_LIMITS).records).messages;
-  assert.deepEqual(lowered.map((m) => [m.magic, m.offset, m.timestamp]), [[0, 3n, -1n], [0, 4n, -1n]]);
+  assert.deepEqual(
+    lowered.map((m) => [m.magic, m.offset, m.timestamp]),
+    [
+      [0, 3n, -1n],
+      [0, 4n, -1n],
+    ],
+  );
 });
 
 test('v2 -> magic 1 -> v2 preserves offsets, timestamps, keys and values', () => {
@@ -207,21 +248,33 @@ test('v2 -> magic 1 -> v2 preserves offsets, timestamps, keys and values', () =>
 
 test('convertLegacyToV2 rejects v2 input and nested compression; empty input gives an empty buffer', () => {
   const v2 = encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: null, headers: [] }] });
-  assert.throws(() => convertLegacyToV2(v2), (e: unknown) => e instanceof RecordsError && e.reason === 'bad_magic');
+  assert.throws(
+    () => convertLegacyToV2(v2),
+    (e: unknown) => e instanceof RecordsError && e.reason === 'bad_magic',
+  );
   assert.equal(convertLegacyToV2(Buffer.alloc(0)).length, 0);
   // A wrapper whose inner set is itself a compressed wrapper: Kafka never allows nesting.
   const inner = encodeLegacyMessageSet({ magic: 1, messages: [{ key: null, value: Buffer.from('x') }], compression: CompressionType.Gzip });
   const outer = encodeLegacyMessageSet({ magic: 1, messages: [{ key: null, value: gzipSync(inner) }] });
   outer.writeInt8(CompressionType.Gzip, 17); // mark the outer message as a gzip wrapper
   outer.writeUInt32BE(crc32(outer.subarray(16)) >>> 0, 12);
-  assert.throws(() => readLegacyMessageSet(outer), (e: unknown) => e instanceof RecordsError && e.reason === 'bad_record');
+  assert.throws(
+    () => readLegacyMessageSet(outer),
+    (e: unknown) => e instanceof RecordsError && e.reason === 'bad_record',
+  );
 });
 
 test('magic-1 wrappers with a placeholder offset keep relative inner offsets (as Kafka does)', () => {
   const ms = ['a', 'b', 'c'].map((v) => ({ key: null, value: Buffer.from(v), timestamp: 1n }));
   const set = encodeLegacyMessageSet({ magic: 1, messages: ms, compression: CompressionType.Gzip });
   set.writeBigInt64BE(0n, 0); // producers may write 0 instead of the last inner offset; not covered by the CRC
-  assert.deepEqual(readLegacyMessageSet(set).messages.map((m) => m.offset), [0n, 1n, 2n]);
+  assert.deepEqual(
+    readLegacyMessageSet(set).messages.map((m) => m.offset),
+    [0n, 1n, 2n],
+  );
   set.writeBigInt64BE(12n, 0);
-  assert.deepEqual(readLegacyMessageSet(set).messages.map((m) => m.offset), [10n, 11n, 12n]);
+  assert.deepEqual(
+    readLegacyMessageSet(set).messages.map((m) => m.offset),
+    [10n, 11n, 12n],
+  );
 });

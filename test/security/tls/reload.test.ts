@@ -61,16 +61,30 @@ test('AlterConfigs on listener.name.ssl.ssl.keystore.location: new connections g
     // Same path, new content (as a certificate renewal tool rewrites it): re-read when set again.
     const again = certs.server('again', '/O=Fjord Test/CN=localhost');
     copyFileSync(again.keystore, renewed.keystore);
-    const cli = await runCli('kafka-configs', ['--bootstrap-server', b.bootstrap, '--entity-type', 'brokers', '--entity-name', '0', '--alter', '--add-config', `listener.name.ssl.ssl.keystore.location=${renewed.keystore}`]);
+    const cli = await runCli('kafka-configs', [
+      '--bootstrap-server',
+      b.bootstrap,
+      '--entity-type',
+      'brokers',
+      '--entity-name',
+      '0',
+      '--alter',
+      '--add-config',
+      `listener.name.ssl.ssl.keystore.location=${renewed.keystore}`,
+    ]);
     assert.equal(cli.code, 0, cli.stderr);
     assert.equal(await servedSerial(), serialOf(again.cert));
 
     // Unusable: a missing file, or a certificate for another name. Refused, nothing changes.
-    await assert.rejects(admin.alterConfigs(ConfigResourceType.Broker, '0', [{ name: 'listener.name.ssl.ssl.keystore.location', op: 'set', value: '/nonexistent/k.pem' }]),
-      /SSLFactory failed: Listener SSL: cannot read ssl\.keystore\.location \/nonexistent\/k\.pem: no such file/);
+    await assert.rejects(
+      admin.alterConfigs(ConfigResourceType.Broker, '0', [{ name: 'listener.name.ssl.ssl.keystore.location', op: 'set', value: '/nonexistent/k.pem' }]),
+      /SSLFactory failed: Listener SSL: cannot read ssl\.keystore\.location \/nonexistent\/k\.pem: no such file/,
+    );
     const other = certs.server('other', '/O=Other/CN=elsewhere');
-    await assert.rejects(admin.alterConfigs(ConfigResourceType.Broker, '0', [{ name: 'listener.name.ssl.ssl.keystore.location', op: 'set', value: other.keystore }]),
-      /DistinguishedName or SubjectAltNames do not match/);
+    await assert.rejects(
+      admin.alterConfigs(ConfigResourceType.Broker, '0', [{ name: 'listener.name.ssl.ssl.keystore.location', op: 'set', value: other.keystore }]),
+      /DistinguishedName or SubjectAltNames do not match/,
+    );
     assert.equal(await servedSerial(), serialOf(again.cert));
 
     // ssl.client.auth changes too: required from now on, for new connections.

@@ -4,10 +4,22 @@ import { readdir } from 'node:fs/promises';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import {
-  AlterConfigsRequestCodec, AlterConfigsResponseCodec, CreatePartitionsRequestCodec, CreatePartitionsResponseCodec,
-  CreateTopicsRequestCodec, CreateTopicsResponseCodec, DeleteRecordsRequestCodec, DeleteRecordsResponseCodec,
-  DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec,
-  DescribeLogDirsRequestCodec, DescribeLogDirsResponseCodec, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec,
+  AlterConfigsRequestCodec,
+  AlterConfigsResponseCodec,
+  CreatePartitionsRequestCodec,
+  CreatePartitionsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  DeleteRecordsRequestCodec,
+  DeleteRecordsResponseCodec,
+  DeleteTopicsRequestCodec,
+  DeleteTopicsResponseCodec,
+  DescribeConfigsRequestCodec,
+  DescribeConfigsResponseCodec,
+  DescribeLogDirsRequestCodec,
+  DescribeLogDirsResponseCodec,
+  IncrementalAlterConfigsRequestCodec,
+  IncrementalAlterConfigsResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import type { CreatableTopic } from '../../../src/protocol/messages/19-create-topics.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
@@ -30,7 +42,9 @@ function createTopics(version: number, topics: Input<CreatableTopic>[], validate
 }
 function describeConfigs(version: number, resourceType: number, resourceName: string, keys: string[] | null = null) {
   return c.request(32, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec, version, {
-    resources: [{ resourceType, resourceName, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: true,
+    resources: [{ resourceType, resourceName, configurationKeys: keys }],
+    includeSynonyms: true,
+    includeDocumentation: true,
   });
 }
 
@@ -104,10 +118,24 @@ test("CreateTopics refuses a name colliding through '.'/'_', and validateOnly cr
 
 test('CreateTopics with an explicit assignment and default partition count', async () => {
   const res = await createTopics(5, [
-    { name: 'manual', numPartitions: -1, replicationFactor: -1, assignments: [{ partitionIndex: 1, brokerIds: [0] }, { partitionIndex: 0, brokerIds: [0] }] },
+    {
+      name: 'manual',
+      numPartitions: -1,
+      replicationFactor: -1,
+      assignments: [
+        { partitionIndex: 1, brokerIds: [0] },
+        { partitionIndex: 0, brokerIds: [0] },
+      ],
+    },
     { name: 'defaults', numPartitions: -1, replicationFactor: -1 },
   ]);
-  assert.deepEqual(res.topics.map((t) => [t.errorCode, t.numPartitions, t.replicationFactor]), [[0, 2, 1], [0, 1, 1]]);
+  assert.deepEqual(
+    res.topics.map((t) => [t.errorCode, t.numPartitions, t.replicationFactor]),
+    [
+      [0, 2, 1],
+      [0, 1, 1],
+    ],
+  );
 });
 
 test('CreatePartitions grows a topic; decreasing or equal is INVALID_PARTITIONS; validateOnly changes nothing', async () => {
@@ -122,7 +150,8 @@ test('CreatePartitions grows a topic; decreasing or equal is INVALID_PARTITIONS;
   assert.equal(b.broker.services.metadata.topic('grow')!.partitions.length, 3);
   assert.ok(b.broker.services.replicaManager.getPartition('grow', 2));
   res = await req([
-    { name: 'grow', count: 2, assignments: null }, { name: 'nope', count: 2, assignments: null },
+    { name: 'grow', count: 2, assignments: null },
+    { name: 'nope', count: 2, assignments: null },
   ]);
   assert.equal(res.results[0]!.errorCode, ErrorCode.INVALID_PARTITIONS);
   assert.equal(res.results[0]!.errorMessage, 'Topic currently has 3 partitions, which is higher than the requested 2.');
@@ -140,14 +169,22 @@ test('DescribeConfigs TOPIC: values, sources, synonyms, types, documentation; un
   const get = (n: string) => r.configs.find((x) => x.name === n)!;
   assert.equal(get('retention.ms').value, '3600000');
   assert.equal(get('retention.ms').configSource, 1);
-  assert.deepEqual(get('retention.ms').synonyms.map((s) => [s.name, s.value, s.source]), [
-    ['retention.ms', '3600000', 1], ['log.retention.hours', '100', 4], ['log.retention.hours', '168', 5],
-  ]);
+  assert.deepEqual(
+    get('retention.ms').synonyms.map((s) => [s.name, s.value, s.source]),
+    [
+      ['retention.ms', '3600000', 1],
+      ['log.retention.hours', '100', 4],
+      ['log.retention.hours', '168', 5],
+    ],
+  );
   assert.equal(get('cleanup.policy').configType, 7);
   assert.equal(get('cleanup.policy').configSource, 5);
   assert.ok(get('segment.ms').documentation!.length > 0);
   const some = await describeConfigs(1, 2, 'orders', ['cleanup.policy', 'nonsense']);
-  assert.deepEqual(some.results[0]!.configs.map((x) => x.name), ['cleanup.policy']);
+  assert.deepEqual(
+    some.results[0]!.configs.map((x) => x.name),
+    ['cleanup.policy'],
+  );
   const v0 = await describeConfigs(0, 2, 'orders', ['retention.ms']);
   assert.equal(v0.results[0]!.configs[0]!.isDefault, false);
   const unknown = await describeConfigs(4, 2, 'missing-topic');
@@ -188,7 +225,8 @@ test('AlterConfigs replaces topic overrides and applies them to the live logs', 
 test('IncrementalAlterConfigs on a topic: SET, DELETE, APPEND, SUBTRACT', async () => {
   const inc = (configs: { name: string; configOperation: number; value: string | null }[]) =>
     c.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
-      resources: [{ resourceType: 2, resourceName: 'orders', configs }], validateOnly: false,
+      resources: [{ resourceType: 2, resourceName: 'orders', configs }],
+      validateOnly: false,
     });
   let res = await inc([
     { name: 'cleanup.policy', configOperation: 2, value: 'compact' },
@@ -211,7 +249,8 @@ test('IncrementalAlterConfigs on a topic: SET, DELETE, APPEND, SUBTRACT', async 
 test('dynamic broker configs: allowed keys change topic defaults live; static keys are refused', async () => {
   const inc = (name: string, configs: { name: string; configOperation: number; value: string | null }[]) =>
     c.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
-      resources: [{ resourceType: 4, resourceName: name, configs }], validateOnly: false,
+      resources: [{ resourceType: 4, resourceName: name, configs }],
+      validateOnly: false,
     });
   let res = await inc('0', [{ name: 'broker.id', configOperation: 0, value: '5' }]);
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
@@ -223,9 +262,16 @@ test('dynamic broker configs: allowed keys change topic defaults live; static ke
   const d = await describeConfigs(4, 2, 'grow', ['retention.ms']);
   assert.deepEqual([d.results[0]!.configs[0]!.value, d.results[0]!.configs[0]!.configSource], ['777000', 3]);
   const dflt = await describeConfigs(4, 4, '');
-  assert.deepEqual(dflt.results[0]!.configs.map((x) => [x.name, x.value]), [['log.retention.ms', '777000']]);
+  assert.deepEqual(
+    dflt.results[0]!.configs.map((x) => [x.name, x.value]),
+    [['log.retention.ms', '777000']],
+  );
   // A partition created later gets the dynamic default too, not just the static one.
-  const grown = await c.request(37, CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, 3, { topics: [{ name: 'grow', count: 4, assignments: null }], timeoutMs: 5000, validateOnly: false });
+  const grown = await c.request(37, CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, 3, {
+    topics: [{ name: 'grow', count: 4, assignments: null }],
+    timeoutMs: 5000,
+    validateOnly: false,
+  });
   assert.equal(grown.results[0]!.errorCode, ErrorCode.NONE);
   assert.equal(b.broker.services.replicaManager.getPartition('grow', 3)!.log.config.retentionMs, 777000);
   res = await inc('', [{ name: 'log.retention.ms', configOperation: 1, value: null }]);
@@ -236,7 +282,10 @@ test('DeleteRecords moves the log start; -1 means the high watermark; beyond it 
   await createTopics(4, [{ name: 'recs', numPartitions: 1, replicationFactor: 1 }]);
   const p = b.broker.services.replicaManager.getPartition('recs', 0)!;
   for (let i = 0; i < 5; i++) {
-    const batch = encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(`v${i}`), headers: [] }], baseTimestamp: BigInt(Date.now()) });
+    const batch = encodeBatch({
+      records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(`v${i}`), headers: [] }],
+      baseTimestamp: BigInt(Date.now()),
+    });
     const r = await p.appendAsLeader(batch);
     assert.equal(r.errorCode, 0);
   }
@@ -247,8 +296,17 @@ test('DeleteRecords moves the log start; -1 means the high watermark; beyond it 
   assert.equal(p.logStartOffset, 2);
   res = await del([{ partitionIndex: 0, offset: 9n }]);
   assert.equal(res.topics[0]!.partitions[0]!.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
-  res = await del([{ partitionIndex: 0, offset: -1n }, { partitionIndex: 4, offset: 0n }]);
-  assert.deepEqual(res.topics[0]!.partitions.map((x) => [x.errorCode, x.lowWatermark]), [[0, 5n], [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1n]]);
+  res = await del([
+    { partitionIndex: 0, offset: -1n },
+    { partitionIndex: 4, offset: 0n },
+  ]);
+  assert.deepEqual(
+    res.topics[0]!.partitions.map((x) => [x.errorCode, x.lowWatermark]),
+    [
+      [0, 5n],
+      [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1n],
+    ],
+  );
   res = await del([{ partitionIndex: 0, offset: 0n }], 'nope');
   assert.equal(res.topics[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
 });
@@ -260,29 +318,54 @@ test('DescribeLogDirs lists partitions with sizes; v4 has volume sizes', async (
   assert.equal(dir.errorCode, 0);
   assert.ok(dir.totalBytes > 0n && dir.usableBytes > 0n && dir.usableBytes <= dir.totalBytes);
   const orders = dir.topics.find((t) => t.name === 'orders')!;
-  assert.deepEqual(orders.partitions.map((p) => p.partitionIndex), [0, 1, 2]);
+  assert.deepEqual(
+    orders.partitions.map((p) => p.partitionIndex),
+    [0, 1, 2],
+  );
   const one = await c.request(35, DescribeLogDirsRequestCodec, DescribeLogDirsResponseCodec, 1, { topics: [{ topic: 'recs', partitions: [0] }] });
-  assert.deepEqual(one.results[0]!.topics.map((t) => t.name), ['recs']);
+  assert.deepEqual(
+    one.results[0]!.topics.map((t) => t.name),
+    ['recs'],
+  );
   // Every record of 'recs' was deleted above, so its segments are gone.
   assert.equal(one.results[0]!.topics[0]!.partitions[0]!.partitionSize, 0n);
   assert.equal(one.results[0]!.totalBytes, -1n, 'v1 has no volume sizes');
 });
 
 test('DeleteTopics by name (v1) and by id (v6) removes metadata and log directories', async () => {
-  await createTopics(4, [{ name: 'doomed', numPartitions: 2, replicationFactor: 1 }, { name: 'doomed2', numPartitions: 1, replicationFactor: 1 }]);
+  await createTopics(4, [
+    { name: 'doomed', numPartitions: 2, replicationFactor: 1 },
+    { name: 'doomed2', numPartitions: 1, replicationFactor: 1 },
+  ]);
   const id2 = b.broker.services.metadata.topic('doomed2')!.topicId;
   let res = await c.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 1, { topicNames: ['doomed', 'ghost'], timeoutMs: 5000 });
-  assert.deepEqual(res.responses.map((r) => [r.name, r.errorCode]), [['doomed', 0], ['ghost', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+  assert.deepEqual(
+    res.responses.map((r) => [r.name, r.errorCode]),
+    [
+      ['doomed', 0],
+      ['ghost', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+    ],
+  );
   assert.equal(b.broker.services.metadata.topic('doomed'), undefined);
   assert.equal(b.broker.services.replicaManager.getPartition('doomed', 0), undefined);
   const live = (await readdir(b.dir)).filter((n) => n.startsWith('doomed-') && !n.endsWith('-delete'));
   assert.deepEqual(live, []);
   res = await c.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 6, {
-    topics: [{ name: null, topicId: id2 }, { name: null, topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' }, { name: null, topicId: ZERO_UUID }], timeoutMs: 5000,
+    topics: [
+      { name: null, topicId: id2 },
+      { name: null, topicId: 'AAAAAAAAAAAAAAAAAAAAAQ' },
+      { name: null, topicId: ZERO_UUID },
+    ],
+    timeoutMs: 5000,
   });
-  assert.deepEqual(res.responses.map((r) => [r.name, r.errorCode]), [
-    ['doomed2', 0], [null, ErrorCode.UNKNOWN_TOPIC_ID], [null, ErrorCode.INVALID_REQUEST],
-  ]);
+  assert.deepEqual(
+    res.responses.map((r) => [r.name, r.errorCode]),
+    [
+      ['doomed2', 0],
+      [null, ErrorCode.UNKNOWN_TOPIC_ID],
+      [null, ErrorCode.INVALID_REQUEST],
+    ],
+  );
 });
 
 test('internal topics cannot be deleted', async () => {
@@ -297,7 +380,10 @@ test('delete.topic.enable=false answers TOPIC_DELETION_DISABLED', async () => {
   const nb = await startTestBroker({ 'delete.topic.enable': 'false' });
   const nc = await RawClient.connect(nb.port);
   try {
-    await nc.request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 4, { topics: [{ name: 'keep', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 1000 });
+    await nc.request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 4, {
+      topics: [{ name: 'keep', numPartitions: 1, replicationFactor: 1 }],
+      timeoutMs: 1000,
+    });
     const res = await nc.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 4, { topicNames: ['keep'], timeoutMs: 1000 });
     assert.equal(res.responses[0]!.errorCode, ErrorCode.TOPIC_DELETION_DISABLED);
     assert.ok(nb.broker.services.metadata.topic('keep'));

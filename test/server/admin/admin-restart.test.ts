@@ -6,8 +6,14 @@ import { join } from 'node:path';
 import { startTestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import {
-  CreateTopicsRequestCodec, CreateTopicsResponseCodec, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec,
-  IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  DescribeConfigsRequestCodec,
+  DescribeConfigsResponseCodec,
+  IncrementalAlterConfigsRequestCodec,
+  IncrementalAlterConfigsResponseCodec,
+  DeleteTopicsRequestCodec,
+  DeleteTopicsResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 
@@ -19,12 +25,23 @@ test('topics, topic configs and dynamic broker configs survive a restart on the 
   const c1 = await RawClient.connect(first.port);
   const created = await c1.request(19, CreateTopicsRequestCodec, CreateTopicsResponseCodec, 7, {
     topics: [
-      { name: 'kept', numPartitions: 2, replicationFactor: 1, configs: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'segment.bytes', value: '65536' }] },
+      {
+        name: 'kept',
+        numPartitions: 2,
+        replicationFactor: 1,
+        configs: [
+          { name: 'cleanup.policy', value: 'compact' },
+          { name: 'segment.bytes', value: '65536' },
+        ],
+      },
       { name: 'gone', numPartitions: 1, replicationFactor: 1 },
     ],
     timeoutMs: 1000,
   });
-  assert.deepEqual(created.topics.map((x) => x.errorCode), [0, 0]);
+  assert.deepEqual(
+    created.topics.map((x) => x.errorCode),
+    [0, 0],
+  );
   const inc = await c1.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
     resources: [{ resourceType: 4, resourceName: '0', configs: [{ name: 'log.retention.ms', configOperation: 0, value: '123456' }] }],
     validateOnly: false,
@@ -42,12 +59,18 @@ test('topics, topic configs and dynamic broker configs survive a restart on the 
     assert.equal(second.broker.services.metadata.topic('gone'), undefined);
     const res = await c2.request(32, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec, 4, {
       resources: [{ resourceType: 2, resourceName: 'kept', configurationKeys: ['cleanup.policy', 'segment.bytes', 'retention.ms'] }],
-      includeSynonyms: false, includeDocumentation: false,
+      includeSynonyms: false,
+      includeDocumentation: false,
     });
     assert.equal(res.results[0]!.errorCode, ErrorCode.NONE);
-    assert.deepEqual(res.results[0]!.configs.map((x) => [x.name, x.value, x.configSource]), [
-      ['cleanup.policy', 'compact', 1], ['retention.ms', '123456', 2], ['segment.bytes', '65536', 1],
-    ]);
+    assert.deepEqual(
+      res.results[0]!.configs.map((x) => [x.name, x.value, x.configSource]),
+      [
+        ['cleanup.policy', 'compact', 1],
+        ['retention.ms', '123456', 2],
+        ['segment.bytes', '65536', 1],
+      ],
+    );
     const log = second.broker.services.replicaManager.getPartition('kept', 1)!.log;
     assert.equal(log.config.segmentBytes, 65536);
     assert.deepEqual(log.config.cleanupPolicy, ['compact']);

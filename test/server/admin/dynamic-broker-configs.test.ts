@@ -3,8 +3,12 @@ import assert from 'node:assert/strict';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import {
-  AlterConfigsRequestCodec, AlterConfigsResponseCodec, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec,
-  IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec,
+  AlterConfigsRequestCodec,
+  AlterConfigsResponseCodec,
+  DescribeConfigsRequestCodec,
+  DescribeConfigsResponseCodec,
+  IncrementalAlterConfigsRequestCodec,
+  IncrementalAlterConfigsResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { DYNAMIC_BROKER_KEYS } from '../../../src/config/dynamic-broker-keys.js';
@@ -34,7 +38,9 @@ function incremental(resourceName: string, configs: Record<string, string>, vali
 
 async function describe(keys: string[]) {
   const res = await c.request(32, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec, 4, {
-    resources: [{ resourceType: BROKER, resourceName: '0', configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false,
+    resources: [{ resourceType: BROKER, resourceName: '0', configurationKeys: keys }],
+    includeSynonyms: true,
+    includeDocumentation: false,
   });
   return new Map(res.results[0]!.configs.map((e) => [e.name, e]));
 }
@@ -69,7 +75,10 @@ test('every key Kafka 3.9 lists as a dynamic broker config is accepted (validate
   }
   assert.deepEqual(refused, []);
   const described = await describe([...DYNAMIC_BROKER_KEYS]);
-  assert.deepEqual([...DYNAMIC_BROKER_KEYS].filter((k) => described.get(k)?.readOnly !== false), []);
+  assert.deepEqual(
+    [...DYNAMIC_BROKER_KEYS].filter((k) => described.get(k)?.readOnly !== false),
+    [],
+  );
   for (const k of ['ssl.keystore.location', 'listeners', 'metric.reporters', 'log.cleaner.io.buffer.size', 'remote.fetch.max.wait.ms']) {
     assert.ok(DYNAMIC_BROKER_KEYS.has(k), k);
   }
@@ -82,7 +91,11 @@ test('per-listener security keys are accepted, described (sensitive ones without
     'listener.name.external.max.connections': '100',
   });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE, res.responses[0]!.errorMessage ?? '');
-  const d = await describe(['listener.name.plaintext.ssl.keystore.location', 'listener.name.external.scram-sha-256.sasl.jaas.config', 'listener.name.external.max.connections']);
+  const d = await describe([
+    'listener.name.plaintext.ssl.keystore.location',
+    'listener.name.external.scram-sha-256.sasl.jaas.config',
+    'listener.name.external.max.connections',
+  ]);
   assert.equal(d.get('listener.name.plaintext.ssl.keystore.location')?.value, '/etc/keys/broker.jks');
   assert.equal(d.get('listener.name.plaintext.ssl.keystore.location')?.configSource, DYNAMIC_BROKER_CONFIG);
   const jaas = d.get('listener.name.external.scram-sha-256.sasl.jaas.config')!;
@@ -104,9 +117,11 @@ test('keys Kafka does not know stay refused; static keys stay read-only', async 
   assert.match(res.responses[0]!.errorMessage!, /Cannot update these configs dynamically: Set\(log.dirs\)/);
 });
 
-test('APPEND to a per-listener list key starts from the base key\'s default', async () => {
+test("APPEND to a per-listener list key starts from the base key's default", async () => {
   const res = await c.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
-    resources: [{ resourceType: BROKER, resourceName: '0', configs: [{ name: 'listener.name.external.sasl.enabled.mechanisms', configOperation: 2, value: 'PLAIN' }] }],
+    resources: [
+      { resourceType: BROKER, resourceName: '0', configs: [{ name: 'listener.name.external.sasl.enabled.mechanisms', configOperation: 2, value: 'PLAIN' }] },
+    ],
     validateOnly: false,
   });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE, res.responses[0]!.errorMessage ?? '');

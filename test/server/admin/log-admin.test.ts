@@ -6,7 +6,10 @@ import type { MetadataStore } from '../../../src/metadata/metadata-store.js';
 import type { TopicInfo } from '../../../src/metadata/cluster-model.js';
 
 const topic: TopicInfo = {
-  name: 't', topicId: 'x', internal: false, configs: {},
+  name: 't',
+  topicId: 'x',
+  internal: false,
+  configs: {},
   partitions: [{ partition: 0, leader: 0, leaderEpoch: 0, replicas: [0], isr: [0], offlineReplicas: [] }],
 };
 const metadata = { topic: (n: string) => (n === 't' ? topic : undefined) } as unknown as MetadataStore;
@@ -16,16 +19,28 @@ function access(over: Partial<PartitionAccess>): PartitionAccess {
 }
 
 test('DescribeLogDirs reports an offline directory as KAFKA_STORAGE_ERROR without partitions', async () => {
-  const admin = new LogAdmin(metadata, () => access({
-    logDirsState: () => [
-      { dir: '/nonexistent/offline', online: false, error: 'EIO', logs: [] },
-      { dir: process.cwd(), online: true, logs: [{ topic: 't', partition: 0, size: 10, offsetLag: 0 }, { topic: 'u', partition: 1, size: 5, offsetLag: 0 }] },
-    ],
-  }));
+  const admin = new LogAdmin(metadata, () =>
+    access({
+      logDirsState: () => [
+        { dir: '/nonexistent/offline', online: false, error: 'EIO', logs: [] },
+        {
+          dir: process.cwd(),
+          online: true,
+          logs: [
+            { topic: 't', partition: 0, size: 10, offsetLag: 0 },
+            { topic: 'u', partition: 1, size: 5, offsetLag: 0 },
+          ],
+        },
+      ],
+    }),
+  );
   const [offline, online] = await admin.describeLogDirs(null);
   assert.deepEqual(offline, { dir: '/nonexistent/offline', errorCode: ErrorCode.KAFKA_STORAGE_ERROR, topics: [], totalBytes: -1, usableBytes: -1 });
   assert.equal(online!.errorCode, ErrorCode.NONE);
-  assert.deepEqual(online!.topics.map((t) => t.name), ['t', 'u']);
+  assert.deepEqual(
+    online!.topics.map((t) => t.name),
+    ['t', 'u'],
+  );
   assert.ok(online!.totalBytes > 0);
   const filtered = await admin.describeLogDirs(new Map([['u', new Set([1])]]));
   assert.deepEqual(filtered[1]!.topics, [{ name: 'u', partitions: [{ partition: 1, size: 5, offsetLag: 0 }] }]);

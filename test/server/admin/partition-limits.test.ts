@@ -11,8 +11,12 @@ import { join } from 'node:path';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import {
-  CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec,
-  ProduceRequestCodec, ProduceResponseCodec,
+  CreatePartitionsRequestCodec,
+  CreatePartitionsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+  ProduceRequestCodec,
+  ProduceResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import type { CreatableTopic } from '../../../src/protocol/messages/19-create-topics.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
@@ -24,7 +28,9 @@ function createTopics(c: RawClient, topics: Input<CreatableTopic>[], validateOnl
 }
 function createPartitions(c: RawClient, topics: { name: string; count: number }[], validateOnly = false) {
   return c.request(37, CreatePartitionsRequestCodec, CreatePartitionsResponseCodec, 1, {
-    topics: topics.map((t) => ({ ...t, assignments: null })), timeoutMs: 60000, validateOnly,
+    topics: topics.map((t) => ({ ...t, assignments: null })),
+    timeoutMs: 60000,
+    validateOnly,
   });
 }
 
@@ -56,7 +62,9 @@ async function withBroker(props: Record<string, string>, fn: (b: TestBroker, c: 
   }
 }
 
-test('a CreateTopics or CreatePartitions of 25,000 partitions is refused with POLICY_VIOLATION, validateOnly too, and leaves nothing behind', { timeout: 120_000 }, async () => {
+test('a CreateTopics or CreatePartitions of 25,000 partitions is refused with POLICY_VIOLATION, validateOnly too, and leaves nothing behind', {
+  timeout: 120_000,
+}, async () => {
   await withBroker({}, async (b, c) => {
     for (const validateOnly of [true, false]) {
       const res = await createTopics(c, [{ name: 'huge', numPartitions: 25_000, replicationFactor: 1 }], validateOnly);
@@ -82,7 +90,13 @@ test('a CreateTopics or CreatePartitions of 25,000 partitions is refused with PO
       { name: 'left', numPartitions: 6000, replicationFactor: 1 },
       { name: 'right', numPartitions: 6000, replicationFactor: 1 },
     ]);
-    assert.deepEqual(both.topics.map((t) => [t.name, t.errorCode]), [['left', ErrorCode.POLICY_VIOLATION], ['right', ErrorCode.POLICY_VIOLATION]]);
+    assert.deepEqual(
+      both.topics.map((t) => [t.name, t.errorCode]),
+      [
+        ['left', ErrorCode.POLICY_VIOLATION],
+        ['right', ErrorCode.POLICY_VIOLATION],
+      ],
+    );
     assert.equal(b.broker.services.metadata.topic('left'), undefined);
   });
 });
@@ -92,11 +106,22 @@ test('max.broker.partitions and max.partitions refuse what would pass them, vali
     assert.equal((await createTopics(c, [{ name: 'a', numPartitions: 10, replicationFactor: 1 }])).topics[0]!.errorCode, ErrorCode.NONE);
     // 10 hosted: 8 more fit, a second 8 in the same request does not, dry run or not.
     for (const validateOnly of [true, false]) {
-      const res = await createTopics(c, [
-        { name: 'b', numPartitions: 8, replicationFactor: 1 },
-        { name: 'c', numPartitions: 8, replicationFactor: 1 },
-      ], validateOnly);
-      assert.deepEqual(res.topics.map((t) => [t.name, t.errorCode]), [['b', ErrorCode.NONE], ['c', ErrorCode.POLICY_VIOLATION]], `validateOnly=${validateOnly}`);
+      const res = await createTopics(
+        c,
+        [
+          { name: 'b', numPartitions: 8, replicationFactor: 1 },
+          { name: 'c', numPartitions: 8, replicationFactor: 1 },
+        ],
+        validateOnly,
+      );
+      assert.deepEqual(
+        res.topics.map((t) => [t.name, t.errorCode]),
+        [
+          ['b', ErrorCode.NONE],
+          ['c', ErrorCode.POLICY_VIOLATION],
+        ],
+        `validateOnly=${validateOnly}`,
+      );
       assert.match(res.topics[1]!.errorMessage ?? '', /would take broker 0 to 26 partitions, above max\.broker\.partitions 20 \(it hosts 18\)/);
     }
     assert.equal(b.broker.services.metadata.topic('c'), undefined);
@@ -141,11 +166,32 @@ test('creation is all or nothing: a partition that cannot be created removes the
     assert.notEqual(grown.results[0]!.errorCode, ErrorCode.NONE);
     assert.match(grown.results[0]!.errorMessage ?? '', /No partitions were added to 'grow'/);
     assert.equal(b.broker.services.metadata.topic('grow')!.partitions.length, 2);
-    assert.deepEqual(b.broker.services.replicaManager.partitionsOf('grow').map((p) => p.partition).sort(), [0, 1]);
+    assert.deepEqual(
+      b.broker.services.replicaManager
+        .partitionsOf('grow')
+        .map((p) => p.partition)
+        .sort(),
+      [0, 1],
+    );
     await eventually(() => partitionDirs(b.dir, 'grow'), ['grow-0', 'grow-1', 'grow-4'], 'new partition dirs removed');
     const produced = await c.request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
-      transactionalId: null, acks: -1, timeoutMs: 5000,
-      topicData: [{ name: 'grow', partitionData: [{ index: 1, records: encodeBatch({ records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('still here'), headers: [] }], baseTimestamp: BigInt(Date.now()) }) }] }],
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [
+        {
+          name: 'grow',
+          partitionData: [
+            {
+              index: 1,
+              records: encodeBatch({
+                records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from('still here'), headers: [] }],
+                baseTimestamp: BigInt(Date.now()),
+              }),
+            },
+          ],
+        },
+      ],
     });
     assert.equal(produced.responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.NONE);
     // With the obstacle gone the same request succeeds.

@@ -4,13 +4,20 @@ import fc from 'fast-check';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 import { CONFIG_SOURCE_CODES } from '../../../src/config/index.js';
 import {
-  TOPIC_CONFIG_DEFS, effectiveTopicConfigs, resolveTopicConfig, topicConfigDef, validateTopicConfig, type BrokerConfigLayers,
+  TOPIC_CONFIG_DEFS,
+  effectiveTopicConfigs,
+  resolveTopicConfig,
+  topicConfigDef,
+  validateTopicConfig,
+  type BrokerConfigLayers,
 } from '../../../src/config/topic-configs.js';
 import { AlterConfigOp, applyIncrementalOps, replaceAll } from '../../../src/server/admin/config-alteration.js';
 import { logConfigFromProps } from '../../../src/storage/config.js';
 
 const layers = (stat: Record<string, string> = {}, dyn: Record<string, string> = {}, dflt: Record<string, string> = {}): BrokerConfigLayers => ({
-  static: new Map(Object.entries(stat)), dynamicBroker: new Map(Object.entries(dyn)), dynamicDefault: new Map(Object.entries(dflt)),
+  static: new Map(Object.entries(stat)),
+  dynamicBroker: new Map(Object.entries(dyn)),
+  dynamicDefault: new Map(Object.entries(dflt)),
 });
 
 function invalidConfig(fn: () => void, message: string | RegExp): void {
@@ -64,9 +71,16 @@ test('retention.ms resolves override > dynamic broker > dynamic default > static
   r = resolveTopicConfig(def, { 'retention.ms': '5' }, layers({ 'log.retention.hours': '2' }, { 'log.retention.ms': '9' }, { 'log.retention.ms': '8' }));
   assert.equal(r.value, '5');
   assert.equal(r.source, CONFIG_SOURCE_CODES.TOPIC_CONFIG);
-  assert.deepEqual(r.synonyms.map((s) => [s.name, s.value, s.source]), [
-    ['retention.ms', '5', 1], ['log.retention.ms', '9', 2], ['log.retention.ms', '8', 3], ['log.retention.hours', '2', 4], ['log.retention.hours', '168', 5],
-  ]);
+  assert.deepEqual(
+    r.synonyms.map((s) => [s.name, s.value, s.source]),
+    [
+      ['retention.ms', '5', 1],
+      ['log.retention.ms', '9', 2],
+      ['log.retention.ms', '8', 3],
+      ['log.retention.hours', '2', 4],
+      ['log.retention.hours', '168', 5],
+    ],
+  );
   r = resolveTopicConfig(def, {}, layers({}, {}, { 'log.retention.ms': '8' }));
   assert.equal(r.value, '8');
   assert.equal(r.source, CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG);
@@ -81,32 +95,61 @@ test('max.message.bytes derives from message.max.bytes', () => {
 test('incremental SET/DELETE/APPEND/SUBTRACT', () => {
   const info = (n: string) => topicConfigDef(n);
   assert.deepEqual(applyIncrementalOps({ 'retention.ms': '1' }, [{ name: 'retention.ms', op: AlterConfigOp.DELETE, value: null }], info), {});
-  assert.deepEqual(applyIncrementalOps({}, [{ name: 'cleanup.policy', op: AlterConfigOp.APPEND, value: 'compact' }], info), { 'cleanup.policy': 'delete,compact' });
+  assert.deepEqual(applyIncrementalOps({}, [{ name: 'cleanup.policy', op: AlterConfigOp.APPEND, value: 'compact' }], info), {
+    'cleanup.policy': 'delete,compact',
+  });
   assert.deepEqual(
     applyIncrementalOps({ 'cleanup.policy': 'delete,compact' }, [{ name: 'cleanup.policy', op: AlterConfigOp.SUBTRACT, value: 'delete' }], info),
     { 'cleanup.policy': 'compact' },
   );
-  invalidConfig(() => applyIncrementalOps({}, [{ name: 'retention.ms', op: AlterConfigOp.APPEND, value: '1' }], info),
-    'Config value append is not allowed for config key: retention.ms');
-  assert.throws(() => applyIncrementalOps({}, [
-    { name: 'retention.ms', op: AlterConfigOp.SET, value: '1' }, { name: 'retention.ms', op: AlterConfigOp.DELETE, value: null },
-  ], info), (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_REQUEST);
-  assert.throws(() => applyIncrementalOps({}, [{ name: 'retention.ms', op: 7, value: '1' }], info),
-    (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_REQUEST);
-  assert.deepEqual(replaceAll([{ name: 'a', value: '1' }, { name: 'b', value: null }]), { a: '1' });
+  invalidConfig(
+    () => applyIncrementalOps({}, [{ name: 'retention.ms', op: AlterConfigOp.APPEND, value: '1' }], info),
+    'Config value append is not allowed for config key: retention.ms',
+  );
+  assert.throws(
+    () =>
+      applyIncrementalOps(
+        {},
+        [
+          { name: 'retention.ms', op: AlterConfigOp.SET, value: '1' },
+          { name: 'retention.ms', op: AlterConfigOp.DELETE, value: null },
+        ],
+        info,
+      ),
+    (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_REQUEST,
+  );
+  assert.throws(
+    () => applyIncrementalOps({}, [{ name: 'retention.ms', op: 7, value: '1' }], info),
+    (e: unknown) => e instanceof KafkaError && e.code === ErrorCode.INVALID_REQUEST,
+  );
+  assert.deepEqual(
+    replaceAll([
+      { name: 'a', value: '1' },
+      { name: 'b', value: null },
+    ]),
+    { a: '1' },
+  );
 });
 
 test('property: APPEND then SUBTRACT of fresh items restores the list; APPEND is idempotent', () => {
   const item = fc.stringMatching(/^[a-z0-9]{1,6}$/);
   const info = () => ({ type: 'list' as const, default: '' });
-  fc.assert(fc.property(fc.uniqueArray(item, { maxLength: 6 }), fc.uniqueArray(item, { maxLength: 6 }), (base, extra) => {
-    const fresh = extra.filter((e) => !base.includes(e));
-    const start: Record<string, string> = base.length > 0 ? { l: base.join(',') } : {};
-    const appended = applyIncrementalOps(start, [{ name: 'l', op: AlterConfigOp.APPEND, value: extra.join(',') }], info);
-    assert.deepEqual(appended.l!.split(',').filter((s) => s !== ''), [...base, ...fresh]);
-    const again = applyIncrementalOps(appended, [{ name: 'l', op: AlterConfigOp.APPEND, value: extra.join(',') }], info);
-    assert.equal(again.l, appended.l);
-    const back = applyIncrementalOps(appended, [{ name: 'l', op: AlterConfigOp.SUBTRACT, value: fresh.join(',') }], info);
-    assert.deepEqual((back.l ?? '').split(',').filter((s) => s !== ''), base);
-  }));
+  fc.assert(
+    fc.property(fc.uniqueArray(item, { maxLength: 6 }), fc.uniqueArray(item, { maxLength: 6 }), (base, extra) => {
+      const fresh = extra.filter((e) => !base.includes(e));
+      const start: Record<string, string> = base.length > 0 ? { l: base.join(',') } : {};
+      const appended = applyIncrementalOps(start, [{ name: 'l', op: AlterConfigOp.APPEND, value: extra.join(',') }], info);
+      assert.deepEqual(
+        appended.l!.split(',').filter((s) => s !== ''),
+        [...base, ...fresh],
+      );
+      const again = applyIncrementalOps(appended, [{ name: 'l', op: AlterConfigOp.APPEND, value: extra.join(',') }], info);
+      assert.equal(again.l, appended.l);
+      const back = applyIncrementalOps(appended, [{ name: 'l', op: AlterConfigOp.SUBTRACT, value: fresh.join(',') }], info);
+      assert.deepEqual(
+        (back.l ?? '').split(',').filter((s) => s !== ''),
+        base,
+      );
+    }),
+  );
 });

@@ -79,15 +79,21 @@ test('invalid values throw one clear line naming the key', () => {
     [{ 'log.cleaner.min.cleanable.ratio': 'x' }, 'Invalid value x for configuration log.cleaner.min.cleanable.ratio: Not a number of type DOUBLE'],
     [{ 'log.cleaner.min.cleanable.ratio': '2' }, 'Invalid value 2 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1'],
     [{ 'log.cleanup.policy': 'delete,shred' }, 'Invalid value delete,shred for configuration log.cleanup.policy: String must be one of: delete, compact'],
-    [{ 'log.message.timestamp.type': 'Now' }, 'Invalid value Now for configuration log.message.timestamp.type: String must be one of: CreateTime, LogAppendTime'],
+    [
+      { 'log.message.timestamp.type': 'Now' },
+      'Invalid value Now for configuration log.message.timestamp.type: String must be one of: CreateTime, LogAppendTime',
+    ],
   ];
   for (const [overrides, message] of cases) {
-    assert.throws(() => defaultBrokerConfig(overrides), (err: unknown) => {
-      assert.ok(err instanceof ConfigError);
-      assert.equal(err.message, message);
-      assert.ok(!err.message.includes('\n'));
-      return true;
-    });
+    assert.throws(
+      () => defaultBrokerConfig(overrides),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.message, message);
+        assert.ok(!err.message.includes('\n'));
+        return true;
+      },
+    );
   }
 });
 
@@ -112,10 +118,15 @@ test('empty zookeeper.connect means embedded mode', () => {
 });
 
 test('listeners: SSL without a key store is refused with one line; advertised listeners must name a listener', () => {
-  assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092,SSL://:9093' }),
-    { name: 'ConfigError', message: 'Listener SSL uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)' });
-  assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'OTHER://h:1' }),
-    { name: 'ConfigError', message: /OTHER is not one of the listeners/ });
+  assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092,SSL://:9093' }), {
+    name: 'ConfigError',
+    message:
+      'Listener SSL uses TLS but has no key store: set ssl.keystore.type=PEM and ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)',
+  });
+  assert.throws(() => defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'OTHER://h:1' }), {
+    name: 'ConfigError',
+    message: /OTHER is not one of the listeners/,
+  });
   const c = defaultBrokerConfig({ listeners: 'PLAINTEXT://:9092', 'advertised.listeners': 'PLAINTEXT://broker1:19092' });
   assert.deepEqual(c.advertisedListeners, [{ name: 'PLAINTEXT', host: 'broker1', port: 19092, securityProtocol: 'PLAINTEXT' }]);
 });
@@ -131,8 +142,10 @@ test('loadBrokerConfig reads a file and applies overrides last', async () => {
     assert.equal(c.clusterId, 'abc');
     assert.deepEqual(c.logDirs, ['/data/a']);
     assert.equal(c.raw.get('num.partitions'), '5');
-    assert.throws(() => loadBrokerConfig(path.join(dir, 'missing.properties')),
-      { name: 'ConfigError', message: /^Cannot read config file .*missing\.properties: no such file$/ });
+    assert.throws(() => loadBrokerConfig(path.join(dir, 'missing.properties')), {
+      name: 'ConfigError',
+      message: /^Cannot read config file .*missing\.properties: no such file$/,
+    });
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
@@ -166,7 +179,10 @@ test('describeBrokerConfigs reports the source of each value', () => {
   assert.equal(segment.value, '1073741824');
   assert.equal(segment.source, 'DEFAULT_CONFIG');
   assert.equal(segment.isDefault, true);
-  assert.deepEqual(describeBrokerConfigs(c, ['log.retention.hours', 'nope']).map((e) => e.name), ['log.retention.hours']);
+  assert.deepEqual(
+    describeBrokerConfigs(c, ['log.retention.hours', 'nope']).map((e) => e.name),
+    ['log.retention.hours'],
+  );
 });
 
 test('topic config defaults derive from broker configs', () => {
@@ -198,9 +214,19 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
   try {
     // SASL_SSL listeners also need a mechanism Fjord serves (Kafka's default, GSSAPI, is not).
     const pem = { 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.broker.keystore, 'sasl.enabled.mechanisms': 'SCRAM-SHA-256' };
-    const c = defaultBrokerConfig({ listeners: 'PLAINTEXT://:0,INTERNAL://:0,EXTERNAL://:0', 'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SSL,EXTERNAL:SASL_SSL',
-      ...pem, 'ssl.client.auth': 'none', 'listener.name.internal.ssl.client.auth': 'required', 'listener.name.internal.ssl.truststore.type': 'PEM',
-      'listener.name.internal.ssl.truststore.location': certs.caFile, 'ssl.enabled.protocols': 'TLSv1.3' }, collectingWarn());
+    const c = defaultBrokerConfig(
+      {
+        listeners: 'PLAINTEXT://:0,INTERNAL://:0,EXTERNAL://:0',
+        'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,INTERNAL:SSL,EXTERNAL:SASL_SSL',
+        ...pem,
+        'ssl.client.auth': 'none',
+        'listener.name.internal.ssl.client.auth': 'required',
+        'listener.name.internal.ssl.truststore.type': 'PEM',
+        'listener.name.internal.ssl.truststore.location': certs.caFile,
+        'ssl.enabled.protocols': 'TLSv1.3',
+      },
+      collectingWarn(),
+    );
     assert.deepEqual([...c.listenerTls.keys()], ['INTERNAL', 'EXTERNAL']);
     assert.equal(c.listenerTls.get('INTERNAL')!.clientAuth, 'required');
     assert.equal(c.listenerTls.get('EXTERNAL')!.clientAuth, 'none');
@@ -212,7 +238,15 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
     assert.equal(defaultBrokerConfig({ ...sasl, 'listener.name.sasl_ssl.ssl.client.auth': 'requested' }).listenerTls.get('SASL_SSL')!.clientAuth, 'requested');
     assert.equal(c.listenerTls.get('EXTERNAL')!.minVersion, 'TLSv1.3');
     const sink = collectingWarn();
-    const inline = defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PEM', 'ssl.keystore.key': certs.broker.key, 'ssl.keystore.certificate.chain': certs.broker.cert.replace(/\n/g, ' ') }, sink);
+    const inline = defaultBrokerConfig(
+      {
+        listeners: 'SSL://:0',
+        'ssl.keystore.type': 'PEM',
+        'ssl.keystore.key': certs.broker.key,
+        'ssl.keystore.certificate.chain': certs.broker.cert.replace(/\n/g, ' '),
+      },
+      sink,
+    );
     assert.equal(inline.listenerTls.get('SSL')!.clientAuth, 'none');
     assert.deepEqual(sink.messages, []);
 
@@ -226,25 +260,50 @@ test('TLS listeners: PEM key store file or inline PEM, listener.name.<l>. settin
       [{ ...pem, 'ssl.protocol': 'TLSv1.2', 'ssl.enabled.protocols': 'TLSv1.3' }, /ssl\.protocol TLSv1\.2 allows none of ssl\.enabled\.protocols/],
       [{ ...pem, 'ssl.cipher.suites': 'NO_SUCH_SUITE' }, /ssl\.cipher\.suites matches no cipher suite$/],
       [{ ...pem, 'ssl.principal.mapping.rules': 'RULE:^CN=(.*)$/$1/X' }, /ssl\.principal\.mapping\.rules: Invalid rule/],
-      [{ ...pem, 'ssl.keystore.location': certs.client('enc', '/CN=enc', { keyPassword: 'secret' }).keystore, 'ssl.key.password': 'wrong' }, /the private key cannot be decrypted \(check ssl\.key\.password\)$/],
+      [
+        { ...pem, 'ssl.keystore.location': certs.client('enc', '/CN=enc', { keyPassword: 'secret' }).keystore, 'ssl.key.password': 'wrong' },
+        /the private key cannot be decrypted \(check ssl\.key\.password\)$/,
+      ],
     ];
     for (const [props, message] of fails) {
-      assert.throws(() => defaultBrokerConfig({ listeners: 'SSL://:0', ...props }), (err: Error) => {
-        assert.equal(err.name, 'ConfigError');
-        assert.match(err.message, message);
-        assert.ok(!err.message.includes('\n'), err.message);
-        return true;
-      });
+      assert.throws(
+        () => defaultBrokerConfig({ listeners: 'SSL://:0', ...props }),
+        (err: Error) => {
+          assert.equal(err.name, 'ConfigError');
+          assert.match(err.message, message);
+          assert.ok(!err.message.includes('\n'), err.message);
+          return true;
+        },
+      );
     }
     // PKCS12 key store with its password; a wrong password is one line.
     const { execFileSync } = await import('node:child_process');
     const p12 = `${certs.dir}/broker.p12`;
     execFileSync('openssl', ['pkcs12', '-export', '-inkey', certs.broker.keyFile, '-in', certs.broker.certFile, '-out', p12, '-passout', 'pass:storepw']);
-    assert.ok(defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'storepw' }).listenerTls.has('SSL'));
-    assert.throws(() => defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'nope' }),
-      { name: 'ConfigError', message: /^Listener SSL: invalid TLS key store, trust store or cipher suites: the PKCS12 key store cannot be opened \(check ssl\.keystore\.password\)$/ });
+    assert.ok(
+      defaultBrokerConfig({
+        listeners: 'SSL://:0',
+        'ssl.keystore.type': 'PKCS12',
+        'ssl.keystore.location': p12,
+        'ssl.keystore.password': 'storepw',
+      }).listenerTls.has('SSL'),
+    );
+    assert.throws(
+      () => defaultBrokerConfig({ listeners: 'SSL://:0', 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': p12, 'ssl.keystore.password': 'nope' }),
+      {
+        name: 'ConfigError',
+        message: /^Listener SSL: invalid TLS key store, trust store or cipher suites: the PKCS12 key store cannot be opened \(check ssl\.keystore\.password\)$/,
+      },
+    );
     // The right password opens an encrypted key.
-    assert.ok(defaultBrokerConfig({ listeners: 'SSL://:0', ...pem, 'ssl.keystore.location': certs.client('enc2', '/CN=enc2', { keyPassword: 'secret' }).keystore, 'ssl.key.password': 'secret' }).listenerTls.has('SSL'));
+    assert.ok(
+      defaultBrokerConfig({
+        listeners: 'SSL://:0',
+        ...pem,
+        'ssl.keystore.location': certs.client('enc2', '/CN=enc2', { keyPassword: 'secret' }).keystore,
+        'ssl.key.password': 'secret',
+      }).listenerTls.has('SSL'),
+    );
   } finally {
     certs.cleanup();
   }
@@ -256,11 +315,18 @@ test('inter-broker listener: inter.broker.listener.name, or the listener named b
     // The broker's own SASL login, needed once SASL_PLAINTEXT is the inter-broker listener.
     'sasl.enabled.mechanisms': 'PLAIN',
     'sasl.mechanism.inter.broker.protocol': 'PLAIN',
-    'listener.name.sasl_plaintext.plain.sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="b-secret" user_broker="b-secret";',
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config':
+      'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="b-secret" user_broker="b-secret";',
   };
   assert.equal(defaultBrokerConfig(l).interBrokerListenerName, 'PLAINTEXT');
   assert.equal(defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SASL_PLAINTEXT' }).interBrokerListenerName, 'SASL_PLAINTEXT');
   assert.equal(defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SASL_PLAINTEXT' }).interBrokerSecurityProtocol, 'SASL_PLAINTEXT');
-  assert.throws(() => defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SSL' }), /security\.inter\.broker\.protocol SSL needs a listener named SSL/);
-  assert.throws(() => defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'PLAINTEXT', 'inter.broker.listener.name': 'PLAINTEXT' }), /^ConfigError: Only one of inter\.broker\.listener\.name and security\.inter\.broker\.protocol should be set\.$|Only one of/);
+  assert.throws(
+    () => defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'SSL' }),
+    /security\.inter\.broker\.protocol SSL needs a listener named SSL/,
+  );
+  assert.throws(
+    () => defaultBrokerConfig({ ...l, 'security.inter.broker.protocol': 'PLAINTEXT', 'inter.broker.listener.name': 'PLAINTEXT' }),
+    /^ConfigError: Only one of inter\.broker\.listener\.name and security\.inter\.broker\.protocol should be set\.$|Only one of/,
+  );
 });

@@ -40,13 +40,33 @@ const failures: Array<[string, string[], RegExp]> = [
   ['no arguments', [], /^USAGE: kafka-server-start\.sh/],
   ['missing config file', ['/nonexistent/fjord.properties'], /^Cannot read config file \/nonexistent\/fjord\.properties: no such file$/],
   ['invalid value', [SHIPPED_CONFIG, '--override', 'num.partitions=abc'], /^Invalid value abc for configuration num\.partitions: Not a number of type INT$/],
-  ['SSL listener without a key store', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'], /^Listener SSL uses TLS but has no key store: set ssl\.keystore\.type=PEM and ssl\.keystore\.location/],
-  ['SSL listener with a JKS key store', [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093', '--override', 'ssl.keystore.location=/etc/kafka/broker.jks'], /^Listener SSL: ssl\.keystore\.type JKS is not supported; use PEM \(or PKCS12\)$/],
+  [
+    'SSL listener without a key store',
+    [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093'],
+    /^Listener SSL uses TLS but has no key store: set ssl\.keystore\.type=PEM and ssl\.keystore\.location/,
+  ],
+  [
+    'SSL listener with a JKS key store',
+    [SHIPPED_CONFIG, '--override', 'listeners=SSL://:9093', '--override', 'ssl.keystore.location=/etc/kafka/broker.jks'],
+    /^Listener SSL: ssl\.keystore\.type JKS is not supported; use PEM \(or PKCS12\)$/,
+  ],
   // A recursive mkdir under /proc never returned: start-up hung without a word.
-  ['a log dir that cannot be created (/proc)', [SHIPPED_CONFIG, '--override', 'log.dirs=/proc/fjord-no-such-dir'], /^Failed to create or validate log directory \/proc\/fjord-no-such-dir \(log\.dirs\): cannot create it: the file system does not allow creating it$/],
+  [
+    'a log dir that cannot be created (/proc)',
+    [SHIPPED_CONFIG, '--override', 'log.dirs=/proc/fjord-no-such-dir'],
+    /^Failed to create or validate log directory \/proc\/fjord-no-such-dir \(log\.dirs\): cannot create it: the file system does not allow creating it$/,
+  ],
   // Was a raw "EEXIST: file already exists, mkdir '/etc/passwd'".
-  ['a log dir that is a file', [SHIPPED_CONFIG, '--override', 'log.dirs=/etc/passwd'], /^Failed to create or validate log directory \/etc\/passwd \(log\.dirs\): it exists and is not a directory$/],
-  ['a log dir below a file', [SHIPPED_CONFIG, '--override', 'log.dirs=/etc/passwd/x'], /^Failed to create or validate log directory \/etc\/passwd\/x \(log\.dirs\): \/etc\/passwd is not a directory$/],
+  [
+    'a log dir that is a file',
+    [SHIPPED_CONFIG, '--override', 'log.dirs=/etc/passwd'],
+    /^Failed to create or validate log directory \/etc\/passwd \(log\.dirs\): it exists and is not a directory$/,
+  ],
+  [
+    'a log dir below a file',
+    [SHIPPED_CONFIG, '--override', 'log.dirs=/etc/passwd/x'],
+    /^Failed to create or validate log directory \/etc\/passwd\/x \(log\.dirs\): \/etc\/passwd is not a directory$/,
+  ],
 ];
 for (const [what, args, expected] of failures) {
   test(`${what}: one line on stderr, exit 1`, { timeout: 60_000 }, async () => {
@@ -65,7 +85,11 @@ test('each unusable log directory gets its own line; the usable ones are still c
     const run = startMain([SHIPPED_CONFIG, '--override', `log.dirs=/proc/fjord-no-such-dir,${good},/etc/passwd`]);
     assert.equal(await exitCode(run.child), 1);
     const lines = run.stderr().trimEnd().split('\n');
-    assert.deepEqual(lines.map((l) => /^Failed to create or validate log directory (\S+) \(log\.dirs\)/.exec(l)?.[1]), ['/proc/fjord-no-such-dir', '/etc/passwd'], run.stderr());
+    assert.deepEqual(
+      lines.map((l) => /^Failed to create or validate log directory (\S+) \(log\.dirs\)/.exec(l)?.[1]),
+      ['/proc/fjord-no-such-dir', '/etc/passwd'],
+      run.stderr(),
+    );
     assert.ok((await fs.stat(good)).isDirectory());
   } finally {
     await fs.rm(dir, { recursive: true, force: true });

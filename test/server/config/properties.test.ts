@@ -4,22 +4,19 @@ import fc from 'fast-check';
 import { parseOverride, parseProperties } from '../../../src/config/index.js';
 
 test('comments, blank lines and the three separators', () => {
-  const props = parseProperties([
-    '# a comment',
-    '! another comment',
-    '',
-    '   ',
-    'a=1',
-    'b: 2',
-    'c 3',
-    '  d  =  spaced value  ',
-    'e=',
-    'f',
-    'g=x=y',
-  ].join('\n'));
-  assert.deepEqual([...props], [
-    ['a', '1'], ['b', '2'], ['c', '3'], ['d', 'spaced value  '], ['e', ''], ['f', ''], ['g', 'x=y'],
-  ]);
+  const props = parseProperties(['# a comment', '! another comment', '', '   ', 'a=1', 'b: 2', 'c 3', '  d  =  spaced value  ', 'e=', 'f', 'g=x=y'].join('\n'));
+  assert.deepEqual(
+    [...props],
+    [
+      ['a', '1'],
+      ['b', '2'],
+      ['c', '3'],
+      ['d', 'spaced value  '],
+      ['e', ''],
+      ['f', ''],
+      ['g', 'x=y'],
+    ],
+  );
 });
 
 test('line continuations drop the leading whitespace of the next line', () => {
@@ -53,10 +50,14 @@ test('malformed \\u escape is a ConfigError', () => {
 test('simple key=value lines round-trip (property)', () => {
   const keyArb = fc.stringMatching(/^[a-z][a-z0-9.]{0,20}$/);
   const valueArb = fc.stringMatching(/^[A-Za-z0-9.,:/_ -]{0,30}$/).map((s) => s.trim());
-  fc.assert(fc.property(fc.dictionary(keyArb, valueArb), (dict) => {
-    const text = Object.entries(dict).map(([k, v]) => `${k}=${v}`).join('\n');
-    assert.deepEqual([...parseProperties(text)], Object.entries(dict));
-  }));
+  fc.assert(
+    fc.property(fc.dictionary(keyArb, valueArb), (dict) => {
+      const text = Object.entries(dict)
+        .map(([k, v]) => `${k}=${v}`)
+        .join('\n');
+      assert.deepEqual([...parseProperties(text)], Object.entries(dict));
+    }),
+  );
 });
 
 test('overrides split on the first =', () => {

@@ -18,10 +18,18 @@ import { serveRequest } from '../../../src/server/request-router.js';
 import type { KafkaController } from '../../../src/controller/index.js';
 
 const CONTROLLED_SHUTDOWN: ApiDef<m.ControlledShutdownRequest, m.ControlledShutdownResponse> = {
-  apiKey: 7, name: 'ControlledShutdown', request: m.ControlledShutdownRequestCodec, response: m.ControlledShutdownResponseCodec, clientMax: 3,
+  apiKey: 7,
+  name: 'ControlledShutdown',
+  request: m.ControlledShutdownRequestCodec,
+  response: m.ControlledShutdownResponseCodec,
+  clientMax: 3,
 };
 const ELECT_LEADERS: ApiDef<m.ElectLeadersRequest, m.ElectLeadersResponse> = {
-  apiKey: 43, name: 'ElectLeaders', request: m.ElectLeadersRequestCodec, response: m.ElectLeadersResponseCodec, clientMax: 2,
+  apiKey: 43,
+  name: 'ElectLeaders',
+  request: m.ElectLeadersRequestCodec,
+  response: m.ElectLeadersResponseCodec,
+  clientMax: 2,
 };
 
 test('embedded mode: ControlledShutdown has nothing to move, ElectLeaders is never needed', async () => {
@@ -37,7 +45,14 @@ test('embedded mode: ControlledShutdown has nothing to move, ElectLeaders is nev
       assert.deepEqual({ e: cs.errorCode, r: cs.remainingPartitions }, { e: 0, r: [] });
       const other = await c.send(CONTROLLED_SHUTDOWN, { brokerId: 77, brokerEpoch: -1n });
       assert.equal(other.errorCode, 8);
-      const el = await c.send(ELECT_LEADERS, { electionType: 0, topicPartitions: [{ topic: 't', partitions: [0, 5] }, { topic: 'nope', partitions: [0] }], timeoutMs: 1000 });
+      const el = await c.send(ELECT_LEADERS, {
+        electionType: 0,
+        topicPartitions: [
+          { topic: 't', partitions: [0, 5] },
+          { topic: 'nope', partitions: [0] },
+        ],
+        timeoutMs: 1000,
+      });
       const flat = el.replicaElectionResults.flatMap((r) => r.partitionResult.map((p) => `${r.topic}-${p.partitionId}:${p.errorCode}`)).sort();
       assert.deepEqual(flat, ['nope-0:3', 't-0:84', 't-5:3']);
     } finally {
@@ -83,7 +98,11 @@ test('cluster mode: NOT_CONTROLLER without an active controller; the controller 
       asked = [id, epoch];
       return [{ topic: 't', partition: 1 }];
     },
-    electLeaders: async () => new Map([['t-0', 0], ['a-b-3', 80]]),
+    electLeaders: async () =>
+      new Map([
+        ['t-0', 0],
+        ['a-b-3', 80],
+      ]),
   } as unknown as KafkaController;
   const r3 = await run(controlledShutdownHandler, csReq(), clusterCtx(active, 3), m.ControlledShutdownResponseCodec, 3);
   assert.deepEqual(asked, [2, 10n]);
@@ -92,7 +111,13 @@ test('cluster mode: NOT_CONTROLLER without an active controller; the controller 
   const r4 = await run(electLeadersHandler, elReq, clusterCtx(active, 2), m.ElectLeadersResponseCodec, 2);
   const flat = r4.replicaElectionResults.flatMap((r) => r.partitionResult.map((p) => `${r.topic}|${p.partitionId}:${p.errorCode}`)).sort();
   assert.deepEqual(flat, ['a-b|3:80', 't|0:0'], 'topic names with dashes survive');
-  const r5 = await run(electLeadersHandler, encode(m.ElectLeadersRequestCodec, { electionType: 1, topicPartitions: [{ topic: 't', partitions: [0] }], timeoutMs: 100 }, 2), clusterCtx(undefined, 2), m.ElectLeadersResponseCodec, 2);
+  const r5 = await run(
+    electLeadersHandler,
+    encode(m.ElectLeadersRequestCodec, { electionType: 1, topicPartitions: [{ topic: 't', partitions: [0] }], timeoutMs: 100 }, 2),
+    clusterCtx(undefined, 2),
+    m.ElectLeadersResponseCodec,
+    2,
+  );
   assert.equal(r5.errorCode, 41);
   assert.equal(r5.replicaElectionResults[0]!.partitionResult[0]!.errorCode, 41);
 });

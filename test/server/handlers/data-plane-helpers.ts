@@ -11,7 +11,10 @@ export async function createTopic(b: TestBroker, name: string, partitions = 1, c
   await b.broker.services.replicaManager.syncTopic(name);
 }
 
-export function batchOf(values: string[], opts: { producerId?: bigint; epoch?: number; seq?: number; compression?: CompressionType; ts?: bigint } = {}): Buffer {
+export function batchOf(
+  values: string[],
+  opts: { producerId?: bigint; epoch?: number; seq?: number; compression?: CompressionType; ts?: bigint } = {},
+): Buffer {
   return encodeBatch({
     records: values.map((v, i) => ({ attributes: 0, timestampDelta: i, offsetDelta: i, key: Buffer.from(`k${i}`), value: Buffer.from(v), headers: [] })),
     baseTimestamp: opts.ts ?? 1_700_000_000_000n,
@@ -35,7 +38,15 @@ export function fetch(c: RawClient, version: number, body: Input<FetchRequest>):
   return c.request(1, FetchRequestCodec, FetchResponseCodec, version, { replicaId: -1, maxBytes: 1 << 20, ...body });
 }
 
-export function fetchOne(c: RawClient, version: number, topic: string, partition: number, offset: number, extra: Input<FetchRequest> = {}, topicId?: string): Promise<FetchResponse> {
+export function fetchOne(
+  c: RawClient,
+  version: number,
+  topic: string,
+  partition: number,
+  offset: number,
+  extra: Input<FetchRequest> = {},
+  topicId?: string,
+): Promise<FetchResponse> {
   return fetch(c, version, {
     maxWaitMs: 0,
     minBytes: 0,

@@ -18,7 +18,16 @@ test('Fetch v0/v1/v3: converted bytes stay within partition and response max_byt
   try {
     await createTopic(b, 't', 2);
     for (const partition of [0, 1]) {
-      const res = await produce(c, 3, 't', partition, batchOf(Array.from({ length: 100 }, () => VALUE), { compression: CompressionType.Gzip }));
+      const res = await produce(
+        c,
+        3,
+        't',
+        partition,
+        batchOf(
+          Array.from({ length: 100 }, () => VALUE),
+          { compression: CompressionType.Gzip },
+        ),
+      );
       assert.equal(res.responses[0]!.partitionResponses[0]!.errorCode, 0);
     }
     const both = (partitionMaxBytes: number, maxBytes: number, version: number) =>
@@ -32,7 +41,11 @@ test('Fetch v0/v1/v3: converted bytes stay within partition and response max_byt
       res.responses[0]!.partitions.map((p) => {
         assert.equal(p.errorCode, 0);
         const msgs = readLegacyMessageSet(p.records ?? Buffer.alloc(0)).messages;
-        assert.deepEqual(msgs.map((m) => m.offset), msgs.map((_, i) => BigInt(i)), 'whole messages from the fetch offset');
+        assert.deepEqual(
+          msgs.map((m) => m.offset),
+          msgs.map((_, i) => BigInt(i)),
+          'whole messages from the fetch offset',
+        );
         return { bytes: p.records?.length ?? 0, count: msgs.length };
       });
 

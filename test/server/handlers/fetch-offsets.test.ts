@@ -57,14 +57,23 @@ test('OFFSET_OUT_OF_RANGE outside [logStart, logEnd]; partition limit still retu
   const res = await fetchOne(c, 11, 'oor', 0, 99);
   assert.equal(res.responses[0]!.partitions[0]!.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
   assert.equal(res.responses[0]!.partitions[0]!.highWatermark, 3n);
-  const small = await fetch(c, 11, { maxWaitMs: 0, minBytes: 0, topics: [{ topic: 'oor', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 10 }] }] });
+  const small = await fetch(c, 11, {
+    maxWaitMs: 0,
+    minBytes: 0,
+    topics: [{ topic: 'oor', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 10 }] }],
+  });
   assert.deepEqual(valuesOf(small.responses[0]!.partitions[0]!.records), ['x'.repeat(300), 'y'.repeat(300)]);
   // Response max.bytes spent on the first partition: the next one gets nothing.
   await createTopic(b, 'oor2');
   await produce(c, 9, 'oor2', 0, batchOf(['w']));
   const two = await fetch(c, 11, {
-    maxWaitMs: 0, minBytes: 0, maxBytes: 10,
-    topics: [{ topic: 'oor', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }, { topic: 'oor2', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+    maxWaitMs: 0,
+    minBytes: 0,
+    maxBytes: 10,
+    topics: [
+      { topic: 'oor', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] },
+      { topic: 'oor2', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] },
+    ],
   });
   assert.equal(valuesOf(two.responses[0]!.partitions[0]!.records).length, 2);
   assert.equal(valuesOf(two.responses[1]!.partitions[0]!.records).length, 0);
@@ -74,20 +83,32 @@ test('fetch sessions: full fetch creates one, incremental fetches carry only new
   await createTopic(b, 'fs', 2);
   await produce(c, 9, 'fs', 0, batchOf(['p0']));
   const full = await fetch(c, 12, {
-    maxWaitMs: 0, minBytes: 0, sessionId: 0, sessionEpoch: 0,
+    maxWaitMs: 0,
+    minBytes: 0,
+    sessionId: 0,
+    sessionEpoch: 0,
     topics: [{ topic: 'fs', partitions: [0, 1].map((p) => ({ partition: p, fetchOffset: 0n, partitionMaxBytes: 1 << 20 })) }],
   });
   assert.notEqual(full.sessionId, 0);
   assert.equal(full.responses[0]!.partitions.length, 2);
   const sid = full.sessionId;
   // Nothing changed, partition 0 advanced by the client: the response is empty.
-  const inc1 = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: 1, topics: [{ topic: 'fs', partitions: [{ partition: 0, fetchOffset: 1n, partitionMaxBytes: 1 << 20 }] }] });
+  const inc1 = await fetch(c, 12, {
+    maxWaitMs: 0,
+    minBytes: 0,
+    sessionId: sid,
+    sessionEpoch: 1,
+    topics: [{ topic: 'fs', partitions: [{ partition: 0, fetchOffset: 1n, partitionMaxBytes: 1 << 20 }] }],
+  });
   assert.equal(inc1.errorCode, ErrorCode.NONE);
   assert.equal(inc1.sessionId, sid);
   assert.equal(inc1.responses.length, 0);
   await produce(c, 9, 'fs', 1, batchOf(['p1']));
   const inc2 = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: 2, topics: [] });
-  assert.deepEqual(inc2.responses.map((t) => t.partitions.map((p) => p.partitionIndex)), [[1]]);
+  assert.deepEqual(
+    inc2.responses.map((t) => t.partitions.map((p) => p.partitionIndex)),
+    [[1]],
+  );
   assert.deepEqual(valuesOf(inc2.responses[0]!.partitions[0]!.records), ['p1']);
   // Wrong epoch, unknown session.
   const stale = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: 2, topics: [] });
@@ -96,13 +117,26 @@ test('fetch sessions: full fetch creates one, incremental fetches carry only new
   const unknown = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid + 1 === 0 ? 2 : sid + 1, sessionEpoch: 1, topics: [] });
   assert.equal(unknown.errorCode, ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
   // Forget partition 1, then data on it is not reported.
-  const inc3 = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: 3, topics: [], forgottenTopicsData: [{ topic: 'fs', partitions: [1] }] });
+  const inc3 = await fetch(c, 12, {
+    maxWaitMs: 0,
+    minBytes: 0,
+    sessionId: sid,
+    sessionEpoch: 3,
+    topics: [],
+    forgottenTopicsData: [{ topic: 'fs', partitions: [1] }],
+  });
   assert.equal(inc3.errorCode, ErrorCode.NONE);
   await produce(c, 9, 'fs', 1, batchOf(['p1b']));
   const inc4 = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: 4, topics: [] });
   assert.equal(inc4.responses.length, 0);
   // Epoch -1 closes the session and answers as a sessionless fetch.
-  const close = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: -1, topics: [{ topic: 'fs', partitions: [{ partition: 1, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }] });
+  const close = await fetch(c, 12, {
+    maxWaitMs: 0,
+    minBytes: 0,
+    sessionId: sid,
+    sessionEpoch: -1,
+    topics: [{ topic: 'fs', partitions: [{ partition: 1, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+  });
   assert.equal(close.sessionId, 0);
   assert.deepEqual(valuesOf(close.responses[0]!.partitions[0]!.records), ['p1', 'p1b']);
   const gone = await fetch(c, 12, { maxWaitMs: 0, minBytes: 0, sessionId: sid, sessionEpoch: 5, topics: [] });
@@ -130,7 +164,9 @@ test('ListOffsets: latest, earliest, max timestamp, by timestamp, v0 old-style o
   await produce(c, 9, 'lo', 0, batchOf(['d'], { ts: 3000n }));
   const ask = async (v: number, timestamp: bigint) => {
     const res = await c.request(2, ListOffsetsRequestCodec, ListOffsetsResponseCodec, v, {
-      replicaId: -1, isolationLevel: 0, topics: [{ name: 'lo', partitions: [{ partitionIndex: 0, timestamp, maxNumOffsets: 1, currentLeaderEpoch: -1 }] }],
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [{ name: 'lo', partitions: [{ partitionIndex: 0, timestamp, maxNumOffsets: 1, currentLeaderEpoch: -1 }] }],
     });
     return res.topics[0]!.partitions[0]!;
   };
@@ -149,7 +185,9 @@ test('ListOffsets: latest, earliest, max timestamp, by timestamp, v0 old-style o
   assert.deepEqual((await ask(0, -1n)).oldStyleOffsets, [4n]);
   assert.deepEqual((await ask(0, -2n)).oldStyleOffsets, [0n]);
   const fenced = await c.request(2, ListOffsetsRequestCodec, ListOffsetsResponseCodec, 9, {
-    replicaId: -1, isolationLevel: 0, topics: [{ name: 'lo', partitions: [{ partitionIndex: 0, timestamp: -1n, currentLeaderEpoch: 999 }] }],
+    replicaId: -1,
+    isolationLevel: 0,
+    topics: [{ name: 'lo', partitions: [{ partitionIndex: 0, timestamp: -1n, currentLeaderEpoch: 999 }] }],
   });
   assert.equal(fenced.topics[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
 });
@@ -160,7 +198,16 @@ test('OffsetForLeaderEpoch answers the end offset of an epoch from the leader-ep
   const epoch = b.broker.services.replicaManager.getPartition('ofle', 0)!.leaderEpoch;
   for (const v of [0, 2, 3, 4]) {
     const res = await c.request(23, OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec, v, {
-      replicaId: -1, topics: [{ topic: 'ofle', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: epoch }, { partition: 7, leaderEpoch: 0 }] }],
+      replicaId: -1,
+      topics: [
+        {
+          topic: 'ofle',
+          partitions: [
+            { partition: 0, currentLeaderEpoch: -1, leaderEpoch: epoch },
+            { partition: 7, leaderEpoch: 0 },
+          ],
+        },
+      ],
     });
     const [p0, p7] = res.topics[0]!.partitions;
     assert.equal(p0!.errorCode, ErrorCode.NONE);

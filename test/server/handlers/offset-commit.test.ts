@@ -4,8 +4,12 @@ import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
-  FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, OffsetCommitRequestCodec, OffsetCommitResponseCodec,
-  OffsetFetchRequestCodec, OffsetFetchResponseCodec,
+  FindCoordinatorRequestCodec,
+  FindCoordinatorResponseCodec,
+  OffsetCommitRequestCodec,
+  OffsetCommitResponseCodec,
+  OffsetFetchRequestCodec,
+  OffsetFetchResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { createTopic } from './data-plane-helpers.js';
 import { Admin } from '../../../src/client/index.js';
@@ -30,12 +34,19 @@ function commit(version: number, groupId: string, topics: { name: string; partit
     memberId: '',
     groupInstanceId: null,
     retentionTimeMs: -1n,
-    topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })) })),
+    topics: topics.map((t) => ({
+      name: t.name,
+      partitions: t.partitions.map((p) => ({ partitionIndex: p, committedOffset: 5n, committedLeaderEpoch: -1, commitTimestamp: -1n, committedMetadata: '' })),
+    })),
   });
 }
 
 async function committed(groupId: string, topic: string, partitions: number[]): Promise<bigint[]> {
-  const res = await c.request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 7, { groupId, topics: [{ name: topic, partitionIndexes: partitions }], requireStable: false });
+  const res = await c.request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 7, {
+    groupId,
+    topics: [{ name: topic, partitionIndexes: partitions }],
+    requireStable: false,
+  });
   return res.topics[0]!.partitions.map((p) => p.committedOffset);
 }
 
@@ -76,7 +87,10 @@ test('AlterConsumerGroupOffsets (an admin client over OffsetCommit) on a topic t
   try {
     await createTopic(b, 'oc-admin-exists', 1);
     await assert.rejects(
-      admin.alterGroupOffsets('oc-admin-group', [{ topic: 'oc-admin-missing', partition: 0, offset: 5n }, { topic: 'oc-admin-exists', partition: 0, offset: 5n }]),
+      admin.alterGroupOffsets('oc-admin-group', [
+        { topic: 'oc-admin-missing', partition: 0, offset: 5n },
+        { topic: 'oc-admin-exists', partition: 0, offset: 5n },
+      ]),
       (err: Error & { code?: number }) => {
         assert.equal(err.code, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, err.message);
         return true;

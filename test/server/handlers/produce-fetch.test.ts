@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { ApiVersionsRequestCodec, ApiVersionsResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec } from '../../../src/protocol/messages/index.js';
+import {
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
+} from '../../../src/protocol/messages/index.js';
 import { CompressionType, encodeLegacyMessageSet, readLegacyMessageSet, encodeControlBatch, ControlRecordType } from '../../../src/protocol/records/index.js';
 import { batchOf, createTopic, fetchOne, produce, valuesOf } from './data-plane-helpers.js';
 import { flipByte } from '../../helpers/corrupt.js';
@@ -47,11 +52,23 @@ test('produce at every version 3-11 then fetch at every version 4-12 returns the
 
 test('acks=0 gets no response; invalid acks is INVALID_REQUIRED_ACKS', async () => {
   const before = (await fetchOne(c, 11, 'pf', 1, 0)).responses[0]!.partitions[0]!.highWatermark;
-  const frameSent = c.request(0, (await import('../../../src/protocol/messages/index.js')).ProduceRequestCodec, (await import('../../../src/protocol/messages/index.js')).ProduceResponseCodec, 9, {
-    transactionalId: null, acks: 0, timeoutMs: 1000, topicData: [{ name: 'pf', partitionData: [{ index: 1, records: batchOf(['zero']) }] }],
-  });
+  const frameSent = c.request(
+    0,
+    (await import('../../../src/protocol/messages/index.js')).ProduceRequestCodec,
+    (await import('../../../src/protocol/messages/index.js')).ProduceResponseCodec,
+    9,
+    {
+      transactionalId: null,
+      acks: 0,
+      timeoutMs: 1000,
+      topicData: [{ name: 'pf', partitionData: [{ index: 1, records: batchOf(['zero']) }] }],
+    },
+  );
   let answered = false;
-  void frameSent.then(() => (answered = true), () => undefined);
+  void frameSent.then(
+    () => (answered = true),
+    () => undefined,
+  );
   // The next request on the connection is answered, and the acks=0 one never is.
   const deadline = Date.now() + 5000;
   let hw = before;
@@ -67,7 +84,10 @@ test('unknown topic, unknown partition, internal topic', async () => {
   assert.equal((await produce(c, 9, 'pf', 9, batchOf(['x']))).responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   await b.broker.services.metadata.createTopic({ name: '__consumer_offsets', numPartitions: 1, replicationFactor: 1, internal: true });
   await b.broker.services.replicaManager.syncTopic('__consumer_offsets');
-  assert.equal((await produce(c, 9, '__consumer_offsets', 0, batchOf(['x']))).responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.INVALID_TOPIC_EXCEPTION);
+  assert.equal(
+    (await produce(c, 9, '__consumer_offsets', 0, batchOf(['x']))).responses[0]!.partitionResponses[0]!.errorCode,
+    ErrorCode.INVALID_TOPIC_EXCEPTION,
+  );
   const internal = await b.broker.services.replicaManager.appendRecords('__consumer_offsets', 0, batchOf(['x']), { requiredAcks: -1, origin: 'coordinator' });
   assert.equal(internal.errorCode, ErrorCode.NONE);
   assert.equal((await fetchOne(c, 11, 'nope', 0, 0)).responses[0]!.partitions[0]!.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
@@ -106,20 +126,41 @@ test('LogAppendTime topics stamp the batch and answer the append time', async ()
 
 test('legacy producers (v0-v2, magic 0/1) are stored as v2 and old fetchers get their magic back', async () => {
   await createTopic(b, 'legacy');
-  for (const [v, magic] of [[0, 0], [2, 1]] as const) {
-    const set = encodeLegacyMessageSet({ magic, messages: [{ key: null, value: Buffer.from(`m${magic}-1`) }, { key: null, value: Buffer.from(`m${magic}-2`) }], compression: CompressionType.Gzip });
+  for (const [v, magic] of [
+    [0, 0],
+    [2, 1],
+  ] as const) {
+    const set = encodeLegacyMessageSet({
+      magic,
+      messages: [
+        { key: null, value: Buffer.from(`m${magic}-1`) },
+        { key: null, value: Buffer.from(`m${magic}-2`) },
+      ],
+      compression: CompressionType.Gzip,
+    });
     const pr = (await produce(c, v, 'legacy', 0, set)).responses[0]!.partitionResponses[0]!;
     assert.equal(pr.errorCode, ErrorCode.NONE);
   }
   const stored = await fetchOne(c, 11, 'legacy', 0, 0);
   assert.deepEqual(valuesOf(stored.responses[0]!.partitions[0]!.records), ['m0-1', 'm0-2', 'm1-1', 'm1-2']);
-  for (const [v, magic] of [[0, 0], [1, 0], [2, 1], [3, 1]] as const) {
+  for (const [v, magic] of [
+    [0, 0],
+    [1, 0],
+    [2, 1],
+    [3, 1],
+  ] as const) {
     const res = await fetchOne(c, v, 'legacy', 0, 0);
     const recs = res.responses[0]!.partitions[0]!.records!;
     const read = readLegacyMessageSet(recs);
-    assert.deepEqual(read.messages.map((m) => m.value!.toString()), ['m0-1', 'm0-2', 'm1-1', 'm1-2']);
+    assert.deepEqual(
+      read.messages.map((m) => m.value!.toString()),
+      ['m0-1', 'm0-2', 'm1-1', 'm1-2'],
+    );
     assert.ok(read.messages.every((m) => m.magic === magic));
-    assert.deepEqual(read.messages.map((m) => m.offset), [0n, 1n, 2n, 3n]);
+    assert.deepEqual(
+      read.messages.map((m) => m.offset),
+      [0n, 1n, 2n, 3n],
+    );
   }
   // v3+ producers must send magic 2.
   const old = encodeLegacyMessageSet({ magic: 1, messages: [{ key: null, value: Buffer.from('x') }] });
@@ -128,11 +169,21 @@ test('legacy producers (v0-v2, magic 0/1) are stored as v2 and old fetchers get 
 
 test('idempotent producer: ids from InitProducerId, duplicates answered with the original offset, gaps refused', async () => {
   await createTopic(b, 'idem');
-  const init = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: -1, producerId: -1n, producerEpoch: -1 });
+  const init = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+    transactionalId: null,
+    transactionTimeoutMs: -1,
+    producerId: -1n,
+    producerEpoch: -1,
+  });
   assert.equal(init.errorCode, ErrorCode.NONE);
   const init2 = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 0, { transactionalId: null, transactionTimeoutMs: 1000 });
   assert.notEqual(init2.producerId, init.producerId);
-  const txn = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: 'tx', transactionTimeoutMs: 1000, producerId: -1n, producerEpoch: -1 });
+  const txn = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+    transactionalId: 'tx',
+    transactionTimeoutMs: 1000,
+    producerId: -1n,
+    producerEpoch: -1,
+  });
   // A transactional id goes to the transaction coordinator; no FindCoordinator has created
   // __transaction_state yet, so no broker coordinates it.
   assert.equal(txn.errorCode, ErrorCode.NOT_COORDINATOR);

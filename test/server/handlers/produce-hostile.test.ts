@@ -40,14 +40,27 @@ function probe(c: RawClient): { stop(): Promise<number> } {
 function legitBatch(compression: CompressionType, seed: number): Buffer {
   // ~8 MB of records compressing to well under max.message.bytes, like a kafkajs send() of 20,000 messages.
   return encodeBatch({
-    records: Array.from({ length: 20_000 }, (_, i) => ({ attributes: 0, timestampDelta: 0, offsetDelta: i, key: null, value: Buffer.from(`legit value ${(i + seed) % 50}`.padEnd(400, '.')), headers: [] })),
+    records: Array.from({ length: 20_000 }, (_, i) => ({
+      attributes: 0,
+      timestampDelta: 0,
+      offsetDelta: i,
+      key: null,
+      value: Buffer.from(`legit value ${(i + seed) % 50}`.padEnd(400, '.')),
+      headers: [],
+    })),
     compression,
     baseTimestamp: 1_700_000_000_000n,
   });
 }
 
 test('compression bombs in Produce are refused with bounded memory while other clients are served', { timeout: 240_000 }, async () => {
-  const b = await BrokerChild.start({ topics: [{ name: 'bombs', partitions: 2 }, { name: 'legit', partitions: 1 }], heapMb: 1024 });
+  const b = await BrokerChild.start({
+    topics: [
+      { name: 'bombs', partitions: 2 },
+      { name: 'legit', partitions: 1 },
+    ],
+    heapMb: 1024,
+  });
   const attacker = await RawClient.connect(b.port);
   const bystander = await RawClient.connect(b.port);
   const producer = await RawClient.connect(b.port);

@@ -28,7 +28,14 @@ after(async () => {
 
 function batch(keys: (string | null)[], compression = CompressionType.None): Buffer {
   return encodeBatch({
-    records: keys.map((k, i) => ({ attributes: 0, timestampDelta: i, offsetDelta: i, key: k === null ? null : Buffer.from(k), value: Buffer.from(`v${i}`), headers: [] })),
+    records: keys.map((k, i) => ({
+      attributes: 0,
+      timestampDelta: i,
+      offsetDelta: i,
+      key: k === null ? null : Buffer.from(k),
+      value: Buffer.from(`v${i}`),
+      headers: [],
+    })),
     baseTimestamp: 1_700_000_000_000n,
     compression,
   });
@@ -39,7 +46,9 @@ test('a compacted topic refuses keyless records with INVALID_RECORD and record e
     const res = await produce(c, 8, 'compacted', 0, batch(['a', null, 'c'], codec));
     const p = res.responses[0]!.partitionResponses[0]!;
     assert.equal(p.errorCode, ErrorCode.INVALID_RECORD);
-    assert.deepEqual(p.recordErrors, [{ batchIndex: 1, batchIndexErrorMessage: 'Compacted topic cannot accept message without key in topic partition compacted-0' }]);
+    assert.deepEqual(p.recordErrors, [
+      { batchIndex: 1, batchIndexErrorMessage: 'Compacted topic cannot accept message without key in topic partition compacted-0' },
+    ]);
     assert.match(p.errorMessage ?? '', /One or more records have been rejected due to 1 record errors in total/);
   }
   const ok = await produce(c, 8, 'compacted', 0, batch(['a', 'b'], CompressionType.Gzip));
@@ -47,7 +56,7 @@ test('a compacted topic refuses keyless records with INVALID_RECORD and record e
   assert.deepEqual(valuesOf((await fetchOne(c, 12, 'compacted', 0, 0)).responses[0]!.partitions[0]!.records), ['v0', 'v1']);
 });
 
-test('a compressed batch that lies about its records is refused; the request\'s other partition is written', async () => {
+test("a compressed batch that lies about its records is refused; the request's other partition is written", async () => {
   const liar = batch(['a', 'b'], CompressionType.Lz4);
   liar.writeInt32BE(3, RECORDS_COUNT);
   liar.writeInt32BE(2, LAST_OFFSET_DELTA);
@@ -56,7 +65,15 @@ test('a compressed batch that lies about its records is refused; the request\'s 
     transactionalId: null,
     acks: -1,
     timeoutMs: 5000,
-    topicData: [{ name: 'plain', partitionData: [{ index: 0, records: liar }, { index: 1, records: batch(['x'], CompressionType.Lz4) }] }],
+    topicData: [
+      {
+        name: 'plain',
+        partitionData: [
+          { index: 0, records: liar },
+          { index: 1, records: batch(['x'], CompressionType.Lz4) },
+        ],
+      },
+    ],
   });
   const [bad, good] = res.responses[0]!.partitionResponses;
   assert.equal(bad!.errorCode, ErrorCode.INVALID_RECORD);

@@ -93,42 +93,51 @@ after(async () => {
   assert.ok(sideWorst < SIDE_DELAY_BOUND_MS, `a client beside the bombs waited ${sideWorst.toFixed(0)} ms`);
 });
 
-for (const [topic, what] of [['gz', '900 MB gzip'], ['lz', '64 MiB lz4']] as const)
-for (const version of [0, 1, 3]) {
-  const magic = version <= 1 ? 0 : 1;
-  test(`Fetch v${version}: down-conversion stops before a ${what} batch; the batch itself answers MESSAGE_TOO_LARGE`, async () => {
-    const c = await RawClient.connect(port);
-    try {
-      const maxBytes = 1 << 20;
-      const t0 = performance.now();
-      // From 0: the two small messages, then the bomb, which is not sent.
-      let res = await fetchOne(c, version, topic, 0, 0, { maxBytes });
-      let p = res.responses[0]!.partitions[0]!;
-      assert.equal(p.errorCode, 0);
-      assert.ok(p.records!.length <= maxBytes, `records of ${p.records!.length} bytes`);
-      let msgs = readLegacyMessageSet(p.records!).messages;
-      assert.deepEqual(msgs.map((m) => [m.offset, m.magic, m.value?.toString()]), [
-        [0n, magic, 'before-1'],
-        [1n, magic, 'before-2'],
-      ]);
-      // At the bomb: an error for the partition, no records, instead of a 900 MB message.
-      res = await fetchOne(c, version, topic, 0, 2, { maxBytes });
-      p = res.responses[0]!.partitions[0]!;
-      assert.equal(p.errorCode, MESSAGE_TOO_LARGE);
-      assert.equal(p.records?.length ?? 0, 0);
-      assert.equal(p.highWatermark, 4n);
-      // Past it, reading goes on.
-      res = await fetchOne(c, version, topic, 0, 3, { maxBytes });
-      p = res.responses[0]!.partitions[0]!;
-      msgs = readLegacyMessageSet(p.records!).messages;
-      assert.deepEqual(msgs.map((m) => [m.offset, m.value?.toString()]), [[3n, 'after']]);
-      const ms = performance.now() - t0;
-      assert.ok(ms < 10_000, `three fetches took ${ms.toFixed(0)} ms`);
-    } finally {
-      c.close();
-    }
-  });
-}
+for (const [topic, what] of [
+  ['gz', '900 MB gzip'],
+  ['lz', '64 MiB lz4'],
+] as const)
+  for (const version of [0, 1, 3]) {
+    const magic = version <= 1 ? 0 : 1;
+    test(`Fetch v${version}: down-conversion stops before a ${what} batch; the batch itself answers MESSAGE_TOO_LARGE`, async () => {
+      const c = await RawClient.connect(port);
+      try {
+        const maxBytes = 1 << 20;
+        const t0 = performance.now();
+        // From 0: the two small messages, then the bomb, which is not sent.
+        let res = await fetchOne(c, version, topic, 0, 0, { maxBytes });
+        let p = res.responses[0]!.partitions[0]!;
+        assert.equal(p.errorCode, 0);
+        assert.ok(p.records!.length <= maxBytes, `records of ${p.records!.length} bytes`);
+        let msgs = readLegacyMessageSet(p.records!).messages;
+        assert.deepEqual(
+          msgs.map((m) => [m.offset, m.magic, m.value?.toString()]),
+          [
+            [0n, magic, 'before-1'],
+            [1n, magic, 'before-2'],
+          ],
+        );
+        // At the bomb: an error for the partition, no records, instead of a 900 MB message.
+        res = await fetchOne(c, version, topic, 0, 2, { maxBytes });
+        p = res.responses[0]!.partitions[0]!;
+        assert.equal(p.errorCode, MESSAGE_TOO_LARGE);
+        assert.equal(p.records?.length ?? 0, 0);
+        assert.equal(p.highWatermark, 4n);
+        // Past it, reading goes on.
+        res = await fetchOne(c, version, topic, 0, 3, { maxBytes });
+        p = res.responses[0]!.partitions[0]!;
+        msgs = readLegacyMessageSet(p.records!).messages;
+        assert.deepEqual(
+          msgs.map((m) => [m.offset, m.value?.toString()]),
+          [[3n, 'after']],
+        );
+        const ms = performance.now() - t0;
+        assert.ok(ms < 10_000, `three fetches took ${ms.toFixed(0)} ms`);
+      } finally {
+        c.close();
+      }
+    });
+  }
 
 test('ListOffsets by timestamp over a zstd batch declaring 2 GiB: fast, bounded, batch start as the answer', async () => {
   const c = await RawClient.connect(port);

@@ -56,14 +56,33 @@ function txnBatch(values: string[], producerId: bigint, seq: number, transaction
 }
 
 async function producerId(): Promise<bigint> {
-  const r = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: -1, producerId: -1n, producerEpoch: -1 });
+  const r = await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+    transactionalId: null,
+    transactionTimeoutMs: -1,
+    producerId: -1n,
+    producerEpoch: -1,
+  });
   assert.equal(r.errorCode, ErrorCode.NONE);
   return r.producerId;
 }
 
-async function marker(topic: string, partition: number, pid: bigint, commit: boolean, opts: { epoch?: number; coordinatorEpoch?: number } = {}): Promise<number> {
+async function marker(
+  topic: string,
+  partition: number,
+  pid: bigint,
+  commit: boolean,
+  opts: { epoch?: number; coordinatorEpoch?: number } = {},
+): Promise<number> {
   const r = await c.request(27, WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec, 1, {
-    markers: [{ producerId: pid, producerEpoch: opts.epoch ?? 0, transactionResult: commit, coordinatorEpoch: opts.coordinatorEpoch ?? 0, topics: [{ name: topic, partitionIndexes: [partition] }] }],
+    markers: [
+      {
+        producerId: pid,
+        producerEpoch: opts.epoch ?? 0,
+        transactionResult: commit,
+        coordinatorEpoch: opts.coordinatorEpoch ?? 0,
+        topics: [{ name: topic, partitionIndexes: [partition] }],
+      },
+    ],
   });
   assert.equal(r.markers[0]!.producerId, pid);
   return r.markers[0]!.topics[0]!.partitions[0]!.errorCode;
@@ -123,7 +142,7 @@ test('open transactions hold the LSO; an abort and a commit release it; read_com
   const committed = await readFrom('tx', true);
   assert.equal(committed.lastStableOffset, 7n);
   assert.deepEqual(committed.abortedTransactions, [{ producerId: A, firstOffset: 0n }]);
-  assert.deepEqual(batchesOf(committed.records), ['0-1', '2', '3', '4', '5 control', '6 control'], 'the consumer drops A\'s records itself');
+  assert.deepEqual(batchesOf(committed.records), ['0-1', '2', '3', '4', '5 control', '6 control'], "the consumer drops A's records itself");
   assert.deepEqual(valuesOf(committed.records).slice(0, 5), ['a1', 'a2', 'b1', 'p1', 'a3']);
   const uncommitted = await readFrom('tx', false);
   assert.equal(uncommitted.abortedTransactions, null, 'read_uncommitted: null, as Kafka');

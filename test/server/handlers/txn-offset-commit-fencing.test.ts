@@ -11,10 +11,22 @@ import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
-  AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec,
-  FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, InitProducerIdRequestCodec, InitProducerIdResponseCodec,
-  JoinGroupRequestCodec, JoinGroupResponseCodec, OffsetFetchRequestCodec, OffsetFetchResponseCodec, SyncGroupRequestCodec, SyncGroupResponseCodec,
-  TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec,
+  AddOffsetsToTxnRequestCodec,
+  AddOffsetsToTxnResponseCodec,
+  AddPartitionsToTxnRequestCodec,
+  AddPartitionsToTxnResponseCodec,
+  FindCoordinatorRequestCodec,
+  FindCoordinatorResponseCodec,
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
+  JoinGroupRequestCodec,
+  JoinGroupResponseCodec,
+  OffsetFetchRequestCodec,
+  OffsetFetchResponseCodec,
+  SyncGroupRequestCodec,
+  SyncGroupResponseCodec,
+  TxnOffsetCommitRequestCodec,
+  TxnOffsetCommitResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { createTopic } from './data-plane-helpers.js';
 
@@ -41,26 +53,60 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
 }
 
 async function init(id: string): Promise<{ producerId: bigint; producerEpoch: number }> {
-  await until('the transaction coordinator', () => c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: id, keyType: 1 }), (r) => r.errorCode === 0);
+  await until(
+    'the transaction coordinator',
+    () => c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: id, keyType: 1 }),
+    (r) => r.errorCode === 0,
+  );
   // A second InitProducerId aborts the first producer's transaction: CONCURRENT_TRANSACTIONS until done.
-  const r = await until('InitProducerId', () => c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: id, transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 }), (x) => x.errorCode !== ErrorCode.CONCURRENT_TRANSACTIONS);
+  const r = await until(
+    'InitProducerId',
+    () =>
+      c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+        transactionalId: id,
+        transactionTimeoutMs: 60000,
+        producerId: -1n,
+        producerEpoch: -1,
+      }),
+    (x) => x.errorCode !== ErrorCode.CONCURRENT_TRANSACTIONS,
+  );
   assert.equal(r.errorCode, 0);
   return { producerId: r.producerId, producerEpoch: r.producerEpoch };
 }
 
 async function groupCoordinator(group: string): Promise<void> {
-  await until('the group coordinator', () => c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: group, keyType: 0 }), (r) => r.errorCode === 0);
+  await until(
+    'the group coordinator',
+    () => c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 3, { key: group, keyType: 0 }),
+    (r) => r.errorCode === 0,
+  );
   await b.broker.services.groupCoordinator.loaded();
 }
 
-const txnCommit = (version: number, id: string, group: string, p: { producerId: bigint; producerEpoch: number }, offset: bigint, member: { generationId?: number; memberId?: string; groupInstanceId?: string | null } = {}) =>
-  c.request(28, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec, version, {
-    transactionalId: id, groupId: group, ...p, generationId: member.generationId ?? -1, memberId: member.memberId ?? '', groupInstanceId: member.groupInstanceId ?? null,
-    topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: '' }] }],
-  }).then((r) => r.topics[0]!.partitions[0]!.errorCode);
+const txnCommit = (
+  version: number,
+  id: string,
+  group: string,
+  p: { producerId: bigint; producerEpoch: number },
+  offset: bigint,
+  member: { generationId?: number; memberId?: string; groupInstanceId?: string | null } = {},
+) =>
+  c
+    .request(28, TxnOffsetCommitRequestCodec, TxnOffsetCommitResponseCodec, version, {
+      transactionalId: id,
+      groupId: group,
+      ...p,
+      generationId: member.generationId ?? -1,
+      memberId: member.memberId ?? '',
+      groupInstanceId: member.groupInstanceId ?? null,
+      topics: [{ name: 'src', partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+    })
+    .then((r) => r.topics[0]!.partitions[0]!.errorCode);
 
 const fetchStable = (group: string) =>
-  c.request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 7, { groupId: group, topics: [{ name: 'src', partitionIndexes: [0] }], requireStable: true }).then((r) => r.topics[0]!.partitions[0]!);
+  c
+    .request(9, OffsetFetchRequestCodec, OffsetFetchResponseCodec, 7, { groupId: group, topics: [{ name: 'src', partitionIndexes: [0] }], requireStable: true })
+    .then((r) => r.topics[0]!.partitions[0]!);
 
 for (const version of [0, 1, 2, 3, 4]) {
   test(`TxnOffsetCommit v${version} from a fenced producer whose group offsets were in its aborted transaction: INVALID_PRODUCER_EPOCH, nothing visible`, async () => {
@@ -68,12 +114,19 @@ for (const version of [0, 1, 2, 3, 4]) {
     const group = `fenced-a-group-${version}`;
     await groupCoordinator(group);
     const old = await init(id);
-    assert.equal((await c.request(25, AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, 3, { transactionalId: id, ...old, groupId: group })).errorCode, 0);
+    assert.equal(
+      (await c.request(25, AddOffsetsToTxnRequestCodec, AddOffsetsToTxnResponseCodec, 3, { transactionalId: id, ...old, groupId: group })).errorCode,
+      0,
+    );
     assert.equal(await txnCommit(version, id, group, old, 10n), ErrorCode.NONE);
     const fresh = await init(id);
     assert.ok(fresh.producerEpoch > old.producerEpoch);
     assert.equal(await txnCommit(version, id, group, old, 99n), ErrorCode.INVALID_PRODUCER_EPOCH);
-    const p = await until('the aborted offsets to settle', () => fetchStable(group), (x) => x.errorCode !== ErrorCode.UNSTABLE_OFFSET_COMMIT);
+    const p = await until(
+      'the aborted offsets to settle',
+      () => fetchStable(group),
+      (x) => x.errorCode !== ErrorCode.UNSTABLE_OFFSET_COMMIT,
+    );
     assert.equal(p.errorCode, ErrorCode.NONE);
     assert.equal(p.committedOffset, -1n, 'neither the aborted nor the stale offset is visible');
   });
@@ -84,7 +137,10 @@ for (const version of [0, 1, 2, 3, 4]) {
     await groupCoordinator(group);
     const old = await init(id);
     const add = await c.request(24, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, 3, {
-      v3AndBelowTransactionalId: id, v3AndBelowProducerId: old.producerId, v3AndBelowProducerEpoch: old.producerEpoch, v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
+      v3AndBelowTransactionalId: id,
+      v3AndBelowProducerId: old.producerId,
+      v3AndBelowProducerEpoch: old.producerEpoch,
+      v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
     });
     assert.equal(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, 0);
     await init(id);
@@ -102,7 +158,10 @@ for (const version of [3, 4]) {
     await groupCoordinator(group);
     const p = await init(id);
     const add = await c.request(24, AddPartitionsToTxnRequestCodec, AddPartitionsToTxnResponseCodec, 3, {
-      v3AndBelowTransactionalId: id, v3AndBelowProducerId: p.producerId, v3AndBelowProducerEpoch: p.producerEpoch, v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
+      v3AndBelowTransactionalId: id,
+      v3AndBelowProducerId: p.producerId,
+      v3AndBelowProducerEpoch: p.producerEpoch,
+      v3AndBelowTopics: [{ name: 'src', partitions: [0] }],
     });
     assert.equal(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, 0);
     assert.equal(await txnCommit(version, id, group, p, 3n), version < 4 ? ErrorCode.INVALID_TXN_STATE : ErrorCode.TRANSACTION_ABORTABLE);
@@ -114,12 +173,22 @@ test('TxnOffsetCommit v3 checks the member of a known group (KIP-447): ILLEGAL_G
   const group = 'members-447';
   await groupCoordinator(group);
   const join = await c.request(11, JoinGroupRequestCodec, JoinGroupResponseCodec, 7, {
-    groupId: group, sessionTimeoutMs: 30000, rebalanceTimeoutMs: 30000, memberId: '', groupInstanceId: 'static-1', protocolType: 'consumer',
+    groupId: group,
+    sessionTimeoutMs: 30000,
+    rebalanceTimeoutMs: 30000,
+    memberId: '',
+    groupInstanceId: 'static-1',
+    protocolType: 'consumer',
     protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
   });
   assert.equal(join.errorCode, 0);
   const sync = await c.request(14, SyncGroupRequestCodec, SyncGroupResponseCodec, 5, {
-    groupId: group, generationId: join.generationId, memberId: join.memberId, groupInstanceId: 'static-1', protocolType: 'consumer', protocolName: 'range',
+    groupId: group,
+    generationId: join.generationId,
+    memberId: join.memberId,
+    groupInstanceId: 'static-1',
+    protocolType: 'consumer',
+    protocolName: 'range',
     assignments: [{ memberId: join.memberId, assignment: Buffer.alloc(0) }],
   });
   assert.equal(sync.errorCode, 0);

@@ -13,7 +13,12 @@ import path from 'node:path';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
-import { InitProducerIdRequestCodec, InitProducerIdResponseCodec, WriteTxnMarkersRequestCodec, WriteTxnMarkersResponseCodec } from '../../../src/protocol/messages/index.js';
+import {
+  InitProducerIdRequestCodec,
+  InitProducerIdResponseCodec,
+  WriteTxnMarkersRequestCodec,
+  WriteTxnMarkersResponseCodec,
+} from '../../../src/protocol/messages/index.js';
 import { decodeBatch, encodeBatch, iterateBatches } from '../../../src/protocol/records/index.js';
 import { CLEAN_SHUTDOWN_MARKER } from '../../../src/storage/checkpoints.js';
 import { createTopic, fetchOne, produce } from './data-plane-helpers.js';
@@ -24,7 +29,14 @@ async function write(b: TestBroker): Promise<void> {
   const c = await RawClient.connect(b.port);
   try {
     const pid = async (): Promise<bigint> =>
-      (await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, { transactionalId: null, transactionTimeoutMs: -1, producerId: -1n, producerEpoch: -1 })).producerId;
+      (
+        await c.request(22, InitProducerIdRequestCodec, InitProducerIdResponseCodec, 4, {
+          transactionalId: null,
+          transactionTimeoutMs: -1,
+          producerId: -1n,
+          producerEpoch: -1,
+        })
+      ).producerId;
     const [A, B] = [await pid(), await pid()];
     const seqs = new Map<bigint, number>();
     const send = async (value: string, producerId = -1n): Promise<void> => {
@@ -32,7 +44,11 @@ async function write(b: TestBroker): Promise<void> {
       seqs.set(producerId, seq + 1);
       const batch = encodeBatch({
         records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(value), headers: [] }],
-        baseTimestamp: BigInt(Date.now()), producerId, producerEpoch: producerId < 0n ? -1 : 0, baseSequence: producerId < 0n ? -1 : seq, isTransactional: producerId >= 0n,
+        baseTimestamp: BigInt(Date.now()),
+        producerId,
+        producerEpoch: producerId < 0n ? -1 : 0,
+        baseSequence: producerId < 0n ? -1 : seq,
+        isTransactional: producerId >= 0n,
       });
       assert.equal((await produce(c, 9, TOPIC, 0, batch)).responses[0]!.partitionResponses[0]!.errorCode, ErrorCode.NONE);
     };
@@ -62,7 +78,8 @@ async function readCommitted(b: TestBroker): Promise<{ values: string[]; aborted
     for (;;) {
       const p = (await fetchOne(c, 11, TOPIC, 0, offset, { isolationLevel: 1 })).responses[0]!.partitions[0]!;
       assert.equal(p.errorCode, ErrorCode.NONE);
-      for (const t of p.abortedTransactions ?? []) if (!aborted.some(([id, f]) => id === t.producerId && f === Number(t.firstOffset))) aborted.push([t.producerId, Number(t.firstOffset)]);
+      for (const t of p.abortedTransactions ?? [])
+        if (!aborted.some(([id, f]) => id === t.producerId && f === Number(t.firstOffset))) aborted.push([t.producerId, Number(t.firstOffset)]);
       if (!p.records || p.records.length === 0) break;
       for (const e of iterateBatches(p.records)) {
         const batch = decodeBatch(p.records, e.start, { maxBytes: 1 << 20 });

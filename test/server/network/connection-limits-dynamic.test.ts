@@ -4,7 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
-import { ApiVersionsRequestCodec, ApiVersionsResponseCodec, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec } from '../../../src/protocol/messages/index.js';
+import {
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  IncrementalAlterConfigsRequestCodec,
+  IncrementalAlterConfigsResponseCodec,
+} from '../../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { buildBrokerConfig } from '../../../src/server/config/index.js';
 import { ConfigError } from '../../../src/config/index.js';
@@ -61,12 +66,19 @@ test('max.connections.per.ip and its overrides change at run time through Increm
   }
 });
 
-test('server.properties: max.connections.per.ip=0 without overrides stops start-up with Kafka\'s line', () => {
+test("server.properties: max.connections.per.ip=0 without overrides stops start-up with Kafka's line", () => {
   assert.throws(
     () => buildBrokerConfig(new Map([['max.connections.per.ip', '0']])),
     (err: unknown) => err instanceof ConfigError && /can be set to zero only if max.connections.per.ip.overrides property is set/.test(err.message),
   );
-  assert.doesNotThrow(() => buildBrokerConfig(new Map([['max.connections.per.ip', '0'], ['max.connections.per.ip.overrides', '10.0.0.1:5']])));
+  assert.doesNotThrow(() =>
+    buildBrokerConfig(
+      new Map([
+        ['max.connections.per.ip', '0'],
+        ['max.connections.per.ip.overrides', '10.0.0.1:5'],
+      ]),
+    ),
+  );
   assert.throws(() => buildBrokerConfig(new Map([['max.connections.per.ip.overrides', 'host']])), ConfigError);
   assert.throws(() => buildBrokerConfig(new Map([['listener.name.plaintext.max.connections', '-1']])), ConfigError);
 });

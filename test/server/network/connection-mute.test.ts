@@ -23,7 +23,10 @@ test('muteFor: the response is written at once, the next request is read only af
   assert.ok(firstAnswered < 350, `the throttled response itself is not delayed (${firstAnswered} ms)`);
   const waited = dispatchedAt.get(2)! - dispatchedAt.get(1)!;
   assert.ok(waited >= 390, `request 2 read ${waited} ms after the mute started`);
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), [1, 2, 3]);
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    [1, 2, 3],
+  );
   client.close();
   await server.stop();
 });

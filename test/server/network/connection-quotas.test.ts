@@ -80,7 +80,9 @@ test('the inter-broker listener is exempt from max.connections; the least recent
 });
 
 test('listener.name.<l>.max.connections caps that listener alone', async () => {
-  const settings = quotas({ listeners: new Map([['CLIENT', { maxConnections: 1, maxConnectionCreationRate: NO_CONNECTION_QUOTAS.maxConnectionCreationRate }]]) });
+  const settings = quotas({
+    listeners: new Map([['CLIENT', { maxConnections: 1, maxConnectionCreationRate: NO_CONNECTION_QUOTAS.maxConnectionCreationRate }]]),
+  });
   const { server } = await startServer(echo, { listeners: TWO_LISTENERS, interBrokerListener: 'BROKER', connectionQuotas: settings });
   const ports = server.boundPorts();
   const first = await FrameClient.connect(ports.get('CLIENT')!);
@@ -132,10 +134,12 @@ test('max.connection.creation.rate spreads new connections out instead of refusi
   const t0 = Date.now();
   const clients = await Promise.all(Array.from({ length: 6 }, () => FrameClient.connect(port)));
   const servedAt: number[] = [];
-  await Promise.all(clients.map(async (c, i) => {
-    await answered(c, i);
-    servedAt.push(Date.now() - t0);
-  }));
+  await Promise.all(
+    clients.map(async (c, i) => {
+      await answered(c, i);
+      servedAt.push(Date.now() - t0);
+    }),
+  );
   servedAt.sort((x, y) => x - y);
   assert.ok(servedAt[0]! < 150, `the first connection waited ${servedAt[0]} ms`);
   assert.ok(servedAt[5]! >= 400, `six connections served within ${servedAt[5]} ms despite a rate of 5/s`);

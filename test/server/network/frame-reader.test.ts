@@ -18,20 +18,22 @@ function drain(reader: FrameReader): Buffer[] {
 
 test('any chunking of a frame stream yields the same frames (property)', () => {
   const payloadArb = fc.uint8Array({ minLength: 8, maxLength: 300 }).map((a) => Buffer.from(a));
-  fc.assert(fc.property(fc.array(payloadArb, { maxLength: 20 }), fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1 }), (payloads, cuts) => {
-    const stream = Buffer.concat(payloads.map(sizePrefixed));
-    const reader = new FrameReader(1000);
-    const frames: Buffer[] = [];
-    let offset = 0;
-    for (let i = 0; offset < stream.length; i++) {
-      const len = cuts[i % cuts.length]!;
-      reader.push(stream.subarray(offset, offset + len));
-      offset += len;
-      frames.push(...drain(reader));
-    }
-    assert.deepEqual(frames, payloads);
-    assert.equal(reader.bufferedBytes, 0);
-  }));
+  fc.assert(
+    fc.property(fc.array(payloadArb, { maxLength: 20 }), fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1 }), (payloads, cuts) => {
+      const stream = Buffer.concat(payloads.map(sizePrefixed));
+      const reader = new FrameReader(1000);
+      const frames: Buffer[] = [];
+      let offset = 0;
+      for (let i = 0; offset < stream.length; i++) {
+        const len = cuts[i % cuts.length]!;
+        reader.push(stream.subarray(offset, offset + len));
+        offset += len;
+        frames.push(...drain(reader));
+      }
+      assert.deepEqual(frames, payloads);
+      assert.equal(reader.bufferedBytes, 0);
+    }),
+  );
 });
 
 test('a frame inside one chunk is a zero-copy view of it', () => {
@@ -45,13 +47,20 @@ test('a frame inside one chunk is a zero-copy view of it', () => {
 });
 
 test('bad sizes throw as soon as the prefix is complete', () => {
-  for (const [size, pattern] of [[-1, /negative/], [101, /larger than socket.request.max.bytes 100/], [7, /too small/]] as const) {
+  for (const [size, pattern] of [
+    [-1, /negative/],
+    [101, /larger than socket.request.max.bytes 100/],
+    [7, /too small/],
+  ] as const) {
     const reader = new FrameReader(100);
     const prefix = Buffer.alloc(4);
     prefix.writeInt32BE(size, 0);
     reader.push(prefix.subarray(0, 2));
     assert.equal(reader.next(), null);
     reader.push(prefix.subarray(2));
-    assert.throws(() => reader.next(), (err: unknown) => err instanceof FrameSizeError && pattern.test(err.message));
+    assert.throws(
+      () => reader.next(),
+      (err: unknown) => err instanceof FrameSizeError && pattern.test(err.message),
+    );
   }
 });

@@ -94,7 +94,9 @@ test('12 connections holding 90 MB partial frames keep a default broker under 40
     }
     peakRss = Math.max(peakRss, rssOf(pid));
     clearInterval(sampler);
-    t.diagnostic(`broker RSS: start ${(startRss / 2 ** 20).toFixed(0)} MiB, peak ${(peakRss / 2 ** 20).toFixed(0)} MiB; ${delivered} of 12 frames delivered; ${answers} answers to the good client`);
+    t.diagnostic(
+      `broker RSS: start ${(startRss / 2 ** 20).toFixed(0)} MiB, peak ${(peakRss / 2 ** 20).toFixed(0)} MiB; ${delivered} of 12 frames delivered; ${answers} answers to the good client`,
+    );
     assert.ok(peakRss < RSS_BOUND, `broker RSS peaked at ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
     assert.ok(answers >= 5, `the good client got only ${answers} answers`);
     assert.ok(delivered < 12, 'the broker read every attacker frame: nothing paused reading');

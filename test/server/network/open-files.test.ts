@@ -15,7 +15,12 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { RawClient } from '../../helpers/raw-client.js';
-import { ApiVersionsRequestCodec, ApiVersionsResponseCodec, CreateTopicsRequestCodec, CreateTopicsResponseCodec } from '../../../src/protocol/messages/index.js';
+import {
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  CreateTopicsRequestCodec,
+  CreateTopicsResponseCodec,
+} from '../../../src/protocol/messages/index.js';
 import { batchOf, produce } from '../handlers/data-plane-helpers.js';
 
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'fixtures/low-ulimit-broker.ts');
@@ -37,7 +42,9 @@ test(`under ulimit -n ${ULIMIT}, ${CLIENTS} client connections leave room for th
     'inter.broker.listener.name': 'BROKER',
     'log.dirs': join(dir, 'logs'),
   };
-  const child = spawn('bash', ['-c', `ulimit -n ${ULIMIT}; exec "$0" "$@"`, process.execPath, '--import', 'tsx', CHILD, JSON.stringify(props), logFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-c', `ulimit -n ${ULIMIT}; exec "$0" "$@"`, process.execPath, '--import', 'tsx', CHILD, JSON.stringify(props), logFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = once(child, 'exit');

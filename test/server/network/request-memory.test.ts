@@ -47,10 +47,14 @@ test('12 connections holding big partial frames stay under queued.max.request.by
     attackers.push(a);
   }
   // The admitted frames are read in full; the others wait for room with their bytes in the kernel.
-  await waitFor(() => {
-    const stats = server.connectionStats();
-    return stats.filter((s) => s.bufferedBytes >= sent).length >= 2 && stats.filter((s) => s.waitingForMemory).length >= 9;
-  }, 'admitted partial frames read, the rest waiting', 20000);
+  await waitFor(
+    () => {
+      const stats = server.connectionStats();
+      return stats.filter((s) => s.bufferedBytes >= sent).length >= 2 && stats.filter((s) => s.waitingForMemory).length >= 9;
+    },
+    'admitted partial frames read, the rest waiting',
+    20000,
+  );
   const held = server.connectionStats().reduce((n, s) => n + s.bufferedBytes, 0);
   assert.ok(held <= cap, `server buffers ${held} bytes, over the cap ${cap}`);
   assert.ok(server.requestMemoryStats().peakReserved <= cap);
@@ -58,7 +62,10 @@ test('12 connections holding big partial frames stay under queued.max.request.by
   // A well-behaved client keeps getting answers meanwhile.
   for (let i = 0; i < 20; i++) good.write(requestFrame(i, 100));
   await good.until(() => good.responses.length === 20, '20 answers beside the attack', 10000);
-  assert.deepEqual(good.responses.map((r) => r.readInt32BE(0)), Array.from({ length: 20 }, (_, i) => i));
+  assert.deepEqual(
+    good.responses.map((r) => r.readInt32BE(0)),
+    Array.from({ length: 20 }, (_, i) => i),
+  );
 
   // Memory measured independently of the accounting: bounded by the cap, not by what was sent.
   const grown = arrayBuffersAfterGc() - baseline - body.length;
@@ -228,7 +235,10 @@ test('reading pauses at queued.max.request.bytes and resumes as requests are ans
   } finally {
     clearInterval(pump);
   }
-  assert.deepEqual(a.responses.map((r) => r.readInt32BE(0)), [1, 2, 3]);
+  assert.deepEqual(
+    a.responses.map((r) => r.readInt32BE(0)),
+    [1, 2, 3],
+  );
   assert.equal(server.requestMemoryStats().reserved, 0);
   for (const c of [a, b, small]) c.close();
   await server.stop();

@@ -96,7 +96,10 @@ test('requests whose answers can be large are handled one at a time per connecti
   assert.equal(mostInFlight, 1, `${mostInFlight} large-answer requests were in flight at once`);
   // A small request after a large one is still dispatched while the large one is being answered.
   assert.ok(smallInFlightBeside >= 1, 'small requests were held behind the large one');
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), Array.from({ length: total }, (_, i) => i));
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    Array.from({ length: total }, (_, i) => i),
+  );
   client.close();
   await server.stop();
 });

@@ -22,7 +22,10 @@ test('pipelined requests are answered in request order despite out-of-order comp
   // Send all frames in one write so they arrive in few chunks (exercises the multi-frame path).
   client.write(Buffer.concat(Array.from({ length: count }, (_, i) => requestFrame(i, i % 5))));
   await client.until(() => client.responses.length === count, `${count} responses`);
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), Array.from({ length: count }, (_, i) => i));
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    Array.from({ length: count }, (_, i) => i),
+  );
   client.close();
   await server.stop();
 });
@@ -36,7 +39,10 @@ test('frames split across chunks byte by byte are reassembled', async () => {
     await new Promise((resolve) => setImmediate(resolve));
   }
   await client.until(() => client.responses.length === 3, '3 responses');
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), [1, 2, 3]);
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    [1, 2, 3],
+  );
   client.close();
   await server.stop();
 });
@@ -52,7 +58,10 @@ test('null responses (acks=0) take no output slot and keep the order of the othe
   for (let i = 0; i < 60; i++) client.write(requestFrame(i));
   const expected = Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 3 !== 0);
   await client.until(() => client.responses.length === expected.length, 'responses');
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), expected);
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    expected,
+  );
   client.close();
   await server.stop();
 });
@@ -198,7 +207,10 @@ test('reading pauses while queued.max.requests requests are unanswered', async (
   const pump = setInterval(() => release.splice(0).forEach((r) => r()), 1);
   await client.until(() => client.responses.length === total, 'all responses');
   clearInterval(pump);
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), Array.from({ length: total }, (_, i) => i));
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    Array.from({ length: total }, (_, i) => i),
+  );
   client.close();
   await server.stop();
 });
@@ -232,15 +244,17 @@ test('a client that never reads makes the server stop reading its requests', asy
 
 test('stop() lets in-flight requests finish, then closes connections and stops accepting', async () => {
   const release: Array<() => void> = [];
-  const { server, port } = await startServer((frame) =>
-    new Promise((resolve) => release.push(() => resolve(Buffer.from(frame.subarray(4, 8))))));
+  const { server, port } = await startServer((frame) => new Promise((resolve) => release.push(() => resolve(Buffer.from(frame.subarray(4, 8))))));
   const client = await FrameClient.connect(port);
   client.write(Buffer.concat([requestFrame(1), requestFrame(2)]));
   await waitFor(() => release.length === 2, 'both requests dispatched');
   const stopped = server.stop(5000);
   release.splice(0).forEach((r) => r());
   await stopped;
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), [1, 2]);
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    [1, 2],
+  );
   await client.until(() => client.closed, 'client sees the close');
   const refused = net.connect({ host: '127.0.0.1', port });
   const [err] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
@@ -264,7 +278,10 @@ test('a peer that half-closes after sending still gets its responses', async () 
   const client = await FrameClient.connect(port);
   client.socket.end(Buffer.concat([requestFrame(7), requestFrame(8), requestFrame(9)]));
   await client.until(() => client.closed, 'server closes after answering');
-  assert.deepEqual(client.responses.map((r) => r.readInt32BE(0)), [7, 8, 9]);
+  assert.deepEqual(
+    client.responses.map((r) => r.readInt32BE(0)),
+    [7, 8, 9],
+  );
   await server.stop();
 });
 
@@ -274,8 +291,12 @@ test('boundPorts reports each listener and start fails clearly on a busy port', 
   const { silentLogger } = await import('../../../src/server/logger.js');
   const clash = new SocketServer({
     listeners: [{ name: 'PLAINTEXT', host: '127.0.0.1', port, securityProtocol: 'PLAINTEXT' }],
-    dispatcher: delayedEcho, logger: silentLogger(), socketRequestMaxBytes: 1000,
-    connectionsMaxIdleMs: 0, maxConnections: 10, maxConnectionsPerIp: 10,
+    dispatcher: delayedEcho,
+    logger: silentLogger(),
+    socketRequestMaxBytes: 1000,
+    connectionsMaxIdleMs: 0,
+    maxConnections: 10,
+    maxConnectionsPerIp: 10,
   });
   await assert.rejects(clash.start(), /Cannot bind listener PLAINTEXT on 127\.0\.0\.1:\d+: EADDRINUSE/);
   await server.stop();

@@ -27,7 +27,10 @@ const echoPrincipal: RequestDispatcher = (frame, ctx) => {
   return out;
 };
 
-async function startTlsServer(settings: Record<string, string>, overrides: Partial<SocketServerOptions> = {}): Promise<{ server: SocketServer; port: number; plainPort: number }> {
+async function startTlsServer(
+  settings: Record<string, string>,
+  overrides: Partial<SocketServerOptions> = {},
+): Promise<{ server: SocketServer; port: number; plainPort: number }> {
   const get = (k: string): string | null => settings[k] ?? null;
   const server = new SocketServer({
     listeners: [
@@ -47,14 +50,24 @@ async function startTlsServer(settings: Record<string, string>, overrides: Parti
   return { server, port: server.boundPorts().get('SSL')!, plainPort: server.boundPorts().get('PLAINTEXT')! };
 }
 
-const base = { 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs.broker.keystore, 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs.caFile };
+const base = {
+  'ssl.keystore.type': 'PEM',
+  'ssl.keystore.location': certs.broker.keystore,
+  'ssl.truststore.type': 'PEM',
+  'ssl.truststore.location': certs.caFile,
+};
 
 /** Connects over TLS, sends one frame, returns the principal the broker saw (or throws). */
 async function principalSeen(port: number, options: tls.ConnectionOptions = {}): Promise<string> {
   const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', ca: certs.ca, ...options });
   socket.on('error', () => undefined);
   try {
-    await Promise.race([once(socket, 'secureConnect'), once(socket, 'close').then(() => { throw new Error('closed during handshake'); })]);
+    await Promise.race([
+      once(socket, 'secureConnect'),
+      once(socket, 'close').then(() => {
+        throw new Error('closed during handshake');
+      }),
+    ]);
     socket.write(requestFrame(7));
     const chunks: Buffer[] = [];
     return await new Promise<string>((resolve, reject) => {
@@ -241,7 +254,7 @@ test('over max.connections a TLS connection completes its handshake, then waits 
 });
 
 test('SASL_SSL listener: the TLS layer is the same; the principal stays ANONYMOUS for SASL to decide', async () => {
-  const get = (k: string): string | null => ({ ...base, 'ssl.client.auth': 'requested' } as Record<string, string>)[k] ?? null;
+  const get = (k: string): string | null => (({ ...base, 'ssl.client.auth': 'requested' }) as Record<string, string>)[k] ?? null;
   const server = new SocketServer({
     listeners: [{ name: 'SASL_SSL', host: '127.0.0.1', port: 0, securityProtocol: 'SASL_SSL' }],
     listenerTls: new Map([['SASL_SSL', buildListenerTls('SASL_SSL', get)]]),

@@ -44,13 +44,19 @@ test('a connection pipelining 300 large Fetch answers it never reads keeps the b
     await once(attacker, 'connect');
     attacker.pause(); // never reads
     const fetchFrame = (id: number): Buffer =>
-      encodeRequest(1, FetchRequestCodec, 4, {
-        replicaId: -1,
-        maxWaitMs: 0,
-        minBytes: 0,
-        maxBytes: MiB,
-        topics: [{ topic: 'big', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: MiB }] }],
-      }, id);
+      encodeRequest(
+        1,
+        FetchRequestCodec,
+        4,
+        {
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: MiB,
+          topics: [{ topic: 'big', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: MiB }] }],
+        },
+        id,
+      );
     attacker.write(Buffer.concat(Array.from({ length: REQUESTS }, (_, i) => fetchFrame(i + 1))));
 
     // Watch for 3 s: the side client keeps asking; the broker's RSS is sampled every 50 ms.
@@ -63,7 +69,9 @@ test('a connection pipelining 300 large Fetch answers it never reads keeps the b
     }
     await b.settle();
     const growth = b.peakRss - baseRss;
-    t.diagnostic(`broker RSS +${(growth / MiB).toFixed(0)} MiB while ${REQUESTS} answers of ~900 KB went unread; side client: ${answers} answers, worst ${worst.toFixed(1)} ms`);
+    t.diagnostic(
+      `broker RSS +${(growth / MiB).toFixed(0)} MiB while ${REQUESTS} answers of ~900 KB went unread; side client: ${answers} answers, worst ${worst.toFixed(1)} ms`,
+    );
     assert.ok(growth < RSS_GROWTH_BOUND, `broker RSS grew by ${(growth / MiB).toFixed(0)} MiB for one connection that reads nothing`);
     assert.ok(worst < SIDE_DELAY_BOUND_MS, `the side client waited ${worst.toFixed(0)} ms`);
 

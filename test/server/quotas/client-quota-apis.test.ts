@@ -4,7 +4,10 @@ import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
-  AlterClientQuotasRequestCodec, AlterClientQuotasResponseCodec, DescribeClientQuotasRequestCodec, DescribeClientQuotasResponseCodec,
+  AlterClientQuotasRequestCodec,
+  AlterClientQuotasResponseCodec,
+  DescribeClientQuotasRequestCodec,
+  DescribeClientQuotasResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import type { AlterClientQuotasResponse } from '../../../src/protocol/messages/49-alter-client-quotas.js';
 import type { DescribeClientQuotasResponse } from '../../../src/protocol/messages/48-describe-client-quotas.js';
@@ -28,22 +31,42 @@ const alter = (version: number, entries: { entity: Part[]; ops: Op[] }[], valida
     entries: entries.map((e) => ({ entity: e.entity, ops: e.ops.map((o) => ({ key: o.key, value: o.value, remove: o.remove ?? false })) })),
     validateOnly,
   });
-const describe = (version: number, components: { entityType: string; matchType: number; match: string | null }[], strict = false): Promise<DescribeClientQuotasResponse> =>
-  c.request(48, DescribeClientQuotasRequestCodec, DescribeClientQuotasResponseCodec, version, { components, strict });
+const describe = (
+  version: number,
+  components: { entityType: string; matchType: number; match: string | null }[],
+  strict = false,
+): Promise<DescribeClientQuotasResponse> => c.request(48, DescribeClientQuotasRequestCodec, DescribeClientQuotasResponseCodec, version, { components, strict });
 
 const user = (name: string | null): Part => ({ entityType: 'user', entityName: name });
 const client = (name: string | null): Part => ({ entityType: 'client-id', entityName: name });
 const summary = (r: DescribeClientQuotasResponse): string[] =>
-  (r.entries ?? []).map((e) => `${e.entity.map((p) => `${p.entityType}=${p.entityName ?? '<default>'}`).join(',')}:${e.values.map((v) => `${v.key}=${v.value}`).sort().join(',')}`).sort();
+  (r.entries ?? [])
+    .map(
+      (e) =>
+        `${e.entity.map((p) => `${p.entityType}=${p.entityName ?? '<default>'}`).join(',')}:${e.values
+          .map((v) => `${v.key}=${v.value}`)
+          .sort()
+          .join(',')}`,
+    )
+    .sort();
 
 test('alter v0 and v1 store quotas where Kafka does; describe reads them back as doubles', async () => {
   for (const version of [0, 1]) {
     const res = await alter(version, [
-      { entity: [user('alice')], ops: [{ key: 'producer_byte_rate', value: 1048576 }, { key: 'request_percentage', value: 50 }] },
+      {
+        entity: [user('alice')],
+        ops: [
+          { key: 'producer_byte_rate', value: 1048576 },
+          { key: 'request_percentage', value: 50 },
+        ],
+      },
       { entity: [user('alice'), client('app')], ops: [{ key: 'consumer_byte_rate', value: 2097152 }] },
       { entity: [client(null)], ops: [{ key: 'controller_mutation_rate', value: 10 }] },
     ]);
-    assert.deepEqual(res.entries.map((e) => e.errorCode), [0, 0, 0]);
+    assert.deepEqual(
+      res.entries.map((e) => e.errorCode),
+      [0, 0, 0],
+    );
     assert.deepEqual(res.entries[1]!.entity, [user('alice'), client('app')]);
   }
   const store = b.broker.services.clientEntities;
@@ -61,7 +84,9 @@ test('alter v0 and v1 store quotas where Kafka does; describe reads them back as
 
 test('describe filters: exact, default, specified; strict leaves out entities with other types', async () => {
   await alter(1, [{ entity: [user(null)], ops: [{ key: 'producer_byte_rate', value: 100 }] }]);
-  assert.deepEqual(summary(await describe(0, [{ entityType: 'user', matchType: 0, match: 'alice' }], true)), ['user=alice:producer_byte_rate=1048576,request_percentage=50']);
+  assert.deepEqual(summary(await describe(0, [{ entityType: 'user', matchType: 0, match: 'alice' }], true)), [
+    'user=alice:producer_byte_rate=1048576,request_percentage=50',
+  ]);
   assert.deepEqual(summary(await describe(1, [{ entityType: 'user', matchType: 0, match: 'alice' }])), [
     'user=alice,client-id=app:consumer_byte_rate=2097152',
     'user=alice:producer_byte_rate=1048576,request_percentage=50',
@@ -71,22 +96,45 @@ test('describe filters: exact, default, specified; strict leaves out entities wi
     'user=<default>:producer_byte_rate=100',
     'user=alice:producer_byte_rate=1048576,request_percentage=50',
   ]);
-  assert.deepEqual(summary(await describe(1, [{ entityType: 'client-id', matchType: 2, match: null }], true)), ['client-id=<default>:controller_mutation_rate=10']);
-  assert.deepEqual(summary(await describe(1, [{ entityType: 'user', matchType: 0, match: 'alice' }, { entityType: 'client-id', matchType: 0, match: 'app' }], true)), [
-    'user=alice,client-id=app:consumer_byte_rate=2097152',
+  assert.deepEqual(summary(await describe(1, [{ entityType: 'client-id', matchType: 2, match: null }], true)), [
+    'client-id=<default>:controller_mutation_rate=10',
   ]);
+  assert.deepEqual(
+    summary(
+      await describe(
+        1,
+        [
+          { entityType: 'user', matchType: 0, match: 'alice' },
+          { entityType: 'client-id', matchType: 0, match: 'app' },
+        ],
+        true,
+      ),
+    ),
+    ['user=alice,client-id=app:consumer_byte_rate=2097152'],
+  );
   assert.deepEqual(summary(await describe(1, [{ entityType: 'ip', matchType: 2, match: null }])), []);
 });
 
 test('describe validation: duplicate, empty, unknown types and ip beside user', async () => {
-  const dup = await describe(1, [{ entityType: 'user', matchType: 2, match: null }, { entityType: 'user', matchType: 1, match: null }]);
+  const dup = await describe(1, [
+    { entityType: 'user', matchType: 2, match: null },
+    { entityType: 'user', matchType: 1, match: null },
+  ]);
   assert.equal(dup.errorCode, ErrorCode.INVALID_REQUEST);
   assert.equal(dup.entries, null);
   assert.equal((await describe(1, [{ entityType: '', matchType: 2, match: null }])).errorCode, ErrorCode.INVALID_REQUEST);
   const custom = await describe(1, [{ entityType: 'group', matchType: 2, match: null }]);
   assert.equal(custom.errorCode, ErrorCode.UNSUPPORTED_VERSION);
   assert.match(custom.errorMessage ?? '', /Custom entity type 'group' not supported/);
-  assert.equal((await describe(1, [{ entityType: 'ip', matchType: 2, match: null }, { entityType: 'user', matchType: 2, match: null }])).errorCode, ErrorCode.INVALID_REQUEST);
+  assert.equal(
+    (
+      await describe(1, [
+        { entityType: 'ip', matchType: 2, match: null },
+        { entityType: 'user', matchType: 2, match: null },
+      ])
+    ).errorCode,
+    ErrorCode.INVALID_REQUEST,
+  );
   assert.equal((await describe(1, [{ entityType: 'user', matchType: 7, match: null }])).errorCode, ErrorCode.INVALID_REQUEST);
 });
 
@@ -99,7 +147,10 @@ test('alter validation: unknown keys, non-whole LONG values, bad entities fail a
     { entity: [], ops: [{ key: 'producer_byte_rate', value: 1 }] },
     { entity: [user('carol')], ops: [{ key: 'consumer_byte_rate', value: 7 }] },
   ]);
-  assert.deepEqual(res.entries.map((e) => e.errorCode), [42, 42, 42, 42, 42, 0]);
+  assert.deepEqual(
+    res.entries.map((e) => e.errorCode),
+    [42, 42, 42, 42, 42, 0],
+  );
   assert.equal(res.entries[0]!.errorMessage, 'Invalid configuration key SCRAM-SHA-256');
   assert.equal(res.entries[1]!.errorMessage, 'Configuration producer_byte_rate must be a LONG value');
   assert.match(res.entries[3]!.errorMessage ?? '', /IP quotas/);
@@ -110,7 +161,7 @@ test('alter validation: unknown keys, non-whole LONG values, bad entities fail a
   assert.deepEqual(store.get('users/dave'), {});
 });
 
-test('removing a quota keeps the entity\'s other configs (SCRAM credentials); removing the last one drops the entity', async () => {
+test("removing a quota keeps the entity's other configs (SCRAM credentials); removing the last one drops the entity", async () => {
   const store = b.broker.services.clientEntities;
   await store.set('users/erin', { 'SCRAM-SHA-256': 'salt=c2FsdA==,stored_key=a2V5,server_key=a2V5,iterations=4096' });
   await alter(1, [{ entity: [user('erin')], ops: [{ key: 'producer_byte_rate', value: 10 }] }]);

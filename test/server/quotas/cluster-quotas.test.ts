@@ -31,10 +31,22 @@ test('kafka-configs --zookeeper quotas reach a running connection; AlterClientQu
   if (!requirePeer(t, 'zookeeper')) return;
   const zk = await startZooKeeper();
   const dir = await mkdtemp(join(tmpdir(), 'fjord-quota-zk-'));
-  const broker = new Broker(buildBrokerConfig(new Map(Object.entries({
-    'broker.id': '0', listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, 'zookeeper.connect': zk.connect,
-    'zookeeper.session.timeout.ms': '10000', 'offsets.topic.replication.factor': '1', 'quota.window.num': '2',
-  }))), silentLogger());
+  const broker = new Broker(
+    buildBrokerConfig(
+      new Map(
+        Object.entries({
+          'broker.id': '0',
+          listeners: 'PLAINTEXT://127.0.0.1:0',
+          'log.dirs': dir,
+          'zookeeper.connect': zk.connect,
+          'zookeeper.session.timeout.ms': '10000',
+          'offsets.topic.replication.factor': '1',
+          'quota.window.num': '2',
+        }),
+      ),
+    ),
+    silentLogger(),
+  );
   let c: RawClient | undefined;
   let admin: Admin | undefined;
   try {
@@ -43,17 +55,49 @@ test('kafka-configs --zookeeper quotas reach a running connection; AlterClientQu
     admin = new Admin({ bootstrapServers: `127.0.0.1:${port}`, connectTimeoutMs: 10_000 });
     await admin.createTopics([{ name: 'zq', numPartitions: 1, replicationFactor: 1 }]);
     c = await RawClient.connect(port);
-    await until('the topic to be writable', 30_000, async () => (await produce(c!, 9, 'zq', 0, batchOf(['warm']))).responses[0]!.partitionResponses[0]!.errorCode === 0);
+    await until(
+      'the topic to be writable',
+      30_000,
+      async () => (await produce(c!, 9, 'zq', 0, batchOf(['warm']))).responses[0]!.partitionResponses[0]!.errorCode === 0,
+    );
     assert.equal((await produce(c, 9, 'zq', 0, batchOf(['x'.repeat(3000)]))).throttleTimeMs, 0);
 
-    const tool = await runCli('kafka-configs', ['--zookeeper', zk.connect, '--alter', '--entity-type', 'users', '--entity-name', 'ANONYMOUS', '--entity-type', 'clients', '--entity-name', 'raw-client', '--add-config', 'producer_byte_rate=1000']);
+    const tool = await runCli('kafka-configs', [
+      '--zookeeper',
+      zk.connect,
+      '--alter',
+      '--entity-type',
+      'users',
+      '--entity-name',
+      'ANONYMOUS',
+      '--entity-type',
+      'clients',
+      '--entity-name',
+      'raw-client',
+      '--add-config',
+      'producer_byte_rate=1000',
+    ]);
     assert.equal(tool.stdout, "Completed Updating config for entity: user-principal 'ANONYMOUS', client-id 'raw-client'.\n", tool.stderr);
     assert.equal(await zkGet(zk.port, '/config/users/ANONYMOUS/clients/raw-client'), '{"version":1,"config":{"producer_byte_rate":"1000"}}');
-    await until('the broker to re-read the entity', 30_000, () => broker.services.clientEntities.get('users/ANONYMOUS/clients/raw-client').producer_byte_rate === '1000');
+    await until(
+      'the broker to re-read the entity',
+      30_000,
+      () => broker.services.clientEntities.get('users/ANONYMOUS/clients/raw-client').producer_byte_rate === '1000',
+    );
     const throttled = await produce(c, 9, 'zq', 0, batchOf(['x'.repeat(3000)]));
     assert.ok(throttled.throttleTimeMs > 0, 'the open connection is throttled by the new quota');
 
-    const describe = await runCli('kafka-configs', ['--zookeeper', zk.connect, '--describe', '--entity-type', 'users', '--entity-name', 'ANONYMOUS', '--entity-type', 'clients']);
+    const describe = await runCli('kafka-configs', [
+      '--zookeeper',
+      zk.connect,
+      '--describe',
+      '--entity-type',
+      'users',
+      '--entity-name',
+      'ANONYMOUS',
+      '--entity-type',
+      'clients',
+    ]);
     assert.equal(describe.stdout, "Configs for user-principal 'ANONYMOUS', client-id 'raw-client' are producer_byte_rate=1000\n", describe.stderr);
 
     await admin.alterClientQuotas([{ entity: [{ entityType: 'client-id', entityName: null }], ops: [{ key: 'consumer_byte_rate', value: 5000 }] }]);

@@ -10,7 +10,13 @@
  */
 import net from 'node:net';
 import type { Input, MessageCodec } from '../../../src/protocol/primitives/index.js';
-import { API_SPECS, type DescribeConfigsRequest, type DescribeConfigsResponse, type MetadataRequest, type MetadataResponse } from '../../../src/protocol/messages/index.js';
+import {
+  API_SPECS,
+  type DescribeConfigsRequest,
+  type DescribeConfigsResponse,
+  type MetadataRequest,
+  type MetadataResponse,
+} from '../../../src/protocol/messages/index.js';
 import { errorName } from '../../../src/protocol/errors.js';
 import { decodeResponse, encodeRequest } from '../wire.js';
 
@@ -30,7 +36,13 @@ function frame<T>(apiKey: number, version: number, body: Input<T>): { bytes: Buf
 }
 
 /** Sends one frame on a fresh connection and waits for its answer: its size, time and (when small) its body. */
-function exchange(port: number, apiKey: number, version: number, req: { bytes: Buffer; correlationId: number }, timeoutMs: number): Promise<{ ms: number; bytes: number; body: unknown }> {
+function exchange(
+  port: number,
+  apiKey: number,
+  version: number,
+  req: { bytes: Buffer; correlationId: number },
+  timeoutMs: number,
+): Promise<{ ms: number; bytes: number; body: unknown }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const s = net.connect(port, '127.0.0.1');
@@ -125,7 +137,10 @@ export async function describeConfigsUnread(port: number, brokerId: number, n: n
   const sent = s.bytesWritten;
   const wasClosed = closedByBroker;
   s.destroy();
-  return { ok: true, summary: `${copies} x broker "${brokerId}" x${n} unread for ${holdMs} ms: ${kb(sent)} written${wasClosed ? ', closed by the broker' : ''}` };
+  return {
+    ok: true,
+    summary: `${copies} x broker "${brokerId}" x${n} unread for ${holdMs} ms: ${kb(sent)} written${wasClosed ? ', closed by the broker' : ''}`,
+  };
 }
 
 /** F5: `n` idle connections to the broker (opened one after the other), held `holdMs`, then closed. */
@@ -171,5 +186,8 @@ export async function idleConnections(port: number, n: number, holdMs: number, c
     s.destroy();
   }
   const why = errors.size > 0 ? ` (${[...errors].map(([k, c]) => `${c} ${k}`).join(', ')})` : '';
-  return { ok: true, summary: `${sockets.length} of ${n} connected in ${Math.round(openMs)} ms, ${refused} refused${why}, ${closedMeanwhile} closed by the broker during ${holdMs} ms` };
+  return {
+    ok: true,
+    summary: `${sockets.length} of ${n} connected in ${Math.round(openMs)} ms, ${refused} refused${why}, ${closedMeanwhile} closed by the broker during ${holdMs} ms`,
+  };
 }

@@ -51,8 +51,33 @@ export async function clusterMain(argv: readonly string[]): Promise<number> {
   } catch (e) {
     return (e as { exitCode?: number }).exitCode === 0 ? 0 : 2;
   }
-  const o = program.opts<{ minutes: number; seconds?: number; minRounds: number; seed: number; loadRate: number; f1Topics: number; f2Names: number; f2Unread: number; idleConnections: number; holdMs: number; fuzzRate: number; bombs: string; attackTimeoutMs: number; rssBoundMb: number; rssKillMb: number; p99BoundMs: number; sessionTimeoutMs: number; json?: string }>();
-  const bombs = o.bombs === 'none' ? [] : o.bombs.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const o = program.opts<{
+    minutes: number;
+    seconds?: number;
+    minRounds: number;
+    seed: number;
+    loadRate: number;
+    f1Topics: number;
+    f2Names: number;
+    f2Unread: number;
+    idleConnections: number;
+    holdMs: number;
+    fuzzRate: number;
+    bombs: string;
+    attackTimeoutMs: number;
+    rssBoundMb: number;
+    rssKillMb: number;
+    p99BoundMs: number;
+    sessionTimeoutMs: number;
+    json?: string;
+  }>();
+  const bombs =
+    o.bombs === 'none'
+      ? []
+      : o.bombs
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
   const unknown = bombs.filter((b) => !known.includes(b));
   if (unknown.length > 0) {
     process.stderr.write(`unknown bomb ${unknown.join(', ')}; known: ${known.join(', ')}\n`);

@@ -50,7 +50,16 @@ export interface LivenessReport {
   brokers: BrokerFigures[];
   events: TimedEvent[];
   counts: { session: number; leader: number; controller: number; isr: number };
-  load: { acknowledged: number; notAcknowledged: number; stored: number; lost: number; duplicated: number; vanished: number; examples: string[]; resumedAfterAttacks: boolean };
+  load: {
+    acknowledged: number;
+    notAcknowledged: number;
+    stored: number;
+    lost: number;
+    duplicated: number;
+    vanished: number;
+    examples: string[];
+    resumedAfterAttacks: boolean;
+  };
   latency: { name: string; baseline: LatencySummary; attack: LatencySummary; failed: number; lastError: string }[];
   group: { consumed: number; rebalancesDuringAttacks: number; caughtUp: boolean; behind: string; errors: number; lastError: string };
   fuzz: { inputs: number; skipped: number; connections: number; closedByBroker: number; connectFailures: number };
@@ -88,7 +97,10 @@ export function formatReport(r: LivenessReport): string[] {
     '',
     '| side client | baseline p50 / p99 / max | attacks p50 / p99 / max | samples (attacks) | failed |',
     '|---|---|---|---|---|',
-    ...r.latency.map((l) => `| ${l.name} | ${l.baseline.p50Ms} / ${l.baseline.p99Ms} / ${l.baseline.maxMs} ms | ${l.attack.p50Ms} / ${l.attack.p99Ms}${l.attack.p99Ms > r.bounds.p99BoundMs ? ' OVER' : ''} / ${l.attack.maxMs} ms | ${l.attack.count} | ${l.failed}${l.lastError ? ` (${l.lastError.slice(0, 80)})` : ''} |`),
+    ...r.latency.map(
+      (l) =>
+        `| ${l.name} | ${l.baseline.p50Ms} / ${l.baseline.p99Ms} / ${l.baseline.maxMs} ms | ${l.attack.p50Ms} / ${l.attack.p99Ms}${l.attack.p99Ms > r.bounds.p99BoundMs ? ' OVER' : ''} / ${l.attack.maxMs} ms | ${l.attack.count} | ${l.failed}${l.lastError ? ` (${l.lastError.slice(0, 80)})` : ''} |`,
+    ),
     '',
     `load (2 idempotent acks=all producers, RF 3, min.insync.replicas 2): ${r.load.acknowledged} acknowledged, ${r.load.lost} lost, ${r.load.duplicated} duplicated, ${r.load.vanished} seen then vanished, ${r.load.notAcknowledged} given up by a producer; ${r.load.stored} records stored${r.load.resumedAfterAttacks ? '' : '; the load did NOT carry on after the attacks'}`,
     ...r.load.examples.map((e) => `  ${e}`),

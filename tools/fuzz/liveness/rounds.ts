@@ -88,11 +88,21 @@ export class Rounds {
     const t = o.attackTimeoutMs;
     await this.attack(round, 'F1 Metadata auto-create', target, () => metadataAutoCreate(target.port, names, t), t + 1000);
     await this.attack(round, 'F2 DescribeConfigs', target, () => describeConfigsRepeated(target.port, target.id, o.f2Names, t), t + 1000);
-    await this.attack(round, 'F2 DescribeConfigs unread', target, () => describeConfigsUnread(target.port, target.id, o.f2Names, o.f2Unread, o.holdMs), o.holdMs + t);
+    await this.attack(
+      round,
+      'F2 DescribeConfigs unread',
+      target,
+      () => describeConfigsUnread(target.port, target.id, o.f2Names, o.f2Unread, o.holdMs),
+      o.holdMs + t,
+    );
     await this.attack(round, 'F5 idle connections', target, () => idleConnections(target.port, o.idleConnections, o.holdMs, 10_000), o.holdMs + t);
     const bomb = this.bombs[round % Math.max(1, this.bombs.length)];
     if (bomb) {
-      const id = TOPIC_BOMBS.has(bomb.name) ? bombTopicOwner(o.bombs, bomb.name, this.ports.length) : CONTROLLER_BOMBS.has(bomb.name) ? (this.controller() ?? target.id) : target.id;
+      const id = TOPIC_BOMBS.has(bomb.name)
+        ? bombTopicOwner(o.bombs, bomb.name, this.ports.length)
+        : CONTROLLER_BOMBS.has(bomb.name)
+          ? (this.controller() ?? target.id)
+          : target.id;
       const to = { id, port: this.ports[id]! };
       await this.attack(round, `bomb ${bomb.name}`, to, () => runBomb(bomb, to.port, Math.min(t, 30_000)), t + 5000);
     }

@@ -158,7 +158,10 @@ export class SideClients {
   }
 
   get groupErrors(): { errors: number; lastError: string } {
-    return { errors: this.members.reduce((n, m) => n + (m.last?.errors ?? 0), 0), lastError: this.members.map((m) => m.last?.lastError ?? '').find((e) => e !== '') ?? '' };
+    return {
+      errors: this.members.reduce((n, m) => n + (m.last?.errors ?? 0), 0),
+      lastError: this.members.map((m) => m.last?.lastError ?? '').find((e) => e !== '') ?? '',
+    };
   }
 
   async stop(): Promise<void> {

@@ -81,8 +81,14 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
     opts.log(`ZooKeeper on ${cluster.zk.connect}; brokers ${cluster.bootstrap} (pids ${cluster.brokers.map((b) => b.pid).join(', ')})`);
     watch = await ZkWatch.open(cluster.zk.connect, ids, LOAD_TOPIC);
     await until('every broker registered', SETUP_TIMEOUT_MS, async () => [...(await watch!.snapshot()).owners.values()].every((o) => o !== 'none'));
-    await createTopic(cluster.bootstrap, { name: LOAD_TOPIC, numPartitions: LOAD_PARTITIONS, replicationFactor: BROKERS, configs: { 'min.insync.replicas': '2' } });
-    for (const b of opts.bombs.filter((n) => TOPIC_BOMBS.has(n))) await createTopic(cluster.bootstrap, { name: b, replicaAssignment: [[bombTopicOwner(opts.bombs, b, BROKERS)]] });
+    await createTopic(cluster.bootstrap, {
+      name: LOAD_TOPIC,
+      numPartitions: LOAD_PARTITIONS,
+      replicationFactor: BROKERS,
+      configs: { 'min.insync.replicas': '2' },
+    });
+    for (const b of opts.bombs.filter((n) => TOPIC_BOMBS.has(n)))
+      await createTopic(cluster.bootstrap, { name: b, replicaAssignment: [[bombTopicOwner(opts.bombs, b, BROKERS)]] });
     await until(`${LOAD_TOPIC} with a full ISR`, SETUP_TIMEOUT_MS, () => watch!.whole(LOAD_PARTITIONS, BROKERS));
     workload = Workload.start(cluster.bootstrap, LOAD_TOPIC, LOAD_PARTITIONS, { ratePerSec: opts.loadRate });
     side = SideClients.start(cluster.bootstrap, LOAD_TOPIC, LOAD_PARTITIONS, GROUP_ID);
@@ -100,7 +106,12 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
     opts.log(`baseline taken (${baselineAcks} acknowledged); attacks for ${Math.round(opts.attackMs / 1000)} s`);
 
     const fuzz = new FuzzStream(cluster.ports, opts.fuzzRate, opts.seed);
-    const rounds = new Rounds(opts, cluster.ports, (id) => !cluster.brokers[id]!.exited, () => watch!.controllerId);
+    const rounds = new Rounds(
+      opts,
+      cluster.ports,
+      (id) => !cluster.brokers[id]!.exited,
+      () => watch!.controllerId,
+    );
     const attackEnd = rounds.startedAt + opts.attackMs;
     let round = 0;
     do {
@@ -108,7 +119,9 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
       await rounds.run(round, { id, port: cluster.ports[id]! });
       round++;
       const rss = cluster.brokers.map((b) => `${Math.round((b.sample() ?? 0) / 2 ** 20)}`).join('/');
-      opts.log(`round ${round - 1} done at +${((Date.now() - rounds.startedAt) / 1000).toFixed(0)} s; RSS ${rss} MB; ZooKeeper events ${watch.events.length}; ${workload.acks.length} acknowledged`);
+      opts.log(
+        `round ${round - 1} done at +${((Date.now() - rounds.startedAt) / 1000).toFixed(0)} s; RSS ${rss} MB; ZooKeeper events ${watch.events.length}; ${workload.acks.length} acknowledged`,
+      );
     } while ((round < opts.minRounds || Date.now() < attackEnd) && cluster.brokers.some((b) => !b.exited));
     const attackMs = Date.now() - rounds.startedAt;
     await fuzz.stop();
@@ -141,7 +154,9 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
     await watch.close();
 
     const producer = { baseline: new Histogram(), attack: new Histogram() };
-    workload.acks.forEach((a, i) => a.latencyMs !== undefined && i >= baselineFrom && (i < baselineAcks ? producer.baseline : producer.attack).add(a.latencyMs));
+    workload.acks.forEach(
+      (a, i) => a.latencyMs !== undefined && i >= baselineFrom && (i < baselineAcks ? producer.baseline : producer.attack).add(a.latencyMs),
+    );
     const brokers: BrokerFigures[] = cluster.brokers.map((b, id) => {
       const w = cluster.warnings[id]!;
       const window = b.takeWindow(); // since the baseline: the attacks and the run-on after them
@@ -171,14 +186,47 @@ export async function runLiveness(opts: LivenessOptions): Promise<LivenessReport
       brokers,
       events: watch.events.map((e) => ({ atS: (e.atMs - rounds.startedAt) / 1000, kind: e.kind, detail: e.detail, during: rounds.attribute(e.atMs, grace) })),
       counts: { session: watch.count('session'), leader: watch.count('leader'), controller: watch.count('controller'), isr: watch.count('isr') },
-      load: { acknowledged: v.acknowledged, notAcknowledged: workload.failed, stored: v.stored, lost: v.lost, duplicated: v.duplicated, vanished: v.vanished, examples: v.examples, resumedAfterAttacks: settled },
+      load: {
+        acknowledged: v.acknowledged,
+        notAcknowledged: workload.failed,
+        stored: v.stored,
+        lost: v.lost,
+        duplicated: v.duplicated,
+        vanished: v.vanished,
+        examples: v.examples,
+        resumedAfterAttacks: settled,
+      },
       latency: [
-        { name: 'producer (confluent-kafka, acks=all)', baseline: producer.baseline.summary(), attack: producer.attack.summary(), failed: workload.failed, lastError: '' },
-        { name: 'consumer group (end to end)', baseline: side.baseline.group.summary(), attack: side.attack.group.summary(), failed: side.groupErrors.errors, lastError: side.groupErrors.lastError },
-        ...ids.map((id) => ({ name: `prober, broker ${id}`, baseline: side!.baseline.probers[id]!.summary(), attack: side!.attack.probers[id]!.summary(), failed: side!.probeFailures[id]!, lastError: side!.probeLastError[id]! })),
+        {
+          name: 'producer (confluent-kafka, acks=all)',
+          baseline: producer.baseline.summary(),
+          attack: producer.attack.summary(),
+          failed: workload.failed,
+          lastError: '',
+        },
+        {
+          name: 'consumer group (end to end)',
+          baseline: side.baseline.group.summary(),
+          attack: side.attack.group.summary(),
+          failed: side.groupErrors.errors,
+          lastError: side.groupErrors.lastError,
+        },
+        ...ids.map((id) => ({
+          name: `prober, broker ${id}`,
+          baseline: side!.baseline.probers[id]!.summary(),
+          attack: side!.attack.probers[id]!.summary(),
+          failed: side!.probeFailures[id]!,
+          lastError: side!.probeLastError[id]!,
+        })),
       ],
       group: { consumed: side.consumed, rebalancesDuringAttacks: side.rebalancesSinceArm, caughtUp, behind: behind(), ...side.groupErrors },
-      fuzz: { inputs: fuzz.inputs, skipped: fuzz.skipped, connections: fuzz.connections, closedByBroker: fuzz.closedByBroker, connectFailures: fuzz.connectFailures },
+      fuzz: {
+        inputs: fuzz.inputs,
+        skipped: fuzz.skipped,
+        connections: fuzz.connections,
+        closedByBroker: fuzz.closedByBroker,
+        connectFailures: fuzz.connectFailures,
+      },
       harnessLoopDelayMaxMs: Math.round(loop.max / 1e6),
       bounds: { rssBoundBytes: opts.rssBoundBytes, p99BoundMs: opts.p99BoundMs },
     };

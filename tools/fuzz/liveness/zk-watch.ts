@@ -65,7 +65,11 @@ export class ZkWatch {
   /** Every broker registered and every partition with a full ISR (the cluster is whole). */
   async whole(partitions: number, replicas: number): Promise<boolean> {
     const s = await this.snapshot();
-    return [...s.owners.values()].every((o) => o !== 'none') && s.leaders.size === partitions && [...s.leaders.values()].every((l) => l.leader >= 0 && l.isr.length === replicas);
+    return (
+      [...s.owners.values()].every((o) => o !== 'none') &&
+      s.leaders.size === partitions &&
+      [...s.leaders.values()].every((l) => l.leader >= 0 && l.isr.length === replicas)
+    );
   }
 
   /** Takes the baseline and starts polling. */
@@ -102,9 +106,16 @@ export class ZkWatch {
       const was = prev.leaders.get(p);
       if (!was) continue;
       // the controller bumps the leader epoch when it elects, and when it takes a dead replica out of the ISR
-      if (l.leader !== was.leader) this.events.push({ atMs: at, kind: 'leader', detail: `${this.topic}-${p} leader ${was.leader} (epoch ${was.epoch}) -> ${l.leader} (epoch ${l.epoch})` });
-      else if (l.epoch !== was.epoch) this.events.push({ atMs: at, kind: 'leader', detail: `${this.topic}-${p} leader ${l.leader} kept, leader epoch ${was.epoch} -> ${l.epoch}` });
-      if (l.isr.join() !== was.isr.join()) this.events.push({ atMs: at, kind: 'isr', detail: `${this.topic}-${p} ISR [${was.isr.join()}] -> [${l.isr.join()}]` });
+      if (l.leader !== was.leader)
+        this.events.push({
+          atMs: at,
+          kind: 'leader',
+          detail: `${this.topic}-${p} leader ${was.leader} (epoch ${was.epoch}) -> ${l.leader} (epoch ${l.epoch})`,
+        });
+      else if (l.epoch !== was.epoch)
+        this.events.push({ atMs: at, kind: 'leader', detail: `${this.topic}-${p} leader ${l.leader} kept, leader epoch ${was.epoch} -> ${l.epoch}` });
+      if (l.isr.join() !== was.isr.join())
+        this.events.push({ atMs: at, kind: 'isr', detail: `${this.topic}-${p} ISR [${was.isr.join()}] -> [${l.isr.join()}]` });
     }
     if (s.controller !== prev.controller) this.events.push({ atMs: at, kind: 'controller', detail: `controller ${prev.controller} -> ${s.controller}` });
     this.last = s;

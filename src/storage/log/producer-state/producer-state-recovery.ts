@@ -4,7 +4,16 @@
  * A .txnindex a crash lost (or that was dropped as corrupt) before the replay's start is rebuilt
  * first, and an abort whose index entry the crash lost after it is recorded again by the replay.
  */
-import { ATTRIBUTES, ATTR_CONTROL, ATTR_DELETE_HORIZON, BATCH_LENGTH, LOG_OVERHEAD, MAGIC, baseOffsetAt, lastOffsetAt } from '../../../protocol/records/batch-header.js';
+import {
+  ATTRIBUTES,
+  ATTR_CONTROL,
+  ATTR_DELETE_HORIZON,
+  BATCH_LENGTH,
+  LOG_OVERHEAD,
+  MAGIC,
+  baseOffsetAt,
+  lastOffsetAt,
+} from '../../../protocol/records/batch-header.js';
 import { recordAbortedTxn } from '../aborted-txns.js';
 import { readAt, scanBatchHeaders } from '../../batch-scan.js';
 import type { LocalLog } from '../local-log.js';
@@ -34,7 +43,13 @@ export async function recoverProducerState(log: LocalLog): Promise<{ producers: 
 }
 
 /** Feeds the batches of [from, to) to `producers`; `onClosed` gets each transaction a marker closed. */
-async function replayBatches(log: LocalLog, producers: ProducerStateMap, from: number, to: number, onClosed: (t: CompletedTxn) => Promise<void>): Promise<void> {
+async function replayBatches(
+  log: LocalLog,
+  producers: ProducerStateMap,
+  from: number,
+  to: number,
+  onClosed: (t: CompletedTxn) => Promise<void>,
+): Promise<void> {
   let offset = from;
   while (offset < to) {
     const { records } = await log.read(offset, SCAN_CHUNK, { minOneBatch: true });

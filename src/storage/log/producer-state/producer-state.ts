@@ -91,7 +91,11 @@ export class ProducerStateMap {
     const entry = this.producers.get(producerId);
     if (!entry) return APPEND;
     if (!transactional && entry.currentTxnFirstOffset >= 0 && epoch >= entry.epoch) {
-      return { kind: 'error', errorCode: ErrorCode.INVALID_TXN_STATE, message: `producer ${producerId} has a transaction open since offset ${entry.currentTxnFirstOffset} and sent a non-transactional batch` };
+      return {
+        kind: 'error',
+        errorCode: ErrorCode.INVALID_TXN_STATE,
+        message: `producer ${producerId} has a transaction open since offset ${entry.currentTxnFirstOffset} and sent a non-transactional batch`,
+      };
     }
     if (epoch < entry.epoch) {
       return {
@@ -145,9 +149,13 @@ export class ProducerStateMap {
   checkMarker(producerId: bigint, epoch: number, coordinatorEpoch: number): { errorCode: number; message: string } | undefined {
     const entry = this.producers.get(producerId);
     if (!entry) return undefined;
-    if (epoch < entry.epoch) return { errorCode: ErrorCode.INVALID_PRODUCER_EPOCH, message: `marker from producer ${producerId} epoch ${epoch}, older than ${entry.epoch}` };
+    if (epoch < entry.epoch)
+      return { errorCode: ErrorCode.INVALID_PRODUCER_EPOCH, message: `marker from producer ${producerId} epoch ${epoch}, older than ${entry.epoch}` };
     if (coordinatorEpoch < entry.coordinatorEpoch) {
-      return { errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED, message: `marker from coordinator epoch ${coordinatorEpoch}, older than ${entry.coordinatorEpoch}` };
+      return {
+        errorCode: ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+        message: `marker from coordinator epoch ${coordinatorEpoch}, older than ${entry.coordinatorEpoch}`,
+      };
     }
     return undefined;
   }
