@@ -15,9 +15,9 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import { forEachConcurrently } from '../common/concurrency.js';
 import type { LogManager } from '../storage/manager/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
-import type { IsrWriter, Partition } from './partition.js';
-import { HostedPartitions } from './hosted-partitions.js';
-import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './role-changes.js';
+import type { IsrWriter, Partition } from './partition/partition.js';
+import { HostedPartitions } from './hosting/hosted-partitions.js';
+import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './hosting/role-changes.js';
 import type { DelayedProduce } from './delayed/delayed-produce.js';
 import {
   appendRecords,
@@ -27,7 +27,7 @@ import {
   type AppendRequest,
   type TxnMarker,
   type TxnMarkerListener,
-} from './leader-appends.js';
+} from './append/leader-appends.js';
 import { DelayedDeleteRecords } from './delayed/delayed-delete-records.js';
 import { messageOf } from '../common/errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
@@ -37,7 +37,7 @@ import { FetchService } from './fetch/fetch-service.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
-export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './leader-appends.js';
+export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './append/leader-appends.js';
 
 export interface ReplicaManagerOptions {
   config: ReplicationConfig;

@@ -7,13 +7,13 @@
  * the log append are one step); reads go straight to the log. The follower side is
  * partition-follower.ts; produces keep their arrival order through arrival-order.ts.
  */
-import { ErrorCode } from '../protocol/errors.js';
-import type { AppendResult } from '../storage/log/append-types.js';
-import type { ReadResult } from '../storage/log-read.js';
-import { Mutex } from '../common/mutex.js';
-import type { ProducerStateMap } from '../storage/log/producer-state/producer-state.js';
-import type { UnifiedLog } from '../storage/log/unified-log.js';
-import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed/delayed-delete-records.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { AppendResult } from '../../storage/log/append-types.js';
+import type { ReadResult } from '../../storage/log-read.js';
+import { Mutex } from '../../common/mutex.js';
+import type { ProducerStateMap } from '../../storage/log/producer-state/producer-state.js';
+import type { UnifiedLog } from '../../storage/log/unified-log.js';
+import { DelayedDeleteRecords, type DeleteRecordsResult } from '../delayed/delayed-delete-records.js';
 import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
 import { PartitionFollower } from './partition-follower.js';
 import { ArrivalOrder, type ArrivalTurn } from './arrival-order.js';
