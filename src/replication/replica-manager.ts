@@ -1,12 +1,13 @@
 /**
  * The data plane's owner: one Partition per (topic, partition) this broker hosts
- * (hosted-partitions.ts: in embedded mode kept in step with the metadata store, every partition
- * led here). In cluster mode the controller decides, as in Kafka: LeaderAndIsr opens the log of
- * every partition whose replicas include this broker, as leader or follower; StopReplica closes
- * (and deletes) them (role-changes.ts); metadata changes only reconfigure open logs. Metadata
- * syncs and role changes run one at a time, in call order. Produce appends (leader-appends.ts)
- * and Fetch reads (fetch-reader.ts) go through here; so do the admin APIs that need a log
- * (DeleteRecords, DescribeLogDirs...), the ISR expiration task and producer state maintenance.
+ * (hosting/hosted-partitions.ts: in embedded mode kept in step with the metadata store, every
+ * partition led here). In cluster mode the controller decides, as in Kafka: LeaderAndIsr opens
+ * the log of every partition whose replicas include this broker, as leader or follower;
+ * StopReplica closes (and deletes) them (hosting/role-changes.ts); metadata changes only
+ * reconfigure open logs. Metadata syncs and role changes run one at a time, in call order.
+ * Produce appends (append/leader-appends.ts) and Fetch reads (fetch/fetch-reader.ts) go through
+ * here; so do the admin APIs that need a log (DeleteRecords, DescribeLogDirs...), the ISR
+ * expiration task and producer state maintenance.
  */
 import type { Logger } from 'pino';
 import { ErrorCode } from '../protocol/errors.js';
@@ -15,9 +16,9 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import { forEachConcurrently } from '../common/concurrency.js';
 import type { LogManager } from '../storage/manager/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
-import type { IsrWriter, Partition } from './partition.js';
-import { HostedPartitions } from './hosted-partitions.js';
-import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './role-changes.js';
+import type { IsrWriter, Partition } from './partition/partition.js';
+import { HostedPartitions } from './hosting/hosted-partitions.js';
+import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './hosting/role-changes.js';
 import type { DelayedProduce } from './delayed/delayed-produce.js';
 import {
   appendRecords,
@@ -27,17 +28,18 @@ import {
   type AppendRequest,
   type TxnMarker,
   type TxnMarkerListener,
-} from './leader-appends.js';
+} from './append/leader-appends.js';
 import { DelayedDeleteRecords } from './delayed/delayed-delete-records.js';
 import { messageOf } from '../common/errors.js';
 import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
 import type { DelayedFetch } from './fetch/delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
 import { FetchService } from './fetch/fetch-service.js';
+import { FirstFetchWindow } from './fetch/first-fetch-window.js';
 import type { ReplicaFetcherManager } from './fetcher/manager.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 
-export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './leader-appends.js';
+export type { AppendOrigin, AppendRequest, AppendOutcome, TxnMarker, TxnMarkerListener } from './append/leader-appends.js';
 
 export interface ReplicaManagerOptions {
   config: ReplicationConfig;
@@ -70,19 +72,11 @@ export interface ReplicaManagerOptions {
   brokerEndpoint?: (brokerId: number) => { host: string; port: number } | undefined;
 }
 
-/** How long a follower's fetch parks while a partition it has not fetched yet was just led here. */
-const JOIN_POLL_MS = 20;
-/** Recently led partitions are forgotten after this long, whatever their followers do. */
-const JOIN_WINDOW_MAX_MS = 60_000;
-
 export class ReplicaManager {
   /** The partitions whose logs are open here. */
   private readonly hosted: HostedPartitions;
-  /**
-   * Partitions this broker took the lead of recently (when), while some follower has not fetched
-   * them yet: that follower's fetches do not park for long (see replicaWaitMs).
-   */
-  private joining: { p: Partition; at: number }[] = [];
+  /** Partitions led here lately that some follower has not fetched yet: its fetches park briefly (fetch/first-fetch-window.ts). */
+  private readonly firstFetches = new FirstFetchWindow((p) => this.hosted.get(p.topic, p.partition) === p);
   private readonly waitingFetches = new Set<DelayedFetch>();
   private readonly waitingProduces = new Set<DelayedProduce>();
   private isrTimer: NodeJS.Timeout | undefined;
@@ -250,7 +244,7 @@ export class ReplicaManager {
       hosted: this.hosted,
       fetchers: this.fetchers,
       isStopped: () => this.stopped,
-      noteNewLeadership: (p) => this.noteNewLeadership(p),
+      noteNewLeadership: (p) => this.firstFetches.noteNewLeadership(p, this.waitingFetches),
     };
   }
 
@@ -301,39 +295,8 @@ export class ReplicaManager {
       params,
       (t, p) => this.lookup(t, p),
       this.waitingFetches,
-      (id, ms) => this.replicaWaitMs(id, ms),
+      (id, ms) => this.firstFetches.replicaWaitMs(id, ms),
     );
-  }
-
-  /**
-   * This broker took the lead of `p` (LeaderAndIsr). Its followers must add it to their fetch
-   * sessions, but a follower's fetcher that already fetches other partitions from this broker has
-   * a fetch parked here, and it sends the next one (the first that can name `p`) only when that
-   * one is answered: after up to replica.fetch.wait.max.ms (500 ms), during which the new
-   * partition is not replicated and acks=all produces to it wait (every new topic, every leader
-   * change). So the parked fetches of followers that have not fetched `p` yet are answered now,
-   * and until they fetch it (for at most their max wait) their fetches park only briefly
-   * (replicaWaitMs): the follower may process its own LeaderAndIsr after this broker did.
-   */
-  private noteNewLeadership(p: Partition): void {
-    if (!this.awaitingFirstFetch(p)) return;
-    this.joining.push({ p, at: Date.now() });
-    for (const f of [...this.waitingFetches]) if (f.replicaId >= 0 && p.followerState(f.replicaId)?.logEndOffset === -1) f.complete();
-  }
-
-  private awaitingFirstFetch(p: Partition): boolean {
-    return p.isLeader && this.hosted.get(p.topic, p.partition) === p && p.replicas.some((id) => p.followerState(id)?.logEndOffset === -1);
-  }
-
-  /** How long a replica fetch from `replicaId` may park: briefly while a partition led here since lately awaits its first fetch. */
-  private replicaWaitMs(replicaId: number, maxWaitMs: number): number {
-    if (this.joining.length === 0) return maxWaitMs;
-    const now = Date.now();
-    this.joining = this.joining.filter((j) => now - j.at < JOIN_WINDOW_MAX_MS && this.awaitingFirstFetch(j.p));
-    for (const j of this.joining) {
-      if (now - j.at < maxWaitMs && j.p.followerState(replicaId)?.logEndOffset === -1) return Math.min(maxWaitMs, JOIN_POLL_MS);
-    }
-    return maxWaitMs;
   }
 
   /** DeleteRecords: moves the log start offset; returns the new low watermark. */

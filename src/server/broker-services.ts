@@ -13,7 +13,7 @@ import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js
 import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import type { TxnVerification } from '../coordinator/txn/txn-verification.js';
 import type { KafkaController } from '../controller/index.js';
-import type { StopReplicaPartition } from '../replication/role-changes.js';
+import type { StopReplicaPartition } from '../replication/hosting/role-changes.js';
 import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker-metadata.js';
 import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';

@@ -165,7 +165,7 @@ export class Broker {
     const logManager = this.logManager;
     // Cluster mode: leaders write their ISR changes to ZooKeeper (embedded mode: ISR = [self], no writer).
     const isrWriter = this.zk
-      ? new (await import('../replication/isr/zk-isr-writer.js')).ZkIsrWriter(await this.zk.zkClient(), log.child({ component: 'isr' }))
+      ? new (await import('../replication/partition/isr/zk-isr-writer.js')).ZkIsrWriter(await this.zk.zkClient(), log.child({ component: 'isr' }))
       : undefined;
     this.replicaManager = await ReplicaManager.start({
       config: replicationConfig(cfg),

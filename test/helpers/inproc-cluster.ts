@@ -29,7 +29,7 @@ import { appendFileSync } from 'node:fs';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { Admin } from '../../src/client/admin.js';
 import type { InterBrokerInterceptor, InterBrokerRequest } from '../../src/client/inter-broker-interceptor.js';
-import type { Partition } from '../../src/replication/partition.js';
+import type { Partition } from '../../src/replication/partition/partition.js';
 import { alterReassignments, electLeaders } from '../../src/cli/common/reassign.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import { startZooKeeper, type ZooKeeperServer } from './zookeeper.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
-import { Partition } from '../../src/replication/partition.js';
+import { Partition } from '../../src/replication/partition/partition.js';
 import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import type {
   EpochEndOffsetResult,

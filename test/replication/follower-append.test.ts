@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompressionType, encodeBatch, type KafkaRecord } from '../../src/protocol/records/index.js';
 import { UnexpectedAppendOffsetError, CorruptRecordError } from '../../src/storage/errors.js';
-import { Partition } from '../../src/replication/partition.js';
+import { Partition } from '../../src/replication/partition/partition.js';
 import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';

@@ -21,7 +21,7 @@ import { brokerLogDefaults } from '../../src/replication/log-config.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { ControlRequests } from '../../src/server/cluster/control-requests.js';
-import type { Partition } from '../../src/replication/partition.js';
+import type { Partition } from '../../src/replication/partition/partition.js';
 import { ReplicaFetcher } from '../../src/replication/fetcher/replica-fetcher.js';
 import { RemoteLeaderEndpoint } from '../../src/replication/fetcher/remote-leader.js';
 import { followerReplicaOf } from '../../src/replication/fetcher/manager.js';

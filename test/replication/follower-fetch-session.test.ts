@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompressionType, encodeBatch } from '../../src/protocol/records/index.js';
 import { silentLogger } from '../../src/server/logger.js';
-import type { Partition } from '../../src/replication/partition.js';
+import type { Partition } from '../../src/replication/partition/partition.js';
 import { ReplicaFetcher } from '../../src/replication/fetcher/replica-fetcher.js';
 import { RemoteLeaderEndpoint } from '../../src/replication/fetcher/remote-leader.js';
 import { followerReplicaOf } from '../../src/replication/fetcher/manager.js';

@@ -7,7 +7,7 @@
  */
 import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
-import { PartitionIsr, type IsrChange, type IsrHost } from '../../src/replication/isr/partition-isr.js';
+import { PartitionIsr, type IsrChange, type IsrHost } from '../../src/replication/partition/isr/partition-isr.js';
 
 const MAX_LAG_MS = 10_000;
 

@@ -15,7 +15,7 @@ import { encodeBatch } from '../../src/protocol/records/index.js';
 import { ZkBrokerMetadata } from '../../src/metadata/zk/zk-broker-metadata.js';
 import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { ReplicaManager } from '../../src/replication/replica-manager.js';
-import type { IsrChange, IsrWriter, Partition } from '../../src/replication/partition.js';
+import type { IsrChange, IsrWriter, Partition } from '../../src/replication/partition/partition.js';
 import { brokerLogDefaults } from '../../src/replication/log-config.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
 import { silentLogger } from '../../src/server/logger.js';

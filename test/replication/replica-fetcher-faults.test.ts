@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { ReplicaFetcher } from '../../src/replication/fetcher/replica-fetcher.js';
 import { followerReplicaOf } from '../../src/replication/fetcher/manager.js';
-import type { Partition } from '../../src/replication/partition.js';
+import type { Partition } from '../../src/replication/partition/partition.js';
 import { FakeLeader, TEST_FETCHER_CONFIG, epochBatch, openPartition, tempDir, waitFor } from './fetcher-helpers.js';
 
 const enospc = (): Error => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });

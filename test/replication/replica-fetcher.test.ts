@@ -12,7 +12,7 @@ import { ReplicaFetcher } from '../../src/replication/fetcher/replica-fetcher.js
 import { ReplicaFetcherManager, fetcherIdFor, followerReplicaOf } from '../../src/replication/fetcher/manager.js';
 import { truncationPoint } from '../../src/replication/fetcher/truncation.js';
 import type { FollowerReplica } from '../../src/replication/fetcher/types.js';
-import type { Partition } from '../../src/replication/partition.js';
+import type { Partition } from '../../src/replication/partition/partition.js';
 import { FakeLeader, TEST_FETCHER_CONFIG, epochBatch, logBytes, openPartition, tempDir, waitFor } from './fetcher-helpers.js';
 
 interface Setup {

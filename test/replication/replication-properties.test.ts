@@ -33,7 +33,7 @@ import { ZOOKEEPER_JAR } from '../helpers/zookeeper.js';
 import { Connection } from '../../src/client/connection.js';
 import { Api } from '../../src/client/apis.js';
 import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/records/index.js';
-import type { Partition } from '../../src/replication/partition.js';
+import type { Partition } from '../../src/replication/partition/partition.js';
 
 const RUNS = Number(process.env.FJORD_PROP_RUNS ?? 8);
 const STEPS = Number(process.env.FJORD_PROP_STEPS ?? 25);

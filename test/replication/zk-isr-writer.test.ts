@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { KafkaZkClient } from '../../src/metadata/zk/kafka-zk-client.js';
-import { ZkIsrWriter } from '../../src/replication/isr/zk-isr-writer.js';
+import { ZkIsrWriter } from '../../src/replication/partition/isr/zk-isr-writer.js';
 import { silentLogger } from '../../src/server/logger.js';
 import { requirePeer } from '../helpers/peers.js';
 import { startZooKeeper, ZOOKEEPER_JAR, type ZooKeeperServer } from '../helpers/zookeeper.js';

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/records/batch.js';
 import { endTxnMarkerOf } from '../../src/protocol/records/control.js';
-import { Partition } from '../../src/replication/partition.js';
+import { Partition } from '../../src/replication/partition/partition.js';
 import { CleanedTransactions } from '../../src/storage/cleaner/cleaned-txns.js';
 import { LogManager } from '../../src/storage/manager/log-manager.js';
 import type { UnifiedLog } from '../../src/storage/log/unified-log.js';

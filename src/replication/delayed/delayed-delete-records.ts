@@ -7,7 +7,7 @@
  * answered REQUEST_TIMED_OUT.
  */
 import { ErrorCode } from '../../protocol/errors.js';
-import type { Partition } from '../partition.js';
+import type { Partition } from '../partition/partition.js';
 import { DelayedPartitionOperation } from './delayed-operation.js';
 
 export interface DeleteRecordsResult {

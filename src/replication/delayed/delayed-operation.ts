@@ -5,7 +5,7 @@
  * (the broker stopping). Subclasses say what "done" means and what the answer is.
  */
 import { ErrorCode } from '../../protocol/errors.js';
-import type { Partition, StateWaiter } from '../partition.js';
+import type { Partition, StateWaiter } from '../partition/partition.js';
 
 export abstract class DelayedPartitionOperation<R> implements StateWaiter {
   private timer: NodeJS.Timeout | undefined;

@@ -4,7 +4,7 @@
  * partition's state changes (HW advance, ISR change, leadership lost), never by polling; the only
  * timer is the request's timeout, after which the partition is answered REQUEST_TIMED_OUT.
  */
-import type { Partition } from '../partition.js';
+import type { Partition } from '../partition/partition.js';
 import { DelayedPartitionOperation } from './delayed-operation.js';
 
 /** Resolves with the partition's error code (NONE once replicated). */

@@ -3,7 +3,7 @@
  * partitions bring enough new bytes, or until max.wait.ms passes. Appends wake it through the
  * partitions' waiter sets (no polling); the only timer is the deadline.
  */
-import type { AppendWaiter, Partition } from '../partition.js';
+import type { AppendWaiter, Partition } from '../partition/partition.js';
 
 export class DelayedFetch implements AppendWaiter {
   private remaining: number;

@@ -14,7 +14,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { OffsetOutOfRangeError } from '../../storage/errors.js';
 import { DelayedFetch } from './delayed-fetch.js';
 import { errorCodeOf } from '../errors.js';
-import type { Partition } from '../partition.js';
+import type { Partition } from '../partition/partition.js';
 
 export interface FetchTarget {
   topic: string;

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { tpKey } from '../../common/partition-keys.js';
-import type { Partition } from '../partition.js';
+import type { Partition } from '../partition/partition.js';
 import { RemoteLeaderEndpoint } from './remote-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { tpKey } from '../../common/partition-keys.js';
 import type { ZkBrokerMetadata, ControlPartitionState, LiveBroker } from '../../metadata/zk/zk-broker-metadata.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
-import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../replication/role-changes.js';
+import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../replication/hosting/role-changes.js';
 import type { ClusterControl, ControlHeader, PartitionResult } from '../broker-services.js';
 
 export interface ControlRequestsOptions {

@@ -10,7 +10,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { errorCodeOf } from '../../replication/errors.js';
 import { leaderEpochError } from '../../replication/fetch/fetch-reader.js';
-import type { Partition } from '../../replication/partition.js';
+import type { Partition } from '../../replication/partition/partition.js';
 import { defineHandler } from './types.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { LoopSlicer, allInSlices } from '../../common/slices.js';

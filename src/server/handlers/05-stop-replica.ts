@@ -5,7 +5,7 @@
  * lower than the local one). See src/server/cluster/control-requests.ts.
  */
 import { StopReplicaRequestCodec, StopReplicaResponseCodec } from '../../protocol/messages/index.js';
-import type { StopReplicaPartition } from '../../replication/role-changes.js';
+import type { StopReplicaPartition } from '../../replication/hosting/role-changes.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';

@@ -10,7 +10,7 @@
  * the next (Kafka batches per 2.5 s; here at once, so clients see a new ISR without delay).
  */
 import type { Logger } from 'pino';
-import type { KafkaZkApi, TopicPartitionRef } from '../../metadata/zk/zk-client-types.js';
+import type { KafkaZkApi, TopicPartitionRef } from '../../../metadata/zk/zk-client-types.js';
 import type { IsrChange, IsrWriter } from '../partition.js';
 
 /** After a failed notification, when to try again. */

@@ -4,22 +4,23 @@
  * lowest log end offset in the ISR; at once when the leader is alone in it, as in embedded
  * mode) and the operations waiting on them, over its storage UnifiedLog (segments, epochs,
  * producer state, the high watermark's value). Appends are serialised here (producer checks and
- * the log append are one step); reads go straight to the log. The follower side is
- * partition-follower.ts; produces keep their arrival order through arrival-order.ts.
+ * the log append are one step); reads go straight to the log (partition-reads.ts, its base).
+ * The follower side is partition-follower.ts; the high watermark's advance and the operations
+ * waiting on it are leader-high-watermark.ts; produces keep their arrival order (arrival-order.ts).
  */
-import { ErrorCode } from '../protocol/errors.js';
-import type { AppendResult } from '../storage/log/append-types.js';
-import type { ReadResult } from '../storage/log-read.js';
-import { Mutex } from '../common/mutex.js';
-import type { ProducerStateMap } from '../storage/log/producer-state/producer-state.js';
-import type { UnifiedLog } from '../storage/log/unified-log.js';
-import { DelayedDeleteRecords, type DeleteRecordsResult } from './delayed/delayed-delete-records.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { AppendResult } from '../../storage/log/append-types.js';
+import { Mutex } from '../../common/mutex.js';
+import type { UnifiedLog } from '../../storage/log/unified-log.js';
+import { DelayedDeleteRecords, type DeleteRecordsResult } from '../delayed/delayed-delete-records.js';
 import { PartitionIsr, type FollowerState, type IsrWriter } from './isr/partition-isr.js';
 import { PartitionFollower } from './partition-follower.js';
 import { ArrivalOrder, type ArrivalTurn } from './arrival-order.js';
-import { UnreplicatedAppends } from './unreplicated-appends.js';
+import { LeaderHighWatermark } from './leader-high-watermark.js';
+import { PartitionReads } from './partition-reads.js';
 
 export type { FollowerState, IsrChange, IsrWriter } from './isr/partition-isr.js';
+export type { AppendWaiter, StateWaiter } from './leader-high-watermark.js';
 
 export interface LeaderAppendResult {
   errorCode: number;
@@ -31,20 +32,10 @@ export interface LeaderAppendResult {
   logStartOffset: number;
 }
 
-/** Something waiting for data on this partition (a long-polling fetch). */
-export interface AppendWaiter {
-  onAppend(partition: Partition, bytes: number, firstOffset: number): void;
-}
-
-/** Something waiting for the high watermark, the ISR or leadership to change (an acks=all produce). */
-export interface StateWaiter {
-  onStateChange(partition: Partition): void;
-}
-
 /** The answer to "has an acks=all append reached every in-sync replica?" (Kafka's checkEnoughReplicasReachOffset). */
 export type ReplicationCheck = { done: false } | { done: true; errorCode: number };
 
-export class Partition {
+export class Partition extends PartitionReads {
   leaderEpoch: number;
   topicId: string;
   /**
@@ -58,31 +49,41 @@ export class Partition {
   leaderEpochStartOffset = -1;
   /** The ISR, replicas and followers' fetch state (leader side), and ISR changes. */
   private readonly isrState: PartitionIsr = new PartitionIsr(this, () => {
-    this.maybeIncrementHighWatermark();
-    this.notifyState();
+    this.hw.maybeIncrement();
+    this.hw.notifyState();
   });
-  /** Appends above the high watermark, to tell parked consumer fetches what became visible. */
-  private readonly unreplicated = new UnreplicatedAppends();
-  /** Replica fetches parked for data: woken by every append (they read up to the log end). */
-  readonly replicaWaiters = new Set<AppendWaiter>();
-  /** acks=all produces waiting for the high watermark. */
-  readonly stateWaiters = new Set<StateWaiter>();
+  /** The high watermark's advance and the operations parked on it (leader-high-watermark.ts). */
+  private readonly hw: LeaderHighWatermark;
   private readonly appendLock = new Mutex();
   /** The replica fetcher's operations while this broker follows (partition-follower.ts). */
   private readonly follower: PartitionFollower;
   /** Produces reach the log in the order they arrived, whatever their validation takes. */
   private readonly arrivals = new ArrivalOrder();
-  readonly waiters = new Set<AppendWaiter>();
 
   private constructor(
-    readonly log: UnifiedLog,
+    log: UnifiedLog,
     topicId: string,
     leaderEpoch: number,
     private readonly onHighWatermark: (p: Partition) => void,
   ) {
+    super(log);
     this.topicId = topicId;
     this.leaderEpoch = leaderEpoch;
     this.follower = new PartitionFollower(log, this.appendLock, (hw) => this.setHw(hw));
+    this.hw = new LeaderHighWatermark(this, log, this.isrState, (hw) => this.setHw(hw));
+  }
+
+  /** Consumer fetches parked for data, woken when the high watermark moves. */
+  get waiters(): LeaderHighWatermark['waiters'] {
+    return this.hw.waiters;
+  }
+  /** Replica fetches parked for data, woken by every append. */
+  get replicaWaiters(): LeaderHighWatermark['replicaWaiters'] {
+    return this.hw.replicaWaiters;
+  }
+  /** acks=all produces and DeleteRecords waiting for the high watermark, the ISR or leadership. */
+  get stateWaiters(): LeaderHighWatermark['stateWaiters'] {
+    return this.hw.stateWaiters;
   }
 
   /**
@@ -101,15 +102,6 @@ export class Partition {
     const end = log.logEndOffset;
     log.updateHighWatermark(initialHighWatermark === undefined ? end : Math.max(0, Math.min(initialHighWatermark, end)));
     return new Partition(log, topicId, leaderEpoch, onHighWatermark);
-  }
-
-  /** The log's idempotent and transactional producers (DescribeProducers, housekeeping). */
-  get producers(): ProducerStateMap {
-    return this.log.producers;
-  }
-
-  get topic(): string {
-    return this.log.topic;
   }
 
   /** In-sync replicas as last committed (LeaderAndIsr, or this leader's own accepted change). */
@@ -161,8 +153,8 @@ export class Partition {
     if (newEpoch) this.leaderEpochStartOffset = leo;
     const checkpointed = newEpoch ? this.log.assignEpochStartOffset(leaderEpoch, leo) : Promise.resolve();
     this.isrState.resetFollowers(selfId, newLeader, now);
-    this.maybeIncrementHighWatermark();
-    this.notifyState();
+    this.hw.maybeIncrement();
+    this.hw.notifyState();
     return checkpointed;
   }
 
@@ -178,8 +170,8 @@ export class Partition {
     this.takeRole(false, leaderId, leaderEpoch, isr, replicas, partitionEpoch, controllerEpoch);
     this.leaderEpochStartOffset = -1;
     this.isrState.clearFollowers();
-    this.unreplicated.clear();
-    this.notifyState();
+    this.hw.clear();
+    this.hw.notifyState();
   }
 
   /** What LeaderAndIsr says of the partition, as both roles record it; an ISR write in flight is moot. */
@@ -212,8 +204,8 @@ export class Partition {
   updateFollowerFetchState(replicaId: number, fetchOffset: number, nowMs: number, logStartOffset = -1): boolean {
     const recorded = this.isrState.updateFollowerFetchState(replicaId, fetchOffset, nowMs, logStartOffset);
     if (!recorded) return false;
-    this.maybeIncrementHighWatermark();
-    if (recorded.logStartMoved) this.notifyState();
+    this.hw.maybeIncrement();
+    if (recorded.logStartMoved) this.hw.notifyState();
     return true;
   }
 
@@ -229,16 +221,6 @@ export class Partition {
    */
   awaitLowWatermark(requiredOffset: number, timeoutMs: number, isAlive: (brokerId: number) => boolean): Promise<DeleteRecordsResult> {
     return new DelayedDeleteRecords(this, requiredOffset, timeoutMs, isAlive).completed;
-  }
-
-  /** HW = the lowest log end offset in the (maximal) ISR; it only moves forward. */
-  private maybeIncrementHighWatermark(): void {
-    if (!this.isLeader) return;
-    const hw = this.isrState.replicatedOffset();
-    const current = this.log.highWatermark;
-    if (hw <= current) return;
-    const bytes = this.unreplicated.takeCovered(hw);
-    this.advanceHighWatermark(hw, Math.max(bytes, 1), current);
   }
 
   /** Kafka's maybeShrinkIsr: ISR followers not caught up for over `maxLagMs` (nor at the log end) leave it; returns them. */
@@ -262,21 +244,6 @@ export class Partition {
     return { done: true, errorCode: this.isr.length >= minIsr ? ErrorCode.NONE : ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND };
   }
 
-  private notifyState(): void {
-    if (this.stateWaiters.size === 0) return;
-    for (const w of [...this.stateWaiters]) w.onStateChange(this);
-  }
-  get partition(): number {
-    return this.log.partition;
-  }
-  get highWatermark(): number {
-    return this.log.highWatermark;
-  }
-  /** read_committed bound: the high watermark, or the first offset of the earliest transaction not yet stable. */
-  get lastStableOffset(): number {
-    return this.log.lastStableOffset;
-  }
-
   /**
    * The transaction coordinator's commit or abort marker (WriteTxnMarkers), as the leader: the
    * log fences and appends it (UnifiedLog.appendTxnMarker). Answered once appended; the caller
@@ -287,13 +254,6 @@ export class Partition {
       const res = await this.log.appendTxnMarker(m, this.leaderEpoch);
       return 'errorCode' in res ? this.failure(res.errorCode, res.message) : this.appended(res.appended, res.bytes);
     });
-  }
-
-  get logStartOffset(): number {
-    return this.log.logStartOffset;
-  }
-  get logEndOffset(): number {
-    return this.log.logEndOffset;
   }
 
   /** A produce's turn to append, taken on arrival (arrival-order.ts). */
@@ -332,38 +292,23 @@ export class Partition {
     return { errorCode, errorMessage, baseOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this.log.logStartOffset };
   }
 
-  /**
-   * After a leader append: replica fetches parked for data wake; with the leader alone in the
-   * ISR (embedded mode) the HW is the new log end at once, else it waits for the followers.
-   */
+  /** A leader append done: the high watermark and the waiters follow (LeaderHighWatermark.afterLeaderAppend). */
   private appended(res: AppendResult, bytes: number): LeaderAppendResult {
-    const { firstOffset, lastOffset } = res;
-    if (this.replicaWaiters.size > 0) for (const w of [...this.replicaWaiters]) w.onAppend(this, bytes, firstOffset);
-    if (this.isrState.leaderAlone) this.advanceHighWatermark(this.log.logEndOffset, bytes, firstOffset);
-    else {
-      this.unreplicated.add(lastOffset + 1, bytes);
-      this.maybeIncrementHighWatermark();
-    }
-    return { errorCode: ErrorCode.NONE, baseOffset: firstOffset, lastOffset, logAppendTime: res.logAppendTime, logStartOffset: res.logStartOffset };
-  }
-
-  private advanceHighWatermark(hw: number, bytes: number, firstOffset: number): void {
-    if (hw <= this.log.highWatermark) return;
-    this.setHw(hw);
-    for (const w of [...this.waiters]) w.onAppend(this, bytes, firstOffset);
-    this.notifyState();
-  }
-
-  /** Reads for a consumer: never beyond the high watermark (or LSO for read_committed). */
-  read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, upTo: number = this.log.highWatermark): Promise<ReadResult> {
-    return this.log.read(fetchOffset, maxBytes, { maxOffset: upTo, minOneBatch });
+    this.hw.afterLeaderAppend(res, bytes);
+    return {
+      errorCode: ErrorCode.NONE,
+      baseOffset: res.firstOffset,
+      lastOffset: res.lastOffset,
+      logAppendTime: res.logAppendTime,
+      logStartOffset: res.logStartOffset,
+    };
   }
 
   /** The log was cut (DeleteRecords moves the start, truncation moves the end): resync HW and producers. */
   onLogTruncated(): void {
     const end = this.log.logEndOffset;
     if (this.log.highWatermark > end) this.log.updateHighWatermark(end);
-    this.unreplicated.dropBeyond(end);
+    this.hw.dropBeyond(end);
     this.producers.truncateFrom(end);
   }
 
@@ -371,21 +316,6 @@ export class Partition {
   async snapshotProducerState(force = false): Promise<void> {
     if (!this.log.producerStateChangedSinceSnapshot(force)) return;
     await this.appendLock.run(() => this.log.snapshotProducerState(force));
-  }
-
-  // ---- What ListOffsets and OffsetForLeaderEpoch ask of the log.
-
-  /** The first offset at or after `timestamp`, or ('max') the newest timestamp's (Kafka's fetchOffsetForTimestamp). */
-  offsetForTimestamp(timestamp: number | 'max'): Promise<{ offset: number; timestamp: number } | null> {
-    return timestamp === 'max' ? this.log.maxTimestampOffset() : this.log.offsetForTimestamp(timestamp);
-  }
-  /** The largest epoch <= `epoch` known here and where it ended. */
-  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: number } {
-    return this.log.endOffsetForEpoch(epoch);
-  }
-  /** The leader epoch in force at `offset` (-1 if unknown). */
-  epochAt(offset: number): number {
-    return this.log.epochAt(offset);
   }
 
   // ---- Follower side (issue 12): the replica fetcher's operations on a partition led elsewhere,

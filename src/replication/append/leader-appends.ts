@@ -5,16 +5,16 @@
  * coordinator's transaction markers take the same road. ReplicaManager hands in what it owns
  * through AppendContext.
  */
-import { ErrorCode } from '../protocol/errors.js';
-import type { ReplicationConfig } from './replication-config.js';
-import type { MetadataStore } from '../metadata/metadata-store.js';
-import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
-import { topicMinInsync } from './log-config.js';
-import type { LeaderAppendResult, Partition } from './partition.js';
-import { DelayedProduce } from './delayed/delayed-produce.js';
-import { prepareProducedRecords, prepareTrustedRecords, type ProduceLimits, type RecordError } from '../storage/append/produce-validation.js';
-import { errorCodeOf } from './errors.js';
-import { messageOf } from '../common/errors.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { ReplicationConfig } from '../replication-config.js';
+import type { MetadataStore } from '../../metadata/metadata-store.js';
+import { INTERNAL_TOPICS } from '../../metadata/cluster-model.js';
+import { topicMinInsync } from '../log-config.js';
+import type { LeaderAppendResult, Partition } from '../partition/partition.js';
+import { DelayedProduce } from '../delayed/delayed-produce.js';
+import { prepareProducedRecords, prepareTrustedRecords, type ProduceLimits, type RecordError } from '../../storage/append/produce-validation.js';
+import { errorCodeOf } from '../errors.js';
+import { messageOf } from '../../common/errors.js';
 
 export type AppendOrigin = 'client' | 'coordinator';
 

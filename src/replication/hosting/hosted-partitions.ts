@@ -8,17 +8,17 @@
  * metadata changes only reconfigure open logs.
  */
 import type { Logger } from 'pino';
-import { ZERO_UUID } from '../protocol/primitives/index.js';
-import type { ReplicationConfig } from './replication-config.js';
-import type { MetadataStore } from '../metadata/metadata-store.js';
-import type { PartitionState, TopicInfo } from '../metadata/cluster-model.js';
-import { forEachConcurrently } from '../common/concurrency.js';
-import type { LogManager } from '../storage/manager/log-manager.js';
-import type { LogConfig } from '../storage/config.js';
-import { tpKey } from '../common/partition-keys.js';
-import { brokerLogDefaults, topicLogConfig } from './log-config.js';
-import { Partition, type IsrWriter } from './partition.js';
-import { messageOf } from '../common/errors.js';
+import { ZERO_UUID } from '../../protocol/primitives/index.js';
+import type { ReplicationConfig } from '../replication-config.js';
+import type { MetadataStore } from '../../metadata/metadata-store.js';
+import type { PartitionState, TopicInfo } from '../../metadata/cluster-model.js';
+import { forEachConcurrently } from '../../common/concurrency.js';
+import type { LogManager } from '../../storage/manager/log-manager.js';
+import type { LogConfig } from '../../storage/config.js';
+import { tpKey } from '../../common/partition-keys.js';
+import { brokerLogDefaults, topicLogConfig } from '../log-config.js';
+import { Partition, type IsrWriter } from '../partition/partition.js';
+import { messageOf } from '../../common/errors.js';
 
 /** Partitions of one topic whose logs are opened at the same time. */
 export const OPEN_CONCURRENCY = 8;

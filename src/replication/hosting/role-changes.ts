@@ -7,14 +7,14 @@
  * syncs and hands in what it owns through RoleChangeContext.
  */
 import type { Logger } from 'pino';
-import { ErrorCode } from '../protocol/errors.js';
-import { forEachConcurrently } from '../common/concurrency.js';
-import type { LogManager } from '../storage/manager/log-manager.js';
-import { tpKey } from '../common/partition-keys.js';
-import type { Partition } from './partition.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import { forEachConcurrently } from '../../common/concurrency.js';
+import type { LogManager } from '../../storage/manager/log-manager.js';
+import { tpKey } from '../../common/partition-keys.js';
+import type { Partition } from '../partition/partition.js';
 import { OPEN_CONCURRENCY, type HostedPartitions } from './hosted-partitions.js';
-import { messageOf } from '../common/errors.js';
-import type { ReplicaFetcherManager } from './fetcher/manager.js';
+import { messageOf } from '../../common/errors.js';
+import type { ReplicaFetcherManager } from '../fetcher/manager.js';
 
 /** One partition of a LeaderAndIsr request, every version normalised. */
 export interface LeaderAndIsrPartition {
@@ -179,7 +179,7 @@ async function startFetching(ctx: RoleChangeContext, p: Partition): Promise<void
   const { fetchers } = ctx;
   if (!fetchers || ctx.isStopped() || p.leaderId < 0) return;
   // Loaded here, not imported: the fetchers are cluster mode's, and embedded mode never loads them.
-  const { followerReplicaOf } = await import('./fetcher/manager.js');
+  const { followerReplicaOf } = await import('../fetcher/manager.js');
   // A produce accepted while this broker still led may be appending: start after it.
   await p.appendsDone();
   const knowsEpochs = p.log.epochs.latestEpoch() >= 0;

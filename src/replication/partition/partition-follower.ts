@@ -10,11 +10,11 @@
  * snapshots) and moves the high watermark through `setHighWatermark`, which the partition's
  * listener hears of.
  */
-import type { AppendResult } from '../storage/log/append-types.js';
-import { existingOffsetRange } from '../storage/append/append-step.js';
-import { UnexpectedAppendOffsetError } from '../storage/errors.js';
-import type { Mutex } from '../common/mutex.js';
-import type { UnifiedLog } from '../storage/log/unified-log.js';
+import type { AppendResult } from '../../storage/log/append-types.js';
+import { existingOffsetRange } from '../../storage/append/append-step.js';
+import { UnexpectedAppendOffsetError } from '../../storage/errors.js';
+import type { Mutex } from '../../common/mutex.js';
+import type { UnifiedLog } from '../../storage/log/unified-log.js';
 
 export class PartitionFollower {
   constructor(
