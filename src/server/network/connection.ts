@@ -20,6 +20,7 @@ import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
 import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
+import { messageOf } from '../../common/errors.js';
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
 interface ParkedFrame {
@@ -326,7 +327,7 @@ export class Connection {
 
   private failed(err: unknown): void {
     if (this.closed) return;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err);
     this.closeFor('request-failed', `request failed: ${message}`);
   }
 
