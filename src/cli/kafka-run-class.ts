@@ -19,6 +19,7 @@ import { consumerOffsetPath } from '../metadata/zk/zk-paths.js';
 import { topicNameError } from '../metadata/topic-names.js';
 import { collect, createProgram, parseArgs, requireOption, runTool, CliError } from './common/tool.js';
 import { openZk } from './common/zk-admin.js';
+import { messageOf } from '../common/errors.js';
 
 const TOOL = 'kafka-run-class.sh';
 const ZK_TIMEOUT_MS = 30_000;
@@ -47,7 +48,7 @@ async function exportZkOffsets(argv: string[]): Promise<number> {
   try {
     writeFileSync(output, text);
   } catch (err) {
-    throw new CliError(`cannot write ${output}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(`cannot write ${output}: ${messageOf(err)}`);
   }
   return 0;
 }
@@ -64,7 +65,7 @@ async function importZkOffsets(argv: string[]): Promise<number> {
   try {
     text = readFileSync(input, 'utf8');
   } catch (err) {
-    throw new CliError(`cannot read ${input}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(`cannot read ${input}: ${messageOf(err)}`);
   }
   const entries: { group: string; topic: string; partition: number; offset: bigint }[] = [];
   text.split('\n').forEach((raw, i) => {

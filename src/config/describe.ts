@@ -1,6 +1,7 @@
 // Helpers for DescribeConfigs: broker config entries with their source, and the topic-level
 // config defaults that derive from broker configs (Kafka's "synonyms").
-import { BROKER_CONFIG_DEFS, CONFIG_TYPE_CODES, configDef, type ConfigDef } from './defs.js';
+import { CONFIG_TYPE_CODES, type ConfigDef } from './config-def.js';
+import { BROKER_CONFIG_DEFS, configDef } from './defs.js';
 
 /** What describing needs of the broker's config: its keys as configured (BrokerConfig has them). */
 export interface StaticConfigSource {

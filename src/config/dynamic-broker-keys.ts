@@ -4,7 +4,8 @@
  * Pure: the broker's DynamicBrokerConfigs (server/admin) and the tools both use it.
  */
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { configDef, type ConfigDef } from './defs.js';
+import type { ConfigDef } from './config-def.js';
+import { configDef } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseConfigValue } from './values.js';
 

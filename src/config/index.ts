@@ -1,6 +1,7 @@
 export { ConfigError } from './errors.js';
 export { parseProperties, parseOverride } from './properties.js';
-export { BROKER_CONFIG_DEFS, CONFIG_TYPE_CODES, configDef, type ConfigDef, type ConfigType, type ConfigValidator } from './defs.js';
+export { CONFIG_TYPE_CODES, type ConfigDef, type ConfigType, type ConfigValidator } from './config-def.js';
+export { BROKER_CONFIG_DEFS, configDef } from './defs.js';
 export { parseConfigValue, defaultConfigValue, type ConfigValue } from './values.js';
 export {
   describeBrokerConfigs,

@@ -2,7 +2,8 @@
 // ("synonyms") their defaults come from. CreateTopics/AlterConfigs validate against it and
 // DescribeConfigs resolves a topic's effective values through it.
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
-import { configDef, type ConfigDef, type ConfigType, type ConfigValidator } from './defs.js';
+import type { ConfigDef, ConfigType, ConfigValidator } from './config-def.js';
+import { configDef } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseConfigValue } from './values.js';
 import { CONFIG_SOURCE_CODES } from './describe.js';

@@ -1,5 +1,5 @@
 // Turning configuration text into typed values, with Kafka's wording for invalid values.
-import type { ConfigDef } from './defs.js';
+import type { ConfigDef } from './config-def.js';
 import { invalidValue } from './errors.js';
 
 export type ConfigValue = boolean | number | string | string[] | null;

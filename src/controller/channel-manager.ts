@@ -15,6 +15,7 @@ import type { ControllerRequest, ControllerRequestSink } from './request-batch.j
 import type { LiveBroker } from './context.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import type { ClientSecurity } from '../security/client-security.js';
+import { messageOf } from '../common/errors.js';
 
 export const LEADER_AND_ISR: ApiDef<m.LeaderAndIsrRequest, m.LeaderAndIsrResponse> = {
   apiKey: 4,
@@ -130,11 +131,7 @@ class BrokerQueue {
           if (this.removed) return;
           this.conn?.close();
           this.conn = undefined;
-          if (failures++ === 0)
-            this.opts.logger.warn(
-              { brokerId: this.brokerId, api: r.api, err: err instanceof Error ? err.message : String(err) },
-              'controller request failed; retrying',
-            );
+          if (failures++ === 0) this.opts.logger.warn({ brokerId: this.brokerId, api: r.api, err: messageOf(err) }, 'controller request failed; retrying');
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, this.opts.retryBackoffMs ?? 1000);
             this.wake = () => {

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { TopicPartition } from './context.js';
 import type { ApiResult, ListedReassignment } from './reassignment-state.js';
+import { messageOf } from '../common/errors.js';
 
 export type ControllerEvent =
   | { type: 'ControllerChange' }
@@ -70,7 +71,7 @@ export class ControllerEventManager {
         try {
           await this.process(e);
         } catch (err) {
-          this.log.error({ err: err instanceof Error ? err.message : String(err), event: e.type }, 'controller event failed');
+          this.log.error({ err: messageOf(err), event: e.type }, 'controller event failed');
           if ('reply' in e) e.reply.reject(err instanceof Error ? err : new Error(String(err)));
         }
       }

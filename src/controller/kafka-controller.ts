@@ -29,6 +29,7 @@ import {
 import { processPartitionReassignmentIsrChange } from './reassignment.js';
 import { listPartitionReassignments, processApiPartitionReassignment, processZkPartitionReassignment } from './reassignment-requests.js';
 import type { ApiResult, ListedReassignment } from './reassignment-state.js';
+import { messageOf } from '../common/errors.js';
 
 /** What the controller needs of ZkMembership (tests pass a fake). */
 export interface ControllerMembership {
@@ -288,7 +289,7 @@ export class KafkaController {
     } catch (err) {
       rt.batch.clear();
       this.onControllerResignation();
-      this.log.error({ err: err instanceof Error ? err.message : String(err) }, 'controller failover failed: resigning');
+      this.log.error({ err: messageOf(err) }, 'controller failover failed: resigning');
       await this.host.membership.resign();
     }
   }

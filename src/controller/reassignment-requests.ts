@@ -21,6 +21,7 @@ import {
   type ListedReassignment,
   type ReplicaAssignment,
 } from './reassignment-state.js';
+import { messageOf } from '../common/errors.js';
 
 const NONE: ApiResult = { errorCode: ErrorCode.NONE, message: null };
 const UNKNOWN_PARTITION: ApiResult = { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message: 'The partition does not exist.' };
@@ -43,7 +44,7 @@ async function maybeTriggerPartitionReassignment(
         out.set(key, NONE);
       } catch (err) {
         if (err instanceof ControllerMovedError) throw err;
-        rt.log.error({ partition: key, err: err instanceof Error ? err.message : String(err) }, 'reassignment failed');
+        rt.log.error({ partition: key, err: messageOf(err) }, 'reassignment failed');
         out.set(key, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, message: 'The server experienced an unexpected error when processing the request.' });
       }
     }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
 import { resolveAdvertisedPorts, type ListenerSpec, type SocketServer } from './network/index.js';
 import { createBrokerNetwork, followNetworkConfigChanges } from './broker-network.js';
-import { controlledShutdown, interBrokerConnections } from './broker-cluster.js';
+import { awaitFirstUpdateMetadata, controlledShutdown, interBrokerConnections, registerAndHostController } from './broker-cluster.js';
 import { ClientEntityConfigs } from '../metadata/client-entity-configs.js';
 import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-entities.js';
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
@@ -280,7 +280,10 @@ export class Broker {
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
-    if (this.zk && this.image) await this.joinCluster(this.zk, this.image);
+    if (this.zk && this.image) {
+      this.controller = await registerAndHostController(this.zk, this.image, cfg, this.advertised, this.logger, this.options.interBrokerInterceptor);
+      await awaitFirstUpdateMetadata(this.image, cfg, this.logger);
+    }
     log.info({ brokerId: cfg.brokerId }, 'started');
   }
 
@@ -295,43 +298,6 @@ export class Broker {
     this.authorizer = await Authorizer.open({ storage, superUsers, allowEveryoneIfNoAclFound, logger });
     this.logger.info({ authorizer: className, superUsers, allowEveryoneIfNoAclFound }, 'ACL authorizer enabled');
     return this.authorizer;
-  }
-
-  /**
-   * Cluster mode, once the listeners are bound: register, host the controller, and wait (bounded
-   * by zookeeper.connection.timeout.ms) for the controller's first UpdateMetadata, so that
-   * start() resolves with a broker that knows the cluster.
-   */
-  private async joinCluster(zk: ZkMode, image: ZkBrokerMetadata): Promise<void> {
-    const cfg = this.config;
-    await zk.register(this.advertised.map((l) => ({ listenerName: l.name, securityProtocol: l.securityProtocol, host: l.host, port: l.port })));
-    // Until the controller speaks, Metadata answers with this broker alone (as it did before).
-    image.seedSelf({ id: cfg.brokerId, rack: cfg.brokerRack, endpoints: new Map(this.advertised.map((l) => [l.name, { host: l.host, port: l.port }])) });
-    // Every broker hosts a controller; it acts only while this broker holds /controller.
-    const { KafkaController } = await import('../controller/index.js');
-    this.controller = new KafkaController({
-      brokerId: cfg.brokerId,
-      zk: await zk.zkClient(),
-      membership: zk.membership,
-      config: cfg,
-      logger: this.logger,
-      ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
-    });
-    this.controller.start();
-    const controller = this.controller;
-    zk.onTopicConfigChange((topic) => controller.topicConfigChanged(topic));
-    let timer: NodeJS.Timeout | undefined;
-    const arrived = await Promise.race([
-      image.firstUpdateMetadata.then(() => true),
-      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), cfg.zookeeperConnectionTimeoutMs))),
-    ]);
-    clearTimeout(timer);
-    if (!arrived) {
-      this.logger.warn(
-        { waitedMs: cfg.zookeeperConnectionTimeoutMs },
-        'no UpdateMetadata from the controller yet; serving what this broker knows until it comes',
-      );
-    }
   }
 
   /** ZooKeeper mode's view of the controller election (undefined in embedded mode). */

@@ -9,6 +9,7 @@ import { ConfigError } from '../config/index.js';
 import { loadBrokerConfig, type BrokerConfig } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { startEventLoopReport } from './event-loop-monitor.js';
+import { messageOf } from '../common/errors.js';
 
 export const USAGE = 'USAGE: kafka-server-start.sh [-daemon] server.properties [--override property=value]*';
 
@@ -90,7 +91,7 @@ export async function runServer(argv: readonly string[]): Promise<number> {
   try {
     await broker.start();
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err);
     logger.error({ err: message }, 'broker start-up failed');
     process.stderr.write(`Fjord start-up failed: ${message}\n`);
     await broker.stop().catch(() => undefined);
@@ -118,7 +119,7 @@ function waitForShutdownSignal(broker: StoppableBroker, logger: Logger): Promise
           resolve(0);
         },
         (err: unknown) => {
-          logger.error({ err: err instanceof Error ? err.message : String(err) }, 'error during shutdown');
+          logger.error({ err: messageOf(err) }, 'error during shutdown');
           resolve(1);
         },
       );
@@ -143,7 +144,7 @@ function keepPidFile(file: string | undefined): void {
   try {
     writeFileSync(file, `${process.pid}\n`);
   } catch (err) {
-    process.stderr.write(`Cannot write the pid file ${file}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`Cannot write the pid file ${file}: ${messageOf(err)}\n`);
     return;
   }
   process.on('exit', () => {

@@ -13,6 +13,7 @@ import { INTERNAL_TOPICS } from '../metadata/cluster-model.js';
 import { ErrorCode, KafkaError } from '../protocol/errors.js';
 import type { BrokerServices } from './broker-services.js';
 import type { PartitionRef } from './cluster/leader-readiness.js';
+import { messageOf } from '../common/errors.js';
 
 /**
  * Cluster mode: waits, for up to `timeoutMs`, until the leader of every partition of `topics`
@@ -177,5 +178,5 @@ export function notCreatedNow(max: number): KafkaError {
 
 function asKafkaError(err: unknown): KafkaError {
   if (err instanceof KafkaError) return err;
-  return new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, err instanceof Error ? err.message : String(err));
+  return new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, messageOf(err));
 }

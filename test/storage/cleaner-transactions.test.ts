@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/records/batch.js';
+import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/records/index.js';
 import { endTxnMarkerOf } from '../../src/protocol/records/control.js';
 import { Partition } from '../../src/replication/partition/partition.js';
 import { CleanedTransactions } from '../../src/storage/cleaner/cleaned-txns.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CompressionType } from '../../src/protocol/records/batch-header.js';
-import { decodeBatch, encodeBatch, iterateBatches, recordTimestamp } from '../../src/protocol/records/batch.js';
+import { decodeBatch, encodeBatch, iterateBatches, recordTimestamp } from '../../src/protocol/records/index.js';
 import { defaultLogConfig, type LogConfig } from '../../src/storage/config.js';
 import { LocalLog } from '../../src/storage/log/local-log.js';
 import type { UnifiedLog } from '../../src/storage/log/unified-log.js';

@@ -19,6 +19,7 @@ import type { MetadataStore } from '../metadata-store.js';
 import type { KafkaZkApi } from './zk-client-types.js';
 import { ImageWaits } from './image-waits.js';
 import { ZkTopicWrites, type ReplicaAssigner } from './zk-topic-writes.js';
+import { messageOf } from '../../common/errors.js';
 
 /** Kafka's LeaderAndIsr.LeaderDuringDelete: the partition's topic is being deleted. */
 export const LEADER_DURING_DELETE = -2;
@@ -229,7 +230,7 @@ export class ZkBrokerMetadata implements MetadataStore {
 
   private async readTopicExtras(topic: string, knownId: string | undefined): Promise<{ topicId: string | undefined; configs: Record<string, string> }> {
     const configs = await this.opts.zk.getEntityConfigs('topics', topic).catch((err: unknown) => {
-      this.opts.logger.warn({ topic, err: err instanceof Error ? err.message : String(err) }, 'cannot read topic configs from ZooKeeper; using none');
+      this.opts.logger.warn({ topic, err: messageOf(err) }, 'cannot read topic configs from ZooKeeper; using none');
       return this.configCache.get(topic) ?? {};
     });
     this.configCache.set(topic, configs);

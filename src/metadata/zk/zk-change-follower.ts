@@ -13,6 +13,7 @@
 import type { Logger } from 'pino';
 import { sequenceNumber } from './zk-paths.js';
 import { isZkError, type ZkSession, type ZkSessionEvents, type ZkWatcher } from './zk-session.js';
+import { messageOf } from '../../common/errors.js';
 
 /** Thrown (or an Error whose message starts with "malformed ") by `read` for a notification to skip. */
 export const MALFORMED = /^malformed /;
@@ -128,20 +129,20 @@ export class SequentialChangeFollower<T> {
       try {
         await onChange(change);
       } catch (err) {
-        logger?.error({ err: err instanceof Error ? err.message : String(err), notification: name }, `${what} change handler failed`);
+        logger?.error({ err: messageOf(err), notification: name }, `${what} change handler failed`);
       }
     }
     if (names.length === 0 || !source.purge) return;
     try {
       await source.purge(this.opts.purgeAfterMs ?? 15 * 60_000);
     } catch (err) {
-      logger?.warn({ err: err instanceof Error ? err.message : String(err) }, `could not purge old ${what} notifications`);
+      logger?.warn({ err: messageOf(err) }, `could not purge old ${what} notifications`);
     }
   }
 
   private scheduleRetry(err: unknown): void {
     if (this.closed) return;
-    this.opts.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, `could not read ${this.opts.what}; retrying`);
+    this.opts.logger?.warn({ err: messageOf(err) }, `could not read ${this.opts.what}; retrying`);
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.trigger(), this.opts.retryMs ?? 1000);
     this.retryTimer.unref();

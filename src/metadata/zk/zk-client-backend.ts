@@ -21,6 +21,7 @@ import {
   type ZkWatcher,
 } from './zk-session.js';
 import { closeClient, connectClient, type ClientBackendOptions } from './zk-client-connection.js';
+import { messageOf } from '../../common/errors.js';
 
 /** The client's three watcher tables (node-zookeeper-client's WatcherManager). */
 export type WatchKind = 'data' | 'existence' | 'child';
@@ -50,7 +51,7 @@ function toZkError(err: unknown, path: string): ZkError {
     const code = ERROR_CODES.get(err.getCode()) ?? 'OTHER';
     return new ZkError(code, `ZooKeeper ${err.getName()} on ${path}`, path);
   }
-  return new ZkError('OTHER', `ZooKeeper error on ${path}: ${err instanceof Error ? err.message : String(err)}`, path);
+  return new ZkError('OTHER', `ZooKeeper error on ${path}: ${messageOf(err)}`, path);
 }
 
 function toStat(stat: Stat): ZkStat {
@@ -152,7 +153,7 @@ export class ClientBackend implements ZkBackend {
         this.emit('newSession');
         return;
       } catch (err) {
-        this.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'ZooKeeper reconnect failed; retrying');
+        this.logger?.warn({ err: messageOf(err) }, 'ZooKeeper reconnect failed; retrying');
       }
     }
   }

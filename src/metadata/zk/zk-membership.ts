@@ -12,6 +12,7 @@ import { isZkError, ZkError, type ZkSession, type ZkWatchEvent } from './zk-sess
 import type { ControllerFence } from './zk-client-types.js';
 import { BrokerIdZNode, ClusterIdZNode, ControllerEpochZNode, ControllerZNode, type BrokerEndpoint } from './zk-data.js';
 import { BROKER_IDS_PATH, CLUSTER_ID_PATH, CONTROLLER_EPOCH_PATH, CONTROLLER_PATH, PERSISTENT_PATHS, brokerIdPath } from './zk-paths.js';
+import { messageOf } from '../../common/errors.js';
 
 export interface ZkMembershipOptions {
   session: ZkSession;
@@ -136,7 +137,7 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
       await this.watchBrokers();
       await this.elect();
     } catch (err) {
-      this.opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'could not re-register with ZooKeeper after session expiry');
+      this.opts.logger.error({ err: messageOf(err) }, 'could not re-register with ZooKeeper after session expiry');
     }
   }
 
@@ -168,7 +169,7 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
         .sort((a, b) => a - b);
       this.emit('brokersChange', this.liveBrokerIds);
     } catch (err) {
-      if (!this.stopped) this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, `could not watch ${BROKER_IDS_PATH}`);
+      if (!this.stopped) this.opts.logger.warn({ err: messageOf(err) }, `could not watch ${BROKER_IDS_PATH}`);
     }
   }
 
@@ -177,7 +178,7 @@ export class ZkMembership extends EventEmitter<ZkMembershipEvents> {
     this.electing = this.electing
       .then(() => this.electOnce())
       .catch((err: unknown) => {
-        if (!this.stopped) this.opts.logger.error({ err: err instanceof Error ? err.message : String(err) }, 'controller election failed');
+        if (!this.stopped) this.opts.logger.error({ err: messageOf(err) }, 'controller election failed');
       });
     return this.electing;
   }

@@ -26,6 +26,7 @@ import {
   type WireValue,
   type WorkerInit,
 } from './zk-worker-protocol.js';
+import { messageOf } from '../../common/errors.js';
 
 const port = parentPort!;
 const init = workerData as WorkerInit;
@@ -176,10 +177,7 @@ async function open(): Promise<void> {
     await endSession(init, old).then(
       () => log.info({ sessionId: old.sessionId.toString('hex').replace(/^0+(?=.)/, '') }, 'ended the ZooKeeper session of the thread that died'),
       (err: unknown) =>
-        log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'could not end the ZooKeeper session of the thread that died; its ephemeral nodes stay until it times out',
-        ),
+        log.warn({ err: messageOf(err) }, 'could not end the ZooKeeper session of the thread that died; its ephemeral nodes stay until it times out'),
     );
   }
   try {

@@ -41,6 +41,7 @@ import {
   type WireValue,
   type WorkerInit,
 } from './zk-worker-protocol.js';
+import { messageOf } from '../../common/errors.js';
 
 /** Pause between attempts to replace a dead worker (each attempt is bounded by the connection timeout). */
 const RESTART_BACKOFF_MS = 1000;
@@ -241,7 +242,7 @@ export class WorkerBackend implements ZkBackend {
         return;
       } catch (err) {
         if (this.closed) return;
-        this.logger?.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not open a new ZooKeeper session; retrying');
+        this.logger?.warn({ err: messageOf(err) }, 'could not open a new ZooKeeper session; retrying');
         await new Promise((r) => setTimeout(r, RESTART_BACKOFF_MS));
       }
     }

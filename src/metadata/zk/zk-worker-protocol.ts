@@ -8,6 +8,7 @@
  * Buffer, many times the view).
  */
 import { ZkError, type ZkCreateMode, type ZkErrorCode, type ZkSessionEvent, type ZkStat, type ZkWatchEvent } from './zk-session.js';
+import { messageOf } from '../../common/errors.js';
 
 /** What the worker is started with (its workerData). */
 export interface WorkerInit {
@@ -79,7 +80,7 @@ export function asBuffer(u: Uint8Array): Buffer {
 
 export function toWireError(err: unknown): WireError {
   if (err instanceof ZkError) return { code: err.code, message: err.message, ...(err.path !== undefined ? { path: err.path } : {}) };
-  return { code: 'OTHER', message: err instanceof Error ? err.message : String(err) };
+  return { code: 'OTHER', message: messageOf(err) };
 }
 
 export function fromWireError(e: WireError): ZkError {

@@ -9,6 +9,7 @@ export * from './varint.js';
 export * from './record.js';
 export * from './record-walk.js';
 export * from './batch.js';
+export * from './batch-entries.js';
 export * from './control.js';
 export * from './legacy.js';
 export * from './legacy-convert.js';

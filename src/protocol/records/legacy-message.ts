@@ -12,7 +12,8 @@
  */
 import { crc32 } from '@node-rs/crc32';
 import { CompressionType, LOG_OVERHEAD } from './batch-header.js';
-import { TimestampType, iterateBatches } from './batch.js';
+import { TimestampType } from './batch.js';
+import { iterateBatches } from './batch-entries.js';
 import { compress, decompress, isKnownCompression, lz4BreakChecksumForMagic0, lz4DecompressLegacy } from './compression/index.js';
 import { RecordsError } from './errors.js';
 

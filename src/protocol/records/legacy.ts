@@ -4,7 +4,8 @@
  */
 import { ATTR_CONTROL, ATTRIBUTES, CompressionType, LOG_OVERHEAD } from './batch-header.js';
 import { DecompressionLimitError, decompressBounded } from './compression/bounded.js';
-import { type OpenedBatch, TimestampType, batchRecords, encodeBatch, iterateBatches, openBatch, openBatchAsync } from './batch.js';
+import { type OpenedBatch, TimestampType, batchRecords, encodeBatch, openBatch, openBatchAsync } from './batch.js';
+import { iterateBatches } from './batch-entries.js';
 import { RecordsError } from './errors.js';
 import { type LegacyMagic, encodeLegacyMessage, readLegacyMessageSet } from './legacy-message.js';
 import type { KafkaRecord } from './record.js';

@@ -32,6 +32,7 @@ import {
   type AclBindingFilter,
   type ResourcePattern,
 } from './acl-model.js';
+import { messageOf } from '../../common/errors.js';
 
 export const KAFKA_AUTHORIZER_CLASSES: readonly string[] = [
   'kafka.security.authorizer.AclAuthorizer',
@@ -191,7 +192,7 @@ export class Authorizer {
         });
         this.applyStored(toStoredResource(group.pattern), stored);
       } catch (err) {
-        for (const i of group.idx) results[i] = new AclException(`Failed to create ACLs: ${err instanceof Error ? err.message : String(err)}`);
+        for (const i of group.idx) results[i] = new AclException(`Failed to create ACLs: ${messageOf(err)}`);
       }
     }
     return results;
@@ -229,7 +230,7 @@ export class Authorizer {
       } catch (err) {
         filters.forEach((f, j) => {
           if ([...this.index.entriesOf(pattern)].some((e) => bindingMatches(f, { pattern, entry: e }))) {
-            results[j]!.error = new AclException(`Failed to delete ACLs: ${err instanceof Error ? err.message : String(err)}`);
+            results[j]!.error = new AclException(`Failed to delete ACLs: ${messageOf(err)}`);
           }
         });
       }

@@ -16,6 +16,7 @@ import {
   SCRAM_MIN_ITERATIONS,
   type ScramMechanism,
 } from './scram.js';
+import { messageOf } from '../../common/errors.js';
 
 export interface UserCredentialsDescription {
   user: string;
@@ -143,7 +144,7 @@ export async function alterUserScramCredentials(
       await store.set(path, configs);
       results.push({ user, errorCode: 0, errorMessage: null });
     } catch (err) {
-      results.push({ user, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: err instanceof Error ? err.message : String(err) });
+      results.push({ user, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: messageOf(err) });
     }
   }
   return results;

@@ -11,6 +11,7 @@ import { DynamicBrokerConfigs, type SharedConfigStore } from './dynamic-broker-c
 import { LogAdmin } from './log-admin.js';
 import type { PartitionAccess } from './partition-access.js';
 import { TopicAdmin } from './topic-admin.js';
+import { messageOf } from '../../common/errors.js';
 
 export { ConfigAdmin, ResourceType } from './config-admin.js';
 export { TopicAdmin, type CreateTopicSpec, type CreatedTopic } from './topic-admin.js';
@@ -57,5 +58,5 @@ export async function createAdminServices(opts: AdminServicesOptions): Promise<A
 /** A failure as the (errorCode, errorMessage) pair admin responses carry. */
 export function errorOutcome(err: unknown): { errorCode: number; errorMessage: string } {
   if (err instanceof KafkaError) return { errorCode: err.code, errorMessage: err.message || errorName(err.code) };
-  return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: err instanceof Error ? err.message : String(err) };
+  return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: messageOf(err) };
 }

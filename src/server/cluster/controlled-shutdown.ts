@@ -13,6 +13,7 @@ import { ControlledShutdownRequestCodec, ControlledShutdownResponseCodec } from 
 import type { ControlledShutdownRequest, ControlledShutdownResponse } from '../../protocol/messages/07-controlled-shutdown.js';
 import { ErrorCode, errorName } from '../../protocol/errors.js';
 import type { ClientSecurity } from '../../security/client-security.js';
+import { messageOf } from '../../common/errors.js';
 
 const CONTROLLED_SHUTDOWN: ApiDef<ControlledShutdownRequest, ControlledShutdownResponse> = {
   apiKey: 7,
@@ -68,7 +69,7 @@ export async function controlledShutdown(o: ControlledShutdownOptions): Promise<
         log.warn({ controllerId: ctl.id }, 'the controller does not serve ControlledShutdown; stopping without it');
         return false;
       }
-      log.warn({ controllerId: ctl.id, attempt, err: err instanceof Error ? err.message : String(err) }, 'controlled shutdown request failed; retrying');
+      log.warn({ controllerId: ctl.id, attempt, err: messageOf(err) }, 'controlled shutdown request failed; retrying');
     } finally {
       conn?.close();
     }

@@ -22,6 +22,7 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { MetadataResponse } from '../../protocol/messages/index.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID } from '../../protocol/primitives/index.js';
+import { messageOf } from '../../common/errors.js';
 
 export interface PartitionRef {
   topic: string;
@@ -111,10 +112,7 @@ export class LeaderReadiness {
       const timeoutMs = Math.max(MIN_PROBE_TIMEOUT_MS, deadline - Date.now());
       res = await connections.send(leader, conn, Api.Metadata, { topics: names.map((name) => ({ name })), allowAutoTopicCreation: false }, version, timeoutMs);
     } catch (err) {
-      this.opts.logger.debug(
-        { brokerId: leader, err: err instanceof Error ? err.message : String(err) },
-        'cannot ask a new partition leader whether it serves',
-      );
+      this.opts.logger.debug({ brokerId: leader, err: messageOf(err) }, 'cannot ask a new partition leader whether it serves');
       return expected;
     }
     const topics = new Map(res.topics.map((t) => [t.name ?? '', t]));

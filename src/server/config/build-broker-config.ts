@@ -2,7 +2,8 @@
 // defaults and precedence rules (log.retention.ms > minutes > hours, log.roll.ms > hours, log.dirs
 // > log.dir, broker.id > node.id).
 import fs from 'node:fs';
-import { BROKER_CONFIG_DEFS, configDef, type ConfigDef } from '../../config/defs.js';
+import type { ConfigDef } from '../../config/config-def.js';
+import { BROKER_CONFIG_DEFS, configDef } from '../../config/defs.js';
 import { ConfigError } from '../../config/errors.js';
 import { parseOverride, parseProperties } from '../../config/properties.js';
 import { defaultConfigValue, parseConfigValue, type ConfigValue } from '../../config/values.js';

@@ -20,6 +20,7 @@ import type { CommitPartition } from '../../coordinator/group/offsets.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
+import { messageOf } from '../../common/errors.js';
 
 /** Kafka's checks: READ on the group, then on each topic. */
 const may = resourceChecks({
@@ -128,7 +129,7 @@ async function commitToZooKeeper(
             return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE as number };
           } catch (err) {
             ctx.services.logger.warn(
-              { group, topic: t.name, partition: p.partitionIndex, err: err instanceof Error ? err.message : String(err) },
+              { group, topic: t.name, partition: p.partitionIndex, err: messageOf(err) },
               'OffsetCommit v0: writing the offset to ZooKeeper failed',
             );
             return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };

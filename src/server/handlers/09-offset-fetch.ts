@@ -50,6 +50,7 @@ async function fetchAuthorized(ctx: RequestContext, groupId: string, q: Query, r
   };
 }
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
+import { messageOf } from '../../common/errors.js';
 
 /** Kafka's checks: DESCRIBE on the group; the offsets of topics the principal may not describe are left out. */
 const may = resourceChecks({
@@ -137,10 +138,7 @@ async function fetchFromZooKeeper(zk: ZkConsumerOffsets, group: string, topics: 
               const offset = await zk.fetch(group, t.name, p);
               return offset === undefined ? answer(p, -1n, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) : answer(p, offset, ErrorCode.NONE);
             } catch (err) {
-              ctx.services.logger.warn(
-                { group, topic: t.name, partition: p, err: err instanceof Error ? err.message : String(err) },
-                'OffsetFetch v0: reading the offset from ZooKeeper failed',
-              );
+              ctx.services.logger.warn({ group, topic: t.name, partition: p, err: messageOf(err) }, 'OffsetFetch v0: reading the offset from ZooKeeper failed');
               return answer(p, -1n, ErrorCode.UNKNOWN_SERVER_ERROR);
             }
           }),

@@ -15,11 +15,12 @@ import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
 import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
-import { usesTls } from '../../security/security-protocol.js';
+import { frameRefusal } from './frame-refusal.js';
 import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
 import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
+import { messageOf } from '../../common/errors.js';
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
 interface ParkedFrame {
@@ -237,14 +238,8 @@ export class Connection {
         frame = this.reader.takeFrame();
       } catch (err) {
         if (!(err instanceof FrameSizeError)) throw err;
-        if (this.dispatchedCount === 0 && looksLikeTlsHello(err.size) && !usesTls(this.ctx.securityProtocol)) {
-          this.closeFor(
-            'tls-on-plaintext',
-            `a TLS handshake from ${this.ctx.clientHost}:${this.ctx.clientPort} on ${this.ctx.securityProtocol} listener ${this.ctx.listenerName} (is the client set to security.protocol=SSL?)`,
-          );
-          return false;
-        }
-        this.closeFor('bad-frame', err.message, { size: err.size });
+        const refusal = frameRefusal(err, this.ctx, this.dispatchedCount === 0);
+        this.closeFor(refusal.reason, refusal.message, refusal.fields);
         return false;
       }
       if (frame === null) return true;
@@ -326,7 +321,7 @@ export class Connection {
 
   private failed(err: unknown): void {
     if (this.closed) return;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = messageOf(err);
     this.closeFor('request-failed', `request failed: ${message}`);
   }
 
@@ -389,9 +384,4 @@ export class Connection {
     this.queue.clear();
     for (const resolve of this.closeWaiters.splice(0)) resolve();
   }
-}
-
-/** A size prefix that is really a TLS record header: handshake (0x16), version 3.x. */
-function looksLikeTlsHello(size: number): boolean {
-  return size >>> 24 === 0x16 && ((size >>> 16) & 0xff) === 0x03;
 }

@@ -1,10 +1,10 @@
+export { SocketServer } from './socket-server.js';
 export {
-  SocketServer,
   type SocketServerOptions,
   DEFAULT_QUEUED_MAX_REQUEST_BYTES,
   DEFAULT_QUEUED_MAX_RESPONSE_BYTES,
   DEFAULT_REQUEST_RECEIVE_TIMEOUT_MS,
-} from './socket-server.js';
+} from './socket-server-options.js';
 export { isLargeAnswerRequest } from './large-answers.js';
 export { RequestMemoryPool, type MemoryWaiter } from './request-memory.js';
 export type { CloseReason } from './close-log.js';

@@ -16,6 +16,7 @@
 import { ErrorCode } from '../../protocol/errors.js';
 import { entityPath, parseEntityPath, type ClientEntity, type ClientEntityConfigStore } from '../../metadata/client-entity-configs.js';
 import { isQuotaConfig, parseQuotaValue, quotaValueText, QuotaConfigError } from '../../config/quota-configs.js';
+import { messageOf } from '../../common/errors.js';
 
 export const USER = 'user';
 export const CLIENT_ID = 'client-id';
@@ -184,7 +185,7 @@ export async function alterClientQuotas(
     } catch (err) {
       if (err instanceof QuotaRequestError) results.push({ errorCode: err.errorCode, errorMessage: err.message, entity });
       else if (err instanceof QuotaConfigError) results.push({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: err.message, entity });
-      else results.push({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: err instanceof Error ? err.message : String(err), entity });
+      else results.push({ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: messageOf(err), entity });
     }
   }
   return results;

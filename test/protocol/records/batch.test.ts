@@ -2,16 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { CompressionType, RECORD_BATCH_OVERHEAD, isCrcValid, rewriteCrc, setBaseOffset } from '../../../src/protocol/records/batch-header.js';
-import {
-  TimestampType,
-  completeEntriesLength,
-  decodeBatch,
-  encodeBatch,
-  iterateBatches,
-  recordTimestamp,
-  validateBatchHeader,
-  validateBatches,
-} from '../../../src/protocol/records/batch.js';
+import { TimestampType, decodeBatch, encodeBatch, recordTimestamp, validateBatchHeader, validateBatches } from '../../../src/protocol/records/batch.js';
+import { completeEntriesLength, iterateBatches } from '../../../src/protocol/records/batch-entries.js';
 import { ControlRecordType, encodeControlBatch, endTxnMarkerOf } from '../../../src/protocol/records/control.js';
 import { RecordsError } from '../../../src/protocol/records/errors.js';
 import { decodeRecordsSection, encodeRecords, readRecord } from '../../../src/protocol/records/record.js';
