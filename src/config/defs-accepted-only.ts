@@ -7,10 +7,10 @@ import { def, atLeast, INT_MAX, LONG_MAX, NO_EFFECT, type ConfigDef } from './co
 
 export const ACCEPTED_ONLY_DEFS: readonly ConfigDef[] = [
   // Keys Kafka 3.9 lets AlterConfigs change on a broker (DynamicBrokerConfig) that Fjord does not
-  // act on yet: accepted, validated by type, stored and described, so tools and client tests that
-  // set them work. Security (SSL/SASL) keys also take the per-listener form
-  // listener.name.<listener>.<key> (and listener.name.<listener>.<mechanism>.<key> for SASL
-  // mechanism keys); Fjord serves PLAINTEXT only.
+  // act on yet (and a few it now acts on, kept here in Kafka's list order): accepted, validated by
+  // type, stored and described, so tools and client tests that set them work. Security (SSL/SASL)
+  // keys also take the per-listener form listener.name.<listener>.<key> (and
+  // listener.name.<listener>.<mechanism>.<key> for SASL mechanism keys).
   def(
     'max.connection.creation.rate',
     'int',
