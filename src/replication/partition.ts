@@ -9,7 +9,7 @@
  */
 import { ErrorCode } from '../protocol/errors.js';
 import type { AppendResult } from '../storage/log/append-types.js';
-import type { ReadResult } from '../storage/log-read.js';
+import type { ReadResult } from '../storage/log/log-read.js';
 import { Mutex } from '../common/mutex.js';
 import type { ProducerStateMap } from '../storage/log/producer-state/producer-state.js';
 import type { UnifiedLog } from '../storage/log/unified-log.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { LogSegment, baseOffsetOfFileName, segmentFileName } from '../../src/storage/log-segment.js';
+import { LogSegment, baseOffsetOfFileName, segmentFileName } from '../../src/storage/segment/log-segment.js';
 import { UnexpectedAppendOffsetError } from '../../src/storage/errors.js';
 import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { decodeAll, makeBatch, openLog, readAll, testConfig, withTempDir } from './helpers.js';

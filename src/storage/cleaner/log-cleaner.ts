@@ -15,7 +15,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { fsyncDir } from '../checkpoints.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { isCompacted } from '../config.js';
-import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
+import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../segment/log-segment.js';
 import type { UnifiedLog } from '../log/unified-log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';

@@ -3,7 +3,7 @@
  * read_committed fetch of [fetchOffset, upperBound) must report (Kafka's
  * UnifiedLog.collectAbortedTransactions), and where an abort is recorded.
  */
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { AbortedTxn } from '../segment/transaction-index.js';
 
 /** Index of the segment holding `offset` (the last one whose base is at or below it), or 0. */

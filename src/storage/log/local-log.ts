@@ -10,10 +10,10 @@ import type { AbortedTxn } from '../segment/transaction-index.js';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { FailureLog } from '../../common/failure-log.js';
-import { LogSegment } from '../log-segment.js';
+import { LogSegment } from '../segment/log-segment.js';
 import { loadEpochHistory, loadLogStartState, type LogOpenOptions } from './log-open.js';
 import { LogIoFailures, type LogIoAction } from './log-io-failures.js';
-import { readFromSegments, type ReadResult } from '../log-read.js';
+import { readFromSegments, type ReadResult } from './log-read.js';
 import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from '../segment/segment-retirement.js';
 import { planAppend } from '../append/append-step.js';
@@ -27,7 +27,7 @@ import { LogFlusher } from './log-flush.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 
-export type { ReadResult } from '../log-read.js';
+export type { ReadResult } from './log-read.js';
 export type { LogOpenOptions } from './log-open.js';
 
 export declare interface LocalLog {

@@ -3,7 +3,7 @@
  * so a restart after a crash recovers only what lies past it), the flush.messages / flush.ms
  * policy, and the background flush of the segments a roll sealed.
  */
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';
 
 /** What the flusher reads of its log. */

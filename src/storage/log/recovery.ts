@@ -20,7 +20,7 @@ import {
   TXN_INDEX_SUFFIX,
   baseOffsetOfFileName,
   segmentFileName,
-} from '../log-segment.js';
+} from '../segment/log-segment.js';
 
 export interface LoadOptions {
   recoveryPoint: number;

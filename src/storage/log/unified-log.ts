@@ -18,7 +18,7 @@ import type { LocalLog, ReadResult } from './local-log.js';
 import type { LogConfig } from '../config.js';
 import type { EpochEntry } from '../checkpoints.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';
 import type { AbortedTxn } from '../segment/transaction-index.js';
 

@@ -4,7 +4,7 @@
  * cleaner swap, already replaced) and closed/unlinked after file.delete.delay.ms.
  */
 import { unlink } from 'node:fs/promises';
-import { DELETED_SUFFIX, type LogSegment } from '../log-segment.js';
+import { DELETED_SUFFIX, type LogSegment } from './log-segment.js';
 
 export class SegmentRetirement {
   private readonly timers = new Set<NodeJS.Timeout>();

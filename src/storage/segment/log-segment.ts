@@ -8,14 +8,14 @@
 import { ftruncateSync, writeSync } from 'node:fs';
 import { rename, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RECORD_BATCH_OVERHEAD, baseOffsetAt, batchSize, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
+import { RECORD_BATCH_OVERHEAD, baseOffsetAt, batchSize, lastOffsetAt, maxTimestampAt } from '../../protocol/records/batch-header.js';
 import { readAt, scanBatchHeaders } from './batch-scan.js';
-import { rebuildSegment } from './segment/segment-rebuild.js';
+import { rebuildSegment } from './segment-rebuild.js';
 import { fetchReadBuffers } from './read-buffer-pool.js';
-import { OffsetIndex } from './segment/offset-index.js';
-import { TimeIndex } from './segment/time-index.js';
-import { TransactionIndex } from './segment/transaction-index.js';
-import { SegmentFile } from './segment/segment-file.js';
+import { OffsetIndex } from './offset-index.js';
+import { TimeIndex } from './time-index.js';
+import { TransactionIndex } from './transaction-index.js';
+import { SegmentFile } from './segment-file.js';
 
 export const LOG_SUFFIX = '.log';
 export const INDEX_SUFFIX = '.index';

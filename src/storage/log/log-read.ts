@@ -3,7 +3,7 @@
  * an immutable snapshot of the segment list (sizes captured up front, so a concurrent append
  * is never half-read).
  */
-import type { LogSegment } from './log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 
 export interface ReadResult {
   records: Buffer;
