@@ -12,7 +12,7 @@
  */
 import { open, rename, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { fsyncDir } from '../checkpoints.js';
+import { fsyncDir } from '../checkpoint/atomic-file.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { isCompacted } from '../config.js';
 import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../segment/log-segment.js';

@@ -16,7 +16,7 @@ import { writeSnapshot } from './producer-state/producer-state-snapshot.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import type { LocalLog, ReadResult } from './local-log.js';
 import type { LogConfig } from '../config.js';
-import type { EpochEntry } from '../checkpoints.js';
+import type { EpochEntry } from '../checkpoint/checkpoint-files.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';

@@ -4,7 +4,8 @@
  */
 import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CLEAN_SHUTDOWN_MARKER, readMetaProperties, removeIfExists, writeFileAtomically, writeMetaProperties } from '../checkpoints.js';
+import { removeIfExists, writeFileAtomically } from '../checkpoint/atomic-file.js';
+import { CLEAN_SHUTDOWN_MARKER, readMetaProperties, writeMetaProperties } from '../checkpoint/checkpoint-files.js';
 import { tpKey } from '../../common/partition-keys.js';
 import type { LogConfig } from '../config.js';
 import { LogCleaner } from '../cleaner/log-cleaner.js';
