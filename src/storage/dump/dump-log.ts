@@ -11,7 +11,7 @@ import { RecordsError } from '../../protocol/records/errors.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 import { decodeControlRecordKey, endTxnMarkerOf } from '../../protocol/records/control.js';
 import { MIN_BATCH_LENGTH } from '../segment/batch-scan.js';
-import { baseOffsetOfFileName } from '../segment/log-segment.js';
+import { baseOffsetOfFileName } from '../segment/segment-names.js';
 import { decodeOffsetsRecord, decodeTransactionLogRecord } from './offsets-decoder.js';
 
 export interface DumpOptions {
