@@ -68,6 +68,25 @@ export class LogFlusher {
     return this.background;
   }
 
+  /**
+   * The last flush of a closing log: after the background flushes, the active segment's time
+   * index is sealed and everything synced. False when that failed or the log is offline: it was
+   * not shut down cleanly and the next start must recover it.
+   */
+  async finalFlush(): Promise<boolean> {
+    await this.settled();
+    const log = this.log;
+    if (log.offline) return false;
+    log.activeSegment.sealTimeIndex();
+    return this.flush().then(
+      () => true,
+      (err: unknown) => {
+        log.logger.error(`final flush of ${log.name} failed: ${String(err)}`);
+        return false;
+      },
+    );
+  }
+
   /** fsyncs everything up to the log end and advances the recovery point. The caller holds the log's lock. */
   async flush(): Promise<void> {
     const log = this.log;
