@@ -1,7 +1,7 @@
 /**
- * Fetch-side helpers of Log: locating the segment of an offset and reading whole batches from
- * an immutable snapshot of the segment list (sizes captured up front, so a concurrent append
- * is never half-read).
+ * The fetch side of LocalLog: reading whole batches from an immutable snapshot of the segment
+ * list (sizes captured up front, so a concurrent append is never half-read), from the segment
+ * holding the offset (segment-list.ts) onwards.
  */
 import type { LogSegment } from '../segment/log-segment.js';
 import { segmentIndexFor } from './segment-list.js';
