@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomically } from '../storage/checkpoints.js';
+import { writeFileAtomically } from '../storage/checkpoint/atomic-file.js';
 
 export const PRODUCER_ID_BLOCK_FILE = 'producer-id-block';
 export const PRODUCER_ID_BLOCK_SIZE = 1000;

@@ -14,7 +14,7 @@ import { logFdBudget } from './network/fd-headroom.js';
 import { saslFrameLimitsFor, withSaslAuthentication } from './network/sasl-gate.js';
 import { createRequestRouter } from './request-router.js';
 import { defaultOpenFileBudget } from '../storage/segment/segment-file.js';
-import { fetchReadBuffers } from '../storage/read-buffer-pool.js';
+import { fetchReadBuffers } from '../storage/segment/read-buffer-pool.js';
 import { TlsReloader } from '../security/tls/reload.js';
 
 export interface BrokerNetwork {

@@ -26,5 +26,5 @@ export {
 } from './errors.js';
 export { LeaderEpochCache } from './log/leader-epoch-cache.js';
 export { checkLogDirs, ensureDirectory, LogDirError } from './manager/log-dirs.js';
-export { readMetaProperties, writeMetaProperties } from './checkpoints.js';
+export { readMetaProperties, writeMetaProperties } from './checkpoint/checkpoint-files.js';
 export type { StorageLogger } from './logger.js';

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../src/protocol/coordinator-records/index.js';
 import { Writer } from '../../src/protocol/primitives/index.js';
 import { makeBatch, openLog, withTempDir } from '../storage/helpers.js';
+import { recordAbortedTxn } from '../../src/storage/log/aborted-txns.js';
 import { CRC, CompressionType, RECORD_BATCH_OVERHEAD, computeCrc } from '../../src/protocol/records/batch-header.js';
 import { gzipValueBomb } from '../helpers/read-bombs.js';
 
@@ -166,7 +167,7 @@ test('a .txnindex: one line per aborted transaction as DumpLogSegments prints it
     await mkdir(path.join(dir, 'topic-0'));
     const log = await openLog(dir);
     await log.append(makeBatch(['a', 'b']), { leaderEpoch: 0 });
-    await log.recordAbortedTxn({ producerId: 42n, firstOffset: 0, lastOffset: 1, lastStableOffset: 0 });
+    await recordAbortedTxn(log.segments, { producerId: 42n, firstOffset: 0, lastOffset: 1, lastStableOffset: 0 }, false);
     await log.close();
     const file = path.join(dir, 'topic-0', '00000000000000000000.txnindex');
     const res = run('--files', file);

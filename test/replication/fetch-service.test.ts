@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { FetchService, type FetchCall, type FetchReplicas, type FetchThrottle } from '../../src/replication/fetch/fetch-service.js';
 import type { FetchTarget, PartitionFetchResult } from '../../src/replication/fetch/fetch-reader.js';
-import { fetchReadBuffers } from '../../src/storage/read-buffer-pool.js';
+import { fetchReadBuffers } from '../../src/storage/segment/read-buffer-pool.js';
 
 const EMPTY = Buffer.alloc(0);
 

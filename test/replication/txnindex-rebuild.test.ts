@@ -12,7 +12,7 @@ import { access, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { encodeBatch } from '../../src/protocol/records/batch.js';
 import { Partition } from '../../src/replication/partition/partition.js';
-import { CLEAN_SHUTDOWN_MARKER } from '../../src/storage/checkpoints.js';
+import { CLEAN_SHUTDOWN_MARKER } from '../../src/storage/checkpoint/checkpoint-files.js';
 import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { CapturingLogger, testConfig, withTempDir } from '../storage/helpers.js';
 

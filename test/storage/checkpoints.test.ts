@@ -10,7 +10,7 @@ import {
   writeLeaderEpochCheckpoint,
   writeMetaProperties,
   writeOffsetCheckpoint,
-} from '../../src/storage/checkpoints.js';
+} from '../../src/storage/checkpoint/checkpoint-files.js';
 import { withTempDir } from './helpers.js';
 
 test('offset checkpoints use Kafka text format and round-trip', async () => {

@@ -184,7 +184,7 @@ test('checkpoints written after deletions leave the deleted partitions out', asy
     for (let i = 0; i < 20; i++) await mgr.createLog('t', i);
     for (let i = 0; i < 19; i++) await mgr.deleteLog('t', i);
     await mgr.shutdown();
-    const { readOffsetCheckpoint } = await import('../../src/storage/checkpoints.js');
+    const { readOffsetCheckpoint } = await import('../../src/storage/checkpoint/checkpoint-files.js');
     const points = await readOffsetCheckpoint(`${dir}/recovery-point-offset-checkpoint`);
     assert.deepEqual([...points.keys()], ['t-19']);
   });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { access, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readOffsetCheckpoint } from '../../src/storage/checkpoints.js';
+import { readOffsetCheckpoint } from '../../src/storage/checkpoint/checkpoint-files.js';
 import { KafkaStorageError, LogDirLockedError } from '../../src/storage/errors.js';
 import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { CapturingLogger, makeBatch, readAll, testConfig, withTempDir } from './helpers.js';

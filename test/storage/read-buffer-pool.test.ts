@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReadBufferPool } from '../../src/storage/read-buffer-pool.js';
+import { ReadBufferPool } from '../../src/storage/segment/read-buffer-pool.js';
 
 test('a released buffer is lent again for a read of the same size class', () => {
   const pool = new ReadBufferPool(1024, 1 << 20);

@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { TransactionIndex, TransactionIndexError, TXN_INDEX_ENTRY, encodeAbortedTxn } from '../../src/storage/segment/transaction-index.js';
 import { makeBatch, openLog, withTempDir } from './helpers.js';
+import { collectAbortedTxns, recordAbortedTxn } from '../../src/storage/log/aborted-txns.js';
 
 test("transaction index: Kafka's entry layout, appended in order, read back after reopening", async () => {
   await withTempDir(async (dir) => {
@@ -103,37 +104,37 @@ test('segments: an abort is recorded in the segment of its marker, found across 
     assert.ok(log.segments.length >= 3, `several segments (${log.segments.length})`);
     const second = log.segments[1]!;
     const marker = second.baseOffset + 1;
-    await log.recordAbortedTxn({ producerId: 5n, firstOffset: 2, lastOffset: marker, lastStableOffset: 2 });
+    await recordAbortedTxn(log.segments, { producerId: 5n, firstOffset: 2, lastOffset: marker, lastStableOffset: 2 }, false);
     const last = log.logEndOffset - 1;
-    await log.recordAbortedTxn({ producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 });
-    await log.recordAbortedTxn({ producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 }, true);
+    await recordAbortedTxn(log.segments, { producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 }, false);
+    await recordAbortedTxn(log.segments, { producerId: 6n, firstOffset: last - 3, lastOffset: last, lastStableOffset: last - 3 }, true);
     assert.equal(second.txnIndex.size, 1, 'in the segment holding the marker');
     assert.equal(log.activeSegment.txnIndex.size, 1, 'a replayed abort already there is not added twice');
     assert.deepEqual(
-      log.collectAbortedTxns(0, log.logEndOffset).map((t) => t.producerId),
+      collectAbortedTxns(log.segments, 0, log.logEndOffset).map((t) => t.producerId),
       [5n, 6n],
     );
     assert.deepEqual(
-      log.collectAbortedTxns(marker + 1, log.logEndOffset).map((t) => t.producerId),
+      collectAbortedTxns(log.segments, marker + 1, log.logEndOffset).map((t) => t.producerId),
       [6n],
     );
     await log.close();
     const again = await openLog(dir, { segmentBytes: 1024 });
     assert.deepEqual(
-      again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId),
+      collectAbortedTxns(again.segments, 0, again.logEndOffset).map((t) => t.producerId),
       [5n, 6n],
       'reloaded from the .txnindex files',
     );
     await again.truncateTo(last);
     assert.deepEqual(
-      again.collectAbortedTxns(0, again.logEndOffset).map((t) => t.producerId),
+      collectAbortedTxns(again.segments, 0, again.logEndOffset).map((t) => t.producerId),
       [5n],
       "the cut marker's abort is gone",
     );
     const txnFile = again.segments[1]!.txnIndex.file;
     assert.ok(existsSync(txnFile));
     await again.deleteOldSegments((seg) => seg.baseOffset <= again.segments[1]!.baseOffset, 'test');
-    assert.deepEqual(again.collectAbortedTxns(0, again.logEndOffset), []);
+    assert.deepEqual(collectAbortedTxns(again.segments, 0, again.logEndOffset), []);
     await again.close();
   });
 });

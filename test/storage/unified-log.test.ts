@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeBatch } from '../../src/protocol/records/batch.js';
-import { readOffsetCheckpoint } from '../../src/storage/checkpoints.js';
+import { readOffsetCheckpoint } from '../../src/storage/checkpoint/checkpoint-files.js';
 import { UnifiedLog } from '../../src/storage/log/unified-log.js';
 import { LogManager } from '../../src/storage/manager/log-manager.js';
 import { mkdir } from 'node:fs/promises';

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomically } from '../../storage/checkpoints.js';
+import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import type { AclStorage, StoredAclEntry, StoredAclResource, StoredAcls } from '../acl-storage.js';
 
 export const ACLS_FILE = 'fjord-acls.json';

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomically } from '../../storage/checkpoints.js';
+import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import type { ClientEntityBackend } from '../client-entity-configs.js';
 
 export const CLIENT_ENTITIES_FILE = 'fjord-client-entities.json';

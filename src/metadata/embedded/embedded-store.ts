@@ -4,7 +4,7 @@
  * Changes made while a write is under way share the next write, and the file's text is built in
  * slices: a burst of creations costs a few writes of the whole state, not one each (issue 21).
  */
-import { writeFileAtomically } from '../../storage/checkpoints.js';
+import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import { readFile } from 'node:fs/promises';
 import { ensureDirectory } from '../../storage/manager/log-dirs.js';
 import { join } from 'node:path';

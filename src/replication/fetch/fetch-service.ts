@@ -11,7 +11,7 @@
  * supplies the quota and the ACL check as functions: this layer knows no connection.
  */
 import { ErrorCode } from '../../protocol/errors.js';
-import { fetchReadBuffers } from '../../storage/read-buffer-pool.js';
+import { fetchReadBuffers } from '../../storage/segment/read-buffer-pool.js';
 import type { ReplicaManager } from '../replica-manager.js';
 import { downConvertResults } from './down-conversion.js';
 import type { FetchParams, PartitionFetchResult } from './fetch-reader.js';

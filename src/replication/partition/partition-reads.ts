@@ -4,7 +4,7 @@
  * here goes straight to the UnifiedLog, without the append lock: a read sees the log as it is
  * between appends, bounded by the high watermark (or the last stable offset) its caller passes.
  */
-import type { ReadResult } from '../../storage/log-read.js';
+import type { ReadResult } from '../../storage/log/log-read.js';
 import type { ProducerStateMap } from '../../storage/log/producer-state/producer-state.js';
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
 

@@ -7,7 +7,7 @@
  * broker or `kafka-configs.sh --zookeeper` reaches the broker it is for. Which keys may change,
  * and their check, are config/dynamic-broker-keys.ts.
  */
-import { writeFileAtomically } from '../../storage/checkpoints.js';
+import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BrokerConfig } from '../config/index.js';

@@ -30,7 +30,7 @@ import {
   setLogAppendTime,
   setPartitionLeaderEpoch,
 } from '../../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH } from '../batch-scan.js';
+import { MIN_BATCH_LENGTH } from '../segment/batch-scan.js';
 import { CorruptRecordError, RecordTooLargeError, UnexpectedAppendOffsetError } from '../errors.js';
 
 /** The producer state's answer for one batch (Kafka's ProducerStateManager checks). */

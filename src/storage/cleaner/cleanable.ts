@@ -4,7 +4,7 @@
  * The active segment, segments younger than min.compaction.lag.ms and segments reaching the last
  * stable offset are never cleaned.
  */
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { UnifiedLog } from '../log/unified-log.js';
 
 export interface CleanablePlan {

@@ -12,10 +12,11 @@
  */
 import { open, rename, unlink } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { fsyncDir } from '../checkpoints.js';
+import { fsyncDir } from '../checkpoint/atomic-file.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { isCompacted } from '../config.js';
-import { CLEANED_SUFFIX, LogSegment, SWAP_SUFFIX } from '../log-segment.js';
+import { LogSegment } from '../segment/log-segment.js';
+import { CLEANED_SUFFIX, SWAP_SUFFIX } from '../segment/segment-names.js';
 import type { UnifiedLog } from '../log/unified-log.js';
 import type { StorageLogger } from '../logger.js';
 import { planCleaning } from './cleanable.js';

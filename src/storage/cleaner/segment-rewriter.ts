@@ -24,8 +24,8 @@ import { ControlRecordType, decodeControlRecordKey } from '../../protocol/record
 import type { AbortedTxn } from '../segment/transaction-index.js';
 import type { CleanedTransactions, ControlKind } from './cleaned-txns.js';
 import type { KafkaRecord } from '../../protocol/records/record.js';
-import { readAt, scanBatchHeaders } from '../batch-scan.js';
-import type { LogSegment } from '../log-segment.js';
+import { readAt, scanBatchHeaders } from '../segment/batch-scan.js';
+import type { LogSegment } from '../segment/log-segment.js';
 
 /** Binary-safe map key for a record key. */
 export function mapKey(key: Buffer): string {

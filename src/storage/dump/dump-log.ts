@@ -10,8 +10,8 @@ import { TimestampType, decodeBatch, readBatchHeaderInfo, recordTimestamp, type 
 import { RecordsError } from '../../protocol/records/errors.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 import { decodeControlRecordKey, endTxnMarkerOf } from '../../protocol/records/control.js';
-import { MIN_BATCH_LENGTH } from '../batch-scan.js';
-import { baseOffsetOfFileName } from '../log-segment.js';
+import { MIN_BATCH_LENGTH } from '../segment/batch-scan.js';
+import { baseOffsetOfFileName } from '../segment/segment-names.js';
 import { decodeOffsetsRecord, decodeTransactionLogRecord } from './offsets-decoder.js';
 
 export interface DumpOptions {

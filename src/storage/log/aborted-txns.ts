@@ -3,23 +3,9 @@
  * read_committed fetch of [fetchOffset, upperBound) must report (Kafka's
  * UnifiedLog.collectAbortedTransactions), and where an abort is recorded.
  */
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { AbortedTxn } from '../segment/transaction-index.js';
-
-/** Index of the segment holding `offset` (the last one whose base is at or below it), or 0. */
-function segmentIndexFor(segments: readonly LogSegment[], offset: number): number {
-  let lo = 0;
-  let hi = segments.length - 1;
-  let found = 0;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (segments[mid]!.baseOffset <= offset) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found;
-}
+import { segmentIndexFor } from './segment-list.js';
 
 /**
  * Aborted transactions overlapping [fetchOffset, upperBound), from the segment holding the

@@ -3,7 +3,7 @@
  * Replication uses it to answer OffsetForLeaderEpoch and to truncate diverging followers.
  */
 import path from 'node:path';
-import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint, type EpochEntry } from '../checkpoints.js';
+import { LEADER_EPOCH_CHECKPOINT, readLeaderEpochCheckpoint, writeLeaderEpochCheckpoint, type EpochEntry } from '../checkpoint/checkpoint-files.js';
 
 export class LeaderEpochCache {
   private entries: EpochEntry[] = [];

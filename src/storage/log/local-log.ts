@@ -5,20 +5,20 @@
  * waits behind a disk write. UnifiedLog (unified-log.ts) puts producer state, the high watermark
  * and the last stable offset over it; everything outside storage reaches a log through that.
  */
-import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
-import type { AbortedTxn } from '../segment/transaction-index.js';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { FailureLog } from '../../common/failure-log.js';
-import { LogSegment } from '../log-segment.js';
+import { LogSegment } from '../segment/log-segment.js';
 import { loadEpochHistory, loadLogStartState, type LogOpenOptions } from './log-open.js';
-import { LogIoFailures, type LogIoAction } from './log-io-failures.js';
-import { readFromSegments, type ReadResult } from '../log-read.js';
+import { LogIoFailures } from './log-io-failures.js';
+import { LogAvailability } from './log-availability.js';
+import { oldestSegmentsToDelete, splitForTruncation } from './segment-list.js';
+import { readFromSegments, type ReadResult } from './log-read.js';
 import { recordEpochs, shouldRoll } from './roll-policy.js';
 import { SegmentRetirement } from '../segment/segment-retirement.js';
 import { planAppend } from '../append/append-step.js';
 import { validateLogConfig, type LogConfig } from '../config.js';
-import { KafkaStorageError, LogClosedError, OffsetOutOfRangeError, RecordTooLargeError, type StorageError } from '../errors.js';
+import { OffsetOutOfRangeError, RecordTooLargeError } from '../errors.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { StorageLogger } from '../logger.js';
 import { Mutex } from '../../common/mutex.js';
@@ -27,7 +27,7 @@ import { LogFlusher } from './log-flush.js';
 import { findOffsetByTimestamp, findMaxTimestampOffset } from './timestamp-lookup.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
 
-export type { ReadResult } from '../log-read.js';
+export type { ReadResult } from './log-read.js';
 export type { LogOpenOptions } from './log-open.js';
 
 export declare interface LocalLog {
@@ -41,12 +41,6 @@ export class LocalLog extends EventEmitter {
   config: LogConfig;
   /** Immutable snapshot; replaced (never mutated) when segments come or go. */
   segments: readonly LogSegment[] = [];
-  offline = false;
-  /**
-   * Closed (partition deleted, broker stopping): later calls fail with LogClosedError, and so do
-   * calls that were in flight when its files closed. Never a reason to take the directory offline.
-   */
-  private closed = false;
   readonly epochs: LeaderEpochCache;
   private startOffset = 0;
   private endOffset = 0;
@@ -59,6 +53,8 @@ export class LocalLog extends EventEmitter {
   /** The log directory holding this partition's directory. */
   readonly logDir: string;
   private readonly ioFailures: LogIoFailures;
+  /** Closed or offline (log-availability.ts). */
+  private readonly availability: LogAvailability;
 
   private constructor(opts: LogOpenOptions) {
     super();
@@ -73,13 +69,14 @@ export class LocalLog extends EventEmitter {
     this.epochs = new LeaderEpochCache(opts.dir);
     this.flusher = new LogFlusher(this, this.clock, {
       isRetired: (seg) => this.retirement.has(seg),
-      failure: (err) => this.storageFailure('flush', err),
+      failure: (err) => this.availability.failure('flush', err),
       succeeded: () => this.ioFailures.succeeded('flush'),
     });
     this.logDir = path.dirname(opts.dir);
     this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) =>
       opts.onIoError?.(this, err),
     );
+    this.availability = new LogAvailability(this.name, this.dir, this.ioFailures);
   }
 
   static async open(opts: LogOpenOptions): Promise<LocalLog> {
@@ -129,24 +126,14 @@ export class LocalLog extends EventEmitter {
   }
 
   get isClosed(): boolean {
-    return this.closed;
+    return this.availability.closed;
   }
-
-  private closedError(action: string): LogClosedError {
-    return new LogClosedError(`${action} of ${this.name}: the log is closed (its partition was deleted or the broker is stopping)`);
+  /** In a failed log directory: set by the manager, never cleared. */
+  get offline(): boolean {
+    return this.availability.offline;
   }
-
-  private checkOnline(action = 'access'): void {
-    if (this.closed) throw this.closedError(action);
-    if (this.offline) throw new KafkaStorageError(`log ${this.name} is in an offline log directory ${this.dir}`);
-  }
-
-  /** Translates an I/O failure into the error to throw (LogIoFailures), unless the log was closed under it. */
-  private storageFailure(action: LogIoAction, err: unknown): StorageError {
-    // Files closed under a request (its partition deleted meanwhile) fail with EBADF or ENOENT:
-    // that request's problem, not the directory's.
-    if (this.closed) return this.closedError(action);
-    return this.ioFailures.toStorageError(action, err);
+  set offline(offline: boolean) {
+    this.availability.offline = offline;
   }
 
   async append(batches: Buffer, opts: AppendOptions): Promise<AppendResult> {
@@ -171,13 +158,13 @@ export class LocalLog extends EventEmitter {
         return { firstOffset: -1, lastOffset: -1, logAppendTime: -1, logStartOffset: this.startOffset, maxTimestamp: -1, refused: plan.refused };
       if (batches.length > this.config.segmentBytes)
         throw new RecordTooLargeError(`append of ${batches.length} bytes exceeds segment.bytes ${this.config.segmentBytes}`);
-      this.checkOnline('append');
+      this.availability.check('append');
       const { firstOffset, lastOffset, maxTimestamp } = plan;
       try {
         if (shouldRoll(this.activeSegment, this.config, batches.length, lastOffset, plan.firstBatchMaxTimestamp, now)) await this.roll(firstOffset);
         this.activeSegment.append(batches, now);
       } catch (err) {
-        throw this.storageFailure('append', err);
+        throw this.availability.failure('append', err);
       }
       this.endOffset = lastOffset + 1;
       this.ioFailures.succeeded('append');
@@ -199,7 +186,7 @@ export class LocalLog extends EventEmitter {
   /** Rolls the active segment now (admin tools, tests). */
   forceRoll(): Promise<void> {
     return this.lock.run(async () => {
-      this.checkOnline('roll');
+      this.availability.check('roll');
       if (this.activeSegment.size > 0) await this.roll(this.endOffset);
     });
   }
@@ -217,7 +204,7 @@ export class LocalLog extends EventEmitter {
   }
 
   async read(fetchOffset: number, maxBytes: number, opts: { maxOffset?: number; minOneBatch?: boolean } = {}): Promise<ReadResult> {
-    this.checkOnline('read');
+    this.availability.check('read');
     const start = this.startOffset;
     const end = this.endOffset;
     const segments = this.segments;
@@ -229,29 +216,23 @@ export class LocalLog extends EventEmitter {
     } catch (err) {
       // A segment deleted under us (retention raced this read) closes its file: retry on the new list.
       if (segments !== this.segments) return this.read(fetchOffset, maxBytes, opts);
-      throw this.storageFailure('read', err);
+      throw this.availability.failure('read', err);
     }
   }
 
   offsetForTimestamp(ts: number): Promise<{ offset: number; timestamp: number } | null> {
-    return this.lookUpTimestamp((cap) => findOffsetByTimestamp(this.segments, ts, this.startOffset, cap));
+    return this.availability.lookUp('timestamp lookup', () =>
+      findOffsetByTimestamp(this.segments, ts, this.startOffset, readDecompressionCap(this.config.maxMessageBytes)),
+    );
   }
 
   maxTimestampOffset(): Promise<{ offset: number; timestamp: number } | null> {
-    return this.lookUpTimestamp((cap) => findMaxTimestampOffset(this.segments, cap));
-  }
-
-  /** A timestamp lookup; a failure because the log closed while it ran is reported as LogClosedError. */
-  private async lookUpTimestamp<T>(find: (decompressionCap: number) => Promise<T>): Promise<T> {
-    this.checkOnline('timestamp lookup');
-    return find(readDecompressionCap(this.config.maxMessageBytes)).catch((err: unknown) => {
-      throw this.closed ? this.closedError('timestamp lookup') : err;
-    });
+    return this.availability.lookUp('timestamp lookup', () => findMaxTimestampOffset(this.segments, readDecompressionCap(this.config.maxMessageBytes)));
   }
 
   async deleteRecordsBefore(offset: number): Promise<number> {
     return this.lock.run(async () => {
-      this.checkOnline('record deletion');
+      this.availability.check('record deletion');
       if (offset > this.endOffset || offset < 0) throw new OffsetOutOfRangeError(offset, this.startOffset, this.endOffset);
       await this.moveStartOffset(offset);
       await this.deleteSegmentsLocked((seg, next) => (next ? next.baseOffset : this.endOffset) <= this.startOffset && seg.size > 0, 'log start offset');
@@ -276,19 +257,11 @@ export class LocalLog extends EventEmitter {
   }
 
   private async deleteSegmentsLocked(shouldDelete: (seg: LogSegment, next: LogSegment | undefined) => boolean, reason: string): Promise<number> {
-    if (this.offline || this.closed) return 0;
-    const victims: LogSegment[] = [];
-    for (let i = 0; i < this.segments.length; i++) {
-      const seg = this.segments[i]!;
-      if (!shouldDelete(seg, this.segments[i + 1])) break;
-      victims.push(seg);
-    }
+    if (this.offline || this.isClosed) return 0;
+    const victims = oldestSegmentsToDelete(this.segments, shouldDelete);
     if (victims.length === 0) return 0;
-    if (victims.length === this.segments.length) {
-      if (this.activeSegment.size === 0) victims.pop();
-      else await this.roll(this.endOffset);
-    }
-    if (victims.length === 0) return 0;
+    // The active segment goes too: roll first, a log always has one.
+    if (victims.length === this.segments.length) await this.roll(this.endOffset);
     this.segments = this.segments.slice(victims.length);
     await this.moveStartOffset(this.segments[0]!.baseOffset);
     for (const v of victims) {
@@ -311,7 +284,7 @@ export class LocalLog extends EventEmitter {
   /** Removes everything at and after `offset` (replica truncation). */
   async truncateTo(offset: number): Promise<void> {
     await this.lock.run(async () => {
-      this.checkOnline('truncation');
+      this.availability.check('truncation');
       if (offset >= this.endOffset) {
         // Nothing to cut, but an epoch may start here with no data (taken by this replica as a
         // leader at its log end): it goes, as the leader's history does not have it (Kafka does the same).
@@ -320,8 +293,7 @@ export class LocalLog extends EventEmitter {
       }
       try {
         if (offset < this.startOffset) return await this.truncateFullyAndStartAtLocked(offset);
-        const keep = this.segments.filter((s, i) => i === 0 || s.baseOffset < offset);
-        const dropped = this.segments.slice(keep.length);
+        const { keep, dropped } = splitForTruncation(this.segments, offset);
         this.segments = keep;
         for (const d of dropped) await this.retireSegment(d);
         const removed = await this.activeSegment.truncateTo(offset);
@@ -330,7 +302,7 @@ export class LocalLog extends EventEmitter {
         this.flusher.recoveryPoint = Math.min(this.flusher.recoveryPoint, offset);
         if (this.epochs.truncateFromEnd(offset)) await this.epochs.persist();
       } catch (err) {
-        throw this.storageFailure('truncate', err);
+        throw this.availability.failure('truncate', err);
       }
     });
   }
@@ -340,7 +312,7 @@ export class LocalLog extends EventEmitter {
   }
 
   private async truncateFullyAndStartAtLocked(offset: number): Promise<void> {
-    if (this.closed) throw this.closedError('truncation');
+    if (this.isClosed) throw this.availability.closedError('truncation');
     // Retire first: renaming the old files frees the name if a segment already starts at `offset`.
     for (const s of this.segments) await this.retireSegment(s);
     this.segments = [await LogSegment.open(this.dir, offset, this.segmentSettings(), this.clock())];
@@ -355,7 +327,7 @@ export class LocalLog extends EventEmitter {
   /** fsyncs everything up to the log end and advances the recovery point. */
   flush(): Promise<void> {
     return this.lock.run(() => {
-      if (this.closed) throw this.closedError('flush');
+      if (this.isClosed) throw this.availability.closedError('flush');
       return this.flusher.flush();
     });
   }
@@ -363,16 +335,6 @@ export class LocalLog extends EventEmitter {
   /** flush.ms policy, driven by the manager's scheduler. */
   async flushIfDue(now: number): Promise<void> {
     if (this.flusher.isDue(now, this.config.flushMs)) await this.flush();
-  }
-
-  /** Aborted transactions a read_committed fetch of [fetchOffset, upperBound) reports. */
-  collectAbortedTxns(fetchOffset: number, upperBound: number): AbortedTxn[] {
-    return collectAbortedTxns(this.segments, fetchOffset, upperBound);
-  }
-
-  /** Records an abort whose marker was just appended (or, `ifMissing`, replayed after a crash). */
-  recordAbortedTxn(t: AbortedTxn, ifMissing = false): Promise<void> {
-    return recordAbortedTxn(this.segments, t, ifMissing);
   }
 
   /** Replaces segments under the lock (the cleaner's swap). `mutate` returns the new list. */
@@ -389,19 +351,8 @@ export class LocalLog extends EventEmitter {
    */
   async close(): Promise<boolean> {
     return this.lock.run(async () => {
-      await this.flusher.settled();
-      let flushed = false;
-      if (!this.offline) {
-        this.activeSegment.sealTimeIndex();
-        flushed = await this.flusher.flush().then(
-          () => true,
-          (err: unknown) => {
-            this.logger.error(`final flush of ${this.name} failed: ${String(err)}`);
-            return false;
-          },
-        );
-      }
-      this.closed = true;
+      const flushed = await this.flusher.finalFlush();
+      this.availability.closed = true;
       await this.retirement.closeAll();
       for (const s of this.segments) await s.close();
       this.removeAllListeners();

@@ -3,7 +3,7 @@
  * so a restart after a crash recovers only what lies past it), the flush.messages / flush.ms
  * policy, and the background flush of the segments a roll sealed.
  */
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';
 
 /** What the flusher reads of its log. */
@@ -66,6 +66,25 @@ export class LogFlusher {
   /** Resolves once the background flushes queued so far are done. */
   settled(): Promise<void> {
     return this.background;
+  }
+
+  /**
+   * The last flush of a closing log: after the background flushes, the active segment's time
+   * index is sealed and everything synced. False when that failed or the log is offline: it was
+   * not shut down cleanly and the next start must recover it.
+   */
+  async finalFlush(): Promise<boolean> {
+    await this.settled();
+    const log = this.log;
+    if (log.offline) return false;
+    log.activeSegment.sealTimeIndex();
+    return this.flush().then(
+      () => true,
+      (err: unknown) => {
+        log.logger.error(`final flush of ${log.name} failed: ${String(err)}`);
+        return false;
+      },
+    );
   }
 
   /** fsyncs everything up to the log end and advances the recovery point. The caller holds the log's lock. */

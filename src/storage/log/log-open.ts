@@ -10,7 +10,7 @@ import { errnoOf } from '../errors.js';
 import type { FailureLog } from '../../common/failure-log.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LocalLog } from './local-log.js';
-import { LogSegment } from '../log-segment.js';
+import { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';
 import { loadSegments } from './recovery.js';
 

@@ -9,18 +9,18 @@ import { isCompacted, type LogConfig } from '../config.js';
 import { errnoOf } from '../errors.js';
 import type { StorageLogger } from '../logger.js';
 import { segmentFileEndOffset, swapFileProblem } from './swap-validation.js';
+import { LogSegment } from '../segment/log-segment.js';
 import {
   CLEANED_SUFFIX,
   DELETED_SUFFIX,
   INDEX_SUFFIX,
   LOG_SUFFIX,
-  LogSegment,
   SWAP_SUFFIX,
   TIME_INDEX_SUFFIX,
   TXN_INDEX_SUFFIX,
   baseOffsetOfFileName,
   segmentFileName,
-} from '../log-segment.js';
+} from '../segment/segment-names.js';
 
 export interface LoadOptions {
   recoveryPoint: number;

@@ -2,7 +2,7 @@
 import { baseOffsetAt, batchSize, partitionLeaderEpochOf } from '../../protocol/records/batch-header.js';
 import type { LogConfig } from '../config.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 
 /** Kafka's roll rules: size, age (segment.ms), index capacity, relative offset overflow. */
 export function shouldRoll(seg: LogSegment, config: LogConfig, appendBytes: number, lastOffset: number, maxTs: number, now: number): boolean {

@@ -6,7 +6,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, baseOffsetAt, lastOffsetAt } from '../../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders } from '../batch-scan.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt, scanBatchHeaders } from '../segment/batch-scan.js';
 
 const CHUNK = 8 * 1024 * 1024;
 

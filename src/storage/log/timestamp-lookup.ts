@@ -6,9 +6,9 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { TimestampType, batchRecords, openBatchAsync, recordTimestamp } from '../../protocol/records/batch.js';
 import { RecordsError } from '../../protocol/records/errors.js';
-import { readAt } from '../batch-scan.js';
-import type { LogSegment } from '../log-segment.js';
-import { scanBatchHeaders } from '../batch-scan.js';
+import { readAt } from '../segment/batch-scan.js';
+import type { LogSegment } from '../segment/log-segment.js';
+import { scanBatchHeaders } from '../segment/batch-scan.js';
 import { baseOffsetAt, lastOffsetAt, maxTimestampAt } from '../../protocol/records/batch-header.js';
 
 export interface TimestampAndOffset {

@@ -10,15 +10,16 @@
  */
 import { encodeControlBatch, ControlRecordType } from '../../protocol/records/control.js';
 import { abortEntry, recordProducerBatches } from './producer-state/batch-records.js';
+import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
 import { recoverProducerState } from './producer-state/producer-state-recovery.js';
 import type { ProducerStateMap } from './producer-state/producer-state.js';
 import { writeSnapshot } from './producer-state/producer-state-snapshot.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import type { LocalLog, ReadResult } from './local-log.js';
 import type { LogConfig } from '../config.js';
-import type { EpochEntry } from '../checkpoints.js';
+import type { EpochEntry } from '../checkpoint/checkpoint-files.js';
 import type { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { LogSegment } from '../log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';
 import type { AbortedTxn } from '../segment/transaction-index.js';
 
@@ -199,7 +200,7 @@ export class UnifiedLog {
   }
 
   private async recordProducers(batches: Buffer): Promise<void> {
-    for (const t of recordProducerBatches(this.producers, batches)) if (t.aborted) await this.local.recordAbortedTxn(abortEntry(t));
+    for (const t of recordProducerBatches(this.producers, batches)) if (t.aborted) await recordAbortedTxn(this.local.segments, abortEntry(t), false);
     // Storage alone: whatever is appended is committed, so closed transactions are stable at once.
     if (this.hw === undefined && !this.highWatermarkSetByOwner) this.producers.onHighWatermark(this.local.logEndOffset);
   }
@@ -289,7 +290,7 @@ export class UnifiedLog {
 
   /** Aborted transactions a read_committed fetch of [fetchOffset, upperBound) reports. */
   collectAbortedTxns(fetchOffset: number, upperBound: number): AbortedTxn[] {
-    return this.local.collectAbortedTxns(fetchOffset, upperBound);
+    return collectAbortedTxns(this.local.segments, fetchOffset, upperBound);
   }
 
   forceRoll(): Promise<void> {

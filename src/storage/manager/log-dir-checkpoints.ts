@@ -12,7 +12,7 @@ import {
   REPLICATION_OFFSET_CHECKPOINT,
   readOffsetCheckpoint,
   writeOffsetCheckpoint,
-} from '../checkpoints.js';
+} from '../checkpoint/checkpoint-files.js';
 import type { StorageLogger } from '../logger.js';
 import type { UnifiedLog } from '../log/unified-log.js';
 

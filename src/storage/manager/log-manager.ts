@@ -2,9 +2,11 @@
  * All logs of the broker across its log directories: locking, start-up recovery, checkpoints,
  * periodic retention / flush / cleaning, and offline-directory tracking.
  */
-import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { CLEAN_SHUTDOWN_MARKER, readMetaProperties, removeIfExists, writeFileAtomically, writeMetaProperties } from '../checkpoints.js';
+import { readMetaProperties, writeMetaProperties } from '../checkpoint/checkpoint-files.js';
+import { hadCleanShutdown, markCleanShutdown, removeCleanShutdownMarker } from './clean-shutdown.js';
+import { deleteDirName, findPartitionDirs } from './partition-dirs.js';
 import { tpKey } from '../../common/partition-keys.js';
 import type { LogConfig } from '../config.js';
 import { LogCleaner } from '../cleaner/log-cleaner.js';
@@ -71,21 +73,7 @@ interface DirState {
   checkpoints: CoalescingWrites;
 }
 
-const LOG_DIR_NAME = /^(.+)-(\d+)$/;
 const SHUTDOWN_CONCURRENCY = 16;
-
-/** The longest file name most file systems take (NAME_MAX). */
-const MAX_FILE_NAME = 255;
-
-/**
- * Where a deleted partition's directory goes until it is removed: `topic-partition.unique-delete`,
- * the topic cut short when needed so the name fits NAME_MAX (a 249-character topic, the longest
- * Kafka allows, plus the suffix is too long, and the rename failed with ENAMETOOLONG).
- */
-export function deleteDirName(topic: string, partition: number): string {
-  const suffix = `-${partition}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}-delete`;
-  return topic.slice(0, Math.max(0, MAX_FILE_NAME - suffix.length)) + suffix;
-}
 
 export class LogManager {
   private readonly dirs: DirState[] = [];
@@ -146,25 +134,11 @@ export class LogManager {
       if (this.opts.metaProperties && (await readMetaProperties(dir)) === undefined) {
         await writeMetaProperties(dir, this.opts.metaProperties);
       }
-      state.hadCleanShutdown = await access(path.join(dir, CLEAN_SHUTDOWN_MARKER)).then(
-        () => true,
-        () => false,
-      );
+      state.hadCleanShutdown = await hadCleanShutdown(dir);
       const checkpoints = await readDirCheckpoints(dir, this.logger);
       this.cleaner.seed(checkpoints.cleanerOffsets);
-      const entries = await readdir(dir, { withFileTypes: true });
+      const found = await findPartitionDirs(dir);
       const started = this.clock();
-      const found: { topic: string; partition: number }[] = [];
-      for (const entry of entries) {
-        if (!entry.isDirectory()) continue;
-        if (entry.name.endsWith('-delete')) {
-          void rm(path.join(dir, entry.name), { recursive: true, force: true });
-          continue;
-        }
-        const m = LOG_DIR_NAME.exec(entry.name);
-        if (!m || entry.name.endsWith('-future')) continue;
-        found.push({ topic: m[1]!, partition: Number(m[2]) });
-      }
       // Like num.recovery.threads.per.data.dir: a few logs recover at once.
       await forEachConcurrently(found, Math.max(1, this.opts.recoveryThreads ?? 4), async ({ topic, partition }) => {
         const key = tpKey(topic, partition);
@@ -180,7 +154,7 @@ export class LogManager {
         `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${found.length === 0 ? 'nothing to recover' : state.hadCleanShutdown ? 'clean shutdown' : 'unclean shutdown'})`,
       );
       // From here on a crash must not be mistaken for a clean shutdown.
-      await removeIfExists(path.join(dir, CLEAN_SHUTDOWN_MARKER));
+      await removeCleanShutdownMarker(dir);
       await this.writeCheckpoints(state);
     } catch (err) {
       this.takeOffline(state, err);
@@ -385,23 +359,7 @@ export class LogManager {
       });
       if (state.online) {
         const checkpointed = await this.writeCheckpoints(state);
-        // The marker promises the next start that every log is flushed and checkpointed; it
-        // must not be written when that is not true, so the next start recovers instead.
-        const reasons = [
-          ...(unclean.length > 0
-            ? [`the final flush failed for ${unclean.slice(0, 5).join(', ')}${unclean.length > 5 ? ` and ${unclean.length - 5} more logs` : ''}`]
-            : []),
-          ...(checkpointed ? [] : ['the checkpoint files could not be written']),
-        ];
-        if (reasons.length > 0) {
-          this.logger.error(
-            `not writing the clean shutdown marker in ${state.dir}: ${reasons.join('; ')}; the next start recovers its logs from the recovery points`,
-          );
-        } else {
-          await writeFileAtomically(path.join(state.dir, CLEAN_SHUTDOWN_MARKER), '').catch((err) =>
-            this.logger.warn(`cannot write clean shutdown marker in ${state.dir}: ${String(err)}`),
-          );
-        }
+        await markCleanShutdown(state.dir, unclean, checkpointed, this.logger);
       }
       await state.lock?.release();
     }

@@ -11,7 +11,7 @@
  *
  * Reopening by path is checked against the file's identity (device and inode): a segment whose
  * file was replaced in place (a cleaner swap) refuses to reopen rather than read the new file at
- * the old positions; renames done through `LogSegment.renameAll` move the path along.
+ * the old positions; renames done through segment-retirement.ts move the path along.
  */
 import { Semaphore } from '../../common/mutex.js';
 import { closeSync, fdatasync, fstat, fstatSync, ftruncate, open as openAsync, openSync, read, readFileSync, constants, type Stats } from 'node:fs';

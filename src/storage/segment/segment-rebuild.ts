@@ -4,8 +4,15 @@
  * Reads 8 MiB chunks, so a 1 GiB segment costs ~128 reads plus the CRC work.
  */
 import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, baseOffsetAt, lastOffsetAt } from '../../protocol/records/batch-header.js';
-import { MIN_BATCH_LENGTH, checkBatch, readAt } from '../batch-scan.js';
-import type { LogSegment, RecoveryResult } from '../log-segment.js';
+import { MIN_BATCH_LENGTH, checkBatch, readAt } from './batch-scan.js';
+import type { LogSegment } from './log-segment.js';
+
+/** What a rebuild found: the bytes kept, the bytes cut off after the first invalid one, and why. */
+export interface RecoveryResult {
+  validBytes: number;
+  truncatedBytes: number;
+  reason?: string;
+}
 
 export async function rebuildSegment(seg: LogSegment, validate: boolean, maxBatchBytes: number): Promise<RecoveryResult> {
   seg.resetTracking();

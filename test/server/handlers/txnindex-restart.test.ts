@@ -20,7 +20,7 @@ import {
   WriteTxnMarkersResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { decodeBatch, encodeBatch, iterateBatches } from '../../../src/protocol/records/index.js';
-import { CLEAN_SHUTDOWN_MARKER } from '../../../src/storage/checkpoints.js';
+import { CLEAN_SHUTDOWN_MARKER } from '../../../src/storage/checkpoint/checkpoint-files.js';
 import { createTopic, fetchOne, produce } from './data-plane-helpers.js';
 
 const TOPIC = 'txn-restart';

@@ -15,9 +15,9 @@ import {
   lastOffsetAt,
 } from '../../../protocol/records/batch-header.js';
 import { recordAbortedTxn } from '../aborted-txns.js';
-import { readAt, scanBatchHeaders } from '../../batch-scan.js';
+import { readAt, scanBatchHeaders } from '../../segment/batch-scan.js';
 import type { LocalLog } from '../local-log.js';
-import type { LogSegment } from '../../log-segment.js';
+import type { LogSegment } from '../../segment/log-segment.js';
 import type { AbortedTxn } from '../../segment/transaction-index.js';
 import { ProducerStateMap, type CompletedTxn } from './producer-state.js';
 import { abortEntry, markerAt, recordProducerBatch } from './batch-records.js';

@@ -12,7 +12,7 @@
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
-import { writeFileAtomically } from '../../checkpoints.js';
+import { writeFileAtomically } from '../../checkpoint/atomic-file.js';
 import { ProducerStateMap, newProducerEntry } from './producer-state.js';
 
 export const SNAPSHOT_SUFFIX = '.snapshot';

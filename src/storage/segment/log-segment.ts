@@ -6,34 +6,17 @@
  * after a write fully succeeded, so readers never see a partial batch.
  */
 import { ftruncateSync, writeSync } from 'node:fs';
-import { rename, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { RECORD_BATCH_OVERHEAD, baseOffsetAt, batchSize, lastOffsetAt, maxTimestampAt } from '../protocol/records/batch-header.js';
+import { RECORD_BATCH_OVERHEAD, baseOffsetAt, batchSize, lastOffsetAt, maxTimestampAt } from '../../protocol/records/batch-header.js';
 import { readAt, scanBatchHeaders } from './batch-scan.js';
-import { rebuildSegment } from './segment/segment-rebuild.js';
+import { rebuildSegment, type RecoveryResult } from './segment-rebuild.js';
 import { fetchReadBuffers } from './read-buffer-pool.js';
-import { OffsetIndex } from './segment/offset-index.js';
-import { TimeIndex } from './segment/time-index.js';
-import { TransactionIndex } from './segment/transaction-index.js';
-import { SegmentFile } from './segment/segment-file.js';
-
-export const LOG_SUFFIX = '.log';
-export const INDEX_SUFFIX = '.index';
-export const TIME_INDEX_SUFFIX = '.timeindex';
-export const TXN_INDEX_SUFFIX = '.txnindex';
-export const DELETED_SUFFIX = '.deleted';
-export const CLEANED_SUFFIX = '.cleaned';
-export const SWAP_SUFFIX = '.swap';
-
-export function segmentFileName(baseOffset: number, suffix: string): string {
-  return String(baseOffset).padStart(20, '0') + suffix;
-}
-
-/** Parses "00000000000000000042.log" (any suffix) into 42, or undefined. */
-export function baseOffsetOfFileName(name: string): number | undefined {
-  const m = /^(\d{20})\./.exec(name);
-  return m ? Number(m[1]) : undefined;
-}
+import { OffsetIndex } from './offset-index.js';
+import { TimeIndex } from './time-index.js';
+import { TransactionIndex } from './transaction-index.js';
+import { SegmentFile } from './segment-file.js';
+import { INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, segmentFileName } from './segment-names.js';
 
 export interface SegmentSettings {
   indexIntervalBytes: number;
@@ -50,12 +33,6 @@ export interface BatchLocation {
 
 /** Whole batches read from a segment, and the base offset of the first batch found. */
 export type SegmentRead = { records: Buffer; firstBatchOffset: number };
-
-export interface RecoveryResult {
-  validBytes: number;
-  truncatedBytes: number;
-  reason?: string;
-}
 
 const acquireReadBuffer = (length: number): Buffer => fetchReadBuffers.acquire(length);
 
@@ -380,23 +357,6 @@ export class LogSegment {
   async close(): Promise<void> {
     await this.txnIndex.close().catch(() => undefined);
     await this.file.close().catch(() => undefined);
-  }
-
-  /** Renames all four files by appending `suffix` (used for `.deleted`). */
-  async renameAll(suffix: string): Promise<string[]> {
-    const renamed: string[] = [];
-    await this.txnIndex.close().catch(() => undefined);
-    for (const file of [this.logFile, this.offsetIndex.file, this.timeIndex.file, this.txnIndex.file]) {
-      try {
-        await rename(file, file + suffix);
-        // Reads still in flight may reopen the log file: under its new name.
-        if (file === this.file.path) this.file.path = file + suffix;
-        renamed.push(file + suffix);
-      } catch {
-        // An index file may not exist yet; the log file rename is what matters.
-      }
-    }
-    return renamed;
   }
 
   async fileSizeOnDisk(): Promise<number> {

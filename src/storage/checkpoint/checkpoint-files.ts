@@ -1,16 +1,16 @@
 /**
- * Kafka's small text checkpoint files, written atomically (temp file, fsync, rename, fsync dir)
- * so a crash leaves either the old or the new content, never a mix.
+ * Kafka's small text checkpoint files and meta.properties, their formats; each is written
+ * atomically (atomic-file.ts), so a crash leaves either the old or the new content.
  *
  *   recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint,
  *   cleaner-offset-checkpoint:  "0\n<count>\n<topic> <partition> <offset>\n..."
  *   leader-epoch-checkpoint:     "0\n<count>\n<epoch> <startOffset>\n..."
  */
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { tpKey } from '../common/partition-keys.js';
-import { errnoOf } from './errors.js';
-import { shortLivedFiles } from './segment/segment-file.js';
+import { tpKey } from '../../common/partition-keys.js';
+import { errnoOf } from '../errors.js';
+import { writeFileAtomically } from './atomic-file.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_OFFSET_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -27,58 +27,6 @@ export class MalformedCheckpointError extends Error {
     super(`malformed checkpoint file ${file}: ${reason}`);
     this.name = 'MalformedCheckpointError';
   }
-}
-
-export async function fsyncDir(dir: string): Promise<void> {
-  let fh;
-  try {
-    fh = await open(dir, 'r');
-    await fh.sync();
-  } catch {
-    // Some filesystems refuse fsync on directories; the rename is still atomic.
-  } finally {
-    await fh?.close();
-  }
-}
-
-/**
- * Writes of one file, in the order they were asked for. Two writers of the same checkpoint (the
- * periodic task and a flush on shutdown, say) would otherwise share one temporary file: one
- * renames it away under the other (ENOENT on rename) or the file gets a mix of both contents.
- */
-const writesInFlight = new Map<string, Promise<void>>();
-
-export function writeFileAtomically(file: string, content: string | Buffer): Promise<void> {
-  const key = path.resolve(file);
-  const before = writesInFlight.get(key) ?? Promise.resolve();
-  // Each write also takes one of the short-lived file slots (see open-files budget).
-  const write = before.then(() => shortLivedFiles.run(() => writeNow(file, content)));
-  const settled = write.then(
-    () => undefined,
-    () => undefined,
-  );
-  writesInFlight.set(key, settled);
-  void settled.then(() => {
-    if (writesInFlight.get(key) === settled) writesInFlight.delete(key);
-  });
-  return write;
-}
-
-async function writeNow(file: string, content: string | Buffer): Promise<void> {
-  const tmp = `${file}.tmp`;
-  const fh = await open(tmp, 'w');
-  try {
-    await fh.writeFile(content);
-    await fh.sync();
-  } catch (err) {
-    // A full disk: leave no half-written temp file behind holding space.
-    await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await fh.close();
-  await rename(tmp, file);
-  await fsyncDir(path.dirname(file));
 }
 
 async function readLines(file: string): Promise<string[] | undefined> {
@@ -163,14 +111,4 @@ export async function writeMetaProperties(dir: string, props: Record<string, str
     .map(([k, v]) => `${k}=${v}\n`)
     .join('');
   await writeFileAtomically(path.join(dir, META_PROPERTIES), `#\n#${new Date().toString()}\n${body}`);
-}
-
-export async function removeIfExists(file: string): Promise<boolean> {
-  try {
-    await unlink(file);
-    return true;
-  } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return false;
-    throw err;
-  }
 }

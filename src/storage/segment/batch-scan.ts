@@ -8,7 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 export interface PositionalFile {
   read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 }
-import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, isCrcValid, lastOffsetDeltaOf, magicOf } from '../protocol/records/batch-header.js';
+import { BATCH_LENGTH, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, isCrcValid, lastOffsetDeltaOf, magicOf } from '../../protocol/records/batch-header.js';
 
 /** Smallest possible value of the batch length field of a v2 batch (header without records). */
 export const MIN_BATCH_LENGTH = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD;

@@ -1,28 +1,14 @@
 /**
- * Fetch-side helpers of Log: locating the segment of an offset and reading whole batches from
- * an immutable snapshot of the segment list (sizes captured up front, so a concurrent append
- * is never half-read).
+ * The fetch side of LocalLog: reading whole batches from an immutable snapshot of the segment
+ * list (sizes captured up front, so a concurrent append is never half-read), from the segment
+ * holding the offset (segment-list.ts) onwards.
  */
-import type { LogSegment } from './log-segment.js';
+import type { LogSegment } from '../segment/log-segment.js';
+import { segmentIndexFor } from './segment-list.js';
 
 export interface ReadResult {
   records: Buffer;
   firstBatchOffset: number;
-}
-
-/** Index of the last segment whose base offset <= offset (0 if none). */
-export function segmentIndexFor(segments: readonly LogSegment[], offset: number): number {
-  let lo = 0;
-  let hi = segments.length - 1;
-  let found = 0;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    if (segments[mid]!.baseOffset <= offset) {
-      found = mid;
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  return found;
 }
 
 /**
