@@ -15,6 +15,7 @@ import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
 import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
+import { requestFrameBuffers } from './frame-buffers.js';
 import { usesTls } from '../../security/security-protocol.js';
 import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
@@ -62,7 +63,7 @@ export class Connection {
     private readonly closeLog: CloseLog,
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
-    this.reader = new FrameReader(limits.socketRequestMaxBytes, () => ctx.frameLimits);
+    this.reader = new FrameReader(limits.socketRequestMaxBytes, () => ctx.frameLimits, (n) => requestFrameBuffers.acquire(n));
     // Granted from inside whichever connection released memory: continue on our own turn.
     this.admission = new FrameAdmission(pool, () => queueMicrotask(() => this.processFrames()));
     this.idleClock = new IdleClock(limits.connectionsMaxIdleMs, {
