@@ -14,6 +14,10 @@ import { apiVersionsList } from './handlers/18-api-versions.js';
 import type { ApiHandler, RequestContext } from './handlers/types.js';
 import { authorizeCluster } from './handlers/authz.js';
 import { throttleForRequestQuota } from './quotas/request-quotas.js';
+import { requestFrameBuffers } from './network/frame-buffers.js';
+
+/** Produce: the one request whose frame is given back for reuse once answered (network/frame-buffers.ts). */
+const PRODUCE_KEY = 0;
 
 export function createRequestRouter(services: BrokerServices) {
   const log = services.logger;
@@ -40,7 +44,12 @@ export function createRequestRouter(services: BrokerServices) {
       throw err;
     }
     const writeBody = await run;
-    if (writeBody === null) return null;
+    // A handled Produce keeps nothing of its frame (its batches are in the log): the memory is reused.
+    const reusable = apiKey === PRODUCE_KEY;
+    if (writeBody === null) {
+      if (reusable) requestFrameBuffers.recycle(frame);
+      return null;
+    }
     // Large record sets (Fetch) stay where storage read them: the connection writes the parts
     // with one vectored write instead of copying megabytes into a single frame.
     const w = new Writer(512, { referenceThreshold: REFERENCE_THRESHOLD });
@@ -48,6 +57,7 @@ export function createRequestRouter(services: BrokerServices) {
     writeBody(w);
     log.trace({ apiKey, apiVersion, correlationId }, 'answered');
     const parts = w.parts();
+    if (reusable) requestFrameBuffers.recycle(frame);
     return parts.length === 1 ? parts[0]! : parts;
   };
 }

@@ -16,6 +16,7 @@ import type { CloseLog, CloseReason } from './close-log.js';
 import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { frameRefusal } from './frame-refusal.js';
+import { requestFrameBuffers } from './frame-buffers.js';
 import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
@@ -63,7 +64,11 @@ export class Connection {
     private readonly closeLog: CloseLog,
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
-    this.reader = new FrameReader(limits.socketRequestMaxBytes, () => ctx.frameLimits);
+    this.reader = new FrameReader(
+      limits.socketRequestMaxBytes,
+      () => ctx.frameLimits,
+      (n) => requestFrameBuffers.acquire(n),
+    );
     // Granted from inside whichever connection released memory: continue on our own turn.
     this.admission = new FrameAdmission(pool, () => queueMicrotask(() => this.processFrames()));
     this.idleClock = new IdleClock(limits.connectionsMaxIdleMs, {

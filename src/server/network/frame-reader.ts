@@ -23,10 +23,14 @@ export class FrameReader {
   /** Payload size of the frame being assembled, once its prefix has been read; -1 before. */
   private expected = -1;
 
-  /** `limits`, when given and returning a value, replaces maxFrameBytes and the header minimum (SASL before authentication). */
+  /**
+   * `limits`, when given and returning a value, replaces maxFrameBytes and the header minimum (SASL
+   * before authentication). `allocate` gives the buffer a frame spread over several chunks is copied into.
+   */
   constructor(
     private readonly maxFrameBytes: number,
     private readonly limits?: () => { maxBytes: number; minBytes: number; maxName: string } | undefined,
+    private readonly allocate: (n: number) => Buffer = Buffer.allocUnsafe,
   ) {}
 
   /** Bytes received but not yet returned as frames (including a partial size prefix). */
@@ -101,7 +105,7 @@ export class FrameReader {
       this.consumeHead(n);
       return frame;
     }
-    const out = Buffer.allocUnsafe(n);
+    const out = this.allocate(n);
     let filled = 0;
     while (filled < n) {
       const chunk = this.chunks[0]!;
