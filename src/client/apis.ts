@@ -61,4 +61,9 @@ export const Api = {
   SaslAuthenticate: api(36, m.SaslAuthenticateRequestCodec, m.SaslAuthenticateResponseCodec),
   DescribeUserScramCredentials: api(50, m.DescribeUserScramCredentialsRequestCodec, m.DescribeUserScramCredentialsResponseCodec),
   AlterUserScramCredentials: api(51, m.AlterUserScramCredentialsRequestCodec, m.AlterUserScramCredentialsResponseCodec),
+  // Delegation tokens (src/client/admin-delegation-tokens.ts).
+  CreateDelegationToken: api(38, m.CreateDelegationTokenRequestCodec, m.CreateDelegationTokenResponseCodec),
+  RenewDelegationToken: api(39, m.RenewDelegationTokenRequestCodec, m.RenewDelegationTokenResponseCodec),
+  ExpireDelegationToken: api(40, m.ExpireDelegationTokenRequestCodec, m.ExpireDelegationTokenResponseCodec),
+  DescribeDelegationToken: api(41, m.DescribeDelegationTokenRequestCodec, m.DescribeDelegationTokenResponseCodec),
 } as const;

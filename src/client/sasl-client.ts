@@ -46,7 +46,7 @@ export async function saslAuthenticate(t: SaslTransport, sasl: ClientSasl): Prom
   if (sasl.mechanism === 'PLAIN') {
     return (await round(Buffer.from(`\u0000${sasl.username}\u0000${sasl.password}`, 'utf8'))).sessionLifetimeMs;
   }
-  return scram(sasl.mechanism, sasl.username, sasl.password, round);
+  return scram(sasl.mechanism, sasl.username, sasl.password, round, sasl.tokenAuth === true);
 }
 
 async function scram(
@@ -54,9 +54,11 @@ async function scram(
   username: string,
   password: string,
   round: (token: Buffer) => Promise<{ authBytes: Buffer; sessionLifetimeMs: bigint }>,
+  tokenAuth: boolean,
 ): Promise<bigint> {
   const nonce = randomNonce();
-  const firstBare = `n=${toSaslName(username)},r=${nonce}`;
+  // Kafka's ScramExtensions: tokenauth=true follows the nonce in the client-first message.
+  const firstBare = `n=${toSaslName(username)},r=${nonce}${tokenAuth ? ',tokenauth=true' : ''}`;
   const serverFirstText = (await round(Buffer.from(`n,,${firstBare}`, 'utf8'))).authBytes.toString('utf8');
   const sf = parseServerFirst(serverFirstText);
   if (sf === undefined) throw new KafkaError(58, `SASL_AUTHENTICATION_FAILED: invalid SCRAM server first message`);

@@ -129,4 +129,17 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
     'Lifetime of an authenticated SASL session (KIP-368); a client must re-authenticate within it or its next request closes the connection. 0 = sessions do not expire.',
     atLeast(0),
   ),
+
+  // Delegation tokens (KIP-48; src/security/delegation-tokens): disabled until a secret is set.
+  def(
+    'delegation.token.secret.key',
+    'password',
+    null,
+    'Secret that signs delegation tokens (HMAC-SHA512), the same on every broker; unset = tokens disabled (DELEGATION_TOKEN_AUTH_DISABLED).',
+    { sensitive: true },
+  ),
+  def('delegation.token.master.key', 'password', null, 'Deprecated alias of delegation.token.secret.key, used when that is unset.', { sensitive: true }),
+  def('delegation.token.max.lifetime.ms', 'long', '604800000', 'Longest a token can live, renewals included.', atLeast(1)),
+  def('delegation.token.expiry.time.ms', 'long', '86400000', 'A token expires this long after it is created or renewed, unless renewed.', atLeast(1)),
+  def('delegation.token.expiry.check.interval.ms', 'long', '3600000', 'How often expired tokens are removed.', atLeast(1)),
 ];

@@ -30,6 +30,8 @@ export interface ClientSasl {
   mechanism: SaslMechanism;
   username: string;
   password: string;
+  /** SCRAM with a delegation token (ScramLoginModule's tokenauth="true"): username = token id, password = its HMAC in base64. */
+  tokenAuth?: boolean;
 }
 
 export interface ClientSecurity {

@@ -7,6 +7,8 @@
 export interface KafkaPrincipal {
   readonly principalType: string;
   readonly name: string;
+  /** Authenticated with a delegation token (SCRAM, tokenauth=true): such a connection may not manage tokens. */
+  readonly tokenAuthenticated?: boolean;
 }
 
 export const USER_TYPE = 'User';

@@ -38,7 +38,12 @@ export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices,
     segmentFiles: cfg.logSegmentMaxOpenFiles > 0 ? cfg.logSegmentMaxOpenFiles : defaultOpenFileBudget(),
     rateWindow: { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 },
     // SASL listeners authenticate each connection before its requests reach the router.
-    dispatcher: withSaslAuthentication(createRequestRouter(services), { config: cfg.sasl, clientEntities, logger: log.child({ component: 'sasl' }) }),
+    dispatcher: withSaslAuthentication(createRequestRouter(services), {
+      config: cfg.sasl,
+      clientEntities,
+      ...(services.delegationTokens ? { delegationTokens: services.delegationTokens } : {}),
+      logger: log.child({ component: 'sasl' }),
+    }),
     initialFrameLimits: saslFrameLimitsFor(cfg.sasl),
     // Fetch responses carry pooled read buffers by reference; recycle them once sent.
     onPartsWritten: (parts) => fetchReadBuffers.releaseAll(parts),

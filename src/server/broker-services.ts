@@ -18,6 +18,7 @@ import type { ControlPartitionState, LiveBroker } from '../metadata/zk/zk-broker
 import type { ZkConsumerOffsets } from '../metadata/zk/zk-consumer-offsets.js';
 import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.js';
 import type { Authorizer } from '../security/authorizer/authorizer.js';
+import type { DelegationTokenManager } from '../security/delegation-tokens/token-manager.js';
 import type { QuotaManagers } from './quotas/quota-manager.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 
@@ -74,6 +75,8 @@ export interface BrokerServices {
   readonly txnVerification: TxnVerification;
   /** Users' and client ids' configs: SCRAM credentials and client quotas (ZooKeeper in cluster mode). */
   readonly clientEntities: ClientEntityConfigStore;
+  /** Delegation tokens (KIP-48): disabled (DELEGATION_TOKEN_AUTH_DISABLED) without delegation.token.secret.key; absent in partial services. */
+  readonly delegationTokens?: DelegationTokenManager;
   /** ACLs (authorizer.class.name); undefined = no authorizer, everything allowed. Checks: handlers/authz.ts. */
   readonly authorizer?: Authorizer;
   /** Client quotas (produce/fetch bytes, request time) over clientEntities: src/server/quotas. Absent: none (partial services in tests). */

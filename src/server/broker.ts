@@ -12,6 +12,8 @@ import { EmbeddedClientEntities } from '../metadata/embedded/embedded-client-ent
 import { EmbeddedMetadataStore } from '../metadata/embedded/embedded-store.js';
 import { EmbeddedAcls } from '../metadata/embedded/embedded-acls.js';
 import { Authorizer, parseSuperUsers } from '../security/authorizer/authorizer.js';
+import type { DelegationTokenManager } from '../security/delegation-tokens/token-manager.js';
+import { openDelegationTokens } from './delegation-tokens.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
@@ -55,6 +57,7 @@ export class Broker {
   private brokerConnections: BrokerConnections | undefined;
   private zk: ZkMode | undefined;
   private authorizer: Authorizer | undefined;
+  private delegationTokens: DelegationTokenManager | undefined;
   /** Cluster mode: the controller this broker hosts (active only while elected). */
   private controller: KafkaController | undefined;
   /** Cluster mode's metadata image (also this.metadataStore). */
@@ -246,6 +249,9 @@ export class Broker {
     const clientEntities = zkMode ? await zkMode.clientEntityConfigs() : await ClientEntityConfigs.open(new EmbeddedClientEntities(cfg.logDirs[0]!));
     // ACLs (authorizer.class.name; empty = none): a JSON file embedded, Kafka's znodes in cluster mode.
     const authorizer = await this.openAuthorizer(zkMode);
+    // Delegation tokens: ZooKeeper's /delegation_token in cluster mode, a file beside the metadata embedded.
+    const delegationTokens = await openDelegationTokens(cfg, zkMode, log.child({ component: 'delegation-tokens' }));
+    this.delegationTokens = delegationTokens;
     const broker = this;
     this.servicesValue = {
       config: cfg,
@@ -268,6 +274,7 @@ export class Broker {
       txnVerification,
       clientEntities,
       ...(authorizer ? { authorizer } : {}),
+      delegationTokens,
       quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
@@ -338,6 +345,7 @@ export class Broker {
     // unreachable: stopping must not wait for it without end (the session's expiry fences it).
     if (this.controller) await this.stopWithin(this.controller.stop(), 5000, 'stopping the controller');
     this.authorizer?.close();
+    this.delegationTokens?.close();
     await this.zk?.stop();
     this.logger.info('shut down');
   }

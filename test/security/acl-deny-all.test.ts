@@ -17,7 +17,7 @@ import { ZK_BROKER_HANDLERS } from '../../src/server/handlers/index.js';
 import type { ApiHandler, RequestContext } from '../../src/server/handlers/types.js';
 import { serveRequest } from '../../src/server/request-router.js';
 import { testConnection } from '../helpers/connection-context.js';
-import { AUTH_CODES, C, G, ROWS, T, X, grantAll, runRow, type Row } from './acl-rows.js';
+import { AUTH_CODES, C, G, ROWS, T, TOKEN_ROWS, X, grantAll, runRow, type Row } from './acl-rows.js';
 
 const NONE = ErrorCode.NONE;
 const MORE_ROWS: Row[] = [
@@ -242,7 +242,7 @@ test('deny-all, derived from the handler table: every served API at every versio
       code: (r) => r.responses[0].partitions[0].errorCode,
       denied: T,
     };
-    const rows = [...ROWS, ...MORE_ROWS, byId];
+    const rows = [...ROWS, ...MORE_ROWS, ...TOKEN_ROWS, byId];
     const served = [...b.broker.services.handlers.values()];
     const wrong: string[] = [];
     const sweep = async (h: ApiHandler, hRows: Row[], send: (row: Row, v: number) => Promise<unknown>): Promise<void> => {
@@ -285,11 +285,11 @@ test('deny-all, derived from the handler table: every served API at every versio
     assert.deepEqual(wrong, []);
     // And each request of the added rows answers as its row says (the table above checks its own).
     const got: string[] = [];
-    for (const row of [...MORE_ROWS, byId]) got.push(`${row.name}: ${await runRow(c, row)}`);
+    for (const row of [...MORE_ROWS, ...TOKEN_ROWS, byId]) got.push(`${row.name}: ${await runRow(c, row)}`);
     for (const row of ZK_ROWS) got.push(`${row.name}: ${row.code(await sendInProcess(b, ZK_BROKER_HANDLERS.find((h) => h.apiKey === row.api)!, row, row.v))}`);
     assert.deepEqual(
       got,
-      [...MORE_ROWS, byId, ...ZK_ROWS].map((r) => `${r.name}: ${r.denied}`),
+      [...MORE_ROWS, ...TOKEN_ROWS, byId, ...ZK_ROWS].map((r) => `${r.name}: ${r.denied}`),
     );
   } finally {
     c.close();

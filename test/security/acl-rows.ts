@@ -14,7 +14,9 @@ export const T = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
 export const G = ErrorCode.GROUP_AUTHORIZATION_FAILED;
 export const C = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
 export const X = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-export const AUTH_CODES = new Set<number>([T, G, C, X]);
+/** The delegation token APIs refuse a connection that is not authenticated (PLAINTEXT, as these rows run) whatever the ACLs. */
+export const TK = ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED;
+export const AUTH_CODES = new Set<number>([T, G, C, X, TK]);
 
 export type Row = { name: string; api: number; v: number; body: Record<string, unknown>; code: (r: any) => number; denied: number };
 const tp = [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 0n }] }];
@@ -310,6 +312,14 @@ export const ROWS: Row[] = [
     code: (r) => (r.clusterAuthorizedOperations === 0 ? C : 0),
     denied: C,
   },
+];
+
+/** The delegation token APIs (38-41), refused as User:ANONYMOUS over PLAINTEXT before any ACL is asked. */
+export const TOKEN_ROWS: Row[] = [
+  { name: 'CreateDelegationToken', api: 38, v: 3, body: { renewers: [], maxLifetimeMs: -1n }, code: (r) => r.errorCode, denied: TK },
+  { name: 'RenewDelegationToken', api: 39, v: 2, body: { hmac: Buffer.from('x'), renewPeriodMs: -1n }, code: (r) => r.errorCode, denied: TK },
+  { name: 'ExpireDelegationToken', api: 40, v: 2, body: { hmac: Buffer.from('x'), expiryTimePeriodMs: -1n }, code: (r) => r.errorCode, denied: TK },
+  { name: 'DescribeDelegationToken', api: 41, v: 3, body: { owners: null }, code: (r) => r.errorCode, denied: TK },
 ];
 
 export async function runRow(c: RawClient, row: Row): Promise<number> {

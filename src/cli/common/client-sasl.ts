@@ -28,13 +28,16 @@ export function clientSaslSecurity(props: Map<string, string>): ClientSecurity |
   }
   let username: string | undefined;
   let password: string | undefined;
+  let tokenAuth = false;
   try {
     const jaas = parseJaasConfig(jaasText);
     username = jaas.options.get('username');
     password = jaas.options.get('password');
+    // ScramLoginModule's tokenauth="true": a delegation token (username = token id, password = HMAC).
+    tokenAuth = jaas.options.get('tokenauth')?.toLowerCase() === 'true';
   } catch (err) {
     throw new CliError(`Invalid sasl.jaas.config: ${(err as JaasParseError).message}`);
   }
   if (username === undefined || password === undefined) throw new CliError('sasl.jaas.config needs username="..." and password="..."');
-  return { protocol, sasl: { mechanism: mechanism as SaslMechanism, username, password } };
+  return { protocol, sasl: { mechanism: mechanism as SaslMechanism, username, password, ...(tokenAuth ? { tokenAuth } : {}) } };
 }

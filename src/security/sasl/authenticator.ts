@@ -9,6 +9,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { entityPath, type ClientEntityConfigStore } from '../../metadata/client-entity-configs.js';
 import { principalToString, samePrincipal, userPrincipal, type KafkaPrincipal } from '../principal.js';
 import type { SaslListenerConfig } from './config.js';
+import type { DelegationTokenCredentials } from '../delegation-tokens/token-manager.js';
 import {
   createMechanismServer,
   isSupportedMechanism,
@@ -17,6 +18,7 @@ import {
   type SaslCredentialSource,
   type SaslMechanismName,
   type SaslMechanismServer,
+  type SaslServerStep,
 } from './mechanisms.js';
 
 export type SaslState =
@@ -50,10 +52,12 @@ export class SaslServerAuthenticator {
     readonly listener: SaslListenerConfig,
     clientEntities: ClientEntityConfigStore,
     private readonly now: () => number,
+    tokens?: DelegationTokenCredentials,
   ) {
     this.credentials = {
       plainPassword: (username) => listener.plainUsers.get(username),
       scramCredential: (username, mechanism) => clientEntities.get(entityPath({ user: username }))[mechanism],
+      ...(tokens ? { tokenCredential: (tokenId, mechanism) => tokens.tokenCredential(tokenId, mechanism) } : {}),
     };
   }
 
@@ -70,7 +74,7 @@ export class SaslServerAuthenticator {
       };
     }
     this.mechanism = mechanism;
-    this.server = createMechanismServer(mechanism, this.credentials);
+    this.server = createMechanismServer(mechanism, this.credentials, this.now);
     this.state = reauth ? 'reauthenticate' : apiVersion === 0 ? 'raw-token' : 'authenticate';
     return { errorCode: 0 };
   }
@@ -80,7 +84,7 @@ export class SaslServerAuthenticator {
     const step = this.evaluate(bytes);
     if ('failure' in step) return step;
     if (step.authorizedId === undefined) return { challenge: step.challenge, authenticated: false };
-    const refused = this.complete(peer, step.authorizedId);
+    const refused = this.complete(peer, step);
     if (refused !== undefined) return { failure: refused, clientMessage: refused };
     return { challenge: step.challenge, authenticated: true };
   }
@@ -100,7 +104,7 @@ export class SaslServerAuthenticator {
     return this.expiresAt !== undefined && this.now() > this.expiresAt;
   }
 
-  private evaluate(token: Buffer): { challenge: Buffer; authorizedId?: string } | { failure: string; clientMessage: string } {
+  private evaluate(token: Buffer): SaslServerStep | { failure: string; clientMessage: string } {
     try {
       return this.server!.evaluate(token);
     } catch (err) {
@@ -112,14 +116,16 @@ export class SaslServerAuthenticator {
   }
 
   /** The exchange is over: the connection is now that user's (re-authentication may not change it). */
-  private complete(peer: SaslPeer, authorizedId: string): string | undefined {
-    const principal = userPrincipal(authorizedId);
+  private complete(peer: SaslPeer, step: SaslServerStep): string | undefined {
+    // A token's connection is its owner's, marked so that it may not manage tokens (Kafka's tokenAuthenticated).
+    const principal: KafkaPrincipal = step.tokenOwner ? { ...step.tokenOwner, tokenAuthenticated: true } : userPrincipal(step.authorizedId!);
     if (this.state === 'reauthenticate' && !samePrincipal(principal, peer.principal)) {
       return `Cannot change principals during re-authentication from ${principalToString(peer.principal)}: ${principalToString(principal)}`;
     }
     peer.principal = principal;
     const lifetime = this.listener.reauthMs.get(this.mechanism!) ?? 0;
-    this.expiresAt = lifetime > 0 ? this.now() + lifetime : undefined;
+    // As Kafka: with re-authentication on, a session also ends with its credential (a token's expiry).
+    this.expiresAt = lifetime > 0 ? Math.min(this.now() + lifetime, step.credentialExpiresAt ?? Number.POSITIVE_INFINITY) : undefined;
     this.state = 'authenticated';
     this.server = undefined;
     return undefined;

@@ -24,6 +24,7 @@ import {
   type ScramCredential,
   type ScramMechanism,
 } from './scram.js';
+import type { KafkaPrincipal } from '../principal.js';
 
 export type SaslMechanismName = 'PLAIN' | ScramMechanism;
 export const SUPPORTED_MECHANISMS: readonly SaslMechanismName[] = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'];
@@ -41,6 +42,10 @@ export interface SaslServerStep {
   challenge: Buffer;
   /** Set once the exchange succeeded: the authenticated user name. */
   authorizedId?: string;
+  /** Delegation token authentication: the token's owner, who the connection becomes. */
+  tokenOwner?: KafkaPrincipal;
+  /** When the credential stops being valid (a token's expiry), for the session's end. */
+  credentialExpiresAt?: number;
 }
 
 export interface SaslMechanismServer {
@@ -54,6 +59,8 @@ export interface SaslCredentialSource {
   plainPassword(username: string): string | undefined;
   /** SCRAM: the stored credential text of the user for the mechanism. */
   scramCredential(username: string, mechanism: ScramMechanism): string | undefined;
+  /** SCRAM with tokenauth=true: the delegation token's credential and owner; undefined when unknown (or tokens are disabled). */
+  tokenCredential?(tokenId: string, mechanism: ScramMechanism): { credential: ScramCredential; owner: KafkaPrincipal; expiryTimestamp: number } | undefined;
 }
 
 /** RFC 4616: [authzid] NUL authcid NUL passwd, checked against the JAAS user_<name> entries. */
@@ -89,10 +96,12 @@ export class ScramServer implements SaslMechanismServer {
   private serverFirst = '';
   private nonce = '';
   private credential: ScramCredential | undefined;
+  private token: { owner: KafkaPrincipal; expiryTimestamp: number } | undefined;
 
   constructor(
     readonly mechanism: ScramMechanism,
     private readonly creds: SaslCredentialSource,
+    private readonly now: () => number = Date.now,
   ) {}
 
   evaluate(token: Buffer): SaslServerStep {
@@ -104,14 +113,9 @@ export class ScramServer implements SaslMechanismServer {
   private onClientFirst(text: string): SaslServerStep {
     const first = parseClientFirst(text);
     if (first === undefined) throw new SaslMechanismError('Invalid SCRAM client first message format');
-    // Kafka knows one extension (delegation tokens), which Fjord does not issue.
-    for (const key of first.extensions.keys()) {
-      if (key === 'tokenauth') throw new SaslMechanismError('Delegation token authentication is not supported');
-    }
-    const stored = this.creds.scramCredential(first.username, this.mechanism);
-    const credential = stored === undefined ? undefined : parseCredential(stored);
-    if (credential === undefined)
-      throw new SaslMechanismError(`Authentication failed: Invalid user credentials (no ${this.mechanism} credential for ${first.username})`);
+    // Kafka's one extension: tokenauth=true (ScramExtensions, Boolean.parseBoolean) authenticates
+    // with a delegation token: the user name is the token id, the password its HMAC.
+    const credential = first.extensions.get('tokenauth')?.toLowerCase() === 'true' ? this.tokenCredential(first.username) : this.userCredential(first.username);
     if (first.authzid !== '' && first.authzid !== first.username) {
       throw new SaslAuthenticationError('Authentication failed: Client requested an authorization id that is different from username');
     }
@@ -124,6 +128,22 @@ export class ScramServer implements SaslMechanismServer {
     this.serverFirst = serverFirstMessage(this.nonce, credential.salt, credential.iterations);
     this.state = 'final';
     return { challenge: Buffer.from(this.serverFirst, 'utf8') };
+  }
+
+  private userCredential(username: string): ScramCredential {
+    const stored = this.creds.scramCredential(username, this.mechanism);
+    const credential = stored === undefined ? undefined : parseCredential(stored);
+    if (credential === undefined)
+      throw new SaslMechanismError(`Authentication failed: Invalid user credentials (no ${this.mechanism} credential for ${username})`);
+    return credential;
+  }
+
+  private tokenCredential(tokenId: string): ScramCredential {
+    const found = this.creds.tokenCredential?.(tokenId, this.mechanism);
+    if (found === undefined) throw new SaslMechanismError(`Token Authentication failed: Invalid tokenId : ${tokenId}`);
+    if (found.expiryTimestamp < this.now()) throw new SaslMechanismError(`Token Authentication failed: token ${tokenId} expired`);
+    this.token = { owner: found.owner, expiryTimestamp: found.expiryTimestamp };
+    return found.credential;
   }
 
   private onClientFinal(text: string): SaslServerStep {
@@ -143,10 +163,13 @@ export class ScramServer implements SaslMechanismServer {
     const clientKey = xor(final.proof, signature);
     if (!constantTimeEqual(hash(this.mechanism, clientKey), credential.storedKey)) throw new SaslMechanismError('Invalid client credentials');
     const serverSignature = hmac(this.mechanism, credential.serverKey, auth);
-    return { challenge: Buffer.from(`v=${serverSignature.toString('base64')}`, 'utf8'), authorizedId: first.username };
+    const challenge = Buffer.from(`v=${serverSignature.toString('base64')}`, 'utf8');
+    if (this.token !== undefined)
+      return { challenge, authorizedId: first.username, tokenOwner: this.token.owner, credentialExpiresAt: this.token.expiryTimestamp };
+    return { challenge, authorizedId: first.username };
   }
 }
 
-export function createMechanismServer(mechanism: SaslMechanismName, creds: SaslCredentialSource): SaslMechanismServer {
-  return mechanism === 'PLAIN' ? new PlainServer(creds) : new ScramServer(mechanism, creds);
+export function createMechanismServer(mechanism: SaslMechanismName, creds: SaslCredentialSource, now: () => number = Date.now): SaslMechanismServer {
+  return mechanism === 'PLAIN' ? new PlainServer(creds) : new ScramServer(mechanism, creds, now);
 }

@@ -50,6 +50,10 @@ import { createAclsHandler } from './30-create-acls.js';
 import { deleteAclsHandler } from './31-delete-acls.js';
 import { saslAuthenticateHandler, saslHandshakeHandler } from './17-sasl-handshake.js';
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './50-user-scram-credentials.js';
+import { createDelegationTokenHandler } from './38-create-delegation-token.js';
+import { renewDelegationTokenHandler } from './39-renew-delegation-token.js';
+import { expireDelegationTokenHandler } from './40-expire-delegation-token.js';
+import { describeDelegationTokenHandler } from './41-describe-delegation-token.js';
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 
@@ -103,6 +107,11 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   saslAuthenticateHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
+  // Delegation tokens (src/security/delegation-tokens).
+  createDelegationTokenHandler,
+  renewDelegationTokenHandler,
+  expireDelegationTokenHandler,
+  describeDelegationTokenHandler,
 ];
 
 /**

@@ -36,6 +36,7 @@ import { usesSasl } from '../../security/security-protocol.js';
 import { principalToString } from '../../security/principal.js';
 import type { SaslServerConfig } from '../../security/sasl/config.js';
 import { SaslServerAuthenticator } from '../../security/sasl/authenticator.js';
+import type { DelegationTokenCredentials } from '../../security/delegation-tokens/token-manager.js';
 
 const SASL_HANDSHAKE = 17;
 const API_VERSIONS = 18;
@@ -44,6 +45,8 @@ const SASL_AUTHENTICATE = 36;
 export interface SaslGateOptions {
   config: SaslServerConfig;
   clientEntities: ClientEntityConfigStore;
+  /** SCRAM with tokenauth=true authenticates against these (absent: tokens disabled). */
+  delegationTokens?: DelegationTokenCredentials;
   logger: NetworkLogger;
   now?: () => number;
 }
@@ -152,7 +155,7 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
     if (session === undefined) {
       const listener = config.listeners.get(ctx.listenerName);
       if (listener === undefined) throw new CloseConnectionError(`listener ${ctx.listenerName} has no SASL configuration`);
-      session = new SaslServerAuthenticator(listener, opts.clientEntities, now);
+      session = new SaslServerAuthenticator(listener, opts.clientEntities, now, opts.delegationTokens);
       sessions.set(ctx, session);
     }
     try {
