@@ -1,7 +1,7 @@
 // Cluster mode with SASL_PLAINTEXT between brokers: the controller's requests, the replica
 // fetchers and the transaction markers authenticate with the broker's own JAAS login
 // (sasl.mechanism.inter.broker.protocol); a SCRAM user created through one broker
-// authenticates on every broker.
+// authenticates on every broker, and so does a delegation token (kept in ZooKeeper).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cluster, waitFor } from '../helpers/cluster.js';
@@ -10,6 +10,7 @@ import { kcat } from '../interop/kcat-helpers.js';
 import { Admin } from '../../src/client/index.js';
 import { Connection } from '../../src/client/connection.js';
 import { alterUserScramCredentials } from '../../src/client/admin-scram.js';
+import { createDelegationToken } from '../../src/client/admin-delegation-tokens.js';
 import type { ClientSasl } from '../../src/security/client-security.js';
 
 const JAAS =
@@ -27,6 +28,7 @@ test('SASL_PLAINTEXT inter-broker listener: replication and the controller authe
       'sasl.mechanism.inter.broker.protocol': 'PLAIN',
       'listener.name.sasl_plaintext.plain.sasl.jaas.config': JAAS,
       'offsets.topic.replication.factor': '2',
+      'delegation.token.secret.key': 'cluster-token-secret',
     },
   });
   const admin = new Admin({ bootstrapServers: c.bootstrap(), security: { protocol: 'SASL_PLAINTEXT', sasl: ADMIN } });
@@ -49,7 +51,6 @@ test('SASL_PLAINTEXT inter-broker listener: replication and the controller authe
     const via0 = new Admin({ bootstrapServers: c.broker(0).bootstrap, security: { protocol: 'SASL_PLAINTEXT', sasl: ADMIN } });
     const done = await alterUserScramCredentials(via0.cluster, [{ user: 'alice', mechanism: 'SCRAM-SHA-512', op: 'upsert', password: 'alice-secret' }]);
     assert.equal(done.get('alice'), null);
-    await via0.close();
     for (const b of [c.broker(1), c.broker(0)]) {
       const conn = await waitFor(`alice to authenticate on broker ${b.id}`, 30_000, async () =>
         Connection.connect('127.0.0.1', b.port, {
@@ -61,6 +62,23 @@ test('SASL_PLAINTEXT inter-broker listener: replication and the controller authe
       );
       conn.close();
     }
+
+    // A delegation token created through broker 0 authenticates on broker 1 (it learns it from ZooKeeper).
+    const token = await createDelegationToken(via0.cluster, {});
+    assert.equal(token.owner.name, 'admin');
+    const conn = await waitFor('the token to authenticate on broker 1', 30_000, async () =>
+      Connection.connect('127.0.0.1', c.broker(1).port, {
+        clientId: 't',
+        connectTimeoutMs: 5000,
+        requestTimeoutMs: 5000,
+        security: {
+          protocol: 'SASL_PLAINTEXT',
+          sasl: { mechanism: 'SCRAM-SHA-512', username: token.tokenId, password: token.hmac.toString('base64'), tokenAuth: true },
+        },
+      }),
+    );
+    conn.close();
+    await via0.close();
   } finally {
     await admin.close();
     await c.stop();
