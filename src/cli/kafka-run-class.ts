@@ -3,9 +3,10 @@
  * kafka-run-class.sh <class> [args]: Kafka's way to run a tool by its class name. The class
  * names users still type (kafka.tools.GetOffsetShell, kafka.admin.ConsumerGroupCommand, ...,
  * under both the kafka.* name and the org.apache.kafka.tools.* one where Kafka moved the class)
- * run the Fjord tool of the same job (tool-classes.ts has the table): the tool is loaded into
- * this process, so it sees exactly the arguments, signals and exit code a user of its own
- * kafka-*.sh script does. kafka.Kafka runs the broker, as kafka-server-start.sh. Fjord also knows
+ * run the Fjord tool of the same job (common/tool-classes.ts has the table), with the arguments,
+ * signals and exit code a user of its own kafka-*.sh script sees (bin/kafka-run-class.sh execs
+ * the tool; run directly, this file runs it as a child). kafka.Kafka runs the broker, as
+ * kafka-server-start.sh. Fjord also knows
  * Kafka's ZooKeeper offset tools (removed in Kafka 2.x with the ZooKeeper consumer):
  *
  *   kafka.tools.ExportZkOffsets --zkconnect zk:2181 [--group g]... --output-file f
@@ -19,7 +20,9 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { extname } from 'node:path';
 import { ZkConsumerOffsets, legacyGroupIdError } from '../metadata/zk/zk-consumer-offsets.js';
 import { consumerOffsetPath } from '../metadata/zk/zk-paths.js';
 import { topicNameError } from '../metadata/topic-names.js';
@@ -126,25 +129,31 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * A tool's class: its module is loaded here with the arguments after the class name, and runs
- * (its runTool ends the process) exactly as its own script would.
+ * A tool's class, when this file is run directly (bin/kafka-run-class.sh execs the tool itself):
+ * the tool runs as a child with this process's stdio, arguments after the class name, and exit
+ * status. A terminal's Ctrl-C reaches both processes, so only SIGTERM and SIGHUP are passed on.
  */
-async function runToolClass(cls: string, tool: string): Promise<void> {
-  process.argv = [process.argv[0]!, fileURLToPath(new URL(`./${tool}.js`, import.meta.url)), ...process.argv.slice(3)];
-  try {
-    await import(`./${tool}.js`);
-  } catch (err) {
+function runToolClass(cls: string, tool: string): void {
+  const file = fileURLToPath(new URL(`./${tool}${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+  if (!existsSync(file)) {
     // A tool another branch adds and this build lacks: the class cannot be loaded, as in a JVM.
-    const missing = (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && messageOf(err).includes(tool);
-    process.stderr.write(missing ? `${notFound(cls).message}\n` : `${TOOL}: ${messageOf(err)}\n`);
+    process.stderr.write(`${notFound(cls).message}\n`);
     process.exit(1);
   }
+  const child = spawn(process.execPath, [...process.execArgv, file, ...process.argv.slice(3)], { stdio: 'inherit' });
+  process.on('SIGINT', () => undefined);
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
+  child.on('error', (err) => {
+    process.stderr.write(`${TOOL}: cannot run ${file}: ${messageOf(err)}\n`);
+    process.exit(1);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : 1)));
 }
 
 // The error line of an unknown class is the JVM's, without the tool's name in front.
 const requested = process.argv[2];
 const tool = requested === undefined ? undefined : TOOL_CLASSES[requested];
-if (tool !== undefined) await runToolClass(requested!, tool);
+if (tool !== undefined) runToolClass(requested!, tool);
 else
   runTool(TOOL, async (argv) => {
     try {

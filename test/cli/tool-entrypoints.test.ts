@@ -72,11 +72,14 @@ test("kafka-run-class.sh runs each classic class name's tool: --help as the tool
   }
 });
 
-test('kafka-run-class.sh <class> exits and answers as the tool: a wrong flag, the same line and code as kafka-topics.sh', async () => {
+test('kafka-run-class.sh <class> exits and answers as the tool: a wrong flag, the same line and code as kafka-topics.sh', { timeout: 120_000 }, async () => {
   const [viaClass, viaScript] = await Promise.all([bin('kafka-run-class.sh', ['kafka.admin.TopicCommand', '--bogus']), bin('kafka-topics.sh', ['--bogus'])]);
   assert.equal(viaScript.code, 1);
   assert.match(viaScript.stderr, /^kafka-topics\.sh: .*--bogus/);
   assert.deepEqual(viaClass, viaScript);
+  // Run directly (not through bin/), kafka-run-class runs the tool as its child: the same answer.
+  const direct = await runCli('kafka-run-class', ['kafka.admin.TopicCommand', '--bogus'], { timeoutMs: 60_000 });
+  assert.deepEqual(direct, viaScript);
 });
 
 test("kafka-run-class.sh with a class Fjord has no tool for: the JVM's line, exit 1", async () => {
