@@ -3,7 +3,8 @@
  * fake broker registrations, as the seed runs them (`kafka-topics.sh --create --topic bigdata
  * --zookeeper zkKafka1:2181 --partitions 2 --replication-factor 2` → `Created topic "bigdata".`):
  * the znodes they write (checked with zkCli, as an operator would), their Kafka 1.x output, and
- * one-line errors.
+ * one-line errors. kafka-preferred-replica-election.sh --zookeeper writes the election znode the
+ * controller watches (no controller runs here, so the znode stays for the test to read).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -265,5 +266,80 @@ test('kafka-configs --zookeeper: alter and describe topic and broker configs, wi
     await configs('--alter', '--entity-type', 'brokers', '--entity-name', 'b1', '--add-config', 'a=1'),
     'kafka-configs.sh',
     "Error parsing broker b1. The broker's Entity Name must be a single integer value",
+  );
+});
+
+test('kafka-preferred-replica-election --zookeeper: writes /admin/preferred_replica_election for the controller, Kafka 2.x lines', {
+  timeout: 240_000,
+}, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await new KafkaZkClient(brokers!).createTopic(
+    'pref',
+    'id',
+    new Map([
+      [0, [0, 1]],
+      [1, [1, 2]],
+    ]),
+    {},
+  );
+  const json = join(dir!, 'election.json');
+  await writeFile(
+    json,
+    JSON.stringify({
+      partitions: [
+        { topic: 'pref', partition: 1 },
+        { topic: 'ghost', partition: 0 },
+        { topic: 'pref', partition: 0 },
+      ],
+    }),
+  );
+  const elect = (...args: string[]) => runCli('kafka-preferred-replica-election', [...args, '--zookeeper', zk!.connect], { timeoutMs: 60_000 });
+  const started = await elect('--path-to-json-file', json);
+  assert.equal(started.code, 0, started.stderr);
+  assert.equal(
+    started.stdout,
+    [
+      'This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405',
+      'Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.',
+      'Use --bootstrap-server instead to specify a broker to connect to.',
+      'Created preferred replica election path with pref-0,pref-1',
+      'Successfully started preferred replica election for partitions Set(pref-0, pref-1)',
+      "Skipping preferred replica leader election for partition ghost-0 since it doesn't exist.",
+      '',
+    ].join('\n'),
+  );
+  assert.deepEqual(JSON.parse(await zkGet(zk!.port, '/admin/preferred_replica_election')), {
+    version: 1,
+    partitions: [
+      { topic: 'pref', partition: 0 },
+      { topic: 'pref', partition: 1 },
+    ],
+  });
+  // No controller here takes the znode away: a second election is refused while it is there.
+  const pending = await elect();
+  oneLineError(
+    pending,
+    'kafka-preferred-replica-election.sh',
+    'Preferred replica leader election currently in progress for Set(pref-0, pref-1). Aborting operation',
+  );
+  await brokers!.delete('/admin/preferred_replica_election');
+  await writeFile(
+    json,
+    JSON.stringify({
+      partitions: [
+        { topic: 'pref', partition: 0 },
+        { topic: 'pref', partition: 0 },
+      ],
+    }),
+  );
+  oneLineError(
+    await elect('--path-to-json-file', json),
+    'kafka-preferred-replica-election.sh',
+    'Preferred replica election data contains duplicate partitions: pref-0',
+  );
+  oneLineError(
+    await runCli('kafka-preferred-replica-election', ['--zookeeper', zk!.connect, '--bootstrap-server', '127.0.0.1:1']),
+    'kafka-preferred-replica-election.sh',
+    "Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided",
   );
 });

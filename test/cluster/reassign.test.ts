@@ -7,6 +7,8 @@
  * see. New replicas join the ISR through replication: the follower fetches, the leader adds it
  * to the ISR in ZooKeeper. To hold a reassignment pending (for --cancel, and across a controller
  * failover) the test freezes the new replica's broker (SIGSTOP), so it cannot catch up.
+ * kafka-preferred-replica-election.sh (Kafka 2.x) elects the preferred replica of a partition
+ * whose replicas were reordered, through ZooKeeper and through the controller.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -261,3 +263,45 @@ test('a reassignment pending when the controller is killed is resumed and comple
   await c!.broker(first.brokerId).start();
   await c!.waitForRegistered([0, 1, 2]);
 });
+
+test('kafka-preferred-replica-election.sh (Kafka 2.x) moves leadership back to the preferred replica, --zookeeper and --bootstrap-server', {
+  timeout: 300_000,
+}, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  await c!.waitForRegistered([0, 1, 2]);
+  await createOn('preferred', [1, 2]);
+  const json = join(dir, 'preferred-election.json');
+  await writeFile(json, JSON.stringify({ partitions: [{ topic: 'preferred', partition: 0 }] }));
+  const preferredElection = (...args: string[]) => runCli('kafka-preferred-replica-election', [...args, '--path-to-json-file', json], { timeoutMs: 90_000 });
+  const deprecated = 'This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405\n';
+
+  // The same replicas in the other order: the leader stays, and is no longer the preferred replica.
+  await reorder([2, 1], 1);
+  const viaZk = await preferredElection('--zookeeper', c!.zkConnect);
+  assert.equal(viaZk.code, 0, viaZk.stderr);
+  assert.match(viaZk.stdout, /\nSuccessfully started preferred replica election for partitions Set\(preferred-0\)\n$/);
+  const zk = await c!.zk();
+  await c!.waitFor('the controller elected broker 2 and removed the znode', 60_000, async () => {
+    return (await zkTopic(c!, 'preferred'))?.partitions[0]?.leader === 2 && !(await zk.exists('/admin/preferred_replica_election'));
+  });
+
+  await reorder([1, 2], 2);
+  const viaController = await preferredElection('--bootstrap-server', c!.bootstrap());
+  assert.equal(viaController.stdout, `${deprecated}Successfully completed preferred replica election for partitions preferred-0\n`, viaController.stderr);
+  assert.equal(viaController.code, 0);
+  assert.equal((await zkTopic(c!, 'preferred'))!.partitions[0]!.leader, 1, 'elected when the tool returns');
+  const again = await preferredElection('--bootstrap-server', c!.bootstrap());
+  assert.equal(again.stdout, `${deprecated}Preferred replica already elected for partitions preferred-0\n`, again.stderr);
+});
+
+/** Reassigns preferred-0 to the same replicas in `order`; the leader (`leader`) keeps leading. */
+async function reorder(order: number[], leader: number): Promise<void> {
+  const plan = await planFile(`reorder-${order.join('-')}.json`, 'preferred', order);
+  const exec = await reassign('--bootstrap-server', c!.bootstrap(), '--execute', '--reassignment-json-file', plan);
+  assert.equal(exec.code, 0, exec.stderr);
+  const tp = await c!.waitFor(`preferred-0 reassigned to ${order}`, 60_000, async () => {
+    const p = (await zkTopic(c!, 'preferred'))?.partitions[0];
+    return p?.replicas.join() === order.join() ? p : undefined;
+  });
+  assert.equal(tp.leader, leader, 'a reordering keeps the leader (Kafka moves leadership only off a replica leaving)');
+}

@@ -6,7 +6,8 @@
  * nothing read twice; a second member splits the partitions (one owner each); a ZooKeeper session
  * expiry under the running consumer ends in a new registration and a rebalance; and the seed's
  * `--topic __consumer_offsets --zookeeper ... --formatter ...OffsetsMessageFormatter` reads the
- * commits of a --bootstrap-server group. The tests run in order on one cluster.
+ * commits of a --bootstrap-server group, in both forms also with the shipped
+ * config/consumer.properties (its group.id is the reader's group). The tests run in order on one cluster.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -225,4 +226,47 @@ test("--topic __consumer_offsets --zookeeper with the OffsetsMessageFormatter re
   // The reader's generated group is removed from ZooKeeper on a clean exit, as Kafka's tool did.
   const left = (await c!.zkCliLs('/consumers')).filter((g) => g !== group);
   assert.deepEqual(left, []);
+});
+
+test("the seed's __consumer_offsets command with the shipped config/consumer.properties: --bootstrap-server and --zookeeper read its group.id", async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  // As the seed types it, from the repository root (where config/ is).
+  const seedCommand = (server: string[]) => [
+    '--topic',
+    '__consumer_offsets',
+    ...server,
+    '--formatter',
+    'kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter',
+    '--consumer.config',
+    'config/consumer.properties',
+    '--from-beginning',
+  ];
+  // A group's commit first, as in the seed (it creates __consumer_offsets when this test runs alone).
+  const created = await kafkaTopics('--create', '--topic', 'shipped', '--bootstrap-server', c!.bootstrap(), '--partitions', '1', '--replication-factor', '1');
+  assert.equal(created.code, 0, created.stderr);
+  await waitForTopic(c!, 'shipped');
+  const committed = await runCli(
+    'kafka-console-consumer',
+    ['--bootstrap-server', c!.bootstrap(), '--topic', 'shipped', '--group', 'shipped-seed', '--timeout-ms', '1000'],
+    {
+      timeoutMs: 90_000,
+    },
+  );
+  assert.equal(committed.code, 0, committed.stderr);
+  // The file's bootstrap.servers (localhost:9092) gives way to the flag; its group.id is the
+  // reader's group, whose own auto-commits (every 5 s) it then reads back.
+  const ownCommit = /^\[test-consumer-group,__consumer_offsets,\d+\]::\[OffsetMetadata\[\d+,NO_METADATA\],CommitTime \d+,ExpirationTime \d+\]$/;
+  const viaBroker = startConsumer(seedCommand(['--bootstrap-server', c!.broker(0).bootstrap]));
+  await viaBroker.lines.waitFor((l) => l.some((x) => ownCommit.test(x)), 60_000, `test-consumer-group's commits (stderr: ${viaBroker.stderr()})`);
+  viaBroker.child.kill('SIGTERM');
+  assert.equal(await exited(viaBroker.child), 0, viaBroker.stderr());
+
+  // The old consumer takes the same file: its group is test-consumer-group in ZooKeeper, and the
+  // formatter prints the commits the --bootstrap-server reader made.
+  const viaZk = startConsumer(seedCommand(['--zookeeper', c!.zkConnect]));
+  await viaZk.lines.waitFor((l) => l.some((x) => ownCommit.test(x)), 60_000, `the commits in __consumer_offsets (stderr: ${viaZk.stderr()})`);
+  assert.equal((await (await c!.zk()).children('/consumers/test-consumer-group/ids')).length, 1, "a member of the file's group");
+  viaZk.child.kill('SIGTERM');
+  assert.equal(await exited(viaZk.child), 0, viaZk.stderr());
+  assert.ok(await (await c!.zk()).exists('/consumers/test-consumer-group/offsets/__consumer_offsets'), "a group that was given is kept, as Kafka's tool did");
 });
