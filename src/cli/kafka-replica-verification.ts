@@ -140,7 +140,10 @@ async function main(argv: string[]): Promise<number> {
   const byBroker = partitionsByBroker(topics, brokers);
   const partitions = topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition })));
   const answers = await admin.listOffsets(partitions.map((tp) => ({ ...tp, timestamp: time })));
-  const initial = new Map(answers.map((a) => [partitionName(a), a.offset >= 0n ? a.offset : 0n]));
+  // A timestamp after every record has no offset: start where the next record will be.
+  const afterAll = answers.filter((a) => a.offset < 0n);
+  const latest = afterAll.length === 0 ? [] : await admin.listOffsets(afterAll.map((a) => ({ topic: a.topic, partition: a.partition, timestamp: -1n })));
+  const initial = new Map([...answers.filter((a) => a.offset >= 0n), ...latest].map((a) => [partitionName(a), a.offset]));
   const buffer = new ReplicaBuffer(partitions, initial, reportIntervalMs, Date.now());
 
   let stopping = false;
