@@ -27,7 +27,8 @@ let target: TestBroker;
 let dir: string;
 
 before(async () => {
-  [source, target] = await Promise.all([startTestBroker(), startTestBroker()]);
+  // The source lets the mirror's consumers use short sessions: after kill -9 their partitions come back in ~1.5 s.
+  [source, target] = await Promise.all([startTestBroker({ 'group.min.session.timeout.ms': '1000' }), startTestBroker()]);
   dir = await mkdtemp(join(tmpdir(), 'fjord-client-tools-'));
 });
 
@@ -103,7 +104,7 @@ async function mirrorConfigs(): Promise<{ consumer: string; producer: string }> 
   const producer = join(dir, 'mm-producer.properties');
   await writeFile(
     consumer,
-    `bootstrap.servers=${source.bootstrap}\ngroup.id=mirror\nauto.offset.reset=earliest\nsession.timeout.ms=6000\nheartbeat.interval.ms=1000\n`,
+    `bootstrap.servers=${source.bootstrap}\ngroup.id=mirror\nauto.offset.reset=earliest\nsession.timeout.ms=1500\nheartbeat.interval.ms=300\n`,
   );
   await writeFile(producer, `bootstrap.servers=${target.bootstrap}\n`);
   return { consumer, producer };
@@ -253,4 +254,61 @@ test('kafka-mirror-maker.sh refuses a message handler class and a missing includ
   const help = await tool('kafka-mirror-maker.sh', ['--help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /--offset\.commit\.interval\.ms/);
+});
+
+test('kafka-mirror-maker.sh stops on a failed send without committing, or drops the record with --abort.on.send.failure false', {
+  timeout: 60000,
+}, async () => {
+  const sourceAdmin = new Admin({ bootstrapServers: source.bootstrap });
+  const targetAdmin = new Admin({ bootstrapServers: target.bootstrap });
+  try {
+    assert.equal((await sourceAdmin.createTopics([{ name: 'big-one', numPartitions: 1, replicationFactor: 1 }])).get('big-one'), null);
+    // The target refuses batches over 300 bytes: the mirrored 2000-byte record cannot be written there.
+    const created = await targetAdmin.createTopics([{ name: 'big-one', numPartitions: 1, replicationFactor: 1, configs: { 'max.message.bytes': '300' } }]);
+    assert.equal(created.get('big-one'), null);
+    const producer = new Producer({ bootstrapServers: source.bootstrap });
+    await producer.send({ topic: 'big-one', value: Buffer.alloc(2000, 'x') });
+
+    const consumer = join(dir, 'abort-consumer.properties');
+    await writeFile(consumer, `bootstrap.servers=${source.bootstrap}\ngroup.id=mirror-abort\nauto.offset.reset=earliest\n`);
+    const producerConfig = (await mirrorConfigs()).producer;
+    const args = ['--consumer.config', consumer, '--producer.config', producerConfig, '--include', 'big-one'];
+    const aborted = await tool('kafka-mirror-maker.sh', args);
+    assert.equal(aborted.code, 255, aborted.stderr);
+    assert.match(
+      aborted.stderr.trim().split('\n').at(-1)!,
+      /^kafka-mirror-maker\.sh: Mirror maker thread exited abnormally, stopping the whole mirror maker: /,
+    );
+    assert.doesNotMatch(aborted.stderr, /\n\s+at /);
+    const committed = await sourceAdmin.cluster.refreshMetadata([]).then(async () => {
+      const c = new Consumer({ bootstrapServers: source.bootstrap, groupId: 'mirror-abort' });
+      try {
+        return await c.committed([{ topic: 'big-one', partition: 0 }]);
+      } finally {
+        await c.close();
+      }
+    });
+    assert.equal(committed.get('big-one-0'), null, 'nothing committed after the failed send');
+
+    // Without abort: the record that cannot be written is dropped, the next one is mirrored.
+    const mirror = spawn(join(BIN, 'kafka-mirror-maker.sh'), [...args, '--abort.on.send.failure', 'false', '--offset.commit.interval.ms', '0'], { env });
+    let stderr = '';
+    mirror.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      await waitFor('the failed send reported', 20000, () => stderr.includes('WARN Error when sending message to topic big-one'));
+      await producer.send({ topic: 'big-one', value: 'small' }); // after the big one's batch failed: a batch of its own
+    } finally {
+      await producer.close();
+    }
+    await waitFor('the small record on the target', 20000, async () => {
+      const [end] = await targetAdmin.listOffsets([{ topic: 'big-one', partition: 0, timestamp: -1n }]);
+      return end!.offset === 1n;
+    });
+    const exit = once(mirror, 'exit') as Promise<[number | null]>;
+    mirror.kill('SIGTERM');
+    assert.equal((await exit)[0], 0, stderr);
+    assert.match(stderr, /Kafka mirror maker shutdown successfully \(1 messages dropped on send failures\)/);
+  } finally {
+    await Promise.all([sourceAdmin.close(), targetAdmin.close()]);
+  }
 });

@@ -40,6 +40,9 @@ export function mirroredRecord(r: ConsumerRecord): ProducerRecord {
   };
 }
 
+/** Kafka's ErrorLoggingCallback names a key or value by its size. */
+const sizeOf = (b: Buffer | null): string => (b === null ? 'null' : `${b.length} bytes`);
+
 export class MirrorStream {
   /** Per partition, the offset after the last record handed to the producer and not yet committed. */
   private readonly offsets = new Map<string, { tp: TopicPartition; offset: bigint }>();
@@ -81,7 +84,7 @@ export class MirrorStream {
     const done = (err: Error | null): void => {
       if (!err) return;
       this.state.warn(
-        `Error when sending message to topic ${record.topic} with key: ${r.key?.length ?? 'null'} bytes, value: ${r.value?.length ?? 'null'} bytes with error: ${describeError(err)}`,
+        `Error when sending message to topic ${record.topic} with key: ${sizeOf(r.key)}, value: ${sizeOf(r.value)} with error: ${describeError(err)}`,
       );
       this.state.droppedMessages++;
       if (this.state.abortOnSendFailure) this.state.sendFailure ??= err;
