@@ -2,14 +2,18 @@
  * kafka-replica-verification.sh (bin/, after the build) on a 3-broker ZooKeeper cluster: a topic
  * with replication factor 3 is fetched from all three replicas (the followers through Fetch with
  * Kafka's debugging consumer id -2) and reported with no lag once every replica holds every
- * record; a filter matching no topic is one line and exit 1.
+ * record; a filter matching no topic is one line and exit 1. The broker side is checked too: a
+ * follower answers replica id -2 with its records, an ordinary consumer (-1) with
+ * NOT_LEADER_OR_FOLLOWER.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Admin, Producer } from '../../src/client/index.js';
+import { Admin, ErrorCode, Producer } from '../../src/client/index.js';
+import { Api } from '../../src/client/apis.js';
+import { MAX_READ_DECOMPRESSED_BYTES, decodeBatch, iterateBatches } from '../../src/protocol/records/index.js';
 import { Cluster } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
@@ -78,4 +82,42 @@ test('kafka-replica-verification.sh with a filter that matches no topic says so 
   const missing = await run(TOOL, [], { env, timeoutMs: 20000 });
   assert.equal(missing.code, 1);
   assert.equal(missing.stderr, 'kafka-replica-verification.sh: missing required argument --broker-list (see --help)\n');
+});
+
+test("a follower serves Fetch to Kafka's debugging consumer (replica id -2) up to its high watermark, and still refuses an ordinary consumer", {
+  timeout: 30000,
+}, async (t) => {
+  if (!requirePeer(t, 'zookeeper')) return;
+  const admin = new Admin({ bootstrapServers: c!.bootstrap() });
+  try {
+    const [meta] = await admin.describeTopics(['verified']);
+    const p0 = meta!.partitions.find((p) => p.partition === 0)!;
+    const follower = p0.replicas.find((id) => id !== p0.leader)!;
+    const conn = await admin.cluster.brokerConnection(follower);
+    const fetch = (replicaId: number) =>
+      conn.send(Api.Fetch, {
+        replicaId,
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 1 << 20,
+        isolationLevel: 0,
+        sessionId: 0,
+        sessionEpoch: -1,
+        topics: [
+          { topic: 'verified', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] },
+        ],
+        forgottenTopicsData: [],
+        rackId: '',
+      });
+    const consumer = (await fetch(-1)).responses[0]!.partitions[0]!;
+    assert.equal(consumer.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    await c!.waitFor("the follower's high watermark at 4", 10000, async () => (await fetch(-2)).responses[0]!.partitions[0]!.highWatermark === 4n);
+    const debug = (await fetch(-2)).responses[0]!.partitions[0]!;
+    assert.equal(debug.errorCode, 0);
+    let records = 0;
+    for (const e of iterateBatches(debug.records!)) records += decodeBatch(e.buf, e.start, { maxBytes: MAX_READ_DECOMPRESSED_BYTES }).records.length;
+    assert.equal(records, 4);
+  } finally {
+    await admin.close();
+  }
 });
