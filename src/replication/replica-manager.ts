@@ -31,7 +31,7 @@ import {
 } from './append/leader-appends.js';
 import { DelayedDeleteRecords } from './delayed/delayed-delete-records.js';
 import { messageOf } from '../common/errors.js';
-import { fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
+import { DEBUGGING_CONSUMER_ID, fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
 import type { DelayedFetch } from './fetch/delayed-fetch.js';
 import { ProducerIdManager } from './producer-id-manager.js';
 import { FetchService } from './fetch/fetch-service.js';
@@ -260,6 +260,12 @@ export class ReplicaManager {
     return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   }
 
+  /** Like lookup, but a follower serves too (Kafka's debugging consumer, replica id -2). */
+  private lookupAnyReplica(topic: string, partition: number): { partition?: Partition; errorCode: number } {
+    const p = this.getPartition(topic, partition);
+    return p ? { partition: p, errorCode: ErrorCode.NONE } : this.lookup(topic, partition);
+  }
+
   /** Appends produced batches to a partition led here (Produce, and internal writers): leader-appends.ts. */
   appendRecords(topic: string, partition: number, records: Buffer | null, req: AppendRequest): Promise<AppendOutcome> {
     return appendRecords(this.appendContext, topic, partition, records, req);
@@ -293,7 +299,7 @@ export class ReplicaManager {
     return fetchRecords(
       targets,
       params,
-      (t, p) => this.lookup(t, p),
+      params.replicaId === DEBUGGING_CONSUMER_ID ? (t, p) => this.lookupAnyReplica(t, p) : (t, p) => this.lookup(t, p),
       this.waitingFetches,
       (id, ms) => this.firstFetches.replicaWaitMs(id, ms),
     );

@@ -42,6 +42,12 @@ export interface FetchParams {
   replicaId?: number;
 }
 
+/**
+ * Kafka's FetchRequest.DEBUGGING_CONSUMER_ID: a consumer (kafka-replica-verification.sh) that
+ * may read any replica of a partition, a follower's too, up to that replica's high watermark.
+ */
+export const DEBUGGING_CONSUMER_ID = -2;
+
 export interface PartitionFetchResult {
   errorCode: number;
   highWatermark: number;
