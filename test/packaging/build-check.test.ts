@@ -48,7 +48,7 @@ async function smallProject(opts: { noLib: boolean }): Promise<string> {
   // Only the compiler: npm ci --omit=dev leaves out @types/node, which tsconfig.json names.
   await symlink(join(ROOT, 'node_modules', 'typescript'), join(dir, 'node_modules', 'typescript'));
   await writeFile(join(dir, 'src', 'main.ts'), "import { greet } from './lib/greet.js';\nconsole.log(greet('one'));\n");
-  await writeFile(join(dir, 'src', 'lib', 'greet.ts'), 'export function greet(name: string): string {\n  return `hello ${name}`;\n}\n');
+  await writeFile(join(dir, 'src', 'lib', 'greet.ts'), "export function greet(name: string): string {\n  return 'hello ' + name;\n}\n");
   return dir;
 }
 
@@ -81,7 +81,7 @@ test('build.mjs --if-changed builds a fresh tree, then skips until a source, tsc
     assert.equal(await mtimeMs(main), before);
 
     // An edited source rebuilds, and the new code runs.
-    await writeFile(greet, 'export function greet(name: string): string {\n  return `hi ${name}`;\n}\n');
+    await writeFile(greet, "export function greet(name: string): string {\n  return 'hi ' + name;\n}\n");
     const edited = await build(dir, '--if-changed');
     assert.equal(edited.code, 0, edited.stderr);
     assert.match(edited.stderr, /src\/ changed since the last build/);
