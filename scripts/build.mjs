@@ -11,7 +11,7 @@
 // ms), a touched-but-unchanged file does not rebuild, and any edit, new or deleted file does.
 // It works on the project in the current directory (the repository root under npm).
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 
@@ -84,6 +84,9 @@ const ifChanged = process.argv.includes('--if-changed');
 const print = fingerprint();
 if (ifChanged && upToDate(print)) process.exit(0);
 if (ifChanged) console.error(existsSync(STAMP) ? 'build: src/ changed since the last build; building dist/' : 'build: building src/ into dist/');
+// dist/ changes from here on: a build that fails (or is interrupted) leaves no stamp, so that
+// going back to the sources of the last stamp cannot keep this build's output.
+rmSync(STAMP, { force: true });
 const started = Date.now();
 if (!compile(!ifChanged)) {
   console.error('build: failed');
