@@ -62,7 +62,7 @@ function compile(typeCheck) {
     console.error('build: the TypeScript compiler is not installed (run npm ci first)');
     return false;
   }
-  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => report([d]) };
+  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => report(ts, [d]) };
   // Without the check, no type library is needed (@types/node is a dev dependency).
   const extra = typeCheck ? {} : { noCheck: true, types: [] };
   const parsed = ts.getParsedCommandLineOfConfigFile(CONFIG, extra, host);
@@ -71,13 +71,14 @@ function compile(typeCheck) {
   const before = typeCheck ? ts.getPreEmitDiagnostics(program) : [...program.getConfigFileParsingDiagnostics(), ...program.getOptionsDiagnostics(), ...program.getSyntacticDiagnostics()];
   const emitted = program.emit();
   const diagnostics = [...before, ...emitted.diagnostics];
-  if (diagnostics.length > 0) report(diagnostics);
+  if (diagnostics.length > 0) report(ts, diagnostics);
   return diagnostics.length === 0 && !emitted.emitSkipped;
+}
 
-  function report(list) {
-    const format = process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext : ts.formatDiagnostics;
-    process.stderr.write(format(list, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
-  }
+/** Prints diagnostics as tsc does (with colour and source context on a terminal). */
+function report(ts, list) {
+  const format = process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext : ts.formatDiagnostics;
+  process.stderr.write(format(list, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
 }
 
 const ifChanged = process.argv.includes('--if-changed');
