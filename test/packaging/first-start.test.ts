@@ -6,10 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { builtinModules, createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exited, LineCollector } from '../cli/helpers.js';
+import { run } from '../helpers/run.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -129,4 +133,33 @@ test('package.json ships what an installed package runs: dist/ JavaScript, bin/,
   assert.deepEqual(files, ['dist/**/*.js', 'bin/', 'config/', 'README.md']);
   assert.equal(bin.fjord, 'bin/fjord');
   for (const [name, target] of Object.entries(bin)) assert.equal(target, `bin/${name}`);
+});
+
+test('npm start with dist/ up to date: no build, the broker in the foreground until kafka-server-stop.sh DIR stops it', async () => {
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_')));
+  // Up to date after the suite's own build; after a bare `npx tsc` this stamps it (same output).
+  const fresh = await run('sh', ['-c', `cd '${ROOT}' && exec node scripts/build.mjs --if-changed`], { env });
+  assert.equal(fresh.code, 0, fresh.stderr);
+  const dataDir = await mkdtemp(join(tmpdir(), 'fjord-npm-start-'));
+  const started = Date.now();
+  const child = spawn('npm', ['start', '--', '--override', 'listeners=PLAINTEXT://127.0.0.1:0', '--override', `log.dirs=${dataDir}`], {
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    const out = new LineCollector(child as Parameters<typeof exited>[0]);
+    await out.waitFor((lines) => lines.some((l) => l.includes('"broker started"')), 60_000, 'npm start to start the broker');
+    const readyMs = Date.now() - started;
+    assert.doesNotMatch(stderr, /build:/, 'nothing changed, nothing built');
+    assert.ok(readyMs < 15_000, `ready after ${readyMs} ms`);
+    const stopped = await run(join(ROOT, 'bin', 'kafka-server-stop.sh'), [dataDir], { env });
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.equal(await exited(child as Parameters<typeof exited>[0]), 0);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  }
 });
