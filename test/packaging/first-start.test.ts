@@ -146,6 +146,7 @@ test('npm start with dist/ up to date: no build, the broker in the foreground un
     cwd: ROOT,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true, // its own process group: npm, its shell and the broker are killed together on failure
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -159,7 +160,7 @@ test('npm start with dist/ up to date: no build, the broker in the foreground un
     assert.equal(stopped.code, 0, stopped.stderr);
     assert.equal(await exited(child as Parameters<typeof exited>[0]), 0);
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   }
 });
