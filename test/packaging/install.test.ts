@@ -138,6 +138,13 @@ test('npm pack, npm install -g --prefix TMP, then fjord and the kafka-*.sh tools
     assert.equal(stopped.code, 0, stopped.stderr);
     assert.match(stopped.stdout, /Fjord broker \(pid \d+\) stopped after/);
     assert.equal(await exited(broker as Parameters<typeof exited>[0]), 0);
+    // fjord stop's default is the same ./data/kafka-logs, never every broker on the machine.
+    const again = await inDir(work, 'fjord', ['stop']);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^No Fjord broker is running with \.\/data\/kafka-logs: it has no \.lock/);
+    const twoDirs = await inDir(work, 'fjord', ['stop', 'a', 'b']);
+    assert.equal(twoDirs.code, 1);
+    assert.equal(twoDirs.stderr, 'fjord stop takes one log dir (fjord --help)\n');
   } finally {
     if (broker && broker.exitCode === null) broker.kill('SIGKILL');
     await rm(base, { recursive: true, force: true });
