@@ -12,7 +12,11 @@ command -v iperf3 >/dev/null || need+=(iperf3)
 command -v lz4 >/dev/null || need+=(lz4)
 command -v zstd >/dev/null || need+=(zstd)
 command -v Burrow >/dev/null || need+=(burrow)
-[ -d node_modules ] || npm ci
+# Every npm package, dev dependencies too: the README's first command (npm ci --omit=dev) leaves
+# those out, and the tests, the linter and tsx are among them.
+node -e 'const p = require("./package.json"); const fs = require("fs");
+  const all = Object.keys({ ...p.dependencies, ...p.devDependencies });
+  process.exit(all.every((d) => fs.existsSync(`node_modules/${d}/package.json`)) ? 0 : 1)' || npm ci
 if [ "${#need[@]}" -gt 0 ]; then
   echo "installing Debian packages: ${need[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

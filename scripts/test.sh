@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
 npm run --silent lint            # Biome (biome.jsonc): its rules and the format; a finding fails the suite
-npx tsc -p tsconfig.json
+npm run --silent build           # node scripts/build.mjs: tsc with the type check; stamps dist/ for npm start and npm pack
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"

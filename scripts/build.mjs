@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// Builds src/ into dist/ with the TypeScript compiler, and records what it built from.
+//   node scripts/build.mjs               (npm run build) type-checks and emits, always
+//   node scripts/build.mjs --if-changed  (npm start, prepack) emits without the type check, and
+//                                        only when src/, tsconfig.json or the compiler differ
+//                                        from the last build's stamp (dist/.build-stamp)
+// The emitted JavaScript is the same with or without the type check (tsc's --noCheck only skips
+// the diagnostics), so a start from a fresh clone needs neither the check's time nor @types/node,
+// a dev dependency that `npm ci --omit=dev` leaves out. The stamp is a hash of every source's
+// path and content: an unchanged tree starts without loading the compiler at all (a few tens of
+// ms), a touched-but-unchanged file does not rebuild, and any edit, new or deleted file does.
+// It works on the project in the current directory (the repository root under npm).
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative, sep } from 'node:path';
+
+const ROOT = process.cwd();
+const STAMP = join(ROOT, 'dist', '.build-stamp');
+const CONFIG = join(ROOT, 'tsconfig.json');
+
+function sourceFiles(dir) {
+  const out = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(full));
+    else if (entry.name.endsWith('.ts') || entry.name.endsWith('.json')) out.push(full);
+  }
+  return out;
+}
+
+function compilerVersion() {
+  try {
+    return createRequire(join(ROOT, 'package.json'))('typescript/package.json').version;
+  } catch {
+    return 'none';
+  }
+}
+
+/** What dist/ is built from: the compiler's version, tsconfig.json and every file under src/. */
+function fingerprint() {
+  const hash = createHash('sha256');
+  hash.update(`typescript ${compilerVersion()}\0`);
+  for (const file of [CONFIG, ...sourceFiles(join(ROOT, 'src')).sort()]) {
+    hash.update(`${relative(ROOT, file).split(sep).join('/')}\0`);
+    hash.update(readFileSync(file));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+function upToDate(print) {
+  if (!existsSync(STAMP)) return false;
+  return readFileSync(STAMP, 'utf8').trim() === print;
+}
+
+function compile(typeCheck) {
+  let ts;
+  try {
+    ts = createRequire(join(ROOT, 'package.json'))('typescript');
+  } catch {
+    console.error('build: the TypeScript compiler is not installed (run npm ci first)');
+    return false;
+  }
+  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => report(ts, [d]) };
+  // Without the check, no type library is needed (@types/node is a dev dependency).
+  const extra = typeCheck ? {} : { noCheck: true, types: [] };
+  const parsed = ts.getParsedCommandLineOfConfigFile(CONFIG, extra, host);
+  if (!parsed) return false;
+  const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options, configFileParsingDiagnostics: parsed.errors });
+  const before = typeCheck ? ts.getPreEmitDiagnostics(program) : [...program.getConfigFileParsingDiagnostics(), ...program.getOptionsDiagnostics(), ...program.getSyntacticDiagnostics()];
+  const emitted = program.emit();
+  const diagnostics = [...before, ...emitted.diagnostics];
+  if (diagnostics.length > 0) report(ts, diagnostics);
+  return diagnostics.length === 0 && !emitted.emitSkipped;
+}
+
+/** Prints diagnostics as tsc does (with colour and source context on a terminal). */
+function report(ts, list) {
+  const format = process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext : ts.formatDiagnostics;
+  process.stderr.write(format(list, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }));
+}
+
+const ifChanged = process.argv.includes('--if-changed');
+const print = fingerprint();
+if (ifChanged && upToDate(print)) process.exit(0);
+if (ifChanged) console.error(existsSync(STAMP) ? 'build: src/ changed since the last build; building dist/' : 'build: building src/ into dist/');
+// dist/ changes from here on: a build that fails (or is interrupted) leaves no stamp, so that
+// going back to the sources of the last stamp cannot keep this build's output.
+rmSync(STAMP, { force: true });
+const started = Date.now();
+if (!compile(!ifChanged)) {
+  console.error('build: failed');
+  process.exit(1);
+}
+writeFileSync(STAMP, `${print}\n`);
+if (ifChanged) console.error(`build: dist/ built in ${((Date.now() - started) / 1000).toFixed(1)}s`);
