@@ -116,8 +116,9 @@ export class CoordinatorShell<S extends CoordinatorShard<R>, R> {
    * existing topic's factor, so a topic created under a factor of 1 keeps every group or
    * transaction on one broker, and a failure of that broker makes them unreachable. Also warns
    * in cluster mode when the configured factor itself is below what the live brokers allow (up
-   * to Kafka's default of 3). Runs at start and on every change of the topic's metadata, which
-   * brokers joining or leaving bring.
+   * to Kafka's default of 3). Runs at start and on every change of the topic's metadata (in
+   * cluster mode the controller's first update after start, and leaders or ISR moving as brokers
+   * leave and join).
    */
   warnIfUnderReplicated(): void {
     const { topic, metadata, config, logger } = this.opts;
