@@ -160,7 +160,7 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
   cleanups.push(() => run(SCRIPT, ['stop', ...args], { timeoutMs: 120_000 }));
   const started = Date.now();
   // For the test's time only (start-broker reuses them): kill -9 is noticed when the broker's
-  // ZooKeeper session expires, 6 s rather than the shipped 18 s; and Kafka's 5 s between
+  // ZooKeeper session expires, 8 s rather than the shipped 18 s; and Kafka's 5 s between
   // controlled-shutdown attempts would make stop wait 5-15 s per broker once leaders run short.
   const start = await run(
     SCRIPT,
@@ -171,7 +171,7 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
       String(zkPort),
       '--ports',
       ports.join(','),
-      ...['--override', 'zookeeper.session.timeout.ms=6000', '--override', 'controlled.shutdown.retry.backoff.ms=500'],
+      ...['--override', 'zookeeper.session.timeout.ms=8000', '--override', 'controlled.shutdown.retry.backoff.ms=500'],
     ],
     { timeoutMs: 150_000 },
   );
@@ -197,7 +197,7 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
       `listeners=PLAINTEXT://127.0.0.1:${ports[id]}`,
       `log.dirs=${join(dir, `broker-${id}`, 'kafka-logs')}`,
       `zookeeper.connect=127.0.0.1:${zkPort}`,
-      'zookeeper.session.timeout.ms=6000',
+      'zookeeper.session.timeout.ms=8000',
       'controlled.shutdown.retry.backoff.ms=500',
     ]);
   }
@@ -320,7 +320,7 @@ test('kill-broker of each broker in turn: every group is described and listed wi
     assert.equal(kill.code, 0, kill.stderr);
     assert.match(kill.stdout, new RegExp(`broker ${broker} killed`));
     if (broker === 0) {
-      // Before the controller notices (the session expires after 6 s): the dead coordinator.
+      // Before the controller notices (the session expires after 8 s): the dead coordinator.
       const status = await run(SCRIPT, ['status', '--dir', dir]);
       assert.equal(status.code, 1);
       assert.match(status.stdout, new RegExp(`^broker 0 127\\.0\\.0\\.1:${ports[0]}: not running$`, 'm'));
