@@ -9,6 +9,7 @@ import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool,
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { planReset, scopePartitions, type ResetSpec, printResetPlan } from './common/reset-offsets.js';
 import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
+import { listClusterGroups, listingGaps, withTimeout } from './common/list-groups.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
 
@@ -32,6 +33,7 @@ interface Opts extends ResetSpec {
   dryRun?: boolean;
   execute?: boolean;
   export?: boolean;
+  timeout?: string;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -61,7 +63,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--shift-by <n>', 'shift the current offset by n (may be negative)')
     .option('--to-datetime <datetime>', 'reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss')
     .option('--by-duration <duration>', 'reset to the offset of now minus a duration (PnDTnHnMnS)')
-    .option('--from-file <csv>', 'reset to the offsets in a CSV file (topic,partition,offset)');
+    .option('--from-file <csv>', 'reset to the offsets in a CSV file (topic,partition,offset)')
+    .option('--timeout <ms>', "how long --list waits for each broker and --describe for a group's coordinator", '5000');
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
   const o = raw as Opts;
@@ -69,10 +72,13 @@ async function main(argv: string[]): Promise<number> {
   if (actions.length !== 1) throw new CliError('exactly one of --list, --describe, --delete, --delete-offsets or --reset-offsets must be given (see --help)');
   if (o.zookeeper !== undefined) return zookeeperMode(o as Opts & { zookeeper: string });
   if (o.delete && o.topic?.length) throw new CliError('--topic with --delete needs --zookeeper (to delete offsets of a topic use --delete-offsets)');
+  const timeoutMs = Number(o.timeout ?? 5000);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new CliError(`--timeout must be a positive number of milliseconds, not ${o.timeout}`);
   const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
   try {
     if (o.list) {
-      const groups = (await admin.listGroups()).filter((g) => g.protocolType === 'consumer' || g.protocolType === '');
+      const listing = await listClusterGroups(admin, timeoutMs);
+      const groups = listing.groups.filter((g) => g.protocolType === 'consumer' || g.protocolType === '');
       if (o.state !== undefined) {
         const filter = typeof o.state === 'string' ? o.state.split(',').map((s) => s.trim().toLowerCase()) : null;
         const shown = groups.filter((g) => !filter || filter.includes(g.state.toLowerCase()));
@@ -84,11 +90,26 @@ async function main(argv: string[]): Promise<number> {
       } else {
         for (const g of groups) console.log(g.groupId);
       }
-      return 0;
+      // The groups it could list are on stdout; each broker or offsets partition it could not
+      // reach is one line on stderr, and the exit code says the list is incomplete.
+      const gaps = listingGaps(listing);
+      for (const gap of gaps) process.stderr.write(`${TOOL}: ${gap}\n`);
+      return gaps.length > 0 ? 1 : 0;
     }
-    const groups = o.allGroups ? (await admin.listGroups()).map((g) => g.groupId) : (o.group ?? []);
-    if (groups.length === 0) throw new CliError('missing required argument --group (or --all-groups)');
-    if (o.describe) return await describe(admin, groups, o);
+    let gaps: string[] = [];
+    let groups = o.group ?? [];
+    if (o.allGroups) {
+      const listing = await listClusterGroups(admin, timeoutMs);
+      groups = listing.groups.map((g) => g.groupId);
+      gaps = listingGaps(listing);
+      if (gaps.length > 0 && !o.describe) throw new CliError(`--all-groups: ${gaps.join('; ')}`);
+    }
+    if (groups.length === 0 && gaps.length === 0) throw new CliError('missing required argument --group (or --all-groups)');
+    if (o.describe) {
+      const code = await describe(admin, groups, o, timeoutMs);
+      for (const gap of gaps) process.stderr.write(`${TOOL}: ${gap}\n`);
+      return gaps.length > 0 ? 1 : code;
+    }
     if (o.delete) {
       const result = await admin.deleteGroups(groups);
       const failed = [...result].filter(([, e]) => e);
@@ -229,9 +250,15 @@ async function printOffsets(admin: Admin, group: string, d: GroupDescription): P
   process.stdout.write([header, ...rows].map((r) => `\n${line(r)}`).join('') + '\n');
 }
 
-async function describe(admin: Admin, groups: string[], o: Opts): Promise<number> {
+async function describe(admin: Admin, groups: string[], o: Opts, timeoutMs: number): Promise<number> {
   for (const group of groups) {
-    const d = await describeOne(admin, group);
+    // Bounded as Kafka's --timeout bounds its describe: a coordinator that is down (until the
+    // controller moves its partitions) gives one line, not a wait of the client's retries.
+    const d = await withTimeout(
+      describeOne(admin, group),
+      timeoutMs,
+      () => `describing group '${group}' timed out after ${timeoutMs} ms (--timeout): its coordinator could not be reached (down, or moving to another broker)`,
+    );
     noticeState(group, d);
     if (o.state !== undefined) printState(group, d);
     else if (o.members) printMembers(group, d, o.verbose ?? false);

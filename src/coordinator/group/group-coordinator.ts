@@ -9,7 +9,7 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { CoordinatorRuntime } from '../runtime/runtime.js';
-import { CoordinatorShell, type CoordinatorReplicas } from '../runtime/coordinator-shell.js';
+import { CoordinatorShell, internalTopicMinIsr, type CoordinatorReplicas } from '../runtime/coordinator-shell.js';
 import type { CoordinatorLog } from '../runtime/types.js';
 import { GroupShard } from './group-shard.js';
 import { groupConfigFrom, type GroupCoordinatorBrokerConfig, type GroupCoordinatorConfig } from './config.js';
@@ -72,7 +72,14 @@ export class GroupCoordinator {
         replicationFactor: cfg.offsetsTopicReplicationFactor,
         description: 'the offsets topic',
         replicationFactorSetting: 'offsets.topic.replication.factor',
-        configs: () => ({ 'cleanup.policy': 'compact', 'compression.type': 'producer', 'segment.bytes': String(cfg.offsetsTopicSegmentBytes) }),
+        // min.insync.replicas 2 from 3 replicas on: a commit acknowledged to the group survives
+        // one broker failure (Kafka leaves the broker default of 1; issue 22 asks for 2).
+        configs: (rf) => ({
+          'cleanup.policy': 'compact',
+          'compression.type': 'producer',
+          'min.insync.replicas': String(internalTopicMinIsr(rf)),
+          'segment.bytes': String(cfg.offsetsTopicSegmentBytes),
+        }),
       },
       config: cfg,
       metadata: opts.metadata,

@@ -17,6 +17,18 @@ import { CoordinatorRuntime, type RuntimeOptions } from './runtime.js';
 import { ReplicaManagerCoordinatorLog, type CoordinatorReplicaAccess } from './partition-log.js';
 import type { CoordinatorLog, CoordinatorShard } from './types.js';
 
+/** Kafka's default replication factor of the internal topics (offsets.topic.replication.factor). */
+export const DEFAULT_INTERNAL_REPLICATION_FACTOR = 3;
+
+/**
+ * min.insync.replicas of an internal topic created with `replicationFactor` replicas: 2 from 3
+ * replicas on (an acknowledged commit survives one broker failure and the topic stays
+ * writable through it), 1 below.
+ */
+export function internalTopicMinIsr(replicationFactor: number): number {
+  return Math.max(1, Math.min(2, replicationFactor - 1));
+}
+
 /** The broker settings the shell reads (the broker's config fits as it is). */
 export interface CoordinatorBrokerConfig {
   readonly brokerId: number;
@@ -38,8 +50,8 @@ export interface InternalTopic {
   /** What Kafka's error calls it ("the offsets topic") and the setting that names the factor. */
   readonly description: string;
   readonly replicationFactorSetting: string;
-  /** Its topic configs, given the brokers alive when it is created. */
-  configs(liveBrokers: number): Record<string, string>;
+  /** Its topic configs, given the replication factor it is created with. */
+  configs(replicationFactor: number): Record<string, string>;
 }
 
 export interface CoordinatorShellOptions<S, R> {
@@ -61,6 +73,7 @@ export class CoordinatorShell<S extends CoordinatorShard<R>, R> {
   private creating: Promise<TopicInfo> | undefined;
   private reopening: Promise<void> | undefined;
   private closed = false;
+  private lastReplicationWarning = '';
 
   constructor(private readonly opts: CoordinatorShellOptions<S, R>) {
     const { topic, logger } = opts;
@@ -88,10 +101,50 @@ export class CoordinatorShell<S extends CoordinatorShard<R>, R> {
     // rejection, which would end the process; FindCoordinator retries it.
     const sync = (): void => void this.syncLeadership().catch((err: unknown) => this.logOpenFailure(err));
     this.opts.metadata.onChange((topic) => {
-      if (topic === this.opts.topic.name) sync();
-      else onOtherTopic?.(topic);
+      if (topic === this.opts.topic.name) {
+        sync();
+        this.warnIfUnderReplicated();
+      } else onOtherTopic?.(topic);
     });
     sync();
+    this.warnIfUnderReplicated();
+  }
+
+  /**
+   * Warns (once per distinct situation) when the topic exists with fewer replicas than the
+   * cluster could give it, min(its configured factor, live brokers): Kafka never changes an
+   * existing topic's factor, so a topic created under a factor of 1 keeps every group or
+   * transaction on one broker, and a failure of that broker makes them unreachable. Also warns
+   * in cluster mode when the configured factor itself is below what the live brokers allow (up
+   * to Kafka's default of 3). Runs at start and on every change of the topic's metadata (in
+   * cluster mode the controller's first update after start, and leaders or ISR moving as brokers
+   * leave and join).
+   */
+  warnIfUnderReplicated(): void {
+    const { topic, metadata, config, logger } = this.opts;
+    const live = metadata.brokers().length;
+    if (live === 0) return;
+    const setting = `${topic.replicationFactorSetting}=${topic.replicationFactor}`;
+    const warnings: string[] = [];
+    if (config.zookeeperConnect !== null && topic.replicationFactor < Math.min(live, DEFAULT_INTERNAL_REPLICATION_FACTOR)) {
+      warnings.push(
+        `${setting} is below the ${live} live brokers: ${topic.name} gets ${topic.replicationFactor} replica(s) per partition, so one broker failure makes part of it unavailable (Kafka's default is ${DEFAULT_INTERNAL_REPLICATION_FACTOR})`,
+      );
+    }
+    const existing = metadata.topic(topic.name);
+    if (existing && existing.partitions.length > 0) {
+      const rf = Math.min(...existing.partitions.map((p) => p.replicas.length));
+      const could = Math.min(topic.replicationFactor, live);
+      if (rf < could) {
+        warnings.push(
+          `${topic.name} has replication factor ${rf}, below the ${could} this cluster could give it (${setting}, ${live} live brokers): an existing topic keeps its factor; raise it with kafka-reassign-partitions.sh`,
+        );
+      }
+    }
+    const key = warnings.join('\n');
+    if (key === this.lastReplicationWarning) return;
+    this.lastReplicationWarning = key;
+    for (const w of warnings) logger.warn({ topic: topic.name, setting: topic.replicationFactorSetting }, w);
   }
 
   close(): void {
@@ -134,13 +187,14 @@ export class CoordinatorShell<S extends CoordinatorShard<R>, R> {
           `Number of alive brokers '${live}' does not meet the required replication factor '${topic.replicationFactor}' for ${topic.description} (configured via '${topic.replicationFactorSetting}')`,
         );
       }
+      const replicationFactor = Math.max(1, Math.min(topic.replicationFactor, live));
       try {
         await metadata.createTopic({
           name: topic.name,
           numPartitions: this.numPartitions,
-          replicationFactor: Math.max(1, Math.min(topic.replicationFactor, live)),
+          replicationFactor,
           internal: true,
-          configs: topic.configs(live),
+          configs: topic.configs(replicationFactor),
         });
       } catch (err) {
         if (!(err instanceof KafkaError && err.code === ErrorCode.TOPIC_ALREADY_EXISTS)) throw err;

@@ -81,10 +81,10 @@ export class TxnCoordinator {
         replicationFactor: cfg.transactionStateLogReplicationFactor,
         description: 'the transactions state topic',
         replicationFactorSetting: 'transaction.state.log.replication.factor',
-        configs: (live) => ({
+        configs: (rf) => ({
           'cleanup.policy': 'compact',
           'compression.type': 'uncompressed',
-          'min.insync.replicas': String(Math.max(1, Math.min(cfg.transactionStateLogMinIsr, live))),
+          'min.insync.replicas': String(Math.max(1, Math.min(cfg.transactionStateLogMinIsr, rf))),
           'segment.bytes': String(cfg.transactionStateLogSegmentBytes),
           'unclean.leader.election.enable': 'false',
         }),
