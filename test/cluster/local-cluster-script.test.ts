@@ -14,7 +14,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -214,7 +214,7 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
 
 test("the seed's walkthrough, typed as the seed types it, on the local cluster", { timeout: 120_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
-  const { zkPort, ports, base } = s!;
+  const { zkPort, ports } = s!;
   const zk = `127.0.0.1:${zkPort}`;
   const created = await runIn(ROOT, bin('kafka-topics.sh'), [
     '--create',
@@ -239,15 +239,8 @@ test("the seed's walkthrough, typed as the seed types it, on the local cluster",
 
   // "start a consumer again": no --from-beginning, so it starts at the end and commits it.
   const consumer = spawnIn(ROOT, bin('kafka-console-consumer.sh'), ['--bootstrap-server', `127.0.0.1:${ports[0]}`, '--topic', 'bigdata']);
-  // The seed's command; config/consumer.properties is another part of issue 22 (classic-files).
-  // TODO(classic-files): once config/consumer.properties ships, this always runs in the repo root.
-  let cwd = ROOT;
-  if (!existsSync(join(ROOT, 'config', 'consumer.properties'))) {
-    cwd = join(base, 'seed');
-    mkdirSync(join(cwd, 'config'), { recursive: true });
-    writeFileSync(join(cwd, 'config', 'consumer.properties'), 'exclude.internal.topics=false\n');
-  }
-  const reader = spawnIn(cwd, bin('kafka-console-consumer.sh'), [
+  // The seed's command, with the shipped config/consumer.properties.
+  const reader = spawnIn(ROOT, bin('kafka-console-consumer.sh'), [
     '--topic',
     '__consumer_offsets',
     '--zookeeper',
