@@ -160,25 +160,31 @@ export function dynamicKeyDef(name: string): ConfigDef | undefined {
 }
 
 /**
- * Checks proposed dynamic broker configs; throws KafkaError(INVALID_REQUEST) worded like Kafka's
- * ("Cannot update these configs dynamically: Set(broker.id)").
+ * Checks proposed dynamic broker configs as Kafka 3.9's DynamicBrokerConfig.validateConfigs does;
+ * throws KafkaError(INVALID_REQUEST) worded like Kafka's ("Cannot update these configs
+ * dynamically: Set(broker.id)"). Only KNOWN keys that are not dynamic are refused: a key the
+ * broker does not know (cleanup.policy, which is a topic key; log.cleanup.policy is the broker's)
+ * is a custom property, stored and described back but read by nothing, as Kafka keeps it.
  */
 export function validateDynamicBrokerConfigs(resourceName: string, entries: ReadonlyMap<string, string>): void {
   const prefix = `Invalid config value for resource ConfigResource(type=BROKER, name='${resourceName}'): `;
-  const unknown = [...entries.keys()].filter((k) => dynamicKeyDef(k) === undefined);
-  if (unknown.length > 0) {
-    throw new KafkaError(ErrorCode.INVALID_CONFIG, `${prefix}Unknown broker configs: Set(${unknown.join(', ')})`);
-  }
-  const nonDynamic = [...entries.keys()].filter((k) => !DYNAMIC_BROKER_KEYS.has(k) && listenerConfigDef(k) === undefined);
+  const nonDynamic = [...entries.keys()].filter((k) => configDef(k) !== undefined && !DYNAMIC_BROKER_KEYS.has(k));
   if (nonDynamic.length > 0) {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `${prefix}Cannot update these configs dynamically: Set(${nonDynamic.join(', ')})`);
   }
   for (const [key, value] of entries) {
+    const def = dynamicKeyDef(key);
+    if (def === undefined) continue; // a custom property: Kafka does not check its value
     try {
-      parseConfigValue({ ...dynamicKeyDef(key)!, name: key }, value);
+      parseConfigValue({ ...def, name: key }, value);
     } catch (err) {
       if (err instanceof ConfigError) throw new KafkaError(ErrorCode.INVALID_REQUEST, prefix + err.message);
       throw err;
     }
   }
+}
+
+/** Whether `name` is a custom broker property: neither a broker key nor a per-listener override of one. */
+export function isCustomBrokerKey(name: string): boolean {
+  return dynamicKeyDef(name) === undefined;
 }

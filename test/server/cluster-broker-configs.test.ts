@@ -109,6 +109,10 @@ test('dynamic broker configs are kept in ZooKeeper and followed by every broker'
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr.trim(), /^[^\n]*Cannot update these configs dynamically: Set\(broker\.id\)[^\n]*$/);
 
+    // A custom property (cleanup.policy is a topic key, not a broker key) is kept, as Kafka keeps it.
+    await admins[1]!.alterConfigs(ConfigResourceType.Broker, '1', [{ name: 'cleanup.policy', op: 'set', value: 'compact' }]);
+    assert.deepEqual(await described(admins[1]!, '1', 'cleanup.policy'), { value: null, source: 2 }, 'custom: sensitive, DYNAMIC_BROKER_CONFIG');
+
     // Not written to the local file; a restart reads ZooKeeper.
     assert.equal(existsSync(join(dirs[1]!, DYNAMIC_BROKER_CONFIG_FILE)), false);
     await admins[1]!.close();
@@ -119,6 +123,7 @@ test('dynamic broker configs are kept in ZooKeeper and followed by every broker'
     admins.push(new Admin({ bootstrapServers: `127.0.0.1:${brokers[1].boundPorts().get('PLAINTEXT')}`, connectTimeoutMs: 10_000 }));
     assert.equal((await described(admins[1]!, '1', 'log.segment.bytes'))?.value, '2000000');
     assert.equal((await described(admins[1]!, '1', 'log.retention.ms'))?.value, '7200000');
+    assert.deepEqual(await described(admins[1]!, '1', 'cleanup.policy'), { value: null, source: 2 }, 'the custom property survived the restart');
   } finally {
     for (const a of admins) await a.close().catch(() => undefined);
     for (const b of brokers) await b.stop().catch(() => undefined);

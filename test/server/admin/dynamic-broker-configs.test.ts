@@ -106,15 +106,41 @@ test('per-listener security keys are accepted, described (sensitive ones without
   assert.equal(bad.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
 });
 
-test('keys Kafka does not know stay refused; static keys stay read-only', async () => {
-  let res = await incremental('0', { 'no.such.key': '1' });
-  assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_CONFIG);
-  assert.match(res.responses[0]!.errorMessage!, /Unknown broker configs: Set\(no.such.key\)/);
-  res = await incremental('0', { 'listener.name.external.no.such.key': '1' });
-  assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_CONFIG);
+test('keys the broker does not know are custom properties: stored, described (sensitive, no value), never applied; known static keys stay refused', async () => {
+  // cleanup.policy is a topic key; the broker's is log.cleanup.policy. Kafka keeps it as a custom property.
+  let res = await incremental('0', { 'cleanup.policy': 'compact', 'listener.name.external.no.such.key': '1' });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE, res.responses[0]!.errorMessage ?? '');
+  const legacy = await c.request(33, AlterConfigsRequestCodec, AlterConfigsResponseCodec, 1, {
+    resources: [{ resourceType: BROKER, resourceName: '', configs: [{ name: 'my.custom.key', value: 'x' }] }],
+    validateOnly: false,
+  });
+  assert.equal(legacy.responses[0]!.errorCode, ErrorCode.NONE, legacy.responses[0]!.errorMessage ?? '');
+  const d = await describe(['cleanup.policy', 'listener.name.external.no.such.key', 'my.custom.key']);
+  const row = (n: string) => {
+    const e = d.get(n)!;
+    return [e.value, e.configSource, e.isSensitive, e.readOnly, e.synonyms.map((s) => [s.name, s.value, s.source])];
+  };
+  assert.deepEqual(row('cleanup.policy'), [null, DYNAMIC_BROKER_CONFIG, true, true, [['cleanup.policy', null, DYNAMIC_BROKER_CONFIG]]]);
+  assert.deepEqual(row('my.custom.key'), [null, 3, true, true, [['my.custom.key', null, 3]]]);
+  assert.equal(d.get('listener.name.external.no.such.key')?.configSource, DYNAMIC_BROKER_CONFIG);
+  const all = await c.request(32, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec, 4, {
+    resources: [{ resourceType: BROKER, resourceName: '', configurationKeys: null }],
+    includeSynonyms: true,
+    includeDocumentation: false,
+  });
+  assert.deepEqual(
+    all.results[0]!.configs.map((e) => [e.name, e.configSource]),
+    [['my.custom.key', 3]],
+  );
+  // Not applied: a new topic still runs with the broker's delete policy.
+  await b.broker.services.admin.topics.createTopic({ name: 'custom-props', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }, false);
+  assert.deepEqual(b.broker.services.admin.configs.logConfigFor('custom-props')?.cleanupPolicy, ['delete']);
+
   res = await incremental('0', { 'log.dirs': '/tmp/x' });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
   assert.match(res.responses[0]!.errorMessage!, /Cannot update these configs dynamically: Set\(log.dirs\)/);
+  res = await incremental('0', { 'cleanup.policy': 'compact', 'log.cleanup.policy': 'squash' });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST, 'a known key beside a custom one is still checked');
 });
 
 test("APPEND to a per-listener list key starts from the base key's default", async () => {
