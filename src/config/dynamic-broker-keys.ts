@@ -172,6 +172,15 @@ export function validateDynamicBrokerConfigs(resourceName: string, entries: Read
   if (nonDynamic.length > 0) {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `${prefix}Cannot update these configs dynamically: Set(${nonDynamic.join(', ')})`);
   }
+  if (resourceName === '') {
+    const perBroker = [...entries.keys()].filter(isPerBrokerKey);
+    if (perBroker.length > 0) {
+      throw new KafkaError(
+        ErrorCode.INVALID_REQUEST,
+        `${prefix}Cannot update these configs at default cluster level, broker id must be specified: Set(${perBroker.join(', ')})`,
+      );
+    }
+  }
   for (const [key, value] of entries) {
     const def = dynamicKeyDef(key);
     if (def === undefined) continue; // a custom property: Kafka does not check its value
@@ -182,6 +191,16 @@ export function validateDynamicBrokerConfigs(resourceName: string, entries: Read
       throw err;
     }
   }
+}
+
+/** Listener keys Kafka lets the cluster default set; every other listener, SSL or SASL key is per broker. */
+const CLUSTER_LEVEL_LISTENER_KEYS = new Set(['max.connections', 'max.connection.creation.rate', 'num.network.threads']);
+
+/** Kafka's PerBrokerConfigs (listener, SSL and SASL keys) and their per-listener forms: refused at the cluster default. */
+function isPerBrokerKey(name: string): boolean {
+  const m = LISTENER_PREFIX.exec(name);
+  if (m) return !CLUSTER_LEVEL_LISTENER_KEYS.has(m[2]!);
+  return LISTENER_RECONFIGURABLE_KEYS.includes(name) && !CLUSTER_LEVEL_LISTENER_KEYS.has(name);
 }
 
 /** Whether `name` is a custom broker property: neither a broker key nor a per-listener override of one. */

@@ -139,6 +139,17 @@ test('keys the broker does not know are custom properties: stored, described (se
   res = await incremental('0', { 'log.dirs': '/tmp/x' });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
   assert.match(res.responses[0]!.errorMessage!, /Cannot update these configs dynamically: Set\(log.dirs\)/);
+  // Listener, SSL and SASL keys are per broker: the cluster default refuses them, as Kafka.
+  res = await incremental('', { 'ssl.keystore.type': 'PKCS12', 'max.connections': '100' });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
+  assert.equal(
+    res.responses[0]!.errorMessage,
+    "Invalid config value for resource ConfigResource(type=BROKER, name=''): Cannot update these configs at default cluster level, broker id must be specified: Set(ssl.keystore.type)",
+  );
+  res = await incremental('', { 'listener.name.external.max.connections': '100' });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE, 'max.connections is cluster-level, per listener too');
+  res = await incremental('', { 'listener.name.external.ssl.keystore.type': 'PKCS12' });
+  assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
   res = await incremental('0', { 'cleanup.policy': 'compact', 'log.cleanup.policy': 'squash' });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST, 'a known key beside a custom one is still checked');
 });
