@@ -52,6 +52,7 @@ import { saslAuthenticateHandler, saslHandshakeHandler } from './17-sasl-handsha
 import { alterUserScramCredentialsHandler, describeUserScramCredentialsHandler } from './50-user-scram-credentials.js';
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
+import { updateFeaturesHandler } from './57-update-features.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -72,6 +73,7 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,
+  updateFeaturesHandler,
   describeClusterHandler,
   createTopicsHandler,
   deleteTopicsHandler,
