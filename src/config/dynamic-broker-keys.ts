@@ -172,6 +172,13 @@ export function validateDynamicBrokerConfigs(resourceName: string, entries: Read
   if (nonDynamic.length > 0) {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `${prefix}Cannot update these configs dynamically: Set(${nonDynamic.join(', ')})`);
   }
+  const unprefixed = [...entries.keys()].filter((k) => SECURITY_KEYS_PER_LISTENER_ONLY.has(k));
+  if (unprefixed.length > 0) {
+    throw new KafkaError(
+      ErrorCode.INVALID_REQUEST,
+      `${prefix}These security configs can be dynamically updated only per-listener using the listener prefix: Set(${unprefixed.join(', ')})`,
+    );
+  }
   if (resourceName === '') {
     const perBroker = [...entries.keys()].filter(isPerBrokerKey);
     if (perBroker.length > 0) {
@@ -192,6 +199,23 @@ export function validateDynamicBrokerConfigs(resourceName: string, entries: Read
     }
   }
 }
+
+/**
+ * Kafka's DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS): a broker's keystore and
+ * truststore change at run time only per listener (listener.name.<l>.ssl.keystore.location).
+ */
+const SECURITY_KEYS_PER_LISTENER_ONLY: ReadonlySet<string> = new Set([
+  'ssl.keystore.type',
+  'ssl.keystore.location',
+  'ssl.keystore.password',
+  'ssl.key.password',
+  'ssl.keystore.key',
+  'ssl.keystore.certificate.chain',
+  'ssl.truststore.type',
+  'ssl.truststore.location',
+  'ssl.truststore.password',
+  'ssl.truststore.certificates',
+]);
 
 /** Listener keys Kafka lets the cluster default set; every other listener, SSL or SASL key is per broker. */
 const CLUSTER_LEVEL_LISTENER_KEYS = new Set(['max.connections', 'max.connection.creation.rate', 'num.network.threads']);

@@ -64,9 +64,36 @@ test('a dynamic SASL key Kafka accepts (sasl.kerberos.min.time.before.relogin) i
   assert.match(res.responses[0]!.errorMessage!, /sasl.kerberos.min.time.before.relogin/);
 });
 
-test('every key Kafka 3.9 lists as a dynamic broker config is accepted (validateOnly) and described as not read-only', async () => {
+/** Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: dynamic, but only in their per-listener form. */
+const PER_LISTENER_ONLY = [
+  'ssl.keystore.type',
+  'ssl.keystore.location',
+  'ssl.keystore.password',
+  'ssl.key.password',
+  'ssl.keystore.key',
+  'ssl.keystore.certificate.chain',
+  'ssl.truststore.type',
+  'ssl.truststore.location',
+  'ssl.truststore.password',
+  'ssl.truststore.certificates',
+];
+
+test("the keystore and truststore keys change only per listener, with Kafka's message", async () => {
+  for (const key of PER_LISTENER_ONLY) {
+    const res = await incremental('0', { [key]: 'x' }, true);
+    assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST, key);
+    assert.equal(
+      res.responses[0]!.errorMessage,
+      `Invalid config value for resource ConfigResource(type=BROKER, name='0'): These security configs can be dynamically updated only per-listener using the listener prefix: Set(${key})`,
+    );
+    const prefixed = await incremental('0', { [`listener.name.ssl.${key}`]: key.endsWith('.type') ? 'PEM' : 'x' }, true);
+    assert.equal(prefixed.responses[0]!.errorCode, ErrorCode.NONE, `listener.name.ssl.${key}: ${prefixed.responses[0]!.errorMessage}`);
+  }
+});
+
+test('every other key Kafka 3.9 lists as a dynamic broker config is accepted (validateOnly) and described as not read-only', async () => {
   const refused: string[] = [];
-  for (const key of DYNAMIC_BROKER_KEYS) {
+  for (const key of [...DYNAMIC_BROKER_KEYS].filter((k) => !PER_LISTENER_ONLY.includes(k))) {
     const def = configDef(key);
     assert.ok(def, `${key} has a definition`);
     const value = def.default ?? (['int', 'long', 'short'].includes(def.type) ? '1' : 'x');
@@ -140,11 +167,11 @@ test('keys the broker does not know are custom properties: stored, described (se
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
   assert.match(res.responses[0]!.errorMessage!, /Cannot update these configs dynamically: Set\(log.dirs\)/);
   // Listener, SSL and SASL keys are per broker: the cluster default refuses them, as Kafka.
-  res = await incremental('', { 'ssl.keystore.type': 'PKCS12', 'max.connections': '100' });
+  res = await incremental('', { 'sasl.enabled.mechanisms': 'PLAIN', 'max.connections': '100' });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_REQUEST);
   assert.equal(
     res.responses[0]!.errorMessage,
-    "Invalid config value for resource ConfigResource(type=BROKER, name=''): Cannot update these configs at default cluster level, broker id must be specified: Set(ssl.keystore.type)",
+    "Invalid config value for resource ConfigResource(type=BROKER, name=''): Cannot update these configs at default cluster level, broker id must be specified: Set(sasl.enabled.mechanisms)",
   );
   res = await incremental('', { 'listener.name.external.max.connections': '100' });
   assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE, 'max.connections is cluster-level, per listener too');
