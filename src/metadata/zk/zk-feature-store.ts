@@ -57,6 +57,9 @@ export class ZkFeatureStore implements FeatureStore {
   }
 
   async replace(levels: ReadonlyMap<string, number>, expectedEpoch: number): Promise<FinalizedFeatures> {
+    // No node yet (the controller enables feature versioning when it starts): nothing to update,
+    // and ZooKeeper's version -1 would mean "any version".
+    if (expectedEpoch < 0) throw new FeatureEpochMovedError(`${FEATURE_PATH} does not exist yet`);
     const data = FeatureZNode.encode({ version: this.nodeVersion, status: 1, features: Object.fromEntries(levels) });
     try {
       const stat = await this.session.set(FEATURE_PATH, data, expectedEpoch);

@@ -214,6 +214,18 @@ test('a dynamic log.retention.ms heads the chain; a topic override heads the top
       'segment.ms': ['604800000', DEFAULT, []],
       'segment.bytes': TOPIC_SHIPPED['segment.bytes'],
     });
+
+    // A custom property on the broker through kafkajs (legacy AlterConfigs): kept, described sensitive.
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: ConfigResourceTypes.BROKER, name: '0', configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+    });
+    const broker0 = await admin.describeConfigs({
+      includeSynonyms: true,
+      resources: [{ type: ConfigResourceTypes.BROKER, name: '0', configNames: ['cleanup.policy'] }],
+    });
+    const custom = broker0.resources[0]!.configEntries.map((e) => [e.configName, e.configValue, e.configSource, e.isSensitive, e.readOnly]);
+    assert.deepEqual(custom, [['cleanup.policy', null, DYNAMIC_BROKER, true, true]]);
   } finally {
     await set(null);
     await admin.disconnect();
