@@ -52,6 +52,7 @@ export const Api = {
   OffsetDelete: api(47, m.OffsetDeleteRequestCodec, m.OffsetDeleteResponseCodec),
   DescribeClientQuotas: api(48, m.DescribeClientQuotasRequestCodec, m.DescribeClientQuotasResponseCodec),
   AlterClientQuotas: api(49, m.AlterClientQuotasRequestCodec, m.AlterClientQuotasResponseCodec),
+  UpdateFeatures: api(57, m.UpdateFeaturesRequestCodec, m.UpdateFeaturesResponseCodec),
   DescribeCluster: api(60, m.DescribeClusterRequestCodec, m.DescribeClusterResponseCodec),
   DescribeProducers: api(61, m.DescribeProducersRequestCodec, m.DescribeProducersResponseCodec),
   DescribeTransactions: api(65, m.DescribeTransactionsRequestCodec, m.DescribeTransactionsResponseCodec),

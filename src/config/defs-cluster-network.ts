@@ -21,7 +21,7 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
   def('zookeeper.set.acl', 'boolean', 'false', 'Use secure ACLs on znodes.', NO_EFFECT),
   def('zookeeper.max.in.flight.requests', 'int', '10', 'Max unacknowledged ZooKeeper requests.', { ...atLeast(1), ...NO_EFFECT }),
   def('inter.broker.protocol.version', 'string', null, 'Inter-broker protocol version.', NO_EFFECT),
-  def('log.message.format.version', 'string', null, 'Legacy message format version.', NO_EFFECT),
+  def('log.message.format.version', 'string', '3.0-IV1', 'Legacy message format version.', NO_EFFECT),
   def('process.roles', 'list', '', 'KRaft roles; Fjord has no KRaft mode.', NO_EFFECT),
 
   // Network

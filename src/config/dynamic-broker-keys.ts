@@ -160,25 +160,74 @@ export function dynamicKeyDef(name: string): ConfigDef | undefined {
 }
 
 /**
- * Checks proposed dynamic broker configs; throws KafkaError(INVALID_REQUEST) worded like Kafka's
- * ("Cannot update these configs dynamically: Set(broker.id)").
+ * Checks proposed dynamic broker configs as Kafka 3.9's DynamicBrokerConfig.validateConfigs does;
+ * throws KafkaError(INVALID_REQUEST) worded like Kafka's ("Cannot update these configs
+ * dynamically: Set(broker.id)"). Only KNOWN keys that are not dynamic are refused: a key the
+ * broker does not know (cleanup.policy, which is a topic key; log.cleanup.policy is the broker's)
+ * is a custom property, stored and described back but read by nothing, as Kafka keeps it.
  */
 export function validateDynamicBrokerConfigs(resourceName: string, entries: ReadonlyMap<string, string>): void {
   const prefix = `Invalid config value for resource ConfigResource(type=BROKER, name='${resourceName}'): `;
-  const unknown = [...entries.keys()].filter((k) => dynamicKeyDef(k) === undefined);
-  if (unknown.length > 0) {
-    throw new KafkaError(ErrorCode.INVALID_CONFIG, `${prefix}Unknown broker configs: Set(${unknown.join(', ')})`);
-  }
-  const nonDynamic = [...entries.keys()].filter((k) => !DYNAMIC_BROKER_KEYS.has(k) && listenerConfigDef(k) === undefined);
+  const nonDynamic = [...entries.keys()].filter((k) => configDef(k) !== undefined && !DYNAMIC_BROKER_KEYS.has(k));
   if (nonDynamic.length > 0) {
     throw new KafkaError(ErrorCode.INVALID_REQUEST, `${prefix}Cannot update these configs dynamically: Set(${nonDynamic.join(', ')})`);
   }
+  const unprefixed = [...entries.keys()].filter((k) => SECURITY_KEYS_PER_LISTENER_ONLY.has(k));
+  if (unprefixed.length > 0) {
+    throw new KafkaError(
+      ErrorCode.INVALID_REQUEST,
+      `${prefix}These security configs can be dynamically updated only per-listener using the listener prefix: Set(${unprefixed.join(', ')})`,
+    );
+  }
+  if (resourceName === '') {
+    const perBroker = [...entries.keys()].filter(isPerBrokerKey);
+    if (perBroker.length > 0) {
+      throw new KafkaError(
+        ErrorCode.INVALID_REQUEST,
+        `${prefix}Cannot update these configs at default cluster level, broker id must be specified: Set(${perBroker.join(', ')})`,
+      );
+    }
+  }
   for (const [key, value] of entries) {
+    const def = dynamicKeyDef(key);
+    if (def === undefined) continue; // a custom property: Kafka does not check its value
     try {
-      parseConfigValue({ ...dynamicKeyDef(key)!, name: key }, value);
+      parseConfigValue({ ...def, name: key }, value);
     } catch (err) {
       if (err instanceof ConfigError) throw new KafkaError(ErrorCode.INVALID_REQUEST, prefix + err.message);
       throw err;
     }
   }
+}
+
+/**
+ * Kafka's DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS): a broker's keystore and
+ * truststore change at run time only per listener (listener.name.<l>.ssl.keystore.location).
+ */
+const SECURITY_KEYS_PER_LISTENER_ONLY: ReadonlySet<string> = new Set([
+  'ssl.keystore.type',
+  'ssl.keystore.location',
+  'ssl.keystore.password',
+  'ssl.key.password',
+  'ssl.keystore.key',
+  'ssl.keystore.certificate.chain',
+  'ssl.truststore.type',
+  'ssl.truststore.location',
+  'ssl.truststore.password',
+  'ssl.truststore.certificates',
+]);
+
+/** Listener keys Kafka lets the cluster default set; every other listener, SSL or SASL key is per broker. */
+const CLUSTER_LEVEL_LISTENER_KEYS = new Set(['max.connections', 'max.connection.creation.rate', 'num.network.threads']);
+
+/** Kafka's PerBrokerConfigs (listener, SSL and SASL keys) and their per-listener forms: refused at the cluster default. */
+function isPerBrokerKey(name: string): boolean {
+  const m = LISTENER_PREFIX.exec(name);
+  if (m) return !CLUSTER_LEVEL_LISTENER_KEYS.has(m[2]!);
+  return LISTENER_RECONFIGURABLE_KEYS.includes(name) && !CLUSTER_LEVEL_LISTENER_KEYS.has(name);
+}
+
+/** Whether `name` is a custom broker property: neither a broker key nor a per-listener override of one. */
+export function isCustomBrokerKey(name: string): boolean {
+  return dynamicKeyDef(name) === undefined;
 }

@@ -7,6 +7,7 @@ import { configDef } from './defs.js';
 import { ConfigError } from './errors.js';
 import { parseConfigValue } from './values.js';
 import { CONFIG_SOURCE_CODES } from './describe.js';
+import { configSynonyms, mergedBrokerValue, type BrokerConfigLayers, type ConfigSynonymValue } from './config-synonyms.js';
 
 /** A broker config that supplies a topic config's default; `toTopic` converts units (hours → ms). */
 export interface TopicConfigSynonym {
@@ -57,8 +58,12 @@ export const TOPIC_CONFIG_DEFS: readonly TopicConfigDef[] = [
   topicDef('follower.replication.throttled.replicas', 'list', '', 'Replicas throttled on the follower side (accepted, not enforced).', []),
   topicDef('index.interval.bytes', 'int', '4096', 'Bytes between offset index entries.', [syn('log.index.interval.bytes')], { min: 0 }),
   topicDef('leader.replication.throttled.replicas', 'list', '', 'Replicas throttled on the leader side (accepted, not enforced).', []),
-  topicDef('local.retention.bytes', 'long', '-2', 'Tiered storage local retention size (no tiered storage in Fjord).', [], { min: -2 }),
-  topicDef('local.retention.ms', 'long', '-2', 'Tiered storage local retention time (no tiered storage in Fjord).', [], { min: -2 }),
+  topicDef('local.retention.bytes', 'long', '-2', 'Tiered storage local retention size (no tiered storage in Fjord).', [syn('log.local.retention.bytes')], {
+    min: -2,
+  }),
+  topicDef('local.retention.ms', 'long', '-2', 'Tiered storage local retention time (no tiered storage in Fjord).', [syn('log.local.retention.ms')], {
+    min: -2,
+  }),
   topicDef('max.compaction.lag.ms', 'long', LONG_MAX, 'Maximum time a record stays ineligible for compaction.', [syn('log.cleaner.max.compaction.lag.ms')], {
     min: 1,
   }),
@@ -151,59 +156,44 @@ export function validateTopicConfigs(configs: Readonly<Record<string, string | n
   for (const [name, value] of Object.entries(configs)) validateTopicConfig(name, value);
 }
 
-/** Where the broker keeps configs, by precedence: dynamic per-broker, dynamic cluster default, static. */
-export interface BrokerConfigLayers {
-  dynamicBroker: ReadonlyMap<string, string>;
-  dynamicDefault: ReadonlyMap<string, string>;
-  static: ReadonlyMap<string, string>;
-}
-
-export interface ConfigSynonymValue {
-  name: string;
-  value: string | null;
-  source: number;
-}
+export type { BrokerConfigLayers, ConfigSynonymValue } from './config-synonyms.js';
 
 export interface ResolvedTopicConfig {
   def: TopicConfigDef;
   /** Effective value in the topic config's units. */
   value: string | null;
   source: number;
-  /** Kafka's synonym list: the topic override, then broker keys by source precedence. */
+  /** Kafka's synonym list: the topic override, then broker keys by source precedence (config-synonyms.ts). */
   synonyms: ConfigSynonymValue[];
 }
 
-/** The effective value of topic config `def` given the topic's overrides and the broker's configs. */
+/**
+ * The effective value of topic config `def` given the topic's overrides and the broker's configs.
+ * The value is Kafka's LogConfig's: the override, else the first broker key of the chain that any
+ * layer sets (each key at its highest layer, so a static log.retention.ms beats a dynamic
+ * log.retention.hours, as in KafkaConfig), else the chain's defaults. Source and synonyms follow
+ * Kafka's DescribeConfigs (configSynonyms), which may drop synonyms that gave the value.
+ */
 export function resolveTopicConfig(def: TopicConfigDef, overrides: Readonly<Record<string, string>>, layers: BrokerConfigLayers): ResolvedTopicConfig {
-  const synonyms: ConfigSynonymValue[] = [];
-  const converted: (string | null)[] = [];
+  const chain = def.synonyms.map((s) => s.brokerKey);
+  const synonyms: ConfigSynonymValue[] = chain.length > 0 ? configSynonyms(chain[0]!, chain, layers, false) : [];
   const override = overrides[def.name];
-  if (override !== undefined) {
-    synonyms.push({ name: def.name, value: override, source: CONFIG_SOURCE_CODES.TOPIC_CONFIG });
-    converted.push(override);
-  }
-  const levels: [ReadonlyMap<string, string>, number][] = [
-    [layers.dynamicBroker, CONFIG_SOURCE_CODES.DYNAMIC_BROKER_CONFIG],
-    [layers.dynamicDefault, CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG],
-    [layers.static, CONFIG_SOURCE_CODES.STATIC_BROKER_CONFIG],
-  ];
-  for (const [map, source] of levels) {
-    for (const s of def.synonyms) {
-      const text = map.get(s.brokerKey);
-      if (text === undefined) continue;
-      synonyms.push({ name: s.brokerKey, value: text.trim(), source });
-      converted.push(s.toTopic ? s.toTopic(text) : text.trim());
-    }
+  if (override !== undefined) synonyms.unshift({ name: def.name, value: override, source: CONFIG_SOURCE_CODES.TOPIC_CONFIG });
+  const source = synonyms[0]?.source ?? CONFIG_SOURCE_CODES.DEFAULT_CONFIG;
+  return { def, value: override ?? brokerDefaultOf(def, layers), source, synonyms };
+}
+
+/** The value a topic without an override runs with, in the topic config's units. */
+function brokerDefaultOf(def: TopicConfigDef, layers: BrokerConfigLayers): string | null {
+  for (const s of def.synonyms) {
+    const text = mergedBrokerValue(s.brokerKey, layers);
+    if (text !== undefined) return s.toTopic ? s.toTopic(text) : text;
   }
   for (const s of def.synonyms) {
-    const brokerDefault = configDef(s.brokerKey)?.default;
-    if (brokerDefault === undefined || brokerDefault === null) continue;
-    synonyms.push({ name: s.brokerKey, value: brokerDefault, source: CONFIG_SOURCE_CODES.DEFAULT_CONFIG });
-    converted.push(s.toTopic ? s.toTopic(brokerDefault) : brokerDefault);
+    const text = configDef(s.brokerKey)?.default;
+    if (text !== undefined && text !== null) return s.toTopic ? s.toTopic(text) : text;
   }
-  const first = synonyms[0];
-  if (!first) return { def, value: def.default, source: CONFIG_SOURCE_CODES.DEFAULT_CONFIG, synonyms };
-  return { def, value: converted[0] ?? null, source: first.source, synonyms };
+  return def.default;
 }
 
 /** Every topic config's effective value as text (what logs should run with). */

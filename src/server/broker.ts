@@ -18,7 +18,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { ALL_HANDLERS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
-import { createAdminServices, type AdminServices } from './admin/index.js';
+import { createAdminServices, type AdminServices, type AdminServicesOptions } from './admin/index.js';
 import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import type { ReplicationConfig } from '../replication/replication-config.js';
@@ -41,6 +41,8 @@ export interface BrokerOptions {
   interBrokerInterceptor?: InterBrokerInterceptor;
   /** Test seam: how transaction markers are written (default: WriteTxnMarkers to each partition's leader). */
   txnMarkerWriter?: TxnMarkerWriter;
+  /** Test seam: the feature flags this broker claims to support (default: Fjord's, none). */
+  supportedFeatures?: AdminServicesOptions['supportedFeatures'];
 }
 
 export class Broker {
@@ -123,6 +125,8 @@ export class Broker {
       logger: log.child({ component: 'admin' }),
       stateDir: cfg.logDirs[0]!,
       ...(this.zk ? { sharedConfigs: await this.zk.brokerConfigStore() } : {}),
+      ...(this.zk ? { featureStore: await (await import('../metadata/zk/zk-feature-store.js')).ZkFeatureStore.open(this.zk.session, log) } : {}),
+      ...(this.options.supportedFeatures ? { supportedFeatures: this.options.supportedFeatures } : {}),
       partitions: () => {
         const rm = this.replicaManager;
         const lm = this.logManager;

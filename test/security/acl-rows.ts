@@ -305,6 +305,14 @@ export const ROWS: Row[] = [
     denied: C,
   },
   {
+    name: 'UpdateFeatures',
+    api: 57,
+    v: 1,
+    body: { timeoutMs: 1000, featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, upgradeType: 1 }], validateOnly: true },
+    code: (r) => (r.errorCode !== 0 ? r.errorCode : r.results[0].errorCode),
+    denied: C,
+  },
+  {
     name: 'DescribeCluster authorized operations',
     api: 60,
     v: 1,

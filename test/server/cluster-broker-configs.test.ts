@@ -19,6 +19,14 @@ import { silentLogger } from '../../src/server/logger.js';
 import { Admin, ConfigResourceType } from '../../src/client/index.js';
 import { DYNAMIC_BROKER_CONFIG_FILE } from '../../src/server/admin/dynamic-broker-configs.js';
 import { runCli } from '../cli/helpers.js';
+import { RawClient } from '../helpers/raw-client.js';
+import {
+  ApiVersionsRequestCodec,
+  ApiVersionsResponseCodec,
+  UpdateFeaturesRequestCodec,
+  UpdateFeaturesResponseCodec,
+} from '../../src/protocol/messages/index.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -109,6 +117,43 @@ test('dynamic broker configs are kept in ZooKeeper and followed by every broker'
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr.trim(), /^[^\n]*Cannot update these configs dynamically: Set\(broker\.id\)[^\n]*$/);
 
+    // A custom property (cleanup.policy is a topic key, not a broker key) is kept, as Kafka keeps it.
+    await admins[1]!.alterConfigs(ConfigResourceType.Broker, '1', [{ name: 'cleanup.policy', op: 'set', value: 'compact' }]);
+    assert.deepEqual(await described(admins[1]!, '1', 'cleanup.policy'), { value: null, source: 2 }, 'custom: sensitive, DYNAMIC_BROKER_CONFIG');
+
+    // Feature flags as Kafka 3.9 in ZooKeeper mode: none supported, none finalized, the epoch
+    // /feature's version on every broker; UpdateFeatures served by the controller only.
+    const ports = brokers.map((b) => b.boundPorts().get('PLAINTEXT')!);
+    const controller = await until('a controller', 30_000, async () => {
+      const i = brokers.findIndex((b) => b.services.isActiveController?.());
+      return i >= 0 ? i : undefined;
+    });
+    for (const [i, port] of ports.entries()) {
+      const raw = await RawClient.connect(port);
+      try {
+        const v = await until(`broker ${i} to read /feature`, 30_000, async () => {
+          const r = await raw.request(18, ApiVersionsRequestCodec, ApiVersionsResponseCodec, 3, { clientSoftwareName: 't', clientSoftwareVersion: '1' });
+          return r.finalizedFeaturesEpoch >= 0n ? r : undefined;
+        });
+        assert.deepEqual([v.supportedFeatures, v.finalizedFeatures, v.finalizedFeaturesEpoch], [[], [], 0n]);
+        const u = await raw.request(57, UpdateFeaturesRequestCodec, UpdateFeaturesResponseCodec, 1, {
+          timeoutMs: 1000,
+          featureUpdates: [{ feature: 'transaction.version', maxVersionLevel: 2, upgradeType: 1 }],
+          validateOnly: false,
+        });
+        if (i === controller)
+          assert.deepEqual(
+            [u.errorCode, u.results.map((r) => [r.feature, r.errorCode])],
+            [ErrorCode.NONE, [['transaction.version', ErrorCode.INVALID_REQUEST]]],
+          );
+        else assert.deepEqual([u.errorCode, u.results], [ErrorCode.NOT_CONTROLLER, []]);
+      } finally {
+        raw.close();
+      }
+    }
+    const featureTool = await runCli('kafka-features', ['--bootstrap-server', `127.0.0.1:${ports[1 - controller]}`, 'describe']);
+    assert.deepEqual([featureTool.code, featureTool.stdout], [0, '']);
+
     // Not written to the local file; a restart reads ZooKeeper.
     assert.equal(existsSync(join(dirs[1]!, DYNAMIC_BROKER_CONFIG_FILE)), false);
     await admins[1]!.close();
@@ -119,6 +164,7 @@ test('dynamic broker configs are kept in ZooKeeper and followed by every broker'
     admins.push(new Admin({ bootstrapServers: `127.0.0.1:${brokers[1].boundPorts().get('PLAINTEXT')}`, connectTimeoutMs: 10_000 }));
     assert.equal((await described(admins[1]!, '1', 'log.segment.bytes'))?.value, '2000000');
     assert.equal((await described(admins[1]!, '1', 'log.retention.ms'))?.value, '7200000');
+    assert.deepEqual(await described(admins[1]!, '1', 'cleanup.policy'), { value: null, source: 2 }, 'the custom property survived the restart');
   } finally {
     for (const a of admins) await a.close().catch(() => undefined);
     for (const b of brokers) await b.stop().catch(() => undefined);

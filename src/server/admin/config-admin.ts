@@ -85,7 +85,7 @@ export class ConfigAdmin {
       case ResourceType.TOPIC:
         return describeTopicConfigEntries(this.existingTopic(resourceName).configs, layers, keys);
       case ResourceType.BROKER:
-        if (this.brokerScope(resourceName) === '') return describeClusterDefaultEntries(layers.dynamicDefault, keys);
+        if (this.brokerScope(resourceName) === '') return describeClusterDefaultEntries(layers, keys);
         return describeBrokerConfigEntries(this.config, layers, keys);
       case ResourceType.BROKER_LOGGER: {
         this.brokerScope(resourceName, false);
@@ -220,7 +220,7 @@ export class ConfigAdmin {
   }
 }
 
-/** Password-type values are never written to the log. */
+/** Password-type values, and custom properties (whose type nobody knows, as Kafka), are never written to the log. */
 function redactSensitive(configs: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(configs).map(([k, v]) => [k, dynamicKeyDef(k)?.sensitive ? '[hidden]' : v]));
+  return Object.fromEntries(Object.entries(configs).map(([k, v]) => [k, (dynamicKeyDef(k)?.sensitive ?? true) ? '[hidden]' : v]));
 }

@@ -5,7 +5,8 @@
 import type { BrokerConfig } from '../config/index.js';
 import { BROKER_CONFIG_DEFS, CONFIG_SOURCE_CODES, CONFIG_TYPE_CODES, configDef, type ConfigDef } from '../../config/index.js';
 import { TOPIC_CONFIG_DEFS, resolveTopicConfig, type BrokerConfigLayers, type ConfigSynonymValue } from '../../config/topic-configs.js';
-import { DYNAMIC_BROKER_KEYS, dynamicKeyDef, listenerConfigDef } from '../../config/dynamic-broker-keys.js';
+import { brokerConfigSynonyms, configSynonyms, mergedBrokerValue } from '../../config/config-synonyms.js';
+import { DYNAMIC_BROKER_KEYS, dynamicKeyDef, isCustomBrokerKey, listenerConfigDef } from '../../config/dynamic-broker-keys.js';
 
 export interface ConfigEntry {
   name: string;
@@ -43,62 +44,67 @@ export function describeTopicConfigEntries(
 }
 
 /**
- * Broker configs of this broker: dynamic per-broker, dynamic default, static, default — the
- * first that is set gives the value; the others are its synonyms.
+ * Broker configs of this broker, as Kafka's createBrokerConfigEntry: the value the broker runs with
+ * (dynamic per-broker, dynamic default, static, default: the first that sets the key), the source
+ * and synonyms by Kafka's rules (config/config-synonyms.ts). Per-listener keys and custom
+ * properties (keys Fjord does not know) are listed where a layer sets them, as Kafka lists every
+ * key its config was built from.
  */
 export function describeBrokerConfigEntries(config: BrokerConfig, layers: BrokerConfigLayers, keys: readonly string[] | null): ConfigEntry[] {
   const defs = keys === null ? BROKER_CONFIG_DEFS : keys.flatMap((k) => configDef(k) ?? []);
-  // Per-listener keys (listener.name.<listener>.<key>) are listed when set, as Kafka does.
-  const listenerKeys = new Set<string>();
+  const extraKeys = new Set<string>();
   for (const map of [layers.dynamicBroker, layers.dynamicDefault, config.raw]) {
-    for (const name of map.keys()) if (listenerConfigDef(name) !== undefined && (keys === null || keys.includes(name))) listenerKeys.add(name);
+    for (const name of map.keys()) if (configDef(name) === undefined && (keys === null || keys.includes(name))) extraKeys.add(name);
   }
-  const all: ConfigDef[] = [...defs, ...[...listenerKeys].sort().map((name) => ({ ...listenerConfigDef(name)!, name, default: null }))];
-  return all.map((def) => {
-    const synonyms: ConfigSynonymValue[] = [];
-    const levels: [ReadonlyMap<string, string>, number][] = [
-      [layers.dynamicBroker, CONFIG_SOURCE_CODES.DYNAMIC_BROKER_CONFIG],
-      [layers.dynamicDefault, CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG],
-      [config.raw, CONFIG_SOURCE_CODES.STATIC_BROKER_CONFIG],
-    ];
-    for (const [map, source] of levels) {
-      const text = map.get(def.name);
-      if (text !== undefined) synonyms.push({ name: def.name, value: def.sensitive ? null : text.trim(), source });
-    }
-    if (def.default !== null) synonyms.push({ name: def.name, value: def.default, source: CONFIG_SOURCE_CODES.DEFAULT_CONFIG });
-    const first = synonyms[0];
-    const source = first?.source ?? CONFIG_SOURCE_CODES.DEFAULT_CONFIG;
+  const extra: ConfigDef[] = [...extraKeys].sort().map((name) => {
+    const listenerDef = listenerConfigDef(name);
+    // A custom property: Kafka cannot tell its type, so it describes it as sensitive (no value).
+    return listenerDef ? { ...listenerDef, name, default: null } : { name, type: 'string', default: null, doc: '', sensitive: true };
+  });
+  return [...defs, ...extra].map((def) => {
+    const custom = isCustomBrokerKey(def.name);
+    const synonyms = configSynonyms(def.name, brokerConfigSynonyms(def.name), layers, def.sensitive);
+    const source = synonyms[0]?.source ?? CONFIG_SOURCE_CODES.DEFAULT_CONFIG;
     return {
       name: def.name,
-      value: def.sensitive ? null : (first?.value ?? null),
-      readOnly: !DYNAMIC_BROKER_KEYS.has(def.name) && !listenerKeys.has(def.name),
+      value: def.sensitive ? null : (mergedBrokerValue(def.name, layers) ?? def.default),
+      readOnly: !DYNAMIC_BROKER_KEYS.has(def.name) && listenerConfigDef(def.name) === undefined,
       isDefault: source === CONFIG_SOURCE_CODES.DEFAULT_CONFIG,
       source,
       sensitive: def.sensitive,
       synonyms,
-      configType: CONFIG_TYPE_CODES[def.type],
+      configType: custom ? CONFIG_TYPE_CODES_UNKNOWN : CONFIG_TYPE_CODES[def.type],
       documentation: def.doc,
     };
   });
 }
 
-/** The cluster-wide dynamic defaults (BROKER resource ""): Kafka lists only what is set. */
-export function describeClusterDefaultEntries(dynamicDefault: ReadonlyMap<string, string>, keys: readonly string[] | null): ConfigEntry[] {
+/** Kafka's DescribeConfigs type of a key it has no definition for. */
+const CONFIG_TYPE_CODES_UNKNOWN = 0;
+
+/**
+ * The cluster-wide dynamic defaults (BROKER resource ""): Kafka lists only what is set there,
+ * custom properties included, with the DYNAMIC_DEFAULT_BROKER_CONFIG synonyms only.
+ */
+export function describeClusterDefaultEntries(layers: BrokerConfigLayers, keys: readonly string[] | null): ConfigEntry[] {
   const wanted = keys === null ? null : new Set(keys);
-  return [...dynamicDefault]
+  return [...layers.dynamicDefault]
     .filter(([k]) => wanted === null || wanted.has(k))
     .map(([name, value]) => {
       const def = dynamicKeyDef(name);
-      const source = CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG;
+      const sensitive = def?.sensitive ?? true;
+      const synonyms = configSynonyms(name, brokerConfigSynonyms(name), layers, sensitive).filter(
+        (s) => s.source === CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG,
+      );
       return {
         name,
-        value: def?.sensitive ? null : value,
-        readOnly: false,
+        value: sensitive ? null : value,
+        readOnly: !DYNAMIC_BROKER_KEYS.has(name) && listenerConfigDef(name) === undefined,
         isDefault: false,
-        source,
-        sensitive: def?.sensitive ?? false,
-        synonyms: [{ name, value: def?.sensitive ? null : value, source }],
-        configType: def ? CONFIG_TYPE_CODES[def.type] : 0,
+        source: synonyms[0]?.source ?? CONFIG_SOURCE_CODES.DEFAULT_CONFIG,
+        sensitive,
+        synonyms,
+        configType: def ? CONFIG_TYPE_CODES[def.type] : CONFIG_TYPE_CODES_UNKNOWN,
         documentation: def?.doc ?? '',
       };
     });

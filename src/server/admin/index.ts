@@ -7,6 +7,8 @@ import type { MetadataStore } from '../../metadata/metadata-store.js';
 import { ErrorCode, KafkaError, errorName } from '../../protocol/errors.js';
 import type { BrokerConfig } from '../config/index.js';
 import { ConfigAdmin } from './config-admin.js';
+import { FeatureAdmin, type SupportedRange } from './feature-admin.js';
+import { EmbeddedFeatureStore, type FeatureStore } from '../../metadata/feature-store.js';
 import { DynamicBrokerConfigs, type SharedConfigStore } from './dynamic-broker-configs.js';
 import { LogAdmin } from './log-admin.js';
 import type { PartitionAccess } from './partition-access.js';
@@ -20,12 +22,15 @@ export { DynamicBrokerConfigs, type SharedConfigStore } from './dynamic-broker-c
 export type { PartitionAccess, LocalPartition } from './partition-access.js';
 export type { ConfigEntry } from './config-describer.js';
 export { AlterConfigOp } from './config-alteration.js';
+export { FeatureAdmin, UpgradeType, type SupportedRange } from './feature-admin.js';
 
 export interface AdminServices {
   readonly topics: TopicAdmin;
   readonly configs: ConfigAdmin;
   readonly logs: LogAdmin;
   readonly dynamicConfigs: DynamicBrokerConfigs;
+  /** Feature flags: supported, finalized (UpdateFeatures, ApiVersions). */
+  readonly features: FeatureAdmin;
   close(): Promise<void>;
 }
 
@@ -39,6 +44,10 @@ export interface AdminServicesOptions {
   stateDir: string | null;
   /** Cluster mode: dynamic broker configs live here (ZooKeeper), not in stateDir. */
   sharedConfigs?: SharedConfigStore;
+  /** Cluster mode: the finalized features live here (ZooKeeper's /feature), not in stateDir. */
+  featureStore?: FeatureStore;
+  /** Test seam: the features this broker claims to support (default: Fjord's, none). */
+  supportedFeatures?: ReadonlyMap<string, SupportedRange>;
 }
 
 export async function createAdminServices(opts: AdminServicesOptions): Promise<AdminServices> {
@@ -46,12 +55,17 @@ export async function createAdminServices(opts: AdminServicesOptions): Promise<A
     ? await DynamicBrokerConfigs.openShared(opts.sharedConfigs, opts.config.brokerId)
     : await DynamicBrokerConfigs.open(opts.stateDir, opts.config.brokerId);
   const configs = new ConfigAdmin(opts.config, opts.metadata, dynamicConfigs, opts.logger, opts.partitions);
+  const features = new FeatureAdmin(opts.featureStore ?? (await EmbeddedFeatureStore.open(opts.stateDir)), opts.supportedFeatures);
   return {
     topics: new TopicAdmin(opts.config, opts.metadata, opts.logger, opts.partitions),
     configs,
     logs: new LogAdmin(opts.metadata, opts.partitions),
     dynamicConfigs,
-    close: () => dynamicConfigs.close(),
+    features,
+    close: async () => {
+      await dynamicConfigs.close();
+      await features.close();
+    },
   };
 }
 

@@ -18,11 +18,17 @@ export const apiVersionsHandler = defineHandler({
   // Every client asks it first, before it may know what it is allowed (as Kafka).
   authorize: { none: 'the versions served are no secret: every client asks them first' },
   handle(_req, ctx) {
+    const features = ctx.services.admin.features;
+    const finalized = features.finalized();
     return {
       errorCode: 0,
       apiKeys: apiVersionsList(ctx.services),
       throttleTimeMs: 0,
-      finalizedFeaturesEpoch: -1n,
+      // KIP-584's tagged fields (v3+): what this broker supports (Fjord: nothing, as a Kafka 3.9
+      // ZooKeeper-mode broker; server/admin/feature-admin.ts) and what the cluster finalized.
+      supportedFeatures: [...features.supported].map(([name, r]) => ({ name, minVersion: r.min, maxVersion: r.max })),
+      finalizedFeaturesEpoch: BigInt(finalized.epoch),
+      finalizedFeatures: [...finalized.levels].map(([name, level]) => ({ name, minVersionLevel: level, maxVersionLevel: level })),
     };
   },
 });

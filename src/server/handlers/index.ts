@@ -56,6 +56,7 @@ import { expireDelegationTokenHandler } from './40-expire-delegation-token.js';
 import { describeDelegationTokenHandler } from './41-describe-delegation-token.js';
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
+import { updateFeaturesHandler } from './57-update-features.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -76,6 +77,7 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   offsetForLeaderEpochHandler,
   metadataHandler,
   apiVersionsHandler,
+  updateFeaturesHandler,
   describeClusterHandler,
   createTopicsHandler,
   deleteTopicsHandler,

@@ -43,10 +43,20 @@ test('topics, topic configs and dynamic broker configs survive a restart on the 
     [0, 0],
   );
   const inc = await c1.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
-    resources: [{ resourceType: 4, resourceName: '0', configs: [{ name: 'log.retention.ms', configOperation: 0, value: '123456' }] }],
+    resources: [
+      {
+        resourceType: 4,
+        resourceName: '0',
+        configs: [
+          { name: 'log.retention.ms', configOperation: 0, value: '123456' },
+          // A custom property (a topic key given to a broker): kept as Kafka keeps it.
+          { name: 'cleanup.policy', configOperation: 0, value: 'compact' },
+        ],
+      },
+    ],
     validateOnly: false,
   });
-  assert.equal(inc.responses[0]!.errorCode, 0);
+  assert.equal(inc.responses[0]!.errorCode, 0, inc.responses[0]!.errorMessage ?? '');
   const del = await c1.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 5, { topicNames: ['gone'], timeoutMs: 1000 });
   assert.equal(del.responses[0]!.errorCode, 0);
   c1.close();
@@ -70,6 +80,16 @@ test('topics, topic configs and dynamic broker configs survive a restart on the 
         ['retention.ms', '123456', 2],
         ['segment.bytes', '65536', 1],
       ],
+    );
+    const broker = await c2.request(32, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec, 4, {
+      resources: [{ resourceType: 4, resourceName: '0', configurationKeys: ['cleanup.policy'] }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+    assert.deepEqual(
+      broker.results[0]!.configs.map((x) => [x.name, x.configSource, x.isSensitive]),
+      [['cleanup.policy', 2, true]],
+      'the custom property survived the restart',
     );
     const log = second.broker.services.replicaManager.getPartition('kept', 1)!.log;
     assert.equal(log.config.segmentBytes, 65536);

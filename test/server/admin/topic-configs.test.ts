@@ -59,11 +59,12 @@ test('retention.ms resolves override > dynamic broker > dynamic default > static
   let r = resolveTopicConfig(def, {}, layers());
   assert.equal(r.value, '604800000');
   assert.equal(r.source, CONFIG_SOURCE_CODES.DEFAULT_CONFIG);
-  assert.deepEqual(r.synonyms, [{ name: 'log.retention.hours', value: '168', source: CONFIG_SOURCE_CODES.DEFAULT_CONFIG }]);
+  assert.deepEqual(r.synonyms, [], 'Kafka lists no synonym while log.retention.ms is set nowhere');
 
   r = resolveTopicConfig(def, {}, layers({ 'log.retention.hours': '2' }));
   assert.equal(r.value, '7200000');
-  assert.equal(r.source, CONFIG_SOURCE_CODES.STATIC_BROKER_CONFIG);
+  assert.equal(r.source, CONFIG_SOURCE_CODES.DEFAULT_CONFIG, 'as Kafka: the synonyms before log.retention.ms are dropped');
+  assert.deepEqual(r.synonyms, []);
 
   r = resolveTopicConfig(def, {}, layers({ 'log.retention.hours': '2', 'log.retention.minutes': '3' }));
   assert.equal(r.value, '180000', 'minutes beat hours');
@@ -84,6 +85,17 @@ test('retention.ms resolves override > dynamic broker > dynamic default > static
   r = resolveTopicConfig(def, {}, layers({}, {}, { 'log.retention.ms': '8' }));
   assert.equal(r.value, '8');
   assert.equal(r.source, CONFIG_SOURCE_CODES.DYNAMIC_DEFAULT_BROKER_CONFIG);
+
+  // The value is KafkaConfig's: each key at its highest layer, then ms over minutes over hours.
+  r = resolveTopicConfig(def, {}, layers({ 'log.retention.ms': '7' }, { 'log.retention.hours': '1' }));
+  assert.equal(r.value, '7', 'a static log.retention.ms beats a dynamic log.retention.hours');
+  assert.deepEqual(
+    r.synonyms.map((s) => [s.name, s.source]),
+    [
+      ['log.retention.ms', CONFIG_SOURCE_CODES.STATIC_BROKER_CONFIG],
+      ['log.retention.hours', CONFIG_SOURCE_CODES.DEFAULT_CONFIG],
+    ],
+  );
 });
 
 test('max.message.bytes derives from message.max.bytes', () => {
