@@ -4,6 +4,7 @@
  * as Kafka's Errors enum maps each code to its exception class.
  */
 import { KafkaError, errorName, ERRORS_BY_CODE } from '../../protocol/errors.js';
+import { BrokersUnreachableError } from '../../client/index.js';
 
 const ERRORS_PACKAGE = 'org.apache.kafka.common.errors';
 
@@ -58,6 +59,8 @@ export function javaExceptionName(code: number): string {
 /** The class name of any failure: Kafka errors by code, the rest as a generic KafkaException. */
 export function javaExceptionOf(err: unknown): string {
   if (err instanceof KafkaError) return javaExceptionName(err.code);
+  // Kafka's clients give up waiting for a broker with a TimeoutException.
+  if (err instanceof BrokersUnreachableError) return `${ERRORS_PACKAGE}.TimeoutException`;
   if (err instanceof Error && /timed? ?out/i.test(err.message)) return `${ERRORS_PACKAGE}.TimeoutException`;
   return 'org.apache.kafka.common.KafkaException';
 }
