@@ -209,6 +209,8 @@ async function zkBackend(props: Map<string, string>): Promise<AclBackend> {
   if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(connect))
     throw new CliError(`zookeeper.connect expects host:port[,host:port...][/chroot], got "${connect}"`);
   const timeout = Number(props.get('zookeeper.connection.timeout.ms') ?? 30_000);
+  const { ensureZooKeeperAnswers, zkUnreachableTimeoutMs } = await import('./common/zk-reachable.js');
+  await ensureZooKeeperAnswers(connect, zkUnreachableTimeoutMs(props), 'zookeeper.connection.timeout.ms', '--authorizer-properties');
   const session = await ZkSession.open({
     connect,
     sessionTimeoutMs: Number(props.get('zookeeper.session.timeout.ms') ?? 30_000),

@@ -4,14 +4,15 @@
  * stdout through a formatter. Like Kafka it joins a group (default console-consumer-NNNNN)
  * that auto-commits every 5 s; --partition reads one partition without group rebalancing.
  * On exit (--max-messages, --timeout-ms, Ctrl-C, SIGTERM) it commits, leaves the group and
- * prints "Processed a total of N messages" on stderr.
+ * prints "Processed a total of N messages" on stderr; so does a closed output pipe (`| head -1`),
+ * after Kafka's "Unable to write to standard out, closing consumer.", with exit status 0.
  * With --zookeeper it is Kafka's old console consumer instead: the ZooKeeper consumer
  * (client/zk-consumer), its group under /consumers in ZooKeeper, offsets committed there every
  * auto.commit.interval.ms (60 s) and on exit; a generated group is deleted from ZooKeeper on a
  * clean exit, as Kafka's tool did (a kill -9 leaves it, so a restart with --group resumes).
  */
 import { Admin, ConfigResourceType, Consumer, type ConsumerRecord } from '../client/index.js';
-import { collect, createProgram, parseArgs, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
+import { collect, createProgram, parseArgs, closeAtExit, runTool, CliError, describeError, writeOutput } from './common/tool.js';
 import { consumerOptionsFrom, loadPropertiesFile, merged, parseKeyValues } from './common/config.js';
 import { formatterByName, needsRetention, type Formatter } from './common/formatters.js';
 import type { ZookeeperConsumerOptions } from '../client/zk-consumer/index.js';
@@ -253,6 +254,8 @@ async function consumeFromZooKeeper(
   timeoutMs: number | undefined,
 ): Promise<number> {
   const options = zkConsumerOptions(props, zkConnect);
+  const { ensureZooKeeperAnswers, zkUnreachableTimeoutMs } = await import('./common/zk-reachable.js');
+  await ensureZooKeeperAnswers(zkConnect, zkUnreachableTimeoutMs(props), 'zookeeper.connection.timeout.ms');
   const { ZookeeperConsumer } = await import('../client/zk-consumer/index.js');
   const consumer = closeAtExit(await ZookeeperConsumer.connect({ ...options, clientId: options.clientId ?? 'console-consumer' }));
   const group = options.groupId;
@@ -315,7 +318,14 @@ async function printRecords(
           process.stderr.write(`Skipping message at ${r.topic}-${r.partition}@${r.offset}: ${describeError(err)}\n`);
           continue;
         }
-        if (line !== null && !process.stdout.write(line)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+        if (line !== null && !(await writeOutput(line))) {
+          // Kafka's ConsoleConsumer: nobody reads the output any more (`| head -1`), so stop; the
+          // close below leaves the group and commits from the record that was not printed.
+          process.stderr.write('Unable to write to standard out, closing consumer.\n');
+          rewind(consumer, records.slice(i));
+          stopping = true;
+          break;
+        }
         processed++;
       }
     }

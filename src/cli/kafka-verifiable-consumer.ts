@@ -10,10 +10,14 @@
  *   {"timestamp":..,"name":"partitions_revoked","partitions":[..]}
  *   {"timestamp":..,"name":"shutdown_complete"}
  * Without --enable-autocommit it commits synchronously after every poll, as Kafka's tool does.
- * It stops after --max-messages, or on SIGTERM/SIGINT.
+ * It stops after --max-messages, or on SIGTERM/SIGINT. An error ends it as Kafka's ends: the
+ * consumer is closed, shutdown_complete printed, and the error goes to stderr ("Error during
+ * processing, terminating consumer process: ..."), here with exit status 1 so that a harness
+ * notices (an invalid or unauthorized topic, no broker answering at all).
  */
-import { Consumer, type ConsumerRecord, type OffsetAndMetadata, type TopicPartition } from '../client/index.js';
-import { CliError, createProgram, parseArgs, closeAtExit, runTool } from './common/tool.js';
+import { Consumer, ErrorCode, KafkaError, type ConsumerRecord, type OffsetAndMetadata, type TopicPartition } from '../client/index.js';
+import { CliError, createProgram, parseArgs, closeAtExit, runTool, describeError } from './common/tool.js';
+import { javaExceptionName } from './common/java-names.js';
 import { consumerOptionsFrom, loadPropertiesFile } from './common/config.js';
 
 const TOOL = 'kafka-verifiable-consumer.sh';
@@ -56,6 +60,22 @@ function byPartition(records: readonly ConsumerRecord[]): Summary[] {
     g.records.push(r);
   }
   return [...groups.values()];
+}
+
+/**
+ * What Kafka's consumer raises from poll() for the subscribed topic: an invalid or unauthorized
+ * topic is an error (a missing one is waited for, as there).
+ */
+async function checkTopic(consumer: Consumer, topic: string): Promise<void> {
+  const tm = (await consumer.cluster.topicsMetadata([topic])).get(topic);
+  if (tm?.errorCode === ErrorCode.INVALID_TOPIC_EXCEPTION) throw new KafkaError(tm.errorCode, `Invalid topics: [${topic}]`);
+  if (tm?.errorCode === ErrorCode.TOPIC_AUTHORIZATION_FAILED) throw new KafkaError(tm.errorCode, `Not authorized to access topics: [${topic}]`);
+}
+
+/** Kafka's log line for the failure that ended the run, with the exception's class as Java prints it. */
+function terminated(err: unknown): CliError {
+  const cls = err instanceof KafkaError ? `${javaExceptionName(err.code)}: ` : '';
+  return new CliError(`Error during processing, terminating consumer process: ${cls}${describeError(err)}`);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -111,7 +131,9 @@ async function main(argv: string[]): Promise<number> {
   let consumed = 0;
   const finished = (): boolean => maxMessages >= 0 && consumed >= maxMessages;
   printEvent('startup_complete');
+  let failure: unknown;
   try {
+    await checkTopic(consumer, o.topic);
     consumer.subscribe([o.topic], {
       onPartitionsAssigned: (tps) => printEvent('partitions_assigned', { partitions: partitionsOf(tps) }),
       onPartitionsRevoked: (tps) => printEvent('partitions_revoked', { partitions: partitionsOf(tps) }),
@@ -161,10 +183,13 @@ async function main(argv: string[]): Promise<number> {
         }
       }
     }
+  } catch (err) {
+    failure = err;
   } finally {
     await consumer.close().catch(() => undefined);
     printEvent('shutdown_complete');
   }
+  if (failure !== undefined) throw terminated(failure);
   return 0;
 }
 

@@ -9,9 +9,11 @@
  *   {"timestamp":..,"name":"shutdown_complete"}
  *   {"timestamp":..,"name":"tool_data","sent":N,"acked":N,"target_throughput":T,"avg_throughput":X}
  * It stops after --max-messages, or on SIGTERM/SIGINT (flushing what is in flight first).
- * As in Kafka, the producer does not retry (retries=0), so every failure is reported.
+ * As in Kafka, the producer does not retry (retries=0), so every failure is reported, each as it
+ * happens; shutdown_complete and tool_data come after the last of them. When no broker answers
+ * at all it stops there and exits 1 with that one line on stderr.
  */
-import { Producer } from '../client/index.js';
+import { BrokersUnreachableError, Producer, type RecordMetadata } from '../client/index.js';
 import { CliError, createProgram, parseArgs, closeAtExit, runTool } from './common/tool.js';
 import { loadPropertiesFile, producerOptionsFrom } from './common/config.js';
 import { javaExceptionOf } from './common/java-names.js';
@@ -85,6 +87,7 @@ async function main(argv: string[]): Promise<number> {
   );
 
   let stopping = false;
+  let unreachable: BrokersUnreachableError | undefined;
   const stop = (): void => {
     stopping = true;
   };
@@ -108,14 +111,29 @@ async function main(argv: string[]): Promise<number> {
       const timestamp = createTime >= 0 ? createTime : undefined;
       if (createTime >= 0) createTime += Date.now() - started;
       sent++;
-      producer.produce({ topic: o.topic, key, value, timestamp }, (err, meta) => {
+      const report = (err: Error | null, meta: RecordMetadata | null): void => {
         if (err || !meta) {
+          if (err instanceof BrokersUnreachableError) {
+            unreachable = err;
+            stopping = true;
+          }
           printEvent('producer_send_error', { key, value, topic: o.topic, exception: `class ${javaExceptionOf(err)}`, message: err?.message ?? 'no metadata' });
           return;
         }
         acked++;
         printEvent('producer_send_success', { key, value, topic: meta.topic, partition: meta.partition, offset: Number(meta.offset) });
-      });
+      };
+      const record = { topic: o.topic, key, value, timestamp };
+      if (i === 0) {
+        // Java's send() blocks until the topic's metadata is there: the first record's outcome is
+        // awaited, so a cluster that never answers ends the run instead of queueing sends.
+        await new Promise<void>((resolve) =>
+          producer.produce(record, (err, meta) => {
+            report(err, meta);
+            resolve();
+          }),
+        );
+      } else producer.produce(record, report);
       if (throughput >= 0) {
         // Kafka's throttler: sleep until the send count matches the target rate.
         const due = started + ((i + 1) * 1000) / Math.max(throughput, 1e-9);
@@ -131,6 +149,7 @@ async function main(argv: string[]): Promise<number> {
     const elapsed = Math.max(Date.now() - started, 1);
     printEvent('tool_data', { sent, acked, target_throughput: throughput, avg_throughput: (1000 * acked) / elapsed });
   }
+  if (unreachable) throw unreachable;
   return 0;
 }
 

@@ -5,7 +5,7 @@
  */
 import { Api } from './apis.js';
 import { Connection } from './connection.js';
-import { ConnectionError, KafkaError, errorName, isRetriableError } from './errors.js';
+import { BrokersUnreachableError, ConnectionError, KafkaError, errorName, isRetriableError, noAnswerReason } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { MetadataResponse } from '../protocol/messages/index.js';
 import type { ClientSecurity } from '../security/client-security.js';
@@ -20,6 +20,15 @@ export interface ClientOptions {
   metadataMaxAgeMs?: number;
   /** TLS and SASL for every connection this client opens; PLAINTEXT when absent. */
   security?: ClientSecurity;
+  /**
+   * For tools: while no broker has answered yet, give up with a BrokersUnreachableError once
+   * every bootstrap address has refused the connection (or not resolved) for `timeoutMs`;
+   * `setting` names the client property that sets it, for the message. A broker that accepts
+   * connections, however slowly, is retried as before, and once any broker has answered this no
+   * longer applies. Absent (the default, and what brokers' own clients use): such addresses are
+   * retried like any failure, until connectTimeoutMs.
+   */
+  unreachable?: { timeoutMs: number; setting: string };
 }
 
 export interface BrokerNode {
@@ -75,6 +84,9 @@ export class Cluster {
   private closed = false;
   /** Until some broker answered once, give up after connectTimeoutMs: a typo'd address should fail fast. */
   private everConnected = false;
+  private readonly unreachable: ClientOptions['unreachable'];
+  /** Since when every bootstrap address has failed to answer (0: not so); see ClientOptions.unreachable. */
+  private unansweredSince = 0;
 
   constructor(options: ClientOptions) {
     const servers = typeof options.bootstrapServers === 'string' ? options.bootstrapServers.split(',') : options.bootstrapServers;
@@ -86,6 +98,7 @@ export class Cluster {
     this.retryBackoffMs = options.retryBackoffMs ?? 100;
     this.metadataMaxAgeMs = options.metadataMaxAgeMs ?? 300000;
     this.security = options.security;
+    this.unreachable = options.unreachable;
   }
 
   /** Connection to host:port, shared; reconnects when the previous one died. */
@@ -110,20 +123,64 @@ export class Cluster {
     return opening;
   }
 
-  /** Any live broker: known brokers first, then the bootstrap list. */
+  /**
+   * Any live broker: known brokers first, then the bootstrap list. With ClientOptions.unreachable,
+   * before any broker has answered, addresses that all refuse are tried again (every
+   * retryBackoffMs) until its timeout, then a BrokersUnreachableError: so every request of a
+   * tool, retried by its caller or not, waits the same few seconds and says the same thing.
+   */
   async anyConnection(): Promise<Connection> {
-    const candidates = [...this.metadata.brokers.values(), ...this.bootstrap];
-    let lastError: Error | null = null;
-    for (const c of candidates) {
-      try {
-        return await this.connectionTo(c.host, c.port);
-      } catch (err) {
-        // SASL: a refused authentication is final, as Kafka's AuthenticationException (another broker would say the same).
-        if (err instanceof KafkaError && (err.code === 58 || err.code === 33)) throw err;
-        lastError = err as Error;
+    for (;;) {
+      const candidates = [...this.metadata.brokers.values(), ...this.bootstrap];
+      let lastError: Error | null = null;
+      const reasons = new Set<string>();
+      let unanswered = 0;
+      for (const c of candidates) {
+        try {
+          const conn = await this.connectionTo(c.host, c.port);
+          this.everConnected = true;
+          this.unansweredSince = 0;
+          return conn;
+        } catch (err) {
+          // SASL: a refused authentication is final, as Kafka's AuthenticationException (another broker would say the same).
+          if (err instanceof KafkaError && (err.code === 58 || err.code === 33)) throw err;
+          lastError = err as Error;
+          const reason = err instanceof ConnectionError ? noAnswerReason(err.errno) : undefined;
+          if (reason !== undefined) {
+            unanswered++;
+            reasons.add(reason);
+          }
+        }
       }
+      const nobodyThere = unanswered === candidates.length;
+      this.giveUpWhenNobodyAnswers(nobodyThere ? [...reasons] : null);
+      if (!(nobodyThere && this.unreachable !== undefined && !this.everConnected)) {
+        throw new ConnectionError(`no broker reachable (${this.bootstrap.map((b) => `${b.host}:${b.port}`).join(', ')}): ${lastError?.message ?? ''}`);
+      }
+      await sleep(this.retryBackoffMs);
     }
-    throw new ConnectionError(`no broker reachable (${this.bootstrap.map((b) => `${b.host}:${b.port}`).join(', ')}): ${lastError?.message ?? ''}`);
+  }
+
+  /**
+   * ClientOptions.unreachable: throws once no address has answered at all for its timeout.
+   * `reasons` is null when some address did answer (timed out, closed, refused TLS): that is
+   * not "nobody there", and the clock starts again.
+   */
+  private giveUpWhenNobodyAnswers(reasons: string[] | null): void {
+    if (this.unreachable === undefined || this.everConnected) return;
+    if (reasons === null) {
+      this.unansweredSince = 0;
+      return;
+    }
+    const now = Date.now();
+    if (this.unansweredSince === 0) this.unansweredSince = now;
+    const triedMs = now - this.unansweredSince;
+    if (triedMs < this.unreachable.timeoutMs) return;
+    const where = this.bootstrap.map((b) => `${b.host}:${b.port}`).join(', ');
+    throw new BrokersUnreachableError(
+      `no broker answered at ${where} (${reasons.join(', ')}; tried for ${Math.max(1, Math.round(triedMs / 1000))} s)`,
+      this.unreachable.setting,
+    );
   }
 
   async brokerConnection(nodeId: number): Promise<Connection> {
@@ -153,7 +210,10 @@ export class Cluster {
    * Retries transient failures until the request timeout.
    */
   async refreshMetadata(topics?: readonly string[] | null, allowAutoTopicCreation = false): Promise<ClusterMetadata> {
-    const deadline = Date.now() + (this.everConnected ? this.requestTimeoutMs : this.connectTimeoutMs);
+    // With ClientOptions.unreachable, a second past its clock: addresses that all refuse end
+    // with its BrokersUnreachableError (which says so), not with this loop's last retry.
+    const firstContactMs = Math.max(this.connectTimeoutMs, this.unreachable ? this.unreachable.timeoutMs + 1000 : 0);
+    const deadline = Date.now() + (this.everConnected ? this.requestTimeoutMs : firstContactMs);
     for (;;) {
       try {
         const conn = await this.anyConnection();

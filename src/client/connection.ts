@@ -120,7 +120,10 @@ export class Connection {
         clearTimeout(timer);
         s.destroy();
         reject(
-          new ConnectionError(useTls ? `TLS connection to ${host}:${port} failed: ${tlsError(err)}` : `could not connect to ${host}:${port}: ${err.message}`),
+          new ConnectionError(
+            useTls ? `TLS connection to ${host}:${port} failed: ${tlsError(err)}` : `could not connect to ${host}:${port}: ${err.message}`,
+            (err as NodeJS.ErrnoException).code,
+          ),
         );
       });
       if (useTls) {

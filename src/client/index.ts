@@ -28,7 +28,7 @@ export {
 export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
 export { Cluster, parseHostPort, type ClientOptions, type TopicMetadata, type PartitionMetadata, type BrokerNode } from './cluster.js';
 export { Connection } from './connection.js';
-export { KafkaError, ConnectionError, TimeoutError, UnsupportedApiError, errorName } from './errors.js';
+export { KafkaError, ConnectionError, BrokersUnreachableError, TimeoutError, UnsupportedApiError, errorName, noAnswerReason } from './errors.js';
 export { ErrorCode } from '../protocol/errors.js';
 export { murmur2, partitionForKey } from './partitioner.js';
 export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP } from './list-offsets.js';

@@ -205,10 +205,19 @@ export class Producer {
     }
   }
 
-  /** Fails a record that never reached a batch. */
+  /**
+   * Fails a record that never reached a batch. The callback runs on the next tick (never inside
+   * produce()) and before the record counts as settled: flush() and close() resolve only after
+   * every callback ran, as Java's do.
+   */
   private settleEarly(callback: DeliveryCallback, err: Error): void {
-    process.nextTick(callback, err, null);
-    this.settled(1);
+    process.nextTick(() => {
+      try {
+        callback(err, null);
+      } finally {
+        this.settled(1);
+      }
+    });
   }
 
   private settled(records: number): void {

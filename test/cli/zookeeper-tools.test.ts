@@ -204,7 +204,7 @@ test('kafka-topics --zookeeper: a chroot, no registered brokers, an unreachable 
   await writeFile(props, 'zookeeper.connection.timeout.ms=1500\n');
   const started = Date.now();
   const down = await runCli('kafka-topics', ['--list', '--zookeeper', `127.0.0.1:${await freePort()}`, '--command-config', props], { timeoutMs: 60_000 });
-  oneLineError(down, 'kafka-topics.sh', /^kafka-topics\.sh: Timed out waiting for a connection to ZooKeeper at 127\.0\.0\.1:\d+ within 1500 ms/);
+  oneLineError(down, 'kafka-topics.sh', /^kafka-topics\.sh: no ZooKeeper answered at 127\.0\.0\.1:\d+ \(connection refused; tried for \d s\)/);
   assert.ok(Date.now() - started < 30_000, 'gives up after the configured timeout');
   oneLineError(
     await runCli('kafka-topics', ['--list', '--zookeeper', 'no-port']),

@@ -52,6 +52,9 @@ function bool(props: Map<string, string>, key: string): boolean | undefined {
   return v === 'true';
 }
 
+/** How long a tool retries when every bootstrap address refuses the connection or does not resolve. */
+export const UNREACHABLE_TIMEOUT_MS = 3000;
+
 export function clientOptionsFrom(props: Map<string, string>, bootstrap: string | undefined): ClientOptions {
   const servers = bootstrap ?? props.get('bootstrap.servers');
   if (!servers) throw new CliError('missing required argument --bootstrap-server (see --help)');
@@ -67,6 +70,9 @@ export function clientOptionsFrom(props: Map<string, string>, bootstrap: string 
     connectTimeoutMs: int(props, 'socket.connection.setup.timeout.max.ms') ?? int(props, 'socket.connection.setup.timeout.ms') ?? 10000,
     retryBackoffMs: int(props, 'retry.backoff.ms'),
     metadataMaxAgeMs: int(props, 'metadata.max.age.ms'),
+    // Kafka's tools retry an address that refuses for default.api.timeout.ms (60 s); when nothing
+    // at all answers, Fjord's say so after a few seconds unless the property asks for longer.
+    unreachable: { timeoutMs: int(props, 'default.api.timeout.ms') ?? UNREACHABLE_TIMEOUT_MS, setting: 'default.api.timeout.ms' },
   };
 }
 
@@ -85,6 +91,8 @@ export function producerOptionsFrom(props: Map<string, string>, bootstrap: strin
   const idempotence = bool(props, 'enable.idempotence');
   return {
     ...clientOptionsFrom(props, bootstrap),
+    // The producer's own setting for how long a send waits for metadata (Kafka's max.block.ms).
+    unreachable: { timeoutMs: int(props, 'max.block.ms') ?? UNREACHABLE_TIMEOUT_MS, setting: 'max.block.ms' },
     acks: ackValue,
     lingerMs: int(props, 'linger.ms'),
     batchSize: int(props, 'batch.size'),

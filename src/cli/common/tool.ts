@@ -4,9 +4,14 @@
  * `runTool` wrapper that turns any failure into `<tool>: <message>` on stderr and exit code 1,
  * never a stack trace (FJORD_DEBUG=1 shows the stack); clients registered with `closeAtExit` are
  * closed however the tool ends, and a finished tool always exits.
+ * Output into a closed pipe (`kafka-topics.sh --describe | head -1`) is dropped quietly, as Java's
+ * System.out drops it (PrintStream swallows the IOException and sets checkError()): the tool
+ * finishes as it would have and exits with its own status, 0 on success, which is what a shell
+ * pipeline shows for Kafka's tools too. A tool that streams (the console consumer) asks
+ * `outputClosed()` after writing and stops, as Kafka's ConsoleConsumer does.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { ConnectionError, ErrorCode, KafkaError, TimeoutError, errorName } from '../../client/index.js';
+import { BrokersUnreachableError, ConnectionError, ErrorCode, KafkaError, TimeoutError, errorName } from '../../client/index.js';
 
 /** A failure whose message is meant for the user as is. */
 export class CliError extends Error {
@@ -24,8 +29,13 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/** The tool's programs (a tool with sub-commands makes several): their flags tell the user how to pass a setting (withWaitLongerHint). */
+const toolPrograms: Command[] = [];
+
 export function createProgram(tool: string, description: string): Command {
-  return new Command()
+  const program = new Command();
+  toolPrograms.push(program);
+  return program
     .name(tool)
     .description(description)
     .helpOption('-h, --help', 'print usage information')
@@ -117,9 +127,28 @@ function describeKafkaError(err: KafkaError): string {
   return msg;
 }
 
+/** Flags that take one client property as key=value, then flags naming a client properties file. */
+const PROPERTY_FLAGS = ['--consumer-property', '--producer-property', '--producer-props'];
+const CONFIG_FILE_FLAGS = ['--command-config', '--consumer.config', '--producer.config', '--admin.config'];
+
+/**
+ * `message` and how to make this tool wait longer for a server that does not answer: `setting`
+ * (a client or ZooKeeper property, in ms) through the tool's own flag, e.g. "...; to wait longer,
+ * put default.api.timeout.ms=<ms> in the --command-config file". `flag` overrides the flag
+ * found; a tool with no such flag gets the message alone.
+ */
+export function withWaitLongerHint(message: string, setting: string, flag?: string): string {
+  const flags = new Set(toolPrograms.flatMap((p) => p.options.map((o) => o.long)));
+  const given = flag ?? PROPERTY_FLAGS.find((f) => flags.has(f)) ?? CONFIG_FILE_FLAGS.find((f) => flags.has(f));
+  if (given === undefined) return message;
+  if (CONFIG_FILE_FLAGS.includes(given)) return `${message}; to wait longer, put ${setting}=<ms> in the ${given} file`;
+  return `${message}; to wait longer, pass ${given} ${setting}=<ms>`;
+}
+
 /** One line saying what went wrong, in the user's terms. */
 export function describeError(err: unknown): string {
   if (err instanceof CliError) return err.message;
+  if (err instanceof BrokersUnreachableError) return withWaitLongerHint(err.message, err.waitLongerSetting);
   if (err instanceof KafkaError) return describeKafkaError(err);
   if (err instanceof ConnectionError || err instanceof TimeoutError) return err.message;
   if (err instanceof Error) return err.message;
@@ -138,6 +167,46 @@ const openClients = new Set<Closable>();
 export function closeAtExit<T extends Closable>(client: T): T {
   openClients.add(client);
   return client;
+}
+
+/**
+ * Java's PrintStream.checkError(): whether stdout's reader has gone (EPIPE, or any other write
+ * error, which PrintStream swallows alike).
+ */
+let stdoutFailed = false;
+
+export function outputClosed(): boolean {
+  return stdoutFailed || process.stdout.destroyed || process.stdout.errored != null;
+}
+
+/**
+ * Writes to stdout, waiting while the reader is behind; false once the reader has gone (then
+ * the text went nowhere, and the caller should stop producing output).
+ */
+export async function writeOutput(text: string): Promise<boolean> {
+  if (outputClosed()) return false;
+  if (!process.stdout.write(text) && !outputClosed()) {
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        process.stdout.off('drain', done);
+        process.stdout.off('close', done);
+        process.stdout.off('error', done);
+        resolve();
+      };
+      process.stdout.on('drain', done);
+      process.stdout.on('close', done);
+      process.stdout.on('error', done);
+    });
+  }
+  return !outputClosed();
+}
+
+/** Write errors on stdout and stderr are dropped instead of crashing the tool with a stack trace. */
+function dropWriteErrors(): void {
+  process.stdout.on('error', () => {
+    stdoutFailed = true;
+  });
+  process.stderr.on('error', () => undefined);
 }
 
 /** How long closing may take (commit, leave group) before the tool exits anyway. */
@@ -162,6 +231,7 @@ async function closeAll(): Promise<void> {
  */
 // biome-ignore lint/suspicious/noConfusingVoidType: a tool's main returns its exit code, or nothing for 0
 export function runTool(tool: string, main: (argv: string[]) => Promise<number | void>): void {
+  dropWriteErrors();
   const finish = async (code: number): Promise<void> => {
     process.exitCode = code;
     await closeAll();

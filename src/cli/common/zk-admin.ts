@@ -13,6 +13,7 @@ import { assignAddedPartitions, assignReplicas, type AssignableBroker, type Rack
 import { collisionKey, topicNameError } from '../../metadata/topic-names.js';
 import { validateTopicConfigs } from '../../config/topic-configs.js';
 import { CliError, closeAtExit } from './tool.js';
+import { ensureZooKeeperAnswers, zkUnreachableTimeoutMs } from './zk-reachable.js';
 
 /** Kafka's tools used 30 s for both (TopicCommand, ConfigCommand); a --command-config file may override them. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -25,11 +26,15 @@ function timeout(props: Map<string, string>, key: string): number {
   return n;
 }
 
-/** Connects to `host:port[,host:port][/chroot]`; the session is closed however the tool ends. */
+/**
+ * Connects to `host:port[,host:port][/chroot]`; the session is closed however the tool ends.
+ * When no server answers at all, fails in a few seconds instead of the 30 s connection timeout.
+ */
 export async function openZk(connect: string, props: Map<string, string>): Promise<KafkaZkClient> {
   if (!/^[^/,\s]+:\d+(,[^/,\s]+:\d+)*(\/[^\s]*)?$/.test(connect)) {
     throw new CliError(`--zookeeper expects host:port[,host:port...][/chroot], got "${connect}"`);
   }
+  await ensureZooKeeperAnswers(connect, zkUnreachableTimeoutMs(props), 'zookeeper.connection.timeout.ms');
   const session = await ZkSession.open({
     connect,
     sessionTimeoutMs: timeout(props, 'zookeeper.session.timeout.ms'),
