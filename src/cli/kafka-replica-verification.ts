@@ -14,6 +14,7 @@ import { Admin, type BrokerNode, type TopicMetadata } from '../client/index.js';
 import { Api } from '../client/apis.js';
 import { CliError, closeAtExit, createProgram, parseArgs, runTool } from './common/tool.js';
 import { includePattern } from './common/include-list.js';
+import { UNREACHABLE_TIMEOUT_MS } from './common/config.js';
 import { ReplicaBuffer, ReplicasDivergedError, partitionName, toolDate, type ReplicaPartition } from './replica-verification/replica-buffer.js';
 
 const TOOL = 'kafka-replica-verification.sh';
@@ -130,7 +131,14 @@ async function main(argv: string[]): Promise<number> {
   const reportIntervalMs = intOption(o.reportIntervalMs, '--report-interval-ms', 0);
   const include = includePattern(o.topicWhiteList !== undefined && o.topicsInclude === '.*' ? o.topicWhiteList : (o.topicsInclude ?? '.*'));
 
-  const admin = closeAtExit(new Admin({ bootstrapServers: o.brokerList, clientId: 'replica-verification' }));
+  // Kafka's tool has no config file: when nothing answers at all it fails after the tools' default few seconds.
+  const admin = closeAtExit(
+    new Admin({
+      bootstrapServers: o.brokerList,
+      clientId: 'replica-verification',
+      unreachable: { timeoutMs: UNREACHABLE_TIMEOUT_MS, setting: 'default.api.timeout.ms' },
+    }),
+  );
   const names = (await admin.listTopics()).filter((name) => include.test(name));
   if (names.length === 0) {
     throw new CliError('No topics found. --topics-include if specified, is either filtering out all topics or there is no topic.');

@@ -163,7 +163,7 @@ test("kafka-verifiable-producer: send errors as they happen, then shutdown_compl
 });
 
 /** Every tool that takes --bootstrap-server, with the arguments that get it to its first request. */
-function bootstrapCases(bs: string, files: { offsets: string; reassign: string }): [string, string[], string?][] {
+function bootstrapCases(bs: string, files: { offsets: string; reassign: string; empty: string }): [string, string[], string?][] {
   return [
     ['kafka-topics', ['--bootstrap-server', bs, '--list']],
     ['kafka-configs', ['--bootstrap-server', bs, '--describe', '--entity-type', 'topics', '--entity-name', 't']],
@@ -182,11 +182,16 @@ function bootstrapCases(bs: string, files: { offsets: string; reassign: string }
     ['kafka-reassign-partitions', ['--bootstrap-server', bs, '--list']],
     ['kafka-leader-election', ['--bootstrap-server', bs, '--election-type', 'PREFERRED', '--all-topic-partitions']],
     ['kafka-acls', ['--bootstrap-server', bs, '--list']],
+    ['kafka-delegation-tokens', ['--bootstrap-server', bs, '--describe', '--command-config', files.empty]],
+    ['kafka-features', ['--bootstrap-server', bs, 'describe']],
+    ['kafka-preferred-replica-election', ['--bootstrap-server', bs]],
+    ['kafka-replica-verification', ['--broker-list', bs, '--topics-include', 't']],
+    ['kafka-e2e-latency', [bs, 't', '5', '1', '10']],
   ];
 }
 
 /** Every --zookeeper form (and the other ways a tool names ZooKeeper). */
-function zookeeperCases(zk: string, files: { offsets: string; reassign: string }): [string, string[]][] {
+function zookeeperCases(zk: string, files: { offsets: string; reassign: string; empty: string }): [string, string[]][] {
   return [
     ['kafka-topics', ['--zookeeper', zk, '--list']],
     ['kafka-configs', ['--zookeeper', zk, '--describe', '--entity-type', 'topics']],
@@ -194,6 +199,7 @@ function zookeeperCases(zk: string, files: { offsets: string; reassign: string }
     ['kafka-console-consumer', ['--zookeeper', zk, '--topic', 't']],
     ['kafka-reassign-partitions', ['--zookeeper', zk, '--verify', '--reassignment-json-file', files.reassign]],
     ['kafka-acls', ['--authorizer-properties', `zookeeper.connect=${zk}`, '--list']],
+    ['kafka-preferred-replica-election', ['--zookeeper', zk]],
     ['kafka-run-class', ['kafka.tools.ExportZkOffsets', '--zkconnect', zk, '--output-file', join(dir, 'exported')]],
   ];
 }
@@ -201,7 +207,8 @@ function zookeeperCases(zk: string, files: { offsets: string; reassign: string }
 test('nothing answers: every tool fails in seconds with one line, saying so, exit 1', async () => {
   const port = await refusedPort();
   const address = `127.0.0.1:${port}`;
-  const files = { offsets: join(dir, 'offsets.json'), reassign: join(dir, 'reassign.json') };
+  const files = { offsets: join(dir, 'offsets.json'), reassign: join(dir, 'reassign.json'), empty: join(dir, 'empty.properties') };
+  await writeFile(files.empty, '');
   await writeFile(files.offsets, JSON.stringify({ partitions: [{ topic: 't', partition: 0, offset: 1 }], version: 1 }));
   await writeFile(files.reassign, JSON.stringify({ version: 1, partitions: [{ topic: 't', partition: 0, replicas: [0] }] }));
   // First, as it takes longest: the wait asked for with default.api.timeout.ms is the one had.
