@@ -34,6 +34,7 @@ import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -64,6 +65,8 @@ export class Broker {
   private controller: KafkaController | undefined;
   /** Cluster mode's metadata image (also this.metadataStore). */
   private image: ZkBrokerMetadata | undefined;
+  /** What `/metrics` serves (src/server/metrics/): every area registers its metrics here at start. */
+  readonly metrics: MetricsRegistry = createMetricsRegistry();
 
   constructor(
     readonly config: BrokerConfig,
