@@ -8,9 +8,10 @@ import type { ConfigDef } from './config-def.js';
 import { ACCEPTED_ONLY_DEFS } from './defs-accepted-only.js';
 import { CLUSTER_AND_NETWORK_DEFS } from './defs-cluster-network.js';
 import { LOG_DEFS } from './defs-log.js';
+import { METRICS_LISTENER_DEFS } from './defs-metrics-listener.js';
 import { REPLICATION_GROUPS_ACLS_DEFS } from './defs-replication-groups-acls.js';
 
-export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [...CLUSTER_AND_NETWORK_DEFS, ...LOG_DEFS, ...REPLICATION_GROUPS_ACLS_DEFS, ...ACCEPTED_ONLY_DEFS];
+export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [...CLUSTER_AND_NETWORK_DEFS, ...LOG_DEFS, ...REPLICATION_GROUPS_ACLS_DEFS, ...ACCEPTED_ONLY_DEFS, ...METRICS_LISTENER_DEFS];
 
 const DEFS_BY_NAME = new Map(BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
 

@@ -35,6 +35,8 @@ import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.js';
+import { BrokerHealth, clusterSignals } from './metrics/health.js';
+import { startMetricsEndpoint, type MetricsHttpListener } from './metrics/http-listener.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -67,6 +69,9 @@ export class Broker {
   private image: ZkBrokerMetadata | undefined;
   /** What `/metrics` serves (src/server/metrics/): every area registers its metrics here at start. */
   readonly metrics: MetricsRegistry = createMetricsRegistry();
+  /** What /health/ready answers (src/server/metrics/health.ts). */
+  readonly health = new BrokerHealth();
+  private metricsListener: MetricsHttpListener | undefined;
 
   constructor(
     readonly config: BrokerConfig,
@@ -84,9 +89,16 @@ export class Broker {
     return this.server?.boundPorts() ?? new Map();
   }
 
+  /** The metrics listener's bound port (undefined when metrics.listener is off). */
+  metricsPort(): number | undefined {
+    return this.metricsListener?.port;
+  }
+
   async start(): Promise<void> {
     const cfg = this.config;
     const log = this.logger;
+    // First, so that /health/live and /health/ready (503) answer during recovery.
+    this.metricsListener = await startMetricsEndpoint(cfg.metricsListener, this.metrics, this.health, log.child({ component: 'metrics' }));
     this.advertised = cfg.advertisedListeners;
     const firstAdvertised = this.advertised[0]!;
     const self = { id: cfg.brokerId, host: firstAdvertised.host, port: firstAdvertised.port, rack: cfg.brokerRack };
@@ -190,6 +202,7 @@ export class Broker {
       ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
     });
     const replicaManager = this.replicaManager;
+    this.health.logsRecovered = true;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
@@ -228,13 +241,15 @@ export class Broker {
     if (this.zk && this.image && this.brokerConnections) {
       const { ControlRequests } = await import('./cluster/control-requests.js');
       const zk = this.zk;
-      clusterControl = new ControlRequests({
+      const control = new ControlRequests({
         brokerId: cfg.brokerId,
         image: this.image,
         replicaManager,
         brokerEpoch: () => zk.brokerEpoch,
         logger: log.child({ component: 'control-requests' }),
       });
+      clusterControl = control;
+      this.health.followCluster(clusterSignals(cfg.brokerId, zk, this.image, replicaManager, control));
       // New topics and partitions are answered once their leaders serve them (topic-creation.ts).
       leaderReadiness = new (await import('./cluster/leader-readiness.js')).LeaderReadiness({
         brokerId: cfg.brokerId,
@@ -298,6 +313,7 @@ export class Broker {
       this.controller = await registerAndHostController(this.zk, this.image, cfg, this.advertised, this.logger, this.options.interBrokerInterceptor);
       await awaitFirstUpdateMetadata(this.image, cfg, this.logger);
     }
+    this.health.started = true;
     log.info({ brokerId: cfg.brokerId }, 'started');
   }
 
@@ -335,6 +351,7 @@ export class Broker {
    */
   async stop(opts: { abrupt?: boolean } = {}): Promise<void> {
     this.logger.info('shutting down');
+    this.health.started = false; // not ready while stopping
     // With no other live broker there is nowhere to move leadership: skip the round trips (and
     // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
@@ -354,6 +371,7 @@ export class Broker {
     this.authorizer?.close();
     this.delegationTokens?.close();
     await this.zk?.stop();
+    await this.metricsListener?.close();
     this.logger.info('shut down');
   }
 

@@ -26,6 +26,8 @@ export interface ControlRequestsOptions {
 
 export class ControlRequests implements ClusterControl {
   private chain: Promise<unknown> = Promise.resolve();
+  /** The broker epoch the last applied UpdateMetadata was addressed to (readiness: the controller spoke since this registration). */
+  updateMetadataBrokerEpoch = -1n;
 
   constructor(private readonly opts: ControlRequestsOptions) {}
 
@@ -103,6 +105,7 @@ export class ControlRequests implements ClusterControl {
         partitions: states,
         topicIds,
       });
+      this.updateMetadataBrokerEpoch = h.brokerEpoch;
       return ErrorCode.NONE;
     });
   }

@@ -9,6 +9,7 @@ import type { SaslServerConfig } from '../../security/sasl/config.js';
 import type { ListenerSpec } from '../network/listeners.js';
 import type { ListenerTls } from '../../security/tls/server-tls.js';
 import type { SecurityProtocol } from '../../security/security-protocol.js';
+import type { MetricsListenerConfig } from '../metrics/listener-config.js';
 
 export interface BrokerConfig {
   /** Keys as given in the file and overrides (after `--override`), unparsed. */
@@ -139,4 +140,6 @@ export interface BrokerConfig {
   transactionAbortTimedOutTransactionCleanupIntervalMs: number;
   transactionRemoveExpiredTransactionCleanupIntervalMs: number;
   producerIdExpirationMs: number;
+  /** metrics.listener and its TLS and basic auth; null = off. */
+  metricsListener: MetricsListenerConfig | null;
 }

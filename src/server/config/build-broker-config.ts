@@ -15,6 +15,7 @@ import { connectionQuotaSettings } from '../network/connection-quota-config.js';
 import { buildListenerTls, listenerSettings, type ListenerTls } from '../../security/tls/server-tls.js';
 import { usesTls } from '../../security/security-protocol.js';
 import type { BrokerConfig } from './broker-config.js';
+import { metricsListenerConfig } from '../metrics/listener-config.js';
 
 export interface WarnSink {
   warn(msg: string): void;
@@ -289,6 +290,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     transactionAbortTimedOutTransactionCleanupIntervalMs: v.num('transaction.abort.timed.out.transaction.cleanup.interval.ms'),
     transactionRemoveExpiredTransactionCleanupIntervalMs: v.num('transaction.remove.expired.transaction.cleanup.interval.ms'),
     producerIdExpirationMs: v.num('producer.id.expiration.ms'),
+    metricsListener: metricsListenerConfig(raw),
   };
 }
 
