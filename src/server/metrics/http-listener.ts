@@ -54,17 +54,21 @@ export class MetricsHttpListener {
     const server = cfg.tls
       ? https.createServer({
           ...options,
-          secureContext: cfg.tls.secureContext,
-          minVersion: cfg.tls.minVersion,
-          maxVersion: cfg.tls.maxVersion,
+          ...cfg.tls.options,
           requestCert: cfg.tls.clientAuth !== 'none',
           rejectUnauthorized: cfg.tls.clientAuth === 'required',
         })
       : http.createServer(options);
     server.maxConnections = MAX_CONNECTIONS;
     // A client that breaks the protocol or the TLS handshake loses its socket, nothing else.
-    server.on('clientError', (_err: Error, socket) => {
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+      const status =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? '431 Request Header Fields Too Large'
+          : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? '408 Request Timeout'
+            : '400 Bad Request';
+      if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       else socket.destroy();
     });
     server.on('tlsClientError', () => undefined);

@@ -5,16 +5,15 @@
  * without a password, ...). TLS is built by security/tls's listener code (PEM and PKCS12 key
  * stores, PEM trust stores, client auth), reading metrics.ssl.<key> where a listener reads ssl.<key>.
  */
-import type { SecureContext, SecureVersion } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
 import { configDef } from '../../config/defs.js';
 import { ConfigError } from '../../config/errors.js';
 import { buildListenerTls, type SslClientAuth } from '../../security/tls/server-tls.js';
 
 export interface MetricsListenerTls {
-  secureContext: SecureContext;
+  /** Key store, trust store, protocol versions and ciphers, checked (a secure context was built from them). */
+  options: SecureContextOptions;
   clientAuth: SslClientAuth;
-  minVersion: SecureVersion;
-  maxVersion: SecureVersion;
 }
 
 export interface MetricsListenerConfig {
@@ -83,7 +82,8 @@ function metricsTls(url: string, setting: (key: string) => string | null): Metri
   const get = (key: string): string | null => setting(`metrics.${key}`) ?? configDef(`metrics.${key}`)?.default ?? configDef(key)?.default ?? null;
   try {
     const tls = buildListenerTls(KEY, get);
-    return { secureContext: tls.secureContext, clientAuth: tls.clientAuth, minVersion: tls.minVersion, maxVersion: tls.maxVersion };
+    const options = { ...tls.material, minVersion: tls.minVersion, maxVersion: tls.maxVersion, ...(tls.ciphers !== undefined ? { ciphers: tls.ciphers } : {}) };
+    return { options, clientAuth: tls.clientAuth };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Its lines name ssl.<key>: here they are metrics.ssl.<key>.
