@@ -39,7 +39,8 @@ export function metricsListenerConfig(raw: ReadonlyMap<string, string>): Metrics
   };
   const url = setting(KEY);
   const user = setting('metrics.basic.auth.user');
-  const password = raw.get('metrics.basic.auth.password') ?? null;
+  // Not trimmed (a password may start or end with a space); empty = unset, as for other keys.
+  const password = raw.get('metrics.basic.auth.password') || null;
   if (url === null) return null;
   const m = LISTENER.exec(url);
   const port = m ? Number(m[3]) : -1;
@@ -49,7 +50,7 @@ export function metricsListenerConfig(raw: ReadonlyMap<string, string>): Metrics
       KEY,
     );
   }
-  if (user !== null && (password === null || password === '')) {
+  if (user !== null && password === null) {
     throw new ConfigError('metrics.basic.auth.user is set without metrics.basic.auth.password', 'metrics.basic.auth.password');
   }
   if (user === null && password !== null) {
