@@ -5,8 +5,10 @@
 # DIR holds cluster.conf (the ports start used, so the other commands need only --dir),
 # zookeeper/ (zoo.cfg, data/, zookeeper.log, zookeeper.pid) and broker-<id>/ (kafka-logs/ = its
 # log.dirs, fjordServer.out = its log, fjordServer.pid, overrides = the --override values it runs
-# with, one a line). The brokers run config/server.properties with their id, port, log.dirs and
-# zookeeper.connect (and start's --override values) as overrides; nothing else is hidden, so
+# with, one a line). The brokers run config/server.properties with their id, port, log.dirs,
+# zookeeper.connect, metrics.listener (each broker its own port: 9404, 9405, 9406 by default,
+# --metrics-ports; /metrics, /health/live, /health/ready) and start's --override values as
+# overrides; nothing else is hidden, so
 # __consumer_offsets and __transaction_state get the shipped config's 3 replicas and
 # min.insync.replicas 2, and any one broker may fail without a group or transaction losing its
 # coordinator for longer than the failover.
@@ -20,7 +22,7 @@ BIN="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
 ZK_JAR=/usr/share/java/zookeeper.jar
 ZKCLI=/usr/share/zookeeper/bin/zkCli.sh
 TOOL=fjord-local-cluster.sh
-USAGE="USAGE: $TOOL start|status|stop|stop-broker N|kill-broker N|start-broker N|help [--dir DIR] [--zookeeper-port PORT] [--ports P0,P1,P2] [--override KEY=VALUE]..."
+USAGE="USAGE: $TOOL start|status|stop|stop-broker N|kill-broker N|start-broker N|help [--dir DIR] [--zookeeper-port PORT] [--ports P0,P1,P2] [--metrics-ports M0,M1,M2|none] [--override KEY=VALUE]..."
 
 usage() {
   cat <<USAGE_TEXT
@@ -39,6 +41,10 @@ Options:
   --dir DIR               the cluster's folder (default ./data/local-cluster)
   --zookeeper-port PORT   start: ZooKeeper's port (default 2181)
   --ports P0,P1,P2        start: the brokers' ports, one broker per port (default 9092,9093,9094)
+  --metrics-ports M0,M1,M2|none
+                          start: each broker's metrics.listener port (http://127.0.0.1:M:
+                          /metrics, /health/live, /health/ready; default 9404,9405,9406);
+                          none: no metrics listener
   --override KEY=VALUE    start: a server.properties setting for every broker (repeatable),
                           kept in DIR so that start-broker uses it too
 The other commands read what start recorded in DIR. __consumer_offsets and __transaction_state
@@ -66,6 +72,7 @@ esac
 DIR=./data/local-cluster
 ZK_PORT=2181
 PORTS=9092,9093,9094
+METRICS_PORTS=9404,9405,9406
 OVERRIDES=()
 # Option $1 needs a value: present, not empty, not another option.
 need_value() {
@@ -77,6 +84,7 @@ while [ $# -gt 0 ]; do
     --dir) need_value "$@"; DIR="$2"; shift 2 ;;
     --zookeeper-port) need_value "$@"; ZK_PORT="$2"; shift 2 ;;
     --ports) need_value "$@"; PORTS="$2"; shift 2 ;;
+    --metrics-ports) need_value "$@"; METRICS_PORTS="$2"; shift 2 ;;
     --override)
       need_value "$@"
       [[ "$2" =~ ^[A-Za-z0-9._-]+=.*$ ]] || usage_error "--override needs KEY=VALUE, not $2"
@@ -95,10 +103,17 @@ else
   DIR="$(cd "$DIR" && pwd)"
   ZK_PORT=$(sed -n 's/^zookeeper.port=//p' "$DIR/cluster.conf")
   PORTS=$(sed -n 's/^broker.ports=//p' "$DIR/cluster.conf")
+  # A cluster started before metrics ports were recorded has none.
+  METRICS_PORTS=$(sed -n 's/^metrics.ports=//p' "$DIR/cluster.conf")
 fi
+[ "$METRICS_PORTS" = none ] && METRICS_PORTS=
 CONF="$DIR/cluster.conf"
 IFS=, read -r -a PORT_LIST <<<"$PORTS"
-for p in "$ZK_PORT" "${PORT_LIST[@]}"; do [[ "$p" =~ ^[0-9]+$ ]] || usage_error "not a port: $p"; done
+IFS=, read -r -a METRICS_PORT_LIST <<<"$METRICS_PORTS"
+for p in "$ZK_PORT" "${PORT_LIST[@]}" "${METRICS_PORT_LIST[@]}"; do [[ "$p" =~ ^[0-9]+$ ]] || usage_error "not a port: $p"; done
+if [ "${#METRICS_PORT_LIST[@]}" -gt 0 ] && [ "${#METRICS_PORT_LIST[@]}" -ne "${#PORT_LIST[@]}" ]; then
+  usage_error "--metrics-ports needs one port per broker (${#PORT_LIST[@]}), or none"
+fi
 if [ -n "$BROKER" ] && [ "$BROKER" -ge "${#PORT_LIST[@]}" ]; then
   usage_error "$DIR has no broker $BROKER (its brokers are 0 to $(( ${#PORT_LIST[@]} - 1 )))"
 fi
@@ -156,6 +171,7 @@ write_overrides() {
     echo "listeners=PLAINTEXT://127.0.0.1:${PORT_LIST[$id]}"
     echo "log.dirs=$b/kafka-logs"
     echo "zookeeper.connect=127.0.0.1:$ZK_PORT"
+    [ "${#METRICS_PORT_LIST[@]}" -gt 0 ] && echo "metrics.listener=http://127.0.0.1:${METRICS_PORT_LIST[$id]}"
     for o in "${OVERRIDES[@]}"; do echo "$o"; done
   } >"$b/overrides"
 }
@@ -195,7 +211,9 @@ wait_registered() {
 
 broker_line() {
   local id="$1" pid
-  if pid=$(broker_pid "$id"); then echo "broker $id 127.0.0.1:${PORT_LIST[$id]}: running (pid $pid), log $DIR/broker-$id/fjordServer.out"
+  local metrics=""
+  [ "${#METRICS_PORT_LIST[@]}" -gt 0 ] && metrics=", metrics http://127.0.0.1:${METRICS_PORT_LIST[$id]}/metrics"
+  if pid=$(broker_pid "$id"); then echo "broker $id 127.0.0.1:${PORT_LIST[$id]}: running (pid $pid)$metrics, log $DIR/broker-$id/fjordServer.out"
   else echo "broker $id 127.0.0.1:${PORT_LIST[$id]}: not running"; return 1; fi
 }
 
@@ -232,8 +250,8 @@ do_start() {
   [ -f "$BIN/../dist/server/main.js" ] || die "Fjord is not built: run npm run build"
   if zk_pid >/dev/null; then die "A local cluster already runs in $DIR (see: $TOOL status --dir $DIR)"; fi
   for id in "${!PORT_LIST[@]}"; do broker_pid "$id" >/dev/null && die "Broker $id of $DIR is still running (stop it: $TOOL stop --dir $DIR)"; done
-  for p in "$ZK_PORT" "${PORT_LIST[@]}"; do port_open "$p" && die "Port $p on 127.0.0.1 is in use (choose others with --zookeeper-port / --ports)"; done
-  printf 'zookeeper.port=%s\nbroker.ports=%s\n' "$ZK_PORT" "$PORTS" >"$CONF"
+  for p in "$ZK_PORT" "${PORT_LIST[@]}" "${METRICS_PORT_LIST[@]}"; do port_open "$p" && die "Port $p on 127.0.0.1 is in use (choose others with --zookeeper-port / --ports / --metrics-ports)"; done
+  printf 'zookeeper.port=%s\nbroker.ports=%s\nmetrics.ports=%s\n' "$ZK_PORT" "$PORTS" "${METRICS_PORTS:-none}" >"$CONF"
   start_zookeeper || exit 1
   for id in "${!PORT_LIST[@]}"; do
     write_overrides "$id"
@@ -270,6 +288,7 @@ do_start_broker() {
   zk_pid >/dev/null || die "ZooKeeper of $DIR is not running (start the cluster with: $TOOL start --dir $DIR)"
   broker_pid "$BROKER" >/dev/null && die "broker $BROKER of $DIR is already running"
   port_open "${PORT_LIST[$BROKER]}" && die "Port ${PORT_LIST[$BROKER]} on 127.0.0.1 is in use"
+  [ "${#METRICS_PORT_LIST[@]}" -gt 0 ] && port_open "${METRICS_PORT_LIST[$BROKER]}" && die "Port ${METRICS_PORT_LIST[$BROKER]} on 127.0.0.1 is in use"
   # After a kill -9 its registration stays until its ZooKeeper session expires; a broker started
   # before that is refused (as Kafka's: the id is registered by another session), so wait.
   local deadline

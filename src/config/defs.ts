@@ -11,7 +11,13 @@ import { LOG_DEFS } from './defs-log.js';
 import { METRICS_LISTENER_DEFS } from './defs-metrics-listener.js';
 import { REPLICATION_GROUPS_ACLS_DEFS } from './defs-replication-groups-acls.js';
 
-export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [...CLUSTER_AND_NETWORK_DEFS, ...LOG_DEFS, ...REPLICATION_GROUPS_ACLS_DEFS, ...ACCEPTED_ONLY_DEFS, ...METRICS_LISTENER_DEFS];
+export const BROKER_CONFIG_DEFS: readonly ConfigDef[] = [
+  ...CLUSTER_AND_NETWORK_DEFS,
+  ...LOG_DEFS,
+  ...REPLICATION_GROUPS_ACLS_DEFS,
+  ...ACCEPTED_ONLY_DEFS,
+  ...METRICS_LISTENER_DEFS,
+];
 
 const DEFS_BY_NAME = new Map(BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
 

@@ -60,6 +60,12 @@ const listening = (port: number): Promise<boolean> =>
     s.on('connect', () => (s.destroy(), resolve(true)));
     s.on('error', () => resolve(false));
   });
+/** The status of GET /health/ready on a broker's metrics port (0: no answer). */
+const healthReady = (port: number): Promise<number> =>
+  fetch(`http://127.0.0.1:${port}/health/ready`).then(
+    (r) => r.status,
+    () => 0,
+  );
 const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
@@ -119,6 +125,7 @@ interface Started {
   dir: string;
   zkPort: number;
   ports: number[];
+  metricsPorts: number[];
   bootstrap: string;
   admin: Admin;
   otherPid: number;
@@ -135,6 +142,7 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
   cleanups.push(() => rm(base, { recursive: true, force: true }));
   const dir = join(base, 'cluster');
   const [zkPort, ...ports] = [await freePort(), await freePort(), await freePort(), await freePort()] as [number, ...number[]];
+  const metricsPorts = [await freePort(), await freePort(), await freePort()];
   const args = ['--dir', dir];
 
   // A Fjord broker the script did not start: stop must leave it alone. It runs the shipped
@@ -171,6 +179,8 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
       String(zkPort),
       '--ports',
       ports.join(','),
+      '--metrics-ports',
+      metricsPorts.join(','),
       ...['--override', 'zookeeper.session.timeout.ms=8000', '--override', 'controlled.shutdown.retry.backoff.ms=500'],
     ],
     { timeoutMs: 150_000 },
@@ -197,6 +207,7 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
       `listeners=PLAINTEXT://127.0.0.1:${ports[id]}`,
       `log.dirs=${join(dir, `broker-${id}`, 'kafka-logs')}`,
       `zookeeper.connect=127.0.0.1:${zkPort}`,
+      `metrics.listener=http://127.0.0.1:${metricsPorts[id]}`,
       'zookeeper.session.timeout.ms=8000',
       'controlled.shutdown.retry.backoff.ms=500',
     ]);
@@ -207,9 +218,17 @@ test('start -> zkCli ls /brokers/ids is [0, 1, 2] -> status; the internal topics
   const status = await run(SCRIPT, ['status', ...args]);
   assert.equal(status.code, 0, status.stdout);
   assert.equal(status.stdout.split('\n').filter((l) => l.includes(': running (pid ')).length, 4, status.stdout);
+  for (const id of [0, 1, 2]) {
+    assert.match(
+      status.stdout,
+      new RegExp(`^broker ${id} 127\\.0\\.0\\.1:${ports[id]}: running \\(pid \\d+\\), metrics http://127\\.0\\.0\\.1:${metricsPorts[id]}/metrics, log `, 'm'),
+    );
+    // Cluster-mode readiness: registered, the controller's metadata applied, its replicas hosted.
+    await waitFor(`broker ${id} ready`, 30_000, async () => (await healthReady(metricsPorts[id]!)) === 200);
+  }
   const admin = new Admin({ bootstrapServers: bootstrap, clientId: 'local-cluster-test' });
   cleanups.push(() => admin.close());
-  s = { base, dir, zkPort, ports, bootstrap, admin, otherPid, otherPort, groups: [] };
+  s = { base, dir, zkPort, ports, metricsPorts, bootstrap, admin, otherPid, otherPort, groups: [] };
 });
 
 test("the seed's walkthrough, typed as the seed types it, on the local cluster", { timeout: 120_000 }, async (t) => {
@@ -357,6 +376,7 @@ test('kill-broker of each broker in turn: every group is described and listed wi
         now.topics.get(topic)!.partitions.every((p) => !p.replicas.includes(broker) || p.isr.includes(broker)),
       );
     });
+    await waitFor(`broker ${broker} ready again`, 30_000, async () => (await healthReady(s!.metricsPorts[broker]!)) === 200);
   }
 });
 
