@@ -5,14 +5,19 @@
  * https with a test certificate and client certificates required; /health/ready 503 while a
  * broker starts (a cluster-mode broker waiting for ZooKeeper, before log recovery) and 200 once
  * started; a bind failure names the key; a flood of 200 concurrent scrapes while a producer runs:
- * produce latency stays under FLOOD_PRODUCE_BOUND_MS and the broker keeps serving.
+ * produce latency stays under FLOOD_PRODUCE_BOUND_MS and the broker keeps serving; at most
+ * MAX_CONNECTIONS connections at once; kafka-server-start.sh's one line for a bad https set-up
+ * and for a port in use.
  */
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import https from 'node:https';
 import { connect, createServer, type Socket } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
@@ -22,6 +27,7 @@ import { buildBrokerConfig } from '../../../src/server/config/index.js';
 import { silentLogger } from '../../../src/server/logger.js';
 import { Producer } from '../../../src/client/producer.js';
 import { MAX_CONNECTIONS } from '../../../src/server/metrics/http-listener.js';
+import { run, type RunResult } from '../../helpers/run.js';
 
 const USER = 'prometheus';
 const PASSWORD = 'sc:rape-me';
@@ -247,7 +253,7 @@ test('/health/ready is 503 naming what is missing while the broker starts (befor
           listeners: 'PLAINTEXT://127.0.0.1:0',
           'log.dirs': dir,
           'zookeeper.connect': `127.0.0.1:${deadZk}`,
-          'zookeeper.connection.timeout.ms': '4000',
+          'zookeeper.connection.timeout.ms': '2000',
           'metrics.listener': 'http://127.0.0.1:0',
         }),
       ),
@@ -377,6 +383,39 @@ test(`at most ${MAX_CONNECTIONS} connections at once: one more is closed unanswe
     assert.match(answer, /^HTTP\/1\.1 200 OK/);
   } finally {
     for (const s of held) s.destroy();
+  }
+});
+
+test('bin/kafka-server-start.sh: an https metrics.listener without a key store, or a port in use, is one line on stderr and exit 1', async () => {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  if (!existsSync(join(root, 'dist', 'server', 'main.js'))) spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'ignore' });
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-metrics-cli-'));
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as { port: number }).port;
+  try {
+    const start = (metricsListener: string): Promise<RunResult> =>
+      run(
+        join(root, 'bin', 'kafka-server-start.sh'),
+        [
+          join(root, 'config', 'server.properties'),
+          ...['--override', `log.dirs=${dir}`, '--override', 'listeners=PLAINTEXT://127.0.0.1:0'],
+          '--override',
+          `metrics.listener=${metricsListener}`,
+        ],
+        { timeoutMs: 60_000, env: { ...process.env, LOG_DIR: dir } },
+      );
+    const noKeyStore = await start('https://127.0.0.1:0');
+    assert.equal(noKeyStore.code, 1);
+    assert.deepEqual(noKeyStore.stderr.trim().split('\n'), [
+      'metrics.listener https://127.0.0.1:0 is https but has no key store: set metrics.ssl.keystore.location (metrics.ssl.keystore.type=PEM or PKCS12)',
+    ]);
+    const inUse = await start(`http://127.0.0.1:${port}`);
+    assert.equal(inUse.code, 1);
+    assert.deepEqual(inUse.stderr.trim().split('\n'), [`Fjord start-up failed: cannot bind metrics.listener http://127.0.0.1:${port}: EADDRINUSE`]);
+  } finally {
+    taken.close();
+    await rm(dir, { recursive: true, force: true });
   }
 });
 
