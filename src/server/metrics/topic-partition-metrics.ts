@@ -33,15 +33,20 @@ export interface TopicPartitionMetricsSources {
 
 export function registerTopicPartitionMetrics(registry: MetricsRegistry, src: TopicPartitionMetricsSources): void {
   const registers = [registry];
-  new Gauge({
+  const brokers = new Gauge({
     name: 'kafka_brokers',
     help: 'Number of brokers in the cluster (from the active controller)',
     registers,
     collect() {
-      this.reset();
-      if (src.isActiveController()) this.set(src.metadata.brokers().length);
+      this.set(src.metadata.brokers().length);
     },
   });
+  // A gauge without labels always has a sample: only the controller's may reach the exposition.
+  const allBrokers = brokers.get.bind(brokers);
+  brokers.get = async () => {
+    const m = await allBrokers();
+    return src.isActiveController() ? m : { ...m, values: [] };
+  };
   new Gauge({
     name: 'kafka_topic_partitions',
     help: 'Number of partitions of the topic (from the active controller)',

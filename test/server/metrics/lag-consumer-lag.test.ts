@@ -8,36 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import kafkajs from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
-import { RawClient } from '../../helpers/raw-client.js';
-import { OffsetCommitRequestCodec, OffsetCommitResponseCodec } from '../../../src/protocol/messages/08-offset-commit.js';
-import { FindCoordinatorRequestCodec, FindCoordinatorResponseCodec } from '../../../src/protocol/messages/10-find-coordinator.js';
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The samples of a Prometheus text exposition (comments skipped). */
-function parse(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    assert.ok(m, `malformed exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    out.push({ name: m[1]!, labels, value: Number(m[3]) });
-  }
-  return out;
-}
-
-/** The value of the one sample of `name` whose labels include `labels` (undefined when none). */
-function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
-  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  assert.ok(found.length <= 1, `${name} ${JSON.stringify(labels)}: ${found.length} series`);
-  return found[0]?.value;
-}
+import { commit, parse, sampleValue, type Sample } from './lag-helpers.js';
 
 const TOPIC = 'lag-topic';
 const RECORDS = 10;
@@ -47,34 +18,6 @@ const STEP = 60_000;
 
 let b: TestBroker;
 let kafka: kafkajs.Kafka;
-
-/**
- * Commits `offset` on partition 0 for `groupId` as a standalone consumer does (OffsetCommit v2,
- * no generation; kafkajs's admin.setOffsets spends 5 s in a consumer it starts and stops). The
- * first commit creates `__consumer_offsets` through FindCoordinator: retried until it is loaded.
- */
-async function commit(broker: TestBroker, groupId: string, offset: number): Promise<void> {
-  const raw = await RawClient.connect(broker.port);
-  try {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      await raw.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 1, { key: groupId, keyType: 0 });
-      const res = await raw.request(8, OffsetCommitRequestCodec, OffsetCommitResponseCodec, 2, {
-        groupId,
-        generationIdOrMemberEpoch: -1,
-        memberId: '',
-        retentionTimeMs: -1n,
-        topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, committedOffset: BigInt(offset) }] }],
-      });
-      const code = res.topics[0]!.partitions[0]!.errorCode;
-      if (code === 0) return;
-      assert.ok(Date.now() < deadline, `OffsetCommit answered ${code} until the deadline`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  } finally {
-    raw.close();
-  }
-}
 
 async function produce(count: number, firstIndex: number): Promise<void> {
   const producer = kafka.producer();
@@ -99,8 +42,8 @@ before(async () => {
   await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 1 }] });
   await admin.disconnect();
   await produce(RECORDS, 0);
-  await commit(b, 'behind', 4);
-  await commit(b, 'caught-up', RECORDS);
+  await commit(b.port, TOPIC, 'behind', 4);
+  await commit(b.port, TOPIC, 'caught-up', RECORDS);
 });
 
 after(async () => {
@@ -148,7 +91,7 @@ test('the topic families and the broker count, from the partition leader and the
 
 test('new records raise the lag at once (local end offsets are read live); a moved group keeps an upper bound until the refresh', async () => {
   await produce(2, RECORDS);
-  await commit(b, 'behind', 6);
+  await commit(b.port, TOPIC, 'behind', 6);
   let s = await scrape(b);
   const g = { consumergroup: 'behind', topic: TOPIC, partition: '0' };
   assert.equal(sampleValue(s, 'kafka_consumergroup_lag', g), RECORDS + 2 - 6);
@@ -175,7 +118,7 @@ test('metrics.partition.level.enable=false: no per-partition families, the per-t
     } finally {
       await admin.disconnect();
     }
-    await commit(off, 'g', 0);
+    await commit(off.port, TOPIC, 'g', 0);
     await off.broker.consumerLag!.refresh();
     const s = await scrape(off);
     for (const name of [
