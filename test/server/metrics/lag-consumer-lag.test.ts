@@ -107,6 +107,22 @@ test('new records raise the lag at once (local end offsets are read live); a mov
   assert.ok(Math.abs(caughtUp - (Date.now() - (BASE + RECORDS * STEP)) / 1000) < 5, `caught-up group now behind: ${caughtUp}`);
 });
 
+test('a running consumer counts as a member of its group', async () => {
+  const consumer = kafka.consumer({ groupId: 'live', sessionTimeout: 10_000, heartbeatInterval: 500 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [TOPIC], fromBeginning: true });
+    await consumer.run({ eachMessage: async () => undefined });
+    const deadline = Date.now() + 20_000;
+    while (sampleValue(await scrape(b), 'kafka_consumergroup_members', { consumergroup: 'live' }) !== 1) {
+      assert.ok(Date.now() < deadline, 'the consumer never showed as a member');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await consumer.disconnect();
+  }
+});
+
 test('metrics.partition.level.enable=false: no per-partition families, the per-topic ones stay', async () => {
   const off = await startTestBroker({ 'metrics.partition.level.enable': 'false', 'offsets.topic.num.partitions': '1' });
   try {
