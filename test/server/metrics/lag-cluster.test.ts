@@ -18,8 +18,11 @@ const BASE = Date.now() - 3_600_000;
 const STEP = 60_000;
 
 let c: InprocCluster | undefined;
+/** The group's coordinator and the topic's leader, as the first test sets them up. */
+let coordinator = -1;
+let leader = -1;
 before(async () => {
-  c = await InprocCluster.start({ brokers: 2, props: { 'offsets.topic.replication.factor': '1', 'metrics.consumer.lag.refresh.ms': '600000' } }).catch(
+  c = await InprocCluster.start({ brokers: 2, props: { 'offsets.topic.replication.factor': '2', 'metrics.consumer.lag.refresh.ms': '600000' } }).catch(
     () => undefined,
   );
 });
@@ -33,8 +36,8 @@ const scrape = async (id: number): Promise<Sample[]> => parse(await running(id).
 test('the coordinator alone exports the group; a partition led elsewhere gets its lag and lag_seconds from the refresh', { timeout: 60_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !c) return;
   // The coordinator first (the commit creates __consumer_offsets), then the topic on the other broker.
-  const coordinator = (await coordinatorOf(c.brokers[0]!.port, GROUP)).id;
-  const leader = 1 - coordinator;
+  coordinator = (await coordinatorOf(c.brokers[0]!.port, GROUP)).id;
+  leader = 1 - coordinator;
   await c.createTopic(TOPIC, [leader]);
   const kafka = new kafkajs.Kafka({ brokers: c.bootstrap().split(','), clientId: 'lag-cluster', logLevel: kafkajs.logLevel.NOTHING });
   const producer = kafka.producer();
@@ -65,4 +68,28 @@ test('the coordinator alone exports the group; a partition led elsewhere gets it
   assert.equal(sampleValue(s, 'kafka_topic_partition_current_offset', p), undefined, 'the partition is exported by its leader only');
   const brokerCounts = [s, other].map((x) => sampleValue(x, 'kafka_brokers')).filter((v) => v !== undefined);
   assert.deepEqual(brokerCounts, [2], 'kafka_brokers from the active controller alone');
+});
+
+test('a coordinator move: the old coordinator stops exporting the group, the new one exports it', { timeout: 60_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper') || !c || coordinator < 0) return;
+  assert.equal(await c.moveLeader('__consumer_offsets', 0, leader), 0);
+  const g = { consumergroup: GROUP, topic: TOPIC, partition: '0' };
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    await running(leader).consumerLag!.refresh();
+    const moved = await scrape(leader);
+    const old = await scrape(coordinator);
+    const oldSeries = old.filter((x) => x.name.startsWith('kafka_consumergroup_') && x.labels.consumergroup === GROUP).length;
+    if (oldSeries === 0 && sampleValue(moved, 'kafka_consumergroup_lag', g) === 6) {
+      const seconds = sampleValue(moved, 'kafka_consumergroup_lag_seconds', g);
+      const expected = (Date.now() - (BASE + 4 * STEP)) / 1000;
+      assert.ok(seconds !== undefined && Math.abs(seconds - expected) < 5, `lag_seconds ${seconds}, expected about ${expected}`);
+      return;
+    }
+    assert.ok(
+      Date.now() < deadline,
+      `after the move: ${oldSeries} series on the old coordinator, lag ${sampleValue(moved, 'kafka_consumergroup_lag', g)} on the new`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 });
