@@ -142,4 +142,19 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
   def('delegation.token.max.lifetime.ms', 'long', '604800000', 'Longest a token can live, renewals included.', atLeast(1)),
   def('delegation.token.expiry.time.ms', 'long', '86400000', 'A token expires this long after it is created or renewed, unless renewed.', atLeast(1)),
   def('delegation.token.expiry.check.interval.ms', 'long', '3600000', 'How often expired tokens are removed.', atLeast(1)),
+
+  // Metrics (src/server/metrics, docs/operations.md).
+  def(
+    'metrics.partition.level.enable',
+    'boolean',
+    'true',
+    'Fjord: export the metric families labelled per partition (off: only per-topic and broker-wide families).',
+  ),
+  def(
+    'metrics.consumer.lag.refresh.ms',
+    'long',
+    '15000',
+    "Fjord: how often the group coordinator refreshes what consumer lag needs from other brokers (their partitions' end offsets) and the timestamps of the records at committed offsets.",
+    atLeast(100),
+  ),
 ];

@@ -37,6 +37,7 @@ import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.
 import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.js';
 import { BrokerHealth, clusterSignals } from './metrics/health.js';
 import { startMetricsEndpoint, type MetricsHttpListener } from './metrics/http-listener.js';
+import { registerKafkaExporterMetrics, type ConsumerLagMetrics } from './metrics/lag/index.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -72,6 +73,8 @@ export class Broker {
   /** What /health/ready answers (src/server/metrics/health.ts). */
   readonly health = new BrokerHealth();
   private metricsListener: MetricsHttpListener | undefined;
+  /** Consumer lag's background refresh (kafka_consumergroup_*): stopped with the broker. */
+  consumerLag: ConsumerLagMetrics | undefined;
 
   constructor(
     readonly config: BrokerConfig,
@@ -302,6 +305,15 @@ export class Broker {
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
 
+    // kafka-exporter's consumer lag and topic families (src/server/metrics/lag/).
+    this.consumerLag = registerKafkaExporterMetrics(this.metrics, cfg, {
+      metadata,
+      replicaManager,
+      groupCoordinator: this.groupCoordinator,
+      connections: this.brokerConnections,
+      isActiveController: () => !zkMode || (this.controller?.isActive ?? false),
+      logger: log.child({ component: 'consumer-lag' }),
+    });
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
     this.server = network.server;
     await this.server.start();
@@ -358,6 +370,7 @@ export class Broker {
     if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others)
       await controlledShutdown(this.config, this.zk, this.image, this.logger);
     await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
+    this.consumerLag?.close();
     this.brokerConnections?.close();
     this.txnCoordinator?.shutdown();
     this.groupCoordinator?.shutdown();

@@ -30,6 +30,7 @@ import {
 } from './offsets.js';
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
+import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
@@ -329,6 +330,18 @@ export class GroupCoordinator {
       }),
     );
     return groupIds.map((groupId) => ({ groupId, errorCode: results.get(groupId) ?? ErrorCode.UNKNOWN_SERVER_ERROR }));
+  }
+
+  /**
+   * Metrics (consumer lag): each group coordinated here (its offsets partition loaded), its
+   * member count and its committed offsets (a live view: read, never change). Synchronous and
+   * copy-free, so a scrape sees the state between two operations.
+   */
+  forEachGroup(fn: (groupId: string, members: number, offsets: ReadonlyMap<string, ReadonlyMap<number, CommittedOffset>>) => void): void {
+    for (const s of this.runtime.activeShards()) {
+      for (const [id, g] of s.groups) fn(id, g.members.size, s.offsets.groupOffsets(id));
+      for (const id of s.offsets.groupIds()) if (!s.groups.has(id)) fn(id, 0, s.offsets.groupOffsets(id));
+    }
   }
 
   /** Runs offset expiry on every loaded partition now (tests and the admin path). */

@@ -1,0 +1,237 @@
+/**
+ * The background half of the consumer-lag metrics: what a scrape cannot read from memory here.
+ * Every `metrics.consumer.lag.refresh.ms` (the next refresh is timed from the end of the last, so
+ * two never overlap) it collects the committed offsets of the groups coordinated here and:
+ *  - asks each other leader for the log end offsets of the partitions those groups committed on
+ *    (partitions led here are read live at scrape time, not here);
+ *  - finds the timestamp of the record at each committed offset behind its end: partitions led
+ *    here by reading the log, others by a small Fetch to their leader.
+ * Timestamps are kept per (partition, offset): a record's timestamp does not change, so a group
+ * that has not moved costs nothing the next time; entries no group points at any more go. At most
+ * MAX_LOOKUPS timestamps are looked up per refresh (the rest the next time), so the work of one
+ * refresh is bounded whatever the number of groups. A leader that does not answer keeps its
+ * partitions' previous end offsets for up to STALE_REFRESHES intervals, then they are dropped
+ * (their lag series disappear rather than freeze). Nothing here runs in the scrape path.
+ */
+import type { Logger } from 'pino';
+import type { MetadataStore } from '../../../metadata/metadata-store.js';
+import { messageOf } from '../../../common/errors.js';
+import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js';
+import type { BrokerConnections } from '../../../client/broker-connections.js';
+import type { ReplicaManager } from '../../../replication/replica-manager.js';
+import { RemoteOffsets, type OffsetAt, type PartitionRef } from './remote-offsets.js';
+import { timestampAtOffset } from './record-timestamp.js';
+
+/** Timestamps looked up per refresh, here and at other leaders together. */
+export const MAX_LOOKUPS = 2000;
+/** Refreshes a remote end offset outlives when its leader stops answering. */
+const STALE_REFRESHES = 3;
+/** What a local read returns from the committed offset: a batch header and, usually, the batch. */
+const LOCAL_READ_BYTES = 16 << 10;
+
+export interface LagSources {
+  brokerId: number;
+  metadata: MetadataStore;
+  replicaManager: ReplicaManager;
+  groupCoordinator: GroupCoordinator;
+  /** Cluster mode: connections to the other brokers' inter-broker listener. */
+  connections?: BrokerConnections;
+  requestTimeoutMs: number;
+  logger: Logger;
+}
+
+const key = (topic: string, partition: number): string => `${topic}\0${partition}`;
+
+/** The largest offset of `known` below `offset` (a partition has one entry per group at most). */
+function nearestBelow(known: ReadonlyMap<number, number>, offset: number): number | undefined {
+  let best: number | undefined;
+  for (const o of known.keys()) if (o < offset && (best === undefined || o > best)) best = o;
+  return best;
+}
+
+export class LagRefresh {
+  /** Log end offsets of partitions led elsewhere, with when they were learnt. */
+  private readonly remoteEnds = new Map<string, { end: number; at: number }>();
+  /** Timestamps of the records at committed offsets: partition key -> offset -> ms. */
+  private timestampsByPartition = new Map<string, Map<number, number>>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private readonly remote: RemoteOffsets | undefined;
+
+  constructor(
+    private readonly src: LagSources,
+    private readonly intervalMs: number,
+  ) {
+    if (src.connections) this.remote = new RemoteOffsets(src.connections, Math.min(src.requestTimeoutMs, Math.max(1000, intervalMs)));
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      void this.refresh().finally(() => this.schedule(this.intervalMs));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** Runs one refresh (or joins the one running); never rejects. */
+  refresh(): Promise<void> {
+    this.running ??= this.refreshOnce()
+      .catch((err: unknown) => this.src.logger.warn({ err: messageOf(err) }, 'consumer lag refresh failed'))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** The log end offset of a partition: live when led here, else as the last refresh learnt it. */
+  endOffset(topic: string, partition: number): number | undefined {
+    const local = this.src.replicaManager.getPartition(topic, partition);
+    if (local?.isLeader) return local.highWatermark;
+    return this.remoteEnds.get(key(topic, partition))?.end;
+  }
+
+  /**
+   * The timestamp of the record at `offset`, or, while the refresh has not looked it up yet, of
+   * the nearest earlier offset known (an older record: the age is overstated until then, never
+   * understated, which is the safe side for an alert).
+   */
+  timestampAt(topic: string, partition: number, offset: number): number | undefined {
+    const known = this.timestampsByPartition.get(key(topic, partition));
+    if (!known) return undefined;
+    const exact = known.get(offset);
+    if (exact !== undefined) return exact;
+    const earlier = nearestBelow(known, offset);
+    return earlier === undefined ? undefined : known.get(earlier);
+  }
+
+  private leaderOf(topic: string, partition: number): number {
+    return this.src.metadata.topic(topic)?.partitions[partition]?.leader ?? -1;
+  }
+
+  private async refreshOnce(): Promise<void> {
+    const { brokerId, groupCoordinator, replicaManager } = this.src;
+    // What the groups coordinated here point at: partition -> committed offsets.
+    const wanted = new Map<string, { ref: PartitionRef; offsets: Set<number> }>();
+    groupCoordinator.forEachGroup((_group, _members, offsets) => {
+      for (const [topic, parts] of offsets) {
+        for (const [partition, committed] of parts) {
+          const k = key(topic, partition);
+          let w = wanted.get(k);
+          if (!w) wanted.set(k, (w = { ref: { topic, partition }, offsets: new Set() }));
+          w.offsets.add(Number(committed.offset));
+        }
+      }
+    });
+    const remoteByLeader = new Map<number, PartitionRef[]>();
+    for (const { ref } of wanted.values()) {
+      if (replicaManager.getPartition(ref.topic, ref.partition)?.isLeader) continue;
+      const leader = this.leaderOf(ref.topic, ref.partition);
+      if (leader < 0 || leader === brokerId || !this.remote) continue;
+      const list = remoteByLeader.get(leader);
+      if (list) list.push(ref);
+      else remoteByLeader.set(leader, [ref]);
+    }
+    await this.refreshRemoteEnds(remoteByLeader);
+
+    // Keep the timestamps still pointed at; list the ones to look up, within the budget.
+    const next = new Map<string, Map<number, number>>();
+    const localLookups: OffsetAt[] = [];
+    const remoteLookups = new Map<number, OffsetAt[][]>();
+    let budget = MAX_LOOKUPS;
+    for (const [k, { ref, offsets }] of wanted) {
+      const before = this.timestampsByPartition.get(k);
+      const kept = new Map<number, number>();
+      const end = this.endOffset(ref.topic, ref.partition);
+      const leader = this.leaderOf(ref.topic, ref.partition);
+      let round = 0;
+      for (const offset of offsets) {
+        const ts = before?.get(offset);
+        if (ts !== undefined) {
+          kept.set(offset, ts);
+          continue;
+        }
+        // Until it is looked up, the nearest earlier timestamp known stands in (timestampAt).
+        const earlier = before ? nearestBelow(before, offset) : undefined;
+        if (earlier !== undefined) kept.set(earlier, before!.get(earlier)!);
+        if (end !== undefined && offset < end && budget > 0) {
+          budget--;
+          const at = { ...ref, offset };
+          if (replicaManager.getPartition(ref.topic, ref.partition)?.isLeader) localLookups.push(at);
+          else if (leader >= 0 && this.remote) this.addRemoteLookup(remoteLookups, leader, round++, at);
+        }
+      }
+      if (kept.size > 0) next.set(k, kept);
+    }
+    this.timestampsByPartition = next;
+    const record = (at: OffsetAt, ts: number): void => {
+      const k = key(at.topic, at.partition);
+      let m = this.timestampsByPartition.get(k);
+      if (!m) this.timestampsByPartition.set(k, (m = new Map()));
+      m.set(at.offset, ts);
+    };
+    await Promise.all([this.lookUpLocal(localLookups, record), this.lookUpRemote(remoteLookups, record)]);
+  }
+
+  /** A Fetch names a partition once: a partition's second offset goes into a second round. */
+  private addRemoteLookup(byLeader: Map<number, OffsetAt[][]>, leader: number, round: number, at: OffsetAt): void {
+    let rounds = byLeader.get(leader);
+    if (!rounds) byLeader.set(leader, (rounds = []));
+    while (rounds.length <= round) rounds.push([]);
+    rounds[round]!.push(at);
+  }
+
+  private async refreshRemoteEnds(byLeader: Map<number, PartitionRef[]>): Promise<void> {
+    const remote = this.remote;
+    const now = Date.now();
+    if (remote) {
+      await Promise.all(
+        [...byLeader].map(([leader, refs]) =>
+          remote
+            .endOffsets(leader, refs, (ref, end) => this.remoteEnds.set(key(ref.topic, ref.partition), { end, at: now }))
+            .catch((err: unknown) => this.src.logger.debug({ brokerId: leader, err: messageOf(err) }, 'consumer lag: cannot list end offsets')),
+        ),
+      );
+    }
+    const led = new Set<string>();
+    for (const refs of byLeader.values()) for (const r of refs) led.add(key(r.topic, r.partition));
+    const staleBefore = now - STALE_REFRESHES * this.intervalMs;
+    for (const [k, e] of this.remoteEnds) if (!led.has(k) || e.at < staleBefore) this.remoteEnds.delete(k);
+  }
+
+  private async lookUpLocal(lookups: readonly OffsetAt[], record: (at: OffsetAt, ts: number) => void): Promise<void> {
+    for (const at of lookups) {
+      if (this.closed) return;
+      const p = this.src.replicaManager.getPartition(at.topic, at.partition);
+      if (!p?.isLeader || at.offset < p.logStartOffset) continue;
+      try {
+        const { records } = await p.read(at.offset, LOCAL_READ_BYTES, true);
+        const ts = await timestampAtOffset(records, at.offset);
+        if (ts !== undefined) record(at, ts);
+      } catch (err) {
+        this.src.logger.debug({ topic: at.topic, partition: at.partition, err: messageOf(err) }, 'consumer lag: cannot read a record timestamp');
+      }
+    }
+  }
+
+  private async lookUpRemote(byLeader: Map<number, OffsetAt[][]>, record: (at: OffsetAt, ts: number) => void): Promise<void> {
+    const remote = this.remote;
+    if (!remote) return;
+    await Promise.all(
+      [...byLeader].map(async ([leader, rounds]) => {
+        try {
+          for (const round of rounds) if (!this.closed) await remote.timestamps(leader, round, record);
+        } catch (err) {
+          this.src.logger.debug({ brokerId: leader, err: messageOf(err) }, 'consumer lag: cannot fetch record timestamps');
+        }
+      }),
+    );
+  }
+}
