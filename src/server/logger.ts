@@ -7,7 +7,8 @@
 // dependency): "<time> <LEVEL> [<name/component>] <msg> key=value ...".
 // A JSON line never repeats a key: a child binding a key its parent already binds replaces it,
 // and a nested `component` joins its parent's ("replica-manager/replica-fetcher"); see
-// joinRepeatedBindings.
+// joinRepeatedBindings. A log call's field that the logger already binds is dropped when equal,
+// else kept as `<key>_call` (renameBoundFields).
 import { writeSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
@@ -111,9 +112,47 @@ export function joinRepeatedBindings(child: Logger): void {
     .join('');
 }
 
+/** Each logger's bound keys and values (parsed once per logger, on its first object-carrying call). */
+const boundFields = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * pino's logMethod hook: pino writes a call's fields after the logger's bindings without
+ * looking, so `log.info({ fetcher }, ...)` on a logger bound with `fetcher` would repeat the key.
+ * Such a field is dropped when its value is the bound one, else renamed `<key>_call`. The object
+ * is copied only when a key clashes; a call without an object costs one typeof.
+ */
+function renameBoundFields(this: Logger, args: Parameters<Logger['info']>, method: Logger['info']): void {
+  const first: unknown = args[0];
+  if (first !== null && typeof first === 'object' && !(first instanceof Error) && !Array.isArray(first)) {
+    const logger = this as WithChindings;
+    let bound = boundFields.get(logger);
+    if (bound === undefined) {
+      bound = parseChindings(logger[pino.symbols.chindingsSym] ?? '');
+      boundFields.set(logger, bound);
+    }
+    const fields = first as Record<string, unknown>;
+    let copy: Record<string, unknown> | undefined;
+    for (const k of Object.keys(fields)) {
+      if (!(k in bound)) continue;
+      copy ??= { ...fields };
+      const v = copy[k];
+      delete copy[k];
+      if (JSON.stringify(v) !== JSON.stringify(bound[k])) copy[`${k}_call`] = v;
+    }
+    if (copy) args[0] = copy;
+  }
+  method.apply(this, args);
+}
+
 /** A root logger in the given format, writing to stdout (or to `sink`, for tests). */
 export function createRootLogger(format: LogFormat, level: string, sink?: (text: string) => void): Logger {
-  const options = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime, onChild: joinRepeatedBindings };
+  const options = {
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    onChild: joinRepeatedBindings,
+    hooks: { logMethod: renameBoundFields },
+  };
   if (format === 'pretty') return pino(options, prettyDestination(sink));
   // Synchronous writes: lines keep their order and none is lost when the process exits right
   // after logging (an async destination can reorder its last lines on process.exit). The broker

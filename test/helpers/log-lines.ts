@@ -116,3 +116,23 @@ export function readLogLines(file: string): LogLine[] {
 export function stateChangeLines(file: string): LogLine[] {
   return readLogLines(file).filter((l) => l.logger === 'state.change.logger');
 }
+
+/**
+ * A broker kill seen in the state-change log of `file` (the controller's broker): per partition
+ * of `topics` the dead broker led, its "leader election" line away from it, and the "leader
+ * lost" lines of those left without one; the "partition offline" and "partition online" lines
+ * (a partition whose leader died goes offline, then online again once another is elected).
+ */
+export function leaderMovesAway(
+  file: string,
+  deadBroker: number,
+  topics?: readonly string[],
+): { elected: LogLine[]; lost: LogLine[]; offline: LogLine[]; online: LogLine[] } {
+  const lines = stateChangeLines(file).filter((l) => topics === undefined || topics.includes(String(l.topic)));
+  return {
+    elected: lines.filter((l) => l.msg === 'leader election' && l.oldLeader === deadBroker),
+    lost: lines.filter((l) => l.msg === 'leader lost' && l.oldLeader === deadBroker),
+    offline: lines.filter((l) => l.msg === 'partition offline'),
+    online: lines.filter((l) => l.msg === 'partition online'),
+  };
+}

@@ -141,3 +141,17 @@ test('the request log off (info): no "Completed request" line', async () => {
   }
   assert.equal(parsed(lines).filter((l) => l.msg === 'Completed request').length, 0);
 });
+
+test("a log call's field that the logger binds: dropped when equal, kept as <key>_call when not", () => {
+  const { lines, logger } = jsonSink('info');
+  const f = logger.child({ component: 'replica-fetcher' }).child({ fetcher: 'ReplicaFetcher-0-1' });
+  const fields = { fetcher: 'ReplicaFetcher-0-1', partition: 't-0' };
+  f.info(fields, 'same value');
+  f.warn({ fetcher: 'other', component: 'x' }, 'other values');
+  f.info('no object');
+  const [a, b, c] = parsed(lines);
+  assert.deepEqual([a!.fetcher, a!.partition, a!.fetcher_call], ['ReplicaFetcher-0-1', 't-0', undefined]);
+  assert.deepEqual([b!.fetcher, b!.fetcher_call, b!.component, b!.component_call], ['ReplicaFetcher-0-1', 'other', 'replica-fetcher', 'x']);
+  assert.equal(c!.msg, 'no object');
+  assert.deepEqual(fields, { fetcher: 'ReplicaFetcher-0-1', partition: 't-0' }, "the caller's object is not changed");
+});
