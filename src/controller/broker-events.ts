@@ -33,12 +33,16 @@ export async function processBrokerChange(rt: ControllerRuntime): Promise<void> 
     rt.removeBrokerChannel(id);
   }
   if (bounced.length > 0) {
+    rt.cause = 'broker failure';
     await onBrokerFailure(rt, bounced);
     for (const id of bounced) ctx.liveBrokers.set(id, current.get(id)!);
+    rt.cause = 'broker startup';
     await onBrokerStartup(rt, bounced);
   }
   for (const id of added) ctx.liveBrokers.set(id, current.get(id)!);
+  rt.cause = 'broker startup';
   if (added.length > 0) await onBrokerStartup(rt, added);
+  rt.cause = 'broker failure';
   if (dead.length > 0) await onBrokerFailure(rt, dead);
 }
 
@@ -73,6 +77,11 @@ export async function onBrokerFailure(rt: ControllerRuntime, ids: readonly numbe
   const replicas = replicasOf(ctx, ctx.allPartitions(), (b) => deadSet.has(b));
   const [forDeletion, others] = [replicas.filter((r) => ctx.isTopicQueuedForDeletion(r.topic)), replicas.filter((r) => !ctx.isTopicQueuedForDeletion(r.topic))];
   const leaderless = ctx.allPartitions().filter((tp) => deadSet.has(ctx.leaderOf(tp)) && !ctx.isTopicQueuedForDeletion(tp.topic));
+  if (leaderless.length > 0)
+    rt.log.info(
+      { brokers: ids, count: leaderless.length, partitions: leaderless.slice(0, 50).map((tp) => `${tp.topic}-${tp.partition}`) },
+      'broker failure: electing new leaders for the partitions it led',
+    );
   await handlePartitionStateChanges(rt, leaderless, 'OfflinePartition');
   await triggerOnlinePartitionStateChange(rt);
   await handleReplicaStateChanges(rt, others, 'OfflineReplica');

@@ -4,6 +4,7 @@
  * operations below stay plain functions.
  */
 import type { Logger } from 'pino';
+import type { StateChangeCause, StateChangeLog } from '../common/state-change-log.js';
 import type { ControllerFence, KafkaZkApi } from '../metadata/zk/zk-client-types.js';
 import type { ZkWatcher } from '../metadata/zk/zk-session.js';
 import type { ControllerContext } from './context.js';
@@ -15,6 +16,9 @@ export interface ControllerEnv {
   readonly zk: KafkaZkApi;
   readonly batch: ControllerBrokerRequestBatch;
   readonly log: Logger;
+  /** The state-change log (per-partition lines) and why the current event changes states. */
+  readonly stateChange: StateChangeLog;
+  cause: StateChangeCause;
   /** Controller epoch + `/controller_epoch` znode version: every controller write checks it. */
   fence(): ControllerFence;
   /** unclean.leader.election.enable for the topic (topic config over the broker default). */

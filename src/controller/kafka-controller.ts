@@ -30,6 +30,41 @@ import { processPartitionReassignmentIsrChange } from './reassignment.js';
 import { listPartitionReassignments, processApiPartitionReassignment, processZkPartitionReassignment } from './reassignment-requests.js';
 import type { ApiResult, ListedReassignment } from './reassignment-state.js';
 import { messageOf } from '../common/errors.js';
+import { StateChangeLog, type StateChangeCause } from '../common/state-change-log.js';
+
+/** Why an event changes partition states, as the state-change log names it. */
+function causeOf(e: ControllerEvent): StateChangeCause {
+  switch (e.type) {
+    case 'BrokerChange':
+      return 'broker failure'; // broker-events.ts tells failure from startup
+    case 'TopicChange':
+      return 'new partition';
+    case 'PartitionModifications':
+      return 'partition modification';
+    case 'TopicDeletion':
+    case 'TopicDeletionStopReplicaResponseReceived':
+      return 'topic deletion';
+    case 'IsrChangeNotification':
+      return 'isr change notification';
+    case 'TopicUncleanLeaderElectionEnable':
+      return 'unclean election';
+    case 'ReplicaLeaderElection':
+      return e.electionType === 1 ? 'unclean election' : 'preferred election';
+    case 'ControlledShutdown':
+      return 'controlled shutdown';
+    case 'AutoPreferredReplicaLeaderElection':
+      return 'auto leader rebalance';
+    case 'PreferredReplicaElectionZNode':
+      return 'preferred election';
+    case 'PartitionReassignment':
+    case 'PartitionReassignmentIsrChange':
+    case 'ApiPartitionReassignment':
+    case 'ListPartitionReassignments':
+      return 'reassignment';
+    case 'ControllerChange':
+      return 'controller failover';
+  }
+}
 
 /** What the controller needs of ZkMembership (tests pass a fake). */
 export interface ControllerMembership {
@@ -61,11 +96,13 @@ export class KafkaController {
   private readonly events: ControllerEventManager;
   private readonly sink: NonNullable<ControllerHost['sink']>;
   private readonly log: Logger;
+  private readonly stateChange: StateChangeLog;
   private rebalanceTimer: NodeJS.Timeout | undefined;
   private readonly onControllerChange = (): void => this.events.put({ type: 'ControllerChange' });
 
   constructor(private readonly host: ControllerHost) {
     this.log = host.logger.child({ component: 'controller' });
+    this.stateChange = new StateChangeLog(this.log);
     this.events = new ControllerEventManager((e) => this.process(e), this.log);
     this.sink =
       host.sink ??
@@ -145,7 +182,7 @@ export class KafkaController {
     };
   }
 
-  private runtime(): ControllerRuntime {
+  private runtime(cause: StateChangeCause): ControllerRuntime {
     const ctx = this.ctx;
     const fence = this.fence!;
     const batch = new ControllerBrokerRequestBatch(ctx, this.host.brokerId, this.host.config.interBrokerListenerName, (brokerId, results) =>
@@ -167,6 +204,8 @@ export class KafkaController {
       zk,
       batch,
       log: this.log,
+      stateChange: this.stateChange,
+      cause,
       config,
       watch,
       fence: () => fence,
@@ -185,10 +224,12 @@ export class KafkaController {
       if ('reply' in e) e.reply.reject(new KafkaError(ErrorCode.NOT_CONTROLLER, 'this broker is not the controller'));
       return;
     }
-    const rt = this.runtime();
+    const rt = this.runtime(causeOf(e));
+    const before = { ...this.stateChange.counts };
     try {
       await this.dispatch(rt, e);
       rt.sendBatch();
+      this.logSummary(e.type, before);
     } catch (err) {
       rt.batch.clear();
       if (err instanceof ControllerMovedError) {
@@ -281,10 +322,12 @@ export class KafkaController {
     this.ctx = new ControllerContext();
     this.ctx.epoch = fence.controllerEpoch;
     this.ctx.epochZkVersion = fence.epochZkVersion;
-    const rt = this.runtime();
+    const rt = this.runtime('controller failover');
+    const before = { ...this.stateChange.counts };
     try {
       await onControllerFailover(rt);
       rt.sendBatch();
+      this.logSummary('ControllerChange', before);
       this.scheduleAutoRebalance();
     } catch (err) {
       rt.batch.clear();
@@ -292,6 +335,18 @@ export class KafkaController {
       this.log.error({ err: messageOf(err) }, 'controller failover failed: resigning');
       await this.host.membership.resign();
     }
+  }
+
+  /** One info line per event that changed partitions: "N partitions moved leader, M offline". */
+  private logSummary(event: ControllerEvent['type'], before: StateChangeLog['counts']): void {
+    const d = this.stateChange.since(before);
+    if (d.leaderChanges + d.offline + d.online + d.isrChanges === 0) return;
+    let offline = 0;
+    for (const state of this.ctx.partitionStates.values()) if (state === 'OfflinePartition') offline++;
+    this.log.info(
+      { event, leaderMoves: d.leaderChanges, isrChanges: d.isrChanges, wentOffline: d.offline, cameOnline: d.online, offlinePartitions: offline },
+      `${d.leaderChanges} partitions moved leader, ${offline} offline`,
+    );
   }
 
   private scheduleAutoRebalance(): void {

@@ -35,6 +35,15 @@ export async function onReplicaElection(
       toElect.push(tp);
     }
   }
+  if (toElect.length > 0)
+    rt.log.info(
+      {
+        electionType: electionType === 0 ? 'preferred' : 'unclean',
+        count: toElect.length,
+        partitions: toElect.slice(0, 50).map((tp) => tpKey(tp.topic, tp.partition)),
+      },
+      'leader election triggered',
+    );
   // Preferred elections run on online partitions; unclean ones on offline partitions (Kafka's rules).
   const outcome = await handlePartitionStateChanges(
     rt,

@@ -18,6 +18,7 @@ import {
   type ElectionResult,
 } from './election.js';
 import { ControllerErrors, type ControllerEnv } from './env.js';
+import type { StateChangeCause } from '../common/state-change-log.js';
 import { legalForPartitionMove, partitionState, setPartitionState, type PartitionState } from './partition-state-machine.js';
 
 export type ElectionStrategy = { kind: 'offline'; allowUnclean?: boolean } | { kind: 'reassign' } | { kind: 'preferred' } | { kind: 'controlledShutdown' };
@@ -37,7 +38,7 @@ export async function handlePartitionStateChanges(
   const outcome: ElectionOutcome = new Map();
   const legal = legalForPartitionMove(env.ctx, tps, target, env.log);
   if (target !== 'OnlinePartition') {
-    for (const tp of legal) setPartitionState(env.ctx, tp, target);
+    for (const tp of legal) movePartition(env, tp, target);
     return outcome;
   }
   const fresh = legal.filter((tp) => partitionState(env.ctx, tp) === 'NewPartition');
@@ -74,7 +75,8 @@ async function initializeLeaderAndIsr(env: ControllerEnv, tps: readonly TopicPar
       const l = result === 'ok' ? { state: states.get(partition)!, zkVersion: 0 } : read.get(partition);
       if (!l) continue;
       ctx.leadership.set(tpKey(topic, partition), l);
-      setPartitionState(ctx, tp, ctx.isLive(l.state.leader) ? 'OnlinePartition' : 'OfflinePartition');
+      env.stateChange.leaderAndIsr(topic, partition, undefined, l.state, 'new partition');
+      movePartition(env, tp, ctx.isLive(l.state.leader) ? 'OnlinePartition' : 'OfflinePartition', 'new partition');
       env.batch.addLeaderAndIsrRequestForBrokers(ctx.replicasFor(tp), tp, true);
       outcome.set(tpKey(topic, partition), ErrorCode.NONE);
     }
@@ -118,7 +120,7 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
   for (let attempt = 0; remaining.length > 0; attempt++) {
     const retry: TopicPartition[] = [];
     for (const [topic, list] of groupByTopic(remaining)) {
-      const updates: { partition: number; state: LeaderIsrState; expectedZkVersion: number }[] = [];
+      const updates: { partition: number; state: LeaderIsrState; expectedZkVersion: number; unclean: boolean }[] = [];
       for (const tp of list) {
         const key = tpKey(topic, tp.partition);
         const cur = ctx.leadership.get(key);
@@ -129,13 +131,14 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
         const r = await elect(env, tp, cur.state, strategy);
         if (!r) {
           outcome.set(key, strategy.kind === 'preferred' ? ControllerErrors.PREFERRED_LEADER_NOT_AVAILABLE : ControllerErrors.ELIGIBLE_LEADERS_NOT_AVAILABLE);
-          if (strategy.kind === 'offline') setPartitionState(ctx, tp, 'OfflinePartition');
+          if (strategy.kind === 'offline') movePartition(env, tp, 'OfflinePartition', 'no eligible leader');
           continue;
         }
         updates.push({
           partition: tp.partition,
           state: { leader: r.leader, leaderEpoch: cur.state.leaderEpoch + 1, isr: r.isr, controllerEpoch: ctx.epoch },
           expectedZkVersion: cur.zkVersion,
+          unclean: 'unclean' in r && r.unclean === true,
         });
       }
       if (updates.length === 0) continue;
@@ -145,8 +148,10 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
         const key = tpKey(topic, u.partition);
         const r = results.get(u.partition);
         if (typeof r === 'number') {
+          const cause = u.unclean ? 'unclean election' : env.cause;
+          env.stateChange.leaderAndIsr(topic, u.partition, ctx.leadership.get(key)?.state, u.state, cause);
           ctx.leadership.set(key, { state: u.state, zkVersion: r });
-          setPartitionState(ctx, tp, 'OnlinePartition');
+          movePartition(env, tp, 'OnlinePartition', cause);
           const recipients = ctx.replicasFor(tp).filter((b) => strategy.kind !== 'controlledShutdown' || !ctx.shuttingDownBrokerIds.has(b));
           env.batch.addLeaderAndIsrRequestForBrokers(recipients, tp, false);
           outcome.set(key, ErrorCode.NONE);
@@ -164,6 +169,13 @@ async function electLeaders(env: ControllerEnv, tps: readonly TopicPartition[], 
     await refreshLeadership(env, retry);
     remaining = retry;
   }
+}
+
+/** Sets a partition's state, writing the move to the state-change log. */
+function movePartition(env: ControllerEnv, tp: TopicPartition, target: PartitionState, cause: StateChangeCause = env.cause): void {
+  const from = partitionState(env.ctx, tp);
+  setPartitionState(env.ctx, tp, target);
+  env.stateChange.partitionState(tp.topic, tp.partition, from, target, cause, env.ctx.leadership.get(tpKey(tp.topic, tp.partition))?.state);
 }
 
 /** Re-reads state znodes after a lost conditional write (someone else, e.g. a leader, changed the ISR). */

@@ -141,6 +141,7 @@ async function updateLeaderEpochAndSendRequest(rt: ControllerRuntime, tp: TopicP
     const state: LeaderIsrState = { ...cur.state, leaderEpoch: cur.state.leaderEpoch + 1, controllerEpoch: ctx.epoch };
     const r = (await zk.updatePartitionStates(tp.topic, [{ partition: tp.partition, state, expectedZkVersion: cur.zkVersion }], rt.fence())).get(tp.partition);
     if (typeof r !== 'number') continue;
+    rt.stateChange.leaderAndIsr(tp.topic, tp.partition, cur.state, state, 'reassignment');
     ctx.leadership.set(key, { state, zkVersion: r });
     rt.batch.addLeaderAndIsrRequestForBrokers(originReplicas(a), tp, false);
     rt.batch.addLeaderAndIsrRequestForBrokers(a.adding, tp, true);

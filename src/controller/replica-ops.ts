@@ -25,7 +25,7 @@ export async function handleReplicaStateChanges(env: ControllerEnv, replicas: re
         if (ctx.leadership.has(tpKey(r.topic, r.partition)) && !ctx.isTopicQueuedForDeletion(r.topic)) {
           batch.addLeaderAndIsrRequestForBrokers([r.replica], r, target === 'NewReplica' || wasNew);
         }
-        setReplicaState(ctx, r, target);
+        moveReplica(env, r, target);
       }
       return;
     case 'OfflineReplica': {
@@ -43,18 +43,18 @@ export async function handleReplicaStateChanges(env: ControllerEnv, replicas: re
           );
         }
       }
-      for (const r of legal) setReplicaState(ctx, r, 'OfflineReplica');
+      for (const r of legal) moveReplica(env, r, 'OfflineReplica');
       return;
     }
     case 'ReplicaDeletionStarted':
       for (const r of legal) {
         batch.addStopReplicaRequestForBrokers([r.replica], r, true);
-        setReplicaState(ctx, r, target);
+        moveReplica(env, r, target);
       }
       return;
     case 'ReplicaDeletionIneligible':
     case 'ReplicaDeletionSuccessful':
-      for (const r of legal) setReplicaState(ctx, r, target);
+      for (const r of legal) moveReplica(env, r, target);
       return;
     case 'NonExistentReplica':
       for (const r of legal) {
@@ -65,10 +65,17 @@ export async function handleReplicaStateChanges(env: ControllerEnv, replicas: re
             r.partition,
             replicas.filter((b) => b !== r.replica),
           );
-        setReplicaState(ctx, r, target);
+        moveReplica(env, r, target);
       }
       return;
   }
+}
+
+/** Sets a replica's state, writing the move to the state-change log. */
+function moveReplica(env: ControllerEnv, r: PartitionReplica, target: ReplicaState): void {
+  const from = replicaState(env.ctx, r);
+  setReplicaState(env.ctx, r, target);
+  env.stateChange.replicaState(r.topic, r.partition, r.replica, from, target, env.cause);
 }
 
 /**
@@ -103,6 +110,7 @@ export async function removeReplicaFromIsr(env: ControllerEnv, broker: number, t
         const r = results.get(u.partition);
         const tp = { topic, partition: u.partition };
         if (typeof r === 'number') {
+          env.stateChange.leaderAndIsr(topic, u.partition, ctx.leadership.get(tpKey(topic, u.partition))?.state, u.state, env.cause);
           ctx.leadership.set(tpKey(topic, u.partition), { state: u.state, zkVersion: r });
           changed.push(tp);
         } else retry.push(tp);

@@ -2,8 +2,13 @@
 //   FJORD_LOG_LEVEL  trace|debug|info|warn|error|fatal|silent, default info.
 //   FJORD_LOG_FORMAT json (JSON lines, for machines) | pretty (one readable line per event, for a
 //                    terminal); default pretty when stdout is a terminal, json otherwise.
+//   FJORD_LOG_LEVEL_STATE_CHANGE  the state-change log's own level (common/state-change-log.ts).
 // The pretty form is pino's JSON line turned into text by formatPrettyLine below (no extra
 // dependency): "<time> <LEVEL> [<name/component>] <msg> key=value ...".
+// A JSON line never repeats a key: a child binding a key its parent already binds replaces it,
+// and a nested `component` joins its parent's ("replica-manager/replica-fetcher"); see
+// joinRepeatedBindings. A log call's field that the logger already binds is dropped when equal,
+// else kept as `<key>_call` (renameBoundFields).
 import { writeSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
@@ -75,9 +80,79 @@ export function prettyDestination(write: (text: string) => void = (text) => void
   return { write: (line: string) => write(formatPrettyLine(line)) };
 }
 
+type WithChindings = Logger & { [pino.symbols.chindingsSym]: string };
+
+/** A logger's bindings as its serialised `,"k":v` text parses (JSON.parse keeps a repeated key's last value). */
+function parseChindings(text: string): Record<string, unknown> {
+  return text === '' ? {} : (JSON.parse(`{${text.slice(1)}}`) as Record<string, unknown>);
+}
+
+/**
+ * pino's onChild hook: pino appends a child's bindings to its parent's as text, so a key bound
+ * twice (a component's logger handed to a sub-component that binds `component` again) would
+ * appear twice in every line, and `jq` would keep only the last. When the child binds a key its
+ * parent has, its bindings are rewritten: `component` becomes "parent/child", any other key
+ * takes the child's value. Runs once per child creation, not per line.
+ */
+export function joinRepeatedBindings(child: Logger): void {
+  const parent = Object.getPrototypeOf(child) as WithChindings;
+  const own = child as WithChindings;
+  const inherited = parent[pino.symbols.chindingsSym] ?? '';
+  const all = own[pino.symbols.chindingsSym];
+  if (typeof all !== 'string' || !all.startsWith(inherited) || all.length === inherited.length) return;
+  const before = parseChindings(inherited);
+  const added = parseChindings(all.slice(inherited.length));
+  if (!Object.keys(added).some((k) => k in before)) return;
+  const merged: Record<string, unknown> = { ...before };
+  for (const [k, v] of Object.entries(added)) {
+    merged[k] = k === 'component' && typeof before[k] === 'string' && typeof v === 'string' ? `${before[k]}/${v}` : v;
+  }
+  own[pino.symbols.chindingsSym] = Object.entries(merged)
+    .map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`)
+    .join('');
+}
+
+/** Each logger's bound keys and values (parsed once per logger, on its first object-carrying call). */
+const boundFields = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * pino's logMethod hook: pino writes a call's fields after the logger's bindings without
+ * looking, so `log.info({ fetcher }, ...)` on a logger bound with `fetcher` would repeat the key.
+ * Such a field is dropped when its value is the bound one, else renamed `<key>_call`. The object
+ * is copied only when a key clashes; a call without an object costs one typeof.
+ */
+function renameBoundFields(this: Logger, args: Parameters<Logger['info']>, method: Logger['info']): void {
+  const first: unknown = args[0];
+  if (first !== null && typeof first === 'object' && !(first instanceof Error) && !Array.isArray(first)) {
+    const logger = this as WithChindings;
+    let bound = boundFields.get(logger);
+    if (bound === undefined) {
+      bound = parseChindings(logger[pino.symbols.chindingsSym] ?? '');
+      boundFields.set(logger, bound);
+    }
+    const fields = first as Record<string, unknown>;
+    let copy: Record<string, unknown> | undefined;
+    for (const k of Object.keys(fields)) {
+      if (!(k in bound)) continue;
+      copy ??= { ...fields };
+      const v = copy[k];
+      delete copy[k];
+      if (JSON.stringify(v) !== JSON.stringify(bound[k])) copy[`${k}_call`] = v;
+    }
+    if (copy) args[0] = copy;
+  }
+  method.apply(this, args);
+}
+
 /** A root logger in the given format, writing to stdout (or to `sink`, for tests). */
 export function createRootLogger(format: LogFormat, level: string, sink?: (text: string) => void): Logger {
-  const options = { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime };
+  const options = {
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    onChild: joinRepeatedBindings,
+    hooks: { logMethod: renameBoundFields },
+  };
   if (format === 'pretty') return pino(options, prettyDestination(sink));
   // Synchronous writes: lines keep their order and none is lost when the process exits right
   // after logging (an async destination can reorder its last lines on process.exit). The broker

@@ -15,13 +15,16 @@ import type { ApiHandler, RequestContext } from './handlers/types.js';
 import { authorizeCluster } from './handlers/authz.js';
 import { throttleForRequestQuota } from './quotas/request-quotas.js';
 import { requestFrameBuffers } from './network/frame-buffers.js';
+import { createRequestLogger, logCompletedRequest } from './request-log.js';
 
 /** Produce: the one request whose frame is given back for reuse once answered (network/frame-buffers.ts). */
 const PRODUCE_KEY = 0;
 
 export function createRequestRouter(services: BrokerServices) {
   const log = services.logger;
+  const requestLog = createRequestLogger(log);
   return async function route(frame: Buffer, connection: ConnectionContext): Promise<Buffer | Buffer[] | null> {
+    const started = requestLog.isLevelEnabled('debug') ? performance.now() : -1;
     const { apiKey, apiVersion, correlationId } = peekHeader(frame);
     const handler = services.handlers.get(apiKey);
     if (!handler) {
@@ -34,9 +37,11 @@ export function createRequestRouter(services: BrokerServices) {
     const flexible = isFlexible(handler.requestCodec, apiVersion);
     const r = new Reader(frame);
     let run;
+    let ctx: RequestContext;
     try {
       const header = readRequestHeader(r, apiKey, flexible);
-      run = serveRequest(handler, r, { header, connection, services });
+      ctx = { header, connection, services };
+      run = serveRequest(handler, r, ctx);
     } catch (err) {
       if (err instanceof DecodeError || err instanceof RangeError) {
         throw new CloseConnectionError(`malformed ${handler.name} v${apiVersion} request: ${err.message}`);
@@ -44,6 +49,7 @@ export function createRequestRouter(services: BrokerServices) {
       throw err;
     }
     const writeBody = await run;
+    if (started >= 0) logCompletedRequest(requestLog, handler.name, ctx, started);
     // A handled Produce keeps nothing of its frame (its batches are in the log): the memory is reused.
     const reusable = apiKey === PRODUCE_KEY;
     if (writeBody === null) {

@@ -13,6 +13,7 @@ import { readdirSync } from 'node:fs';
 import { Cluster, SESSION_TIMEOUT_MS } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { kafkaTopics, kafkajsMetadata, kcatMetadata, waitForTopic, zkTopic } from './cluster-clients.js';
+import { leaderMovesAway, readLogLines, stateChangeLines } from '../helpers/log-lines.js';
 
 /** A dead broker is noticed when its session times out; then the controller acts. */
 const NOTICE_MS = SESSION_TIMEOUT_MS * 5;
@@ -132,6 +133,37 @@ test('a dead broker: its partitions under-replicated, its sole replica unavailab
   });
   // Kafka keeps the last ISR member of a partition that lost its only replica.
   assert.deepEqual((await zkTopic(c!, 'lonely'))!.partitions[0]!.isr, [x]);
+
+  // The controller's state-change log (issue 23): one line per moved partition with its old and
+  // new leader and the cause, the ISR shrinks, the partition left offline; a summary at info.
+  const ctlLog = c!.broker((await c!.waitForController()).brokerId).logFile;
+  const moves = leaderMovesAway(ctlLog, x, ['urp', 'doomed', 'lonely']);
+  assert.deepEqual(moves.elected.map((l) => [l.topic, l.partition, l.newLeader, l.newIsr, l.cause]).sort(), [
+    ['doomed', 0, y, [y], 'broker failure'],
+    ['urp', 0, y, [y], 'broker failure'],
+  ]);
+  assert.ok(moves.elected.every((l) => typeof l.leaderEpoch === 'number' && (l.leaderEpoch as number) > (l.oldLeaderEpoch as number)));
+  assert.deepEqual(
+    moves.lost.map((l) => [l.topic, l.partition, l.newLeader, l.cause]),
+    [['lonely', 0, -1, 'broker failure']],
+  );
+  // Kafka's order: the dead leader's partitions go offline, then online once elected; lonely stays.
+  assert.deepEqual(moves.offline.map((l) => `${l.topic}-${l.partition}`).sort(), ['doomed-0', 'lonely-0', 'urp-0']);
+  assert.deepEqual(moves.online.map((l) => `${l.topic}-${l.partition}:${l.leader}`).sort(), [`doomed-0:${y}`, `urp-0:${y}`]);
+  const shrinks = stateChangeLines(ctlLog).filter((l) => l.msg === 'ISR shrink' && (l.topic === 'urp' || l.topic === 'doomed') && l.partition === 1);
+  assert.deepEqual(shrinks.map((l) => [l.topic, l.oldIsr, l.newIsr, l.newLeader, l.cause]).sort(), [
+    ['doomed', [y, x], [y], y, 'broker failure'],
+    ['urp', [y, x], [y], y, 'broker failure'],
+  ]);
+  const summary = readLogLines(ctlLog).filter((l) => l.event === 'BrokerChange' && /partitions moved leader, \d+ offline$/.test(String(l.msg)));
+  assert.ok(
+    summary.some((l) => (l.leaderMoves as number) >= 2 && (l.offlinePartitions as number) >= 1),
+    JSON.stringify(summary),
+  );
+  // The new leader applied it: "become leader" in its own state-change lines.
+  await c!.waitFor(`broker ${y} to log becoming urp-0's leader`, 15_000, () =>
+    stateChangeLines(c!.broker(y).logFile).some((l) => l.msg === 'become leader' && l.topic === 'urp' && l.partition === 0 && l.leader === y),
+  );
 
   const bs = c!.bootstrap();
   const describe = async (...args: string[]): Promise<string[]> => {

@@ -18,6 +18,7 @@ import { Connection } from '../../src/client/connection.js';
 import { Api } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
+import { stateChangeLines } from '../helpers/log-lines.js';
 
 const LAG_MS = 2000;
 /** The follower side of replication (issue 12), developed in parallel: with it, a paused follower comes back. */
@@ -121,6 +122,16 @@ test('a follower that stops fetching leaves the ISR after replica.lag.time.max.m
       assert.equal(grown.epochs.get(0)!.leaderEpoch, initial.get(name));
     }
     assert.equal(await produce(conn, 'isr-min2', -1), ErrorCode.NONE, 'acks=all with min.insync.replicas=2 works again');
+    // The leader's state-change log (issue 23): its own shrink by lag and expand, same epoch.
+    const byLeader = new Set(['isr shrink by lag', 'isr expand (caught up)']);
+    const isrLines = stateChangeLines(cluster.broker(leader).logFile).filter((l) => l.topic === 'isr-min1' && byLeader.has(String(l.cause)));
+    assert.deepEqual(
+      isrLines.map((l) => [l.msg, l.oldIsr, l.newIsr, l.leaderEpoch, l.cause]),
+      [
+        ['ISR shrink', [leader, follower], [leader], initial.get('isr-min1'), 'isr shrink by lag'],
+        ['ISR expand', [leader], [leader, follower], initial.get('isr-min1'), 'isr expand (caught up)'],
+      ],
+    );
   } finally {
     conn.close();
   }

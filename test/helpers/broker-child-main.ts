@@ -4,8 +4,9 @@
  * Prints "READY <port>" once it listens and the topics exist, then a line
  * "STATS <rss bytes> <worst event-loop delay ms since the last line>" every 50 ms (unless
  * `stats: false`: the cluster harness runs several brokers on few cores and reads no figures).
- * With `logFile`, the broker logs readable lines there (FJORD_LOG_LEVEL, default info), so a
- * failing cluster test can show what each broker did.
+ * With `logFile`, the broker logs JSON lines there (FJORD_LOG_LEVEL, default info), as a broker
+ * writes them when stdout is not a terminal, so a failing cluster test can show what each broker
+ * did and the harness can check every line (test/helpers/log-lines.ts).
  */
 import { appendFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -23,9 +24,7 @@ interface ChildSpec {
 const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
 const broker = new Broker(
   buildBrokerConfig(new Map(Object.entries({ 'group.initial.rebalance.delay.ms': '0', ...spec.props }))),
-  spec.logFile === undefined
-    ? silentLogger()
-    : createRootLogger('pretty', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(spec.logFile!, text)),
+  spec.logFile === undefined ? silentLogger() : createRootLogger('json', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(spec.logFile!, text)),
 );
 await broker.start();
 for (const t of spec.topics) {

@@ -10,8 +10,9 @@
  *
  * `stop()` stops everything it started (also if the test process exits first: an exit hook
  * SIGKILLs what is left). Guard tests with requirePeer(t, 'zookeeper').
- * Each broker logs readable lines to <root>/broker-<id>.log (FJORD_LOG_LEVEL); Cluster.waitFor
- * timeouts quote their tails. FJORD_KEEP_CLUSTER=1 keeps the folder after stop() for a post-mortem.
+ * Each broker logs JSON lines to <root>/broker-<id>.log (FJORD_LOG_LEVEL); Cluster.waitFor
+ * timeouts quote their tails (as readable lines); stop() fails when a line is not strict JSON
+ * with unique keys (log-lines.ts). FJORD_KEEP_CLUSTER=1 keeps the folder after stop() for a post-mortem.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -22,6 +23,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
+import { formatPrettyLine } from '../../src/server/logger.js';
+import { readLogLines } from './log-lines.js';
 import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'broker-child-main.ts');
@@ -157,6 +160,7 @@ export class ClusterBroker {
     return `--- broker ${this.id} log (last ${lines} lines) ---\n${readFileSync(this.logFile, 'utf8')
       .split('\n')
       .slice(-lines - 1)
+      .map((l) => (l === '' ? l : formatPrettyLine(l).trimEnd()))
       .join('\n')}`;
   }
 
@@ -370,8 +374,16 @@ export class Cluster {
     await this.closeObserver();
     await this.zkServer.stop();
     orphans.delete(this.zkServer.pid);
+    // Every line every broker wrote must be strict JSON with unique keys (issue 23).
+    let badLog: unknown;
+    try {
+      for (const b of this.brokers) readLogLines(b.logFile);
+    } catch (err) {
+      badLog = err;
+    }
     if (process.env.FJORD_KEEP_CLUSTER === '1') process.stderr.write(`cluster files kept in ${this.root}\n`);
     else await rm(this.root, { recursive: true, force: true });
+    if (badLog) throw badLog;
   }
 
   private chrooted(path: string): string {

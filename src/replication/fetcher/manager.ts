@@ -189,7 +189,7 @@ export class ReplicaFetcherManager {
           ...(this.opts.security ? { security: this.opts.security } : {}),
           ...(this.opts.interceptor ? { interceptor: this.opts.interceptor } : {}),
         });
-      f = new ReplicaFetcher(leader, fetcherId, cfg, this.opts.logger.child({ fetcher: id }));
+      f = new ReplicaFetcher(leader, fetcherId, cfg, this.opts.logger.child({ fetcher: `ReplicaFetcher-${fetcherId}-${leaderId}` }));
       this.fetchers.set(id, f);
       f.start();
     }

@@ -19,6 +19,7 @@ import { tpKey } from '../../common/partition-keys.js';
 import { brokerLogDefaults, topicLogConfig } from '../log-config.js';
 import { Partition, type IsrWriter } from '../partition/partition.js';
 import { messageOf } from '../../common/errors.js';
+import { StateChangeLog } from '../../common/state-change-log.js';
 
 /** Partitions of one topic whose logs are opened at the same time. */
 export const OPEN_CONCURRENCY = 8;
@@ -41,6 +42,7 @@ export class HostedPartitions {
   private readonly topicIds = new Map<string, string>();
   private readonly logDefaults: LogConfig;
   private readonly brokerId: number;
+  private readonly stateChange: StateChangeLog;
 
   constructor(
     private readonly opts: HostingOptions,
@@ -49,6 +51,7 @@ export class HostedPartitions {
   ) {
     this.logDefaults = brokerLogDefaults(opts.config);
     this.brokerId = opts.config.brokerId;
+    this.stateChange = new StateChangeLog(opts.logger);
   }
 
   /** The partition of `topic` hosted here (leader, or follower in cluster mode), if its log is open. */
@@ -132,6 +135,15 @@ export class HostedPartitions {
       if (failure || this.isStopped()) return;
       try {
         await this.open(info, ps.partition, ps.leaderEpoch, cfg);
+        const self = [this.brokerId];
+        this.stateChange.becomeLeaderOrFollower(
+          name,
+          ps.partition,
+          this.brokerId,
+          { leader: this.brokerId, leaderEpoch: ps.leaderEpoch, isr: self, replicas: self, partitionEpoch: -1 },
+          -1,
+          -1,
+        );
       } catch (err) {
         failure ??= { err };
       }

@@ -14,6 +14,7 @@ import type { ZkBrokerMetadata, ControlPartitionState, LiveBroker } from '../../
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../replication/hosting/role-changes.js';
 import type { ClusterControl, ControlHeader, PartitionResult } from '../broker-services.js';
+import { StateChangeLog } from '../../common/state-change-log.js';
 
 export interface ControlRequestsOptions {
   brokerId: number;
@@ -28,8 +29,11 @@ export class ControlRequests implements ClusterControl {
   private chain: Promise<unknown> = Promise.resolve();
   /** The broker epoch the last applied UpdateMetadata was addressed to (readiness: the controller spoke since this registration). */
   updateMetadataBrokerEpoch = -1n;
+  private readonly stateChange: StateChangeLog;
 
-  constructor(private readonly opts: ControlRequestsOptions) {}
+  constructor(private readonly opts: ControlRequestsOptions) {
+    this.stateChange = new StateChangeLog(opts.logger);
+  }
 
   /** One at a time, in the order the requests arrived. */
   private serial<T>(run: () => Promise<T>): Promise<T> {
@@ -81,7 +85,17 @@ export class ControlRequests implements ClusterControl {
         controllerEpoch: s.controllerEpoch,
       }));
       const errors = await replicaManager.becomeLeaderOrFollower(input, (t) => image.topicConfigs(t));
-      image.applyLeadership(states.filter((s) => errors.get(tpKey(s.topic, s.partition)) === ErrorCode.NONE));
+      const applied = states.filter((s) => errors.get(tpKey(s.topic, s.partition)) === ErrorCode.NONE);
+      image.applyLeadership(applied);
+      for (const s of applied)
+        this.stateChange.becomeLeaderOrFollower(
+          s.topic,
+          s.partition,
+          this.opts.brokerId,
+          { ...s, partitionEpoch: s.zkVersion },
+          h.controllerId,
+          h.controllerEpoch,
+        );
       return {
         errorCode: ErrorCode.NONE,
         partitions: states.map((s) => ({
@@ -115,6 +129,16 @@ export class ControlRequests implements ClusterControl {
       const fenced = this.fence(h, 'StopReplica');
       if (fenced !== ErrorCode.NONE) return { errorCode: fenced, partitions: [] };
       const errors = await this.opts.replicaManager.stopReplicas(parts);
+      for (const p of parts)
+        this.stateChange.stopReplica(
+          p.topic,
+          p.partition,
+          p.leaderEpoch,
+          p.deletePartition,
+          h.controllerId,
+          h.controllerEpoch,
+          errors.get(tpKey(p.topic, p.partition)) ?? ErrorCode.NONE,
+        );
       // The image is not touched, as Kafka's MetadataCache is not: a replica moved away by a
       // reassignment still exists elsewhere, and a deleted topic leaves the image through the
       // UpdateMetadata (leader -2) the controller sends every broker first.

@@ -28,7 +28,8 @@ export interface FollowerState {
  * meanwhile (the change is given up; the controller's newer state comes by LeaderAndIsr).
  */
 export interface IsrWriter {
-  writeIsr(change: IsrChange): Promise<number | 'BAD_VERSION'>;
+  /** `previousIsr`: the ISR the change replaces, for the state-change log. */
+  writeIsr(change: IsrChange, previousIsr?: readonly number[]): Promise<number | 'BAD_VERSION'>;
 }
 
 export interface IsrChange {
@@ -233,6 +234,6 @@ export class PartitionIsr {
       }
       this.onIsrSettled();
     };
-    writer.writeIsr(change).then(settle, () => settle(undefined));
+    writer.writeIsr(change, this.isr).then(settle, () => settle(undefined));
   }
 }

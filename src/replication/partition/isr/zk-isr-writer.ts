@@ -10,6 +10,7 @@
  * the next (Kafka batches per 2.5 s; here at once, so clients see a new ISR without delay).
  */
 import type { Logger } from 'pino';
+import { StateChangeLog } from '../../../common/state-change-log.js';
 import type { KafkaZkApi, TopicPartitionRef } from '../../../metadata/zk/zk-client-types.js';
 import type { IsrChange, IsrWriter } from '../partition.js';
 
@@ -22,13 +23,16 @@ export class ZkIsrWriter implements IsrWriter {
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
+  private readonly stateChange: StateChangeLog;
 
   constructor(
     private readonly zk: KafkaZkApi,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.stateChange = new StateChangeLog(logger);
+  }
 
-  async writeIsr(change: IsrChange): Promise<number | 'BAD_VERSION'> {
+  async writeIsr(change: IsrChange, previousIsr?: readonly number[]): Promise<number | 'BAD_VERSION'> {
     if (!this.zk.updateLeaderAndIsr) throw new Error('this KafkaZkApi cannot write partition states for a leader');
     const state = { leader: change.leader, leaderEpoch: change.leaderEpoch, isr: change.isr, controllerEpoch: change.controllerEpoch };
     const result = await this.zk.updateLeaderAndIsr(change.topic, change.partition, state, change.partitionEpoch);
@@ -40,6 +44,7 @@ export class ZkIsrWriter implements IsrWriter {
       return result;
     }
     this.logger.info({ topic: change.topic, partition: change.partition, isr: change.isr, zkVersion: result }, 'ISR updated');
+    if (previousIsr) this.stateChange.isrChange(change.topic, change.partition, change.leader, change.leaderEpoch, previousIsr, change.isr, result);
     this.pending.set(`${change.topic}\u0000${change.partition}`, { topic: change.topic, partition: change.partition });
     this.flush();
     return result;
