@@ -34,10 +34,10 @@ import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
-import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.js';
-import { BrokerHealth, clusterSignals } from './metrics/health.js';
-import { startMetricsEndpoint, type MetricsHttpListener } from './metrics/http-listener.js';
-import { registerKafkaExporterMetrics, type ConsumerLagMetrics } from './metrics/lag/index.js';
+import type { MetricsRegistry } from './metrics/registry.js';
+import { clusterSignals } from './metrics/health.js';
+import { BrokerObservability } from './metrics/broker-observability.js';
+import { stopWithin } from './stop-within.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -68,19 +68,21 @@ export class Broker {
   private controller: KafkaController | undefined;
   /** Cluster mode's metadata image (also this.metadataStore). */
   private image: ZkBrokerMetadata | undefined;
-  /** What `/metrics` serves (src/server/metrics/): every area registers its metrics here at start. */
-  readonly metrics: MetricsRegistry = createMetricsRegistry();
-  /** What /health/ready answers (src/server/metrics/health.ts). */
-  readonly health = new BrokerHealth();
-  private metricsListener: MetricsHttpListener | undefined;
-  /** Consumer lag's background refresh (kafka_consumergroup_*): stopped with the broker. */
-  consumerLag: ConsumerLagMetrics | undefined;
+  /** Metrics, health and their listener (src/server/metrics/broker-observability.ts). */
+  readonly observability: BrokerObservability;
 
   constructor(
     readonly config: BrokerConfig,
     private readonly logger: Logger,
     private readonly options: BrokerOptions = {},
-  ) {}
+  ) {
+    this.observability = new BrokerObservability(config, logger);
+  }
+
+  /** What `/metrics` serves: every area registers its metrics on it. */
+  get metrics(): MetricsRegistry {
+    return this.observability.metrics;
+  }
 
   get services(): BrokerServices {
     if (!this.servicesValue) throw new Error('broker not started');
@@ -94,14 +96,13 @@ export class Broker {
 
   /** The metrics listener's bound port (undefined when metrics.listener is off). */
   metricsPort(): number | undefined {
-    return this.metricsListener?.port;
+    return this.observability.port;
   }
 
   async start(): Promise<void> {
     const cfg = this.config;
     const log = this.logger;
-    // First, so that /health/live and /health/ready (503) answer during recovery.
-    this.metricsListener = await startMetricsEndpoint(cfg.metricsListener, this.metrics, this.health, log.child({ component: 'metrics' }));
+    await this.observability.startListener();
     this.advertised = cfg.advertisedListeners;
     const firstAdvertised = this.advertised[0]!;
     const self = { id: cfg.brokerId, host: firstAdvertised.host, port: firstAdvertised.port, rack: cfg.brokerRack };
@@ -205,7 +206,7 @@ export class Broker {
       ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
     });
     const replicaManager = this.replicaManager;
-    this.health.logsRecovered = true;
+    this.observability.health.logsRecovered = true;
     this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
@@ -252,7 +253,7 @@ export class Broker {
         logger: log.child({ component: 'control-requests' }),
       });
       clusterControl = control;
-      this.health.followCluster(clusterSignals(cfg.brokerId, zk, this.image, replicaManager, control));
+      this.observability.health.followCluster(clusterSignals(cfg.brokerId, zk, this.image, replicaManager, control));
       // New topics and partitions are answered once their leaders serve them (topic-creation.ts).
       leaderReadiness = new (await import('./cluster/leader-readiness.js')).LeaderReadiness({
         brokerId: cfg.brokerId,
@@ -305,14 +306,15 @@ export class Broker {
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
     };
 
-    // kafka-exporter's consumer lag and topic families (src/server/metrics/lag/).
-    this.consumerLag = registerKafkaExporterMetrics(this.metrics, cfg, {
-      metadata,
-      replicaManager,
-      groupCoordinator: this.groupCoordinator,
-      connections: this.brokerConnections,
-      isActiveController: () => !zkMode || (this.controller?.isActive ?? false),
-      logger: log.child({ component: 'consumer-lag' }),
+    this.observability.registerAreas({
+      kafkaExporter: {
+        metadata,
+        replicaManager,
+        groupCoordinator: this.groupCoordinator,
+        connections: this.brokerConnections,
+        isActiveController: () => !zkMode || (this.controller?.isActive ?? false),
+        logger: log.child({ component: 'consumer-lag' }),
+      },
     });
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
     this.server = network.server;
@@ -325,7 +327,7 @@ export class Broker {
       this.controller = await registerAndHostController(this.zk, this.image, cfg, this.advertised, this.logger, this.options.interBrokerInterceptor);
       await awaitFirstUpdateMetadata(this.image, cfg, this.logger);
     }
-    this.health.started = true;
+    this.observability.health.started = true;
     log.info({ brokerId: cfg.brokerId }, 'started');
   }
 
@@ -363,14 +365,14 @@ export class Broker {
    */
   async stop(opts: { abrupt?: boolean } = {}): Promise<void> {
     this.logger.info('shutting down');
-    this.health.started = false; // not ready while stopping
+    this.observability.health.started = false; // not ready while stopping
     // With no other live broker there is nowhere to move leadership: skip the round trips (and
     // the controller's ZooKeeper writes, which would wait for a ZooKeeper that may be gone).
     const others = this.image?.brokers().some((b) => b.id !== this.config.brokerId) ?? false;
     if (!opts.abrupt && this.zk && this.image && this.server && this.config.controlledShutdownEnable && others)
       await controlledShutdown(this.config, this.zk, this.image, this.logger);
     await (opts.abrupt ? this.server?.stop(0) : this.server?.stop());
-    this.consumerLag?.close();
+    this.observability.stopAreas();
     this.brokerConnections?.close();
     this.txnCoordinator?.shutdown();
     this.groupCoordinator?.shutdown();
@@ -380,27 +382,12 @@ export class Broker {
     await this.metadataStore?.close();
     // An event in flight may be waiting on ZooKeeper, which queues operations while it is
     // unreachable: stopping must not wait for it without end (the session's expiry fences it).
-    if (this.controller) await this.stopWithin(this.controller.stop(), 5000, 'stopping the controller');
+    if (this.controller) await stopWithin(this.controller.stop(), 5000, 'stopping the controller', this.logger);
     this.authorizer?.close();
     this.delegationTokens?.close();
     await this.zk?.stop();
-    await this.metricsListener?.close();
+    await this.observability.closeListener();
     this.logger.info('shut down');
-  }
-
-  private async stopWithin(stopping: Promise<void>, ms: number, what: string): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
-    const outcome = await Promise.race([
-      stopping.then(
-        () => 'done' as const,
-        (err: unknown) => err,
-      ),
-      timedOut,
-    ]);
-    clearTimeout(timer);
-    if (outcome === 'timeout') this.logger.warn({ ms }, `${what} did not finish in time; going on`);
-    else if (outcome !== 'done') this.logger.warn({ err: outcome }, `${what} failed`);
   }
 }
 

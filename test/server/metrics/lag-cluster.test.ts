@@ -46,7 +46,7 @@ test('the coordinator alone exports the group; a partition led elsewhere gets it
   await producer.disconnect();
   await commit(c.brokers[0]!.port, TOPIC, GROUP, 4);
 
-  await running(coordinator).consumerLag!.refresh();
+  await running(coordinator).observability.consumerLag!.refresh();
   const s = await scrape(coordinator);
   const g = { consumergroup: GROUP, topic: TOPIC, partition: '0' };
   assert.equal(sampleValue(s, 'kafka_consumergroup_current_offset', g), 4);
@@ -55,7 +55,7 @@ test('the coordinator alone exports the group; a partition led elsewhere gets it
   const expected = (Date.now() - (BASE + 4 * STEP)) / 1000;
   assert.ok(seconds !== undefined && Math.abs(seconds - expected) < 5, `lag_seconds ${seconds}, expected about ${expected}`);
 
-  await running(leader).consumerLag!.refresh();
+  await running(leader).observability.consumerLag!.refresh();
   const other = await scrape(leader);
   assert.equal(
     other.filter((x) => x.name.startsWith('kafka_consumergroup_') && x.labels.consumergroup === GROUP).length,
@@ -76,7 +76,7 @@ test('a coordinator move: the old coordinator stops exporting the group, the new
   const g = { consumergroup: GROUP, topic: TOPIC, partition: '0' };
   const deadline = Date.now() + 20_000;
   for (;;) {
-    await running(leader).consumerLag!.refresh();
+    await running(leader).observability.consumerLag!.refresh();
     const moved = await scrape(leader);
     const old = await scrape(coordinator);
     const oldSeries = old.filter((x) => x.name.startsWith('kafka_consumergroup_') && x.labels.consumergroup === GROUP).length;

@@ -51,7 +51,7 @@ after(async () => {
 });
 
 test('a group behind: current offset, lag in records and in seconds, sums, members', async () => {
-  await b.broker.consumerLag!.refresh();
+  await b.broker.observability.consumerLag!.refresh();
   const s = await scrape(b);
   const g = { consumergroup: 'behind', topic: TOPIC, partition: '0' };
   assert.equal(sampleValue(s, 'kafka_consumergroup_current_offset', g), 4);
@@ -66,7 +66,7 @@ test('a group behind: current offset, lag in records and in seconds, sums, membe
 });
 
 test('a caught-up group: lag 0 and lag_seconds 0', async () => {
-  await b.broker.consumerLag!.refresh();
+  await b.broker.observability.consumerLag!.refresh();
   const s = await scrape(b);
   const g = { consumergroup: 'caught-up', topic: TOPIC, partition: '0' };
   assert.equal(sampleValue(s, 'kafka_consumergroup_current_offset', g), RECORDS);
@@ -99,7 +99,7 @@ test('new records raise the lag at once (local end offsets are read live); a mov
   // Not refreshed yet: record 4's age stands in for record 6's (older: never understated).
   const stale = sampleValue(s, 'kafka_consumergroup_lag_seconds', g)!;
   assert.ok(Math.abs(stale - (Date.now() - (BASE + 4 * STEP)) / 1000) < 5, `before the refresh: ${stale}`);
-  await b.broker.consumerLag!.refresh();
+  await b.broker.observability.consumerLag!.refresh();
   s = await scrape(b);
   const fresh = sampleValue(s, 'kafka_consumergroup_lag_seconds', g)!;
   assert.ok(Math.abs(fresh - (Date.now() - (BASE + 6 * STEP)) / 1000) < 5, `after the refresh: ${fresh}`);
@@ -135,7 +135,7 @@ test('metrics.partition.level.enable=false: no per-partition families, the per-t
       await admin.disconnect();
     }
     await commit(off.port, TOPIC, 'g', 0);
-    await off.broker.consumerLag!.refresh();
+    await off.broker.observability.consumerLag!.refresh();
     const s = await scrape(off);
     for (const name of [
       'kafka_consumergroup_lag',

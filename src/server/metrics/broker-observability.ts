@@ -1,0 +1,55 @@
+/**
+ * Everything a broker shows an operator, in one object the Broker holds: the metrics registry,
+ * the readiness that /health/ready answers, the metrics listener, and each area's metrics,
+ * registered once the broker's services exist. Broker.start() and stop() make three calls here
+ * (startListener, registerAreas, close) instead of one per area.
+ */
+import type { Logger } from 'pino';
+import type { BrokerConfig } from '../config/index.js';
+import { BrokerHealth } from './health.js';
+import { startMetricsEndpoint, type MetricsHttpListener } from './http-listener.js';
+import { registerKafkaExporterMetrics, type ConsumerLagMetrics, type KafkaExporterSources } from './lag/index.js';
+import { createMetricsRegistry, type MetricsRegistry } from './registry.js';
+
+/** What the areas' metrics read, handed over once the broker's services are up. */
+export interface ObservedBroker {
+  /** kafka-exporter's consumer lag and topic families (lag/). */
+  kafkaExporter: KafkaExporterSources;
+}
+
+export class BrokerObservability {
+  readonly metrics: MetricsRegistry = createMetricsRegistry();
+  readonly health = new BrokerHealth();
+  /** Consumer lag's background refresh (kafka_consumergroup_*); its refresh() is a test seam. */
+  consumerLag: ConsumerLagMetrics | undefined;
+  private listener: MetricsHttpListener | undefined;
+
+  constructor(
+    private readonly config: BrokerConfig,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The listener's bound port (undefined when metrics.listener is off). */
+  get port(): number | undefined {
+    return this.listener?.port;
+  }
+
+  /** First thing at start, so that /health/live and /health/ready (503) answer during recovery. */
+  async startListener(): Promise<void> {
+    this.listener = await startMetricsEndpoint(this.config.metricsListener, this.metrics, this.health, this.logger.child({ component: 'metrics' }));
+  }
+
+  registerAreas(broker: ObservedBroker): void {
+    this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, broker.kafkaExporter);
+  }
+
+  /** Stops background work (with the services, before they close). */
+  stopAreas(): void {
+    this.consumerLag?.close();
+  }
+
+  /** Last thing at stop: probes see the listener until the broker is gone. */
+  async closeListener(): Promise<void> {
+    await this.listener?.close();
+  }
+}
