@@ -35,6 +35,9 @@ import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.js';
+import { RequestStats } from './metrics/request-stats.js';
+import { BrokerTopicStats } from './metrics/topic-stats.js';
+import { registerTrafficMetrics } from './metrics/traffic-metrics.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -285,9 +288,12 @@ export class Broker {
       quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
+      requestStats: new RequestStats(),
+      topicStats: new BrokerTopicStats(),
     };
 
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
+    registerTrafficMetrics(this.metrics, this.servicesValue, network);
     this.server = network.server;
     await this.server.start();
     followNetworkConfigChanges(cfg, network, this.admin, log);
