@@ -10,6 +10,8 @@ import { RawClient } from '../../helpers/raw-client.js';
 import { Admin } from '../../../src/client/index.js';
 import { KafkaError } from '../../../src/protocol/errors.js';
 import { batchOf, produce } from '../handlers/data-plane-helpers.js';
+import { API_SLOTS, BUCKETS, TimeHistograms } from '../../../src/server/metrics/request-stats.js';
+import { quantile } from '../../../src/server/metrics/request-metrics.js';
 
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_alice="alice-secret";';
 
@@ -232,4 +234,17 @@ test("a deleted topic's series go; the all-topics counts stay", async () => {
   });
   const m = await scrape();
   assert.ok(value(m, 'kafka_server_brokertopicmetrics_messagesin_total')! >= N);
+});
+
+test('quantiles from the fixed buckets: interpolated within the bucket that holds the rank; 0 without requests; the last bucket its lower edge', () => {
+  const counts = new Float64Array(API_SLOTS * BUCKETS);
+  assert.equal(quantile(counts, 3, 0.99), 0);
+  const h = new TimeHistograms();
+  for (let i = 0; i < 100; i++) h.observe(3, i < 90 ? 0.7 : 7); // 90 in (0.5, 1], 10 in (5, 10]
+  assert.equal(quantile(h.counts, 3, 0.5), 0.5 + (0.5 * 50) / 90);
+  assert.equal(quantile(h.counts, 3, 0.95), 5 + (5 * 5) / 10);
+  assert.equal(h.count(3), 100);
+  assert.ok(Math.abs(h.sums[3]! - (90 * 0.7 + 10 * 7)) < 1e-9);
+  h.observe(4, 90_000);
+  assert.equal(quantile(h.counts, 4, 0.99), 30_000);
 });
