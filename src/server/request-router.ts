@@ -41,7 +41,7 @@ export function createRequestRouter(services: BrokerServices) {
     let ctx: RequestContext;
     try {
       const header = readRequestHeader(r, apiKey, flexible);
-      ctx = { header, connection, services, localMs: 0, remoteMs: 0, throttleMs: 0 };
+      ctx = { header, connection, services, localMs: 0, remoteMs: 0, throttleMs: 0, resumedAt: 0 };
       run = serveRequest(handler, r, ctx);
     } catch (err) {
       if (err instanceof DecodeError || err instanceof RangeError) {
@@ -59,11 +59,10 @@ export function createRequestRouter(services: BrokerServices) {
     }
     // Large record sets (Fetch) stay where storage read them: the connection writes the parts
     // with one vectored write instead of copying megabytes into a single frame.
-    const encodeStart = services.requestStats ? performance.now() : 0;
     const w = new Writer(512, { referenceThreshold: REFERENCE_THRESHOLD });
     writeResponseHeader(w, apiKey, flexible, correlationId);
     writeBody(w);
-    if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, performance.now() - encodeStart);
+    if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, performance.now() - (ctx.resumedAt ?? 0));
     log.trace({ apiKey, apiVersion, correlationId }, 'answered');
     const parts = w.parts();
     if (reusable) requestFrameBuffers.recycle(frame);
@@ -80,7 +79,8 @@ export async function serveRequest(handler: ApiHandler, r: Reader, ctx: RequestC
   // --- quotas: time the request on the event loop only while request quotas exist
   const timed = ctx.services.quotas?.request.quotasEnabled ?? false;
   const stats = ctx.services.requestStats;
-  const t0 = timed || stats ? performance.now() : 0;
+  // With metrics on, the request started when the connection dispatched it (request-timing.ts).
+  const t0 = stats ? (ctx.connection.dispatchedAt ?? performance.now()) : timed ? performance.now() : 0;
   const req = handler.decode(r, version);
   if (stats && ctx.header.apiKey === FETCH_KEY) ctx.connection.fetchKind = fetchReplicaId(req as FetchIds) >= 0 ? 2 : 1;
   const pending = refusal(handler, req, ctx) ?? handler.handle(req, ctx);
@@ -97,7 +97,8 @@ export async function serveRequest(handler: ApiHandler, r: Reader, ctx: RequestC
   // --- end quotas
   if (stats) {
     const throttled = (res as { throttleTimeMs?: unknown }).throttleTimeMs;
-    ctx.throttleMs = Math.max(performance.now() - t2, typeof throttled === 'number' ? throttled : 0);
+    ctx.resumedAt = timed ? performance.now() : t2;
+    ctx.throttleMs = Math.max(ctx.resumedAt - t2, typeof throttled === 'number' ? throttled : 0);
     stats.countErrors(ctx.header.apiKey, res);
   }
   return handler.encoder(res, version);

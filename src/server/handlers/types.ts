@@ -23,6 +23,8 @@ export interface RequestContext {
   localMs?: number;
   remoteMs?: number;
   throttleMs?: number;
+  /** Request metrics: performance.now() once the response was ready and throttled; encoding starts then. */
+  resumedAt?: number;
 }
 
 /** One per-resource check a handler declares: this operation on a resource of this type. */

@@ -71,8 +71,13 @@ export class BrokerTopicStats {
     return this.topics.entries();
   }
 
-  /** A client's produce to one partition, once the leader answered it. */
+  /**
+   * A client's produce to one partition, once the leader answered it. Unknown topics and
+   * partitions are not counted (Kafka answers them before the log): a client naming random
+   * topics must not grow this map.
+   */
   produced(topic: string, errorCode: number, records: Buffer | null): void {
+    if (errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) return;
     const t = this.topic(topic);
     const a = this.all;
     t.totalProduceRequests++;
@@ -96,15 +101,16 @@ export class BrokerTopicStats {
     }
   }
 
-  /** A fetch's partitions as answered (denied ones never reached the log and are not counted, as in Kafka). */
+  /** A fetch's partitions as answered (denied and unknown ones never reached a log and are not counted, as in Kafka). */
   fetched(partitions: readonly FetchedPartition[], fromFollower: boolean): void {
     const a = this.all;
     for (const { requested, result } of partitions) {
-      if (result.errorCode === ErrorCode.TOPIC_AUTHORIZATION_FAILED) continue;
+      const code = result.errorCode;
+      if (code === ErrorCode.TOPIC_AUTHORIZATION_FAILED || code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || code === ErrorCode.UNKNOWN_TOPIC_ID) continue;
       const t = this.topic(requested.topic);
       t.totalFetchRequests++;
       a.totalFetchRequests++;
-      if (result.errorCode !== ErrorCode.NONE && !EXPECTED_FETCH_ERRORS.has(result.errorCode)) {
+      if (code !== ErrorCode.NONE && !EXPECTED_FETCH_ERRORS.has(code)) {
         t.failedFetchRequests++;
         a.failedFetchRequests++;
       }

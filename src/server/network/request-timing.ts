@@ -17,7 +17,7 @@ export function noteRequest(slot: ResponseSlot, frame: Buffer, frameAt: number, 
   slot.apiKey = apiKey;
   slot.apiVersion = frame.readInt16BE(2);
   slot.frameAt = frameAt;
-  slot.dispatchedAt = performance.now();
+  slot.dispatchedAt = ctx.dispatchedAt = performance.now();
 }
 
 /**

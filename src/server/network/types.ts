@@ -38,6 +38,11 @@ export interface ConnectionContext {
    * a large-answer request): 1 from a consumer, 2 from a follower (Kafka's FetchConsumer/FetchFollower).
    */
   fetchKind?: number;
+  /**
+   * Request metrics: performance.now() when the connection dispatched the request being handled
+   * (valid while the handler runs synchronously from dispatch, where the router reads it).
+   */
+  dispatchedAt?: number;
 }
 
 export interface FrameLimits {

@@ -165,6 +165,11 @@ test('an error is counted by its Kafka name: produce to a partition that does no
   // An unknown partition is the client's stale view, not the broker failing (Kafka leaves it out).
   assert.equal(value(m, 'kafka_server_brokertopicmetrics_failedproducerequests_total'), 0);
   assert.equal(value(m, 'kafka_server_brokertopicmetrics_messagesin_total'), N);
+  // A topic that does not exist gets no series: clients naming random topics cannot grow the families.
+  const c2 = await RawClient.connect(b.port);
+  assert.equal((await produce(c2, 9, 'no-such-topic', 0, batchOf(['x']))).responses[0]!.partitionResponses[0]!.errorCode, 3);
+  c2.close();
+  assert.ok(!(await scrape()).some((l) => l.labels.topic === 'no-such-topic'));
 });
 
 test('connections per listener: count up while open, down once closed; created and closed totals', async () => {
