@@ -16,12 +16,15 @@ import { createRequestRouter } from './request-router.js';
 import { defaultOpenFileBudget } from '../storage/segment/segment-file.js';
 import { fetchReadBuffers } from '../storage/segment/read-buffer-pool.js';
 import { TlsReloader } from '../security/tls/reload.js';
+import { SaslAuthenticationStats } from '../security/sasl/authentication-stats.js';
 
 export interface BrokerNetwork {
   /** Not started yet. */
   server: SocketServer;
   /** Connection limits: server.properties now, dynamic configs once registered (followConfigChanges). */
   connectionQuotas: ConnectionQuotaReloader;
+  /** SASL authentications per listener (metrics). */
+  saslStats: SaslAuthenticationStats;
 }
 
 export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices, clientEntities: ClientEntityConfigStore, log: Logger): BrokerNetwork {
@@ -30,6 +33,7 @@ export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices,
     cfg.raw,
     { setConnectionQuotas: (q) => server.setConnectionQuotas(q) },
   );
+  const saslStats = new SaslAuthenticationStats();
   const server = new SocketServer({
     listeners: cfg.listeners,
     connectionQuotas: connectionQuotas.initial(),
@@ -43,6 +47,7 @@ export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices,
       clientEntities,
       ...(services.delegationTokens ? { delegationTokens: services.delegationTokens } : {}),
       logger: log.child({ component: 'sasl' }),
+      stats: saslStats,
     }),
     initialFrameLimits: saslFrameLimitsFor(cfg.sasl),
     // Fetch responses carry pooled read buffers by reference; recycle them once sent.
@@ -59,8 +64,9 @@ export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices,
     requestReceiveTimeoutMs: cfg.socketRequestReceiveTimeoutMs,
     listenBacklog: cfg.socketListenBacklogSize,
     listenerTls: cfg.listenerTls,
+    ...(services.requestStats ? { requestTimes: services.requestStats } : {}),
   });
-  return { server, connectionQuotas };
+  return { server, connectionQuotas, saslStats };
 }
 
 /** Once listening: dynamic connection limits and renewed certificates (kafka-configs.sh) take effect. */

@@ -20,6 +20,8 @@ import type { ClientEntityConfigStore } from '../metadata/client-entity-configs.
 import type { Authorizer } from '../security/authorizer/authorizer.js';
 import type { DelegationTokenManager } from '../security/delegation-tokens/token-manager.js';
 import type { QuotaManagers } from './quotas/quota-manager.js';
+import type { RequestStats } from './metrics/request-stats.js';
+import type { BrokerTopicStats } from './metrics/topic-stats.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 
 export interface Endpoint {
@@ -81,6 +83,9 @@ export interface BrokerServices {
   readonly authorizer?: Authorizer;
   /** Client quotas (produce/fetch bytes, request time) over clientEntities: src/server/quotas. Absent: none (partial services in tests). */
   readonly quotas?: QuotaManagers;
+  /** Request and broker topic metrics' counters (src/server/metrics); absent: not counted (partial services in tests). */
+  readonly requestStats?: RequestStats;
+  readonly topicStats?: BrokerTopicStats;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

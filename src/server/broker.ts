@@ -94,11 +94,6 @@ export class Broker {
     return this.server?.boundPorts() ?? new Map();
   }
 
-  /** The metrics listener's bound port (undefined when metrics.listener is off). */
-  metricsPort(): number | undefined {
-    return this.observability.port;
-  }
-
   async start(): Promise<void> {
     const cfg = this.config;
     const log = this.logger;
@@ -304,9 +299,13 @@ export class Broker {
       quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
+      requestStats: this.observability.requestStats,
+      topicStats: this.observability.topicStats,
     };
 
+    const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
     this.observability.registerAreas({
+      traffic: { services: this.servicesValue, network },
       kafkaExporter: {
         metadata,
         replicaManager,
@@ -316,7 +315,6 @@ export class Broker {
         logger: log.child({ component: 'consumer-lag' }),
       },
     });
-    const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
     this.server = network.server;
     await this.server.start();
     followNetworkConfigChanges(cfg, network, this.admin, log);

@@ -1,7 +1,7 @@
 /**
  * Turns a request frame into a response frame: reads the header, finds the handler, decodes,
  * makes the handler's declared whole-request authorization check (else answers its refusal),
- * handles (timed for request quotas), encodes. Unsupported versions of ApiVersions get Kafka's v0 error answer (so the
+ * handles (timed for request quotas and request metrics: metrics/request-stats.ts), encodes. Unsupported versions of ApiVersions get Kafka's v0 error answer (so the
  * client can retry lower); anything else malformed or unknown closes that one connection.
  */
 import { DecodeError, Reader, Writer } from '../protocol/primitives/index.js';
@@ -16,6 +16,7 @@ import { authorizeCluster } from './handlers/authz.js';
 import { throttleForRequestQuota } from './quotas/request-quotas.js';
 import { requestFrameBuffers } from './network/frame-buffers.js';
 import { createRequestLogger, logCompletedRequest } from './request-log.js';
+import { FETCH_CONSUMER_SLOT, FETCH_FOLLOWER_SLOT, type RequestStats } from './metrics/request-stats.js';
 
 /** Produce: the one request whose frame is given back for reuse once answered (network/frame-buffers.ts). */
 const PRODUCE_KEY = 0;
@@ -31,7 +32,10 @@ export function createRequestRouter(services: BrokerServices) {
       throw new CloseConnectionError(`unknown API key ${apiKey} (correlation id ${correlationId})`);
     }
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
-      if (apiKey === API_VERSIONS_KEY) return unsupportedApiVersions(services, correlationId);
+      if (apiKey === API_VERSIONS_KEY) {
+        services.requestStats?.error(apiKey, ErrorCode.UNSUPPORTED_VERSION);
+        return unsupportedApiVersions(services, correlationId);
+      }
       throw new CloseConnectionError(`unsupported version ${apiVersion} of ${handler.name} (correlation id ${correlationId})`);
     }
     const flexible = isFlexible(handler.requestCodec, apiVersion);
@@ -40,7 +44,7 @@ export function createRequestRouter(services: BrokerServices) {
     let ctx: RequestContext;
     try {
       const header = readRequestHeader(r, apiKey, flexible);
-      ctx = { header, connection, services };
+      ctx = { header, connection, services, localMs: 0, remoteMs: 0, throttleMs: 0, resumedAt: 0 };
       run = serveRequest(handler, r, ctx);
     } catch (err) {
       if (err instanceof DecodeError || err instanceof RangeError) {
@@ -53,6 +57,7 @@ export function createRequestRouter(services: BrokerServices) {
     // A handled Produce keeps nothing of its frame (its batches are in the log): the memory is reused.
     const reusable = apiKey === PRODUCE_KEY;
     if (writeBody === null) {
+      if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, 0);
       if (reusable) requestFrameBuffers.recycle(frame);
       return null;
     }
@@ -61,6 +66,7 @@ export function createRequestRouter(services: BrokerServices) {
     const w = new Writer(512, { referenceThreshold: REFERENCE_THRESHOLD });
     writeResponseHeader(w, apiKey, flexible, correlationId);
     writeBody(w);
+    if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, performance.now() - (ctx.resumedAt ?? 0));
     log.trace({ apiKey, apiVersion, correlationId }, 'answered');
     const parts = w.parts();
     if (reusable) requestFrameBuffers.recycle(frame);
@@ -76,15 +82,43 @@ export async function serveRequest(handler: ApiHandler, r: Reader, ctx: RequestC
   const version = ctx.header.apiVersion;
   // --- quotas: time the request on the event loop only while request quotas exist
   const timed = ctx.services.quotas?.request.quotasEnabled ?? false;
-  const t0 = timed ? performance.now() : 0;
+  const stats = ctx.services.requestStats;
+  // With metrics on, the request started when the connection dispatched it (request-timing.ts).
+  const t0 = stats ? (ctx.connection.dispatchedAt ?? performance.now()) : timed ? performance.now() : 0;
   const req = handler.decode(r, version);
+  if (stats && ctx.header.apiKey === FETCH_KEY) ctx.connection.fetchKind = fetchReplicaId(req as FetchIds) >= 0 ? 2 : 1;
   const pending = refusal(handler, req, ctx) ?? handler.handle(req, ctx);
-  if (timed) ctx.handlerLoopMs = performance.now() - t0;
+  const t1 = timed || stats ? performance.now() : 0;
+  if (timed) ctx.handlerLoopMs = t1 - t0;
   const res = await pending;
+  const t2 = stats ? performance.now() : 0;
+  if (stats) {
+    ctx.localMs = t1 - t0;
+    ctx.remoteMs = t2 - t1;
+  }
   if (res === null) return null;
   if (timed) await throttleForRequestQuota(res, ctx);
   // --- end quotas
+  if (stats) {
+    const throttled = (res as { throttleTimeMs?: unknown }).throttleTimeMs;
+    ctx.resumedAt = timed ? performance.now() : t2;
+    ctx.throttleMs = Math.max(ctx.resumedAt - t2, typeof throttled === 'number' ? throttled : 0);
+    stats.countErrors(ctx.header.apiKey, res);
+  }
   return handler.encoder(res, version);
+}
+
+const FETCH_KEY = 1;
+type FetchIds = { replicaId?: number; replicaState?: { replicaId: number } };
+const fetchReplicaId = (req: FetchIds): number =>
+  req.replicaState !== undefined && req.replicaState.replicaId >= 0 ? req.replicaState.replicaId : (req.replicaId ?? -1);
+
+/** Request metrics: the router's parts of a handled request (Fetch also as FetchConsumer or FetchFollower). */
+function recordHandled(stats: RequestStats, ctx: RequestContext, apiKey: number, encodeMs: number): void {
+  const local = (ctx.localMs ?? 0) + encodeMs;
+  stats.handled(apiKey, local, ctx.remoteMs ?? 0, ctx.throttleMs ?? 0);
+  if (apiKey === FETCH_KEY)
+    stats.handled(ctx.connection.fetchKind === 2 ? FETCH_FOLLOWER_SLOT : FETCH_CONSUMER_SLOT, local, ctx.remoteMs ?? 0, ctx.throttleMs ?? 0);
 }
 
 /** The handler's declared whole-request check: its refusal when denied, else undefined. */

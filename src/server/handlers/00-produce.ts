@@ -87,6 +87,7 @@ export const produceHandler = defineHandler({
               produceVersion: version,
               timeoutMs: req.timeoutMs,
             });
+            ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
             if (res.errorCode !== ErrorCode.NONE) {
               failed = true;
               if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);

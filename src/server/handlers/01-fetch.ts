@@ -105,6 +105,7 @@ export const fetchHandler = defineHandler({
       // The consumer's quota (the service asks it only of a consumer's fetch).
       { throttleMs: (bytes) => fetchThrottleMs(ctx, bytes), apply: (ms) => applyThrottle(ctx, ms) },
     );
+    ctx.services.topicStats?.fetched(outcome.partitions, !fromConsumer);
     return {
       throttleTimeMs: outcome.throttleTimeMs,
       errorCode: outcome.errorCode,

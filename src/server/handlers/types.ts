@@ -19,6 +19,12 @@ export interface RequestContext {
    * waited; set (only while request quotas exist) once the handler has returned its promise.
    */
   handlerLoopMs?: number;
+  /** Request metrics (metrics/request-stats.ts): ms of the handler's own work, of waiting on others, of throttling. */
+  localMs?: number;
+  remoteMs?: number;
+  throttleMs?: number;
+  /** Request metrics: performance.now() once the response was ready and throttled; encoding starts then. */
+  resumedAt?: number;
 }
 
 /** One per-resource check a handler declares: this operation on a resource of this type. */

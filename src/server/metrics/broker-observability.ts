@@ -10,9 +10,16 @@ import { BrokerHealth } from './health.js';
 import { startMetricsEndpoint, type MetricsHttpListener } from './http-listener.js';
 import { registerKafkaExporterMetrics, type ConsumerLagMetrics, type KafkaExporterSources } from './lag/index.js';
 import { createMetricsRegistry, type MetricsRegistry } from './registry.js';
+import { registerTrafficMetrics } from './traffic-metrics.js';
+import { RequestStats } from './request-stats.js';
+import { BrokerTopicStats } from './topic-stats.js';
+import type { BrokerServices } from '../broker-services.js';
+import type { BrokerNetwork } from '../broker-network.js';
 
 /** What the areas' metrics read, handed over once the broker's services are up. */
 export interface ObservedBroker {
+  /** Requests, topics' traffic, connections, SASL and quotas (traffic-metrics.ts). */
+  traffic: { services: BrokerServices; network: BrokerNetwork };
   /** kafka-exporter's consumer lag and topic families (lag/). */
   kafkaExporter: KafkaExporterSources;
 }
@@ -20,6 +27,10 @@ export interface ObservedBroker {
 export class BrokerObservability {
   readonly metrics: MetricsRegistry = createMetricsRegistry();
   readonly health = new BrokerHealth();
+  /** Counted by the router and the connections (request-stats.ts), read at scrape time. */
+  readonly requestStats = new RequestStats();
+  /** Counted by Produce and Fetch per topic (topic-stats.ts). */
+  readonly topicStats = new BrokerTopicStats();
   /** Consumer lag's background refresh (kafka_consumergroup_*); its refresh() is a test seam. */
   consumerLag: ConsumerLagMetrics | undefined;
   private listener: MetricsHttpListener | undefined;
@@ -40,6 +51,7 @@ export class BrokerObservability {
   }
 
   registerAreas(broker: ObservedBroker): void {
+    registerTrafficMetrics(this.metrics, broker.traffic.services, broker.traffic.network);
     this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, broker.kafkaExporter);
   }
 

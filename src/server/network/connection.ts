@@ -20,6 +20,7 @@ import { requestFrameBuffers } from './frame-buffers.js';
 import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
+import { noteRequest, reportTimes } from './request-timing.js';
 import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 import { messageOf } from '../../common/errors.js';
 
@@ -27,11 +28,13 @@ import { messageOf } from '../../common/errors.js';
 interface ParkedFrame {
   frame: Buffer;
   held: number;
+  frameAt: number; // request metrics: when the frame was complete
 }
 
 export class Connection {
   private readonly reader: FrameReader;
-  private readonly queue = new ResponseQueue();
+  private readonly queue: ResponseQueue;
+  private lastDataAt = 0; // when request bytes last arrived: a frame is complete at the latest then
   private peakQueued = 0;
   private parked: ParkedFrame | null = null;
   private writeBlocked = false;
@@ -64,6 +67,7 @@ export class Connection {
     private readonly closeLog: CloseLog,
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
+    this.queue = new ResponseQueue(limits.requestTimes !== undefined);
     this.reader = new FrameReader(
       limits.socketRequestMaxBytes,
       () => ctx.frameLimits,
@@ -190,6 +194,7 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     if (this.closed || this.stopping) return;
+    if (this.limits.requestTimes !== undefined) this.lastDataAt = performance.now();
     this.reader.push(chunk);
     this.processFrames();
   }
@@ -229,9 +234,9 @@ export class Connection {
   private dispatchAvailable(): boolean {
     if (this.parked !== null) {
       if (this.closed || this.stopping || this.overLimits() || this.queue.pendingLarge > 0) return false;
-      const { frame, held } = this.parked;
+      const { frame, held, frameAt } = this.parked;
       this.parked = null;
-      this.dispatch(frame, held, true);
+      this.dispatch(frame, held, true, frameAt);
       if (this.ctx.closeAfterResponses === true) this.stopping = true;
     }
     while (!this.closed && !this.stopping && !this.overLimits()) {
@@ -253,10 +258,10 @@ export class Connection {
       const large = this.limits.largeAnswerRequest?.(frame) === true;
       if (large && this.queue.pendingLarge > 0) {
         // Read no further until the large answer before it has been handed to the socket.
-        this.parked = { frame, held };
+        this.parked = { frame, held, frameAt: this.lastDataAt };
         return false;
       }
-      this.dispatch(frame, held, large);
+      this.dispatch(frame, held, large, this.lastDataAt);
       // A security layer gave up on this peer (failed authentication): answer what is queued, read no more.
       if (this.ctx.closeAfterResponses === true) this.stopping = true;
     }
@@ -274,9 +279,10 @@ export class Connection {
     }
   }
 
-  private dispatch(frame: Buffer, held: number, large: boolean): void {
+  private dispatch(frame: Buffer, held: number, large: boolean, frameAt: number): void {
     const slot = this.queue.add(frame.length, held, large);
     this.dispatchedCount++;
+    if (this.limits.requestTimes !== undefined) noteRequest(slot, frame, frameAt, this.ctx);
     let result: Promise<ResponseFrame | null> | ResponseFrame | null;
     try {
       result = this.dispatcher(frame, this.ctx);
@@ -338,6 +344,7 @@ export class Connection {
       if (!writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
       this.notePeak();
     }
+    if (this.limits.requestTimes !== undefined) reportTimes(this.limits.requestTimes, this.queue, this.ctx);
     return taken;
   }
 

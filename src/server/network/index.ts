@@ -9,7 +9,7 @@ export { isLargeAnswerRequest } from './large-answers.js';
 export { RequestMemoryPool, type MemoryWaiter } from './request-memory.js';
 export type { CloseReason } from './close-log.js';
 export { CloseConnectionError, type ConnectionContext, type RequestDispatcher, type NetworkLogger } from './types.js';
-export type { ConnectionStats } from './types.js';
+export type { ConnectionStats, ListenerConnectionStats, RequestTimingSink } from './types.js';
 export { FrameReader, FrameSizeError, MIN_REQUEST_FRAME_BYTES } from './frame-reader.js';
 export {
   parseListeners,

@@ -16,9 +16,28 @@ export interface ResponseSlot {
   large: boolean;
   /** The answer's size with its prefix, once answered (counted in readyBytes until taken). */
   responseBytes: number;
+  /** Request metrics (connection.ts): the request's API key and version, -1 when not measured. */
+  apiKey: number;
+  apiVersion: number;
+  /** performance.now() when the frame was complete, when its handling started, when the answer was ready. */
+  frameAt: number;
+  dispatchedAt: number;
+  answeredAt: number;
 }
 
-const EMPTY_SLOT: ResponseSlot = { done: true, response: null, requestBytes: 0, held: 0, large: false, responseBytes: 0 };
+const EMPTY_SLOT: ResponseSlot = {
+  done: true,
+  response: null,
+  requestBytes: 0,
+  held: 0,
+  large: false,
+  responseBytes: 0,
+  apiKey: -1,
+  apiVersion: -1,
+  frameAt: 0,
+  dispatchedAt: 0,
+  answeredAt: 0,
+};
 
 export class ResponseQueue {
   /** Slots in request order; slots before `head` have been taken. */
@@ -30,13 +49,31 @@ export class ResponseQueue {
   readyBytes = 0;
   /** Large-answer requests not taken yet. */
   pendingLarge = 0;
+  /** With request metrics on: the slots the last takeReady took (reused array; the connection empties it). */
+  readonly taken: ResponseSlot[] = [];
+  /** With request metrics on: when the last takeReady ran (performance.now()). */
+  takenAt = 0;
+
+  constructor(private readonly keepTaken = false) {}
 
   get length(): number {
     return this.slots.length - this.head;
   }
 
   add(requestBytes: number, held: number, large: boolean): ResponseSlot {
-    const slot: ResponseSlot = { done: false, response: null, requestBytes, held, large, responseBytes: 0 };
+    const slot: ResponseSlot = {
+      done: false,
+      response: null,
+      requestBytes,
+      held,
+      large,
+      responseBytes: 0,
+      apiKey: -1,
+      apiVersion: -1,
+      frameAt: 0,
+      dispatchedAt: 0,
+      answeredAt: 0,
+    };
     this.slots.push(slot);
     this.inFlightBytes += requestBytes;
     if (large) this.pendingLarge++;
@@ -46,6 +83,7 @@ export class ResponseQueue {
   answered(slot: ResponseSlot, response: ResponseFrame | null): void {
     slot.done = true;
     slot.response = response;
+    if (this.keepTaken) slot.answeredAt = performance.now();
     if (response === null) return;
     slot.responseBytes = 4 + frameLength(response);
     this.readyBytes += slot.responseBytes;
@@ -59,6 +97,7 @@ export class ResponseQueue {
     const responses: ResponseFrame[] = [];
     let bytes = 0;
     let taken = 0;
+    if (this.keepTaken) this.takenAt = performance.now();
     while (this.head < this.slots.length && this.slots[this.head]!.done) {
       const slot = this.slots[this.head]!;
       this.slots[this.head] = EMPTY_SLOT;
@@ -67,6 +106,7 @@ export class ResponseQueue {
       this.inFlightBytes -= slot.requestBytes;
       this.readyBytes -= slot.responseBytes;
       if (slot.large) this.pendingLarge--;
+      if (this.keepTaken) this.taken.push(slot);
       if (slot.response !== null) {
         responses.push(slot.response);
         bytes += slot.responseBytes;
@@ -83,6 +123,7 @@ export class ResponseQueue {
     this.inFlightBytes = 0;
     this.readyBytes = 0;
     this.pendingLarge = 0;
+    this.taken.length = 0;
   }
 
   /** Drops taken slots from the front once enough accumulate, so the array does not grow forever. */

@@ -36,6 +36,7 @@ import { usesSasl } from '../../security/security-protocol.js';
 import { principalToString } from '../../security/principal.js';
 import type { SaslServerConfig } from '../../security/sasl/config.js';
 import { SaslServerAuthenticator } from '../../security/sasl/authenticator.js';
+import type { SaslAuthenticationStats } from '../../security/sasl/authentication-stats.js';
 import type { DelegationTokenCredentials } from '../../security/delegation-tokens/token-manager.js';
 
 const SASL_HANDSHAKE = 17;
@@ -49,6 +50,8 @@ export interface SaslGateOptions {
   delegationTokens?: DelegationTokenCredentials;
   logger: NetworkLogger;
   now?: () => number;
+  /** Counted per listener for the metrics (socket-server-metrics' successful/failed-authentication-total). */
+  stats?: SaslAuthenticationStats;
 }
 
 /** Frame limits a new connection on `listener` starts with: small until authenticated. */
@@ -78,6 +81,7 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
 
   function fail(session: SaslServerAuthenticator, ctx: ConnectionContext, reason: string, response: ResponseFrame | null): Promise<ResponseFrame | null> {
     session.fail();
+    if (opts.stats) opts.stats.listener(ctx.listenerName).failed++;
     ctx.closeAfterResponses = true;
     log.info(
       { connectionId: ctx.connectionId, listener: ctx.listenerName, mechanism: session.mechanism },
@@ -89,6 +93,7 @@ export function withSaslAuthentication(route: RequestDispatcher, opts: SaslGateO
   /** The exchange is over: frames are no longer bounded by sasl.server.max.receive.size. */
   function authenticated(session: SaslServerAuthenticator, ctx: ConnectionContext): void {
     delete ctx.frameLimits;
+    if (opts.stats) opts.stats.listener(ctx.listenerName).successful++;
     log.debug({ connectionId: ctx.connectionId, principal: principalToString(ctx.principal), mechanism: session.mechanism }, 'authenticated');
   }
 

@@ -4,7 +4,7 @@
 import type { ListenerTls } from '../../security/tls/index.js';
 import type { ConnectionQuotaSettings } from './connection-quota-config.js';
 import type { ListenerSpec } from './listeners.js';
-import type { FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher } from './types.js';
+import type { FrameLimits, NetworkLogger, PartsWrittenHook, RequestDispatcher, RequestTimingSink } from './types.js';
 
 export interface SocketServerOptions {
   listeners: ListenerSpec[];
@@ -59,6 +59,8 @@ export interface SocketServerOptions {
   tlsHandshakeTimeoutMs?: number;
   /** Frame limits a new connection on this listener starts with (SASL listeners: until authenticated). */
   initialFrameLimits?: (listener: ListenerSpec) => FrameLimits | undefined;
+  /** Request metrics: each request's times once answered (server/metrics/request-stats.ts); absent: not measured. */
+  requestTimes?: RequestTimingSink;
 }
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */

@@ -19,7 +19,7 @@ import {
   MIN_QUEUED_RESPONSE_BYTES,
   type SocketServerOptions,
 } from './socket-server-options.js';
-import type { ConnectionLimits, ConnectionStats } from './types.js';
+import type { ConnectionLimits, ConnectionStats, ListenerConnectionStats } from './types.js';
 
 interface BoundListener {
   spec: ListenerSpec;
@@ -40,6 +40,8 @@ export class SocketServer {
   private readonly handshaking = new Set<net.Socket>();
   private readonly tlsServers = new Map<string, tls.Server>();
   private readonly listenerTls = new Map<string, ListenerTls>();
+  /** Connections served and closed per listener (socket-server-metrics), read by server/metrics. */
+  readonly listenerStats = new Map<string, ListenerConnectionStats>();
 
   constructor(private readonly opts: SocketServerOptions) {
     this.limits = {
@@ -50,7 +52,9 @@ export class SocketServer {
       maxInFlightBytesPerConnection: opts.maxInFlightBytesPerConnection ?? 100 * 1024 * 1024,
       maxQueuedResponseBytes: Math.max(opts.maxQueuedResponseBytesPerConnection ?? DEFAULT_QUEUED_MAX_RESPONSE_BYTES, MIN_QUEUED_RESPONSE_BYTES),
       ...(opts.largeAnswerRequest ? { largeAnswerRequest: opts.largeAnswerRequest } : {}),
+      ...(opts.requestTimes ? { requestTimes: opts.requestTimes } : {}),
     };
+    for (const l of opts.listeners) this.listenerStats.set(l.name, { created: 0, closed: 0 });
     this.memory = new RequestMemoryPool(opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES);
     this.closeLog = new CloseLog(opts.logger);
     this.fdBudget = fdBudget(opts.openFileLimit ?? readOpenFileLimit(), opts.segmentFiles ?? 0);
@@ -337,9 +341,12 @@ export class SocketServer {
       this.opts.onPartsWritten,
     );
     this.connections.add(connection);
+    const counted = this.listenerStats.get(spec.name);
+    if (counted) counted.created++;
     this.opts.logger.debug({ connectionId, listener: spec.name, principal: `${principal.principalType}:${principal.name}` }, 'connection accepted');
     socket.once('close', () => {
       this.connections.delete(connection);
+      if (counted) counted.closed++;
       this.opts.logger.debug({ connectionId }, 'connection closed');
     });
   }

@@ -33,6 +33,16 @@ export interface ConnectionContext {
    * that call handlers without one.
    */
   muteFor?: (ms: number) => void;
+  /**
+   * Request metrics: set by the router while it handles a Fetch (one at a time per connection,
+   * a large-answer request): 1 from a consumer, 2 from a follower (Kafka's FetchConsumer/FetchFollower).
+   */
+  fetchKind?: number;
+  /**
+   * Request metrics: performance.now() when the connection dispatched the request being handled
+   * (valid while the handler runs synchronously from dispatch, where the router reads it).
+   */
+  dispatchedAt?: number;
 }
 
 export interface FrameLimits {
@@ -80,9 +90,35 @@ export interface ConnectionLimits {
    * such request per connection is handled at a time, as Kafka handles every request. Absent: none.
    */
   largeAnswerRequest?: (frame: Buffer) => boolean;
+  /** Request metrics: told each request's times once its answer is handed to the socket; absent: not measured. */
+  requestTimes?: RequestTimingSink;
+}
+
+/**
+ * Where a connection reports each request's times (server/metrics/request-stats.ts), in ms:
+ * plain numbers, so measuring allocates nothing. `fetchKind` is ConnectionContext.fetchKind for a Fetch, else 0.
+ */
+export interface RequestTimingSink {
+  requestDone(
+    apiKey: number,
+    apiVersion: number,
+    fetchKind: number,
+    requestQueueMs: number,
+    responseQueueMs: number,
+    sendMs: number,
+    totalMs: number,
+    requestBytes: number,
+    responseBytes: number,
+  ): void;
 }
 
 export type NetworkLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
+
+/** Connections served on a listener since start, and closed since (open = created - closed). */
+export interface ListenerConnectionStats {
+  created: number;
+  closed: number;
+}
 
 export interface ConnectionStats {
   connectionId: string;

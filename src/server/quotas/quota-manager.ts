@@ -22,10 +22,17 @@ export const QUOTA_KEY: Readonly<Record<QuotaType, string>> = {
   request: REQUEST_PERCENTAGE,
 };
 
-interface Sensor {
-  rate: SampledRate;
+/** One sharing group's measure (Kafka's per user / client-id quota sensors), read by server/metrics too. */
+export interface QuotaSensor {
+  readonly user: string;
+  readonly clientId: string;
+  readonly rate: SampledRate;
   lastRecordMs: number;
+  /** The throttle time the last recorded request got (ms; 0: within quota), and all of them added up. */
+  throttleMs: number;
+  throttleMsTotal: number;
 }
+type Sensor = QuotaSensor;
 
 const MAX_CACHED_RESOLUTIONS = 100_000;
 
@@ -94,7 +101,16 @@ export class ClientQuotaManager {
     const q = this.quotaFor(principal, clientId);
     if (q === undefined) return 0;
     const now = nowMs ?? this.clock();
-    return recordAndThrottleMs(this.sensor(q, now).rate, q.bound, value, now);
+    const sensor = this.sensor(q, now);
+    const ms = recordAndThrottleMs(sensor.rate, q.bound, value, now);
+    sensor.throttleMs = ms;
+    sensor.throttleMsTotal += ms;
+    return ms;
+  }
+
+  /** The live sensors (quota metrics: throttle time and rate per user / client id). */
+  sensorList(): IterableIterator<QuotaSensor> {
+    return this.sensors.values();
   }
 
   /** Takes back a recorded value (a throttled fetch answers nothing, as Kafka's unrecordQuotaSensor). */
@@ -117,7 +133,7 @@ export class ClientQuotaManager {
     const key = `${q.sensorUser}\u0000${q.sensorClientId}`;
     let s = this.sensors.get(key);
     if (s === undefined) {
-      s = { rate: new SampledRate(this.window), lastRecordMs: nowMs };
+      s = { user: q.sensorUser, clientId: q.sensorClientId, rate: new SampledRate(this.window), lastRecordMs: nowMs, throttleMs: 0, throttleMsTotal: 0 };
       this.sensors.set(key, s);
       if (this.sensors.size >= this.sensorsAtLastPrune * 2 + 1024) this.prune(nowMs);
     }

@@ -113,7 +113,7 @@ after(async () => {
 });
 
 test('GET /metrics: Prometheus text with the process metrics and event-loop utilisation; HEAD answers the same headers', async () => {
-  const port = plain.broker.metricsPort()!;
+  const port = plain.broker.observability.port!;
   assert.ok(port > 0);
   const r = await request(port, '/metrics', { headers: { authorization: AUTH } });
   assert.equal(r.status, 200, r.body);
@@ -149,7 +149,7 @@ test('GET /metrics: Prometheus text with the process metrics and event-loop util
 });
 
 test('health: live 200, ready 200 once started (JSON); HEAD; no credentials needed', async () => {
-  const port = plain.broker.metricsPort()!;
+  const port = plain.broker.observability.port!;
   const live = await request(port, '/health/live');
   assert.equal(live.status, 200);
   assert.deepEqual(JSON.parse(live.body), { status: 'live' });
@@ -163,7 +163,7 @@ test('health: live 200, ready 200 once started (JSON); HEAD; no credentials need
 });
 
 test('bad requests: unknown path 404, other methods 405 with Allow, malformed 400, a body is dropped; the broker serves on', async () => {
-  const port = plain.broker.metricsPort()!;
+  const port = plain.broker.observability.port!;
   for (const path of ['/', '/metric', '/metrics/', '/health', '/../metrics/x', '/%00']) {
     const r = await request(port, path, { headers: { authorization: AUTH } });
     assert.equal(r.status, 404, path);
@@ -193,7 +193,7 @@ test('bad requests: unknown path 404, other methods 405 with Allow, malformed 40
 });
 
 test('basic auth: /metrics without or with wrong credentials is 401 with WWW-Authenticate; right ones 200', async () => {
-  const port = plain.broker.metricsPort()!;
+  const port = plain.broker.observability.port!;
   const wrong = [
     undefined,
     `Basic ${Buffer.from(`${USER}:nope`).toString('base64')}`,
@@ -224,7 +224,7 @@ test('https with its own key store; client certificates required: without one th
       'metrics.ssl.truststore.location': certs.caFile,
       'metrics.ssl.client.auth': 'required',
     });
-    const port = b.broker.metricsPort()!;
+    const port = b.broker.observability.port!;
     const scraper = certs.client('scraper', '/O=Fjord Test/CN=prometheus');
     const r = await request(port, '/metrics', { tls: { ca: certs.ca, servername: 'localhost', key: scraper.key, cert: scraper.cert } });
     assert.equal(r.status, 200);
@@ -266,8 +266,8 @@ test('/health/ready is 503 naming what is missing while the broker starts (befor
   );
   try {
     const deadline = Date.now() + 3000;
-    while (broker.metricsPort() === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    const port = broker.metricsPort();
+    while (broker.observability.port === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const port = broker.observability.port;
     assert.ok(port !== undefined, 'the listener is up early in start()');
     const ready = await request(port, '/health/ready');
     assert.equal(ready.status, 503);
@@ -312,7 +312,7 @@ test('a metrics.listener port in use stops start-up with one line naming the key
 });
 
 test(`a flood of 200 concurrent scrapes while a producer runs: produce latency stays under ${FLOOD_PRODUCE_BOUND_MS} ms, every scrape answered or refused at the connection, the broker serves on`, async (t) => {
-  const port = plain.broker.metricsPort()!;
+  const port = plain.broker.observability.port!;
   const producer = new Producer({ bootstrapServers: [plain.bootstrap], clientId: 'flood-producer', acks: 'all' });
   try {
     await producer.send({ topic: 'flood', value: Buffer.from('warm-up') });
@@ -359,7 +359,7 @@ test(`a flood of 200 concurrent scrapes while a producer runs: produce latency s
 });
 
 test(`at most ${MAX_CONNECTIONS} connections at once: one more is closed unanswered; once one goes, a new one is served`, async () => {
-  const port = plain.broker.metricsPort()!;
+  const port = plain.broker.observability.port!;
   const held: Socket[] = [];
   try {
     // Each answered once and kept alive (HTTP/1.1), so the server counts it.

@@ -1,0 +1,103 @@
+/**
+ * Metric families whose samples are built at scrape time from plain stats (request, topic,
+ * connection and quota metrics): prom-client Counter, Gauge, Summary and Histogram subclasses
+ * whose get() returns what a callback builds, so a request pays nothing for metrics and a scrape
+ * does one pass over the stats without label hashing. The registry formats them as any other.
+ */
+import { Counter, Gauge, Histogram, Summary } from 'prom-client';
+import type { MetricsRegistry } from './registry.js';
+
+/** One line of a family: labels and value (metricName for a summary's or histogram's `_sum`, `_count`, `_bucket`). */
+export interface Sample {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName?: string;
+}
+
+type Samples = () => Sample[];
+
+class StatsGauge extends Gauge<string> {
+  constructor(
+    registry: MetricsRegistry,
+    name: string,
+    help: string,
+    private readonly samples: Samples,
+  ) {
+    super({ name, help, registers: [registry] });
+  }
+
+  override async get(): ReturnType<Gauge<string>['get']> {
+    return { ...(await super.get()), values: this.samples() };
+  }
+}
+
+class StatsCounter extends Counter<string> {
+  constructor(
+    registry: MetricsRegistry,
+    name: string,
+    help: string,
+    private readonly samples: Samples,
+  ) {
+    super({ name, help, registers: [registry] });
+  }
+
+  override async get(): ReturnType<Counter<string>['get']> {
+    return { ...(await super.get()), values: this.samples() };
+  }
+}
+
+class StatsSummary extends Summary<string> {
+  constructor(
+    registry: MetricsRegistry,
+    name: string,
+    help: string,
+    private readonly samples: Samples,
+  ) {
+    super({ name, help, registers: [registry], percentiles: [] });
+  }
+
+  override async get(): ReturnType<Summary<string>['get']> {
+    return { ...(await super.get()), values: this.samples() };
+  }
+}
+
+const HISTOGRAM_FOR_PROM_STRING: unknown = (Histogram.prototype as unknown as { getForPromString: unknown }).getForPromString;
+
+class StatsHistogram extends Histogram<string> {
+  constructor(
+    registry: MetricsRegistry,
+    name: string,
+    help: string,
+    private readonly samples: Samples,
+  ) {
+    super({ name, help, registers: [registry], buckets: [] });
+  }
+
+  /**
+   * The registry formats a histogram from this (prom-client's own, absent from its types), and
+   * get() builds on it: the base's family with our samples.
+   */
+  async getForPromString(): ReturnType<Histogram<string>['get']> {
+    const base = await (HISTOGRAM_FOR_PROM_STRING as (this: Histogram<string>) => ReturnType<Histogram<string>['get']>).call(this);
+    return { ...base, values: this.samples() };
+  }
+}
+
+export function statsGauge(registry: MetricsRegistry, name: string, help: string, samples: Samples): void {
+  new StatsGauge(registry, name, help, samples);
+}
+
+/** A running total kept elsewhere (the JMX exporter's `_total` meters). */
+export function statsCounter(registry: MetricsRegistry, name: string, help: string, samples: Samples): void {
+  new StatsCounter(registry, name, help, samples);
+}
+
+/** Quantile lines (`name{quantile=..}`) with `name_sum` and `name_count`. */
+export function statsSummary(registry: MetricsRegistry, name: string, help: string, samples: Samples): void {
+  new StatsSummary(registry, name, help, samples);
+}
+
+/** `name_bucket{le=..}`, `name_sum`, `name_count`. */
+export function statsHistogram(registry: MetricsRegistry, name: string, help: string, samples: Samples): void {
+  new StatsHistogram(registry, name, help, samples);
+}
