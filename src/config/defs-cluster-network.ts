@@ -91,6 +91,12 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
   def('num.io.threads', 'int', '8', 'Request handler threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
   def('background.threads', 'int', '10', 'Background task threads.', { ...atLeast(1), ...NO_EFFECT }),
   def('request.timeout.ms', 'int', '30000', 'Inter-broker request timeout.', atLeast(0)),
+  def(
+    'metrics.partition.level.enable',
+    'boolean',
+    'true',
+    "Fjord's: export the per-partition metric families (kafka_log_log_*); false drops them (large brokers).",
+  ),
 
   // SASL (src/security/sasl): per listener as listener.name.<l>.<key>, and per mechanism as
   // listener.name.<l>.<mechanism>.<key> for sasl.jaas.config and connections.max.reauth.ms.

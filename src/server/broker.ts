@@ -35,6 +35,7 @@ import type { KafkaController } from '../controller/index.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics/registry.js';
+import { registerBrokerStateMetrics } from './metrics/broker-state-metrics.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -213,6 +214,18 @@ export class Broker {
       markers,
     });
     this.txnCoordinator.start();
+    // Broker-state metrics (replica manager, controller, logs, ZooKeeper, coordinators), read at scrape time.
+    const zookeeper = this.zk && { session: this.zk.session.stats, controller: () => this.controller };
+    const { groupCoordinator, txnCoordinator } = this;
+    registerBrokerStateMetrics(this.metrics, {
+      metadata,
+      replicaManager,
+      logManager,
+      groupCoordinator,
+      txnCoordinator,
+      partitionLevel: cfg.metricsPartitionLevelEnable,
+      zookeeper,
+    });
     if (this.zk)
       this.brokerConnections = interBrokerConnections(cfg, (id) => this.endpointFor(id, cfg.interBrokerListenerName), this.options.interBrokerInterceptor);
     const txnVerification = new TxnVerification({

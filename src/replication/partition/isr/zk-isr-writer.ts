@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { KafkaZkApi, TopicPartitionRef } from '../../../metadata/zk/zk-client-types.js';
-import type { IsrChange, IsrWriter } from '../partition.js';
+import type { IsrChange, IsrChangeCounts, IsrWriter } from '../partition.js';
 
 /** After a failed notification, when to try again. */
 const NOTIFY_RETRY_MS = 1000;
@@ -22,6 +22,7 @@ export class ZkIsrWriter implements IsrWriter {
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
+  readonly counts: IsrChangeCounts = { shrinks: 0, expands: 0 };
 
   constructor(
     private readonly zk: KafkaZkApi,
