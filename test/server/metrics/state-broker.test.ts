@@ -68,6 +68,11 @@ test('log metrics per partition follow produced records; flushes are counted', a
   assert.equal(value(m, 'kafka_log_log_numlogsegments', { topic: 'logs', partition: '0' }), 1);
   assert.equal(value(m, 'kafka_log_log_logendoffset', { topic: 'logs', partition: '1' }), 0);
   assert.equal(value(m, 'kafka_log_log_size', { topic: 'logs', partition: '1' }), 0);
+  // Written by the family itself (registry.ts' PreformattedFamily): one HELP and TYPE, the JSON view agrees.
+  const text = await b.broker.metrics.metrics();
+  assert.equal(text.match(/^# TYPE kafka_log_log_logendoffset gauge$/gm)?.length, 1);
+  const json = (await b.broker.metrics.getMetricsAsJSON()).find((f) => f.name === 'kafka_log_log_logendoffset');
+  assert.equal(json?.values.find((v) => v.labels.topic === 'logs' && v.labels.partition === 0)?.value, 5);
   assert.ok(value(m, 'kafka_log_logflushstats_logflushrateandtimems_count') >= before + 5, 'flush.messages=1 flushes each append');
   assert.ok(value(m, 'kafka_log_logflushstats_logflushrateandtimems_sum') > 0);
 });
