@@ -75,7 +75,12 @@ try {
   b = await startBroker(dir, false);
   rows.push(await measure(b.broker, `${topics * perTopic} partitions, metrics.partition.level.enable=false`));
   await b.broker.stop();
-  console.log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ${os.cpus().length} CPUs; median of ${SCRAPES} scrapes`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}; ${os.cpus().length} CPUs; median of ${SCRAPES} scrapes`,
+  );
   console.log('| broker | scrape time (median) | size | samples | longest event-loop block |');
   console.log('|---|---|---|---|---|');
   for (const r of rows) console.log(r);
