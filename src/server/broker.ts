@@ -216,16 +216,7 @@ export class Broker {
     this.txnCoordinator.start();
     // Broker-state metrics (replica manager, controller, logs, ZooKeeper, coordinators), read at scrape time.
     const zookeeper = this.zk && { session: this.zk.session.stats, controller: () => this.controller };
-    const { groupCoordinator, txnCoordinator } = this;
-    registerBrokerStateMetrics(this.metrics, {
-      metadata,
-      replicaManager,
-      logManager,
-      groupCoordinator,
-      txnCoordinator,
-      partitionLevel: cfg.metricsPartitionLevelEnable,
-      zookeeper,
-    });
+    registerBrokerStateMetrics(this.metrics, cfg, { metadata, replicaManager, groups: this.groupCoordinator, txns: this.txnCoordinator, zookeeper });
     if (this.zk)
       this.brokerConnections = interBrokerConnections(cfg, (id) => this.endpointFor(id, cfg.interBrokerListenerName), this.options.interBrokerInterceptor);
     const txnVerification = new TxnVerification({

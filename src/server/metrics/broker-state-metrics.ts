@@ -9,27 +9,26 @@ import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { ZkSessionStats } from '../../metadata/zk/zk-session.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
-import type { LogManager } from '../../storage/manager/log-manager.js';
 import { registerControllerMetrics, type ControllerSource } from './controller-metrics.js';
 import { registerCoordinatorMetrics } from './coordinator-metrics.js';
 import { registerLogMetrics } from './log-metrics.js';
 import type { MetricsRegistry } from './registry.js';
+import type { BrokerConfig } from '../config/broker-config.js';
 import { ReplicaCountsPerScrape, registerReplicaMetrics } from './replica-metrics.js';
 import { registerZookeeperMetrics } from './zookeeper-metrics.js';
 
 export interface BrokerStateSources {
   metadata: MetadataStore;
+  /** Its logManager too (log metrics). */
   replicaManager: ReplicaManager;
-  logManager: LogManager;
-  groupCoordinator: GroupCoordinator;
-  txnCoordinator: TxnCoordinator;
-  /** metrics.partition.level.enable */
-  partitionLevel: boolean;
+  groups: GroupCoordinator;
+  txns: TxnCoordinator;
   /** Cluster mode: the session's stats and the hosted controller (set once the broker registers). */
   zookeeper?: { session: ZkSessionStats; controller: () => KafkaController | undefined } | undefined;
 }
 
-export function registerBrokerStateMetrics(registry: MetricsRegistry, s: BrokerStateSources): void {
+/** `cfg.metricsPartitionLevelEnable` (metrics.partition.level.enable) false leaves the per-partition families out. */
+export function registerBrokerStateMetrics(registry: MetricsRegistry, cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable'>, s: BrokerStateSources): void {
   const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager);
   registerReplicaMetrics(registry, s.replicaManager, replicaCounts);
   const controller: ControllerSource = s.zookeeper
@@ -49,7 +48,7 @@ export function registerBrokerStateMetrics(registry: MetricsRegistry, s: BrokerS
         },
       };
   registerControllerMetrics(registry, controller);
-  registerLogMetrics(registry, { replicaManager: s.replicaManager, logManager: s.logManager, partitionLevel: s.partitionLevel });
+  registerLogMetrics(registry, { replicaManager: s.replicaManager, logManager: s.replicaManager.logManager, partitionLevel: cfg.metricsPartitionLevelEnable });
   if (s.zookeeper) registerZookeeperMetrics(registry, s.zookeeper.session);
-  registerCoordinatorMetrics(registry, s.groupCoordinator, s.txnCoordinator);
+  registerCoordinatorMetrics(registry, s.groups, s.txns);
 }
