@@ -10,6 +10,7 @@ import type { ZkWatcher } from '../metadata/zk/zk-session.js';
 import type { ControllerContext } from './context.js';
 import type { ControllerConfig } from './config.js';
 import type { ControllerBrokerRequestBatch } from './request-batch.js';
+import type { ControllerStats } from './controller-stats.js';
 
 export interface ControllerEnv {
   readonly ctx: ControllerContext;
@@ -21,6 +22,8 @@ export interface ControllerEnv {
   cause: StateChangeCause;
   /** Controller epoch + `/controller_epoch` znode version: every controller write checks it. */
   fence(): ControllerFence;
+  /** Where unclean elections are counted (absent in unit tests' hand-made envs). */
+  readonly stats?: ControllerStats;
   /** unclean.leader.election.enable for the topic (topic config over the broker default). */
   uncleanLeaderElectionEnabled(topic: string): Promise<boolean>;
 }

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { TopicPartition } from './context.js';
 import type { ApiResult, ListedReassignment } from './reassignment-state.js';
 import { messageOf } from '../common/errors.js';
+import { ControllerStats } from './controller-stats.js';
 
 export type ControllerEvent =
   | { type: 'ControllerChange' }
@@ -34,6 +35,10 @@ export interface Reply<T> {
 
 export class ControllerEventManager {
   private readonly queue: ControllerEvent[] = [];
+  /** When each queued event was put (performance.now()), in queue order. */
+  private readonly enqueuedAt: number[] = [];
+  /** Queue wait and processing time per kind of event (the metrics read them). */
+  readonly stats = new ControllerStats();
   private running = false;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
@@ -49,7 +54,13 @@ export class ControllerEventManager {
       return;
     }
     this.queue.push(e);
+    this.enqueuedAt.push(performance.now());
     if (!this.running) void this.drain();
+  }
+
+  /** Events waiting (Kafka's EventQueueSize). */
+  get size(): number {
+    return this.queue.length;
   }
 
   /** Resolves once the queue is empty and no event runs (tests and shutdown wait on it). */
@@ -60,6 +71,7 @@ export class ControllerEventManager {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.enqueuedAt.length = 0;
     for (const e of this.queue.splice(0)) if ('reply' in e) e.reply.reject(new Error('controller is shutting down'));
     await this.idle();
   }
@@ -68,8 +80,11 @@ export class ControllerEventManager {
     this.running = true;
     try {
       for (let e = this.queue.shift(); e; e = this.queue.shift()) {
+        const started = performance.now();
+        this.stats.eventDequeued(started - (this.enqueuedAt.shift() ?? started));
         try {
           await this.process(e);
+          this.stats.eventProcessed(e.type, performance.now() - started);
         } catch (err) {
           this.log.error({ err: messageOf(err), event: e.type }, 'controller event failed');
           if ('reply' in e) e.reply.reject(err instanceof Error ? err : new Error(String(err)));

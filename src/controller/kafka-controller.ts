@@ -65,6 +65,7 @@ function causeOf(e: ControllerEvent): StateChangeCause {
       return 'controller failover';
   }
 }
+import { countControllerState, type ControllerStateCounts, type ControllerStats } from './controller-stats.js';
 
 /** What the controller needs of ZkMembership (tests pass a fake). */
 export interface ControllerMembership {
@@ -119,6 +120,23 @@ export class KafkaController {
 
   get isActive(): boolean {
     return this.active;
+  }
+
+  /** Event times, queue wait and unclean elections (controller-stats.ts), for the metrics. */
+  get stats(): ControllerStats {
+    return this.events.stats;
+  }
+
+  /** Events waiting in the queue (Kafka's EventQueueSize). */
+  get eventQueueSize(): number {
+    return this.events.size;
+  }
+
+  /** The cluster counts Kafka's controller gauges report: from the context while active, else all 0. */
+  stateCounts(out: ControllerStateCounts): ControllerStateCounts {
+    if (this.active) return countControllerState(this.ctx, out);
+    out.offlinePartitions = out.preferredReplicaImbalance = out.globalTopics = out.globalPartitions = out.activeBrokers = 0;
+    return out;
   }
 
   /** The controller's view, for tests and diagnostics (do not mutate). */
@@ -209,6 +227,7 @@ export class KafkaController {
       config,
       watch,
       fence: () => fence,
+      stats: this.events.stats,
       uncleanLeaderElectionEnabled: async (topic) => {
         const v = (await zk.getEntityConfigs('topics', topic))['unclean.leader.election.enable'];
         return v === undefined ? config.uncleanLeaderElectionEnable : v === 'true';

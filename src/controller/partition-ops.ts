@@ -91,6 +91,7 @@ async function elect(env: ControllerEnv, tp: TopicPartition, current: LeaderIsrS
     case 'offline': {
       const unclean = strategy.allowUnclean === true || (await env.uncleanLeaderElectionEnabled(tp.topic));
       const r = offlinePartitionLeaderElection(replicas, current.isr, isLive, unclean);
+      if (r?.unclean && env.stats) env.stats.uncleanLeaderElections++;
       if (r?.unclean)
         env.log.warn(
           { partition: tpKey(tp.topic, tp.partition), leader: r.leader },

@@ -16,7 +16,9 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import { forEachConcurrently } from '../common/concurrency.js';
 import type { LogManager } from '../storage/manager/log-manager.js';
 import type { LogConfig } from '../storage/config.js';
-import type { IsrWriter, Partition } from './partition/partition.js';
+import type { IsrChangeCounts, IsrWriter, Partition } from './partition/partition.js';
+import { countReplicaStates, type ReplicaStateCounts } from './replica-state-stats.js';
+import { topicMinInsync } from './log-config.js';
 import { HostedPartitions } from './hosting/hosted-partitions.js';
 import { becomeLeaderOrFollower, stopReplicas, type LeaderAndIsrPartition, type RoleChangeContext, type StopReplicaPartition } from './hosting/role-changes.js';
 import type { DelayedProduce } from './delayed/delayed-produce.js';
@@ -179,6 +181,22 @@ export class ReplicaManager {
 
   partitionsOf(topic: string): Partition[] {
     return this.hosted.ofTopic(topic);
+  }
+
+  /** The hosted partitions by state, counted into `out` in one pass (the metrics scrape: replica-state-stats.ts). */
+  stateCounts(out: ReplicaStateCounts): ReplicaStateCounts {
+    const { config, metadata } = this.opts;
+    return countReplicaStates(this.hosted.values(), (t) => topicMinInsync(config, metadata.topic(t)?.configs ?? {}), out);
+  }
+
+  /** The hosted partitions, without a copy (a scrape walks them once). */
+  hostedPartitions(): IterableIterator<Partition> {
+    return this.hosted.values();
+  }
+
+  /** Accepted ISR shrinks and expands (cluster mode; undefined in embedded mode, where the ISR never changes). */
+  get isrChangeCounts(): IsrChangeCounts | undefined {
+    return this.opts.isrWriter?.counts;
   }
 
   allPartitions(): Partition[] {

@@ -304,7 +304,9 @@ export class Broker {
     };
 
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);
+    const zookeeper = this.zk && { session: this.zk.session.stats, controller: () => this.controller };
     this.observability.registerAreas({
+      brokerState: { metadata, replicaManager, groups: this.groupCoordinator, txns: this.txnCoordinator, zookeeper },
       traffic: { services: this.servicesValue, network },
       kafkaExporter: {
         metadata,

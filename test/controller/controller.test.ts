@@ -2,6 +2,7 @@
  * The controller against an in-memory ZooKeeper and a captured request batch: what it writes to
  * ZooKeeper and which requests reach which brokers, for Kafka's main scenarios.
  */
+import { emptyControllerStateCounts } from '../../src/controller/controller-stats.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KafkaError } from '../../src/protocol/errors.js';
@@ -227,6 +228,17 @@ test("setting a topic's unclean.leader.election.enable=true elects its offline p
   h.zk.killBroker(1);
   await h.controller.idle();
   assert.equal(h.zk.state('t', 0)!.leader, -1, 'clean: offline');
+  // The controller's gauges (kafka_controller_kafkacontroller_*): three partitions offline, none
+  // unclean yet; a leaderless partition is not led by its preferred replica either (as Kafka counts).
+  const counts = emptyControllerStateCounts();
+  assert.deepEqual(h.controller.stateCounts(counts), {
+    offlinePartitions: 3,
+    preferredReplicaImbalance: 3,
+    globalTopics: 2,
+    globalPartitions: 3,
+    activeBrokers: 1,
+  });
+  assert.equal(h.controller.stats.uncleanLeaderElections, 0);
   // A change that does not allow unclean elections changes nothing.
   await h.zk.setEntityConfigs('topics', 't', { 'retention.ms': '1000' });
   h.controller.topicConfigChanged('t');
@@ -238,6 +250,18 @@ test("setting a topic's unclean.leader.election.enable=true elects its offline p
   await h.controller.idle();
   for (const p of [0, 1]) assert.deepEqual(h.zk.state('t', p), { leader: 2, leaderEpoch: 5, isr: [2], controllerEpoch: 1 });
   assert.equal(h.zk.state('u', 0)!.leader, -1, 'another topic is not touched');
+  assert.equal(h.controller.stats.uncleanLeaderElections, 2);
+  // t's partitions are led by 2, not their preferred replica 1; u's stays offline (imbalanced too).
+  assert.deepEqual(h.controller.stateCounts(counts), {
+    offlinePartitions: 1,
+    preferredReplicaImbalance: 3,
+    globalTopics: 2,
+    globalPartitions: 3,
+    activeBrokers: 1,
+  });
+  assert.ok(h.controller.stats.stateTimes.get('LeaderElection')!.count >= 1, 'the broker change was timed');
+  assert.ok(h.controller.stats.stateTimes.get('TopicUncleanLeaderElectionEnable')!.count >= 2);
+  assert.equal(h.controller.eventQueueSize, 0);
   assert.deepEqual(
     leaderAndIsrTo(h.sink.take(), 2).map((x) => [x.partition, x.leader]),
     [

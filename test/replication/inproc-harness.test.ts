@@ -12,6 +12,7 @@ import { InprocCluster, API } from '../helpers/inproc-cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { ZOOKEEPER_JAR } from '../helpers/zookeeper.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
+import { parsePromText, value, type PromSample } from '../server/metrics/state-prom-text.js';
 
 let c: InprocCluster | undefined;
 before(async () => {
@@ -39,6 +40,10 @@ test('in-process harness: drop Fetch shrinks the ISR, hold LeaderAndIsr fences a
     async () => (await leader.appendRecords('h1', 0, rec, { requiredAcks: 1, origin: 'client', produceVersion: 9 })).errorCode === 0,
   );
   await cl.waitFor('ISR without 1', 20_000, async () => (await cl.zkState('h1'))?.isr.join(',') === '0,2');
+  assert.ok(
+    value(parsePromText(await cl.broker(0).broker!.metrics.metrics()), 'kafka_server_replicamanager_isrshrinks_total') >= 1,
+    'the leader counted its shrink',
+  );
   assert.ok(drop.hits > 0, 'the rule saw broker 1 fetch from 0');
   assert.deepEqual([...cl.partition(0, 'h1')!.isr], [0, 2]);
   drop.remove();
@@ -63,4 +68,52 @@ test('in-process harness: drop Fetch shrinks the ISR, hold LeaderAndIsr fences a
   });
   await cl.restart(1);
   await cl.waitFor('1 back in the ISR', 30_000, async () => (await cl.zkState('h1'))?.isr.length === 3);
+});
+
+test('broker-state metrics on a ZooKeeper cluster: one active controller, under-replicated while a follower is down, its return counted as an ISR expand', async (t) => {
+  if (!requirePeer(t, 'zookeeper') || !c) return;
+  const cl = c;
+  const scrape = async (id: number): Promise<PromSample[]> => parsePromText(await cl.broker(id).broker!.metrics.metrics());
+  const activeControllers = async (): Promise<number> => {
+    let sum = 0;
+    for (const b of cl.running()) sum += value(await scrape(b.id), 'kafka_controller_kafkacontroller_activecontrollercount');
+    return sum;
+  };
+  await cl.createTopic('m1', [0, 1, 2], { 'min.insync.replicas': '2' });
+  assert.equal(await activeControllers(), 1);
+  let m = await scrape(0);
+  assert.equal(value(m, 'kafka_server_replicamanager_underreplicatedpartitions'), 0);
+  assert.equal(value(m, 'kafka_server_sessionexpirelistener_sessionstate', { state: 'CONNECTED' }), 1);
+  assert.ok(value(m, 'kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count') > 0);
+  assert.equal(value(m, 'kafka_log_log_logendoffset', { topic: 'm1', partition: '0' }), 0);
+  const expands = value(m, 'kafka_server_replicamanager_isrexpands_total');
+
+  // Follower 2 stops: leader 0 reports m1-0 under-replicated (ISR 0,1: at min ISR 2), and h1-0 too if it leads it.
+  await cl.kill(2);
+  await cl.waitFor('m1-0 under-replicated on 0', 20_000, async () => value(await scrape(0), 'kafka_server_replicamanager_underreplicatedpartitions') >= 1);
+  m = await scrape(0);
+  assert.ok(value(m, 'kafka_server_replicamanager_atminisrpartitioncount') >= 1);
+  assert.equal(value(m, 'kafka_server_replicamanager_underminisrpartitioncount'), 0);
+  await cl.waitFor('one active controller among the running brokers', 20_000, async () => (await activeControllers()) === 1);
+  const controller = cl.running().find((b) => b.broker!.zookeeper!.membership.isController)!;
+  const cm = await scrape(controller.id);
+  assert.equal(value(cm, 'kafka_controller_kafkacontroller_offlinepartitionscount'), 0, 'every partition still has a leader');
+  assert.equal(value(cm, 'kafka_controller_kafkacontroller_activebrokercount'), 2);
+  assert.ok(value(cm, 'kafka_controller_kafkacontroller_globaltopiccount') >= 2);
+  assert.ok(value(cm, 'kafka_controller_controllereventmanager_eventqueuetimems_count') > 0);
+  assert.ok(Number.isInteger(value(cm, 'kafka_controller_controllereventmanager_eventqueuesize')));
+
+  // It returns: back in the ISR (the leader counts the expand), nothing under-replicated, and the
+  // controller timed the broker change (Kafka's LeaderElectionRateAndTimeMs).
+  await cl.restart(2);
+  await cl.waitFor('m1-0 fully replicated on 0', 30_000, async () => value(await scrape(0), 'kafka_server_replicamanager_underreplicatedpartitions') === 0);
+  m = await scrape(0);
+  assert.ok(value(m, 'kafka_server_replicamanager_isrexpands_total') > expands, 'the leader took 2 back into the ISR');
+  await cl.waitFor('one active controller after the restart', 20_000, async () => (await activeControllers()) === 1);
+  const active = cl.running().find((b) => b.broker!.zookeeper!.membership.isController)!;
+  await cl.waitFor(
+    'the broker change timed',
+    20_000,
+    async () => value(await scrape(active.id), 'kafka_controller_controllerstats_leaderelectionrateandtimems_count') > 0,
+  );
 });

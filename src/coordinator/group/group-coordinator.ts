@@ -4,6 +4,7 @@
  * of loaded partitions in step with the `__consumer_offsets` partitions this broker leads. It
  * also removes the offsets of deleted partitions and completes transactional offset commits.
  */
+import { countGroups, type GroupCounts } from './group-counts.js';
 import type { Logger } from 'pino';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
@@ -303,6 +304,12 @@ export class GroupCoordinator {
     } catch (err) {
       return { errorCode: codeOf(err), groupId, groupState: '', protocolType: '', protocolData: '', members: [] };
     }
+  }
+
+  /** Groups by state and offsets held here (group-counts.ts), for the metrics scrape. */
+  groupCounts(out: GroupCounts): GroupCounts {
+    out.loadingPartitions = this.runtime.loadingCount();
+    return countGroups(this.runtime.activeShards(), out);
   }
 
   listGroups(statesFilter: string[], typesFilter: string[]): { errorCode: number; groups: ListedGroup[] } {

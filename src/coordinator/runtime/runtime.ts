@@ -65,6 +65,13 @@ export class CoordinatorRuntime<S extends CoordinatorShard<R>, R> {
     return [...this.slots.values()].filter((s) => s.state === 'active').map((s) => s.shard);
   }
 
+  /** Partitions being loaded (replayed) here, for the metrics. */
+  loadingCount(): number {
+    let n = 0;
+    for (const s of this.slots.values()) if (s.state === 'loading') n++;
+    return n;
+  }
+
   anyLoading(): boolean {
     return [...this.slots.values()].some((s) => s.state === 'loading');
   }

@@ -4,6 +4,7 @@
  * the coordinator runtime (answers once the records are durable), follows the leadership of the
  * partitions, and drives each prepared transaction's markers until it can be completed.
  */
+import { countTxns, type TxnCounts } from './txn-counts.js';
 import type { Logger } from 'pino';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { TopicInfo } from '../../metadata/cluster-model.js';
@@ -221,6 +222,12 @@ export class TxnCoordinator {
         topics: [],
       };
     }
+  }
+
+  /** Transactional ids by state and partitions loading (txn-counts.ts), for the metrics scrape. */
+  txnCounts(out: TxnCounts): TxnCounts {
+    out.loadingPartitions = this.runtime.loadingCount();
+    return countTxns(this.runtime.activeShards(), out);
   }
 
   list(filters: ListTxnFilters): { errorCode: number; transactions: ListedTxn[] } {

@@ -156,8 +156,25 @@ export function parseConnectString(connect: string): { hosts: string; chroot: st
   return { hosts: connect.slice(0, slash), chroot };
 }
 
+/**
+ * The session's plain stats, read by the metrics: ZooKeeper's client state as Kafka's
+ * SessionState gauge names it, Kafka's SessionExpireListener meters, and every request's
+ * round trip (Kafka's ZooKeeperRequestLatencyMs).
+ */
+export interface ZkSessionStats {
+  /** CONNECTED; CONNECTING after a disconnect or an expiry (the client reconnects); CLOSED once closed. */
+  state: 'CONNECTED' | 'CONNECTING' | 'CLOSED';
+  expires: number;
+  disconnects: number;
+  /** Connections made (the first and every reconnect; Kafka's ZooKeeperSyncConnectsPerSec). */
+  connects: number;
+  requests: number;
+  requestTotalMs: number;
+}
+
 export class ZkSession extends EventEmitter<ZkSessionEvents> {
   private backend!: ZkBackend;
+  readonly stats: ZkSessionStats = { state: 'CONNECTED', expires: 0, disconnects: 0, connects: 1, requests: 0, requestTotalMs: 0 };
 
   private constructor() {
     super();
@@ -166,13 +183,39 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
   /** Connects (creating the chroot when the connect string names one that is missing). */
   static async open(opts: ZkSessionOptions): Promise<ZkSession> {
     const session = new ZkSession();
-    const emit = (event: ZkSessionEvent): void => void session.emit(event);
+    const emit = (event: ZkSessionEvent): void => {
+      session.noteEvent(event);
+      session.emit(event);
+    };
     // Loaded on demand: the worker side never loads node-zookeeper-client on this thread.
     session.backend =
       opts.thread === 'caller'
         ? await (await import('./zk-client-backend.js')).ClientBackend.open(opts, opts.logger, emit)
         : await (await import('./zk-worker-backend.js')).WorkerBackend.open(opts, emit);
     return session;
+  }
+
+  private noteEvent(event: ZkSessionEvent): void {
+    const stats = this.stats;
+    if (stats.state === 'CLOSED') return;
+    if (event === 'expired') {
+      stats.expires++;
+      stats.state = 'CONNECTING';
+    } else if (event === 'disconnected') {
+      stats.disconnects++;
+      stats.state = 'CONNECTING';
+    } else if (event === 'connected' || event === 'newSession') {
+      if (stats.state !== 'CONNECTED') stats.connects++;
+      stats.state = 'CONNECTED';
+    }
+  }
+
+  /** Counts and times one request (not a hot path: ZooKeeper calls are few). */
+  private timed<T>(started: number, call: Promise<T>): Promise<T> {
+    return call.finally(() => {
+      this.stats.requests++;
+      this.stats.requestTotalMs += performance.now() - started;
+    });
   }
 
   /** The session id as hex (as ZooKeeper's tools print it, without 0x). */
@@ -191,17 +234,17 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
   }
 
   create(path: string, data?: Buffer | string, mode: ZkCreateMode = 'persistent'): Promise<string> {
-    return this.backend.create(path, toBuffer(data), mode);
+    return this.timed(performance.now(), this.backend.create(path, toBuffer(data), mode));
   }
 
   /** Creates `path` and its missing parents as persistent nodes; an existing node is fine. */
   ensurePath(path: string): Promise<void> {
-    return this.backend.ensurePath(path);
+    return this.timed(performance.now(), this.backend.ensurePath(path));
   }
 
   /** The node's data and stat. A watch is set only when the node exists (ZooKeeper's rule). */
   get(path: string, watch?: ZkWatcher): Promise<{ data: Buffer; stat: ZkStat }> {
-    return this.backend.get(path, watch);
+    return this.timed(performance.now(), this.backend.get(path, watch));
   }
 
   /** Like `get`, but undefined when the node does not exist. */
@@ -235,20 +278,20 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
   }
 
   set(path: string, data: Buffer | string, version = -1): Promise<ZkStat> {
-    return this.backend.set(path, toBuffer(data), version);
+    return this.timed(performance.now(), this.backend.set(path, toBuffer(data), version));
   }
 
   delete(path: string, version = -1): Promise<void> {
-    return this.backend.delete(path, version);
+    return this.timed(performance.now(), this.backend.delete(path, version));
   }
 
   /** The node's stat, or null when absent; the watch fires on creation, deletion or change. */
   exists(path: string, watch?: ZkWatcher): Promise<ZkStat | null> {
-    return this.backend.exists(path, watch);
+    return this.timed(performance.now(), this.backend.exists(path, watch));
   }
 
   children(path: string, watch?: ZkWatcher): Promise<string[]> {
-    return this.backend.children(path, watch);
+    return this.timed(performance.now(), this.backend.children(path, watch));
   }
 
   /** Like `children`, but [] when the node does not exist (a cluster or group not set up yet). */
@@ -263,10 +306,11 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
 
   /** Applies every operation atomically; on failure none is applied and the first error is thrown. */
   multi(ops: readonly ZkOp[]): Promise<void> {
-    return this.backend.multi(ops.map(toBufferOp));
+    return this.timed(performance.now(), this.backend.multi(ops.map(toBufferOp)));
   }
 
   close(): Promise<void> {
+    this.stats.state = 'CLOSED';
     return this.backend.close();
   }
 }

@@ -19,7 +19,7 @@ import { ArrivalOrder, type ArrivalTurn } from './arrival-order.js';
 import { LeaderHighWatermark } from './leader-high-watermark.js';
 import { PartitionReads } from './partition-reads.js';
 
-export type { FollowerState, IsrChange, IsrWriter } from './isr/partition-isr.js';
+export type { FollowerState, IsrChange, IsrChangeCounts, IsrWriter } from './isr/partition-isr.js';
 export type { AppendWaiter, StateWaiter } from './leader-high-watermark.js';
 
 export interface LeaderAppendResult {

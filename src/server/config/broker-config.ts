@@ -54,6 +54,8 @@ export interface BrokerConfig {
   /** socket.request.receive.timeout.ms; 0 = no deadline. */
   socketRequestReceiveTimeoutMs: number;
   requestTimeoutMs: number;
+  /** metrics.partition.level.enable: whether per-partition metric families are exported. */
+  metricsPartitionLevelEnable: boolean;
 
   logDirs: string[];
   numPartitions: number;

@@ -213,6 +213,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     queuedMaxRequestBytes,
     socketRequestReceiveTimeoutMs: v.num('socket.request.receive.timeout.ms'),
     requestTimeoutMs: v.num('request.timeout.ms'),
+    metricsPartitionLevelEnable: v.bool('metrics.partition.level.enable'),
 
     logDirs,
     numPartitions: v.num('num.partitions'),

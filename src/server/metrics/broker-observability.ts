@@ -11,6 +11,7 @@ import { startMetricsEndpoint, type MetricsHttpListener } from './http-listener.
 import { registerKafkaExporterMetrics, type ConsumerLagMetrics, type KafkaExporterSources } from './lag/index.js';
 import { createMetricsRegistry, type MetricsRegistry } from './registry.js';
 import { registerTrafficMetrics } from './traffic-metrics.js';
+import { registerBrokerStateMetrics, type BrokerStateSources } from './broker-state-metrics.js';
 import { RequestStats } from './request-stats.js';
 import { BrokerTopicStats } from './topic-stats.js';
 import type { BrokerServices } from '../broker-services.js';
@@ -18,6 +19,8 @@ import type { BrokerNetwork } from '../broker-network.js';
 
 /** What the areas' metrics read, handed over once the broker's services are up. */
 export interface ObservedBroker {
+  /** Replica manager, controller, logs, ZooKeeper and coordinators (broker-state-metrics.ts). */
+  brokerState: BrokerStateSources;
   /** Requests, topics' traffic, connections, SASL and quotas (traffic-metrics.ts). */
   traffic: { services: BrokerServices; network: BrokerNetwork };
   /** kafka-exporter's consumer lag and topic families (lag/). */
@@ -52,6 +55,7 @@ export class BrokerObservability {
 
   registerAreas(broker: ObservedBroker): void {
     registerTrafficMetrics(this.metrics, broker.traffic.services, broker.traffic.network);
+    registerBrokerStateMetrics(this.metrics, this.config, broker.brokerState);
     this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, broker.kafkaExporter);
   }
 

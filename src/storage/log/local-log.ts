@@ -71,6 +71,7 @@ export class LocalLog extends EventEmitter {
       isRetired: (seg) => this.retirement.has(seg),
       failure: (err) => this.availability.failure('flush', err),
       succeeded: () => this.ioFailures.succeeded('flush'),
+      stats: opts.flushStats,
     });
     this.logDir = path.dirname(opts.dir);
     this.ioFailures = new LogIoFailures(this.name, this.logDir, opts.failureLog ?? new FailureLog(opts.logger, this.clock), (err) =>

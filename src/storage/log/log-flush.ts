@@ -16,6 +16,12 @@ export interface FlushedLog {
   readonly offline: boolean;
 }
 
+/** Flushes that synced something, and their total time (Kafka's LogFlushRateAndTimeMs); one per log manager. */
+export interface FlushStats {
+  flushes: number;
+  totalMs: number;
+}
+
 /** How the log judges a segment and reports a failed or a good flush. */
 export interface FlushHooks {
   /** Whether the segment left the log (retired): its flush failing is no one's problem. */
@@ -23,6 +29,8 @@ export interface FlushHooks {
   /** The error to throw for a failed flush (the log's I/O-failure translation). */
   failure(err: unknown): Error;
   succeeded(): void;
+  /** Where flushes that synced something are counted and timed. */
+  readonly stats?: FlushStats | undefined;
 }
 
 export class LogFlusher {
@@ -99,10 +107,16 @@ export class LogFlusher {
       this.flushed();
       return;
     }
+    const started = performance.now();
     try {
       for (const s of log.segments) if (s.unflushedBytes > 0 || s === log.activeSegment) await s.flush();
     } catch (err) {
       throw this.hooks.failure(err);
+    }
+    const stats = this.hooks.stats;
+    if (stats) {
+      stats.flushes++;
+      stats.totalMs += performance.now() - started;
     }
     this.recoveryPoint = upTo;
     this.flushed();

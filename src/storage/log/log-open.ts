@@ -4,6 +4,7 @@
  * checkpoint past everything on disk starts the log fresh, empty, at that offset); the leader
  * epoch history is trimmed to the offsets the log holds.
  */
+import type { FlushStats } from './log-flush.js';
 import { unlink } from 'node:fs/promises';
 import type { LogConfig } from '../config.js';
 import { errnoOf } from '../errors.js';
@@ -30,6 +31,8 @@ export interface LogOpenOptions {
   clock?: () => number;
   /** Rate-limited logging of I/O failures, shared by the logs of a manager. Default: one per log. */
   failureLog?: FailureLog;
+  /** Where the log's flushes are counted and timed (the manager's, shared by its logs). */
+  flushStats?: FlushStats;
 }
 
 /** Where an opened log's segments and offsets start. */

@@ -21,6 +21,7 @@ import { FailureLog } from '../../common/failure-log.js';
 import { forEachConcurrently } from '../../common/concurrency.js';
 import { defaultOpenFileBudget, segmentFiles } from '../segment/segment-file.js';
 import { UnifiedLog } from '../log/unified-log.js';
+import type { FlushStats } from '../log/log-flush.js';
 
 export interface LogManagerOptions {
   logDirs: string[];
@@ -87,6 +88,8 @@ export class LogManager {
   readonly logger: StorageLogger;
   readonly cleaner: LogCleaner;
   private closed = false;
+  /** Flushes of this manager's logs that synced something, and their time (the metrics read it). */
+  readonly flushStats: FlushStats = { flushes: 0, totalMs: 0 };
   /** Times a directory's checkpoint files were written (diagnostics, tests). */
   checkpointWrites = 0;
   private readonly clock: () => number;
@@ -184,6 +187,7 @@ export class LogManager {
       onIoError: (_log, err) => this.takeOffline(state, err),
       onLogStartOffsetChanged: () => void this.writeCheckpoints(state).catch(() => undefined),
       failureLog: this.failureLog,
+      flushStats: this.flushStats,
     });
     try {
       return await UnifiedLog.open(local, {
@@ -271,6 +275,11 @@ export class LogManager {
   /** The log's high watermark as set (UnifiedLog.updateHighWatermark) or checkpointed; undefined when none is known or the log is not open. */
   checkpointedHighWatermark(topic: string, partition: number): number | undefined {
     return this.getLog(topic, partition)?.checkpointedHighWatermark;
+  }
+
+  /** Each log directory and whether it is online (Kafka's LogDirectoryOffline gauges), without listing logs. */
+  logDirsOnline(): { dir: string; online: boolean }[] {
+    return this.dirs.map((d) => ({ dir: d.dir, online: d.online }));
   }
 
   logDirsState(): LogDirState[] {

@@ -113,6 +113,10 @@ test('a session expiry drops the watch; the new session re-reads and delivers wh
   await writer.setEntityConfigs('topics', 'during', {});
   await until('a new session after the expiry', () => renewed, 60_000);
   assert.notEqual(c.session.sessionId(), oldId);
+  // The session's stats (kafka_server_sessionexpirelistener_*): one expiry, connected again.
+  assert.equal(c.session.stats.expires, 1);
+  assert.equal(c.session.stats.state, 'CONNECTED');
+  assert.ok(c.session.stats.connects >= 2);
   await until('the change made while the session was gone', () => seen.includes('topics/during'));
   await writer.setEntityConfigs('topics', 'after', {});
   await until('a change after the new session', () => seen.includes('topics/after'));
@@ -136,6 +140,8 @@ test('a connection lost and re-established on the same session keeps the watch: 
   const id = c.session.sessionId();
   relay!.cut();
   await until('the listener to lose its connection', () => disconnected);
+  assert.equal(c.session.stats.state, 'CONNECTING');
+  assert.ok(c.session.stats.disconnects >= 1);
   await writer.setEntityConfigs('topics', 'during', {});
   c.session.once('connected', () => (reconnected = true));
   relay!.restore();
@@ -143,6 +149,9 @@ test('a connection lost and re-established on the same session keeps the watch: 
   await until('the change made while disconnected (the client re-sets its watch)', () => seen.includes('topics/during'));
   assert.equal(c.session.sessionId(), id);
   assert.equal(renewed, false, 'the session survived: no new session');
+  assert.equal(c.session.stats.state, 'CONNECTED');
+  assert.equal(c.session.stats.expires, 0);
+  assert.ok(c.session.stats.requests > 0 && c.session.stats.requestTotalMs > 0, 'requests are counted and timed');
   await writer.setEntityConfigs('topics', 'after', {});
   await until('a change after the reconnection', () => seen.includes('topics/after'));
   assert.deepEqual(seen, ['topics/before', 'topics/during', 'topics/after']);

@@ -30,6 +30,14 @@ export interface FollowerState {
 export interface IsrWriter {
   /** `previousIsr`: the ISR the change replaces, for the state-change log. */
   writeIsr(change: IsrChange, previousIsr?: readonly number[]): Promise<number | 'BAD_VERSION'>;
+  /** Accepted ISR changes of this broker's leaders, counted here (Kafka's IsrShrinksPerSec / IsrExpandsPerSec). */
+  readonly counts?: IsrChangeCounts;
+}
+
+/** Totals of accepted ISR shrinks and expands (plain numbers the metrics read). */
+export interface IsrChangeCounts {
+  shrinks: number;
+  expands: number;
 }
 
 export interface IsrChange {
@@ -229,6 +237,10 @@ export class PartitionIsr {
       // restart anyone's lag window (only a leader change is, resetFollowers, as Kafka's
       // resetReplicaState), else a second lagging follower stays a whole window longer.
       if (typeof result === 'number') {
+        if (writer.counts) {
+          if (newIsr.length < this.isr.length) writer.counts.shrinks++;
+          else if (newIsr.length > this.isr.length) writer.counts.expands++;
+        }
         this.isr = newIsr;
         this.partitionEpoch = result;
       }

@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import { StateChangeLog } from '../../../common/state-change-log.js';
 import type { KafkaZkApi, TopicPartitionRef } from '../../../metadata/zk/zk-client-types.js';
-import type { IsrChange, IsrWriter } from '../partition.js';
+import type { IsrChange, IsrChangeCounts, IsrWriter } from '../partition.js';
 
 /** After a failed notification, when to try again. */
 const NOTIFY_RETRY_MS = 1000;
@@ -24,6 +24,7 @@ export class ZkIsrWriter implements IsrWriter {
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly stateChange: StateChangeLog;
+  readonly counts: IsrChangeCounts = { shrinks: 0, expands: 0 };
 
   constructor(
     private readonly zk: KafkaZkApi,

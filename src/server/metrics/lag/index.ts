@@ -18,7 +18,7 @@ export interface KafkaExporterSources extends Omit<LagSources, 'brokerId' | 'req
 }
 
 export function registerKafkaExporterMetrics(registry: MetricsRegistry, cfg: BrokerConfig, src: KafkaExporterSources): ConsumerLagMetrics {
-  const partitionLevel = cfg.values.get('metrics.partition.level.enable') !== false;
+  const partitionLevel = cfg.metricsPartitionLevelEnable;
   const { connections, isActiveController, ...rest } = src;
   registerTopicPartitionMetrics(registry, {
     brokerId: cfg.brokerId,

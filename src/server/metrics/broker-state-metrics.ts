@@ -1,0 +1,54 @@
+/**
+ * The broker-state metrics in one call for Broker.start(): replica manager, controller, logs,
+ * ZooKeeper session (cluster mode) and coordinators, each file registering its families on the
+ * broker's registry. Everything is read at scrape time from plain stats of the layers below.
+ */
+import type { KafkaController } from '../../controller/index.js';
+import type { GroupCoordinator } from '../../coordinator/group/group-coordinator.js';
+import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
+import type { MetadataStore } from '../../metadata/metadata-store.js';
+import type { ZkSessionStats } from '../../metadata/zk/zk-session.js';
+import type { ReplicaManager } from '../../replication/replica-manager.js';
+import { registerControllerMetrics, type ControllerSource } from './controller-metrics.js';
+import { registerCoordinatorMetrics } from './coordinator-metrics.js';
+import { registerLogMetrics } from './log-metrics.js';
+import type { MetricsRegistry } from './registry.js';
+import type { BrokerConfig } from '../config/broker-config.js';
+import { ReplicaCountsPerScrape, registerReplicaMetrics } from './replica-metrics.js';
+import { registerZookeeperMetrics } from './zookeeper-metrics.js';
+
+export interface BrokerStateSources {
+  metadata: MetadataStore;
+  /** Its logManager too (log metrics). */
+  replicaManager: ReplicaManager;
+  groups: GroupCoordinator;
+  txns: TxnCoordinator;
+  /** Cluster mode: the session's stats and the hosted controller (set once the broker registers). */
+  zookeeper?: { session: ZkSessionStats; controller: () => KafkaController | undefined } | undefined;
+}
+
+/** `cfg.metricsPartitionLevelEnable` (metrics.partition.level.enable) false leaves the per-partition families out. */
+export function registerBrokerStateMetrics(registry: MetricsRegistry, cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable'>, s: BrokerStateSources): void {
+  const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager);
+  registerReplicaMetrics(registry, s.replicaManager, replicaCounts);
+  const controller: ControllerSource = s.zookeeper
+    ? { kind: 'zookeeper', controller: s.zookeeper.controller }
+    : {
+        kind: 'embedded',
+        counts: (out) => {
+          const topics = s.metadata.topics();
+          out.globalTopics = topics.length;
+          out.globalPartitions = 0;
+          for (const t of topics) out.globalPartitions += t.partitions.length;
+          out.activeBrokers = 1;
+          out.preferredReplicaImbalance = 0;
+          // One replica each: a partition whose log directory is offline has no leader.
+          out.offlinePartitions = replicaCounts.get().offline;
+          return out;
+        },
+      };
+  registerControllerMetrics(registry, controller);
+  registerLogMetrics(registry, { replicaManager: s.replicaManager, logManager: s.replicaManager.logManager, partitionLevel: cfg.metricsPartitionLevelEnable });
+  if (s.zookeeper) registerZookeeperMetrics(registry, s.zookeeper.session);
+  registerCoordinatorMetrics(registry, s.groups, s.txns);
+}

@@ -1,0 +1,51 @@
+/**
+ * The replica manager's metrics (Kafka's kafka.server:type=ReplicaManager MBeans, named as the
+ * Prometheus JMX exporter's Kafka rules name them): partitions hosted and led here, under-
+ * replicated, under and at min ISR, offline replicas, and the ISR shrink and expand totals.
+ * The counts come from one pass over the hosted partitions per scrape (replica-state-stats.ts),
+ * shared by the six gauges of that scrape.
+ */
+import type { ReplicaManager } from '../../replication/replica-manager.js';
+import { emptyReplicaStateCounts, type ReplicaStateCounts } from '../../replication/replica-state-stats.js';
+import { collectedCounter, collectedGauge, one } from './collected.js';
+import type { MetricsRegistry } from './registry.js';
+
+/** Counts once per scrape: the registry asks every family in the same turn, so the first one counts. */
+export class ReplicaCountsPerScrape {
+  private readonly counts = emptyReplicaStateCounts();
+  private fresh = false;
+
+  constructor(private readonly replicaManager: ReplicaManager) {}
+
+  get(): ReplicaStateCounts {
+    if (!this.fresh) {
+      this.replicaManager.stateCounts(this.counts);
+      this.fresh = true;
+      setImmediate(() => {
+        this.fresh = false;
+      });
+    }
+    return this.counts;
+  }
+}
+
+export function registerReplicaMetrics(registry: MetricsRegistry, replicaManager: ReplicaManager, counts: ReplicaCountsPerScrape): void {
+  const gauge = (name: string, help: string, pick: (c: ReplicaStateCounts) => number): void =>
+    collectedGauge(registry, `kafka_server_replicamanager_${name}`, help, () => one(pick(counts.get())));
+  gauge('leadercount', 'Partitions led by this broker (ReplicaManager LeaderCount).', (c) => c.leaders);
+  gauge('partitioncount', 'Partitions hosted by this broker, leader or follower (ReplicaManager PartitionCount).', (c) => c.partitions);
+  gauge('underreplicatedpartitions', 'Partitions led here whose ISR is smaller than their replicas (UnderReplicatedPartitions).', (c) => c.underReplicated);
+  gauge(
+    'underminisrpartitioncount',
+    'Partitions led here whose ISR is below min.insync.replicas: acks=all produces fail (UnderMinIsrPartitionCount).',
+    (c) => c.underMinIsr,
+  );
+  gauge('atminisrpartitioncount', 'Partitions led here whose ISR is exactly min.insync.replicas (AtMinIsrPartitionCount).', (c) => c.atMinIsr);
+  gauge('offlinereplicacount', 'Replicas hosted here whose log directory is offline (OfflineReplicaCount).', (c) => c.offline);
+  collectedCounter(registry, 'kafka_server_replicamanager_isrshrinks_total', 'ISR shrinks accepted for partitions led here (IsrShrinksPerSec).', () =>
+    one(replicaManager.isrChangeCounts?.shrinks ?? 0),
+  );
+  collectedCounter(registry, 'kafka_server_replicamanager_isrexpands_total', 'ISR expansions accepted for partitions led here (IsrExpandsPerSec).', () =>
+    one(replicaManager.isrChangeCounts?.expands ?? 0),
+  );
+}

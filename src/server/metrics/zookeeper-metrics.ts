@@ -1,0 +1,28 @@
+/**
+ * The broker's ZooKeeper session metrics (cluster mode), named as the JMX exporter's Kafka rules
+ * name Kafka's MBeans: kafka.server:type=SessionExpireListener (the session state, Kafka's
+ * SessionState, as a gauge per state: 1 for the current one; expiries, disconnects and
+ * connections as `_total` counters) and kafka.server:type=ZooKeeperClientMetrics
+ * (ZooKeeperRequestLatencyMs: every request's round trip, count and total ms).
+ */
+import type { ZkSessionStats } from '../../metadata/zk/zk-session.js';
+import type { MetricsRegistry } from './registry.js';
+import { collectedCounter, collectedGauge, collectedTimer, one } from './collected.js';
+
+const STATES: readonly ZkSessionStats['state'][] = ['CONNECTED', 'CONNECTING', 'CLOSED'];
+
+export function registerZookeeperMetrics(registry: MetricsRegistry, stats: ZkSessionStats): void {
+  const prefix = 'kafka_server_sessionexpirelistener_';
+  collectedGauge(registry, `${prefix}sessionstate`, "The ZooKeeper client's state: 1 for the current one (Kafka's SessionState).", () =>
+    STATES.map((state) => ({ value: stats.state === state ? 1 : 0, labels: { state } })),
+  );
+  collectedCounter(registry, `${prefix}zookeeperexpires_total`, 'ZooKeeper sessions that expired (the broker re-registered).', () => one(stats.expires));
+  collectedCounter(registry, `${prefix}zookeeperdisconnects_total`, 'Connections to ZooKeeper lost.', () => one(stats.disconnects));
+  collectedCounter(registry, `${prefix}zookeepersyncconnects_total`, 'Connections to ZooKeeper made (the first and every reconnect).', () =>
+    one(stats.connects),
+  );
+  collectedTimer(registry, 'kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms', 'ZooKeeper requests: count and total round-trip ms.', () => ({
+    count: stats.requests,
+    sumMs: stats.requestTotalMs,
+  }));
+}
