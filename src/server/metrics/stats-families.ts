@@ -81,6 +81,11 @@ class StatsHistogram extends Histogram<string> {
     const base = await (HISTOGRAM_FOR_PROM_STRING as (this: Histogram<string>) => ReturnType<Histogram<string>['get']>).call(this);
     return { ...base, values: this.samples() };
   }
+
+  /** The JSON view (getMetricsAsJSON): our samples carry their labels whole, with no sharedLabels for the base's get() to splay. */
+  override async get(): ReturnType<Histogram<string>['get']> {
+    return this.getForPromString();
+  }
 }
 
 export function statsGauge(registry: MetricsRegistry, name: string, help: string, samples: Samples): void {
