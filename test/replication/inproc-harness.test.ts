@@ -13,6 +13,7 @@ import { requirePeer } from '../helpers/peers.js';
 import { ZOOKEEPER_JAR } from '../helpers/zookeeper.js';
 import { encodeBatch } from '../../src/protocol/records/index.js';
 import { parsePromText, value, type PromSample } from '../server/metrics/state-prom-text.js';
+import { CLUSTER_ONLY_METRICS } from '../server/metrics/dashboard-queries.js';
 
 let c: InprocCluster | undefined;
 before(async () => {
@@ -102,6 +103,9 @@ test('broker-state metrics on a ZooKeeper cluster: one active controller, under-
   assert.ok(value(cm, 'kafka_controller_kafkacontroller_globaltopiccount') >= 2);
   assert.ok(value(cm, 'kafka_controller_controllereventmanager_eventqueuetimems_count') > 0);
   assert.ok(Number.isInteger(value(cm, 'kafka_controller_controllereventmanager_eventqueuesize')));
+  // The Grafana dashboard's families an embedded broker lacks (test/server/metrics/dashboard.test.ts checks the rest).
+  const served = new Set(cm.map((s) => s.name));
+  for (const name of CLUSTER_ONLY_METRICS) assert.ok(served.has(name), `dashboard metric ${name} on the controller`);
 
   // It returns: back in the ISR (the leader counts the expand), nothing under-replicated, and the
   // controller timed the broker change (Kafka's LeaderElectionRateAndTimeMs).
