@@ -2,8 +2,8 @@
  * The embedded broker's ACLs: one JSON file beside the metadata file, replaced atomically on
  * every change (writes serialised, so the file holds the latest of overlapping changes).
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile } from './json-file.js';
 import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import type { AclStorage, StoredAclEntry, StoredAclResource, StoredAcls } from '../acl-storage.js';
 
@@ -26,19 +26,9 @@ export class EmbeddedAcls implements AclStorage {
   }
 
   async loadAll(): Promise<StoredAcls[]> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new Error(`cannot read ${this.file}: ${(err as Error).message}`);
-    }
-    let parsed: PersistedAcls;
-    try {
-      parsed = JSON.parse(text) as PersistedAcls;
-    } catch (err) {
-      throw new Error(`${this.file}: not JSON (${(err as Error).message})`);
-    }
+    const read = await readJsonFile(this.file);
+    if (read === undefined) return [];
+    const parsed = read as PersistedAcls;
     if (parsed.version !== 1 || !Array.isArray(parsed.resources)) throw new Error(`${this.file}: unknown format`);
     this.current = new Map(parsed.resources.map((r) => [keyOf(r.resource), r]));
     return [...this.current.values()];

@@ -2,8 +2,8 @@
  * The embedded broker's client entities (SCRAM credentials, quotas): one JSON file beside the
  * metadata file, replaced atomically on every change.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile } from './json-file.js';
 import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import type { ClientEntityBackend } from '../client-entity-configs.js';
 
@@ -24,14 +24,9 @@ export class EmbeddedClientEntities implements ClientEntityBackend {
   }
 
   async loadAll(): Promise<Map<string, Record<string, string>>> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-      throw new Error(`cannot read ${this.file}: ${(err as Error).message}`);
-    }
-    const parsed = JSON.parse(text) as PersistedEntities;
+    const read = await readJsonFile(this.file);
+    if (read === undefined) return new Map();
+    const parsed = read as PersistedEntities;
     if (parsed.version !== 1 || typeof parsed.entities !== 'object') throw new Error(`${this.file}: unknown format`);
     this.current = new Map(Object.entries(parsed.entities));
     return new Map([...this.current].map(([k, v]) => [k, { ...v }]));

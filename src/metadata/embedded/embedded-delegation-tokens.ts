@@ -2,8 +2,8 @@
  * The embedded broker's delegation tokens: one JSON file beside the metadata file
  * (`fjord-delegation-tokens.json`), replaced atomically on every change, so a restart keeps them.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonFile } from './json-file.js';
 import { writeFileAtomically } from '../../storage/checkpoint/atomic-file.js';
 import { storedTokenFrom, type DelegationTokenStore, type StoredToken } from '../delegation-token-store.js';
 
@@ -24,14 +24,9 @@ export class EmbeddedDelegationTokens implements DelegationTokenStore {
   }
 
   async loadAll(): Promise<StoredToken[]> {
-    let text: string;
-    try {
-      text = await readFile(this.file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new Error(`cannot read ${this.file}: ${(err as Error).message}`);
-    }
-    const parsed = JSON.parse(text) as PersistedTokens;
+    const read = await readJsonFile(this.file);
+    if (read === undefined) return [];
+    const parsed = read as PersistedTokens;
     if (parsed.version !== 1 || !Array.isArray(parsed.tokens)) throw new Error(`${this.file}: unknown format`);
     const tokens: StoredToken[] = [];
     for (const t of parsed.tokens) {

@@ -6,9 +6,8 @@
  * (DELEGATION_TOKEN_NOT_FOUND, DELEGATION_TOKEN_EXPIRED, DELEGATION_TOKEN_AUTH_DISABLED).
  */
 import { ExpireDelegationTokenRequestCodec, ExpireDelegationTokenResponseCodec } from '../../protocol/messages/index.js';
-import { ErrorCode } from '../../protocol/errors.js';
 import { defineHandler } from './types.js';
-import { allowTokenRequests, plainPrincipal } from './delegation-token-common.js';
+import { changeTokenExpiry } from './delegation-token-common.js';
 
 export const expireDelegationTokenHandler = defineHandler({
   apiKey: 40,
@@ -17,12 +16,5 @@ export const expireDelegationTokenHandler = defineHandler({
   minVersion: 0,
   maxVersion: 2,
   authorize: { ownWay: 'as Kafka: no ACL; an authenticated connection that did not use a token, and the token owner or a renewer' },
-  async handle(req, ctx) {
-    if (!allowTokenRequests(ctx)) return { errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiryTimestampMs: -1n, throttleTimeMs: 0 };
-    const manager = ctx.services.delegationTokens;
-    const outcome = manager
-      ? await manager.expire(plainPrincipal(ctx.connection.principal), req.hmac, Number(req.expiryTimePeriodMs))
-      : { errorCode: ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, expiryTimestamp: -1 };
-    return { errorCode: outcome.errorCode, expiryTimestampMs: BigInt(outcome.expiryTimestamp), throttleTimeMs: 0 };
-  },
+  handle: (req, ctx) => changeTokenExpiry(ctx, (manager, principal) => manager.expire(principal, req.hmac, Number(req.expiryTimePeriodMs))),
 });
