@@ -9,6 +9,7 @@
  * broker failing). topic-metrics.ts reads them when scraped.
  */
 import { ErrorCode } from '../../protocol/errors.js';
+import { MAGIC, RECORD_BATCH_OVERHEAD, batchSize, magicOf, recordsCountOf } from '../../protocol/records/batch-header.js';
 import type { FetchedPartition } from '../../replication/fetch/fetch-service.js';
 
 export class TopicStats {
@@ -131,13 +132,8 @@ export class BrokerTopicStats {
  */
 export function countRecords(records: Buffer): number {
   let n = 0;
-  let pos = 0;
-  while (pos + 17 <= records.length) {
-    const size = records.readInt32BE(pos + 8);
-    const magic = records.readInt8(pos + 16);
-    if (magic >= 2 && pos + 61 <= records.length) n += records.readInt32BE(pos + 57);
-    else n++;
-    pos += 12 + size;
+  for (let pos = 0; pos + MAGIC + 1 <= records.length; pos += batchSize(records, pos)) {
+    n += magicOf(records, pos) >= 2 && pos + RECORD_BATCH_OVERHEAD <= records.length ? recordsCountOf(records, pos) : 1;
   }
   return n;
 }
