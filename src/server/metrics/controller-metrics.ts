@@ -13,7 +13,7 @@
 import type { KafkaController } from '../../controller/index.js';
 import { emptyControllerStateCounts, type ControllerStateCounts, type TimeTotals } from '../../controller/controller-stats.js';
 import type { MetricsRegistry } from './registry.js';
-import { collectedCounter, collectedGauge, collectedTimer, one } from './collected.js';
+import { statsCounter, statsGauge, statsTimer, one } from './stats-families.js';
 
 /** Where the controller gauges come from: the hosted controller (cluster mode) or the broker itself (embedded). */
 export type ControllerSource =
@@ -57,9 +57,9 @@ export function registerControllerMetrics(registry: MetricsRegistry, source: Con
   };
   const prefix = 'kafka_controller_kafkacontroller_';
   const active = (): number => (source.kind === 'embedded' || source.controller()?.isActive ? 1 : 0);
-  collectedGauge(registry, `${prefix}activecontrollercount`, '1 on the active controller, 0 elsewhere: the sum over brokers must be 1.', () => one(active()));
+  statsGauge(registry, `${prefix}activecontrollercount`, '1 on the active controller, 0 elsewhere: the sum over brokers must be 1.', () => one(active()));
   const gauge = (name: string, help: string, pick: (c: ControllerStateCounts) => number): void =>
-    collectedGauge(registry, prefix + name, help, () => one(pick(current())));
+    statsGauge(registry, prefix + name, help, () => one(pick(current())));
   gauge('offlinepartitionscount', 'Partitions without a live leader (active controller only; topics being deleted excluded).', (c) => c.offlinePartitions);
   gauge('preferredreplicaimbalancecount', 'Partitions not led by their preferred replica (active controller only).', (c) => c.preferredReplicaImbalance);
   gauge('globaltopiccount', 'Topics in the cluster (active controller only).', (c) => c.globalTopics);
@@ -70,19 +70,19 @@ export function registerControllerMetrics(registry: MetricsRegistry, source: Con
 
   const controller = source.controller;
   for (const state of TIMED_STATES)
-    collectedTimer(
+    statsTimer(
       registry,
       `kafka_controller_controllerstats_${state.toLowerCase()}rateandtimems`,
       `Controller events of state ${state}: count and total processing time in ms (ControllerStats ${state}RateAndTimeMs).`,
       () => controller()?.stats.stateTimes.get(state) ?? NO_TIMES,
     );
-  collectedCounter(registry, 'kafka_controller_controllerstats_uncleanleaderelections_total', 'Leaders elected from outside the ISR by this controller.', () =>
+  statsCounter(registry, 'kafka_controller_controllerstats_uncleanleaderelections_total', 'Leaders elected from outside the ISR by this controller.', () =>
     one(controller()?.stats.uncleanLeaderElections ?? 0),
   );
-  collectedGauge(registry, 'kafka_controller_controllereventmanager_eventqueuesize', 'Controller events waiting to be processed.', () =>
+  statsGauge(registry, 'kafka_controller_controllereventmanager_eventqueuesize', 'Controller events waiting to be processed.', () =>
     one(controller()?.eventQueueSize ?? 0),
   );
-  collectedTimer(
+  statsTimer(
     registry,
     'kafka_controller_controllereventmanager_eventqueuetimems',
     'Time controller events waited in the queue: count and total ms.',

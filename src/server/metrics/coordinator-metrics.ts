@@ -10,7 +10,7 @@ import { emptyGroupCounts, type GroupCounts } from '../../coordinator/group/grou
 import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
 import { emptyTxnCounts } from '../../coordinator/txn/txn-counts.js';
 import type { MetricsRegistry } from './registry.js';
-import { collectedGauge, one, type Sample } from './collected.js';
+import { statsGauge, one, type Sample } from './stats-families.js';
 
 export function registerCoordinatorMetrics(registry: MetricsRegistry, groups: GroupCoordinator, txns: TxnCoordinator): void {
   const counts = emptyGroupCounts();
@@ -26,8 +26,7 @@ export function registerCoordinatorMetrics(registry: MetricsRegistry, groups: Gr
     return counts;
   };
   const prefix = 'kafka_coordinator_group_groupmetadatamanager_';
-  const gauge = (name: string, help: string, pick: (c: GroupCounts) => number): void =>
-    collectedGauge(registry, prefix + name, help, () => one(pick(current())));
+  const gauge = (name: string, help: string, pick: (c: GroupCounts) => number): void => statsGauge(registry, prefix + name, help, () => one(pick(current())));
   gauge('numgroups', 'Consumer groups coordinated here.', (c) => c.groups);
   gauge('numgroupsstable', 'Groups coordinated here in state Stable.', (c) => c.stable);
   gauge('numgroupspreparingrebalance', 'Groups coordinated here in state PreparingRebalance.', (c) => c.preparingRebalance);
@@ -38,7 +37,7 @@ export function registerCoordinatorMetrics(registry: MetricsRegistry, groups: Gr
   gauge('partitionsloading', '__consumer_offsets partitions being loaded here.', (c) => c.loadingPartitions);
 
   const txnCounts = emptyTxnCounts();
-  collectedGauge(
+  statsGauge(
     registry,
     'kafka_coordinator_transaction_transactionstatemanager_numtransactions',
     'Transactional ids coordinated here, by state (Ongoing: transactions open).',
@@ -49,13 +48,8 @@ export function registerCoordinatorMetrics(registry: MetricsRegistry, groups: Gr
       return samples;
     },
   );
-  collectedGauge(
-    registry,
-    'kafka_coordinator_transaction_transactionstatemanager_partitionsloading',
-    '__transaction_state partitions being loaded here.',
-    () => {
-      txns.txnCounts(txnCounts);
-      return one(txnCounts.loadingPartitions);
-    },
-  );
+  statsGauge(registry, 'kafka_coordinator_transaction_transactionstatemanager_partitionsloading', '__transaction_state partitions being loaded here.', () => {
+    txns.txnCounts(txnCounts);
+    return one(txnCounts.loadingPartitions);
+  });
 }

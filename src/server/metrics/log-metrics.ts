@@ -14,7 +14,7 @@ import type { LogManager } from '../../storage/manager/log-manager.js';
 import { Gauge } from 'prom-client';
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
-import { collectedGauge, collectedTimer, one } from './collected.js';
+import { statsGauge, statsTimer, one } from './stats-families.js';
 
 /** The four per-partition families, in this order: name, help, the value of a log. */
 const PARTITION_FAMILIES: readonly [string, string, (log: UnifiedLog) => number][] = [
@@ -91,19 +91,14 @@ export function registerLogMetrics(registry: MetricsRegistry, opts: LogMetricsOp
     };
     for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionLogFamily(registry, i, replicaManager, lines);
   }
-  collectedTimer(
-    registry,
-    'kafka_log_logflushstats_logflushrateandtimems',
-    'Log flushes that synced data: count and total ms (LogFlushRateAndTimeMs).',
-    () => ({
-      count: logManager.flushStats.flushes,
-      sumMs: logManager.flushStats.totalMs,
-    }),
-  );
-  collectedGauge(registry, 'kafka_log_logmanager_offlinelogdirectorycount', 'Log directories offline after an I/O error.', () =>
+  statsTimer(registry, 'kafka_log_logflushstats_logflushrateandtimems', 'Log flushes that synced data: count and total ms (LogFlushRateAndTimeMs).', () => ({
+    count: logManager.flushStats.flushes,
+    sumMs: logManager.flushStats.totalMs,
+  }));
+  statsGauge(registry, 'kafka_log_logmanager_offlinelogdirectorycount', 'Log directories offline after an I/O error.', () =>
     one(logManager.logDirsOnline().filter((d) => !d.online).length),
   );
-  collectedGauge(registry, 'kafka_log_logmanager_logdirectoryoffline', '1 when the log directory is offline, else 0 (LogDirectoryOffline).', () =>
+  statsGauge(registry, 'kafka_log_logmanager_logdirectoryoffline', '1 when the log directory is offline, else 0 (LogDirectoryOffline).', () =>
     logManager.logDirsOnline().map((d) => ({ value: d.online ? 0 : 1, labels: { logDirectory: d.dir } })),
   );
 }

@@ -7,7 +7,7 @@
  */
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { emptyReplicaStateCounts, type ReplicaStateCounts } from '../../replication/replica-state-stats.js';
-import { collectedCounter, collectedGauge, one } from './collected.js';
+import { statsCounter, statsGauge, one } from './stats-families.js';
 import type { MetricsRegistry } from './registry.js';
 
 /** Counts once per scrape: the registry asks every family in the same turn, so the first one counts. */
@@ -31,7 +31,7 @@ export class ReplicaCountsPerScrape {
 
 export function registerReplicaMetrics(registry: MetricsRegistry, replicaManager: ReplicaManager, counts: ReplicaCountsPerScrape): void {
   const gauge = (name: string, help: string, pick: (c: ReplicaStateCounts) => number): void =>
-    collectedGauge(registry, `kafka_server_replicamanager_${name}`, help, () => one(pick(counts.get())));
+    statsGauge(registry, `kafka_server_replicamanager_${name}`, help, () => one(pick(counts.get())));
   gauge('leadercount', 'Partitions led by this broker (ReplicaManager LeaderCount).', (c) => c.leaders);
   gauge('partitioncount', 'Partitions hosted by this broker, leader or follower (ReplicaManager PartitionCount).', (c) => c.partitions);
   gauge('underreplicatedpartitions', 'Partitions led here whose ISR is smaller than their replicas (UnderReplicatedPartitions).', (c) => c.underReplicated);
@@ -42,10 +42,10 @@ export function registerReplicaMetrics(registry: MetricsRegistry, replicaManager
   );
   gauge('atminisrpartitioncount', 'Partitions led here whose ISR is exactly min.insync.replicas (AtMinIsrPartitionCount).', (c) => c.atMinIsr);
   gauge('offlinereplicacount', 'Replicas hosted here whose log directory is offline (OfflineReplicaCount).', (c) => c.offline);
-  collectedCounter(registry, 'kafka_server_replicamanager_isrshrinks_total', 'ISR shrinks accepted for partitions led here (IsrShrinksPerSec).', () =>
+  statsCounter(registry, 'kafka_server_replicamanager_isrshrinks_total', 'ISR shrinks accepted for partitions led here (IsrShrinksPerSec).', () =>
     one(replicaManager.isrChangeCounts?.shrinks ?? 0),
   );
-  collectedCounter(registry, 'kafka_server_replicamanager_isrexpands_total', 'ISR expansions accepted for partitions led here (IsrExpandsPerSec).', () =>
+  statsCounter(registry, 'kafka_server_replicamanager_isrexpands_total', 'ISR expansions accepted for partitions led here (IsrExpandsPerSec).', () =>
     one(replicaManager.isrChangeCounts?.expands ?? 0),
   );
 }

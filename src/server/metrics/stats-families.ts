@@ -1,6 +1,7 @@
 /**
  * Metric families whose samples are built at scrape time from plain stats (request, topic,
- * connection and quota metrics): prom-client Counter, Gauge, Summary and Histogram subclasses
+ * connection and quota metrics; the broker-state ones: replica manager, controller, logs,
+ * ZooKeeper, coordinators): prom-client Counter, Gauge, Summary and Histogram subclasses
  * whose get() returns what a callback builds, so a request pays nothing for metrics and a scrape
  * does one pass over the stats without label hashing. The registry formats them as any other.
  */
@@ -105,4 +106,22 @@ export function statsSummary(registry: MetricsRegistry, name: string, help: stri
 /** `name_bucket{le=..}`, `name_sum`, `name_count`. */
 export function statsHistogram(registry: MetricsRegistry, name: string, help: string, samples: Samples): void {
   new StatsHistogram(registry, name, help, samples);
+}
+
+const NO_LABELS: Record<string, string | number> = Object.freeze({}) as Record<string, string | number>;
+
+/** A single unlabelled sample. */
+export function one(value: number): Sample[] {
+  return [{ value, labels: NO_LABELS }];
+}
+
+/** A count and a sum of milliseconds kept elsewhere, as a summary without quantiles (`name_count`, `name_sum`). */
+export function statsTimer(registry: MetricsRegistry, name: string, help: string, totals: () => { count: number; sumMs: number }): void {
+  statsSummary(registry, name, help, () => {
+    const t = totals();
+    return [
+      { metricName: `${name}_sum`, value: t.sumMs, labels: NO_LABELS },
+      { metricName: `${name}_count`, value: t.count, labels: NO_LABELS },
+    ];
+  });
 }

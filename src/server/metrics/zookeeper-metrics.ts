@@ -7,21 +7,19 @@
  */
 import type { ZkSessionStats } from '../../metadata/zk/zk-session.js';
 import type { MetricsRegistry } from './registry.js';
-import { collectedCounter, collectedGauge, collectedTimer, one } from './collected.js';
+import { statsCounter, statsGauge, statsTimer, one } from './stats-families.js';
 
 const STATES: readonly ZkSessionStats['state'][] = ['CONNECTED', 'CONNECTING', 'CLOSED'];
 
 export function registerZookeeperMetrics(registry: MetricsRegistry, stats: ZkSessionStats): void {
   const prefix = 'kafka_server_sessionexpirelistener_';
-  collectedGauge(registry, `${prefix}sessionstate`, "The ZooKeeper client's state: 1 for the current one (Kafka's SessionState).", () =>
+  statsGauge(registry, `${prefix}sessionstate`, "The ZooKeeper client's state: 1 for the current one (Kafka's SessionState).", () =>
     STATES.map((state) => ({ value: stats.state === state ? 1 : 0, labels: { state } })),
   );
-  collectedCounter(registry, `${prefix}zookeeperexpires_total`, 'ZooKeeper sessions that expired (the broker re-registered).', () => one(stats.expires));
-  collectedCounter(registry, `${prefix}zookeeperdisconnects_total`, 'Connections to ZooKeeper lost.', () => one(stats.disconnects));
-  collectedCounter(registry, `${prefix}zookeepersyncconnects_total`, 'Connections to ZooKeeper made (the first and every reconnect).', () =>
-    one(stats.connects),
-  );
-  collectedTimer(registry, 'kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms', 'ZooKeeper requests: count and total round-trip ms.', () => ({
+  statsCounter(registry, `${prefix}zookeeperexpires_total`, 'ZooKeeper sessions that expired (the broker re-registered).', () => one(stats.expires));
+  statsCounter(registry, `${prefix}zookeeperdisconnects_total`, 'Connections to ZooKeeper lost.', () => one(stats.disconnects));
+  statsCounter(registry, `${prefix}zookeepersyncconnects_total`, 'Connections to ZooKeeper made (the first and every reconnect).', () => one(stats.connects));
+  statsTimer(registry, 'kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms', 'ZooKeeper requests: count and total round-trip ms.', () => ({
     count: stats.requests,
     sumMs: stats.requestTotalMs,
   }));
