@@ -2,6 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import kafkajs from 'kafkajs';
+import '../helpers/promise-with-resolvers.js';
 import { Admin } from '@platformatic/kafka';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { requirePeer, PYTHON } from '../helpers/peers.js';

@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import '../helpers/promise-with-resolvers.js';
 import { Producer, Consumer, stringSerializers, stringDeserializers } from '@platformatic/kafka';
 import { startTestBroker } from '../helpers/broker.js';
 
