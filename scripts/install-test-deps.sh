@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings the real peers the tests talk to: Debian's kcat, Python Kafka clients, ZooKeeper, Redis,
-# iperf3, Burrow. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
+# iperf3, Burrow, Prometheus. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
 set -euo pipefail
 need=()
 command -v kcat >/dev/null || need+=(kcat)
@@ -12,6 +12,7 @@ command -v iperf3 >/dev/null || need+=(iperf3)
 command -v lz4 >/dev/null || need+=(lz4)
 command -v zstd >/dev/null || need+=(zstd)
 command -v Burrow >/dev/null || need+=(burrow)
+command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(prometheus)
 # Every npm package, dev dependencies too: the README's first command (npm ci --omit=dev) leaves
 # those out, and the tests, the linter and tsx are among them.
 node -e 'const p = require("./package.json"); const fs = require("fs");
@@ -22,4 +23,9 @@ if [ "${#need[@]}" -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q >/dev/null
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need[@]}" >/dev/null
+  # Where systemd runs, the package starts a server on :9090 (and its node exporter on :9100);
+  # the tests start their own prometheus on free ports, so none is left running.
+  if [[ " ${need[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+  fi
 fi

@@ -18,6 +18,8 @@ const checks: Record<string, () => boolean> = {
   'redis-server': () => spawnSync('redis-server', ['--version']).status === 0,
   // Debian's burrow package installs the binary as /usr/bin/Burrow (capital B).
   burrow: () => spawnSync('Burrow', ['--help']).status === 0,
+  // Debian's prometheus package brings promtool beside the server.
+  prometheus: () => spawnSync('prometheus', ['--version']).status === 0 && spawnSync('promtool', ['--version']).status === 0,
 };
 
 /** Whether the peer is installed (for a `before` hook; tests still call requirePeer). */
