@@ -180,6 +180,8 @@ export interface ClusterOptions {
   chroot?: string;
   /** Extra broker properties, for every broker. */
   props?: Record<string, string>;
+  /** Extra properties of one broker (after `props`), e.g. its own metrics.listener port. */
+  brokerProps?: (id: number) => Record<string, string>;
   /** Listener names added beside PLAINTEXT, each on its own free port (e.g. SSL). */
   extraListeners?: string[];
   /** Runs once ZooKeeper is up, before any broker starts (e.g. bootstrap ACLs written with kafka-acls.sh). */
@@ -232,6 +234,7 @@ export class Cluster {
         // brokers (no controller left to answer) would wait 15 s each.
         'controlled.shutdown.retry.backoff.ms': '500',
         ...opts.props,
+        ...opts.brokerProps?.(id),
       };
       brokers.push(new ClusterBroker(id, port, dir, join(root, `broker-${id}.log`), props, extraPorts));
     }
