@@ -161,7 +161,7 @@ after(async () => {
   await c?.stop();
 });
 
-test('Prometheus scrapes all three brokers; the active controller count sums to 1, from the controller ZooKeeper names', { timeout: 30_000 }, async (t) => {
+test('Prometheus scrapes all three brokers; the active controller count sums to 1, from the controller ZooKeeper names', { timeout: 60_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'prometheus') || !c) return;
   await c.waitFor('every target up', 15_000, async () => (await scalar('sum(up{job="fjord"})')) === 3);
   const controller = (await c.waitForController()).brokerId;
