@@ -1,16 +1,20 @@
 /**
  * The alert rules shipped in dashboards/fjord-alerts.yml: `promtool check rules` accepts them
- * (Debian's prometheus package; a peer), each rule has a severity and a summary, every metric
- * their expressions name is served by a live broker's /metrics after a small workload with the
- * labels their matchers use (or is listed below, with the reason: cluster-only, needing SASL or
- * quotas, or Prometheus's own), and docs/operations.md agrees: its "Alert rules" section names
- * every rule of the file, and every alert its YAML snippets show is in the file with the same
- * expression (or is listed as an example to adapt). The rules at work on a real Prometheus over
- * a 3-broker cluster: test/interop/prometheus.test.ts.
+ * (Debian's prometheus package; a peer); `promtool test rules` shows the main ones firing on
+ * synthetic series when they should and only then; each rule has a severity and a summary; every
+ * metric their expressions name is served by a live broker's /metrics after a small workload,
+ * with the labels their matchers use (or is listed below with the reason: cluster-only, needing
+ * SASL or quotas, or Prometheus's own); and docs/operations.md agrees: its "Alert rules" section
+ * names every rule of the file, and every alert its YAML snippets show is in the file with the
+ * same expression (or is listed as an example to adapt). The rules at work on a real Prometheus
+ * over a 3-broker cluster: test/interop/prometheus.test.ts.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +103,116 @@ test('promtool check rules accepts dashboards/fjord-alerts.yml, and finds as man
     timeoutMs: 30_000,
   });
   assert.notEqual(bad.code, 0, bad.stdout);
+});
+
+/** A `promtool test rules` alert expectation: the alert's labels beyond the rule's own, and its summary. */
+type Expected = { labels?: Record<string, string>; summary: string }[];
+
+test('the rules fire when they should and only then: promtool test rules on synthetic series', async (t) => {
+  if (!requirePeer(t, 'prometheus')) return;
+  const byName = new Map(rules.map((r) => [r.alert, r]));
+  /** The rule's own labels and a summary, as promtool compares them. */
+  const alerts = (name: string, expected: Expected): unknown[] =>
+    expected.map((e) => ({ exp_labels: { severity: byName.get(name)!.severity, ...e.labels }, exp_annotations: { summary: e.summary } }));
+  const check = (evalTime: string, name: string, expected: Expected = []): unknown => ({
+    eval_time: evalTime,
+    alertname: name,
+    exp_alerts: alerts(name, expected),
+  });
+  const tests = [
+    {
+      // No broker answers (and then one does): FjordNoBrokerUp after its 1m (absent() of a
+      // comparison has no labels to give); FjordBrokerDown names the one still down.
+      interval: '1m',
+      input_series: [
+        { series: 'up{job="fjord",instance="b0:9404"}', values: '0x4 1x4' },
+        { series: 'up{job="fjord",instance="b1:9404"}', values: '0x8' },
+      ],
+      alert_rule_test: [
+        check('0m', 'FjordNoBrokerUp'),
+        check('2m', 'FjordNoBrokerUp', [{ summary: byName.get('FjordNoBrokerUp')!.summary! }]),
+        check('7m', 'FjordNoBrokerUp'),
+        check('7m', 'FjordBrokerDown', [{ labels: { job: 'fjord', instance: 'b1:9404' }, summary: "b1:9404 does not answer Prometheus's scrapes" }]),
+      ],
+    },
+    {
+      // The active controller count: 1 over three brokers is fine; 0, then 2, fire.
+      interval: '1m',
+      input_series: [
+        { series: 'kafka_controller_kafkacontroller_activecontrollercount{instance="b0"}', values: '1x4 0x4 1x4' },
+        { series: 'kafka_controller_kafkacontroller_activecontrollercount{instance="b1"}', values: '0x4 0x4 1x4' },
+        { series: 'kafka_controller_kafkacontroller_activecontrollercount{instance="b2"}', values: '0x12' },
+      ],
+      alert_rule_test: [
+        check('3m', 'ActiveControllerCount'),
+        check('7m', 'ActiveControllerCount', [{ summary: byName.get('ActiveControllerCount')!.summary! }]),
+        check('12m', 'ActiveControllerCount', [{ summary: byName.get('ActiveControllerCount')!.summary! }]),
+      ],
+    },
+    {
+      // Under-replicated: pending for its 5m, then firing; gone once the ISR is full.
+      interval: '1m',
+      input_series: [
+        { series: 'kafka_server_replicamanager_underreplicatedpartitions{instance="b0"}', values: '0 3x7 0x3' },
+        { series: 'kafka_server_replicamanager_underreplicatedpartitions{instance="b1"}', values: '0x11' },
+      ],
+      alert_rule_test: [
+        check('4m', 'UnderReplicatedPartitions'),
+        check('7m', 'UnderReplicatedPartitions', [{ summary: byName.get('UnderReplicatedPartitions')!.summary! }]),
+        check('10m', 'UnderReplicatedPartitions'),
+      ],
+    },
+    {
+      // A group with records waiting and no members is stopped; one with a member is not. Lag in
+      // seconds over 5 minutes for 10 minutes: lagging.
+      interval: '1m',
+      input_series: [
+        { series: 'kafka_consumergroup_lag_sum{consumergroup="stopped",topic="t"}', values: '5x20' },
+        { series: 'kafka_consumergroup_members{consumergroup="stopped"}', values: '0x20' },
+        { series: 'kafka_consumergroup_lag_sum{consumergroup="running",topic="t"}', values: '5x20' },
+        { series: 'kafka_consumergroup_members{consumergroup="running"}', values: '1x20' },
+        { series: 'kafka_consumergroup_lag_seconds_max{consumergroup="running",topic="t"}', values: '600x20' },
+        { series: 'kafka_consumergroup_lag_seconds_max{consumergroup="stopped",topic="t"}', values: '30x20' },
+      ],
+      alert_rule_test: [
+        check('16m', 'ConsumerGroupStopped', [{ labels: { consumergroup: 'stopped' }, summary: 'stopped has records waiting and no member to read them' }]),
+        check('5m', 'ConsumerGroupLagging'),
+        check('11m', 'ConsumerGroupLagging', [{ labels: { consumergroup: 'running', topic: 't' }, summary: 'running is 10m 0s behind on t' }]),
+      ],
+    },
+    {
+      // Log flushes averaging 200 ms fire after 10 minutes; a broker that does not flush (0/0) never does.
+      interval: '1m',
+      input_series: [
+        { series: 'kafka_log_logflushstats_logflushrateandtimems_sum{instance="slow"}', values: '0+12000x20' },
+        { series: 'kafka_log_logflushstats_logflushrateandtimems_count{instance="slow"}', values: '0+60x20' },
+        { series: 'kafka_log_logflushstats_logflushrateandtimems_sum{instance="idle"}', values: '0x20' },
+        { series: 'kafka_log_logflushstats_logflushrateandtimems_count{instance="idle"}', values: '0x20' },
+      ],
+      alert_rule_test: [
+        check('8m', 'KafkaLogFlushSlow'),
+        check('18m', 'KafkaLogFlushSlow', [
+          { labels: { instance: 'slow' }, summary: 'log flushes on slow take 200 ms on average: the disk is slow or saturated' },
+        ]),
+      ],
+    },
+  ];
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-alert-rules-'));
+  try {
+    // JSON is YAML: promtool reads the test file as it is written here.
+    const file = join(dir, 'fjord-alerts.test.yml');
+    writeFileSync(file, JSON.stringify({ rule_files: [RULES_PATH], evaluation_interval: '1m', tests }, null, 2));
+    const r = await run('promtool', ['test', 'rules', file], { timeoutMs: 30_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /SUCCESS/);
+    // And a wrong expectation fails: the check can fail.
+    tests[0]!.alert_rule_test = [check('2m', 'FjordNoBrokerUp')];
+    writeFileSync(file, JSON.stringify({ rule_files: [RULES_PATH], evaluation_interval: '1m', tests: [tests[0]] }));
+    const wrong = await run('promtool', ['test', 'rules', file], { timeoutMs: 30_000 });
+    assert.notEqual(wrong.code, 0, wrong.stdout);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('each rule has a unique name, one-line expression, severity and summary; the issue asks for these', () => {
