@@ -106,6 +106,13 @@ export class ReplicaFetcherManager {
     return n;
   }
 
+  /** The largest lag in records of a partition followed here (Kafka's MaxLag). */
+  get maxLag(): number {
+    let max = 0;
+    for (const f of this.fetchers.values()) max = Math.max(max, f.maxLag);
+    return max;
+  }
+
   /** Partitions given up until their next LeaderAndIsr (Kafka's FailedPartitionsCount). */
   get failedPartitionsCount(): number {
     let n = 0;

@@ -64,6 +64,13 @@ export class ReplicaFetcher {
     return this.partitions.failed;
   }
 
+  /** The largest lag (leader's high watermark minus fetch offset, as of the last answer) of this fetcher's partitions. */
+  get maxLag(): number {
+    let max = 0;
+    for (const st of this.partitions.all()) if (st.lag > max) max = st.lag;
+    return max;
+  }
+
   /** Partitions whose local log refuses writes (a full disk): out of the ISR until appends succeed. */
   get blockedPartitionsCount(): number {
     return this.partitions.faults.blockedCount;

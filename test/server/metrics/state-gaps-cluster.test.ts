@@ -3,7 +3,7 @@
  * brokers and a real ZooKeeper: replication bytes in (follower) against out (leader), Kafka's
  * timers with quantiles (controller state times, ZooKeeper request latency), ReassigningPartitions
  * while a reassignment cannot complete, and consumer lag of a Kafka 0.8 ZooKeeper-stored group,
- * exported by the active controller alone.
+ * exported by the active controller alone; the cluster-mode families docs/operations.md lists.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +13,7 @@ import { Producer } from '../../../src/client/index.js';
 import { alterReassignments } from '../../../src/cli/common/reassign.js';
 import { ZkConsumerOffsets } from '../../../src/metadata/zk/zk-consumer-offsets.js';
 import { parsePromText, samples, value, type PromSample } from './state-prom-text.js';
+import { NOT_ON_ONE_BROKER, documentedFamilies, servedFamilies } from './operations-doc.js';
 
 let c: InprocCluster | undefined;
 let producer: Producer | undefined;
@@ -45,6 +46,22 @@ test('replication bytes: what the follower appended equals what the leader answe
   });
   assert.ok(byFollower >= 10 * 'record-0'.length, `${byFollower} bytes in for ${byLeader} bytes out`);
   assert.equal(value(await scrape(0), 'kafka_server_brokertopicmetrics_replicationbytesin_total'), 0, 'the leader fetched nothing');
+  const follower = await scrape(1);
+  assert.equal(value(follower, 'kafka_server_replicafetchermanager_maxlag', { clientId: 'Replica' }), 0, 'caught up');
+  assert.equal(value(follower, 'kafka_server_replicafetchermanager_failedpartitionscount', { clientId: 'Replica' }), 0);
+});
+
+test('docs/operations.md: every family a cluster broker serves is documented; the cluster-only ones are served', async (t) => {
+  if (!requirePeer(t, 'zookeeper') || !c) return;
+  const documented = documentedFamilies();
+  const served = new Set<string>();
+  for (const b of c.brokers) for (const f of servedFamilies(await b.broker!.metrics.metrics())) served.add(f);
+  assert.deepEqual([...served].filter((f) => !documented.has(f)).sort(), [], 'served in cluster mode, missing from docs/operations.md');
+  assert.deepEqual(
+    Object.keys(NOT_ON_ONE_BROKER).filter((f) => !served.has(f)),
+    [],
+    'listed as cluster-only but not served by a cluster either',
+  );
 });
 
 test('Kafka timers carry quantiles: controller state times and ZooKeeper request latency', { timeout: 30_000 }, async (t) => {

@@ -120,10 +120,22 @@ export class LagRefresh {
     return earlier === undefined ? undefined : known.get(earlier);
   }
 
-  /** Every group exported here with its members and committed offsets: the groups coordinated here, then ZooKeeper's. */
+  /**
+   * Every group exported here with its members and committed offsets: the groups coordinated
+   * here, then ZooKeeper's (a ZooKeeper group whose id a coordinated group has too is left out:
+   * one series per group id).
+   */
   forEachGroup(fn: (groupId: string, members: number, offsets: ReadonlyMap<string, ReadonlyMap<number, { offset: bigint }>>) => void): void {
-    this.src.groupCoordinator.forEachGroup(fn);
-    for (const g of this.zkGroups) fn(g.group, g.members, g.offsets);
+    if (this.zkGroups.length === 0) {
+      this.src.groupCoordinator.forEachGroup(fn);
+      return;
+    }
+    const coordinated = new Set<string>();
+    this.src.groupCoordinator.forEachGroup((group, members, offsets) => {
+      coordinated.add(group);
+      fn(group, members, offsets);
+    });
+    for (const g of this.zkGroups) if (!coordinated.has(g.group)) fn(g.group, g.members, g.offsets);
   }
 
   /** Reads ZooKeeper's groups on the active controller; elsewhere (or when the read fails) drops them. */
