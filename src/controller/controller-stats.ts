@@ -4,6 +4,7 @@
  * names), how long events waited in the queue, unclean elections, and the cluster counts a
  * scrape reads from the context. Numbers only: server/metrics/ turns them into Prometheus.
  */
+import { LatencyHistogram } from '../common/latency-histogram.js';
 import { tpKey } from '../common/partition-keys.js';
 import type { ControllerContext } from './context.js';
 import type { ControllerEvent } from './events.js';
@@ -39,26 +40,23 @@ const STATE_OF_EVENT: Readonly<Record<ControllerEvent['type'], string>> = {
 
 export class ControllerStats {
   /** Per ControllerState name (the timer's name less `RateAndTimeMs`): events processed and their time. */
-  readonly stateTimes = new Map<string, TimeTotals>();
+  readonly stateTimes = new Map<string, LatencyHistogram>();
   /** Time events waited between put and processing (Kafka's EventQueueTimeMs). */
-  readonly queueTime: TimeTotals = { count: 0, sumMs: 0 };
+  readonly queueTime = new LatencyHistogram();
   /** Leaders elected from outside the ISR (Kafka's UncleanLeaderElectionsPerSec). */
   uncleanLeaderElections = 0;
 
   constructor() {
-    for (const state of new Set(Object.values(STATE_OF_EVENT))) this.stateTimes.set(state, { count: 0, sumMs: 0 });
+    for (const state of new Set(Object.values(STATE_OF_EVENT))) this.stateTimes.set(state, new LatencyHistogram());
   }
 
   eventProcessed(type: ControllerEvent['type'], ms: number): void {
     const t = this.stateTimes.get(STATE_OF_EVENT[type]);
-    if (!t) return;
-    t.count++;
-    t.sumMs += ms;
+    t?.observe(ms);
   }
 
   eventDequeued(waitedMs: number): void {
-    this.queueTime.count++;
-    this.queueTime.sumMs += waitedMs;
+    this.queueTime.observe(waitedMs);
   }
 }
 

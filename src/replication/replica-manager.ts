@@ -194,6 +194,11 @@ export class ReplicaManager {
     return this.hosted.values();
   }
 
+  /** Record bytes appended here as a follower (cluster mode; 0 in embedded mode, which never follows). */
+  get replicationBytesIn(): number {
+    return this.fetchers?.traffic.bytesIn ?? 0;
+  }
+
   /** Accepted ISR shrinks and expands (cluster mode; undefined in embedded mode, where the ISR never changes). */
   get isrChangeCounts(): IsrChangeCounts | undefined {
     return this.opts.isrWriter?.counts;

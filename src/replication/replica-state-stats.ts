@@ -1,7 +1,7 @@
 /**
  * What the replica manager's metrics read at scrape time (Kafka's ReplicaManager gauges:
  * LeaderCount, PartitionCount, UnderReplicatedPartitions, UnderMinIsrPartitionCount,
- * AtMinIsrPartitionCount, OfflineReplicaCount), counted in one pass over the hosted partitions
+ * AtMinIsrPartitionCount, OfflineReplicaCount, ReassigningPartitions), counted in one pass over the hosted partitions
  * into a reused object, so a scrape at 10,000 partitions allocates nothing per partition. The
  * ISR shrink and expand totals are kept by the ISR writer (IsrChangeCounts) as they happen.
  */
@@ -20,15 +20,17 @@ export interface ReplicaStateCounts {
   atMinIsr: number;
   /** Hosted here with the log in an offline log directory. */
   offline: number;
+  /** Led here with a reassignment in progress (Kafka's ReassigningPartitions). */
+  reassigning: number;
 }
 
 export function emptyReplicaStateCounts(): ReplicaStateCounts {
-  return { partitions: 0, leaders: 0, underReplicated: 0, underMinIsr: 0, atMinIsr: 0, offline: 0 };
+  return { partitions: 0, leaders: 0, underReplicated: 0, underMinIsr: 0, atMinIsr: 0, offline: 0, reassigning: 0 };
 }
 
 /** Counts `partitions` into `out` (reset first); `minIsrOf` is asked once per topic seen. */
 export function countReplicaStates(partitions: Iterable<Partition>, minIsrOf: (topic: string) => number, out: ReplicaStateCounts): ReplicaStateCounts {
-  out.partitions = out.leaders = out.underReplicated = out.underMinIsr = out.atMinIsr = out.offline = 0;
+  out.partitions = out.leaders = out.underReplicated = out.underMinIsr = out.atMinIsr = out.offline = out.reassigning = 0;
   let lastTopic = '';
   let minIsr = 1;
   for (const p of partitions) {
@@ -36,6 +38,7 @@ export function countReplicaStates(partitions: Iterable<Partition>, minIsrOf: (t
     if (p.log.offline) out.offline++;
     if (!p.isLeader) continue;
     out.leaders++;
+    if (p.reassigning) out.reassigning++;
     const isr = p.isr.length;
     if (isr < p.replicas.length) out.underReplicated++;
     // Partitions of a topic sit together in the hosted map: one lookup per run of a topic.

@@ -314,6 +314,7 @@ export class Broker {
         groupCoordinator: this.groupCoordinator,
         connections: this.brokerConnections,
         isActiveController: () => !zkMode || (this.controller?.isActive ?? false),
+        ...(zkConsumerOffsets ? { zkGroups: zkConsumerOffsets } : {}),
         logger: log.child({ component: 'consumer-lag' }),
       },
     });

@@ -15,6 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import { LatencyHistogram } from '../../common/latency-histogram.js';
 
 export type ZkErrorCode =
   | 'NO_NODE'
@@ -170,11 +171,21 @@ export interface ZkSessionStats {
   connects: number;
   requests: number;
   requestTotalMs: number;
+  /** Every request's round trip, for its quantiles (Kafka's ZooKeeperRequestLatencyMs histogram). */
+  readonly requestLatency: LatencyHistogram;
 }
 
 export class ZkSession extends EventEmitter<ZkSessionEvents> {
   private backend!: ZkBackend;
-  readonly stats: ZkSessionStats = { state: 'CONNECTED', expires: 0, disconnects: 0, connects: 1, requests: 0, requestTotalMs: 0 };
+  readonly stats: ZkSessionStats = {
+    state: 'CONNECTED',
+    expires: 0,
+    disconnects: 0,
+    connects: 1,
+    requests: 0,
+    requestTotalMs: 0,
+    requestLatency: new LatencyHistogram(),
+  };
 
   private constructor() {
     super();
@@ -213,8 +224,10 @@ export class ZkSession extends EventEmitter<ZkSessionEvents> {
   /** Counts and times one request (not a hot path: ZooKeeper calls are few). */
   private timed<T>(started: number, call: Promise<T>): Promise<T> {
     return call.finally(() => {
+      const ms = performance.now() - started;
       this.stats.requests++;
-      this.stats.requestTotalMs += performance.now() - started;
+      this.stats.requestTotalMs += ms;
+      this.stats.requestLatency.observe(ms);
     });
   }
 

@@ -10,7 +10,7 @@ import { KafkaStorageError } from '../../storage/errors.js';
 import { messageOf } from '../../common/errors.js';
 import { EMPTY, isCorrupt, wholeBatches, type PartitionFetchState } from './fetch-state.js';
 import type { FetcherPartitions } from './fetcher-partitions.js';
-import type { LeaderEndpoint, ReplicaFetchData } from './types.js';
+import type { LeaderEndpoint, ReplicaFetchData, ReplicationTraffic } from './types.js';
 
 /** What the answer handling uses of its replica fetcher. */
 export interface FetcherView {
@@ -18,6 +18,7 @@ export interface FetcherView {
   readonly leader: LeaderEndpoint;
   readonly partitions: FetcherPartitions;
   readonly logger: Logger;
+  readonly traffic: ReplicationTraffic;
 }
 
 /**
@@ -45,6 +46,7 @@ export async function processPartitionData(f: FetcherView, st: PartitionFetchSta
       }
       const r = await f.partitions.write(st, () => replica.appendAsFollower(records));
       if (!r.done) return;
+      f.traffic.bytesIn += records.length;
     }
     replica.setFollowerHighWatermark(data.highWatermark);
     await f.partitions.write(st, () => replica.followLeaderLogStartOffset(data.logStartOffset));

@@ -11,7 +11,7 @@ import type { Partition } from '../partition/partition.js';
 import { RemoteLeaderEndpoint } from './remote-leader.js';
 import { ReplicaFetcher } from './replica-fetcher.js';
 import type { InterBrokerInterceptor } from '../../client/inter-broker-interceptor.js';
-import type { FetcherConfig, FollowerReplica, InitialFetchState, LeaderEndpoint } from './types.js';
+import type { FetcherConfig, FollowerReplica, InitialFetchState, LeaderEndpoint, ReplicationTraffic } from './types.js';
 import type { ClientSecurity } from '../../security/client-security.js';
 
 export interface ReplicaFetcherManagerOptions {
@@ -81,6 +81,8 @@ export class ReplicaFetcherManager {
   /** partition key -> the fetcher it is on. */
   private readonly owners = new Map<string, ReplicaFetcher>();
   private stopped = false;
+  /** Shared by every fetcher: it outlives the fetchers that come and go. */
+  readonly traffic: ReplicationTraffic = { bytesIn: 0 };
 
   constructor(private readonly opts: ReplicaFetcherManagerOptions) {}
 
@@ -102,6 +104,13 @@ export class ReplicaFetcherManager {
     let n = 0;
     for (const f of this.fetchers.values()) n += f.blockedPartitionsCount;
     return n;
+  }
+
+  /** The largest lag in records of a partition followed here (Kafka's MaxLag). */
+  get maxLag(): number {
+    let max = 0;
+    for (const f of this.fetchers.values()) max = Math.max(max, f.maxLag);
+    return max;
   }
 
   /** Partitions given up until their next LeaderAndIsr (Kafka's FailedPartitionsCount). */
@@ -189,7 +198,7 @@ export class ReplicaFetcherManager {
           ...(this.opts.security ? { security: this.opts.security } : {}),
           ...(this.opts.interceptor ? { interceptor: this.opts.interceptor } : {}),
         });
-      f = new ReplicaFetcher(leader, fetcherId, cfg, this.opts.logger.child({ fetcher: `ReplicaFetcher-${fetcherId}-${leaderId}` }));
+      f = new ReplicaFetcher(leader, fetcherId, cfg, this.opts.logger.child({ fetcher: `ReplicaFetcher-${fetcherId}-${leaderId}` }), Date.now, this.traffic);
       this.fetchers.set(id, f);
       f.start();
     }

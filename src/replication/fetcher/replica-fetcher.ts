@@ -28,7 +28,7 @@ import { FetcherPartitions } from './fetcher-partitions.js';
 import { messageOf } from '../../common/errors.js';
 import { LEADER_NOT_READY, QUICK_RETRIES, QUICK_RETRY_MS, type PartitionFetchState } from './fetch-state.js';
 import { handleOutOfRange, processPartitionData, type FetcherView } from './fetch-answers.js';
-import type { FetcherConfig, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition } from './types.js';
+import type { FetcherConfig, InitialFetchState, LeaderEndpoint, ReplicaFetchData, ReplicaFetchPartition, ReplicationTraffic } from './types.js';
 
 export class ReplicaFetcher {
   private readonly partitions: FetcherPartitions;
@@ -45,9 +45,10 @@ export class ReplicaFetcher {
     private readonly cfg: FetcherConfig,
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
+    traffic: ReplicationTraffic = { bytesIn: 0 },
   ) {
     this.partitions = new FetcherPartitions(this.name, leader.leaderId, cfg.fetchBackoffMs, logger, clock);
-    this.view = { name: this.name, leader, partitions: this.partitions, logger };
+    this.view = { name: this.name, leader, partitions: this.partitions, logger, traffic };
   }
 
   get name(): string {
@@ -61,6 +62,13 @@ export class ReplicaFetcher {
   /** Partitions removed after an error that only a new LeaderAndIsr can fix. */
   get failed(): Set<string> {
     return this.partitions.failed;
+  }
+
+  /** The largest lag (leader's high watermark minus fetch offset, as of the last answer) of this fetcher's partitions. */
+  get maxLag(): number {
+    let max = 0;
+    for (const st of this.partitions.all()) if (st.lag > max) max = st.lag;
+    return max;
   }
 
   /** Partitions whose local log refuses writes (a full disk): out of the ISR until appends succeed. */

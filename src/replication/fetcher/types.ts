@@ -5,6 +5,11 @@
  */
 
 /** replica.* settings a fetcher uses (Kafka's names in the comments). */
+/** What this broker's replica fetchers count for the metrics: record bytes appended as a follower (Kafka's ReplicationBytesInPerSec). */
+export interface ReplicationTraffic {
+  bytesIn: number;
+}
+
 export interface FetcherConfig {
   /** broker.id: sent as replica_id so the leader treats the fetch as a follower's. */
   brokerId: number;

@@ -30,6 +30,8 @@ export interface LeaderAndIsrPartition {
   partitionEpoch?: number;
   /** The controller epoch that wrote the state. */
   controllerEpoch?: number;
+  /** Adding or removing replicas were named (LeaderAndIsr v3+): a reassignment in progress. */
+  reassigning?: boolean;
 }
 
 /** One partition of a StopReplica request; leaderEpoch -1 (none given) or -2 (topic being deleted) always applies. */
@@ -106,6 +108,7 @@ export async function becomeLeaderOrFollower(
         hosted.noteTopicId(p);
       }
       const partitionEpoch = s.partitionEpoch ?? -1;
+      p.reassigning = s.reassigning ?? false;
       const controllerEpoch = s.controllerEpoch ?? -1;
       if (s.leader === ctx.brokerId) {
         // Stop fetching first: the fetcher's last append is done before this broker leads.

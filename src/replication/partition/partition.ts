@@ -47,6 +47,8 @@ export class Partition extends PartitionReads {
   leaderId = -1;
   /** The leader's log end offset when it took this epoch; a follower rejoins the ISR only past it. */
   leaderEpochStartOffset = -1;
+  /** LeaderAndIsr named replicas being added or removed (a reassignment in progress; Kafka's isReassigning). */
+  reassigning = false;
   /** The ISR, replicas and followers' fetch state (leader side), and ISR changes. */
   private readonly isrState: PartitionIsr = new PartitionIsr(this, () => {
     this.hw.maybeIncrement();

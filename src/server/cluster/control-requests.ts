@@ -64,7 +64,7 @@ export class ControlRequests implements ClusterControl {
 
   leaderAndIsr(
     h: ControlHeader,
-    states: readonly (ControlPartitionState & { topicId: string | undefined })[],
+    states: readonly (ControlPartitionState & { topicId: string | undefined; reassigning?: boolean })[],
   ): Promise<{ errorCode: number; partitions: PartitionResult[] }> {
     return this.serial(async () => {
       const fenced = this.fence(h, 'LeaderAndIsr');
@@ -83,6 +83,7 @@ export class ControlRequests implements ClusterControl {
         replicas: s.replicas,
         partitionEpoch: s.zkVersion,
         controllerEpoch: s.controllerEpoch,
+        reassigning: s.reassigning ?? false,
       }));
       const errors = await replicaManager.becomeLeaderOrFollower(input, (t) => image.topicConfigs(t));
       const applied = states.filter((s) => errors.get(tpKey(s.topic, s.partition)) === ErrorCode.NONE);

@@ -13,7 +13,11 @@ import { AclOperation } from './authz.js';
 import { defineHandler } from './types.js';
 import { clusterControlOf, controlHeader, topicIdOrUndefined } from './control-request-common.js';
 
-function state(topic: string, topicId: string | undefined, p: LeaderAndIsrPartitionState): ControlPartitionState & { topicId: string | undefined } {
+function state(
+  topic: string,
+  topicId: string | undefined,
+  p: LeaderAndIsrPartitionState,
+): ControlPartitionState & { topicId: string | undefined; reassigning: boolean } {
   return {
     topic,
     topicId,
@@ -25,6 +29,7 @@ function state(topic: string, topicId: string | undefined, p: LeaderAndIsrPartit
     replicas: p.replicas,
     offlineReplicas: [],
     zkVersion: p.partitionEpoch,
+    reassigning: p.addingReplicas.length > 0 || p.removingReplicas.length > 0,
   };
 }
 

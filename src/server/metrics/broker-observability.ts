@@ -12,6 +12,7 @@ import { registerKafkaExporterMetrics, type ConsumerLagMetrics, type KafkaExport
 import { createMetricsRegistry, type MetricsRegistry } from './registry.js';
 import { registerTrafficMetrics } from './traffic-metrics.js';
 import { registerBrokerStateMetrics, type BrokerStateSources } from './broker-state-metrics.js';
+import { registerKafkaServerMetrics } from './kafka-server-metrics.js';
 import { RequestStats } from './request-stats.js';
 import { BrokerTopicStats } from './topic-stats.js';
 import type { BrokerServices } from '../broker-services.js';
@@ -56,6 +57,7 @@ export class BrokerObservability {
   registerAreas(broker: ObservedBroker): void {
     registerTrafficMetrics(this.metrics, broker.traffic.services, broker.traffic.network);
     registerBrokerStateMetrics(this.metrics, this.config, broker.brokerState);
+    registerKafkaServerMetrics(this.metrics, this.health);
     this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, broker.kafkaExporter);
   }
 

@@ -1,5 +1,5 @@
 /**
- * The broker-state metrics in one call for Broker.start(): replica manager, controller, logs,
+ * The broker-state metrics in one call for Broker.start(): replica manager (and replication traffic), controller, logs,
  * ZooKeeper session (cluster mode) and coordinators, each file registering its families on the
  * broker's registry. Everything is read at scrape time from plain stats of the layers below.
  */
@@ -15,6 +15,7 @@ import { registerLogMetrics } from './log-metrics.js';
 import type { MetricsRegistry } from './registry.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { ReplicaCountsPerScrape, registerReplicaMetrics } from './replica-metrics.js';
+import { registerReplicationTrafficMetrics } from './replication-traffic-metrics.js';
 import { registerZookeeperMetrics } from './zookeeper-metrics.js';
 
 export interface BrokerStateSources {
@@ -31,6 +32,7 @@ export interface BrokerStateSources {
 export function registerBrokerStateMetrics(registry: MetricsRegistry, cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable'>, s: BrokerStateSources): void {
   const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager);
   registerReplicaMetrics(registry, s.replicaManager, replicaCounts);
+  registerReplicationTrafficMetrics(registry, s.replicaManager);
   const controller: ControllerSource = s.zookeeper
     ? { kind: 'zookeeper', controller: s.zookeeper.controller }
     : {

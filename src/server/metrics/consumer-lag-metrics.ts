@@ -20,6 +20,9 @@
  * watermark (what read_uncommitted consumers reach; kafka-exporter's "newest" offset): read live
  * for partitions led here, from the background refresh (lag/lag-refresh.ts) for the others.
  * Committed offsets and members are read from memory at scrape time.
+ * Kafka 0.8's ZooKeeper-stored groups (`/consumers/<group>/offsets/...`, cluster mode) have no
+ * coordinator: the active controller exports them, as its background refresh last read them
+ * from ZooKeeper (lag/zk-groups.ts), members being the consumers registered under `ids`.
  * `metrics.partition.level.enable=false` drops the per-partition families, keeping the per-topic ones.
  */
 import { Gauge } from 'prom-client';
@@ -61,7 +64,7 @@ export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: Cons
     if (cached) return cached;
     const now = Date.now();
     const snap: Snapshot = { members: [], rows: [] };
-    opts.groupCoordinator.forEachGroup((group, count, offsets) => {
+    refresher.forEachGroup((group, count, offsets) => {
       snap.members.push({ group, count });
       for (const [topic, parts] of offsets) {
         for (const [partition, c] of parts) {

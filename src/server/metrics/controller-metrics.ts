@@ -11,9 +11,10 @@
  * and event-queue families are absent there: no controller events exist.
  */
 import type { KafkaController } from '../../controller/index.js';
-import { emptyControllerStateCounts, type ControllerStateCounts, type TimeTotals } from '../../controller/controller-stats.js';
+import { emptyControllerStateCounts, type ControllerStateCounts } from '../../controller/controller-stats.js';
 import type { MetricsRegistry } from './registry.js';
-import { statsCounter, statsGauge, statsTimer, one } from './stats-families.js';
+import { statsCounter, statsGauge, one } from './stats-families.js';
+import { statsQuantileTimer } from './timer-metrics.js';
 
 /** Where the controller gauges come from: the hosted controller (cluster mode) or the broker itself (embedded). */
 export type ControllerSource =
@@ -34,8 +35,6 @@ const TIMED_STATES = [
   'PartitionReassignment',
   'ListPartitionReassignment',
 ];
-
-const NO_TIMES: TimeTotals = Object.freeze({ count: 0, sumMs: 0 });
 
 export function registerControllerMetrics(registry: MetricsRegistry, source: ControllerSource): void {
   const counts = emptyControllerStateCounts();
@@ -70,11 +69,11 @@ export function registerControllerMetrics(registry: MetricsRegistry, source: Con
 
   const controller = source.controller;
   for (const state of TIMED_STATES)
-    statsTimer(
+    statsQuantileTimer(
       registry,
       `kafka_controller_controllerstats_${state.toLowerCase()}rateandtimems`,
-      `Controller events of state ${state}: count and total processing time in ms (ControllerStats ${state}RateAndTimeMs).`,
-      () => controller()?.stats.stateTimes.get(state) ?? NO_TIMES,
+      `Controller events of state ${state}: processing time in ms, quantiles and count (ControllerStats ${state}RateAndTimeMs).`,
+      () => controller()?.stats.stateTimes.get(state),
     );
   statsCounter(registry, 'kafka_controller_controllerstats_uncleanleaderelections_total', 'Leaders elected from outside the ISR by this controller.', () =>
     one(controller()?.stats.uncleanLeaderElections ?? 0),
@@ -82,10 +81,10 @@ export function registerControllerMetrics(registry: MetricsRegistry, source: Con
   statsGauge(registry, 'kafka_controller_controllereventmanager_eventqueuesize', 'Controller events waiting to be processed.', () =>
     one(controller()?.eventQueueSize ?? 0),
   );
-  statsTimer(
+  statsQuantileTimer(
     registry,
     'kafka_controller_controllereventmanager_eventqueuetimems',
-    'Time controller events waited in the queue: count and total ms.',
-    () => controller()?.stats.queueTime ?? NO_TIMES,
+    'Time controller events waited in the queue, ms: quantiles and count (EventQueueTimeMs).',
+    () => controller()?.stats.queueTime,
   );
 }

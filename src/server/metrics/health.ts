@@ -35,9 +35,19 @@ export interface Readiness {
 export class BrokerHealth {
   /** The log manager and the replica manager have opened (and recovered) every log. */
   logsRecovered = false;
-  /** Broker.start() has returned: the Kafka listeners are bound (and, in cluster mode, registered). */
-  started = false;
   private cluster: ClusterSignals | undefined;
+  private startedValue = false;
+  /** The broker started and has begun to stop (Kafka's SHUTTING_DOWN broker state). */
+  stopping = false;
+
+  /** Broker.start() has returned: the Kafka listeners are bound (and, in cluster mode, registered); false again once it stops. */
+  get started(): boolean {
+    return this.startedValue;
+  }
+  set started(value: boolean) {
+    if (this.startedValue && !value) this.stopping = true;
+    this.startedValue = value;
+  }
 
   /** Cluster mode: readiness also needs the registration and the controller's view applied. */
   followCluster(signals: ClusterSignals): void {

@@ -14,7 +14,8 @@ import type { LogManager } from '../../storage/manager/log-manager.js';
 import { Gauge } from 'prom-client';
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
-import { statsGauge, statsTimer, one } from './stats-families.js';
+import { statsGauge, one } from './stats-families.js';
+import { statsQuantileTimer } from './timer-metrics.js';
 
 /** The four per-partition families, in this order: name, help, the value of a log. */
 const PARTITION_FAMILIES: readonly [string, string, (log: UnifiedLog) => number][] = [
@@ -91,10 +92,12 @@ export function registerLogMetrics(registry: MetricsRegistry, opts: LogMetricsOp
     };
     for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionLogFamily(registry, i, replicaManager, lines);
   }
-  statsTimer(registry, 'kafka_log_logflushstats_logflushrateandtimems', 'Log flushes that synced data: count and total ms (LogFlushRateAndTimeMs).', () => ({
-    count: logManager.flushStats.flushes,
-    sumMs: logManager.flushStats.totalMs,
-  }));
+  statsQuantileTimer(
+    registry,
+    'kafka_log_logflushstats_logflushrateandtimems',
+    'Log flushes that synced data: time in ms, quantiles and count (LogFlushRateAndTimeMs).',
+    () => logManager.flushStats,
+  );
   statsGauge(registry, 'kafka_log_logmanager_offlinelogdirectorycount', 'Log directories offline after an I/O error.', () =>
     one(logManager.logDirsOnline().filter((d) => !d.online).length),
   );

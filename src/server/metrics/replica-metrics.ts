@@ -1,7 +1,7 @@
 /**
  * The replica manager's metrics (Kafka's kafka.server:type=ReplicaManager MBeans, named as the
  * Prometheus JMX exporter's Kafka rules name them): partitions hosted and led here, under-
- * replicated, under and at min ISR, offline replicas, and the ISR shrink and expand totals.
+ * replicated, under and at min ISR, offline replicas, being reassigned, and the ISR shrink and expand totals.
  * The counts come from one pass over the hosted partitions per scrape (replica-state-stats.ts),
  * shared by the six gauges of that scrape.
  */
@@ -41,6 +41,11 @@ export function registerReplicaMetrics(registry: MetricsRegistry, replicaManager
     (c) => c.underMinIsr,
   );
   gauge('atminisrpartitioncount', 'Partitions led here whose ISR is exactly min.insync.replicas (AtMinIsrPartitionCount).', (c) => c.atMinIsr);
+  gauge(
+    'reassigningpartitions',
+    'Partitions led here with a reassignment in progress: replicas being added or removed (ReassigningPartitions).',
+    (c) => c.reassigning,
+  );
   gauge('offlinereplicacount', 'Replicas hosted here whose log directory is offline (OfflineReplicaCount).', (c) => c.offline);
   statsCounter(registry, 'kafka_server_replicamanager_isrshrinks_total', 'ISR shrinks accepted for partitions led here (IsrShrinksPerSec).', () =>
     one(replicaManager.isrChangeCounts?.shrinks ?? 0),

@@ -3,11 +3,12 @@
  * name Kafka's MBeans: kafka.server:type=SessionExpireListener (the session state, Kafka's
  * SessionState, as a gauge per state: 1 for the current one; expiries, disconnects and
  * connections as `_total` counters) and kafka.server:type=ZooKeeperClientMetrics
- * (ZooKeeperRequestLatencyMs: every request's round trip, count and total ms).
+ * (ZooKeeperRequestLatencyMs: every request's round trip, as a Kafka timer: quantiles and count).
  */
 import type { ZkSessionStats } from '../../metadata/zk/zk-session.js';
 import type { MetricsRegistry } from './registry.js';
-import { statsCounter, statsGauge, statsTimer, one } from './stats-families.js';
+import { statsCounter, statsGauge, one } from './stats-families.js';
+import { statsQuantileTimer } from './timer-metrics.js';
 
 const STATES: readonly ZkSessionStats['state'][] = ['CONNECTED', 'CONNECTING', 'CLOSED'];
 
@@ -19,8 +20,10 @@ export function registerZookeeperMetrics(registry: MetricsRegistry, stats: ZkSes
   statsCounter(registry, `${prefix}zookeeperexpires_total`, 'ZooKeeper sessions that expired (the broker re-registered).', () => one(stats.expires));
   statsCounter(registry, `${prefix}zookeeperdisconnects_total`, 'Connections to ZooKeeper lost.', () => one(stats.disconnects));
   statsCounter(registry, `${prefix}zookeepersyncconnects_total`, 'Connections to ZooKeeper made (the first and every reconnect).', () => one(stats.connects));
-  statsTimer(registry, 'kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms', 'ZooKeeper requests: count and total round-trip ms.', () => ({
-    count: stats.requests,
-    sumMs: stats.requestTotalMs,
-  }));
+  statsQuantileTimer(
+    registry,
+    'kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms',
+    'ZooKeeper requests: round-trip time in ms, quantiles and count (ZooKeeperRequestLatencyMs).',
+    () => stats.requestLatency,
+  );
 }

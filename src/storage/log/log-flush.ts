@@ -3,6 +3,7 @@
  * so a restart after a crash recovers only what lies past it), the flush.messages / flush.ms
  * policy, and the background flush of the segments a roll sealed.
  */
+import type { LatencyHistogram } from '../../common/latency-histogram.js';
 import type { LogSegment } from '../segment/log-segment.js';
 import type { StorageLogger } from '../logger.js';
 
@@ -16,11 +17,8 @@ export interface FlushedLog {
   readonly offline: boolean;
 }
 
-/** Flushes that synced something, and their total time (Kafka's LogFlushRateAndTimeMs); one per log manager. */
-export interface FlushStats {
-  flushes: number;
-  totalMs: number;
-}
+/** Flushes that synced something: count, total and histogram of their time (Kafka's LogFlushRateAndTimeMs); one per log manager. */
+export type FlushStats = LatencyHistogram;
 
 /** How the log judges a segment and reports a failed or a good flush. */
 export interface FlushHooks {
@@ -113,11 +111,7 @@ export class LogFlusher {
     } catch (err) {
       throw this.hooks.failure(err);
     }
-    const stats = this.hooks.stats;
-    if (stats) {
-      stats.flushes++;
-      stats.totalMs += performance.now() - started;
-    }
+    this.hooks.stats?.observe(performance.now() - started);
     this.recoveryPoint = upTo;
     this.flushed();
     this.hooks.succeeded();

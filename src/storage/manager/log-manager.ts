@@ -18,6 +18,7 @@ import { LocalLog } from '../log/local-log.js';
 import { silentLogger, type StorageLogger } from '../logger.js';
 import { applyRetention } from './retention.js';
 import { FailureLog } from '../../common/failure-log.js';
+import { LatencyHistogram } from '../../common/latency-histogram.js';
 import { forEachConcurrently } from '../../common/concurrency.js';
 import { defaultOpenFileBudget, segmentFiles } from '../segment/segment-file.js';
 import { UnifiedLog } from '../log/unified-log.js';
@@ -89,7 +90,7 @@ export class LogManager {
   readonly cleaner: LogCleaner;
   private closed = false;
   /** Flushes of this manager's logs that synced something, and their time (the metrics read it). */
-  readonly flushStats: FlushStats = { flushes: 0, totalMs: 0 };
+  readonly flushStats: FlushStats = new LatencyHistogram();
   /** Times a directory's checkpoint files were written (diagnostics, tests). */
   checkpointWrites = 0;
   private readonly clock: () => number;

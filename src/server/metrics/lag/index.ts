@@ -29,6 +29,7 @@ export function registerKafkaExporterMetrics(registry: MetricsRegistry, cfg: Bro
   });
   return registerConsumerLagMetrics(registry, {
     ...rest,
+    isActiveController,
     ...(connections ? { connections } : {}),
     brokerId: cfg.brokerId,
     requestTimeoutMs: cfg.requestTimeoutMs,

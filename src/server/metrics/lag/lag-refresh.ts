@@ -1,7 +1,8 @@
 /**
  * The background half of the consumer-lag metrics: what a scrape cannot read from memory here.
  * Every `metrics.consumer.lag.refresh.ms` (the next refresh is timed from the end of the last, so
- * two never overlap) it collects the committed offsets of the groups coordinated here and:
+ * two never overlap) it collects the committed offsets of the groups coordinated here (and, on the
+ * active controller, reads Kafka 0.8's ZooKeeper-stored groups: zk-groups.ts) and:
  *  - asks each other leader for the log end offsets of the partitions those groups committed on
  *    (partitions led here are read live at scrape time, not here);
  *  - finds the timestamp of the record at each committed offset behind its end: partitions led
@@ -21,6 +22,7 @@ import type { BrokerConnections } from '../../../client/broker-connections.js';
 import type { ReplicaManager } from '../../../replication/replica-manager.js';
 import { RemoteOffsets, type OffsetAt, type PartitionRef } from './remote-offsets.js';
 import { timestampAtOffset } from './record-timestamp.js';
+import { readZkGroups, type ZkGroup, type ZkGroupStore } from './zk-groups.js';
 
 /** Timestamps looked up per refresh, here and at other leaders together. */
 export const MAX_LOOKUPS = 2000;
@@ -38,6 +40,10 @@ export interface LagSources {
   connections?: BrokerConnections;
   requestTimeoutMs: number;
   logger: Logger;
+  /** Cluster mode: Kafka 0.8's ZooKeeper-stored groups, exported by the active controller alone (zk-groups.ts). */
+  zkGroups?: ZkGroupStore;
+  /** Whether this broker is the active controller (cluster mode; undefined: never exports ZooKeeper groups). */
+  isActiveController?: () => boolean;
 }
 
 const key = (topic: string, partition: number): string => `${topic}\0${partition}`;
@@ -58,6 +64,8 @@ export class LagRefresh {
   private running: Promise<void> | undefined;
   private closed = false;
   private readonly remote: RemoteOffsets | undefined;
+  /** The ZooKeeper-stored groups as the last refresh read them (none unless this broker is the active controller). */
+  private zkGroups: ZkGroup[] = [];
 
   constructor(
     private readonly src: LagSources,
@@ -112,15 +120,49 @@ export class LagRefresh {
     return earlier === undefined ? undefined : known.get(earlier);
   }
 
+  /**
+   * Every group exported here with its members and committed offsets: the groups coordinated
+   * here, then ZooKeeper's (a ZooKeeper group whose id a coordinated group has too is left out:
+   * one series per group id).
+   */
+  forEachGroup(fn: (groupId: string, members: number, offsets: ReadonlyMap<string, ReadonlyMap<number, { offset: bigint }>>) => void): void {
+    if (this.zkGroups.length === 0) {
+      this.src.groupCoordinator.forEachGroup(fn);
+      return;
+    }
+    const coordinated = new Set<string>();
+    this.src.groupCoordinator.forEachGroup((group, members, offsets) => {
+      coordinated.add(group);
+      fn(group, members, offsets);
+    });
+    for (const g of this.zkGroups) if (!coordinated.has(g.group)) fn(g.group, g.members, g.offsets);
+  }
+
+  /** Reads ZooKeeper's groups on the active controller; elsewhere (or when the read fails) drops them. */
+  private async refreshZkGroups(): Promise<void> {
+    const { zkGroups, isActiveController } = this.src;
+    if (!zkGroups || !isActiveController?.()) {
+      this.zkGroups = [];
+      return;
+    }
+    try {
+      this.zkGroups = await readZkGroups(zkGroups);
+    } catch (err) {
+      this.zkGroups = [];
+      this.src.logger.debug({ err: messageOf(err) }, 'consumer lag: cannot read the ZooKeeper consumer groups');
+    }
+  }
+
   private leaderOf(topic: string, partition: number): number {
     return this.src.metadata.topic(topic)?.partitions[partition]?.leader ?? -1;
   }
 
   private async refreshOnce(): Promise<void> {
-    const { brokerId, groupCoordinator, replicaManager } = this.src;
-    // What the groups coordinated here point at: partition -> committed offsets.
+    const { brokerId, replicaManager } = this.src;
+    await this.refreshZkGroups();
+    // What the groups exported here point at: partition -> committed offsets.
     const wanted = new Map<string, { ref: PartitionRef; offsets: Set<number> }>();
-    groupCoordinator.forEachGroup((_group, _members, offsets) => {
+    this.forEachGroup((_group, _members, offsets) => {
       for (const [topic, parts] of offsets) {
         for (const [partition, committed] of parts) {
           const k = key(topic, partition);
