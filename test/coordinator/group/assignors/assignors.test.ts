@@ -7,6 +7,7 @@ import {
   UniformAssignor,
   assignorsByName,
   parseAssignorList,
+  preferredAssignor,
 } from '../../../../src/coordinator/group/assignors/index.js';
 import { ConfigError } from '../../../../src/config/errors.js';
 import type { AssignmentSpec, ServerAssignor } from '../../../../src/coordinator/group/assignors/types.js';
@@ -280,4 +281,15 @@ test('group.consumer.assignors: short names and class names, in order, the first
     () => parseAssignorList(' , '),
     (e: unknown) => e instanceof ConfigError && /at least one assignor/.test(e.message),
   );
+});
+
+test("the group's assignor: the members' most chosen, ties to the configured order, else the first configured", () => {
+  const configured = parseAssignorList('uniform,range');
+  assert.equal(preferredAssignor(configured, []).name, 'uniform');
+  assert.equal(preferredAssignor(configured, [null, '', null]).name, 'uniform');
+  assert.equal(preferredAssignor(configured, ['range', null]).name, 'range');
+  assert.equal(preferredAssignor(configured, ['range', 'uniform']).name, 'uniform');
+  assert.equal(preferredAssignor(configured, ['range', 'uniform', 'range']).name, 'range');
+  assert.equal(preferredAssignor(parseAssignorList('range,uniform'), ['uniform', 'range']).name, 'range');
+  assert.equal(preferredAssignor(configured, ['sticky', 'sticky', 'range']).name, 'range', 'a choice not offered does not count');
 });
