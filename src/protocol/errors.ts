@@ -141,6 +141,8 @@ const TABLE: readonly (readonly [number, string, boolean])[] = [
   [125, 'INVALID_VOTER_KEY', F],
   [126, 'DUPLICATE_VOTER', F],
   [127, 'VOTER_NOT_FOUND', F],
+  [128, 'INVALID_REGULAR_EXPRESSION', F],
+  [129, 'REBOOTSTRAP_REQUIRED', F],
 ];
 
 export const ERRORS_BY_CODE: ReadonlyMap<number, KafkaErrorInfo> = new Map(TABLE.map(([code, name, retriable]) => [code, { code, name, retriable }]));
@@ -244,6 +246,7 @@ export const ErrorCode = {
   TRANSACTION_ABORTABLE: 120,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   UNSUPPORTED_ENDPOINT_TYPE: 115,
+  INVALID_REGULAR_EXPRESSION: 128,
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

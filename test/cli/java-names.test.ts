@@ -138,6 +138,8 @@ const KAFKA_ERRORS: readonly (readonly [number, string, string])[] = [
   [125, 'INVALID_VOTER_KEY', 'InvalidVoterKeyException'],
   [126, 'DUPLICATE_VOTER', 'DuplicateVoterException'],
   [127, 'VOTER_NOT_FOUND', 'VoterNotFoundException'],
+  [128, 'INVALID_REGULAR_EXPRESSION', 'InvalidRegularExpression'],
+  [129, 'REBOOTSTRAP_REQUIRED', 'RebootstrapRequiredException'],
 ];
 
 test("every error code's Java class is Kafka's", () => {

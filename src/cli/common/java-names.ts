@@ -35,6 +35,7 @@ const IRREGULAR: Readonly<Record<string, string>> = {
   DELEGATION_TOKEN_AUTHORIZATION_FAILED: 'DelegationTokenAuthorizationException',
   NON_EMPTY_GROUP: 'GroupNotEmptyException',
   PRINCIPAL_DESERIALIZATION_FAILURE: 'PrincipalDeserializationException',
+  INVALID_REGULAR_EXPRESSION: 'InvalidRegularExpression',
 };
 
 /** Classes outside org.apache.kafka.common.errors. */
