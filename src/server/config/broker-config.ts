@@ -63,6 +63,8 @@ export interface BrokerConfig {
   autoCreateTopicsEnable: boolean;
   /** auto.create.topics.max.per.request: topics one Metadata or Produce request may auto-create. */
   autoCreateTopicsMaxPerRequest: number;
+  /** max.request.partition.size.limit: partitions in one DescribeTopicPartitions response. */
+  maxRequestPartitionSizeLimit: number;
   deleteTopicEnable: boolean;
   /** New partitions one CreateTopics/CreatePartitions request may add in total. */
   maxPartitionsPerRequest: number;
