@@ -51,7 +51,14 @@ export async function describeTopicPartitions(
       throwIfError(t.errorCode, `topic ${name}`);
       let d = found.get(name);
       if (!d) {
-        d = { name, topicId: t.topicId, isInternal: t.isInternal, errorCode: ErrorCode.NONE, partitions: [], authorizedOperations: t.topicAuthorizedOperations };
+        d = {
+          name,
+          topicId: t.topicId,
+          isInternal: t.isInternal,
+          errorCode: ErrorCode.NONE,
+          partitions: [],
+          authorizedOperations: t.topicAuthorizedOperations,
+        };
         found.set(name, d);
       }
       for (const p of t.partitions) {
@@ -73,7 +80,8 @@ export async function describeTopicPartitions(
     // The topics before the cursor's are complete; ask again from it.
     const from = cursor.topicName;
     const rest = pending.filter((n) => n >= from);
-    if (rest.length === pending.length && r.topics.length === 0) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'DescribeTopicPartitions made no progress');
+    if (rest.length === pending.length && r.topics.length === 0)
+      throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, 'DescribeTopicPartitions made no progress');
     pending.splice(0, pending.length, ...rest);
   }
   for (const name of names) if (!found.has(name)) throw new KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name} does not exist`);

@@ -95,7 +95,10 @@ export class Admin {
   }
 
   /** The named topics by DescribeTopicPartitions, paged (KIP-966); unknown names throw. */
-  describeTopicPartitions(names: readonly string[], opts: { partitionSizeLimitPerResponse?: number } = {}): Promise<topicPartitions.TopicPartitionsDescription[]> {
+  describeTopicPartitions(
+    names: readonly string[],
+    opts: { partitionSizeLimitPerResponse?: number } = {},
+  ): Promise<topicPartitions.TopicPartitionsDescription[]> {
     return topicPartitions.describeTopicPartitions(this.cluster, names, opts.partitionSizeLimitPerResponse);
   }
 

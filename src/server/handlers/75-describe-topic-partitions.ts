@@ -13,10 +13,7 @@
  * so both ELR lists are always empty.
  */
 import { DescribeTopicPartitionsRequestCodec, DescribeTopicPartitionsResponseCodec } from '../../protocol/messages/index.js';
-import type {
-  DescribeTopicPartitionsResponsePartition,
-  DescribeTopicPartitionsResponseTopic,
-} from '../../protocol/messages/75-describe-topic-partitions.js';
+import type { DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic } from '../../protocol/messages/75-describe-topic-partitions.js';
 import { ErrorCode } from '../../protocol/errors.js';
 import { ZERO_UUID, type Input } from '../../protocol/primitives/index.js';
 import type { PartitionState } from '../../metadata/cluster-model.js';

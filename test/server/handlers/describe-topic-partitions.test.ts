@@ -85,11 +85,7 @@ test('pages across topics: the cursor names the next partition, also at a topic 
     cursor = r.nextCursor;
     cursors.push(cursor);
   } while (cursor !== null && pages.length < 10);
-  assert.deepEqual(pages, [
-    ['dtp-a:0', 'dtp-a:1', 'dtp-a:2', 'dtp-b:0'],
-    ['dtp-b:1', 'dtp-b:2', 'dtp-b:3', 'dtp-c:0'],
-    ['dtp-c:1'],
-  ]);
+  assert.deepEqual(pages, [['dtp-a:0', 'dtp-a:1', 'dtp-a:2', 'dtp-b:0'], ['dtp-b:1', 'dtp-b:2', 'dtp-b:3', 'dtp-c:0'], ['dtp-c:1']]);
   assert.deepEqual(cursors, [{ topicName: 'dtp-b', partitionIndex: 1 }, { topicName: 'dtp-c', partitionIndex: 1 }, null]);
   // A limit that ends exactly with a topic points at the next topic's partition 0.
   const r = await describe({ topics: ours, responsePartitionLimit: 3 });
@@ -142,7 +138,10 @@ test("the admin client's describeTopicPartitions follows the cursor to the end",
       ],
     );
     assert.deepEqual(topics[0]!.partitions[0]!.eligibleLeaderReplicas, []);
-    await assert.rejects(admin.describeTopicPartitions(['dtp-a', 'missing']), (e: Error & { code?: number }) => e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    await assert.rejects(
+      admin.describeTopicPartitions(['dtp-a', 'missing']),
+      (e: Error & { code?: number }) => e.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    );
   } finally {
     await admin.close();
   }
