@@ -3,7 +3,9 @@
  * up to the request's timeout_ms, until the in-sync replicas hold them. acks=0 gets no
  * response (and, as in Kafka, a failed acks=0 produce closes the connection so the client
  * refreshes its metadata). An unknown topic is answered UNKNOWN_TOPIC_OR_PARTITION like Kafka
- * does; when auto-creation is on, creation is started so the client's retry succeeds.
+ * does; when auto-creation is on, creation is started so the client's retry succeeds. A
+ * transactional produce is verified with the transaction coordinator first (KIP-890 part 1,
+ * ../txn-produce-verification.ts).
  */
 import { ProduceRequestCodec, ProduceResponseCodec } from '../../protocol/messages/index.js';
 import type { PartitionProduceResponse, TopicProduceResponse } from '../../protocol/messages/00-produce.js';
@@ -13,6 +15,7 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopics } from '../topic-creation.js';
 import { throttleProduce } from '../quotas/request-quotas.js';
+import { produceVerificationOf } from '../txn-produce-verification.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 
@@ -72,40 +75,52 @@ export const produceHandler = defineHandler({
       deniedCode = (topic) =>
         txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : may.writeTopic.allows(ctx, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
     }
-    const responses: Input<TopicProduceResponse>[] = await Promise.all(
-      req.topicData.map(async (t) => {
-        const denied = deniedCode(t.name);
-        if (denied !== ErrorCode.NONE) {
-          failed = true;
-          return { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
-        }
-        const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
-          t.partitionData.map(async (pd) => {
-            const res = await rm.appendRecords(t.name, pd.index, pd.records, {
-              requiredAcks: req.acks,
-              origin: 'client',
-              produceVersion: version,
-              timeoutMs: req.timeoutMs,
-            });
-            ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
-            if (res.errorCode !== ErrorCode.NONE) {
-              failed = true;
-              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
-            }
-            return {
-              index: pd.index,
-              errorCode: res.errorCode,
-              baseOffset: BigInt(res.baseOffset),
-              logAppendTimeMs: BigInt(res.logAppendTime),
-              logStartOffset: BigInt(res.logStartOffset),
-              recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
-              errorMessage: res.errorMessage,
-            };
-          }),
-        );
-        return { name: t.name, partitionResponses };
-      }),
-    );
+    // KIP-890: only a transactional produce waits here (nothing new on the other produces' path).
+    const admission =
+      req.transactionalId === null
+        ? undefined
+        : await produceVerificationOf(ctx.services).admit(req.transactionalId, req.topicData, (topic) => deniedCode(topic) !== ErrorCode.NONE);
+    const appending: Promise<Input<TopicProduceResponse>>[] = req.topicData.map(async (t) => {
+      const denied = deniedCode(t.name);
+      if (denied !== ErrorCode.NONE) {
+        failed = true;
+        return { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
+      }
+      const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
+        t.partitionData.map(async (pd) => {
+          const verdict = admission?.verdict(t.name, pd.index);
+          if (verdict !== undefined && 'errorCode' in verdict) {
+            failed = true;
+            return { index: pd.index, errorCode: verdict.errorCode, baseOffset: -1n, errorMessage: verdict.errorMessage };
+          }
+          const res = await rm.appendRecords(t.name, pd.index, pd.records, {
+            requiredAcks: req.acks,
+            origin: 'client',
+            produceVersion: version,
+            timeoutMs: req.timeoutMs,
+            verifiedTxn: verdict?.verifiedTxn,
+          });
+          ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
+          if (res.errorCode !== ErrorCode.NONE) {
+            failed = true;
+            if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
+          }
+          return {
+            index: pd.index,
+            errorCode: res.errorCode,
+            baseOffset: BigInt(res.baseOffset),
+            logAppendTimeMs: BigInt(res.logAppendTime),
+            logStartOffset: BigInt(res.logStartOffset),
+            recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+            errorMessage: res.errorMessage,
+          };
+        }),
+      );
+      return { name: t.name, partitionResponses };
+    });
+    // Every append has taken its arrival turn: later batches of the same producers may go.
+    admission?.release();
+    const responses = await Promise.all(appending);
     if (unknownTopics) startAutoCreate(ctx, unknownTopics);
     // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
     let recordBytes = 0;
