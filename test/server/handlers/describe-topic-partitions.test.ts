@@ -3,7 +3,9 @@
  * order with their partitions (ELR lists empty: no KRaft controller), unknown and illegal names,
  * every topic with an empty list, the paging cursor across topics (the request's limit and the
  * broker's max.request.partition.size.limit), and the cursors Kafka refuses. The admin client's
- * describeTopicPartitions pages through the same topics.
+ * describeTopicPartitions pages through the same topics, kafka-topics.sh --describe prints from it
+ * what it printed from Metadata, and @platformatic/kafka 2.12.1's codec of the API (its Admin does
+ * not call it; its raw API does) reads Fjord's answers.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +18,8 @@ import type { DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse } 
 import { ZERO_UUID, type Input } from '../../../src/protocol/primitives/index.js';
 import { Admin } from '../../../src/client/index.js';
 import { runCli } from '../../cli/helpers.js';
+import '../../helpers/promise-with-resolvers.js';
+import { Connection, describeTopicPartitionsV0 } from '@platformatic/kafka';
 
 let b: TestBroker;
 let c: RawClient;
@@ -166,4 +170,28 @@ test('kafka-topics.sh --describe pages with DescribeTopicPartitions and prints w
   const bad = await runCli('kafka-topics', ['--describe', '--partition-size-limit-per-response', '0', '--bootstrap-server', b.bootstrap]);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /^kafka-topics\.sh: --partition-size-limit-per-response must be a positive integer/);
+});
+
+test("@platformatic/kafka 2.12.1's DescribeTopicPartitions v0 reads Fjord's pages, the cursor included", async () => {
+  const conn = new Connection('dtp-interop');
+  await conn.connect('127.0.0.1', b.port);
+  try {
+    const api = describeTopicPartitionsV0.api;
+    const topics = [{ name: 'dtp-a' }, { name: 'dtp-b' }];
+    const first = await api.async(conn, topics, 4, undefined);
+    assert.deepEqual(
+      first.topics.flatMap((t) => t.partitions.map((p) => `${t.name}:${p.partitionIndex}`)),
+      ['dtp-a:0', 'dtp-a:1', 'dtp-a:2', 'dtp-b:0'],
+    );
+    assert.deepEqual(first.topics[0]!.partitions[0]!.eligibleLeaderReplicas, []);
+    assert.deepEqual(first.nextCursor, { topicName: 'dtp-b', partitionIndex: 1 });
+    const second = await api.async(conn, topics, 4, first.nextCursor);
+    assert.deepEqual(
+      second.topics.flatMap((t) => t.partitions.map((p) => `${t.name}:${p.partitionIndex}`)),
+      ['dtp-b:1', 'dtp-b:2', 'dtp-b:3'],
+    );
+    assert.equal(second.nextCursor, null);
+  } finally {
+    await conn.close();
+  }
 });
