@@ -78,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--under-replicated-partitions', 'with --describe, only show partitions whose ISR is smaller than the replica set')
     .option('--unavailable-partitions', 'with --describe, only show partitions without a leader')
     .option('--exclude-internal', 'exclude internal topics from --list and --describe')
-    .option('--partition-size-limit-per-response <n>', 'with --describe, the most partitions one DescribeTopicPartitions response may hold')
+    .option('--partition-size-limit-per-response <n>', 'the maximum partition size to be included in one DescribeTopicPartitions response')
     .option('--disable-rack-aware', 'with --zookeeper --create: assign replicas without rack information');
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;

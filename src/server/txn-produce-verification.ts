@@ -12,8 +12,8 @@
  *
  * Ordering: while a verification of a producer on a partition is in flight, a later batch of the
  * same producer to that partition waits for it, and the earlier one takes its arrival turn before
- * the later one is let go (`release`, called once the handler started its appends), so it cannot
- * overtake. A request waits only while it holds no verification of its own, so two requests never
+ * the later one is let go (`release`, called once the handler started that append; refused
+ * partitions are let go at once), so it cannot overtake. A request waits only while it holds no verification of its own, so two requests never
  * wait for each other. Non-transactional produces never come here.
  */
 import type { ReplicaManager } from '../replication/replica-manager.js';
@@ -31,8 +31,10 @@ export type ProduceVerdict = { verifiedTxn: VerifiedTxnProducer } | { errorCode:
 export interface ProduceAdmission {
   /** undefined: not a transactional batch this verification concerns; append as usual. */
   verdict(topic: string, partition: number): ProduceVerdict | undefined;
-  /** Lets later batches of the same producers go; call once every append of the request was started. */
-  release(): void;
+  /** Lets later batches of the producer to this partition go; call once its append was started (its arrival turn taken). */
+  release(topic: string, partition: number): void;
+  /** Lets every later batch go (idempotent): once the request's appends are done. */
+  releaseAll(): void;
 }
 
 interface Candidate {
@@ -122,7 +124,7 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
     }
     if (open.length === 0) return undefined;
     const verdicts = new Map<string, ProduceVerdict>();
-    const mine: { p: Partition; producerId: bigint; release: () => void }[] = [];
+    const mine = new Map<string, () => void>();
     const admitted = (c: Candidate): void => void verdicts.set(key(c.topic, c.partition), { verifiedTxn: c.producer });
     for (let round = 0; ; round++) {
       // Synchronous: admitted at once, waiting for another request's verification, or to verify.
@@ -140,7 +142,7 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
         }
       }
       if (waits.length === 0) {
-        for (const c of toVerify) mine.push(this.markInFlight(c.p, c.producer.producerId));
+        for (const c of toVerify) mine.set(key(c.topic, c.partition), this.markInFlight(c.p, c.producer.producerId));
         await this.verify(transactionalId, toVerify, verdicts);
         break;
       }
@@ -148,28 +150,31 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
       await Promise.all(waits);
       open = toVerify;
     }
+    const release = (k: string): void => {
+      mine.get(k)?.();
+      mine.delete(k);
+    };
+    // Refused ones will not append: nothing to wait for.
+    for (const [k, v] of verdicts) if ('errorCode' in v) release(k);
     return {
       verdict: (topic, partition) => verdicts.get(key(topic, partition)),
-      release: () => {
-        for (const m of mine) m.release();
-        mine.length = 0;
+      release: (topic, partition) => release(key(topic, partition)),
+      releaseAll: () => {
+        for (const k of [...mine.keys()]) release(k);
       },
     };
   }
 
-  private markInFlight(p: Partition, producerId: bigint): { p: Partition; producerId: bigint; release: () => void } {
+  /** Marks a verification of `producerId` on `p` in flight; returns its release. */
+  private markInFlight(p: Partition, producerId: bigint): () => void {
     let byProducer = this.inFlight.get(p);
     if (!byProducer) this.inFlight.set(p, (byProducer = new Map()));
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
     byProducer.set(producerId, done);
-    return {
-      p,
-      producerId,
-      release: () => {
-        if (byProducer.get(producerId) === done) byProducer.delete(producerId);
-        release();
-      },
+    return () => {
+      if (byProducer.get(producerId) === done) byProducer.delete(producerId);
+      release();
     };
   }
 

@@ -80,47 +80,50 @@ export const produceHandler = defineHandler({
       req.transactionalId === null
         ? undefined
         : await produceVerificationOf(ctx.services).admit(req.transactionalId, req.topicData, (topic) => deniedCode(topic) !== ErrorCode.NONE);
-    const appending: Promise<Input<TopicProduceResponse>>[] = req.topicData.map(async (t) => {
-      const denied = deniedCode(t.name);
-      if (denied !== ErrorCode.NONE) {
-        failed = true;
-        return { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
-      }
-      const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
-        t.partitionData.map(async (pd) => {
-          const verdict = admission?.verdict(t.name, pd.index);
-          if (verdict !== undefined && 'errorCode' in verdict) {
-            failed = true;
-            return { index: pd.index, errorCode: verdict.errorCode, baseOffset: -1n, errorMessage: verdict.errorMessage };
-          }
-          const res = await rm.appendRecords(t.name, pd.index, pd.records, {
-            requiredAcks: req.acks,
-            origin: 'client',
-            produceVersion: version,
-            timeoutMs: req.timeoutMs,
-            verifiedTxn: verdict?.verifiedTxn,
-          });
-          ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
-          if (res.errorCode !== ErrorCode.NONE) {
-            failed = true;
-            if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
-          }
-          return {
-            index: pd.index,
-            errorCode: res.errorCode,
-            baseOffset: BigInt(res.baseOffset),
-            logAppendTimeMs: BigInt(res.logAppendTime),
-            logStartOffset: BigInt(res.logStartOffset),
-            recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
-            errorMessage: res.errorMessage,
-          };
-        }),
-      );
-      return { name: t.name, partitionResponses };
-    });
-    // Every append has taken its arrival turn: later batches of the same producers may go.
-    admission?.release();
-    const responses = await Promise.all(appending);
+    const responses: Input<TopicProduceResponse>[] = await Promise.all(
+      req.topicData.map(async (t) => {
+        const denied = deniedCode(t.name);
+        if (denied !== ErrorCode.NONE) {
+          failed = true;
+          return { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
+        }
+        const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
+          t.partitionData.map(async (pd) => {
+            const verdict = admission?.verdict(t.name, pd.index);
+            if (verdict !== undefined && 'errorCode' in verdict) {
+              ctx.services.topicStats?.produced(t.name, verdict.errorCode, pd.records);
+              failed = true;
+              return { index: pd.index, errorCode: verdict.errorCode, baseOffset: -1n, errorMessage: verdict.errorMessage };
+            }
+            const appending = rm.appendRecords(t.name, pd.index, pd.records, {
+              requiredAcks: req.acks,
+              origin: 'client',
+              produceVersion: version,
+              timeoutMs: req.timeoutMs,
+              verifiedTxn: verdict?.verifiedTxn,
+            });
+            admission?.release(t.name, pd.index); // its arrival turn is taken: the producer's later batches may go
+            const res = await appending;
+            ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
+            if (res.errorCode !== ErrorCode.NONE) {
+              failed = true;
+              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
+            }
+            return {
+              index: pd.index,
+              errorCode: res.errorCode,
+              baseOffset: BigInt(res.baseOffset),
+              logAppendTimeMs: BigInt(res.logAppendTime),
+              logStartOffset: BigInt(res.logStartOffset),
+              recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+              errorMessage: res.errorMessage,
+            };
+          }),
+        );
+        return { name: t.name, partitionResponses };
+      }),
+    );
+    admission?.releaseAll();
     if (unknownTopics) startAutoCreate(ctx, unknownTopics);
     // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
     let recordBytes = 0;
