@@ -18,6 +18,7 @@ import type { DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse } 
 import { ZERO_UUID, type Input } from '../../../src/protocol/primitives/index.js';
 import { Admin } from '../../../src/client/index.js';
 import { runCli } from '../../cli/helpers.js';
+import type { ApiHandler } from '../../../src/server/handlers/types.js';
 import '../../helpers/promise-with-resolvers.js';
 import { Connection, describeTopicPartitionsV0 } from '@platformatic/kafka';
 
@@ -151,7 +152,7 @@ test("the admin client's describeTopicPartitions follows the cursor to the end",
   }
 });
 
-test('kafka-topics.sh --describe pages with DescribeTopicPartitions and prints what the Metadata path printed', async () => {
+test('kafka-topics.sh --describe pages with DescribeTopicPartitions, and prints the same as over Metadata from a broker without it', async () => {
   const out = await runCli('kafka-topics', ['--describe', '--topic', 'dtp-.*', '--partition-size-limit-per-response', '1', '--bootstrap-server', b.bootstrap]);
   assert.equal(out.code, 0, out.stderr);
   const id = (t: string): string => b.broker.services.metadata.topic(t)!.topicId;
@@ -167,6 +168,17 @@ test('kafka-topics.sh --describe pages with DescribeTopicPartitions and prints w
     ...Array.from({ length: n }, (_, p) => `\tTopic: ${t}\tPartition: ${p}\tLeader: ${me}\tReplicas: ${me}\tIsr: ${me}`),
   ]);
   assert.deepEqual(out.stdout.trimEnd().split('\n'), expected);
+  // A broker without DescribeTopicPartitions (before Kafka 3.8): the Metadata path, the same lines.
+  const handlers = b.broker.services.handlers as Map<number, ApiHandler>;
+  const dtp = handlers.get(75)!;
+  handlers.delete(75);
+  try {
+    const old = await runCli('kafka-topics', ['--describe', '--topic', 'dtp-.*', '--bootstrap-server', b.bootstrap]);
+    assert.equal(old.code, 0, old.stderr);
+    assert.deepEqual(old.stdout.trimEnd().split('\n'), expected);
+  } finally {
+    handlers.set(75, dtp);
+  }
   const bad = await runCli('kafka-topics', ['--describe', '--partition-size-limit-per-response', '0', '--bootstrap-server', b.bootstrap]);
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /^kafka-topics\.sh: --partition-size-limit-per-response must be a positive integer/);
