@@ -2,7 +2,9 @@
 /**
  * kafka-topics.sh: create, list, describe, alter (partitions, configs) and delete topics, with
  * Kafka's flags and output (`Created topic X.`, the Topic/Partition describe layout). Like
- * Kafka, --topic is a regular expression for list/describe/alter/delete.
+ * Kafka, --topic is a regular expression for list/describe/alter/delete. --describe asks with
+ * DescribeTopicPartitions (paged, --partition-size-limit-per-response) where the broker serves it,
+ * as Kafka 4's tool, and with Metadata otherwise.
  */
 import { Admin, ConfigResourceType, type TopicMetadata } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
@@ -35,6 +37,7 @@ interface Opts {
   underReplicatedPartitions?: boolean;
   unavailablePartitions?: boolean;
   excludeInternal?: boolean;
+  partitionSizeLimitPerResponse?: string;
 }
 
 /** "0:1,1:2" → [[0,1],[1,2]]: partitions separated by commas, replicas by colons. */
@@ -75,6 +78,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--under-replicated-partitions', 'with --describe, only show partitions whose ISR is smaller than the replica set')
     .option('--unavailable-partitions', 'with --describe, only show partitions without a leader')
     .option('--exclude-internal', 'exclude internal topics from --list and --describe')
+    .option('--partition-size-limit-per-response <n>', 'the maximum partition size to be included in one DescribeTopicPartitions response')
     .option('--disable-rack-aware', 'with --zookeeper --create: assign replicas without rack information');
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
@@ -155,9 +159,13 @@ async function matchingTopics(admin: Admin, o: Opts, action: string): Promise<st
 }
 
 async function describe(admin: Admin, o: Opts): Promise<number> {
+  const limit = positiveInt(o.partitionSizeLimitPerResponse, '--partition-size-limit-per-response');
   const names = await matchingTopics(admin, o, '');
   if (names.length === 0) return 0;
-  const topics = await admin.describeTopics(names);
+  // Kafka 4's tool: DescribeTopicPartitions, paged, where the broker serves it; Metadata before.
+  const topics: TopicMetadata[] = (await admin.servesDescribeTopicPartitions())
+    ? await admin.describeTopicPartitions(names, { partitionSizeLimitPerResponse: limit })
+    : await admin.describeTopics(names);
   const moving = await reassignmentsIfSupported(
     admin,
     topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))),

@@ -13,10 +13,12 @@ import * as txns from './admin-transactions.js';
 import * as acls from './admin-acls.js';
 import type { AclBinding, AclBindingFilter } from '../security/authorizer/acl-model.js';
 import * as quotas from './admin-quotas.js';
+import * as topicPartitions from './admin-topic-partitions.js';
 
 export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
 export type { GroupListing, GroupDescription, GroupMemberDescription, ListGroupsOptions } from './admin-groups.js';
 export type { ProducerStateDescription, AbortTransactionSpec } from './admin-transactions.js';
+export type { TopicPartitionsDescription, TopicPartitionDescription } from './admin-topic-partitions.js';
 export type { QuotaEntityComponent, QuotaFilterComponent, ClientQuotaEntry, ClientQuotaAlteration } from './admin-quotas.js';
 
 export interface NewTopic {
@@ -90,6 +92,19 @@ export class Admin {
         return t;
       })
       .sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  /** The named topics by DescribeTopicPartitions, paged (KIP-966); unknown names throw. */
+  describeTopicPartitions(
+    names: readonly string[],
+    opts: { partitionSizeLimitPerResponse?: number } = {},
+  ): Promise<topicPartitions.TopicPartitionsDescription[]> {
+    return topicPartitions.describeTopicPartitions(this.cluster, names, opts.partitionSizeLimitPerResponse);
+  }
+
+  /** Whether the brokers serve DescribeTopicPartitions (Kafka 3.8+; the admin falls back to Metadata otherwise). */
+  servesDescribeTopicPartitions(): Promise<boolean> {
+    return topicPartitions.servesDescribeTopicPartitions(this.cluster);
   }
 
   async describeCluster(): Promise<{ clusterId: string | null; controllerId: number; brokers: BrokerNode[] }> {

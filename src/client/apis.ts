@@ -57,6 +57,7 @@ export const Api = {
   DescribeProducers: api(61, m.DescribeProducersRequestCodec, m.DescribeProducersResponseCodec),
   DescribeTransactions: api(65, m.DescribeTransactionsRequestCodec, m.DescribeTransactionsResponseCodec),
   ListTransactions: api(66, m.ListTransactionsRequestCodec, m.ListTransactionsResponseCodec),
+  DescribeTopicPartitions: api(75, m.DescribeTopicPartitionsRequestCodec, m.DescribeTopicPartitionsResponseCodec),
   // SASL (src/client/sasl-client.ts) and SCRAM credentials (src/client/admin-scram.ts).
   SaslHandshake: api(17, m.SaslHandshakeRequestCodec, m.SaslHandshakeResponseCodec),
   SaslAuthenticate: api(36, m.SaslAuthenticateRequestCodec, m.SaslAuthenticateResponseCodec),

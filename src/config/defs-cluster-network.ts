@@ -67,6 +67,13 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
   ),
   def('queued.max.requests', 'int', '500', 'Unanswered requests per connection before reading pauses.', atLeast(1)),
   def(
+    'max.request.partition.size.limit',
+    'int',
+    '2000',
+    'The most partitions one DescribeTopicPartitions response holds (the request may ask for fewer).',
+    atLeast(1),
+  ),
+  def(
     'queued.max.request.bytes',
     'long',
     '268435456',

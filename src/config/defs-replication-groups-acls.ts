@@ -78,7 +78,12 @@ export const REPLICATION_GROUPS_ACLS_DEFS: readonly ConfigDef[] = [
     atLeast(1),
   ),
   def('producer.id.expiration.ms', 'int', '86400000', 'Idle producer ids expire after this.', atLeast(1)),
-  def('transaction.partition.verification.enable', 'boolean', 'true', 'Verify a partition is in the transaction before a transactional append.', NO_EFFECT),
+  def(
+    'transaction.partition.verification.enable',
+    'boolean',
+    'true',
+    "KIP-890: a leader asks the transaction coordinator whether a transactional producer's first batch to a partition belongs to its ongoing transaction before appending it. Dynamic.",
+  ),
 
   // ACLs (issue 15, src/security/authorizer): off unless authorizer.class.name names one of Kafka's authorizers.
   def(

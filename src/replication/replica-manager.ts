@@ -31,6 +31,7 @@ import {
   type TxnMarker,
   type TxnMarkerListener,
 } from './append/leader-appends.js';
+import { TxnVerificationGuards } from './append/txn-verification-guards.js';
 import { DelayedDeleteRecords } from './delayed/delayed-delete-records.js';
 import { messageOf } from '../common/errors.js';
 import { DEBUGGING_CONSUMER_ID, fetchRecords, type FetchParams, type FetchTarget, type PartitionFetchResult } from './fetch/fetch-reader.js';
@@ -111,6 +112,7 @@ export class ReplicaManager {
       isStopped: () => this.stopped,
       waitingProduces: this.waitingProduces,
       txnMarkerListeners: this.txnMarkerListeners,
+      txnGuards: this.txnGuards,
     };
   }
 
@@ -298,6 +300,9 @@ export class ReplicaManager {
   appendTxnMarker(topic: string, partition: number, m: TxnMarker): Promise<number> {
     return appendTxnMarker(this.appendContext, topic, partition, m);
   }
+
+  /** KIP-890 part 1: which producers' transactional batches a coordinator verified, per partition. */
+  readonly txnGuards = new TxnVerificationGuards();
 
   /** Told of every marker written and replicated here (Kafka's onTransactionCompleted for __consumer_offsets). */
   readonly txnMarkerListeners = new Set<TxnMarkerListener>();

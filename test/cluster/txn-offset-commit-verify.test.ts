@@ -12,7 +12,8 @@
  * from v4) for a transaction that does not hold the group's offsets partition, NONE once
  * AddOffsetsToTxn put it there. Verifications going to one broker are batched as Kafka's
  * AddPartitionsToTxnManager batches them: one request in flight per destination, the ones
- * arriving meanwhile sent together in the next.
+ * arriving meanwhile sent together in the next. A transactional produce to a partition led
+ * elsewhere than the id's coordinator is verified the same way (KIP-890 part 1 on produce).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +22,7 @@ import { requirePeer } from '../helpers/peers.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { partitionForGroup } from '../../src/coordinator/runtime/partition-for-group.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { encodeBatch } from '../../src/protocol/records/index.js';
 import {
   AddOffsetsToTxnRequestCodec,
   AddOffsetsToTxnResponseCodec,
@@ -32,6 +34,8 @@ import {
   InitProducerIdResponseCodec,
   MetadataRequestCodec,
   MetadataResponseCodec,
+  ProduceRequestCodec,
+  ProduceResponseCodec,
   TxnOffsetCommitRequestCodec,
   TxnOffsetCommitResponseCodec,
 } from '../../src/protocol/messages/index.js';
@@ -270,4 +274,40 @@ test('a transaction coordinator that cannot be reached: the retriable COORDINATO
     dropped.remove();
   }
   assert.equal(await txnCommit(groupCoordinator, 3, id, p), ErrorCode.NONE, 'once it can be asked');
+});
+
+test('a transactional produce is verified with the transaction coordinator on another broker (KIP-890 part 1 on produce)', { timeout: 60_000 }, async (t) => {
+  if (!requirePeer(t, 'zookeeper') || !c) return;
+  const cluster = c;
+  const { leaders } = await ready();
+  const md = await client(0).request(3, MetadataRequestCodec, MetadataResponseCodec, 9, { topics: [{ name: 'src' }], allowAutoTopicCreation: false });
+  const leader = md.topics[0]!.partitions[0]!.leaderId;
+  const id = idCoordinatedBy(leaders, 'produce', false, leader);
+  const remote = leaders[partitionForGroup(id, TXN_PARTITIONS)]!;
+  const p = await initPid(id);
+  const batch = (seq: number) =>
+    encodeBatch({
+      records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(`v${seq}`), headers: [] }],
+      baseTimestamp: BigInt(Date.now()),
+      ...p,
+      baseSequence: seq,
+      isTransactional: true,
+    });
+  const produce = (seq: number) =>
+    client(leader)
+      .request(0, ProduceRequestCodec, ProduceResponseCodec, 9, {
+        transactionalId: id,
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [{ name: 'src', partitionData: [{ index: 0, records: batch(seq) }] }],
+      })
+      .then((r) => r.responses[0]!.partitionResponses[0]!.errorCode);
+  const key = `${leader}>${remote}:${ADD_PARTITIONS_TO_TXN}`;
+  const asked = () => cluster.faults.seen.get(key) ?? 0;
+  const before = asked();
+  assert.equal(await produce(0), ErrorCode.INVALID_TXN_STATE, 'src-0 is not in the transaction');
+  await addPartition(id, p);
+  assert.equal(await produce(0), ErrorCode.NONE, 'once AddPartitionsToTxn put it there');
+  assert.equal(await produce(1), ErrorCode.NONE, 'the open transaction is not verified again');
+  assert.equal(asked() - before, 2, 'two verify_only AddPartitionsToTxn to the coordinator');
 });

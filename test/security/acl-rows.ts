@@ -98,6 +98,15 @@ export const ROWS: Row[] = [
     denied: T,
   },
   { name: 'Metadata all (hidden)', api: 3, v: 12, body: { topics: null }, code: (r) => (r.topics.some((t: any) => t.name === 'orders') ? 0 : T), denied: T },
+  { name: 'DescribeTopicPartitions named', api: 75, v: 0, body: { topics: [{ name: 'orders' }] }, code: (r) => r.topics[0].errorCode, denied: T },
+  {
+    name: 'DescribeTopicPartitions all (hidden)',
+    api: 75,
+    v: 0,
+    body: { topics: [] },
+    code: (r) => (r.topics.some((t: any) => t.name === 'orders') ? 0 : T),
+    denied: T,
+  },
   {
     name: 'Metadata auto-create',
     api: 3,

@@ -15,6 +15,7 @@ import { DelayedProduce } from '../delayed/delayed-produce.js';
 import { prepareProducedRecords, prepareTrustedRecords, type ProduceLimits, type RecordError } from '../../storage/append/produce-validation.js';
 import { errorCodeOf } from '../errors.js';
 import { messageOf } from '../../common/errors.js';
+import type { TxnVerificationGuards, VerifiedTxnProducer } from './txn-verification-guards.js';
 
 export type AppendOrigin = 'client' | 'coordinator';
 
@@ -30,6 +31,8 @@ export interface AppendRequest {
    * (internal writers are the coordinators).
    */
   timeoutMs?: number;
+  /** KIP-890: a transactional batch admitted by verification; appended only if its guard still holds at its turn. */
+  verifiedTxn?: VerifiedTxnProducer;
 }
 
 export interface AppendOutcome {
@@ -63,6 +66,7 @@ export interface AppendContext {
   isStopped(): boolean;
   waitingProduces: Set<DelayedProduce>;
   txnMarkerListeners: ReadonlySet<TxnMarkerListener>;
+  txnGuards: TxnVerificationGuards;
 }
 
 /** Largest single Buffer the decompressors are asked for (2 GiB - 1). */
@@ -144,6 +148,10 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     // Validation may finish out of order; the log takes the batches in arrival order.
     await turn.ready;
+    // A marker that had its turn since the verification ended the transaction (txn-verification-guards.ts).
+    if (req.verifiedTxn && !ctx.txnGuards.holds(p, req.verifiedTxn)) {
+      return { ...outcome(ErrorCode.INVALID_TXN_STATE, 'Partition was not added to the transaction'), logStartOffset: p.logStartOffset };
+    }
     appending = p.appendAsLeader(prepared.batches, req.origin === 'client');
   } finally {
     turn.done();
@@ -181,6 +189,7 @@ export async function appendTxnMarker(ctx: AppendContext, topic: string, partiti
   let appending: Promise<LeaderAppendResult>;
   try {
     await turn.ready;
+    ctx.txnGuards.endTransaction(p, m.producerId);
     appending = p.appendTxnMarker({ ...m, timestamp: Date.now() });
   } finally {
     turn.done();

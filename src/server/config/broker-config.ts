@@ -63,6 +63,10 @@ export interface BrokerConfig {
   autoCreateTopicsEnable: boolean;
   /** auto.create.topics.max.per.request: topics one Metadata or Produce request may auto-create. */
   autoCreateTopicsMaxPerRequest: number;
+  /** transaction.partition.verification.enable: KIP-890 verification of transactional produces (dynamic). */
+  transactionPartitionVerificationEnable: boolean;
+  /** max.request.partition.size.limit: partitions in one DescribeTopicPartitions response. */
+  maxRequestPartitionSizeLimit: number;
   deleteTopicEnable: boolean;
   /** New partitions one CreateTopics/CreatePartitions request may add in total. */
   maxPartitionsPerRequest: number;

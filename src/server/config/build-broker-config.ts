@@ -220,6 +220,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     defaultReplicationFactor: v.num('default.replication.factor'),
     autoCreateTopicsEnable: v.bool('auto.create.topics.enable'),
     autoCreateTopicsMaxPerRequest: v.num('auto.create.topics.max.per.request'),
+    maxRequestPartitionSizeLimit: v.num('max.request.partition.size.limit'),
+    transactionPartitionVerificationEnable: v.bool('transaction.partition.verification.enable'),
     maxPartitionsPerRequest: v.num('max.partitions.per.request'),
     maxBrokerPartitions: v.num('max.broker.partitions'),
     maxPartitions: v.num('max.partitions'),

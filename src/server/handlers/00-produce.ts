@@ -3,7 +3,9 @@
  * up to the request's timeout_ms, until the in-sync replicas hold them. acks=0 gets no
  * response (and, as in Kafka, a failed acks=0 produce closes the connection so the client
  * refreshes its metadata). An unknown topic is answered UNKNOWN_TOPIC_OR_PARTITION like Kafka
- * does; when auto-creation is on, creation is started so the client's retry succeeds.
+ * does; when auto-creation is on, creation is started so the client's retry succeeds. A
+ * transactional produce is verified with the transaction coordinator first (KIP-890 part 1,
+ * ../txn-produce-verification.ts).
  */
 import { ProduceRequestCodec, ProduceResponseCodec } from '../../protocol/messages/index.js';
 import type { PartitionProduceResponse, TopicProduceResponse } from '../../protocol/messages/00-produce.js';
@@ -13,6 +15,7 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopics } from '../topic-creation.js';
 import { throttleProduce } from '../quotas/request-quotas.js';
+import { produceVerificationOf } from '../txn-produce-verification.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 
@@ -72,6 +75,11 @@ export const produceHandler = defineHandler({
       deniedCode = (topic) =>
         txnDenied ? ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : may.writeTopic.allows(ctx, topic) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
     }
+    // KIP-890: only a transactional produce waits here (nothing new on the other produces' path).
+    const admission =
+      req.transactionalId === null
+        ? undefined
+        : await produceVerificationOf(ctx.services).admit(req.transactionalId, req.topicData, (topic) => deniedCode(topic) !== ErrorCode.NONE);
     const responses: Input<TopicProduceResponse>[] = await Promise.all(
       req.topicData.map(async (t) => {
         const denied = deniedCode(t.name);
@@ -81,12 +89,21 @@ export const produceHandler = defineHandler({
         }
         const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
           t.partitionData.map(async (pd) => {
-            const res = await rm.appendRecords(t.name, pd.index, pd.records, {
+            const verdict = admission?.verdict(t.name, pd.index);
+            if (verdict !== undefined && 'errorCode' in verdict) {
+              ctx.services.topicStats?.produced(t.name, verdict.errorCode, pd.records);
+              failed = true;
+              return { index: pd.index, errorCode: verdict.errorCode, baseOffset: -1n, errorMessage: verdict.errorMessage };
+            }
+            const appending = rm.appendRecords(t.name, pd.index, pd.records, {
               requiredAcks: req.acks,
               origin: 'client',
               produceVersion: version,
               timeoutMs: req.timeoutMs,
+              verifiedTxn: verdict?.verifiedTxn,
             });
+            admission?.release(t.name, pd.index); // its arrival turn is taken: the producer's later batches may go
+            const res = await appending;
             ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
             if (res.errorCode !== ErrorCode.NONE) {
               failed = true;
@@ -106,6 +123,7 @@ export const produceHandler = defineHandler({
         return { name: t.name, partitionResponses };
       }),
     );
+    admission?.releaseAll();
     if (unknownTopics) startAutoCreate(ctx, unknownTopics);
     // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
     let recordBytes = 0;

@@ -57,6 +57,7 @@ import { describeDelegationTokenHandler } from './41-describe-delegation-token.j
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 import { updateFeaturesHandler } from './57-update-features.js';
+import { describeTopicPartitionsHandler } from './75-describe-topic-partitions.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -76,6 +77,7 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listTransactionsHandler,
   offsetForLeaderEpochHandler,
   metadataHandler,
+  describeTopicPartitionsHandler,
   apiVersionsHandler,
   updateFeaturesHandler,
   describeClusterHandler,
