@@ -116,13 +116,14 @@ export class TelemetryReporter {
 
   /**
    * Sends the terminating push (when a subscription asks for metrics), waiting at most
-   * `timeoutMs` for it and for any request in flight, then stops for good.
+   * `timeoutMs` for it and for a push in flight, then stops for good. A subscription request in
+   * flight is not waited for (a client closing while no broker answers must not wait on it).
    */
   async close(timeoutMs = 5000): Promise<void> {
     if (this.stateNow === 'terminated') return;
     this.cancelTimer();
     const deadline = this.clock.now() + timeoutMs;
-    if (this.inFlight !== null) await this.within(this.inFlight, timeoutMs);
+    if (this.stateNow === 'push-in-progress' && this.inFlight !== null) await this.within(this.inFlight, timeoutMs);
     const sub = this.subscriptionNow;
     const stillPushing = this.stateNow === 'push-needed' || this.stateNow === 'push-in-progress';
     if (sub !== null && sub.requestedMetrics.length > 0 && stillPushing) {

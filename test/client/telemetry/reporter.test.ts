@@ -237,3 +237,14 @@ test('close does not wait longer than its timeout for a broker that never answer
   await closing;
   assert.equal(reporter.state, 'terminated');
 });
+
+test('close while a GetTelemetrySubscriptions hangs returns at once (a client closing with no broker answering)', async () => {
+  const { clock, broker, reporter } = setup();
+  broker.getSubscriptions = () => new Promise<GetTelemetrySubscriptionsResponse>(() => undefined);
+  reporter.start();
+  await clock.advance(0);
+  assert.equal(reporter.state, 'subscription-in-progress');
+  await reporter.close(60_000); // the fake clock never advances: this returns only if close does not wait
+  assert.equal(reporter.state, 'terminated');
+  assert.deepEqual(broker.log, []);
+});
