@@ -5,7 +5,7 @@
  * (`Dynamic configs for client-metric N are:`, then Kafka's entry lines); --alter deletes only
  * keys the subscription has (`Invalid config(s): k` otherwise, as Kafka's tool checks first).
  */
-import { Admin, ConfigResourceType, type ConfigEntry } from '../../client/index.js';
+import { type Admin, ConfigResourceType, type ConfigEntry } from '../../client/index.js';
 import { CliError } from './tool.js';
 
 /** ConfigEntry.ConfigSource.CLIENT_METRICS_CONFIG: what a subscription's own keys carry. */
