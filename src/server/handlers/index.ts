@@ -57,6 +57,9 @@ import { describeDelegationTokenHandler } from './41-describe-delegation-token.j
 import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 import { updateFeaturesHandler } from './57-update-features.js';
+import { getTelemetrySubscriptionsHandler } from './71-get-telemetry-subscriptions.js';
+import { pushTelemetryHandler } from './72-push-telemetry.js';
+import { listClientMetricsResourcesHandler } from './74-list-client-metrics-resources.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -114,6 +117,10 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   renewDelegationTokenHandler,
   expireDelegationTokenHandler,
   describeDelegationTokenHandler,
+  // Client telemetry (KIP-714, src/server/telemetry).
+  getTelemetrySubscriptionsHandler,
+  pushTelemetryHandler,
+  listClientMetricsResourcesHandler,
 ];
 
 /**
