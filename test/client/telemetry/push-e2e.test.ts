@@ -58,7 +58,7 @@ test('a producer pushes its standard metrics; the broker re-exports them with cl
     const instanceId = producer.telemetry!.clientInstanceId;
     assert.notEqual(instanceId, ZERO_UUID, 'the broker assigned an instance id');
     assert.ok(
-      latency.some((l) => l.includes(`client_instance_id="${instanceId}"`) && /node_id="1"/.test(l)),
+      latency.some((l) => l.includes(`client_instance_id="${instanceId}"`) && l.includes(`node_id="${[...producer.cluster.current.brokers.keys()][0]}"`)),
       latency.join('\n'),
     );
     const value = Number(latency[0]!.split(' ').pop());
