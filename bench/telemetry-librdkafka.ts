@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     'bootstrap.servers': bootstrap,
     'client.id': CLIENT_ID,
     'enable.metrics.push': true,
-    debug: process.env.RDKAFKA_DEBUG ?? '',
+    ...(process.env.RDKAFKA_DEBUG ? { debug: process.env.RDKAFKA_DEBUG } : {}),
   });
   producer.on('event.log', (log) => console.log('rdkafka:', (log as { message: string }).message));
   await new Promise<void>((resolve, reject) => producer.connect({}, (err) => (err ? reject(err) : resolve())));
