@@ -41,7 +41,15 @@ async function rdkafkaSeries(broker: Broker): Promise<string[]> {
 
 async function main(): Promise<void> {
   const logDir = await mkdtemp(path.join(os.tmpdir(), 'fjord-rdk-'));
-  const broker = new Broker(buildBrokerConfig(new Map([['listeners', 'PLAINTEXT://127.0.0.1:0'], ['log.dirs', logDir]])), silentLogger());
+  const broker = new Broker(
+    buildBrokerConfig(
+      new Map([
+        ['listeners', 'PLAINTEXT://127.0.0.1:0'],
+        ['log.dirs', logDir],
+      ]),
+    ),
+    silentLogger(),
+  );
   await broker.start();
   const bootstrap = `127.0.0.1:${[...broker.boundPorts().values()][0]!}`;
   const admin = new Admin({ bootstrapServers: bootstrap, enableMetricsPush: false });

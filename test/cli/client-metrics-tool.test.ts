@@ -89,7 +89,11 @@ test('a subscription created, listed, described, altered through kafka-configs, 
   assert.equal(r.code, 0);
   const lines = r.stdout.trim().split('\n');
   assert.equal(lines[0], 'Client metrics configs for producers are:');
-  assert.deepEqual(lines.slice(1).sort(), ['  interval.ms=1000', '  match=client_id=app-.*', '  metrics=org.apache.kafka.producer.,org.apache.kafka.consumer.']);
+  assert.deepEqual(lines.slice(1).sort(), [
+    '  interval.ms=1000',
+    '  match=client_id=app-.*',
+    '  metrics=org.apache.kafka.producer.,org.apache.kafka.consumer.',
+  ]);
 
   r = await clientMetrics(...bs, '--describe');
   assert.equal(r.code, 0);
