@@ -127,7 +127,7 @@ export class Cluster {
     this.connections.set(key, opening);
     if (this.measure)
       opening.then(
-        () => this.stats.connectionCreations++,
+        () => this.stats.connectionOpened(),
         () => undefined,
       );
     opening.catch(() => {

@@ -72,6 +72,25 @@ export class ClientStats {
   /** Consumer: partitions assigned now; set by the consumer, read when collected. */
   assignedPartitions: (() => number) | null = null;
 
+  private firstConnectionListeners: (() => void)[] | null = [];
+
+  /** A connection of this client is open (counted; the first one starts telemetry). */
+  connectionOpened(): void {
+    this.connectionCreations++;
+    const listeners = this.firstConnectionListeners;
+    this.firstConnectionListeners = null;
+    if (listeners !== null) for (const l of listeners) l();
+  }
+
+  /**
+   * Runs `fn` once this client has opened a connection by itself: telemetry never opens the
+   * first one (a client that cannot connect, or is refused authentication, gets no extra attempt).
+   */
+  onFirstConnection(fn: () => void): void {
+    if (this.firstConnectionListeners === null) fn();
+    else this.firstConnectionListeners.push(fn);
+  }
+
   /** The latency window of one broker address, created on its first connection. */
   latencyOf(address: string): LatencyWindow {
     let w = this.requestLatency.get(address);

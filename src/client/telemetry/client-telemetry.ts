@@ -1,9 +1,9 @@
 /**
  * KIP-714 for one Fjord client (producer, consumer or admin): the TelemetryReporter talking
  * through the client's Cluster (any live broker; a broker without APIs 71/72 switches it off),
- * pushing what the Cluster's ClientStats measured, as Kafka's standard metric names. Started by
- * the client's constructor unless `enable.metrics.push=false`; closed (terminating push) before
- * the client closes its connections.
+ * pushing what the Cluster's ClientStats measured, as Kafka's standard metric names. Created by
+ * the client's constructor unless `enable.metrics.push=false`, it starts once the client itself
+ * has connected; closed (terminating push) before the client closes its connections.
  */
 import { Api } from '../apis.js';
 import type { ClientOptions, Cluster } from '../cluster.js';
@@ -44,7 +44,7 @@ export class ClientTelemetry {
       retryBackoffMs: cluster.retryBackoffMs,
       payload: (sub) => encodePayload(toMetricsData(this.collector.collect(clock.now(), sub), resource), sub.acceptedCompressionTypes),
     });
-    this.reporter.start();
+    cluster.stats.onFirstConnection(() => this.reporter.start());
   }
 
   /** The instance id the broker assigned (Kafka's clientInstanceId()); the zero uuid until then. */

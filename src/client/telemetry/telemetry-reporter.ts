@@ -20,6 +20,18 @@ export const TelemetryError = {
 /** Kafka's default push interval, used to wait after an error when no subscription says otherwise. */
 export const DEFAULT_PUSH_INTERVAL_MS = 300_000;
 
+/**
+ * Errors a retry cannot fix: authentication or authorization refused (SASL_AUTHENTICATION_FAILED,
+ * UNSUPPORTED_SASL_MECHANISM, ILLEGAL_SASL_STATE, CLUSTER_AUTHORIZATION_FAILED). Telemetry stops
+ * rather than open connection after connection that the broker counts as failed logins.
+ */
+const REFUSALS: ReadonlySet<number> = new Set([58, 33, 34, 31]);
+
+function isRefusal(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && REFUSALS.has(code);
+}
+
 export interface TelemetryTransport {
   /** False when the broker does not advertise GetTelemetrySubscriptions and PushTelemetry. */
   supported(): Promise<boolean>;
@@ -184,6 +196,7 @@ export class TelemetryReporter {
       resp = await this.options.transport.getSubscriptions(this.instanceId);
     } catch (err) {
       if (this.isClosing()) return;
+      if (isRefusal(err)) return this.terminate(`telemetry disabled: ${(err as Error).message}`);
       this.stateNow = 'subscription-needed';
       return this.retryLater(() => this.requestSubscription(), err);
     }

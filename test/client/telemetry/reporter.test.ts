@@ -8,6 +8,7 @@ import { TelemetryReporter, DEFAULT_PUSH_INTERVAL_MS, type TelemetryTransport } 
 import type { GetTelemetrySubscriptionsResponse, PushTelemetryRequest, PushTelemetryResponse } from '../../../src/protocol/messages/index.js';
 import { ZERO_UUID } from '../../../src/protocol/primitives/index.js';
 import { FakeClock } from './fake-clock.js';
+import { ClientStats } from '../../../src/client/telemetry/client-stats.js';
 
 const INSTANCE = '0f0e0d0c-0b0a-4908-8706-050403020100';
 
@@ -247,4 +248,27 @@ test('close while a GetTelemetrySubscriptions hangs returns at once (a client cl
   await reporter.close(60_000); // the fake clock never advances: this returns only if close does not wait
   assert.equal(reporter.state, 'terminated');
   assert.deepEqual(broker.log, []);
+});
+
+test('a refused login (SASL_AUTHENTICATION_FAILED) stops telemetry instead of logging in again and again', async () => {
+  const { clock, broker, reporter, events } = setup();
+  broker.subscriptions = [Object.assign(new Error('Authentication failed: Invalid username or password'), { code: 58 })];
+  reporter.start();
+  await clock.advance(0);
+  assert.equal(reporter.state, 'terminated');
+  assert.equal(clock.pending(), 0);
+  assert.match(events.join('\n'), /telemetry disabled: Authentication failed/);
+});
+
+test('telemetry starts only once the client itself opened a connection', () => {
+  const stats = new ClientStats();
+  const started: string[] = [];
+  stats.onFirstConnection(() => started.push('a'));
+  assert.equal(started.length, 0);
+  stats.connectionOpened();
+  stats.connectionOpened();
+  assert.deepEqual(started, ['a'], 'once');
+  stats.onFirstConnection(() => started.push('b'));
+  assert.deepEqual(started, ['a', 'b'], 'already connected: at once');
+  assert.equal(stats.connectionCreations, 2);
 });
