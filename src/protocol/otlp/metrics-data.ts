@@ -1,9 +1,10 @@
 /**
  * Encodes and decodes OTLP MetricsData (the payload of KIP-714's PushTelemetry) between bytes
  * and the plain types of types.ts. protobufjs does the wire work with schema.ts; this file maps
- * its message objects to and from our types: 64-bit values travel as decimal strings (exact,
- * whatever Long support protobufjs finds), proto3 defaults are left out on encode and filled in
- * on decode, and anything protobufjs rejects becomes one OtlpDecodeError.
+ * its message objects to and from our types: 64-bit values are written as decimal strings and
+ * read from protobufjs's Long (or number) values exactly, proto3 defaults are left out on encode
+ * and filled in on decode (a field is present when the decoded message has it as its own
+ * property), and anything protobufjs rejects becomes one OtlpDecodeError.
  */
 import { metricsDataType } from './schema.js';
 import type {
@@ -42,8 +43,8 @@ export function encodeMetricsData(data: MetricsData): Buffer {
 export function decodeMetricsData(buf: Uint8Array): MetricsData {
   let object: Wire;
   try {
-    const message = metricsDataType.decode(buf);
-    object = metricsDataType.toObject(message, { longs: String, arrays: true, oneofs: false }) as Wire;
+    // The decoded message is read as it is (no toObject copy: that doubled the time of a 1 MB push).
+    object = metricsDataType.decode(buf) as unknown as Wire;
   } catch (err) {
     // protobufjs throws RangeError (truncated), Error (bad wire type) or a stack overflow (nesting).
     const reason = err instanceof Error ? err.message : String(err);
@@ -163,122 +164,130 @@ function optionalText(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function nanos(value: unknown): bigint {
-  return typeof value === 'string' ? BigInt(value) : 0n;
+/** Present on a decoded message: protobufjs sets decoded fields as own properties, defaults live on the prototype. */
+function has(w: Wire, key: string): boolean {
+  return Object.hasOwn(w, key) && w[key] !== null && w[key] !== undefined;
 }
 
-function optionalNumber(value: unknown): number | undefined {
-  return typeof value === 'number' ? value : undefined;
+/** A 64-bit value as protobufjs decodes it: a Long (low, high, unsigned), or a number without long support. */
+function int64(value: unknown): bigint {
+  if (typeof value === 'number') return BigInt(Math.trunc(value));
+  if (typeof value === 'string') return BigInt(value);
+  if (value !== null && typeof value === 'object' && 'low' in value && 'high' in value) {
+    const { low, high, unsigned } = value as { low: number; high: number; unsigned?: boolean };
+    if (high === 0 && low >= 0) return BigInt(low);
+    const bits = (BigInt(high >>> 0) << 32n) | BigInt(low >>> 0);
+    return unsigned ? bits : BigInt.asIntN(64, bits);
+  }
+  return 0n;
+}
+
+function nanos(value: unknown): bigint {
+  return int64(value);
+}
+
+function optionalNumber(w: Wire, key: string): number | undefined {
+  return has(w, key) && typeof w[key] === 'number' ? (w[key] as number) : undefined;
 }
 
 function temporalityOf(value: unknown): AggregationTemporality {
   return TEMPORALITY[typeof value === 'number' ? value : 0] ?? 'unspecified';
 }
 
+// Built by assignment, not object spreads: a 1 MB push has tens of thousands of points.
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 function resourceFromWire(w: Wire): ResourceMetrics {
-  const resource = w.resource as Wire | undefined;
-  return {
-    ...(resource ? { resource: { attributes: list(resource.attributes).map(keyValueFromWire) } } : {}),
-    scopeMetrics: list(w.scopeMetrics).map(scopeFromWire),
-    ...(optionalText(w.schemaUrl) ? { schemaUrl: text(w.schemaUrl) } : {}),
-  };
+  const out: Mutable<ResourceMetrics> = { scopeMetrics: list(w.scopeMetrics).map(scopeFromWire) };
+  const resource = w.resource as Wire | null;
+  if (resource) out.resource = { attributes: list(resource.attributes).map(keyValueFromWire) };
+  const schemaUrl = optionalText(w.schemaUrl);
+  if (schemaUrl !== undefined) out.schemaUrl = schemaUrl;
+  return out;
 }
 
 function scopeFromWire(w: Wire): ScopeMetrics {
-  const scope = w.scope as Wire | undefined;
-  return {
-    ...(scope
-      ? {
-          scope: {
-            name: text(scope.name),
-            ...(optionalText(scope.version) ? { version: text(scope.version) } : {}),
-            attributes: list(scope.attributes).map(keyValueFromWire),
-          },
-        }
-      : {}),
-    metrics: list(w.metrics).map(metricFromWire),
-    ...(optionalText(w.schemaUrl) ? { schemaUrl: text(w.schemaUrl) } : {}),
-  };
+  const out: Mutable<ScopeMetrics> = { metrics: list(w.metrics).map(metricFromWire) };
+  const scope = w.scope as Wire | null;
+  if (scope) {
+    const version = optionalText(scope.version);
+    out.scope = { name: text(scope.name), ...(version !== undefined ? { version } : {}), attributes: list(scope.attributes).map(keyValueFromWire) };
+  }
+  const schemaUrl = optionalText(w.schemaUrl);
+  if (schemaUrl !== undefined) out.schemaUrl = schemaUrl;
+  return out;
 }
 
 function metricFromWire(w: Wire): Metric {
-  const base = {
-    name: text(w.name),
-    ...(optionalText(w.description) ? { description: text(w.description) } : {}),
-    ...(optionalText(w.unit) ? { unit: text(w.unit) } : {}),
-  };
-  const gauge = w.gauge as Wire | undefined;
-  const sum = w.sum as Wire | undefined;
-  const histogram = w.histogram as Wire | undefined;
-  if (gauge) return { ...base, data: { type: 'gauge', dataPoints: list(gauge.dataPoints).map(numberPointFromWire) } };
-  if (sum) {
-    return {
-      ...base,
-      data: {
-        type: 'sum',
-        dataPoints: list(sum.dataPoints).map(numberPointFromWire),
-        aggregationTemporality: temporalityOf(sum.aggregationTemporality),
-        isMonotonic: sum.isMonotonic === true,
-      },
+  const out: Mutable<Metric> = { name: text(w.name), data: undefined };
+  const description = optionalText(w.description);
+  if (description !== undefined) out.description = description;
+  const unit = optionalText(w.unit);
+  if (unit !== undefined) out.unit = unit;
+  const gauge = w.gauge as Wire | null;
+  const sum = w.sum as Wire | null;
+  const histogram = w.histogram as Wire | null;
+  if (gauge) out.data = { type: 'gauge', dataPoints: list(gauge.dataPoints).map(numberPointFromWire) };
+  else if (sum) {
+    out.data = {
+      type: 'sum',
+      dataPoints: list(sum.dataPoints).map(numberPointFromWire),
+      aggregationTemporality: temporalityOf(sum.aggregationTemporality),
+      isMonotonic: sum.isMonotonic === true,
+    };
+  } else if (histogram) {
+    out.data = {
+      type: 'histogram',
+      dataPoints: list(histogram.dataPoints).map(histogramPointFromWire),
+      aggregationTemporality: temporalityOf(histogram.aggregationTemporality),
     };
   }
-  if (histogram) {
-    return {
-      ...base,
-      data: {
-        type: 'histogram',
-        dataPoints: list(histogram.dataPoints).map(histogramPointFromWire),
-        aggregationTemporality: temporalityOf(histogram.aggregationTemporality),
-      },
-    };
-  }
-  return { ...base, data: undefined };
+  return out;
 }
 
 function numberPointFromWire(w: Wire): NumberDataPoint {
-  const value = typeof w.asInt === 'string' ? BigInt(w.asInt) : (optionalNumber(w.asDouble) ?? 0);
-  return {
+  const out: Mutable<NumberDataPoint> = {
     attributes: list(w.attributes).map(keyValueFromWire),
     startTimeUnixNano: nanos(w.startTimeUnixNano),
     timeUnixNano: nanos(w.timeUnixNano),
-    value,
-    ...(typeof w.flags === 'number' && w.flags !== 0 ? { flags: w.flags } : {}),
+    value: has(w, 'asInt') ? int64(w.asInt) : (optionalNumber(w, 'asDouble') ?? 0),
   };
+  if (typeof w.flags === 'number' && w.flags !== 0) out.flags = w.flags;
+  return out;
 }
 
 function histogramPointFromWire(w: Wire): HistogramDataPoint {
-  const sum = optionalNumber(w.sum);
-  const min = optionalNumber(w.min);
-  const max = optionalNumber(w.max);
-  return {
+  const out: Mutable<HistogramDataPoint> = {
     attributes: list(w.attributes).map(keyValueFromWire),
     startTimeUnixNano: nanos(w.startTimeUnixNano),
     timeUnixNano: nanos(w.timeUnixNano),
-    count: typeof w.count === 'string' ? Number(w.count) : 0,
-    ...(sum !== undefined ? { sum } : {}),
-    bucketCounts: (Array.isArray(w.bucketCounts) ? w.bucketCounts : []).map((n) => Number(n)),
+    count: Number(int64(w.count)),
+    bucketCounts: (Array.isArray(w.bucketCounts) ? w.bucketCounts : []).map((n) => Number(int64(n))),
     explicitBounds: (Array.isArray(w.explicitBounds) ? w.explicitBounds : []).map((n) => Number(n)),
-    ...(min !== undefined ? { min } : {}),
-    ...(max !== undefined ? { max } : {}),
-    ...(typeof w.flags === 'number' && w.flags !== 0 ? { flags: w.flags } : {}),
   };
+  const sum = optionalNumber(w, 'sum');
+  if (sum !== undefined) out.sum = sum;
+  const min = optionalNumber(w, 'min');
+  if (min !== undefined) out.min = min;
+  const max = optionalNumber(w, 'max');
+  if (max !== undefined) out.max = max;
+  if (typeof w.flags === 'number' && w.flags !== 0) out.flags = w.flags;
+  return out;
 }
 
 function keyValueFromWire(w: Wire): KeyValue {
   return { key: text(w.key), value: anyValueFromWire(w.value as Wire | undefined) };
 }
 
-function anyValueFromWire(w: Wire | undefined): AnyValue {
+function anyValueFromWire(w: Wire | undefined | null): AnyValue {
   if (!w) return null;
-  if (typeof w.stringValue === 'string') return w.stringValue;
-  if (typeof w.boolValue === 'boolean') return w.boolValue;
-  if (typeof w.intValue === 'string') return BigInt(w.intValue);
-  if (typeof w.doubleValue === 'number') return w.doubleValue;
+  if (has(w, 'stringValue')) return text(w.stringValue);
+  if (has(w, 'boolValue')) return w.boolValue === true;
+  if (has(w, 'intValue')) return int64(w.intValue);
+  if (has(w, 'doubleValue')) return Number(w.doubleValue);
   // A copy, not protobufjs's Buffer view of the whole request.
-  if (w.bytesValue instanceof Uint8Array) return new Uint8Array(w.bytesValue);
-  const array = w.arrayValue as Wire | undefined;
-  if (array) return list(array.values).map(anyValueFromWire);
-  const kvlist = w.kvlistValue as Wire | undefined;
-  if (kvlist) return { kvlist: list(kvlist.values).map(keyValueFromWire) };
+  if (has(w, 'bytesValue') && w.bytesValue instanceof Uint8Array) return new Uint8Array(w.bytesValue);
+  if (has(w, 'arrayValue')) return list((w.arrayValue as Wire).values).map(anyValueFromWire);
+  if (has(w, 'kvlistValue')) return { kvlist: list((w.kvlistValue as Wire).values).map(keyValueFromWire) };
   return null;
 }

@@ -126,6 +126,7 @@ export class ClientTelemetry {
   private readonly instances = new Map<string, ClientInstance>();
   private subscriptions: Subscription[] = [];
   private version = 0;
+  private lastSweep = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
 
   constructor(
@@ -139,7 +140,7 @@ export class ClientTelemetry {
 
   /** Client instances known now (Kafka's client-metrics instance-count). */
   get instanceCount(): number {
-    this.expire(this.now());
+    this.expire(this.now(), true);
     return this.instances.size;
   }
 
@@ -272,10 +273,12 @@ export class ClientTelemetry {
     return new ClientInstance(id, identity, subscriptionIdOf(list, interval, id), this.version, list, interval);
   }
 
-  private expire(now: number): void {
-    // Insertion order is recency order, so the expired ones are at the front.
+  /** Drops expired instances; a full pass at most once a second on requests, on every scrape (intervals differ, so expiry is not recency order). */
+  private expire(now: number, force = false): void {
+    if (!force && now - this.lastSweep < 1000) return;
+    this.lastSweep = now;
     for (const [id, instance] of this.instances) {
-      if (instance.expiresAt > now) break;
+      if (instance.expiresAt > now) continue;
       this.instances.delete(id);
       this.opts.sink.forget(id);
     }

@@ -141,16 +141,15 @@ export class PushedMetrics implements TelemetrySink {
     const accumulate = data.type !== 'gauge' && data.aggregationTemporality === 'delta';
     let added = 0;
     for (const point of data.dataPoints) {
+      // Past the cap nothing is built for a point: a large push costs little more than its decoding.
+      if (added >= room) {
+        this.droppedSeries++;
+        continue;
+      }
       const labels = labelsOf(base, point.attributes);
       const key = labels.map(([k, v]) => `${k}=${v}`).join('\u0000');
       const old = accumulate && before?.type === type ? before.series.get(key) : undefined;
-      if (!family.series.has(key)) {
-        if (added >= room) {
-          this.droppedSeries++;
-          continue;
-        }
-        added++;
-      }
+      if (!family.series.has(key)) added++;
       if (data.type === 'histogram') {
         const p = point as (typeof data.dataPoints)[number];
         let counts = cumulative(p.bucketCounts);

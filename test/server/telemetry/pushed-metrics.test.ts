@@ -3,7 +3,6 @@
  * Prometheus names and labels, delta sums accumulated into counters, cumulative ones taken as
  * pushed, histograms, the series cap, a client's series gone after 3 push intervals; and the
  * exposition text the metrics endpoint writes (a pushed name equal to a broker family left out).
- * Then the instance rules that need a clock: Get and push throttling over time, expiry.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,9 +12,6 @@ import { familyText, registerClientTelemetryMetrics } from '../../../src/server/
 import { createMetricsRegistry } from '../../../src/server/metrics/registry.js';
 import { ClientTelemetry } from '../../../src/server/telemetry/client-instances.js';
 import { ClientMetricsResources, type ClientMetricsBackend } from '../../../src/server/telemetry/client-metrics-resources.js';
-import { ErrorCode } from '../../../src/protocol/errors.js';
-import { ZERO_UUID } from '../../../src/protocol/primitives/index.js';
-import { encodeMetricsData } from '../../../src/protocol/otlp/index.js';
 import { silentLogger } from '../../../src/server/logger.js';
 import { parsePromText, value } from '../metrics/state-prom-text.js';
 
@@ -136,35 +132,3 @@ function memoryBackend(initial: Record<string, Record<string, string>> = {}): Cl
     },
   };
 }
-
-test('instances over time: throttling by the interval, expiry after 3 intervals (at least 60 s)', async () => {
-  let now = 1_000_000;
-  const forgotten: string[] = [];
-  const sink = { record: () => {}, forget: (id: string) => forgotten.push(id) };
-  const resources = await ClientMetricsResources.open(memoryBackend({ fast: { metrics: '*', 'interval.ms': '1000' } }));
-  const t = new ClientTelemetry(resources, { telemetryMaxBytes: 1 << 20, sink, logger: silentLogger(), now: () => now });
-  const who = { clientId: 'c', softwareName: undefined, softwareVersion: undefined, sourceAddress: '127.0.0.1', sourcePort: 1 };
-  const g = t.getSubscriptions(ZERO_UUID, who);
-  assert.deepEqual([g.errorCode, g.pushIntervalMs, g.requestedMetrics], [ErrorCode.NONE, 1000, ['*']]);
-  const pushOf = () => ({
-    clientInstanceId: g.clientInstanceId,
-    subscriptionId: g.subscriptionId,
-    terminating: false,
-    compressionType: 0,
-    metrics: encodeMetricsData(data(sum('x', 1, 'delta'))),
-  });
-  assert.equal(await t.push(pushOf(), who), ErrorCode.NONE, 'the push right after a Get');
-  now += 999;
-  assert.equal(await t.push(pushOf(), who), ErrorCode.THROTTLING_QUOTA_EXCEEDED);
-  now += 1;
-  assert.equal(await t.push(pushOf(), who), ErrorCode.NONE, 'one interval after the last push');
-  assert.equal(t.getSubscriptions(g.clientInstanceId, who).errorCode, ErrorCode.THROTTLING_QUOTA_EXCEEDED);
-  now += 1000;
-  assert.equal(t.getSubscriptions(g.clientInstanceId, who).errorCode, ErrorCode.NONE);
-  assert.equal(t.instanceCount, 1);
-  now += 59_999;
-  assert.equal(t.instanceCount, 1, 'kept for 60 s after its last request');
-  now += 1;
-  assert.equal(t.instanceCount, 0, 'expired');
-  assert.deepEqual(forgotten, [g.clientInstanceId]);
-});
