@@ -54,6 +54,8 @@ export function isRequested(name: string, requestedMetrics: readonly string[]): 
 
 export class TelemetryCollector {
   private previousAt: number;
+  /** Connections counted at the previous collection: connection.creation.rate's window. */
+  private previousConnections = 0;
   /** Cumulative values of sums at the previous collection, for delta temporality. */
   private readonly previousSums = new Map<string, number>();
 
@@ -76,6 +78,12 @@ export class TelemetryCollector {
     const p = METRIC_PREFIX[this.kind];
     const s = this.stats;
     this.sum(all, `${p}connection.creation.total`, 'The total number of connections established.', '1', s.connectionCreations, filter);
+    const seconds = (nowMs - this.previousAt) / 1000;
+    if (seconds > 0) {
+      const rate = (s.connectionCreations - this.previousConnections) / seconds;
+      gauge(all, `${p}connection.creation.rate`, 'The rate of connections established per second.', '1', [point(rate, false)]);
+    }
+    this.previousConnections = s.connectionCreations;
     const perNodeAvg: TelemetryPoint[] = [];
     const perNodeMax: TelemetryPoint[] = [];
     for (const [address, window] of s.requestLatency) {

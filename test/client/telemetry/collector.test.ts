@@ -29,6 +29,7 @@ test('a producer reports Kafka standard names, per-node latency labelled node.id
   const batch = c.collect(2000, ALL);
   const byName = new Map(batch.metrics.map((m) => [m.name, m]));
   assert.deepEqual([...byName.keys()].sort(), [
+    'org.apache.kafka.producer.connection.creation.rate',
     'org.apache.kafka.producer.connection.creation.total',
     'org.apache.kafka.producer.node.request.latency.avg',
     'org.apache.kafka.producer.node.request.latency.max',
@@ -45,11 +46,14 @@ test('a producer reports Kafka standard names, per-node latency labelled node.id
   );
   assert.equal(byName.get('org.apache.kafka.producer.node.request.latency.max')!.points[0]!.value, 8);
   assert.equal(byName.get('org.apache.kafka.producer.connection.creation.total')!.kind, 'sum');
-  // The windows were read: a second push without new observations carries only the counter.
+  assert.equal(byName.get('org.apache.kafka.producer.connection.creation.rate')!.points[0]!.value, 2, '2 connections in the 1 s since start');
+  // The windows were read: a second push without new observations carries only the connection counts.
+  const second = c.collect(3000, ALL).metrics;
   assert.deepEqual(
-    c.collect(3000, ALL).metrics.map((m) => m.name),
-    ['org.apache.kafka.producer.connection.creation.total'],
+    second.map((m) => m.name),
+    ['org.apache.kafka.producer.connection.creation.total', 'org.apache.kafka.producer.connection.creation.rate'],
   );
+  assert.equal(second[1]!.points[0]!.value, 0);
 });
 
 test('prefix filter: [] is nothing, [""] everything, otherwise names starting with a prefix', () => {
