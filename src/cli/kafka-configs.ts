@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * kafka-configs.sh: describe and alter topic and broker configs (--entity-type topics|brokers,
- * --add-config k=v,k2=[a,b] / --delete-config k,k2), printed as Kafka prints them.
+ * --add-config k=v,k2=[a,b] / --delete-config k,k2), printed as Kafka prints them; KIP-714's
+ * client-metrics subscriptions in common/client-metrics-configs.ts.
  */
 import { Admin, ConfigResourceType, type ConfigEntry } from '../client/index.js';
 import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
@@ -9,6 +10,7 @@ import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { configsWithZk } from './common/configs-zk.js';
 import { userScramConfigs } from './common/user-scram-configs.js';
 import { clientEntityArgs, clientQuotasCommand, type ScramHook } from './common/client-quotas.js';
+import { clientMetricsConfigs } from './common/client-metrics-configs.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = [
@@ -64,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--describe', 'list configs for the given entity')
     .option('--alter', 'alter the configuration of the entity')
-    .option('--entity-type <type>', 'topics, brokers, users or clients (users and clients may be combined)')
+    .option('--entity-type <type>', 'topics, brokers, users, clients (users and clients may be combined) or client-metrics')
     .option('--entity-name <name>', 'topic name or broker id')
     .option('--entity-default', 'the cluster-wide default broker config')
     .option('--topic <topic>', 'same as --entity-type topics --entity-name <topic>')
@@ -123,7 +125,14 @@ async function main(argv: string[]): Promise<number> {
   if (o.topic !== undefined) [type, name] = ['topics', o.topic];
   if (o.broker !== undefined) [type, name] = ['brokers', o.broker];
   if (o.brokerDefaults || o.entityDefault) [type, name] = ['brokers', ''];
-  if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics or brokers (see --help)');
+  if (type === 'client-metrics') {
+    const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
+    const deletes = (o.deleteConfig ?? '').split(',').map((s) => s.trim());
+    const adds = o.addConfig ? parseAddConfig(o.addConfig) : [];
+    const run = { admin, name, describe: Boolean(o.describe), all: Boolean(o.all), adds, deletes: deletes.filter((s) => s !== ''), entryLine };
+    return clientMetricsConfigs(run).finally(() => admin.close());
+  }
+  if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics, brokers, users, clients or client-metrics (see --help)');
   if (o.zookeeper !== undefined) {
     if (o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
     return configsWithZk({

@@ -14,6 +14,7 @@ import * as acls from './admin-acls.js';
 import type { AclBinding, AclBindingFilter } from '../security/authorizer/acl-model.js';
 import * as quotas from './admin-quotas.js';
 import * as topicPartitions from './admin-topic-partitions.js';
+import { startClientTelemetry, type ClientTelemetry } from './telemetry/client-telemetry.js';
 
 export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
 export type { GroupListing, GroupDescription, GroupMemberDescription, ListGroupsOptions } from './admin-groups.js';
@@ -36,6 +37,8 @@ export enum ConfigResourceType {
   Topic = 2,
   Broker = 4,
   BrokerLogger = 8,
+  /** KIP-714 client metrics subscriptions (kafka-client-metrics.sh). */
+  ClientMetrics = 16,
 }
 
 export interface ConfigEntry {
@@ -63,13 +66,24 @@ export interface LogDirDescription {
 
 export class Admin {
   readonly cluster: Cluster;
+  /** KIP-714 telemetry (null with enable.metrics.push=false). */
+  readonly telemetry: ClientTelemetry | null;
 
   constructor(options: ClientOptions) {
     this.cluster = new Cluster(options);
+    this.telemetry = startClientTelemetry('admin', this.cluster, options);
   }
 
   async close(): Promise<void> {
+    await this.telemetry?.close();
     await this.cluster.close();
+  }
+
+  /** Names of the client-metrics subscriptions (KIP-714's ListClientMetricsResources). */
+  async listClientMetricsResources(): Promise<string[]> {
+    const resp = await (await this.cluster.anyConnection()).send(Api.ListClientMetricsResources, {});
+    if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, 'ListClientMetricsResources failed');
+    return resp.clientMetricsResources.map((r) => r.name);
   }
 
   /** Lists topic names (internal ones too unless `excludeInternal`). */

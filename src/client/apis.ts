@@ -58,6 +58,10 @@ export const Api = {
   DescribeTransactions: api(65, m.DescribeTransactionsRequestCodec, m.DescribeTransactionsResponseCodec),
   ListTransactions: api(66, m.ListTransactionsRequestCodec, m.ListTransactionsResponseCodec),
   DescribeTopicPartitions: api(75, m.DescribeTopicPartitionsRequestCodec, m.DescribeTopicPartitionsResponseCodec),
+  // KIP-714 client telemetry (src/client/telemetry/) and its tool (kafka-client-metrics).
+  GetTelemetrySubscriptions: api(71, m.GetTelemetrySubscriptionsRequestCodec, m.GetTelemetrySubscriptionsResponseCodec),
+  PushTelemetry: api(72, m.PushTelemetryRequestCodec, m.PushTelemetryResponseCodec),
+  ListClientMetricsResources: api(74, m.ListClientMetricsResourcesRequestCodec, m.ListClientMetricsResourcesResponseCodec),
   // SASL (src/client/sasl-client.ts) and SCRAM credentials (src/client/admin-scram.ts).
   SaslHandshake: api(17, m.SaslHandshakeRequestCodec, m.SaslHandshakeResponseCodec),
   SaslAuthenticate: api(36, m.SaslAuthenticateRequestCodec, m.SaslAuthenticateResponseCodec),

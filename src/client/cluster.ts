@@ -9,6 +9,7 @@ import { BrokersUnreachableError, ConnectionError, KafkaError, errorName, isRetr
 import { ErrorCode } from '../protocol/errors.js';
 import type { MetadataResponse } from '../protocol/messages/index.js';
 import type { ClientSecurity } from '../security/client-security.js';
+import { ClientStats } from './telemetry/client-stats.js';
 
 export interface ClientOptions {
   /** `host:port` list, or a comma-separated string as in `bootstrap.servers`. */
@@ -29,6 +30,8 @@ export interface ClientOptions {
    * retried like any failure, until connectTimeoutMs.
    */
   unreachable?: { timeoutMs: number; setting: string };
+  /** Kafka's enable.metrics.push (KIP-714): push telemetry when a broker asks for it; default true. */
+  enableMetricsPush?: boolean;
 }
 
 export interface BrokerNode {
@@ -87,6 +90,9 @@ export class Cluster {
   private readonly unreachable: ClientOptions['unreachable'];
   /** Since when every bootstrap address has failed to answer (0: not so); see ClientOptions.unreachable. */
   private unansweredSince = 0;
+  /** What KIP-714 telemetry reports (src/client/telemetry/); measured only with enable.metrics.push. */
+  readonly stats = new ClientStats();
+  private readonly measure: boolean;
 
   constructor(options: ClientOptions) {
     const servers = typeof options.bootstrapServers === 'string' ? options.bootstrapServers.split(',') : options.bootstrapServers;
@@ -99,6 +105,7 @@ export class Cluster {
     this.metadataMaxAgeMs = options.metadataMaxAgeMs ?? 300000;
     this.security = options.security;
     this.unreachable = options.unreachable;
+    this.measure = options.enableMetricsPush !== false;
   }
 
   /** Connection to host:port, shared; reconnects when the previous one died. */
@@ -115,8 +122,14 @@ export class Cluster {
       connectTimeoutMs: this.connectTimeoutMs,
       requestTimeoutMs: this.requestTimeoutMs,
       ...(this.security ? { security: this.security } : {}),
+      ...(this.measure ? { requestLatency: this.stats.latencyOf(key) } : {}),
     });
     this.connections.set(key, opening);
+    if (this.measure)
+      opening.then(
+        () => this.stats.connectionOpened(),
+        () => undefined,
+      );
     opening.catch(() => {
       if (this.connections.get(key) === opening) this.connections.delete(key);
     });

@@ -20,6 +20,8 @@ export interface ConnectionOptions {
   requestTimeoutMs: number;
   /** TLS and SASL; PLAINTEXT when absent. */
   security?: ClientSecurity;
+  /** Where each answered request's round trip (ms) goes: KIP-714's node.request.latency. */
+  requestLatency?: { record(ms: number): void };
 }
 
 interface Pending {
@@ -30,6 +32,7 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
+  sentAt: number;
 }
 
 export interface SendOptions {
@@ -220,6 +223,7 @@ export class Connection {
         resolve: resolve as (v: unknown) => void,
         reject,
         timer,
+        sentAt: this.options.requestLatency ? performance.now() : 0,
       });
       this.socket.write(frame);
     });
@@ -348,6 +352,7 @@ export class Connection {
     if (!p) return; // timed out already
     this.pending.delete(correlationId);
     clearTimeout(p.timer);
+    this.options.requestLatency?.record(performance.now() - p.sentAt);
     try {
       const r = new Reader(frame);
       // ApiVersions answers always use header v0, whatever the request version.

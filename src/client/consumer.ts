@@ -9,6 +9,7 @@ import { Cluster, type ClientOptions } from './cluster.js';
 import { KafkaError } from './errors.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { Fetcher, type ConsumerRecord } from './fetcher.js';
+import { startClientTelemetry, type ClientTelemetry } from './telemetry/client-telemetry.js';
 import { assignorByName } from './group/assignors.js';
 import { GroupMembership } from './group/membership.js';
 import { tpKey } from '../common/partition-keys.js';
@@ -59,6 +60,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private autoCommitTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly autoCommit: boolean;
+  /** KIP-714 telemetry (null with enable.metrics.push=false). */
+  readonly telemetry: ClientTelemetry | null;
 
   constructor(private readonly options: ConsumerOptions) {
     this.cluster = new Cluster(options);
@@ -93,6 +96,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
           },
         )
       : null;
+    this.cluster.stats.assignedPartitions = () => this.fetcher.states.size;
+    this.telemetry = startClientTelemetry('consumer', this.cluster, options, options.groupId ? { group_id: options.groupId } : {});
   }
 
   get groupId(): string | undefined {
@@ -163,6 +168,15 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
 
   /** Returns the next records (possibly none after `timeoutMs`). */
   async poll(timeoutMs = 1000): Promise<ConsumerRecord[]> {
+    this.cluster.stats.pollIdle.pollStarted(performance.now());
+    try {
+      return await this.pollRecords(timeoutMs);
+    } finally {
+      this.cluster.stats.pollIdle.pollEnded(performance.now());
+    }
+  }
+
+  private async pollRecords(timeoutMs: number): Promise<ConsumerRecord[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.closed) throw new Error('consumer is closed');
@@ -193,6 +207,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     const entries = offsets ? [...offsets] : this.currentPositions();
     const m = this.membership;
     const inGroup = m && !this.manualAssignment && m.generationId >= 0;
+    const startedAt = performance.now();
     await commitOffsets(
       this.cluster,
       {
@@ -203,6 +218,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
       },
       entries,
     );
+    this.cluster.stats.commitLatency.record(performance.now() - startedAt);
   }
 
   /** Fire-and-forget commit; the callback hears the outcome. */
@@ -231,6 +247,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     if (this.autoCommitTimer) clearInterval(this.autoCommitTimer);
     if (this.autoCommit) await this.commitSync().catch(() => undefined);
     await this.membership?.leave();
+    await this.telemetry?.close();
     await this.cluster.close();
   }
 

@@ -216,6 +216,7 @@ export class Fetcher {
     const byTopic = new Map<string, PartitionState[]>();
     for (const s of parts) byTopic.set(s.topic, [...(byTopic.get(s.topic) ?? []), s]);
     const requested = new Map(parts.map((s) => [tpKey(s.topic, s.partition), s.fetchOffset!]));
+    const sentAt = performance.now();
     const resp = await conn.send(
       Api.Fetch,
       {
@@ -242,6 +243,8 @@ export class Fetcher {
       },
       { timeoutMs: maxWaitMs + this.cluster.requestTimeoutMs },
     );
+    this.cluster.stats.fetchLatency.record(performance.now() - sentAt); // KIP-714's fetch.manager.fetch.latency
+
     if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, 'fetch failed');
     for (const t of resp.responses) {
       for (const p of t.partitions) {

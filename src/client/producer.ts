@@ -12,6 +12,7 @@ import { ErrorCode, isRetriable } from '../protocol/errors.js';
 import { CompressionType, type RecordHeader } from '../protocol/records/index.js';
 import { RecordAccumulator, partitionKey, type DeliveryCallback, type ProducerBatch, type RecordMetadata } from './accumulator.js';
 import { StickyPartitioner, partitionForKey } from './partitioner.js';
+import { startClientTelemetry, type ClientTelemetry } from './telemetry/client-telemetry.js';
 
 export type { RecordMetadata, DeliveryCallback };
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
@@ -100,6 +101,8 @@ export class Producer {
   private idleWaiters: (() => void)[] = [];
   private closed = false;
   private draining = false;
+  /** KIP-714 telemetry (null with enable.metrics.push=false). */
+  readonly telemetry: ClientTelemetry | null;
 
   constructor(private readonly options: ProducerOptions) {
     this.cluster = new Cluster(options);
@@ -120,6 +123,7 @@ export class Producer {
         if (tm) this.sticky.onBatchClosed(topic, tm.partitions.length);
       },
     );
+    this.telemetry = startClientTelemetry('producer', this.cluster, options);
   }
 
   /** Checks the bootstrap servers answer (optional: send() connects lazily). */
@@ -182,6 +186,7 @@ export class Producer {
     if (this.closed) return;
     await this.flush();
     this.closed = true;
+    await this.telemetry?.close();
     await this.cluster.close();
   }
 
@@ -299,8 +304,10 @@ export class Producer {
   private async sendTo(leader: number, batches: ProducerBatch[]): Promise<void> {
     if (this.cluster.metadataAgeMs() > this.metadataMaxAgeMs) this.refreshInBackground(batches[0]!.topic);
     const byTopic = new Map<string, ProducerBatch[]>();
+    const now = Date.now();
     for (const b of batches) {
       b.attempts++;
+      if (this.telemetry !== null) this.cluster.stats.recordQueueTime.record(now - b.createdAt);
       if (this.idempotent && b.baseSequence < 0) {
         const k = partitionKey(b.topic, b.partition);
         const seq = this.nextSequence.get(k) ?? 0;
@@ -333,6 +340,7 @@ export class Producer {
       }
       // The size hint lets the request be encoded into one buffer, with no regrowth copies.
       const resp = await conn.send(Api.Produce, request, { sizeHint: bytes });
+      if (this.telemetry !== null) this.cluster.stats.produceThrottleTime.record(resp.throttleTimeMs);
       for (const b of batches) {
         const pr = resp.responses.find((t) => t.name === b.topic)?.partitionResponses.find((p) => p.index === b.partition);
         const code = pr ? pr.errorCode : ErrorCode.UNKNOWN_SERVER_ERROR;

@@ -164,4 +164,13 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
     "Fjord: how often the group coordinator refreshes what consumer lag needs from other brokers (their partitions' end offsets) and the timestamps of the records at committed offsets.",
     atLeast(100),
   ),
+  // Client telemetry (KIP-714, src/server/telemetry).
+  def('telemetry.max.bytes', 'int', '1048576', 'The most bytes of metrics a client may push at once (compressed, and Fjord: decompressed too).', atLeast(1)),
+  def(
+    'metrics.client.telemetry.max.series',
+    'int',
+    '10000',
+    "Fjord: the most series of clients' pushed metrics the metrics endpoint re-exports, over all clients; a push beyond it keeps what fits.",
+    atLeast(0),
+  ),
 ];

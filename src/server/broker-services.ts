@@ -23,6 +23,7 @@ import type { QuotaManagers } from './quotas/quota-manager.js';
 import type { RequestStats } from './metrics/request-stats.js';
 import type { BrokerTopicStats } from './metrics/topic-stats.js';
 import type { LeaderReadiness } from './cluster/leader-readiness.js';
+import type { ClientTelemetry } from './telemetry/client-instances.js';
 
 export interface Endpoint {
   host: string;
@@ -86,6 +87,8 @@ export interface BrokerServices {
   /** Request and broker topic metrics' counters (src/server/metrics); absent: not counted (partial services in tests). */
   readonly requestStats?: RequestStats;
   readonly topicStats?: BrokerTopicStats;
+  /** KIP-714 client telemetry (server/telemetry); absent in partial services in tests. */
+  readonly telemetry?: ClientTelemetry;
   /** Cluster mode only: the controller this broker hosts (active only while elected); undefined in embedded mode. */
   controller?: KafkaController;
   /** Cluster mode only: the controller's requests to this broker; undefined in embedded mode. */

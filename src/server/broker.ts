@@ -38,6 +38,7 @@ import type { MetricsRegistry } from './metrics/registry.js';
 import { clusterSignals } from './metrics/health.js';
 import { BrokerObservability } from './metrics/broker-observability.js';
 import { stopWithin } from './stop-within.js';
+import { openClientTelemetry } from './telemetry/open-client-telemetry.js';
 
 /** What a broker takes besides its configuration (tests and embedders; never from properties). */
 export interface BrokerOptions {
@@ -273,6 +274,7 @@ export class Broker {
     // Delegation tokens: ZooKeeper's /delegation_token in cluster mode, a file beside the metadata embedded.
     const delegationTokens = await openDelegationTokens(cfg, zkMode, log.child({ component: 'delegation-tokens' }));
     this.delegationTokens = delegationTokens;
+    const telemetry = await openClientTelemetry(cfg, zkMode, this.observability.metrics, this.admin.configs, log);
     const broker = this;
     this.servicesValue = {
       config: cfg,
@@ -301,6 +303,7 @@ export class Broker {
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
       requestStats: this.observability.requestStats,
       topicStats: this.observability.topicStats,
+      telemetry,
     };
 
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);

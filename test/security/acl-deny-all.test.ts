@@ -89,6 +89,17 @@ const MORE_ROWS: Row[] = [
     denied: X,
   },
   { name: 'ApiVersions', api: 18, v: 3, body: { clientSoftwareName: 'acl-test', clientSoftwareVersion: '1' }, code: (r) => r.errorCode, denied: NONE },
+  // KIP-714: no authorization for a client's own telemetry (a zero instance id pushed is INVALID_REQUEST); listing needs DESCRIBE on the cluster.
+  { name: 'GetTelemetrySubscriptions', api: 71, v: 0, body: { clientInstanceId: ZERO_UUID }, code: (r) => r.errorCode, denied: NONE },
+  {
+    name: 'PushTelemetry',
+    api: 72,
+    v: 0,
+    body: { clientInstanceId: ZERO_UUID, subscriptionId: 0 },
+    code: (r) => r.errorCode,
+    denied: ErrorCode.INVALID_REQUEST,
+  },
+  { name: 'ListClientMetricsResources', api: 74, v: 0, body: {}, code: (r) => r.errorCode, denied: C },
   { name: 'SaslHandshake after authentication', api: 17, v: 1, body: { mechanism: 'PLAIN' }, code: (r) => r.errorCode, denied: ErrorCode.ILLEGAL_SASL_STATE },
   {
     name: 'SaslAuthenticate after authentication',
@@ -272,7 +283,7 @@ test('deny-all, derived from the handler table: every served API at every versio
         .filter((h) => 'none' in h.authorization)
         .map((h) => h.name)
         .sort(),
-      ['ApiVersions', 'SaslAuthenticate', 'SaslHandshake'],
+      ['ApiVersions', 'GetTelemetrySubscriptions', 'PushTelemetry', 'SaslAuthenticate', 'SaslHandshake'],
     );
     for (const h of ZK_BROKER_HANDLERS) {
       assert.ok(!served.includes(h), `${h.name} is not served in embedded mode`);

@@ -70,6 +70,7 @@ export function clientOptionsFrom(props: Map<string, string>, bootstrap: string 
     connectTimeoutMs: int(props, 'socket.connection.setup.timeout.max.ms') ?? int(props, 'socket.connection.setup.timeout.ms') ?? 10000,
     retryBackoffMs: int(props, 'retry.backoff.ms'),
     metadataMaxAgeMs: int(props, 'metadata.max.age.ms'),
+    enableMetricsPush: bool(props, 'enable.metrics.push'),
     // Kafka's tools retry an address that refuses for default.api.timeout.ms (60 s); when nothing
     // at all answers, Fjord's say so after a few seconds unless the property asks for longer.
     unreachable: { timeoutMs: int(props, 'default.api.timeout.ms') ?? UNREACHABLE_TIMEOUT_MS, setting: 'default.api.timeout.ms' },

@@ -34,6 +34,7 @@ const table: [tool: string, classes: string[]][] = [
   ['kafka-delegation-tokens', ['kafka.admin.DelegationTokenCommand', 'org.apache.kafka.tools.DelegationTokenCommand']],
   ['kafka-features', ['kafka.admin.FeatureCommand', 'org.apache.kafka.tools.FeatureCommand']],
   ['kafka-groups', ['org.apache.kafka.tools.GroupsCommand']],
+  ['kafka-client-metrics', ['org.apache.kafka.tools.ClientMetricsCommand']],
 ];
 
 /** Class name -> the Fjord tool's module name. */

@@ -77,6 +77,7 @@ export class ZkMode {
   private configChanges: ConfigChangeListener | undefined;
   private brokerConfigListener: ((scope: string) => void) | undefined;
   private topicConfigListener: ((topic: string) => void) | undefined;
+  private clientMetricsListener: ((name: string) => void | Promise<void>) | undefined;
   private clientEntities: ClientEntityConfigs | undefined;
 
   private constructor(
@@ -168,6 +169,7 @@ export class ZkMode {
         }
         if (type === 'brokers') this.brokerConfigListener?.(name === DEFAULT_CONFIG_ENTITY ? '' : name);
         if (type === 'users' || type === 'clients') return this.clientEntities?.reload(`${type}/${name}`);
+        if (type === 'client-metrics') return this.clientMetricsListener?.(name);
         return undefined;
       },
     });
@@ -209,6 +211,11 @@ export class ZkMode {
   /** Called with the scope ("" or a broker id) whenever a broker config change is announced. */
   onBrokerConfigChange(listener: (scope: string) => void): void {
     this.brokerConfigListener = listener;
+  }
+
+  /** Called with the znode name under /config/client-metrics whenever a KIP-714 subscription change is announced. */
+  onClientMetricsChange(listener: (name: string) => void | Promise<void>): void {
+    this.clientMetricsListener = listener;
   }
 
   /** Called with the topic whenever a topic config change is announced (the controller elects on unclean.leader.election.enable). */

@@ -16,6 +16,7 @@ import { describeBrokerConfigEntries, describeClusterDefaultEntries, describeTop
 import { dynamicKeyDef, validateDynamicBrokerConfigs } from '../../config/dynamic-broker-keys.js';
 import type { DynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import type { PartitionAccess } from './partition-access.js';
+import { alterClientMetrics, clientMetricsKeyInfo, describeClientMetrics, type ClientMetricsStore } from '../telemetry/client-metrics-configs.js';
 
 /** Kafka's ConfigResource.Type codes. */
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4, CLIENT_METRICS: 16, BROKER_LOGGER: 8 } as const;
@@ -35,6 +36,8 @@ export interface BrokerReconfigurable {
 
 export class ConfigAdmin {
   private readonly reconfigurables: BrokerReconfigurable[] = [];
+  /** KIP-714 subscriptions (CLIENT_METRICS resources), once the broker opened them (server/telemetry). */
+  clientMetrics: ClientMetricsStore | undefined;
 
   /** Registers something to reconfigure on dynamic broker config changes. */
   addReconfigurable(r: BrokerReconfigurable): void {
@@ -102,6 +105,9 @@ export class ConfigAdmin {
         };
         return keys === null || keys.includes('root') ? [entry] : [];
       }
+      case ResourceType.CLIENT_METRICS:
+        if (this.clientMetrics) return describeClientMetrics(this.clientMetrics, resourceName, keys);
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
       default:
         throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
     }
@@ -114,7 +120,7 @@ export class ConfigAdmin {
   }
 
   async incrementalAlter(resourceType: number, resourceName: string, ops: readonly IncrementalOp[], validateOnly: boolean): Promise<void> {
-    const info = resourceType === ResourceType.TOPIC ? topicKeyInfo : brokerKeyInfo;
+    const info = resourceType === ResourceType.TOPIC ? topicKeyInfo : resourceType === ResourceType.CLIENT_METRICS ? clientMetricsKeyInfo : brokerKeyInfo;
     await this.commit(resourceType, resourceName, (current) => applyIncrementalOps(current, ops, info), validateOnly);
   }
 
@@ -161,6 +167,11 @@ export class ConfigAdmin {
         `dynamic broker configs of ${scope === '' ? 'the cluster default' : `broker ${scope}`} changed`,
       );
       for (const t of this.metadata.topics()) this.applyToLogs(t.name);
+      return;
+    }
+    if (resourceType === ResourceType.CLIENT_METRICS && this.clientMetrics) {
+      const next = await alterClientMetrics(this.clientMetrics, resourceName, change, validateOnly);
+      if (next) this.logger.info({ subscription: resourceName, configs: next }, `client-metrics subscription ${resourceName} changed`);
       return;
     }
     if (resourceType === ResourceType.BROKER_LOGGER) {

@@ -56,6 +56,9 @@ export interface BrokerConfig {
   requestTimeoutMs: number;
   /** metrics.partition.level.enable: whether per-partition metric families are exported. */
   metricsPartitionLevelEnable: boolean;
+  /** telemetry.max.bytes and metrics.client.telemetry.max.series (KIP-714, server/telemetry). */
+  telemetryMaxBytes: number;
+  metricsClientTelemetryMaxSeries: number;
 
   logDirs: string[];
   numPartitions: number;

@@ -214,6 +214,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     socketRequestReceiveTimeoutMs: v.num('socket.request.receive.timeout.ms'),
     requestTimeoutMs: v.num('request.timeout.ms'),
     metricsPartitionLevelEnable: v.bool('metrics.partition.level.enable'),
+    telemetryMaxBytes: v.num('telemetry.max.bytes'),
+    metricsClientTelemetryMaxSeries: v.num('metrics.client.telemetry.max.series'),
 
     logDirs,
     numPartitions: v.num('num.partitions'),

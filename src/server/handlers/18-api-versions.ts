@@ -17,7 +17,12 @@ export const apiVersionsHandler = defineHandler({
   maxVersion: 4,
   // Every client asks it first, before it may know what it is allowed (as Kafka).
   authorize: { none: 'the versions served are no secret: every client asks them first' },
-  handle(_req, ctx) {
+  handle(req, ctx) {
+    // Kept for KIP-714's match selectors (server/telemetry); v3+ only, older versions send ''.
+    if (req.clientSoftwareName !== '') {
+      ctx.connection.clientSoftwareName = req.clientSoftwareName;
+      ctx.connection.clientSoftwareVersion = req.clientSoftwareVersion;
+    }
     const features = ctx.services.admin.features;
     const finalized = features.finalized();
     return {

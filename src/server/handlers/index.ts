@@ -58,6 +58,9 @@ import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 import { updateFeaturesHandler } from './57-update-features.js';
 import { describeTopicPartitionsHandler } from './75-describe-topic-partitions.js';
+import { getTelemetrySubscriptionsHandler } from './71-get-telemetry-subscriptions.js';
+import { pushTelemetryHandler } from './72-push-telemetry.js';
+import { listClientMetricsResourcesHandler } from './74-list-client-metrics-resources.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,
@@ -116,6 +119,10 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   renewDelegationTokenHandler,
   expireDelegationTokenHandler,
   describeDelegationTokenHandler,
+  // Client telemetry (KIP-714, src/server/telemetry).
+  getTelemetrySubscriptionsHandler,
+  pushTelemetryHandler,
+  listClientMetricsResourcesHandler,
 ];
 
 /**

@@ -43,6 +43,9 @@ export interface ConnectionContext {
    * (valid while the handler runs synchronously from dispatch, where the router reads it).
    */
   dispatchedAt?: number;
+  /** KIP-714's client_software_name / _version selectors: what the connection's ApiVersions (v3+) said. */
+  clientSoftwareName?: string;
+  clientSoftwareVersion?: string;
 }
 
 export interface FrameLimits {
