@@ -274,7 +274,6 @@ export class Broker {
     // Delegation tokens: ZooKeeper's /delegation_token in cluster mode, a file beside the metadata embedded.
     const delegationTokens = await openDelegationTokens(cfg, zkMode, log.child({ component: 'delegation-tokens' }));
     this.delegationTokens = delegationTokens;
-    const telemetry = await openClientTelemetry(cfg, zkMode, this.observability.metrics, this.admin.configs, log);
     const broker = this;
     this.servicesValue = {
       config: cfg,
@@ -303,7 +302,7 @@ export class Broker {
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
       requestStats: this.observability.requestStats,
       topicStats: this.observability.topicStats,
-      telemetry,
+      telemetry: await openClientTelemetry(cfg, zkMode, this.observability.metrics, this.admin.configs, log),
     };
 
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);

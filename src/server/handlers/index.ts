@@ -15,6 +15,9 @@ import { endTxnHandler } from './26-end-txn.js';
 import { txnOffsetCommitHandler } from './28-txn-offset-commit.js';
 import { describeTransactionsHandler } from './65-describe-transactions.js';
 import { listTransactionsHandler } from './66-list-transactions.js';
+import { getTelemetrySubscriptionsHandler } from './71-get-telemetry-subscriptions.js';
+import { pushTelemetryHandler } from './72-push-telemetry.js';
+import { listClientMetricsResourcesHandler } from './74-list-client-metrics-resources.js';
 import { offsetForLeaderEpochHandler } from './23-offset-for-leader-epoch.js';
 import { metadataHandler } from './03-metadata.js';
 import { apiVersionsHandler } from './18-api-versions.js';
@@ -58,9 +61,6 @@ import { describeClientQuotasHandler } from './48-describe-client-quotas.js';
 import { alterClientQuotasHandler } from './49-alter-client-quotas.js';
 import { updateFeaturesHandler } from './57-update-features.js';
 import { describeTopicPartitionsHandler } from './75-describe-topic-partitions.js';
-import { getTelemetrySubscriptionsHandler } from './71-get-telemetry-subscriptions.js';
-import { pushTelemetryHandler } from './72-push-telemetry.js';
-import { listClientMetricsResourcesHandler } from './74-list-client-metrics-resources.js';
 
 export const ALL_HANDLERS: readonly ApiHandler[] = [
   produceHandler,

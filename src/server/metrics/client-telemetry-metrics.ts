@@ -6,8 +6,8 @@
  *
  * The pushed families' names are only known at scrape time, so they are written by the
  * instance-count family after its own lines (registry.ts, PreformattedFamily). A pushed name
- * that is one of the broker's own families is left out: two families of one name would make the
- * whole scrape invalid.
+ * that is one of the broker's own families or sample names is left out: two families of one name
+ * would make the whole scrape invalid.
  */
 import { Gauge } from 'prom-client';
 import type { ClientTelemetry } from '../telemetry/client-instances.js';
@@ -66,8 +66,15 @@ class ClientTelemetryFamilies extends Gauge<string> implements PreformattedFamil
 
   async preformattedText(): Promise<string> {
     const own = `# HELP ${INSTANCE_COUNT} ${INSTANCE_HELP}\n# TYPE ${INSTANCE_COUNT} gauge\n${INSTANCE_COUNT} ${this.telemetry.instanceCount}`;
-    const pushed = this.pushed.families(Date.now()).filter((f) => this.registry.getSingleMetric(f.name) === undefined);
+    const pushed = this.pushed.families(Date.now()).filter((f) => !this.isBrokerName(f.name));
     return [own, ...pushed.map(familyText)].join('\n\n');
+  }
+
+  /** A broker family's name, or one of its sample names (a histogram's `_bucket`, a summary's `_sum`...). */
+  private isBrokerName(name: string): boolean {
+    return (
+      this.registry.getSingleMetric(name) !== undefined || this.registry.getSingleMetric(name.replace(/_(bucket|sum|count|total|created)$/, '')) !== undefined
+    );
   }
 
   override async get(): ReturnType<Gauge<string>['get']> {

@@ -38,6 +38,17 @@ export const TELEMETRY_TOO_LARGE = 118;
 const RESERVED_IDS = new Set([ZERO_UUID, 'AAAAAAAAAAAAAAAAAAAAAQ']);
 /** What the broker accepts, in Kafka's order of preference (none is always accepted). */
 export const ACCEPTED_COMPRESSION_TYPES: readonly number[] = [CompressionType.Zstd, CompressionType.Lz4, CompressionType.Gzip, CompressionType.Snappy];
+/** Kafka's error response to a throttled Get: the code alone, every other field at its default. */
+const THROTTLED_ANSWER = (): TelemetrySubscriptionAnswer => ({
+  errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED,
+  clientInstanceId: ZERO_UUID,
+  subscriptionId: 0,
+  acceptedCompressionTypes: [],
+  pushIntervalMs: 0,
+  telemetryMaxBytes: 0,
+  deltaTemporality: false,
+  requestedMetrics: [],
+});
 const CACHE_MAX_SIZE = 16_384;
 const MIN_EXPIRY_MS = 60_000;
 
@@ -165,18 +176,7 @@ export class ClientTelemetry {
     };
     const exempt = instance.lastKnownError === UNKNOWN_SUBSCRIPTION_ID || instance.lastKnownError === ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
     if (!instance.acceptGet(now) && !exempt) {
-      // Kafka's error response: the code alone, every other field at its default.
-      return {
-        ...answer,
-        errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED,
-        clientInstanceId: ZERO_UUID,
-        subscriptionId: 0,
-        acceptedCompressionTypes: [],
-        pushIntervalMs: 0,
-        telemetryMaxBytes: 0,
-        deltaTemporality: false,
-        requestedMetrics: [],
-      };
+      return THROTTLED_ANSWER();
     }
     instance.lastKnownError = ErrorCode.NONE;
     return answer;
@@ -200,7 +200,10 @@ export class ClientTelemetry {
         instance.lastKnownError = outcome;
         return outcome;
       }
-      this.opts.sink.record({ clientInstanceId: instance.id, clientId: identity.clientId, pushIntervalMs: instance.pushIntervalMs }, outcome, now);
+      // Unless a terminating push or expiry ended the instance while this one decompressed.
+      if (this.instances.get(instance.id) === instance && !instance.terminating) {
+        this.opts.sink.record({ clientInstanceId: instance.id, clientId: identity.clientId, pushIntervalMs: instance.pushIntervalMs }, outcome, now);
+      }
     }
     instance.lastKnownError = ErrorCode.NONE;
     return ErrorCode.NONE;

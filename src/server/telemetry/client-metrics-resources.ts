@@ -123,7 +123,7 @@ export class ZkClientMetricsBackend implements ClientMetricsBackend {
     const all = new Map<string, Record<string, string>>();
     for (const child of (await this.zk.getConfigChildren?.('client-metrics')) ?? []) {
       const configs = await this.zk.getEntityConfigs('client-metrics', child);
-      if (Object.keys(configs).length > 0) all.set(decodeURIComponent(child), configs);
+      if (Object.keys(configs).length > 0) all.set(subscriptionNameOf(child), configs);
     }
     return all;
   }
@@ -134,5 +134,14 @@ export class ZkClientMetricsBackend implements ClientMetricsBackend {
 
   store(name: string, configs: Record<string, string>): Promise<void> {
     return this.zk.setEntityConfigs('client-metrics', encodeURIComponent(name), configs);
+  }
+}
+
+/** The subscription a /config/client-metrics child znode (or change notification) names; a name not URL-encoded is taken as it is. */
+export function subscriptionNameOf(znodeName: string): string {
+  try {
+    return decodeURIComponent(znodeName);
+  } catch {
+    return znodeName;
   }
 }

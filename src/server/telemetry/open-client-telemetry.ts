@@ -11,7 +11,7 @@ import type { BrokerConfig } from '../config/index.js';
 import { registerClientTelemetryMetrics } from '../metrics/client-telemetry-metrics.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
 import { ClientTelemetry } from './client-instances.js';
-import { ClientMetricsResources, EmbeddedClientMetricsBackend, ZkClientMetricsBackend } from './client-metrics-resources.js';
+import { ClientMetricsResources, EmbeddedClientMetricsBackend, subscriptionNameOf, ZkClientMetricsBackend } from './client-metrics-resources.js';
 import { PushedMetrics } from './pushed-metrics.js';
 
 /** `configAdmin` then serves DescribeConfigs and (Incremental)AlterConfigs on CLIENT_METRICS resources from the subscriptions. */
@@ -26,7 +26,7 @@ export async function openClientTelemetry(
   const backend = zkMode ? new ZkClientMetricsBackend(await zkMode.zkClient()) : new EmbeddedClientMetricsBackend(cfg.logDirs[0]!);
   const resources = await ClientMetricsResources.open(backend);
   configAdmin.clientMetrics = resources;
-  zkMode?.onClientMetricsChange((name) => resources.reload(decodeURIComponent(name)));
+  zkMode?.onClientMetricsChange((name) => resources.reload(subscriptionNameOf(name)));
   const pushed = new PushedMetrics(cfg.metricsClientTelemetryMaxSeries);
   const telemetry = new ClientTelemetry(resources, { telemetryMaxBytes: cfg.telemetryMaxBytes, sink: pushed, logger });
   registerClientTelemetryMetrics(registry, telemetry, pushed);

@@ -9,7 +9,12 @@ import { encodeMetricsData } from '../../../src/protocol/otlp/index.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import { ZERO_UUID } from '../../../src/protocol/primitives/index.js';
 import { ClientTelemetry, type ClientIdentity } from '../../../src/server/telemetry/client-instances.js';
-import { ClientMetricsResources, type ClientMetricsBackend } from '../../../src/server/telemetry/client-metrics-resources.js';
+import {
+  ClientMetricsResources,
+  subscriptionNameOf,
+  ZkClientMetricsBackend,
+  type ClientMetricsBackend,
+} from '../../../src/server/telemetry/client-metrics-resources.js';
 import { silentLogger } from '../../../src/server/logger.js';
 
 function memoryBackend(initial: Record<string, Record<string, string>> = {}): ClientMetricsBackend {
@@ -88,4 +93,21 @@ test('instances over time: throttling by the interval, expiry after 3 intervals 
   now += 1;
   assert.equal(t.instanceCount, 0, 'expired');
   assert.deepEqual(forgotten, [g.clientInstanceId]);
+});
+
+test('ZooKeeper backend: a name is one URL-encoded znode under /config/client-metrics, read back whole on open', async () => {
+  const znodes = new Map<string, Record<string, string>>([['legacy%zz', { metrics: '*' }]]);
+  const zk = {
+    getEntityConfigs: async (_type: 'client-metrics', name: string) => znodes.get(name) ?? {},
+    setEntityConfigs: async (_type: 'client-metrics', name: string, configs: Record<string, string>) => {
+      znodes.set(name, configs);
+    },
+    getConfigChildren: async (sub: string) => (sub === 'client-metrics' ? [...znodes.keys()] : []),
+  };
+  const first = await ClientMetricsResources.open(new ZkClientMetricsBackend(zk));
+  await first.set('team a/all', { metrics: 'org.apache.kafka.' });
+  assert.deepEqual(znodes.get('team%20a%2Fall'), { metrics: 'org.apache.kafka.' });
+  const second = await ClientMetricsResources.open(new ZkClientMetricsBackend(zk));
+  assert.deepEqual([...second.entries().keys()].sort(), ['legacy%zz', 'team a/all']);
+  assert.equal(subscriptionNameOf('team%20a%2Fall'), 'team a/all');
 });

@@ -13,7 +13,7 @@ import { createMetricsRegistry } from '../../../src/server/metrics/registry.js';
 import { ClientTelemetry } from '../../../src/server/telemetry/client-instances.js';
 import { ClientMetricsResources, type ClientMetricsBackend } from '../../../src/server/telemetry/client-metrics-resources.js';
 import { silentLogger } from '../../../src/server/logger.js';
-import { parsePromText, value } from '../metrics/state-prom-text.js';
+import { parsePromText, samples, value } from '../metrics/state-prom-text.js';
 
 const data = (...metrics: Metric[]): MetricsData => ({ resourceMetrics: [{ scopeMetrics: [{ metrics }] }] });
 const sum = (name: string, v: number, temporality: 'delta' | 'cumulative', attrs: Record<string, string> = {}): Metric => ({
@@ -96,9 +96,13 @@ test('gauges, histograms and attributes in the exposition text', async () => {
           dataPoints: [{ attributes: [], startTimeUnixNano: 0n, timeUnixNano: 1n, count: 3, sum: 12, bucketCounts: [1, 2, 0], explicitBounds: [1, 10] }],
         },
       },
-      // A name the broker exports itself.
+      // Names the broker exports itself: a family, and a family's name with a sample suffix.
       {
         name: 'kafka.server.client.metrics.instance.count',
+        data: { type: 'gauge', dataPoints: [{ attributes: [], startTimeUnixNano: 0n, timeUnixNano: 1n, value: 99 }] },
+      },
+      {
+        name: 'kafka.server.client.metrics.instance.count.sum',
         data: { type: 'gauge', dataPoints: [{ attributes: [], startTimeUnixNano: 0n, timeUnixNano: 1n, value: 99 }] },
       },
     ),
@@ -118,6 +122,7 @@ test('gauges, histograms and attributes in the exposition text', async () => {
   registerClientTelemetryMetrics(registry, telemetry, p);
   const all = parsePromText(await registry.metrics());
   assert.equal(value(all, 'kafka_server_client_metrics_instance_count'), 0);
+  assert.deepEqual(samples(all, 'kafka_server_client_metrics_instance_count_sum'), []);
   assert.equal(value(all, 'queue_time', { client_instance_id: 'a' }), 1.5);
   assert.equal(value(all, 'fjord_client_telemetry_series_dropped_total'), 0);
 });
