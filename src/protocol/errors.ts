@@ -244,6 +244,11 @@ export const ErrorCode = {
   TRANSACTION_ABORTABLE: 120,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   UNSUPPORTED_ENDPOINT_TYPE: 115,
+  // KIP-848 consumer groups.
+  FENCED_MEMBER_EPOCH: 110,
+  UNRELEASED_INSTANCE_ID: 111,
+  UNSUPPORTED_ASSIGNOR: 112,
+  STALE_MEMBER_EPOCH: 113,
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
