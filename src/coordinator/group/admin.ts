@@ -5,6 +5,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { OperationResult } from '../runtime/types.js';
 import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
+import { deleteConsumerGroup } from './consumer/describe.js';
 
 export interface ListedGroup {
   groupId: string;
@@ -69,6 +70,8 @@ export function describeGroup(shard: GroupShardState, groupId: string): Describe
 export function deleteGroups(shard: GroupShardState, groupIds: string[]): OperationResult<{ groupId: string; errorCode: number }[], CoordinatorRecord> {
   const records: CoordinatorRecord[] = [];
   const results = groupIds.map((groupId) => {
+    const consumerGroup = shard.consumerGroups.get(groupId);
+    if (consumerGroup) return { groupId, errorCode: deleteConsumerGroup(shard, consumerGroup, records) };
     const g = shard.groups.get(groupId);
     if (!g || g.is('Dead')) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
     if (!g.is('Empty')) return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };

@@ -33,6 +33,10 @@ import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type List
 import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
+import { ConsumerGroupService, metadataTopics } from './consumer/consumer-service.js';
+import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
+import { listConsumerGroups } from './consumer/describe.js';
+import { assignorsByName } from './assignors/index.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -57,16 +61,33 @@ export interface GroupCoordinatorOptions {
   /** Tests may substitute the log and the group settings. */
   log?: CoordinatorLog;
   groupConfig?: Partial<GroupCoordinatorConfig>;
+  /** Consumer groups' regex subscriptions (KIP-848); without one they are refused. */
+  compileRegex?: RegexCompiler;
 }
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
 export class GroupCoordinator {
   private readonly shell: CoordinatorShell<GroupShard, CoordinatorRecord>;
+  /** ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848, consumer/). */
+  readonly consumerGroups = new ConsumerGroupService(
+    () => this.runtime,
+    (g) => this.partitionFor(g),
+  );
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
+    const consumerEnv: ConsumerGroupEnv = {
+      settings: {
+        sessionTimeoutMs: cfg.groupConsumerSessionTimeoutMs,
+        heartbeatIntervalMs: cfg.groupConsumerHeartbeatIntervalMs,
+        maxSize: cfg.groupConsumerMaxSize,
+        assignors: assignorsByName(cfg.groupConsumerAssignors),
+      },
+      topics: metadataTopics(opts.metadata),
+      compileRegex: opts.compileRegex ?? null,
+    };
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
         name: OFFSETS_TOPIC,
@@ -90,7 +111,7 @@ export class GroupCoordinator {
       log: opts.log,
       runtime: {
         serde: { encode: encodeRecord, decode: decodeRecord },
-        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
+        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger, consumerEnv),
         // Offsets of topics deleted while this partition was not loaded (or before their
         // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
         afterLoad: (shard) => {
@@ -199,7 +220,12 @@ export class GroupCoordinator {
 
   async joinGroup(req: JoinRequest): Promise<JoinOutcome> {
     try {
-      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) => joinGroup(s, req, now));
+      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) =>
+        // A consumer group (KIP-848) is not joined with the classic protocol (no migration yet).
+        s.consumerGroups.has(req.groupId)
+          ? { records: [], response: Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId)) }
+          : joinGroup(s, req, now),
+      );
     } catch (err) {
       return joinError(codeOf(err), req.memberId);
     }
@@ -281,9 +307,10 @@ export class GroupCoordinator {
     groupId: string,
     topics: { name: string; partitions: number[] }[] | null,
     requireStable = false,
+    member?: { memberId: string | null; memberEpoch: number },
   ): Promise<{ errorCode: number; topics: FetchedTopics }> {
     try {
-      const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics, requireStable));
+      const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics, requireStable, member));
       return { errorCode: ErrorCode.NONE, topics: res };
     } catch (err) {
       return { errorCode: codeOf(err), topics: [] };
@@ -300,7 +327,12 @@ export class GroupCoordinator {
 
   async describeGroup(groupId: string): Promise<DescribedGroup> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => describeGroup(s, groupId));
+      return await this.runtime.read(this.partitionFor(groupId), (s) =>
+        // As Kafka 4: DescribeGroups describes classic groups only.
+        s.consumerGroups.has(groupId)
+          ? { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId, groupState: '', protocolType: '', protocolData: '', members: [] }
+          : describeGroup(s, groupId),
+      );
     } catch (err) {
       return { errorCode: codeOf(err), groupId, groupState: '', protocolType: '', protocolData: '', members: [] };
     }
@@ -313,7 +345,9 @@ export class GroupCoordinator {
   }
 
   listGroups(statesFilter: string[], typesFilter: string[]): { errorCode: number; groups: ListedGroup[] } {
-    const groups = this.runtime.activeShards().flatMap((s) => listGroups(s, statesFilter, typesFilter));
+    const groups = this.runtime
+      .activeShards()
+      .flatMap((s) => [...listGroups(s, statesFilter, typesFilter), ...listConsumerGroups(s, statesFilter, typesFilter)]);
     return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups };
   }
 
