@@ -13,6 +13,7 @@ import { consumerGroupHeartbeat, type ConsumerHeartbeatRequest, type ConsumerHea
 import type { ConsumerGroup } from '../../../../src/coordinator/group/consumer/consumer-group.js';
 import type { OperationResult } from '../../../../src/coordinator/runtime/types.js';
 import { TEST_CONFIG } from '../harness.js';
+import assert from 'node:assert/strict';
 import { randomUuid } from '../../../../src/protocol/primitives/index.js';
 
 /** A tiny assignor for these tests: every subscribed partition, round-robin over the members by id. */
@@ -163,3 +164,22 @@ export function owned(topics: FakeTopics, res: ConsumerHeartbeatResponse): strin
   const byId = new Map([...topics.topics.values()].map((t) => [t.topicId, t.name]));
   return (res.assignment?.topicPartitions ?? []).flatMap((t) => t.partitions.map((p) => `${byId.get(t.topicId)}-${p}`)).sort();
 }
+
+/** The group as plain data, to compare a live shard with one reloaded from its records. */
+export function snapshot(g: ConsumerGroup | undefined): unknown {
+  if (!g) return undefined;
+  const sortMap = <V>(m: ReadonlyMap<string, V>) => [...m].sort(([a], [b]) => a.localeCompare(b));
+  return {
+    groupEpoch: g.groupEpoch,
+    assignmentEpoch: g.assignmentEpoch,
+    state: g.state,
+    subscription: sortMap(g.subscriptionMetadata).map(([n, t]) => [n, t.topicId, t.numPartitions]),
+    members: sortMap(g.members).map(([id, m]) => [id, { ...m, assigned: sortMap(m.assigned), pendingRevocation: sortMap(m.pendingRevocation) }]),
+    targets: sortMap(g.targets).map(([id, a]) => [id, sortMap(a)]),
+  };
+}
+
+export function assertReplayable(h: ConsumerHarness, group = 'g'): void {
+  assert.deepEqual(snapshot(h.reload().consumerGroups.get(group)), snapshot(h.shard.consumerGroups.get(group)));
+}
+

@@ -9,27 +9,8 @@ import assert from 'node:assert/strict';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { ClassicGroup } from '../../../../src/coordinator/group/classic-group.js';
 import { MemberState } from '../../../../src/coordinator/group/consumer/member.js';
-import type { ConsumerGroup } from '../../../../src/coordinator/group/consumer/consumer-group.js';
 import type { ConsumerHeartbeatResponse } from '../../../../src/coordinator/group/consumer/heartbeat.js';
-import { consumerHarness, join, owned, type ConsumerHarness } from './harness.js';
-
-/** The group as plain data, to compare a live shard with one reloaded from its records. */
-function snapshot(g: ConsumerGroup | undefined): unknown {
-  if (!g) return undefined;
-  const sortMap = <V>(m: ReadonlyMap<string, V>) => [...m].sort(([a], [b]) => a.localeCompare(b));
-  return {
-    groupEpoch: g.groupEpoch,
-    assignmentEpoch: g.assignmentEpoch,
-    state: g.state,
-    subscription: sortMap(g.subscriptionMetadata).map(([n, t]) => [n, t.topicId, t.numPartitions]),
-    members: sortMap(g.members).map(([id, m]) => [id, { ...m, assigned: sortMap(m.assigned), pendingRevocation: sortMap(m.pendingRevocation) }]),
-    targets: sortMap(g.targets).map(([id, a]) => [id, sortMap(a)]),
-  };
-}
-
-function assertReplayable(h: ConsumerHarness, group = 'g'): void {
-  assert.deepEqual(snapshot(h.reload().consumerGroups.get(group)), snapshot(h.shard.consumerGroups.get(group)));
-}
+import { assertReplayable, consumerHarness, join, owned, type ConsumerHarness } from './harness.js';
 
 const ok = (r: ConsumerHeartbeatResponse): ConsumerHeartbeatResponse => {
   assert.equal(r.errorCode, ErrorCode.NONE, r.errorMessage ?? '');
