@@ -182,4 +182,3 @@ export function snapshot(g: ConsumerGroup | undefined): unknown {
 export function assertReplayable(h: ConsumerHarness, group = 'g'): void {
   assert.deepEqual(snapshot(h.reload().consumerGroups.get(group)), snapshot(h.shard.consumerGroups.get(group)));
 }
-

@@ -84,7 +84,8 @@ function checkInvariants(h: ConsumerHarness, clients: Client[]): void {
   }
   for (const c of clients) {
     if (!c.joined || !g.members.has(c.id)) continue; // a fenced client learns it on its next heartbeat
-    for (const [t, ps] of c.owned) for (const p of ps) assert.equal(holder.get(`${t}-${p}`), c.id, `client ${c.id} owns ${t}-${p} the coordinator gave elsewhere`);
+    for (const [t, ps] of c.owned)
+      for (const p of ps) assert.equal(holder.get(`${t}-${p}`), c.id, `client ${c.id} owns ${t}-${p} the coordinator gave elsewhere`);
   }
 }
 
