@@ -5,7 +5,7 @@
  */
 import { Api } from './apis.js';
 import type { Cluster } from './cluster.js';
-import { KafkaError } from './errors.js';
+import { KafkaError, UnsupportedApiError } from './errors.js';
 import { findCoordinator, sendToCoordinator } from './group/coordinator.js';
 import { decodeAssignment } from './group/membership.js';
 import { commitOffsets, fetchCommittedOffsets, type TopicPartition } from './group/offsets.js';
@@ -14,6 +14,14 @@ export interface GroupListing {
   groupId: string;
   protocolType: string;
   state: string;
+  /** The group's type as the broker names it (Classic, Consumer, Share); absent before ListGroups v5. */
+  type?: string;
+}
+
+/** ListGroups' filters: group states (brokers 2.6+, ListGroups v4) and types (Kafka 4, v5), case-insensitive. */
+export interface ListGroupsOptions {
+  states?: readonly string[];
+  types?: readonly string[];
 }
 
 export interface GroupMemberDescription {
@@ -36,14 +44,22 @@ export interface GroupDescription {
   coordinator: { host: string; port: number; nodeId: number };
 }
 
-export async function listGroups(cluster: Cluster): Promise<GroupListing[]> {
+export async function listGroups(cluster: Cluster, options: ListGroupsOptions = {}): Promise<GroupListing[]> {
   const md = await cluster.refreshMetadata([]);
   const seen = new Map<string, GroupListing>();
+  const statesFilter = [...(options.states ?? [])];
+  const typesFilter = [...(options.types ?? [])];
   for (const id of md.brokers.keys()) {
     const conn = await cluster.brokerConnection(id);
-    const resp = await conn.send(Api.ListGroups, { statesFilter: [], typesFilter: [] });
+    // A filter the broker's version cannot carry would silently list every group: refuse, as Kafka's admin client does.
+    const version = conn.versionFor(Api.ListGroups) ?? -1;
+    if (typesFilter.length > 0 && version < 5) throw new UnsupportedApiError(`broker ${id} cannot filter groups by type (ListGroups v${version} < v5)`);
+    if (statesFilter.length > 0 && version < 4) throw new UnsupportedApiError(`broker ${id} cannot filter groups by state (ListGroups v${version} < v4)`);
+    const resp = await conn.send(Api.ListGroups, { statesFilter, typesFilter });
     if (resp.errorCode !== 0) throw new KafkaError(resp.errorCode, `listing groups on broker ${id} failed`);
-    for (const g of resp.groups) seen.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, state: g.groupState });
+    for (const g of resp.groups) {
+      seen.set(g.groupId, { groupId: g.groupId, protocolType: g.protocolType, state: g.groupState, ...(g.groupType ? { type: g.groupType } : {}) });
+    }
   }
   return [...seen.values()].sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
 }

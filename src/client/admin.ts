@@ -15,7 +15,7 @@ import type { AclBinding, AclBindingFilter } from '../security/authorizer/acl-mo
 import * as quotas from './admin-quotas.js';
 
 export type { OffsetAnswer, OffsetQuery, TopicMetadata, BrokerNode };
-export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
+export type { GroupListing, GroupDescription, GroupMemberDescription, ListGroupsOptions } from './admin-groups.js';
 export type { ProducerStateDescription, AbortTransactionSpec } from './admin-transactions.js';
 export type { QuotaEntityComponent, QuotaFilterComponent, ClientQuotaEntry, ClientQuotaAlteration } from './admin-quotas.js';
 
@@ -265,8 +265,9 @@ export class Admin {
     return acls.deleteAcls(this.cluster, filters);
   }
 
-  listGroups(): Promise<groups.GroupListing[]> {
-    return groups.listGroups(this.cluster);
+  /** Every broker's groups, optionally only those in the given states and of the given types (Classic, Consumer, Share). */
+  listGroups(options?: groups.ListGroupsOptions): Promise<groups.GroupListing[]> {
+    return groups.listGroups(this.cluster, options);
   }
 
   /** The producers a partition's leader (or `brokerId`) tracks (DescribeProducers). */

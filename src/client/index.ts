@@ -25,7 +25,7 @@ export {
   type ClientQuotaEntry,
   type ClientQuotaAlteration,
 } from './admin.js';
-export type { GroupListing, GroupDescription, GroupMemberDescription } from './admin-groups.js';
+export type { GroupListing, GroupDescription, GroupMemberDescription, ListGroupsOptions } from './admin-groups.js';
 export { Cluster, parseHostPort, type ClientOptions, type TopicMetadata, type PartitionMetadata, type BrokerNode } from './cluster.js';
 export { Connection } from './connection.js';
 export { KafkaError, ConnectionError, BrokersUnreachableError, TimeoutError, UnsupportedApiError, errorName, noAnswerReason } from './errors.js';

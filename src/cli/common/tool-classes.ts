@@ -33,6 +33,7 @@ const table: [tool: string, classes: string[]][] = [
   ['kafka-mirror-maker', ['kafka.tools.MirrorMaker']],
   ['kafka-delegation-tokens', ['kafka.admin.DelegationTokenCommand', 'org.apache.kafka.tools.DelegationTokenCommand']],
   ['kafka-features', ['kafka.admin.FeatureCommand', 'org.apache.kafka.tools.FeatureCommand']],
+  ['kafka-groups', ['org.apache.kafka.tools.GroupsCommand']],
 ];
 
 /** Class name -> the Fjord tool's module name. */

@@ -14,15 +14,30 @@ export interface ListedGroup {
   groupType: string;
 }
 
+/** Group types as Kafka 4 names them in ListGroups v5 (GroupType.toString()); filters match them case-insensitively. */
+export const GroupTypeName = { classic: 'Classic', consumer: 'Consumer', share: 'Share' } as const;
+
+/** ListGroups' filters, lower-cased once per request: states (v4+) and types (v5); empty = any. */
+export interface ListFilters {
+  readonly states: ReadonlySet<string>;
+  readonly types: ReadonlySet<string>;
+}
+
+export function listFilters(statesFilter: readonly string[], typesFilter: readonly string[]): ListFilters {
+  return { states: new Set(statesFilter.map((s) => s.toLowerCase())), types: new Set(typesFilter.map((s) => s.toLowerCase())) };
+}
+
+/** Whether a group in `state` of `type` (as listed: 'Stable', 'Classic') passes the filters. */
+export function passesListFilters(filters: ListFilters, state: string, type: string): boolean {
+  return (filters.states.size === 0 || filters.states.has(state.toLowerCase())) && (filters.types.size === 0 || filters.types.has(type.toLowerCase()));
+}
+
 export function listGroups(shard: GroupShardState, statesFilter: string[], typesFilter: string[]): ListedGroup[] {
-  const states = new Set(statesFilter.map((s) => s.toLowerCase()));
-  const types = new Set(typesFilter.map((s) => s.toLowerCase()));
+  const filters = listFilters(statesFilter, typesFilter);
   const out: ListedGroup[] = [];
   for (const g of shard.groups.values()) {
-    if (g.is('Dead')) continue;
-    if (states.size > 0 && !states.has(g.state.toLowerCase())) continue;
-    if (types.size > 0 && !types.has('classic')) continue;
-    out.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: 'classic' });
+    if (g.is('Dead') || !passesListFilters(filters, g.state, GroupTypeName.classic)) continue;
+    out.push({ groupId: g.groupId, protocolType: g.protocolType ?? '', groupState: g.state, groupType: GroupTypeName.classic });
   }
   return out;
 }

@@ -45,6 +45,29 @@ export function parseAssignorList(value: string | readonly string[]): ServerAssi
   return assignorsByName(names);
 }
 
+/**
+ * The assignor a consumer group uses, as Kafka 4 picks it: the one most of its members chose
+ * (`ServerAssignor` in their heartbeats; null = no choice), ties going to the one listed first in
+ * `group.consumer.assignors` (Kafka leaves ties to a HashMap's order), and the first listed when
+ * no member chose. A choice the broker does not offer is not counted (the heartbeat carrying it
+ * was refused with UNSUPPORTED_ASSIGNOR).
+ */
+export function preferredAssignor(configured: readonly ServerAssignor[], choices: Iterable<string | null>): ServerAssignor {
+  if (configured.length === 0) throw new ConfigError(`${CONSUMER_GROUP_ASSIGNORS_CONFIG} lists no assignor`, CONSUMER_GROUP_ASSIGNORS_CONFIG);
+  const counts = new Map<string, number>();
+  for (const name of choices) if (name !== null && name !== '') counts.set(name, (counts.get(name) ?? 0) + 1);
+  let best = configured[0]!;
+  let bestCount = 0;
+  for (const a of configured) {
+    const n = counts.get(a.name) ?? 0;
+    if (n > bestCount) {
+      best = a;
+      bestCount = n;
+    }
+  }
+  return best;
+}
+
 export { RangeAssignor, UniformAssignor };
 export { RANGE_ASSIGNOR_NAME } from './range-assignor.js';
 export { UNIFORM_ASSIGNOR_NAME } from './uniform-assignor.js';

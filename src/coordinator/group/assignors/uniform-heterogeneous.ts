@@ -3,9 +3,12 @@
  * Kafka's: no quota fits every member, so members keep every previous partition they still
  * subscribe to, the partitions nobody has go to their least-loaded subscriber (the topics with
  * the fewest subscribers first: they have the fewest choices), then partitions move from a
- * member to a subscriber with at least two fewer until none can. Each move lowers the sum of the
- * squared counts, so the loop ends; a member that joins takes from the most loaded first.
+ * member to a subscriber with at least two fewer until none can (each move lowers the sum of the
+ * squared counts, so the loop ends; a member that joins takes from the most loaded first), and
+ * last along chains of members where no single move helps (balance-chains.ts): the counts end as
+ * even as the subscriptions allow.
  */
+import { shiftAlongChains } from './balance-chains.js';
 import { keepPrevious } from './hand-out.js';
 import { PartitionSpace, RackMatch, subscribedTopics } from './partition-space.js';
 import type { AssignmentSpec, AssignorMember, TargetAssignment } from './types.js';
@@ -15,13 +18,13 @@ export function assignHeterogeneous(spec: AssignmentSpec, members: readonly Assi
   const owner = new Int32Array(space.size).fill(-1);
   const counts = new Int32Array(members.length);
   const subscribers: number[][] = space.topics.map(() => []);
-  const subscribing = new Uint8Array(members.length);
+  const memberTopics: number[][] = members.map(() => []);
   members.forEach((member, m) => {
     for (const id of member.subscribedTopicIds) {
       const t = space.ordinal(id);
       if (t === undefined) continue;
       subscribers[t]!.push(m);
-      subscribing[m] = 1;
+      memberTopics[m]!.push(t);
     }
   });
   const racks = RackMatch.of(space, members);
@@ -63,7 +66,7 @@ export function assignHeterogeneous(spec: AssignmentSpec, members: readonly Assi
     // No move lowers the fewest partitions a subscriber has: a minimum taken before the pass
     // stays a lower bound through it, and skips the owners no subscriber can relieve.
     let lowest = Number.MAX_SAFE_INTEGER;
-    for (let m = 0; m < members.length; m++) if (subscribing[m]) lowest = Math.min(lowest, counts[m]!);
+    for (let m = 0; m < members.length; m++) if (memberTopics[m]!.length > 0) lowest = Math.min(lowest, counts[m]!);
     for (const t of topicOrder) {
       const subs = subscribers[t]!;
       for (let i = space.first[t]!; i < space.first[t + 1]!; i++) {
@@ -78,5 +81,7 @@ export function assignHeterogeneous(spec: AssignmentSpec, members: readonly Assi
       }
     }
   }
+  // What single moves cannot reach (a chain through a member of two topics).
+  shiftAlongChains({ first: space.first, memberTopics, owner, counts });
   return space.toTarget(members, owner);
 }

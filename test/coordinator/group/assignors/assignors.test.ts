@@ -7,6 +7,7 @@ import {
   UniformAssignor,
   assignorsByName,
   parseAssignorList,
+  preferredAssignor,
 } from '../../../../src/coordinator/group/assignors/index.js';
 import { ConfigError } from '../../../../src/config/errors.js';
 import type { AssignmentSpec, ServerAssignor } from '../../../../src/coordinator/group/assignors/types.js';
@@ -279,5 +280,92 @@ test('group.consumer.assignors: short names and class names, in order, the first
   assert.throws(
     () => parseAssignorList(' , '),
     (e: unknown) => e instanceof ConfigError && /at least one assignor/.test(e.message),
+  );
+});
+
+test("the group's assignor: the members' most chosen, ties to the configured order, else the first configured", () => {
+  const configured = parseAssignorList('uniform,range');
+  assert.equal(preferredAssignor(configured, []).name, 'uniform');
+  assert.equal(preferredAssignor(configured, [null, '', null]).name, 'uniform');
+  assert.equal(preferredAssignor(configured, ['range', null]).name, 'range');
+  assert.equal(preferredAssignor(configured, ['range', 'uniform']).name, 'uniform');
+  assert.equal(preferredAssignor(configured, ['range', 'uniform', 'range']).name, 'range');
+  assert.equal(preferredAssignor(parseAssignorList('range,uniform'), ['uniform', 'range']).name, 'range');
+  assert.equal(preferredAssignor(configured, ['sticky', 'sticky', 'range']).name, 'range', 'a choice not offered does not count');
+});
+
+/** The least sum of squared counts any valid assignment of the spec reaches (every choice tried). */
+function bestSumOfSquares(s: AssignmentSpec): number {
+  const members = [...s.members.values()];
+  const choices: number[][] = [];
+  for (const t of s.topics.values()) {
+    const subs = members.flatMap((m, i) => (m.subscribedTopicIds.has(t.topicId) ? [i] : []));
+    if (subs.length > 0) for (let p = 0; p < t.partitionCount; p++) choices.push(subs);
+  }
+  const counts = members.map(() => 0);
+  let best = Number.MAX_SAFE_INTEGER;
+  const go = (k: number, sum: number) => {
+    if (sum >= best) return;
+    if (k === choices.length) {
+      best = sum;
+      return;
+    }
+    for (const m of choices[k]!) {
+      counts[m]!++;
+      go(k + 1, sum + 2 * counts[m]! - 1);
+      counts[m]!--;
+    }
+  };
+  go(0, 0);
+  return best;
+}
+
+test('uniform: heterogeneous counts as even as the subscriptions allow (against every possible assignment of small groups)', () => {
+  const small = fc
+    .record({ partitionCounts: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 1, maxLength: 3 }), memberCount: fc.integer({ min: 2, max: 4 }) })
+    .chain(({ partitionCounts, memberCount }) =>
+      fc
+        .array(
+          fc.record({
+            subscription: fc.subarray(
+              partitionCounts.map((_, t) => `t${t}`),
+              { minLength: 1 },
+            ),
+            previous: fc.array(fc.tuple(fc.nat(partitionCounts.length - 1), fc.nat(2)), { maxLength: 4 }),
+          }),
+          { minLength: memberCount, maxLength: memberCount },
+        )
+        .map((raw) => {
+          const topics = partitionCounts.map((n, t) => topic(`t${t}`, n));
+          const members = raw.map((r, i) => {
+            const current: Record<string, number[]> = {};
+            for (const [t, p] of r.previous) (current[`t${t}`] ??= []).push(p);
+            return member({ id: `m${i}`, topics: r.subscription, current });
+          });
+          return spec(members, topics);
+        }),
+    );
+  fc.assert(
+    fc.property(small, (s) => {
+      const target = uniform.assign(s);
+      assertValid(s, target);
+      const ours = [...s.members.keys()].reduce((sum, m) => sum + countOf(target, m) ** 2, 0);
+      assert.equal(ours, bestSumOfSquares(s));
+    }),
+    { numRuns: 300 },
+  );
+  // The chain no single move fixes: a keeps x0, x1 from before, b has y0, c (on y only) joins.
+  const chain = spec(
+    [
+      member({ id: 'a', topics: ['x'], current: { x: [0, 1] } }),
+      member({ id: 'b', topics: ['x', 'y'], current: { y: [0] } }),
+      member({ id: 'c', topics: ['y'] }),
+    ],
+    [topic('x', 2), topic('y', 1)],
+  );
+  const target = uniform.assign(chain);
+  assert.deepEqual(
+    ['a', 'b', 'c'].map((m) => countOf(target, m)),
+    [1, 1, 1],
   );
 });
