@@ -35,6 +35,7 @@ import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 import { ConsumerGroupService, metadataTopics } from './consumer/consumer-service.js';
 import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
+import { compileSubscriptionRegex } from './subscription-regex.js';
 import { listConsumerGroups } from './consumer/describe.js';
 import { assignorsByName } from './assignors/index.js';
 
@@ -61,7 +62,7 @@ export interface GroupCoordinatorOptions {
   /** Tests may substitute the log and the group settings. */
   log?: CoordinatorLog;
   groupConfig?: Partial<GroupCoordinatorConfig>;
-  /** Consumer groups' regex subscriptions (KIP-848); without one they are refused. */
+  /** Consumer groups' regex subscriptions (KIP-848); RE2J's dialect by default. */
   compileRegex?: RegexCompiler;
 }
 
@@ -86,7 +87,7 @@ export class GroupCoordinator {
         assignors: assignorsByName(cfg.groupConsumerAssignors),
       },
       topics: metadataTopics(opts.metadata),
-      compileRegex: opts.compileRegex ?? null,
+      compileRegex: opts.compileRegex ?? compileSubscriptionRegex,
     };
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {

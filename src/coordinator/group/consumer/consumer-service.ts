@@ -39,7 +39,10 @@ export class ConsumerGroupService {
 
 /** The cluster's (non-internal) topics as subscriptions resolve them, racks from the brokers'. */
 export function metadataTopics(metadata: MetadataStore): ClusterTopics {
+  let generation = 0;
+  metadata.onChange(() => void generation++);
   return {
+    generation: () => generation,
     byName(name: string): ClusterTopic | undefined {
       const t = metadata.topic(name);
       if (!t || t.internal) return undefined;

@@ -1,13 +1,10 @@
 /**
- * ConsumerGroupDescribe over one shard, and what ListGroups and DeleteGroups need to know of
- * consumer groups: listing them with their type and state, and deleting an empty one with
- * tombstones for every record it has (its committed offsets included).
+ * ConsumerGroupDescribe over one shard, and the consumer groups ListGroups lists (with their
+ * type and state).
  */
 import { ErrorCode } from '../../../protocol/errors.js';
 import type { GroupShardState } from '../group-shard-state.js';
-import type { CoordinatorRecord } from '../records.js';
-import type { ConsumerGroup } from './consumer-group.js';
-import { groupTombstones } from './consumer-replay.js';
+import { GroupTypeName, type ListedGroup, listFilters, passesListFilters } from '../admin.js';
 import type { Assignment } from './member.js';
 import { groupAssignor } from './target-assignment.js';
 
@@ -81,27 +78,14 @@ export function describeConsumerGroup(shard: GroupShardState, groupId: string): 
   };
 }
 
-/** Consumer groups of the shard for ListGroups (type `consumer`), filtered as its v4+ filters ask. */
-export function listConsumerGroups(
-  shard: GroupShardState,
-  statesFilter: readonly string[],
-  typesFilter: readonly string[],
-): { groupId: string; protocolType: string; groupState: string; groupType: string }[] {
-  if (typesFilter.length > 0 && !typesFilter.some((t) => t.toLowerCase() === 'consumer')) return [];
-  const states = new Set(statesFilter.map((s) => s.toLowerCase()));
-  const out: { groupId: string; protocolType: string; groupState: string; groupType: string }[] = [];
+/** Consumer groups of the shard for ListGroups (type Consumer), filtered as its v4+ filters ask. */
+export function listConsumerGroups(shard: GroupShardState, statesFilter: readonly string[], typesFilter: readonly string[]): ListedGroup[] {
+  const filters = listFilters(statesFilter, typesFilter);
+  const out: ListedGroup[] = [];
   for (const g of shard.consumerGroups.values()) {
     const state = g.state;
-    if (states.size === 0 || states.has(state.toLowerCase()))
-      out.push({ groupId: g.groupId, protocolType: 'consumer', groupState: state, groupType: 'consumer' });
+    if (passesListFilters(filters, state, GroupTypeName.consumer))
+      out.push({ groupId: g.groupId, protocolType: 'consumer', groupState: state, groupType: GroupTypeName.consumer });
   }
   return out;
-}
-
-/** DeleteGroups of a consumer group: only an empty one; every record of it gets a tombstone. */
-export function deleteConsumerGroup(shard: GroupShardState, g: ConsumerGroup, records: CoordinatorRecord[]): number {
-  if (g.members.size > 0) return ErrorCode.NON_EMPTY_GROUP;
-  for (const o of shard.offsets.list(g.groupId)) records.push({ type: 'offset', group: g.groupId, topic: o.topic, partition: o.partition, value: null });
-  records.push(...groupTombstones(g));
-  return ErrorCode.NONE;
 }

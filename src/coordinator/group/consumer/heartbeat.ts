@@ -112,8 +112,9 @@ function validate(shard: GroupShardState, req: ConsumerHeartbeatRequest): void {
       `ServerAssignor ${req.serverAssignor} is not supported. Supported assignors: ${assignors.map((a) => a.name).join(', ')}.`,
     );
   }
-  if (req.subscribedTopicRegex !== null && !shard.consumerEnv.compileRegex?.(req.subscribedTopicRegex)) {
-    fail(INVALID_REGULAR_EXPRESSION, `SubscribedTopicRegex \`${req.subscribedTopicRegex}\` is not a valid regular expression.`);
+  if (req.subscribedTopicRegex !== null) {
+    const compiled = shard.consumerEnv.compileRegex(req.subscribedTopicRegex);
+    if (!compiled.ok) fail(INVALID_REGULAR_EXPRESSION, compiled.message);
   }
 }
 

@@ -4,6 +4,7 @@
  * ids, partition counts, replica racks) that subscriptions are resolved against.
  */
 import type { ServerAssignor } from '../assignors/types.js';
+import { type SubscriptionRegex, compileSubscriptionRegex } from '../subscription-regex.js';
 
 export interface ConsumerGroupSettings {
   /** group.consumer.session.timeout.ms */
@@ -29,24 +30,25 @@ export interface ClusterTopics {
   byName(name: string): ClusterTopic | undefined;
   /** Every topic name (regex subscriptions match against these). */
   names(): Iterable<string>;
+  /** Changes whenever a topic is created, deleted or changed: regex matches are kept until then. */
+  generation(): number;
 }
 
-export const NO_TOPICS: ClusterTopics = { byName: () => undefined, names: () => [] };
+export const NO_TOPICS: ClusterTopics = { byName: () => undefined, names: () => [], generation: () => 0 };
 
-/** A compiled subscription regex: matches a topic name; null when the pattern is invalid. */
-export type RegexCompiler = (pattern: string) => ((topic: string) => boolean) | null;
+/** Compiles a SubscribedTopicRegex (RE2J's dialect: subscription-regex.ts). */
+export type RegexCompiler = (pattern: string) => SubscriptionRegex;
 
 /** Everything a shard's consumer groups need from outside their records. */
 export interface ConsumerGroupEnv {
   readonly settings: ConsumerGroupSettings;
   readonly topics: ClusterTopics;
-  /** null: regex subscriptions are refused (INVALID_REGULAR_EXPRESSION). */
-  readonly compileRegex: RegexCompiler | null;
+  readonly compileRegex: RegexCompiler;
 }
 
 /** Kafka 4's defaults; no assignor: the broker passes its `group.consumer.assignors`. */
 export const DEFAULT_CONSUMER_ENV: ConsumerGroupEnv = {
   settings: { sessionTimeoutMs: 45_000, heartbeatIntervalMs: 5_000, maxSize: 2_147_483_647, assignors: [] },
   topics: NO_TOPICS,
-  compileRegex: null,
+  compileRegex: compileSubscriptionRegex,
 };

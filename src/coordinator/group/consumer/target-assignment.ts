@@ -11,16 +11,32 @@ import { targetEpochRecord, targetMemberRecord } from './consumer-replay.js';
 import { type Assignment, type ConsumerMember, EMPTY_ASSIGNMENT, assignmentsEqual } from './member.js';
 import type { ConsumerGroupEnv } from './settings.js';
 
-/** The topic names a member subscribes to: its list, or what its regex matches now. */
+/** Compiled patterns and what they matched, per topic generation (bounded: cleared when full). */
+const regexMatches = new Map<string, { generation: number; names: string[] }>();
+const MAX_CACHED_REGEXES = 1_000;
+
+/**
+ * The topic names a member subscribes to: its list, or what its regex matches now. A pattern is
+ * matched against the topic names once per change of the cluster's topics, not per heartbeat.
+ */
 export function memberTopicNames(m: ConsumerMember, env: ConsumerGroupEnv, regexCache: Map<string, string[]>): readonly string[] {
-  if (m.subscribedTopicRegex === null) return m.subscribedTopicNames;
-  const cached = regexCache.get(m.subscribedTopicRegex);
+  const pattern = m.subscribedTopicRegex;
+  if (pattern === null) return m.subscribedTopicNames;
+  const cached = regexCache.get(pattern);
   if (cached) return cached;
-  const matches = env.compileRegex?.(m.subscribedTopicRegex);
-  const out: string[] = [];
-  if (matches) for (const n of env.topics.names()) if (!n.startsWith('__') && matches(n)) out.push(n);
-  regexCache.set(m.subscribedTopicRegex, out);
-  return out;
+  const generation = env.topics.generation();
+  let entry = regexMatches.get(pattern);
+  if (!entry || entry.generation !== generation) {
+    const compiled = env.compileRegex(pattern);
+    const names: string[] = [];
+    // Internal topics are never matched by a subscription, as Kafka's consumers exclude them.
+    if (compiled.ok) for (const n of env.topics.names()) if (!n.startsWith('__') && compiled.matches(n)) names.push(n);
+    if (regexMatches.size >= MAX_CACHED_REGEXES) regexMatches.clear();
+    entry = { generation, names };
+    regexMatches.set(pattern, entry);
+  }
+  regexCache.set(pattern, entry.names);
+  return entry.names;
 }
 
 /** The metadata of every topic some member subscribes to, as the cluster has it now. */

@@ -13,6 +13,7 @@ import { consumerGroupHeartbeat, type ConsumerHeartbeatRequest, type ConsumerHea
 import type { ConsumerGroup } from '../../../../src/coordinator/group/consumer/consumer-group.js';
 import type { OperationResult } from '../../../../src/coordinator/runtime/types.js';
 import { TEST_CONFIG } from '../harness.js';
+import { compileSubscriptionRegex } from '../../../../src/coordinator/group/subscription-regex.js';
 import assert from 'node:assert/strict';
 import { randomUuid } from '../../../../src/protocol/primitives/index.js';
 
@@ -50,6 +51,13 @@ export class FakeTopics implements ClusterTopics {
   names(): Iterable<string> {
     return this.topics.keys();
   }
+  /** Tests change `topics` directly: its content is the generation. */
+  private readonly generations = new Map<string, number>();
+  generation(): number {
+    const key = [...this.topics.values()].map((t) => `${t.name}:${t.partitionCount}`).join(',');
+    if (!this.generations.has(key)) this.generations.set(key, this.generations.size);
+    return this.generations.get(key)!;
+  }
 }
 
 export interface ConsumerHarness {
@@ -71,14 +79,7 @@ export function consumerHarness(settings: Partial<ConsumerGroupEnv['settings']> 
   const env: ConsumerGroupEnv = {
     settings: { sessionTimeoutMs: 45_000, heartbeatIntervalMs: 5_000, maxSize: 100, assignors: [roundRobin], ...settings },
     topics,
-    compileRegex: (p) => {
-      try {
-        const re = new RegExp(`^(?:${p})$`);
-        return (t) => re.test(t);
-      } catch {
-        return null;
-      }
-    },
+    compileRegex: compileSubscriptionRegex,
   };
   const h: ConsumerHarness = {
     now: 1_000_000,

@@ -220,3 +220,25 @@ test('an empty classic group (only committed offsets) becomes a consumer group, 
   assert.equal(h.shard.groups.has('offsets-only'), false);
   assert.ok(h.shard.consumerGroups.has('offsets-only'));
 });
+
+test('regex subscriptions (v1, RE2J dialect): whole-name matches, a topic created later joins at the next heartbeat, bad patterns are refused', () => {
+  const h = consumerHarness();
+  h.topics.add('events-a', 1);
+  h.topics.add('other', 1);
+  h.topics.add('xevents-b', 1);
+  let a = ok(h.heartbeat(join('a', [], { subscribedTopicNames: null, subscribedTopicRegex: 'events-.*' })));
+  assert.deepEqual(owned(h.topics, a), ['events-a-0']);
+  h.topics.add('events-b', 2);
+  a = ok(beat(h, 'a', a.memberEpoch, parts(a)));
+  assert.deepEqual(owned(h.topics, a), ['events-a-0', 'events-b-0', 'events-b-1']);
+  const bad = h.heartbeat(join('b', [], { subscribedTopicNames: null, subscribedTopicRegex: '(?<name>x)\\1' }));
+  assert.equal(bad.errorCode, 128);
+  assert.match(bad.errorMessage!, /SubscribedTopicRegex `.*` is not a valid regular expression/);
+  // Catastrophic for a backtracking engine, linear here.
+  h.topics.add(`${'a'.repeat(5_000)}!`, 1);
+  const started = performance.now();
+  ok(h.heartbeat(join('c', [], { subscribedTopicNames: null, subscribedTopicRegex: '(a+)+$' })));
+  assert.ok(performance.now() - started < 1_000);
+  assert.deepEqual([...h.group().members.keys()].sort(), ['a', 'c']);
+  assertReplayable(h);
+});

@@ -16,6 +16,7 @@ import { deleteGroups } from '../../../../src/coordinator/group/admin.js';
 import type { ConsumerGroupEnv } from '../../../../src/coordinator/group/consumer/settings.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 import { MemoryLog } from '../../memory-log.js';
+import { compileSubscriptionRegex } from '../../../../src/coordinator/group/subscription-regex.js';
 import { TEST_CONFIG } from '../harness.js';
 import { BASE_REQUEST, FakeTopics, join, roundRobin } from './harness.js';
 
@@ -23,7 +24,7 @@ async function coordinator(log: MemoryLog, topics: FakeTopics) {
   const env: ConsumerGroupEnv = {
     settings: { sessionTimeoutMs: 60_000, heartbeatIntervalMs: 3_000, maxSize: 10, assignors: [roundRobin] },
     topics,
-    compileRegex: null,
+    compileRegex: compileSubscriptionRegex,
   };
   const runtime = new CoordinatorRuntime<GroupShard, CoordinatorRecord>({
     log,
@@ -112,7 +113,7 @@ test('ConsumerGroupDescribe, member-epoch checks of commits and fetches, ListGro
   await assert.rejects(fetch('zz', 1), (e: KafkaError) => e.code === ErrorCode.UNKNOWN_MEMBER_ID);
 
   const listed = runtime.activeShards().flatMap((s) => listConsumerGroups(s, [], []));
-  assert.deepEqual(listed, [{ groupId: 'g', protocolType: 'consumer', groupState: 'Stable', groupType: 'consumer' }]);
+  assert.deepEqual(listed, [{ groupId: 'g', protocolType: 'consumer', groupState: 'Stable', groupType: 'Consumer' }]);
   assert.deepEqual(
     runtime.activeShards().flatMap((s) => listConsumerGroups(s, ['empty'], [])),
     [],
