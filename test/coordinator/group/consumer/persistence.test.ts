@@ -13,6 +13,7 @@ import { consumerGroupHeartbeat, type ConsumerHeartbeatRequest } from '../../../
 import { describeConsumerGroup, listConsumerGroups } from '../../../../src/coordinator/group/consumer/describe.js';
 import { commitOffsets, fetchOffsets, type CommitRequest } from '../../../../src/coordinator/group/offsets.js';
 import { deleteGroups } from '../../../../src/coordinator/group/admin.js';
+import { expireOffsets } from '../../../../src/coordinator/group/expiry.js';
 import type { ConsumerGroupEnv } from '../../../../src/coordinator/group/consumer/settings.js';
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 import { MemoryLog } from '../../memory-log.js';
@@ -133,5 +134,31 @@ test('ConsumerGroupDescribe, member-epoch checks of commits and fetches, ListGro
   assert.equal(shard.consumerGroups.has('g'), false);
   assert.equal(shard.groups.has('g'), false);
   assert.deepEqual(shard.offsets.list('g'), []);
+  reloaded.runtime.close();
+});
+
+test('offset expiry: a consumer group keeps the offsets of subscribed topics; once empty they expire and the group goes', async () => {
+  const log = new MemoryLog();
+  const topics = new FakeTopics();
+  topics.add('t', 2);
+  const { runtime, hb } = await coordinator(log, topics);
+  const a = await hb(join('a', ['t']));
+  const commit = (r: CommitRequest) => runtime.write(0, (s, now) => commitOffsets(s, r, now));
+  await commit(commitReq('a', a.memberEpoch));
+  await commit({ ...commitReq('a', a.memberEpoch), topics: [{ name: 'gone', partitions: commitReq('a', 1).topics[0]!.partitions }] });
+  const later = Date.now() + TEST_CONFIG.offsetsRetentionMs + 1;
+  assert.equal(await runtime.write(0, (s) => expireOffsets(s, later)), 1, 'only the topic no member subscribes to');
+  const shard = runtime.activeShards()[0]!;
+  assert.deepEqual(
+    shard.offsets.list('g').map((o) => o.topic),
+    ['t'],
+  );
+  assert.equal(await runtime.write(0, (s) => expireOffsets(s, later)), 0);
+  await hb({ memberId: 'a', memberEpoch: -1 });
+  assert.equal(await runtime.write(0, (s) => expireOffsets(s, later)), 1);
+  assert.equal(shard.consumerGroups.has('g'), false);
+  runtime.close();
+  const reloaded = await coordinator(log, topics);
+  assert.equal(reloaded.runtime.activeShards()[0]!.consumerGroups.has('g'), false);
   reloaded.runtime.close();
 });
