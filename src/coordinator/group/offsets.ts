@@ -3,7 +3,7 @@
  * OffsetCommit record per partition; its in-memory effect comes from replaying those records.
  */
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
-import { consumerGroupCommitError, consumerGroupFetchError } from './consumer/offset-checks.js';
+import { consumerGroupCommitError, consumerGroupFetchError, consumerGroupTxnCommitError } from './consumer/offset-checks.js';
 import type { OperationResult } from '../runtime/types.js';
 import { ClassicGroup } from './classic-group.js';
 import { subscribedTopics } from './consumer-protocol.js';
@@ -118,6 +118,24 @@ export interface TxnCommitRequest {
   topics: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[];
 }
 
+/** A transactional commit to a classic group (made for it when it does not exist). */
+function classicTxnCommitError(shard: GroupShardState, req: TxnCommitRequest, now: number): number {
+  let g = shard.groups.get(req.groupId);
+  if (!g) {
+    if (req.generationId >= 0) return ErrorCode.ILLEGAL_GENERATION;
+    g = new ClassicGroup(req.groupId, now);
+    shard.groups.set(req.groupId, g);
+  }
+  if (g.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  const checksMember = req.generationId >= 0 || req.memberId !== UNKNOWN_MEMBER_ID || req.groupInstanceId !== null;
+  if (checksMember) {
+    const checked = checkMember(g, req.memberId, req.groupInstanceId);
+    if (typeof checked === 'number') return checked;
+    if (req.generationId !== g.generationId) return ErrorCode.ILLEGAL_GENERATION;
+  }
+  return ErrorCode.NONE;
+}
+
 /**
  * TxnOffsetCommit: the offsets are written as a transactional batch of the producer and stay
  * pending (invisible to OffsetFetch) until its transaction's marker reaches the partition.
@@ -128,19 +146,9 @@ export function txnCommitOffsets(shard: GroupShardState, req: TxnCommitRequest, 
     response: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })),
   });
   if (req.groupId === '') return all(ErrorCode.INVALID_GROUP_ID);
-  let g = shard.groups.get(req.groupId);
-  if (!g) {
-    if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
-    g = new ClassicGroup(req.groupId, now);
-    shard.groups.set(req.groupId, g);
-  }
-  if (g.is('Dead')) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-  const checksMember = req.generationId >= 0 || req.memberId !== UNKNOWN_MEMBER_ID || req.groupInstanceId !== null;
-  if (checksMember) {
-    const checked = checkMember(g, req.memberId, req.groupInstanceId);
-    if (typeof checked === 'number') return all(checked);
-    if (req.generationId !== g.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
-  }
+  const consumerGroup = shard.consumerGroups.get(req.groupId);
+  const code = consumerGroup ? consumerGroupTxnCommitError(consumerGroup, req.memberId, req.generationId) : classicTxnCommitError(shard, req, now);
+  if (code !== ErrorCode.NONE) return all(code);
   const records: CoordinatorRecord[] = [];
   const response: TopicPartitionErrors = req.topics.map((t) => ({
     name: t.name,

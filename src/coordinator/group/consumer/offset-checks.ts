@@ -23,3 +23,15 @@ export function consumerGroupFetchError(g: ConsumerGroup, memberId: string | nul
   if (!m) return ErrorCode.UNKNOWN_MEMBER_ID;
   return memberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
 }
+
+/**
+ * TxnOffsetCommit to a consumer group: without member information (v0-v2, or -1) it is not
+ * checked; otherwise the member must exist at that epoch (ILLEGAL_GENERATION: the code the
+ * transactional APIs carry).
+ */
+export function consumerGroupTxnCommitError(g: ConsumerGroup, memberId: string, memberEpoch: number): number {
+  if (memberEpoch < 0) return ErrorCode.NONE;
+  const m = g.members.get(memberId);
+  if (!m) return ErrorCode.UNKNOWN_MEMBER_ID;
+  return memberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.ILLEGAL_GENERATION;
+}

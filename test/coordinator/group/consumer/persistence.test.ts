@@ -11,7 +11,7 @@ import { GroupShard } from '../../../../src/coordinator/group/group-shard.js';
 import { decodeRecord, encodeRecord, type CoordinatorRecord } from '../../../../src/coordinator/group/records.js';
 import { consumerGroupHeartbeat, type ConsumerHeartbeatRequest } from '../../../../src/coordinator/group/consumer/heartbeat.js';
 import { describeConsumerGroup, listConsumerGroups } from '../../../../src/coordinator/group/consumer/describe.js';
-import { commitOffsets, fetchOffsets, type CommitRequest } from '../../../../src/coordinator/group/offsets.js';
+import { commitOffsets, fetchOffsets, txnCommitOffsets, type CommitRequest } from '../../../../src/coordinator/group/offsets.js';
 import { deleteGroups } from '../../../../src/coordinator/group/admin.js';
 import { expireOffsets } from '../../../../src/coordinator/group/expiry.js';
 import type { ConsumerGroupEnv } from '../../../../src/coordinator/group/consumer/settings.js';
@@ -113,6 +113,29 @@ test('ConsumerGroupDescribe, member-epoch checks of commits and fetches, ListGro
   await assert.rejects(fetch('a', 7), (e: KafkaError) => e.code === ErrorCode.STALE_MEMBER_EPOCH);
   await assert.rejects(fetch('zz', 1), (e: KafkaError) => e.code === ErrorCode.UNKNOWN_MEMBER_ID);
 
+  const txn = (memberId: string, generationId: number) =>
+    runtime
+      .write(0, (s, now) =>
+        txnCommitOffsets(
+          s,
+          {
+            groupId: 'g',
+            producerId: 7n,
+            producerEpoch: 0,
+            generationId,
+            memberId,
+            groupInstanceId: null,
+            topics: [{ name: 't', partitions: [{ partitionIndex: 1, committedOffset: 9n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
+          },
+          now,
+        ),
+      )
+      .then((x) => x[0]!.partitions[0]!.errorCode);
+  assert.equal(await txn('a', a.memberEpoch + 3), ErrorCode.ILLEGAL_GENERATION);
+  assert.equal(await txn('zz', a.memberEpoch), ErrorCode.UNKNOWN_MEMBER_ID);
+  assert.equal(await txn('a', a.memberEpoch), ErrorCode.NONE);
+  assert.equal(await txn('', -1), ErrorCode.NONE);
+  assert.equal(runtime.activeShards()[0]!.groups.has('g'), false, 'no classic group beside the consumer group');
   const listed = runtime.activeShards().flatMap((s) => listConsumerGroups(s, [], []));
   assert.deepEqual(listed, [{ groupId: 'g', protocolType: 'consumer', groupState: 'Stable', groupType: 'Consumer' }]);
   assert.deepEqual(
