@@ -30,6 +30,12 @@ export class ConsumerGroup {
   /** topic id -> partition -> epoch of the member holding it (assigned or pending revocation). */
   private readonly holders = new Map<string, Map<number, number>>();
   private readonly staticMembers = new Map<string, string>();
+  /**
+   * The topics generation (ClusterTopics.generation) `subscriptionMetadata` was last found
+   * current at, for the members' subscriptions as they are: heartbeats skip resolving the
+   * subscriptions again until either changes. A cache, not state: never written as a record.
+   */
+  checkedTopicsGeneration = -1;
 
   constructor(readonly groupId: string) {}
 

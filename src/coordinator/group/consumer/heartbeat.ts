@@ -229,10 +229,15 @@ function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: n
   if (replaced) members.delete(replaced.memberId);
   members.set(memberId, updated);
   const regexCache = new Map<string, string[]>();
-  const subscription = subscriptionMetadata(members.values(), env, regexCache);
-  if (!subscriptionsEqual(subscription, g.subscriptionMetadata)) {
-    records.push(subscriptionRecord(g.groupId, subscription));
-    bump = true;
+  const generation = env.topics.generation();
+  let subscription = g.subscriptionMetadata;
+  // Resolved again only when a subscription or the cluster's topics changed since it was current.
+  if (bump || replaced || metadataChanged(base, updated) || g.checkedTopicsGeneration !== generation) {
+    subscription = subscriptionMetadata(members.values(), env, regexCache);
+    if (!subscriptionsEqual(subscription, g.subscriptionMetadata)) {
+      records.push(subscriptionRecord(g.groupId, subscription));
+      bump = true;
+    } else if (!bump && !replaced) g.checkedTopicsGeneration = generation;
   }
   const groupEpoch = bump ? g.groupEpoch + 1 : g.groupEpoch;
   if (bump || !shard.consumerGroups.has(g.groupId)) records.push(groupEpochRecord(g.groupId, groupEpoch));
