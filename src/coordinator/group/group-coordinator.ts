@@ -33,11 +33,10 @@ import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type List
 import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
-import { ConsumerGroupService, metadataTopics } from './consumer/consumer-service.js';
-import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
-import { compileSubscriptionRegex } from './subscription-regex.js';
+import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
+import type { RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
-import { assignorsByName } from './assignors/index.js';
+import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -79,16 +78,7 @@ export class GroupCoordinator {
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
-    const consumerEnv: ConsumerGroupEnv = {
-      settings: {
-        sessionTimeoutMs: cfg.groupConsumerSessionTimeoutMs,
-        heartbeatIntervalMs: cfg.groupConsumerHeartbeatIntervalMs,
-        maxSize: cfg.groupConsumerMaxSize,
-        assignors: assignorsByName(cfg.groupConsumerAssignors),
-      },
-      topics: metadataTopics(opts.metadata),
-      compileRegex: opts.compileRegex ?? compileSubscriptionRegex,
-    };
+    const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex);
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
         name: OFFSETS_TOPIC,
@@ -222,10 +212,13 @@ export class GroupCoordinator {
   async joinGroup(req: JoinRequest): Promise<JoinOutcome> {
     try {
       return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) =>
-        // A consumer group (KIP-848) is not joined with the classic protocol (no migration yet).
-        s.consumerGroups.has(req.groupId)
-          ? { records: [], response: Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId)) }
-          : joinGroup(s, req, now),
+        // The id of a consumer group (KIP-848): taken over when it is empty, else refused (no migration yet).
+        classicJoinOverConsumerGroup(
+          s,
+          req.groupId,
+          () => joinGroup(s, req, now),
+          async () => joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId),
+        ),
       );
     } catch (err) {
       return joinError(codeOf(err), req.memberId);

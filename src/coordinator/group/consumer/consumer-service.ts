@@ -10,7 +10,10 @@ import type { GroupShard } from '../group-shard.js';
 import type { CoordinatorRecord } from '../records.js';
 import { type ConsumerGroupDescription, describeConsumerGroup } from './describe.js';
 import { type ConsumerHeartbeatRequest, type ConsumerHeartbeatResponse, consumerGroupHeartbeat } from './heartbeat.js';
-import type { ClusterTopic, ClusterTopics } from './settings.js';
+import type { ClusterTopic, ClusterTopics, ConsumerGroupEnv, RegexCompiler } from './settings.js';
+import type { GroupCoordinatorBrokerConfig } from '../config.js';
+import { assignorsByName } from '../assignors/index.js';
+import { compileSubscriptionRegex } from '../subscription-regex.js';
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
@@ -35,6 +38,24 @@ export class ConsumerGroupService {
       return { errorCode: codeOf(err), errorMessage: null, groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] };
     }
   }
+}
+
+/** The consumer groups' settings from the broker's `group.consumer.*` keys, topics from the metadata. */
+export function consumerGroupEnv(
+  cfg: GroupCoordinatorBrokerConfig,
+  metadata: MetadataStore,
+  compileRegex: RegexCompiler = compileSubscriptionRegex,
+): ConsumerGroupEnv {
+  return {
+    settings: {
+      sessionTimeoutMs: cfg.groupConsumerSessionTimeoutMs,
+      heartbeatIntervalMs: cfg.groupConsumerHeartbeatIntervalMs,
+      maxSize: cfg.groupConsumerMaxSize,
+      assignors: assignorsByName(cfg.groupConsumerAssignors),
+    },
+    topics: metadataTopics(metadata),
+    compileRegex,
+  };
 }
 
 /** The cluster's (non-internal) topics as subscriptions resolve them, racks from the brokers'. */

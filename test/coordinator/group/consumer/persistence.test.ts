@@ -18,7 +18,10 @@ import type { ConsumerGroupEnv } from '../../../../src/coordinator/group/consume
 import { ErrorCode, KafkaError } from '../../../../src/protocol/errors.js';
 import { MemoryLog } from '../../memory-log.js';
 import { compileSubscriptionRegex } from '../../../../src/coordinator/group/subscription-regex.js';
-import { TEST_CONFIG } from '../harness.js';
+import { TEST_CONFIG, joinReq } from '../harness.js';
+import { joinGroup } from '../../../../src/coordinator/group/join-sync.js';
+import { joinError } from '../../../../src/coordinator/group/classic-group.js';
+import { classicJoinOverConsumerGroup } from '../../../../src/coordinator/group/consumer/classic-join.js';
 import { BASE_REQUEST, FakeTopics, join, roundRobin } from './harness.js';
 
 async function coordinator(log: MemoryLog, topics: FakeTopics) {
@@ -184,4 +187,34 @@ test('offset expiry: a consumer group keeps the offsets of subscribed topics; on
   const reloaded = await coordinator(log, topics);
   assert.equal(reloaded.runtime.activeShards()[0]!.consumerGroups.has('g'), false);
   reloaded.runtime.close();
+});
+
+test('a classic JoinGroup takes over an empty consumer group (its offsets kept) and is refused while it has members', async () => {
+  const log = new MemoryLog();
+  const topics = new FakeTopics();
+  topics.add('t', 1);
+  const { runtime, hb } = await coordinator(log, topics);
+  const a = await hb(join('a', ['t']));
+  await runtime.write(0, (s, now) => commitOffsets(s, commitReq('a', a.memberEpoch), now));
+  const classicJoin = () =>
+    runtime.write(0, (s, now) =>
+      classicJoinOverConsumerGroup(
+        s,
+        'g',
+        () => joinGroup(s, joinReq({ groupId: 'g' }), now),
+        async () => joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ''),
+      ),
+    );
+  assert.equal((await await classicJoin()).errorCode, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+  await hb({ memberId: 'a', memberEpoch: -1 });
+  const joined = await await classicJoin();
+  assert.equal(joined.errorCode, ErrorCode.MEMBER_ID_REQUIRED, 'the classic group answered (KIP-394: first join asks for a member id)');
+  const shard = runtime.activeShards()[0]!;
+  assert.equal(shard.consumerGroups.has('g'), false);
+  assert.ok(shard.groups.has('g'));
+  assert.deepEqual(
+    shard.offsets.list('g').map((o) => o.value.offset),
+    [5n],
+  );
+  runtime.close();
 });
