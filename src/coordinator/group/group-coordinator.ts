@@ -375,7 +375,8 @@ export class GroupCoordinator {
   forEachGroup(fn: (groupId: string, members: number, offsets: ReadonlyMap<string, ReadonlyMap<number, CommittedOffset>>) => void): void {
     for (const s of this.runtime.activeShards()) {
       for (const [id, g] of s.groups) fn(id, g.members.size, s.offsets.groupOffsets(id));
-      for (const id of s.offsets.groupIds()) if (!s.groups.has(id)) fn(id, 0, s.offsets.groupOffsets(id));
+      for (const [id, g] of s.consumerGroups) fn(id, g.members.size, s.offsets.groupOffsets(id));
+      for (const id of s.offsets.groupIds()) if (!s.groups.has(id) && !s.consumerGroups.has(id)) fn(id, 0, s.offsets.groupOffsets(id));
     }
   }
 

@@ -69,6 +69,10 @@ test('ConsumerGroupHeartbeat, ConsumerGroupDescribe and the member-epoch checks 
     });
     assert.equal(unknown.errorCode, ErrorCode.UNSUPPORTED_ASSIGNOR);
 
+    const seen: [string, number][] = [];
+    b.broker.services.groupCoordinator.forEachGroup((id, members) => seen.push([id, members]));
+    assert.deepEqual(seen, [['g', 2]], 'the consumer lag metrics see the group and its members');
+
     const d = await c.request(69, ConsumerGroupDescribeRequestCodec, ConsumerGroupDescribeResponseCodec, 0, { groupIds: ['g', 'g', 'absent'] });
     assert.equal(d.groups.length, 2);
     assert.equal(d.groups[0]!.errorCode, ErrorCode.NONE);
