@@ -5,6 +5,7 @@
  * group.coordinator.rebalance.protocols does not advertise them. Config bounds as Kafka 4.
  */
 import { test } from 'node:test';
+import { rm } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import { startTestBroker } from '../../../helpers/broker.js';
 import { RawClient } from '../../../helpers/raw-client.js';
@@ -151,4 +152,34 @@ test('without consumer in group.coordinator.rebalance.protocols the KIP-848 APIs
     /must be less than group.consumer.session.timeout.ms/,
   );
   assert.throws(() => defaultBrokerConfig({ 'group.coordinator.rebalance.protocols': 'classic,bogus' }));
+});
+
+test('a restarted broker resumes the consumer group from __consumer_offsets: same epochs, no new assignment', async () => {
+  const props = { 'offsets.topic.num.partitions': '1' };
+  let b = await startTestBroker(props);
+  const dir = b.dir;
+  let c = await RawClient.connect(b.port);
+  const hb = (client: RawClient, body: Parameters<typeof ConsumerGroupHeartbeatRequestCodec.write>[1]) =>
+    client.request(68, ConsumerGroupHeartbeatRequestCodec, ConsumerGroupHeartbeatResponseCodec, 1, { groupId: 'resumed', ...body });
+  try {
+    await b.broker.services.metadata.createTopic({ name: 'r', numPartitions: 3, replicationFactor: 1 });
+    await b.broker.services.replicaManager.syncTopic('r');
+    await c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 4, { keyType: 0, coordinatorKeys: ['resumed'] });
+    await b.broker.services.groupCoordinator.loaded();
+    const joined = await hb(c, { memberId: 'm1', memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: ['r'], topicPartitions: [] });
+    assert.equal(joined.errorCode, ErrorCode.NONE, joined.errorMessage ?? '');
+    c.close();
+    await b.stop({ keepDir: true });
+    b = await startTestBroker(props, dir);
+    c = await RawClient.connect(b.port);
+    await b.broker.services.groupCoordinator.loaded();
+    const again = await hb(c, { memberId: 'm1', memberEpoch: joined.memberEpoch, topicPartitions: joined.assignment!.topicPartitions });
+    assert.equal(again.errorCode, ErrorCode.NONE, again.errorMessage ?? '');
+    assert.equal(again.memberEpoch, joined.memberEpoch);
+    assert.equal(again.assignment, null, 'the same assignment: nothing to send');
+  } finally {
+    c.close();
+    await b.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
 });
