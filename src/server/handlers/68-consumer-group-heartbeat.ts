@@ -9,9 +9,10 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
 
-/** Kafka's check: READ on the group. */
+/** Kafka's checks: READ on the group; DESCRIBE on every topic subscribed to by name. */
 const may = resourceChecks({
   readGroup: { resource: ResourceType.GROUP, operation: AclOperation.READ },
+  describeTopic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE },
 });
 
 export const consumerGroupHeartbeatHandler = defineHandler({
@@ -26,6 +27,17 @@ export const consumerGroupHeartbeatHandler = defineHandler({
       return {
         throttleTimeMs: 0,
         errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        errorMessage: null,
+        memberId: null,
+        memberEpoch: 0,
+        heartbeatIntervalMs: 0,
+        assignment: null,
+      };
+    }
+    if (req.subscribedTopicNames?.some((t) => !may.describeTopic.allows(ctx, t))) {
+      return {
+        throttleTimeMs: 0,
+        errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
         errorMessage: null,
         memberId: null,
         memberEpoch: 0,

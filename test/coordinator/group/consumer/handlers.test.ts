@@ -30,6 +30,7 @@ import {
   OffsetFetchResponseCodec,
 } from '../../../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
+import { AclOperation, AclPermissionType, PatternType, ResourceType } from '../../../../src/security/authorizer/acl-model.js';
 import { defaultBrokerConfig } from '../../../../src/server/config/build-broker-config.js';
 
 test('ConsumerGroupHeartbeat, ConsumerGroupDescribe and the member-epoch checks of OffsetCommit/OffsetFetch v9 on the wire', async () => {
@@ -181,5 +182,38 @@ test('a restarted broker resumes the consumer group from __consumer_offsets: sam
     c.close();
     await b.stop();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('ACLs: READ on the group, and DESCRIBE on every topic subscribed to by name (else TOPIC_AUTHORIZATION_FAILED)', async () => {
+  const b = await startTestBroker({ 'authorizer.class.name': 'kafka.security.authorizer.AclAuthorizer', 'offsets.topic.num.partitions': '1' });
+  const c = await RawClient.connect(b.port);
+  const allow = (resourceType: ResourceType, name: string, operation: AclOperation, patternType = PatternType.LITERAL) => ({
+    pattern: { resourceType, name, patternType },
+    entry: { principal: 'User:ANONYMOUS', host: '*', operation, permissionType: AclPermissionType.ALLOW },
+  });
+  try {
+    await b.broker.services.metadata.createTopic({ name: 'seen-1', numPartitions: 1, replicationFactor: 1 });
+    await b.broker.services.authorizer!.create([
+      allow(ResourceType.GROUP, 'g', AclOperation.ALL),
+      allow(ResourceType.TOPIC, 'seen-', AclOperation.DESCRIBE, PatternType.PREFIXED),
+    ]);
+    await c.request(10, FindCoordinatorRequestCodec, FindCoordinatorResponseCodec, 4, { keyType: 0, coordinatorKeys: ['g'] });
+    await b.broker.services.groupCoordinator.loaded();
+    const hb = (groupId: string, topics: string[]) =>
+      c.request(68, ConsumerGroupHeartbeatRequestCodec, ConsumerGroupHeartbeatResponseCodec, 1, {
+        groupId,
+        memberId: 'm',
+        memberEpoch: 0,
+        rebalanceTimeoutMs: 30_000,
+        subscribedTopicNames: topics,
+        topicPartitions: [],
+      });
+    assert.equal((await hb('other', ['seen-1'])).errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    assert.equal((await hb('g', ['seen-1', 'hidden'])).errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    assert.equal((await hb('g', ['seen-1'])).errorCode, ErrorCode.NONE);
+  } finally {
+    c.close();
+    await b.stop();
   }
 });
