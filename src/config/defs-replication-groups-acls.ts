@@ -55,6 +55,29 @@ export const REPLICATION_GROUPS_ACLS_DEFS: readonly ConfigDef[] = [
   def('group.min.session.timeout.ms', 'int', '6000', 'Smallest session timeout a member may ask for.'),
   def('group.max.session.timeout.ms', 'int', '1800000', 'Largest session timeout a member may ask for.'),
   def('group.max.size', 'int', INT_MAX, 'Max members of one consumer group.', atLeast(1)),
+  // Consumer groups (KIP-848, Kafka 4's keys and defaults).
+  def(
+    'group.coordinator.rebalance.protocols',
+    'list',
+    'classic,consumer',
+    'Group protocols served: classic (JoinGroup) and consumer (ConsumerGroupHeartbeat, KIP-848).',
+    {
+      validator: { oneOf: ['classic', 'consumer'] },
+    },
+  ),
+  def('group.consumer.session.timeout.ms', 'int', '45000', 'Consumer group members not heard from for this long are removed.', atLeast(1)),
+  def('group.consumer.min.session.timeout.ms', 'int', '45000', 'Smallest group.consumer.session.timeout.ms.', atLeast(1)),
+  def('group.consumer.max.session.timeout.ms', 'int', '60000', 'Largest group.consumer.session.timeout.ms.', atLeast(1)),
+  def('group.consumer.heartbeat.interval.ms', 'int', '5000', 'How often consumer group members are told to heartbeat.', atLeast(1)),
+  def('group.consumer.min.heartbeat.interval.ms', 'int', '5000', 'Smallest group.consumer.heartbeat.interval.ms.', atLeast(1)),
+  def('group.consumer.max.heartbeat.interval.ms', 'int', '15000', 'Largest group.consumer.heartbeat.interval.ms.', atLeast(1)),
+  def('group.consumer.max.size', 'int', INT_MAX, 'Max members of one consumer group (KIP-848).', atLeast(1)),
+  def(
+    'group.consumer.assignors',
+    'list',
+    'org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor',
+    'Server-side assignors of consumer groups (uniform, range or their class names); the first is the default.',
+  ),
 
   // Transactions and producer ids
   def('transactional.id.expiration.ms', 'int', '604800000', 'Idle transactional ids expire after this.', atLeast(1)),

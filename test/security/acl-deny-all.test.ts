@@ -109,6 +109,15 @@ const MORE_ROWS: Row[] = [
     code: (r) => r.errorCode,
     denied: ErrorCode.ILLEGAL_SASL_STATE,
   },
+  {
+    name: 'ConsumerGroupHeartbeat',
+    api: 68,
+    v: 1,
+    body: { groupId: 'g', memberId: 'm', memberEpoch: 0, rebalanceTimeoutMs: 30000, subscribedTopicNames: ['orders'], topicPartitions: [] },
+    code: (r) => r.errorCode,
+    denied: G,
+  },
+  { name: 'ConsumerGroupDescribe', api: 69, v: 0, body: { groupIds: ['g'], includeAuthorizedOperations: true }, code: (r) => r.groups[0].errorCode, denied: G },
 ];
 
 /** The cluster-mode APIs (controller to broker, reassignments), run in-process: refused before their handler runs. */

@@ -5,6 +5,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import type { OperationResult } from '../runtime/types.js';
 import type { GroupShardState } from './group-shard-state.js';
 import type { CoordinatorRecord } from './records.js';
+import { groupTombstones } from './consumer/consumer-replay.js';
 
 export interface ListedGroup {
   groupId: string;
@@ -84,11 +85,14 @@ export function describeGroup(shard: GroupShardState, groupId: string): Describe
 export function deleteGroups(shard: GroupShardState, groupIds: string[]): OperationResult<{ groupId: string; errorCode: number }[], CoordinatorRecord> {
   const records: CoordinatorRecord[] = [];
   const results = groupIds.map((groupId) => {
-    const g = shard.groups.get(groupId);
-    if (!g || g.is('Dead')) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
-    if (!g.is('Empty')) return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
+    const consumerGroup = shard.consumerGroups.get(groupId);
+    if (consumerGroup && consumerGroup.members.size > 0) return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
+    if (consumerGroup) records.push(...groupTombstones(consumerGroup));
+    const g = consumerGroup ? undefined : shard.groups.get(groupId);
+    if (!consumerGroup && (!g || g.is('Dead'))) return { groupId, errorCode: ErrorCode.GROUP_ID_NOT_FOUND };
+    if (g && !g.is('Empty')) return { groupId, errorCode: ErrorCode.NON_EMPTY_GROUP };
     for (const o of shard.offsets.list(groupId)) records.push({ type: 'offset', group: groupId, topic: o.topic, partition: o.partition, value: null });
-    records.push({ type: 'group', group: groupId, value: null });
+    if (!consumerGroup) records.push({ type: 'group', group: groupId, value: null });
     return { groupId, errorCode: ErrorCode.NONE };
   });
   return { records, response: results };

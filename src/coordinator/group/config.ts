@@ -17,6 +17,11 @@ export interface GroupCoordinatorBrokerConfig extends CoordinatorBrokerConfig {
   readonly offsetsTopicNumPartitions: number;
   readonly offsetsTopicReplicationFactor: number;
   readonly offsetsTopicSegmentBytes: number;
+  readonly groupConsumerSessionTimeoutMs: number;
+  readonly groupConsumerHeartbeatIntervalMs: number;
+  readonly groupConsumerMaxSize: number;
+  /** group.consumer.assignors as written (names or class names). */
+  readonly groupConsumerAssignors: readonly string[];
 }
 
 export interface GroupCoordinatorConfig {

@@ -2,7 +2,8 @@
  * Offset expiry with Kafka 2.1+ semantics (KIP-211): an empty group's offsets expire
  * offsets.retention.minutes after the group became empty; a standalone consumer's (a group
  * that never had members) that long after each commit; a stable consumer group's only for
- * topics it no longer subscribes to. Old commits' explicit expire timestamps are honoured in
+ * topics it no longer subscribes to (consumer groups of KIP-848: consumer/expiry.ts). Old
+ * commits' explicit expire timestamps are honoured in
  * the same situations. Rebalancing groups are never touched. Expired offsets, and groups left
  * with nothing, get tombstones.
  */
@@ -11,6 +12,7 @@ import type { CommittedOffset } from './offset-store.js';
 import type { GroupShardState } from './group-shard-state.js';
 import { groupSubscribedTopics } from './offsets.js';
 import type { CoordinatorRecord } from './records.js';
+import { expireConsumerGroupOffsets } from './consumer/expiry.js';
 
 const EXPIRY_TIMER = 'offsets-expiry';
 
@@ -43,6 +45,7 @@ export function expireOffsets(shard: GroupShardState, now: number): OperationRes
       records.push({ type: 'group', group: g.groupId, value: null });
     }
   }
+  expired += expireConsumerGroupOffsets(shard, now, records);
   return { records, response: expired };
 }
 

@@ -33,6 +33,10 @@ import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type List
 import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
+import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
+import type { RegexCompiler } from './consumer/settings.js';
+import { listConsumerGroups } from './consumer/describe.js';
+import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -57,16 +61,24 @@ export interface GroupCoordinatorOptions {
   /** Tests may substitute the log and the group settings. */
   log?: CoordinatorLog;
   groupConfig?: Partial<GroupCoordinatorConfig>;
+  /** Consumer groups' regex subscriptions (KIP-848); RE2J's dialect by default. */
+  compileRegex?: RegexCompiler;
 }
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
 export class GroupCoordinator {
   private readonly shell: CoordinatorShell<GroupShard, CoordinatorRecord>;
+  /** ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848, consumer/). */
+  readonly consumerGroups = new ConsumerGroupService(
+    () => this.runtime,
+    (g) => this.partitionFor(g),
+  );
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
+    const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex);
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
         name: OFFSETS_TOPIC,
@@ -90,7 +102,7 @@ export class GroupCoordinator {
       log: opts.log,
       runtime: {
         serde: { encode: encodeRecord, decode: decodeRecord },
-        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger),
+        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger, consumerEnv),
         // Offsets of topics deleted while this partition was not loaded (or before their
         // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
         afterLoad: (shard) => {
@@ -199,7 +211,15 @@ export class GroupCoordinator {
 
   async joinGroup(req: JoinRequest): Promise<JoinOutcome> {
     try {
-      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) => joinGroup(s, req, now));
+      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) =>
+        // The id of a consumer group (KIP-848): taken over when it is empty, else refused (no migration yet).
+        classicJoinOverConsumerGroup(
+          s,
+          req.groupId,
+          () => joinGroup(s, req, now),
+          async () => joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId),
+        ),
+      );
     } catch (err) {
       return joinError(codeOf(err), req.memberId);
     }
@@ -281,9 +301,10 @@ export class GroupCoordinator {
     groupId: string,
     topics: { name: string; partitions: number[] }[] | null,
     requireStable = false,
+    member?: { memberId: string | null; memberEpoch: number },
   ): Promise<{ errorCode: number; topics: FetchedTopics }> {
     try {
-      const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics, requireStable));
+      const res = await this.runtime.read(this.partitionFor(groupId), (s) => fetchOffsets(s, groupId, topics, requireStable, member));
       return { errorCode: ErrorCode.NONE, topics: res };
     } catch (err) {
       return { errorCode: codeOf(err), topics: [] };
@@ -300,7 +321,12 @@ export class GroupCoordinator {
 
   async describeGroup(groupId: string): Promise<DescribedGroup> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) => describeGroup(s, groupId));
+      return await this.runtime.read(this.partitionFor(groupId), (s) =>
+        // As Kafka 4: DescribeGroups describes classic groups only.
+        s.consumerGroups.has(groupId)
+          ? { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId, groupState: '', protocolType: '', protocolData: '', members: [] }
+          : describeGroup(s, groupId),
+      );
     } catch (err) {
       return { errorCode: codeOf(err), groupId, groupState: '', protocolType: '', protocolData: '', members: [] };
     }
@@ -313,7 +339,9 @@ export class GroupCoordinator {
   }
 
   listGroups(statesFilter: string[], typesFilter: string[]): { errorCode: number; groups: ListedGroup[] } {
-    const groups = this.runtime.activeShards().flatMap((s) => listGroups(s, statesFilter, typesFilter));
+    const groups = this.runtime
+      .activeShards()
+      .flatMap((s) => [...listGroups(s, statesFilter, typesFilter), ...listConsumerGroups(s, statesFilter, typesFilter)]);
     return { errorCode: this.runtime.anyLoading() ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : ErrorCode.NONE, groups };
   }
 
@@ -347,7 +375,8 @@ export class GroupCoordinator {
   forEachGroup(fn: (groupId: string, members: number, offsets: ReadonlyMap<string, ReadonlyMap<number, CommittedOffset>>) => void): void {
     for (const s of this.runtime.activeShards()) {
       for (const [id, g] of s.groups) fn(id, g.members.size, s.offsets.groupOffsets(id));
-      for (const id of s.offsets.groupIds()) if (!s.groups.has(id)) fn(id, 0, s.offsets.groupOffsets(id));
+      for (const [id, g] of s.consumerGroups) fn(id, g.members.size, s.offsets.groupOffsets(id));
+      for (const id of s.offsets.groupIds()) if (!s.groups.has(id) && !s.consumerGroups.has(id)) fn(id, 0, s.offsets.groupOffsets(id));
     }
   }
 

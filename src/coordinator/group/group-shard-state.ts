@@ -11,6 +11,9 @@ import { ClassicGroup } from './classic-group.js';
 import type { GroupCoordinatorConfig } from './config.js';
 import { OffsetStore } from './offset-store.js';
 import type { CoordinatorRecord } from './records.js';
+import type { ConsumerGroup } from './consumer/consumer-group.js';
+import { replayConsumerGroupRecord } from './consumer/consumer-replay.js';
+import { type ConsumerGroupEnv, DEFAULT_CONSUMER_ENV } from './consumer/settings.js';
 
 export type GroupContext = ShardContext<CoordinatorRecord>;
 
@@ -23,6 +26,8 @@ const SILENT: GroupLogger = { info: () => undefined };
 
 export class GroupShardState {
   readonly groups = new Map<string, ClassicGroup>();
+  /** Consumer groups (KIP-848, consumer/): their records are replayed live and on load alike. */
+  readonly consumerGroups = new Map<string, ConsumerGroup>();
   readonly offsets = new OffsetStore();
   /** Transactional offset commits waiting for their transaction's marker, per producer id. */
   readonly pendingTxnOffsets = new Map<bigint, OffsetStore>();
@@ -31,10 +36,12 @@ export class GroupShardState {
     readonly ctx: GroupContext,
     readonly config: GroupCoordinatorConfig,
     readonly logger: GroupLogger = SILENT,
+    readonly consumerEnv: ConsumerGroupEnv = DEFAULT_CONSUMER_ENV,
   ) {}
 
   replay(r: CoordinatorRecord, loading: boolean): Undo | undefined {
     if (r.type === 'offset') return this.replayOffset(r, loading);
+    if (r.type !== 'group') return replayConsumerGroupRecord(this.consumerGroups, r);
     if (r.value === null) {
       const before = this.groups.get(r.group);
       this.groups.delete(r.group);
@@ -45,7 +52,7 @@ export class GroupShardState {
   }
 
   private replayOffset(r: Extract<CoordinatorRecord, { type: 'offset' }>, loading: boolean): Undo {
-    const createdGroup = r.value !== null && !this.groups.has(r.group);
+    const createdGroup = r.value !== null && !this.groups.has(r.group) && !this.consumerGroups.has(r.group);
     // A group with only committed offsets (a standalone consumer) is an Empty classic group.
     if (createdGroup) this.groups.set(r.group, new ClassicGroup(r.group, loading ? Number(r.value!.commitTimestamp) : this.ctx.now()));
     const value =

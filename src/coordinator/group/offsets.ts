@@ -2,7 +2,8 @@
  * OffsetCommit, OffsetFetch and OffsetDelete as coordinator operations. A commit becomes one
  * OffsetCommit record per partition; its in-memory effect comes from replaying those records.
  */
-import { ErrorCode } from '../../protocol/errors.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
+import { consumerGroupCommitError, consumerGroupFetchError, consumerGroupTxnCommitError } from './consumer/offset-checks.js';
 import type { OperationResult } from '../runtime/types.js';
 import { ClassicGroup } from './classic-group.js';
 import { subscribedTopics } from './consumer-protocol.js';
@@ -58,15 +59,21 @@ function validateCommit(shard: GroupShardState, g: ClassicGroup, req: CommitRequ
   return ErrorCode.UNKNOWN_MEMBER_ID;
 }
 
-export function commitOffsets(shard: GroupShardState, req: CommitRequest, now: number): Result<TopicPartitionErrors> {
-  if (req.groupId === '') return allFailed(req, ErrorCode.INVALID_GROUP_ID);
+/** A commit to a classic group (made for it when it does not exist: a standalone consumer). */
+function classicCommitError(shard: GroupShardState, req: CommitRequest, now: number): number {
   let g = shard.groups.get(req.groupId);
   if (!g) {
-    if (req.generationId >= 0) return allFailed(req, ErrorCode.ILLEGAL_GENERATION);
+    if (req.generationId >= 0) return ErrorCode.ILLEGAL_GENERATION;
     g = new ClassicGroup(req.groupId, now);
     shard.groups.set(req.groupId, g);
   }
-  const code = validateCommit(shard, g, req);
+  return validateCommit(shard, g, req);
+}
+
+export function commitOffsets(shard: GroupShardState, req: CommitRequest, now: number): Result<TopicPartitionErrors> {
+  if (req.groupId === '') return allFailed(req, ErrorCode.INVALID_GROUP_ID);
+  const consumerGroup = shard.consumerGroups.get(req.groupId);
+  const code = consumerGroup ? consumerGroupCommitError(consumerGroup, req.memberId, req.generationId, req.apiVersion) : classicCommitError(shard, req, now);
   if (code !== ErrorCode.NONE) return allFailed(req, code);
 
   const retention = req.retentionTimeMs;
@@ -111,6 +118,24 @@ export interface TxnCommitRequest {
   topics: { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[];
 }
 
+/** A transactional commit to a classic group (made for it when it does not exist). */
+function classicTxnCommitError(shard: GroupShardState, req: TxnCommitRequest, now: number): number {
+  let g = shard.groups.get(req.groupId);
+  if (!g) {
+    if (req.generationId >= 0) return ErrorCode.ILLEGAL_GENERATION;
+    g = new ClassicGroup(req.groupId, now);
+    shard.groups.set(req.groupId, g);
+  }
+  if (g.is('Dead')) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+  const checksMember = req.generationId >= 0 || req.memberId !== UNKNOWN_MEMBER_ID || req.groupInstanceId !== null;
+  if (checksMember) {
+    const checked = checkMember(g, req.memberId, req.groupInstanceId);
+    if (typeof checked === 'number') return checked;
+    if (req.generationId !== g.generationId) return ErrorCode.ILLEGAL_GENERATION;
+  }
+  return ErrorCode.NONE;
+}
+
 /**
  * TxnOffsetCommit: the offsets are written as a transactional batch of the producer and stay
  * pending (invisible to OffsetFetch) until its transaction's marker reaches the partition.
@@ -121,19 +146,9 @@ export function txnCommitOffsets(shard: GroupShardState, req: TxnCommitRequest, 
     response: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) })),
   });
   if (req.groupId === '') return all(ErrorCode.INVALID_GROUP_ID);
-  let g = shard.groups.get(req.groupId);
-  if (!g) {
-    if (req.generationId >= 0) return all(ErrorCode.ILLEGAL_GENERATION);
-    g = new ClassicGroup(req.groupId, now);
-    shard.groups.set(req.groupId, g);
-  }
-  if (g.is('Dead')) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
-  const checksMember = req.generationId >= 0 || req.memberId !== UNKNOWN_MEMBER_ID || req.groupInstanceId !== null;
-  if (checksMember) {
-    const checked = checkMember(g, req.memberId, req.groupInstanceId);
-    if (typeof checked === 'number') return all(checked);
-    if (req.generationId !== g.generationId) return all(ErrorCode.ILLEGAL_GENERATION);
-  }
+  const consumerGroup = shard.consumerGroups.get(req.groupId);
+  const code = consumerGroup ? consumerGroupTxnCommitError(consumerGroup, req.memberId, req.generationId) : classicTxnCommitError(shard, req, now);
+  if (code !== ErrorCode.NONE) return all(code);
   const records: CoordinatorRecord[] = [];
   const response: TopicPartitionErrors = req.topics.map((t) => ({
     name: t.name,
@@ -170,7 +185,12 @@ export function fetchOffsets(
   groupId: string,
   topics: { name: string; partitions: number[] }[] | null,
   requireStable = false,
+  /** OffsetFetch v9+: the member asking, checked against a consumer group (KIP-848). */
+  member?: { memberId: string | null; memberEpoch: number },
 ): FetchedTopics {
+  const consumerGroup = member ? shard.consumerGroups.get(groupId) : undefined;
+  const memberError = consumerGroup && member ? consumerGroupFetchError(consumerGroup, member.memberId, member.memberEpoch) : ErrorCode.NONE;
+  if (memberError !== ErrorCode.NONE) throw new KafkaError(memberError);
   const store = shard.offsets;
   // KIP-447: a partition with a transactional commit pending answers UNSTABLE_OFFSET_COMMIT (retriable).
   const unstable = (topic: string, partitionIndex: number): FetchedPartition | undefined =>
@@ -223,10 +243,14 @@ export interface OffsetDeleteResult {
 }
 
 export function deleteOffsets(shard: GroupShardState, groupId: string, topics: { name: string; partitions: number[] }[]): Result<OffsetDeleteResult> {
-  const g = shard.groups.get(groupId);
-  if (!g || g.is('Dead')) return { records: [], response: { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] } };
-  let subscribed: Set<string> | null = new Set();
-  if (!g.isEmpty) {
+  const consumerGroup = shard.consumerGroups.get(groupId);
+  const g = consumerGroup ? undefined : shard.groups.get(groupId);
+  if (!consumerGroup && (!g || g.is('Dead'))) return { records: [], response: { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, topics: [] } };
+  // A consumer group's subscriptions are known at all times (names, and what regexes matched).
+  let subscribed: Set<string> | null = consumerGroup
+    ? new Set([...consumerGroup.subscribedTopicNames(), ...consumerGroup.subscriptionMetadata.keys()])
+    : new Set();
+  if (g && !g.isEmpty) {
     if (g.protocolType !== 'consumer') return { records: [], response: { errorCode: ErrorCode.NON_EMPTY_GROUP, topics: [] } };
     subscribed = groupSubscribedTopics(g);
   }

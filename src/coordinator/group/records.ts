@@ -13,8 +13,9 @@ import {
   type GroupMetadataValue,
   type OffsetCommitValue,
 } from '../../protocol/coordinator-records/index.js';
+import { type ConsumerGroupRecord, decodeConsumerGroupRecord, encodeConsumerGroupRecord, isConsumerGroupKeyVersion } from './consumer/consumer-records.js';
 
-/** Key versions 0 and 1 are offset commits, 2 is group metadata; 3+ belong to newer group types. */
+/** Key versions 0 and 1 are offset commits, 2 is group metadata, 3-8 consumer groups (KIP-848); 9+ share groups. */
 const OFFSET_COMMIT_KEY_VERSION = 1;
 const GROUP_METADATA_KEY_VERSION = 2;
 /** Kafka writes GroupMetadataValue v3 (static members) until v4's flexible form is required. */
@@ -41,7 +42,7 @@ export interface GroupMetadataRecord {
   value: GroupMetadataValue | null;
 }
 
-export type CoordinatorRecord = OffsetCommitRecord | GroupMetadataRecord;
+export type CoordinatorRecord = OffsetCommitRecord | GroupMetadataRecord | ConsumerGroupRecord;
 
 export interface EncodedRecord {
   key: Buffer;
@@ -57,6 +58,7 @@ export function offsetValueVersion(v: OffsetCommitValue): number {
 }
 
 export function encodeRecord(r: CoordinatorRecord): EncodedRecord {
+  if (r.type !== 'offset' && r.type !== 'group') return encodeConsumerGroupRecord(r);
   const kw = new Writer(64);
   if (r.type === 'offset') {
     kw.int16(OFFSET_COMMIT_KEY_VERSION);
@@ -110,5 +112,6 @@ function decodePlain(key: Buffer, value: Buffer | null): CoordinatorRecord | nul
     const vv = vr.int16();
     return { type: 'group', group: k.group, value: GroupMetadataValueCodec.read(vr, Math.min(vv, GroupMetadataValueCodec.maxVersion)) };
   }
+  if (isConsumerGroupKeyVersion(keyVersion)) return decodeConsumerGroupRecord(keyVersion, kr, value);
   return null;
 }

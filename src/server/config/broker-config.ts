@@ -139,6 +139,13 @@ export interface BrokerConfig {
   groupMinSessionTimeoutMs: number;
   groupMaxSessionTimeoutMs: number;
   groupMaxSize: number;
+  /** group.coordinator.rebalance.protocols */
+  groupCoordinatorRebalanceProtocols: string[];
+  groupConsumerSessionTimeoutMs: number;
+  groupConsumerHeartbeatIntervalMs: number;
+  groupConsumerMaxSize: number;
+  /** group.consumer.assignors, as written (names or class names). */
+  groupConsumerAssignors: string[];
 
   transactionalIdExpirationMs: number;
   transactionMaxTimeoutMs: number;

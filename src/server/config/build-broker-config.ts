@@ -177,6 +177,8 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     );
   }
 
+  const consumerTimeouts = consumerGroupTimeouts((key) => v.num(key));
+
   // As Kafka: a replica fetch must be able to wait its max.wait without timing out.
   if (v.num('replica.fetch.wait.max.ms') > v.num('replica.socket.timeout.ms')) {
     throw new ConfigError(
@@ -285,6 +287,11 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     groupMinSessionTimeoutMs: groupMin,
     groupMaxSessionTimeoutMs: groupMax,
     groupMaxSize: v.num('group.max.size'),
+    groupCoordinatorRebalanceProtocols: v.list('group.coordinator.rebalance.protocols') ?? [],
+    groupConsumerSessionTimeoutMs: consumerTimeouts.session,
+    groupConsumerHeartbeatIntervalMs: consumerTimeouts.heartbeat,
+    groupConsumerMaxSize: v.num('group.consumer.max.size'),
+    groupConsumerAssignors: v.list('group.consumer.assignors') ?? [],
 
     transactionalIdExpirationMs: v.num('transactional.id.expiration.ms'),
     transactionMaxTimeoutMs: v.num('transaction.max.timeout.ms'),
@@ -297,6 +304,24 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     producerIdExpirationMs: v.num('producer.id.expiration.ms'),
     metricsListener: metricsListenerConfig(raw),
   };
+}
+
+/** group.consumer.session.timeout.ms and heartbeat.interval.ms, checked against their bounds as Kafka 4 does. */
+function consumerGroupTimeouts(num: (key: string) => number): { session: number; heartbeat: number } {
+  const within = (key: string, min: string, max: string): number => {
+    const value = num(key);
+    if (value < num(min) || value > num(max)) throw new ConfigError(`${key} (${value}) must be between ${min} (${num(min)}) and ${max} (${num(max)})`, key);
+    return value;
+  };
+  const session = within('group.consumer.session.timeout.ms', 'group.consumer.min.session.timeout.ms', 'group.consumer.max.session.timeout.ms');
+  const heartbeat = within('group.consumer.heartbeat.interval.ms', 'group.consumer.min.heartbeat.interval.ms', 'group.consumer.max.heartbeat.interval.ms');
+  if (heartbeat >= session) {
+    throw new ConfigError(
+      `group.consumer.heartbeat.interval.ms (${heartbeat}) must be less than group.consumer.session.timeout.ms (${session})`,
+      'group.consumer.heartbeat.interval.ms',
+    );
+  }
+  return { session, heartbeat };
 }
 
 /** Defaults only (no file), e.g. for tests: `defaultBrokerConfig({ 'log.dirs': dir, listeners: 'PLAINTEXT://127.0.0.1:0' })`. */

@@ -1,6 +1,7 @@
 /**
  * OffsetFetch v0–v9: committed offsets with their metadata; a null topic list (v2+) means every
- * partition the group has; v8+ asks for several groups at once.
+ * partition the group has; v8+ asks for several groups at once; v9+ carries the member id and
+ * epoch, checked against a consumer group (KIP-848: STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
  *
  * Version 0 in cluster mode (zookeeper.connect) reads ZooKeeper's
  * `/consumers/<group>/offsets/<topic>/<partition>`, as Kafka 0.8.2 to 2.x: the stored offset with
@@ -16,21 +17,29 @@ import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import type { FetchedTopics } from '../../coordinator/group/offsets.js';
 
 type Query = { name: string; partitions: number[] }[] | null;
+/** v9+: the consumer group (KIP-848) member asking, checked against its member epoch. */
+type Member = { memberId: string | null; memberEpoch: number };
 
 /**
  * ACLs as Kafka: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED); topics the principal may
  * not DESCRIBE are left out of "all topics" and answered TOPIC_AUTHORIZATION_FAILED when named.
  */
-async function fetchAuthorized(ctx: RequestContext, groupId: string, q: Query, requireStable: boolean): Promise<{ errorCode: number; topics: FetchedTopics }> {
+async function fetchAuthorized(
+  ctx: RequestContext,
+  groupId: string,
+  q: Query,
+  requireStable: boolean,
+  member?: Member,
+): Promise<{ errorCode: number; topics: FetchedTopics }> {
   const gc = ctx.services.groupCoordinator;
-  if (ctx.services.authorizer === undefined) return gc.fetchOffsets(groupId, q, requireStable);
+  if (ctx.services.authorizer === undefined) return gc.fetchOffsets(groupId, q, requireStable, member);
   if (!may.describeGroup.allows(ctx, groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] };
   if (q === null) {
-    const res = await gc.fetchOffsets(groupId, null, requireStable);
+    const res = await gc.fetchOffsets(groupId, null, requireStable, member);
     return { errorCode: res.errorCode, topics: res.topics.filter((t) => may.describeTopic.allows(ctx, t.name)) };
   }
   const allowed = q.filter((t) => may.describeTopic.allows(ctx, t.name));
-  const res = allowed.length > 0 || q.length === 0 ? await gc.fetchOffsets(groupId, allowed, requireStable) : { errorCode: ErrorCode.NONE, topics: [] };
+  const res = allowed.length > 0 || q.length === 0 ? await gc.fetchOffsets(groupId, allowed, requireStable, member) : { errorCode: ErrorCode.NONE, topics: [] };
   const byName = new Map(res.topics.map((t) => [t.name, t]));
   return {
     errorCode: res.errorCode,
@@ -73,7 +82,8 @@ export const offsetFetchHandler = defineHandler({
       const groups = await Promise.all(
         req.groups.map(async (g) => {
           const q: TopicsQuery = g.topics === null ? null : g.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes }));
-          const res = await fetchAuthorized(ctx, g.groupId, q, req.requireStable);
+          const member = version >= 9 ? { memberId: g.memberId, memberEpoch: g.memberEpoch } : undefined;
+          const res = await fetchAuthorized(ctx, g.groupId, q, req.requireStable, member);
           return { groupId: g.groupId, errorCode: res.errorCode, topics: res.topics };
         }),
       );

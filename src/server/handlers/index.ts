@@ -31,6 +31,8 @@ import { describeLogDirsHandler } from './35-describe-log-dirs.js';
 import { createPartitionsHandler } from './37-create-partitions.js';
 import { incrementalAlterConfigsHandler } from './44-incremental-alter-configs.js';
 import { offsetCommitHandler } from './08-offset-commit.js';
+import { consumerGroupHeartbeatHandler } from './68-consumer-group-heartbeat.js';
+import { consumerGroupDescribeHandler } from './69-consumer-group-describe.js';
 import { offsetFetchHandler } from './09-offset-fetch.js';
 import { findCoordinatorHandler } from './10-find-coordinator.js';
 import { joinGroupHandler } from './11-join-group.js';
@@ -103,6 +105,9 @@ export const ALL_HANDLERS: readonly ApiHandler[] = [
   listGroupsHandler,
   deleteGroupsHandler,
   offsetDeleteHandler,
+  // Consumer groups of the KIP-848 protocol (issue 24).
+  consumerGroupHeartbeatHandler,
+  consumerGroupDescribeHandler,
   // Client quotas (issue 15).
   describeClientQuotasHandler,
   alterClientQuotasHandler,
@@ -138,6 +143,9 @@ export const ZK_BROKER_HANDLERS: readonly ApiHandler[] = [
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,
 ];
+
+/** The consumer group protocol (KIP-848): left out when group.coordinator.rebalance.protocols does not list `consumer`. */
+export const CONSUMER_GROUP_PROTOCOL_API_KEYS: ReadonlySet<number> = new Set([consumerGroupHeartbeatHandler.apiKey, consumerGroupDescribeHandler.apiKey]);
 
 export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Map<number, ApiHandler> {
   const table = new Map<number, ApiHandler>();

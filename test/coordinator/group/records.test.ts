@@ -46,8 +46,9 @@ test('tombstones have a null value and decode back to null', () => {
   assert.deepEqual(decodeRecord(enc.key, null), { type: 'group', group: 'grp', value: null });
 });
 
-test('records of newer group types (key version >= 3) are skipped on replay', () => {
-  assert.equal(decodeRecord(Buffer.from([0, 3, 0, 1, 0x67]), null), null);
+test('records of group types Fjord does not keep (share groups, key version >= 9) are skipped on replay; 3-8 are consumer groups (KIP-848)', () => {
+  assert.equal(decodeRecord(Buffer.from([0, 11, 0, 1, 0x67]), null), null);
+  assert.deepEqual(decodeRecord(Buffer.from([0, 3, 0, 1, 0x67]), null), { type: 'cg-metadata', group: 'g', value: null });
 });
 
 test('encode/decode round-trips offset and group records', () => {

@@ -1,0 +1,54 @@
+/**
+ * What the consumer group coordinator works with besides its records: its settings (Kafka 4's
+ * `group.consumer.*` keys), its server-side assignors, and a view of the cluster's topics (names,
+ * ids, partition counts, replica racks) that subscriptions are resolved against.
+ */
+import type { ServerAssignor } from '../assignors/types.js';
+import { type SubscriptionRegex, compileSubscriptionRegex } from '../subscription-regex.js';
+
+export interface ConsumerGroupSettings {
+  /** group.consumer.session.timeout.ms */
+  readonly sessionTimeoutMs: number;
+  /** group.consumer.heartbeat.interval.ms */
+  readonly heartbeatIntervalMs: number;
+  /** group.consumer.max.size */
+  readonly maxSize: number;
+  /** group.consumer.assignors, in order: the first is the default. */
+  readonly assignors: readonly ServerAssignor[];
+}
+
+/** A topic as subscriptions see it. */
+export interface ClusterTopic {
+  readonly topicId: string;
+  readonly name: string;
+  readonly partitionCount: number;
+  /** Racks of the partition's replicas, sorted, distinct; empty when no broker has a rack. */
+  racks(partition: number): readonly string[];
+}
+
+export interface ClusterTopics {
+  byName(name: string): ClusterTopic | undefined;
+  /** Every topic name (regex subscriptions match against these). */
+  names(): Iterable<string>;
+  /** Changes whenever a topic is created, deleted or changed: regex matches are kept until then. */
+  generation(): number;
+}
+
+export const NO_TOPICS: ClusterTopics = { byName: () => undefined, names: () => [], generation: () => 0 };
+
+/** Compiles a SubscribedTopicRegex (RE2J's dialect: subscription-regex.ts). */
+export type RegexCompiler = (pattern: string) => SubscriptionRegex;
+
+/** Everything a shard's consumer groups need from outside their records. */
+export interface ConsumerGroupEnv {
+  readonly settings: ConsumerGroupSettings;
+  readonly topics: ClusterTopics;
+  readonly compileRegex: RegexCompiler;
+}
+
+/** Kafka 4's defaults; no assignor: the broker passes its `group.consumer.assignors`. */
+export const DEFAULT_CONSUMER_ENV: ConsumerGroupEnv = {
+  settings: { sessionTimeoutMs: 45_000, heartbeatIntervalMs: 5_000, maxSize: 2_147_483_647, assignors: [] },
+  topics: NO_TOPICS,
+  compileRegex: compileSubscriptionRegex,
+};
