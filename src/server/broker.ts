@@ -16,7 +16,7 @@ import type { DelegationTokenManager } from '../security/delegation-tokens/token
 import { openDelegationTokens } from './delegation-tokens.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
-import { ALL_HANDLERS, CONSUMER_GROUP_PROTOCOL_API_KEYS, ZK_BROKER_HANDLERS, handlerTable } from './handlers/index.js';
+import { brokerHandlerTable } from './handlers/index.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
 import { createAdminServices, type AdminServices, type AdminServicesOptions } from './admin/index.js';
 import { LogManager } from '../storage/manager/log-manager.js';
@@ -279,12 +279,7 @@ export class Broker {
       config: cfg,
       metadata,
       logger: log,
-      // The controller's requests are served (and advertised) only in cluster mode.
-      handlers: handlerTable(
-        (zkMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS).filter(
-          (h) => cfg.groupCoordinatorRebalanceProtocols.includes('consumer') || !CONSUMER_GROUP_PROTOCOL_API_KEYS.has(h.apiKey),
-        ),
-      ),
+      handlers: brokerHandlerTable(zkMode !== undefined, cfg.groupCoordinatorRebalanceProtocols),
       ...(clusterControl ? { clusterControl } : {}),
       ...(leaderReadiness ? { leaderReadiness } : {}),
       ...(zkMode ? { isActiveController: () => this.controller?.isActive ?? false } : {}),

@@ -155,3 +155,13 @@ export function handlerTable(handlers: readonly ApiHandler[] = ALL_HANDLERS): Ma
   }
   return table;
 }
+
+/**
+ * The table a broker serves and advertises: the controller's requests only in cluster mode, the
+ * consumer group protocol only when group.coordinator.rebalance.protocols lists `consumer`.
+ */
+export function brokerHandlerTable(clusterMode: boolean, rebalanceProtocols: readonly string[]): Map<number, ApiHandler> {
+  const served = clusterMode ? [...ALL_HANDLERS, ...ZK_BROKER_HANDLERS] : ALL_HANDLERS;
+  const consumerProtocol = rebalanceProtocols.includes('consumer');
+  return handlerTable(served.filter((h) => consumerProtocol || !CONSUMER_GROUP_PROTOCOL_API_KEYS.has(h.apiKey)));
+}

@@ -40,9 +40,6 @@ import { cancelMemberTimers, removeMemberRecords, scheduleSession, syncRevocatio
 import { reconcile } from './reconcile.js';
 import { computeTarget, subscriptionMetadata, subscriptionsEqual } from './target-assignment.js';
 
-/** Kafka 4's INVALID_REGULAR_EXPRESSION (v1 regex subscriptions). */
-export const INVALID_REGULAR_EXPRESSION = 128;
-
 export interface ConsumerHeartbeatRequest {
   groupId: string;
   memberId: string;
@@ -114,7 +111,7 @@ function validate(shard: GroupShardState, req: ConsumerHeartbeatRequest): void {
   }
   if (req.subscribedTopicRegex !== null) {
     const compiled = shard.consumerEnv.compileRegex(req.subscribedTopicRegex);
-    if (!compiled.ok) fail(INVALID_REGULAR_EXPRESSION, compiled.message);
+    if (!compiled.ok) fail(ErrorCode.INVALID_REGULAR_EXPRESSION, compiled.message);
   }
 }
 
