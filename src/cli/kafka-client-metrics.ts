@@ -9,10 +9,11 @@
  *                                            an empty value deletes that key, as Kafka's does
  *   --delete --name N                        deletes every key (and so the subscription)
  * Argument errors as Kafka's checks word them (one line on stderr, exit 1); a failure once
- * connected is Kafka's `Error while executing client metrics command : <reason>` on stdout, exit 1.
+ * connected is Kafka's `Error while executing client metrics command : <reason>` on stdout, exit 1
+ * (no broker answering at all is the one stderr line every tool prints).
  */
 import { randomUUID } from 'node:crypto';
-import { Admin, ConfigResourceType, type ConfigOp } from '../client/index.js';
+import { Admin, BrokersUnreachableError, ConfigResourceType, type ConfigOp } from '../client/index.js';
 import { CliError, closeAtExit, createProgram, describeError, parseArgs, runTool } from './common/tool.js';
 import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 
@@ -131,6 +132,8 @@ async function main(argv: string[]): Promise<number> {
     await execute(admin, o);
     return 0;
   } catch (err) {
+    // Nothing answering is said as every tool says it (one stderr line, exit 1).
+    if (err instanceof BrokersUnreachableError) throw err;
     console.log(`Error while executing client metrics command : ${describeError(err)}`);
     return 1;
   } finally {

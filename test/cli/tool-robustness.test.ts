@@ -187,6 +187,8 @@ function bootstrapCases(bs: string, files: { offsets: string; reassign: string; 
     ['kafka-preferred-replica-election', ['--bootstrap-server', bs]],
     ['kafka-replica-verification', ['--broker-list', bs, '--topics-include', 't']],
     ['kafka-e2e-latency', [bs, 't', '5', '1', '10']],
+    ['kafka-groups', ['--bootstrap-server', bs, '--list']],
+    ['kafka-client-metrics', ['--bootstrap-server', bs, '--list']],
   ];
 }
 
