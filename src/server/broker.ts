@@ -299,8 +299,8 @@ export class Broker {
       quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
-      requestStats: this.observability.requestStats,
-      topicStats: this.observability.topicStats,
+      // metrics.recording.enable=false: no stats, so the hot paths skip every metric step.
+      ...(cfg.metricsRecordingEnable ? { requestStats: this.observability.requestStats, topicStats: this.observability.topicStats } : {}),
     };
 
     const network = createBrokerNetwork(cfg, this.servicesValue, clientEntities, log);

@@ -56,6 +56,8 @@ export interface BrokerConfig {
   requestTimeoutMs: number;
   /** metrics.partition.level.enable: whether per-partition metric families are exported. */
   metricsPartitionLevelEnable: boolean;
+  /** metrics.recording.enable: whether requests and produce/fetch record request and topic metrics. */
+  metricsRecordingEnable: boolean;
 
   logDirs: string[];
   numPartitions: number;

@@ -214,6 +214,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     socketRequestReceiveTimeoutMs: v.num('socket.request.receive.timeout.ms'),
     requestTimeoutMs: v.num('request.timeout.ms'),
     metricsPartitionLevelEnable: v.bool('metrics.partition.level.enable'),
+    metricsRecordingEnable: v.bool('metrics.recording.enable'),
 
     logDirs,
     numPartitions: v.num('num.partitions'),
