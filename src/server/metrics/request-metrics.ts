@@ -16,7 +16,7 @@
 import { errorName } from '../../protocol/errors.js';
 import type { MetricsRegistry } from './registry.js';
 import { API_SLOTS, BUCKETS, BUCKET_BOUNDS_MS, type RequestStats, TIME_PARTS, type TimeHistograms, type TimePart } from './request-stats.js';
-import { type Sample, statsCounter, statsHistogram, statsSummary } from './stats-families.js';
+import { type Sample, preformattedStats } from './stats-families.js';
 
 /** Kafka's MBean names of the parts (lower-cased as the exporter does) and the histogram family names. */
 const JMX_NAMES: Readonly<Record<TimePart, string>> = {
@@ -70,7 +70,7 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
     return slots;
   };
 
-  statsCounter(registry, 'kafka_network_requestmetrics_requests_total', 'Requests answered, by API and version (Kafka RequestsPerSec)', () => {
+  preformattedStats(registry, 'counter', 'kafka_network_requestmetrics_requests_total', 'Requests answered, by API and version (Kafka RequestsPerSec)', () => {
     const out: Sample[] = [];
     for (let s = 0; s < API_SLOTS; s++) {
       if (stats.names[s] === '') continue;
@@ -78,8 +78,9 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
     }
     return out;
   });
-  statsCounter(
+  preformattedStats(
     registry,
+    'counter',
     'kafka_network_requestmetrics_errors_total',
     'Error codes in responses, by API and error (Kafka ErrorsPerSec; NONE counts successes)',
     () => {
@@ -95,7 +96,7 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
   TIME_PARTS.forEach((part, i) => {
     const h = stats.times[i]!;
     const jmx = `kafka_network_requestmetrics_${JMX_NAMES[part]}`;
-    statsSummary(registry, jmx, `Request ${HELP[part]}, ms (Kafka ${JMX_NAMES[part]}; quantiles over the last 1-2 minutes)`, () => {
+    preformattedStats(registry, 'summary', jmx, `Request ${HELP[part]}, ms (Kafka ${JMX_NAMES[part]}; quantiles over the last 1-2 minutes)`, () => {
       const out: Sample[] = [];
       const recent = windows[i]!.recent();
       for (const s of seen()) {
@@ -107,7 +108,7 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
       return out;
     });
     const hist = `fjord_network_request_${HISTOGRAM_NAMES[part]}_time_seconds`;
-    statsHistogram(registry, hist, `Request ${HELP[part]}, seconds`, () => {
+    preformattedStats(registry, 'histogram', hist, `Request ${HELP[part]}, seconds`, () => {
       const out: Sample[] = [];
       for (const s of seen()) {
         const request = stats.names[s]!;
@@ -123,10 +124,10 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
     });
   });
 
-  statsCounter(registry, 'fjord_network_request_bytes_total', 'Request bytes received, by API (without the size prefix)', () =>
+  preformattedStats(registry, 'counter', 'fjord_network_request_bytes_total', 'Request bytes received, by API (without the size prefix)', () =>
     seen().map((s) => ({ value: stats.requestBytes[s]!, labels: { request: stats.names[s]! } })),
   );
-  statsCounter(registry, 'fjord_network_response_bytes_total', 'Response bytes sent, by API (without the size prefix)', () =>
+  preformattedStats(registry, 'counter', 'fjord_network_response_bytes_total', 'Response bytes sent, by API (without the size prefix)', () =>
     seen().map((s) => ({ value: stats.responseBytes[s]!, labels: { request: stats.names[s]! } })),
   );
 }
