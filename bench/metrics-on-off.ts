@@ -14,11 +14,11 @@
  *
  *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8]
  *
- * Prints, per row, MB/s (payload) median and range and the broker CPU ms/MB over all rounds
- * (utime + stime from /proc/PID/stat: 10 ms ticks, so one round of 200,000 records measures
- * produce to about 3% and consume to about 12%; the mean over rounds averages the ticks out) of
- * both, with on/off ratios; the load average before and after; the scrapes made and their median
- * time.
+ * Prints, per row, MB/s (payload) median and range, the median of each round's on/off MB/s ratio
+ * (the two ran back to back, so a changing load on a shared machine mostly cancels), and the
+ * broker CPU ms/MB averaged over the rounds (utime + stime from /proc/PID/stat, in 10 ms ticks:
+ * one round of 200,000 records measures produce to about 3%, consume to about 12%), with on/off
+ * ratios; the load average before and after; the scrapes made and their median time.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -206,16 +206,18 @@ async function main(): Promise<void> {
       // Over all rounds: one round's CPU is a whole number of 10 ms ticks, too coarse alone.
       const cpuOn = mean(on.map((m) => m.cpuPerMb));
       const cpuOff = mean(off.map((m) => m.cpuPerMb));
+      // Each round's on and off ran one after the other: their ratio sees the same load.
+      const pairedMbs = median(on.map((m, i) => m.mbs / off[i]!.mbs));
       return (
-        `| ${row} | ${range(on.map((m) => m.mbs))} | ${range(off.map((m) => m.mbs))} | ${percent(mbsOn, mbsOff)} | ` +
+        `| ${row} | ${range(on.map((m) => m.mbs))} | ${range(off.map((m) => m.mbs))} | ${percent(mbsOn, mbsOff)} | ${(pairedMbs * 100).toFixed(1)}% | ` +
         `${cpuOn.toFixed(2)} | ${cpuOff.toFixed(2)} | ${percent(cpuOn, cpuOff)} |`
       );
     });
     console.log(
       `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
         `${scrapes.length} scrapes of the on broker, median ${median(scrapes).toFixed(1)} ms\n\n` +
-        '| row | on MB/s median (range) | off MB/s median (range) | on / off | on CPU ms/MB (mean) | off CPU ms/MB (mean) | on / off |\n' +
-        `|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
+        '| row | on MB/s median (range) | off MB/s median (range) | on / off | on / off paired by round (median) | on CPU ms/MB (mean) | off CPU ms/MB (mean) | on / off |\n' +
+        `|---|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );
   } finally {
     await scraper?.stop().catch(() => undefined);
