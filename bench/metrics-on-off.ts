@@ -18,7 +18,9 @@
  * (the two ran back to back, so a changing load on a shared machine mostly cancels), and the
  * broker CPU ms/MB averaged over the rounds (utime + stime from /proc/PID/stat, in 10 ms ticks:
  * one round of 200,000 records measures produce to about 3%, consume to about 12%), with on/off
- * ratios; the load average before and after; the scrapes made and their median time.
+ * ratios; the load average before and after; the scrapes made and their median time; and, first,
+ * both brokers' CPU per second over 20 s without clients (what scraping and the process metrics
+ * cost the on broker by themselves).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -125,6 +127,16 @@ function scrapeEverySecond(port: number): { stop: () => Promise<number[]> } {
   };
 }
 
+/** Seconds each broker is watched idle, at the start, for the CPU metrics cost without traffic. */
+const IDLE_S = 20;
+
+/** A broker's CPU ms per second over `seconds` with no client traffic. */
+async function idleCpuMsPerS(b: Broker, seconds: number): Promise<number> {
+  const before = await cpuMs(b.child.pid!);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  return ((await cpuMs(b.child.pid!)) - before) / seconds;
+}
+
 async function perf(bin: string, args: string[]): Promise<Record<string, number>> {
   const { stdout } = await exec(bin, args, { maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, number>;
@@ -175,6 +187,8 @@ async function main(): Promise<void> {
     const loadBefore = load();
     brokers.push(await startBroker('on', work), await startBroker('off', work));
     scraper = scrapeEverySecond(brokers[0]!.metricsPort!);
+    // What metrics cost with no traffic: the on broker's scrapes and process metrics, against the off broker.
+    const idle = await Promise.all(brokers.map((b) => idleCpuMsPerS(b, IDLE_S)));
     const results = new Map<string, Measured[]>();
     const rows: string[] = [];
     const record = (b: Broker, row: string, m: Measured, round: number): void => {
@@ -215,7 +229,8 @@ async function main(): Promise<void> {
     });
     console.log(
       `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
-        `${scrapes.length} scrapes of the on broker, median ${median(scrapes).toFixed(1)} ms\n\n` +
+        `${scrapes.length} scrapes of the on broker, median ${median(scrapes).toFixed(1)} ms; ` +
+        `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +
         '| row | on MB/s median (range) | off MB/s median (range) | on / off | on / off paired by round (median) | on CPU ms/MB (mean) | off CPU ms/MB (mean) | on / off |\n' +
         `|---|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );
