@@ -12,7 +12,11 @@
  * start by a consumer (assign, no group). Each round runs every row on both brokers, alternating
  * which goes first (on/off, then off/on, ...).
  *
- *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8]
+ *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
+ *
+ * --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
+ * can favour one broker for its whole life); --control configures both as "off" (an A/A run:
+ * the difference it shows is the noise of the method on this machine).
  *
  * Prints, per row, MB/s (payload) median and range, the median of each round's on/off MB/s ratio
  * (the two ran back to back, so a changing load on a shared machine mostly cancels), and the
@@ -38,6 +42,10 @@ const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const RECORDS = Number(positional[0] ?? 200_000);
 const ROUNDS = Number(positional[1] ?? 4);
 const PARTITIONS = (flags.find((f) => f.startsWith('--partitions='))?.slice('--partitions='.length) ?? '1,8').split(',').map(Number);
+/** A/A control: the "on" broker is configured as the off one, to show the noise between two brokers. */
+const CONTROL = flags.includes('--control');
+/** Both brokers restarted before each round, so one process's JIT or memory layout cannot favour one side throughout. */
+const FRESH = flags.includes('--fresh');
 const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -66,10 +74,11 @@ async function cpuMs(pid: number): Promise<number> {
 
 async function startBroker(name: Broker['name'], work: string): Promise<Broker> {
   const port = await freePort();
-  const metricsPort = name === 'on' ? await freePort() : undefined;
+  const on = name === 'on' && !CONTROL;
+  const metricsPort = on ? await freePort() : undefined;
   const dir = await mkdtemp(path.join(work, `${name}-logs-`));
   const config = path.join(work, `${name}.properties`);
-  const metrics = name === 'on' ? `metrics.listener=http://127.0.0.1:${metricsPort}\n` : 'metrics.recording.enable=false\n';
+  const metrics = on ? `metrics.listener=http://127.0.0.1:${metricsPort}\n` : 'metrics.recording.enable=false\n';
   await writeFile(
     config,
     `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n${metrics}`,
@@ -103,25 +112,30 @@ async function stopBroker(b: Broker): Promise<void> {
 }
 
 /** Scrapes the on broker's /metrics once a second until stopped; returns the scrape times (ms). */
-function scrapeEverySecond(port: number): { stop: () => Promise<number[]> } {
+function scrapeEverySecond(port: () => number | undefined): { stop: () => Promise<number[]> } {
   const times: number[] = [];
+  let failed = 0;
   let stopped = false;
   let pending: Promise<void> = Promise.resolve();
   const scrape = async (): Promise<void> => {
+    const at = port();
+    if (at === undefined) return; // restarting, or the A/A control
     const t0 = performance.now();
-    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${at}/metrics`);
     const text = await res.text();
     if (res.status !== 200 || !text.includes('kafka_network_requestmetrics_requests_total')) throw new Error(`scrape answered ${res.status}`);
     times.push(performance.now() - t0);
   };
   const timer = setInterval(() => {
-    if (!stopped) pending = scrape();
+    // A scrape that fails (the broker being restarted under it, --fresh) is counted as failed, not fatal.
+    if (!stopped) pending = scrape().catch(() => void failed++);
   }, 1000);
   return {
     async stop() {
       stopped = true;
       clearInterval(timer);
       await pending;
+      if (failed > times.length / 10) throw new Error(`${failed} scrapes failed`);
       return times;
     },
   };
@@ -186,7 +200,7 @@ async function main(): Promise<void> {
   try {
     const loadBefore = load();
     brokers.push(await startBroker('on', work), await startBroker('off', work));
-    scraper = scrapeEverySecond(brokers[0]!.metricsPort!);
+    scraper = scrapeEverySecond(() => brokers[0]?.metricsPort);
     // What metrics cost with no traffic: the on broker's scrapes and process metrics, against the off broker.
     const idle = await Promise.all(brokers.map((b) => idleCpuMsPerS(b, IDLE_S)));
     const results = new Map<string, Measured[]>();
@@ -199,6 +213,11 @@ async function main(): Promise<void> {
     };
     let topicNo = 0;
     for (let round = 0; round < ROUNDS; round++) {
+      if (FRESH && round > 0) {
+        const old = brokers.splice(0);
+        for (const b of old) await stopBroker(b);
+        brokers.push(await startBroker('on', work), await startBroker('off', work));
+      }
       const order = round % 2 === 0 ? brokers : [...brokers].reverse();
       for (const partitions of PARTITIONS) {
         for (const b of order) {
@@ -228,8 +247,9 @@ async function main(): Promise<void> {
       );
     });
     console.log(
-      `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
-        `${scrapes.length} scrapes of the on broker, median ${median(scrapes).toFixed(1)} ms; ` +
+      `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ''}${FRESH ? 'brokers restarted each round; ' : ''}` +
+        `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
+        `${scrapes.length} scrapes of the on broker, median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
         `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +
         '| row | on MB/s median (range) | off MB/s median (range) | on / off | on / off paired by round (median) | on CPU ms/MB (mean) | off CPU ms/MB (mean) | on / off |\n' +
         `|---|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
