@@ -14,7 +14,8 @@
  *
  *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
  *
- * --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
+ * --on=recording or --on=listener turns on only that part on the "on" broker (to tell their costs
+ * apart); --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
  * can favour one broker for its whole life); --control configures both as "off" (an A/A run:
  * the difference it shows is the noise of the method on this machine).
  *
@@ -46,6 +47,8 @@ const PARTITIONS = (flags.find((f) => f.startsWith('--partitions='))?.slice('--p
 const CONTROL = flags.includes('--control');
 /** Both brokers restarted before each round, so one process's JIT or memory layout cannot favour one side throughout. */
 const FRESH = flags.includes('--fresh');
+/** What "on" turns on: both (the issue's comparison), or only recording, or only the listener and its scrapes (to tell their costs apart). */
+const ON = flags.find((f) => f.startsWith('--on='))?.slice('--on='.length) ?? 'both';
 const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -75,10 +78,12 @@ async function cpuMs(pid: number): Promise<number> {
 async function startBroker(name: Broker['name'], work: string): Promise<Broker> {
   const port = await freePort();
   const on = name === 'on' && !CONTROL;
-  const metricsPort = on ? await freePort() : undefined;
+  const metricsPort = on && ON !== 'recording' ? await freePort() : undefined;
   const dir = await mkdtemp(path.join(work, `${name}-logs-`));
   const config = path.join(work, `${name}.properties`);
-  const metrics = on ? `metrics.listener=http://127.0.0.1:${metricsPort}\n` : 'metrics.recording.enable=false\n';
+  const listener = on && ON !== 'recording' ? `metrics.listener=http://127.0.0.1:${metricsPort}\n` : '';
+  const recording = on && ON !== 'listener' ? '' : 'metrics.recording.enable=false\n';
+  const metrics = listener + recording;
   await writeFile(
     config,
     `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n${metrics}`,
@@ -123,7 +128,8 @@ function scrapeEverySecond(port: () => number | undefined): { stop: () => Promis
     const t0 = performance.now();
     const res = await fetch(`http://127.0.0.1:${at}/metrics`);
     const text = await res.text();
-    if (res.status !== 200 || !text.includes('kafka_network_requestmetrics_requests_total')) throw new Error(`scrape answered ${res.status}`);
+    if (res.status !== 200 || !text.includes(ON === 'listener' ? 'process_cpu_seconds_total' : 'kafka_network_requestmetrics_requests_total'))
+      throw new Error(`scrape answered ${res.status}`);
     times.push(performance.now() - t0);
   };
   const timer = setInterval(() => {
@@ -247,7 +253,7 @@ async function main(): Promise<void> {
       );
     });
     console.log(
-      `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ''}${FRESH ? 'brokers restarted each round; ' : ''}` +
+      `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}` +
         `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
         `${scrapes.length} scrapes of the on broker, median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
         `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +
