@@ -14,7 +14,7 @@
  *
  *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
  *
- * --on=recording or --on=listener turns on only that part on the "on" broker (to tell their costs
+ * --swap starts the off broker first; --on=recording or --on=listener turns on only that part on the "on" broker (to tell their costs
  * apart); --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
  * can favour one broker for its whole life); --control configures both as "off" (an A/A run:
  * the difference it shows is the noise of the method on this machine).
@@ -49,6 +49,8 @@ const CONTROL = flags.includes('--control');
 const FRESH = flags.includes('--fresh');
 /** What "on" turns on: both (the issue's comparison), or only recording, or only the listener and its scrapes (to tell their costs apart). */
 const ON = flags.find((f) => f.startsWith('--on='))?.slice('--on='.length) ?? 'both';
+/** Start the off broker first (the two brokers' start order, and so their ports and directories, swapped). */
+const SWAP = flags.includes('--swap');
 const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -105,6 +107,14 @@ async function startBroker(name: Broker['name'], work: string): Promise<Broker> 
     }
   }
   return { name, child, bootstrap, admin, ...(metricsPort !== undefined ? { metricsPort } : {}) };
+}
+
+/** Starts both brokers into `brokers` as [on, off], the off one first with --swap. */
+async function startBoth(brokers: Broker[], work: string): Promise<void> {
+  if (SWAP) {
+    const off = await startBroker('off', work);
+    brokers.push(await startBroker('on', work), off);
+  } else brokers.push(await startBroker('on', work), await startBroker('off', work));
 }
 
 async function stopBroker(b: Broker): Promise<void> {
@@ -205,7 +215,7 @@ async function main(): Promise<void> {
   let scraper: ReturnType<typeof scrapeEverySecond> | undefined;
   try {
     const loadBefore = load();
-    brokers.push(await startBroker('on', work), await startBroker('off', work));
+    await startBoth(brokers, work);
     scraper = scrapeEverySecond(() => brokers[0]?.metricsPort);
     // What metrics cost with no traffic: the on broker's scrapes and process metrics, against the off broker.
     const idle = await Promise.all(brokers.map((b) => idleCpuMsPerS(b, IDLE_S)));
@@ -222,7 +232,7 @@ async function main(): Promise<void> {
       if (FRESH && round > 0) {
         const old = brokers.splice(0);
         for (const b of old) await stopBroker(b);
-        brokers.push(await startBroker('on', work), await startBroker('off', work));
+        await startBoth(brokers, work);
       }
       const order = round % 2 === 0 ? brokers : [...brokers].reverse();
       for (const partitions of PARTITIONS) {
@@ -253,7 +263,7 @@ async function main(): Promise<void> {
       );
     });
     console.log(
-      `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}` +
+      `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
         `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
         `${scrapes.length} scrapes of the on broker, median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
         `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +
