@@ -62,11 +62,19 @@ const WINDOW_MS = 60_000;
 
 export function registerRequestMetrics(registry: MetricsRegistry, stats: RequestStats, now: () => number = Date.now): void {
   const windows = TIME_PARTS.map((_, i) => new QuantileWindow(stats.times[i]!, now));
+  // The API slots with requests, found once per scrape: the registry asks every family in the
+  // same turn, so the first finds them and the other fifteen share the list until the next turn.
+  let seenSlots: number[] | undefined;
   const seen = (): number[] => {
+    if (seenSlots !== undefined) return seenSlots;
     const slots: number[] = [];
     const total = stats.times[TIME_PARTS.indexOf('total')]!;
     const local = stats.times[TIME_PARTS.indexOf('local')]!;
     for (let s = 0; s < API_SLOTS; s++) if (stats.names[s] !== '' && (total.count(s) > 0 || local.count(s) > 0)) slots.push(s);
+    seenSlots = slots;
+    setImmediate(() => {
+      seenSlots = undefined;
+    });
     return slots;
   };
 
