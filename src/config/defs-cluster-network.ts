@@ -152,6 +152,12 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
 
   // Metrics (src/server/metrics, docs/operations.md).
   def(
+    'metrics.recording.enable',
+    'boolean',
+    'true',
+    'Fjord: record request metrics and broker topic metrics on the produce and fetch paths (off: those families are absent and requests read no clock for them).',
+  ),
+  def(
     'metrics.partition.level.enable',
     'boolean',
     'true',

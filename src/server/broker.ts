@@ -299,8 +299,8 @@ export class Broker {
       quotas: new QuotaManagers(clientEntities, { samples: cfg.quotaWindowNum, windowMs: cfg.quotaWindowSizeSeconds * 1000 }),
       admin: this.admin,
       endpointFor: (brokerId, listenerName) => this.endpointFor(brokerId, listenerName),
-      requestStats: this.observability.requestStats,
-      topicStats: this.observability.topicStats,
+      // metrics.recording.enable=false: no stats, so the hot paths skip every metric step.
+      ...(cfg.metricsRecordingEnable ? { requestStats: this.observability.requestStats, topicStats: this.observability.topicStats } : {}),
       telemetry: await openClientTelemetry(cfg, zkMode, this.observability.metrics, this.admin.configs, log),
     };
 

@@ -59,6 +59,8 @@ export interface BrokerConfig {
   /** telemetry.max.bytes and metrics.client.telemetry.max.series (KIP-714, server/telemetry). */
   telemetryMaxBytes: number;
   metricsClientTelemetryMaxSeries: number;
+  /** metrics.recording.enable: whether requests and produce/fetch record request and topic metrics. */
+  metricsRecordingEnable: boolean;
 
   logDirs: string[];
   numPartitions: number;

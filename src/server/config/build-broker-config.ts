@@ -218,6 +218,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     metricsPartitionLevelEnable: v.bool('metrics.partition.level.enable'),
     telemetryMaxBytes: v.num('telemetry.max.bytes'),
     metricsClientTelemetryMaxSeries: v.num('metrics.client.telemetry.max.series'),
+    metricsRecordingEnable: v.bool('metrics.recording.enable'),
 
     logDirs,
     numPartitions: v.num('num.partitions'),

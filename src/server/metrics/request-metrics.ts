@@ -16,7 +16,7 @@
 import { errorName } from '../../protocol/errors.js';
 import type { MetricsRegistry } from './registry.js';
 import { API_SLOTS, BUCKETS, BUCKET_BOUNDS_MS, type RequestStats, TIME_PARTS, type TimeHistograms, type TimePart } from './request-stats.js';
-import { type Sample, statsCounter, statsHistogram, statsSummary } from './stats-families.js';
+import { type Sample, labelText, preformattedStats, valueText } from './stats-families.js';
 
 /** Kafka's MBean names of the parts (lower-cased as the exporter does) and the histogram family names. */
 const JMX_NAMES: Readonly<Record<TimePart, string>> = {
@@ -62,15 +62,23 @@ const WINDOW_MS = 60_000;
 
 export function registerRequestMetrics(registry: MetricsRegistry, stats: RequestStats, now: () => number = Date.now): void {
   const windows = TIME_PARTS.map((_, i) => new QuantileWindow(stats.times[i]!, now));
+  // The API slots with requests, found once per scrape: the registry asks every family in the
+  // same turn, so the first finds them and the other fifteen share the list until the next turn.
+  let seenSlots: number[] | undefined;
   const seen = (): number[] => {
+    if (seenSlots !== undefined) return seenSlots;
     const slots: number[] = [];
     const total = stats.times[TIME_PARTS.indexOf('total')]!;
     const local = stats.times[TIME_PARTS.indexOf('local')]!;
     for (let s = 0; s < API_SLOTS; s++) if (stats.names[s] !== '' && (total.count(s) > 0 || local.count(s) > 0)) slots.push(s);
+    seenSlots = slots;
+    setImmediate(() => {
+      seenSlots = undefined;
+    });
     return slots;
   };
 
-  statsCounter(registry, 'kafka_network_requestmetrics_requests_total', 'Requests answered, by API and version (Kafka RequestsPerSec)', () => {
+  preformattedStats(registry, 'counter', 'kafka_network_requestmetrics_requests_total', 'Requests answered, by API and version (Kafka RequestsPerSec)', () => {
     const out: Sample[] = [];
     for (let s = 0; s < API_SLOTS; s++) {
       if (stats.names[s] === '') continue;
@@ -78,8 +86,9 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
     }
     return out;
   });
-  statsCounter(
+  preformattedStats(
     registry,
+    'counter',
     'kafka_network_requestmetrics_errors_total',
     'Error codes in responses, by API and error (Kafka ErrorsPerSec; NONE counts successes)',
     () => {
@@ -95,38 +104,74 @@ export function registerRequestMetrics(registry: MetricsRegistry, stats: Request
   TIME_PARTS.forEach((part, i) => {
     const h = stats.times[i]!;
     const jmx = `kafka_network_requestmetrics_${JMX_NAMES[part]}`;
-    statsSummary(registry, jmx, `Request ${HELP[part]}, ms (Kafka ${JMX_NAMES[part]}; quantiles over the last 1-2 minutes)`, () => {
-      const out: Sample[] = [];
-      const recent = windows[i]!.recent();
-      for (const s of seen()) {
-        const request = stats.names[s]!;
-        for (const [q, label] of QUANTILES) out.push({ value: quantile(recent, s, q), labels: { request, quantile: label } });
-        out.push({ metricName: `${jmx}_sum`, value: h.sums[s]!, labels: { request } });
-        out.push({ metricName: `${jmx}_count`, value: h.count(s), labels: { request } });
-      }
-      return out;
-    });
-    const hist = `fjord_network_request_${HISTOGRAM_NAMES[part]}_time_seconds`;
-    statsHistogram(registry, hist, `Request ${HELP[part]}, seconds`, () => {
-      const out: Sample[] = [];
-      for (const s of seen()) {
-        const request = stats.names[s]!;
-        let cumulative = 0;
-        for (let b = 0; b < BUCKETS; b++) {
-          cumulative += h.counts[s * BUCKETS + b]!;
-          out.push({ metricName: `${hist}_bucket`, value: cumulative, labels: { request, le: LE_SECONDS[b]! } });
+    preformattedStats(
+      registry,
+      'summary',
+      jmx,
+      `Request ${HELP[part]}, ms (Kafka ${JMX_NAMES[part]}; quantiles over the last 1-2 minutes)`,
+      () => {
+        const out: Sample[] = [];
+        const recent = windows[i]!.recent();
+        for (const s of seen()) {
+          const request = stats.names[s]!;
+          for (const [q, label] of QUANTILES) out.push({ value: quantile(recent, s, q), labels: { request, quantile: label } });
+          out.push({ metricName: `${jmx}_sum`, value: h.sums[s]!, labels: { request } });
+          out.push({ metricName: `${jmx}_count`, value: h.count(s), labels: { request } });
         }
-        out.push({ metricName: `${hist}_sum`, value: h.sums[s]! / 1000, labels: { request } });
-        out.push({ metricName: `${hist}_count`, value: cumulative, labels: { request } });
-      }
-      return out;
-    });
+        return out;
+      },
+      () => {
+        // The same lines written directly: a scrape builds no Sample objects for these families.
+        const out: string[] = [];
+        const recent = windows[i]!.recent();
+        for (const s of seen()) {
+          const request = `request="${labelText(stats.names[s]!)}"`;
+          for (const [q, label] of QUANTILES) out.push(`${jmx}{${request},quantile="${label}"} ${valueText(quantile(recent, s, q))}`);
+          out.push(`${jmx}_sum{${request}} ${valueText(h.sums[s]!)}`, `${jmx}_count{${request}} ${valueText(h.count(s))}`);
+        }
+        return out.join('\n');
+      },
+    );
+    const hist = `fjord_network_request_${HISTOGRAM_NAMES[part]}_time_seconds`;
+    preformattedStats(
+      registry,
+      'histogram',
+      hist,
+      `Request ${HELP[part]}, seconds`,
+      () => {
+        const out: Sample[] = [];
+        for (const s of seen()) {
+          const request = stats.names[s]!;
+          let cumulative = 0;
+          for (let b = 0; b < BUCKETS; b++) {
+            cumulative += h.counts[s * BUCKETS + b]!;
+            out.push({ metricName: `${hist}_bucket`, value: cumulative, labels: { request, le: LE_SECONDS[b]! } });
+          }
+          out.push({ metricName: `${hist}_sum`, value: h.sums[s]! / 1000, labels: { request } });
+          out.push({ metricName: `${hist}_count`, value: cumulative, labels: { request } });
+        }
+        return out;
+      },
+      () => {
+        const out: string[] = [];
+        for (const s of seen()) {
+          const request = `request="${labelText(stats.names[s]!)}"`;
+          let cumulative = 0;
+          for (let b = 0; b < BUCKETS; b++) {
+            cumulative += h.counts[s * BUCKETS + b]!;
+            out.push(`${hist}_bucket{${request},le="${LE_SECONDS[b]!}"} ${valueText(cumulative)}`);
+          }
+          out.push(`${hist}_sum{${request}} ${valueText(h.sums[s]! / 1000)}`, `${hist}_count{${request}} ${valueText(cumulative)}`);
+        }
+        return out.join('\n');
+      },
+    );
   });
 
-  statsCounter(registry, 'fjord_network_request_bytes_total', 'Request bytes received, by API (without the size prefix)', () =>
+  preformattedStats(registry, 'counter', 'fjord_network_request_bytes_total', 'Request bytes received, by API (without the size prefix)', () =>
     seen().map((s) => ({ value: stats.requestBytes[s]!, labels: { request: stats.names[s]! } })),
   );
-  statsCounter(registry, 'fjord_network_response_bytes_total', 'Response bytes sent, by API (without the size prefix)', () =>
+  preformattedStats(registry, 'counter', 'fjord_network_response_bytes_total', 'Response bytes sent, by API (without the size prefix)', () =>
     seen().map((s) => ({ value: stats.responseBytes[s]!, labels: { request: stats.names[s]! } })),
   );
 }

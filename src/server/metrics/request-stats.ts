@@ -17,14 +17,19 @@
  * - total: from the frame's last bytes arriving to the answer handed to the socket.
  */
 
+import { RESPONSE_ERROR_WALKS } from './response-error-walks.js';
+
+/** A response as the generated walks read it: its fields by name. */
+type ResponseFields = { readonly [field: string]: unknown };
+
 /** API keys recorded (Kafka 3.9's highest is below 80); pseudo keys for Fetch's two kinds sit at the top. */
 export const API_SLOTS = 128;
 /** Kafka's RequestMetrics splits Fetch into FetchConsumer and FetchFollower (besides Fetch). */
 export const FETCH_CONSUMER_SLOT = 126;
 export const FETCH_FOLLOWER_SLOT = 127;
 const VERSION_SLOTS = 32;
-/** Error codes -1 .. ERROR_SLOTS-2 (Kafka's highest is near 130). */
-const ERROR_SLOTS = 160;
+/** Error codes -1 .. ERROR_SLOTS-2 (Kafka's highest is near 130; tools/codegen/error-walks.ts counts up to the same). */
+export const ERROR_SLOTS = 160;
 
 export const TIME_PARTS = ['requestQueue', 'local', 'remote', 'throttle', 'responseQueue', 'responseSend', 'total'] as const;
 export type TimePart = (typeof TIME_PARTS)[number];
@@ -121,10 +126,13 @@ export class RequestStats {
     this.responseBytes[slot]! += resBytes;
   }
 
-  /** Counts every errorCode field in a response (Kafka's errorCounts), walking its arrays and objects. */
+  /**
+   * Counts every errorCode field of a response (Kafka's errorCounts) with the walk generated for
+   * its API's schema (response-error-walks.ts): only the paths that lead to an errorCode.
+   */
   countErrors(apiKey: number, response: object): void {
-    if (!RequestStats.valid(apiKey)) return;
-    countErrorCodes(this.errors, apiKey * ERROR_SLOTS, response, 0);
+    if (!RequestStats.valid(apiKey) || apiKey >= RESPONSE_ERROR_WALKS.length) return;
+    RESPONSE_ERROR_WALKS[apiKey]?.(this.errors, apiKey * ERROR_SLOTS, response as ResponseFields);
   }
 
   error(apiKey: number, code: number): void {
@@ -144,25 +152,5 @@ export class RequestStats {
       const n = this.errors[apiKey * ERROR_SLOTS + i]!;
       if (n > 0) f(i - 1, n);
     }
-  }
-}
-
-/** The request's error codes, counted into `errors` at `base` (depth-bounded; byte arrays skipped). */
-function countErrorCodes(errors: Float64Array, base: number, value: object, depth: number): void {
-  if (depth > 6) return;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      if (typeof item === 'object' && item !== null) countErrorCodes(errors, base, item, depth + 1);
-    }
-    return;
-  }
-  if (ArrayBuffer.isView(value)) return;
-  const fields = value as Record<string, unknown>;
-  for (const key in fields) {
-    const v = fields[key];
-    if (typeof v === 'number') {
-      if (key === 'errorCode' && v >= -1 && v < ERROR_SLOTS - 1) errors[base + v + 1]!++;
-    } else if (typeof v === 'object' && v !== null) countErrorCodes(errors, base, v, depth + 1);
   }
 }

@@ -7,6 +7,7 @@
  */
 import { Counter, Gauge, Histogram, Summary } from 'prom-client';
 import type { MetricsRegistry } from './registry.js';
+import type { PreformattedFamily } from './registry.js';
 
 /** One line of a family: labels and value (metricName for a summary's or histogram's `_sum`, `_count`, `_bucket`). */
 export interface Sample {
@@ -124,4 +125,57 @@ export function statsTimer(registry: MetricsRegistry, name: string, help: string
       { metricName: `${name}_count`, value: t.count, labels: NO_LABELS },
     ];
   });
+}
+
+/** A family's text as prom-client's registry writes it (Prometheus format), without its per-line generic label code. */
+export function formatSamples(name: string, help: string, type: string, samples: readonly Sample[]): string {
+  let out = `# HELP ${name} ${escapeText(help)}\n# TYPE ${name} ${type}`;
+  for (const s of samples) {
+    out += `\n${s.metricName ?? name}`;
+    let labelled = false;
+    for (const label in s.labels) {
+      const v = s.labels[label]!;
+      out += `${labelled ? ',' : '{'}${label}="${typeof v === 'string' ? labelText(v) : v}"`;
+      labelled = true;
+    }
+    out += `${labelled ? '}' : ''} ${valueText(s.value)}`;
+  }
+  return out;
+}
+
+const escapeText = (s: string): string => (s.includes('\\') || s.includes('\n') ? s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n') : s);
+/** A label value as the text format quotes it (backslash, newline and double quote escaped). */
+export const labelText = (v: string): string => (v.includes('"') ? escapeText(v).replace(/"/g, '\\"') : escapeText(v));
+/** A sample's value as prom-client writes it. */
+export const valueText = (v: number): string => (Number.isNaN(v) ? 'Nan' : v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : `${v}`);
+
+/**
+ * statsCounter, statsSummary or statsHistogram for a family of thousands of lines (request
+ * metrics: a histogram per API and time part): the registry takes its text from formatSamples
+ * (registry.ts, PreformattedFamily), about ten times faster than prom-client's formatting; the
+ * JSON view is the same family's get(). `lines`, when given, writes the sample lines (joined by
+ * newlines) straight from the stats, without building Sample objects: it must write what
+ * formatSamples would write of `samples`.
+ */
+export function preformattedStats(
+  registry: MetricsRegistry,
+  type: 'counter' | 'summary' | 'histogram',
+  name: string,
+  help: string,
+  samples: Samples,
+  lines?: () => string,
+): void {
+  const family =
+    type === 'counter'
+      ? new StatsCounter(registry, name, help, samples)
+      : type === 'summary'
+        ? new StatsSummary(registry, name, help, samples)
+        : new StatsHistogram(registry, name, help, samples);
+  const header = `# HELP ${name} ${escapeText(help)}\n# TYPE ${name} ${type}`;
+  const written = (): string => {
+    const body = lines!();
+    return body === '' ? header : `${header}\n${body}`;
+  };
+  const text: PreformattedFamily = { preformattedText: () => Promise.resolve(lines ? written() : formatSamples(name, help, type, samples())) };
+  Object.assign(family, text);
 }

@@ -97,9 +97,10 @@ export class ResponseQueue {
     const responses: ResponseFrame[] = [];
     let bytes = 0;
     let taken = 0;
-    if (this.keepTaken) this.takenAt = performance.now();
     while (this.head < this.slots.length && this.slots[this.head]!.done) {
       const slot = this.slots[this.head]!;
+      // The clock is read only when something is taken (most calls, after a dispatch, take nothing).
+      if (this.keepTaken && taken === 0) this.takenAt = performance.now();
       this.slots[this.head] = EMPTY_SLOT;
       this.head++;
       taken++;
