@@ -28,11 +28,19 @@ export interface BrokerStateSources {
   zookeeper?: { session: ZkSessionStats; controller: () => KafkaController | undefined } | undefined;
 }
 
-/** `cfg.metricsPartitionLevelEnable` (metrics.partition.level.enable) false leaves the per-partition families out. */
-export function registerBrokerStateMetrics(registry: MetricsRegistry, cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable'>, s: BrokerStateSources): void {
+/**
+ * `cfg.metricsPartitionLevelEnable` (metrics.partition.level.enable) false leaves the per-partition
+ * families out; `metricsRecordingEnable` false leaves out replication bytes in, a broker topic
+ * metric like those metrics.recording.enable turns off.
+ */
+export function registerBrokerStateMetrics(
+  registry: MetricsRegistry,
+  cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable' | 'metricsRecordingEnable'>,
+  s: BrokerStateSources,
+): void {
   const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager);
   registerReplicaMetrics(registry, s.replicaManager, replicaCounts);
-  registerReplicationTrafficMetrics(registry, s.replicaManager);
+  if (cfg.metricsRecordingEnable) registerReplicationTrafficMetrics(registry, s.replicaManager);
   const controller: ControllerSource = s.zookeeper
     ? { kind: 'zookeeper', controller: s.zookeeper.controller }
     : {
