@@ -58,9 +58,13 @@ export interface DescribedGroup {
   }[];
 }
 
-/** As Kafka: an unknown group is described as Dead with no members, not as an error (before v6). */
+/**
+ * As Kafka: an unknown group is described as Dead with no members, not as an error (before v6).
+ * A consumer (KIP-848) group is not a classic group: Kafka 4 answers it the same way below v6
+ * (GROUP_ID_NOT_FOUND from v6), so clients describe it by ConsumerGroupDescribe.
+ */
 export function describeGroup(shard: GroupShardState, groupId: string): DescribedGroup {
-  const g = shard.groups.get(groupId);
+  const g = shard.consumerGroups.has(groupId) ? undefined : shard.groups.get(groupId);
   if (!g) return { errorCode: ErrorCode.NONE, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] };
   const stable = g.is('Stable');
   return {

@@ -321,12 +321,7 @@ export class GroupCoordinator {
 
   async describeGroup(groupId: string): Promise<DescribedGroup> {
     try {
-      return await this.runtime.read(this.partitionFor(groupId), (s) =>
-        // As Kafka 4: DescribeGroups describes classic groups only.
-        s.consumerGroups.has(groupId)
-          ? { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, groupId, groupState: '', protocolType: '', protocolData: '', members: [] }
-          : describeGroup(s, groupId),
-      );
+      return await this.runtime.read(this.partitionFor(groupId), (s) => describeGroup(s, groupId));
     } catch (err) {
       return { errorCode: codeOf(err), groupId, groupState: '', protocolType: '', protocolData: '', members: [] };
     }
