@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * kafka-consumer-groups.sh: list, describe (offsets/lag, members, state), reset offsets
- * (dry run unless --execute), delete groups and delete a group's offsets, with Kafka's
- * column layout.
+ * kafka-consumer-groups.sh: list, describe (offsets/lag, members, state; classic and KIP-848
+ * consumer groups), reset offsets (dry run unless --execute), delete groups and delete a group's
+ * offsets, with Kafka 4's column layout.
  */
 import { Admin, KafkaError, type GroupDescription } from '../client/index.js';
 import { collect, createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError, describeError } from './common/tool.js';
@@ -10,6 +10,7 @@ import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { planReset, scopePartitions, type ResetSpec, printResetPlan } from './common/reset-offsets.js';
 import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
 import { listClusterGroups, listingGaps, withTimeout } from './common/list-groups.js';
+import { noticeState, pad, printMembers, printOffsets, printState } from './common/describe-groups.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
 
@@ -50,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--topic <topic[:partitions]>', 'the topic, optionally with partitions, e.g. t:0,1 (repeatable)', collect)
     .option('--all-topics', 'with --reset-offsets: all topics the group has offsets for')
     .option('--members', 'with --describe: the group members')
-    .option('--verbose', "with --members: also each member's assignment")
+    .option('--verbose', "with --members: each member's epoch, current and target assignment; with --state: the group's epochs")
     .option('--offsets', 'with --describe: offsets and lag (the default)')
     .option('--state [state]', 'with --describe: the group state; with --list: show states')
     .option('--dry-run', 'only show the result of the reset')
@@ -147,107 +148,12 @@ function groupError(group: string, e: KafkaError): string {
   return describeError(e);
 }
 
+/** A group of either protocol: ConsumerGroupDescribe, else DescribeGroups (as Kafka 4's tool). */
 async function describeOne(admin: Admin, group: string): Promise<GroupDescription> {
-  const [d] = await admin.describeGroups([group]);
+  const [d] = await admin.describeConsumerGroups([group]);
   if (!d || d.errorCode === 69 || (d.state === 'Dead' && d.members.length === 0)) throw new CliError(`Consumer group '${group}' does not exist.`);
   if (d.errorCode !== 0) throw new KafkaError(d.errorCode, `describing group ${group} failed`);
   return d;
-}
-
-/** Java's `%-Ns`: left-aligned, padded to at least n characters, never cut. */
-function pad(text: string, n: number): string {
-  return text.padEnd(n);
-}
-
-/**
- * Kafka's notices about a group's state go to stderr before its table: an Empty group "has no
- * active members", a rebalancing one gets a warning. Returns false for a dead group.
- */
-function noticeState(group: string, d: GroupDescription): void {
-  if (d.state === 'Empty') process.stderr.write(`\nConsumer group '${group}' has no active members.\n`);
-  else if (['PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling'].includes(d.state)) {
-    process.stderr.write(`\nWarning: Consumer group '${group}' is rebalancing.\n`);
-  }
-}
-
-/** The --describe --state table: the coordinator as `host:port  (id)`, widths as Kafka sets them. */
-function printState(group: string, d: GroupDescription): void {
-  const coordinator = `${d.coordinator.host}:${d.coordinator.port}  (${d.coordinator.nodeId})`;
-  // Kafka sizes the first (GROUP) column by the coordinator's text; kept for identical output.
-  const first = Math.max(25, coordinator.length);
-  const line = (a: string, b: string, c: string, e: string, f: string): string => `${pad(a, first)} ${pad(b, 25)} ${pad(c, 20)} ${pad(e, 15)} ${f}`;
-  process.stdout.write(`\n${line('GROUP', 'COORDINATOR (ID)', 'ASSIGNMENT-STRATEGY', 'STATE', '#MEMBERS')}`);
-  process.stdout.write(`\n${line(group, coordinator, d.protocol, d.state, String(d.members.length))}\n`);
-}
-
-/** The --describe --members table (GROUP-INSTANCE-ID only when a member has one). */
-function printMembers(group: string, d: GroupDescription, verbose: boolean): void {
-  const withInstance = d.members.some((m) => (m.groupInstanceId ?? '') !== '');
-  const w = { group: 15, id: 15, instance: 17, host: 15, client: 15 };
-  for (const m of d.members) {
-    w.group = Math.max(w.group, group.length);
-    w.id = Math.max(w.id, m.memberId.length);
-    w.instance = Math.max(w.instance, (m.groupInstanceId ?? '').length);
-    w.host = Math.max(w.host, m.clientHost.length);
-    w.client = Math.max(w.client, m.clientId.length);
-  }
-  const row = (g: string, id: string, inst: string, host: string, client: string, n: string): string =>
-    `${pad(g, w.group)} ${pad(id, w.id)} ${withInstance ? `${pad(inst, w.instance)} ` : ''}${pad(host, w.host)} ${pad(client, w.client)} ${pad(n, 15)} `;
-  let out = `\n${row('GROUP', 'CONSUMER-ID', 'GROUP-INSTANCE-ID', 'HOST', 'CLIENT-ID', '#PARTITIONS')}${verbose ? 'ASSIGNMENT' : ''}\n`;
-  for (const m of d.members) {
-    out += row(group, m.memberId, m.groupInstanceId ?? '', m.clientHost, m.clientId, String(m.assignment.length));
-    if (verbose) {
-      // Kafka 3.9 prints only "(0,1), (2)" per topic; Fjord keeps the topic name before each
-      // list, as Kafka's tool did before 3.7, since the bare lists cannot be told apart.
-      const byTopic = new Map<string, number[]>();
-      for (const tp of m.assignment) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition]);
-      const parts = [...byTopic].map(([t, ps]) => `${t}(${ps.sort((a, b) => a - b).join(',')})`).sort();
-      out += parts.length > 0 ? parts.join(', ') : '-';
-    }
-    out += '\n';
-  }
-  process.stdout.write(out);
-}
-
-async function printOffsets(admin: Admin, group: string, d: GroupDescription): Promise<void> {
-  const committed = await admin.listGroupOffsets(group);
-  const owner = new Map<string, (typeof d.members)[number]>();
-  for (const m of d.members) for (const tp of m.assignment) owner.set(`${tp.topic}\u0000${tp.partition}`, m);
-  const keys = new Set<string>(owner.keys());
-  for (const [t, ps] of committed) for (const p of ps.keys()) keys.add(`${t}\u0000${p}`);
-  const tps = [...keys]
-    .map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
-    .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
-  const ends = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n }))).catch(() => null) : [];
-  const rows = tps.map((tp, i) => {
-    const c = committed.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
-    const end = ends?.[i]?.offset;
-    const m = owner.get(`${tp.topic}\u0000${tp.partition}`);
-    return [
-      group,
-      tp.topic,
-      String(tp.partition),
-      c >= 0n ? String(c) : '-',
-      end !== undefined ? String(end) : '-',
-      c >= 0n && end !== undefined ? String(end - c) : '-',
-      m?.memberId ?? '-',
-      m?.clientHost ?? '-',
-      m?.clientId ?? '-',
-    ];
-  });
-  // Kafka prints nothing, not even the header, for a group with no members and no offsets.
-  if (rows.length === 0) return;
-  const w = { group: 15, topic: 15, id: 15, host: 15 };
-  for (const r of rows) {
-    w.group = Math.max(w.group, r[0]!.length);
-    w.topic = Math.max(w.topic, r[1]!.length);
-    w.id = Math.max(w.id, r[6]!.length);
-    w.host = Math.max(w.host, r[7]!.length);
-  }
-  const line = (r: readonly string[]): string =>
-    `${pad(r[0]!, w.group)} ${pad(r[1]!, w.topic)} ${pad(r[2]!, 10)} ${pad(r[3]!, 15)} ${pad(r[4]!, 15)} ${pad(r[5]!, 15)} ${pad(r[6]!, w.id)} ${pad(r[7]!, w.host)} ${r[8]!}`;
-  const header = ['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'];
-  process.stdout.write([header, ...rows].map((r) => `\n${line(r)}`).join('') + '\n');
 }
 
 async function describe(admin: Admin, groups: string[], o: Opts, timeoutMs: number): Promise<number> {
@@ -260,7 +166,7 @@ async function describe(admin: Admin, groups: string[], o: Opts, timeoutMs: numb
       () => `describing group '${group}' timed out after ${timeoutMs} ms (--timeout): its coordinator could not be reached (down, or moving to another broker)`,
     );
     noticeState(group, d);
-    if (o.state !== undefined) printState(group, d);
+    if (o.state !== undefined) printState(group, d, o.verbose ?? false);
     else if (o.members) printMembers(group, d, o.verbose ?? false);
     else await printOffsets(admin, group, d);
   }
@@ -276,7 +182,8 @@ async function reset(admin: Admin, groups: string[], o: Opts): Promise<number> {
     );
   }
   for (const group of groups) {
-    const [d] = await admin.describeGroups([group]);
+    // A consumer (KIP-848) group is Dead to DescribeGroups: its members count only by ConsumerGroupDescribe.
+    const [d] = await admin.describeConsumerGroups([group]);
     if (d && d.members.length > 0 && o.execute) {
       throw new CliError(`Assignments can only be reset if the group '${group}' is inactive, but the current state is ${d.state}.`);
     }

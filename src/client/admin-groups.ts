@@ -1,7 +1,8 @@
 /**
  * Admin operations on consumer groups: list (asks every broker, since each coordinates its own
- * groups), describe (members with their decoded assignments), delete, and the group's offsets
- * (read, overwrite as a "simple" commit with generation -1, delete).
+ * groups), describe (members with their decoded assignments; KIP-848 groups with their epochs
+ * and target assignments), delete, and the group's offsets (read, overwrite as a "simple" commit
+ * with generation -1, delete).
  */
 import { Api } from './apis.js';
 import type { Cluster } from './cluster.js';
@@ -30,6 +31,9 @@ export interface GroupMemberDescription {
   clientId: string;
   clientHost: string;
   assignment: TopicPartition[];
+  /** Consumer (KIP-848) groups only: the member's epoch and the assignment it is moving to. */
+  memberEpoch?: number;
+  targetAssignment?: TopicPartition[];
 }
 
 export interface GroupDescription {
@@ -42,6 +46,21 @@ export interface GroupDescription {
   members: GroupMemberDescription[];
   /** The coordinator broker (nodeId -1 when the metadata does not list it). */
   coordinator: { host: string; port: number; nodeId: number };
+  /** Which protocol the group speaks, as Kafka 4 names its types: Classic or Consumer (KIP-848). */
+  type?: 'Classic' | 'Consumer';
+  /** Consumer groups only: the group's epoch and the epoch of its target assignment. */
+  groupEpoch?: number;
+  targetAssignmentEpoch?: number;
+}
+
+/** GROUP_ID_NOT_FOUND: ConsumerGroupDescribe's answer for a group that is not a consumer group. */
+const GROUP_ID_NOT_FOUND = 69;
+
+async function coordinatorOf(cluster: Cluster, groupId: string): Promise<GroupDescription['coordinator']> {
+  const conn = await findCoordinator(cluster, groupId);
+  const brokers = (await cluster.refreshMetadata([])).brokers.values();
+  const node = [...brokers].find((b) => b.host === conn.host && b.port === conn.port);
+  return { host: conn.host, port: conn.port, nodeId: node?.nodeId ?? -1 };
 }
 
 export async function listGroups(cluster: Cluster, options: ListGroupsOptions = {}): Promise<GroupListing[]> {
@@ -74,12 +93,10 @@ export async function describeGroups(cluster: Cluster, ids: readonly string[]): 
       { groups: [groupId], includeAuthorizedOperations: false },
       (r) => r.groups[0]?.errorCode ?? 0,
     );
-    const conn = await findCoordinator(cluster, groupId);
-    const brokers = (await cluster.refreshMetadata([])).brokers.values();
-    const node = [...brokers].find((b) => b.host === conn.host && b.port === conn.port);
-    const coordinator = { host: conn.host, port: conn.port, nodeId: node?.nodeId ?? -1 };
+    const coordinator = await coordinatorOf(cluster, groupId);
     for (const g of resp.groups) {
       out.push({
+        type: 'Classic',
         groupId: g.groupId,
         errorCode: g.errorCode,
         state: g.groupState,
@@ -97,6 +114,56 @@ export async function describeGroups(cluster: Cluster, ids: readonly string[]): 
     }
   }
   return out;
+}
+
+/**
+ * Describes groups of either protocol, as Kafka 4's admin describeConsumerGroups does: by
+ * ConsumerGroupDescribe first; a group it does not know as a consumer group (GROUP_ID_NOT_FOUND),
+ * or a coordinator without the API (brokers before 4.0), is described by DescribeGroups.
+ */
+export async function describeConsumerGroups(cluster: Cluster, ids: readonly string[]): Promise<GroupDescription[]> {
+  const out: GroupDescription[] = [];
+  for (const groupId of ids) {
+    const consumer = await describeConsumerGroup(cluster, groupId);
+    out.push(...(consumer ? [consumer] : await describeGroups(cluster, [groupId])));
+  }
+  return out;
+}
+
+/** One group by ConsumerGroupDescribe; null when it is to be described as a classic group. */
+async function describeConsumerGroup(cluster: Cluster, groupId: string): Promise<GroupDescription | null> {
+  if (!(await findCoordinator(cluster, groupId)).supports(Api.ConsumerGroupDescribe)) return null;
+  const resp = await sendToCoordinator(
+    cluster,
+    groupId,
+    Api.ConsumerGroupDescribe,
+    { groupIds: [groupId], includeAuthorizedOperations: false },
+    (r) => r.groups[0]?.errorCode ?? 0,
+  );
+  const g = resp.groups[0];
+  if (!g || g.errorCode === GROUP_ID_NOT_FOUND) return null;
+  const partitionsOf = (a: { topicPartitions: { topicName: string; partitions: number[] }[] }): TopicPartition[] =>
+    a.topicPartitions.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topicName, partition })));
+  return {
+    type: 'Consumer',
+    groupId: g.groupId,
+    errorCode: g.errorCode,
+    state: g.groupState,
+    protocolType: 'consumer',
+    protocol: g.assignorName,
+    coordinator: await coordinatorOf(cluster, groupId),
+    groupEpoch: g.groupEpoch,
+    targetAssignmentEpoch: g.assignmentEpoch,
+    members: g.members.map((m) => ({
+      memberId: m.memberId,
+      groupInstanceId: m.instanceId,
+      clientId: m.clientId,
+      clientHost: m.clientHost,
+      assignment: partitionsOf(m.assignment),
+      memberEpoch: m.memberEpoch,
+      targetAssignment: partitionsOf(m.targetAssignment),
+    })),
+  };
 }
 
 function safeDecodeAssignment(buf: Buffer): TopicPartition[] {

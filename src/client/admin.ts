@@ -328,6 +328,11 @@ export class Admin {
     return groups.describeGroups(this.cluster, ids);
   }
 
+  /** Groups of either protocol: ConsumerGroupDescribe, DescribeGroups for classic groups. */
+  describeConsumerGroups(ids: readonly string[]): Promise<groups.GroupDescription[]> {
+    return groups.describeConsumerGroups(this.cluster, ids);
+  }
+
   deleteGroups(ids: readonly string[]): Promise<Map<string, KafkaError | null>> {
     return groups.deleteGroups(this.cluster, ids);
   }

@@ -32,6 +32,7 @@ export const Api = {
   LeaveGroup: api(13, m.LeaveGroupRequestCodec, m.LeaveGroupResponseCodec),
   SyncGroup: api(14, m.SyncGroupRequestCodec, m.SyncGroupResponseCodec),
   DescribeGroups: api(15, m.DescribeGroupsRequestCodec, m.DescribeGroupsResponseCodec),
+  ConsumerGroupDescribe: api(69, m.ConsumerGroupDescribeRequestCodec, m.ConsumerGroupDescribeResponseCodec),
   ListGroups: api(16, m.ListGroupsRequestCodec, m.ListGroupsResponseCodec),
   ApiVersions: api(18, m.ApiVersionsRequestCodec, m.ApiVersionsResponseCodec),
   CreateTopics: api(19, m.CreateTopicsRequestCodec, m.CreateTopicsResponseCodec),

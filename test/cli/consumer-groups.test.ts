@@ -43,17 +43,18 @@ test('kafka-consumer-groups: list, describe with lag, members, state, reset, del
     assert.match(lines[2]!, /^app\s+events\s+1\s+5\s+5\s+0\s+/);
 
     const members = await runCli('kafka-consumer-groups', ['--describe', '--members', '--verbose', '--group', 'app', ...bs]);
-    assert.match(members.stdout, /#PARTITIONS\s+ASSIGNMENT/);
-    assert.match(members.stdout, /app-client\s+2\s+events\(0,1\)/);
+    // Kafka 4's layout: a classic group's members have no epochs or target ("-").
+    assert.match(members.stdout, /#PARTITIONS\s+CURRENT-EPOCH\s+CURRENT-ASSIGNMENT\s+TARGET-EPOCH\s+TARGET-ASSIGNMENT/);
+    assert.match(members.stdout, /app-client\s+2\s+-\s+events:0,1\s+-\s+-/);
 
-    // Kafka 3.9's widths: the first column is as wide as the coordinator text (at least 25).
+    // Kafka 4's widths: GROUP at least 15, the coordinator text at least 25, strategy and state 20.
     const state = await runCli('kafka-consumer-groups', ['--describe', '--state', '--group', 'app', ...bs]);
     const coord = `127.0.0.1:${b.port}  (0)`;
     const w = Math.max(25, coord.length);
     assert.equal(
       state.stdout,
-      `\n${'GROUP'.padEnd(w)} ${'COORDINATOR (ID)'.padEnd(25)} ${'ASSIGNMENT-STRATEGY'.padEnd(20)} ${'STATE'.padEnd(15)} #MEMBERS` +
-        `\n${'app'.padEnd(w)} ${coord.padEnd(25)} ${'range'.padEnd(20)} ${'Stable'.padEnd(15)} 1\n`,
+      `\n${'GROUP'.padEnd(15)} ${'COORDINATOR (ID)'.padEnd(w)} ${'ASSIGNMENT-STRATEGY'.padEnd(20)} ${'STATE'.padEnd(20)} #MEMBERS` +
+        `\n${'app'.padEnd(15)} ${coord.padEnd(w)} ${'range'.padEnd(20)} ${'Stable'.padEnd(20)} 1\n`,
     );
     const listed = await runCli('kafka-consumer-groups', ['--list', '--state', ...bs]);
     assert.equal(listed.stdout, `${'GROUP'.padEnd(25)} ${'STATE'.padEnd(20)}\n${'app'.padEnd(25)} ${'Stable'.padEnd(20)}\n`);
