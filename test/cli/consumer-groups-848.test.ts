@@ -168,3 +168,25 @@ test('kafka-consumer-groups --describe: a KIP-848 consumer group and a classic g
     await b.stop();
   }
 });
+
+test('kafka-consumer-groups --describe --state: a coordinator without ConsumerGroupDescribe is asked by DescribeGroups', { timeout: 60_000 }, async () => {
+  const b = await startTestBroker({ 'group.coordinator.rebalance.protocols': 'classic', 'offsets.topic.num.partitions': '1' });
+  const admin = new Admin({ bootstrapServers: b.bootstrap });
+  try {
+    await createTopic(b, TOPIC, 1);
+    // A simple group: offsets committed by the admin client, no members.
+    await admin.alterGroupOffsets('simple', [{ topic: TOPIC, partition: 0, offset: 0n }]);
+    const [d] = await admin.describeConsumerGroups(['simple']);
+    assert.equal(d?.type, 'Classic');
+    const res = await run(TOOL, ['--describe', '--state', '--verbose', '--group', 'simple', '--bootstrap-server', b.bootstrap], { timeoutMs: 30_000 });
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, "\nConsumer group 'simple' has no active members.\n");
+    assert.match(
+      res.stdout,
+      /^\nGROUP\s+COORDINATOR \(ID\)\s+ASSIGNMENT-STRATEGY\s+STATE\s+GROUP-EPOCH\s+TARGET-ASSIGNMENT-EPOCH\s+#MEMBERS\nsimple\s+127\.0\.0\.1:\d+  \(0\)\s+-\s+Empty\s+-\s+-\s+0\n$/,
+    );
+  } finally {
+    await admin.close();
+    await b.stop();
+  }
+});
