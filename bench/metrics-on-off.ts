@@ -51,6 +51,8 @@ const FRESH = flags.includes('--fresh');
 const ON = flags.find((f) => f.startsWith('--on='))?.slice('--on='.length) ?? 'both';
 /** Start the off broker first (the two brokers' start order, and so their ports and directories, swapped). */
 const SWAP = flags.includes('--swap');
+/** How often the bench scrapes the on broker: 1 s by default (a stress figure; Prometheus is usually set to 15-60 s). */
+const SCRAPE_MS = Number(flags.find((f) => f.startsWith('--scrape-interval='))?.slice('--scrape-interval='.length) ?? '1000');
 const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -145,7 +147,7 @@ function scrapeEverySecond(port: () => number | undefined): { stop: () => Promis
   const timer = setInterval(() => {
     // A scrape that fails (the broker being restarted under it, --fresh) is counted as failed, not fatal.
     if (!stopped) pending = scrape().catch(() => void failed++);
-  }, 1000);
+  }, SCRAPE_MS);
   return {
     async stop() {
       stopped = true;
@@ -265,7 +267,7 @@ async function main(): Promise<void> {
     console.log(
       `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
         `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
-        `${scrapes.length} scrapes of the on broker, median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
+        `${scrapes.length} scrapes of the on broker (every ${SCRAPE_MS} ms), median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
         `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +
         '| row | on MB/s median (range) | off MB/s median (range) | on / off | on / off paired by round (median) | on CPU ms/MB (mean) | off CPU ms/MB (mean) | on / off |\n' +
         `|---|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
