@@ -14,6 +14,7 @@
  *
  *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
  *
+ * BENCH_CPU_PROF=DIR writes each broker's main-thread CPU profile (node --cpu-prof) into DIR.
  * --swap starts the off broker first; --on=recording or --on=listener turns on only that part on the "on" broker (to tell their costs
  * apart); --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
  * can favour one broker for its whole life); --control configures both as "off" (an A/A run:
@@ -92,7 +93,7 @@ async function startBroker(name: Broker['name'], work: string): Promise<Broker> 
     config,
     `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n${metrics}`,
   );
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server', 'main.js'), config], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), path.join(ROOT, 'dist', 'server', 'main.js'), config], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
   });
