@@ -93,10 +93,18 @@ async function startBroker(name: Broker['name'], work: string): Promise<Broker> 
     config,
     `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n${metrics}`,
   );
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), path.join(ROOT, 'dist', 'server', 'main.js'), config], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      path.join(ROOT, 'dist', 'server', 'main.js'),
+      config,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
+    },
+  );
   const bootstrap = `127.0.0.1:${port}`;
   const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30000 });
   const deadline = Date.now() + 60000;
