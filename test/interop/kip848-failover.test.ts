@@ -16,7 +16,13 @@ import { Cluster } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { kafkaTopics, offsetsPartitionFor, waitForTopic, zkTopic } from '../cluster/cluster-clients.js';
 import { Connection } from '../../src/client/connection.js';
-import { Api } from '../../src/client/apis.js';
+import { Api, type ApiDef } from '../../src/client/apis.js';
+import {
+  ConsumerGroupDescribeRequestCodec,
+  ConsumerGroupDescribeResponseCodec,
+  type ConsumerGroupDescribeRequest,
+  type ConsumerGroupDescribeResponse,
+} from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 
 const TOPIC = 'kip848-failover';
@@ -96,6 +102,32 @@ async function findCoordinator(port: number): Promise<{ errorCode: number; nodeI
   try {
     const r = await conn.send(Api.FindCoordinator, { key: GROUP, keyType: 0 }, { version: 2 });
     return { errorCode: r.errorCode, nodeId: r.nodeId };
+  } finally {
+    conn.close();
+  }
+}
+
+/** Fjord's client does not speak ConsumerGroupDescribe (69); the test does, with the generated codec. */
+const ConsumerGroupDescribe: ApiDef<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> = {
+  apiKey: 69,
+  name: 'ConsumerGroupDescribe',
+  request: ConsumerGroupDescribeRequestCodec,
+  response: ConsumerGroupDescribeResponseCodec,
+  clientMax: 0,
+};
+
+/** The group as the coordinator on `port` describes it: epochs, and per member id its epoch and partitions. */
+async function describeGroup(port: number): Promise<{ errorCode: number; groupEpoch: number; assignmentEpoch: number; members: Record<string, string> }> {
+  const conn = await Connection.connect('127.0.0.1', port, { clientId: 'kip848-failover', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
+  try {
+    const r = await conn.send(ConsumerGroupDescribe, { groupIds: [GROUP], includeAuthorizedOperations: false }, { version: 0 });
+    const g = r.groups[0]!;
+    const members: Record<string, string> = {};
+    for (const m of g.members) {
+      const ps = m.assignment.topicPartitions.flatMap((tp) => tp.partitions).sort((a, b) => a - b);
+      members[m.memberId] = `epoch ${m.memberEpoch} [${ps.join(',')}]`;
+    }
+    return { errorCode: g.errorCode, groupEpoch: g.groupEpoch, assignmentEpoch: g.assignmentEpoch, members };
   } finally {
     conn.close();
   }
@@ -191,6 +223,11 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
       async () => (await zkTopic(cluster, '__consumer_offsets'))?.partitions[offsetsPartition]?.isr.length === 3,
     );
 
+    // The group as the coordinator holds it: the new coordinator must have the same (from the records).
+    const described = await describeGroup(cluster.broker(coordinator).port);
+    assert.equal(described.errorCode, ErrorCode.NONE);
+    assert.deepEqual(Object.keys(described.members).sort(), members.map((m) => m.consumer.memberId).sort(), 'the coordinator knows the three members');
+
     // From here on, no member's partitions may change.
     let comparing = true;
     const comparer = (async () => {
@@ -215,6 +252,7 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
       healthy();
       return members.every((m) => (m.consumer.lastHeartbeat?.getTime() ?? 0) > movedAt);
     });
+    assert.deepEqual(await describeGroup(cluster.broker(moved).port), described, `broker ${moved} resumed the group as it was: same member ids, epochs, partitions`);
     t.diagnostic(`coordinator ${coordinator} killed; ${moved} took over after ${movedAt - killedAt} ms; members heartbeating there after ${Date.now() - killedAt} ms`);
     const consumedAtMove = acked.length;
     await cluster.waitFor(`the records produced after the failover consumed ${explain()}`, 30_000, () => {
