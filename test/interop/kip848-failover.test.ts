@@ -10,6 +10,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import '../helpers/promise-with-resolvers.js';
 import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { Cluster } from '../helpers/cluster.js';
@@ -133,7 +134,9 @@ async function describeGroup(port: number): Promise<{ errorCode: number; groupEp
   }
 }
 
-test('KIP-848 members keep their partitions through kill -9 of the group coordinator; nothing skipped, commits only forward', { timeout: 120_000 }, async (t) => {
+test('KIP-848 members keep their partitions through kill -9 of the group coordinator; nothing skipped, commits only forward', {
+  timeout: 120_000,
+}, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
   const cluster = c!;
   await cluster.waitForRegistered([0, 1, 2]);
@@ -202,13 +205,22 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     for (const m of members) for (const v of m.values) all.add(v);
     return all;
   };
-  const explain = () => JSON.stringify({ acked: acked.length, consumed: consumed().size, members: members.map((m) => [m.name, assignmentOf(m), String(m.failure ?? '')]) });
+  const explain = () =>
+    JSON.stringify({ acked: acked.length, consumed: consumed().size, members: members.map((m) => [m.name, assignmentOf(m), String(m.failure ?? '')]) });
+  /** cluster.waitFor with the clients' state at the timeout added. */
+  const waitFor = async <T>(what: string, ms: number, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> => {
+    try {
+      return await cluster.waitFor(what, ms, probe);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\nclients: ${explain()}`);
+    }
+  };
   const healthy = () => {
     for (const m of members) if (m.failure !== undefined) throw new Error(`member ${m.name} stopped: ${String(m.failure)}`);
   };
   try {
     for (const name of ['m0', 'm1', 'm2']) members.push(await startMember(bootstrap, name));
-    const before = await cluster.waitFor(`three members sharing the six partitions ${explain()}`, 30_000, () => {
+    const before = await waitFor('three members sharing the six partitions', 30_000, () => {
       healthy();
       const owned = members.map(assignmentOf);
       const all = owned.flatMap((s) => (s === '' ? [] : s.split(',')));
@@ -216,7 +228,8 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     });
     t.diagnostic(`assignments before the failover: ${JSON.stringify(before)}`);
 
-    for (const b of cluster.brokers) assert.deepEqual(await findCoordinator(b.port), { errorCode: ErrorCode.NONE, nodeId: coordinator }, `FindCoordinator on broker ${b.id}`);
+    for (const b of cluster.brokers)
+      assert.deepEqual(await findCoordinator(b.port), { errorCode: ErrorCode.NONE, nodeId: coordinator }, `FindCoordinator on broker ${b.id}`);
     await cluster.waitFor(
       `__consumer_offsets-${offsetsPartition}'s ISR whole`,
       30_000,
@@ -224,9 +237,13 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     );
 
     // The group as the coordinator holds it: the new coordinator must have the same (from the records).
-    const described = await describeGroup(cluster.broker(coordinator).port);
-    assert.equal(described.errorCode, ErrorCode.NONE);
-    assert.deepEqual(Object.keys(described.members).sort(), members.map((m) => m.consumer.memberId).sort(), 'the coordinator knows the three members');
+    // (Waited for: the clients may see their partitions a heartbeat before the coordinator has
+    // every member at the group's epoch.)
+    const described = await cluster.waitFor('the coordinator to hold the members at the group epoch, with the partitions they see', 30_000, async () => {
+      const d = await describeGroup(cluster.broker(coordinator).port);
+      const want = Object.fromEntries(members.map((m, i) => [m.consumer.memberId, `epoch ${d.groupEpoch} [${before[i]}]`]));
+      return d.errorCode === ErrorCode.NONE && d.assignmentEpoch === d.groupEpoch && isDeepStrictEqual(d.members, want) ? d : undefined;
+    });
 
     // From here on, no member's partitions may change.
     let comparing = true;
@@ -248,21 +265,27 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     });
     const movedAt = Date.now();
     // Every member heartbeats successfully to the new coordinator (its session goes on there).
-    await cluster.waitFor(`every member heartbeating to broker ${moved} ${explain()}`, 30_000, () => {
+    await waitFor(`every member heartbeating to broker ${moved}`, 30_000, () => {
       healthy();
       return members.every((m) => (m.consumer.lastHeartbeat?.getTime() ?? 0) > movedAt);
     });
-    assert.deepEqual(await describeGroup(cluster.broker(moved).port), described, `broker ${moved} resumed the group as it was: same member ids, epochs, partitions`);
-    t.diagnostic(`coordinator ${coordinator} killed; ${moved} took over after ${movedAt - killedAt} ms; members heartbeating there after ${Date.now() - killedAt} ms`);
+    assert.deepEqual(
+      await describeGroup(cluster.broker(moved).port),
+      described,
+      `broker ${moved} resumed the group as it was: same member ids, epochs, partitions`,
+    );
+    t.diagnostic(
+      `coordinator ${coordinator} killed; ${moved} took over after ${movedAt - killedAt} ms; members heartbeating there after ${Date.now() - killedAt} ms`,
+    );
     const consumedAtMove = acked.length;
-    await cluster.waitFor(`the records produced after the failover consumed ${explain()}`, 30_000, () => {
+    await waitFor('the records produced after the failover consumed', 30_000, () => {
       healthy();
       const all = consumed();
       return acked.length > consumedAtMove + 50 && acked.slice(0, consumedAtMove + 50).every((v) => all.has(v));
     });
     producing = false;
     await producing$;
-    await cluster.waitFor(`every acknowledged record consumed ${explain()}`, 30_000, () => {
+    await waitFor('every acknowledged record consumed', 30_000, () => {
       healthy();
       const all = consumed();
       return acked.every((v) => all.has(v));
