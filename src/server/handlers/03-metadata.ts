@@ -17,15 +17,20 @@ const may = resourceChecks({
 });
 
 function describeTopic(ctx: RequestContext, t: TopicInfo, includeOps: boolean): Input<MetadataResponseTopic> {
+  // A leader that is not a live broker (dead, its partitions not yet moved by the controller) is
+  // answered as Kafka's metadata cache does: LEADER_NOT_AVAILABLE and leader -1, so that clients
+  // wait and refresh instead of looking for a broker the same answer does not list.
+  const live = new Set(ctx.services.metadata.brokers().map((b) => b.id));
+  const leaderOf = (leader: number): number => (leader >= 0 && live.has(leader) ? leader : -1);
   return {
     errorCode: ErrorCode.NONE,
     name: t.name,
     topicId: t.topicId,
     isInternal: t.internal,
     partitions: t.partitions.map((p) => ({
-      errorCode: p.leader < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
+      errorCode: leaderOf(p.leader) < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE,
       partitionIndex: p.partition,
-      leaderId: p.leader,
+      leaderId: leaderOf(p.leader),
       leaderEpoch: p.leaderEpoch,
       replicaNodes: p.replicas,
       isrNodes: p.isr,
