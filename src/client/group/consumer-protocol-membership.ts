@@ -67,6 +67,8 @@ export class ConsumerProtocolMembership {
   /** The last assignment received, as topic ids; kept until every id resolves to a name. */
   private target: Map<string, number[]> | null = null;
   private reconciling = false;
+  /** Ownership changed during this beat: the next one goes at once, as its acknowledgement. */
+  private acknowledge = false;
   private fatal: Error | null = null;
   private stopped = false;
 
@@ -142,7 +144,8 @@ export class ConsumerProtocolMembership {
       })
       .finally(() => {
         this.inFlight = null;
-        if (!this.fatal) this.heartbeatSoon(this.heartbeatIntervalMs);
+        if (!this.fatal) this.heartbeatSoon(this.acknowledge ? 0 : this.heartbeatIntervalMs);
+        this.acknowledge = false;
       });
     return this.inFlight;
   }
@@ -179,7 +182,7 @@ export class ConsumerProtocolMembership {
     this.joined = true;
     if (resp.heartbeatIntervalMs > 0) this.heartbeatIntervalMs = resp.heartbeatIntervalMs;
     if (resp.assignment) this.target = new Map(resp.assignment.topicPartitions.map((t) => [t.topicId, [...t.partitions]]));
-    if (this.target && (await this.reconcile())) this.heartbeatSoon(0); // acknowledge at once
+    if (this.target && (await this.reconcile())) this.acknowledge = true;
   }
 
   /** Releases everything (no commit: the epoch is stale) and joins again under the same id. */
@@ -189,6 +192,7 @@ export class ConsumerProtocolMembership {
     this.target = null;
     const owned = this.hooks.owned();
     if (owned.length > 0) await this.hooks.onLost(owned);
+    this.acknowledge = true; // rejoin at once
   }
 
   /**
