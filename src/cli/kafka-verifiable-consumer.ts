@@ -105,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
   if (!bootstrap) throw new CliError('missing required argument --bootstrap-server (see --help)');
   if (!o.topic) throw new CliError('missing required argument --topic (see --help)');
   if (!o.groupId) throw new CliError('missing required argument --group-id (see --help)');
-  if (!['classic', 'consumer'].includes(o.groupProtocol.toLowerCase())) throw new CliError(`--group-protocol must be classic or consumer, got "${o.groupProtocol}"`);
+  if (!/^(classic|consumer)$/i.test(o.groupProtocol)) throw new CliError(`--group-protocol must be classic or consumer, got "${o.groupProtocol}"`);
   if (!['earliest', 'latest', 'none'].includes(o.resetPolicy)) throw new CliError(`--reset-policy must be earliest, latest or none, got "${o.resetPolicy}"`);
   if (!/^\d+$/.test(o.maxMessages.replace(/^-1$/, '0'))) throw new CliError(`--max-messages must be an integer, got "${o.maxMessages}"`);
   if (!/^\d+$/.test(o.sessionTimeout)) throw new CliError(`--session-timeout must be a number of ms, got "${o.sessionTimeout}"`);

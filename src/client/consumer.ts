@@ -3,7 +3,8 @@
  * partitions), then `poll()` or `for await (const r of consumer)`. Positions start at the
  * group's committed offset, else at `autoOffsetReset`. With a group and auto-commit, positions
  * are committed every `autoCommitIntervalMs` (even when unchanged, as Kafka does), before a
- * rebalance takes partitions away, and on close.
+ * rebalance takes partitions away, and on close. `groupProtocol: 'consumer'` makes it a KIP-848
+ * group member (group/consumer-protocol-membership.ts) instead of a classic one.
  */
 import { Cluster, type ClientOptions } from './cluster.js';
 import { KafkaError } from './errors.js';
@@ -80,31 +81,12 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
       isolationLevel: options.isolationLevel === 'read_committed' ? 1 : 0,
     });
     this.autoCommit = (options.enableAutoCommit ?? true) && options.groupId !== undefined;
-    this.membership = !options.groupId
-      ? null
-      : options.groupProtocol === 'consumer'
-        ? new ConsumerProtocolMembership(
-            this.cluster,
-            {
-              groupId: options.groupId,
-              groupInstanceId: options.groupInstanceId ?? null,
-              rebalanceTimeoutMs: options.maxPollIntervalMs ?? 300000,
-              remoteAssignor: options.groupRemoteAssignor ?? null,
-              rackId: options.clientRack ?? null,
-            },
-            {
-              subscription: () => this.subscribedTopics,
-              regex: () => this.pattern?.source ?? null,
-              owned: () => this.assigned,
-              onRevoked: (tps) => this.revoke(tps),
-              onLost: (tps) => this.lose(tps),
-              onAssigned: (tps) => this.assignFromGroup(tps),
-            },
-          )
-        : new GroupMembership(
+    const classicGroupId = options.groupProtocol === 'consumer' ? undefined : options.groupId;
+    this.membership = classicGroupId
+      ? new GroupMembership(
           this.cluster,
           {
-            groupId: options.groupId,
+            groupId: classicGroupId,
             groupInstanceId: options.groupInstanceId ?? null,
             sessionTimeoutMs: options.sessionTimeoutMs ?? 45000,
             rebalanceTimeoutMs: options.maxPollIntervalMs ?? 300000,
@@ -121,9 +103,29 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
               return new Map([...md].filter(([, t]) => t.errorCode === 0).map(([name, t]) => [name, t.partitions.length]));
             },
           },
-        );
+        )
+      : this.consumerProtocolMembership();
     this.cluster.stats.assignedPartitions = () => this.fetcher.states.size;
     this.telemetry = startClientTelemetry('consumer', this.cluster, options, options.groupId ? { group_id: options.groupId } : {});
+  }
+
+  /** group.protocol=consumer: KIP-848 membership (group/consumer-protocol-membership.ts). */
+  private consumerProtocolMembership(): ConsumerProtocolMembership | null {
+    const o = this.options;
+    if (!o.groupId) return null;
+    const settings = { groupId: o.groupId, groupInstanceId: o.groupInstanceId ?? null, rebalanceTimeoutMs: o.maxPollIntervalMs ?? 300000 };
+    return new ConsumerProtocolMembership(
+      this.cluster,
+      { ...settings, remoteAssignor: o.groupRemoteAssignor ?? null, rackId: o.clientRack ?? null },
+      {
+        subscription: () => this.subscribedTopics,
+        regex: () => this.pattern?.source ?? null,
+        owned: () => this.assigned,
+        onRevoked: (tps) => this.revoke(tps),
+        onLost: (tps) => this.lose(tps),
+        onAssigned: (tps) => this.assignFromGroup(tps),
+      },
+    );
   }
 
   get groupId(): string | undefined {
@@ -308,7 +310,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     await this.rebalanceListener?.onPartitionsRevoked?.(tps);
   }
 
-  /** Partitions lost by fencing: no commit (it would be refused); the listener hears a revocation, as Java's default onPartitionsLost. */
+  /** Lost by fencing: no commit (it would be refused); the listener hears them revoked (Java's default onPartitionsLost). */
   private async lose(tps: TopicPartition[]): Promise<void> {
     const gone = new Set(tps.map((tp) => tpKey(tp.topic, tp.partition)));
     this.setAssigned(this.assigned.filter((tp) => !gone.has(tpKey(tp.topic, tp.partition))));

@@ -12,7 +12,23 @@ import { join } from 'node:path';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { run } from '../helpers/run.js';
 import { Admin, Consumer, Producer, type ConsumerRecord } from '../../src/client/index.js';
-import type { ConsumerOptions } from '../../src/client/consumer.js';
+import type { ConsumerOptions, TopicPartition } from '../../src/client/consumer.js';
+import { Api, type ApiDef } from '../../src/client/apis.js';
+import {
+  ConsumerGroupDescribeRequestCodec,
+  ConsumerGroupDescribeResponseCodec,
+  type ConsumerGroupDescribeRequest,
+  type ConsumerGroupDescribeResponse,
+} from '../../src/protocol/messages/index.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+
+const ConsumerGroupDescribe: ApiDef<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> = {
+  apiKey: 69,
+  name: 'ConsumerGroupDescribe',
+  request: ConsumerGroupDescribeRequestCodec,
+  response: ConsumerGroupDescribeResponseCodec,
+  clientMax: 1,
+};
 
 const SESSION_TIMEOUT_MS = 1500;
 let b: TestBroker;
@@ -133,7 +149,11 @@ test('three members over six partitions: one closes, one is dropped; no record l
     assert.deepEqual(missing, []);
     assert.equal(total(), 6);
     assert.deepEqual(problems, []);
-    await until(() => [...ends].every(([p, end]) => committed.get(p) === end), 10000, `offsets committed up to the end ${JSON.stringify([...ends].map(([p, e]) => [p, String(e), String(committed.get(p))]))}`);
+    await until(
+      () => [...ends].every(([p, end]) => committed.get(p) === end),
+      10000,
+      `offsets committed up to the end ${JSON.stringify([...ends].map(([p, e]) => [p, String(e), String(committed.get(p))]))}`,
+    );
     assert.equal(ends.size, 6);
     assert.deepEqual(problems, []);
   } finally {
@@ -169,14 +189,71 @@ test('a regex subscription picks up a topic created later', { timeout: 30000 }, 
     await admin.createTopics([{ name: 'rx-b', numPartitions: 2, replicationFactor: 1 }]);
     await producer.send({ topic: 'rx-b', partition: 1, value: 'b' });
     await pollUntil('rx-b:b');
-    assert.deepEqual(c.assignment().map((tp) => `${tp.topic}-${tp.partition}`).sort(), ['rx-a-0', 'rx-b-0', 'rx-b-1']);
+    assert.deepEqual(
+      c
+        .assignment()
+        .map((tp) => `${tp.topic}-${tp.partition}`)
+        .sort(),
+      ['rx-a-0', 'rx-b-0', 'rx-b-1'],
+    );
   } finally {
     await c.close();
     await producer.close();
   }
 });
 
-test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --consumer.config)', { timeout: 60000 }, async () => {
+test('a member removed behind its back (UNKNOWN_MEMBER_ID) drops its partitions uncommitted and rejoins', { timeout: 30000 }, async () => {
+  await admin.createTopics([{ name: 'fence', numPartitions: 2, replicationFactor: 1 }]);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  const c = new Consumer(memberOptions('g848-fence'));
+  const events: string[] = [];
+  const got = new Set<string>();
+  const names = (tps: TopicPartition[]) =>
+    tps
+      .map((tp) => tp.partition)
+      .sort()
+      .join(',');
+  const pollUntil = async (pred: () => boolean, what: string) => {
+    const deadline = Date.now() + 10000;
+    while (!pred()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not reached; events ${events.join(' ')}`);
+      for (const r of await c.poll(100)) got.add(r.value!.toString());
+    }
+  };
+  try {
+    c.subscribe(['fence'], {
+      onPartitionsRevoked: (tps) => void events.push(`revoked:${names(tps)}`),
+      onPartitionsAssigned: (tps) => void events.push(`assigned:${names(tps)}`),
+    });
+    await producer.send({ topic: 'fence', partition: 0, value: 'before' });
+    await pollUntil(() => got.has('before'), 'first record');
+    // Another client leaves in this member's name: the coordinator forgets it.
+    const conn = await admin.cluster.anyConnection();
+    const described = await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-fence'], includeAuthorizedOperations: false });
+    const memberId = described.groups[0]!.members[0]!.memberId;
+    const left = await conn.send(Api.ConsumerGroupHeartbeat, { groupId: 'g848-fence', memberId, memberEpoch: -1, topicPartitions: null });
+    assert.equal(left.errorCode, ErrorCode.NONE);
+    await pollUntil(() => events.filter((e) => e === 'assigned:0,1').length === 2, 'assigned again after rejoining');
+    assert.deepEqual(events, ['assigned:0,1', 'revoked:0,1', 'assigned:0,1']);
+    await producer.send({ topic: 'fence', partition: 1, value: 'after' });
+    await pollUntil(() => got.has('after'), 'a record after rejoining');
+    await c.commitSync();
+    const offsets = await admin.listGroupOffsets('g848-fence');
+    assert.deepEqual(
+      [...offsets.get('fence')!].sort(([a], [b]) => a - b).map(([, o]) => o.offset),
+      [1n, 1n],
+    );
+    const again = await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-fence'], includeAuthorizedOperations: false });
+    assert.equal(again.groups[0]!.members[0]!.memberId, memberId, 'the member keeps its id when it rejoins');
+  } finally {
+    await c.close();
+    await producer.close();
+  }
+});
+
+test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --consumer.config); kafka-verifiable-consumer.sh --group-protocol consumer', {
+  timeout: 60000,
+}, async () => {
   await admin.createTopics([{ name: 'cc', numPartitions: 2, replicationFactor: 1 }]);
   const producer = new Producer({ bootstrapServers: b.bootstrap });
   const dir = await mkdtemp(join(tmpdir(), 'fjord-cc-'));
@@ -184,7 +261,19 @@ test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --c
     await Promise.all(Array.from({ length: 4 }, (_, i) => producer.send({ topic: 'cc', partition: i % 2, value: `v${i}` })));
     const viaFlag = await run(
       'bin/kafka-console-consumer.sh',
-      ['--bootstrap-server', b.bootstrap, '--topic', 'cc', '--group', 'cc-flag', '--from-beginning', '--max-messages', '4', '--consumer-property', 'group.protocol=consumer'],
+      [
+        '--bootstrap-server',
+        b.bootstrap,
+        '--topic',
+        'cc',
+        '--group',
+        'cc-flag',
+        '--from-beginning',
+        '--max-messages',
+        '4',
+        '--consumer-property',
+        'group.protocol=consumer',
+      ],
       { timeoutMs: 30000 },
     );
     assert.equal(viaFlag.code, 0, viaFlag.stderr);
@@ -203,8 +292,40 @@ test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --c
     for (const g of ['cc-flag', 'cc-file']) {
       assert.equal(groups.find((x) => x.groupId === g)?.type, 'Consumer', `${g}: ${JSON.stringify(groups)}`);
       const offsets = await admin.listGroupOffsets(g);
-      assert.deepEqual([...offsets.get('cc')!.values()].map((o) => o.offset), [2n, 2n]);
+      assert.deepEqual(
+        [...offsets.get('cc')!.values()].map((o) => o.offset),
+        [2n, 2n],
+      );
     }
+    const verifiable = await run(
+      'bin/kafka-verifiable-consumer.sh',
+      [
+        '--bootstrap-server',
+        b.bootstrap,
+        '--topic',
+        'cc',
+        '--group-id',
+        'vg848',
+        '--group-protocol',
+        'consumer',
+        '--group-remote-assignor',
+        'range',
+        '--max-messages',
+        '4',
+      ],
+      { timeoutMs: 30000 },
+    );
+    assert.equal(verifiable.code, 0, verifiable.stderr);
+    const events = verifiable.stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { name: string; partitions?: { count?: number }[] });
+    assert.equal(events.find((e) => e.name === 'partitions_assigned')?.partitions?.length, 2);
+    assert.equal(
+      events.filter((e) => e.name === 'records_consumed').reduce((n, e) => n + (e.partitions ?? []).reduce((m, p) => m + (p.count ?? 0), 0), 0),
+      4,
+    );
+    assert.equal(events.at(-1)?.name, 'shutdown_complete');
     const bad = await run('bin/kafka-console-consumer.sh', ['--bootstrap-server', b.bootstrap, '--topic', 'cc', '--consumer-property', 'group.protocol=nope'], {
       timeoutMs: 30000,
     });

@@ -58,7 +58,7 @@ export interface ConsumerProtocolHooks {
 
 export class ConsumerProtocolMembership {
   /** Made by the client (ConsumerGroupHeartbeat v1) and kept for the member's whole life. */
-  readonly memberId = randomUuid();
+  memberId = randomUuid();
   memberEpoch = JOIN_EPOCH;
   private joined = false;
   private heartbeatIntervalMs = 3000;
@@ -83,8 +83,9 @@ export class ConsumerProtocolMembership {
     return this.joined && this.memberEpoch > 0 ? this.memberEpoch : -1;
   }
 
+  /** Auto-commit waits while a revocation is in progress (a topic id not resolved yet does not hold it up). */
   get isStable(): boolean {
-    return this.joined && !this.reconciling && this.target === null;
+    return this.joined && !this.reconciling;
   }
 
   /** The subscription changed: the next heartbeat, sent at once, carries it. */
@@ -113,13 +114,8 @@ export class ConsumerProtocolMembership {
     if (!this.joined) return;
     this.joined = false;
     const epoch = this.options.groupInstanceId !== null ? STATIC_LEAVE_EPOCH : LEAVE_EPOCH;
-    await sendToCoordinator(
-      this.cluster,
-      this.options.groupId,
-      Api.ConsumerGroupHeartbeat,
-      { ...this.request(), memberEpoch: epoch, topicPartitions: null },
-      (r) => r.errorCode,
-    ).catch(() => undefined);
+    const leaving = { groupId: this.options.groupId, memberId: this.memberId, memberEpoch: epoch, instanceId: this.options.groupInstanceId };
+    await sendToCoordinator(this.cluster, this.options.groupId, Api.ConsumerGroupHeartbeat, leaving, (r) => r.errorCode).catch(() => undefined);
   }
 
   private clearTimer(): void {
@@ -170,7 +166,6 @@ export class ConsumerProtocolMembership {
   private async heartbeatOnce(): Promise<void> {
     if (this.stopped) return;
     const resp = await sendToCoordinator(this.cluster, this.options.groupId, Api.ConsumerGroupHeartbeat, this.request(), (r) => r.errorCode);
-    if (this.stopped) return;
     if (FENCED.has(resp.errorCode)) {
       await this.fenced();
       return;
@@ -178,8 +173,11 @@ export class ConsumerProtocolMembership {
     if (resp.errorCode !== ErrorCode.NONE) {
       throw new KafkaError(resp.errorCode, `heartbeat of group ${this.options.groupId} failed${resp.errorMessage ? `: ${resp.errorMessage}` : ''}`);
     }
+    // Recorded even when closing meanwhile: a join that landed must be followed by a leave.
     this.memberEpoch = resp.memberEpoch;
+    this.memberId = resp.memberId ?? this.memberId;
     this.joined = true;
+    if (this.stopped) return;
     if (resp.heartbeatIntervalMs > 0) this.heartbeatIntervalMs = resp.heartbeatIntervalMs;
     if (resp.assignment) this.target = new Map(resp.assignment.topicPartitions.map((t) => [t.topicId, [...t.partitions]]));
     if (this.target && (await this.reconcile())) this.acknowledge = true;
@@ -188,6 +186,7 @@ export class ConsumerProtocolMembership {
   /** Releases everything (no commit: the epoch is stale) and joins again under the same id. */
   private async fenced(): Promise<void> {
     this.joined = false;
+    if (this.stopped) return;
     this.memberEpoch = JOIN_EPOCH;
     this.target = null;
     const owned = this.hooks.owned();
