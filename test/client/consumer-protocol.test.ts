@@ -251,6 +251,28 @@ test('a member removed behind its back (UNKNOWN_MEMBER_ID) drops its partitions 
   }
 });
 
+test('a static member (group.instance.id) leaves with epoch -2: kept for its successor', { timeout: 30000 }, async () => {
+  await admin.createTopics([{ name: 'static', numPartitions: 2, replicationFactor: 1 }]);
+  const first = new Consumer({ ...memberOptions('g848-static'), groupInstanceId: 'i1' });
+  const second = new Consumer({ ...memberOptions('g848-static'), groupInstanceId: 'i1' });
+  try {
+    first.subscribe(['static']);
+    await until(async () => (await first.poll(50), first.assignment().length === 2), 10000, 'the static member assigned');
+    await first.close();
+    const conn = await admin.cluster.anyConnection();
+    const described = await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-static'], includeAuthorizedOperations: false });
+    assert.deepEqual(
+      described.groups[0]!.members.map((m) => [m.instanceId, m.memberEpoch]),
+      [['i1', -2]],
+    );
+    second.subscribe(['static']);
+    await until(async () => (await second.poll(50), second.assignment().length === 2), 10000, 'the successor takes the partitions');
+  } finally {
+    await first.close();
+    await second.close();
+  }
+});
+
 test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --consumer.config); kafka-verifiable-consumer.sh --group-protocol consumer', {
   timeout: 60000,
 }, async () => {
