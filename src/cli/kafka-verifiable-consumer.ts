@@ -86,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--bootstrap-server <servers>', 'REQUIRED: the server(s) to connect to, HOST1:PORT1,HOST2:PORT2')
     .option('--broker-list <servers>', 'DEPRECATED, use --bootstrap-server')
     .option('--topic <topic>', 'REQUIRED: consume messages from this topic')
-    .option('--group-protocol <protocol>', 'group protocol: classic (consumer is not supported by this broker)', 'classic')
+    .option('--group-protocol <protocol>', 'group protocol: classic or consumer (KIP-848)', 'classic')
     .option('--group-remote-assignor <name>', 'group remote assignor (consumer protocol only)')
     .option('--group-id <id>', 'REQUIRED: the group id shared among members of the consumer group')
     .option('--group-instance-id <id>', 'a unique identifier of the consumer instance (static membership)')
@@ -105,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
   if (!bootstrap) throw new CliError('missing required argument --bootstrap-server (see --help)');
   if (!o.topic) throw new CliError('missing required argument --topic (see --help)');
   if (!o.groupId) throw new CliError('missing required argument --group-id (see --help)');
-  if (o.groupProtocol.toLowerCase() !== 'classic') throw new CliError(`--group-protocol ${o.groupProtocol} is not supported; use classic`);
+  if (!/^(classic|consumer)$/i.test(o.groupProtocol)) throw new CliError(`--group-protocol must be classic or consumer, got "${o.groupProtocol}"`);
   if (!['earliest', 'latest', 'none'].includes(o.resetPolicy)) throw new CliError(`--reset-policy must be earliest, latest or none, got "${o.resetPolicy}"`);
   if (!/^\d+$/.test(o.maxMessages.replace(/^-1$/, '0'))) throw new CliError(`--max-messages must be an integer, got "${o.maxMessages}"`);
   if (!/^\d+$/.test(o.sessionTimeout)) throw new CliError(`--session-timeout must be a number of ms, got "${o.sessionTimeout}"`);
@@ -118,6 +118,8 @@ async function main(argv: string[]): Promise<number> {
   props.set('enable.auto.commit', o.enableAutocommit ? 'true' : 'false');
   props.set('session.timeout.ms', o.sessionTimeout);
   props.set('partition.assignment.strategy', o.assignmentStrategy);
+  props.set('group.protocol', o.groupProtocol.toLowerCase());
+  if (o.groupRemoteAssignor) props.set('group.remote.assignor', o.groupRemoteAssignor);
   const options = consumerOptionsFrom(props, bootstrap);
   const consumer = closeAtExit(new Consumer({ ...options, clientId: options.clientId ?? 'verifiable-consumer' }));
 

@@ -58,6 +58,7 @@ export const Api = {
   DescribeProducers: api(61, m.DescribeProducersRequestCodec, m.DescribeProducersResponseCodec),
   DescribeTransactions: api(65, m.DescribeTransactionsRequestCodec, m.DescribeTransactionsResponseCodec),
   ListTransactions: api(66, m.ListTransactionsRequestCodec, m.ListTransactionsResponseCodec),
+  ConsumerGroupHeartbeat: api(68, m.ConsumerGroupHeartbeatRequestCodec, m.ConsumerGroupHeartbeatResponseCodec),
   DescribeTopicPartitions: api(75, m.DescribeTopicPartitionsRequestCodec, m.DescribeTopicPartitionsResponseCodec),
   // KIP-714 client telemetry (src/client/telemetry/) and its tool (kafka-client-metrics).
   GetTelemetrySubscriptions: api(71, m.GetTelemetrySubscriptionsRequestCodec, m.GetTelemetrySubscriptionsResponseCodec),

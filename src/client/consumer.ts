@@ -3,7 +3,8 @@
  * partitions), then `poll()` or `for await (const r of consumer)`. Positions start at the
  * group's committed offset, else at `autoOffsetReset`. With a group and auto-commit, positions
  * are committed every `autoCommitIntervalMs` (even when unchanged, as Kafka does), before a
- * rebalance takes partitions away, and on close.
+ * rebalance takes partitions away, and on close. `groupProtocol: 'consumer'` makes it a KIP-848
+ * group member (group/consumer-protocol-membership.ts) instead of a classic one.
  */
 import { Cluster, type ClientOptions } from './cluster.js';
 import { KafkaError } from './errors.js';
@@ -12,6 +13,7 @@ import { Fetcher, type ConsumerRecord } from './fetcher.js';
 import { startClientTelemetry, type ClientTelemetry } from './telemetry/client-telemetry.js';
 import { assignorByName } from './group/assignors.js';
 import { GroupMembership } from './group/membership.js';
+import { ConsumerProtocolMembership } from './group/consumer-protocol-membership.js';
 import { tpKey } from '../common/partition-keys.js';
 import { commitOffsets, fetchCommittedOffsets, type OffsetAndMetadata, type TopicPartition } from './group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from './list-offsets.js';
@@ -27,6 +29,12 @@ export interface RebalanceListener {
 export interface ConsumerOptions extends ClientOptions {
   groupId?: string;
   groupInstanceId?: string;
+  /** group.protocol: classic (JoinGroup/SyncGroup, the default) or consumer (KIP-848). */
+  groupProtocol?: 'classic' | 'consumer';
+  /** group.remote.assignor: the server-side assignor asked for with the consumer protocol. */
+  groupRemoteAssignor?: string;
+  /** client.rack: sent to the coordinator for rack-aware assignment (consumer protocol). */
+  clientRack?: string;
   autoOffsetReset?: 'earliest' | 'latest' | 'none';
   /** Default true when a group is set. */
   enableAutoCommit?: boolean;
@@ -50,7 +58,7 @@ export interface ConsumerOptions extends ClientOptions {
 export class Consumer implements AsyncIterable<ConsumerRecord> {
   readonly cluster: Cluster;
   private readonly fetcher: Fetcher;
-  private readonly membership: GroupMembership | null;
+  private readonly membership: GroupMembership | ConsumerProtocolMembership | null;
   private subscribedTopics: string[] = [];
   private pattern: RegExp | null = null;
   private patternCheckedAt = 0;
@@ -73,11 +81,12 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
       isolationLevel: options.isolationLevel === 'read_committed' ? 1 : 0,
     });
     this.autoCommit = (options.enableAutoCommit ?? true) && options.groupId !== undefined;
-    this.membership = options.groupId
+    const classicGroupId = options.groupProtocol === 'consumer' ? undefined : options.groupId;
+    this.membership = classicGroupId
       ? new GroupMembership(
           this.cluster,
           {
-            groupId: options.groupId,
+            groupId: classicGroupId,
             groupInstanceId: options.groupInstanceId ?? null,
             sessionTimeoutMs: options.sessionTimeoutMs ?? 45000,
             rebalanceTimeoutMs: options.maxPollIntervalMs ?? 300000,
@@ -95,9 +104,28 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
             },
           },
         )
-      : null;
+      : this.consumerProtocolMembership();
     this.cluster.stats.assignedPartitions = () => this.fetcher.states.size;
     this.telemetry = startClientTelemetry('consumer', this.cluster, options, options.groupId ? { group_id: options.groupId } : {});
+  }
+
+  /** group.protocol=consumer: KIP-848 membership (group/consumer-protocol-membership.ts). */
+  private consumerProtocolMembership(): ConsumerProtocolMembership | null {
+    const o = this.options;
+    if (!o.groupId) return null;
+    const settings = { groupId: o.groupId, groupInstanceId: o.groupInstanceId ?? null, rebalanceTimeoutMs: o.maxPollIntervalMs ?? 300000 };
+    return new ConsumerProtocolMembership(
+      this.cluster,
+      { ...settings, remoteAssignor: o.groupRemoteAssignor ?? null, rackId: o.clientRack ?? null },
+      {
+        subscription: () => this.subscribedTopics,
+        regex: () => this.pattern?.source ?? null,
+        owned: () => this.assigned,
+        onRevoked: (tps) => this.revoke(tps),
+        onLost: (tps) => this.lose(tps),
+        onAssigned: (tps) => this.assignFromGroup(tps),
+      },
+    );
   }
 
   get groupId(): string | undefined {
@@ -282,6 +310,13 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     await this.rebalanceListener?.onPartitionsRevoked?.(tps);
   }
 
+  /** Lost by fencing: no commit (it would be refused); the listener hears them revoked (Java's default onPartitionsLost). */
+  private async lose(tps: TopicPartition[]): Promise<void> {
+    const gone = new Set(tps.map((tp) => tpKey(tp.topic, tp.partition)));
+    this.setAssigned(this.assigned.filter((tp) => !gone.has(tpKey(tp.topic, tp.partition))));
+    await this.rebalanceListener?.onPartitionsRevoked?.(tps);
+  }
+
   /** A completed rebalance's full assignment: the listener hears what is new to this member. */
   private assignFromGroup(tps: TopicPartition[]): void {
     const had = new Set(this.assigned.map((tp) => tpKey(tp.topic, tp.partition)));
@@ -302,7 +337,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   }
 
   private async updatePatternSubscription(): Promise<void> {
-    if (!this.pattern || !this.membership) return;
+    // The consumer protocol sends the pattern itself: the coordinator resolves it.
+    if (!this.pattern || !this.membership || this.membership instanceof ConsumerProtocolMembership) return;
     const age = this.options.metadataMaxAgeMs ?? 300000;
     if (Date.now() - this.patternCheckedAt < Math.min(age, 30000) && this.patternCheckedAt > 0) return;
     this.patternCheckedAt = Date.now();

@@ -113,10 +113,17 @@ export function consumerOptionsFrom(props: Map<string, string>, bootstrap: strin
   if (isolation !== undefined && isolation !== 'read_committed' && isolation !== 'read_uncommitted') {
     throw new CliError(`isolation.level must be read_committed or read_uncommitted, got "${isolation}"`);
   }
+  const groupProtocol = props.get('group.protocol')?.trim().toLowerCase();
+  if (groupProtocol !== undefined && groupProtocol !== 'classic' && groupProtocol !== 'consumer') {
+    throw new CliError(`group.protocol must be classic or consumer, got "${groupProtocol}"`);
+  }
   return {
     ...clientOptionsFrom(props, bootstrap),
     groupId: props.get('group.id'),
     groupInstanceId: props.get('group.instance.id'),
+    groupProtocol,
+    groupRemoteAssignor: props.get('group.remote.assignor')?.trim(),
+    clientRack: props.get('client.rack')?.trim(),
     autoOffsetReset: reset as ConsumerOptions['autoOffsetReset'],
     enableAutoCommit: bool(props, 'enable.auto.commit'),
     autoCommitIntervalMs: int(props, 'auto.commit.interval.ms'),

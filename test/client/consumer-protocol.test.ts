@@ -1,0 +1,361 @@
+/**
+ * Fjord's consumer with group.protocol=consumer (KIP-848) against one in-process broker:
+ * three members over six partitions with a producer running, one closing and one dropped
+ * without leaving; a regex subscription picking up a topic created later; the console
+ * consumer (bin/, a child process) joining with --consumer-property group.protocol=consumer.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { run } from '../helpers/run.js';
+import { Admin, Consumer, Producer, type ConsumerRecord } from '../../src/client/index.js';
+import type { ConsumerOptions, TopicPartition } from '../../src/client/consumer.js';
+import { Api, type ApiDef } from '../../src/client/apis.js';
+import {
+  ConsumerGroupDescribeRequestCodec,
+  ConsumerGroupDescribeResponseCodec,
+  type ConsumerGroupDescribeRequest,
+  type ConsumerGroupDescribeResponse,
+} from '../../src/protocol/messages/index.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+
+const ConsumerGroupDescribe: ApiDef<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> = {
+  apiKey: 69,
+  name: 'ConsumerGroupDescribe',
+  request: ConsumerGroupDescribeRequestCodec,
+  response: ConsumerGroupDescribeResponseCodec,
+  clientMax: 1,
+};
+
+const SESSION_TIMEOUT_MS = 1500;
+let b: TestBroker;
+let admin: Admin;
+
+before(async () => {
+  b = await startTestBroker({
+    'group.consumer.session.timeout.ms': String(SESSION_TIMEOUT_MS),
+    'group.consumer.min.session.timeout.ms': '1000',
+    'group.consumer.heartbeat.interval.ms': '200',
+    'group.consumer.min.heartbeat.interval.ms': '100',
+  });
+  admin = new Admin({ bootstrapServers: b.bootstrap });
+});
+
+after(async () => {
+  await admin?.close();
+  await b?.stop();
+});
+
+function memberOptions(groupId: string): ConsumerOptions {
+  return { bootstrapServers: b.bootstrap, groupId, groupProtocol: 'consumer', autoOffsetReset: 'earliest', autoCommitIntervalMs: 100 };
+}
+
+async function until(pred: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await pred())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+test('three members over six partitions: one closes, one is dropped; no record lost, never two owners, commits only forward', { timeout: 60000 }, async () => {
+  await admin.createTopics([{ name: 'six', numPartitions: 6, replicationFactor: 1 }]);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  // The member to be dropped gives up on its closed connections quickly when closed at the end.
+  const members = [0, 1, 2].map((i) => new Consumer({ ...memberOptions('g848'), ...(i === 1 ? { requestTimeoutMs: 2000 } : {}) }));
+  const live = new Set(members);
+  const polling = new Set(members);
+  const seen = new Set<string>();
+  /** Per partition, one past the highest offset consumed: where the commits must end. */
+  const ends = new Map<number, bigint>();
+  const problems: string[] = [];
+
+  // Every 20 ms: the assignments the live members report are disjoint.
+  const ownership = setInterval(() => {
+    const owner = new Map<number, number>();
+    for (const [i, c] of members.entries()) {
+      if (!live.has(c)) continue;
+      for (const tp of c.assignment()) {
+        if (owner.has(tp.partition)) problems.push(`partition ${tp.partition} owned by members ${owner.get(tp.partition)} and ${i}`);
+        owner.set(tp.partition, i);
+      }
+    }
+  }, 20);
+  // Committed offsets never go backwards.
+  const committed = new Map<number, bigint>();
+  let checkingCommits = true;
+  const commitWatch = (async () => {
+    while (checkingCommits) {
+      const offsets = await admin.listGroupOffsets('g848').catch(() => null);
+      for (const [p, o] of offsets?.get('six') ?? []) {
+        if (o.offset < (committed.get(p) ?? -1n)) problems.push(`partition ${p}: commit went back from ${committed.get(p)} to ${o.offset}`);
+        committed.set(p, o.offset);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+
+  let producing = true;
+  let produced = 0;
+  const production = (async () => {
+    while (producing) {
+      await Promise.all(Array.from({ length: 6 }, (_, p) => producer.send({ topic: 'six', partition: p, value: String(produced++) })));
+      await new Promise((resolve) => setTimeout(resolve, 10)); // pacing, not synchronisation
+    }
+  })();
+
+  const loops = members.map(async (c) => {
+    c.subscribe(['six']);
+    while (polling.has(c)) {
+      const records: ConsumerRecord[] = await c.poll(100).catch((err: Error) => {
+        problems.push(`member ${members.indexOf(c)}: poll failed: ${err.message}`);
+        polling.delete(c);
+        return [];
+      });
+      for (const r of records) {
+        seen.add(r.value!.toString());
+        if (r.offset + 1n > (ends.get(r.partition) ?? 0n)) ends.set(r.partition, r.offset + 1n);
+      }
+    }
+  });
+  const total = () => members.filter((c) => live.has(c)).reduce((n, c) => n + c.assignment().length, 0);
+  let droppedClosing: Promise<void> = Promise.resolve();
+  try {
+    await until(() => members.every((c) => c.assignment().length === 2), 15000, 'three members with two partitions each');
+
+    polling.delete(members[0]!);
+    await loops[0];
+    await members[0]!.close();
+    live.delete(members[0]!);
+    await until(() => members[1]!.assignment().length === 3 && members[2]!.assignment().length === 3, 10000, 'the closed member partitions taken over');
+
+    // Dropped: stops polling and its connections go, with no leave; the session timeout removes it.
+    polling.delete(members[1]!);
+    await loops[1];
+    await members[1]!.cluster.close();
+    live.delete(members[1]!);
+    const droppedAt = Date.now();
+    await until(() => members[2]!.assignment().length === 6, SESSION_TIMEOUT_MS + 10000, 'the dropped member partitions taken over');
+    assert.ok(Date.now() - droppedAt >= SESSION_TIMEOUT_MS - 200, 'a dropped member keeps its partitions until its session times out');
+    droppedClosing = members[1]!.close();
+
+    producing = false;
+    await production;
+    await until(() => seen.size === produced, 15000, `all ${produced} records consumed`);
+    const missing = Array.from({ length: produced }, (_, i) => String(i)).filter((v) => !seen.has(v));
+    assert.deepEqual(missing, []);
+    assert.equal(total(), 6);
+    assert.deepEqual(problems, []);
+    await until(
+      () => [...ends].every(([p, end]) => committed.get(p) === end),
+      10000,
+      `offsets committed up to the end ${JSON.stringify([...ends].map(([p, e]) => [p, String(e), String(committed.get(p))]))}`,
+    );
+    assert.equal(ends.size, 6);
+    assert.deepEqual(problems, []);
+  } finally {
+    producing = false;
+    checkingCommits = false;
+    clearInterval(ownership);
+    polling.clear();
+    await Promise.allSettled(loops);
+    await production.catch(() => undefined);
+    await commitWatch;
+    await droppedClosing;
+    for (const c of members) await c.close();
+    await producer.close();
+  }
+});
+
+test('a regex subscription picks up a topic created later', { timeout: 30000 }, async () => {
+  await admin.createTopics([{ name: 'rx-a', numPartitions: 1, replicationFactor: 1 }]);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  const c = new Consumer(memberOptions('g848-rx'));
+  const got = new Set<string>();
+  try {
+    await producer.send({ topic: 'rx-a', partition: 0, value: 'a' });
+    c.subscribe(/rx-.*/);
+    const pollUntil = async (value: string) => {
+      const deadline = Date.now() + 15000;
+      while (!got.has(value)) {
+        if (Date.now() > deadline) throw new Error(`record ${value} not consumed; assignment ${JSON.stringify(c.assignment())}`);
+        for (const r of await c.poll(100)) got.add(`${r.topic}:${r.value!.toString()}`);
+      }
+    };
+    await pollUntil('rx-a:a');
+    await admin.createTopics([{ name: 'rx-b', numPartitions: 2, replicationFactor: 1 }]);
+    await producer.send({ topic: 'rx-b', partition: 1, value: 'b' });
+    await pollUntil('rx-b:b');
+    assert.deepEqual(
+      c
+        .assignment()
+        .map((tp) => `${tp.topic}-${tp.partition}`)
+        .sort(),
+      ['rx-a-0', 'rx-b-0', 'rx-b-1'],
+    );
+  } finally {
+    await c.close();
+    await producer.close();
+  }
+});
+
+test('a member removed behind its back (UNKNOWN_MEMBER_ID) drops its partitions uncommitted and rejoins', { timeout: 30000 }, async () => {
+  await admin.createTopics([{ name: 'fence', numPartitions: 2, replicationFactor: 1 }]);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  const c = new Consumer(memberOptions('g848-fence'));
+  const events: string[] = [];
+  const got = new Set<string>();
+  const names = (tps: TopicPartition[]) =>
+    tps
+      .map((tp) => tp.partition)
+      .sort()
+      .join(',');
+  const pollUntil = async (pred: () => boolean, what: string) => {
+    const deadline = Date.now() + 10000;
+    while (!pred()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not reached; events ${events.join(' ')}`);
+      for (const r of await c.poll(100)) got.add(r.value!.toString());
+    }
+  };
+  try {
+    c.subscribe(['fence'], {
+      onPartitionsRevoked: (tps) => void events.push(`revoked:${names(tps)}`),
+      onPartitionsAssigned: (tps) => void events.push(`assigned:${names(tps)}`),
+    });
+    await producer.send({ topic: 'fence', partition: 0, value: 'before' });
+    await pollUntil(() => got.has('before'), 'first record');
+    // Another client leaves in this member's name: the coordinator forgets it.
+    const conn = await admin.cluster.anyConnection();
+    const described = await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-fence'], includeAuthorizedOperations: false });
+    const memberId = described.groups[0]!.members[0]!.memberId;
+    const left = await conn.send(Api.ConsumerGroupHeartbeat, { groupId: 'g848-fence', memberId, memberEpoch: -1, topicPartitions: null });
+    assert.equal(left.errorCode, ErrorCode.NONE);
+    await pollUntil(() => events.filter((e) => e === 'assigned:0,1').length === 2, 'assigned again after rejoining');
+    assert.deepEqual(events, ['assigned:0,1', 'revoked:0,1', 'assigned:0,1']);
+    await producer.send({ topic: 'fence', partition: 1, value: 'after' });
+    await pollUntil(() => got.has('after'), 'a record after rejoining');
+    await c.commitSync();
+    const offsets = await admin.listGroupOffsets('g848-fence');
+    assert.deepEqual(
+      [...offsets.get('fence')!].sort(([a], [b]) => a - b).map(([, o]) => o.offset),
+      [1n, 1n],
+    );
+    const again = await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-fence'], includeAuthorizedOperations: false });
+    assert.equal(again.groups[0]!.members[0]!.memberId, memberId, 'the member keeps its id when it rejoins');
+  } finally {
+    await c.close();
+    await producer.close();
+  }
+});
+
+test('a static member (group.instance.id) leaves with epoch -2: kept for its successor', { timeout: 30000 }, async () => {
+  await admin.createTopics([{ name: 'static', numPartitions: 2, replicationFactor: 1 }]);
+  const first = new Consumer({ ...memberOptions('g848-static'), groupInstanceId: 'i1' });
+  const second = new Consumer({ ...memberOptions('g848-static'), groupInstanceId: 'i1' });
+  try {
+    first.subscribe(['static']);
+    await until(async () => (await first.poll(50), first.assignment().length === 2), 10000, 'the static member assigned');
+    await first.close();
+    const conn = await admin.cluster.anyConnection();
+    const described = await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-static'], includeAuthorizedOperations: false });
+    assert.deepEqual(
+      described.groups[0]!.members.map((m) => [m.instanceId, m.memberEpoch]),
+      [['i1', -2]],
+    );
+    second.subscribe(['static']);
+    await until(async () => (await second.poll(50), second.assignment().length === 2), 10000, 'the successor takes the partitions');
+  } finally {
+    await first.close();
+    await second.close();
+  }
+});
+
+test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --consumer.config); kafka-verifiable-consumer.sh --group-protocol consumer', {
+  timeout: 60000,
+}, async () => {
+  await admin.createTopics([{ name: 'cc', numPartitions: 2, replicationFactor: 1 }]);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  const dir = await mkdtemp(join(tmpdir(), 'fjord-cc-'));
+  try {
+    await Promise.all(Array.from({ length: 4 }, (_, i) => producer.send({ topic: 'cc', partition: i % 2, value: `v${i}` })));
+    const viaFlag = await run(
+      'bin/kafka-console-consumer.sh',
+      [
+        '--bootstrap-server',
+        b.bootstrap,
+        '--topic',
+        'cc',
+        '--group',
+        'cc-flag',
+        '--from-beginning',
+        '--max-messages',
+        '4',
+        '--consumer-property',
+        'group.protocol=consumer',
+      ],
+      { timeoutMs: 30000 },
+    );
+    assert.equal(viaFlag.code, 0, viaFlag.stderr);
+    assert.deepEqual(viaFlag.stdout.trim().split('\n').sort(), ['v0', 'v1', 'v2', 'v3']);
+    const config = join(dir, 'consumer.properties');
+    await writeFile(config, 'group.protocol=consumer\ngroup.remote.assignor=range\n');
+    const viaFile = await run(
+      'bin/kafka-console-consumer.sh',
+      ['--bootstrap-server', b.bootstrap, '--topic', 'cc', '--group', 'cc-file', '--from-beginning', '--max-messages', '4', '--consumer.config', config],
+      { timeoutMs: 30000 },
+    );
+    assert.equal(viaFile.code, 0, viaFile.stderr);
+    assert.equal(viaFile.stdout.trim().split('\n').length, 4);
+    // Both groups are consumer-protocol groups, with their offsets committed on close.
+    const groups = await admin.listGroups();
+    for (const g of ['cc-flag', 'cc-file']) {
+      assert.equal(groups.find((x) => x.groupId === g)?.type, 'Consumer', `${g}: ${JSON.stringify(groups)}`);
+      const offsets = await admin.listGroupOffsets(g);
+      assert.deepEqual(
+        [...offsets.get('cc')!.values()].map((o) => o.offset),
+        [2n, 2n],
+      );
+    }
+    const verifiable = await run(
+      'bin/kafka-verifiable-consumer.sh',
+      [
+        '--bootstrap-server',
+        b.bootstrap,
+        '--topic',
+        'cc',
+        '--group-id',
+        'vg848',
+        '--group-protocol',
+        'consumer',
+        '--group-remote-assignor',
+        'range',
+        '--max-messages',
+        '4',
+      ],
+      { timeoutMs: 30000 },
+    );
+    assert.equal(verifiable.code, 0, verifiable.stderr);
+    const events = verifiable.stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { name: string; partitions?: { count?: number }[] });
+    assert.equal(events.find((e) => e.name === 'partitions_assigned')?.partitions?.length, 2);
+    assert.equal(
+      events.filter((e) => e.name === 'records_consumed').reduce((n, e) => n + (e.partitions ?? []).reduce((m, p) => m + (p.count ?? 0), 0), 0),
+      4,
+    );
+    assert.equal(events.at(-1)?.name, 'shutdown_complete');
+    const bad = await run('bin/kafka-console-consumer.sh', ['--bootstrap-server', b.bootstrap, '--topic', 'cc', '--consumer-property', 'group.protocol=nope'], {
+      timeoutMs: 30000,
+    });
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /group\.protocol must be classic or consumer/);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+  } finally {
+    await producer.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
