@@ -3,7 +3,7 @@
  * (router and connection), the three histogram updates of the router, the connection's four,
  * the requests counter and the error-code walk of a response, for a one-partition Produce
  * answer and a 100-partition Fetch answer. Prints ns per request, the error-code walk alone
- * (the walk generated per schema, src/server/metrics/response-error-walks.ts, against the
+ * (the walk generated per schema, src/server/metrics/response-error-walks.gen.ts, against the
  * generic for…in walk it replaced), and the minor garbage collections each loop caused (0: the
  * loop allocates nothing that survives to a scavenge, i.e. nothing per request). Compare with a
  * request's whole cost on the broker (tens of microseconds for a small produce).

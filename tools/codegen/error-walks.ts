@@ -1,5 +1,5 @@
 /**
- * Generates src/server/metrics/response-error-walks.ts from the committed protocol schema
+ * Generates src/server/metrics/response-error-walks.gen.ts from the committed protocol schema
  * (src/protocol/messages/schema.json): for each API, a function that visits exactly the
  * errorCode fields of its response (and only the arrays and structs that lead to one), for the
  * request metrics' errors by code. A walk written out per schema reads each field by name, so V8
@@ -15,7 +15,7 @@ import { SCHEMA_PATH, parseSchema } from './schema.js';
 import type { FieldModel, MessageModel, StructModel } from './spec.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const ERROR_WALKS_PATH = 'src/server/metrics/response-error-walks.ts';
+export const ERROR_WALKS_PATH = 'src/server/metrics/response-error-walks.gen.ts';
 /** Highest code counted: request-stats.ts keeps codes -1 .. ERROR_SLOTS - 2 (ERROR_SLOTS = 160). */
 const MAX_CODE = 158;
 

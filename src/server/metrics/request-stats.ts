@@ -17,7 +17,7 @@
  * - total: from the frame's last bytes arriving to the answer handed to the socket.
  */
 
-import { RESPONSE_ERROR_WALKS } from './response-error-walks.js';
+import { RESPONSE_ERROR_WALKS } from './response-error-walks.gen.js';
 
 /** A response as the generated walks read it: its fields by name. */
 type ResponseFields = { readonly [field: string]: unknown };
@@ -128,7 +128,7 @@ export class RequestStats {
 
   /**
    * Counts every errorCode field of a response (Kafka's errorCounts) with the walk generated for
-   * its API's schema (response-error-walks.ts): only the paths that lead to an errorCode.
+   * its API's schema (response-error-walks.gen.ts): only the paths that lead to an errorCode.
    */
   countErrors(apiKey: number, response: object): void {
     if (!RequestStats.valid(apiKey) || apiKey >= RESPONSE_ERROR_WALKS.length) return;

@@ -1,6 +1,6 @@
 /**
  * The generic error-code walk the request metrics used before the walks generated per schema
- * (src/server/metrics/response-error-walks.ts): every `errorCode` number in any object or array
+ * (src/server/metrics/response-error-walks.gen.ts): every `errorCode` number in any object or array
  * of a response, found by enumerating keys. Kept as the reference the generated walks are checked
  * against (request-error-walks.test.ts) and timed against (bench/request-metrics-cost.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * The error-code walks generated per response schema (src/server/metrics/response-error-walks.ts,
+ * The error-code walks generated per response schema (src/server/metrics/response-error-walks.gen.ts,
  * by tools/codegen/error-walks.ts) count exactly what the generic walk counted: for every API's
  * response, a value with every field, array and struct filled, and fast-check values of the
  * response at every version of the schema. The committed file is what the generator writes.
@@ -14,7 +14,7 @@ import { SCHEMA_PATH, parseSchema } from '../../../tools/codegen/schema.js';
 import type { FieldModel, MessageModel, StructModel } from '../../../tools/codegen/spec.js';
 import { structArb, structsOf } from '../../protocol/spec-arbitraries.js';
 import { ERROR_SLOTS, RequestStats } from '../../../src/server/metrics/request-stats.js';
-import { RESPONSE_ERROR_WALKS } from '../../../src/server/metrics/response-error-walks.js';
+import { RESPONSE_ERROR_WALKS } from '../../../src/server/metrics/response-error-walks.gen.js';
 import { countErrorCodesGeneric } from './request-error-walk-generic.js';
 
 const root = resolve(import.meta.dirname, '../../..');
