@@ -10,4 +10,8 @@ npm run --silent build           # node scripts/build.mjs: tsc with the type che
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"
-exec node --import tsx --test --test-concurrency=2 --test-timeout=240000 "${files[@]}"
+# TAP as before on stdout; the failed tests named again at the very end (CI keeps a log's tail).
+exec node --import tsx --test --test-concurrency=2 --test-timeout=240000 \
+  --test-reporter=tap --test-reporter-destination=stdout \
+  --test-reporter=./scripts/failure-summary-reporter.mjs --test-reporter-destination=stdout \
+  "${files[@]}"
