@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings the real peers the tests talk to: Debian's kcat, Python Kafka clients, ZooKeeper, Redis,
-# iperf3, Burrow, Prometheus. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
+# iperf3, Burrow, Prometheus, Chromium. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
 set -euo pipefail
 need=()
 command -v kcat >/dev/null || need+=(kcat)
@@ -13,6 +13,7 @@ command -v lz4 >/dev/null || need+=(lz4)
 command -v zstd >/dev/null || need+=(zstd)
 command -v Burrow >/dev/null || need+=(burrow)
 command -v prometheus >/dev/null && command -v promtool >/dev/null || need+=(prometheus)
+command -v chromium >/dev/null || need+=(chromium)   # the console's browser tests (playwright-core drives it)
 # Every npm package, dev dependencies too: the README's first command (npm ci --omit=dev) leaves
 # those out, and the tests, the linter and tsx are among them.
 node -e 'const p = require("./package.json"); const fs = require("fs");
