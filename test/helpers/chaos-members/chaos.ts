@@ -45,6 +45,7 @@ export interface ChaosOptions {
 export interface ChaosResult {
   acked: number;
   consumed: number;
+  /** Members killed during the chaos (not counting the ones stopped at the end). */
   kills: number;
   starts: number;
   ownershipChanges: number;
@@ -67,9 +68,16 @@ interface Incarnation {
   stderr: string;
 }
 
-interface OwnEvent {
+/** Who reports ownership, as overlaps() needs it. */
+export interface Owner {
+  name: string;
+  /** CLOCK_MONOTONIC ns when it was killed, or null. */
+  killedAt: bigint | null;
+}
+
+export interface OwnEvent {
   ts: bigint;
-  who: Incarnation;
+  who: Owner;
   /** The partitions owned from ts on; null for the kill. */
   partitions: number[] | null;
 }
@@ -179,7 +187,6 @@ export async function runKip848Chaos(opts: ChaosOptions): Promise<ChaosResult> {
     if (process.env.CHAOS_TRACE) process.stderr.write(`${who.killedAt} KILL ${who.name} pid ${who.child.pid}\n`);
     who.child.kill('SIGKILL');
     slots[slot] = null;
-    kills++;
   };
   const explain = () =>
     JSON.stringify({
@@ -247,7 +254,10 @@ export async function runKip848Chaos(opts: ChaosOptions): Promise<ChaosResult> {
       const slot = Math.floor(random() * SLOTS);
       const alive = slots.filter((w) => w !== null).length;
       if (slots[slot] === null) start(slot);
-      else if (alive > 2) kill(slot);
+      else if (alive > 2) {
+        kill(slot);
+        kills++;
+      }
     }
     for (let slot = 0; slot < SLOTS; slot++) if (slots[slot] === null) start(slot);
     producing = false;
@@ -292,8 +302,8 @@ export async function runKip848Chaos(opts: ChaosOptions): Promise<ChaosResult> {
 /** Replays the members' reports in time order: each partition has at most one live owner at a time. */
 export function overlaps(events: readonly OwnEvent[]): string[] {
   const found: string[] = [];
-  const owner = new Map<number, { who: Incarnation; since: bigint }>();
-  const holding = new Map<Incarnation, Set<number>>();
+  const owner = new Map<number, { who: Owner; since: bigint }>();
+  const holding = new Map<Owner, Set<number>>();
   for (const e of [...events].sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : 0))) {
     // A report written after the kill signal went out (the process had not died yet) counts for nothing.
     if (e.partitions !== null && e.who.killedAt !== null && e.ts > e.who.killedAt) continue;
