@@ -39,8 +39,14 @@ test('JSON and classic group-metadata formatters read what a group wrote', { tim
         formatter,
       ]);
 
-    for (const name of ['org.apache.kafka.tools.consumer.OffsetsMessageFormatter', 'kafka.tools.OffsetsMessageFormatter']) {
-      const r = await read(name);
+    // The four reads run at once: each mostly waits out its --timeout-ms. A reader sees the
+    // others' console-consumer-NNNNN groups, which every assertion below filters out.
+    const jsonOffsetsFormatters = ['org.apache.kafka.tools.consumer.OffsetsMessageFormatter', 'kafka.tools.OffsetsMessageFormatter'];
+    const jsonGroupsFormatter = 'org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter';
+    const classicGroupsFormatter = 'kafka.coordinator.group.GroupMetadataManager$GroupMetadataMessageFormatter';
+    const reads = new Map([...jsonOffsetsFormatters, jsonGroupsFormatter, classicGroupsFormatter].map((f) => [f, read(f)]));
+    for (const name of jsonOffsetsFormatters) {
+      const r = await reads.get(name)!;
       assert.equal(r.code, 0, r.stderr);
       const lines = r.stdout.split('\n').filter((l) => l !== '');
       const ours = lines.filter((l) => l.includes('"fmt-group"'));
@@ -55,7 +61,7 @@ test('JSON and classic group-metadata formatters read what a group wrote', { tim
       assert.ok(!lines.some((l) => l.includes('"protocolType"')), 'group metadata records are left out');
     }
 
-    const g = await read('org.apache.kafka.tools.consumer.GroupMetadataMessageFormatter');
+    const g = await reads.get(jsonGroupsFormatter)!;
     assert.equal(g.code, 0, g.stderr);
     const allGroupLines = g.stdout
       .split('\n')
@@ -75,7 +81,7 @@ test('JSON and classic group-metadata formatters read what a group wrote', { tim
     assert.equal(typeof member.subscription, 'string');
     assert.ok(Buffer.from(member.subscription as string, 'base64').length > 0);
 
-    const classic = await read('kafka.coordinator.group.GroupMetadataManager$GroupMetadataMessageFormatter');
+    const classic = await reads.get(classicGroupsFormatter)!;
     assert.equal(classic.code, 0, classic.stderr);
     assert.match(
       classic.stdout,

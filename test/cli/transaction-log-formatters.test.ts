@@ -69,6 +69,9 @@ test('TransactionLogMessageFormatter (JSON and classic) prints what the coordina
         formatter,
       ]);
 
+    // Both reads at once (each mostly waits out its --timeout-ms); the log is complete, nothing writes to it meanwhile.
+    const classicNames = ['kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter'];
+    const classicReads = classicNames.map(read);
     const json = await read('org.apache.kafka.tools.consumer.TransactionLogMessageFormatter');
     assert.equal(json.code, 0, json.stderr);
     const lines = json.stdout
@@ -101,9 +104,8 @@ test('TransactionLogMessageFormatter (JSON and classic) prints what the coordina
     assert.deepEqual(ongoing.data.transactionPartitions, [{ topic: 'tlf', partitionIds: [0, 1] }]);
     assert.equal(ongoing.data.transactionTimeoutMs, 45000);
 
-    const classicNames = ['kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter'];
-    for (const name of classicNames) {
-      const classic = await read(name);
+    for (const classicRead of classicReads) {
+      const classic = await classicRead;
       assert.equal(classic.code, 0, classic.stderr);
       const out = classic.stdout.split('\n').filter((l) => l !== '');
       assert.equal(out.length, lines.length);

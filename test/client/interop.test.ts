@@ -62,7 +62,8 @@ test('a kafkajs consumer in a group reads what the Fjord producer wrote; Fjord r
   const kafka = new Kafka({ brokers: [b.bootstrap], logLevel: logLevel.NOTHING });
   const producer = new Producer({ bootstrapServers: b.bootstrap, compression: 'gzip' });
   const admin = new Admin({ bootstrapServers: b.bootstrap });
-  const kjsConsumer = kafka.consumer({ groupId: 'kjs' });
+  // A short fetch wait: disconnect waits for the fetch in flight (kafkajs's default: 5 s once drained).
+  const kjsConsumer = kafka.consumer({ groupId: 'kjs', maxWaitTimeInMs: 100 });
   const kjsProducer = kafka.producer();
   const consumer = new Consumer({ bootstrapServers: b.bootstrap, groupId: 'fjord', autoOffsetReset: 'earliest' });
   try {

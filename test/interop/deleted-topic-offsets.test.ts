@@ -27,6 +27,27 @@ async function withBrokerDir(fn: (dir: string) => Promise<void>): Promise<void> 
 const kafka = (b: TestBroker) =>
   new kafkajs.Kafka({ clientId: 'fjord-test', brokers: [b.bootstrap], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 5 } });
 
+/**
+ * Commits offsets as kafkajs's admin.setOffsets does (a member joins, pauses the topic, seeks,
+ * and stopping commits the seeks), with a 100 ms fetch wait: the consumer setOffsets makes
+ * waits kafkajs's default 5 s for its one (paused) fetch, and takes no option to shorten it.
+ */
+async function setOffsets(b: TestBroker, groupId: string, topic: string, partitions: { partition: number; offset: string }[]): Promise<void> {
+  const consumer = kafka(b).consumer({ groupId, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      consumer.on(consumer.events.FETCH, () => void consumer.stop().then(resolve, reject));
+      consumer.run({ eachBatchAutoResolve: false, eachBatch: async () => undefined }).catch(reject);
+      consumer.pause([{ topic }]);
+      for (const p of partitions) consumer.seek({ topic, ...p });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
 async function committed(b: TestBroker, groupId: string, topic: string): Promise<string[]> {
   const admin = kafka(b).admin();
   await admin.connect();
@@ -51,16 +72,12 @@ test('kafkajs: offsets of a deleted topic are gone, for the recreated topic and 
         ],
         waitForLeaders: true,
       });
-      await admin.setOffsets({
-        groupId: 'g1',
-        topic: 'doomed',
-        partitions: [
-          { partition: 0, offset: '10' },
-          { partition: 1, offset: '10' },
-        ],
-      });
-      await admin.setOffsets({ groupId: 'g1', topic: 'kept', partitions: [{ partition: 0, offset: '7' }] });
-      await admin.setOffsets({ groupId: 'g2', topic: 'doomed', partitions: [{ partition: 0, offset: '3' }] });
+      await setOffsets(b, 'g1', 'doomed', [
+        { partition: 0, offset: '10' },
+        { partition: 1, offset: '10' },
+      ]);
+      await setOffsets(b, 'g1', 'kept', [{ partition: 0, offset: '7' }]);
+      await setOffsets(b, 'g2', 'doomed', [{ partition: 0, offset: '3' }]);
       assert.deepEqual(await committed(b, 'g1', 'doomed'), ['0:10', '1:10']);
 
       await admin.deleteTopics({ topics: ['doomed'] });

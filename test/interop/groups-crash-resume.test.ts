@@ -10,10 +10,16 @@ import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { kcatProduce } from './kcat-helpers.js';
 import { CONFLUENT_CONSUMER, KAFKAJS_CONSUMER, LineProcess, checkResume, type Consumed } from './groups/crash-helpers.js';
 
+/**
+ * The consumers' session timeout: a killed member is noticed when it expires, so each case waits
+ * it out once. 3 s, half Kafka's minimum (group.min.session.timeout.ms, lowered to match).
+ */
+const SESSION_MS = 3000;
+
 let b: TestBroker;
 let admin: Admin;
 before(async () => {
-  b = await startTestBroker();
+  b = await startTestBroker({ 'group.min.session.timeout.ms': String(SESSION_MS) });
   admin = new Kafka({ brokers: [b.bootstrap], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
 });
@@ -52,7 +58,7 @@ async function crashAndResume(topic: string, groupId: string, count: number, kil
   const committed = await committedOffsets(groupId, topic);
   const second = start();
   try {
-    // The dead member's session (6 s) must expire before the group rebalances to the new one.
+    // The dead member's session (SESSION_MS) must expire before the group rebalances to the new one.
     await second.until(reachedEnd(ends, committed), 90_000, 'the end of every partition');
   } finally {
     await second.kill('SIGKILL');
@@ -69,14 +75,20 @@ test('kafkajs consumer killed with SIGKILL resumes at its committed offsets', { 
     'g-kafkajs',
     900,
     300,
-    () => new LineProcess(process.execPath, ['--import', 'tsx', KAFKAJS_CONSUMER, b.bootstrap, topic, 'g-kafkajs', '5']),
+    () => new LineProcess(process.execPath, ['--import', 'tsx', KAFKAJS_CONSUMER, b.bootstrap, topic, 'g-kafkajs', '5', String(SESSION_MS)]),
   );
 });
 
 test('confluent-kafka consumer killed with SIGKILL resumes at its committed offsets', { timeout: 180_000 }, async (t) => {
   if (!requirePeer(t, 'python3-confluent-kafka')) return;
   const topic = 'resume-confluent';
-  await crashAndResume(topic, 'g-confluent', 900, 300, () => new LineProcess(PYTHON, ['-u', CONFLUENT_CONSUMER, b.bootstrap, topic, 'g-confluent', '5']));
+  await crashAndResume(
+    topic,
+    'g-confluent',
+    900,
+    300,
+    () => new LineProcess(PYTHON, ['-u', CONFLUENT_CONSUMER, b.bootstrap, topic, 'g-confluent', '5', String(SESSION_MS)]),
+  );
 });
 
 test('kcat -G consumer killed with SIGKILL resumes at its committed offsets', { timeout: 180_000 }, async (t) => {
@@ -96,10 +108,13 @@ test('kcat -G consumer killed with SIGKILL resumes at its committed offsets', { 
     '-X',
     'auto.commit.interval.ms=100',
     '-X',
-    'session.timeout.ms=6000',
+    `session.timeout.ms=${SESSION_MS}`,
+    '-X',
+    'heartbeat.interval.ms=1000',
     '-X',
     'max.partition.fetch.bytes=1024',
     topic,
   ];
-  await crashAndResume(topic, 'g-kcat', 300_000, 20_000, () => new LineProcess('kcat', args));
+  // 150,000 records in 1 KB fetches: killed at 20,000, kcat is still mid-stream (a fast reader needs seconds for the rest).
+  await crashAndResume(topic, 'g-kcat', 150_000, 20_000, () => new LineProcess('kcat', args));
 });

@@ -1,7 +1,9 @@
 /**
  * Offset expiry with a short retention (offsets.retention.minutes=1, checked every 500 ms): an
  * empty group's offsets disappear and tombstones are written to __consumer_offsets; a live
- * (stable, subscribed) group's offsets stay.
+ * (stable, subscribed) group's offsets stay. The minute is not waited out: the group
+ * coordinator's clock is moved ahead (as Kafka's tests use MockTime), first to just under the
+ * retention (nothing expires), then past it; the expiry timer itself runs in real time.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,10 +11,23 @@ import { Kafka, logLevel } from 'kafkajs';
 import { startTestBroker } from '../helpers/broker.js';
 import { replayLog } from '../../src/coordinator/runtime/partition-log.js';
 import { decodeRecord } from '../../src/coordinator/group/records.js';
-import { OFFSETS_TOPIC } from '../../src/coordinator/group/group-coordinator.js';
+import { OFFSETS_TOPIC, type GroupCoordinator } from '../../src/coordinator/group/group-coordinator.js';
+
+const RETENTION_MS = 60_000;
+const CHECK_INTERVAL_MS = 500;
+
+/**
+ * Sets the coordinator runtime's clock (the `now` its operations and timers see, a private
+ * field: BrokerOptions has no clock seam) to real time plus `aheadMs`.
+ */
+function setCoordinatorClockAhead(gc: GroupCoordinator, aheadMs: number): void {
+  const runtime = gc.runtime as unknown as { clock: () => number };
+  assert.equal(typeof runtime.clock, 'function', 'the coordinator runtime has no clock field to move');
+  runtime.clock = () => Date.now() + aheadMs;
+}
 
 test('an empty group expires (with tombstones) while a live group keeps its offsets', { timeout: 180_000 }, async () => {
-  const b = await startTestBroker({ 'offsets.retention.minutes': '1', 'offsets.retention.check.interval.ms': '500' });
+  const b = await startTestBroker({ 'offsets.retention.minutes': '1', 'offsets.retention.check.interval.ms': String(CHECK_INTERVAL_MS) });
   const kafka = new Kafka({ brokers: [b.bootstrap], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
@@ -38,17 +53,26 @@ test('an empty group expires (with tombstones) while a live group keeps its offs
       }
       return c;
     };
-    await (await consumeAll('g-empty')).disconnect();
+    const empty = await consumeAll('g-empty');
+    // The group becomes empty between these two instants.
+    const emptyNotBefore = Date.now();
+    await empty.disconnect();
+    const emptyBy = Date.now();
     await consumeAll('g-live', live);
     const offset = async (groupId: string) => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]!.partitions[0]!.offset;
     assert.equal(await offset('g-empty'), '2');
-    const deadline = Date.now() + 120_000;
+    const gc = b.broker.services.groupCoordinator;
+    // The coordinator's clock five seconds short of the retention: three checks run, and nothing may expire yet.
+    setCoordinatorClockAhead(gc, emptyNotBefore + RETENTION_MS - 5000 - Date.now());
+    await new Promise((r) => setTimeout(r, 3 * CHECK_INTERVAL_MS)); // a negative check: no event to wait for
+    assert.equal(await offset('g-empty'), '2', 'the empty group expired before its retention');
+    setCoordinatorClockAhead(gc, emptyBy + RETENTION_MS + 1000 - Date.now());
+    const deadline = Date.now() + 30_000;
     while ((await offset('g-empty')) !== '-1') {
       assert.ok(Date.now() < deadline, 'the empty group never expired');
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 100));
     }
     assert.equal(await offset('g-live'), '2', 'the live group kept its offsets');
-    const gc = b.broker.services.groupCoordinator;
     const p = b.broker.services.replicaManager.getPartition(OFFSETS_TOPIC, gc.partitionFor('g-empty'))!;
     const tombstones: string[] = [];
     await replayLog(p, (k, v) => {

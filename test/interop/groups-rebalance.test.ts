@@ -48,7 +48,9 @@ test('members join and leave in random order: at most one owner per partition, n
     })();
 
     const start = async (id: number) => {
-      const c = kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 300, rebalanceTimeout: 10000 });
+      // A short fetch wait: a member rejoins (and leaves) only between fetches, so kafkajs's 5 s
+      // default long poll on a drained partition would hold up every rebalance.
+      const c = kafka.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 300, rebalanceTimeout: 10000, maxWaitTimeInMs: 100 });
       await c.connect();
       await c.subscribe({ topic, fromBeginning: true });
       await c.run({

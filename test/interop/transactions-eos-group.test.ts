@@ -44,7 +44,7 @@ p = Producer({'bootstrap.servers': bootstrap, 'transactional.id': tid, 'transact
 p.init_transactions(60)
 c = Consumer({'bootstrap.servers': bootstrap, 'group.id': group, 'enable.auto.commit': False,
               'isolation.level': 'read_committed', 'auto.offset.reset': 'earliest',
-              'session.timeout.ms': 6000, 'heartbeat.interval.ms': 500, 'max.poll.interval.ms': 30000})
+              'session.timeout.ms': 3000, 'heartbeat.interval.ms': 300, 'max.poll.interval.ms': 30000})
 changed = [False]
 def on_assign(consumer, parts):
     changed[0] = True
@@ -155,6 +155,8 @@ test('exactly-once with a subscribed group: workers killed -9 and restarted at r
     'offsets.topic.num.partitions': '3',
     'transaction.abort.timed.out.transaction.cleanup.interval.ms': '500',
     'group.initial.rebalance.delay.ms': '0',
+    // Each kill -9 and the freeze wait out a session timeout: 3 s, not Kafka's minimum 6 s.
+    'group.min.session.timeout.ms': '3000',
   });
   const workers: Worker[] = [];
   const paused = new Set<Worker>();

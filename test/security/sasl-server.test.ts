@@ -43,7 +43,15 @@ const admin = (port: number, sasl?: ClientSasl): Admin =>
 
 async function closedWithin(socket: net.Socket, ms: number): Promise<boolean> {
   if (socket.destroyed || socket.readableEnded) return true;
-  return Promise.race([new Promise<boolean>((r) => socket.once('close', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      new Promise<boolean>((r) => socket.once('close', () => r(true))),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer); // a timer left running would keep the test process alive for `ms` after the last test
+  }
 }
 
 test('SASL listener config: GSSAPI alone (Kafka default) or PLAIN without JAAS stops start-up with one clear line', () => {

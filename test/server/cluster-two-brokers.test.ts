@@ -113,7 +113,8 @@ test('two brokers with a ZooKeeper controller: whole-cluster metadata, leaders a
     await producer.connect();
     await producer.send({ topic: 'two', acks: -1, messages: Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
     await producer.disconnect();
-    const consumer = kafka.consumer({ groupId: 'g2b' });
+    // A short fetch wait: disconnect waits for the fetch in flight (kafkajs's default: 5 s once drained).
+    const consumer = kafka.consumer({ groupId: 'g2b', maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic: 'two', fromBeginning: true });
     const seen = new Set<string>();
