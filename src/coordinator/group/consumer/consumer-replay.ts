@@ -164,7 +164,10 @@ export function memberMetadataRecord(group: string, m: ConsumerMember): Consumer
       classicMemberMetadata:
         m.classic === null
           ? null
-          : { sessionTimeoutMs: m.classic.sessionTimeoutMs, supportedProtocols: m.classic.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata })) },
+          : {
+              sessionTimeoutMs: m.classic.sessionTimeoutMs,
+              supportedProtocols: m.classic.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata })),
+            },
     },
   };
 }

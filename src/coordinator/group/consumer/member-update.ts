@@ -8,7 +8,14 @@
 import type { GroupShardState } from '../group-shard-state.js';
 import type { CoordinatorRecord } from '../records.js';
 import type { ConsumerGroup } from './consumer-group.js';
-import { currentAssignmentRecord, groupEpochRecord, memberMetadataRecord, memberRemovalRecords, subscriptionRecord, targetMemberRecord } from './consumer-replay.js';
+import {
+  currentAssignmentRecord,
+  groupEpochRecord,
+  memberMetadataRecord,
+  memberRemovalRecords,
+  subscriptionRecord,
+  targetMemberRecord,
+} from './consumer-replay.js';
 import { type Assignment, type ConsumerMember, EMPTY_ASSIGNMENT, assignmentChanged, metadataChanged, subscriptionChanged } from './member.js';
 import { cancelMemberTimers } from './membership.js';
 import { reconcile } from './reconcile.js';

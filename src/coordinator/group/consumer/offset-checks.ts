@@ -12,6 +12,8 @@ export function consumerGroupCommitError(g: ConsumerGroup, memberId: string, mem
   if (memberEpoch < 0 && g.members.size === 0) return ErrorCode.NONE;
   const m = g.members.get(memberId);
   if (!m) return ErrorCode.UNKNOWN_MEMBER_ID;
+  // A classic member (KIP-848 migration) commits with its member epoch as generation, any version.
+  if (m.classic !== null) return memberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.ILLEGAL_GENERATION;
   // Below v9 the field is a classic generation id: a consumer-protocol member must use v9+.
   if (apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
   return memberEpoch === m.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;

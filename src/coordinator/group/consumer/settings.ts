@@ -30,8 +30,10 @@ export function parseMigrationPolicy(text: string | undefined): MigrationPolicy 
   return MIGRATION_POLICIES.find((p) => p === lower) ?? 'disabled';
 }
 
-export const upgradeEnabled = (s: ConsumerGroupSettings): boolean => (s.migrationPolicy ?? 'bidirectional') === 'bidirectional' || s.migrationPolicy === 'upgrade';
-export const downgradeEnabled = (s: ConsumerGroupSettings): boolean => (s.migrationPolicy ?? 'bidirectional') === 'bidirectional' || s.migrationPolicy === 'downgrade';
+export const upgradeEnabled = (s: ConsumerGroupSettings): boolean =>
+  (s.migrationPolicy ?? 'bidirectional') === 'bidirectional' || s.migrationPolicy === 'upgrade';
+export const downgradeEnabled = (s: ConsumerGroupSettings): boolean =>
+  (s.migrationPolicy ?? 'bidirectional') === 'bidirectional' || s.migrationPolicy === 'downgrade';
 
 /** A topic as subscriptions see it. */
 export interface ClusterTopic {
