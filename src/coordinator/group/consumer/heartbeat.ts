@@ -3,8 +3,9 @@
  * serves it: join (epoch 0), heartbeat, leave (-1) and static leave (-2). A heartbeat may
  * change the member's subscription or the subscribed topics' metadata (a group epoch bump), in
  * which case the group's target assignment is recomputed; then the member is reconciled
- * towards its target (reconcile.ts). Everything it changes is written as records and takes
- * effect by their replay.
+ * towards its target (member-update.ts, reconcile.ts). A join to a classic group with members
+ * upgrades it first (migration-upgrade.ts). Everything it changes is written as records and
+ * takes effect by their replay.
  */
 import { ErrorCode, KafkaError } from '../../../protocol/errors.js';
 import { randomUuid } from '../../../protocol/primitives/index.js';
