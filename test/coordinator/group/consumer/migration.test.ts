@@ -368,3 +368,23 @@ test('LeaveGroup of a classic member inside a consumer group removes it and bump
   assert.equal(h.group().groupEpoch, epoch + 1);
   assertReplayable(h);
 });
+
+test('classic members keep their JoinGroup session timeout inside the consumer group; a group over group.consumer.max.size is not upgraded', async () => {
+  const h = harness();
+  const { a, b } = await classicGroup(h);
+  h.heartbeat(join('c', ['t']));
+  h.advance(15_000);
+  assert.equal(classicHeartbeat(h, a, 2), ErrorCode.REBALANCE_IN_PROGRESS);
+  h.heartbeat({ memberId: 'c', memberEpoch: 3 });
+  h.advance(10_000);
+  assert.ok(h.group().members.has(a), 'a heartbeat within its 20 s');
+  assert.equal(h.group().members.has(b), false, 'b was silent for 25 s > 20 s');
+  assert.ok(h.group().members.has('c'), 'the consumer-protocol session is 45 s');
+
+  const small = consumerHarness({ maxSize: 1 });
+  small.topics.add('t', 6);
+  await classicGroup(small);
+  const res = small.heartbeat(join('c', ['t']));
+  assert.equal(res.errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
+  assert.equal(small.shard.groups.get('g')!.members.size, 2);
+});
