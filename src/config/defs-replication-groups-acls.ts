@@ -73,6 +73,13 @@ export const REPLICATION_GROUPS_ACLS_DEFS: readonly ConfigDef[] = [
   def('group.consumer.max.heartbeat.interval.ms', 'int', '15000', 'Largest group.consumer.heartbeat.interval.ms.', atLeast(1)),
   def('group.consumer.max.size', 'int', INT_MAX, 'Max members of one consumer group (KIP-848).', atLeast(1)),
   def(
+    'group.consumer.migration.policy',
+    'string',
+    'bidirectional',
+    'Online conversion of groups with members between the classic and consumer protocols: bidirectional, upgrade, downgrade or disabled.',
+    { validator: { oneOf: ['bidirectional', 'upgrade', 'downgrade', 'disabled'] } },
+  ),
+  def(
     'group.consumer.assignors',
     'list',
     'org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator.group.assignor.RangeAssignor',

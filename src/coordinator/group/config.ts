@@ -20,6 +20,8 @@ export interface GroupCoordinatorBrokerConfig extends CoordinatorBrokerConfig {
   readonly groupConsumerSessionTimeoutMs: number;
   readonly groupConsumerHeartbeatIntervalMs: number;
   readonly groupConsumerMaxSize: number;
+  /** group.consumer.migration.policy; bidirectional (Kafka 4's default) when absent. */
+  readonly groupConsumerMigrationPolicy?: string;
   /** group.consumer.assignors as written (names or class names). */
   readonly groupConsumerAssignors: readonly string[];
 }

@@ -37,6 +37,7 @@ import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-serv
 import type { RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
 import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
+import { classicHeartbeatToConsumerGroup, classicLeaveFromConsumerGroup, classicSyncToConsumerGroup } from './consumer/classic-member-in-consumer-group.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 
@@ -211,14 +212,9 @@ export class GroupCoordinator {
 
   async joinGroup(req: JoinRequest): Promise<JoinOutcome> {
     try {
+      // The id of a consumer group (KIP-848): taken over when empty, else joined as a classic member.
       return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) =>
-        // The id of a consumer group (KIP-848): taken over when it is empty, else refused (no migration yet).
-        classicJoinOverConsumerGroup(
-          s,
-          req.groupId,
-          () => joinGroup(s, req, now),
-          async () => joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId),
-        ),
+        classicJoinOverConsumerGroup(s, req, now, () => joinGroup(s, req, now)),
       );
     } catch (err) {
       return joinError(codeOf(err), req.memberId);
@@ -227,7 +223,10 @@ export class GroupCoordinator {
 
   async syncGroup(req: SyncRequest): Promise<SyncOutcome> {
     try {
-      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) => syncGroup(s, req, now));
+      return await await this.runtime.write(this.partitionFor(req.groupId), (s, now) => {
+        const cg = s.consumerGroups.get(req.groupId);
+        return cg ? classicSyncToConsumerGroup(s, cg, req) : syncGroup(s, req, now);
+      });
     } catch (err) {
       return syncError(codeOf(err));
     }
@@ -235,7 +234,10 @@ export class GroupCoordinator {
 
   async heartbeat(req: HeartbeatRequest): Promise<number> {
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), (s) => heartbeat(s, req));
+      return await this.runtime.write(this.partitionFor(req.groupId), (s) => {
+        const cg = s.consumerGroups.get(req.groupId);
+        return cg ? classicHeartbeatToConsumerGroup(s, cg, req) : heartbeat(s, req);
+      });
     } catch (err) {
       return codeOf(err);
     }
@@ -243,7 +245,10 @@ export class GroupCoordinator {
 
   async leaveGroup(groupId: string, members: LeavingMember[]): Promise<LeaveResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), (s, now) => leaveGroup(s, groupId, members, now));
+      return await this.runtime.write(this.partitionFor(groupId), (s, now) => {
+        const cg = s.consumerGroups.get(groupId);
+        return cg ? classicLeaveFromConsumerGroup(s, cg, members) : leaveGroup(s, groupId, members, now);
+      });
     } catch (err) {
       return { errorCode: codeOf(err), members: [] };
     }

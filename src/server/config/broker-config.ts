@@ -146,6 +146,8 @@ export interface BrokerConfig {
   groupConsumerSessionTimeoutMs: number;
   groupConsumerHeartbeatIntervalMs: number;
   groupConsumerMaxSize: number;
+  /** group.consumer.migration.policy (KIP-848 online migration). */
+  groupConsumerMigrationPolicy: string;
   /** group.consumer.assignors, as written (names or class names). */
   groupConsumerAssignors: string[];
 

@@ -292,6 +292,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     groupConsumerSessionTimeoutMs: consumerTimeouts.session,
     groupConsumerHeartbeatIntervalMs: consumerTimeouts.heartbeat,
     groupConsumerMaxSize: v.num('group.consumer.max.size'),
+    groupConsumerMigrationPolicy: v.str('group.consumer.migration.policy'),
     groupConsumerAssignors: v.list('group.consumer.assignors') ?? [],
 
     transactionalIdExpirationMs: v.num('transactional.id.expiration.ms'),

@@ -69,6 +69,13 @@ function applyTo(g: ConsumerGroup, r: ConsumerGroupRecord): Undo {
           subscribedTopicRegex: v.subscribedTopicRegex,
           rebalanceTimeoutMs: v.rebalanceTimeoutMs,
           serverAssignor: v.serverAssignor,
+          classic:
+            v.classicMemberMetadata === null
+              ? null
+              : {
+                  sessionTimeoutMs: v.classicMemberMetadata.sessionTimeoutMs,
+                  supportedProtocols: v.classicMemberMetadata.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata })),
+                },
         };
       }
       const before = g.setMember(r.memberId, next);
@@ -154,7 +161,13 @@ export function memberMetadataRecord(group: string, m: ConsumerMember): Consumer
       subscribedTopicRegex: m.subscribedTopicRegex,
       rebalanceTimeoutMs: m.rebalanceTimeoutMs,
       serverAssignor: m.serverAssignor,
-      classicMemberMetadata: null,
+      classicMemberMetadata:
+        m.classic === null
+          ? null
+          : {
+              sessionTimeoutMs: m.classic.sessionTimeoutMs,
+              supportedProtocols: m.classic.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata })),
+            },
     },
   };
 }

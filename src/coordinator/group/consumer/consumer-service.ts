@@ -10,7 +10,7 @@ import type { GroupShard } from '../group-shard.js';
 import type { CoordinatorRecord } from '../records.js';
 import { type ConsumerGroupDescription, describeConsumerGroup } from './describe.js';
 import { type ConsumerHeartbeatRequest, type ConsumerHeartbeatResponse, consumerGroupHeartbeat } from './heartbeat.js';
-import type { ClusterTopic, ClusterTopics, ConsumerGroupEnv, RegexCompiler } from './settings.js';
+import { type ClusterTopic, type ClusterTopics, type ConsumerGroupEnv, type RegexCompiler, parseMigrationPolicy } from './settings.js';
 import type { GroupCoordinatorBrokerConfig } from '../config.js';
 import { assignorsByName } from '../assignors/index.js';
 import { compileSubscriptionRegex } from '../subscription-regex.js';
@@ -52,6 +52,7 @@ export function consumerGroupEnv(
       heartbeatIntervalMs: cfg.groupConsumerHeartbeatIntervalMs,
       maxSize: cfg.groupConsumerMaxSize,
       assignors: assignorsByName(cfg.groupConsumerAssignors),
+      migrationPolicy: parseMigrationPolicy(cfg.groupConsumerMigrationPolicy),
     },
     topics: metadataTopics(metadata),
     compileRegex,

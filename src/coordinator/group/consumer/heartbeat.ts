@@ -3,8 +3,9 @@
  * serves it: join (epoch 0), heartbeat, leave (-1) and static leave (-2). A heartbeat may
  * change the member's subscription or the subscribed topics' metadata (a group epoch bump), in
  * which case the group's target assignment is recomputed; then the member is reconciled
- * towards its target (reconcile.ts). Everything it changes is written as records and takes
- * effect by their replay.
+ * towards its target (member-update.ts, reconcile.ts). A join to a classic group with members
+ * upgrades it first (migration-upgrade.ts). Everything it changes is written as records and
+ * takes effect by their replay.
  */
 import { ErrorCode, KafkaError } from '../../../protocol/errors.js';
 import { randomUuid } from '../../../protocol/primitives/index.js';
@@ -12,14 +13,7 @@ import type { OperationResult } from '../../runtime/types.js';
 import type { GroupShardState } from '../group-shard-state.js';
 import type { CoordinatorRecord } from '../records.js';
 import { ConsumerGroup } from './consumer-group.js';
-import {
-  currentAssignmentRecord,
-  groupEpochRecord,
-  memberMetadataRecord,
-  memberRemovalRecords,
-  subscriptionRecord,
-  targetMemberRecord,
-} from './consumer-replay.js';
+import { currentAssignmentRecord } from './consumer-replay.js';
 import {
   type Assignment,
   type ConsumerMember,
@@ -28,17 +22,14 @@ import {
   LEAVE_EPOCH,
   MemberState,
   STATIC_LEAVE_EPOCH,
-  assignmentChanged,
   assignmentFrom,
   assignmentList,
   assignmentsEqual,
-  metadataChanged,
   newMember,
-  subscriptionChanged,
 } from './member.js';
 import { cancelMemberTimers, removeMemberRecords, scheduleSession, syncRevocationTimer } from './membership.js';
-import { reconcile } from './reconcile.js';
-import { computeTarget, subscriptionMetadata, subscriptionsEqual } from './target-assignment.js';
+import { upgradeClassicGroup } from './migration-upgrade.js';
+import { updateMember } from './member-update.js';
 
 export interface ConsumerHeartbeatRequest {
   groupId: string;
@@ -165,10 +156,13 @@ function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: n
   if (!g) {
     if (!joining) return fail(ErrorCode.GROUP_ID_NOT_FOUND, `Consumer group ${req.groupId} not found.`);
     const classic = shard.groups.get(req.groupId);
-    // An empty classic group (or only committed offsets) becomes a consumer group; its offsets stay.
-    if (classic && !(classic.is('Empty') && classic.isEmpty)) fail(ErrorCode.GROUP_ID_NOT_FOUND, `Group ${req.groupId} is not a consumer group.`);
-    if (classic) records.push({ type: 'group', group: req.groupId, value: null });
-    g = new ConsumerGroup(req.groupId);
+    // A classic group with members is upgraded (migration-upgrade.ts); an empty one (or only
+    // committed offsets) becomes a consumer group. Its offsets stay either way.
+    if (classic && !(classic.is('Empty') && classic.isEmpty)) g = upgradeClassicGroup(shard, classic, records);
+    else {
+      if (classic) records.push({ type: 'group', group: req.groupId, value: null });
+      g = new ConsumerGroup(req.groupId);
+    }
   }
 
   const memberId = req.memberId === '' ? randomUuid() : req.memberId;
@@ -195,6 +189,7 @@ function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: n
         : newMember(memberId));
   } else {
     base = existingMember(g, memberId);
+    if (base.classic !== null) fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} uses the classic protocol.`);
     checkEpoch(base, req);
     if (base.instanceId !== null && req.instanceId !== null && base.instanceId !== req.instanceId) {
       fail(ErrorCode.FENCED_INSTANCE_ID, `Member ${memberId} is static member ${base.instanceId}, not ${req.instanceId}.`);
@@ -213,52 +208,12 @@ function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: n
     subscribedTopicNames: names ?? (regex !== null ? [] : base.subscribedTopicNames),
     subscribedTopicRegex: regex ?? (names !== null ? null : base.subscribedTopicRegex),
     serverAssignor: req.serverAssignor ?? base.serverAssignor,
+    // A classic member joining with ConsumerGroupHeartbeat now speaks the consumer protocol.
+    classic: null,
   };
 
-  if (replaced) {
-    records.push(...memberRemovalRecords(g.groupId, replaced.memberId));
-    cancelMemberTimers(shard, g.groupId, replaced.memberId);
-  }
-  let bump = isNew || subscriptionChanged(base, updated);
-  if (isNew || replaced || metadataChanged(base, updated)) records.push(memberMetadataRecord(g.groupId, updated));
-
-  const members = new Map(g.members);
-  if (replaced) members.delete(replaced.memberId);
-  members.set(memberId, updated);
-  const regexCache = new Map<string, string[]>();
-  const generation = env.topics.generation();
-  let subscription = g.subscriptionMetadata;
-  // Resolved again only when a subscription or the cluster's topics changed since it was current.
-  if (bump || replaced || metadataChanged(base, updated) || g.checkedTopicsGeneration !== generation) {
-    subscription = subscriptionMetadata(members.values(), env, regexCache);
-    if (!subscriptionsEqual(subscription, g.subscriptionMetadata)) {
-      records.push(subscriptionRecord(g.groupId, subscription));
-      bump = true;
-    } else if (!bump && !replaced) g.checkedTopicsGeneration = generation;
-  }
-  const groupEpoch = bump ? g.groupEpoch + 1 : g.groupEpoch;
-  if (bump || !shard.consumerGroups.has(g.groupId)) records.push(groupEpochRecord(g.groupId, groupEpoch));
-
-  let targetEpoch = g.assignmentEpoch;
-  let target = g.targets.get(memberId) ?? (replaced ? g.targets.get(replaced.memberId) : undefined) ?? EMPTY_ASSIGNMENT;
-  const computed =
-    groupEpoch > g.assignmentEpoch ? computeTarget(g, members, subscription, groupEpoch, env, regexCache, inheritance(memberId, replaced)) : null;
-  if (computed) {
-    records.push(...computed.records);
-    targetEpoch = groupEpoch;
-    target = computed.targets.get(memberId) ?? EMPTY_ASSIGNMENT;
-  } else if (replaced) records.push(targetMemberRecord(g.groupId, memberId, target));
-
   const owned = req.topicPartitions === null ? null : assignmentFrom(req.topicPartitions);
-  const group = g;
-  const reconciled = reconcile({ member: updated, targetEpoch, target, owned, partitionEpoch: (t, p) => group.partitionEpoch(t, p) });
-  if (isNew || replaced || assignmentChanged(updated, reconciled)) records.push(currentAssignmentRecord(g.groupId, reconciled));
-  if (reconciled.memberEpoch !== base.memberEpoch || isNew) {
-    shard.logger.info(
-      { groupId: g.groupId, memberId, memberEpoch: reconciled.memberEpoch, groupEpoch, state: reconciled.state, at: now },
-      `consumer group ${g.groupId}: member ${memberId} at epoch ${reconciled.memberEpoch}`,
-    );
-  }
+  const reconciled = updateMember(shard, { group: g, base, updated, replaced, isNew, owned }, records, now);
 
   scheduleSession(shard, g.groupId, memberId);
   syncRevocationTimer(shard, g.groupId, base, reconciled);
@@ -266,9 +221,6 @@ function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: n
   const send = joining || full || !assignmentsEqual(base.assigned, reconciled.assigned);
   return { records, response: reply(shard, memberId, reconciled.memberEpoch, send ? reconciled.assigned : null) };
 }
-
-const inheritance = (memberId: string, replaced: ConsumerMember | undefined): Map<string, string> =>
-  replaced ? new Map([[memberId, replaced.memberId]]) : new Map();
 
 /**
  * A heartbeat's epoch must be the member's, or its previous one when the response that moved

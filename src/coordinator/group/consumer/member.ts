@@ -27,6 +27,15 @@ export const JOIN_EPOCH = 0;
 export const LEAVE_EPOCH = -1;
 export const STATIC_LEAVE_EPOCH = -2;
 
+/**
+ * What a member speaking the classic protocol (JoinGroup/SyncGroup) inside a consumer group
+ * joined with: its session timeout and its protocols (the ClassicMemberMetadata of its record).
+ */
+export interface ClassicMemberInfo {
+  readonly sessionTimeoutMs: number;
+  readonly supportedProtocols: readonly { readonly name: string; readonly metadata: Buffer }[];
+}
+
 export interface ConsumerMember {
   readonly memberId: string;
   readonly instanceId: string | null;
@@ -42,6 +51,8 @@ export interface ConsumerMember {
   readonly state: MemberStateValue;
   readonly assigned: Assignment;
   readonly pendingRevocation: Assignment;
+  /** Set when the member uses the classic protocol (a migrated or classic-joined member). */
+  readonly classic: ClassicMemberInfo | null;
 }
 
 export function newMember(memberId: string): ConsumerMember {
@@ -60,6 +71,7 @@ export function newMember(memberId: string): ConsumerMember {
     state: MemberState.STABLE,
     assigned: EMPTY_ASSIGNMENT,
     pendingRevocation: EMPTY_ASSIGNMENT,
+    classic: null,
   };
 }
 
@@ -90,8 +102,15 @@ export function metadataChanged(a: ConsumerMember, b: ConsumerMember): boolean {
     a.instanceId !== b.instanceId ||
     a.clientId !== b.clientId ||
     a.clientHost !== b.clientHost ||
-    a.rebalanceTimeoutMs !== b.rebalanceTimeoutMs
+    a.rebalanceTimeoutMs !== b.rebalanceTimeoutMs ||
+    classicChanged(a.classic, b.classic)
   );
+}
+
+function classicChanged(a: ClassicMemberInfo | null, b: ClassicMemberInfo | null): boolean {
+  if (a === null || b === null) return a !== b;
+  if (a.sessionTimeoutMs !== b.sessionTimeoutMs || a.supportedProtocols.length !== b.supportedProtocols.length) return true;
+  return a.supportedProtocols.some((p, i) => p.name !== b.supportedProtocols[i]!.name || !p.metadata.equals(b.supportedProtocols[i]!.metadata));
 }
 
 /** Whether the current-assignment record of two members differs. */

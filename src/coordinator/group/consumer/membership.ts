@@ -11,13 +11,24 @@ import type { CoordinatorRecord } from '../records.js';
 import type { ConsumerGroup } from './consumer-group.js';
 import { groupEpochRecord, memberRemovalRecords, subscriptionRecord } from './consumer-replay.js';
 import { type ConsumerMember, MemberState } from './member.js';
+import { downgradeToClassicGroup, shouldDowngrade } from './migration-downgrade.js';
 import { subscriptionMetadata, subscriptionsEqual } from './target-assignment.js';
 
 const sessionKey = (g: string, m: string): string => `cg-session:${g}:${m}`;
 const revocationKey = (g: string, m: string): string => `cg-revoke:${g}:${m}`;
+/** A classic member told to rejoin must within its rebalance timeout; one that joined must sync within it. */
+export const classicJoinKey = (g: string, m: string): string => `cg-classic-join:${g}:${m}`;
+export const classicSyncKey = (g: string, m: string): string => `cg-classic-sync:${g}:${m}`;
 
-/** The records that remove `memberId` from the group and bump its epoch. */
+/**
+ * The records that remove `memberId` from the group and bump its epoch; or, when it was the last
+ * member speaking the consumer protocol and the policy allows it, turn the group into a classic one.
+ */
 export function removeMemberRecords(shard: GroupShardState, g: ConsumerGroup, memberId: string): CoordinatorRecord[] {
+  if (shouldDowngrade(shard, g, memberId)) {
+    for (const id of g.members.keys()) cancelMemberTimers(shard, g.groupId, id);
+    return downgradeToClassicGroup(shard, g, memberId);
+  }
   const records: CoordinatorRecord[] = memberRemovalRecords(g.groupId, memberId);
   const rest = [...g.members.values()].filter((m) => m.memberId !== memberId);
   const subscription = subscriptionMetadata(rest, shard.consumerEnv, new Map());
@@ -30,9 +41,11 @@ export function removeMemberRecords(shard: GroupShardState, g: ConsumerGroup, me
 export function cancelMemberTimers(shard: GroupShardState, groupId: string, memberId: string): void {
   shard.ctx.cancelTimer(sessionKey(groupId, memberId));
   shard.ctx.cancelTimer(revocationKey(groupId, memberId));
+  shard.ctx.cancelTimer(classicJoinKey(groupId, memberId));
+  shard.ctx.cancelTimer(classicSyncKey(groupId, memberId));
 }
 
-function fenceIf(
+export function fenceIf(
   shard: GroupShardState,
   groupId: string,
   memberId: string,
@@ -82,7 +95,7 @@ export function syncRevocationTimer(shard: GroupShardState, groupId: string, bef
 export function scheduleConsumerGroupTimers(shard: GroupShardState): void {
   for (const g of shard.consumerGroups.values()) {
     for (const m of g.members.values()) {
-      scheduleSession(shard, g.groupId, m.memberId);
+      scheduleSession(shard, g.groupId, m.memberId, m.classic?.sessionTimeoutMs);
       syncRevocationTimer(shard, g.groupId, undefined, m);
     }
   }

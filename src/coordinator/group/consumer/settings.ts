@@ -15,7 +15,25 @@ export interface ConsumerGroupSettings {
   readonly maxSize: number;
   /** group.consumer.assignors, in order: the first is the default. */
   readonly assignors: readonly ServerAssignor[];
+  /** group.consumer.migration.policy; Kafka 4's default (bidirectional) when not given. */
+  readonly migrationPolicy?: MigrationPolicy;
 }
+
+/** group.consumer.migration.policy: which online conversions of a group with members are allowed. */
+export type MigrationPolicy = 'disabled' | 'upgrade' | 'downgrade' | 'bidirectional';
+export const MIGRATION_POLICIES: readonly MigrationPolicy[] = ['disabled', 'upgrade', 'downgrade', 'bidirectional'];
+
+/** A policy as written in the config (any case, as Kafka parses it); unknown values disable migration. */
+export function parseMigrationPolicy(text: string | undefined): MigrationPolicy {
+  if (text === undefined) return 'bidirectional';
+  const lower = text.toLowerCase();
+  return MIGRATION_POLICIES.find((p) => p === lower) ?? 'disabled';
+}
+
+export const upgradeEnabled = (s: ConsumerGroupSettings): boolean =>
+  (s.migrationPolicy ?? 'bidirectional') === 'bidirectional' || s.migrationPolicy === 'upgrade';
+export const downgradeEnabled = (s: ConsumerGroupSettings): boolean =>
+  (s.migrationPolicy ?? 'bidirectional') === 'bidirectional' || s.migrationPolicy === 'downgrade';
 
 /** A topic as subscriptions see it. */
 export interface ClusterTopic {

@@ -20,7 +20,6 @@ import { MemoryLog } from '../../memory-log.js';
 import { compileSubscriptionRegex } from '../../../../src/coordinator/group/subscription-regex.js';
 import { TEST_CONFIG, joinReq } from '../harness.js';
 import { joinGroup } from '../../../../src/coordinator/group/join-sync.js';
-import { joinError } from '../../../../src/coordinator/group/classic-group.js';
 import { classicJoinOverConsumerGroup } from '../../../../src/coordinator/group/consumer/classic-join.js';
 import { BASE_REQUEST, FakeTopics, join, roundRobin } from './harness.js';
 
@@ -189,7 +188,7 @@ test('offset expiry: a consumer group keeps the offsets of subscribed topics; on
   reloaded.runtime.close();
 });
 
-test('a classic JoinGroup takes over an empty consumer group (its offsets kept) and is refused while it has members', async () => {
+test('a classic JoinGroup takes over an empty consumer group (its offsets kept) and is served by it while it has members', async () => {
   const log = new MemoryLog();
   const topics = new FakeTopics();
   topics.add('t', 1);
@@ -197,15 +196,10 @@ test('a classic JoinGroup takes over an empty consumer group (its offsets kept) 
   const a = await hb(join('a', ['t']));
   await runtime.write(0, (s, now) => commitOffsets(s, commitReq('a', a.memberEpoch), now));
   const classicJoin = () =>
-    runtime.write(0, (s, now) =>
-      classicJoinOverConsumerGroup(
-        s,
-        'g',
-        () => joinGroup(s, joinReq({ groupId: 'g' }), now),
-        async () => joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, ''),
-      ),
-    );
-  assert.equal((await await classicJoin()).errorCode, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    runtime.write(0, (s, now) => classicJoinOverConsumerGroup(s, joinReq({ groupId: 'g' }), now, () => joinGroup(s, joinReq({ groupId: 'g' }), now)));
+  // With members, the consumer group itself answers (KIP-848 migration: it takes classic members).
+  assert.equal((await await classicJoin()).errorCode, ErrorCode.MEMBER_ID_REQUIRED);
+  assert.ok(runtime.activeShards()[0]!.consumerGroups.has('g'));
   await hb({ memberId: 'a', memberEpoch: -1 });
   const joined = await await classicJoin();
   assert.equal(joined.errorCode, ErrorCode.MEMBER_ID_REQUIRED, 'the classic group answered (KIP-394: first join asks for a member id)');
