@@ -14,6 +14,9 @@ import {
 import { memberTopicNames, prepareRegexMatches } from '../../../src/coordinator/group/consumer/target-assignment.js';
 import type { ConsumerMember } from '../../../src/coordinator/group/consumer/member.js';
 import { FakeTopics } from './consumer/harness.js';
+import { consumerGroupEnv } from '../../../src/coordinator/group/consumer/consumer-service.js';
+import type { MetadataStore } from '../../../src/metadata/metadata-store.js';
+import { defaultBrokerConfig } from '../../../src/server/config/build-broker-config.js';
 
 function compiled(regex: string): CompiledSubscriptionRegex {
   const r = compileSubscriptionRegex(regex);
@@ -149,4 +152,40 @@ test('prepareRegexMatches: the topics matched in slices ahead of the operation, 
   topics.add('prep-new', 1);
   assert.equal(memberTopicNames(member, env, new Map()).length, 50, 'not prepared for the new topics: matched again in the operation');
   assert.equal(matched, 103);
+});
+
+test('the patterns in use are matched again in the background when the cluster topics change', async () => {
+  const topics = new Map<string, { name: string; topicId: string; internal: boolean; partitions: { replicas: number[] }[] }>();
+  const listeners: ((topic: string) => void)[] = [];
+  const add = (name: string) => {
+    topics.set(name, { name, topicId: `id-${name}`, internal: false, partitions: [{ replicas: [0] }] });
+    for (const l of listeners) l(name);
+  };
+  const metadata = {
+    onChange: (l: (topic: string) => void) => void listeners.push(l),
+    topic: (name: string) => topics.get(name),
+    topics: () => [...topics.values()],
+    brokers: () => [],
+  } as unknown as MetadataStore;
+  let matched = 0;
+  const counting = (pattern: string) => {
+    const r = compileSubscriptionRegex(pattern);
+    return r.ok ? { ...r, matches: (t: string) => (matched++, r.matches(t)) } : r;
+  };
+  const env = consumerGroupEnv(defaultBrokerConfig({}), metadata, counting);
+  const member = { subscribedTopicRegex: 'bg-.*', subscribedTopicNames: [] } as unknown as ConsumerMember;
+  add('bg-1');
+  assert.deepEqual(memberTopicNames(member, env, new Map()), ['bg-1']);
+  add('bg-2');
+  add('other');
+  const before = matched;
+  const deadline = Date.now() + 5000;
+  while (matched < before + 3) {
+    assert.ok(Date.now() < deadline, 'not matched again in the background');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  const settled = matched;
+  assert.deepEqual(memberTopicNames(member, env, new Map()), ['bg-1', 'bg-2']);
+  assert.equal(matched, settled, 'the heartbeat found them matched');
 });
