@@ -116,8 +116,11 @@ async function main(argv: string[]): Promise<number> {
   if (o.groupInstanceId) props.set('group.instance.id', o.groupInstanceId);
   props.set('auto.offset.reset', o.resetPolicy);
   props.set('enable.auto.commit', o.enableAutocommit ? 'true' : 'false');
-  props.set('session.timeout.ms', o.sessionTimeout);
-  props.set('partition.assignment.strategy', o.assignmentStrategy);
+  // The consumer protocol refuses these (the coordinator assigns and times sessions), as Kafka 4's tool does.
+  if (o.groupProtocol.toLowerCase() === 'classic') {
+    props.set('session.timeout.ms', o.sessionTimeout);
+    props.set('partition.assignment.strategy', o.assignmentStrategy);
+  }
   props.set('group.protocol', o.groupProtocol.toLowerCase());
   if (o.groupRemoteAssignor) props.set('group.remote.assignor', o.groupRemoteAssignor);
   const options = consumerOptionsFrom(props, bootstrap);

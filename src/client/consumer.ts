@@ -13,7 +13,7 @@ import { Fetcher, type ConsumerRecord } from './fetcher.js';
 import { startClientTelemetry, type ClientTelemetry } from './telemetry/client-telemetry.js';
 import { assignorByName } from './group/assignors.js';
 import { GroupMembership } from './group/membership.js';
-import { ConsumerProtocolMembership } from './group/consumer-protocol-membership.js';
+import { ConsumerProtocolMembership, checkGroupProtocolOptions } from './group/consumer-protocol-membership.js';
 import { tpKey } from '../common/partition-keys.js';
 import { commitOffsets, fetchCommittedOffsets, type OffsetAndMetadata, type TopicPartition } from './group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from './list-offsets.js';
@@ -68,10 +68,13 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private autoCommitTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly autoCommit: boolean;
+  /** A consumer-protocol member's id and epoch for OffsetFetch v9+ (null otherwise). */
+  private readonly fetchingMember = () => (this.membership instanceof ConsumerProtocolMembership ? this.membership.fetchingMember : null);
   /** KIP-714 telemetry (null with enable.metrics.push=false). */
   readonly telemetry: ClientTelemetry | null;
 
   constructor(private readonly options: ConsumerOptions) {
+    checkGroupProtocolOptions(options);
     this.cluster = new Cluster(options);
     this.fetcher = new Fetcher(this.cluster, {
       maxWaitMs: options.fetchMaxWaitMs ?? 500,
@@ -259,7 +262,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
 
   async committed(tps: readonly TopicPartition[]): Promise<Map<string, bigint | null>> {
     if (!this.options.groupId) throw new Error('committed offsets need a groupId');
-    const got = await fetchCommittedOffsets(this.cluster, this.options.groupId, tps);
+    const got = await fetchCommittedOffsets(this.cluster, this.options.groupId, tps, false, this.fetchingMember);
     return new Map(
       tps.map((tp) => {
         const o = got.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
@@ -364,6 +367,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
         this.cluster,
         this.options.groupId,
         fresh.map((s) => ({ topic: s.topic, partition: s.partition })),
+        false,
+        this.fetchingMember,
       );
       for (const s of fresh) {
         const c = committed.get(s.topic)?.get(s.partition);

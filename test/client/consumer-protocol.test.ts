@@ -1,7 +1,9 @@
 /**
  * Fjord's consumer with group.protocol=consumer (KIP-848) against one in-process broker:
  * three members over six partitions with a producer running, one closing and one dropped
- * without leaving; a regex subscription picking up a topic created later; the console
+ * without leaving; a regex subscription picking up a topic created later; fencing (removed,
+ * or a stale epoch) and what heartbeats and offset fetches carry; the classic-only keys
+ * refused; the console
  * consumer (bin/, a child process) joining with --consumer-property group.protocol=consumer.
  */
 import { after, before, test } from 'node:test';
@@ -14,11 +16,14 @@ import { run } from '../helpers/run.js';
 import { Admin, Consumer, Producer, type ConsumerRecord } from '../../src/client/index.js';
 import type { ConsumerOptions, TopicPartition } from '../../src/client/consumer.js';
 import { Api, type ApiDef } from '../../src/client/apis.js';
+import { Connection } from '../../src/client/connection.js';
 import {
   ConsumerGroupDescribeRequestCodec,
   ConsumerGroupDescribeResponseCodec,
   type ConsumerGroupDescribeRequest,
   type ConsumerGroupDescribeResponse,
+  type ConsumerGroupHeartbeatRequest,
+  type OffsetFetchRequest,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 
@@ -251,6 +256,114 @@ test('a member removed behind its back (UNKNOWN_MEMBER_ID) drops its partitions 
   }
 });
 
+/** The requests a client sends of one API (input objects, recorded before encoding). */
+function recordRequests<T>(apiKey: number, except: (conn: Connection) => boolean): { requests: T[]; stop(): void } {
+  const requests: T[] = [];
+  const original = Connection.prototype.send;
+  Connection.prototype.send = function (this: Connection, api: ApiDef<unknown, unknown>, request: unknown, opts?: object) {
+    if (api.apiKey === apiKey && !except(this)) requests.push(structuredClone(request) as T);
+    return (original as (...args: unknown[]) => Promise<unknown>).call(this, api, request, opts);
+  } as typeof original;
+  return { requests, stop: () => void (Connection.prototype.send = original) };
+}
+
+type SentHeartbeat = ConsumerGroupHeartbeatRequest;
+
+test('FENCED_MEMBER_EPOCH: the member drops its partitions uncommitted, rejoins at epoch 0 with its full subscription; heartbeats otherwise carry only what changed', {
+  timeout: 30000,
+}, async () => {
+  await admin.createTopics([{ name: 'fenced', numPartitions: 2, replicationFactor: 1 }]);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  const conn = await admin.cluster.anyConnection();
+  const heartbeats = recordRequests<SentHeartbeat>(68, (c) => c === conn);
+  const fetches = recordRequests<OffsetFetchRequest>(9, () => false);
+  // Auto-commit on, but not before the end: a revocation would commit, a loss must not.
+  const c = new Consumer({ ...memberOptions('g848-fenced'), autoCommitIntervalMs: 60000 });
+  const events: string[] = [];
+  const got = new Set<string>();
+  const pollUntil = async (pred: () => boolean, what: string) => {
+    const deadline = Date.now() + 10000;
+    while (!pred()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not reached; events ${events.join(' ')}`);
+      for (const r of await c.poll(100)) got.add(r.value!.toString());
+    }
+  };
+  const describe = async () =>
+    (await conn.send(ConsumerGroupDescribe, { groupIds: ['g848-fenced'], includeAuthorizedOperations: false })).groups[0]!.members[0]!;
+  try {
+    c.subscribe(['fenced'], {
+      onPartitionsRevoked: (tps) => void events.push(`revoked:${tps.length}`),
+      onPartitionsAssigned: (tps) => void events.push(`assigned:${tps.length}`),
+    });
+    await producer.send({ topic: 'fenced', partition: 0, value: 'before' });
+    await pollUntil(() => got.has('before'), 'first record');
+    const member = await describe();
+    // Another client moves the member's epoch on twice behind its back (changing its
+    // subscription in its name): the member's next heartbeat carries an epoch the coordinator
+    // no longer accepts.
+    let epoch = member.memberEpoch;
+    for (const extra of ['x1', 'x2']) {
+      const r = await conn.send(Api.ConsumerGroupHeartbeat, {
+        groupId: 'g848-fenced',
+        memberId: member.memberId,
+        memberEpoch: epoch,
+        subscribedTopicNames: ['fenced', extra],
+        topicPartitions: null,
+      });
+      assert.equal(r.errorCode, ErrorCode.NONE, r.errorMessage ?? '');
+      epoch = r.memberEpoch;
+    }
+    await pollUntil(() => events.filter((e) => e === 'assigned:2').length === 2, 'assigned again after rejoining');
+    assert.deepEqual(events, ['assigned:2', 'revoked:2', 'assigned:2']);
+    const memberFetches = fetches.requests.filter((f) => f.groups?.[0]?.groupId === 'g848-fenced'); // before the admin's
+    const offsets = await admin.listGroupOffsets('g848-fenced');
+    assert.equal(offsets.get('fenced')?.size ?? 0, 0, `lost partitions are not committed: ${JSON.stringify([...(offsets.get('fenced') ?? [])])}`);
+    const again = await describe();
+    assert.equal(again.memberId, member.memberId);
+    assert.deepEqual(again.subscribedTopicNames, ['fenced'], 'the rejoin restored the subscription');
+    assert.ok(again.memberEpoch > epoch);
+
+    const mine = heartbeats.requests.filter((h) => h.groupId === 'g848-fenced' && h.memberEpoch >= 0);
+    const joins = mine.filter((h) => h.memberEpoch === 0);
+    assert.equal(joins.length, 2, 'the first join and the rejoin after fencing');
+    for (const j of joins) {
+      assert.deepEqual(j.subscribedTopicNames, ['fenced']);
+      assert.deepEqual(j.topicPartitions, []);
+      assert.equal(j.rebalanceTimeoutMs, 300000);
+    }
+    const later = mine.filter((h) => h.memberEpoch > 0);
+    assert.ok(later.length >= 2);
+    for (const h of later) {
+      assert.equal(h.subscribedTopicNames, null, 'the subscription did not change');
+      assert.equal(h.rebalanceTimeoutMs, -1);
+    }
+    // Owned partitions go when they changed (the acknowledgement after an assignment), not every time.
+    assert.ok(later.some((h) => h.topicPartitions === null));
+    assert.ok(later.some((h) => h.topicPartitions !== null && h.topicPartitions.length === 1 && h.topicPartitions[0]!.partitions.length === 2));
+
+    // OffsetFetch (positions of newly assigned partitions) carries the member id and its epoch.
+    assert.ok(memberFetches.length >= 2, 'a fetch when first assigned and one after rejoining');
+    for (const f of memberFetches) {
+      assert.equal(f.groups![0]!.memberId, member.memberId);
+      assert.ok(f.groups![0]!.memberEpoch > 0);
+    }
+  } finally {
+    heartbeats.stop();
+    fetches.stop();
+    await c.close();
+    await producer.close();
+  }
+});
+
+test('keys of the other protocol are refused as Java refuses them', () => {
+  const base = { bootstrapServers: b.bootstrap, groupId: 'g' };
+  assert.throws(
+    () => new Consumer({ ...base, groupProtocol: 'consumer', partitionAssignmentStrategy: ['range'], heartbeatIntervalMs: 100, sessionTimeoutMs: 1000 }),
+    { message: 'partition.assignment.strategy, heartbeat.interval.ms, session.timeout.ms cannot be set when group.protocol=CONSUMER' },
+  );
+  assert.throws(() => new Consumer({ ...base, groupRemoteAssignor: 'range' }), { message: 'group.remote.assignor cannot be set when group.protocol=CLASSIC' });
+});
+
 test('a static member (group.instance.id) leaves with epoch -2: kept for its successor', { timeout: 30000 }, async () => {
   await admin.createTopics([{ name: 'static', numPartitions: 2, replicationFactor: 1 }]);
   const first = new Consumer({ ...memberOptions('g848-static'), groupInstanceId: 'i1' });
@@ -354,6 +467,14 @@ test('kafka-console-consumer.sh joins with group.protocol=consumer (flag and --c
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /group\.protocol must be classic or consumer/);
     assert.equal(bad.stderr.trim().split('\n').length, 1);
+    // A classic-only key with the consumer protocol: refused as Java's consumer refuses it.
+    const classicKey = await run(
+      'bin/kafka-console-consumer.sh',
+      ['--bootstrap-server', b.bootstrap, '--topic', 'cc', '--consumer-property', 'group.protocol=consumer', '--consumer-property', 'session.timeout.ms=10000'],
+      { timeoutMs: 30000 },
+    );
+    assert.notEqual(classicKey.code, 0);
+    assert.equal(classicKey.stderr.trim(), 'kafka-console-consumer.sh: session.timeout.ms cannot be set when group.protocol=CONSUMER');
   } finally {
     await producer.close();
     await rm(dir, { recursive: true, force: true });

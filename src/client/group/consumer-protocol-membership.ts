@@ -6,7 +6,10 @@
  * receives: revoked partitions first (their offsets committed by the consumer's hook), then
  * the acknowledgement (a heartbeat carrying what it now owns), then the new partitions. Fenced
  * (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID): every partition is released as lost and the member
- * rejoins with epoch 0. Close leaves with epoch -1, or -2 for a static member.
+ * rejoins with epoch 0. Close leaves with epoch -1, or -2 for a static member. As KIP-848 allows
+ * (and the Java client does), a heartbeat carries the subscription, owned partitions, rack,
+ * assignor and rebalance timeout only when joining, after a failed heartbeat, or when they
+ * changed; null (-1 for the timeout) tells the coordinator "unchanged".
  */
 import { Api } from '../apis.js';
 import { sleep, type Cluster } from '../cluster.js';
@@ -15,7 +18,7 @@ import { ErrorCode } from '../../protocol/errors.js';
 import { randomUuid } from '../../protocol/primitives/index.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { sendToCoordinator } from './coordinator.js';
-import type { TopicPartition } from './offsets.js';
+import type { FetchingMember, TopicPartition } from './offsets.js';
 
 const JOIN_EPOCH = 0;
 const LEAVE_EPOCH = -1;
@@ -31,6 +34,36 @@ const TRANSIENT: ReadonlySet<number> = new Set([
   ErrorCode.UNRELEASED_INSTANCE_ID,
   ErrorCode.REQUEST_TIMED_OUT,
 ]);
+
+/** The consumer options a group protocol refuses, by Kafka name (Java's ConsumerConfig lists). */
+const REFUSED_BY_PROTOCOL = {
+  consumer: [
+    ['partition.assignment.strategy', 'partitionAssignmentStrategy'],
+    ['heartbeat.interval.ms', 'heartbeatIntervalMs'],
+    ['session.timeout.ms', 'sessionTimeoutMs'],
+  ],
+  classic: [['group.remote.assignor', 'groupRemoteAssignor']],
+} as const;
+
+/**
+ * Throws, as Java's consumer does (ConfigException), when options of the other protocol are
+ * set: with group.protocol=consumer the coordinator assigns and times sessions and heartbeats
+ * (group.consumer.* broker configs), and the classic protocol has no remote assignor.
+ */
+export function checkGroupProtocolOptions(options: {
+  groupProtocol?: 'classic' | 'consumer';
+  partitionAssignmentStrategy?: readonly string[];
+  heartbeatIntervalMs?: number;
+  sessionTimeoutMs?: number;
+  groupRemoteAssignor?: string;
+}): void {
+  const protocol = options.groupProtocol ?? 'classic';
+  const set = REFUSED_BY_PROTOCOL[protocol].filter(([, option]) => {
+    const value = options[option];
+    return value !== undefined && String(value).trim() !== '';
+  });
+  if (set.length > 0) throw new Error(`${set.map(([key]) => key).join(', ')} cannot be set when group.protocol=${protocol.toUpperCase()}`);
+}
 
 export interface ConsumerProtocolOptions {
   groupId: string;
@@ -56,6 +89,12 @@ export interface ConsumerProtocolHooks {
   onAssigned(tps: TopicPartition[]): void;
 }
 
+/** What the coordinator has acknowledged of this member's fields, as comparable keys. */
+interface SentFields {
+  subscription: string;
+  owned: string;
+}
+
 export class ConsumerProtocolMembership {
   /** Made by the client (ConsumerGroupHeartbeat v1) and kept for the member's whole life. */
   memberId = randomUuid();
@@ -71,6 +110,8 @@ export class ConsumerProtocolMembership {
   private acknowledge = false;
   private fatal: Error | null = null;
   private stopped = false;
+  /** The fields the last successful heartbeat carried; null: the next one sends them all. */
+  private sent: SentFields | null = null;
 
   constructor(
     private readonly cluster: Cluster,
@@ -81,6 +122,11 @@ export class ConsumerProtocolMembership {
   /** The epoch OffsetCommit carries (v9+); -1 while not a member, for a "simple" commit. */
   get generationId(): number {
     return this.joined && this.memberEpoch > 0 ? this.memberEpoch : -1;
+  }
+
+  /** Who reads the group's offsets (OffsetFetch v9+): this member at its epoch, while it has one. */
+  get fetchingMember(): FetchingMember | null {
+    return this.generationId > 0 ? { memberId: this.memberId, memberEpoch: this.generationId } : null;
   }
 
   /** Auto-commit waits while a revocation is in progress (a topic id not resolved yet does not hold it up). */
@@ -146,26 +192,35 @@ export class ConsumerProtocolMembership {
     return this.inFlight;
   }
 
+  /** The next heartbeat, and the keys of the fields it reports (to send only changes after it). */
   private request() {
-    const owned = this.hooks.owned();
     const regex = this.hooks.regex();
-    return {
+    const names = regex === null ? this.hooks.subscription() : null;
+    const owned = this.memberEpoch === JOIN_EPOCH ? [] : this.byTopicId(this.hooks.owned());
+    const fields: SentFields = { subscription: JSON.stringify([names, regex]), owned: ownedKey(owned) };
+    const all = this.memberEpoch === JOIN_EPOCH ? null : this.sent;
+    const subscriptionChanged = all === null || all.subscription !== fields.subscription;
+    const body = {
       groupId: this.options.groupId,
       memberId: this.memberId,
       memberEpoch: this.memberEpoch,
       instanceId: this.options.groupInstanceId,
-      rackId: this.options.rackId,
-      rebalanceTimeoutMs: this.options.rebalanceTimeoutMs,
-      subscribedTopicNames: regex === null ? this.hooks.subscription() : null,
-      subscribedTopicRegex: regex,
-      serverAssignor: this.options.remoteAssignor,
-      topicPartitions: this.memberEpoch === JOIN_EPOCH ? [] : this.byTopicId(owned),
+      rackId: all === null ? this.options.rackId : null,
+      rebalanceTimeoutMs: all === null ? this.options.rebalanceTimeoutMs : -1,
+      subscribedTopicNames: subscriptionChanged ? names : null,
+      subscribedTopicRegex: subscriptionChanged ? regex : null,
+      serverAssignor: all === null ? this.options.remoteAssignor : null,
+      topicPartitions: all === null || all.owned !== fields.owned ? owned : null,
     };
+    return { body, fields };
   }
 
   private async heartbeatOnce(): Promise<void> {
     if (this.stopped) return;
-    const resp = await sendToCoordinator(this.cluster, this.options.groupId, Api.ConsumerGroupHeartbeat, this.request(), (r) => r.errorCode);
+    const { body, fields } = this.request();
+    // Until this one is answered, a heartbeat lost on the way must not count as sent.
+    this.sent = null;
+    const resp = await sendToCoordinator(this.cluster, this.options.groupId, Api.ConsumerGroupHeartbeat, body, (r) => r.errorCode);
     if (FENCED.has(resp.errorCode)) {
       await this.fenced();
       return;
@@ -173,6 +228,7 @@ export class ConsumerProtocolMembership {
     if (resp.errorCode !== ErrorCode.NONE) {
       throw new KafkaError(resp.errorCode, `heartbeat of group ${this.options.groupId} failed${resp.errorMessage ? `: ${resp.errorMessage}` : ''}`);
     }
+    this.sent = fields;
     // Recorded even when closing meanwhile: a join that landed must be followed by a leave.
     this.memberEpoch = resp.memberEpoch;
     this.memberId = resp.memberId ?? this.memberId;
@@ -237,7 +293,7 @@ export class ConsumerProtocolMembership {
     return names;
   }
 
-  private byTopicId(tps: TopicPartition[]): { topicId: string; partitions: number[] }[] {
+  private byTopicId(tps: TopicPartition[]): OwnedPartitions {
     const byId = new Map<string, number[]>();
     for (const tp of tps) {
       const id = this.cluster.current.topics.get(tp.topic)?.topicId;
@@ -246,4 +302,14 @@ export class ConsumerProtocolMembership {
     }
     return [...byId].map(([topicId, partitions]) => ({ topicId, partitions }));
   }
+}
+
+type OwnedPartitions = { topicId: string; partitions: number[] }[];
+
+/** The same partitions give the same key, whatever their order. */
+function ownedKey(owned: OwnedPartitions): string {
+  return owned
+    .map((t) => `${t.topicId}:${[...t.partitions].sort((a, b) => a - b).join(',')}`)
+    .sort()
+    .join(' ');
 }

@@ -4,7 +4,9 @@
  * the coordinator accepts only when the group has no active members).
  */
 import { Api } from '../apis.js';
-import type { Cluster } from '../cluster.js';
+import { sleep, type Cluster } from '../cluster.js';
+import { ErrorCode } from '../../protocol/errors.js';
+import type { OffsetFetchResponse } from '../../protocol/messages/index.js';
 import { KafkaError } from '../errors.js';
 import { sendToCoordinator } from './coordinator.js';
 import { groupByTopic } from '../../common/partition-keys.js';
@@ -67,21 +69,40 @@ export interface CommittedOffset {
   leaderEpoch: number;
 }
 
-/** Committed offsets of a group (all topics when `partitions` is null); -1 means none. */
+/** A consumer-protocol member reading its group's offsets: OffsetFetch v9+ carries these. */
+export interface FetchingMember {
+  memberId: string;
+  memberEpoch: number;
+}
+
+/**
+ * Committed offsets of a group (all topics when `partitions` is null); -1 means none. `member`
+ * gives the member id and epoch of a consumer-protocol member (read at each try: a fetch that
+ * crossed an epoch bump gets STALE_MEMBER_EPOCH and goes again with the new one, as Java's).
+ */
 export async function fetchCommittedOffsets(
   cluster: Cluster,
   groupId: string,
   partitions: readonly TopicPartition[] | null,
   requireStable = false,
+  member: () => FetchingMember | null = () => null,
 ): Promise<Map<string, Map<number, CommittedOffset>>> {
   const topics = partitions === null ? null : [...groupByTopic(partitions)].map(([name, ps]) => ({ name, partitionIndexes: ps.map((tp) => tp.partition) }));
-  const resp = await sendToCoordinator(
-    cluster,
-    groupId,
-    Api.OffsetFetch,
-    { groupId, topics, groups: [{ groupId, memberId: null, memberEpoch: -1, topics }], requireStable },
-    (r) => (r.groups.length > 0 ? r.groups[0]!.errorCode : r.errorCode),
-  );
+  const deadline = Date.now() + cluster.requestTimeoutMs;
+  const errorOf = (r: { groups: { errorCode: number }[]; errorCode: number }) => (r.groups.length > 0 ? r.groups[0]!.errorCode : r.errorCode);
+  for (;;) {
+    const m = member();
+    const groups = [{ groupId, memberId: m?.memberId ?? null, memberEpoch: m?.memberEpoch ?? -1, topics }];
+    const resp = await sendToCoordinator(cluster, groupId, Api.OffsetFetch, { groupId, topics, groups, requireStable }, errorOf);
+    if (errorOf(resp) === ErrorCode.STALE_MEMBER_EPOCH && m !== null && Date.now() + cluster.retryBackoffMs < deadline) {
+      await sleep(cluster.retryBackoffMs);
+      continue;
+    }
+    return committedFrom(resp, groupId);
+  }
+}
+
+function committedFrom(resp: OffsetFetchResponse, groupId: string): Map<string, Map<number, CommittedOffset>> {
   const group = resp.groups.length > 0 ? resp.groups[0]! : { errorCode: resp.errorCode, topics: resp.topics };
   if (group.errorCode !== 0) throw new KafkaError(group.errorCode, `fetching offsets of group ${groupId} failed`);
   const out = new Map<string, Map<number, CommittedOffset>>();

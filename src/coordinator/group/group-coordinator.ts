@@ -34,7 +34,7 @@ import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
-import type { RegexCompiler } from './consumer/settings.js';
+import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
 import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
 import { classicHeartbeatToConsumerGroup, classicLeaveFromConsumerGroup, classicSyncToConsumerGroup } from './consumer/classic-member-in-consumer-group.js';
@@ -74,12 +74,15 @@ export class GroupCoordinator {
   readonly consumerGroups = new ConsumerGroupService(
     () => this.runtime,
     (g) => this.partitionFor(g),
+    () => this.consumerEnv,
   );
+  private consumerEnv: ConsumerGroupEnv | null = null;
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
     const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex);
+    this.consumerEnv = consumerEnv;
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
         name: OFFSETS_TOPIC,

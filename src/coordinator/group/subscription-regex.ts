@@ -39,7 +39,22 @@ function invalid(regex: string, description: string): InvalidSubscriptionRegex {
   return { ok: false, regex, message: `SubscribedTopicRegex \`${regex}\` is not a valid regular expression: ${description}.` };
 }
 
+/** Compiled patterns (a near-limit one takes tens of milliseconds), bounded: cleared when full. */
+const compiledPatterns = new Map<string, SubscriptionRegex>();
+const MAX_COMPILED_PATTERNS = 256;
+
+/** The pattern compiled (or refused), compiled once while it is among the last few hundred. */
 export function compileSubscriptionRegex(regex: string): SubscriptionRegex {
+  let compiled = compiledPatterns.get(regex);
+  if (!compiled) {
+    if (compiledPatterns.size >= MAX_COMPILED_PATTERNS) compiledPatterns.clear();
+    compiled = compilePattern(regex);
+    compiledPatterns.set(regex, compiled);
+  }
+  return compiled;
+}
+
+function compilePattern(regex: string): SubscriptionRegex {
   if (regex.length > MAX_SUBSCRIPTION_REGEX_LENGTH) return invalid(regex, `longer than ${MAX_SUBSCRIPTION_REGEX_LENGTH} characters`);
   if (estimatedProgramSize(regex) > MAX_SUBSCRIPTION_REGEX_PROGRAM)
     return invalid(regex, `its repetitions expand past ${MAX_SUBSCRIPTION_REGEX_PROGRAM} instructions`);
@@ -71,9 +86,10 @@ export async function matchTopicsInSlices(regex: CompiledSubscriptionRegex, topi
   let i = 0;
   while (i < topics.length) {
     const deadline = performance.now() + sliceMs;
-    // Check the clock every 64 names: reading it per name would cost more than most matches.
+    // Check the clock every 8 names: a near-limit pattern costs ~0.5 ms per long name, a clock
+    // read ~50 ns.
     do {
-      const end = Math.min(topics.length, i + 64);
+      const end = Math.min(topics.length, i + 8);
       for (; i < end; i++) if (regex.matches(topics[i]!)) out.push(topics[i]!);
     } while (i < topics.length && performance.now() < deadline);
     if (i < topics.length) await new Promise<void>((resolve) => setImmediate(resolve));

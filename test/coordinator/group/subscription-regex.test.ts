@@ -11,6 +11,12 @@ import {
   matchTopics,
   matchTopicsInSlices,
 } from '../../../src/coordinator/group/subscription-regex.js';
+import { memberTopicNames, prepareRegexMatches } from '../../../src/coordinator/group/consumer/target-assignment.js';
+import type { ConsumerMember } from '../../../src/coordinator/group/consumer/member.js';
+import { FakeTopics } from './consumer/harness.js';
+import { consumerGroupEnv } from '../../../src/coordinator/group/consumer/consumer-service.js';
+import type { MetadataStore } from '../../../src/metadata/metadata-store.js';
+import { defaultBrokerConfig } from '../../../src/server/config/build-broker-config.js';
 
 function compiled(regex: string): CompiledSubscriptionRegex {
   const r = compileSubscriptionRegex(regex);
@@ -120,4 +126,66 @@ test('matchTopicsInSlices: the same result, yielding to the event loop between s
   assert.deepEqual(await pending, matchTopics(regex, names));
   assert.ok(servedMeanwhile, 'an immediate queued after the start ran before the end');
   assert.deepEqual(await matchTopicsInSlices(regex, []), []);
+});
+
+test('a pattern is compiled once while cached (a near-limit one takes tens of milliseconds)', () => {
+  const first = compileSubscriptionRegex('(?:[a-z-]?){300}(?:a|aa)*x');
+  assert.equal(compileSubscriptionRegex('(?:[a-z-]?){300}(?:a|aa)*x'), first);
+  assert.equal(compileSubscriptionRegex('(x'), compileSubscriptionRegex('(x'), 'refusals too');
+});
+
+test('prepareRegexMatches: the topics matched in slices ahead of the operation, which then matches nothing itself', async () => {
+  const topics = new FakeTopics();
+  for (let i = 0; i < 50; i++) topics.add(`prep-${i}`, 1);
+  topics.add('other', 1);
+  let matched = 0;
+  const counting = (pattern: string) => {
+    const r = compileSubscriptionRegex(pattern);
+    return r.ok ? { ...r, matches: (t: string) => (matched++, r.matches(t)) } : r;
+  };
+  const env = { settings: { sessionTimeoutMs: 1, heartbeatIntervalMs: 1, maxSize: 1, assignors: [] }, topics, compileRegex: counting };
+  const member = { subscribedTopicRegex: 'prep-[0-9]+', subscribedTopicNames: [] } as unknown as ConsumerMember;
+  await prepareRegexMatches('prep-[0-9]+', env);
+  assert.equal(matched, 51);
+  assert.equal(memberTopicNames(member, env, new Map()).length, 50);
+  assert.equal(matched, 51, 'the operation used what was prepared');
+  topics.add('prep-new', 1);
+  assert.equal(memberTopicNames(member, env, new Map()).length, 50, 'not prepared for the new topics: matched again in the operation');
+  assert.equal(matched, 103);
+});
+
+test('the patterns in use are matched again in the background when the cluster topics change', async () => {
+  const topics = new Map<string, { name: string; topicId: string; internal: boolean; partitions: { replicas: number[] }[] }>();
+  const listeners: ((topic: string) => void)[] = [];
+  const add = (name: string) => {
+    topics.set(name, { name, topicId: `id-${name}`, internal: false, partitions: [{ replicas: [0] }] });
+    for (const l of listeners) l(name);
+  };
+  const metadata = {
+    onChange: (l: (topic: string) => void) => void listeners.push(l),
+    topic: (name: string) => topics.get(name),
+    topics: () => [...topics.values()],
+    brokers: () => [],
+  } as unknown as MetadataStore;
+  let matched = 0;
+  const counting = (pattern: string) => {
+    const r = compileSubscriptionRegex(pattern);
+    return r.ok ? { ...r, matches: (t: string) => (matched++, r.matches(t)) } : r;
+  };
+  const env = consumerGroupEnv(defaultBrokerConfig({}), metadata, counting);
+  const member = { subscribedTopicRegex: 'bg-.*', subscribedTopicNames: [] } as unknown as ConsumerMember;
+  add('bg-1');
+  assert.deepEqual(memberTopicNames(member, env, new Map()), ['bg-1']);
+  add('bg-2');
+  add('other');
+  const before = matched;
+  const deadline = Date.now() + 5000;
+  while (matched < before + 3) {
+    assert.ok(Date.now() < deadline, 'not matched again in the background');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  const settled = matched;
+  assert.deepEqual(memberTopicNames(member, env, new Map()), ['bg-1', 'bg-2']);
+  assert.equal(matched, settled, 'the heartbeat found them matched');
 });

@@ -14,6 +14,7 @@ import { type ClusterTopic, type ClusterTopics, type ConsumerGroupEnv, type Rege
 import type { GroupCoordinatorBrokerConfig } from '../config.js';
 import { assignorsByName } from '../assignors/index.js';
 import { compileSubscriptionRegex } from '../subscription-regex.js';
+import { prepareRegexMatches, prepareStaleRegexMatches } from './target-assignment.js';
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
 
@@ -21,10 +22,14 @@ export class ConsumerGroupService {
   constructor(
     private readonly runtime: () => CoordinatorRuntime<GroupShard, CoordinatorRecord>,
     private readonly partitionFor: (groupId: string) => number,
+    /** The shards' environment: a subscription regex is matched against its topics before the operation. */
+    private readonly env: () => ConsumerGroupEnv | null = () => null,
   ) {}
 
   async heartbeat(req: ConsumerHeartbeatRequest): Promise<ConsumerHeartbeatResponse> {
     try {
+      const env = this.env();
+      if (req.subscribedTopicRegex !== null && env) await prepareRegexMatches(req.subscribedTopicRegex, env);
       return await this.runtime().write(this.partitionFor(req.groupId), (s, now) => consumerGroupHeartbeat(s, req, now));
     } catch (err) {
       return { errorCode: codeOf(err), errorMessage: null, memberId: null, memberEpoch: 0, heartbeatIntervalMs: 0, assignment: null };
@@ -46,7 +51,7 @@ export function consumerGroupEnv(
   metadata: MetadataStore,
   compileRegex: RegexCompiler = compileSubscriptionRegex,
 ): ConsumerGroupEnv {
-  return {
+  const env: ConsumerGroupEnv = {
     settings: {
       sessionTimeoutMs: cfg.groupConsumerSessionTimeoutMs,
       heartbeatIntervalMs: cfg.groupConsumerHeartbeatIntervalMs,
@@ -57,6 +62,17 @@ export function consumerGroupEnv(
     topics: metadataTopics(metadata),
     compileRegex,
   };
+  // Topics changed: regex subscriptions are matched again in slices, before their groups' next
+  // heartbeats need them (one pass per burst of changes).
+  let pending: NodeJS.Timeout | null = null;
+  metadata.onChange(() => {
+    if (pending !== null) return;
+    pending = setTimeout(() => {
+      pending = null;
+      void prepareStaleRegexMatches(env);
+    }, 10).unref();
+  });
+  return env;
 }
 
 /** The cluster's (non-internal) topics as subscriptions resolve them, racks from the brokers'. */

@@ -10,6 +10,7 @@ import type { ConsumerGroupRecord } from './consumer-records.js';
 import { targetEpochRecord, targetMemberRecord } from './consumer-replay.js';
 import { type Assignment, type ConsumerMember, EMPTY_ASSIGNMENT, assignmentsEqual } from './member.js';
 import type { ConsumerGroupEnv } from './settings.js';
+import { matchTopicsInSlices } from '../subscription-regex.js';
 
 /** Compiled patterns and what they matched, per topic generation (bounded: cleared when full). */
 const regexMatches = new Map<string, { generation: number; names: string[] }>();
@@ -29,14 +30,55 @@ export function memberTopicNames(m: ConsumerMember, env: ConsumerGroupEnv, regex
   if (!entry || entry.generation !== generation) {
     const compiled = env.compileRegex(pattern);
     const names: string[] = [];
-    // Internal topics are never matched by a subscription, as Kafka's consumers exclude them.
-    if (compiled.ok) for (const n of env.topics.names()) if (!n.startsWith('__') && compiled.matches(n)) names.push(n);
-    if (regexMatches.size >= MAX_CACHED_REGEXES) regexMatches.clear();
-    entry = { generation, names };
-    regexMatches.set(pattern, entry);
+    if (compiled.ok) for (const n of subscribableTopics(env)) if (compiled.matches(n)) names.push(n);
+    entry = cacheMatches(pattern, generation, names);
   }
   regexCache.set(pattern, entry.names);
   return entry.names;
+}
+
+/** Internal topics are never matched by a subscription, as Kafka's consumers exclude them. */
+const subscribableTopics = (env: ConsumerGroupEnv): string[] => [...env.topics.names()].filter((n) => !n.startsWith('__'));
+
+function cacheMatches(pattern: string, generation: number, names: string[]): { generation: number; names: string[] } {
+  if (regexMatches.size >= MAX_CACHED_REGEXES) regexMatches.clear();
+  const entry = { generation, names };
+  regexMatches.set(pattern, entry);
+  return entry;
+}
+
+/** Matching in progress, per generation and pattern: concurrent heartbeats wait on the same one. */
+const preparing = new Map<string, Promise<void>>();
+
+/**
+ * Matches `pattern` against the cluster's topics in slices that yield to the event loop, and
+ * caches what it matched for the current topic generation, so that the heartbeat's operation
+ * (which runs in one go on the event loop) finds it done: a near-limit pattern over thousands of
+ * long names takes a second, and other groups' requests must not wait behind it. A pattern that
+ * does not compile is left to the operation, which refuses it.
+ */
+export function prepareRegexMatches(pattern: string, env: ConsumerGroupEnv): Promise<void> {
+  const generation = env.topics.generation();
+  if (regexMatches.get(pattern)?.generation === generation) return Promise.resolve();
+  const key = `${generation}\u0000${pattern}`;
+  let done = preparing.get(key);
+  if (!done) {
+    done = (async () => {
+      const compiled = env.compileRegex(pattern);
+      if (!compiled.ok) return;
+      const names = await matchTopicsInSlices(compiled, subscribableTopics(env));
+      // Topics changed meanwhile: the operation matches again (synchronously) if it must.
+      if (env.topics.generation() === generation) cacheMatches(pattern, generation, names);
+    })().finally(() => preparing.delete(key));
+    preparing.set(key, done);
+  }
+  return done;
+}
+
+/** Prepares again, in the background, every cached pattern the cluster's topics changed under. */
+export async function prepareStaleRegexMatches(env: ConsumerGroupEnv): Promise<void> {
+  const generation = env.topics.generation();
+  for (const [pattern, entry] of [...regexMatches]) if (entry.generation !== generation) await prepareRegexMatches(pattern, env);
 }
 
 /** The metadata of every topic some member subscribes to, as the cluster has it now. */
