@@ -44,9 +44,12 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** GETs `path` (again when it changes, and every `refreshMs` when given). */
+/**
+ * GETs `path` (again when it changes, and every `refreshMs` when given). Data loaded for another
+ * path is never returned: a new address shows nothing until its own answer comes.
+ */
 export function useApi<T>(path: string | undefined, refreshMs?: number): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: path !== undefined });
+  const [state, setState] = useState<{ path?: string; data?: T; error?: string; loading: boolean }>({ loading: path !== undefined });
   const [tick, setTick] = useState(0);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   useEffect(() => {
@@ -54,14 +57,15 @@ export function useApi<T>(path: string | undefined, refreshMs?: number): Loaded<
     let live = true;
     setState((s) => ({ ...s, loading: true }));
     api<T>(path).then(
-      (data) => live && setState({ data, loading: false }),
-      (err: Error) => live && setState({ error: err.message, loading: false }),
+      (data) => live && setState({ path, data, loading: false }),
+      (err: Error) => live && setState({ path, error: err.message, loading: false }),
     );
     const timer = refreshMs ? setTimeout(reload, refreshMs) : undefined;
     return () => {
       live = false;
       clearTimeout(timer);
     };
-  }, [path, tick, refreshMs]);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  }, [path, tick, refreshMs, reload]);
+  const current = state.path === path;
+  return { data: current ? state.data : undefined, error: current ? state.error : undefined, loading: state.loading || !current, reload };
 }

@@ -4,7 +4,7 @@
  * pretty, text, binary as hex, long values cut with a notice); and a form to produce a test
  * message. The browse's settings live in the address, so a view can be linked and reloaded.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, query, seg } from '../api.js';
 import { ErrorLine, Notice } from '../components.js';
 import { navigate, useApi, type Route } from '../hooks.js';
@@ -54,6 +54,8 @@ export function MessagesPage({ topic, route }: { topic: string; route: Route }) 
   })}`;
   const { data, error, reload } = useApi<Browse>(/^\d+$/.test(partition) ? apiPath : undefined);
   const [form, setForm] = useState({ partition, from, at, filter });
+  // A new address (a link, the back button) puts its settings in the form.
+  useEffect(() => setForm({ partition, from, at, filter }), [partition, from, at, filter]);
   const show = (e: Event) => {
     e.preventDefault();
     navigate(
@@ -73,7 +75,7 @@ export function MessagesPage({ topic, route }: { topic: string; route: Route }) 
         </label>
         <label>
           From{' '}
-          <select name="from" value={form.from} onChange={(e) => setForm({ ...form, from: e.currentTarget.value })}>
+          <select name="from" aria-label="From" value={form.from} onChange={(e) => setForm({ ...form, from: e.currentTarget.value })}>
             <option value="newest">newest first</option>
             <option value="offset">offset</option>
             <option value="time">time</option>
