@@ -76,6 +76,7 @@ function checkConsole(ts) {
  * names, which the console serves as immutable, and writes index.html naming them.
  */
 async function bundleConsole() {
+  if (!existsSync(join(CONSOLE_SRC, 'src', 'main.tsx'))) return true; // a tree without the console
   let esbuild;
   try {
     esbuild = await import(createRequire(join(ROOT, 'package.json')).resolve('esbuild'));
@@ -128,7 +129,7 @@ function compile(typeCheck) {
   const emitted = program.emit();
   const diagnostics = [...before, ...emitted.diagnostics];
   if (diagnostics.length > 0) report(ts, diagnostics);
-  const consoleChecked = !typeCheck || checkConsole(ts);
+  const consoleChecked = !typeCheck || !existsSync(CONSOLE_CONFIG) || checkConsole(ts);
   return diagnostics.length === 0 && !emitted.emitSkipped && consoleChecked;
 }
 
