@@ -19,6 +19,9 @@ export interface ClusterView {
   }[];
   topics: number;
   partitions: number;
+  /** How many there are; the lists hold the first MAX_LISTED. */
+  underReplicatedCount: number;
+  offlineCount: number;
   underReplicated: { topic: string; partition: number; replicas: number[]; isr: number[] }[];
   offline: { topic: string; partition: number; replicas: number[] }[];
   logDirs: { broker: number; logDir: string; error: number; totalBytes: string; usableBytes: string; partitionBytes: string; partitions: number }[];
@@ -59,6 +62,8 @@ export async function clusterView(admin: Admin): Promise<ClusterView> {
     })),
     topics: md.topics.size,
     partitions,
+    underReplicatedCount: underCount,
+    offlineCount,
     underReplicated,
     offline,
     logDirs: logDirs.map((d) => ({

@@ -82,7 +82,12 @@ test('the listener serves the page, hashed assets cached as immutable, the API u
   assert.equal((await fetch(`${base}/assets/nope.js`)).status, 404);
   const cluster = await fetch(`${base}/api/cluster`);
   assert.equal(cluster.headers.get('cache-control'), 'no-store');
-  assert.equal(((await cluster.json()) as { brokers: unknown[] }).brokers.length, 1);
+  const view = (await cluster.json()) as { brokers: unknown[]; underReplicatedCount: number; offlineCount: number; logDirs: { logDir: string }[] };
+  assert.deepEqual([view.brokers.length, view.underReplicatedCount, view.offlineCount], [1, 0, 0]);
+  assert.deepEqual(
+    view.logDirs.map((d) => d.logDir),
+    [b.dir],
+  );
   // A change without a JSON content type (what a cross-site form sends) is refused.
   const form = await fetch(`${base}/api/topics`, { method: 'POST', body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
   assert.equal(form.status, 415);

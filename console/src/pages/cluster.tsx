@@ -9,6 +9,8 @@ interface ClusterView {
   brokers: { nodeId: number; host: string; port: number; rack: string | null; apis: Record<string, string> }[];
   topics: number;
   partitions: number;
+  underReplicatedCount: number;
+  offlineCount: number;
   underReplicated: { topic: string; partition: number; replicas: number[]; isr: number[] }[];
   offline: { topic: string; partition: number; replicas: number[] }[];
   logDirs: { broker: number; logDir: string; error: number; totalBytes: string; usableBytes: string; partitionBytes: string; partitions: number }[];
@@ -33,9 +35,9 @@ export function ClusterPage() {
         <dt>Partitions</dt>
         <dd>{data.partitions}</dd>
         <dt>Under-replicated</dt>
-        <dd data-testid="under-replicated">{data.underReplicated.length}</dd>
+        <dd data-testid="under-replicated">{data.underReplicatedCount}</dd>
         <dt>Offline</dt>
-        <dd data-testid="offline">{data.offline.length}</dd>
+        <dd data-testid="offline">{data.offlineCount}</dd>
       </dl>
       <h2>Brokers</h2>
       <table>
