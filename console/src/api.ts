@@ -12,9 +12,11 @@ export class ApiError extends Error {
 }
 
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const method = init.method ?? 'GET';
   const res = await fetch(`/api${path}`, {
-    method: init.method ?? 'GET',
-    headers: init.body !== undefined ? { 'Content-Type': 'application/json' } : {},
+    method,
+    // Every change says JSON, with a body or not: the server refuses changes that do not.
+    headers: method !== 'GET' ? { 'Content-Type': 'application/json' } : {},
     body: init.body !== undefined ? JSON.stringify(init.body) : null,
   });
   const body = (await res.json().catch(() => ({ error: `${res.status} ${res.statusText}` }))) as { error?: string };

@@ -46,8 +46,8 @@ export class ConsoleApi {
   private producer: Producer | undefined;
   private readonly routes: [method: string, pattern: RegExp, handler: Handler][];
 
-  /** `clientOptions` returns undefined while the cluster is not reachable yet (a broker starting). */
-  constructor(private readonly clientOptions: () => ClientOptions | undefined) {
+  /** `clientOptions` returns why not (a string) while the cluster cannot be reached (a broker starting). */
+  constructor(private readonly clientOptions: () => ClientOptions | string) {
     const seg = '([^/]+)';
     this.routes = [
       ['GET', /^\/cluster$/, () => clusterView(this.client())],
@@ -89,7 +89,7 @@ export class ConsoleApi {
 
   private options(): ClientOptions {
     const o = this.clientOptions();
-    if (!o) throw new ConsoleError(503, 'the broker is not serving yet');
+    if (typeof o === 'string') throw new ConsoleError(503, o);
     return { clientId: 'fjord-console', ...o, enableMetricsPush: false };
   }
 

@@ -50,7 +50,7 @@ export class ConsoleHttp {
   readonly api: ConsoleApi;
   private readonly assets = new Map<string, Asset>();
 
-  constructor(clientOptions: () => ClientOptions | undefined, assetsDir = defaultAssetsDir()) {
+  constructor(clientOptions: () => ClientOptions | string, assetsDir = defaultAssetsDir()) {
     this.api = new ConsoleApi(clientOptions);
     // Read once: the assets are a few hundred KB and change only with a build.
     if (existsSync(assetsDir)) {

@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
-import { Admin, Consumer, Producer } from '../../src/client/index.js';
+import { Admin, ConfigResourceType, Consumer, Producer } from '../../src/client/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SCREENS = join(tmpdir(), 'fjord-console-screens');
@@ -160,8 +160,8 @@ test('in the browser: create a topic, produce, browse newest first, by offset an
         .filter({ hasText: `Produced to partition 0 at offset ${offset}` })
         .waitFor();
     }
-    // Newest first.
-    await page.locator('[data-testid=message-row][data-offset="0"]').waitFor();
+    // Newest first (the list reloads after each produce: wait for the second one's).
+    await page.locator('[data-testid=message-row][data-offset="1"]').waitFor();
     assert.deepEqual(await page.getByTestId('message-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-offset'))), ['1', '0']);
     const first = page.locator('[data-testid=message-row][data-offset="0"]');
     assert.equal(await first.locator('[data-part=value] pre').textContent(), '{\n  "n": 1,\n  "tags": [\n    "a"\n  ]\n}');
@@ -195,6 +195,45 @@ test('in the browser: create a topic, produce, browse newest first, by offset an
     await page.goto(`${base}/#/topics/no-such-topic`);
     assert.equal(await alertText(page), 'topic no-such-topic does not exist');
     await shot(page, 'bad-input');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("in the browser: a topic's configs set (a bad value refused in the broker's words) and reset, partitions added, the topic deleted", async (t) => {
+  if (!requirePeer(t, 'chromium')) return;
+  assert.equal((await admin.createTopics([{ name: 'changing', numPartitions: 1 }])).get('changing'), null);
+  const { page, errors } = await openPage();
+  page.on('dialog', (d) => void d.accept());
+  try {
+    await page.goto(`${base}/#/topics/changing`);
+    await page.getByTestId('partition-row').first().waitFor();
+    const set = page.getByRole('form', { name: 'Set config' });
+    await set.getByLabel('Config').fill('retention.ms');
+    await set.getByLabel('Value').fill('abc');
+    await set.getByRole('button', { name: 'Set' }).click();
+    assert.match(await alertText(page), /^INVALID_CONFIG: Invalid value abc for configuration retention\.ms/);
+    await set.getByLabel('Value').fill('123456');
+    await set.getByRole('button', { name: 'Set' }).click();
+    const row = page.locator('tr.set[data-testid=config-row]').filter({ hasText: 'retention.ms' });
+    await row.filter({ hasText: '123456' }).waitFor();
+    assert.equal((await admin.describeConfigs(ConfigResourceType.Topic, 'changing', ['retention.ms']))[0]?.value, '123456');
+    await row.getByRole('button', { name: 'reset' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await admin.describeConfigs(ConfigResourceType.Topic, 'changing', ['retention.ms']))[0]?.isDefault, true);
+
+    await page.getByLabel('Partition count').fill('3');
+    await page.getByRole('button', { name: 'Add partitions' }).click();
+    await page.getByRole('status').filter({ hasText: 'changing now has 3 partitions' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=partition-row]').length === 3);
+    await shot(page, 'topic');
+
+    await page.getByRole('button', { name: 'Delete topic' }).click();
+    await page.waitForFunction(() => location.hash === '#/topics');
+    const deadline = Date.now() + 15_000;
+    while ((await admin.listTopics()).includes('changing') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await admin.listTopics()).includes('changing'), false);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();

@@ -42,8 +42,8 @@ export class BrokerObservability {
   private listener: MetricsHttpListener | undefined;
   /** The web console on the listener (console.enable); its clients reach the broker at consoleBootstrap. */
   private console: ConsoleHttp | undefined;
-  /** Set by the broker once it serves: where the console's clients connect. */
-  consoleClient: ClientOptions | undefined;
+  /** Set by the broker once it serves: where the console's clients connect, or why they cannot. */
+  private consoleClient: ClientOptions | string = 'the broker is not serving yet';
 
   constructor(
     private readonly config: BrokerConfig,
@@ -78,7 +78,7 @@ export class BrokerObservability {
   /** Stops background work (with the services, before they close). */
   stopAreas(): void {
     this.consumerLag?.close();
-    this.consoleClient = undefined;
+    this.consoleClient = 'the broker is stopping';
     this.console?.close().catch(() => undefined);
   }
 
@@ -90,7 +90,9 @@ export class BrokerObservability {
   serveConsoleThrough(advertised: readonly { host: string; port: number; securityProtocol: string }[]): void {
     const l = advertised.find((a) => a.securityProtocol === 'PLAINTEXT');
     const host = !l || l.host === '' || l.host === '0.0.0.0' || l.host === '::' ? '127.0.0.1' : l.host;
-    this.consoleClient = l ? { bootstrapServers: [`${host.includes(':') ? `[${host}]` : host}:${l.port}`] } : undefined;
+    this.consoleClient = l
+      ? { bootstrapServers: [`${host.includes(':') ? `[${host}]` : host}:${l.port}`] }
+      : 'the console needs a PLAINTEXT listener on this broker (its SASL login is not built yet): use bin/fjord-console.sh with --command-config';
   }
 
   /** Last thing at stop: probes see the listener until the broker is gone. */
