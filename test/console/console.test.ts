@@ -104,6 +104,8 @@ test('the API bounds what it reads and sends: a huge value is cut with its size,
   try {
     await producer.send({ topic: 'wide', partition: 3, value: 'x'.repeat(300_000) });
     await producer.send({ topic: 'wide', partition: 3, value: Buffer.from([0, 1, 2, 255]) });
+    for (const fruit of ['apple', 'banana', 'cherry', 'banana split']) await producer.send({ topic: 'wide', partition: 4, key: fruit[0]!, value: fruit });
+    await producer.send({ topic: 'wide', partition: 4, value: 'plain', headers: { origin: 'Banana republic' } });
   } finally {
     await producer.close();
   }
@@ -122,6 +124,12 @@ test('the API bounds what it reads and sends: a huge value is cut with its size,
   assert.equal(records[0]!.value.truncated, true);
   assert.ok(records[0]!.value.text.length <= 16 * 1024, `${records[0]!.value.text.length} characters sent`);
   assert.deepEqual([records[1]!.value.kind, records[1]!.value.text], ['binary', '00 01 02 ff']);
+  // The filter looks at keys, values and headers, case-insensitively; newest first or forward.
+  const offsets = async (q: string) => ((await api(`/topics/wide/partitions/4/messages?${q}`)).body.records as { offset: string }[]).map((r) => r.offset);
+  assert.deepEqual(await offsets('filter=BANANA'), ['4', '3', '1']);
+  assert.deepEqual(await offsets('filter=banana&offset=2'), ['3', '4']);
+  assert.deepEqual(await offsets('filter=banana&offset=0&limit=1'), ['1']);
+  assert.deepEqual(await offsets('limit=2'), ['4', '3']);
 });
 
 test('in the browser: create a topic, produce, browse newest first, by offset and by time; bad input gets a clear message', async (t) => {
