@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Builds src/ into dist/ with the TypeScript compiler, and records what it built from.
-//   node scripts/build.mjs               (npm run build) type-checks and emits, always
+// Builds src/ into dist/ with the TypeScript compiler, bundles the web console (console/, Preact
+// and uPlot) into dist/console/assets/ with esbuild, and records what it built from.
+//   node scripts/build.mjs               (npm run build) type-checks (src/ and console/) and emits, always
 //   node scripts/build.mjs --if-changed  (npm start, prepack) emits without the type check, and
-//                                        only when src/, tsconfig.json or the compiler differ
-//                                        from the last build's stamp (dist/.build-stamp)
+//                                        only when src/, console/, tsconfig.json or the compiler
+//                                        differ from the last build's stamp (dist/.build-stamp)
 // The emitted JavaScript is the same with or without the type check (tsc's --noCheck only skips
 // the diagnostics), so a start from a fresh clone needs neither the check's time nor @types/node,
 // a dev dependency that `npm ci --omit=dev` leaves out. The stamp is a hash of every source's
@@ -11,20 +12,25 @@
 // ms), a touched-but-unchanged file does not rebuild, and any edit, new or deleted file does.
 // It works on the project in the current directory (the repository root under npm).
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 
 const ROOT = process.cwd();
 const STAMP = join(ROOT, 'dist', '.build-stamp');
 const CONFIG = join(ROOT, 'tsconfig.json');
+// The console's browser code: not part of the broker's layers, bundled rather than compiled.
+const CONSOLE_SRC = join(ROOT, 'console');
+const CONSOLE_CONFIG = join(CONSOLE_SRC, 'tsconfig.json');
+const CONSOLE_OUT = join(ROOT, 'dist', 'console', 'assets');
 
 function sourceFiles(dir) {
   const out = [];
+  if (!existsSync(dir)) return out;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...sourceFiles(full));
-    else if (entry.name.endsWith('.ts') || entry.name.endsWith('.json')) out.push(full);
+    else if (/\.(ts|tsx|json|css|html)$/.test(entry.name)) out.push(full);
   }
   return out;
 }
@@ -37,11 +43,11 @@ function compilerVersion() {
   }
 }
 
-/** What dist/ is built from: the compiler's version, tsconfig.json and every file under src/. */
+/** What dist/ is built from: the compiler's version, tsconfig.json and every file under src/ and console/. */
 function fingerprint() {
   const hash = createHash('sha256');
   hash.update(`typescript ${compilerVersion()}\0`);
-  for (const file of [CONFIG, ...sourceFiles(join(ROOT, 'src')).sort()]) {
+  for (const file of [CONFIG, ...sourceFiles(join(ROOT, 'src')).sort(), ...sourceFiles(CONSOLE_SRC).sort()]) {
     hash.update(`${relative(ROOT, file).split(sep).join('/')}\0`);
     hash.update(readFileSync(file));
     hash.update('\0');
@@ -52,6 +58,57 @@ function fingerprint() {
 function upToDate(print) {
   if (!existsSync(STAMP)) return false;
   return readFileSync(STAMP, 'utf8').trim() === print;
+}
+
+/** Type-checks the console's browser code (its own tsconfig: DOM, Preact's JSX); nothing emitted. */
+function checkConsole(ts) {
+  const host = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => report(ts, [d]) };
+  const parsed = ts.getParsedCommandLineOfConfigFile(CONSOLE_CONFIG, {}, host);
+  if (!parsed) return false;
+  const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options, configFileParsingDiagnostics: parsed.errors });
+  const diagnostics = ts.getPreEmitDiagnostics(program);
+  if (diagnostics.length > 0) report(ts, diagnostics);
+  return diagnostics.length === 0;
+}
+
+/**
+ * Bundles console/src/main.tsx and style.css into dist/console/assets/ under hashed
+ * names, which the console serves as immutable, and writes index.html naming them.
+ */
+async function bundleConsole() {
+  if (!existsSync(join(CONSOLE_SRC, 'src', 'main.tsx'))) return true; // a tree without the console
+  let esbuild;
+  try {
+    esbuild = await import(createRequire(join(ROOT, 'package.json')).resolve('esbuild'));
+  } catch {
+    console.error('build: esbuild is not installed (run npm ci first)');
+    return false;
+  }
+  rmSync(CONSOLE_OUT, { recursive: true, force: true });
+  mkdirSync(CONSOLE_OUT, { recursive: true });
+  const result = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: { app: join(CONSOLE_SRC, 'src', 'main.tsx'), style: join(CONSOLE_SRC, 'src', 'style.css') },
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    entryNames: '[name]-[hash]',
+    outdir: CONSOLE_OUT,
+    metafile: true,
+    logLevel: 'error',
+  }).catch(() => null);
+  if (!result) return false;
+  const outputs = Object.keys(result.metafile.outputs).map((f) => basename(f));
+  const tags = [
+    ...outputs.filter((f) => f.endsWith('.css')).map((f) => `<link rel="stylesheet" href="/assets/${f}">`),
+    ...outputs.filter((f) => f.endsWith('.js')).map((f) => `<script type="module" src="/assets/${f}"></script>`),
+  ];
+  const template = readFileSync(join(CONSOLE_SRC, 'index.html'), 'utf8');
+  writeFileSync(join(CONSOLE_OUT, 'index.html'), template.replace('<!-- assets -->', tags.join('\n    ')));
+  return true;
 }
 
 function compile(typeCheck) {
@@ -72,7 +129,8 @@ function compile(typeCheck) {
   const emitted = program.emit();
   const diagnostics = [...before, ...emitted.diagnostics];
   if (diagnostics.length > 0) report(ts, diagnostics);
-  return diagnostics.length === 0 && !emitted.emitSkipped;
+  const consoleChecked = !typeCheck || !existsSync(CONSOLE_CONFIG) || checkConsole(ts);
+  return diagnostics.length === 0 && !emitted.emitSkipped && consoleChecked;
 }
 
 /** Prints diagnostics as tsc does (with colour and source context on a terminal). */
@@ -89,7 +147,7 @@ if (ifChanged) console.error(existsSync(STAMP) ? 'build: src/ changed since the 
 // going back to the sources of the last stamp cannot keep this build's output.
 rmSync(STAMP, { force: true });
 const started = Date.now();
-if (!compile(!ifChanged)) {
+if (!compile(!ifChanged) || !(await bundleConsole())) {
   console.error('build: failed');
   process.exit(1);
 }

@@ -25,4 +25,10 @@ export const METRICS_LISTENER_DEFS: readonly ConfigDef[] = [
   }),
   def('metrics.basic.auth.user', 'string', null, 'Fjord: the user HTTP basic auth asks of /metrics scrapes; unset = no authentication.'),
   def('metrics.basic.auth.password', 'password', null, 'Fjord: the password of metrics.basic.auth.user.', { sensitive: true }),
+  def(
+    'console.enable',
+    'boolean',
+    'true',
+    'Fjord: serve the web console (docs/console.md) at / on metrics.listener, guarded by metrics.basic.auth.* when set.',
+  ),
 ];

@@ -324,6 +324,7 @@ export class Broker {
     followNetworkConfigChanges(cfg, network, this.admin, log);
     this.advertised = resolveAdvertisedPorts(this.advertised, this.server.boundPorts());
     for (const l of this.advertised) log.info({ listener: l.name, host: l.host, port: l.port }, 'listening');
+    this.observability.serveConsoleThrough(this.advertised);
     // Registered last, as Kafka does: other brokers and tools see it once it can serve.
     if (this.zk && this.image) {
       this.controller = await registerAndHostController(this.zk, this.image, cfg, this.advertised, this.logger, this.options.interBrokerInterceptor);

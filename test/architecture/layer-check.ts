@@ -16,7 +16,9 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['metadata'],
   ['security'],
   ['client'],
-  ['controller', 'replication', 'coordinator'],
+  // console/: the web console's server side (its API over client/'s Admin, Producer and Fetcher);
+  // a client of a cluster like the tools, so no peer's internals either.
+  ['controller', 'replication', 'coordinator', 'console'],
   // The tools are clients of a broker, never part of one: cli/ and server/ import none of each other.
   ['server', 'cli'],
 ];

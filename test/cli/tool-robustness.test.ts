@@ -189,6 +189,7 @@ function bootstrapCases(bs: string, files: { offsets: string; reassign: string; 
     ['kafka-e2e-latency', [bs, 't', '5', '1', '10']],
     ['kafka-groups', ['--bootstrap-server', bs, '--list']],
     ['kafka-client-metrics', ['--bootstrap-server', bs, '--list']],
+    ['fjord-console', ['--bootstrap-server', bs, '--listen', '127.0.0.1:0']],
   ];
 }
 

@@ -20,6 +20,8 @@ const checks: Record<string, () => boolean> = {
   burrow: () => spawnSync('Burrow', ['--help']).status === 0,
   // Debian's prometheus package brings promtool beside the server.
   prometheus: () => spawnSync('prometheus', ['--version']).status === 0 && spawnSync('promtool', ['--version']).status === 0,
+  // Debian's chromium, which playwright-core drives for the console's browser tests (never a downloaded browser).
+  chromium: () => existsSync('/usr/bin/chromium') && spawnSync('/usr/bin/chromium', ['--version']).status === 0,
 };
 
 /** Whether the peer is installed (for a `before` hook; tests still call requirePeer). */

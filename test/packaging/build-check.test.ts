@@ -151,6 +151,36 @@ test('build.mjs: a type error fails the checked build (npm run build) and leaves
   }
 });
 
+test('build.mjs bundles console/ into dist/console/assets/ under hashed names, and --if-changed rebuilds when a console source changes', async () => {
+  const dir = await smallProject({ noLib: true });
+  try {
+    await symlink(join(ROOT, 'node_modules', 'esbuild'), join(dir, 'node_modules', 'esbuild'));
+    await mkdir(join(dir, 'console', 'src'), { recursive: true });
+    await writeFile(join(dir, 'console', 'index.html'), '<!doctype html>\n<head>\n<!-- assets -->\n</head>\n');
+    await writeFile(join(dir, 'console', 'src', 'main.tsx'), "document.title = 'one';\n");
+    await writeFile(join(dir, 'console', 'src', 'style.css'), 'body { margin: 0; }\n');
+    const assets = join(dir, 'dist', 'console', 'assets');
+    const first = await build(dir, '--if-changed');
+    assert.equal(first.code, 0, first.stderr);
+    const html = await readFile(join(assets, 'index.html'), 'utf8');
+    const script = /src="\/assets\/(app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+    assert.ok(script && /href="\/assets\/style-[A-Z0-9]+\.css"/.test(html), html);
+    assert.match(await readFile(join(assets, script), 'utf8'), /one/);
+    assert.equal((await build(dir, '--if-changed')).stderr, '');
+    // An edited console source is a change: a new bundle under a new name, the old one gone.
+    await writeFile(join(dir, 'console', 'src', 'main.tsx'), "document.title = 'two';\n");
+    const edited = await build(dir, '--if-changed');
+    assert.equal(edited.code, 0, edited.stderr);
+    assert.match(edited.stderr, /changed since the last build/);
+    const next = /src="\/assets\/(app-[A-Z0-9]+\.js)"/.exec(await readFile(join(assets, 'index.html'), 'utf8'))?.[1];
+    assert.ok(next && next !== script);
+    assert.match(await readFile(join(assets, next), 'utf8'), /two/);
+    await assert.rejects(stat(join(assets, script)));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test("build.mjs --if-changed on the repository's own tree: a no-op well under a second when src/ did not change", async () => {
   // The first call builds if the stamp is stale (after a bare `npx tsc`); the suite's own build
   // (npm run build in scripts/test.sh) leaves it fresh, and the emit is identical either way.

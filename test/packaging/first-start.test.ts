@@ -128,9 +128,9 @@ test('allowScripts names every package with an install script, so npm ci prints 
   assert.deepEqual(withScripts, Object.keys(allowScripts).sort());
 });
 
-test('package.json ships what an installed package runs: dist/ JavaScript, bin/, config/, the README, and fjord', async () => {
+test("package.json ships what an installed package runs: dist/ JavaScript, the console's assets, dashboards, bin/, config/, the README, and fjord", async () => {
   const { files, bin } = await pkg();
-  assert.deepEqual(files, ['dist/**/*.js', 'bin/', 'config/', 'README.md']);
+  assert.deepEqual(files, ['dist/**/*.js', 'dist/console/assets/', 'dashboards/', 'bin/', 'config/', 'README.md']);
   assert.equal(bin.fjord, 'bin/fjord');
   for (const [name, target] of Object.entries(bin)) assert.equal(target, `bin/${name}`);
 });

@@ -17,6 +17,8 @@ import { RequestStats } from './request-stats.js';
 import { BrokerTopicStats } from './topic-stats.js';
 import type { BrokerServices } from '../broker-services.js';
 import type { BrokerNetwork } from '../broker-network.js';
+import { ConsoleHttp } from '../../console/console-http.js';
+import type { ClientOptions } from '../../client/index.js';
 
 /** What the areas' metrics read, handed over once the broker's services are up. */
 export interface ObservedBroker {
@@ -38,6 +40,10 @@ export class BrokerObservability {
   /** Consumer lag's background refresh (kafka_consumergroup_*); its refresh() is a test seam. */
   consumerLag: ConsumerLagMetrics | undefined;
   private listener: MetricsHttpListener | undefined;
+  /** The web console on the listener (console.enable); its clients reach the broker at consoleBootstrap. */
+  private console: ConsoleHttp | undefined;
+  /** Set by the broker once it serves: where the console's clients connect, or why they cannot. */
+  private consoleClient: ClientOptions | string = 'the broker is not serving yet';
 
   constructor(
     private readonly config: BrokerConfig,
@@ -51,7 +57,15 @@ export class BrokerObservability {
 
   /** First thing at start, so that /health/live and /health/ready (503) answer during recovery. */
   async startListener(): Promise<void> {
-    this.listener = await startMetricsEndpoint(this.config.metricsListener, this.metrics, this.health, this.logger.child({ component: 'metrics' }));
+    const consoleOn = this.config.metricsListener !== null && this.config.values.get('console.enable') !== false;
+    this.console = consoleOn ? new ConsoleHttp(() => this.consoleClient) : undefined;
+    this.listener = await startMetricsEndpoint(
+      this.config.metricsListener,
+      this.metrics,
+      this.health,
+      this.logger.child({ component: 'metrics' }),
+      this.console,
+    );
   }
 
   registerAreas(broker: ObservedBroker): void {
@@ -64,6 +78,21 @@ export class BrokerObservability {
   /** Stops background work (with the services, before they close). */
   stopAreas(): void {
     this.consumerLag?.close();
+    this.consoleClient = 'the broker is stopping';
+    this.console?.close().catch(() => undefined);
+  }
+
+  /**
+   * Once the broker serves: the console's clients connect to its first PLAINTEXT listener (a
+   * wildcard host through loopback). Without one the API says it cannot reach the broker: the
+   * console's SASL login is still to come (docs/console.md).
+   */
+  serveConsoleThrough(advertised: readonly { host: string; port: number; securityProtocol: string }[]): void {
+    const l = advertised.find((a) => a.securityProtocol === 'PLAINTEXT');
+    const host = !l || l.host === '' || l.host === '0.0.0.0' || l.host === '::' ? '127.0.0.1' : l.host;
+    this.consoleClient = l
+      ? { bootstrapServers: [`${host.includes(':') ? `[${host}]` : host}:${l.port}`] }
+      : 'the console needs a PLAINTEXT listener on this broker (its SASL login is not built yet): use bin/fjord-console.sh with --command-config';
   }
 
   /** Last thing at stop: probes see the listener until the broker is gone. */

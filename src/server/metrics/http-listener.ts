@@ -9,7 +9,9 @@
  *   little; scrapes arriving while one is being rendered share its text (one render at a time);
  * - basic auth (metrics.basic.auth.*) guards /metrics, compared in constant time; the health
  *   endpoints answer without it, for orchestrators' probes;
- * - https with its own key store and optional client certificates (listener-config.ts).
+ * - https with its own key store and optional client certificates (listener-config.ts);
+ * - the web console (src/console/, console.enable) at / and under /assets/ and /api/, behind the
+ *   same basic auth as /metrics; it reads its own request bodies, within its own bound.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
@@ -20,6 +22,7 @@ import type { MetricsRegistry } from './registry.js';
 import type { BrokerHealth } from './health.js';
 import type { MetricsListenerConfig } from './listener-config.js';
 import { registerProcessMetrics } from './process-metrics.js';
+import { ConsoleHttp } from '../../console/console-http.js';
 
 export const MAX_CONNECTIONS = 16;
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -39,13 +42,20 @@ export class MetricsHttpListener {
     private readonly health: BrokerHealth,
     private readonly logger: Logger,
     basicAuth: MetricsListenerConfig['basicAuth'],
+    private readonly console: ConsoleHttp | undefined,
   ) {
     this.credentials = basicAuth ? digest(`${basicAuth.user}:${basicAuth.password}`) : undefined;
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res));
   }
 
   /** Binds the listener; a bind failure is an Error naming metrics.listener. */
-  static async start(cfg: MetricsListenerConfig, registry: MetricsRegistry, health: BrokerHealth, logger: Logger): Promise<MetricsHttpListener> {
+  static async start(
+    cfg: MetricsListenerConfig,
+    registry: MetricsRegistry,
+    health: BrokerHealth,
+    logger: Logger,
+    console?: ConsoleHttp,
+  ): Promise<MetricsHttpListener> {
     const options: http.ServerOptions = {
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
@@ -79,7 +89,7 @@ export class MetricsHttpListener {
       server.listen({ host: cfg.host === '' ? undefined : cfg.host, port: cfg.port }, resolve);
     });
     server.on('error', (err) => logger.warn({ err: String(err) }, 'metrics listener error'));
-    const listener = new MetricsHttpListener(server, registry, health, logger, cfg.basicAuth);
+    const listener = new MetricsHttpListener(server, registry, health, logger, cfg.basicAuth, console);
     logger.info({ url: cfg.url, port: listener.port, basicAuth: cfg.basicAuth !== undefined, clientAuth: cfg.tls?.clientAuth }, 'metrics listener started');
     return listener;
   }
@@ -97,6 +107,7 @@ export class MetricsHttpListener {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.console && this.serveConsole(req, res, this.console)) return;
     // Bodies are never used: read and dropped, up to a bound.
     let bodyBytes = 0;
     req.on('data', (chunk: Buffer) => {
@@ -143,6 +154,25 @@ export class MetricsHttpListener {
     return undefined;
   }
 
+  /** The console's paths (false: not one of them); the same basic auth as /metrics. */
+  private serveConsole(req: http.IncomingMessage, res: http.ServerResponse, console: ConsoleHttp): boolean {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '', 'http://metrics.invalid');
+    } catch {
+      return false;
+    }
+    if (!ConsoleHttp.owns(url.pathname)) return false;
+    if (!this.authorized(req.headers.authorization)) {
+      req.resume();
+      res.setHeader('WWW-Authenticate', 'Basic realm="fjord metrics", charset="UTF-8"');
+      send(res, 401, 'unauthorized\n');
+      return true;
+    }
+    console.handle(req, res, url.pathname, url.searchParams);
+    return true;
+  }
+
   /** One render at a time: concurrent scrapes share it. */
   private render(): Promise<string> {
     this.rendering ??= this.registry.metrics().finally(() => (this.rendering = undefined));
@@ -186,7 +216,8 @@ export async function startMetricsEndpoint(
   registry: MetricsRegistry,
   health: BrokerHealth,
   logger: Logger,
+  console?: ConsoleHttp,
 ): Promise<MetricsHttpListener | undefined> {
   registerProcessMetrics(registry);
-  return cfg ? MetricsHttpListener.start(cfg, registry, health, logger) : undefined;
+  return cfg ? MetricsHttpListener.start(cfg, registry, health, logger, console) : undefined;
 }

@@ -164,10 +164,13 @@ test('health: live 200, ready 200 once started (JSON); HEAD; no credentials need
 
 test('bad requests: unknown path 404, other methods 405 with Allow, malformed 400, a body is dropped; the broker serves on', async () => {
   const port = plain.broker.observability.port!;
-  for (const path of ['/', '/metric', '/metrics/', '/health', '/../metrics/x', '/%00']) {
+  for (const path of ['/metric', '/metrics/', '/health', '/../metrics/x', '/%00']) {
     const r = await request(port, path, { headers: { authorization: AUTH } });
     assert.equal(r.status, 404, path);
   }
+  // / is the web console (console.enable, on by default; issue 25), behind the same basic auth.
+  assert.equal((await request(port, '/')).status, 401);
+  assert.match((await request(port, '/', { headers: { authorization: AUTH } })).headers['content-type'] ?? '', /^text\/html/);
   for (const method of ['POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH']) {
     for (const path of ['/metrics', '/health/ready']) {
       const r = await request(port, path, { method, headers: { authorization: AUTH } });

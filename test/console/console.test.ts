@@ -1,0 +1,322 @@
+/**
+ * The web console (docs/console.md) end to end: one broker with metrics.listener serves it at /;
+ * Debian's headless Chromium, driven by playwright-core, creates a topic, produces, browses by
+ * offset and by time, and watches a group's lag fall while a Fjord consumer consumes; bad input
+ * shows the server's one-line message. The JSON API's bounds (a huge value cut, partitions paged)
+ * and bin/fjord-console.sh (run as a user runs it, against the same broker) are checked here too.
+ * Screenshots of each page go to $TMPDIR/fjord-console-screens (never committed).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { hasPeer, requirePeer } from '../helpers/peers.js';
+import { run } from '../helpers/run.js';
+import { Admin, ConfigResourceType, Consumer, Producer } from '../../src/client/index.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SCREENS = join(tmpdir(), 'fjord-console-screens');
+
+let b: TestBroker;
+let base: string;
+let admin: Admin;
+let browser: Browser | undefined;
+
+before(async () => {
+  assert.ok(existsSync(join(ROOT, 'dist', 'console', 'assets', 'index.html')), 'the console is not built: run npm run build first');
+  b = await startTestBroker({ 'metrics.listener': 'http://127.0.0.1:0' });
+  base = `http://127.0.0.1:${b.broker.observability.port}`;
+  admin = new Admin({ bootstrapServers: b.bootstrap });
+  if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  mkdirSync(SCREENS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await admin?.close();
+  await b?.stop();
+});
+
+async function openPage(): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  page.setDefaultTimeout(15_000);
+  return { page, errors };
+}
+
+/** The text of the page's error line once it shows. */
+async function alertText(page: Page): Promise<string> {
+  const alert = page.getByRole('alert').first();
+  await alert.waitFor();
+  return (await alert.textContent()) ?? '';
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage: true });
+
+async function api(path: string, init?: RequestInit): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${base}/api${path}`, init);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+test('the listener serves the page, hashed assets cached as immutable, the API uncached; /metrics unchanged', async () => {
+  const index = await fetch(`${base}/`);
+  assert.equal(index.status, 200);
+  assert.equal(index.headers.get('content-type'), 'text/html; charset=utf-8');
+  assert.equal(index.headers.get('cache-control'), 'no-cache');
+  const html = await index.text();
+  const script = /src="(\/assets\/app-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+  const style = /href="(\/assets\/style-[A-Z0-9]+\.css)"/.exec(html)?.[1];
+  assert.ok(script && style, html);
+  const again = await fetch(`${base}/`, { headers: { 'If-None-Match': index.headers.get('etag')! } });
+  assert.equal(again.status, 304);
+  const js = await fetch(`${base}${script}`);
+  assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+  assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  assert.equal((await fetch(`${base}${style}`)).headers.get('content-type'), 'text/css; charset=utf-8');
+  assert.equal((await fetch(`${base}/assets/nope.js`)).status, 404);
+  const cluster = await fetch(`${base}/api/cluster`);
+  assert.equal(cluster.headers.get('cache-control'), 'no-store');
+  const view = (await cluster.json()) as { brokers: unknown[]; underReplicatedCount: number; offlineCount: number; logDirs: { logDir: string }[] };
+  assert.deepEqual([view.brokers.length, view.underReplicatedCount, view.offlineCount], [1, 0, 0]);
+  assert.deepEqual(
+    view.logDirs.map((d) => d.logDir),
+    [b.dir],
+  );
+  // A change without a JSON content type (what a cross-site form sends) is refused.
+  const form = await fetch(`${base}/api/topics`, { method: 'POST', body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+  assert.equal(form.status, 415);
+  const metrics = await fetch(`${base}/metrics`);
+  assert.equal(metrics.status, 200);
+  assert.match(await metrics.text(), /^# HELP /m);
+  assert.equal((await fetch(`${base}/health/live`)).status, 200);
+  assert.equal((await fetch(`${base}/nothing-here`)).status, 404);
+});
+
+test('the API bounds what it reads and sends: a huge value is cut with its size, partitions come a page at a time', async () => {
+  assert.equal((await admin.createTopics([{ name: 'wide', numPartitions: 30 }])).get('wide'), null);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  try {
+    await producer.send({ topic: 'wide', partition: 3, value: 'x'.repeat(300_000) });
+    await producer.send({ topic: 'wide', partition: 3, value: Buffer.from([0, 1, 2, 255]) });
+    for (const fruit of ['apple', 'banana', 'cherry', 'banana split']) await producer.send({ topic: 'wide', partition: 4, key: fruit[0]!, value: fruit });
+    await producer.send({ topic: 'wide', partition: 4, value: 'plain', headers: { origin: 'Banana republic' } });
+  } finally {
+    await producer.close();
+  }
+  const page = await api('/topics/wide?page=1&size=10');
+  assert.equal(page.status, 200);
+  assert.equal(page.body.partitionCount, 30);
+  assert.deepEqual(
+    (page.body.partitions as { partition: number }[]).map((p) => p.partition),
+    [10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+  );
+  const read = await api('/topics/wide/partitions/3/messages?offset=0');
+  const records = read.body.records as { value: { kind: string; text: string; size: number; truncated: boolean } }[];
+  assert.equal(records.length, 2);
+  assert.equal(records[0]!.value.kind, 'text');
+  assert.equal(records[0]!.value.size, 300_000);
+  assert.equal(records[0]!.value.truncated, true);
+  assert.ok(records[0]!.value.text.length <= 16 * 1024, `${records[0]!.value.text.length} characters sent`);
+  assert.deepEqual([records[1]!.value.kind, records[1]!.value.text], ['binary', '00 01 02 ff']);
+  // The filter looks at keys, values and headers, case-insensitively; newest first or forward.
+  const offsets = async (q: string) => ((await api(`/topics/wide/partitions/4/messages?${q}`)).body.records as { offset: string }[]).map((r) => r.offset);
+  assert.deepEqual(await offsets('filter=BANANA'), ['4', '3', '1']);
+  assert.deepEqual(await offsets('filter=banana&offset=2'), ['3', '4']);
+  assert.deepEqual(await offsets('filter=banana&offset=0&limit=1'), ['1']);
+  assert.deepEqual(await offsets('limit=2'), ['4', '3']);
+});
+
+test('in the browser: create a topic, produce, browse newest first, by offset and by time; bad input gets a clear message', async (t) => {
+  if (!requirePeer(t, 'chromium')) return;
+  const { page, errors } = await openPage();
+  try {
+    await page.goto(`${base}/#/cluster`);
+    await page.getByTestId('broker-row').first().waitFor();
+    await shot(page, 'cluster');
+
+    await page.goto(`${base}/#/topics`);
+    const create = page.getByRole('form', { name: 'Create topic' });
+    await create.getByLabel('Name').fill('ui-topic');
+    await create.getByLabel('Partitions').fill('2');
+    await create.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('status').filter({ hasText: 'Created topic ui-topic' }).waitFor();
+    await page.getByRole('link', { name: 'ui-topic' }).waitFor();
+    // The broker's refusal, in the broker's words.
+    await create.getByLabel('Name').fill('ui-topic');
+    await create.getByRole('button', { name: 'Create' }).click();
+    assert.match(await alertText(page), /^TOPIC_ALREADY_EXISTS: Topic 'ui-topic' already exists/);
+    await shot(page, 'topics');
+
+    await page.goto(`${base}/#/topics/ui-topic/messages?partition=0`);
+    const produce = page.getByRole('form', { name: 'Produce' });
+    for (const [key, value, headers, offset] of [
+      ['k1', '{"n":1,"tags":["a"]}', 'trace=abc', '0'],
+      ['', 'plain text', '', '1'],
+    ] as const) {
+      await produce.getByLabel('Key').fill(key);
+      await produce.getByLabel('Value', { exact: true }).fill(value);
+      await produce.getByLabel('Headers (name=value per line)').fill(headers);
+      await produce.getByRole('button', { name: 'Produce' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Produced to partition 0 at offset ${offset}` })
+        .waitFor();
+    }
+    // Newest first (the list reloads after each produce: wait for the second one's).
+    await page.locator('[data-testid=message-row][data-offset="1"]').waitFor();
+    assert.deepEqual(await page.getByTestId('message-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-offset'))), ['1', '0']);
+    const first = page.locator('[data-testid=message-row][data-offset="0"]');
+    assert.equal(await first.locator('[data-part=value] pre').textContent(), '{\n  "n": 1,\n  "tags": [\n    "a"\n  ]\n}');
+    assert.equal(await first.locator('[data-part="header trace"]').textContent(), 'abc');
+    await shot(page, 'messages');
+
+    const browse = page.getByRole('form', { name: 'Browse' });
+    await browse.getByLabel('From').selectOption('offset');
+    await browse.getByLabel('Offset', { exact: true }).fill('1');
+    await browse.getByRole('button', { name: 'Show' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=message-row]').length === 1);
+    assert.equal(await page.getByTestId('message-row').getAttribute('data-offset'), '1');
+
+    // By time, over records with known timestamps.
+    const producer = new Producer({ bootstrapServers: b.bootstrap });
+    try {
+      await producer.send({ topic: 'ui-topic', partition: 1, value: 'old', timestamp: Date.parse('2020-01-01T00:00:00Z') });
+      await producer.send({ topic: 'ui-topic', partition: 1, value: 'new', timestamp: Date.parse('2021-01-01T00:00:00Z') });
+    } finally {
+      await producer.close();
+    }
+    await page.goto(`${base}/#/topics/ui-topic/messages?partition=1&from=time&at=2020-06-01T00:00:00Z`);
+    await page.locator('[data-testid=message-row][data-offset="1"]').waitFor();
+    assert.equal(await page.getByTestId('message-row').count(), 1);
+    assert.equal(await page.locator('[data-testid=message-row] [data-part=value]').textContent(), 'new');
+
+    await page.goto(`${base}/#/topics/ui-topic/messages?partition=0&from=offset&at=999`);
+    assert.equal(await alertText(page), 'offset 999 is past the end of ui-topic-0 (its latest offset is 2)');
+    await page.goto(`${base}/#/topics/ui-topic/messages?partition=0&from=time&at=yesterday`);
+    assert.match(await alertText(page), /^malformed time "yesterday": give ISO 8601/);
+    await page.goto(`${base}/#/topics/no-such-topic`);
+    assert.equal(await alertText(page), 'topic no-such-topic does not exist');
+    await shot(page, 'bad-input');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("in the browser: a topic's configs set (a bad value refused in the broker's words) and reset, partitions added, the topic deleted", async (t) => {
+  if (!requirePeer(t, 'chromium')) return;
+  assert.equal((await admin.createTopics([{ name: 'changing', numPartitions: 1 }])).get('changing'), null);
+  const { page, errors } = await openPage();
+  page.on('dialog', (d) => void d.accept());
+  try {
+    await page.goto(`${base}/#/topics/changing`);
+    await page.getByTestId('partition-row').first().waitFor();
+    const set = page.getByRole('form', { name: 'Set config' });
+    await set.getByLabel('Config').fill('retention.ms');
+    await set.getByLabel('Value').fill('abc');
+    await set.getByRole('button', { name: 'Set' }).click();
+    assert.match(await alertText(page), /^INVALID_CONFIG: Invalid value abc for configuration retention\.ms/);
+    await set.getByLabel('Value').fill('123456');
+    await set.getByRole('button', { name: 'Set' }).click();
+    const row = page.locator('tr.set[data-testid=config-row]').filter({ hasText: 'retention.ms' });
+    await row.filter({ hasText: '123456' }).waitFor();
+    assert.equal((await admin.describeConfigs(ConfigResourceType.Topic, 'changing', ['retention.ms']))[0]?.value, '123456');
+    await row.getByRole('button', { name: 'reset' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await admin.describeConfigs(ConfigResourceType.Topic, 'changing', ['retention.ms']))[0]?.isDefault, true);
+
+    await page.getByLabel('Partition count').fill('3');
+    await page.getByRole('button', { name: 'Add partitions' }).click();
+    await page.getByRole('status').filter({ hasText: 'changing now has 3 partitions' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=partition-row]').length === 3);
+    await shot(page, 'topic');
+
+    await page.getByRole('button', { name: 'Delete topic' }).click();
+    await page.waitForFunction(() => location.hash === '#/topics');
+    const deadline = Date.now() + 15_000;
+    while ((await admin.listTopics()).includes('changing') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await admin.listTopics()).includes('changing'), false);
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("in the browser: a group's lag per partition falls to 0 as a Fjord consumer consumes", async (t) => {
+  if (!requirePeer(t, 'chromium')) return;
+  assert.equal((await admin.createTopics([{ name: 'lagging', numPartitions: 1 }])).get('lagging'), null);
+  const producer = new Producer({ bootstrapServers: b.bootstrap });
+  try {
+    for (let i = 0; i < 20; i++) await producer.send({ topic: 'lagging', value: `m${i}` });
+  } finally {
+    await producer.close();
+  }
+  await admin.alterGroupOffsets('ui-group', [{ topic: 'lagging', partition: 0, offset: 0n }]);
+  const { page, errors } = await openPage();
+  const consumer = new Consumer({ bootstrapServers: b.bootstrap, groupId: 'ui-group', enableAutoCommit: false });
+  try {
+    await page.goto(`${base}/#/groups`);
+    await page.getByRole('link', { name: 'ui-group' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=total-lag]')?.textContent === '20');
+    assert.equal(await page.getByTestId('lag').textContent(), '20');
+    consumer.subscribe(['lagging']);
+    let consumed = 0;
+    const deadline = Date.now() + 20_000;
+    while (consumed < 20 && Date.now() < deadline) consumed += (await consumer.poll(500)).length;
+    assert.equal(consumed, 20);
+    await consumer.commitSync();
+    // The page refreshes itself: the member and the lag of 0 appear without a reload.
+    await page.waitForFunction(() => document.querySelector('[data-testid=total-lag]')?.textContent === '0', null, { timeout: 20_000 });
+    await page.getByTestId('member-row').first().waitFor();
+    assert.equal(await page.getByTestId('group-state').textContent(), 'Stable');
+    await shot(page, 'group');
+    assert.deepEqual(errors, []);
+  } finally {
+    await consumer.close();
+    await page.close();
+  }
+});
+
+test('bin/fjord-console.sh serves the same console against a cluster, and ends on SIGTERM with status 0', async () => {
+  const help = await run(join(ROOT, 'bin', 'fjord-console.sh'), ['--help'], { timeoutMs: 30_000 });
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^Usage: fjord-console\.sh \[options\]/);
+  const bad = await run(join(ROOT, 'bin', 'fjord-console.sh'), ['--bootstrap-server', b.bootstrap, '--listen', 'nowhere'], { timeoutMs: 30_000 });
+  assert.deepEqual([bad.code, bad.stderr], [1, 'fjord-console.sh: invalid --listen address "nowhere" (expected host:port, e.g. 127.0.0.1:8080)\n']);
+
+  const child = spawn(join(ROOT, 'bin', 'fjord-console.sh'), ['--bootstrap-server', b.bootstrap, '--listen', '127.0.0.1:0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c;
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      exited.then(() => reject(new Error(`fjord-console.sh exited: ${stderr}`)));
+    });
+    const url = /^Fjord console at (http:\/\/127\.0\.0\.1:\d+\/) \(cluster \S+, 1 brokers\)$/.exec(line)?.[1];
+    assert.ok(url, line);
+    assert.match(await (await fetch(url)).text(), /<script type="module" src="\/assets\/app-/);
+    const topics = (await (await fetch(`${url}api/topics?search=ui-`)).json()) as { topics: { name: string }[] };
+    assert.ok(
+      topics.topics.every((t) => t.name.includes('ui-')),
+      JSON.stringify(topics),
+    );
+    assert.equal((await fetch(`${url}metrics`)).status, 404);
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0, stderr);
+  assert.equal(stderr, '');
+});
