@@ -169,7 +169,7 @@ export class OffsetHistoryWriter implements HistorySink {
         return;
       } catch (err) {
         if (this.closed || Date.now() + RETRY_BACKOFF_MS > deadline) throw err;
-        await new Promise((r) => setTimeout(r, RETRY_BACKOFF_MS).unref());
+        await new Promise((r) => setTimeout(r, RETRY_BACKOFF_MS));
       }
     }
   }
