@@ -38,7 +38,7 @@ const value = (newOffset: bigint): HistoryValue => ({
 /** Broker 1 of a cluster whose offsets topic has 3 partitions on brokers [1,2], [2,1], [1,2]. */
 function setup(opts: { leaderOfHistory?: number; appendDeadlineMs?: number; maxQueued?: number } = {}) {
   const topics = new Map<string, TopicInfo>();
-  const part = (p: number, replicas: number[]) => ({ partition: p, leader: replicas[0]!, leaderEpoch: 0, replicas, isr: replicas });
+  const part = (p: number, replicas: number[]) => ({ partition: p, leader: replicas[0]!, leaderEpoch: 0, replicas, isr: replicas, offlineReplicas: [] });
   topics.set('__consumer_offsets', {
     name: '__consumer_offsets',
     topicId: 'o',
@@ -55,7 +55,14 @@ function setup(opts: { leaderOfHistory?: number; appendDeadlineMs?: number; maxQ
         name: spec.name,
         topicId: 'h',
         internal: false,
-        partitions: spec.assignment!.map((r, p) => ({ partition: p, leader: opts.leaderOfHistory ?? r[0]!, leaderEpoch: 0, replicas: r, isr: r })),
+        partitions: spec.assignment!.map((r, p) => ({
+          partition: p,
+          leader: opts.leaderOfHistory ?? r[0]!,
+          leaderEpoch: 0,
+          replicas: r,
+          isr: r,
+          offlineReplicas: [],
+        })),
         configs: spec.configs ?? {},
       };
       topics.set(spec.name, info);
