@@ -84,6 +84,7 @@ function setup(opts: { leaderOfHistory?: number; appendDeadlineMs?: number; maxQ
     replicaManager,
     logger: pino({ level: 'silent' }),
     offsetsTopic: '__consumer_offsets',
+    ensureOffsetsTopic: async () => undefined,
     numPartitions: 50,
     retentionMs: 604_800_000,
     segmentBytes: 1 << 20,
