@@ -155,3 +155,15 @@ test('entries over the queue bound are dropped and counted, the rest written in 
     [0n, 1n, 2n],
   );
 });
+
+test('closing writes what still lingers at once, and takes nothing more', async () => {
+  const { writer, appended } = setup({ leaderOfHistory: 1 });
+  writer.submit('shop', [value(1n)], Date.now());
+  writer.close();
+  writer.submit('shop', [value(2n)], Date.now());
+  await writer.flush();
+  assert.deepEqual(
+    appended.flatMap((a) => records(a.batch).map((r) => r.value.newOffset)),
+    [1n],
+  );
+});

@@ -79,6 +79,7 @@ interface PartitionQueue {
   entries: Queued[];
   /** A drain is scheduled (lingering) or running. */
   writing: boolean;
+  linger: NodeJS.Timeout | undefined;
 }
 
 const RETRY_BACKOFF_MS = 100;
@@ -101,7 +102,7 @@ export class OffsetHistoryWriter implements HistorySink {
     if (this.closed || entries.length === 0) return;
     const partition = historyPartitionFor(group, this.partitionCount());
     let q = this.queues.get(partition);
-    if (!q) this.queues.set(partition, (q = { entries: [], writing: false }));
+    if (!q) this.queues.set(partition, (q = { entries: [], writing: false, linger: undefined }));
     const key = encodeHistoryKey({ group });
     for (const e of entries) {
       if (q.entries.length >= (this.opts.maxQueued ?? 10_000)) {
@@ -114,8 +115,11 @@ export class OffsetHistoryWriter implements HistorySink {
     if (q.writing || q.entries.length === 0) return;
     q.writing = true;
     const linger = this.opts.lingerMs ?? 50;
-    if (linger > 0) setTimeout(() => void this.drain(partition, q), linger);
-    else void this.drain(partition, q);
+    if (linger <= 0) return void this.drain(partition, q);
+    q.linger = setTimeout(() => {
+      q.linger = undefined;
+      void this.drain(partition, q);
+    }, linger);
   }
 
   /** Resolves once everything submitted so far was written or dropped. */
@@ -124,11 +128,17 @@ export class OffsetHistoryWriter implements HistorySink {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Stops taking entries; what still lingers is written now, once, without retries (a broker
+   * stopping: the appends race its replica manager's shutdown, best effort).
+   */
   close(): void {
     this.closed = true;
-    for (const q of this.queues.values()) {
-      this.stats.recordsDropped += q.entries.length;
-      q.entries.length = 0;
+    for (const [partition, q] of this.queues) {
+      if (q.linger === undefined) continue;
+      clearTimeout(q.linger);
+      q.linger = undefined;
+      void this.drain(partition, q);
     }
   }
 
@@ -139,7 +149,7 @@ export class OffsetHistoryWriter implements HistorySink {
   }
 
   private async drain(partition: number, q: PartitionQueue): Promise<void> {
-    while (q.entries.length > 0 && !this.closed) {
+    while (q.entries.length > 0) {
       const batch = q.entries.splice(0, MAX_BATCH_RECORDS);
       try {
         await this.appendWithRetries(partition, batch);
