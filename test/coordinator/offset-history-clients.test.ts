@@ -93,6 +93,9 @@ test('a kafkajs group commits, kafka-consumer-groups.sh resets it; the history t
   // A time window is found with ListOffsets by timestamp: the reset is at or after `started`.
   const fjordAdmin = new Admin({ bootstrapServers: b.bootstrap });
   try {
+    const [described] = await fjordAdmin.describeTopics([OFFSET_HISTORY_TOPIC]);
+    assert.equal(described?.isInternal, true, 'an internal topic: pattern subscriptions skip it');
+    assert.equal(described?.partitions.length, PARTITIONS, 'as many partitions as __consumer_offsets');
     const p = historyPartitionFor('shop', PARTITIONS);
     const found = await fjordAdmin.listOffsets([{ topic: OFFSET_HISTORY_TOPIC, partition: p, timestamp: started }]);
     // Only this group's records are in its partition here: offsets are indexes into `entries`.

@@ -117,6 +117,7 @@ test('first use creates the topic with the offsets topic assignment and time ret
   ]);
   assert.equal(created[0]!.configs!['cleanup.policy'], 'delete');
   assert.equal(created[0]!.configs!['retention.ms'], '604800000');
+  assert.equal(created[0]!.internal, true);
   const p = historyPartitionFor('shop', 3);
   assert.equal(appended.length, 1, 'one batch');
   assert.equal(appended[0]!.partition, p);

@@ -247,6 +247,9 @@ export class OffsetHistoryWriter implements HistorySink {
           numPartitions: assignment.length,
           replicationFactor,
           assignment,
+          // Metadata's isInternal (pattern subscriptions skip it; it cannot be deleted). Not in
+          // INTERNAL_TOPICS, which refuses Produce: a broker forwards batches to its leader by Produce.
+          internal: true,
           configs: historyTopicConfigs(this.opts.retentionMs, internalTopicMinIsr(replicationFactor), this.opts.segmentBytes),
         });
       } catch (err) {
