@@ -24,6 +24,8 @@ import { kafkaTopics, offsetsPartitionFor, waitForTopic, zkTopic } from './clust
 import { Connection } from '../../src/client/connection.js';
 import { Api } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { Admin } from '../../src/client/admin.js';
+import { moveLine, readGroupHistory } from '../coordinator/offset-history-read.js';
 
 const TOPIC = 'gcf';
 const PARTITIONS = 3;
@@ -352,6 +354,31 @@ test('a group keeps its committed offsets across kill -9 of its coordinator; new
     // The values are the numbered records at their places (partition i % 3, i-th of it).
     for (const s of seen) assert.equal(s.value, `n${s.offset * PARTITIONS + s.partition}`);
   }
+
+  // The offset history (issue 25), replicated as __consumer_offsets is: the commits made before the
+  // kill are still there, read from the live brokers, and a reset on the new coordinator (G2 is
+  // empty since kafkajs left) continues from them: its previous offsets come from what it loaded.
+  const before2 = Object.entries(committed.get(G2)!).map(([p, o]) => [Number(p), BigInt(o)] as const);
+  const admin = new Admin({ bootstrapServers: bootstrap });
+  try {
+    await admin.alterGroupOffsets(
+      G2,
+      before2.map(([p]) => ({ topic: TOPIC, partition: p, offset: 0n })),
+    );
+  } finally {
+    await admin.close();
+  }
+  const history = await readGroupHistory(bootstrap, G2, (e) =>
+    before2.every(
+      ([p, o]) => e.some((x) => x.partition === p && x.newOffset === o) && e.some((x) => x.partition === p && x.previousOffset === o && x.cause === 'reset'),
+    ),
+  );
+  for (let p = 0; p < PARTITIONS; p++) {
+    const chain = history.filter((e) => e.topic === TOPIC && e.partition === p && e.cause !== 'alive');
+    for (let i = 1; i < chain.length; i++)
+      assert.equal(chain[i]!.previousOffset, chain[i - 1]!.newOffset, `${G2} ${TOPIC}-${p}: ${chain.map(moveLine).join(', ')}`);
+  }
+  t.diagnostic(`${G2}'s history: ${history.map(moveLine).join(', ')}`);
 
   // The killed broker comes back (once its old session has expired) and rejoins the offsets partition's ISR.
   await cluster.waitFor(`broker ${coordinator}'s old registration to expire`, NOTICE_MS, async () => !(await cluster.registeredIds()).includes(coordinator));

@@ -55,3 +55,14 @@ export function removeOffsetsOfDeletedPartitions(
   }
   return { records, response: { offsets, groups, topics: [...topics] } };
 }
+
+/** Whether any of `shards` holds a committed offset of `topic` at a partition beyond its `count`. */
+export function hasOffsetsBeyond(shards: readonly GroupShardState[], topic: string, count: number): boolean {
+  for (const s of shards) {
+    for (const g of s.offsets.groupIds()) {
+      const parts = s.offsets.groupOffsets(g).get(topic);
+      if (parts) for (const p of parts.keys()) if (p >= count) return true;
+    }
+  }
+  return false;
+}

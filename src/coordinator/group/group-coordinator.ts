@@ -32,10 +32,11 @@ import {
 import { deleteGroups, describeGroup, listGroups, type DescribedGroup, type ListedGroup } from './admin.js';
 import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
-import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
+import { hasOffsetsBeyond, removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
 import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
+import { OffsetHistoryTracker, BY_BROKER, commitCause, type HistorySink } from './history/history-tracker.js';
 import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
 import { classicHeartbeatToConsumerGroup, classicLeaveFromConsumerGroup, classicSyncToConsumerGroup } from './consumer/classic-member-in-consumer-group.js';
 
@@ -64,6 +65,8 @@ export interface GroupCoordinatorOptions {
   groupConfig?: Partial<GroupCoordinatorConfig>;
   /** Consumer groups' regex subscriptions (KIP-848); RE2J's dialect by default. */
   compileRegex?: RegexCompiler;
+  /** The offset history (history/): where its entries go, and the alive interval. */
+  history?: { sink: HistorySink; aliveIntervalMs: number };
 }
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
@@ -77,12 +80,14 @@ export class GroupCoordinator {
     () => this.consumerEnv,
   );
   private consumerEnv: ConsumerGroupEnv | null = null;
+  /** The offset history (history/): off unless options.history is given. */
+  readonly history: OffsetHistoryTracker;
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
-    const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex);
-    this.consumerEnv = consumerEnv;
+    const consumerEnv = (this.consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex));
+    const history = (this.history = new OffsetHistoryTracker(opts.history));
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
         name: OFFSETS_TOPIC,
@@ -106,13 +111,13 @@ export class GroupCoordinator {
       log: opts.log,
       runtime: {
         serde: { encode: encodeRecord, decode: decodeRecord },
-        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger, consumerEnv),
+        newShard: (ctx) => history.attach(new GroupShard(ctx, groupConfig, opts.logger, consumerEnv)),
         // Offsets of topics deleted while this partition was not loaded (or before their
         // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
-        afterLoad: (shard) => {
+        afterLoad: (shard, now) => {
           const res = removeOffsetsOfDeletedPartitions(shard, this.partitionCount);
           this.logRemoved(shard.ctx.partition, res.response, 'loading');
-          return { records: res.records, response: undefined };
+          return history.track(shard, { records: res.records, response: undefined }, BY_BROKER.delete, now);
         },
       },
     });
@@ -142,7 +147,9 @@ export class GroupCoordinator {
     for (const p of this.runtime.activePartitions()) {
       try {
         done.push(
-          this.runtime.write(p, (s) => removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic)).then((r) => this.logRemoved(p, r, 'topic deleted')),
+          this.runtime
+            .write(p, (s, now) => this.history.track(s, removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic), BY_BROKER.delete, now))
+            .then((r) => this.logRemoved(p, r, 'topic deleted')),
         );
       } catch (err) {
         // The partition stopped being active; its next load repairs it (afterLoad).
@@ -163,22 +170,13 @@ export class GroupCoordinator {
     });
     this.shell.start((topic) => {
       const count = this.partitionCount(topic);
-      if (count === undefined || this.hasOffsetsBeyond(topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
+      if (count === undefined || hasOffsetsBeyond(this.runtime.activeShards(), topic, count)) void this.removeOffsetsOfDeletedTopic(topic);
     });
-  }
-
-  private hasOffsetsBeyond(topic: string, count: number): boolean {
-    for (const s of this.runtime.activeShards()) {
-      for (const g of s.offsets.groupIds()) {
-        const parts = s.offsets.groupOffsets(g).get(topic);
-        if (parts) for (const p of parts.keys()) if (p >= count) return true;
-      }
-    }
-    return false;
   }
 
   shutdown(): void {
     this.shell.close();
+    this.history.close();
   }
 
   partitionFor(groupId: string): number {
@@ -257,9 +255,11 @@ export class GroupCoordinator {
     }
   }
 
-  async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors> {
+  /** `client`: who commits (client id, host), for the offset history. */
+  async commitOffsets(req: CommitRequest, client = { clientId: '', clientHost: '' }): Promise<TopicPartitionErrors> {
+    const by = { cause: commitCause(req.memberId, req.generationId), memberId: req.memberId, generation: req.generationId, ...client };
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), (s, now) => commitOffsets(s, req, now));
+      return await this.runtime.write(this.partitionFor(req.groupId), (s, now) => this.history.track(s, commitOffsets(s, req, now), by, now));
     } catch (err) {
       const code = codeOf(err);
       return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
@@ -294,8 +294,8 @@ export class GroupCoordinator {
     if (this.runtime.status(offsetsPartition) === 'loading') await this.runtime.load(offsetsPartition).catch(() => undefined);
     if (this.runtime.status(offsetsPartition) !== 'active') return false;
     try {
-      await this.runtime.write(offsetsPartition, (s) => {
-        s.replayEndTransaction(producerId, commit, false);
+      await this.runtime.write(offsetsPartition, (s, now) => {
+        this.history.endTransaction(s, producerId, commit, now, () => s.replayEndTransaction(producerId, commit, false));
         return { records: [], response: undefined };
       });
       return true;
@@ -321,7 +321,7 @@ export class GroupCoordinator {
 
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), (s) => deleteOffsets(s, groupId, topics));
+      return await this.runtime.write(this.partitionFor(groupId), (s, now) => this.history.track(s, deleteOffsets(s, groupId, topics), BY_BROKER.delete, now));
     } catch (err) {
       return { errorCode: codeOf(err), topics: [] };
     }
@@ -361,7 +361,8 @@ export class GroupCoordinator {
     await Promise.all(
       [...byPartition].map(async ([p, ids]) => {
         try {
-          for (const r of await this.runtime.write(p, (s) => deleteGroups(s, ids))) results.set(r.groupId, r.errorCode);
+          for (const r of await this.runtime.write(p, (s, now) => this.history.track(s, deleteGroups(s, ids), BY_BROKER.delete, now)))
+            results.set(r.groupId, r.errorCode);
         } catch (err) {
           for (const id of ids) results.set(id, codeOf(err));
         }
@@ -386,7 +387,8 @@ export class GroupCoordinator {
   /** Runs offset expiry on every loaded partition now (tests and the admin path). */
   async expireNow(): Promise<number> {
     let n = 0;
-    for (const p of this.runtime.activePartitions()) n += await this.runtime.write(p, (s, now) => expireOffsets(s, now));
+    for (const p of this.runtime.activePartitions())
+      n += await this.runtime.write(p, (s, now) => this.history.track(s, expireOffsets(s, now), BY_BROKER.expire, now));
     return n;
   }
 }

@@ -88,6 +88,13 @@ test('group coordinator counts a joined group and its committed offsets', async 
       got += (await consumer.poll(200)).length;
     }
     await consumer.commitSync();
+    // The commit also makes the offset history topic (issue 25): written just after the commit's
+    // answer, with two partitions as __consumer_offsets; hosted here once it is.
+    const historyDeadline = Date.now() + 10_000;
+    while (value(await scrape(), 'kafka_server_replicamanager_partitioncount') !== 11) {
+      assert.ok(Date.now() < historyDeadline, 'the offset history partitions were not hosted');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const m = await scrape();
     assert.equal(value(m, 'kafka_coordinator_group_groupmetadatamanager_numgroups'), 1);
     assert.equal(value(m, 'kafka_coordinator_group_groupmetadatamanager_numgroupsstable'), 1);
@@ -95,8 +102,9 @@ test('group coordinator counts a joined group and its committed offsets', async 
     assert.equal(value(m, 'kafka_coordinator_group_groupmetadatamanager_numoffsets'), 2);
     assert.equal(value(m, 'kafka_coordinator_group_groupmetadatamanager_partitionsloading'), 0);
     assert.equal(value(m, 'kafka_coordinator_transaction_transactionstatemanager_numtransactions', { state: 'Ongoing' }), 0);
-    // __consumer_offsets' two partitions are hosted too.
-    assert.equal(value(m, 'kafka_server_replicamanager_partitioncount'), 9);
+    // __consumer_offsets' two partitions are hosted too, and __consumer_offsets_history's two.
+    assert.equal(value(m, 'kafka_server_replicamanager_partitioncount'), 11);
+    assert.ok(b.broker.services.metadata.topic('__consumer_offsets_history'));
   } finally {
     await consumer.close();
   }
