@@ -10,7 +10,8 @@ import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { planReset, scopePartitions, type ResetSpec, printResetPlan } from './common/reset-offsets.js';
 import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
 import { listClusterGroups, listingGaps, withTimeout } from './common/list-groups.js';
-import { noticeState, pad, printMembers, printOffsets, printState } from './common/describe-groups.js';
+import { noticeState, pad, printMembers, printOffsets, printState, type RecordTimestamps } from './common/describe-groups.js';
+import { firstRecordTimestamps, type OffsetTarget } from './common/partition-reader.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
 
@@ -35,6 +36,7 @@ interface Opts extends ResetSpec {
   execute?: boolean;
   export?: boolean;
   timeout?: string;
+  lagTime?: boolean;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -65,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
     .option('--to-datetime <datetime>', 'reset to the first offset at or after YYYY-MM-DDTHH:mm:SS.sss')
     .option('--by-duration <duration>', 'reset to the offset of now minus a duration (PnDTnHnMnS)')
     .option('--from-file <csv>', 'reset to the offsets in a CSV file (topic,partition,offset)')
+    .option('--lag-time', 'with --describe: a LAG-TIME column, the age of the first record not yet consumed (Fjord)')
     .option('--timeout <ms>', "how long --list waits for each broker and --describe for a group's coordinator", '5000');
   const raw = parseArgs(program, argv, { allowZookeeper: true });
   if (raw === null) return 0;
@@ -75,7 +78,8 @@ async function main(argv: string[]): Promise<number> {
   if (o.delete && o.topic?.length) throw new CliError('--topic with --delete needs --zookeeper (to delete offsets of a topic use --delete-offsets)');
   const timeoutMs = Number(o.timeout ?? 5000);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new CliError(`--timeout must be a positive number of milliseconds, not ${o.timeout}`);
-  const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
+  const client = clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'));
+  const admin = closeAtExit(new Admin(client));
   try {
     if (o.list) {
       const listing = await listClusterGroups(admin, timeoutMs);
@@ -107,7 +111,9 @@ async function main(argv: string[]): Promise<number> {
     }
     if (groups.length === 0 && gaps.length === 0) throw new CliError('missing required argument --group (or --all-groups)');
     if (o.describe) {
-      const code = await describe(admin, groups, o, timeoutMs);
+      if (o.lagTime && (o.members || o.state !== undefined)) throw new CliError('--lag-time goes with the offsets table, not with --members or --state');
+      const lagTime = o.lagTime ? (targets: readonly OffsetTarget[]) => firstRecordTimestamps(client, targets, timeoutMs) : undefined;
+      const code = await describe(admin, groups, o, timeoutMs, lagTime);
       for (const gap of gaps) process.stderr.write(`${TOOL}: ${gap}\n`);
       return gaps.length > 0 ? 1 : code;
     }
@@ -156,7 +162,7 @@ async function describeOne(admin: Admin, group: string): Promise<GroupDescriptio
   return d;
 }
 
-async function describe(admin: Admin, groups: string[], o: Opts, timeoutMs: number): Promise<number> {
+async function describe(admin: Admin, groups: string[], o: Opts, timeoutMs: number, lagTime?: RecordTimestamps): Promise<number> {
   for (const group of groups) {
     // Bounded as Kafka's --timeout bounds its describe: a coordinator that is down (until the
     // controller moves its partitions) gives one line, not a wait of the client's retries.
@@ -168,7 +174,7 @@ async function describe(admin: Admin, groups: string[], o: Opts, timeoutMs: numb
     noticeState(group, d);
     if (o.state !== undefined) printState(group, d, o.verbose ?? false);
     else if (o.members) printMembers(group, d, o.verbose ?? false);
-    else await printOffsets(admin, group, d);
+    else await printOffsets(admin, group, d, lagTime);
   }
   return 0;
 }
