@@ -50,6 +50,16 @@ export const REPLICATION_GROUPS_ACLS_DEFS: readonly ConfigDef[] = [
   def('offsets.retention.check.interval.ms', 'long', '600000', 'How often stale offsets are removed.', atLeast(1)),
   def('offsets.commit.timeout.ms', 'int', '5000', 'Max wait for an offset commit to be replicated.', atLeast(1)),
   def('offsets.load.buffer.size', 'int', '5242880', 'Read size when loading offsets.', { ...atLeast(1), ...NO_EFFECT }),
+  // Offset history (issue 25): every change of a committed offset, in __consumer_offsets_history.
+  def('offsets.history.enable', 'boolean', 'true', 'Record every change of a committed offset in __consumer_offsets_history.'),
+  def('offsets.history.retention.ms', 'long', '604800000', 'retention.ms of __consumer_offsets_history (when it is created).', atLeast(1)),
+  def(
+    'offsets.history.alive.interval.ms',
+    'long',
+    '60000',
+    'A group committing offsets that do not move gets one alive record per this interval in the offset history.',
+    atLeast(1),
+  ),
   def('offset.metadata.max.bytes', 'int', '4096', 'Max size of commit metadata.'),
   def('group.initial.rebalance.delay.ms', 'int', '3000', 'Wait for more members before the first rebalance of a group.'),
   def('group.min.session.timeout.ms', 'int', '6000', 'Smallest session timeout a member may ask for.'),
