@@ -1,6 +1,7 @@
 /**
  * bin/kafka-consumer-groups.sh's offset-history options (issue 25), as a user runs them over
- * one broker: --describe --lag-time. Needs `npx tsc -p tsconfig.json` first.
+ * one broker: --describe --lag-time, --describe --history and --undo-reset over history records
+ * written with the codec. Needs `npx tsc -p tsconfig.json` first.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,11 +9,42 @@ import { fileURLToPath } from 'node:url';
 import { startTestBroker } from '../helpers/broker.js';
 import { run } from '../helpers/run.js';
 import { Admin, Producer } from '../../src/client/index.js';
+import {
+  encodeHistoryKey,
+  encodeHistoryValue,
+  historyPartitionFor,
+  OFFSET_HISTORY_TOPIC,
+  type HistoryValue,
+} from '../../src/protocol/offset-history/history-record.js';
 
 const TOOL = fileURLToPath(new URL('../../bin/kafka-consumer-groups.sh', import.meta.url));
 const HOUR = 3_600_000;
 
-test('kafka-consumer-groups offset history: --lag-time', { timeout: 60_000 }, async () => {
+const MINUTE = 60_000;
+
+/** One history record of `group`, as the coordinator writes it. */
+function historyRecord(group: string, partitions: number, timestamp: number, change: Partial<HistoryValue> & Pick<HistoryValue, 'topic' | 'partition'>) {
+  const value: HistoryValue = {
+    previousOffset: -1n,
+    newOffset: -1n,
+    leaderEpoch: -1,
+    cause: 'commit',
+    memberId: '',
+    clientId: '',
+    clientHost: '',
+    generation: -1,
+    ...change,
+  };
+  return {
+    topic: OFFSET_HISTORY_TOPIC,
+    partition: historyPartitionFor(group, partitions),
+    key: encodeHistoryKey({ group }),
+    value: encodeHistoryValue(value),
+    timestamp,
+  };
+}
+
+test('kafka-consumer-groups offset history: --lag-time, --history, --undo-reset', { timeout: 60_000 }, async () => {
   const b = await startTestBroker({ 'offsets.topic.num.partitions': '1' });
   const tool = (...args: string[]) => run(TOOL, [...args, '--bootstrap-server', b.bootstrap], { timeoutMs: 30_000 });
   const admin = new Admin({ bootstrapServers: b.bootstrap });
@@ -56,9 +88,101 @@ test('kafka-consumer-groups offset history: --lag-time', { timeout: 60_000 }, as
     const misplaced = await tool('--describe', '--members', '--group', 'lagging', '--lag-time');
     assert.equal(misplaced.code, 1);
     assert.match(misplaced.stderr, /--lag-time goes with the offsets table/);
+
+    await historyFromRecords(b.bootstrap, admin, producer, now, tool);
   } finally {
     await producer.close();
     await admin.close();
     await b.stop();
   }
 });
+
+type Tool = (...args: string[]) => Promise<{ code: number | null; stdout: string; stderr: string }>;
+
+/** --history and --undo-reset reading records written here with the codec. */
+async function historyFromRecords(bootstrap: string, admin: Admin, producer: Producer, now: number, tool: Tool): Promise<void> {
+  const missing = await tool('--describe', '--group', 'app', '--history');
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^kafka-consumer-groups\.sh: this cluster keeps no offset history: topic __consumer_offsets_history does not exist/);
+
+  await admin.createTopics([{ name: OFFSET_HISTORY_TOPIC, numPartitions: 3 }]);
+  const t0 = now - 3 * HOUR;
+  const consumer = { memberId: 'app-member-1', clientId: 'app-client', clientHost: '/127.0.0.1', generation: 4 };
+  const records = [
+    historyRecord('app', 3, t0, { topic: 'events', partition: 0, newOffset: 5n, ...consumer }),
+    historyRecord('app', 3, t0 + MINUTE, { topic: 'events', partition: 1, newOffset: 7n, ...consumer }),
+    // Another group in the same partition (or not): never shown for app.
+    historyRecord('other', 3, t0 + MINUTE, { topic: 'events', partition: 1, newOffset: 1n }),
+    ...[2, 3, 4].map((m) => historyRecord('app', 3, t0 + m * MINUTE, { topic: 'events', partition: 0, previousOffset: 5n, newOffset: 5n, cause: 'alive', ...consumer })),
+    // One reset: the records of one commit request, with one timestamp.
+    historyRecord('app', 3, t0 + HOUR, { topic: 'events', partition: 0, previousOffset: 5n, newOffset: 0n, cause: 'reset', clientId: 'adminclient-1' }),
+    historyRecord('app', 3, t0 + HOUR, { topic: 'events', partition: 1, previousOffset: 7n, newOffset: 0n, cause: 'reset', clientId: 'adminclient-1' }),
+    historyRecord('app', 3, t0 + 2 * HOUR, { topic: 'events', partition: 0, previousOffset: 0n, newOffset: 2n, ...consumer }),
+  ];
+  for (const r of records) await producer.send(r);
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const all = await tool('--describe', '--group', 'app', '--history');
+  assert.equal(all.code, 0, all.stderr);
+  const lines = all.stdout.split('\n').filter((l) => l !== '');
+  assert.match(lines[0]!, /^TIME {21}TOPIC {11}PARTITION  OLD -> NEW {11}CAUSE\s+MEMBER\/CLIENT$/);
+  const who = 'app-member-1/app-client';
+  assert.match(lines[1]!, new RegExp(`^${iso(t0)} events +0 +- -> 5 +commit +${who}$`));
+  assert.match(lines[2]!, new RegExp(`^${iso(t0 + MINUTE)} events +1 +- -> 7 +commit +${who}$`));
+  // Three alive records in a row: one line, with their count and the last one's time.
+  assert.match(lines[3]!, new RegExp(`^${iso(t0 + 2 * MINUTE)} events +0 += 5 +alive x3 until ${iso(t0 + 4 * MINUTE)} +${who}$`));
+  assert.match(lines[4]!, new RegExp(`^${iso(t0 + HOUR)} events +0 +5 -> 0 +reset +-/adminclient-1$`));
+  assert.match(lines[5]!, new RegExp(`^${iso(t0 + HOUR)} events +1 +7 -> 0 +reset +-/adminclient-1$`));
+  assert.match(lines[6]!, new RegExp(`^${iso(t0 + 2 * HOUR)} events +0 +0 -> 2 +commit +${who}$`));
+  assert.equal(lines.length, 7);
+
+  // --from as a duration back from now, --to as a datetime, --topic t:p.
+  const recent = await tool('--describe', '--group', 'app', '--history', '--from', '150m');
+  assert.deepEqual(
+    recent.stdout.split('\n').filter((l) => / (reset|commit|alive)/.test(l)).map((l) => l.slice(0, 24)),
+    [iso(t0 + HOUR), iso(t0 + HOUR), iso(t0 + 2 * HOUR)],
+  );
+  const early = await tool('--describe', '--group', 'app', '--history', '--from', iso(t0 + MINUTE), '--to', iso(t0 + 30 * MINUTE));
+  assert.equal(early.stdout.split('\n').filter((l) => l.startsWith(iso(t0).slice(0, 4))).length, 2, early.stdout);
+  const one = await tool('--describe', '--group', 'app', '--history', '--topic', 'events:1');
+  assert.equal(one.stdout.split('\n').filter((l) => l.includes(' events ')).length, 2, one.stdout);
+  assert.doesNotMatch(one.stdout, / events +0 /);
+  const empty = await tool('--describe', '--group', 'app', '--history', '--from', '1m');
+  assert.equal(empty.code, 0, empty.stderr);
+  assert.equal(empty.stdout, '');
+  assert.match(empty.stderr, /no offset history in the given window/);
+
+  // Bad input: one line, exit 1.
+  const badTime = await tool('--describe', '--group', 'app', '--history', '--from', 'yesterday');
+  assert.equal(badTime.code, 1);
+  assert.equal(badTime.stderr, 'kafka-consumer-groups.sh: --from "yesterday" is neither a datetime like 2026-01-31T12:00:00 nor a duration like 30m, 1h, 2d or P1DT2H\n');
+  const unknown = await tool('--describe', '--group', 'nobody', '--history');
+  assert.equal(unknown.code, 1);
+  assert.equal(unknown.stderr, "kafka-consumer-groups.sh: Consumer group 'nobody' has no offset history.\n");
+  const stray = await tool('--describe', '--group', 'app', '--from', '1h');
+  assert.equal(stray.code, 1);
+  assert.match(stray.stderr, /--from and --to go with --describe --history/);
+
+  // --undo-reset: back to before the last reset (events-0 at 5, events-1 at 7).
+  const dry = await tool('--undo-reset', '--group', 'app', '--dry-run');
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /^\nGROUP +TOPIC +PARTITION +NEW-OFFSET *\napp +events +0 +5 *\napp +events +1 +7 *\n$/);
+  // At a time: events-0 had 5; events-1 had no offset yet (its history starts later): left alone.
+  const atTime = await tool('--undo-reset', '--group', 'app', '--to-datetime', iso(t0 + 30_000), '--dry-run');
+  assert.equal(atTime.code, 0, atTime.stderr);
+  assert.match(atTime.stdout, /\napp +events +0 +5 *\n$/);
+  assert.match(atTime.stderr, /WARN events-1: had no committed offset at /);
+  const noReset = await tool('--undo-reset', '--group', 'other', '--dry-run');
+  assert.equal(noReset.code, 1);
+  assert.match(noReset.stderr, /the offset history of group 'other' has no reset to undo/);
+  const mixed = await tool('--undo-reset', '--group', 'app', '--to-earliest', '--dry-run');
+  assert.equal(mixed.code, 1);
+  assert.match(mixed.stderr, /--undo-reset takes --to-datetime .*not --to-earliest/);
+
+  const undo = await tool('--undo-reset', '--group', 'app', '--execute');
+  assert.equal(undo.code, 0, undo.stderr);
+  const offsets = await admin.listGroupOffsets('app');
+  assert.equal(offsets.get('events')?.get(0)?.offset, 5n);
+  assert.equal(offsets.get('events')?.get(1)?.offset, 7n);
+  void bootstrap;
+}

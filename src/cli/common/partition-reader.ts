@@ -46,28 +46,32 @@ export async function firstRecordTimestamps(client: ClientOptions, targets: read
 }
 
 /**
- * Every record of one partition from `from` up to (not including) `to`, in offset order; fails
- * if the range cannot be read before the deadline (the caller names what it was reading).
+ * Every record of one partition from `from` up to (not including) `to`, in offset order.
+ * `stallMs` bounds a wait with no progress (not the whole read, which may be long): `complete`
+ * is false when the read stopped that way before `to`.
  */
 export async function readRange(
   client: ClientOptions,
   tp: { topic: string; partition: number },
   from: bigint,
   to: bigint,
-  timeoutMs: number,
+  stallMs: number,
 ): Promise<{ records: ConsumerRecord[]; complete: boolean }> {
   const records: ConsumerRecord[] = [];
   if (from >= to) return { records, complete: true };
   const consumer = standaloneConsumer(client);
+  // The position, not the last record: a transaction marker at the end has no record.
+  const position = (): bigint => consumer.position(tp) ?? from;
   try {
     consumer.assign([tp]);
     consumer.seek(tp, from);
-    const deadline = Date.now() + timeoutMs;
-    // The position, not the last record: a transaction marker at the end has no record.
-    while ((consumer.position(tp) ?? from) < to && Date.now() < deadline) {
+    let deadline = Date.now() + stallMs;
+    while (position() < to && Date.now() < deadline) {
+      const before = position();
       for (const r of await consumer.poll(Math.max(1, deadline - Date.now()))) if (r.offset < to) records.push(r);
+      if (position() > before) deadline = Date.now() + stallMs;
     }
-    return { records, complete: (consumer.position(tp) ?? from) >= to };
+    return { records, complete: position() >= to };
   } finally {
     await consumer.close();
   }

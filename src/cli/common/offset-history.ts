@@ -1,0 +1,79 @@
+/**
+ * A group's offset history as the tools read it: the records of `__consumer_offsets_history`
+ * (written by the group coordinator, one per change of a committed offset) in the group's
+ * partition (partitionFor(group), as `__consumer_offsets`), read with Fjord's consumer from the
+ * first record at or after --from (ListOffsets by timestamp) up to the end offset seen at start.
+ */
+import { type Admin, type ClientOptions, ErrorCode, KafkaError } from '../../client/index.js';
+import { decodeHistoryKey, decodeHistoryValue, historyPartitionFor, type HistoryValue, OFFSET_HISTORY_TOPIC } from '../../protocol/offset-history/history-record.js';
+import { readRange } from './partition-reader.js';
+import { CliError } from './tool.js';
+
+/** One change of one partition's committed offset, at `timestamp` (ms since the epoch). */
+export interface HistoryEntry extends HistoryValue {
+  timestamp: number;
+}
+
+export interface HistoryWindow {
+  /** From this time (ms), inclusive; from the oldest kept record when absent. */
+  from?: number;
+  /** Up to this time (ms), inclusive; to the newest record when absent. */
+  to?: number;
+}
+
+/** Where the history of `group` is, or a clear error when the cluster keeps none. */
+async function historyPartition(admin: Admin, group: string): Promise<{ topic: string; partition: number }> {
+  try {
+    const [topic] = await admin.describeTopics([OFFSET_HISTORY_TOPIC]);
+    return { topic: OFFSET_HISTORY_TOPIC, partition: historyPartitionFor(group, topic!.partitions.length) };
+  } catch (err) {
+    if (err instanceof KafkaError && err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
+      throw new CliError(
+        `this cluster keeps no offset history: topic ${OFFSET_HISTORY_TOPIC} does not exist (offsets.history.enable=false, or no offset was committed since it was enabled)`,
+      );
+    }
+    throw err;
+  }
+}
+
+/** Whether the cluster keeps an offset history (its topic exists): only then can a reset be undone. */
+export async function historyKept(admin: Admin): Promise<boolean> {
+  try {
+    await admin.describeTopics([OFFSET_HISTORY_TOPIC]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The changes of `group`'s offsets in the window, oldest first. Reading stops at the end offset
+ * seen at start (what is written meanwhile waits for the next run); `stallMs` bounds a read that
+ * makes no progress (a history partition with no leader).
+ */
+export async function readGroupHistory(admin: Admin, client: ClientOptions, group: string, window: HistoryWindow, stallMs: number): Promise<HistoryEntry[]> {
+  const tp = await historyPartition(admin, group);
+  const [end] = await admin.listOffsets([{ ...tp, timestamp: -1n }]);
+  let start: bigint;
+  if (window.from !== undefined) {
+    // The first record at or after --from; -1 when every record is older.
+    const [byTime] = await admin.listOffsets([{ ...tp, timestamp: BigInt(window.from) }]);
+    start = byTime!.offset >= 0n ? byTime!.offset : end!.offset;
+  } else {
+    const [earliest] = await admin.listOffsets([{ ...tp, timestamp: -2n }]);
+    start = earliest!.offset;
+  }
+  const { records, complete } = await readRange(client, tp, start, end!.offset, stallMs);
+  if (!complete) throw new CliError(`reading the offset history (${tp.topic}-${tp.partition}) made no progress for ${stallMs} ms (--timeout): is its leader down?`);
+  const entries: HistoryEntry[] = [];
+  for (const r of records) {
+    if (!r.key || !r.value) continue;
+    const timestamp = Number(r.timestamp);
+    if (window.to !== undefined && timestamp > window.to) continue;
+    // Other groups share the partition; a record of a newer format is skipped, not guessed at.
+    if (decodeHistoryKey(r.key)?.group !== group) continue;
+    const value = decodeHistoryValue(r.value);
+    if (value) entries.push({ ...value, timestamp });
+  }
+  return entries;
+}
