@@ -127,7 +127,8 @@ async function main(argv: string[]): Promise<number> {
     }
     if (groups.length === 0 && gaps.length === 0) throw new CliError('missing required argument --group (or --all-groups)');
     if (o.describe) {
-      if (o.lagTime && (o.members || o.state !== undefined || o.history)) throw new CliError('--lag-time goes with the offsets table, not with --members, --state or --history');
+      if (o.lagTime && (o.members || o.state !== undefined || o.history))
+        throw new CliError('--lag-time goes with the offsets table, not with --members, --state or --history');
       if (o.history) return await describeHistory(admin, client, groups, o, timeoutMs);
       const lagTime = o.lagTime ? (targets: readonly OffsetTarget[]) => firstRecordTimestamps(client, targets, timeoutMs) : undefined;
       const code = await describe(admin, groups, o, timeoutMs, lagTime);
@@ -270,8 +271,11 @@ async function undoReset(
 ): Promise<number> {
   const [group] = groups;
   if (groups.length !== 1 || o.allGroups) throw new CliError('--undo-reset takes one --group');
-  const other = (['toEarliest', 'toLatest', 'toCurrent', 'toOffset', 'shiftBy', 'byDuration', 'fromFile', 'allTopics'] as const).find((k) => o[k] !== undefined);
-  if (other) throw new CliError(`--undo-reset takes --to-datetime (or nothing: before the last reset), not --${other.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  const other = (['toEarliest', 'toLatest', 'toCurrent', 'toOffset', 'shiftBy', 'byDuration', 'fromFile', 'allTopics'] as const).find(
+    (k) => o[k] !== undefined,
+  );
+  if (other)
+    throw new CliError(`--undo-reset takes --to-datetime (or nothing: before the last reset), not --${other.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
   const at = o.toDatetime !== undefined ? parseTimePoint('--to-datetime', o.toDatetime, Date.now()) : undefined;
   checkResetMode(o);
   if (o.execute) await requireInactive(admin, group!);

@@ -113,7 +113,9 @@ async function historyFromRecords(bootstrap: string, admin: Admin, producer: Pro
     historyRecord('app', 3, t0 + MINUTE, { topic: 'events', partition: 1, newOffset: 7n, ...consumer }),
     // Another group in the same partition (or not): never shown for app.
     historyRecord('other', 3, t0 + MINUTE, { topic: 'events', partition: 1, newOffset: 1n }),
-    ...[2, 3, 4].map((m) => historyRecord('app', 3, t0 + m * MINUTE, { topic: 'events', partition: 0, previousOffset: 5n, newOffset: 5n, cause: 'alive', ...consumer })),
+    ...[2, 3, 4].map((m) =>
+      historyRecord('app', 3, t0 + m * MINUTE, { topic: 'events', partition: 0, previousOffset: 5n, newOffset: 5n, cause: 'alive', ...consumer }),
+    ),
     // One reset: the records of one commit request, with one timestamp.
     historyRecord('app', 3, t0 + HOUR, { topic: 'events', partition: 0, previousOffset: 5n, newOffset: 0n, cause: 'reset', clientId: 'adminclient-1' }),
     historyRecord('app', 3, t0 + HOUR, { topic: 'events', partition: 1, previousOffset: 7n, newOffset: 0n, cause: 'reset', clientId: 'adminclient-1' }),
@@ -139,7 +141,10 @@ async function historyFromRecords(bootstrap: string, admin: Admin, producer: Pro
   // --from as a duration back from now, --to as a datetime, --topic t:p.
   const recent = await tool('--describe', '--group', 'app', '--history', '--from', '150m');
   assert.deepEqual(
-    recent.stdout.split('\n').filter((l) => / (reset|commit|alive)/.test(l)).map((l) => l.slice(0, 24)),
+    recent.stdout
+      .split('\n')
+      .filter((l) => / (reset|commit|alive)/.test(l))
+      .map((l) => l.slice(0, 24)),
     [iso(t0 + HOUR), iso(t0 + HOUR), iso(t0 + 2 * HOUR)],
   );
   const early = await tool('--describe', '--group', 'app', '--history', '--from', iso(t0 + MINUTE), '--to', iso(t0 + 30 * MINUTE));
@@ -155,7 +160,10 @@ async function historyFromRecords(bootstrap: string, admin: Admin, producer: Pro
   // Bad input: one line, exit 1.
   const badTime = await tool('--describe', '--group', 'app', '--history', '--from', 'yesterday');
   assert.equal(badTime.code, 1);
-  assert.equal(badTime.stderr, 'kafka-consumer-groups.sh: --from "yesterday" is neither a datetime like 2026-01-31T12:00:00 nor a duration like 30m, 1h, 2d or P1DT2H\n');
+  assert.equal(
+    badTime.stderr,
+    'kafka-consumer-groups.sh: --from "yesterday" is neither a datetime like 2026-01-31T12:00:00 nor a duration like 30m, 1h, 2d or P1DT2H\n',
+  );
   const unknown = await tool('--describe', '--group', 'nobody', '--history');
   assert.equal(unknown.code, 1);
   assert.equal(unknown.stderr, "kafka-consumer-groups.sh: Consumer group 'nobody' has no offset history.\n");

@@ -5,7 +5,13 @@
  * first record at or after --from (ListOffsets by timestamp) up to the end offset seen at start.
  */
 import { type Admin, type ClientOptions, ErrorCode, KafkaError } from '../../client/index.js';
-import { decodeHistoryKey, decodeHistoryValue, historyPartitionFor, type HistoryValue, OFFSET_HISTORY_TOPIC } from '../../protocol/offset-history/history-record.js';
+import {
+  decodeHistoryKey,
+  decodeHistoryValue,
+  historyPartitionFor,
+  type HistoryValue,
+  OFFSET_HISTORY_TOPIC,
+} from '../../protocol/offset-history/history-record.js';
 import { readRange } from './partition-reader.js';
 import { CliError } from './tool.js';
 
@@ -64,7 +70,8 @@ export async function readGroupHistory(admin: Admin, client: ClientOptions, grou
     start = earliest!.offset;
   }
   const { records, complete } = await readRange(client, tp, start, end!.offset, stallMs);
-  if (!complete) throw new CliError(`reading the offset history (${tp.topic}-${tp.partition}) made no progress for ${stallMs} ms (--timeout): is its leader down?`);
+  if (!complete)
+    throw new CliError(`reading the offset history (${tp.topic}-${tp.partition}) made no progress for ${stallMs} ms (--timeout): is its leader down?`);
   const entries: HistoryEntry[] = [];
   for (const r of records) {
     if (!r.key || !r.value) continue;

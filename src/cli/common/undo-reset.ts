@@ -69,6 +69,15 @@ function shellWord(word: string): string {
 
 /** The command that undoes a reset of `group` just executed, with the connection options given. */
 export function undoCommand(tool: string, group: string, bootstrapServer: string, commandConfig: string | undefined): string {
-  const words = [tool, '--bootstrap-server', bootstrapServer, ...(commandConfig ? ['--command-config', commandConfig] : []), '--undo-reset', '--group', group, '--execute'];
+  const words = [
+    tool,
+    '--bootstrap-server',
+    bootstrapServer,
+    ...(commandConfig ? ['--command-config', commandConfig] : []),
+    '--undo-reset',
+    '--group',
+    group,
+    '--execute',
+  ];
   return words.map(shellWord).join(' ');
 }
