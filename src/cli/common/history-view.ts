@@ -2,7 +2,7 @@
  * kafka-consumer-groups.sh --describe --history's table: one line per change of a committed
  * offset (TIME TOPIC PARTITION OLD -> NEW CAUSE MEMBER/CLIENT), oldest first, times in UTC;
  * a run of `alive` records (the group committed without moving anything) is one line with its
- * count and the time of its last record. --topic t[:p] keeps only those partitions.
+ * count (`alive x3`) and, at its end, the time of its last record. --topic t[:p] keeps only those partitions.
  */
 import type { HistoryEntry } from './offset-history.js';
 import { CliError } from './tool.js';
@@ -58,7 +58,9 @@ function historyRows(entries: readonly HistoryEntry[]): string[][] {
     const partition = same((x) => x.partition);
     const offset = same((x) => x.newOffset);
     const members = same(who);
-    const cause = run.length === 1 ? 'alive' : `alive x${run.length} until ${timeText(run[run.length - 1]!.timestamp)}`;
+    // A run: its count in CAUSE, its last time at the end of the line (the columns stay narrow).
+    const cause = run.length === 1 ? 'alive' : `alive x${run.length}`;
+    const lastAt = run.length === 1 ? '' : ` (last ${timeText(run[run.length - 1]!.timestamp)})`;
     rows.push([
       timeText(e.timestamp),
       topic || MISSING,
@@ -66,7 +68,7 @@ function historyRows(entries: readonly HistoryEntry[]): string[][] {
       // Alive: the offset did not move; shown once.
       offset === undefined ? MISSING : `= ${offsetText(offset)}`,
       cause,
-      members ?? MISSING,
+      `${members ?? MISSING}${lastAt}`,
     ]);
     i = last;
   }
