@@ -166,7 +166,7 @@ async function lagTimes(
     const [c, end, start] = [committed[i]!, ends?.[i]?.offset, starts?.[i]?.offset];
     return c >= 0n && end !== undefined && start !== undefined && c < end && c >= start;
   };
-  const targets = tps.flatMap((tp, i) => (readable(i) ? [{ ...tp, offset: committed[i]! }] : []));
+  const targets = tps.flatMap((tp, i) => (readable(i) ? [{ ...tp, offset: committed[i]!, end: ends![i]!.offset }] : []));
   const found = await timestamps(targets);
   const now = Date.now();
   return tps.map((tp, i) => {

@@ -10,11 +10,16 @@ export interface OffsetTarget {
   topic: string;
   partition: number;
   offset: bigint;
+  /** The log end seen by the caller: a partition whose position gets there without a record is done. */
+  end?: bigint;
 }
 
-/** A consumer that takes only what it is assigned and never commits. */
+/**
+ * A consumer that takes only what it is assigned and never commits. read_uncommitted, as the
+ * log end offsets the tools compare with: read_committed would wait at an open transaction.
+ */
 function standaloneConsumer(client: ClientOptions): Consumer {
-  return new Consumer({ ...client, enableAutoCommit: false, autoOffsetReset: 'none', isolationLevel: 'read_committed' });
+  return new Consumer({ ...client, enableAutoCommit: false, autoOffsetReset: 'none', isolationLevel: 'read_uncommitted' });
 }
 
 /**
@@ -30,14 +35,18 @@ export async function firstRecordTimestamps(client: ClientOptions, targets: read
     consumer.assign(targets.map((t) => ({ topic: t.topic, partition: t.partition })));
     for (const t of targets) consumer.seek(t, t.offset);
     const deadline = Date.now() + timeoutMs;
-    while (found.size < targets.length && Date.now() < deadline) {
+    const done = new Set<string>();
+    while (done.size < targets.length && Date.now() < deadline) {
       for (const r of await consumer.poll(Math.max(1, deadline - Date.now()))) {
         const key = tpKey(r.topic, r.partition);
-        if (found.has(key)) continue;
+        if (done.has(key)) continue;
         found.set(key, r.timestamp);
+        done.add(key);
         // Done with this partition: fetch no more of it.
         consumer.pause([{ topic: r.topic, partition: r.partition }]);
       }
+      // Only control records (transaction markers) up to the end: no record to date.
+      for (const t of targets) if (t.end !== undefined && (consumer.position(t) ?? t.offset) >= t.end) done.add(tpKey(t.topic, t.partition));
     }
     return found;
   } finally {
