@@ -22,7 +22,8 @@ import { createAdminServices, type AdminServices, type AdminServicesOptions } fr
 import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import type { ReplicationConfig } from '../replication/replication-config.js';
-import { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
+import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
+import { openGroupCoordinator } from './group-coordinator-wiring.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
 import { TxnVerification } from '../coordinator/txn/txn-verification.js';
@@ -203,7 +204,7 @@ export class Broker {
     });
     const replicaManager = this.replicaManager;
     this.observability.health.logsRecovered = true;
-    this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
+    this.groupCoordinator = openGroupCoordinator(cfg, metadata, replicaManager, log, () => this.brokerConnections);
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
     const markers =

@@ -61,6 +61,7 @@ export function scheduleExpiry(shard: GroupShardState): void {
       );
     }
     scheduleExpiry(shard);
-    return { records: result.records, response: undefined };
+    const out = { records: result.records, response: undefined };
+    return shard.expiryHistory ? shard.expiryHistory(out, now) : out;
   });
 }

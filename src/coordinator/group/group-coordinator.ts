@@ -36,6 +36,7 @@ import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted
 import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
 import type { RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
+import { OffsetHistoryTracker, BY_BROKER, commitCause, type HistorySink } from './history/history-tracker.js';
 import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
@@ -63,6 +64,8 @@ export interface GroupCoordinatorOptions {
   groupConfig?: Partial<GroupCoordinatorConfig>;
   /** Consumer groups' regex subscriptions (KIP-848); RE2J's dialect by default. */
   compileRegex?: RegexCompiler;
+  /** The offset history (history/): where its entries go, and the alive interval. */
+  history?: { sink: HistorySink; aliveIntervalMs: number };
 }
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
@@ -74,11 +77,14 @@ export class GroupCoordinator {
     () => this.runtime,
     (g) => this.partitionFor(g),
   );
+  /** The offset history (history/): off unless options.history is given. */
+  readonly history: OffsetHistoryTracker;
 
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
     const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex);
+    const history = (this.history = new OffsetHistoryTracker(opts.history));
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
         name: OFFSETS_TOPIC,
@@ -102,13 +108,13 @@ export class GroupCoordinator {
       log: opts.log,
       runtime: {
         serde: { encode: encodeRecord, decode: decodeRecord },
-        newShard: (ctx) => new GroupShard(ctx, groupConfig, opts.logger, consumerEnv),
+        newShard: (ctx) => history.attach(new GroupShard(ctx, groupConfig, opts.logger, consumerEnv)),
         // Offsets of topics deleted while this partition was not loaded (or before their
         // tombstones were durable: a crash right after the delete) go now, before anyone reads them.
-        afterLoad: (shard) => {
+        afterLoad: (shard, now) => {
           const res = removeOffsetsOfDeletedPartitions(shard, this.partitionCount);
           this.logRemoved(shard.ctx.partition, res.response, 'loading');
-          return { records: res.records, response: undefined };
+          return history.track(shard, { records: res.records, response: undefined }, BY_BROKER.delete, now);
         },
       },
     });
@@ -138,7 +144,9 @@ export class GroupCoordinator {
     for (const p of this.runtime.activePartitions()) {
       try {
         done.push(
-          this.runtime.write(p, (s) => removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic)).then((r) => this.logRemoved(p, r, 'topic deleted')),
+          this.runtime
+            .write(p, (s, now) => this.history.track(s, removeOffsetsOfDeletedPartitions(s, this.partitionCount, topic), BY_BROKER.delete, now))
+            .then((r) => this.logRemoved(p, r, 'topic deleted')),
         );
       } catch (err) {
         // The partition stopped being active; its next load repairs it (afterLoad).
@@ -175,6 +183,7 @@ export class GroupCoordinator {
 
   shutdown(): void {
     this.shell.close();
+    this.history.close();
   }
 
   partitionFor(groupId: string): number {
@@ -249,9 +258,11 @@ export class GroupCoordinator {
     }
   }
 
-  async commitOffsets(req: CommitRequest): Promise<TopicPartitionErrors> {
+  /** `client`: who commits (client id, host), for the offset history. */
+  async commitOffsets(req: CommitRequest, client = { clientId: '', clientHost: '' }): Promise<TopicPartitionErrors> {
+    const by = { cause: commitCause(req.memberId, req.generationId), memberId: req.memberId, generation: req.generationId, ...client };
     try {
-      return await this.runtime.write(this.partitionFor(req.groupId), (s, now) => commitOffsets(s, req, now));
+      return await this.runtime.write(this.partitionFor(req.groupId), (s, now) => this.history.track(s, commitOffsets(s, req, now), by, now));
     } catch (err) {
       const code = codeOf(err);
       return req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code })) }));
@@ -286,8 +297,8 @@ export class GroupCoordinator {
     if (this.runtime.status(offsetsPartition) === 'loading') await this.runtime.load(offsetsPartition).catch(() => undefined);
     if (this.runtime.status(offsetsPartition) !== 'active') return false;
     try {
-      await this.runtime.write(offsetsPartition, (s) => {
-        s.replayEndTransaction(producerId, commit, false);
+      await this.runtime.write(offsetsPartition, (s, now) => {
+        this.history.endTransaction(s, producerId, commit, now, () => s.replayEndTransaction(producerId, commit, false));
         return { records: [], response: undefined };
       });
       return true;
@@ -313,7 +324,7 @@ export class GroupCoordinator {
 
   async deleteOffsets(groupId: string, topics: { name: string; partitions: number[] }[]): Promise<OffsetDeleteResult> {
     try {
-      return await this.runtime.write(this.partitionFor(groupId), (s) => deleteOffsets(s, groupId, topics));
+      return await this.runtime.write(this.partitionFor(groupId), (s, now) => this.history.track(s, deleteOffsets(s, groupId, topics), BY_BROKER.delete, now));
     } catch (err) {
       return { errorCode: codeOf(err), topics: [] };
     }
@@ -353,7 +364,8 @@ export class GroupCoordinator {
     await Promise.all(
       [...byPartition].map(async ([p, ids]) => {
         try {
-          for (const r of await this.runtime.write(p, (s) => deleteGroups(s, ids))) results.set(r.groupId, r.errorCode);
+          for (const r of await this.runtime.write(p, (s, now) => this.history.track(s, deleteGroups(s, ids), BY_BROKER.delete, now)))
+            results.set(r.groupId, r.errorCode);
         } catch (err) {
           for (const id of ids) results.set(id, codeOf(err));
         }
@@ -378,7 +390,8 @@ export class GroupCoordinator {
   /** Runs offset expiry on every loaded partition now (tests and the admin path). */
   async expireNow(): Promise<number> {
     let n = 0;
-    for (const p of this.runtime.activePartitions()) n += await this.runtime.write(p, (s, now) => expireOffsets(s, now));
+    for (const p of this.runtime.activePartitions())
+      n += await this.runtime.write(p, (s, now) => this.history.track(s, expireOffsets(s, now), BY_BROKER.expire, now));
     return n;
   }
 }

@@ -6,7 +6,7 @@
  * The operations (join-sync, rebalance, offsets, expiry...) work on this state; GroupShard
  * (group-shard.ts) adds what happens when the partition is loaded and unloaded.
  */
-import type { ShardContext, Undo } from '../runtime/types.js';
+import type { OperationResult, ShardContext, Undo } from '../runtime/types.js';
 import { ClassicGroup } from './classic-group.js';
 import type { GroupCoordinatorConfig } from './config.js';
 import { OffsetStore } from './offset-store.js';
@@ -31,6 +31,8 @@ export class GroupShardState {
   readonly offsets = new OffsetStore();
   /** Transactional offset commits waiting for their transaction's marker, per producer id. */
   readonly pendingTxnOffsets = new Map<bigint, OffsetStore>();
+  /** Set when the offset history is on: records what the expiry timer's tombstones remove (history/). */
+  expiryHistory: ((result: OperationResult<void, CoordinatorRecord>, now: number) => OperationResult<void, CoordinatorRecord>) | undefined;
 
   constructor(
     readonly ctx: GroupContext,

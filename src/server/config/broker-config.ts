@@ -135,6 +135,10 @@ export interface BrokerConfig {
   offsetsTopicSegmentBytes: number;
   offsetsRetentionMinutes: number;
   offsetsRetentionCheckIntervalMs: number;
+  /** offsets.history.*: the offset history (__consumer_offsets_history). */
+  offsetsHistoryEnable: boolean;
+  offsetsHistoryRetentionMs: number;
+  offsetsHistoryAliveIntervalMs: number;
   offsetsCommitTimeoutMs: number;
   offsetMetadataMaxBytes: number;
   groupInitialRebalanceDelayMs: number;

@@ -21,6 +21,7 @@ import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { legacyGroupIdError, type ZkConsumerOffsets } from '../../metadata/zk/zk-consumer-offsets.js';
 import { messageOf } from '../../common/errors.js';
+import type { OffsetMove } from '../../coordinator/group/history/history-tracker.js';
 
 /** Kafka's checks: READ on the group, then on each topic. */
 const may = resourceChecks({
@@ -79,15 +80,18 @@ export const offsetCommitHandler = defineHandler({
         ? []
         : version === 0 && zkOffsets
           ? await commitToZooKeeper(zkOffsets, req.groupId, valid, ctx)
-          : await ctx.services.groupCoordinator.commitOffsets({
-              groupId: req.groupId,
-              generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
-              memberId: version >= 1 ? req.memberId : '',
-              groupInstanceId: version >= 7 ? req.groupInstanceId : null,
-              retentionTimeMs: version >= 2 && version <= 4 ? req.retentionTimeMs : -1n,
-              apiVersion: version,
-              topics: valid,
-            });
+          : await ctx.services.groupCoordinator.commitOffsets(
+              {
+                groupId: req.groupId,
+                generationId: version >= 1 ? req.generationIdOrMemberEpoch : -1,
+                memberId: version >= 1 ? req.memberId : '',
+                groupInstanceId: version >= 7 ? req.groupInstanceId : null,
+                retentionTimeMs: version >= 2 && version <= 4 ? req.retentionTimeMs : -1n,
+                apiVersion: version,
+                topics: valid,
+              },
+              committer(ctx),
+            );
     // One entry per requested topic, in request order, refused partitions first (as Kafka's builder).
     const results = new Map<string, PartitionErrors>();
     for (const [name, parts] of refused) results.set(name, [...parts]);
@@ -117,7 +121,10 @@ async function commitToZooKeeper(
 ): Promise<{ name: string; partitions: PartitionErrors }[]> {
   const badGroup = legacyGroupIdError(group) !== undefined;
   const maxMetadata = ctx.services.config.offsetMetadataMaxBytes;
-  return Promise.all(
+  // The offset history, as for commits to __consumer_offsets: the znode's offset before is the previous one.
+  const history = ctx.services.groupCoordinator.history;
+  const moves: OffsetMove[] = [];
+  const answered = await Promise.all(
     topics.map(async (t) => ({
       name: t.name,
       partitions: await Promise.all(
@@ -125,7 +132,9 @@ async function commitToZooKeeper(
           if (badGroup) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.INVALID_GROUP_ID };
           if ((p.committedMetadata ?? '').length > maxMetadata) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
           try {
+            const previous = history.enabled ? await zk.fetch(group, t.name, p.partitionIndex) : undefined;
             await zk.commit(group, t.name, p.partitionIndex, p.committedOffset);
+            moves.push({ group, topic: t.name, partition: p.partitionIndex, previousOffset: previous ?? -1n, newOffset: p.committedOffset, leaderEpoch: -1 });
             return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE as number };
           } catch (err) {
             ctx.services.logger.warn(
@@ -138,4 +147,11 @@ async function commitToZooKeeper(
       ),
     })),
   );
+  history.recordCommitted(moves, { cause: 'commit', memberId: '', generation: -1, ...committer(ctx) }, Date.now());
+  return answered;
+}
+
+/** Who commits, as the offset history names them (client id; host as Kafka prints it, "/127.0.0.1"). */
+function committer(ctx: RequestContext): { clientId: string; clientHost: string } {
+  return { clientId: ctx.header.clientId ?? '', clientHost: `/${ctx.connection.clientHost}` };
 }
