@@ -76,7 +76,9 @@ export async function readGroupHistory(admin: Admin, client: ClientOptions, grou
   for (const r of records) {
     if (!r.key || !r.value) continue;
     const timestamp = Number(r.timestamp);
-    if (window.to !== undefined && timestamp > window.to) continue;
+    // ListOffsets finds the first record at or after --from; a later one may still be older
+    // (a clock that stepped back), so the window is checked on every record.
+    if ((window.to !== undefined && timestamp > window.to) || (window.from !== undefined && timestamp < window.from)) continue;
     // Other groups share the partition; a record of a newer format is skipped, not guessed at.
     if (decodeHistoryKey(r.key)?.group !== group) continue;
     const value = decodeHistoryValue(r.value);
