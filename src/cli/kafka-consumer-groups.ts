@@ -15,7 +15,7 @@ import { noticeState, pad, printMembers, printOffsets, printState, type RecordTi
 import { parseTimePoint } from './common/durations.js';
 import { historyKept, readGroupHistory } from './common/offset-history.js';
 import { historyTopicFilter, printHistory } from './common/history-view.js';
-import { planUndoLastReset, planUndoToTime, undoCommand } from './common/undo-reset.js';
+import { planUndoLastReset, planUndoToTime, skippedText, undoCommand } from './common/undo-reset.js';
 import { firstRecordTimestamps, type OffsetTarget } from './common/partition-reader.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
@@ -242,9 +242,11 @@ async function printUndoHint(admin: Admin, o: Opts, command: string): Promise<vo
   else process.stdout.write(`\nTo undo this reset: ${command}\n`);
 }
 
-/** --describe --history: each group's changes of committed offsets in the --from/--to window. */
+/** --describe --history: the group's changes of committed offsets in the --from/--to window. */
 async function describeHistory(admin: Admin, client: ClientOptions, groups: string[], o: Opts, timeoutMs: number): Promise<number> {
   if (o.members || o.state !== undefined) throw new CliError('--history cannot be used with --members or --state');
+  // The table has no GROUP column: one group's history at a time.
+  if (groups.length !== 1 || o.allGroups) throw new CliError('--history takes one --group');
   const now = Date.now();
   const window = {
     from: o.from !== undefined ? parseTimePoint('--from', o.from, now) : undefined,
@@ -252,12 +254,11 @@ async function describeHistory(admin: Admin, client: ClientOptions, groups: stri
   };
   if (window.from !== undefined && window.to !== undefined && window.from > window.to) throw new CliError('--from is after --to');
   const keep = historyTopicFilter(o.topic);
-  for (const group of groups) {
-    const entries = (await readGroupHistory(admin, client, group, window, timeoutMs)).filter((e) => !keep || keep(e));
-    if (entries.length > 0) printHistory(entries);
-    else if (window.from === undefined && window.to === undefined && !keep) throw new CliError(`Consumer group '${group}' has no offset history.`);
-    else process.stderr.write(`\nConsumer group '${group}' has no offset history in the given window.\n`);
-  }
+  const group = groups[0]!;
+  const entries = (await readGroupHistory(admin, client, group, window, timeoutMs)).filter((e) => !keep || keep(e));
+  if (entries.length > 0) printHistory(entries);
+  else if (window.from === undefined && window.to === undefined && !keep) throw new CliError(`Consumer group '${group}' has no offset history.`);
+  else process.stderr.write(`\nConsumer group '${group}' has no offset history in the given window.\n`);
   return 0;
 }
 
@@ -284,7 +285,7 @@ async function undoReset(
   const undo = at === undefined ? planUndoLastReset(group!, entries) : planUndoToTime(group!, entries, at);
   const keep = historyTopicFilter(o.topic);
   const plan = keep ? undo.plan.filter(keep) : undo.plan;
-  for (const line of undo.skipped) process.stderr.write(`WARN ${line}\n`);
+  for (const skipped of undo.skipped) if (!keep || keep(skipped)) process.stderr.write(`WARN ${skippedText(skipped)}\n`);
   if (o.execute && plan.length > 0) await admin.alterGroupOffsets(group!, plan);
   printResetPlan(group!, plan, o.export === true);
   if (o.execute && plan.length > 0) await printUndoHint(admin, o, how.undoHint(group!));

@@ -130,7 +130,7 @@ async function historyFromRecords(admin: Admin, producer: Producer, now: number,
 
   const iso = (ms: number) => new Date(ms).toISOString();
   // What only reads runs at once (each is a process start).
-  const [all, recent, early, one, empty, badTime, unknown, stray, dry, atTime, noReset, mixed] = await Promise.all([
+  const [all, recent, early, one, empty, badTime, unknown, stray, dry, atTime, noReset, mixed, twoGroups, zk] = await Promise.all([
     tool('--describe', '--group', 'app', '--history'),
     tool('--describe', '--group', 'app', '--history', '--from', '150m'),
     tool('--describe', '--group', 'app', '--history', '--from', iso(t0 + MINUTE), '--to', iso(t0 + 30 * MINUTE)),
@@ -143,6 +143,8 @@ async function historyFromRecords(admin: Admin, producer: Producer, now: number,
     tool('--undo-reset', '--group', 'app', '--to-datetime', iso(t0 + 30_000), '--dry-run'),
     tool('--undo-reset', '--group', neighbour, '--dry-run'),
     tool('--undo-reset', '--group', 'app', '--to-earliest', '--dry-run'),
+    tool('--describe', '--group', 'app', '--group', 'lagging', '--history'),
+    run(TOOL, ['--zookeeper', '127.0.0.1:1', '--describe', '--group', 'app', '--history']),
   ]);
   assert.equal(all.code, 0, all.stderr);
   const lines = all.stdout.split('\n').filter((l) => l !== '');
@@ -182,6 +184,11 @@ async function historyFromRecords(admin: Admin, producer: Producer, now: number,
   assert.equal(unknown.stderr, "kafka-consumer-groups.sh: Consumer group 'nobody' has no offset history.\n");
   assert.equal(stray.code, 1);
   assert.match(stray.stderr, /--from and --to go with --describe --history/);
+  assert.equal(twoGroups.code, 1);
+  assert.match(twoGroups.stderr, /--history takes one --group/);
+  // The history is a topic read through a broker: not with --zookeeper (refused before connecting).
+  assert.equal(zk.code, 1);
+  assert.match(zk.stderr, /--history is not valid with --zookeeper/);
 
   // --undo-reset: back to before the last reset (events-0 at 5, events-1 at 7).
   assert.equal(dry.code, 0, dry.stderr);

@@ -11,14 +11,19 @@ import { CliError } from './tool.js';
 
 export interface UndoPlan {
   plan: PlannedOffset[];
-  /** Partitions that had no committed offset to go back to (left as they are), one line each. */
-  skipped: string[];
+  /** Partitions that had no committed offset to go back to (left as they are), and why. */
+  skipped: { topic: string; partition: number; why: string }[];
 }
 
 const byPartition = (a: PlannedOffset, b: PlannedOffset): number => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1);
 
-function partitionsWithout(list: readonly { topic: string; partition: number }[], why: string): string[] {
-  return list.map((tp) => `${tp.topic}-${tp.partition}: ${why}; left as it is (remove it with --delete-offsets)`);
+function partitionsWithout(list: readonly { topic: string; partition: number }[], why: string): UndoPlan['skipped'] {
+  return list.map((tp) => ({ topic: tp.topic, partition: tp.partition, why }));
+}
+
+/** The warning for a partition the undo leaves alone. */
+export function skippedText(s: UndoPlan['skipped'][number]): string {
+  return `${s.topic}-${s.partition}: ${s.why}; left as it is (remove it with --delete-offsets)`;
 }
 
 /** Back to before the newest reset: each partition it moved gets its previous offset. */
