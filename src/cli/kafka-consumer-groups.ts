@@ -13,7 +13,7 @@ import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
 import { listClusterGroups, listingGaps, withTimeout } from './common/list-groups.js';
 import { noticeState, pad, printMembers, printOffsets, printState, type RecordTimestamps } from './common/describe-groups.js';
 import { parseTimePoint } from './common/durations.js';
-import { historyKept, readGroupHistory } from './common/offset-history.js';
+import { historyKept, readGroupHistory, readSettledHistory } from './common/offset-history.js';
 import { historyTopicFilter, printHistory } from './common/history-view.js';
 import { planUndoLastReset, planUndoToTime, skippedText, undoCommand } from './common/undo-reset.js';
 import { firstRecordTimestamps, type OffsetTarget } from './common/partition-reader.js';
@@ -280,7 +280,8 @@ async function undoReset(
   const at = o.toDatetime !== undefined ? parseTimePoint('--to-datetime', o.toDatetime, Date.now()) : undefined;
   checkResetMode(o);
   if (o.execute) await requireInactive(admin, group!);
-  const entries = await readGroupHistory(admin, client, group!, {}, how.timeoutMs);
+  const { entries, behind } = await readSettledHistory(admin, client, group!, how.timeoutMs);
+  for (const line of behind) process.stderr.write(`WARN the offset history is behind the group's offsets: ${line}\n`);
   if (entries.length === 0) throw new CliError(`Consumer group '${group}' has no offset history.`);
   const undo = at === undefined ? planUndoLastReset(group!, entries) : planUndoToTime(group!, entries, at);
   const keep = historyTopicFilter(o.topic);

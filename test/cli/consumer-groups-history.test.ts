@@ -23,6 +23,17 @@ const HOUR = 3_600_000;
 
 const MINUTE = 60_000;
 
+/** Polls `probe` until it gives a value, for at most 20 s. */
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** One history record of `group`, as the coordinator writes it. */
 function historyRecord(group: string, partitions: number, timestamp: number, change: Partial<HistoryValue> & Pick<HistoryValue, 'topic' | 'partition'>) {
   const value: HistoryValue = {
@@ -107,9 +118,14 @@ type Tool = (...args: string[]) => Promise<{ code: number | null; stdout: string
 
 /** --history and --undo-reset reading records written here with the codec. */
 async function historyFromRecords(admin: Admin, producer: Producer, now: number, tool: Tool): Promise<void> {
-  // The coordinator created the topic (the reset of 'lagging' above), with the offsets topic's 3 partitions.
-  const [historyTopic] = await admin.describeTopics([OFFSET_HISTORY_TOPIC]);
-  assert.equal(historyTopic!.partitions.length, 3);
+  // The coordinator creates the topic (for the reset of 'lagging' above, just after answering it), with the offsets topic's 3 partitions.
+  const historyTopic = await until('the history topic', () =>
+    admin.describeTopics([OFFSET_HISTORY_TOPIC]).then(
+      ([t]) => t,
+      () => undefined,
+    ),
+  );
+  assert.equal(historyTopic.partitions.length, 3);
   // A group whose records share app's partition: the tool keeps only app's.
   const neighbour = ['other', 'other1', 'other2', 'other3', 'other4', 'other5'].find((g) => historyPartitionFor(g, 3) === historyPartitionFor('app', 3))!;
   const t0 = now - 3 * HOUR;
@@ -247,14 +263,17 @@ async function historyOfRealCommits(bootstrap: string, admin: Admin, producer: P
   const offsets = await admin.listGroupOffsets('real');
   assert.equal(offsets.get('orders')?.get(0)?.offset, 4n);
 
-  // The history: the consumer's commit, the reset, and the undo (itself a reset).
-  const history = await tool('--describe', '--group', 'real', '--history');
-  assert.equal(history.code, 0, history.stderr);
-  const changes = history.stdout
-    .split('\n')
-    .filter((l) => / orders /.test(l))
-    .map((l) => l.split(/ +/).slice(1).join(' '));
-  assert.equal(changes.length, 3, history.stdout);
+  // The history: the consumer's commit, the reset, and the undo (itself a reset; written just after the undo's answer).
+  const changes = await until('the undo in the history', async () => {
+    const history = await tool('--describe', '--group', 'real', '--history');
+    assert.equal(history.code, 0, history.stderr);
+    const lines = history.stdout
+      .split('\n')
+      .filter((l) => / orders /.test(l))
+      .map((l) => l.split(/ +/).slice(1).join(' '));
+    return lines.length >= 3 ? lines : undefined;
+  });
+  assert.equal(changes.length, 3, changes.join('\n'));
   assert.match(changes[0]!, /^orders 0 - -> 4 commit \S+\/real-client$/);
   assert.match(changes[1]!, /^orders 0 4 -> 0 reset -\/\S+$/);
   assert.match(changes[2]!, /^orders 0 0 -> 4 reset -\/\S+$/);

@@ -86,3 +86,35 @@ export async function readGroupHistory(admin: Admin, client: ClientOptions, grou
   }
   return entries;
 }
+
+/**
+ * The history is written just after the commit it records is answered: a command run right
+ * after a reset could read a history without it. For --undo-reset, the history is read again
+ * (until `timeoutMs`) while it disagrees with the offsets the group has now; what still
+ * disagrees then (a history entry that was dropped) is returned for a warning.
+ */
+export async function readSettledHistory(
+  admin: Admin,
+  client: ClientOptions,
+  group: string,
+  timeoutMs: number,
+): Promise<{ entries: HistoryEntry[]; behind: string[] }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const committed = await admin.listGroupOffsets(group);
+    const entries = await readGroupHistory(admin, client, group, {}, timeoutMs);
+    const newest = new Map<string, bigint>();
+    for (const e of entries) newest.set(`${e.topic}-${e.partition}`, e.newOffset);
+    const behind: string[] = [];
+    for (const [topic, partitions] of committed) {
+      for (const [partition, { offset }] of partitions) {
+        const recorded = newest.get(`${topic}-${partition}`);
+        // A partition with no history (expired, or committed before the history was on) is not checked.
+        if (recorded !== undefined && offset >= 0n && recorded !== offset)
+          behind.push(`${topic}-${partition}: committed ${offset}, the history's newest ${recorded}`);
+      }
+    }
+    if (behind.length === 0 || Date.now() >= deadline) return { entries, behind };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
