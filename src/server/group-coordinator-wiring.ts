@@ -17,6 +17,8 @@ export function openGroupCoordinator(
   logger: Logger,
   connections: () => BrokerConnections | undefined,
 ): GroupCoordinator {
+  // The writer creates the offsets topic through the coordinator when it must (made below).
+  let coordinator: GroupCoordinator | undefined;
   const history = cfg.offsetsHistoryEnable
     ? {
         aliveIntervalMs: cfg.offsetsHistoryAliveIntervalMs,
@@ -26,6 +28,7 @@ export function openGroupCoordinator(
           replicaManager,
           logger: logger.child({ component: 'offset-history' }),
           offsetsTopic: OFFSETS_TOPIC,
+          ensureOffsetsTopic: () => coordinator!.ensureOffsetsTopic(),
           numPartitions: cfg.offsetsTopicNumPartitions,
           retentionMs: cfg.offsetsHistoryRetentionMs,
           segmentBytes: cfg.offsetsTopicSegmentBytes,
@@ -33,11 +36,12 @@ export function openGroupCoordinator(
         }),
       }
     : undefined;
-  return new GroupCoordinator({
+  coordinator = new GroupCoordinator({
     config: cfg,
     metadata,
     replicaManager,
     logger: logger.child({ component: 'group-coordinator' }),
     ...(history ? { history } : {}),
   });
+  return coordinator;
 }

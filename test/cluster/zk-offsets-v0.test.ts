@@ -23,6 +23,7 @@ import {
   OffsetFetchResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { Admin } from '../../src/client/index.js';
+import { moveLine, readGroupHistory } from '../coordinator/offset-history-read.js';
 
 /** The cluster helper's zookeeper.connection.timeout.ms: how long a v0 request waits on a lost ZooKeeper. */
 const ZK_TIMEOUT_MS = 20_000;
@@ -119,6 +120,12 @@ test('OffsetCommit v0 writes /consumers/<group>/offsets/<topic>/<partition> as d
   // Committing again overwrites (any broker: v0 needs no coordinator).
   assert.deepEqual(await commitV0(1, 'console-consumer-90976', [{ name: 'bigdata', partitions: [[0, 7n]] }]), { 'bigdata-0': ErrorCode.NONE });
   assert.equal((await zk.get('/consumers/console-consumer-90976/offsets/bigdata/0')).data.toString(), '7');
+
+  // The offset history (issue 25) has every change, whichever broker took it: the history
+  // partition is led by one of the two brokers, so one of the commits went there by Produce.
+  assert.deepEqual(await commitV0(0, 'console-consumer-90976', [{ name: 'bigdata', partitions: [[0, 7n]] }]), { 'bigdata-0': ErrorCode.NONE });
+  const history = await readGroupHistory(c!.bootstrap(), 'console-consumer-90976', (e) => e.length >= 3);
+  assert.deepEqual(history.map(moveLine), ['bigdata-0 -1->1 commit', 'bigdata-1 -1->42 commit', 'bigdata-0 1->7 commit'], 'an unmoved commit is not repeated');
 });
 
 test('OffsetFetch v0 reads ZooKeeper: the stored offset, or -1 with UNKNOWN_TOPIC_OR_PARTITION when none is stored, as Kafka', async (t) => {

@@ -12,15 +12,9 @@ import { fileURLToPath } from 'node:url';
 import kafkajs from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { run } from '../helpers/run.js';
-import { Consumer } from '../../src/client/consumer.js';
 import { Admin } from '../../src/client/admin.js';
-import {
-  OFFSET_HISTORY_TOPIC,
-  decodeHistoryKey,
-  decodeHistoryValue,
-  historyPartitionFor,
-  type HistoryValue,
-} from '../../src/protocol/offset-history/history-record.js';
+import { OFFSET_HISTORY_TOPIC, historyPartitionFor } from '../../src/protocol/offset-history/history-record.js';
+import { moveLine, readGroupHistory } from './offset-history-read.js';
 
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..', '..');
 const PARTITIONS = 3;
@@ -34,26 +28,6 @@ after(async () => {
 });
 
 const kafka = () => new kafkajs.Kafka({ clientId: 'history-test', brokers: [b.bootstrap], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 5 } });
-
-/** The group's history entries, read with Fjord's consumer from the start of its partition until `enough` says so. */
-async function readHistory(group: string, enough: (e: (HistoryValue & { ts: bigint })[]) => boolean): Promise<(HistoryValue & { ts: bigint })[]> {
-  const consumer = new Consumer({ bootstrapServers: b.bootstrap, clientId: 'history-reader', autoOffsetReset: 'earliest' });
-  const out: (HistoryValue & { ts: bigint })[] = [];
-  try {
-    consumer.assign([{ topic: OFFSET_HISTORY_TOPIC, partition: historyPartitionFor(group, PARTITIONS) }]);
-    const deadline = Date.now() + 20_000;
-    while (!enough(out)) {
-      assert.ok(Date.now() < deadline, `history of ${group} incomplete: ${JSON.stringify(out, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
-      for (const r of await consumer.poll(500)) {
-        if (r.key === null || r.value === null || decodeHistoryKey(r.key)?.group !== group) continue;
-        out.push({ ...decodeHistoryValue(r.value)!, ts: r.timestamp });
-      }
-    }
-  } finally {
-    await consumer.close();
-  }
-  return out;
-}
 
 test('a kafkajs group commits, kafka-consumer-groups.sh resets it; the history topic shows both, in order', async () => {
   const k = kafka();
@@ -97,8 +71,8 @@ test('a kafkajs group commits, kafka-consumer-groups.sh resets it; the history t
   ]);
   assert.equal(reset.code, 0, reset.stderr);
 
-  const entries = await readHistory('shop', (e) => e.some((x) => x.cause === 'reset'));
-  const moves = entries.map((e) => `${e.topic}-${e.partition} ${e.previousOffset}->${e.newOffset} ${e.cause}`);
+  const entries = await readGroupHistory(b.bootstrap, 'shop', (e) => e.some((x) => x.cause === 'reset'));
+  const moves = entries.map(moveLine);
   assert.equal(moves.at(-1), 'orders-0 10->0 reset', moves.join('\n'));
   const commits = entries.filter((e) => e.cause === 'commit');
   assert.ok(commits.length >= 1, 'the group commits are there');

@@ -123,7 +123,7 @@ async function commitToZooKeeper(
   const maxMetadata = ctx.services.config.offsetMetadataMaxBytes;
   // The offset history, as for commits to __consumer_offsets: the znode's offset before is the previous one.
   const history = ctx.services.groupCoordinator.history;
-  const moves: OffsetMove[] = [];
+  const moves: (OffsetMove | undefined)[] = []; // in request order, whatever order ZooKeeper answers in
   const answered = await Promise.all(
     topics.map(async (t) => ({
       name: t.name,
@@ -132,9 +132,10 @@ async function commitToZooKeeper(
           if (badGroup) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.INVALID_GROUP_ID };
           if ((p.committedMetadata ?? '').length > maxMetadata) return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.OFFSET_METADATA_TOO_LARGE };
           try {
+            const slot = moves.push(undefined) - 1;
             const previous = history.enabled ? await zk.fetch(group, t.name, p.partitionIndex) : undefined;
             await zk.commit(group, t.name, p.partitionIndex, p.committedOffset);
-            moves.push({ group, topic: t.name, partition: p.partitionIndex, previousOffset: previous ?? -1n, newOffset: p.committedOffset, leaderEpoch: -1 });
+            moves[slot] = { group, topic: t.name, partition: p.partitionIndex, previousOffset: previous ?? -1n, newOffset: p.committedOffset, leaderEpoch: -1 };
             return { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE as number };
           } catch (err) {
             ctx.services.logger.warn(
@@ -147,7 +148,11 @@ async function commitToZooKeeper(
       ),
     })),
   );
-  history.recordCommitted(moves, { cause: 'commit', memberId: '', generation: -1, ...committer(ctx) }, Date.now());
+  history.recordCommitted(
+    moves.filter((m) => m !== undefined),
+    { cause: 'commit', memberId: '', generation: -1, ...committer(ctx) },
+    Date.now(),
+  );
   return answered;
 }
 

@@ -40,6 +40,8 @@ export interface OffsetHistoryWriterOptions {
   logger: Logger;
   /** The offsets topic, whose partitions and replicas the history topic copies. */
   offsetsTopic: string;
+  /** Creates the offsets topic when it does not exist yet, as FindCoordinator does (ZooKeeper-stored groups may never have made it). */
+  ensureOffsetsTopic: () => Promise<unknown>;
   /** Its partition count when it does not exist yet (offsets.topic.num.partitions). */
   numPartitions: number;
   retentionMs: number;
@@ -169,7 +171,7 @@ export class OffsetHistoryWriter implements HistorySink {
         return;
       } catch (err) {
         if (this.closed || Date.now() + RETRY_BACKOFF_MS > deadline) throw err;
-        await new Promise((r) => setTimeout(r, RETRY_BACKOFF_MS).unref());
+        await new Promise((r) => setTimeout(r, RETRY_BACKOFF_MS));
       }
     }
   }
@@ -207,12 +209,14 @@ export class OffsetHistoryWriter implements HistorySink {
   /**
    * Creates the topic on first use with the offsets topic's partitions and replicas (leaders
    * follow the first replica, so each history partition's preferred leader is its offsets
-   * partition's). In cluster mode it waits for the offsets topic (which waits for enough brokers).
+   * partition's). The offsets topic is created first when needed (in cluster mode it waits for
+   * enough live brokers for its replication factor; entries are retried meanwhile).
    */
   private ensureTopic(): Promise<void> {
     const { metadata, offsetsTopic } = this.opts;
     if (metadata.topic(OFFSET_HISTORY_TOPIC)) return Promise.resolve();
     this.creating ??= (async () => {
+      if (!metadata.topic(offsetsTopic)) await this.opts.ensureOffsetsTopic();
       const offsets = metadata.topic(offsetsTopic);
       if (!offsets) throw new KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `${offsetsTopic} does not exist yet`);
       const assignment = offsets.partitions.map((p) => [...p.replicas]);
