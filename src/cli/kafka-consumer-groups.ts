@@ -212,31 +212,35 @@ function checkResetMode(o: Opts): void {
   }
 }
 
-/** Kafka's refusal to reset a group with members (a consumer group's count only by ConsumerGroupDescribe). */
-async function requireInactive(admin: Admin, group: string): Promise<void> {
+/**
+ * Kafka's refusal to reset a group with members (a consumer group's count only by
+ * ConsumerGroupDescribe); answers the group's coordinator (for the undo hint).
+ */
+async function requireInactive(admin: Admin, group: string): Promise<number | undefined> {
   const [d] = await admin.describeConsumerGroups([group]);
   if (d && d.members.length > 0) {
     throw new CliError(`Assignments can only be reset if the group '${group}' is inactive, but the current state is ${d.state}.`);
   }
+  return d?.coordinator.nodeId;
 }
 
 async function reset(admin: Admin, groups: string[], o: Opts, undoHint: (group: string) => string): Promise<number> {
   if (!o.allTopics && !o.topic?.length && !o.fromFile) throw new CliError('--reset-offsets needs --topic, --all-topics or --from-file');
   checkResetMode(o);
   for (const group of groups) {
-    if (o.execute) await requireInactive(admin, group);
+    const coordinator = o.execute ? await requireInactive(admin, group) : undefined;
     const scope = o.fromFile ? [] : await scopePartitions(admin, group, o.topic, o.allTopics ?? false);
     const plan = await planReset(admin, group, scope, o);
     if (o.execute) await admin.alterGroupOffsets(group, plan);
     printResetPlan(group, plan, o.export === true);
-    if (o.execute) await printUndoHint(admin, o, undoHint(group));
+    if (o.execute) await printUndoHint(admin, coordinator, o, undoHint(group));
   }
   return 0;
 }
 
 /** After an executed reset: the command that undoes it, where the cluster keeps an offset history. */
-async function printUndoHint(admin: Admin, o: Opts, command: string): Promise<void> {
-  if (!(await historyKept(admin))) return;
+async function printUndoHint(admin: Admin, coordinator: number | undefined, o: Opts, command: string): Promise<void> {
+  if (!(await historyKept(admin, coordinator))) return;
   // With --export stdout is the CSV that --from-file reads back: the hint goes to stderr.
   if (o.export) process.stderr.write(`To undo this reset: ${command}\n`);
   else process.stdout.write(`\nTo undo this reset: ${command}\n`);
@@ -279,7 +283,7 @@ async function undoReset(
     throw new CliError(`--undo-reset takes --to-datetime (or nothing: before the last reset), not --${other.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
   const at = o.toDatetime !== undefined ? parseTimePoint('--to-datetime', o.toDatetime, Date.now()) : undefined;
   checkResetMode(o);
-  if (o.execute) await requireInactive(admin, group!);
+  const coordinator = o.execute ? await requireInactive(admin, group!) : undefined;
   const { entries, behind } = await readSettledHistory(admin, client, group!, how.timeoutMs);
   for (const line of behind) process.stderr.write(`WARN the offset history is behind the group's offsets: ${line}\n`);
   if (entries.length === 0) throw new CliError(`Consumer group '${group}' has no offset history.`);
@@ -289,7 +293,7 @@ async function undoReset(
   for (const skipped of undo.skipped) if (!keep || keep(skipped)) process.stderr.write(`WARN ${skippedText(skipped)}\n`);
   if (o.execute && plan.length > 0) await admin.alterGroupOffsets(group!, plan);
   printResetPlan(group!, plan, o.export === true);
-  if (o.execute && plan.length > 0) await printUndoHint(admin, o, how.undoHint(group!));
+  if (o.execute && plan.length > 0) await printUndoHint(admin, coordinator, o, how.undoHint(group!));
   return 0;
 }
 

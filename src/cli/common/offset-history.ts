@@ -4,7 +4,7 @@
  * partition (partitionFor(group), as `__consumer_offsets`), read with Fjord's consumer from the
  * first record at or after --from (ListOffsets by timestamp) up to the end offset seen at start.
  */
-import { type Admin, type ClientOptions, ErrorCode, KafkaError } from '../../client/index.js';
+import { type Admin, type ClientOptions, ConfigResourceType, ErrorCode, KafkaError } from '../../client/index.js';
 import {
   decodeHistoryKey,
   decodeHistoryValue,
@@ -42,13 +42,20 @@ async function historyPartition(admin: Admin, group: string): Promise<{ topic: s
   }
 }
 
-/** Whether the cluster keeps an offset history (its topic exists): only then can a reset be undone. */
-export async function historyKept(admin: Admin): Promise<boolean> {
+/**
+ * Whether the group's offsets are kept in a history, so that a reset can be undone: the history
+ * topic exists, or (a cluster whose first commit was this reset: the coordinator creates the
+ * topic just after answering it) the group's coordinator has offsets.history.enable=true.
+ */
+export async function historyKept(admin: Admin, coordinatorId: number | undefined): Promise<boolean> {
   try {
     await admin.describeTopics([OFFSET_HISTORY_TOPIC]);
     return true;
   } catch {
-    return false;
+    if (coordinatorId === undefined || coordinatorId < 0) return false;
+    // Not allowed to describe the broker's configs (ACLs), or a broker without the key: no hint.
+    const configs = await admin.describeConfigs(ConfigResourceType.Broker, String(coordinatorId), ['offsets.history.enable']).catch(() => []);
+    return configs.find((c) => c.name === 'offsets.history.enable')?.value === 'true';
   }
 }
 
