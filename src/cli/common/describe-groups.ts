@@ -5,6 +5,9 @@
  * alike; what a classic group does not have is "-", as Kafka prints it.
  */
 import type { Admin, GroupDescription } from '../../client/index.js';
+import { tpKey } from '../../common/partition-keys.js';
+import { formatAge } from './durations.js';
+import type { OffsetTarget } from './partition-reader.js';
 
 type Member = GroupDescription['members'][number];
 type TopicPartition = Member['assignment'][number];
@@ -92,8 +95,14 @@ export function printMembers(group: string, d: GroupDescription, verbose: boolea
   process.stdout.write(out);
 }
 
-/** The --describe (--offsets) table: each partition with an owner or a committed offset, and its lag. */
-export async function printOffsets(admin: Admin, group: string, d: GroupDescription): Promise<void> {
+/** Where --lag-time gets the timestamp of the first record at or after each committed offset. */
+export type RecordTimestamps = (targets: readonly OffsetTarget[]) => Promise<Map<string, bigint>>;
+
+/**
+ * The --describe (--offsets) table: each partition with an owner or a committed offset, and its
+ * lag; with `lagTime` (--lag-time, a Fjord extension) a LAG-TIME column after LAG.
+ */
+export async function printOffsets(admin: Admin, group: string, d: GroupDescription, lagTime?: RecordTimestamps): Promise<void> {
   const committed = await admin.listGroupOffsets(group);
   const owner = new Map<string, Member>();
   for (const m of d.members) for (const tp of m.assignment) owner.set(`${tp.topic}\u0000${tp.partition}`, m);
@@ -103,8 +112,10 @@ export async function printOffsets(admin: Admin, group: string, d: GroupDescript
     .map((k) => ({ topic: k.split('\u0000')[0]!, partition: Number(k.split('\u0000')[1]) }))
     .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   const ends = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -1n }))).catch(() => null) : [];
+  const committedAt = (tp: { topic: string; partition: number }): bigint => committed.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
+  const ages = lagTime ? await lagTimes(admin, tps, tps.map(committedAt), ends, lagTime) : null;
   const rows = tps.map((tp, i) => {
-    const c = committed.get(tp.topic)?.get(tp.partition)?.offset ?? -1n;
+    const c = committedAt(tp);
     const end = ends?.[i]?.offset;
     const m = owner.get(`${tp.topic}\u0000${tp.partition}`);
     return [
@@ -114,6 +125,7 @@ export async function printOffsets(admin: Admin, group: string, d: GroupDescript
       c >= 0n ? String(c) : MISSING,
       end !== undefined ? String(end) : MISSING,
       c >= 0n && end !== undefined ? String(end - c) : MISSING,
+      ...(ages ? [ages[i]!] : []),
       m?.memberId ?? MISSING,
       m?.clientHost ?? MISSING,
       m?.clientId ?? MISSING,
@@ -121,15 +133,44 @@ export async function printOffsets(admin: Admin, group: string, d: GroupDescript
   });
   // Kafka prints nothing, not even the header, for a group with no members and no offsets.
   if (rows.length === 0) return;
+  // LAG-TIME, when asked for, is one more 15-wide column after LAG: the member columns shift by one.
+  const x = ages ? 1 : 0;
   const w = { group: 15, topic: 15, id: 15, host: 15 };
   for (const r of rows) {
     w.group = Math.max(w.group, r[0]!.length);
     w.topic = Math.max(w.topic, r[1]!.length);
-    w.id = Math.max(w.id, r[6]!.length);
-    w.host = Math.max(w.host, r[7]!.length);
+    w.id = Math.max(w.id, r[6 + x]!.length);
+    w.host = Math.max(w.host, r[7 + x]!.length);
   }
   const line = (r: readonly string[]): string =>
-    `${pad(r[0]!, w.group)} ${pad(r[1]!, w.topic)} ${pad(r[2]!, 10)} ${pad(r[3]!, 15)} ${pad(r[4]!, 15)} ${pad(r[5]!, 15)} ${pad(r[6]!, w.id)} ${pad(r[7]!, w.host)} ${r[8]!}`;
-  const header = ['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', 'CONSUMER-ID', 'HOST', 'CLIENT-ID'];
+    `${pad(r[0]!, w.group)} ${pad(r[1]!, w.topic)} ${pad(r[2]!, 10)} ${pad(r[3]!, 15)} ${pad(r[4]!, 15)} ${pad(r[5]!, 15)} ${ages ? `${pad(r[6]!, 15)} ` : ''}` +
+    `${pad(r[6 + x]!, w.id)} ${pad(r[7 + x]!, w.host)} ${r[8 + x]!}`;
+  const header = ['GROUP', 'TOPIC', 'PARTITION', 'CURRENT-OFFSET', 'LOG-END-OFFSET', 'LAG', ...(ages ? ['LAG-TIME'] : []), 'CONSUMER-ID', 'HOST', 'CLIENT-ID'];
   process.stdout.write(`${[header, ...rows].map((r) => `\n${line(r)}`).join('')}\n`);
+}
+
+/**
+ * Each partition's LAG-TIME: the age of the first record at or after its committed offset (how
+ * long ago the oldest unconsumed record was written); "-" with no committed offset, at the log
+ * end (nothing to wait for), below the log start (the record is gone), or where no record came.
+ */
+async function lagTimes(
+  admin: Admin,
+  tps: readonly { topic: string; partition: number }[],
+  committed: readonly bigint[],
+  ends: readonly { offset: bigint }[] | null,
+  timestamps: RecordTimestamps,
+): Promise<string[]> {
+  const starts = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: -2n }))).catch(() => null) : [];
+  const readable = (i: number): boolean => {
+    const [c, end, start] = [committed[i]!, ends?.[i]?.offset, starts?.[i]?.offset];
+    return c >= 0n && end !== undefined && start !== undefined && c < end && c >= start;
+  };
+  const targets = tps.flatMap((tp, i) => (readable(i) ? [{ ...tp, offset: committed[i]!, end: ends![i]!.offset }] : []));
+  const found = await timestamps(targets);
+  const now = Date.now();
+  return tps.map((tp, i) => {
+    const ts = readable(i) ? found.get(tpKey(tp.topic, tp.partition)) : undefined;
+    return ts === undefined ? MISSING : formatAge(now - Number(ts));
+  });
 }
