@@ -72,10 +72,11 @@ export class BrokerConnections {
     request: Input<Req>,
     version: number,
     timeoutMs = this.opts.requestTimeoutMs,
+    clientId?: string,
   ): Promise<Resp> {
     try {
       await this.opts.interceptor?.beforeSend({ from: this.opts.brokerId, to: brokerId, apiKey: api.apiKey });
-      return await conn.send(api, request, { version, timeoutMs });
+      return await conn.send(api, request, { version, timeoutMs, ...(clientId !== undefined ? { clientId } : {}) });
     } catch (err) {
       if (!(err instanceof KafkaError) && !(err instanceof UnsupportedApiError)) conn.close();
       throw err;

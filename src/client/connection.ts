@@ -40,6 +40,8 @@ export interface SendOptions {
   timeoutMs?: number;
   /** Expected encoded size: the request is then written into one buffer without regrowing. */
   sizeHint?: number;
+  /** The request header's client id, when not the connection's (a broker forwarding as Kafka's admin client). */
+  clientId?: string;
 }
 
 const API_VERSIONS_KEY = 18;
@@ -179,7 +181,7 @@ export class Connection {
     if (version === null) {
       return Promise.reject(new UnsupportedApiError(`the broker at ${this.host}:${this.port} does not support ${api.name}`));
     }
-    return this.sendVersion(api, request, version, opts.timeoutMs ?? this.options.requestTimeoutMs, opts.noResponse ?? false, opts.sizeHint);
+    return this.sendVersion(api, request, version, opts.timeoutMs ?? this.options.requestTimeoutMs, opts.noResponse ?? false, opts.sizeHint, opts.clientId);
   }
 
   close(): void {
@@ -193,6 +195,7 @@ export class Connection {
     timeoutMs: number,
     noResponse: boolean,
     sizeHint = 256,
+    clientId = this.options.clientId,
   ): Promise<Resp | null> {
     if (this.closedError) return Promise.reject(this.closedError);
     const correlationId = this.nextCorrelationId;
@@ -200,7 +203,7 @@ export class Connection {
     const flexible = version >= api.request.flexibleFrom;
     const w = new Writer(sizeHint);
     w.int32(0); // size, patched below
-    RequestHeaderCodec.write(w, { requestApiKey: api.apiKey, requestApiVersion: version, correlationId, clientId: this.options.clientId }, flexible ? 2 : 1);
+    RequestHeaderCodec.write(w, { requestApiKey: api.apiKey, requestApiVersion: version, correlationId, clientId }, flexible ? 2 : 1);
     api.request.write(w, request, version);
     const frame = w.result();
     frame.writeInt32BE(frame.length - 4, 0);

@@ -37,4 +37,7 @@ export interface NewTopic {
   internal?: boolean;
 }
 
-export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state']);
+// __consumer_offsets_history: Fjord's offset history (issue 25), written by brokers only.
+/** Kafka's admin client id: the one client id whose Produce an internal topic accepts (KafkaApis). */
+export const ADMIN_CLIENT_ID = '__admin_client';
+export const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state', '__consumer_offsets_history']);

@@ -105,6 +105,19 @@ test('a kafkajs group commits, kafka-consumer-groups.sh resets it; the history t
   }
 });
 
+test("a client's Produce to the history topic is refused as to any internal topic (brokers forward as Kafka's admin client)", async () => {
+  const producer = kafka().producer({ retry: { retries: 0 } });
+  await producer.connect();
+  try {
+    await assert.rejects(
+      producer.send({ topic: OFFSET_HISTORY_TOPIC, messages: [{ key: 'shop', value: 'forged' }] }),
+      (err: Error & { type?: string }) => err.type === 'INVALID_TOPIC_EXCEPTION' || /INVALID_TOPIC_EXCEPTION|internal topic/i.test(String(err.message)),
+    );
+  } finally {
+    await producer.disconnect();
+  }
+});
+
 test('with offsets.history.enable=false commits work and no history topic is created', async () => {
   const off = await startTestBroker({ 'offsets.topic.num.partitions': '1', 'offsets.history.enable': 'false' });
   try {

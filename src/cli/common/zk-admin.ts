@@ -44,7 +44,7 @@ export async function openZk(connect: string, props: Map<string, string>): Promi
   return new KafkaZkClient(session);
 }
 
-export const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state']);
+export const INTERNAL_TOPICS: ReadonlySet<string> = new Set(['__consumer_offsets', '__transaction_state', '__consumer_offsets_history']);
 
 export async function liveBrokers(zk: KafkaZkClient): Promise<AssignableBroker[]> {
   return (await zk.getAllBrokers()).map((b) => ({ id: b.id, rack: b.rack }));

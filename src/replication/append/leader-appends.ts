@@ -33,6 +33,8 @@ export interface AppendRequest {
   timeoutMs?: number;
   /** KIP-890: a transactional batch admitted by verification; appended only if its guard still holds at its turn. */
   verifiedTxn?: VerifiedTxnProducer;
+  /** A client's Produce to an internal topic: only with Kafka's admin client id (a broker forwarding the offset history). */
+  internalTopicsAllowed?: boolean;
 }
 
 export interface AppendOutcome {
@@ -100,7 +102,7 @@ function outcome(errorCode: number, errorMessage: string | null = null, recordEr
 /** Appends produced batches to a partition led here (Produce, and internal writers). */
 export async function appendRecords(ctx: AppendContext, topic: string, partition: number, records: Buffer | null, req: AppendRequest): Promise<AppendOutcome> {
   if (req.requiredAcks !== 0 && req.requiredAcks !== 1 && req.requiredAcks !== -1) return outcome(ErrorCode.INVALID_REQUIRED_ACKS);
-  if (req.origin === 'client' && INTERNAL_TOPICS.has(topic)) {
+  if (req.origin === 'client' && !req.internalTopicsAllowed && INTERNAL_TOPICS.has(topic)) {
     return outcome(ErrorCode.INVALID_TOPIC_EXCEPTION, `Cannot append to internal topic ${topic}`);
   }
   const info = ctx.metadata.topic(topic);

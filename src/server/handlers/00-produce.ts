@@ -12,6 +12,7 @@ import type { PartitionProduceResponse, TopicProduceResponse } from '../../proto
 import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import type { Input } from '../../protocol/primitives/index.js';
 import { topicNameError } from '../../metadata/topic-names.js';
+import { ADMIN_CLIENT_ID } from '../../metadata/cluster-model.js';
 import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopics } from '../topic-creation.js';
 import { throttleProduce } from '../quotas/request-quotas.js';
@@ -98,6 +99,8 @@ export const produceHandler = defineHandler({
             const appending = rm.appendRecords(t.name, pd.index, pd.records, {
               requiredAcks: req.acks,
               origin: 'client',
+              // Kafka's rule (KafkaApis): internal topics take Produce only from its admin client id.
+              internalTopicsAllowed: ctx.header.clientId === ADMIN_CLIENT_ID,
               produceVersion: version,
               timeoutMs: req.timeoutMs,
               verifiedTxn: verdict?.verifiedTxn,

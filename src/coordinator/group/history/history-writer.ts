@@ -20,6 +20,7 @@ import { messageOf } from '../../../common/errors.js';
 import type { BrokerConnections } from '../../../client/broker-connections.js';
 import { Api } from '../../../client/apis.js';
 import type { MetadataStore } from '../../../metadata/metadata-store.js';
+import { ADMIN_CLIENT_ID } from '../../../metadata/cluster-model.js';
 import { ErrorCode, KafkaError } from '../../../protocol/errors.js';
 import {
   OFFSET_HISTORY_TOPIC,
@@ -221,6 +222,8 @@ export class OffsetHistoryWriter implements HistorySink {
         topicData: [{ name: OFFSET_HISTORY_TOPIC, partitionData: [{ index: partition, records: batch }] }],
       },
       version,
+      undefined,
+      ADMIN_CLIENT_ID, // the id Kafka's brokers let write to an internal topic
     );
     const code = res.responses[0]?.partitionResponses[0]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
     if (code !== ErrorCode.NONE) throw new KafkaError(code);
@@ -247,8 +250,8 @@ export class OffsetHistoryWriter implements HistorySink {
           numPartitions: assignment.length,
           replicationFactor,
           assignment,
-          // Metadata's isInternal (pattern subscriptions skip it; it cannot be deleted). Not in
-          // INTERNAL_TOPICS, which refuses Produce: a broker forwards batches to its leader by Produce.
+          // Metadata's isInternal (pattern subscriptions skip it; it cannot be deleted); clients'
+          // Produce is refused (INTERNAL_TOPICS) but for Kafka's admin client id, which the forward uses.
           internal: true,
           configs: historyTopicConfigs(this.opts.retentionMs, internalTopicMinIsr(replicationFactor), this.opts.segmentBytes),
         });
