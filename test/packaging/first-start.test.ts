@@ -63,7 +63,12 @@ test("the README's first two commands: a runtime-only install and npm start, the
     .map((line) => line.replace(/#.*$/, '').trim());
   assert.deepEqual(commands, ['npm ci --omit=dev && npm start', 'npm ci && npm test']);
   const { scripts } = await pkg();
-  assert.equal(scripts.start, 'node scripts/build.mjs --if-changed && bin/kafka-server-start.sh config/server.properties');
+  // The console and /metrics come with npm start (issue 25: one npm start gives a user everything);
+  // not in config/server.properties, which several brokers on one machine share.
+  assert.equal(
+    scripts.start,
+    'node scripts/build.mjs --if-changed && bin/kafka-server-start.sh config/server.properties --override metrics.listener=http://127.0.0.1:9404',
+  );
   assert.equal(scripts.test, 'bash scripts/test.sh');
   assert.equal(scripts.build, 'node scripts/build.mjs');
   assert.equal(scripts.prepack, 'node scripts/build.mjs --if-changed');
@@ -135,14 +140,16 @@ test("package.json ships what an installed package runs: dist/ JavaScript, the c
   for (const [name, target] of Object.entries(bin)) assert.equal(target, `bin/${name}`);
 });
 
-test('npm start with dist/ up to date: no build, the broker in the foreground until kafka-server-stop.sh DIR stops it', async () => {
+test('npm start with dist/ up to date: no build, the broker and its console in the foreground until kafka-server-stop.sh DIR stops it', async () => {
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('npm_')));
   // Up to date after the suite's own build; after a bare `npx tsc` this stamps it (same output).
   const fresh = await run('sh', ['-c', `cd '${ROOT}' && exec node scripts/build.mjs --if-changed`], { env });
   assert.equal(fresh.code, 0, fresh.stderr);
   const dataDir = await mkdtemp(join(tmpdir(), 'fjord-npm-start-'));
   const started = Date.now();
-  const child = spawn('npm', ['start', '--', '--override', 'listeners=PLAINTEXT://127.0.0.1:0', '--override', `log.dirs=${dataDir}`], {
+  // A free port for the console here (a later --override wins over npm start's 9404).
+  const overrides = ['listeners=PLAINTEXT://127.0.0.1:0', `log.dirs=${dataDir}`, 'metrics.listener=http://127.0.0.1:0'];
+  const child = spawn('npm', ['start', '--', ...overrides.flatMap((o) => ['--override', o])], {
     cwd: ROOT,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -156,6 +163,13 @@ test('npm start with dist/ up to date: no build, the broker in the foreground un
     const readyMs = Date.now() - started;
     assert.doesNotMatch(stderr, /build:/, 'nothing changed, nothing built');
     assert.ok(readyMs < 15_000, `ready after ${readyMs} ms`);
+    const listening = out.lines.find((l) => l.includes('"metrics listener started"'));
+    assert.ok(listening, 'npm start opens the metrics listener');
+    const { port } = JSON.parse(listening.slice(listening.indexOf('{'))) as { port: number };
+    const page = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(await page.text(), /<script/, 'the console page');
     const stopped = await run(join(ROOT, 'bin', 'kafka-server-stop.sh'), [dataDir], { env });
     assert.equal(stopped.code, 0, stopped.stderr);
     assert.equal(await exited(child as Parameters<typeof exited>[0]), 0);
