@@ -15,6 +15,9 @@
  *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
  *
  * BENCH_CPU_PROF=DIR writes each broker's main-thread CPU profile (node --cpu-prof) into DIR.
+ * BENCH_NODE_FLAGS="--trace-gc ..." starts both brokers with these node flags, BENCH_ON_NODE_FLAGS the
+ * "on" broker only (with --control: an A/A run that differs only by them, e.g. a V8 heap setting);
+ * BENCH_DIST=DIR runs the brokers from another build; BENCH_BROKER_OUT=DIR keeps each broker's stdout in DIR/on.out and DIR/off.out (where --trace-gc writes).
  * --swap starts the off broker first; --on=recording or --on=listener turns on only that part on the "on" broker (to tell their costs
  * apart); --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
  * can favour one broker for its whole life); --control configures both as "off" (an A/A run:
@@ -29,7 +32,7 @@
  * cost the on broker by themselves).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -58,6 +61,8 @@ const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
+/** The build the brokers run: this work tree's dist/, or BENCH_DIST (another build, e.g. the base commit's, to compare in one session). */
+const DIST = process.env.BENCH_DIST ?? path.join(ROOT, 'dist');
 
 interface Broker {
   name: 'on' | 'off';
@@ -97,11 +102,12 @@ async function startBroker(name: Broker['name'], work: string): Promise<Broker> 
     process.execPath,
     [
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-      path.join(ROOT, 'dist', 'server', 'main.js'),
+      ...`${process.env.BENCH_NODE_FLAGS ?? ''} ${name === 'on' ? (process.env.BENCH_ON_NODE_FLAGS ?? '') : ''}`.split(' ').filter((f) => f !== ''),
+      path.join(DIST, 'server', 'main.js'),
       config,
     ],
     {
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', process.env.BENCH_BROKER_OUT ? openSync(path.join(process.env.BENCH_BROKER_OUT, `${name}.out`), 'a') : 'ignore', 'inherit'],
       env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
     },
   );
@@ -218,7 +224,7 @@ const load = (): string =>
 
 async function main(): Promise<void> {
   if (!existsSync('/usr/include/librdkafka/rdkafka.h')) throw new Error('librdkafka headers not found: apt-get install librdkafka-dev');
-  if (!existsSync(path.join(ROOT, 'dist', 'server', 'main.js'))) throw new Error('build first: npx tsc -p tsconfig.json');
+  if (!existsSync(path.join(DIST, 'server', 'main.js'))) throw new Error('build first: npx tsc -p tsconfig.json');
   const work = await mkdtemp(path.join(tmpdir(), 'fjord-metrics-on-off-'));
   const bin = path.join(work, 'rdkafka-perf');
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
@@ -273,8 +279,12 @@ async function main(): Promise<void> {
         `${cpuOn.toFixed(2)} | ${cpuOff.toFixed(2)} | ${percent(cpuOn, cpuOff)} |`
       );
     });
+    const nodeFlags = [
+      process.env.BENCH_NODE_FLAGS ? `node flags ${process.env.BENCH_NODE_FLAGS}; ` : '',
+      process.env.BENCH_ON_NODE_FLAGS ? `on broker's node flags ${process.env.BENCH_ON_NODE_FLAGS}; ` : '',
+    ].join('');
     console.log(
-      `${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
+      `${nodeFlags}${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
         `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
         `${scrapes.length} scrapes of the on broker (every ${SCRAPE_MS} ms), median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
         `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +

@@ -19,7 +19,8 @@ import { Gauge } from 'prom-client';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { Partition } from '../../replication/partition/partition.js';
-import type { MetricsRegistry } from './registry.js';
+import type { MetricsRegistry, PreformattedFamily } from './registry.js';
+import { valueText } from './stats-families.js';
 
 export interface TopicPartitionMetricsSources {
   brokerId: number;
@@ -59,38 +60,94 @@ export function registerTopicPartitionMetrics(registry: MetricsRegistry, src: To
   });
   if (!src.partitionLevel) return;
 
-  /** The leader's view of each partition it leads, with the controller's replicas and ISR. */
-  const led = (fn: (p: Partition, labels: { topic: string; partition: string }, replicas: readonly number[], isr: readonly number[]) => void): void => {
-    for (const p of src.replicaManager.allPartitions()) {
-      if (!p.isLeader) continue;
-      // Embedded mode's partitions carry no replica set of their own: the metadata's is [self].
-      const known = p.replicas.length > 0 ? undefined : src.metadata.topic(p.topic)?.partitions[p.partition];
-      const replicas = known?.replicas ?? p.replicas;
-      const isr = p.isr.length > 0 ? p.isr : (known?.isr ?? [src.brokerId]);
-      fn(p, { topic: p.topic, partition: String(p.partition) }, replicas, isr);
+  // One pass per scrape over the partitions led here writes all seven families' lines (the
+  // registry asks them in the same turn; the next turn's scrape starts another pass). Written
+  // directly: prom-client's labelled gauges (reset, then set per partition) made about 2 MB of
+  // garbage per scrape at 60 partitions, which kept a scraped broker's young generation large.
+  let pass: string[][] | undefined;
+  const lines = (): string[][] => {
+    if (pass) return pass;
+    const out: string[][] = PARTITION_FAMILIES.map(() => []);
+    for (const { partition, replicas, isr } of led(src)) {
+      // Topic names need no escaping: Kafka allows only [a-zA-Z0-9._-].
+      const labels = `{topic="${partition.topic}",partition="${partition.partition}"} `;
+      for (let f = 0; f < PARTITION_FAMILIES.length; f++) {
+        const [name, , value] = PARTITION_FAMILIES[f]!;
+        out[f]!.push(name + labels + valueText(value(partition, replicas, isr, src.brokerId)));
+      }
     }
-  };
-  const family = (name: string, help: string, value: (p: Partition, replicas: readonly number[], isr: readonly number[]) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames: ['topic', 'partition'],
-      registers,
-      collect() {
-        this.reset();
-        led((p, labels, replicas, isr) => this.set(labels, value(p, replicas, isr)));
-      },
+    pass = out;
+    setImmediate(() => {
+      pass = undefined;
     });
+    return out;
   };
-  family('kafka_topic_partition_current_offset', 'High watermark of the partition (from its leader)', (p) => p.highWatermark);
-  family('kafka_topic_partition_oldest_offset', 'Log start offset of the partition (from its leader)', (p) => p.logStartOffset);
-  family('kafka_topic_partition_replicas', 'Number of replicas of the partition', (_p, r) => r.length);
-  family('kafka_topic_partition_in_sync_replica', 'Number of in-sync replicas of the partition', (_p, _r, isr) => isr.length);
-  family('kafka_topic_partition_leader', 'Leader broker id of the partition', () => src.brokerId);
-  family('kafka_topic_partition_under_replicated_partition', '1 if the partition has fewer in-sync replicas than replicas', (_p, r, isr) =>
-    isr.length < r.length ? 1 : 0,
-  );
-  family('kafka_topic_partition_leader_is_preferred', '1 if the partition leader is its preferred (first) replica', (_p, r) =>
-    r.length === 0 || r[0] === src.brokerId ? 1 : 0,
-  );
+  for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionFamily(registry, i, src, lines);
+}
+
+type PartitionValue = (p: Partition, replicas: readonly number[], isr: readonly number[], brokerId: number) => number;
+
+/** The seven per-partition families, in this order: name, help, the value of a partition. */
+const PARTITION_FAMILIES: readonly [string, string, PartitionValue][] = [
+  ['kafka_topic_partition_current_offset', 'High watermark of the partition (from its leader)', (p) => p.highWatermark],
+  ['kafka_topic_partition_oldest_offset', 'Log start offset of the partition (from its leader)', (p) => p.logStartOffset],
+  ['kafka_topic_partition_replicas', 'Number of replicas of the partition', (_p, r) => r.length],
+  ['kafka_topic_partition_in_sync_replica', 'Number of in-sync replicas of the partition', (_p, _r, isr) => isr.length],
+  ['kafka_topic_partition_leader', 'Leader broker id of the partition', (_p, _r, _i, brokerId) => brokerId],
+  [
+    'kafka_topic_partition_under_replicated_partition',
+    '1 if the partition has fewer in-sync replicas than replicas',
+    (_p, r, isr) => (isr.length < r.length ? 1 : 0),
+  ],
+  [
+    'kafka_topic_partition_leader_is_preferred',
+    '1 if the partition leader is its preferred (first) replica',
+    (_p, r, _i, brokerId) => (r.length === 0 || r[0] === brokerId ? 1 : 0),
+  ],
+];
+
+interface LedPartition {
+  partition: Partition;
+  replicas: readonly number[];
+  isr: readonly number[];
+}
+
+/** The leader's view of each partition it leads, with the controller's replicas and ISR. */
+function* led(src: TopicPartitionMetricsSources): Generator<LedPartition> {
+  for (const p of src.replicaManager.allPartitions()) {
+    if (!p.isLeader) continue;
+    // Embedded mode's partitions carry no replica set of their own: the metadata's is [self].
+    const known = p.replicas.length > 0 ? undefined : src.metadata.topic(p.topic)?.partitions[p.partition];
+    const replicas = known?.replicas ?? p.replicas;
+    const isr = p.isr.length > 0 ? p.isr : (known?.isr ?? [src.brokerId]);
+    yield { partition: p, replicas, isr };
+  }
+}
+
+/** A per-partition family: its text written directly (registry.ts, PreformattedFamily); get() for JSON readers. */
+class PartitionFamily extends Gauge<string> implements PreformattedFamily {
+  constructor(
+    registry: MetricsRegistry,
+    private readonly index: number,
+    private readonly src: TopicPartitionMetricsSources,
+    private readonly lines: () => string[][],
+  ) {
+    super({ name: PARTITION_FAMILIES[index]![0], help: PARTITION_FAMILIES[index]![1], labelNames: ['topic', 'partition'], registers: [registry] });
+  }
+
+  preformattedText(): Promise<string> {
+    const [name, help] = PARTITION_FAMILIES[this.index]!;
+    const body = this.lines()[this.index]!;
+    const header = `# HELP ${name} ${help}\n# TYPE ${name} gauge`;
+    return Promise.resolve(body.length === 0 ? header : `${header}\n${body.join('\n')}`);
+  }
+
+  override async get(): ReturnType<Gauge<string>['get']> {
+    const value = PARTITION_FAMILIES[this.index]![2];
+    const values = [...led(this.src)].map(({ partition: p, replicas, isr }) => ({
+      value: value(p, replicas, isr, this.src.brokerId),
+      labels: { topic: p.topic, partition: String(p.partition) },
+    }));
+    return { ...(await super.get()), values };
+  }
 }

@@ -38,6 +38,11 @@ export class FrameReader {
     return this.buffered;
   }
 
+  /** Whether the bytes here may complete a frame (request metrics read the clock only then, not per chunk). */
+  get mayHaveFrame(): boolean {
+    return this.expected < 0 ? this.buffered >= 4 : this.buffered >= this.expected;
+  }
+
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
     this.chunks.push(chunk);

@@ -64,3 +64,21 @@ test('bad sizes throw as soon as the prefix is complete', () => {
     );
   }
 });
+
+test('mayHaveFrame: true once the bytes here may complete a frame, false while a known frame is still arriving', () => {
+  const reader = new FrameReader(1 << 20);
+  const frame = sizePrefixed(Buffer.alloc(100, 7));
+  assert.equal(reader.mayHaveFrame, false);
+  reader.push(frame.subarray(0, 3));
+  assert.equal(reader.mayHaveFrame, false, 'not even a size prefix yet');
+  reader.push(frame.subarray(3, 10));
+  assert.equal(reader.mayHaveFrame, true, 'a prefix not parsed yet: the frame may be short');
+  assert.equal(reader.frameSize(), 100);
+  assert.equal(reader.mayHaveFrame, false, 'the size is known and the payload incomplete');
+  reader.push(frame.subarray(10, 103));
+  assert.equal(reader.mayHaveFrame, false);
+  reader.push(frame.subarray(103));
+  assert.equal(reader.mayHaveFrame, true);
+  assert.equal(reader.next()?.length, 100);
+  assert.equal(reader.mayHaveFrame, false);
+});
