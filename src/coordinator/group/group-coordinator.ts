@@ -34,7 +34,7 @@ import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
 import { removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
-import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
+import type { ConsumerGroupEnv, GroupConfigLookup, RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
 import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
 import { classicHeartbeatToConsumerGroup, classicLeaveFromConsumerGroup, classicSyncToConsumerGroup } from './consumer/classic-member-in-consumer-group.js';
@@ -64,6 +64,8 @@ export interface GroupCoordinatorOptions {
   groupConfig?: Partial<GroupCoordinatorConfig>;
   /** Consumer groups' regex subscriptions (KIP-848); RE2J's dialect by default. */
   compileRegex?: RegexCompiler;
+  /** A group's own configs (the GROUP config resource), which win over the broker's group.consumer.* settings. */
+  configsOf?: GroupConfigLookup;
 }
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
@@ -81,7 +83,7 @@ export class GroupCoordinator {
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
-    const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex);
+    const consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex, opts.configsOf);
     this.consumerEnv = consumerEnv;
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {
