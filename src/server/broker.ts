@@ -18,7 +18,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { brokerHandlerTable } from './handlers/index.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
-import { createAdminServices, type AdminServices, type AdminServicesOptions } from './admin/index.js';
+import { createAdminServices, openGroupConfigStore, type AdminServices, type AdminServicesOptions } from './admin/index.js';
 import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import type { ReplicationConfig } from '../replication/replication-config.js';
@@ -203,7 +203,8 @@ export class Broker {
     });
     const replicaManager = this.replicaManager;
     this.observability.health.logsRecovered = true;
-    this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }) });
+    const configsOf = (await openGroupConfigStore(cfg.logDirs[0]!, this.zk, admin.configs, log)).lookup;
+    this.groupCoordinator = new GroupCoordinator({ config: cfg, metadata, replicaManager, logger: log.child({ component: 'group-coordinator' }), configsOf });
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
     const markers =
