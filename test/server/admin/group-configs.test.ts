@@ -25,6 +25,7 @@ import {
 } from '../../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
+import { GroupConfigStore, ZkGroupConfigBackend, type GroupConfigZk } from '../../../src/server/admin/group-config-store.js';
 import { run } from '../../helpers/run.js';
 
 const CONFIGS = fileURLToPath(new URL('../../../bin/kafka-configs.sh', import.meta.url));
@@ -214,4 +215,27 @@ test('the configs are kept across a restart', async () => {
   c = await RawClient.connect(b.port);
   admin = new Admin({ bootstrapServers: b.bootstrap, enableMetricsPush: false });
   assert.deepEqual((await describe('kept'))[SESSION], { value: '40000', source: 8, synonyms: 1 });
+});
+
+test('ZooKeeper: /config/groups/<group> znodes, names URL-encoded; a change another broker announced is re-read; a bad stored value is ignored', async () => {
+  const znodes = new Map<string, Record<string, string>>([
+    ['a%2Fb', { [SESSION]: '30000' }],
+    ['bad', { [HEARTBEAT]: 'often' }],
+  ]);
+  const zk: GroupConfigZk = {
+    getEntityConfigs: async (type, name) => ({ ...(type === 'groups' ? (znodes.get(name) ?? {}) : {}) }),
+    setEntityConfigs: async (type, name, configs) => void (type === 'groups' && znodes.set(name, { ...configs })),
+    getConfigChildren: async (sub) => (sub === 'groups' ? [...znodes.keys()] : []),
+  };
+  const ignored: string[] = [];
+  const store = await GroupConfigStore.open(new ZkGroupConfigBackend(zk), (group) => ignored.push(group));
+  assert.deepEqual(store.get('a/b'), { [SESSION]: '30000' });
+  assert.deepEqual(store.lookup('a/b'), { sessionTimeoutMs: 30000 });
+  assert.deepEqual(ignored, ['bad']);
+  assert.equal(store.lookup('bad'), undefined);
+  await store.set('x y', { [HEARTBEAT]: '3000' });
+  assert.deepEqual(znodes.get('x%20y'), { [HEARTBEAT]: '3000' });
+  znodes.set('a%2Fb', { [SESSION]: '50000' });
+  await store.reload('a/b');
+  assert.deepEqual(store.lookup('a/b'), { sessionTimeoutMs: 50000 });
 });
