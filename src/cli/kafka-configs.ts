@@ -2,7 +2,8 @@
 /**
  * kafka-configs.sh: describe and alter topic and broker configs (--entity-type topics|brokers,
  * --add-config k=v,k2=[a,b] / --delete-config k,k2), printed as Kafka prints them; KIP-714's
- * client-metrics subscriptions in common/client-metrics-configs.ts.
+ * client-metrics subscriptions in common/client-metrics-configs.ts, groups' configs in
+ * common/group-configs.ts.
  */
 import { Admin, ConfigResourceType, type ConfigEntry } from '../client/index.js';
 import { createProgram, parseArgs, requireOption, closeAtExit, runTool, CliError } from './common/tool.js';
@@ -11,6 +12,7 @@ import { configsWithZk } from './common/configs-zk.js';
 import { userScramConfigs } from './common/user-scram-configs.js';
 import { clientEntityArgs, clientQuotasCommand, type ScramHook } from './common/client-quotas.js';
 import { clientMetricsConfigs } from './common/client-metrics-configs.js';
+import { groupConfigs } from './common/group-configs.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = [
@@ -66,8 +68,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--command-config <file>', 'property file with configs for the admin client')
     .option('--describe', 'list configs for the given entity')
     .option('--alter', 'alter the configuration of the entity')
-    .option('--entity-type <type>', 'topics, brokers, users, clients (users and clients may be combined) or client-metrics')
-    .option('--entity-name <name>', 'topic name or broker id')
+    .option('--entity-type <type>', 'topics, brokers, users, clients (users and clients may be combined), client-metrics or groups')
+    .option('--entity-name <name>', 'topic name, broker id, client-metrics subscription or group id')
     .option('--entity-default', 'the cluster-wide default broker config')
     .option('--topic <topic>', 'same as --entity-type topics --entity-name <topic>')
     .option('--broker <id>', 'same as --entity-type brokers --entity-name <id>')
@@ -125,14 +127,15 @@ async function main(argv: string[]): Promise<number> {
   if (o.topic !== undefined) [type, name] = ['topics', o.topic];
   if (o.broker !== undefined) [type, name] = ['brokers', o.broker];
   if (o.brokerDefaults || o.entityDefault) [type, name] = ['brokers', ''];
-  if (type === 'client-metrics') {
+  if (type === 'client-metrics' || type === 'groups') {
     const admin = closeAtExit(new Admin(clientOptionsFrom(loadPropertiesFile(o.commandConfig), requireOption(o.bootstrapServer, '--bootstrap-server'))));
     const deletes = (o.deleteConfig ?? '').split(',').map((s) => s.trim());
     const adds = o.addConfig ? parseAddConfig(o.addConfig) : [];
     const run = { admin, name, describe: Boolean(o.describe), all: Boolean(o.all), adds, deletes: deletes.filter((s) => s !== ''), entryLine };
-    return clientMetricsConfigs(run).finally(() => admin.close());
+    return (type === 'groups' ? groupConfigs(run) : clientMetricsConfigs(run)).finally(() => admin.close());
   }
-  if (type !== 'topics' && type !== 'brokers') throw new CliError('--entity-type must be topics, brokers, users, clients or client-metrics (see --help)');
+  if (type !== 'topics' && type !== 'brokers')
+    throw new CliError('--entity-type must be topics, brokers, users, clients, client-metrics or groups (see --help)');
   if (o.zookeeper !== undefined) {
     if (o.bootstrapServer !== undefined) throw new CliError('Only one of --bootstrap-server or --zookeeper must be specified');
     return configsWithZk({

@@ -39,6 +39,8 @@ export enum ConfigResourceType {
   BrokerLogger = 8,
   /** KIP-714 client metrics subscriptions (kafka-client-metrics.sh). */
   ClientMetrics = 16,
+  /** Kafka 4's per-group configs (kafka-configs.sh --entity-type groups). */
+  Group = 32,
 }
 
 export interface ConfigEntry {

@@ -18,7 +18,7 @@ import type { MetadataStore } from '../metadata/metadata-store.js';
 import type { BrokerServices, ClusterControl, Endpoint } from './broker-services.js';
 import { brokerHandlerTable } from './handlers/index.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
-import { createAdminServices, type AdminServices, type AdminServicesOptions } from './admin/index.js';
+import { createAdminServices, openGroupConfigStore, type AdminServices, type AdminServicesOptions } from './admin/index.js';
 import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
 import type { ReplicationConfig } from '../replication/replication-config.js';
@@ -189,7 +189,7 @@ export class Broker {
     const isrWriter = this.zk
       ? new (await import('../replication/partition/isr/zk-isr-writer.js')).ZkIsrWriter(await this.zk.zkClient(), log.child({ component: 'isr' }))
       : undefined;
-    this.replicaManager = await ReplicaManager.start({
+    const replicaManager = (this.replicaManager = await ReplicaManager.start({
       config: replicationConfig(cfg),
       metadata,
       logManager,
@@ -200,10 +200,10 @@ export class Broker {
       ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
       // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
       ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
-    });
-    const replicaManager = this.replicaManager;
+    }));
     this.observability.health.logsRecovered = true;
-    this.groupCoordinator = openGroupCoordinator(cfg, metadata, replicaManager, log, () => this.brokerConnections);
+    const configsOf = (await openGroupConfigStore(cfg.logDirs[0]!, this.zk, admin.configs, log)).lookup;
+    this.groupCoordinator = openGroupCoordinator(cfg, metadata, replicaManager, log, () => this.brokerConnections, configsOf);
     this.groupCoordinator.start();
     // Markers go to each partition's leader over the inter-broker listener, this broker included.
     const markers =

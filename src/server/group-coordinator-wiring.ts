@@ -8,6 +8,7 @@ import type { BrokerConfig } from './config/index.js';
 import type { BrokerConnections } from '../client/broker-connections.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { GroupCoordinator, OFFSETS_TOPIC, type GroupCoordinatorReplicas } from '../coordinator/group/group-coordinator.js';
+import type { GroupConfigLookup } from '../coordinator/group/consumer/settings.js';
 import { OffsetHistoryWriter } from '../coordinator/group/history/history-writer.js';
 
 export type { GroupCoordinator };
@@ -18,6 +19,7 @@ export function openGroupCoordinator(
   replicaManager: GroupCoordinatorReplicas,
   logger: Logger,
   connections: () => BrokerConnections | undefined,
+  configsOf?: GroupConfigLookup,
 ): GroupCoordinator {
   // The writer creates the offsets topic through the coordinator when it must (made below).
   let coordinator: GroupCoordinator | undefined;
@@ -39,6 +41,7 @@ export function openGroupCoordinator(
       }
     : undefined;
   coordinator = new GroupCoordinator({
+    ...(configsOf ? { configsOf } : {}),
     config: cfg,
     metadata,
     replicaManager,

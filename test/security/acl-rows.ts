@@ -149,6 +149,25 @@ export const ROWS: Row[] = [
     denied: C,
   },
   {
+    name: 'DescribeConfigs group',
+    api: 32,
+    v: 4,
+    body: { resources: [{ resourceType: 32, resourceName: 'g', configurationKeys: null }] },
+    code: (r) => r.results[0].errorCode,
+    denied: G,
+  },
+  {
+    name: 'IncrementalAlterConfigs group',
+    api: 44,
+    v: 1,
+    body: {
+      resources: [{ resourceType: 32, resourceName: 'g', configs: [{ name: 'consumer.heartbeat.interval.ms', configOperation: 0, value: '5000' }] }],
+      validateOnly: true,
+    },
+    code: (r) => r.responses[0].errorCode,
+    denied: G,
+  },
+  {
     name: 'AlterConfigs topic',
     api: 33,
     v: 2,

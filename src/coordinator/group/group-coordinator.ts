@@ -34,7 +34,7 @@ import { expireOffsets } from './expiry.js';
 import type { CommittedOffset } from './offset-store.js';
 import { hasOffsetsBeyond, removeOffsetsOfDeletedPartitions, type RemovedOffsets } from './deleted-partitions.js';
 import { ConsumerGroupService, consumerGroupEnv } from './consumer/consumer-service.js';
-import type { ConsumerGroupEnv, RegexCompiler } from './consumer/settings.js';
+import type { ConsumerGroupEnv, GroupConfigLookup, RegexCompiler } from './consumer/settings.js';
 import { listConsumerGroups } from './consumer/describe.js';
 import { OffsetHistoryTracker, BY_BROKER, commitCause, type HistorySink } from './history/history-tracker.js';
 import { classicJoinOverConsumerGroup } from './consumer/classic-join.js';
@@ -67,6 +67,8 @@ export interface GroupCoordinatorOptions {
   compileRegex?: RegexCompiler;
   /** The offset history (history/): where its entries go, and the alive interval. */
   history?: { sink: HistorySink; aliveIntervalMs: number };
+  /** A group's own configs (the GROUP config resource), which win over the broker's group.consumer.* settings. */
+  configsOf?: GroupConfigLookup;
 }
 
 const codeOf = (err: unknown): number => (err instanceof KafkaError ? err.code : ErrorCode.UNKNOWN_SERVER_ERROR);
@@ -86,7 +88,7 @@ export class GroupCoordinator {
   constructor(private readonly opts: GroupCoordinatorOptions) {
     const groupConfig = { ...groupConfigFrom(opts.config), ...opts.groupConfig };
     const cfg = opts.config;
-    const consumerEnv = (this.consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex));
+    const consumerEnv = (this.consumerEnv = consumerGroupEnv(cfg, opts.metadata, opts.compileRegex, opts.configsOf));
     const history = (this.history = new OffsetHistoryTracker(opts.history));
     this.shell = new CoordinatorShell<GroupShard, CoordinatorRecord>({
       topic: {

@@ -39,7 +39,7 @@ export interface ControllerFence {
   epochZkVersion: number;
 }
 
-export type ConfigEntityType = 'topics' | 'brokers' | 'clients' | 'users' | 'ips' | 'client-metrics';
+export type ConfigEntityType = 'topics' | 'brokers' | 'clients' | 'users' | 'ips' | 'client-metrics' | 'groups';
 
 export interface TopicPartitionRef {
   topic: string;

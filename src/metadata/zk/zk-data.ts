@@ -190,7 +190,7 @@ export const ConfigEntityZNode = {
   },
 };
 
-const ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'brokers', 'clients', 'users', 'ips', 'client-metrics'];
+const ENTITY_TYPES: readonly ConfigEntityType[] = ['topics', 'brokers', 'clients', 'users', 'ips', 'client-metrics', 'groups'];
 
 /**
  * `/config/changes/config_change_NNNNNNNNNN` (persistent sequential): `{"version":2,"entity_path":"topics/<t>"}`.

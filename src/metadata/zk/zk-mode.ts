@@ -78,6 +78,7 @@ export class ZkMode {
   private brokerConfigListener: ((scope: string) => void) | undefined;
   private topicConfigListener: ((topic: string) => void) | undefined;
   private clientMetricsListener: ((name: string) => void | Promise<void>) | undefined;
+  private groupConfigListener: ((name: string) => void | Promise<void>) | undefined;
   private clientEntities: ClientEntityConfigs | undefined;
 
   private constructor(
@@ -170,6 +171,7 @@ export class ZkMode {
         if (type === 'brokers') this.brokerConfigListener?.(name === DEFAULT_CONFIG_ENTITY ? '' : name);
         if (type === 'users' || type === 'clients') return this.clientEntities?.reload(`${type}/${name}`);
         if (type === 'client-metrics') return this.clientMetricsListener?.(name);
+        if (type === 'groups') return this.groupConfigListener?.(name);
         return undefined;
       },
     });
@@ -216,6 +218,11 @@ export class ZkMode {
   /** Called with the znode name under /config/client-metrics whenever a KIP-714 subscription change is announced. */
   onClientMetricsChange(listener: (name: string) => void | Promise<void>): void {
     this.clientMetricsListener = listener;
+  }
+
+  /** Called with the znode name under /config/groups whenever a group config change is announced. */
+  onGroupConfigChange(listener: (name: string) => void | Promise<void>): void {
+    this.groupConfigListener = listener;
   }
 
   /** Called with the topic whenever a topic config change is announced (the controller elects on unclean.leader.election.enable). */

@@ -16,13 +16,20 @@ import { describeBrokerConfigEntries, describeClusterDefaultEntries, describeTop
 import { dynamicKeyDef, validateDynamicBrokerConfigs } from '../../config/dynamic-broker-keys.js';
 import type { DynamicBrokerConfigs } from './dynamic-broker-configs.js';
 import type { PartitionAccess } from './partition-access.js';
+import { alterGroupConfigs, describeGroupConfigEntries, groupConfigKeyInfo, type GroupConfigsStore } from './group-configs.js';
 import { alterClientMetrics, clientMetricsKeyInfo, describeClientMetrics, type ClientMetricsStore } from '../telemetry/client-metrics-configs.js';
 
-/** Kafka's ConfigResource.Type codes. */
-export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4, CLIENT_METRICS: 16, BROKER_LOGGER: 8 } as const;
+/** Kafka's ConfigResource.Type codes (GROUP 3 is the ACL resource code; the GROUP config resource is GROUP_CONFIG, 32). */
+export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, BROKER: 4, CLIENT_METRICS: 16, BROKER_LOGGER: 8, GROUP_CONFIG: 32 } as const;
 
 const topicKeyInfo: KeyInfo = (name) => topicConfigDef(name);
 const brokerKeyInfo: KeyInfo = (name) => dynamicKeyDef(name);
+/** The keys' types by resource type (IncrementalAlterConfigs' APPEND and SUBTRACT); others are broker keys. */
+const KEY_INFO: Partial<Record<number, KeyInfo>> = {
+  [ResourceType.TOPIC]: topicKeyInfo,
+  [ResourceType.CLIENT_METRICS]: clientMetricsKeyInfo,
+  [ResourceType.GROUP_CONFIG]: groupConfigKeyInfo,
+};
 
 /**
  * Something the broker reconfigures from its dynamic configs (TLS listeners' certificates): told
@@ -38,6 +45,8 @@ export class ConfigAdmin {
   private readonly reconfigurables: BrokerReconfigurable[] = [];
   /** KIP-714 subscriptions (CLIENT_METRICS resources), once the broker opened them (server/telemetry). */
   clientMetrics: ClientMetricsStore | undefined;
+  /** Groups' own configs (GROUP resources), once the broker opened them (group-config-store.ts). */
+  groupConfigs: GroupConfigsStore | undefined;
 
   /** Registers something to reconfigure on dynamic broker config changes. */
   addReconfigurable(r: BrokerReconfigurable): void {
@@ -108,6 +117,9 @@ export class ConfigAdmin {
       case ResourceType.CLIENT_METRICS:
         if (this.clientMetrics) return describeClientMetrics(this.clientMetrics, resourceName, keys);
         throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
+      case ResourceType.GROUP_CONFIG:
+        if (this.groupConfigs) return describeGroupConfigEntries(resourceName, this.groupConfigs.get(resourceName), this.config, keys);
+        throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
       default:
         throw new KafkaError(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${resourceType}`);
     }
@@ -120,7 +132,7 @@ export class ConfigAdmin {
   }
 
   async incrementalAlter(resourceType: number, resourceName: string, ops: readonly IncrementalOp[], validateOnly: boolean): Promise<void> {
-    const info = resourceType === ResourceType.TOPIC ? topicKeyInfo : resourceType === ResourceType.CLIENT_METRICS ? clientMetricsKeyInfo : brokerKeyInfo;
+    const info = KEY_INFO[resourceType] ?? brokerKeyInfo;
     await this.commit(resourceType, resourceName, (current) => applyIncrementalOps(current, ops, info), validateOnly);
   }
 
@@ -172,6 +184,11 @@ export class ConfigAdmin {
     if (resourceType === ResourceType.CLIENT_METRICS && this.clientMetrics) {
       const next = await alterClientMetrics(this.clientMetrics, resourceName, change, validateOnly);
       if (next) this.logger.info({ subscription: resourceName, configs: next }, `client-metrics subscription ${resourceName} changed`);
+      return;
+    }
+    if (resourceType === ResourceType.GROUP_CONFIG && this.groupConfigs) {
+      const next = await alterGroupConfigs(this.groupConfigs, resourceName, change, this.config, validateOnly);
+      if (next) this.logger.info({ group: resourceName, configs: next }, `configs of group ${resourceName} changed`);
       return;
     }
     if (resourceType === ResourceType.BROKER_LOGGER) {

@@ -22,6 +22,7 @@ export { DynamicBrokerConfigs, type SharedConfigStore } from './dynamic-broker-c
 export type { PartitionAccess, LocalPartition } from './partition-access.js';
 export type { ConfigEntry } from './config-describer.js';
 export { AlterConfigOp } from './config-alteration.js';
+export { openGroupConfigStore } from './group-config-store.js';
 export { FeatureAdmin, UpgradeType, type SupportedRange } from './feature-admin.js';
 
 export interface AdminServices {

@@ -149,6 +149,11 @@ export interface BrokerConfig {
   groupCoordinatorRebalanceProtocols: string[];
   groupConsumerSessionTimeoutMs: number;
   groupConsumerHeartbeatIntervalMs: number;
+  /** Bounds of consumer.session.timeout.ms and consumer.heartbeat.interval.ms (per-group configs) too. */
+  groupConsumerMinSessionTimeoutMs: number;
+  groupConsumerMaxSessionTimeoutMs: number;
+  groupConsumerMinHeartbeatIntervalMs: number;
+  groupConsumerMaxHeartbeatIntervalMs: number;
   groupConsumerMaxSize: number;
   /** group.consumer.migration.policy (KIP-848 online migration). */
   groupConsumerMigrationPolicy: string;

@@ -21,27 +21,31 @@ export interface ConfigResourceResult {
 }
 
 const CONFIG_RESOURCE_TOPIC = 2;
+const CONFIG_RESOURCE_GROUP = 32;
 
-/** DescribeConfigs' checks: DESCRIBE_CONFIGS on a topic, or on the cluster for brokers and broker loggers. */
+/** DescribeConfigs' checks: DESCRIBE_CONFIGS on a topic or group, or on the cluster for brokers and broker loggers. */
 export const describeConfigsChecks = resourceChecks({
   topic: { resource: ResourceType.TOPIC, operation: AclOperation.DESCRIBE_CONFIGS },
+  group: { resource: ResourceType.GROUP, operation: AclOperation.DESCRIBE_CONFIGS },
   cluster: { resource: ResourceType.CLUSTER, operation: AclOperation.DESCRIBE_CONFIGS },
 });
 
 /** AlterConfigs' and IncrementalAlterConfigs' checks: ALTER_CONFIGS, likewise. */
 export const alterConfigsChecks = resourceChecks({
   topic: { resource: ResourceType.TOPIC, operation: AclOperation.ALTER_CONFIGS },
+  group: { resource: ResourceType.GROUP, operation: AclOperation.ALTER_CONFIGS },
   cluster: { resource: ResourceType.CLUSTER, operation: AclOperation.ALTER_CONFIGS },
 });
 
 /**
  * ACLs on a config resource, as Kafka: a topic needs the operation on the topic
- * (TOPIC_AUTHORIZATION_FAILED), brokers and broker loggers on the cluster
+ * (TOPIC_AUTHORIZATION_FAILED), a group on the group (GROUP_AUTHORIZATION_FAILED), brokers and broker loggers on the cluster
  * (CLUSTER_AUTHORIZATION_FAILED). Returns the error code, or NONE when allowed.
  */
 export function configResourceDenial(ctx: RequestContext, checks: typeof describeConfigsChecks, r: ConfigResource): number {
   if (ctx.services.authorizer === undefined) return ErrorCode.NONE;
   if (r.resourceType === CONFIG_RESOURCE_TOPIC) return checks.topic.allows(ctx, r.resourceName) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+  if (r.resourceType === CONFIG_RESOURCE_GROUP) return checks.group.allows(ctx, r.resourceName) ? ErrorCode.NONE : ErrorCode.GROUP_AUTHORIZATION_FAILED;
   return checks.cluster.allows(ctx, CLUSTER_NAME) ? ErrorCode.NONE : ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
 }
 

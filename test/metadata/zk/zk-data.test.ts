@@ -105,7 +105,9 @@ test('config entity and config change notification', () => {
     entityType: 'topics',
     entityName: 't',
   });
-  assert.throws(() => ConfigChangeNotificationZNode.decode(b('{"version":2,"entity_path":"groups/g"}')), /malformed/);
+  // Groups' configs (Kafka 4's GROUP config resource) are announced as groups/<group>.
+  assert.deepEqual(ConfigChangeNotificationZNode.decode(b('{"version":2,"entity_path":"groups/g"}')), { entityType: 'groups', entityName: 'g' });
+  assert.throws(() => ConfigChangeNotificationZNode.decode(b('{"version":2,"entity_path":"widgets/w"}')), /malformed/);
   assert.equal(sequenceNumber('config_change_0000000012'), 12);
   assert.equal(sequenceNumber('other'), -1);
 });

@@ -2,7 +2,7 @@
  * KIP-714 subscriptions in cluster mode: stored as Kafka keeps them in ZooKeeper
  * (/config/client-metrics/<name>, a /config/changes notification per write), so a change made
  * through one broker reaches the other: it lists and describes it, re-matches its own clients,
- * and refuses their stale subscription id.
+ * and refuses their stale subscription id. Groups' configs (/config/groups/<group>) likewise.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,8 +12,12 @@ import { waitFor } from '../../helpers/cluster.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import { Admin, type ConfigResourceType } from '../../../src/client/admin.js';
 import {
+  DescribeConfigsRequestCodec,
+  DescribeConfigsResponseCodec,
   GetTelemetrySubscriptionsRequestCodec,
   GetTelemetrySubscriptionsResponseCodec,
+  IncrementalAlterConfigsRequestCodec,
+  IncrementalAlterConfigsResponseCodec,
   ListClientMetricsResourcesRequestCodec,
   ListClientMetricsResourcesResponseCodec,
   PushTelemetryRequestCodec,
@@ -75,4 +79,23 @@ test('a client-metrics change made through one broker reaches the other', { time
     { name: 'interval.ms', op: 'delete' },
   ]);
   await waitFor('broker 1 to drop the subscription', 15_000, async () => (await names()).length === 0);
+
+  // Groups' configs (Kafka 4's GROUP config resource) travel the same way: /config/groups/<group>.
+  const viaBroker0 = await RawClient.connect(c.broker(0).port);
+  t.after(() => viaBroker0.close());
+  const altered = await viaBroker0.request(44, IncrementalAlterConfigsRequestCodec, IncrementalAlterConfigsResponseCodec, 1, {
+    resources: [{ resourceType: 32, resourceName: 'orders/eu', configs: [{ name: 'consumer.heartbeat.interval.ms', configOperation: 0, value: '6000' }] }],
+    validateOnly: false,
+  });
+  assert.equal(altered.responses[0]!.errorCode, 0, altered.responses[0]!.errorMessage ?? '');
+  const groupNode = await (await c.zk()).getIfExists('/config/groups/orders%2Feu');
+  assert.deepEqual(JSON.parse(groupNode!.data.toString()), { version: 1, config: { 'consumer.heartbeat.interval.ms': '6000' } });
+  await waitFor("broker 1 to describe the group's config", 15_000, async () => {
+    const d = await client.request(32, DescribeConfigsRequestCodec, DescribeConfigsResponseCodec, 4, {
+      resources: [{ resourceType: 32, resourceName: 'orders/eu', configurationKeys: ['consumer.heartbeat.interval.ms'] }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+    return d.results[0]!.configs[0]?.value === '6000';
+  });
 });

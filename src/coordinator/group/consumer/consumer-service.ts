@@ -10,7 +10,7 @@ import type { GroupShard } from '../group-shard.js';
 import type { CoordinatorRecord } from '../records.js';
 import { type ConsumerGroupDescription, describeConsumerGroup } from './describe.js';
 import { type ConsumerHeartbeatRequest, type ConsumerHeartbeatResponse, consumerGroupHeartbeat } from './heartbeat.js';
-import { type ClusterTopic, type ClusterTopics, type ConsumerGroupEnv, type RegexCompiler, parseMigrationPolicy } from './settings.js';
+import { type ClusterTopic, type ClusterTopics, type ConsumerGroupEnv, type GroupConfigLookup, type RegexCompiler, parseMigrationPolicy } from './settings.js';
 import type { GroupCoordinatorBrokerConfig } from '../config.js';
 import { assignorsByName } from '../assignors/index.js';
 import { compileSubscriptionRegex } from '../subscription-regex.js';
@@ -50,6 +50,7 @@ export function consumerGroupEnv(
   cfg: GroupCoordinatorBrokerConfig,
   metadata: MetadataStore,
   compileRegex: RegexCompiler = compileSubscriptionRegex,
+  groupConfigs?: GroupConfigLookup,
 ): ConsumerGroupEnv {
   const env: ConsumerGroupEnv = {
     settings: {
@@ -61,6 +62,7 @@ export function consumerGroupEnv(
     },
     topics: metadataTopics(metadata),
     compileRegex,
+    ...(groupConfigs ? { groupConfigs } : {}),
   };
   // Topics changed: regex subscriptions are matched again in slices, before their groups' next
   // heartbeats need them (one pass per burst of changes).

@@ -29,6 +29,7 @@ import {
 } from './member.js';
 import { cancelMemberTimers, removeMemberRecords, scheduleSession, syncRevocationTimer } from './membership.js';
 import { upgradeClassicGroup } from './migration-upgrade.js';
+import { groupHeartbeatIntervalMs } from './settings.js';
 import { updateMember } from './member-update.js';
 
 export interface ConsumerHeartbeatRequest {
@@ -117,13 +118,13 @@ function existingMember(g: ConsumerGroup, memberId: string): ConsumerMember {
   return g.members.get(memberId) ?? fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${memberId} is not a member of group ${g.groupId}.`);
 }
 
-function reply(shard: GroupShardState, memberId: string, memberEpoch: number, assignment: Assignment | null): ConsumerHeartbeatResponse {
+function reply(shard: GroupShardState, groupId: string, memberId: string, memberEpoch: number, assignment: Assignment | null): ConsumerHeartbeatResponse {
   return {
     errorCode: ErrorCode.NONE,
     errorMessage: null,
     memberId,
     memberEpoch,
-    heartbeatIntervalMs: shard.consumerEnv.settings.heartbeatIntervalMs,
+    heartbeatIntervalMs: groupHeartbeatIntervalMs(shard.consumerEnv, groupId),
     assignment: assignment === null ? null : { topicPartitions: assignmentList(assignment) },
   };
 }
@@ -134,7 +135,7 @@ function leave(shard: GroupShardState, req: ConsumerHeartbeatRequest): Result {
   if (!m) return fail(ErrorCode.UNKNOWN_MEMBER_ID, `Member ${req.memberId} is not a member of group ${g.groupId}.`);
   if (m.memberId !== req.memberId) fail(ErrorCode.FENCED_INSTANCE_ID, `Static member ${req.instanceId} is known under another member id.`);
   shard.logger.info({ groupId: g.groupId, memberId: m.memberId }, `consumer group ${g.groupId}: member ${m.memberId} left`);
-  return { records: removeMemberRecords(shard, g, m.memberId), response: reply(shard, m.memberId, LEAVE_EPOCH, null) };
+  return { records: removeMemberRecords(shard, g, m.memberId), response: reply(shard, g.groupId, m.memberId, LEAVE_EPOCH, null) };
 }
 
 /** A static member leaving for now (-2): it keeps its partitions for its session timeout. */
@@ -145,7 +146,7 @@ function staticLeave(shard: GroupShardState, req: ConsumerHeartbeatRequest): Res
   const left: ConsumerMember = { ...m, memberEpoch: STATIC_LEAVE_EPOCH, pendingRevocation: EMPTY_ASSIGNMENT };
   cancelMemberTimers(shard, g.groupId, m.memberId);
   scheduleSession(shard, g.groupId, m.memberId);
-  return { records: [currentAssignmentRecord(g.groupId, left)], response: reply(shard, m.memberId, STATIC_LEAVE_EPOCH, null) };
+  return { records: [currentAssignmentRecord(g.groupId, left)], response: reply(shard, g.groupId, m.memberId, STATIC_LEAVE_EPOCH, null) };
 }
 
 function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: number): Result {
@@ -219,7 +220,7 @@ function heartbeat(shard: GroupShardState, req: ConsumerHeartbeatRequest, now: n
   syncRevocationTimer(shard, g.groupId, base, reconciled);
   const full = req.rebalanceTimeoutMs !== -1 && (names !== null || regex !== null) && req.topicPartitions !== null;
   const send = joining || full || !assignmentsEqual(base.assigned, reconciled.assigned);
-  return { records, response: reply(shard, memberId, reconciled.memberEpoch, send ? reconciled.assigned : null) };
+  return { records, response: reply(shard, g.groupId, memberId, reconciled.memberEpoch, send ? reconciled.assigned : null) };
 }
 
 /**

@@ -12,6 +12,7 @@ import type { ConsumerGroup } from './consumer-group.js';
 import { groupEpochRecord, memberRemovalRecords, subscriptionRecord } from './consumer-replay.js';
 import { type ConsumerMember, MemberState } from './member.js';
 import { downgradeToClassicGroup, shouldDowngrade } from './migration-downgrade.js';
+import { groupSessionTimeoutMs } from './settings.js';
 import { subscriptionMetadata, subscriptionsEqual } from './target-assignment.js';
 
 const sessionKey = (g: string, m: string): string => `cg-session:${g}:${m}`;
@@ -63,7 +64,12 @@ export function fenceIf(
 }
 
 /** (Re)starts the member's session: it is removed unless it heartbeats within `timeoutMs`. */
-export function scheduleSession(shard: GroupShardState, groupId: string, memberId: string, timeoutMs = shard.consumerEnv.settings.sessionTimeoutMs): void {
+export function scheduleSession(
+  shard: GroupShardState,
+  groupId: string,
+  memberId: string,
+  timeoutMs = groupSessionTimeoutMs(shard.consumerEnv, groupId),
+): void {
   shard.ctx.scheduleTimer(sessionKey(groupId, memberId), timeoutMs, () => fenceIf(shard, groupId, memberId, 'session timed out', () => true));
 }
 

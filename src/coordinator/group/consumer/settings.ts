@@ -57,12 +57,33 @@ export const NO_TOPICS: ClusterTopics = { byName: () => undefined, names: () => 
 /** Compiles a SubscribedTopicRegex (RE2J's dialect: subscription-regex.ts). */
 export type RegexCompiler = (pattern: string) => SubscriptionRegex;
 
+/** A group's own configs (Kafka 4's GROUP config resource), where set: they win over the broker's. */
+export interface GroupConfigOverrides {
+  /** consumer.session.timeout.ms */
+  readonly sessionTimeoutMs?: number;
+  /** consumer.heartbeat.interval.ms */
+  readonly heartbeatIntervalMs?: number;
+}
+
+/** Looks a group's configs up (the broker keeps them); read at each heartbeat, so changes apply at the next one. */
+export type GroupConfigLookup = (groupId: string) => GroupConfigOverrides | undefined;
+
 /** Everything a shard's consumer groups need from outside their records. */
 export interface ConsumerGroupEnv {
   readonly settings: ConsumerGroupSettings;
   readonly topics: ClusterTopics;
   readonly compileRegex: RegexCompiler;
+  /** Per-group configs; none: every group has the broker's settings. */
+  readonly groupConfigs?: GroupConfigLookup;
 }
+
+/** The session timeout a consumer-protocol member of the group gets: the group's own, or the broker's. */
+export const groupSessionTimeoutMs = (env: ConsumerGroupEnv, groupId: string): number =>
+  env.groupConfigs?.(groupId)?.sessionTimeoutMs ?? env.settings.sessionTimeoutMs;
+
+/** The heartbeat interval a consumer-protocol member of the group is told: the group's own, or the broker's. */
+export const groupHeartbeatIntervalMs = (env: ConsumerGroupEnv, groupId: string): number =>
+  env.groupConfigs?.(groupId)?.heartbeatIntervalMs ?? env.settings.heartbeatIntervalMs;
 
 /** Kafka 4's defaults; no assignor: the broker passes its `group.consumer.assignors`. */
 export const DEFAULT_CONSUMER_ENV: ConsumerGroupEnv = {
