@@ -21,20 +21,10 @@ import { type ConsumerMember, EMPTY_ASSIGNMENT, MemberState, newMember } from '.
 import { updateMember } from './member-update.js';
 import { cancelMemberTimers, classicJoinKey, classicSyncKey, fenceIf, scheduleSession } from './membership.js';
 import { subscriptionMetadata, subscriptionsEqual } from './target-assignment.js';
+import type { JoinRequest } from '../join-sync.js';
 
-/** The parts of a JoinGroup request (join-sync.ts's JoinRequest fits). */
-export interface ClassicJoin {
-  groupId: string;
-  memberId: string;
-  groupInstanceId: string | null;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  protocolType: string;
-  protocols: ProtocolOffer[];
-  apiVersion: number;
-  clientId: string;
-  clientHost: string;
-}
+/** A JoinGroup request, as the classic coordinator takes it (join-sync.ts). */
+export type ClassicJoin = JoinRequest;
 
 /** A classic Heartbeat's identity (heartbeat-leave.ts's HeartbeatRequest fits). */
 export interface ClassicHeartbeat {
