@@ -225,3 +225,28 @@ test('@platformatic/kafka KIP-848 members: churn with a producer running, nothin
   }
   assert.deepEqual(violations, []);
 });
+
+test('the members commit only forward: not a re-delivered record, nor a partition no longer owned; owned again, afresh', async () => {
+  type Offsets = { offsets: { partition: number; offset: bigint }[] };
+  const sent: string[] = [];
+  const client = {
+    assignments: null as { topic: string; partitions: number[] }[] | null,
+    commit: async ({ offsets }: Offsets) => void sent.push(offsets.map((o) => `${o.partition}@${o.offset}`).join(' ')),
+  };
+  const commits = forwardCommits(client as unknown as Consumer<string, string, string, string>, TOPIC);
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+  client.assignments = [{ topic: TOPIC, partitions: [0, 1] }];
+  commits.commit({ partition: 0, offset: 4n });
+  commits.commit({ partition: 1, offset: 7n }); // waits for the commit in flight
+  client.assignments = [{ topic: TOPIC, partitions: [0] }]; // 1 revoked meanwhile: its offset is not sent
+  await settled();
+  commits.commit({ partition: 0, offset: 2n }); // re-delivered after a seek back to the committed offset
+  commits.commit({ partition: 1, offset: 8n }); // not owned
+  await settled();
+  client.assignments = [{ topic: TOPIC, partitions: [1] }];
+  client.assignments = [{ topic: TOPIC, partitions: [0, 1] }];
+  commits.commit({ partition: 0, offset: 2n }); // a new ownership: from the offset committed by the owner before
+  await settled();
+  assert.deepEqual(sent, ['0@5', '0@3']);
+  assert.equal(commits.owns(1), true);
+});
