@@ -161,8 +161,8 @@ function startFjordMember(bootstrap: string[], name: string): Member {
     lastHeartbeat: () => ({ at: heartbeat.at, port: heartbeat.port }),
     close: async () => {
       closing = true;
+      await consumer.close(); // first: a poll waiting on the group or on a coordinator ends with it
       await loop;
-      await consumer.close();
     },
   };
   consumer.subscribe([TOPIC]);
@@ -276,13 +276,19 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
+  let lastDescribed: unknown;
   const consumed = () => {
     const all = new Set<string>();
     for (const m of members) for (const v of m.values) all.add(v);
     return all;
   };
   const explain = () =>
-    JSON.stringify({ acked: acked.length, consumed: consumed().size, members: members.map((m) => [m.name, m.assignment(), String(m.failure ?? '')]) });
+    JSON.stringify({
+      acked: acked.length,
+      consumed: consumed().size,
+      members: members.map((m) => [m.name, m.assignment(), m.memberId(), m.lastHeartbeat(), String(m.failure ?? '')]),
+      lastDescribed,
+    });
   /** cluster.waitFor with the clients' state at the timeout added. */
   const waitFor = async <T>(what: string, ms: number, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> => {
     try {
@@ -316,8 +322,9 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     // The group as the coordinator holds it: the new coordinator must have the same (from the records).
     // (Waited for: the clients may see their partitions a heartbeat before the coordinator has
     // every member at the group's epoch.)
-    const described = await cluster.waitFor('the coordinator to hold the members at the group epoch, with the partitions they see', 30_000, async () => {
+    const described = await waitFor('the coordinator to hold the members at the group epoch, with the partitions they see', 30_000, async () => {
       const d = await describeGroup(cluster.broker(coordinator).port);
+      lastDescribed = d;
       const want = Object.fromEntries(members.map((m, i) => [m.name, `${m.memberId()} epoch ${d.groupEpoch} [${before[i]}]`]));
       return d.errorCode === ErrorCode.NONE && d.assignmentEpoch === d.groupEpoch && isDeepStrictEqual(d.members, want) ? d : undefined;
     });

@@ -135,16 +135,16 @@ function fjordMember(b: TestBroker, name: string, own: Ownership): Member {
   const loop = (async () => {
     while (!closing) for (const r of await consumer.poll(100)) values.add(r.value!.toString());
   })().catch((err: unknown) => {
-    failure = err;
+    if (!closing) failure = err;
   });
   return {
     name,
     values,
     async close() {
       closing = true;
+      own.report(name, []); // before its leave: only then does the coordinator give its partitions away
+      await consumer.close(); // commits its positions and leaves; a poll under way ends with it
       await loop;
-      own.report(name, []); // it handles no record from here on; close commits its positions and leaves
-      await consumer.close();
       if (failure !== undefined) throw new Error(`${name} stopped consuming: ${String(failure)}`);
     },
   };
