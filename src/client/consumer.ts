@@ -3,7 +3,8 @@
  * partitions), then `poll()` or `for await (const r of consumer)`. Positions start at the
  * group's committed offset, else at `autoOffsetReset`. With a group and auto-commit, positions
  * are committed every `autoCommitIntervalMs` (even when unchanged, as Kafka does), before a
- * rebalance takes partitions away, and on close. `groupProtocol: 'consumer'` makes it a KIP-848
+ * rebalance takes partitions away, and on close; commits go one at a time, in the order made
+ * (group/commit-queue.ts). `groupProtocol: 'consumer'` makes it a KIP-848
  * group member (group/consumer-protocol-membership.ts) instead of a classic one.
  */
 import { Cluster, type ClientOptions } from './cluster.js';
@@ -15,6 +16,7 @@ import { assignorByName } from './group/assignors.js';
 import { GroupMembership } from './group/membership.js';
 import { ConsumerProtocolMembership, checkGroupProtocolOptions } from './group/consumer-protocol-membership.js';
 import { tpKey } from '../common/partition-keys.js';
+import { CommitQueue } from './group/commit-queue.js';
 import { commitOffsets, fetchCommittedOffsets, type OffsetAndMetadata, type TopicPartition } from './group/offsets.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, listOffsets } from './list-offsets.js';
 
@@ -66,6 +68,8 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
   private manualAssignment = false;
   private rebalanceListener: RebalanceListener | null = null;
   private autoCommitTimer: NodeJS.Timeout | null = null;
+  /** Commits one at a time, in the order made: an older one never lands after a newer one. */
+  private readonly commits = new CommitQueue();
   private closed = false;
   private readonly autoCommit: boolean;
   /** A consumer-protocol member's id and epoch for OffsetFetch v9+ (null otherwise). */
@@ -234,22 +238,17 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
 
   /** Commits `offsets` (default: the current positions of all assigned partitions). */
   async commitSync(offsets?: Map<TopicPartition, OffsetAndMetadata> | [TopicPartition, OffsetAndMetadata][]): Promise<void> {
-    if (!this.options.groupId) throw new Error('commit needs a groupId');
+    const groupId = this.options.groupId;
+    if (!groupId) throw new Error('commit needs a groupId');
     const entries = offsets ? [...offsets] : this.currentPositions();
-    const m = this.membership;
-    const inGroup = m && !this.manualAssignment && m.generationId >= 0;
-    const startedAt = performance.now();
-    await commitOffsets(
-      this.cluster,
-      {
-        groupId: this.options.groupId,
-        generationId: inGroup ? m.generationId : -1,
-        memberId: inGroup ? m.memberId : '',
-        groupInstanceId: this.options.groupInstanceId ?? null,
-      },
-      entries,
-    );
-    this.cluster.stats.commitLatency.record(performance.now() - startedAt);
+    await this.commits.run(async () => {
+      const m = this.membership; // the member's generation as it is sent, after the commits before
+      const inGroup = m && !this.manualAssignment && m.generationId >= 0;
+      const member = { generationId: inGroup ? m.generationId : -1, memberId: inGroup ? m.memberId : '' };
+      const startedAt = performance.now();
+      await commitOffsets(this.cluster, { groupId, ...member, groupInstanceId: this.options.groupInstanceId ?? null }, entries);
+      this.cluster.stats.commitLatency.record(performance.now() - startedAt);
+    });
   }
 
   /** Fire-and-forget commit; the callback hears the outcome. */
@@ -298,7 +297,7 @@ export class Consumer implements AsyncIterable<ConsumerRecord> {
     if (!this.autoCommit || this.autoCommitTimer) return;
     this.autoCommitTimer = setInterval(() => {
       const stable = this.manualAssignment || (this.membership?.isStable ?? false);
-      if (!stable || this.closed) return;
+      if (!stable || this.closed || this.commits.busy) return;
       this.commitSync().catch(() => undefined);
     }, this.options.autoCommitIntervalMs ?? 5000);
   }

@@ -2,8 +2,8 @@
  * Fjord's consumer with group.protocol=consumer (KIP-848) against one in-process broker:
  * three members over six partitions with a producer running, one closing and one dropped
  * without leaving; a regex subscription picking up a topic created later; fencing (removed,
- * or a stale epoch) and what heartbeats and offset fetches carry; the classic-only keys
- * refused; the console
+ * or a stale epoch) and what heartbeats and offset fetches carry; commits in the order made;
+ * the classic-only keys refused; the console
  * consumer (bin/, a child process) joining with --consumer-property group.protocol=consumer.
  */
 import { after, before, test } from 'node:test';
@@ -23,6 +23,7 @@ import {
   type ConsumerGroupDescribeRequest,
   type ConsumerGroupDescribeResponse,
   type ConsumerGroupHeartbeatRequest,
+  type OffsetCommitRequest,
   type OffsetFetchRequest,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
@@ -383,6 +384,34 @@ test('a static member (group.instance.id) leaves with epoch -2: kept for its suc
   } finally {
     await first.close();
     await second.close();
+  }
+});
+
+test('commits land in the order made: one held up on its way (as while a coordinator moves) is not overtaken by a later one', { timeout: 30000 }, async () => {
+  const tp = { topic: 'ordered', partition: 0 };
+  await admin.createTopics([{ name: tp.topic, numPartitions: 1, replicationFactor: 1 }]);
+  const c = new Consumer({ ...memberOptions('g848-ordered'), enableAutoCommit: false });
+  const sent: bigint[] = [];
+  const original = Connection.prototype.send;
+  // The first commit is held 300 ms on its way, as one retrying until a new coordinator answers.
+  Connection.prototype.send = function (this: Connection, api: ApiDef<unknown, unknown>, request: unknown, opts?: object) {
+    const send = () => (original as (...args: unknown[]) => Promise<unknown>).call(this, api, request, opts);
+    const commit = request as OffsetCommitRequest;
+    if (api.apiKey !== Api.OffsetCommit.apiKey || commit.groupId !== 'g848-ordered') return send();
+    sent.push(commit.topics[0]!.partitions[0]!.committedOffset);
+    return sent.length === 1 ? new Promise((resolve) => setTimeout(resolve, 300)).then(send) : send();
+  } as typeof original;
+  try {
+    const outcomes: string[] = [];
+    c.commitAsync(new Map([[tp, { offset: 5n, metadata: '' }]]), (err) => void outcomes.push(`5: ${err?.message ?? 'ok'}`));
+    await c.commitSync(new Map([[tp, { offset: 10n, metadata: '' }]]));
+    outcomes.push('10: ok');
+    assert.deepEqual(outcomes, ['5: ok', '10: ok'], "commitSync completes after the commitAsync made before it (Java's guarantee)");
+    assert.deepEqual(sent, [5n, 10n]);
+    assert.equal((await admin.listGroupOffsets('g848-ordered')).get(tp.topic)?.get(0)?.offset, 10n);
+  } finally {
+    Connection.prototype.send = original;
+    await c.close();
   }
 });
 

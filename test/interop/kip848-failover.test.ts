@@ -1,12 +1,15 @@
 /**
  * A KIP-848 consumer group through the loss of its coordinator (issue 24): three brokers on real
- * ZooKeeper, `__consumer_offsets` with replication factor 3, three @platformatic/kafka members
- * (`groupProtocol: 'consumer'`) sharing a topic of six partitions while a producer runs. The
+ * ZooKeeper, `__consumer_offsets` with replication factor 3, three members of the consumer
+ * protocol (two on @platformatic/kafka, `groupProtocol: 'consumer'`, one on Fjord's own client,
+ * `group.protocol=consumer`) sharing a topic of six partitions while a producer runs. The
  * broker FindCoordinator names for the group is killed -9; the new leader of the group's offsets
  * partition loads the group from its ConsumerGroup* records, and the members go on with the
  * member ids, epochs and partitions they had: no partition moves because of the failover (each
  * member's assignment, as the client sees it, is the same from before the kill to the end), every
- * acknowledged record is consumed, and the committed offsets never go backwards.
+ * acknowledged record is consumed, and the committed offsets never go backwards (the
+ * @platformatic/kafka members commit as test/helpers/platformatic-commits.ts does, Fjord's with
+ * auto-commit).
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,8 +18,10 @@ import '../helpers/promise-with-resolvers.js';
 import { Admin, Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { Cluster } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
+import { forwardCommits } from '../helpers/platformatic-commits.js';
 import { kafkaTopics, offsetsPartitionFor, waitForTopic, zkTopic } from '../cluster/cluster-clients.js';
 import { Connection } from '../../src/client/connection.js';
+import { Consumer as FjordConsumer } from '../../src/client/index.js';
 import { Api, type ApiDef } from '../../src/client/apis.js';
 import {
   ConsumerGroupDescribeRequestCodec,
@@ -47,21 +52,25 @@ before(async () => {
 after(() => c?.stop());
 
 interface Member {
+  /** Also its client id. */
   name: string;
-  consumer: Consumer<string, string, string, string>;
   values: Set<string>;
   /** Why its stream ended, if it did before close(). */
   failure?: unknown;
+  /** Its partitions of TOPIC as its client sees them, e.g. "0,3" ('' when it holds none). */
+  assignment(): string;
+  memberId(): string | null | undefined;
+  /** When a heartbeat of it was last answered (0: never), and by which broker's port where the test can see it. */
+  lastHeartbeat(): { at: number; port: number | null };
   close(): Promise<void>;
 }
 
-/** A member's partitions of TOPIC as its client sees them, e.g. "0,3" ('' when it holds none). */
-function assignmentOf(m: Member): string {
-  const ps = (m.consumer.assignments ?? []).filter((a) => a.topic === TOPIC).flatMap((a) => a.partitions);
+function partitionsOf(assignments: readonly { topic: string; partitions: readonly number[] }[]): string {
+  const ps = assignments.filter((a) => a.topic === TOPIC).flatMap((a) => a.partitions);
   return [...ps].sort((a, b) => a - b).join(',');
 }
 
-async function startMember(bootstrap: string[], name: string): Promise<Member> {
+async function startPlatformaticMember(bootstrap: string[], name: string): Promise<Member> {
   const consumer = new Consumer({
     groupId: GROUP,
     clientId: name,
@@ -71,19 +80,24 @@ async function startMember(bootstrap: string[], name: string): Promise<Member> {
     groupProtocol: 'consumer',
     ...RETRIES,
   });
-  const member: Member = { name, consumer, values: new Set(), close: async () => {} };
+  const member: Member = {
+    name,
+    values: new Set(),
+    assignment: () => partitionsOf(consumer.assignments ?? []),
+    memberId: () => consumer.memberId,
+    lastHeartbeat: () => ({ at: consumer.lastHeartbeat?.getTime() ?? 0, port: null }),
+    close: async () => {},
+  };
+  const commits = forwardCommits(consumer, TOPIC);
   const stream = await consumer.consume({ topics: [TOPIC], mode: 'committed', fallbackMode: 'earliest', autocommit: false });
   let closing = false;
   const loop = (async () => {
     for await (const m of stream) {
       // A record of a partition no longer held here is left to its new owner (see kip848-platformatic).
-      if (!(consumer.assignments ?? []).some((a) => a.topic === TOPIC && a.partitions.includes(m.partition))) continue;
+      if (!commits.owns(m.partition)) continue;
       member.values.add(m.value);
-      try {
-        await m.commit();
-      } catch {
-        // A commit refused while the coordinator moves: the record is consumed again, never lost.
-      }
+      // A commit refused while the coordinator moves is dropped: the next one covers the record.
+      commits.commit(m);
     }
     if (!closing) member.failure = new Error(`${name}'s stream ended`);
   })().catch((err: unknown) => {
@@ -95,6 +109,68 @@ async function startMember(bootstrap: string[], name: string): Promise<Member> {
     await consumer.close(true).catch(() => undefined);
     await loop;
   };
+  return member;
+}
+
+/**
+ * A member on Fjord's own client (group.protocol=consumer), auto-committing. Its heartbeats are
+ * watched on its own connections (the client keeps no last-heartbeat time): each answer without
+ * error, with the port of the broker that gave it.
+ */
+function startFjordMember(bootstrap: string[], name: string): Member {
+  const consumer = new FjordConsumer({
+    bootstrapServers: bootstrap,
+    clientId: name,
+    groupId: GROUP,
+    groupProtocol: 'consumer',
+    autoOffsetReset: 'earliest',
+    autoCommitIntervalMs: 200,
+    fetchMaxWaitMs: 100,
+  });
+  let heartbeat = { at: 0, port: null as number | null, memberId: undefined as string | undefined };
+  const cluster = consumer.cluster;
+  const connectionTo = cluster.connectionTo.bind(cluster);
+  const watched = new WeakSet<Connection>();
+  cluster.connectionTo = async (host: string, port: number) => {
+    const conn = await connectionTo(host, port);
+    if (watched.has(conn)) return conn;
+    watched.add(conn);
+    const send = conn.send.bind(conn) as (api: ApiDef<unknown, unknown>, request: unknown, opts?: object) => Promise<unknown>;
+    conn.send = ((api: ApiDef<unknown, unknown>, request: unknown, opts?: object) => {
+      const answer = send(api, request, opts);
+      if (api.apiKey === Api.ConsumerGroupHeartbeat.apiKey) {
+        answer.then(
+          (r) => {
+            const resp = r as { errorCode: number; memberId: string | null; memberEpoch: number };
+            if (resp.errorCode === ErrorCode.NONE && resp.memberEpoch > 0)
+              heartbeat = { at: Date.now(), port: conn.port, memberId: resp.memberId ?? undefined };
+          },
+          () => undefined,
+        );
+      }
+      return answer;
+    }) as typeof conn.send;
+    return conn;
+  };
+  let closing = false;
+  const member: Member = {
+    name,
+    values: new Set(),
+    assignment: () => partitionsOf(consumer.assignment().map((tp) => ({ topic: tp.topic, partitions: [tp.partition] }))),
+    memberId: () => heartbeat.memberId,
+    lastHeartbeat: () => ({ at: heartbeat.at, port: heartbeat.port }),
+    close: async () => {
+      closing = true;
+      await consumer.close(); // first: a poll waiting on the group or on a coordinator ends with it
+      await loop;
+    },
+  };
+  consumer.subscribe([TOPIC]);
+  const loop = (async () => {
+    while (!closing) for (const r of await consumer.poll(100)) member.values.add(r.value!.toString());
+  })().catch((err: unknown) => {
+    if (!closing) member.failure = err;
+  });
   return member;
 }
 
@@ -117,7 +193,7 @@ const ConsumerGroupDescribe: ApiDef<ConsumerGroupDescribeRequest, ConsumerGroupD
   clientMax: 0,
 };
 
-/** The group as the coordinator on `port` describes it: epochs, and per member id its epoch and partitions. */
+/** The group as the coordinator on `port` describes it: epochs, and per client id its member id, epoch and partitions. */
 async function describeGroup(port: number): Promise<{ errorCode: number; groupEpoch: number; assignmentEpoch: number; members: Record<string, string> }> {
   const conn = await Connection.connect('127.0.0.1', port, { clientId: 'kip848-failover', connectTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
   try {
@@ -126,7 +202,7 @@ async function describeGroup(port: number): Promise<{ errorCode: number; groupEp
     const members: Record<string, string> = {};
     for (const m of g.members) {
       const ps = m.assignment.topicPartitions.flatMap((tp) => tp.partitions).sort((a, b) => a - b);
-      members[m.memberId] = `epoch ${m.memberEpoch} [${ps.join(',')}]`;
+      members[m.clientId] = `${m.memberId} epoch ${m.memberEpoch} [${ps.join(',')}]`;
     }
     return { errorCode: g.errorCode, groupEpoch: g.groupEpoch, assignmentEpoch: g.assignmentEpoch, members };
   } finally {
@@ -200,13 +276,19 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
+  let lastDescribed: unknown;
   const consumed = () => {
     const all = new Set<string>();
     for (const m of members) for (const v of m.values) all.add(v);
     return all;
   };
   const explain = () =>
-    JSON.stringify({ acked: acked.length, consumed: consumed().size, members: members.map((m) => [m.name, assignmentOf(m), String(m.failure ?? '')]) });
+    JSON.stringify({
+      acked: acked.length,
+      consumed: consumed().size,
+      members: members.map((m) => [m.name, m.assignment(), m.memberId(), m.lastHeartbeat(), String(m.failure ?? '')]),
+      lastDescribed,
+    });
   /** cluster.waitFor with the clients' state at the timeout added. */
   const waitFor = async <T>(what: string, ms: number, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> => {
     try {
@@ -219,10 +301,11 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     for (const m of members) if (m.failure !== undefined) throw new Error(`member ${m.name} stopped: ${String(m.failure)}`);
   };
   try {
-    for (const name of ['m0', 'm1', 'm2']) members.push(await startMember(bootstrap, name));
+    for (const name of ['m0', 'm1']) members.push(await startPlatformaticMember(bootstrap, name));
+    members.push(startFjordMember(bootstrap, 'fjord'));
     const before = await waitFor('three members sharing the six partitions', 30_000, () => {
       healthy();
-      const owned = members.map(assignmentOf);
+      const owned = members.map((m) => m.assignment());
       const all = owned.flatMap((s) => (s === '' ? [] : s.split(',')));
       return owned.every((s) => s !== '') && all.length === 6 && new Set(all).size === 6 && consumed().size >= 100 ? owned : undefined;
     });
@@ -239,9 +322,10 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     // The group as the coordinator holds it: the new coordinator must have the same (from the records).
     // (Waited for: the clients may see their partitions a heartbeat before the coordinator has
     // every member at the group's epoch.)
-    const described = await cluster.waitFor('the coordinator to hold the members at the group epoch, with the partitions they see', 30_000, async () => {
+    const described = await waitFor('the coordinator to hold the members at the group epoch, with the partitions they see', 30_000, async () => {
       const d = await describeGroup(cluster.broker(coordinator).port);
-      const want = Object.fromEntries(members.map((m, i) => [m.consumer.memberId, `epoch ${d.groupEpoch} [${before[i]}]`]));
+      lastDescribed = d;
+      const want = Object.fromEntries(members.map((m, i) => [m.name, `${m.memberId()} epoch ${d.groupEpoch} [${before[i]}]`]));
       return d.errorCode === ErrorCode.NONE && d.assignmentEpoch === d.groupEpoch && isDeepStrictEqual(d.members, want) ? d : undefined;
     });
 
@@ -250,7 +334,7 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     const comparer = (async () => {
       while (comparing) {
         members.forEach((m, i) => {
-          const now = assignmentOf(m);
+          const now = m.assignment();
           if (now !== before[i]) violations.push(`${m.name}'s partitions went from [${before[i]}] to [${now}]`);
         });
         await new Promise((r) => setTimeout(r, 20));
@@ -267,7 +351,10 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     // Every member heartbeats successfully to the new coordinator (its session goes on there).
     await waitFor(`every member heartbeating to broker ${moved}`, 30_000, () => {
       healthy();
-      return members.every((m) => (m.consumer.lastHeartbeat?.getTime() ?? 0) > movedAt);
+      return members.every((m) => {
+        const h = m.lastHeartbeat();
+        return h.at > movedAt && (h.port === null || h.port === cluster.broker(moved).port);
+      });
     });
     assert.deepEqual(
       await describeGroup(cluster.broker(moved).port),
@@ -292,7 +379,11 @@ test('KIP-848 members keep their partitions through kill -9 of the group coordin
     });
     comparing = false;
     await comparer;
-    assert.deepEqual(members.map(assignmentOf), before, 'each member holds the partitions it held before the failover');
+    assert.deepEqual(
+      members.map((m) => m.assignment()),
+      before,
+      'each member holds the partitions it held before the failover',
+    );
     t.diagnostic(`${acked.length} records acknowledged and consumed (last produce error during the failover: ${String(produceError ?? 'none')})`);
   } finally {
     producing = false;

@@ -2,12 +2,14 @@
  * Online migration between the classic and consumer protocols (KIP-848) with real clients on
  * one broker: a classic group of three kafkajs members (protocol type consumer) on a
  * six-partition topic, a producer running all along, is upgraded one member at a time to
- * @platformatic/kafka members speaking the consumer protocol (`groupProtocol: 'consumer'`: the
- * first one converts the group), then taken back to kafkajs one member at a time (the last
- * consumer-protocol member leaving turns the group classic again). No produced record is
+ * members speaking the consumer protocol: @platformatic/kafka (`groupProtocol: 'consumer'`; the
+ * first one converts the group), then Fjord's own client (`group.protocol=consumer`, joining
+ * the mixed group), then @platformatic/kafka again. It is then taken back to kafkajs one member
+ * at a time, the Fjord member last (its leave turns the group classic again). No produced record is
  * skipped, no partition is owned by two members at once (each member reports its assignment
  * changes as they happen; the coordinator's view is checked all along too) and committed
- * offsets never go backwards.
+ * offsets never go backwards (the @platformatic/kafka members commit as
+ * test/helpers/platformatic-commits.ts does, the others with auto-commit).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +17,8 @@ import '../helpers/promise-with-resolvers.js';
 import { Consumer, stringDeserializers } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { forwardCommits } from '../helpers/platformatic-commits.js';
+import { Consumer as FjordConsumer } from '../../src/client/index.js';
 
 const TOPIC = 'migration-events';
 const GROUP = 'migration-group';
@@ -80,15 +84,14 @@ async function platformaticMember(b: TestBroker, name: string, own: Ownership): 
   });
   const values = new Set<string>();
   const mine = () => consumer.assignments?.find((a) => a.topic === TOPIC)?.partitions ?? [];
+  const commits = forwardCommits(consumer, TOPIC);
   const stream = await consumer.consume({ topics: [TOPIC], mode: 'committed', fallbackMode: 'earliest', autocommit: false });
   const loop = (async () => {
     for await (const m of stream) {
       // Records of a partition revoked meanwhile are left to its new owner (as Java's consumer).
-      if (!mine().includes(m.partition)) continue;
+      if (!commits.owns(m.partition)) continue;
       values.add(m.value);
-      try {
-        await m.commit();
-      } catch {} // a commit racing an epoch change: the record is consumed again, never lost
+      commits.commit(m); // one racing an epoch change is dropped: the record is consumed again, never lost
     }
   })().catch(() => undefined);
   return {
@@ -100,6 +103,49 @@ async function platformaticMember(b: TestBroker, name: string, own: Ownership): 
       await consumer.close(true); // leaves (epoch -1)
       own.report(name, []);
       await loop;
+    },
+  };
+}
+
+/** A member on Fjord's own client (group.protocol=consumer), auto-committing; its rebalance listener reports what it owns. */
+function fjordMember(b: TestBroker, name: string, own: Ownership): Member {
+  const consumer = new FjordConsumer({
+    bootstrapServers: b.bootstrap,
+    clientId: name,
+    groupId: GROUP,
+    groupProtocol: 'consumer',
+    autoOffsetReset: 'earliest',
+    autoCommitIntervalMs: 200,
+    fetchMaxWaitMs: 100,
+    maxPollIntervalMs: 20_000, // the kafkajs members' rebalance timeout
+  });
+  const values = new Set<string>();
+  // Called after a revocation's commit, before the heartbeat that tells the coordinator it is done.
+  const report = () =>
+    own.report(
+      name,
+      consumer
+        .assignment()
+        .filter((tp) => tp.topic === TOPIC)
+        .map((tp) => tp.partition),
+    );
+  consumer.subscribe([TOPIC], { onPartitionsRevoked: report, onPartitionsAssigned: report });
+  let closing = false;
+  let failure: unknown;
+  const loop = (async () => {
+    while (!closing) for (const r of await consumer.poll(100)) values.add(r.value!.toString());
+  })().catch((err: unknown) => {
+    if (!closing) failure = err;
+  });
+  return {
+    name,
+    values,
+    async close() {
+      closing = true;
+      own.report(name, []); // before its leave: only then does the coordinator give its partitions away
+      await consumer.close(); // commits its positions and leaves; a poll under way ends with it
+      await loop;
+      if (failure !== undefined) throw new Error(`${name} stopped consuming: ${String(failure)}`);
     },
   };
 }
@@ -226,7 +272,7 @@ test('kafkajs classic members upgraded one by one to consumer-protocol members a
     // Upgrade: each kafkajs member replaced by a consumer-protocol member.
     const modern: Member[] = [];
     for (let i = 0; i < 3; i++) {
-      const next = await platformaticMember(b, `p${i + 1}`, own);
+      const next = i === 1 ? fjordMember(b, 'f2', own) : await platformaticMember(b, `p${i + 1}`, own);
       modern.push(next);
       await replace(classic[i]!, next, [...modern.map((m) => m.name), ...classic.slice(i + 1).map((m) => m.name)]);
     }
@@ -237,12 +283,21 @@ test('kafkajs classic members upgraded one by one to consumer-protocol members a
       [null, null, null],
     );
 
-    // Downgrade: each consumer-protocol member replaced by a kafkajs member again.
+    // Downgrade: each consumer-protocol member replaced by a kafkajs member again, the Fjord one last.
+    const leaving = [modern[0]!, modern[2]!, modern[1]!];
     const back: Member[] = [];
     for (let i = 0; i < 3; i++) {
       const next = await kafkajsMember(b, `j${i + 1}`, own);
       back.push(next);
-      await replace(modern[i]!, next, [...back.map((m) => m.name), ...modern.slice(i + 1).map((m) => m.name)]);
+      await replace(leaving[i]!, next, [...back.map((m) => m.name), ...leaving.slice(i + 1).map((m) => m.name)]);
+      if (i === 1) {
+        const left = [...gc.runtime.activeShards()[0]!.consumerGroups.get(GROUP)!.members.values()];
+        assert.deepEqual(
+          left.filter((m) => m.classic === null).map((m) => m.clientId),
+          ['f2'],
+          'the Fjord member is the last of the consumer protocol',
+        );
+      }
     }
     const downgraded = gc.runtime.activeShards()[0]!;
     assert.equal(downgraded.consumerGroups.has(GROUP), false, 'a classic group again');

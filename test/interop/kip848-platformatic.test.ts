@@ -5,6 +5,9 @@
  * skipped, no partition is held by two members at once (the coordinator's view, checked all
  * along, and the in-process clients' own views), and committed offsets never go backwards.
  *
+ * The members commit as test/helpers/platformatic-commits.ts does: the client, given a new
+ * partition, re-delivers records of those it owns, and their commits would move offsets back.
+ *
  * The session timeout (6 s) has room for a loaded machine: @platformatic/kafka 2.12 does not
  * rejoin after UNKNOWN_MEMBER_ID (only after FENCED_MEMBER_EPOCH), so a member whose heartbeats
  * were late enough to be removed would stop consuming.
@@ -16,6 +19,7 @@ import { createInterface } from 'node:readline';
 import '../helpers/promise-with-resolvers.js';
 import { Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { forwardCommits } from '../helpers/platformatic-commits.js';
 
 const TOPIC = 'kip848-events';
 const GROUP = 'kip848-group';
@@ -25,11 +29,6 @@ interface Member {
   values: Set<string>;
   consumer?: Consumer<string, string, string, string>;
   close(): Promise<void>;
-}
-
-/** Whether the client holds the partition of TOPIC now (its own view). */
-function owns(consumer: { assignments: { topic: string; partitions: number[] }[] | null }, partition: number): boolean {
-  return consumer.assignments?.some((a) => a.topic === TOPIC && a.partitions.includes(partition)) ?? false;
 }
 
 async function inProcessMember(b: TestBroker, name: string): Promise<Member> {
@@ -42,19 +41,18 @@ async function inProcessMember(b: TestBroker, name: string): Promise<Member> {
     groupProtocol: 'consumer',
   });
   const values = new Set<string>();
+  const commits = forwardCommits(consumer, TOPIC);
   const stream = await consumer.consume({ topics: [TOPIC], mode: 'committed', fallbackMode: 'earliest', autocommit: false });
   const loop = (async () => {
     for await (const m of stream) {
       // As a well-behaved consumer (Java's drops fetched records of revoked partitions): a record
       // of a partition no longer assigned here is left to its new owner, neither processed nor
       // committed (a late commit would move the new owner's offset back).
-      if (!owns(consumer, m.partition)) continue;
+      if (!commits.owns(m.partition)) continue;
       values.add(m.value);
-      // A commit racing an epoch change gets STALE_MEMBER_EPOCH (as from Kafka 4): the record is
-      // then consumed again by whoever owns the partition, never lost; the member goes on.
-      try {
-        await m.commit();
-      } catch {}
+      // A commit racing an epoch change gets STALE_MEMBER_EPOCH (as from Kafka 4): it is dropped,
+      // and the record consumed again by whoever owns the partition, never lost.
+      commits.commit(m);
     }
   })().catch(() => undefined);
   return {
@@ -226,4 +224,29 @@ test('@platformatic/kafka KIP-848 members: churn with a producer running, nothin
     await b.stop();
   }
   assert.deepEqual(violations, []);
+});
+
+test('the members commit only forward: not a re-delivered record, nor a partition no longer owned; owned again, afresh', async () => {
+  type Offsets = { offsets: { partition: number; offset: bigint }[] };
+  const sent: string[] = [];
+  const client = {
+    assignments: null as { topic: string; partitions: number[] }[] | null,
+    commit: async ({ offsets }: Offsets) => void sent.push(offsets.map((o) => `${o.partition}@${o.offset}`).join(' ')),
+  };
+  const commits = forwardCommits(client as unknown as Consumer<string, string, string, string>, TOPIC);
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+  client.assignments = [{ topic: TOPIC, partitions: [0, 1] }];
+  commits.commit({ partition: 0, offset: 4n });
+  commits.commit({ partition: 1, offset: 7n }); // waits for the commit in flight
+  client.assignments = [{ topic: TOPIC, partitions: [0] }]; // 1 revoked meanwhile: its offset is not sent
+  await settled();
+  commits.commit({ partition: 0, offset: 2n }); // re-delivered after a seek back to the committed offset
+  commits.commit({ partition: 1, offset: 8n }); // not owned
+  await settled();
+  client.assignments = [{ topic: TOPIC, partitions: [1] }];
+  client.assignments = [{ topic: TOPIC, partitions: [0, 1] }];
+  commits.commit({ partition: 0, offset: 2n }); // a new ownership: from the offset committed by the owner before
+  await settled();
+  assert.deepEqual(sent, ['0@5', '0@3']);
+  assert.equal(commits.owns(1), true);
 });
