@@ -11,8 +11,7 @@ import { clientOptionsFrom, loadPropertiesFile } from './common/config.js';
 import { configsWithZk } from './common/configs-zk.js';
 import { userScramConfigs } from './common/user-scram-configs.js';
 import { clientEntityArgs, clientQuotasCommand, type ScramHook } from './common/client-quotas.js';
-import { clientMetricsConfigs } from './common/client-metrics-configs.js';
-import { groupConfigs } from './common/group-configs.js';
+import { namedResourceConfigs } from './common/named-resource-configs.js';
 
 const TOOL = 'kafka-configs.sh';
 const SOURCES = [
@@ -132,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
     const deletes = (o.deleteConfig ?? '').split(',').map((s) => s.trim());
     const adds = o.addConfig ? parseAddConfig(o.addConfig) : [];
     const run = { admin, name, describe: Boolean(o.describe), all: Boolean(o.all), adds, deletes: deletes.filter((s) => s !== ''), entryLine };
-    return (type === 'groups' ? groupConfigs(run) : clientMetricsConfigs(run)).finally(() => admin.close());
+    return namedResourceConfigs(type, run).finally(() => admin.close());
   }
   if (type !== 'topics' && type !== 'brokers')
     throw new CliError('--entity-type must be topics, brokers, users, clients, client-metrics or groups (see --help)');
