@@ -72,14 +72,45 @@ export class ClusterBroker {
 
   constructor(
     readonly id: number,
-    readonly port: number,
+    private portValue: number,
     /** Its log.dirs (kept across restarts). */
     readonly dir: string,
     readonly logFile: string,
     private readonly props: Record<string, string>,
     /** Ports of the extra listeners (ClusterOptions.extraListeners), by listener name. */
-    readonly extraPorts: ReadonlyMap<string, number> = new Map(),
+    private readonly extraPortsValue: Map<string, number> = new Map(),
+    /** Whether Cluster.start chose the listeners' ports (they may then be replaced before the first start). */
+    private readonly portsChosenHere = false,
   ) {}
+
+  get port(): number {
+    return this.portValue;
+  }
+
+  get extraPorts(): ReadonlyMap<string, number> {
+    return this.extraPortsValue;
+  }
+
+  /**
+   * The first start, before any client knows its ports: a port freePort() found can be taken
+   * before the broker binds it (an outgoing connection gets it as its local port), so on
+   * EADDRINUSE the ports Cluster.start chose are replaced by fresh ones and the start tried again.
+   */
+  async startFirst(attempts = 3): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.start();
+        return;
+      } catch (err) {
+        if (!this.portsChosenHere || attempt >= attempts || !String(err).includes('EADDRINUSE')) throw err;
+        const fresh = new Map<number, number>();
+        for (const p of [this.portValue, ...this.extraPortsValue.values()]) fresh.set(p, await freePort());
+        this.props.listeners = this.props.listeners!.replace(/:(\d+)(?=,|$)/g, (_m: string, p: string) => `:${fresh.get(Number(p)) ?? p}`);
+        this.portValue = fresh.get(this.portValue)!;
+        for (const [name, p] of this.extraPortsValue) this.extraPortsValue.set(name, fresh.get(p)!);
+      }
+    }
+  }
 
   get bootstrap(): string {
     return `127.0.0.1:${this.port}`;
@@ -220,9 +251,12 @@ export class Cluster {
       for (const name of opts.extraListeners ?? []) extraPorts.set(name, await freePort());
       const dir = join(root, `broker-${id}`);
       await mkdir(dir);
-      const props = {
+      const generated = [`${opts.listenerName ?? 'PLAINTEXT'}://127.0.0.1:${port}`, ...[...extraPorts].map(([name, p]) => `${name}://127.0.0.1:${p}`)].join(
+        ',',
+      );
+      const props: Record<string, string> = {
         'broker.id': String(id),
-        listeners: [`${opts.listenerName ?? 'PLAINTEXT'}://127.0.0.1:${port}`, ...[...extraPorts].map(([name, p]) => `${name}://127.0.0.1:${p}`)].join(','),
+        listeners: generated,
         'zookeeper.connect': `${zk.connect}${chroot}`,
         'zookeeper.session.timeout.ms': String(SESSION_TIMEOUT_MS),
         // Start-up on a loaded 2-core machine can take longer than a session timeout.
@@ -236,12 +270,13 @@ export class Cluster {
         ...opts.props,
         ...opts.brokerProps?.(id),
       };
-      brokers.push(new ClusterBroker(id, port, dir, join(root, `broker-${id}.log`), props, extraPorts));
+      const chosenHere = props.listeners === generated;
+      brokers.push(new ClusterBroker(id, port, dir, join(root, `broker-${id}.log`), props, extraPorts, chosenHere));
     }
     const cluster = new Cluster(zk, brokers, root, chroot);
     try {
       await opts.beforeBrokers?.(`${zk.connect}${chroot}`);
-      await Promise.all(brokers.map((b) => b.start()));
+      await Promise.all(brokers.map((b) => b.startFirst()));
     } catch (err) {
       await cluster.stop();
       throw err;
