@@ -13,7 +13,7 @@
  *   sent, one commit at a time; a refused one is dropped (the next record's commit covers it, or
  *   the next owner consumes the record again: redelivered, never lost).
  *
- * The same guard as test/helpers/chaos-members/platformatic-member.ts. The client has no
+ * Used by the chaos members (chaos-members/platformatic-member.ts) and the interop tests. The client has no
  * rebalance listener: its public `assignments` field, which it sets when it applies an
  * assignment and empties when fenced, is turned into an accessor that sees each change.
  */
