@@ -67,6 +67,8 @@ export const produceHandler = defineHandler({
   async handle(req, ctx) {
     const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
+    // Kafka's rule (KafkaApis): internal topics take Produce only from its admin client id.
+    const internalTopicsAllowed = ctx.header.clientId === ADMIN_CLIENT_ID;
     let failed = false;
     let unknownTopics: Set<string> | undefined; // made only when a topic is unknown: not per produce
     // ACLs (one branch when no authorizer): WRITE on the transactional id, then WRITE per topic.
@@ -99,8 +101,7 @@ export const produceHandler = defineHandler({
             const appending = rm.appendRecords(t.name, pd.index, pd.records, {
               requiredAcks: req.acks,
               origin: 'client',
-              // Kafka's rule (KafkaApis): internal topics take Produce only from its admin client id.
-              internalTopicsAllowed: ctx.header.clientId === ADMIN_CLIENT_ID,
+              internalTopicsAllowed,
               produceVersion: version,
               timeoutMs: req.timeoutMs,
               verifiedTxn: verdict?.verifiedTxn,
