@@ -135,7 +135,9 @@ test('first use creates the topic with the offsets topic assignment and time ret
 test('a partition led elsewhere with no connection to it: retried until the deadline, then dropped and counted', async () => {
   const { writer, appended } = setup({ leaderOfHistory: 2, appendDeadlineMs: 300 });
   writer.submit('shop', [value(1n)], Date.now());
+  assert.equal(writer.stats.recordsQueued, 1, 'waiting while retried');
   await writer.flush();
+  assert.equal(writer.stats.recordsQueued, 0);
   assert.equal(appended.length, 0);
   assert.equal(writer.stats.recordsDropped, 1);
   assert.equal(writer.stats.appendFailures, 1);
@@ -149,7 +151,9 @@ test('entries over the queue bound are dropped and counted, the rest written in 
   const { writer, appended } = setup({ leaderOfHistory: 1, maxQueued: 3 });
   const values = Array.from({ length: 5 }, (_, i) => value(BigInt(i)));
   writer.submit('shop', values, Date.now());
+  assert.equal(writer.stats.recordsQueued, 3);
   await writer.flush();
+  assert.equal(writer.stats.recordsQueued, 0);
   assert.equal(writer.stats.recordsDropped, 2);
   assert.deepEqual(
     appended.flatMap((a) => records(a.batch).map((r) => r.value.newOffset)),

@@ -12,6 +12,7 @@ import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { registerControllerMetrics, type ControllerSource } from './controller-metrics.js';
 import { registerCoordinatorMetrics } from './coordinator-metrics.js';
 import { registerLogMetrics } from './log-metrics.js';
+import { registerOffsetHistoryMetrics } from './offset-history-metrics.js';
 import type { MetricsRegistry } from './registry.js';
 import type { BrokerConfig } from '../config/broker-config.js';
 import { ReplicaCountsPerScrape, registerReplicaMetrics } from './replica-metrics.js';
@@ -61,4 +62,5 @@ export function registerBrokerStateMetrics(
   registerLogMetrics(registry, { replicaManager: s.replicaManager, logManager: s.replicaManager.logManager, partitionLevel: cfg.metricsPartitionLevelEnable });
   if (s.zookeeper) registerZookeeperMetrics(registry, s.zookeeper.session);
   registerCoordinatorMetrics(registry, s.groups, s.txns);
+  registerOffsetHistoryMetrics(registry, s.groups);
 }

@@ -26,8 +26,21 @@ export interface HistoryOrigin {
   generation: number;
 }
 
+/** What the sink did with the entries: plain numbers, updated without allocation (metrics, tests). */
+export interface OffsetHistoryStats {
+  recordsWritten: number;
+  batchesWritten: number;
+  /** Entries dropped: their batch could not be written in time, or the queue was full. */
+  recordsDropped: number;
+  /** Batches given up after their retries (their entries are in recordsDropped). */
+  appendFailures: number;
+  /** Entries waiting to be written (queued, lingering, or in the batch being written). */
+  recordsQueued: number;
+}
+
 /** Where the entries go: the history writer (entries of one call: one batch). */
 export interface HistorySink {
+  readonly stats?: Readonly<OffsetHistoryStats>;
   submit(group: string, entries: HistoryValue[], timestamp: number): void;
   /** Resolves once everything submitted so far was written or dropped. */
   flush?(): Promise<void>;
@@ -64,6 +77,11 @@ export class OffsetHistoryTracker {
 
   get enabled(): boolean {
     return this.sink !== undefined;
+  }
+
+  /** The sink's counters; undefined while the history is off. */
+  get stats(): Readonly<OffsetHistoryStats> | undefined {
+    return this.sink?.stats;
   }
 
   /** Hooks the shard's expiry timer (its tombstones are changes too); returns the shard. */

@@ -32,7 +32,9 @@ import {
 } from '../../../protocol/offset-history/history-record.js';
 import { encodeBatch, type KafkaRecord } from '../../../protocol/records/index.js';
 import { internalTopicMinIsr, type CoordinatorReplicas } from '../../runtime/coordinator-shell.js';
-import type { HistorySink } from './history-tracker.js';
+import type { HistorySink, OffsetHistoryStats } from './history-tracker.js';
+
+export type { OffsetHistoryStats };
 
 export interface OffsetHistoryWriterOptions {
   brokerId: number;
@@ -61,15 +63,6 @@ export interface OffsetHistoryWriterOptions {
   lingerMs?: number;
 }
 
-/** Counters for the metrics and tests: plain numbers, updated without allocation. */
-export interface OffsetHistoryStats {
-  recordsWritten: number;
-  batchesWritten: number;
-  /** Entries dropped: their batch could not be written in time, or the queue was full. */
-  recordsDropped: number;
-  appendFailures: number;
-}
-
 interface Queued {
   key: Buffer;
   value: Buffer;
@@ -87,7 +80,7 @@ const RETRY_BACKOFF_MS = 100;
 const MAX_BATCH_RECORDS = 1000;
 
 export class OffsetHistoryWriter implements HistorySink {
-  readonly stats: OffsetHistoryStats = { recordsWritten: 0, batchesWritten: 0, recordsDropped: 0, appendFailures: 0 };
+  readonly stats: OffsetHistoryStats = { recordsWritten: 0, batchesWritten: 0, recordsDropped: 0, appendFailures: 0, recordsQueued: 0 };
   private readonly queues = new Map<number, PartitionQueue>();
   private readonly failures: FailureLog;
   private creating: Promise<void> | undefined;
@@ -112,6 +105,7 @@ export class OffsetHistoryWriter implements HistorySink {
         continue;
       }
       q.entries.push({ key, value: encodeHistoryValue(e), timestamp });
+      this.stats.recordsQueued++;
     }
     if (q.writing || q.entries.length === 0) return;
     q.writing = true;
@@ -167,6 +161,7 @@ export class OffsetHistoryWriter implements HistorySink {
           () => `offset history: ${batch.length} entries of partition ${partition} dropped: ${messageOf(err)}`,
         );
       }
+      this.stats.recordsQueued -= batch.length;
     }
     q.writing = false;
     if ([...this.queues.values()].every((x) => !x.writing && x.entries.length === 0)) {
