@@ -17,6 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { Admin, Consumer, Producer } from '../../src/client/index.js';
+import { encodeHistoryKey, encodeHistoryValue, historyPartitionFor, OFFSET_HISTORY_TOPIC } from '../../src/protocol/offset-history/history-record.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SCREENS = join(tmpdir(), 'fjord-console-screens');
@@ -180,6 +181,86 @@ test('the history and reset API: bad input, a group without history, a window ou
   assert.deepEqual([none.status, none.body.error], [404, 'group nobody has no offset history']);
   const nothing = await api('/groups/nobody/reset', { to: 'earliest' });
   assert.deepEqual([nothing.status, nothing.body.error], [400, 'group nobody has no committed offsets to reset: name a topic']);
+});
+
+test("the chart's series over an hour of history: the position from the history, the lag against the log end at each time", async (t) => {
+  // Records of 'past' written 57, 37 and 5 minutes ago; the group committed 3 at -52 min and 10 at -32 min.
+  const MIN = 60_000;
+  const now = Date.now();
+  assert.equal((await admin.createTopics([{ name: 'past', numPartitions: 1 }])).get('past'), null);
+  // The coordinator creates the history topic just after a cluster's first commit.
+  await admin.alterGroupOffsets('seed', [{ topic: 'past', partition: 0, offset: 0n }]);
+  const deadline = Date.now() + 15_000;
+  let history = await admin.describeTopics([OFFSET_HISTORY_TOPIC]).then(
+    ([h]) => h,
+    () => undefined,
+  );
+  while (!history && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    history = await admin.describeTopics([OFFSET_HISTORY_TOPIC]).then(
+      ([h]) => h,
+      () => undefined,
+    );
+  }
+  assert.ok(history, 'the history topic was not created');
+  // Kafka's admin client id: the one a broker lets write to an internal topic.
+  const producer = new Producer({ bootstrapServers: b.bootstrap, lingerMs: 0, clientId: '__admin_client' });
+  try {
+    for (const ago of [57, 37, 5]) for (let i = 0; i < 5; i++) await producer.send({ topic: 'past', partition: 0, value: `v${i}`, timestamp: now - ago * MIN });
+    for (const [ago, previousOffset, newOffset] of [
+      [52, -1n, 3n],
+      [32, 3n, 10n],
+    ] as const) {
+      const value = {
+        topic: 'past',
+        partition: 0,
+        previousOffset,
+        newOffset,
+        leaderEpoch: -1,
+        cause: 'commit' as const,
+        memberId: 'm',
+        clientId: 'c',
+        clientHost: '',
+        generation: 1,
+      };
+      await producer.send({
+        topic: OFFSET_HISTORY_TOPIC,
+        partition: historyPartitionFor('chart', history!.partitions.length),
+        key: encodeHistoryKey({ group: 'chart' }),
+        value: encodeHistoryValue(value),
+        timestamp: now - ago * MIN,
+      });
+    }
+  } finally {
+    await producer.close();
+  }
+  // Sampled every 10 minutes: -60, -50, ..., 0.
+  const view = await api('/groups/chart/history?window=1h&points=7');
+  assert.equal(view.status, 200, JSON.stringify(view.body));
+  assert.deepEqual(view.body.partitions, [{ topic: 'past', partition: 0 }]);
+  assert.deepEqual(view.body.position, [[null, 3, 3, 10, 10, 10, 10]]);
+  assert.deepEqual(view.body.lag, [[null, 2, 2, 0, 0, 0, 5]]);
+  assert.deepEqual(
+    (view.body.changes as { newOffset: string }[]).map((c) => c.newOffset),
+    ['10', '3'],
+  );
+  // The last 6 hours: the same changes.
+  assert.equal((await api('/groups/chart/history?window=6h')).body.changeCount, 2);
+  if (!requirePeer(t, 'chromium')) return;
+  const page = await browser!.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(String(err)));
+  try {
+    await page.goto(`${base}/#/groups/chart`);
+    await page.locator('[data-testid=history-chart] canvas').first().waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid=history-row]').nth(1).waitFor({ timeout: 15_000 });
+    await page.getByLabel('Lines').selectOption('partition');
+    await page.locator('[data-testid=history-chart] canvas').first().waitFor({ timeout: 15_000 });
+    await shot(page, 'group-chart');
+    assert.deepEqual(errors, []);
+  } finally {
+    await page.close();
+  }
 });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage: true });

@@ -77,6 +77,8 @@ function Chart({ view, perPartition }: { view: HistoryView; perPartition: boolea
             stroke: COLOURS[(i % half) % COLOURS.length],
             width: 1.5,
             ...(l.dash ? { dash: l.dash } : {}),
+            // A line with few known values (a group that started committing lately) shows them as dots.
+            points: { show: l.values.filter((v) => v !== null).length < 12, size: 6 },
             spanGaps: false,
           })),
         ],
