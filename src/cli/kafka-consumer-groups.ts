@@ -13,10 +13,11 @@ import type { ZkGroupsOpts } from './common/consumer-groups-zk.js';
 import { listClusterGroups, listingGaps, withTimeout } from './common/list-groups.js';
 import { noticeState, pad, printMembers, printOffsets, printState, type RecordTimestamps } from './common/describe-groups.js';
 import { parseTimePoint } from './common/durations.js';
-import { historyKept, readGroupHistory, readSettledHistory } from './common/offset-history.js';
+import { historyKept, readGroupHistory, readSettledHistory } from '../client/offset-history/history-reader.js';
 import { historyTopicFilter, printHistory } from './common/history-view.js';
-import { planUndoLastReset, planUndoToTime, skippedText, undoCommand } from './common/undo-reset.js';
-import { firstRecordTimestamps, type OffsetTarget } from './common/partition-reader.js';
+import { undoCommand } from './common/undo-reset.js';
+import { planUndoLastReset, planUndoToTime, skippedText } from '../client/offset-history/undo-plan.js';
+import { firstRecordTimestamps, type OffsetTarget } from '../client/offset-history/partition-reader.js';
 
 const TOOL = 'kafka-consumer-groups.sh';
 

@@ -24,6 +24,9 @@ import {
 } from './topics-view.js';
 import { browse, MAX_LIMIT, produce, type BrowseQuery, type ProduceRequest } from './messages-view.js';
 import { describeGroup, listGroups } from './groups-view.js';
+import { DEFAULT_POINTS, groupHistory, historyQuery, MAX_POINTS } from './group-history-view.js';
+import { resetOffsets, undoReset, type ResetRequest } from './group-reset.js';
+import { OffsetHistoryError } from '../client/offset-history/history-reader.js';
 
 export interface ApiRequest {
   method: string;
@@ -61,7 +64,15 @@ export class ConsoleApi {
       ['GET', new RegExp(`^/topics/${seg}/partitions/(\\d+)/messages$`), (r, [t, p]) => browse(this.client(), browseQuery(t!, Number(p), r.query))],
       ['POST', new RegExp(`^/topics/${seg}/messages$`), (r, [t]) => produce(this.client(), this.producerClient(), produceBody(t!, objectBody(r)))],
       ['GET', /^\/groups$/, () => listGroups(this.client())],
-      ['GET', new RegExp(`^/groups/${seg}$`), (_r, [g]) => describeGroup(this.client(), g!)],
+      ['GET', new RegExp(`^/groups/${seg}$`), (_r, [g]) => describeGroup(this.client(), g!, this.options())],
+      [
+        'GET',
+        new RegExp(`^/groups/${seg}/history$`),
+        (r, [g]) =>
+          groupHistory(this.client(), this.options(), g!, historyQuery(r.query.get('window'), intParam(r.query, 'points', DEFAULT_POINTS, MAX_POINTS))),
+      ],
+      ['POST', new RegExp(`^/groups/${seg}/reset$`), (r, [g]) => resetOffsets(this.client(), g!, resetBody(objectBody(r)))],
+      ['POST', new RegExp(`^/groups/${seg}/undo$`), (r, [g]) => undoReset(this.client(), this.options(), g!, undoBody(objectBody(r)))],
     ];
   }
 
@@ -107,6 +118,7 @@ export class ConsoleApi {
 /** A failure as the page shows it. */
 function failure(err: unknown): ApiAnswer {
   if (err instanceof ConsoleError) return { status: err.status, body: { error: err.message } };
+  if (err instanceof OffsetHistoryError) return { status: 400, body: { error: err.message } };
   if (err instanceof KafkaError) {
     const status =
       err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || err.code === ErrorCode.GROUP_ID_NOT_FOUND
@@ -215,4 +227,25 @@ function browseQuery(topic: string, partition: number, p: URLSearchParams): Brow
   }
   if (time !== null && time !== '') return { ...base, from: 'time', time: parseTime(time) };
   return { ...base, from: 'newest' };
+}
+
+/** A reset: {"to": "earliest"|"latest"|"time"|"shift", "time"?, "shift"?, "topic"?, "execute"?}. */
+function resetBody(b: Record<string, unknown>): ResetRequest {
+  const to = optionalString(b, 'to');
+  const topic = optionalString(b, 'topic') || undefined;
+  const base = { execute: b.execute === true, ...(topic ? { topic } : {}) };
+  if (to === 'earliest' || to === 'latest') return { ...base, target: { to } };
+  if (to === 'time') return { ...base, target: { to, time: parseTime(optionalString(b, 'time') ?? '') } };
+  if (to === 'shift') {
+    const by = optionalInt(b, 'shift');
+    if (by === undefined) throw badRequest('a shift needs "shift": the number of offsets, negative to go back');
+    return { ...base, target: { to, by: BigInt(by) } };
+  }
+  throw badRequest(`"to" must be earliest, latest, time or shift, not "${to ?? ''}"`);
+}
+
+/** An undo: {"time"?: back to that time, else before the last reset; "execute"?}. */
+function undoBody(b: Record<string, unknown>): { at?: number; execute: boolean } {
+  const time = optionalString(b, 'time');
+  return { execute: b.execute === true, ...(time ? { at: Number(parseTime(time)) } : {}) };
 }

@@ -1,11 +1,18 @@
 /**
  * The consumer groups pages: the list (ListGroups on every broker), and one group: state,
  * protocol, members with their assignments, and per partition the committed offset, the
- * partition's latest offset and the lag in records between them.
+ * partition's latest offset and the lag between them, in records and in time (as
+ * kafka-consumer-groups.sh --lag-time: the age of the first record not yet consumed).
  */
-import type { Admin } from '../client/index.js';
+import type { Admin, ClientOptions } from '../client/index.js';
 import { LATEST_TIMESTAMP } from '../client/index.js';
+import { firstRecordTimestamps } from '../client/offset-history/partition-reader.js';
+import { tpKey } from '../common/partition-keys.js';
 import { notFound } from './console-error.js';
+
+/** Lag in time is looked up for at most this many lagging partitions, within this time. */
+const MAX_LAG_TIME_PARTITIONS = 100;
+const LAG_TIME_WAIT_MS = 2000;
 
 export async function listGroups(admin: Admin) {
   const groups = await admin.listGroups();
@@ -21,12 +28,14 @@ export interface GroupPartitionRow {
   committed: string | null;
   latest: string | null;
   lag: string | null;
+  /** Age (ms) of the first record at or after the committed offset; null at the log end or where none was read. */
+  lagTimeMs: number | null;
   /** The member the partition is assigned to, if any. */
   memberId: string | null;
   clientId: string | null;
 }
 
-export async function describeGroup(admin: Admin, groupId: string) {
+export async function describeGroup(admin: Admin, groupId: string, client?: ClientOptions) {
   const [g] = await admin.describeConsumerGroups([groupId]);
   const committed = await admin.listGroupOffsets(groupId);
   if (!g || ((g.state === 'Dead' || g.errorCode !== 0) && committed.size === 0)) throw notFound(`group ${groupId} does not exist`);
@@ -51,10 +60,12 @@ export async function describeGroup(admin: Admin, groupId: string) {
       committed: has ? String(c) : null,
       latest: end !== undefined ? String(end) : null,
       lag: has && end !== undefined ? String(end > c ? end - c : 0n) : null,
+      lagTimeMs: null,
       memberId: o?.memberId ?? null,
       clientId: o?.clientId ?? null,
     };
   });
+  if (client) await addLagTimes(admin, client, partitions);
   return {
     groupId,
     state: g.state,
@@ -72,4 +83,21 @@ export async function describeGroup(admin: Admin, groupId: string) {
     partitions,
     totalLag: String(partitions.reduce((sum, p) => sum + (p.lag !== null ? BigInt(p.lag) : 0n), 0n)),
   };
+}
+
+/** Each lagging partition's lag in time: now minus the timestamp of the record at its committed offset. */
+async function addLagTimes(admin: Admin, client: ClientOptions, rows: GroupPartitionRow[]): Promise<void> {
+  const lagging = rows.filter((r) => r.lag !== null && r.lag !== '0').slice(0, MAX_LAG_TIME_PARTITIONS);
+  if (lagging.length === 0) return;
+  // Below the log start the record is gone: no age to give.
+  const starts = await admin.listOffsets(lagging.map((r) => ({ topic: r.topic, partition: r.partition, timestamp: -2n }))).catch(() => null);
+  const targets = lagging
+    .filter((r, i) => starts !== null && starts[i] !== undefined && BigInt(r.committed!) >= starts[i]!.offset)
+    .map((r) => ({ topic: r.topic, partition: r.partition, offset: BigInt(r.committed!), end: BigInt(r.latest!) }));
+  const found = await firstRecordTimestamps(client, targets, LAG_TIME_WAIT_MS);
+  const now = Date.now();
+  for (const r of lagging) {
+    const ts = found.get(tpKey(r.topic, r.partition));
+    if (ts !== undefined) r.lagTimeMs = Math.max(0, now - Number(ts));
+  }
 }

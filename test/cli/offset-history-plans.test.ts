@@ -6,8 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatAge, parseTimePoint } from '../../src/cli/common/durations.js';
-import { planUndoLastReset, planUndoToTime, undoCommand } from '../../src/cli/common/undo-reset.js';
-import type { HistoryEntry } from '../../src/cli/common/offset-history.js';
+import { undoCommand } from '../../src/cli/common/undo-reset.js';
+import { planUndoLastReset, planUndoToTime } from '../../src/client/offset-history/undo-plan.js';
+import type { HistoryEntry } from '../../src/client/offset-history/history-reader.js';
 
 const NOW = Date.parse('2026-12-05T12:00:00Z');
 

@@ -1,11 +1,15 @@
 /**
  * The consumer groups pages: the list, and one group (refreshed every 2 s): state, protocol,
  * members and their assignments, and per partition the committed offset, the latest offset and
- * the lag between them in records.
+ * the lag between them in records and in time; below, the offset history's chart and changes
+ * (group-history.tsx) and the reset and undo forms (group-reset.tsx).
  */
+import { useState } from 'preact/hooks';
 import { seg } from '../api.js';
 import { ErrorLine, Notice } from '../components.js';
 import { useApi } from '../hooks.js';
+import { GroupHistory } from './group-history.js';
+import { ResetPanel, UndoPanel } from './group-reset.js';
 
 interface GroupRow {
   groupId: string;
@@ -63,14 +67,33 @@ interface GroupView {
     committed: string | null;
     latest: string | null;
     lag: string | null;
+    lagTimeMs: number | null;
     memberId: string | null;
     clientId: string | null;
   }[];
   totalLag: string;
 }
 
+/** An age, compactly as kafka-consumer-groups.sh --lag-time prints it: 850ms, 12s, 4m12s, 2h05m, 3d04h. */
+function age(ms: number | null): string {
+  if (ms === null) return '-';
+  if (ms < 1000) return `${Math.floor(ms)}ms`;
+  const s = Math.floor(ms / 1000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h${two(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86400)}d${two(Math.floor(s / 3600) % 24)}h`;
+}
+
 export function GroupPage({ id }: { id: string }) {
-  const { data, error } = useApi<GroupView>(`/groups/${seg(id)}`, 2000);
+  const { data, error, reload } = useApi<GroupView>(`/groups/${seg(id)}`, 2000);
+  // Bumped by a reset or an undo: the history below reloads at once.
+  const [version, setVersion] = useState(0);
+  const changed = () => {
+    reload();
+    setVersion((v) => v + 1);
+  };
   return (
     <section>
       <h1>
@@ -127,6 +150,7 @@ export function GroupPage({ id }: { id: string }) {
                 <th>Committed</th>
                 <th>Latest</th>
                 <th>Lag</th>
+                <th>Lag in time</th>
                 <th>Client</th>
               </tr>
             </thead>
@@ -140,6 +164,7 @@ export function GroupPage({ id }: { id: string }) {
                   <td>{p.committed ?? '-'}</td>
                   <td>{p.latest ?? '-'}</td>
                   <td data-testid="lag">{p.lag ?? '-'}</td>
+                  <td data-testid="lag-time">{age(p.lagTimeMs)}</td>
                   <td>{p.clientId ?? ''}</td>
                 </tr>
               ))}
@@ -147,6 +172,9 @@ export function GroupPage({ id }: { id: string }) {
           </table>
         </>
       )}
+      <GroupHistory id={id} version={version} />
+      <ResetPanel id={id} changed={changed} />
+      <UndoPanel id={id} changed={changed} />
     </section>
   );
 }

@@ -7,7 +7,7 @@
 import type { Admin, GroupDescription } from '../../client/index.js';
 import { tpKey } from '../../common/partition-keys.js';
 import { formatAge } from './durations.js';
-import type { OffsetTarget } from './partition-reader.js';
+import type { OffsetTarget } from '../../client/offset-history/partition-reader.js';
 
 type Member = GroupDescription['members'][number];
 type TopicPartition = Member['assignment'][number];

@@ -4,7 +4,7 @@
  * a run of `alive` records (the group committed without moving anything) is one line with its
  * count (`alive x3`) and, at its end, the time of its last record. --topic t[:p] keeps only those partitions.
  */
-import type { HistoryEntry } from './offset-history.js';
+import type { HistoryEntry } from '../../client/offset-history/history-reader.js';
 import { CliError } from './tool.js';
 
 const MISSING = '-';

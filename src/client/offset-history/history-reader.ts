@@ -1,10 +1,13 @@
 /**
- * A group's offset history as the tools read it: the records of `__consumer_offsets_history`
- * (written by the group coordinator, one per change of a committed offset) in the group's
- * partition (partitionFor(group), as `__consumer_offsets`), read with Fjord's consumer from the
- * first record at or after --from (ListOffsets by timestamp) up to the end offset seen at start.
+ * A group's offset history as the tools and the console read it: the records of
+ * `__consumer_offsets_history` (written by the group coordinator, one per change of a committed
+ * offset) in the group's partition (partitionFor(group), as `__consumer_offsets`), read with
+ * Fjord's consumer from the first record at or after a time (ListOffsets by timestamp) up to the
+ * end offset seen at start; `maxRecords` bounds a read to the newest records of that range.
  */
-import { type Admin, type ClientOptions, ConfigResourceType, ErrorCode, KafkaError } from '../../client/index.js';
+import { type Admin, ConfigResourceType } from '../admin.js';
+import type { ClientOptions } from '../cluster.js';
+import { ErrorCode, KafkaError } from '../../protocol/errors.js';
 import {
   decodeHistoryKey,
   decodeHistoryValue,
@@ -13,7 +16,11 @@ import {
   OFFSET_HISTORY_TOPIC,
 } from '../../protocol/offset-history/history-record.js';
 import { readRange } from './partition-reader.js';
-import { CliError } from './tool.js';
+
+/** What the history cannot answer (no history kept, a read that made no progress), in the user's words. */
+export class OffsetHistoryError extends Error {
+  override name = 'OffsetHistoryError';
+}
 
 /** One change of one partition's committed offset, at `timestamp` (ms since the epoch). */
 export interface HistoryEntry extends HistoryValue {
@@ -25,6 +32,8 @@ export interface HistoryWindow {
   from?: number;
   /** Up to this time (ms), inclusive; to the newest record when absent. */
   to?: number;
+  /** At most this many records of the history partition are read (the newest of the range; other groups' count too). */
+  maxRecords?: number;
 }
 
 /** Where the history of `group` is, or a clear error when the cluster keeps none. */
@@ -34,7 +43,7 @@ async function historyPartition(admin: Admin, group: string): Promise<{ topic: s
     return { topic: OFFSET_HISTORY_TOPIC, partition: historyPartitionFor(group, topic!.partitions.length) };
   } catch (err) {
     if (err instanceof KafkaError && err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
-      throw new CliError(
+      throw new OffsetHistoryError(
         `this cluster keeps no offset history: topic ${OFFSET_HISTORY_TOPIC} does not exist (offsets.history.enable=false, or no offset was committed since it was enabled)`,
       );
     }
@@ -65,6 +74,17 @@ export async function historyKept(admin: Admin, coordinatorId: number | undefine
  * makes no progress (a history partition with no leader).
  */
 export async function readGroupHistory(admin: Admin, client: ClientOptions, group: string, window: HistoryWindow, stallMs: number): Promise<HistoryEntry[]> {
+  return (await readGroupHistoryBounded(admin, client, group, window, stallMs)).entries;
+}
+
+/** As readGroupHistory; `truncated` says that window.maxRecords cut off the older part of the window. */
+export async function readGroupHistoryBounded(
+  admin: Admin,
+  client: ClientOptions,
+  group: string,
+  window: HistoryWindow,
+  stallMs: number,
+): Promise<{ entries: HistoryEntry[]; truncated: boolean }> {
   const tp = await historyPartition(admin, group);
   const [end] = await admin.listOffsets([{ ...tp, timestamp: -1n }]);
   let start: bigint;
@@ -76,9 +96,13 @@ export async function readGroupHistory(admin: Admin, client: ClientOptions, grou
     const [earliest] = await admin.listOffsets([{ ...tp, timestamp: -2n }]);
     start = earliest!.offset;
   }
+  const truncated = window.maxRecords !== undefined && end!.offset - start > BigInt(window.maxRecords);
+  if (truncated) start = end!.offset - BigInt(window.maxRecords!);
   const { records, complete } = await readRange(client, tp, start, end!.offset, stallMs);
   if (!complete)
-    throw new CliError(`reading the offset history (${tp.topic}-${tp.partition}) made no progress for ${stallMs} ms (--timeout): is its leader down?`);
+    throw new OffsetHistoryError(
+      `reading the offset history (${tp.topic}-${tp.partition}) made no progress for ${stallMs} ms (--timeout): is its leader down?`,
+    );
   const entries: HistoryEntry[] = [];
   for (const r of records) {
     if (!r.key || !r.value) continue;
@@ -91,12 +115,12 @@ export async function readGroupHistory(admin: Admin, client: ClientOptions, grou
     const value = decodeHistoryValue(r.value);
     if (value) entries.push({ ...value, timestamp });
   }
-  return entries;
+  return { entries, truncated };
 }
 
 /**
  * The history is written just after the commit it records is answered: a command run right
- * after a reset could read a history without it. For --undo-reset, the history is read again
+ * after a reset could read a history without it. For an undo, the history (in `window`) is read again
  * (until `timeoutMs`) while it disagrees with the offsets the group has now; what still
  * disagrees then (a history entry that was dropped) is returned for a warning.
  */
@@ -105,11 +129,12 @@ export async function readSettledHistory(
   client: ClientOptions,
   group: string,
   timeoutMs: number,
+  window: HistoryWindow = {},
 ): Promise<{ entries: HistoryEntry[]; behind: string[] }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const committed = await admin.listGroupOffsets(group);
-    const entries = await readGroupHistory(admin, client, group, {}, timeoutMs);
+    const entries = await readGroupHistory(admin, client, group, window, timeoutMs);
     const newest = new Map<string, bigint>();
     for (const e of entries) newest.set(`${e.topic}-${e.partition}`, e.newOffset);
     const behind: string[] = [];

@@ -1,9 +1,11 @@
 /**
  * Reading records from given offsets with Fjord's consumer (assigned partitions, no group), for
- * the tools that look at records rather than offsets: the timestamp of the first record at or
- * after an offset (--describe --lag-time) and every record of a range (--history).
+ * the tools and the console, which look at records rather than offsets: the timestamp of the
+ * first record at or after an offset (--describe --lag-time, the console's lag in time) and
+ * every record of a range (the offset history).
  */
-import { Consumer, type ClientOptions, type ConsumerRecord } from '../../client/index.js';
+import type { ClientOptions } from '../cluster.js';
+import { Consumer, type ConsumerRecord } from '../consumer.js';
 import { tpKey } from '../../common/partition-keys.js';
 
 export interface OffsetTarget {
