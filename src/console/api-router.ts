@@ -24,6 +24,7 @@ import {
 } from './topics-view.js';
 import { browse, MAX_LIMIT, produce, type BrowseQuery, type ProduceRequest } from './messages-view.js';
 import { describeGroup, listGroups } from './groups-view.js';
+import { securityRoutes } from './security-view.js';
 
 export interface ApiRequest {
   method: string;
@@ -50,6 +51,7 @@ export class ConsoleApi {
   constructor(private readonly clientOptions: () => ClientOptions | string) {
     const seg = '([^/]+)';
     this.routes = [
+      ...securityRoutes(() => this.client()),
       ['GET', /^\/cluster$/, () => clusterView(this.client())],
       ['GET', /^\/topics$/, (r) => listTopics(this.client(), r.query.get('search') ?? '', page(r.query, 50))],
       ['POST', /^\/topics$/, (r) => createTopic(this.client(), createTopicBody(objectBody(r))).then(() => ({ created: objectBody(r).name }))],
@@ -104,16 +106,26 @@ export class ConsoleApi {
   }
 }
 
+/** The principal may not (403), or its credentials no longer hold (401). */
+const AUTH_STATUS = new Map<number, number>([
+  [ErrorCode.TOPIC_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.GROUP_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.SASL_AUTHENTICATION_FAILED, 401],
+]);
+
 /** A failure as the page shows it. */
 function failure(err: unknown): ApiAnswer {
   if (err instanceof ConsoleError) return { status: err.status, body: { error: err.message } };
   if (err instanceof KafkaError) {
     const status =
-      err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || err.code === ErrorCode.GROUP_ID_NOT_FOUND
+      AUTH_STATUS.get(err.code) ??
+      (err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || err.code === ErrorCode.GROUP_ID_NOT_FOUND
         ? 404
         : err.code === ErrorCode.TOPIC_ALREADY_EXISTS
           ? 409
-          : 400;
+          : 400);
     // The broker's own message; its error name when it sent none.
     const name = errorName(err.code);
     return { status, body: { error: err.message === name ? name : `${name}: ${err.message}`, code: err.code } };
