@@ -19,6 +19,8 @@ import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { Admin } from '../../src/client/index.js';
 import { alterUserScramCredentials } from '../../src/client/admin-scram.js';
+import { ConsoleSessions } from '../../src/console/console-sessions.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AclOperation, AclPermissionType, ANY_FILTER, PatternType, ResourceType } from '../../src/security/authorizer/acl-model.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -318,4 +320,28 @@ test('bin/fjord-console.sh with a SASL --command-config asks each user to log in
   }
   assert.equal(await exited, 0, stderr);
   assert.equal(stderr, '');
+});
+
+test('a session ends after its idle time, and at its maximum age however busy', async () => {
+  const options = () => ({ bootstrapServers: b.bootstrap, security: { protocol: 'SASL_PLAINTEXT' as const } });
+  const idle = new ConsoleSessions(options, { idleMs: 300, maxAgeMs: 60_000 });
+  const aged = new ConsoleSessions(options, { idleMs: 60_000, maxAgeMs: 1000 });
+  try {
+    const body = { user: 'reader', password: READER_PASSWORD, mechanism: 'SCRAM-SHA-512' };
+    const idleCookie = `fjord_console_session=${(await idle.login(body)).id}`;
+    assert.ok(idle.apiFor(idleCookie));
+    // Time must pass here: nothing else tells a session it is idle.
+    await sleep(450);
+    assert.equal(idle.apiFor(idleCookie), undefined);
+    const agedCookie = `fjord_console_session=${(await aged.login(body)).id}`;
+    const started = Date.now();
+    while (Date.now() - started < 800) {
+      assert.ok(aged.apiFor(agedCookie), 'a busy session lives until its maximum age');
+      await sleep(100);
+    }
+    await sleep(Math.max(0, 1150 - (Date.now() - started)));
+    assert.equal(aged.apiFor(agedCookie), undefined);
+  } finally {
+    await Promise.all([idle.close(), aged.close()]);
+  }
 });
