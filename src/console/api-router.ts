@@ -9,6 +9,7 @@
 import { Admin, BrokersUnreachableError, ConnectionError, KafkaError, Producer, TimeoutError, errorName, type ClientOptions } from '../client/index.js';
 import { ErrorCode } from '../client/index.js';
 import { badRequest, ConsoleError } from './console-error.js';
+import { securityRoutes } from './security-view.js';
 import { clusterView } from './cluster-view.js';
 import {
   addPartitions,
@@ -24,7 +25,6 @@ import {
 } from './topics-view.js';
 import { browse, MAX_LIMIT, produce, type BrowseQuery, type ProduceRequest } from './messages-view.js';
 import { describeGroup, listGroups } from './groups-view.js';
-import { securityRoutes } from './security-view.js';
 
 export interface ApiRequest {
   method: string;
