@@ -11,6 +11,9 @@ export class ApiError extends Error {
   }
 }
 
+/** Sent on the window when the server answers 401: the session is gone (session.tsx shows the login). */
+export const LOGIN_NEEDED = 'fjord:login-needed';
+
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
   const method = init.method ?? 'GET';
   const res = await fetch(`/api${path}`, {
@@ -20,6 +23,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     body: init.body !== undefined ? JSON.stringify(init.body) : null,
   });
   const body = (await res.json().catch(() => ({ error: `${res.status} ${res.statusText}` }))) as { error?: string };
+  if (res.status === 401 && path !== '/login') dispatchEvent(new Event(LOGIN_NEEDED));
   if (!res.ok) throw new ApiError(res.status, body.error ?? `${res.status} ${res.statusText}`);
   return body as T;
 }

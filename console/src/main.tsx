@@ -1,8 +1,9 @@
 /**
  * The Fjord console's entry point: the navigation and the page the address names.
- *   #/cluster, #/topics, #/topics/NAME, #/topics/NAME/messages, #/groups, #/groups/ID
+ *   #/cluster, #/topics, #/topics/NAME, #/topics/NAME/messages, #/groups, #/groups/ID,
+ *   #/acls, #/users, #/quotas
  * Everything it shows comes from its server's JSON API (/api/...), which reads the cluster
- * through Fjord's client library.
+ * through Fjord's client library; when the cluster needs SASL, a login first (session.tsx).
  */
 import { render } from 'preact';
 import { useRoute } from './hooks.js';
@@ -10,6 +11,10 @@ import { ClusterPage } from './pages/cluster.js';
 import { GroupPage, GroupsPage } from './pages/groups.js';
 import { MessagesPage } from './pages/messages.js';
 import { TopicPage, TopicsPage } from './pages/topics.js';
+import { AclsPage } from './pages/acls.js';
+import { QuotasPage, UsersPage } from './pages/users.js';
+import { ErrorLine } from './components.js';
+import { LoginPage, UserBadge, useSession } from './session.js';
 
 function Page() {
   const route = useRoute();
@@ -19,11 +24,15 @@ function Page() {
   if (section === 'topics') return <TopicsPage route={route} />;
   if (section === 'groups' && name !== undefined) return <GroupPage key={name} id={name} />;
   if (section === 'groups') return <GroupsPage />;
+  if (section === 'acls') return <AclsPage />;
+  if (section === 'users') return <UsersPage />;
+  if (section === 'quotas') return <QuotasPage />;
   return <ClusterPage />;
 }
 
 function App() {
   const route = useRoute();
+  const session = useSession();
   const current = route.parts[0] ?? 'cluster';
   const link = (section: string, label: string) => (
     <a href={`#/${section}`} class={current === section ? 'current' : ''} aria-current={current === section ? 'page' : undefined}>
@@ -38,10 +47,19 @@ function App() {
           {link('cluster', 'Cluster')}
           {link('topics', 'Topics')}
           {link('groups', 'Consumer groups')}
+          {link('acls', 'ACLs')}
+          {link('users', 'Users')}
+          {link('quotas', 'Quotas')}
         </nav>
+        {session.info?.user !== undefined && <UserBadge user={session.info.user} loggedOut={session.refresh} />}
       </header>
       <main>
-        <Page />
+        <ErrorLine message={session.error} />
+        {session.info?.loginRequired && session.info.user === undefined ? (
+          <LoginPage info={session.info} loggedIn={session.refresh} />
+        ) : (
+          session.info && <Page />
+        )}
       </main>
     </>
   );

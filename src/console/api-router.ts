@@ -9,6 +9,7 @@
 import { Admin, BrokersUnreachableError, ConnectionError, KafkaError, Producer, TimeoutError, errorName, type ClientOptions } from '../client/index.js';
 import { ErrorCode } from '../client/index.js';
 import { badRequest, ConsoleError } from './console-error.js';
+import { securityRoutes } from './security-view.js';
 import { clusterView } from './cluster-view.js';
 import {
   addPartitions,
@@ -53,6 +54,7 @@ export class ConsoleApi {
   constructor(private readonly clientOptions: () => ClientOptions | string) {
     const seg = '([^/]+)';
     this.routes = [
+      ...securityRoutes(() => this.client()),
       ['GET', /^\/cluster$/, () => clusterView(this.client())],
       ['GET', /^\/topics$/, (r) => listTopics(this.client(), r.query.get('search') ?? '', page(r.query, 50))],
       ['POST', /^\/topics$/, (r) => createTopic(this.client(), createTopicBody(objectBody(r))).then(() => ({ created: objectBody(r).name }))],
@@ -115,17 +117,27 @@ export class ConsoleApi {
   }
 }
 
+/** The principal may not (403), or its credentials no longer hold (401). */
+const AUTH_STATUS = new Map<number, number>([
+  [ErrorCode.TOPIC_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.GROUP_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 403],
+  [ErrorCode.SASL_AUTHENTICATION_FAILED, 401],
+]);
+
 /** A failure as the page shows it. */
 function failure(err: unknown): ApiAnswer {
   if (err instanceof ConsoleError) return { status: err.status, body: { error: err.message } };
   if (err instanceof OffsetHistoryError) return { status: 400, body: { error: err.message } };
   if (err instanceof KafkaError) {
     const status =
-      err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || err.code === ErrorCode.GROUP_ID_NOT_FOUND
+      AUTH_STATUS.get(err.code) ??
+      (err.code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || err.code === ErrorCode.GROUP_ID_NOT_FOUND
         ? 404
         : err.code === ErrorCode.TOPIC_ALREADY_EXISTS
           ? 409
-          : 400;
+          : 400);
     // The broker's own message; its error name when it sent none.
     const name = errorName(err.code);
     return { status, body: { error: err.message === name ? name : `${name}: ${err.message}`, code: err.code } };

@@ -7,15 +7,19 @@
  * - the API is never cached; a change (POST, PUT, DELETE) must say Content-Type: application/json,
  *   which a cross-site form cannot send without a CORS preflight (answered by nobody), so
  *   another site cannot drive the console through a user's browser;
- * - request bodies are bounded (MAX_BODY_BYTES), and only the API reads them.
+ * - request bodies are bounded (MAX_BODY_BYTES), and only the API reads them;
+ * - when the cluster is reached over SASL, /api/login opens a session (console-sessions.ts) and
+ *   every other API call runs as that session's principal; without one it answers 401.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import type http from 'node:http';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConsoleApi } from './api-router.js';
+import { ConsoleApi, type ApiAnswer, type ApiRequest } from './api-router.js';
+import { ConsoleSessions } from './console-sessions.js';
 import type { ClientOptions } from '../client/index.js';
+import { ConsoleError } from './console-error.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -48,10 +52,12 @@ interface Asset {
 
 export class ConsoleHttp {
   readonly api: ConsoleApi;
+  readonly sessions: ConsoleSessions;
   private readonly assets = new Map<string, Asset>();
 
   constructor(clientOptions: () => ClientOptions | string, assetsDir = defaultAssetsDir()) {
     this.api = new ConsoleApi(clientOptions);
+    this.sessions = new ConsoleSessions(clientOptions);
     // Read once: the assets are a few hundred KB and change only with a build.
     if (existsSync(assetsDir)) {
       for (const name of readdirSync(assetsDir)) {
@@ -100,8 +106,8 @@ export class ConsoleHttp {
     res.end(req.method === 'HEAD' ? undefined : asset.body);
   }
 
-  close(): Promise<void> {
-    return this.api.close();
+  async close(): Promise<void> {
+    await Promise.all([this.api.close(), this.sessions.close()]);
   }
 
   private handleApi(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams): void {
@@ -133,13 +139,42 @@ export class ConsoleHttp {
           return;
         }
       }
-      this.api.handle({ method: method === 'HEAD' ? 'GET' : method, path: path === '' ? '/' : path, query, body }).then(
+      this.answer(req, res, { method: method === 'HEAD' ? 'GET' : method, path: path === '' ? '/' : path, query, body }).then(
         (answer) => sendJson(res, answer.status, answer.body),
         (err: unknown) => sendJson(res, 500, { error: String(err) }),
       );
     });
   }
+
+  /** The session routes, then the API as the session's principal (or the console's own clients without SASL). */
+  private async answer(req: http.IncomingMessage, res: http.ServerResponse, r: ApiRequest): Promise<ApiAnswer> {
+    const cookie = req.headers.cookie;
+    if (r.path === '/session') return r.method === 'GET' ? { status: 200, body: this.sessions.info(cookie) } : notAllowed(r.method);
+    if (r.path === '/logout') {
+      if (r.method !== 'POST') return notAllowed(r.method);
+      this.sessions.logout(cookie);
+      res.setHeader('Set-Cookie', this.sessions.cookie(undefined));
+      return { status: 200, body: { loggedOut: true } };
+    }
+    if (r.path === '/login') {
+      if (r.method !== 'POST') return notAllowed(r.method);
+      try {
+        const { id, user } = await this.sessions.login(r.body);
+        this.sessions.logout(cookie);
+        res.setHeader('Set-Cookie', this.sessions.cookie(id));
+        return { status: 200, body: { user } };
+      } catch (err) {
+        return err instanceof ConsoleError ? { status: err.status, body: { error: err.message } } : { status: 500, body: { error: String(err) } };
+      }
+    }
+    if (!this.sessions.loginRequired()) return this.api.handle(r);
+    const api = this.sessions.apiFor(cookie);
+    if (!api) return { status: 401, body: { error: 'log in first: the cluster needs SASL credentials', login: true } };
+    return api.handle(r);
+  }
 }
+
+const notAllowed = (method: string): ApiAnswer => ({ status: 405, body: { error: `${method} is not allowed here` } });
 
 function send(res: http.ServerResponse, status: number, body: string): void {
   res.statusCode = status;

@@ -84,15 +84,18 @@ export class BrokerObservability {
 
   /**
    * Once the broker serves: the console's clients connect to its first PLAINTEXT listener (a
-   * wildcard host through loopback). Without one the API says it cannot reach the broker: the
-   * console's SASL login is still to come (docs/console.md).
+   * wildcard host through loopback), else to its first SASL_PLAINTEXT one, where the console
+   * asks each user to log in (console-sessions.ts). Without either the API says so.
    */
   serveConsoleThrough(advertised: readonly { host: string; port: number; securityProtocol: string }[]): void {
-    const l = advertised.find((a) => a.securityProtocol === 'PLAINTEXT');
+    const l = advertised.find((a) => a.securityProtocol === 'PLAINTEXT') ?? advertised.find((a) => a.securityProtocol === 'SASL_PLAINTEXT');
     const host = !l || l.host === '' || l.host === '0.0.0.0' || l.host === '::' ? '127.0.0.1' : l.host;
     this.consoleClient = l
-      ? { bootstrapServers: [`${host.includes(':') ? `[${host}]` : host}:${l.port}`] }
-      : 'the console needs a PLAINTEXT listener on this broker (its SASL login is not built yet): use bin/fjord-console.sh with --command-config';
+      ? {
+          bootstrapServers: [`${host.includes(':') ? `[${host}]` : host}:${l.port}`],
+          ...(l.securityProtocol === 'SASL_PLAINTEXT' ? { security: { protocol: 'SASL_PLAINTEXT' as const } } : {}),
+        }
+      : 'the console needs a PLAINTEXT or SASL_PLAINTEXT listener on this broker: use bin/fjord-console.sh with --command-config';
   }
 
   /** Last thing at stop: probes see the listener until the broker is gone. */
