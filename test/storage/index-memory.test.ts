@@ -52,3 +52,35 @@ test('an index allocated lazily still appends, looks up, persists and reloads', 
     assert.deepEqual(t.lastEntry(), { timestamp: 5000, offset: 150 });
   });
 });
+
+// And once it has a few: every written segment closes with one time-index entry, so after a
+// restart each of 10,000 partitions loaded a 12-byte file into a 3 KB buffer (31 MB), and its
+// first appends grew 4 KB + 3 KB (70 MB once all were written to). Buffers now grow from 8
+// entries, and a loaded index keeps exactly what it read (checked on each index's backing
+// store: the process-wide count also holds garbage not yet collected).
+test('indexes with a few entries hold about their size, appended or loaded', async () => {
+  const o = new OffsetIndex('/nonexistent/0.index', 0, MAX_INDEX_BYTES);
+  const t = new TimeIndex('/nonexistent/0.timeindex', 0, MAX_INDEX_BYTES);
+  assert.ok(o.append(10, 4096));
+  assert.ok(t.maybeAppend(1_700_000_000_000, 10));
+  // 4 KB and 3 KB before
+  assert.ok(o.contents().buffer.byteLength <= 8 * 8, `an offset index with one entry holds ${o.contents().buffer.byteLength} bytes`);
+  assert.ok(t.contents().buffer.byteLength <= 8 * 12, `a time index with one entry holds ${t.contents().buffer.byteLength} bytes`);
+  for (let i = 2; i <= 9; i++) assert.ok(o.append(i * 10, i * 4096));
+  assert.equal(o.entries, 9);
+  assert.ok(o.contents().buffer.byteLength <= 16 * 8, 'it doubles');
+
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, '00000000000000000000.timeindex');
+    const entry = Buffer.alloc(12);
+    entry.writeBigInt64BE(1_700_000_000_000n, 0);
+    entry.writeInt32BE(9, 8);
+    await writeFile(file, entry);
+    const loaded = new TimeIndex(file, 0, MAX_INDEX_BYTES);
+    assert.equal(await loaded.load(9), undefined);
+    assert.deepEqual(loaded.lastEntry(), { timestamp: 1_700_000_000_000, offset: 9 });
+    assert.equal(loaded.contents().buffer.byteLength, 12, 'a loaded one-entry time index holds its 12 bytes (3 KB before)');
+    assert.ok(loaded.maybeAppend(1_700_000_000_001, 12), 'and still appends');
+    assert.deepEqual(loaded.lastEntry(), { timestamp: 1_700_000_000_001, offset: 12 });
+  });
+});

@@ -6,7 +6,7 @@
  *   cleaner-offset-checkpoint:  "0\n<count>\n<topic> <partition> <offset>\n..."
  *   leader-epoch-checkpoint:     "0\n<count>\n<epoch> <startOffset>\n..."
  */
-import { readFile } from 'node:fs/promises';
+import { readWholeFile } from './whole-file.js';
 import path from 'node:path';
 import { tpKey } from '../../common/partition-keys.js';
 import { errnoOf } from '../errors.js';
@@ -31,7 +31,7 @@ export class MalformedCheckpointError extends Error {
 
 async function readLines(file: string): Promise<string[] | undefined> {
   try {
-    const text = await readFile(file, 'utf8');
+    const text = (await readWholeFile(file)).toString('utf8');
     return text.split('\n').filter((l) => l.trim() !== '');
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') return undefined;

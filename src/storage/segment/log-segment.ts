@@ -77,12 +77,20 @@ export class LogSegment {
    * and reported through `onTxnIndexProblem`: Partition.open rebuilds it (producer-state-recovery.ts)
    * or re-adds the aborts it replays.
    */
-  static async open(dir: string, baseOffset: number, settings: SegmentSettings, now: number, onTxnIndexProblem?: (msg: string) => void): Promise<LogSegment> {
+  static async open(
+    dir: string,
+    baseOffset: number,
+    settings: SegmentSettings,
+    now: number,
+    onTxnIndexProblem?: (msg: string) => void,
+    /** False when the directory's listing has no transaction index: nothing to read (most segments). */
+    txnIndexListed = true,
+  ): Promise<LogSegment> {
     const logFile = LogSegment.logPath(dir, baseOffset);
     const { file: fh, stats: st } = await SegmentFile.open(logFile);
     const txnIndex = new TransactionIndex(path.join(dir, segmentFileName(baseOffset, TXN_INDEX_SUFFIX)), baseOffset);
     try {
-      await txnIndex.load();
+      if (txnIndexListed) await txnIndex.load();
     } catch (err) {
       onTxnIndexProblem?.(`${(err as Error).message}; dropping the transaction index`);
       await txnIndex.delete();

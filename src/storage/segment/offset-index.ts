@@ -4,7 +4,7 @@
  * `persist` writes the entries not yet on disk. The file is only a cache of the log: when it is
  * missing or fails the sanity check it is rebuilt from the segment.
  */
-import { IndexFile, type IndexFileProblem } from './index-file.js';
+import { FIRST_INDEX_ALLOCATION_ENTRIES, IndexFile, type IndexFileProblem } from './index-file.js';
 
 export type { IndexFileProblem } from './index-file.js';
 
@@ -12,7 +12,7 @@ export const OFFSET_INDEX_ENTRY = 8;
 
 export class OffsetIndex extends IndexFile {
   constructor(file: string, baseOffset: number, maxIndexBytes: number) {
-    super(file, baseOffset, maxIndexBytes, OFFSET_INDEX_ENTRY, 512);
+    super(file, baseOffset, maxIndexBytes, OFFSET_INDEX_ENTRY, FIRST_INDEX_ALLOCATION_ENTRIES);
   }
 
   relativeOffsetAt(i: number): number {

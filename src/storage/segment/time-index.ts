@@ -3,13 +3,13 @@
  * 12 bytes each, Kafka's `.timeindex` format. An entry is only added when the timestamp grows,
  * so lookups by timestamp are monotonic. Like the offset index, a rebuildable cache of the log.
  */
-import { IndexFile, type IndexFileProblem } from './index-file.js';
+import { FIRST_INDEX_ALLOCATION_ENTRIES, IndexFile, type IndexFileProblem } from './index-file.js';
 
 export const TIME_INDEX_ENTRY = 12;
 
 export class TimeIndex extends IndexFile {
   constructor(file: string, baseOffset: number, maxIndexBytes: number) {
-    super(file, baseOffset, maxIndexBytes, TIME_INDEX_ENTRY, 256);
+    super(file, baseOffset, maxIndexBytes, TIME_INDEX_ENTRY, FIRST_INDEX_ALLOCATION_ENTRIES);
   }
 
   timestampAt(i: number): number {

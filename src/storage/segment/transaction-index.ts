@@ -9,7 +9,8 @@
  * Entries are few (one per aborted transaction), so they are kept in memory; the file exists only
  * once a segment holds an abort, is appended to as markers arrive and rewritten after a truncation.
  */
-import { open, rm, writeFile, readFile, type FileHandle } from 'node:fs/promises';
+import { open, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { readWholeFile } from '../checkpoint/whole-file.js';
 
 export const TXN_INDEX_ENTRY = 34;
 const VERSION = 0;
@@ -71,7 +72,7 @@ export class TransactionIndex {
   async load(): Promise<void> {
     let data: Buffer;
     try {
-      data = await readFile(this.file);
+      data = await readWholeFile(this.file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         this.entries = [];

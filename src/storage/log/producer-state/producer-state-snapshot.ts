@@ -9,7 +9,8 @@
  * i64 lastOffset, i64 timestamp; then a crc32c of everything before it. Version 1 (before
  * transactions) has no currentTxnFirstOffset/coordinatorEpoch and is still read.
  */
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
+import { readWholeFile } from '../../checkpoint/whole-file.js';
 import path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { writeFileAtomically } from '../../checkpoint/atomic-file.js';
@@ -124,7 +125,7 @@ export async function loadLatestSnapshot(
   for (const o of offsets.filter((x) => x > logEndOffset)) await unlink(path.join(dir, snapshotFileName(o))).catch(() => undefined);
   for (const o of offsets.filter((x) => x <= logEndOffset).reverse()) {
     try {
-      return { state: decodeSnapshot(await readFile(path.join(dir, snapshotFileName(o)))), offset: o };
+      return { state: decodeSnapshot(await readWholeFile(path.join(dir, snapshotFileName(o)))), offset: o };
     } catch (err) {
       onProblem(`ignoring producer snapshot ${snapshotFileName(o)} in ${dir}: ${(err as Error).message}`);
     }
