@@ -86,9 +86,9 @@ export function workloadTable(workload: Workload, figures: readonly Figure[]): s
   // metric is compared with it.
   const limitFigure = (metric: string) => figures.find((f) => f.system === workload.limit && f.metric === metric);
   for (const r of rows) {
-    const get = (system: string) =>
-      byKey.get(`${r.case}\u0000${r.metric}\u0000${system}`) ?? (system === workload.limit && get('fjord') !== undefined ? limitFigure(r.metric) : undefined);
-    const cells = [r.case, r.metric, ...systems.map((s) => cell(get(s))), ...ratioColumns.map((c) => ratioCell(get('fjord'), get(c.other)))];
+    const get = (system: string) => byKey.get(`${r.case}\u0000${r.metric}\u0000${system}`);
+    const other = (system: string) => get(system) ?? (system === workload.limit ? limitFigure(r.metric) : undefined);
+    const cells = [r.case, r.metric, ...systems.map((s) => cell(get(s))), ...ratioColumns.map((c) => ratioCell(get('fjord'), other(c.other)))];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
