@@ -31,7 +31,7 @@ export function throughputSamples(c: string, system: SystemName, m: Measured): S
   return out;
 }
 
-async function withCpu(server: SystemHandle, run: () => Promise<Omit<Measured, 'serverCpu'>>): Promise<Measured> {
+async function withCpu(server: Pick<SystemHandle, 'cpuSeconds'>, run: () => Promise<Omit<Measured, 'serverCpu'>>): Promise<Measured> {
   const before = await server.cpuSeconds();
   const m = await run();
   return { ...m, serverCpu: (await server.cpuSeconds()) - before };
@@ -50,8 +50,13 @@ export interface ProduceSpec {
   codec?: string;
 }
 
-/** rdkafka-perf produce (linger.ms=5, batch.size=1 MB) into `topic`, which must exist. */
-export async function fjordProduce(ctx: SuiteContext, fjord: FjordHandle, topic: string, spec: ProduceSpec): Promise<Measured> {
+/** rdkafka-perf produce (linger.ms=5, batch.size=1 MB) into `topic`, which must exist; CPU from `fjord.cpuSeconds` (a cluster may sum its brokers). */
+export async function fjordProduce(
+  ctx: SuiteContext,
+  fjord: Pick<FjordHandle, 'bootstrap' | 'cpuSeconds'>,
+  topic: string,
+  spec: ProduceSpec,
+): Promise<Measured> {
   const bin = await ctx.tool('rdkafka-perf');
   const args = ['produce', '-b', fjord.bootstrap, '-t', topic, '-n', String(spec.records), '-s', String(spec.size)];
   args.push('-a', spec.acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${spec.codec ?? 'none'}`);
@@ -64,7 +69,7 @@ export async function fjordProduce(ctx: SuiteContext, fjord: FjordHandle, topic:
 }
 
 /** rdkafka-perf consume of `records` records from every partition of `topic` (assigned, no group). */
-export async function fjordConsume(ctx: SuiteContext, fjord: FjordHandle, topic: string, records: number): Promise<Measured> {
+export async function fjordConsume(ctx: SuiteContext, fjord: Pick<FjordHandle, 'bootstrap' | 'cpuSeconds'>, topic: string, records: number): Promise<Measured> {
   const bin = await ctx.tool('rdkafka-perf');
   const args = ['consume', '-b', fjord.bootstrap, '-t', topic, '-n', String(records)];
   ctx.command(`<tmp>/rdkafka-perf ${args.join(' ')}`.replace(fjord.bootstrap, 'HOST:PORT'));

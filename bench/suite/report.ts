@@ -38,6 +38,7 @@ const SYSTEM_LABELS: Record<string, string> = {
   redis: 'Redis Streams',
   dd: 'dd (fdatasync)',
   iperf3: 'iperf3 loopback',
+  'fjord-rf3': 'Fjord, 3 brokers RF 3',
 };
 
 export function systemLabel(system: string): string {
