@@ -15,7 +15,7 @@ const PARTITIONS = 3;
 async function createReplicated(bootstrap: string, name: string, replicationFactor: number): Promise<void> {
   const admin = new Admin({ bootstrapServers: bootstrap });
   try {
-    const configs = replicationFactor > 1 ? { 'min.insync.replicas': '2' } : {};
+    const configs: Record<string, string> = replicationFactor > 1 ? { 'min.insync.replicas': '2' } : {};
     const err = (await admin.createTopics([{ name, numPartitions: PARTITIONS, replicationFactor, configs }], { timeoutMs: 60_000 })).get(name);
     if (err) throw new Error(`creating ${name}: ${err.message}`);
     const deadline = performance.now() + 60_000;
