@@ -17,7 +17,7 @@ const COLOURS: Record<string, string> = {
 const SPARE = ['#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
 
 const WIDTH = 960;
-const PANEL_HEIGHT = 260;
+const PANEL_HEIGHT = 300;
 const PLOT_TOP = 40;
 const PLOT_HEIGHT = 150;
 const LEFT = 60;
@@ -44,12 +44,17 @@ export function renderChart(outcomes: readonly WorkloadOutcome[], title: string)
   let y = 50;
   for (const o of outcomes) {
     const metric = o.workload.primary ?? 'MB/s';
-    const figures = (o.result?.figures ?? []).filter((f) => f.metric === metric && Number.isFinite(f.value));
+    const all = (o.result?.figures ?? []).filter((f) => f.metric === metric && Number.isFinite(f.value));
+    // A machine limit (dd, iperf3) is a dashed line, not a bar: as a bar it would squash the others.
+    const limit = all.find((f) => f.system === o.workload.limit);
+    const figures = limit === undefined ? all : all.filter((f) => f.system !== o.workload.limit);
     if (figures.length === 0) continue;
     const cases = [...new Set(figures.map((f) => f.case))];
     const present = new Set(figures.map((f) => f.system));
     const systems = [...o.workload.systems.filter((s) => present.has(s)), ...[...present].filter((s) => !o.workload.systems.includes(s))];
-    const max = Math.max(...figures.map((f) => f.value)) || 1;
+    const barsMax = Math.max(...figures.map((f) => f.value)) || 1;
+    const limitOnScale = limit !== undefined && limit.value <= barsMax * 1.5;
+    const max = limitOnScale ? Math.max(barsMax, limit.value) : barsMax;
     const groupWidth = (WIDTH - LEFT - 20) / cases.length;
     const barWidth = Math.max(2, Math.min(28, (groupWidth - 10) / systems.length));
     const parts: string[] = [];
@@ -57,6 +62,15 @@ export function renderChart(outcomes: readonly WorkloadOutcome[], title: string)
     const base = y + PLOT_TOP + PLOT_HEIGHT;
     parts.push(`<line x1="${LEFT}" y1="${base}" x2="${WIDTH - 20}" y2="${base}" stroke="#333"/>`);
     parts.push(`<text x="${LEFT - 6}" y="${y + PLOT_TOP + 4}" font-size="10" text-anchor="end">${escapeXml(formatNumber(max))}</text>`);
+    if (limit !== undefined) {
+      const text = `${systemLabel(limit.system)}: ${formatNumber(limit.value)} ${metric}${limitOnScale ? '' : ' (off the scale)'}`;
+      const ly = limitOnScale ? base - (limit.value / max) * PLOT_HEIGHT : y + PLOT_TOP + 1;
+      if (limitOnScale)
+        parts.push(
+          `<line x1="${LEFT}" y1="${ly.toFixed(1)}" x2="${WIDTH - 20}" y2="${ly.toFixed(1)}" stroke="${colourOf(limit.system, spare)}" stroke-dasharray="6 4"/>`,
+        );
+      parts.push(`<text x="${WIDTH - 20}" y="${(ly - 3).toFixed(1)}" font-size="10" text-anchor="end">${escapeXml(text)}</text>`);
+    }
     cases.forEach((c, ci) => {
       const gx = LEFT + ci * groupWidth + (groupWidth - barWidth * systems.length) / 2;
       systems.forEach((s, si) => {
@@ -71,7 +85,7 @@ export function renderChart(outcomes: readonly WorkloadOutcome[], title: string)
       });
       const label = c.length > 40 ? `${c.slice(0, 39)}…` : c;
       parts.push(
-        `<text x="${(LEFT + (ci + 0.5) * groupWidth).toFixed(1)}" y="${base + 14}" font-size="9" text-anchor="middle" transform="rotate(12 ${(LEFT + (ci + 0.5) * groupWidth).toFixed(1)} ${base + 14})">${escapeXml(label)}</text>`,
+        `<text x="${(LEFT + (ci + 0.5) * groupWidth).toFixed(1)}" y="${base + 12}" font-size="9" text-anchor="start" transform="rotate(25 ${(LEFT + (ci + 0.5) * groupWidth).toFixed(1)} ${base + 12})">${escapeXml(label)}</text>`,
       );
     });
     let lx = WIDTH - 20 - systems.length * 130;

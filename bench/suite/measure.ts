@@ -60,7 +60,7 @@ export async function fjordProduce(
   const bin = await ctx.tool('rdkafka-perf');
   const args = ['produce', '-b', fjord.bootstrap, '-t', topic, '-n', String(spec.records), '-s', String(spec.size)];
   args.push('-a', spec.acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${spec.codec ?? 'none'}`);
-  ctx.command(`<tmp>/rdkafka-perf ${args.join(' ')}`.replace(fjord.bootstrap, 'HOST:PORT'));
+  ctx.command(`<tmp>/rdkafka-perf ${args.join(' ')}`.replace(fjord.bootstrap, 'HOST:PORT').replace(` -t ${topic} `, ' -t TOPIC '));
   return withCpu(fjord, async () => {
     const r = await ctx.execJson(bin, args);
     check(`rdkafka-perf produce ${topic}`, r, spec.records);
@@ -72,7 +72,7 @@ export async function fjordProduce(
 export async function fjordConsume(ctx: SuiteContext, fjord: Pick<FjordHandle, 'bootstrap' | 'cpuSeconds'>, topic: string, records: number): Promise<Measured> {
   const bin = await ctx.tool('rdkafka-perf');
   const args = ['consume', '-b', fjord.bootstrap, '-t', topic, '-n', String(records)];
-  ctx.command(`<tmp>/rdkafka-perf ${args.join(' ')}`.replace(fjord.bootstrap, 'HOST:PORT'));
+  ctx.command(`<tmp>/rdkafka-perf ${args.join(' ')}`.replace(fjord.bootstrap, 'HOST:PORT').replace(` -t ${topic} `, ' -t TOPIC '));
   return withCpu(fjord, async () => {
     const r = await ctx.execJson(bin, args);
     check(`rdkafka-perf consume ${topic}`, r, records);
@@ -84,7 +84,7 @@ export async function fjordConsume(ctx: SuiteContext, fjord: Pick<FjordHandle, '
 export async function natsProduce(ctx: SuiteContext, nats: NatsHandle, name: string, streams: number, spec: ProduceSpec): Promise<Measured> {
   const bin = await ctx.tool('nats-perf');
   const args = ['produce', '-u', nats.url, '-t', name, '-p', String(streams), '-n', String(spec.records), '-s', String(spec.size)];
-  ctx.command(`<tmp>/nats-perf ${args.join(' ')}`.replace(nats.url, 'nats://HOST:PORT'));
+  ctx.command(`<tmp>/nats-perf ${args.join(' ')}`.replace(nats.url, 'nats://HOST:PORT').replace(` -t ${name} `, ' -t NAME '));
   return withCpu(nats, async () => {
     const r = await ctx.execJson(bin, args);
     check(`nats-perf produce ${name}`, r, spec.records);
@@ -95,7 +95,7 @@ export async function natsProduce(ctx: SuiteContext, nats: NatsHandle, name: str
 export async function natsConsume(ctx: SuiteContext, nats: NatsHandle, name: string, streams: number, records: number, size: number): Promise<Measured> {
   const bin = await ctx.tool('nats-perf');
   const args = ['consume', '-u', nats.url, '-t', name, '-p', String(streams), '-n', String(records), '-s', String(size)];
-  ctx.command(`<tmp>/nats-perf ${args.join(' ')}`.replace(nats.url, 'nats://HOST:PORT'));
+  ctx.command(`<tmp>/nats-perf ${args.join(' ')}`.replace(nats.url, 'nats://HOST:PORT').replace(` -t ${name} `, ' -t NAME '));
   return withCpu(nats, async () => {
     const r = await ctx.execJson(bin, args);
     check(`nats-perf consume ${name}`, r, records);
@@ -120,7 +120,9 @@ export async function redisProduce(ctx: SuiteContext, redis: RedisHandle, name: 
   const args = ['-p', String(redis.port), '-n', String(spec.records), '-P', '64', '--csv'];
   if (streams > 1) args.push('-r', String(streams));
   args.push('XADD', key, '*', 'f', 'x'.repeat(spec.size));
-  ctx.command(`redis-benchmark ${args.join(' ').replace('x'.repeat(spec.size), `<${spec.size} x>`).replace(String(redis.port), 'PORT')}`);
+  ctx.command(
+    `redis-benchmark ${args.join(' ').replace('x'.repeat(spec.size), `<${spec.size} x>`).replace(String(redis.port), 'PORT').replace(` ${key} `, ' KEY ')}`,
+  );
   const m = await withCpu(redis, async () => {
     const r = await ctx.exec('redis-benchmark', args);
     const last = r.stdout.trim().split('\n').pop() ?? '';

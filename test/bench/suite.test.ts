@@ -165,7 +165,7 @@ describe('bench suite: report', () => {
   it('draws grouped bars of the primary metric as an SVG that parses, with escaped labels', () => {
     const svg = renderChart(
       [
-        { workload: workload(), result: { figures: [...figures, fig('<&> "odd"', 'fjord', 5)] } },
+        { workload: workload({ limit: 'dd' }), result: { figures: [...figures, fig('<&> "odd"', 'fjord', 5)] } },
         {
           workload: workload({ name: 'latency', title: 'Latency', primary: 'p99 ms', systems: ['fjord'] }),
           result: { figures: [fig('50%', 'fjord', 3, 'p99 ms')] },
@@ -184,13 +184,18 @@ describe('bench suite: report', () => {
       { input: svg, encoding: 'utf8' },
     );
     assert.equal(py.status, 0, py.stderr);
-    // Bars: 4 MB/s figures + the odd one in the first panel, 1 in the latency panel; the failed workload has none.
+    // Bars: 3 MB/s figures + the odd one in the first panel (dd, the limit, is a dashed line), 1 in the latency panel; the failed workload has none.
     const out = py.stdout.trim();
     const bars = out.slice(0, out.indexOf(' '));
     const titles = out.slice(out.indexOf(' ') + 1);
-    assert.equal(bars, '6');
+    assert.equal(bars, '5');
     assert.match(py.stdout, /Fjord, <&> "odd": 5\.00 MB\/s/);
     assert.match(titles, /^Fjord, 1 KiB, 1 partition: 240 MB\/s/);
+    // dd at 480 is off a scale that ends at 240 (more than 1.5×): a note, no line; at 300 it is a dashed line on the scale.
+    assert.match(svg, /<text [^>]*>dd \(fdatasync\): 480 MB\/s \(off the scale\)<\/text>/);
+    assert.doesNotMatch(svg, /stroke-dasharray/);
+    const onScale = renderChart([{ workload: workload({ limit: 'dd' }), result: { figures: [fig('a', 'fjord', 240), fig('disk limit', 'dd', 300)] } }], 't');
+    assert.match(onScale, /<line [^>]*y1="90\.0" [^>]*stroke-dasharray="6 4"\/><text [^>]*>dd \(fdatasync\): 300 MB\/s<\/text>/);
     assert.match(svg, /Latency \(p99 ms\)/);
     assert.doesNotMatch(svg, /Nothing/);
   });
