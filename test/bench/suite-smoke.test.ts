@@ -46,7 +46,7 @@ describe('npm run bench', () => {
       }
       assert.match(md, /\| produce ≥ 3× NATS JetStream|No target was judged/);
       assert.match(md, /```\nbin\/kafka-server-start\.sh config\/server\.properties .*\n/);
-      assert.match(md, /<tmp>\/rdkafka-perf produce -b HOST:PORT -t produce-1024-1-1-0 -n 10000 -s 1024 -a 1 /);
+      assert.match(md, /<tmp>\/rdkafka-perf produce -b HOST:PORT -t TOPIC -n 10000 -s 1024 -a 1 /);
       assert.ok(md.endsWith('<!-- npm run bench: end -->\n'));
       const parsed = spawnSync('/usr/bin/python3', ['-c', 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])', svg]);
       assert.equal(parsed.status, 0, parsed.stderr.toString());
