@@ -112,7 +112,12 @@ export function renderSection(info: RunInfo, outcomes: readonly WorkloadOutcome[
       `(for CPU, latency, memory and time rows, below 1× means Fjord needs less).` +
       (info.quick ? ' **Quick run (--quick): small sizes, figures are a smoke test, not a measurement.**' : ''),
   );
-  out.push('', `Chart: [${svgPath}](${svgPath})`, '');
+  out.push(
+    '',
+    `Chart: [${svgPath}](${svgPath}). To refresh: \`npm run bench\` (3 repeats; \`--only=\`, \`--systems=\`, \`--repeats=\`, \`--quick\`), ` +
+      'which installs its peers (scripts/install-bench-deps.sh), builds dist/ when src/ changed and rewrites this section between its markers.',
+    '',
+  );
   const targets = outcomes.flatMap((o) => o.result?.targets ?? []);
   out.push('### Targets (issue 26, this machine, this run)', '', targetsTable(targets), '');
   for (const o of outcomes) {

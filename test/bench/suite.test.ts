@@ -116,10 +116,12 @@ describe('bench suite: report', () => {
       fig('b', 'fjord', 200),
       fig('b', 'nats', 100),
       fig('b', 'fjord', 97, 'server CPU % of a core'),
+      fig('b', 'fjord', 2.5, 'server CPU s/GB'),
+      fig('b', 'nats', 10, 'server CPU s/GB'),
     ];
     const missed = ratioTarget('produce ≥ 3× NATS JetStream', rows, 'nats', 3, () => true)!;
     assert.equal(missed.met, false);
-    assert.match(missed.figure, /^2\.00× at worst \(b: 200 against 100 MB\/s\), 3\.00× at best \(a\)$/);
+    assert.match(missed.figure, /^2\.00× at worst \(b: 200 against 100 MB\/s; server CPU there 2\.50 against 10\.0 s\/GB\), 3\.00× at best \(a\)$/);
     assert.match(missed.note!, /one event loop is saturated on b \(97\.0% of a core\)/);
     const met = ratioTarget('produce ≥ 3× NATS JetStream', rows, 'nats', 3, (c) => c === 'a')!;
     assert.equal(met.met, true);
