@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../free-port.js';
+import { track } from './peers.js';
 import { cpuSecondsPerGB, mbPerSecond } from './stats.js';
 import type { FjordHandle, NatsHandle, RedisHandle, Sample, SuiteContext, SystemHandle, SystemName } from './workload.js';
 
@@ -149,7 +150,7 @@ export async function ddLimit(ctx: SuiteContext, dir: string, mib: number): Prom
 /** Loopback iperf3, one stream, for `seconds`: what TCP on this machine carries. */
 export async function iperf3Limit(ctx: SuiteContext, seconds: number): Promise<Measured> {
   const port = await freePort();
-  const server = spawn('iperf3', ['-s', '-p', String(port), '-1'], { stdio: 'ignore' });
+  const server = track(spawn('iperf3', ['-s', '-p', String(port), '-1'], { stdio: 'ignore' }));
   try {
     const args = ['-c', '127.0.0.1', '-p', String(port), '-t', String(seconds), '-J'];
     ctx.command(`iperf3 -s -p PORT -1; iperf3 ${args.join(' ').replace(String(port), 'PORT')}`);

@@ -15,6 +15,18 @@ import type { ExecResult, FjordHandle, NatsHandle, RedisHandle } from './workloa
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** Servers and load generators started and not yet exited: killed when the runner exits, even on a crash or Ctrl-C. */
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+export function track<T extends ChildProcess>(child: T): T {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
 /** utime + stime of a process, in seconds. */
 export async function processCpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
@@ -32,7 +44,7 @@ export async function processRssBytes(pid: number): Promise<number> {
 export function exec(cmd: string, args: readonly string[], options: { input?: string; timeoutMs?: number; cwd?: string } = {}): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], cwd: options.cwd });
+    const child = track(spawn(cmd, args, { stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], cwd: options.cwd }));
     let out = '';
     let err = '';
     const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
@@ -47,7 +59,11 @@ export function exec(cmd: string, args: readonly string[], options: { input?: st
       clearTimeout(timer);
       resolve({ code, stdout: out, stderr: err, ms: performance.now() - started });
     });
-    child.stdin.end(options.input ?? '');
+    if (child.stdin !== null) {
+      // A command that exits without reading its input must not fail the run with EPIPE.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(options.input);
+    }
   });
 }
 
@@ -110,7 +126,7 @@ export async function startFjord(root: string, dir: string, overrides: Record<st
   let child: ChildProcess;
   const launch = async (): Promise<number> => {
     const started = performance.now();
-    child = spawn('bin/kafka-server-start.sh', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = track(spawn('bin/kafka-server-start.sh', args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
     await waitForOutput(child, /listening on PLAINTEXT:\/\//, 'Fjord', 300_000);
     return performance.now() - started;
   };
@@ -158,7 +174,7 @@ export async function startNats(dir: string, command: (line: string) => void): P
   const port = await freePort();
   const args = ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir];
   command(`nats-server ${args.join(' ')}`.replace(storeDir, '<tmp>/nats-store').replace(` ${port} `, ' PORT '));
-  const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] }));
   await waitForOutput(child, /Server is ready/, 'nats-server');
   return {
     name: 'nats',
@@ -178,7 +194,7 @@ export async function startRedis(dir: string, command: (line: string) => void): 
   // In the foreground (no --daemonize) so the child is the server and stops with the run.
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', redisDir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', ''];
   command(`redis-server ${args.join(' ')}`.replace(redisDir, '<tmp>/redis').replace(` ${port} `, ' PORT '));
-  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] }));
   await waitForOutput(child, /Ready to accept connections/, 'redis-server');
   return {
     name: 'redis',

@@ -11,7 +11,7 @@
  * installs the peers (scripts/install-bench-deps.sh) and builds dist/ when src/ changed (the
  * broker runs from dist/). Exits 1 when a workload failed (its section says why).
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,6 +90,12 @@ export async function runSuite(options: SuiteOptions, invocation: string): Promi
   }
   const selected = all.filter((w) => options.only === null || options.only.includes(w.name));
   const tmpDir = await mkdtemp(path.join(tmpdir(), 'fjord-bench-suite-'));
+  // Removed on any exit, a crash included (the servers are killed first: peers.ts's exit hook).
+  process.on('exit', () => {
+    try {
+      rmSync(tmpDir, { recursive: true, force: true });
+    } catch {} // a killed server may still be closing its files: a temp dir left over is harmless
+  });
   const commands: string[] = [];
   const command = (line: string) => {
     if (!commands.includes(line)) commands.push(line);
@@ -166,6 +172,8 @@ export async function runSuite(options: SuiteOptions, invocation: string): Promi
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // Ctrl-C or a kill: exit through the exit hooks, which stop the servers and remove the temp dir.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
   const argv = process.argv.slice(2);
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
