@@ -48,10 +48,10 @@ export function exec(cmd: string, args: readonly string[], options: { input?: st
     let out = '';
     let err = '';
     const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout?.on('data', (d: Buffer) => {
       if (out.length < 1 << 20) out += d.toString();
     });
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr?.on('data', (d: Buffer) => {
       if (err.length < 1 << 16) err += d.toString();
     });
     child.on('error', reject);
