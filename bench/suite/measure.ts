@@ -158,12 +158,17 @@ export async function iperf3Limit(ctx: SuiteContext, seconds: number): Promise<M
     // server accepts (a refused connection fails at once), within a deadline.
     const deadline = performance.now() + 15_000;
     for (;;) {
+      // A refused connection can still exit 0 with -J: the JSON then has `error` and no `end` sums.
       const r = await ctx.exec('iperf3', args);
-      if (r.code === 0) {
-        const end = (JSON.parse(r.stdout) as { end: { sum_received: { bytes: number; seconds: number } } }).end.sum_received;
-        return { records: 0, bytes: end.bytes, seconds: end.seconds, serverCpu: Number.NaN };
+      let report: { error?: string; end?: { sum_received?: { bytes: number; seconds: number } } } = {};
+      try {
+        report = JSON.parse(r.stdout) as typeof report;
+      } catch {}
+      const received = report.end?.sum_received;
+      if (r.code === 0 && received !== undefined && received.seconds > 0) {
+        return { records: 0, bytes: received.bytes, seconds: received.seconds, serverCpu: Number.NaN };
       }
-      if (performance.now() > deadline || server.exitCode !== null) throw new Error(`iperf3 failed: ${r.stdout.slice(-500)}`);
+      if (performance.now() > deadline || server.exitCode !== null) throw new Error(`iperf3 failed: ${report.error ?? r.stdout.slice(-500)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {
