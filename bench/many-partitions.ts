@@ -7,6 +7,8 @@
  * Layouts default to 1x10000 and 100x100. BENCH_RECORDS (200000) 100-byte records are produced
  * across the one-topic layout with librdkafka (bench/rdkafka-perf.c, compiled here).
  * FJORD_BENCH_HEAP_SNAPSHOTS=DIR writes a heap snapshot there before each memory reading.
+ * BENCH_BASE=DIR measures a second build too (a checkout of another commit, built, with node_modules),
+ * each layout on both builds one after the other, order alternating: before/after figures of one run.
  * BENCH_BROKER_NODE_ARGS runs the broker as `node ARGS dist/server/main.js` (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
  */
 import { execFile } from 'node:child_process';
@@ -29,11 +31,14 @@ try {
   const bin = path.join(work, 'rdkafka-perf');
   await promisify(execFile)('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
   const rows: string[] = [];
-  for (const { topics, perTopic } of layouts) {
+  const builds = [{ name: 'this build', root: path.join(HERE, '..') }];
+  if (process.env.BENCH_BASE) builds.push({ name: `base (${path.basename(process.env.BENCH_BASE)})`, root: path.resolve(process.env.BENCH_BASE) });
+  const runs = layouts.flatMap((layout, i) => (i % 2 === 0 ? builds : [...builds].reverse()).map((build) => ({ ...layout, build })));
+  for (const { topics, perTopic, build } of runs) {
     const dir = path.join(work, `${topics}x${perTopic}`);
     const before = loadAverage();
     const r: ManyPartitionsResult = await measureManyPartitions({
-      root: path.join(HERE, '..'),
+      root: build.root,
       workDir: dir,
       topics,
       partitionsPerTopic: perTopic,
@@ -42,18 +47,18 @@ try {
       throughputRecords: Number(process.env.BENCH_RECORDS ?? 200_000),
       recordBytes: 100,
       nodeArgs: process.env.BENCH_BROKER_NODE_ARGS?.split(' ').filter((a) => a !== ''),
-      log: (line) => console.error(`[${topics}x${perTopic}] ${line}`),
+      log: (line) => console.error(`[${topics}x${perTopic} ${build.name}] ${line}`),
     });
     await rm(dir, { recursive: true, force: true });
     const mem = (m: ManyPartitionsResult['afterFill']): string =>
       `${m.rssMB.toFixed(0)} / ${m.hwmMB.toFixed(0)} MB, heap ${m.heapUsedMB.toFixed(0)} MB, ${m.fds} fds`;
     const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
     rows.push(
-      `| ${topics} × ${perTopic} | ${s(r.createMs)} | ${mem(r.afterFill)} | ${r.throughput ? `${r.throughput.mbPerS.toFixed(1)} MB/s, ${Math.round(r.throughput.recordsPerS)} rec/s, ${r.throughput.cpuSecondsPerGB.toFixed(0)} CPU s/GB` : '—'} | ${s(r.shutdownMs)} | ${s(r.restartListeningMs)} / ${s(r.restartMs)} | ${mem(r.afterRestart)} | ${before} → ${loadAverage()} |`,
+      `| ${topics} × ${perTopic}${builds.length > 1 ? `, ${build.name}` : ''} | ${s(r.createMs)} | ${mem(r.afterFill)} | ${r.throughput ? `${r.throughput.mbPerS.toFixed(1)} MB/s, ${Math.round(r.throughput.recordsPerS)} rec/s, ${r.throughput.cpuSecondsPerGB.toFixed(0)} CPU s/GB` : '—'} | ${s(r.shutdownMs)} | ${s(r.restartListeningMs)} / ${s(r.restartMs)} (CPU ${r.restartCpuSeconds.toFixed(1)} s) | ${mem(r.afterRestart)} | ${before} → ${loadAverage()} |`,
     );
   }
   console.log(
-    '| layout | create | after 10 records each: RSS / HWM, heap, fds | produce 100 B to all partitions | clean shutdown | restart: ApiVersions / all partitions in Metadata | after restart: RSS / HWM, heap, fds | load average |',
+    '| layout | create | after 10 records each: RSS / HWM, heap, fds | produce 100 B to all partitions | clean shutdown | restart: ApiVersions / all partitions in Metadata (broker CPU) | after restart: RSS / HWM, heap, fds | load average |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(r);

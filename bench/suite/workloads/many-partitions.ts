@@ -74,6 +74,8 @@ export interface ManyPartitionsResult {
   restartListeningMs: number;
   /** Spawn to Metadata listing every partition with a leader. */
   restartMs: number;
+  /** The broker's CPU time (user + system) from spawn to that moment: the restart's cost, load or not. */
+  restartCpuSeconds: number;
   afterRestart: MemorySnapshot;
 }
 
@@ -295,6 +297,7 @@ export async function measureManyPartitions(o: ManyPartitionsOptions): Promise<M
     await o.afterShutdown?.(logDir);
     broker = start();
     const restart = await waitReady(broker, partitions);
+    const restartCpuSeconds = await cpuSeconds(broker.pid);
     o.log(`restart: listening ${(restart.listeningMs / 1000).toFixed(1)} s, all partitions ${(restart.readyMs / 1000).toFixed(1)} s`);
     const afterRestart = await snapshot(broker);
     o.log(`after restart: ${JSON.stringify(afterRestart)}`);
@@ -309,6 +312,7 @@ export async function measureManyPartitions(o: ManyPartitionsOptions): Promise<M
       shutdownMs,
       restartListeningMs: restart.listeningMs,
       restartMs: restart.readyMs,
+      restartCpuSeconds,
       afterRestart,
     };
   } finally {
@@ -385,6 +389,7 @@ const manyPartitions: Workload = {
         add('create s', r.createMs / 1000);
         add('clean shutdown s', r.shutdownMs / 1000);
         add('restart s', r.restartMs / 1000);
+        add('restart CPU s', r.restartCpuSeconds);
         if (r.throughput) {
           add('produce 100 B MB/s', r.throughput.mbPerS, true);
           add('produce CPU s/GB', r.throughput.cpuSecondsPerGB);
@@ -417,7 +422,7 @@ const manyPartitions: Workload = {
       ],
       notes: [
         'RSS: the largest reading of a run; JS heap: process.memoryUsage().heapUsed, garbage not yet collected included.',
-        'Produce: only the 1 × 10,000 layout (rdkafka-perf produces to one topic); each record goes to a random partition, so a Produce request holds ~1 record per partition.',
+        'Produce: only the one-topic layout (rdkafka-perf produces to one topic); each record goes to a random partition, so a Produce request holds ~1 record per partition.',
       ],
     };
   },
