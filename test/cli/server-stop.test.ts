@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../helpers/run.js';
 import { Admin } from '../../src/client/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START = join(ROOT, 'bin', 'kafka-server-start.sh');
@@ -36,15 +37,7 @@ const alive = (pid: number): boolean => {
   }
 };
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => waitFor(what, timeoutMs, probe, { pollMs: 100 });
 
 /** LOG_DIRs of the daemons a test started, so cleanup finds each one's pid even when starting it failed half-way. */
 const launched: string[] = [];
