@@ -85,8 +85,13 @@ export class ConsoleApi {
       if (!m) continue;
       pathMatched = true;
       if (method !== req.method) continue;
+      let params: string[];
       try {
-        const params = m.slice(1).map((s) => decodeURIComponent(s));
+        params = m.slice(1).map((s) => decodeURIComponent(s));
+      } catch {
+        return { status: 400, body: { error: `malformed percent-encoding in the path: ${req.path}` } };
+      }
+      try {
         return { status: 200, body: await handler(req, params) };
       } catch (err) {
         return failure(err);
