@@ -10,12 +10,14 @@
  *   node --import tsx bench/latency-breakdown.ts [--shares=0.25,0.5,0.75] [--acks=1,all] [--rounds=2] [--seconds=5] [--max-records=200000] [--rate=N] [--profile=DIR]
  *
  * LATENCY_A_DIST / LATENCY_B_DIST: the builds (default: this tree's dist/ as A, no B);
- * LATENCY_A_FLAGS / LATENCY_B_FLAGS: node flags for each (e.g. "--max-semi-space-size=16").
+ * LATENCY_A_FLAGS / LATENCY_B_FLAGS: node flags for each (e.g. "--max-semi-space-size=16");
+ * LATENCY_BROKER_OUT=DIR keeps each broker's stdout in DIR/A.out, DIR/B.out (where --trace-gc writes).
  * --rate=N measures at N records/s instead of shares of the maximum (the maximum is then not measured).
  * --profile=DIR: each broker runs under node --cpu-prof (250 µs sampling) into DIR; after the run
  * the profile's event-loop blocks over 2 ms are listed with the function that took most of each.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -86,7 +88,7 @@ async function startBroker(variant: Variant, work: string): Promise<Broker> {
     process.execPath,
     [...prof, ...variant.nodeFlags, '--import', path.join(HERE, 'latency-probe.mjs'), path.join(variant.dist, 'server', 'main.js'), config],
     {
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', process.env.LATENCY_BROKER_OUT ? openSync(path.join(process.env.LATENCY_BROKER_OUT, `${variant.name}.out`), 'a') : 'ignore', 'inherit'],
       env: { ...process.env, FJORD_LOG_LEVEL: 'warn', LATENCY_PROBE_OUT: probeFile },
     },
   );
@@ -189,6 +191,7 @@ async function main(): Promise<void> {
             const r = await e2eLatency(h, b.bootstrap, topic, acks, rate, SECONDS, WARMUP);
             const t1 = Date.now();
             const cpu1 = await cpuMs(b.child.pid!);
+            const rssMb = await rssMbOf(b.child.pid!);
             await b.admin.deleteTopics([topic]);
             // The measured window: after the harness's warm-up, up to its end.
             const probe = await probeWindow(b, t0 + WARMUP * 1000, t1);
@@ -204,7 +207,7 @@ async function main(): Promise<void> {
               )
                 .map(([k, ms]) => `${k} ${(ms / secs).toFixed(1)} ms/s`)
                 .join(', ')}), ` +
-              `loop delay p99 ${median(probe.map((s) => s.loopP99Ms)).toFixed(2)} ms (median second), max ${Math.max(0, ...probe.map((s) => s.loopMaxMs)).toFixed(1)} ms, ${(sum(probe.map((s) => s.loopOver2ms)) / secs).toFixed(1)} samples/s > 2 ms | load ${loadavg()[0]!.toFixed(2)}`;
+              `loop delay p99 ${median(probe.map((s) => s.loopP99Ms)).toFixed(2)} ms (median second), max ${Math.max(0, ...probe.map((s) => s.loopMaxMs)).toFixed(1)} ms, ${(sum(probe.map((s) => s.loopOver2ms)) / secs).toFixed(1)} samples/s > 2 ms, RSS ${rssMb.toFixed(0)} MB | load ${loadavg()[0]!.toFixed(2)}`;
             console.log(text);
             rows.push({ key: `${acks} ${load}`, variant: b.variant.name, load, text, p99: r.e2e.p99, p999: r.e2e.p999 });
           }
@@ -236,6 +239,12 @@ async function cpuMs(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Resident set size of a process now, in MB (/proc/PID/status VmRSS). */
+async function rssMbOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
 interface ProfileNode {

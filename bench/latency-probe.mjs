@@ -57,3 +57,24 @@ if (out) {
     loop.reset();
   }, 1000).unref();
 }
+
+// With $LATENCY_HEAP_PROFILE set: V8's sampling heap profiler runs from start, counting objects the
+// garbage collector has already taken too (what makes scavenges), and SIGUSR2 writes what it
+// sampled so far to that file (a .heapprofile: load it in Chrome's DevTools, or sum it by function
+// as bench/latency-breakdown.ts --heap-profile does) and starts counting afresh.
+const heapOut = process.env.LATENCY_HEAP_PROFILE;
+if (heapOut) {
+  const { Session } = await import('node:inspector');
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  const start = () =>
+    session.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+  session.post('HeapProfiler.enable', () => start());
+  process.on('SIGUSR2', () => {
+    session.post('HeapProfiler.stopSampling', (err, res) => {
+      if (!err) writeFileSync(heapOut, JSON.stringify(res.profile));
+      start();
+    });
+  });
+}
