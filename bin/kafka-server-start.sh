@@ -25,7 +25,7 @@ fi
 # a second: the young generation promotes in-flight requests, and V8 starts marking as soon as the
 # headroom is below the young generation's size. That gave 4-15 mark-compacts (5-150 ms each)
 # per 10 s at 40,000-60,000 records/s: the p99.9 latency tail. With 64 MB: none in 10 s, RSS the
-# same (bench/RESULTS.md, "Latency at 25/50/75% of max load"). FJORD_HEAP_OPTS replaces it (node
+# same (bench/RESULTS.md, "Issue 26: latency at 25/50/75% of max load"). FJORD_HEAP_OPTS replaces it (node
 # flags, as KAFKA_HEAP_OPTS holds Kafka's JVM ones; NODE_OPTIONS does not take this V8 flag).
 read -r -a NODE_HEAP <<<"${FJORD_HEAP_OPTS---initial-old-space-size=64}"
 

@@ -146,7 +146,9 @@ export function latencyTargets(figures: readonly { case: string; metric: string;
       figure: `p99 ${p99.toFixed(2)} ms, p99.9 ${p999.toFixed(2)} ms at ${Math.round(value('records/s'))} records/s`,
       ...(p99 <= 2 && p999 <= 5
         ? {}
-        : { note: 'see bench/RESULTS.md "Latency at 25/50/75% of max load" for what holds the tail (bench/latency-breakdown.ts)' }),
+        : {
+            note: 'what holds the tail: bench/RESULTS.md, "Issue 26: latency at 25/50/75% of max load, and what makes its tail" (bench/latency-breakdown.ts)',
+          }),
     };
   });
 }
