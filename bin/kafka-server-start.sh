@@ -20,14 +20,18 @@ if [ ! -f "$MAIN" ]; then
   exit 1
 fi
 
-# V8's first old-generation limit, in MB. By default it is sized from the live heap (about 20 MB
-# for an idle broker, so a ~45 MB limit), which a broker under produce load reaches again within
-# a second: the young generation promotes in-flight requests, and V8 starts marking as soon as the
-# headroom is below the young generation's size. That gave 4-15 mark-compacts (5-150 ms each)
-# per 10 s at 40,000-60,000 records/s: the p99.9 latency tail. With 64 MB: none in 10 s, RSS the
-# same (bench/RESULTS.md, "Issue 26: latency at 25/50/75% of max load"). FJORD_HEAP_OPTS replaces it (node
-# flags, as KAFKA_HEAP_OPTS holds Kafka's JVM ones; NODE_OPTIONS does not take this V8 flag).
-read -r -a NODE_HEAP <<<"${FJORD_HEAP_OPTS---initial-old-space-size=64}"
+# Node flags for the latency tail (issue 26; bench/RESULTS.md, "Issue 26: latency at 25/50/75% of
+# max load"), each measured beside the default in the same run, throughput and CPU per MB unchanged:
+# - FJORD_HEAP_OPTS (default --initial-old-space-size=64; as KAFKA_HEAP_OPTS holds the JVM's heap
+#   flags): V8 sizes its first old-generation limit from an idle broker's ~20 MB heap and starts
+#   marking whenever the headroom is below the young generation's size, so under produce load it
+#   mark-compacted about once a second (5-150 ms each, freeing almost nothing); with 64 MB, none
+#   in most 10-40 s windows, RSS the same. (NODE_OPTIONS does not take this V8 flag.)
+# - FJORD_PERFORMANCE_OPTS (default --no-parallel-scavenge; as KAFKA_JVM_PERFORMANCE_OPTS holds
+#   the JVM's GC flags): a young-generation collection shared with V8's helper threads waits for
+#   them when the clients keep the other cores busy: scavenge pauses up to 37-117 ms against
+#   2.2-5.6 ms done on the event loop alone (16 MB young generation, ~1 ms).
+read -r -a NODE_FLAGS <<<"${FJORD_HEAP_OPTS---initial-old-space-size=64} ${FJORD_PERFORMANCE_OPTS---no-parallel-scavenge}"
 
 if [ "$1" = "-daemon" ]; then
   shift
@@ -42,9 +46,9 @@ if [ "$1" = "-daemon" ]; then
     fi
   fi
   # The broker removes its pid file when it exits (FJORD_PID_FILE).
-  FJORD_PID_FILE="$PID_FILE" nohup node "${NODE_HEAP[@]}" "$MAIN" "$@" >"$LOG_DIR/fjordServer.out" 2>&1 </dev/null &
+  FJORD_PID_FILE="$PID_FILE" nohup node "${NODE_FLAGS[@]}" "$MAIN" "$@" >"$LOG_DIR/fjordServer.out" 2>&1 </dev/null &
   echo "$!" >"$PID_FILE"
   exit 0
 fi
 
-exec node "${NODE_HEAP[@]}" "$MAIN" "$@"
+exec node "${NODE_FLAGS[@]}" "$MAIN" "$@"
