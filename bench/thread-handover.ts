@@ -18,6 +18,9 @@
  * - Buffer slices: what postMessage does with a pooled Buffer.allocUnsafe slice and with a frame
  *   that is a subarray of a socket chunk, copied and in the transfer list (bytes that arrive,
  *   whether the sender's other views survive); and the socket chunks Node hands over on loopback.
+ * - Whether threads can share one listening socket (listen({ fd }): Node 20 has no reusePort and
+ *   cannot send a socket to a worker), and whether writeSync/readSync/socket.write take
+ *   SharedArrayBuffer views (a shard appending straight from shared memory).
  * The load average is printed with the figures: on a loaded machine the thread hop waits for a
  * core, so latencies grow with the load; CPU per message is the figure that tolerates load.
  */
@@ -145,6 +148,10 @@ if (mode === 'ring-echo') {
   });
 } else if (mode === 'fs') {
   parentPort.on('message', ({ file, chunk, total, op }) => parentPort.postMessage(fsLoop(file, chunk, total, op)));
+} else if (mode === 'accept') {
+  const server = require('node:net').createServer((c) => c.end(String(require('node:worker_threads').threadId)));
+  server.listen({ fd: workerData.fd }, () => parentPort.postMessage('listening'));
+  parentPort.on('message', () => server.close(() => parentPort.postMessage('closed')));
 } else if (mode === 'probe') {
   parentPort.on('message', (m) => parentPort.postMessage({ length: m.length, backing: m.buffer.byteLength }));
 }
@@ -416,15 +423,16 @@ async function bufferSlices(): Promise<void> {
   const w = startWorker('probe');
   const probe = async (label: string, view: Buffer, transfer: boolean, sibling: Buffer): Promise<void> => {
     const before = view.length;
+    const backing = view.buffer.byteLength;
     try {
       w.postMessage(view, transfer ? [view.buffer as ArrayBuffer] : []);
       const [got] = (await once(w, 'message')) as [{ length: number; backing: number }];
       row(
         'slice',
         label,
-        `sent ${before} B view of ${transfer ? 'a' : 'an'} ${view.buffer.byteLength || 'detached'} B ArrayBuffer`,
-        `worker got ${got.length} B view, backing ${got.backing} B`,
-        `sender's view after: ${view.length} B, a sibling view: ${sibling.length} B`,
+        `sent a ${before} B view of an ArrayBuffer of ${backing} B`,
+        `the worker got a ${got.length} B view of an ArrayBuffer of ${got.backing} B`,
+        `afterwards the sender's view has ${view.length} B, another view of the same ArrayBuffer ${sibling.length} B`,
       );
     } catch (err) {
       row('slice', label, `postMessage threw: ${String(err)}`);
@@ -458,6 +466,56 @@ async function bufferSlices(): Promise<void> {
   row('socket chunks', '1 MiB written as 1 KiB writes, loopback', [...sizes].map(([k, v]) => `${v} x ${k} ArrayBuffer`).join(', '));
 }
 
+/**
+ * Node 20 can neither hand a socket to a worker nor listen with SO_REUSEPORT: can several threads
+ * accept on one listening socket (listen({ fd }))? And do I/O calls take SharedArrayBuffer views?
+ */
+async function sharedListenFd(): Promise<void> {
+  const server = createServer((c) => c.end('main'));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const fd = (server as unknown as { _handle: { fd: number } })._handle.fd;
+  const workers = [startWorker('accept', { fd }), startWorker('accept', { fd })];
+  await Promise.all(workers.map((w) => once(w, 'message')));
+  const by = new Map<string, number>();
+  for (let i = 0; i < 30; i++) {
+    const c = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    const [d] = (await once(c, 'data')) as [Buffer];
+    const who = d.toString() === 'main' ? 'main' : `worker ${d.toString()}`;
+    by.set(who, (by.get(who) ?? 0) + 1);
+    c.destroy();
+  }
+  for (const w of workers) {
+    w.postMessage('close');
+    await once(w, 'message');
+    await w.terminate();
+  }
+  server.close();
+  row(
+    'listen fd',
+    `30 connections to one listening socket, accepted by the main thread and two workers (listen({ fd })): ${[...by].map(([k, v]) => `${k}: ${v}`).join(', ')}`,
+  );
+  const sab = new SharedArrayBuffer(4096);
+  const view = Buffer.from(sab, 100, 1000).fill(65);
+  const dir = mkdtempSync(path.join(tmpdir(), 'fjord-handover-'));
+  try {
+    const fd2 = openSync(path.join(dir, 'f'), 'w+');
+    const wrote = writeSync(fd2, view, 0, 1000, 0);
+    const read = readSync(fd2, view, 0, 1000, 0);
+    closeSync(fd2);
+    const echo = createServer((c) => c.end(view.subarray(0, 10)));
+    echo.listen(0, '127.0.0.1');
+    await once(echo, 'listening');
+    const c = connect((echo.address() as AddressInfo).port, '127.0.0.1');
+    const [d] = (await once(c, 'data')) as [Buffer];
+    c.destroy();
+    echo.close();
+    row('listen fd', `a Buffer over a SharedArrayBuffer: writeSync wrote ${wrote} B, readSync read ${read} B, socket.write sent ${d.length} B`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   console.error(`node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
@@ -466,6 +524,7 @@ async function main(): Promise<void> {
   await sharedRing();
   await fileIo();
   await bufferSlices();
+  await sharedListenFd();
   const header = `node ${process.version}; ${cpus().length} cores (${cpus()[0]?.model ?? '?'}); ${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${load()}`;
   const table = (kind: string, head: string[]): string => {
     const body = rows.filter((r) => r[0] === kind).map((r) => `| ${r.slice(1).join(' | ')} |`);
@@ -475,7 +534,14 @@ async function main(): Promise<void> {
     [
       header,
       table('round trip', ['postMessage round trip (median)', 'main ↔ worker', 'MessageChannel port ↔ worker', 'MessageChannel, same thread', 'load average']),
-      table('one way', ['postMessage one way, pipelined', 'messages/s', 'MB/s', 'sender CPU / msg', 'receiver CPU / msg', 'load average']),
+      table('one way', [
+        'postMessage one way, pipelined',
+        'messages/s',
+        'MB/s (transferred: moved by reference, never touched)',
+        'sender CPU / msg',
+        'receiver CPU / msg',
+        'load average',
+      ]),
       [
         table('ring round trip', ['SAB ring round trip (Atomics.waitAsync both sides)', 'median', 'p99', 'load average']),
         table('ring one way', [
@@ -495,7 +561,7 @@ async function main(): Promise<void> {
           .map((r) => `| ${r.slice(1).join(' | ')} |`)
           .join('\n'),
       ].join('\n'),
-      [...rows.filter((r) => r[0] === 'slice' || r[0] === 'socket chunks').map((r) => `- ${r.slice(1).join('; ')}`)].join('\n'),
+      [...rows.filter((r) => r[0] === 'slice' || r[0] === 'socket chunks' || r[0] === 'listen fd').map((r) => `- ${r.slice(1).join('; ')}`)].join('\n'),
     ].join('\n\n'),
   );
 }
