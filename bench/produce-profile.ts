@@ -17,6 +17,10 @@
  *   stime): the main (JS) thread, libuv's pool (async file reads), V8's helper threads (concurrent
  *   GC and compilation). The main thread's share is what one event loop serialises today.
  * - --keep=DIR keeps the .cpuprofile (open it in Chrome DevTools or speedscope).
+ * - --strace: also counts the broker's system calls per MB over each window (`strace -c -f`,
+ *   all threads). ptrace slows every call, so throughput, shares and CPU of such a run are not
+ *   comparable with a run without it; the counts are what it is for (how many writes, reads,
+ *   epoll waits and futex wake-ups a MB costs: the kernel half of the main thread's CPU).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -34,6 +38,7 @@ const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const RECORDS = Number(positional[0] ?? 1_000_000);
 const PARTITIONS = (flags.find((f) => f.startsWith('--partitions='))?.slice(13) ?? '1,8').split(',').map(Number);
 const KEEP = flags.find((f) => f.startsWith('--keep='))?.slice(7);
+const STRACE = flags.includes('--strace');
 const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -205,7 +210,8 @@ async function startBroker(work: string, profDir: string): Promise<Broker> {
   await writeFile(config, `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${logs}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n`);
   const child = spawn(
     process.execPath,
-    ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profDir}`, path.join(ROOT, 'dist', 'server', 'main.js'), config],
+    // Under --strace the profiler stays off: its sampling signals would be most of the calls counted.
+    [...(STRACE ? [] : ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profDir}`]), path.join(ROOT, 'dist', 'server', 'main.js'), config],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
       env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
@@ -239,6 +245,38 @@ interface Workload {
   mbs: number;
   load: string;
   threads: Map<string, { user: number; system: number }>;
+  /** --strace: calls per system call name over the window. */
+  syscalls?: Map<string, number>;
+}
+
+/** Attaches `strace -c -f` to pid; the returned function detaches it and gives the calls per name. */
+async function straceCounts(pid: number, out: string): Promise<() => Promise<Map<string, number>>> {
+  const child = spawn('strace', ['-c', '-f', '-q', '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  // strace says nothing when attached: give it a moment, failing early if it exits (no ptrace).
+  await new Promise((r) => setTimeout(r, 500));
+  if (child.exitCode !== null) throw new Error(`strace could not attach: ${err.trim()}`);
+  return async () => {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGINT');
+    await exited;
+    const counts = new Map<string, number>();
+    // Summary rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+    for (const line of (await readFile(out, 'utf8')).split('\n')) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 5 || !/^[\d.]+$/.test(f[0]!) || f.at(-1) === 'total') continue;
+      counts.set(f.at(-1)!, Number(f[3]));
+    }
+    return counts;
+  };
+}
+
+async function readProfile(profDir: string): Promise<CpuProfile> {
+  const file = (await readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error('the broker wrote no .cpuprofile');
+  if (KEEP) await copyFile(path.join(profDir, file), path.join(KEEP, file));
+  return JSON.parse(await readFile(path.join(profDir, file), 'utf8')) as CpuProfile;
 }
 
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
@@ -256,12 +294,14 @@ async function main(): Promise<void> {
   try {
     const measure = async (name: string, args: string[]): Promise<void> => {
       const loadBefore = load();
+      const detach = STRACE ? await straceCounts(pid, path.join(work, `strace-${workloads.length}.txt`)) : undefined;
       const cpuBefore = await threadCpu(pid);
       const fromUs = nowUs();
       const mbs = await harness(bin, args);
       const toUs = nowUs();
       const threads = cpuDelta(cpuBefore, await threadCpu(pid));
-      workloads.push({ name, fromUs, toUs, mbs, load: `${loadBefore} → ${load()}`, threads });
+      const syscalls = await detach?.();
+      workloads.push({ name, fromUs, toUs, mbs, load: `${loadBefore} → ${load()}`, threads, ...(syscalls ? { syscalls } : {}) });
       console.error(`${name}: ${mbs.toFixed(1)} MB/s`);
     };
     for (const p of PARTITIONS) {
@@ -277,10 +317,7 @@ async function main(): Promise<void> {
     b.child.kill('SIGTERM');
     await exited;
   }
-  const file = (await readdir(profDir)).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error('the broker wrote no .cpuprofile');
-  if (KEEP) await copyFile(path.join(profDir, file), path.join(KEEP, file));
-  const profile = JSON.parse(await readFile(path.join(profDir, file), 'utf8')) as CpuProfile;
+  const profile = STRACE ? { nodes: [], startTime: 0, samples: [], timeDeltas: [] } : await readProfile(profDir);
   const stageNames = [...new Set([...STAGES.map((s) => s.name), OTHER])];
   const results = workloads.map((w) => ({ w, ...window(profile, w.fromUs, w.toUs) }));
   const pct = (part: number, whole: number): string => (whole > 0 ? `${((part / whole) * 100).toFixed(1)}%` : '–');
@@ -288,7 +325,8 @@ async function main(): Promise<void> {
   console.log(`| stage (share of the main thread's busy time) | ${results.map((r) => r.w.name).join(' | ')} |`);
   console.log(`|---|${results.map(() => '---').join('|')}|`);
   const busy = (r: (typeof results)[number]): number => r.total - (r.stages.get('idle') ?? 0);
-  for (const s of stageNames.filter((n) => n !== 'idle')) console.log(`| ${s} | ${results.map((r) => pct(r.stages.get(s) ?? 0, busy(r))).join(' | ')} |`);
+  for (const s of STRACE ? [] : stageNames.filter((n) => n !== 'idle'))
+    console.log(`| ${s} | ${results.map((r) => pct(r.stages.get(s) ?? 0, busy(r))).join(' | ')} |`);
   console.log(`| idle (share of the window) | ${results.map((r) => pct(r.stages.get('idle') ?? 0, r.total)).join(' | ')} |`);
   console.log(`| main thread busy ms per MB (profile) | ${results.map((r) => (busy(r) / 1000 / ((RECORDS * SIZE) / MB)).toFixed(2)).join(' | ')} |`);
   console.log(`| MB/s (harness) | ${results.map((r) => r.w.mbs.toFixed(1)).join(' | ')} |`);
@@ -308,7 +346,24 @@ async function main(): Promise<void> {
         .join(' | ')} |`,
     );
   }
-  for (const r of results) {
+  if (STRACE) {
+    const names = [
+      ...new Set(
+        results.flatMap((r) =>
+          [...(r.w.syscalls ?? new Map<string, number>()).entries()]
+            .sort((a, b2) => b2[1] - a[1])
+            .slice(0, 12)
+            .map(([n]) => n),
+        ),
+      ),
+    ];
+    console.log(
+      `\n(strace attached, profiler off: the figures above are slowed by ptrace)\n\n| system calls per MB (all threads) | ${results.map((r) => r.w.name).join(' | ')} |`,
+    );
+    console.log(`|---|${results.map(() => '---').join('|')}|`);
+    for (const n of names) console.log(`| ${n} | ${results.map((r) => ((r.w.syscalls?.get(n) ?? 0) / mbOf).toFixed(1)).join(' | ')} |`);
+  }
+  for (const r of STRACE ? [] : results) {
     const top = [...r.leaves]
       .filter(([f]) => !f.includes('(idle)'))
       .sort((a, b2) => b2[1] - a[1])
