@@ -18,6 +18,9 @@
  * - Buffer slices: what postMessage does with a pooled Buffer.allocUnsafe slice and with a frame
  *   that is a subarray of a socket chunk, copied and in the transfer list (bytes that arrive,
  *   whether the sender's other views survive); and the socket chunks Node hands over on loopback.
+ * - The produce path in miniature: batches in a SharedArrayBuffer slab handed to 0 (inline), 1
+ *   and 2 shard workers that CRC32C and write them: the main thread's CPU per MB left after the
+ *   hand-over, and the shards' CPU per MB for the work moved.
  * - Whether threads can share one listening socket (listen({ fd }): Node 20 has no reusePort and
  *   cannot send a socket to a worker), and whether writeSync/readSync/socket.write take
  *   SharedArrayBuffer views (a shard appending straight from shared memory).
@@ -127,7 +130,8 @@ if (mode === 'ring-echo') {
       const seen = Atomics.load(a.h, 2);
       let m;
       while ((m = ringPeek(a)) !== undefined) {
-        while (!ringPush(b, m)) await ringWait(b, 3, Atomics.load(b.h, 3));
+        // The pops counter is read before trying: a pop between a failed push and the read would be a lost wake-up.
+        for (let seenPops = Atomics.load(b.h, 3); !ringPush(b, m); seenPops = Atomics.load(b.h, 3)) await ringWait(b, 3, seenPops);
         ringDone(a);
       }
       await ringWait(a, 2, seen);
@@ -148,6 +152,23 @@ if (mode === 'ring-echo') {
   });
 } else if (mode === 'fs') {
   parentPort.on('message', ({ file, chunk, total, op }) => parentPort.postMessage(fsLoop(file, chunk, total, op)));
+} else if (mode === 'shard') {
+  // A shard's part of a produce: CRC32C over the batch bytes (in the shared slab, in place) and
+  // the append's write to its own segment file; answers the request's offset.
+  const { crc32c } = require('node:module').createRequire(workerData.root + '/package.json')('@node-rs/crc32');
+  const slab = Buffer.from(workerData.slab);
+  const fd = fs.openSync(workerData.file, 'w');
+  let position = 0, cpu0 = 0;
+  parentPort.postMessage('ready');
+  parentPort.on('message', (m) => {
+    if (m === 'start') { cpu0 = cpuNs(); return; }
+    if (m === 'end') { parentPort.postMessage({ cpuNs: cpuNs() - cpu0 }); return; }
+    const view = slab.subarray(m.off, m.off + m.len);
+    const crc = crc32c(view);
+    fs.writeSync(fd, view, 0, view.length, position);
+    position = (position + view.length) % workerData.fileBytes;
+    parentPort.postMessage({ off: m.off, crc });
+  });
 } else if (mode === 'accept') {
   const server = require('node:net').createServer((c) => c.end(String(require('node:worker_threads').threadId)));
   server.listen({ fd: workerData.fd }, () => parentPort.postMessage('listening'));
@@ -355,9 +376,10 @@ async function sharedRingRuns(): Promise<void> {
     const cpu0 = ring.cpuNs();
     let waits = 0;
     for (let i = 0; i < n; i++) {
-      while (!ring.ringPush(r, msg)) {
+      // The pops counter is read before trying: a pop between a failed push and the read would be a lost wake-up.
+      for (let seenPops = Atomics.load(r.h, 3); !ring.ringPush(r, msg); seenPops = Atomics.load(r.h, 3)) {
         waits++;
-        await ring.ringWait(r, 3, Atomics.load(r.h, 3));
+        await ring.ringWait(r, 3, seenPops);
       }
     }
     const sendCpu = ring.cpuNs() - cpu0;
@@ -467,6 +489,93 @@ async function bufferSlices(): Promise<void> {
 }
 
 /**
+ * The design's produce path in miniature: the main thread (the network thread) hands batches
+ * that lie in a SharedArrayBuffer slab to shard workers as (offset, length) messages; each shard
+ * computes their CRC32C in place and writes them to its own file, and answers. Against the same
+ * work done inline on the main thread. What it shows on any core count: the main thread's CPU
+ * per MB once the work has moved (the hand-over, measured whole), and whether a shard's CPU per
+ * MB for the same work grows in a worker. Throughput only grows with spare cores.
+ */
+async function shardPipeline(): Promise<void> {
+  const root = path.join(path.dirname(new URL(import.meta.url).pathname), '..');
+  const { crc32c } = (await import('@node-rs/crc32')) as { crc32c: (b: Uint8Array) => number };
+  const dir = mkdtempSync(path.join(tmpdir(), 'fjord-shards-'));
+  const slabBytes = 64 * MiB;
+  const fileBytes = 128 * MiB;
+  const slab = new SharedArrayBuffer(slabBytes);
+  const slabView = Buffer.from(slab);
+  for (let i = 0; i < slabBytes; i += 4) slabView.writeUInt32LE((i * 2654435761) >>> 0, i);
+  try {
+    for (const [batch, total] of [
+      [MiB, QUICK ? 64 * MiB : 512 * MiB],
+      [16 * KiB, QUICK ? 16 * MiB : 128 * MiB],
+    ] as const) {
+      const n = total / batch;
+      const offsetOf = (i: number): number => (i * batch) % slabBytes;
+      for (const shards of [1, 0, 2, 0, 1]) {
+        // Workers start (and load their modules) before the clock does.
+        const workers = Array.from({ length: shards }, (_, s) => startWorker('shard', { root, slab, file: path.join(dir, `shard-${s}`), fileBytes }));
+        await Promise.all(workers.map((w) => once(w, 'message')));
+        const t0 = process.hrtime.bigint();
+        const cpu0 = ring.cpuNs();
+        let shardCpu = 0;
+        if (shards === 0) {
+          const fd = openSync(path.join(dir, 'inline'), 'w');
+          let position = 0;
+          for (let i = 0; i < n; i++) {
+            const view = slabView.subarray(offsetOf(i), offsetOf(i) + batch);
+            crc32c(view);
+            writeSync(fd, view, 0, batch, position);
+            position = (position + batch) % fileBytes;
+          }
+          closeSync(fd);
+        } else {
+          for (const w of workers) w.postMessage('start');
+          // Up to 16 batches in flight per shard, handed round-robin, as a network thread would.
+          await new Promise<void>((resolve) => {
+            let sent = 0;
+            let answered = 0;
+            const send = (w: Worker): void => {
+              if (sent < n) w.postMessage({ off: offsetOf(sent++), len: batch });
+            };
+            for (const w of workers) {
+              w.on('message', () => {
+                if (++answered === n) resolve();
+                send(w);
+              });
+              for (let q = 0; q < 16; q++) send(w);
+            }
+          });
+        }
+        // Stopped before the workers are asked for their CPU and terminated.
+        const wallNs = Number(process.hrtime.bigint() - t0);
+        const mainCpu = ring.cpuNs() - cpu0;
+        for (const w of workers) {
+          w.removeAllListeners('message');
+          w.postMessage('end');
+          const [done] = (await once(w, 'message')) as [{ cpuNs: number }];
+          shardCpu += done.cpuNs;
+          await w.terminate();
+        }
+        const mb = total / MiB;
+        row(
+          'shards',
+          `${batch >= MiB ? `${batch / MiB} MiB` : `${batch / KiB} KiB`} batches`,
+          shards === 0 ? 'inline on the main thread' : `${shards} shard worker${shards > 1 ? 's' : ''}`,
+          `${(mb / (wallNs / 1e9)).toFixed(0)} MB/s`,
+          `${(mainCpu / 1e6 / mb).toFixed(3)} ms/MB`,
+          shards === 0 ? '–' : `${(shardCpu / 1e6 / mb).toFixed(3)} ms/MB`,
+          shards === 0 ? '–' : `${us(mainCpu / n)} µs`,
+          load(),
+        );
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
  * Node 20 can neither hand a socket to a worker nor listen with SO_REUSEPORT: can several threads
  * accept on one listening socket (listen({ fd }))? And do I/O calls take SharedArrayBuffer views?
  */
@@ -522,6 +631,7 @@ async function main(): Promise<void> {
   await postMessageRoundTrips();
   await postMessageThroughput();
   await sharedRing();
+  await shardPipeline();
   await fileIo();
   await bufferSlices();
   await sharedListenFd();
@@ -554,6 +664,15 @@ async function main(): Promise<void> {
           'load average',
         ]),
       ].join('\n\n'),
+      table('shards', [
+        'CRC32C + write of batches in a shared slab',
+        'where',
+        'MB/s',
+        'main thread CPU / MB',
+        'shard workers CPU / MB (all)',
+        'main thread CPU / batch (the hand-over)',
+        'load average',
+      ]),
       [
         table('writeSync', ['file I/O (page cache)', 'main thread', 'main CPU', 'worker', 'worker CPU', 'load average']),
         rows
