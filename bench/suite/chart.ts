@@ -47,9 +47,11 @@ export function renderChart(outcomes: readonly WorkloadOutcome[], title: string)
   for (const o of outcomes) {
     const metric = o.workload.primary ?? 'MB/s';
     const all = (o.result?.figures ?? []).filter((f) => f.metric === metric && Number.isFinite(f.value));
-    // A machine limit (dd, iperf3) is a dashed line, not a bar: as a bar it would squash the others.
-    const limit = all.find((f) => f.system === o.workload.limit);
-    const figures = limit === undefined ? all : all.filter((f) => f.system !== o.workload.limit);
+    // A machine limit (dd, iperf3), measured once in a row of its own, is a dashed line, not a bar:
+    // as a bar it would squash the others. A compared system with a figure per row stays bars.
+    const limits = all.filter((f) => f.system === o.workload.limit);
+    const limit = limits.length === 1 && !all.some((f) => f.system !== o.workload.limit && f.case === limits[0]!.case) ? limits[0] : undefined;
+    const figures = limit === undefined ? all : all.filter((f) => f !== limit);
     if (figures.length === 0) continue;
     const cases = [...new Set(figures.map((f) => f.case))];
     const present = new Set(figures.map((f) => f.system));
