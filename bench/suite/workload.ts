@@ -144,6 +144,8 @@ export interface SuiteContext {
   /** Repo root (cwd of every command). */
   readonly root: string;
   readonly tmpDir: string;
+  /** Whether `--systems=` (default: all) selects this system; a workload skips the others. */
+  wants(system: SystemName): boolean;
   /** 0 .. repeats-1. */
   repeatIndices(): number[];
   /** The order in which to run `systems` on repeat `repeat`: rotated left by `repeat`. */
