@@ -12,12 +12,14 @@
  * start by a consumer (assign, no group). Each round runs every row on both brokers, alternating
  * which goes first (on/off, then off/on, ...).
  *
- *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
+ *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control] [--warmup] [--gc]
  *
  * BENCH_CPU_PROF=DIR writes each broker's main-thread CPU profile (node --cpu-prof) into DIR.
  * BENCH_NODE_FLAGS="--trace-gc ..." starts both brokers with these node flags, BENCH_ON_NODE_FLAGS the
  * "on" broker only (with --control: an A/A run that differs only by them, e.g. a V8 heap setting);
  * BENCH_DIST=DIR runs the brokers from another build; BENCH_BROKER_OUT=DIR keeps each broker's stdout in DIR/on.out and DIR/off.out (where --trace-gc writes).
+ * --warmup runs one unmeasured produce and consume per broker first (the steady state: the first
+ * produce to a broker pays for compiling its hot paths, more of them with metrics on).
  * --gc starts both brokers with --trace-gc and prints each one's mark-compacts and scavenges per GB
  * produced and consumed (a broker stuck restarting incremental marking after every mark-compact
  * spends far more CPU per MB: src/server/heap-tuning.ts); counts tolerate a loaded machine, times do not.
@@ -58,6 +60,8 @@ const FRESH = flags.includes('--fresh');
 const ON = flags.find((f) => f.startsWith('--on='))?.slice('--on='.length) ?? 'both';
 /** Start the off broker first (the two brokers' start order, and so their ports and directories, swapped). */
 const SWAP = flags.includes('--swap');
+/** One unmeasured produce and consume per broker and partition count first (JIT and heap warm-up), so the rounds measure the steady state. */
+const WARMUP = flags.includes('--warmup');
 /** Both brokers traced with --trace-gc, their collections counted (see the header). */
 const GC = flags.includes('--gc');
 /** How often the bench scrapes the on broker: 1 s by default (a stress figure; Prometheus is usually set to 15-60 s). */
@@ -260,6 +264,17 @@ async function main(): Promise<void> {
       console.error(`round ${round + 1} ${key}: ${m.mbs.toFixed(1)} MB/s, ${m.cpuPerMb.toFixed(2)} CPU ms/MB (load ${load()})`);
     };
     let topicNo = 0;
+    if (WARMUP) {
+      for (const partitions of PARTITIONS) {
+        for (const b of brokers) {
+          const topic = `onoff-warmup-${partitions}p-${topicNo++}`;
+          await b.admin.createTopics([{ name: topic, numPartitions: partitions, replicationFactor: 1 }]);
+          await produce(bin, b, topic);
+          await consume(bin, b, topic);
+          await b.admin.deleteTopics([topic]);
+        }
+      }
+    }
     for (let round = 0; round < ROUNDS; round++) {
       if (FRESH && round > 0) {
         const old = brokers.splice(0);
@@ -294,9 +309,9 @@ async function main(): Promise<void> {
         `${cpuOn.toFixed(2)} | ${cpuOff.toFixed(2)} | ${percent(cpuOn, cpuOff)} |`
       );
     });
-    // Stopped (their trace complete) before counting: the GB are each broker's produce and consume over all rounds.
+    // Stopped (their trace complete) before counting: the GB are each broker's produce and consume over all rounds (and the warm-up).
     for (const b of brokers.splice(0)) await stopBroker(b);
-    const gb = (RECORDS * SIZE * ROUNDS * PARTITIONS.length * 2) / 1024 ** 3;
+    const gb = (RECORDS * SIZE * (ROUNDS + (WARMUP ? 1 : 0)) * PARTITIONS.length * 2) / 1024 ** 3;
     const gcLine = GC
       ? `; collections per GB produced and consumed (--trace-gc): ${(
           await Promise.all(
@@ -312,7 +327,7 @@ async function main(): Promise<void> {
       process.env.BENCH_ON_NODE_FLAGS ? `on broker's node flags ${process.env.BENCH_ON_NODE_FLAGS}; ` : '',
     ].join('');
     console.log(
-      `${nodeFlags}${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
+      `${nodeFlags}${WARMUP ? 'one warm-up produce and consume per broker, not counted; ' : ''}${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
         `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
         `${scrapes.length} scrapes of the on broker (every ${SCRAPE_MS} ms), median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
         `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s${gcLine}\n\n` +
