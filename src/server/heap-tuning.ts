@@ -3,19 +3,19 @@
  * after each full garbage collection the old generation may grow to three times what survived
  * (`--heap-growing-percent=200`) before the next one starts, instead of V8's dynamic factor.
  *
- * Why: V8 starts incremental marking as soon as the old generation's headroom (its limit minus
- * its size and the external memory allocated since the last full GC) is below the young
- * generation's capacity. A broker under produce load grows its young generation to its maximum
- * (16 MB semi-spaces) and allocates socket chunks and request frames off the heap; V8's dynamic
- * factor falls towards 1.1 when collections are frequent (it measures mutator utilisation), which
- * leaves a headroom below that capacity, so marking restarts right after each mark-compact: a
- * broker with a 17 MB live heap ran a mark-compact every 7-30 MB produced and spent 40-70% more
- * CPU per MB than in the other state, where it ran one every few hundred MB. Which state a process
- * fell into depended on its history (load, its live heap's size, scrapes), so two brokers on the
- * same build differed by more than the metrics they were compared for (bench/RESULTS.md, "The
- * metrics-on produce gap: mark-compact loops"). A fixed factor of 3 keeps the headroom above the
- * young generation for any live heap above 8 MB (a broker's is 10-20 MB at start): full GCs come
- * from real old-generation growth, at a memory cost of at most twice the live heap in garbage.
+ * Why: V8 starts incremental marking once the old generation's headroom (its limit minus its
+ * size) is no more than the young generation's capacity. A broker under produce load grows its
+ * young generation to its maximum (16 MB semi-spaces), and V8's dynamic factor, which falls when
+ * collections take much of the time (it measures mutator utilisation), was seen at 1.9: a 17 MB
+ * live heap got a 33 MB limit, 16 MB of headroom (--trace-incremental-marking): marking then
+ * restarts right after each mark-compact. In one run with two brokers differing only by this
+ * flag, 300 MB produced 4 times to each: 42 mark-compacts against 3, and 2.67 against 1.57 CPU ms
+ * per MB. Which state a process fell into depended on its history (load, its live heap, scrapes),
+ * so two brokers of one build differed by up to 50% in CPU per MB produced (issue 23's metrics
+ * on/off comparison: bench/RESULTS.md, "The metrics-on produce gap: V8's mark-compact loop").
+ * A fixed factor of 3 keeps the headroom above the young generation for any live heap above 8 MB
+ * (a broker's is 10-20 MB from its start): full collections come from real old-generation
+ * growth, at a memory cost of at most twice the live heap in garbage.
  *
  * An operator's own `--heap-growing-percent` on node's command line is left as it is.
  */
