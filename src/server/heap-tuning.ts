@@ -15,8 +15,8 @@
  * on/off comparison: bench/RESULTS.md, "The metrics-on produce gap: V8's mark-compact loop").
  * A fixed factor of 3 keeps the headroom above the young generation for any live heap above 8 MB
  * (a broker's is 10-20 MB from its start): full collections come from real old-generation
- * growth, at a memory cost of at most twice the live heap in garbage and the off-heap buffers it
- * refers to (RSS 40-80 MB higher after a produce run).
+ * growth, at a memory cost of at most twice the live heap in garbage (RSS 175 against 163 MB
+ * after 1.2 GB produced, the same run, neither broker looping).
  *
  * An operator's own `--heap-growing-percent` on node's command line is left as it is.
  */
