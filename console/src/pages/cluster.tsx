@@ -31,9 +31,9 @@ export function ClusterPage() {
         <dt>Controller</dt>
         <dd data-testid="controller">{data.controllerId}</dd>
         <dt>Topics</dt>
-        <dd>{data.topics}</dd>
+        <dd data-testid="topics">{data.topics}</dd>
         <dt>Partitions</dt>
-        <dd>{data.partitions}</dd>
+        <dd data-testid="partitions">{data.partitions}</dd>
         <dt>Under-replicated</dt>
         <dd data-testid="under-replicated">{data.underReplicatedCount}</dd>
         <dt>Offline</dt>
