@@ -113,7 +113,7 @@ export function GroupPage({ id }: { id: string }) {
               {data.protocol ? ` / ${data.protocol}` : ''}
             </dd>
             <dt>Coordinator</dt>
-            <dd>{data.coordinator.nodeId}</dd>
+            <dd data-testid="coordinator">{data.coordinator.nodeId}</dd>
             <dt>Total lag</dt>
             <dd data-testid="total-lag">{data.totalLag}</dd>
           </dl>
