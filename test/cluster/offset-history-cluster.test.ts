@@ -327,13 +327,15 @@ test('kill -9 of the coordinator right after acknowledged commits: the history g
   assert.equal(committedIn(group), '0:200/210 1:9/10');
 });
 
-/** The broker ids the cluster page lists, and its controller and under-replicated count, once loaded. */
-async function clusterPage(page: Page): Promise<{ brokers: number[]; controller: string; underReplicated: number }> {
+/** The live broker ids the cluster page lists, its rows of brokers down, its controller and under-replicated count. */
+async function clusterPage(page: Page): Promise<{ brokers: number[]; down: number[]; controller: string; underReplicated: number }> {
   await page.reload();
   await page.getByTestId('under-replicated').waitFor();
   const brokers = (await page.getByTestId('broker-row').locator('td:first-child').allTextContents()).map((s) => Number.parseInt(s, 10));
+  const down = (await page.getByTestId('missing-broker-row').locator('td:first-child').allTextContents()).map(Number);
   return {
     brokers,
+    down,
     controller: (await page.getByTestId('controller').textContent())!,
     underReplicated: Number(await page.getByTestId('under-replicated').textContent()),
   };
@@ -372,6 +374,7 @@ test('the console in the browser on the cluster: a broker gone and back; leaders
       return v.brokers.length === 2 && v.underReplicated > 0 ? v : undefined;
     });
     assert.ok(!down.brokers.includes(killed), `broker ${killed} listed: ${down.brokers.join(',')}`);
+    assert.deepEqual(down.down, [killed], 'the killed broker is listed as down');
     assert.ok(down.brokers.includes(Number(down.controller)), 'the controller is a live broker');
     await page.screenshot({ path: join(SCREENS, 'cluster-broker-down.png'), fullPage: true });
     await page.goto(`${console_.url}#/topics/${TOPIC}`);
@@ -390,7 +393,7 @@ test('the console in the browser on the cluster: a broker gone and back; leaders
       const v = await clusterPage(page);
       return v.brokers.length === 3 && v.underReplicated === 0 ? v : undefined;
     });
-    assert.deepEqual([...up.brokers].sort(), [0, 1, 2]);
+    assert.deepEqual([[...up.brokers].sort(), up.down], [[0, 1, 2], []]);
     assert.match((await page.getByTestId('broker-row').allTextContents()).join('|'), new RegExp(`${up.controller} \\(controller\\)`));
     await page.screenshot({ path: join(SCREENS, 'cluster-3-brokers.png'), fullPage: true });
     await page.goto(`${console_.url}#/topics/${TOPIC}`);
