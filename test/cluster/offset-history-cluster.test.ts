@@ -9,7 +9,13 @@
  * measured. The writer is best effort after the commit's answer (the entries of the last tens of
  * milliseconds may be lost): asserted is that what survives is an unbroken prefix of the
  * acknowledged changes, and that the first change after the failover starts from the last
- * acknowledged offset. Needs `npx tsc -p tsconfig.json` first (bin/ runs dist/).
+ * acknowledged offset. Last, the console in Debian's headless Chromium (issue 25's "works against
+ * a 3-broker cluster"): fjord-console.sh's cluster page without the killed broker (listed as
+ * down, partitions under-replicated), then with it back (3 brokers, the controller, none
+ * under-replicated); the RF-3 topic's leaders, replicas and ISR; and, served by the
+ * metrics.listener of a broker that does not coordinate the group, its lag, chart, reset and
+ * undo. Needs `npx tsc -p tsconfig.json` and `npm run build` first (bin/ runs dist/, the console
+ * its bundle). Screenshots go to $TMPDIR/fjord-console-screens (never committed).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -6,7 +6,8 @@
  * sizes are read for the page's 100 partitions only. In Debian's headless Chromium the
  * partitions table pages (next, previous, go to partition N), the page's DOM stays bounded, the
  * cluster page's totals count every partition, and the messages browser reads partition 9999.
- * A group committed on all 10,000 partitions: its page totals the lag of all, lists 100 a page.
+ * A group committed on all 10,000 partitions: its page totals the lag of all, lists 100 a page;
+ * a reset's preview lists 100 rows and counts the rest.
  * The log dir is on tmpfs where there is one: creating 10,000 partitions is fsync-bound (28 s
  * on disk, 11 s on /dev/shm at load 14 here).
  */
@@ -229,7 +230,8 @@ test('in the browser: the partitions table pages (next, previous, go to partitio
       [String(total.topics), String(total.partitions), '0'],
     );
     t.diagnostic(`topic page shown ${shownMs} ms after the click; ${elements} elements`);
-    assert.ok(shownMs < ANSWER_MS + 1_000, `the topic page took ${shownMs} ms`);
+    // The API's bound, doubled for the browser's own work on a loaded machine.
+    assert.ok(shownMs < 2 * ANSWER_MS, `the topic page took ${shownMs} ms`);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
@@ -271,6 +273,12 @@ test('a group committed on all 10,000 partitions: the total lag counts them all,
     await page.getByTestId('page-info').getByText('page 2 of 100').waitFor();
     assert.equal(await page.getByTestId('lag-row').first().locator('td').nth(1).textContent(), '100');
     assert.equal(await page.getByTestId('lag-row').count(), 100);
+    // A reset's preview lists the first 100 of the 10,000 partitions it would move, and a count.
+    const reset = page.getByRole('form', { name: 'Reset offsets' });
+    await reset.getByRole('combobox').selectOption('latest');
+    await reset.getByRole('button', { name: 'Preview reset' }).click();
+    await reset.getByText('and 9900 more partitions, not listed here').waitFor();
+    assert.equal(await reset.getByTestId('plan-row').count(), 100);
     assert.deepEqual(errors, []);
   } finally {
     await page.close();
