@@ -66,7 +66,7 @@ export class ConsoleApi {
       ['GET', new RegExp(`^/topics/${seg}/partitions/(\\d+)/messages$`), (r, [t, p]) => browse(this.client(), browseQuery(t!, Number(p), r.query))],
       ['POST', new RegExp(`^/topics/${seg}/messages$`), (r, [t]) => produce(this.client(), this.producerClient(), produceBody(t!, objectBody(r)))],
       ['GET', /^\/groups$/, () => listGroups(this.client())],
-      ['GET', new RegExp(`^/groups/${seg}$`), (_r, [g]) => describeGroup(this.client(), g!, this.options())],
+      ['GET', new RegExp(`^/groups/${seg}$`), (r, [g]) => describeGroup(this.client(), g!, this.options(), page(r.query, 100))],
       [
         'GET',
         new RegExp(`^/groups/${seg}/history$`),
