@@ -12,12 +12,17 @@
  * start by a consumer (assign, no group). Each round runs every row on both brokers, alternating
  * which goes first (on/off, then off/on, ...).
  *
- *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control]
+ *   node --import tsx bench/metrics-on-off.ts [records=200000] [rounds=4] [--partitions=1,8] [--fresh] [--control] [--warmup] [--gc]
  *
  * BENCH_CPU_PROF=DIR writes each broker's main-thread CPU profile (node --cpu-prof) into DIR.
  * BENCH_NODE_FLAGS="--trace-gc ..." starts both brokers with these node flags, BENCH_ON_NODE_FLAGS the
  * "on" broker only (with --control: an A/A run that differs only by them, e.g. a V8 heap setting);
  * BENCH_DIST=DIR runs the brokers from another build; BENCH_BROKER_OUT=DIR keeps each broker's stdout in DIR/on.out and DIR/off.out (where --trace-gc writes).
+ * --warmup runs one unmeasured produce and consume per broker first (the steady state: the first
+ * produce to a broker pays for compiling its hot paths, more of them with metrics on).
+ * --gc starts both brokers with --trace-gc and prints each one's mark-compacts and scavenges per GB
+ * produced and consumed (a broker stuck restarting incremental marking after every mark-compact
+ * spends far more CPU per MB: src/server/heap-tuning.ts); counts tolerate a loaded machine, times do not.
  * --swap starts the off broker first; --on=recording or --on=listener turns on only that part on the "on" broker (to tell their costs
  * apart); --fresh restarts both brokers before each round (a process's JIT decisions and memory layout
  * can favour one broker for its whole life); --control configures both as "off" (an A/A run:
@@ -55,6 +60,10 @@ const FRESH = flags.includes('--fresh');
 const ON = flags.find((f) => f.startsWith('--on='))?.slice('--on='.length) ?? 'both';
 /** Start the off broker first (the two brokers' start order, and so their ports and directories, swapped). */
 const SWAP = flags.includes('--swap');
+/** One unmeasured produce and consume per broker and partition count first (JIT and heap warm-up), so the rounds measure the steady state. */
+const WARMUP = flags.includes('--warmup');
+/** Both brokers traced with --trace-gc, their collections counted (see the header). */
+const GC = flags.includes('--gc');
 /** How often the bench scrapes the on broker: 1 s by default (a stress figure; Prometheus is usually set to 15-60 s). */
 const SCRAPE_MS = Number(flags.find((f) => f.startsWith('--scrape-interval='))?.slice('--scrape-interval='.length) ?? '1000');
 const SIZE = 1024;
@@ -85,6 +94,15 @@ async function cpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** Where a broker's stdout goes with BENCH_BROKER_OUT or --gc (appended to across --fresh restarts). */
+const brokerOut = (name: Broker['name'], work: string): string => path.join(process.env.BENCH_BROKER_OUT ?? work, `${name}.out`);
+
+/** With --gc: a broker's mark-compacts and scavenges so far, from its --trace-gc lines. */
+async function gcCounts(name: Broker['name'], work: string): Promise<{ markCompacts: number; scavenges: number }> {
+  const text = await readFile(brokerOut(name, work), 'utf8');
+  return { markCompacts: text.match(/: Mark-Compact /g)?.length ?? 0, scavenges: text.match(/: Scavenge /g)?.length ?? 0 };
+}
+
 async function startBroker(name: Broker['name'], work: string): Promise<Broker> {
   const port = await freePort();
   const on = name === 'on' && !CONTROL;
@@ -102,12 +120,13 @@ async function startBroker(name: Broker['name'], work: string): Promise<Broker> 
     process.execPath,
     [
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      ...(GC ? ['--trace-gc'] : []),
       ...`${process.env.BENCH_NODE_FLAGS ?? ''} ${name === 'on' ? (process.env.BENCH_ON_NODE_FLAGS ?? '') : ''}`.split(' ').filter((f) => f !== ''),
       path.join(DIST, 'server', 'main.js'),
       config,
     ],
     {
-      stdio: ['ignore', process.env.BENCH_BROKER_OUT ? openSync(path.join(process.env.BENCH_BROKER_OUT, `${name}.out`), 'a') : 'ignore', 'inherit'],
+      stdio: ['ignore', process.env.BENCH_BROKER_OUT || GC ? openSync(brokerOut(name, work), 'a') : 'ignore', 'inherit'],
       env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
     },
   );
@@ -245,6 +264,17 @@ async function main(): Promise<void> {
       console.error(`round ${round + 1} ${key}: ${m.mbs.toFixed(1)} MB/s, ${m.cpuPerMb.toFixed(2)} CPU ms/MB (load ${load()})`);
     };
     let topicNo = 0;
+    if (WARMUP) {
+      for (const partitions of PARTITIONS) {
+        for (const b of brokers) {
+          const topic = `onoff-warmup-${partitions}p-${topicNo++}`;
+          await b.admin.createTopics([{ name: topic, numPartitions: partitions, replicationFactor: 1 }]);
+          await produce(bin, b, topic);
+          await consume(bin, b, topic);
+          await b.admin.deleteTopics([topic]);
+        }
+      }
+    }
     for (let round = 0; round < ROUNDS; round++) {
       if (FRESH && round > 0) {
         const old = brokers.splice(0);
@@ -279,15 +309,28 @@ async function main(): Promise<void> {
         `${cpuOn.toFixed(2)} | ${cpuOff.toFixed(2)} | ${percent(cpuOn, cpuOff)} |`
       );
     });
+    // Stopped (their trace complete) before counting: the GB are each broker's produce and consume over all rounds (and the warm-up).
+    for (const b of brokers.splice(0)) await stopBroker(b);
+    const gb = (RECORDS * SIZE * (ROUNDS + (WARMUP ? 1 : 0)) * PARTITIONS.length * 2) / 1024 ** 3;
+    const gcLine = GC
+      ? `; collections per GB produced and consumed (--trace-gc): ${(
+          await Promise.all(
+            (['on', 'off'] as const).map(async (name) => {
+              const c = await gcCounts(name, work);
+              return `${name} ${(c.markCompacts / gb).toFixed(1)} mark-compacts, ${(c.scavenges / gb).toFixed(0)} scavenges`;
+            }),
+          )
+        ).join('; ')}`
+      : '';
     const nodeFlags = [
       process.env.BENCH_NODE_FLAGS ? `node flags ${process.env.BENCH_NODE_FLAGS}; ` : '',
       process.env.BENCH_ON_NODE_FLAGS ? `on broker's node flags ${process.env.BENCH_ON_NODE_FLAGS}; ` : '',
     ].join('');
     console.log(
-      `${nodeFlags}${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
+      `${nodeFlags}${WARMUP ? 'one warm-up produce and consume per broker, not counted; ' : ''}${CONTROL ? 'A/A CONTROL (both brokers metrics off); ' : ON !== 'both' ? `on = ${ON} only; ` : ''}${FRESH ? 'brokers restarted each round; ' : ''}${SWAP ? 'off broker started first; ' : ''}` +
         `records: ${RECORDS} x ${SIZE} B, ${ROUNDS} rounds, acks=1; load average before ${loadBefore}, after ${load()}; ` +
         `${scrapes.length} scrapes of the on broker (every ${SCRAPE_MS} ms), median ${scrapes.length > 0 ? median(scrapes).toFixed(1) : '-'} ms; ` +
-        `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s\n\n` +
+        `idle for ${IDLE_S} s (no clients), broker CPU on ${idle[0]!.toFixed(1)} ms/s, off ${idle[1]!.toFixed(1)} ms/s${gcLine}\n\n` +
         '| row | on MB/s median (range) | off MB/s median (range) | on / off | on / off paired by round (median) | on CPU ms/MB (mean) | off CPU ms/MB (mean) | on / off |\n' +
         `|---|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );

@@ -7,6 +7,7 @@
  *   rdkafka-perf produce -b HOST:PORT -t TOPIC -n RECORDS -s BYTES [-a ACKS] [-l LINGER_MS] [-B BATCH_BYTES]
  *   rdkafka-perf consume -b HOST:PORT -t TOPIC -n RECORDS
  *   rdkafka-perf latency -b HOST:PORT -t TOPIC -r RECORDS_PER_S -d SECONDS -s BYTES [-a ACKS] [-l LINGER_MS] [-w WARMUP_S]
+ *   rdkafka-perf e2e -b HOST:PORT -t TOPIC -r RECORDS_PER_S -d SECONDS -s BYTES [-a ACKS] [-l LINGER_MS] [-w WARMUP_S] [-p PARTITION]
  *   rdkafka-perf txn -b HOST:PORT -t TOPIC -n RECORDS -s BYTES -T RECORDS_PER_TXN -i TRANSACTIONAL_ID [-l LINGER_MS] [-B BATCH_BYTES]
  *   extra librdkafka properties: -X name=value (repeatable)
  *
@@ -40,7 +41,7 @@ static void set(rd_kafka_conf_t *conf, const char *name, const char *value) {
 
 struct options {
   const char *mode, *brokers, *topic, *acks, *linger, *batch, *txn_id;
-  long records, size, rate, seconds, warmup, per_txn;
+  long records, size, rate, seconds, warmup, per_txn, partition;
   const char *extra[32];
   int extras;
 };
@@ -229,6 +230,135 @@ static void run_latency(const struct options *o) {
   rd_kafka_destroy(rk);
 }
 
+
+/* End-to-end mode: a consumer in this process reads the partition from its end offset (taken
+ * before the first send) and timestamps each record on receipt; the record's key is its send
+ * index, so latency = receipt - send time on one monotonic clock. Fixed-rate sends as in
+ * `latency` (to one partition, -p), delivery reports served by a second thread, so the
+ * acknowledgement latency is reported beside the end-to-end one. The consumer fetches with
+ * fetch.wait.max.ms=500 (librdkafka's default): a broker that does not wake a waiting fetch
+ * when the append lands shows up as receipt latencies near 500 ms. */
+static double *received_lat;
+static volatile long received;
+
+struct e2e_consumer {
+  rd_kafka_t *rk;
+  long n;
+  double deadline_after_last_send;
+  volatile int sending_done;
+  volatile double sending_end;
+};
+
+static void *consume_loop(void *arg) {
+  struct e2e_consumer *c = arg;
+  while (received < c->n) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(c->rk, 50);
+    double t = now_s();
+    if (!m) {
+      if (c->sending_done && t - c->sending_end > c->deadline_after_last_send) break;
+      continue;
+    }
+    if (!m->err && m->key_len == sizeof(int64_t)) {
+      int64_t i;
+      memcpy(&i, m->key, sizeof i);
+      if (i >= 0 && i < c->n && received_lat[i] == 0) {
+        received_lat[i] = t - sent_at[i];
+        received++;
+      }
+    } else if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      fprintf(stderr, "rdkafka-perf: consume: %s\n", rd_kafka_message_errstr(m));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  return NULL;
+}
+
+static void percentiles(const char *name, double *v, long n, int last) {
+  qsort(v, n, sizeof(double), by_value);
+  printf("\"%s_p50_ms\":%.3f,\"%s_p99_ms\":%.3f,\"%s_p999_ms\":%.3f,\"%s_max_ms\":%.3f%s", name, v[n / 2] * 1e3, name,
+         v[(long)(n * 0.99)] * 1e3, name, v[(long)(n * 0.999)] * 1e3, name, v[n - 1] * 1e3, last ? "" : ",");
+}
+
+static void run_e2e(const struct options *o) {
+  long skip = o->rate * o->warmup;
+  long n = o->rate * (o->seconds + o->warmup);
+  sent_at = calloc(n, sizeof(double));
+  latency = calloc(n, sizeof(double));
+  received_lat = calloc(n, sizeof(double));
+  rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, o);
+  rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, o);
+  char *payload = malloc(o->size);
+  memset(payload, 'x', o->size);
+  /* The consumer starts at the current end, so it sees every record sent from now on. */
+  int64_t low, high;
+  rd_kafka_resp_err_t e = rd_kafka_query_watermark_offsets(consumer, o->topic, (int32_t)o->partition, &low, &high, 10000);
+  if (e) die("watermarks", rd_kafka_err2str(e));
+  rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(parts, o->topic, (int32_t)o->partition)->offset = high;
+  if ((e = rd_kafka_assign(consumer, parts))) die("assign", rd_kafka_err2str(e));
+  /* Producer warm-up (metadata, connection) with a record the consumer ignores (no 8-byte key). */
+  rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(o->topic), RD_KAFKA_V_PARTITION((int32_t)o->partition),
+                    RD_KAFKA_V_VALUE(payload, (size_t)o->size), RD_KAFKA_V_OPAQUE((void *)(intptr_t)0), RD_KAFKA_V_END);
+  rd_kafka_flush(producer, 10000);
+  delivered = failed = 0;
+  struct e2e_consumer c = {.rk = consumer, .n = n, .deadline_after_last_send = 10};
+  pthread_t poller, reader;
+  pthread_create(&reader, NULL, consume_loop, &c);
+  pthread_create(&poller, NULL, poll_loop, producer);
+  struct timespec due;
+  clock_gettime(CLOCK_MONOTONIC, &due);
+  long step_ns = 1000000000L / o->rate;
+  for (long i = 0; i < n; i++) {
+    due.tv_nsec += step_ns;
+    while (due.tv_nsec >= 1000000000L) {
+      due.tv_nsec -= 1000000000L;
+      due.tv_sec++;
+    }
+    /* Sleep only when ahead of the schedule: at 100,000+ records/s a sleep call per record would
+     * cap the rate; behind it, records go out back to back until the schedule is caught up. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec < due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec < due.tv_nsec))
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+    sent_at[i] = now_s();
+    int64_t key = i;
+    for (;;) {
+      e = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(o->topic), RD_KAFKA_V_PARTITION((int32_t)o->partition),
+                            RD_KAFKA_V_KEY(&key, sizeof key), RD_KAFKA_V_VALUE(payload, (size_t)o->size),
+                            RD_KAFKA_V_OPAQUE((void *)(intptr_t)i), RD_KAFKA_V_END);
+      if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
+      usleep(100);
+    }
+  }
+  double sending = now_s() - sent_at[skip];
+  c.sending_end = now_s();
+  c.sending_done = 1;
+  rd_kafka_flush(producer, 30000);
+  polling = 0;
+  pthread_join(poller, NULL);
+  pthread_join(reader, NULL);
+  if (getenv("RDKAFKA_PERF_SLOW_MS")) {
+    double slow = atof(getenv("RDKAFKA_PERF_SLOW_MS")) / 1e3;
+    for (long i = skip; i < n; i++)
+      if (received_lat[i] > slow) fprintf(stderr, "slow: sent at %.4f s, e2e %.3f ms, ack %.3f ms\n", sent_at[i] - sent_at[0], received_lat[i] * 1e3, latency[i] * 1e3);
+  }
+  long measured = n - skip, got = 0;
+  for (long i = skip; i < n; i++) if (received_lat[i] > 0) received_lat[skip + got++] = received_lat[i];
+  printf("{\"mode\":\"e2e\",\"records\":%ld,\"warmup_records\":%ld,\"failed\":%ld,\"received\":%ld,\"rate\":%.0f,", measured, skip,
+         (long)failed, got, measured / sending);
+  percentiles("ack", latency + skip, measured, 0);
+  if (got > 0) percentiles("e2e", received_lat + skip, got, 1);
+  else printf("\"e2e_p50_ms\":null");
+  printf("}\n");
+  if (got < measured) fprintf(stderr, "rdkafka-perf: e2e: %ld of %ld records not received\n", measured - got, measured);
+  rd_kafka_topic_partition_list_destroy(parts);
+  rd_kafka_consumer_close(consumer);
+  rd_kafka_destroy(consumer);
+  rd_kafka_destroy(producer);
+  free(payload);
+}
+
 static void txn_check(rd_kafka_error_t *error, const char *what) {
   if (!error) return;
   fprintf(stderr, "rdkafka-perf: %s: %s%s\n", what, rd_kafka_error_string(error),
@@ -298,11 +428,11 @@ static void run_txn(const struct options *o) {
 
 int main(int argc, char **argv) {
   struct options o = {.acks = "1", .linger = "5", .batch = "1000000", .records = 100000, .size = 1024, .rate = 10000, .seconds = 5};
-  if (argc < 2) die("usage", "rdkafka-perf produce|consume|latency|txn -b brokers -t topic [options] (see the source)");
+  if (argc < 2) die("usage", "rdkafka-perf produce|consume|latency|e2e|txn -b brokers -t topic [options] (see the source)");
   o.mode = argv[1];
   int c;
   optind = 2;
-  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:w:X:T:i:")) != -1) {
+  while ((c = getopt(argc, argv, "b:t:n:s:a:l:B:r:d:w:X:T:i:p:")) != -1) {
     switch (c) {
       case 'b': o.brokers = optarg; break;
       case 't': o.topic = optarg; break;
@@ -316,6 +446,7 @@ int main(int argc, char **argv) {
       case 'w': o.warmup = atol(optarg); break;
       case 'T': o.per_txn = atol(optarg); break;
       case 'i': o.txn_id = optarg; break;
+      case 'p': o.partition = atol(optarg); break;
       case 'X':
         if (o.extras == 32) die("-X", "too many");
         o.extra[o.extras++] = optarg;
@@ -327,6 +458,7 @@ int main(int argc, char **argv) {
   if (!strcmp(o.mode, "produce")) run_produce(&o);
   else if (!strcmp(o.mode, "consume")) run_consume(&o);
   else if (!strcmp(o.mode, "latency")) run_latency(&o);
+  else if (!strcmp(o.mode, "e2e")) run_e2e(&o);
   else if (!strcmp(o.mode, "txn")) run_txn(&o);
   else die("unknown mode", o.mode);
   return 0;

@@ -20,6 +20,19 @@ if [ ! -f "$MAIN" ]; then
   exit 1
 fi
 
+# Node flags for the latency tail (issue 26; bench/RESULTS.md, "Issue 26: latency at 25/50/75% of
+# max load"), each measured beside the default in the same run, throughput and CPU per MB unchanged:
+# - FJORD_HEAP_OPTS (default --initial-old-space-size=64; as KAFKA_HEAP_OPTS holds the JVM's heap
+#   flags): V8 sizes its first old-generation limit from an idle broker's ~20 MB heap and starts
+#   marking whenever the headroom is below the young generation's size, so under produce load it
+#   mark-compacted about once a second (5-150 ms each, freeing almost nothing); with 64 MB, none
+#   in most 10-40 s windows, RSS the same. (NODE_OPTIONS does not take this V8 flag.)
+# - FJORD_PERFORMANCE_OPTS (default --no-parallel-scavenge; as KAFKA_JVM_PERFORMANCE_OPTS holds
+#   the JVM's GC flags): a young-generation collection shared with V8's helper threads waits for
+#   them when the clients keep the other cores busy: scavenge pauses up to 37-117 ms against
+#   2.2-5.6 ms done on the event loop alone (16 MB young generation, ~1 ms).
+read -r -a NODE_FLAGS <<<"${FJORD_HEAP_OPTS---initial-old-space-size=64} ${FJORD_PERFORMANCE_OPTS---no-parallel-scavenge}"
+
 if [ "$1" = "-daemon" ]; then
   shift
   LOG_DIR="${LOG_DIR:-$DIR/../logs}"
@@ -33,9 +46,9 @@ if [ "$1" = "-daemon" ]; then
     fi
   fi
   # The broker removes its pid file when it exits (FJORD_PID_FILE).
-  FJORD_PID_FILE="$PID_FILE" nohup node "$MAIN" "$@" >"$LOG_DIR/fjordServer.out" 2>&1 </dev/null &
+  FJORD_PID_FILE="$PID_FILE" nohup node "${NODE_FLAGS[@]}" "$MAIN" "$@" >"$LOG_DIR/fjordServer.out" 2>&1 </dev/null &
   echo "$!" >"$PID_FILE"
   exit 0
 fi
 
-exec node "$MAIN" "$@"
+exec node "${NODE_FLAGS[@]}" "$MAIN" "$@"

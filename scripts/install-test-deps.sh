@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Brings the real peers the tests talk to: Debian's kcat, Python Kafka clients, ZooKeeper, Redis,
-# iperf3, Burrow, Prometheus, Chromium. Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
+# iperf3, Burrow, Prometheus, Chromium, and the bench's peers (install-bench-deps.sh). Installs only what is missing; needs root (or sudo) the first time on a fresh machine.
 set -euo pipefail
 need=()
 command -v kcat >/dev/null || need+=(kcat)
@@ -30,3 +30,6 @@ if [ "${#need[@]}" -gt 0 ]; then
     $SUDO systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
   fi
 fi
+# npm test's smoke run of `npm run bench` compiles bench/rdkafka-perf.c; the bench's own peers
+# (NATS, libnats, gcc, librdkafka-dev) come with it so that run installs nothing mid-test.
+bash "$(dirname "$0")/install-bench-deps.sh"

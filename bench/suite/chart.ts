@@ -21,6 +21,8 @@ const PANEL_HEIGHT = 300;
 const PLOT_TOP = 40;
 const PLOT_HEIGHT = 150;
 const LEFT = 60;
+/** Right edge of the bars: the space beyond takes the last group's slanted label. */
+const PLOT_RIGHT = WIDTH - 170;
 
 export function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
@@ -45,9 +47,11 @@ export function renderChart(outcomes: readonly WorkloadOutcome[], title: string)
   for (const o of outcomes) {
     const metric = o.workload.primary ?? 'MB/s';
     const all = (o.result?.figures ?? []).filter((f) => f.metric === metric && Number.isFinite(f.value));
-    // A machine limit (dd, iperf3) is a dashed line, not a bar: as a bar it would squash the others.
-    const limit = all.find((f) => f.system === o.workload.limit);
-    const figures = limit === undefined ? all : all.filter((f) => f.system !== o.workload.limit);
+    // A machine limit (dd, iperf3), measured once in a row of its own, is a dashed line, not a bar:
+    // as a bar it would squash the others. A compared system with a figure per row stays bars.
+    const limits = all.filter((f) => f.system === o.workload.limit);
+    const limit = limits.length === 1 && !all.some((f) => f.system !== o.workload.limit && f.case === limits[0]!.case) ? limits[0] : undefined;
+    const figures = limit === undefined ? all : all.filter((f) => f !== limit);
     if (figures.length === 0) continue;
     const cases = [...new Set(figures.map((f) => f.case))];
     const present = new Set(figures.map((f) => f.system));
@@ -55,19 +59,19 @@ export function renderChart(outcomes: readonly WorkloadOutcome[], title: string)
     const barsMax = Math.max(...figures.map((f) => f.value)) || 1;
     const limitOnScale = limit !== undefined && limit.value <= barsMax * 1.5;
     const max = limitOnScale ? Math.max(barsMax, limit.value) : barsMax;
-    const groupWidth = (WIDTH - LEFT - 20) / cases.length;
+    const groupWidth = (PLOT_RIGHT - LEFT) / cases.length;
     const barWidth = Math.max(2, Math.min(28, (groupWidth - 10) / systems.length));
     const parts: string[] = [];
     parts.push(`<text x="${LEFT}" y="${y + 20}" font-size="15" font-weight="bold">${escapeXml(`${o.workload.title} (${metric})`)}</text>`);
     const base = y + PLOT_TOP + PLOT_HEIGHT;
-    parts.push(`<line x1="${LEFT}" y1="${base}" x2="${WIDTH - 20}" y2="${base}" stroke="#333"/>`);
+    parts.push(`<line x1="${LEFT}" y1="${base}" x2="${PLOT_RIGHT}" y2="${base}" stroke="#333"/>`);
     parts.push(`<text x="${LEFT - 6}" y="${y + PLOT_TOP + 4}" font-size="10" text-anchor="end">${escapeXml(formatNumber(max))}</text>`);
     if (limit !== undefined) {
       const text = `${systemLabel(limit.system)}: ${formatNumber(limit.value)} ${metric}${limitOnScale ? '' : ' (off the scale)'}`;
       const ly = limitOnScale ? base - (limit.value / max) * PLOT_HEIGHT : y + PLOT_TOP + 1;
       if (limitOnScale)
         parts.push(
-          `<line x1="${LEFT}" y1="${ly.toFixed(1)}" x2="${WIDTH - 20}" y2="${ly.toFixed(1)}" stroke="${colourOf(limit.system, spare)}" stroke-dasharray="6 4"/>`,
+          `<line x1="${LEFT}" y1="${ly.toFixed(1)}" x2="${PLOT_RIGHT}" y2="${ly.toFixed(1)}" stroke="${colourOf(limit.system, spare)}" stroke-dasharray="6 4"/>`,
         );
       parts.push(`<text x="${WIDTH - 20}" y="${(ly - 3).toFixed(1)}" font-size="10" text-anchor="end">${escapeXml(text)}</text>`);
     }

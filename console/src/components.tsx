@@ -1,4 +1,4 @@
-/** Small pieces every page uses: the error line, a pager, byte sizes. */
+/** Small pieces every page uses: the error line, a pager, a destructive link button, byte sizes. */
 import type { ComponentChildren } from 'preact';
 
 export function ErrorLine({ message }: { message: string | undefined }) {
@@ -31,6 +31,15 @@ export function Pager({ page, size, total, go }: { page: number; size: number; t
         Next ›
       </button>
     </div>
+  );
+}
+
+/** A link-styled button for a destructive action; asks `question` first when given. */
+export function DangerLink({ label, question, run }: { label: string; question?: string; run: () => void }) {
+  return (
+    <button type="button" class="link danger" onClick={() => (question === undefined || confirm(question)) && run()}>
+      {label}
+    </button>
   );
 }
 

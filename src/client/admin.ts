@@ -257,11 +257,24 @@ export class Admin {
     return out;
   }
 
-  /** Log dirs of every broker (or the given ones), optionally only for some topics. */
-  async describeLogDirs(brokerIds?: readonly number[], topics?: readonly string[]): Promise<LogDirDescription[]> {
-    const md = await this.cluster.refreshMetadata(topics ?? null);
-    const ids = brokerIds ?? [...md.brokers.keys()];
-    const filter = topics ? topics.map((t) => ({ topic: t, partitions: (md.topics.get(t)?.partitions ?? []).map((p) => p.partition) })) : null;
+  /**
+   * Log dirs of every broker (or the given ones), optionally only for some topics, or only some
+   * partitions of a topic ({topic, partitions}: what a page of a wide topic needs, not all of it).
+   */
+  async describeLogDirs(
+    brokerIds?: readonly number[],
+    topics?: readonly (string | { topic: string; partitions: readonly number[] })[],
+  ): Promise<LogDirDescription[]> {
+    const whole = topics?.filter((t) => typeof t === 'string');
+    const md = brokerIds && whole?.length === 0 ? undefined : await this.cluster.refreshMetadata(whole ?? null);
+    const ids = brokerIds ?? [...md!.brokers.keys()];
+    const filter = topics
+      ? topics.map((t) =>
+          typeof t === 'string'
+            ? { topic: t, partitions: (md!.topics.get(t)?.partitions ?? []).map((p) => p.partition) }
+            : { topic: t.topic, partitions: [...t.partitions] },
+        )
+      : null;
     const out: LogDirDescription[] = [];
     for (const id of ids) {
       const conn = await this.cluster.brokerConnection(id);

@@ -66,7 +66,7 @@ export class ConsoleApi {
       ['GET', new RegExp(`^/topics/${seg}/partitions/(\\d+)/messages$`), (r, [t, p]) => browse(this.client(), browseQuery(t!, Number(p), r.query))],
       ['POST', new RegExp(`^/topics/${seg}/messages$`), (r, [t]) => produce(this.client(), this.producerClient(), produceBody(t!, objectBody(r)))],
       ['GET', /^\/groups$/, () => listGroups(this.client())],
-      ['GET', new RegExp(`^/groups/${seg}$`), (_r, [g]) => describeGroup(this.client(), g!, this.options())],
+      ['GET', new RegExp(`^/groups/${seg}$`), (r, [g]) => describeGroup(this.client(), g!, this.options(), page(r.query, 100))],
       [
         'GET',
         new RegExp(`^/groups/${seg}/history$`),
@@ -85,8 +85,13 @@ export class ConsoleApi {
       if (!m) continue;
       pathMatched = true;
       if (method !== req.method) continue;
+      let params: string[];
       try {
-        const params = m.slice(1).map((s) => decodeURIComponent(s));
+        params = m.slice(1).map((s) => decodeURIComponent(s));
+      } catch {
+        return { status: 400, body: { error: `malformed percent-encoding in the path: ${req.path}` } };
+      }
+      try {
         return { status: 200, body: await handler(req, params) };
       } catch (err) {
         return failure(err);

@@ -1,7 +1,9 @@
 /**
  * The cluster page: brokers (with the API versions each serves), the controller, partitions
  * that are under-replicated or offline, and disk use per log dir (DescribeLogDirs). One
- * Metadata request for all topics and one DescribeLogDirs per broker, summed here.
+ * Metadata request for all topics and one DescribeLogDirs per broker, summed here. A broker that
+ * holds replicas but is not registered (stopped, crashed) is listed apart: Metadata names only
+ * live brokers, so otherwise it would simply vanish from the page.
  */
 import type { Admin } from '../client/index.js';
 import { API_SPECS } from '../client/index.js';
@@ -17,6 +19,8 @@ export interface ClusterView {
     /** API name -> "min-max" as the broker's ApiVersions answered. */
     apis: Record<string, string>;
   }[];
+  /** Broker ids named as replicas that no live broker has: down. */
+  missingBrokers: number[];
   topics: number;
   partitions: number;
   /** How many there are; the lists hold the first MAX_LISTED. */
@@ -37,9 +41,11 @@ export async function clusterView(admin: Admin): Promise<ClusterView> {
   let partitions = 0;
   let underCount = 0;
   let offlineCount = 0;
+  const missing = new Set<number>();
   for (const t of md.topics.values()) {
     for (const p of t.partitions) {
       partitions++;
+      for (const r of p.replicas) if (!md.brokers.has(r)) missing.add(r);
       if (p.leader < 0) {
         if (offlineCount++ < MAX_LISTED) offline.push({ topic: t.name, partition: p.partition, replicas: p.replicas });
       } else if (p.isr.length < p.replicas.length) {
@@ -60,6 +66,7 @@ export async function clusterView(admin: Admin): Promise<ClusterView> {
       rack: node.rack,
       apis: Object.fromEntries([...v].sort(([a], [b]) => a - b).map(([key, r]) => [names.get(key) ?? `api-${key}`, `${r.min}-${r.max}`])),
     })),
+    missingBrokers: [...missing].sort((a, b) => a - b),
     topics: md.topics.size,
     partitions,
     underReplicatedCount: underCount,

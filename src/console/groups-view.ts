@@ -2,13 +2,16 @@
  * The consumer groups pages: the list (ListGroups on every broker), and one group: state,
  * protocol, members with their assignments, and per partition the committed offset, the
  * partition's latest offset and the lag between them, in records and in time (as
- * kafka-consumer-groups.sh --lag-time: the age of the first record not yet consumed).
+ * kafka-consumer-groups.sh --lag-time: the age of the first record not yet consumed). The total
+ * lag counts every partition; the rows come a page at a time (a group on a topic of 10,000
+ * partitions would otherwise send a megabyte on every refresh and render 10,000 rows).
  */
 import type { Admin, ClientOptions } from '../client/index.js';
 import { LATEST_TIMESTAMP } from '../client/index.js';
 import { firstRecordTimestamps } from '../client/offset-history/partition-reader.js';
 import { tpKey } from '../common/partition-keys.js';
 import { notFound } from './console-error.js';
+import type { Page } from './topics-view.js';
 
 /** Lag in time is looked up for at most this many lagging partitions, within this time. */
 const MAX_LAG_TIME_PARTITIONS = 100;
@@ -35,7 +38,7 @@ export interface GroupPartitionRow {
   clientId: string | null;
 }
 
-export async function describeGroup(admin: Admin, groupId: string, client?: ClientOptions) {
+export async function describeGroup(admin: Admin, groupId: string, client: ClientOptions | undefined, page: Page) {
   const [g] = await admin.describeConsumerGroups([groupId]);
   const committed = await admin.listGroupOffsets(groupId);
   if (!g || ((g.state === 'Dead' || g.errorCode !== 0) && committed.size === 0)) throw notFound(`group ${groupId} does not exist`);
@@ -50,7 +53,7 @@ export async function describeGroup(admin: Admin, groupId: string, client?: Clie
     })
     .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1));
   const latest = tps.length > 0 ? await admin.listOffsets(tps.map((tp) => ({ ...tp, timestamp: LATEST_TIMESTAMP }))).catch(() => []) : [];
-  const partitions: GroupPartitionRow[] = tps.map((tp, i) => {
+  const all: GroupPartitionRow[] = tps.map((tp, i) => {
     const c = committed.get(tp.topic)?.get(tp.partition)?.offset;
     const end = latest[i]?.offset;
     const has = c !== undefined && c >= 0n;
@@ -65,6 +68,7 @@ export async function describeGroup(admin: Admin, groupId: string, client?: Clie
       clientId: o?.clientId ?? null,
     };
   });
+  const partitions = all.slice(page.page * page.size, (page.page + 1) * page.size);
   if (client) await addLagTimes(admin, client, partitions);
   return {
     groupId,
@@ -80,8 +84,11 @@ export async function describeGroup(admin: Admin, groupId: string, client?: Clie
       clientHost: m.clientHost,
       assignment: m.assignment,
     })),
+    partitionCount: all.length,
+    page: page.page,
+    size: page.size,
     partitions,
-    totalLag: String(partitions.reduce((sum, p) => sum + (p.lag !== null ? BigInt(p.lag) : 0n), 0n)),
+    totalLag: String(all.reduce((sum, p) => sum + (p.lag !== null ? BigInt(p.lag) : 0n), 0n)),
   };
 }
 

@@ -67,7 +67,8 @@ export async function describeTopic(admin: Admin, name: string, page: Page) {
   const sizes = new Map<number, bigint>();
   const leaders = [...new Set(live.map((p) => p.leader))];
   if (leaders.length > 0) {
-    const dirs = await admin.describeLogDirs(leaders, [name]).catch(() => []);
+    // Only the page's partitions: a topic of 10,000 would otherwise send every size each time.
+    const dirs = await admin.describeLogDirs(leaders, [{ topic: name, partitions: live.map((p) => p.partition) }]).catch(() => []);
     const leaderOf = new Map(live.map((p) => [p.partition, p.leader]));
     for (const d of dirs) for (const p of d.partitions) if (!p.isFuture && leaderOf.get(p.partition) === d.broker) sizes.set(p.partition, p.size);
   }

@@ -9,6 +9,7 @@ import { ConfigError } from '../config/index.js';
 import { loadBrokerConfig, type BrokerConfig } from './config/index.js';
 import { createLogger, type Logger } from './logger.js';
 import { startEventLoopReport } from './event-loop-monitor.js';
+import { tuneBrokerHeap } from './heap-tuning.js';
 import { messageOf } from '../common/errors.js';
 
 export const USAGE = 'USAGE: kafka-server-start.sh [-daemon] server.properties [--override property=value]*';
@@ -56,6 +57,7 @@ export async function runServer(argv: readonly string[]): Promise<number> {
   let args: StartArgs;
   let config: BrokerConfig;
   const logger: Logger = createLogger('fjord');
+  const heapSetting = tuneBrokerHeap();
   try {
     args = parseStartArgs(argv);
     logger.info(`loading configuration from ${path.resolve(args.configPath)}`);
@@ -71,6 +73,7 @@ export async function runServer(argv: readonly string[]): Promise<number> {
     { brokerId: config.brokerId, logDirs: config.logDirs, zookeeper: config.zookeeperConnect ?? 'embedded' },
     `configuration loaded: broker.id=${config.brokerId}, ${config.zookeeperConnect === null ? 'embedded single-broker mode' : `zookeeper ${config.zookeeperConnect}`}`,
   );
+  logger.info(heapSetting);
 
   // Every log directory exists (created if missing) and is a usable directory before anything
   // else starts: one line for each that is not, and exit 1.

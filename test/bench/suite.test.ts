@@ -198,6 +198,18 @@ describe('bench suite: report', () => {
     assert.doesNotMatch(svg, /stroke-dasharray/);
     const onScale = renderChart([{ workload: workload({ limit: 'dd' }), result: { figures: [fig('a', 'fjord', 240), fig('disk limit', 'dd', 300)] } }], 't');
     assert.match(onScale, /<line [^>]*y1="90\.0" [^>]*stroke-dasharray="6 4"\/><text [^>]*>dd \(fdatasync\): 300 MB\/s<\/text>/);
+    // A compared system with a figure in the same rows (three brokers beside one) is bars, not a line.
+    const compared = renderChart(
+      [
+        {
+          workload: workload({ limit: 'fjord-rf3' }),
+          result: { figures: [fig('a', 'fjord', 200), fig('a', 'fjord-rf3', 100), fig('b', 'fjord', 50), fig('b', 'fjord-rf3', 40)] },
+        },
+      ],
+      't',
+    );
+    assert.doesNotMatch(compared, /stroke-dasharray/);
+    assert.equal(compared.match(/<title>Fjord, 3 brokers RF 3, [ab]: /g)?.length, 2);
     assert.match(svg, /Latency \(p99 ms\)/);
     assert.doesNotMatch(svg, /Nothing/);
   });

@@ -13,21 +13,14 @@ import { startTestBroker } from '../helpers/broker.js';
 import { run } from '../helpers/run.js';
 import { createTopic } from '../server/handlers/data-plane-helpers.js';
 import { Admin, Consumer, Producer, type GroupDescription } from '../../src/client/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TOOL = fileURLToPath(new URL('../../bin/kafka-consumer-groups.sh', import.meta.url));
 const TOPIC = 'orders848';
 const NEW = 'kip848-app';
 const CLASSIC = 'classic-app';
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => waitFor(what, timeoutMs, probe, { pollMs: 100 });
 
 test('kafka-consumer-groups --describe: a KIP-848 consumer group and a classic group, offsets, members, state', { timeout: 60_000 }, async () => {
   const b = await startTestBroker({ 'offsets.topic.num.partitions': '1' });

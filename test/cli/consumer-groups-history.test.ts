@@ -19,6 +19,7 @@ import {
   OFFSET_HISTORY_TOPIC,
   type HistoryValue,
 } from '../../src/protocol/offset-history/history-record.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TOOL = fileURLToPath(new URL('../../bin/kafka-consumer-groups.sh', import.meta.url));
 const HOUR = 3_600_000;
@@ -26,15 +27,7 @@ const HOUR = 3_600_000;
 const MINUTE = 60_000;
 
 /** Polls `probe` until it gives a value, for at most 20 s. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, 20_000, probe, { pollMs: 100 });
 
 /** One history record of `group`, as the coordinator writes it. */
 function historyRecord(group: string, partitions: number, timestamp: number, change: Partial<HistoryValue> & Pick<HistoryValue, 'topic' | 'partition'>) {

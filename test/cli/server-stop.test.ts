@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { run } from '../helpers/run.js';
 import { Admin } from '../../src/client/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START = join(ROOT, 'bin', 'kafka-server-start.sh');
@@ -36,15 +37,7 @@ const alive = (pid: number): boolean => {
   }
 };
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => waitFor(what, timeoutMs, probe, { pollMs: 100 });
 
 /** LOG_DIRs of the daemons a test started, so cleanup finds each one's pid even when starting it failed half-way. */
 const launched: string[] = [];
@@ -66,6 +59,9 @@ async function startDaemon(base: string, name: string): Promise<Daemon> {
   assert.equal(r.code, 0, r.stderr);
   const pid = Number((await readFile(join(logDir, 'fjordServer.pid'), 'utf8')).trim());
   assert.ok(pid > 0 && alive(pid), `pid file names a running process (${pid})`);
+  // The script's GC flags for the latency tail: V8's first old-generation limit, scavenges on the event loop alone.
+  const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+  assert.ok(argv.includes('--initial-old-space-size=64') && argv.includes('--no-parallel-scavenge'), `node runs with the GC flags: ${argv.join(' ')}`);
   const out = join(logDir, 'fjordServer.out');
   const port = await until(`${name} to listen`, 60_000, async () => {
     const text = await readFile(out, 'utf8').catch(() => '');

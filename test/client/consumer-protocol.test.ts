@@ -23,6 +23,7 @@ import {
   type OffsetFetchRequest,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const ConsumerGroupDescribe: ApiDef<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> = {
   apiKey: 69,
@@ -55,13 +56,7 @@ function memberOptions(groupId: string): ConsumerOptions {
   return { bootstrapServers: b.bootstrap, groupId, groupProtocol: 'consumer', autoOffsetReset: 'earliest', autoCommitIntervalMs: 100 };
 }
 
-async function until(pred: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const until = (pred: () => boolean | Promise<boolean>, timeoutMs: number, what: string) => waitFor(what, timeoutMs, pred, { pollMs: 25 });
 
 test('three members over six partitions: one closes, one is dropped; no record lost, never two owners, commits only forward', { timeout: 60000 }, async () => {
   await admin.createTopics([{ name: 'six', numPartitions: 6, replicationFactor: 1 }]);

@@ -9,15 +9,24 @@
  * measured. The writer is best effort after the commit's answer (the entries of the last tens of
  * milliseconds may be lost): asserted is that what survives is an unbroken prefix of the
  * acknowledged changes, and that the first change after the failover starts from the last
- * acknowledged offset. Needs `npx tsc -p tsconfig.json` first (bin/ runs dist/).
+ * acknowledged offset. Last, the console in Debian's headless Chromium (issue 25's "works against
+ * a 3-broker cluster"): fjord-console.sh's cluster page without the killed broker (listed as
+ * down, partitions under-replicated), then with it back (3 brokers, the controller, none
+ * under-replicated); the RF-3 topic's leaders, replicas and ISR; and, served by the
+ * metrics.listener of a broker that does not coordinate the group, its lag, chart, reset and
+ * undo. Needs `npx tsc -p tsconfig.json` and `npm run build` first (bin/ runs dist/, the console
+ * its bundle). Screenshots go to $TMPDIR/fjord-console-screens (never committed).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromium, type Page } from 'playwright-core';
 import { Cluster } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
@@ -37,6 +46,7 @@ const P = offsetsPartitionFor(GROUP, OFFSETS_PARTITIONS);
 /** Admin commits made just before the kill, each moving partition 0 by one. */
 const BURST = 40;
 const RECORDS_0 = 210;
+const SCREENS = join(tmpdir(), 'fjord-console-screens');
 
 let c: Cluster | undefined;
 const metricsPorts: number[] = [];
@@ -321,4 +331,116 @@ test('kill -9 of the coordinator right after acknowledged commits: the history g
     return g.status === 200 && g.body.coordinator.nodeId === moved ? g.body : undefined;
   });
   assert.equal(committedIn(group), '0:200/210 1:9/10');
+});
+
+/** The live broker ids the cluster page lists, its rows of brokers down, its controller and under-replicated count. */
+async function clusterPage(page: Page): Promise<{ brokers: number[]; down: number[]; controller: string; underReplicated: number }> {
+  await page.reload();
+  await page.getByTestId('under-replicated').waitFor();
+  const brokers = (await page.getByTestId('broker-row').locator('td:first-child').allTextContents()).map((s) => Number.parseInt(s, 10));
+  const down = (await page.getByTestId('missing-broker-row').locator('td:first-child').allTextContents()).map(Number);
+  return {
+    brokers,
+    down,
+    controller: (await page.getByTestId('controller').textContent())!,
+    underReplicated: Number(await page.getByTestId('under-replicated').textContent()),
+  };
+}
+
+/** The topic page's rows: `partition leader replicas / isr`, each row marked when under-replicated. */
+async function partitionRows(page: Page): Promise<string[]> {
+  await page.reload();
+  const rows = page.getByTestId('partition-row');
+  await rows.first().waitFor();
+  return rows.evaluateAll((trs) =>
+    trs.map((tr) => {
+      const td = [...tr.querySelectorAll('td')].map((c) => c.textContent);
+      return `${td[0]} ${td[1]} ${td[2]} / ${td[3]}${tr.classList.contains('warn') ? ' !' : ''}`;
+    }),
+  );
+}
+
+test('the console in the browser on the cluster: a broker gone and back; leaders, replicas, ISR; lag, chart, reset and undo served by a broker that does not coordinate the group', {
+  timeout: 120_000,
+}, async (t) => {
+  if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'chromium') || coordinator < 0 || !console_?.url) return;
+  const cluster = c!;
+  const killed = coordinator; // the previous test killed it
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  mkdirSync(SCREENS, { recursive: true });
+  try {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(String(err)));
+    page.setDefaultTimeout(15_000);
+    // bin/fjord-console.sh's console (bootstrapped with all three, one of them dead).
+    await page.goto(`${console_.url}#/cluster`);
+    const down = await cluster.waitFor(`the cluster page without broker ${killed}`, 30_000, async () => {
+      const v = await clusterPage(page);
+      return v.brokers.length === 2 && v.underReplicated > 0 ? v : undefined;
+    });
+    assert.ok(!down.brokers.includes(killed), `broker ${killed} listed: ${down.brokers.join(',')}`);
+    assert.deepEqual(down.down, [killed], 'the killed broker is listed as down');
+    assert.ok(down.brokers.includes(Number(down.controller)), 'the controller is a live broker');
+    await page.screenshot({ path: join(SCREENS, 'cluster-broker-down.png'), fullPage: true });
+    await page.goto(`${console_.url}#/topics/${TOPIC}`);
+    const downRows = await partitionRows(page);
+    assert.equal(downRows.length, 2);
+    for (const row of downRows) {
+      const [, leader, replicas, isr] = /^\d+ (\d+) ([\d, ]+) \/ ([\d, ]+) !$/.exec(row) ?? [];
+      assert.ok(leader && replicas && isr, `an under-replicated row: ${row}`);
+      assert.deepEqual(replicas.split(', ').map(Number).sort(), [0, 1, 2], row);
+      assert.ok(!isr.split(', ').includes(String(killed)) && Number(leader) !== killed, row);
+    }
+
+    await cluster.broker(killed).start();
+    await page.goto(`${console_.url}#/cluster`);
+    const up = await cluster.waitFor(`the cluster page with broker ${killed} back and every replica in sync`, 60_000, async () => {
+      const v = await clusterPage(page);
+      return v.brokers.length === 3 && v.underReplicated === 0 ? v : undefined;
+    });
+    assert.deepEqual([[...up.brokers].sort(), up.down], [[0, 1, 2], []]);
+    assert.match((await page.getByTestId('broker-row').allTextContents()).join('|'), new RegExp(`${up.controller} \\(controller\\)`));
+    await page.screenshot({ path: join(SCREENS, 'cluster-3-brokers.png'), fullPage: true });
+    await page.goto(`${console_.url}#/topics/${TOPIC}`);
+    for (const row of await partitionRows(page)) assert.match(row, /^\d+ \d+ (\d), (\d), (\d) \/ (?!.*!)\d, \d, \d$/, row);
+
+    // A broker's own console (metrics.listener) on a broker that does not coordinate the group.
+    const coordinatorNow = (await consoleGet<GroupView>(`groups/${GROUP}`)).body.coordinator.nodeId;
+    const serving = [0, 1, 2].find((id) => id !== coordinatorNow)!;
+    const base = `http://127.0.0.1:${metricsPorts[serving]}/`;
+    await page.goto(`${base}#/groups/${GROUP}`);
+    await page.getByTestId('group-state').getByText('Empty').waitFor();
+    assert.equal(await page.getByTestId('coordinator').textContent(), String(coordinatorNow));
+    assert.deepEqual(await page.getByTestId('lag').allTextContents(), ['10', '1']);
+    assert.equal(await page.getByTestId('lag-time').count(), 2);
+    await page.locator('[data-testid=history-chart] canvas').first().waitFor();
+    const historyRows = page.getByTestId('history-row');
+    const rowsBefore = await historyRows.count();
+    assert.ok(rowsBefore >= 8, `the history's lines so far: ${rowsBefore}`);
+
+    const reset = page.getByRole('form', { name: 'Reset offsets' });
+    await reset.getByRole('button', { name: 'Preview reset' }).click();
+    await reset.getByTestId('plan-row').nth(1).waitFor();
+    await reset.getByRole('button', { name: 'Execute reset' }).click();
+    await reset.getByRole('status').filter({ hasText: 'Done: 2 partition(s) moved' }).waitFor();
+    const group = await consoleGet<GroupView>(`groups/${GROUP}`);
+    assert.equal(committedIn(group.body), '0:0/210 1:0/10');
+    const undo = page.getByRole('form', { name: 'Undo reset' });
+    await undo.getByRole('button', { name: 'Preview undo' }).click();
+    await undo.getByTestId('plan-row').nth(1).waitFor();
+    assert.deepEqual(await undo.getByTestId('plan-offset').allTextContents(), ['200', '9']);
+    await undo.getByRole('button', { name: 'Execute undo' }).click();
+    await undo.getByRole('status').filter({ hasText: 'Done: 2 partition(s) moved' }).waitFor();
+    assert.equal(committedIn((await consoleGet<GroupView>(`groups/${GROUP}`)).body), '0:200/210 1:9/10');
+    // The reset's two lines and the undo's two, newest first, read back from the history by the serving broker.
+    await historyRows.nth(rowsBefore + 3).waitFor();
+    const newest = await historyRows.evaluateAll((trs) => trs.slice(0, 4).map((tr) => [2, 3, 4].map((i) => tr.children[i]!.textContent).join(' ')));
+    assert.deepEqual(newest.sort(), ['0 0 → 200 reset', '0 200 → 0 reset', '1 0 → 9 reset', '1 9 → 0 reset']);
+    assert.equal((await consoleGet<GroupView>(`groups/${GROUP}`)).body.coordinator.nodeId, coordinatorNow, 'the coordinator did not move meanwhile');
+    await page.screenshot({ path: join(SCREENS, 'cluster-group.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
 });

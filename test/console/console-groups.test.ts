@@ -4,23 +4,23 @@
  * time, the chart of position and lag over the history window and the history's lines; a reset
  * to the earliest offsets is previewed, refused in Kafka's words while a member is active, then
  * executed; the undo is previewed and executed; a new member resumes at the old offsets. The
- * history API's bounds and bad input are checked on the same broker. Screenshots go to
- * $TMPDIR/fjord-console-screens (never committed).
+ * history API's bounds and bad input are checked on the same broker. Screenshots of each page
+ * visited: screenshots.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { Screenshots } from './screenshots.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { Admin, Consumer, Producer } from '../../src/client/index.js';
 import { encodeHistoryKey, encodeHistoryValue, historyPartitionFor, OFFSET_HISTORY_TOPIC } from '../../src/protocol/offset-history/history-record.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SCREENS = join(tmpdir(), 'fjord-console-screens');
+const shots = new Screenshots('console-groups');
 const GROUP = 'shop';
 
 let b: TestBroker;
@@ -34,7 +34,6 @@ before(async () => {
   base = `http://127.0.0.1:${b.broker.observability.port}`;
   admin = new Admin({ bootstrapServers: b.bootstrap });
   if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
-  mkdirSync(SCREENS, { recursive: true });
 });
 
 after(async () => {
@@ -69,10 +68,7 @@ test("the group page: lag in time, the history's chart and lines, a reset previe
   assert.equal((await admin.createTopics([{ name: 'orders', numPartitions: 2 }])).get('orders'), null);
   const producer = new Producer({ bootstrapServers: b.bootstrap, lingerMs: 0 });
   const first = new Consumer({ bootstrapServers: b.bootstrap, groupId: GROUP, enableAutoCommit: false, autoOffsetReset: 'earliest' });
-  const page = await browser!.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(String(err)));
-  page.setDefaultTimeout(15_000);
+  const { page, errors } = await shots.open(browser!);
   let firstOpen = true;
   try {
     for (let i = 0; i < 10; i++) for (const partition of [0, 1]) await producer.send({ topic: 'orders', partition, value: `order ${i}` });
@@ -92,6 +88,7 @@ test("the group page: lag in time, the history's chart and lines, a reset previe
     await page.locator('[data-testid=history-chart] canvas').first().waitFor();
     assert.equal(await page.getByTestId('history-chart').getAttribute('data-points'), '120');
     await page.locator('[data-testid=history-row][data-cause=commit]').nth(1).waitFor();
+    await shot(page, 'group');
 
     // Preview: nothing changes; executing is refused while the member is in the group.
     const reset = page.getByRole('form', { name: 'Reset offsets' });
@@ -99,11 +96,14 @@ test("the group page: lag in time, the history's chart and lines, a reset previe
     await reset.getByTestId('plan-row').nth(1).waitFor();
     assert.deepEqual(await planOffsets(page), ['0', '0']);
     assert.deepEqual(await committed(), [10, 10]);
+    await reset.scrollIntoViewIfNeeded();
+    await shot(page, 'reset-preview', 'reset-preview');
     await reset.getByRole('button', { name: 'Execute reset' }).click();
     assert.equal(
       await reset.getByRole('alert').textContent(),
       `Assignments can only be reset if the group '${GROUP}' is inactive, but the current state is Stable.`,
     );
+    await shot(page, 'reset-refused');
     assert.deepEqual(await committed(), [10, 10]);
     await first.close();
     firstOpen = false;
@@ -141,11 +141,13 @@ test("the group page: lag in time, the history's chart and lines, a reset previe
     await undo.getByTestId('plan-row').nth(1).waitFor();
     assert.deepEqual(await planOffsets(page), ['10', '10']);
     assert.deepEqual(await committed(), [0, 0]);
+    await shot(page, 'undo-preview');
     await undo.getByRole('button', { name: 'Execute undo' }).click();
     await undo.getByRole('status').filter({ hasText: 'Done: 2 partition(s) moved' }).waitFor();
     assert.deepEqual(await committed(), [10, 10]);
     // The undo is a reset too: two more reset lines.
     await page.locator('[data-testid=history-row][data-cause=reset]').nth(3).waitFor();
+    await shot(page, 'undone');
 
     // A new member resumes where the group was before the reset: the 3 late records of each partition.
     const second = new Consumer({ bootstrapServers: b.bootstrap, groupId: GROUP, enableAutoCommit: false });
@@ -247,13 +249,15 @@ test("the chart's series over an hour of history: the position from the history,
   // The last 6 hours: the same changes.
   assert.equal((await api('/groups/chart/history?window=6h')).body.changeCount, 2);
   if (!requirePeer(t, 'chromium')) return;
-  const page = await browser!.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(String(err)));
+  // A commit of the offset it has (10) makes it a group the broker knows, with no change in the history's lines.
+  await admin.alterGroupOffsets('chart', [{ topic: 'past', partition: 0, offset: 10n }]);
+  const { page, errors } = await shots.open(browser!);
   try {
     await page.goto(`${base}/#/groups/chart`);
+    await page.getByTestId('lag-row').first().waitFor();
     await page.locator('[data-testid=history-chart] canvas').first().waitFor({ timeout: 15_000 });
     await page.locator('[data-testid=history-row]').nth(1).waitFor({ timeout: 15_000 });
+    await shot(page, 'group-chart-summed', 'group-history');
     await page.getByLabel('Lines').selectOption('partition');
     await page.locator('[data-testid=history-chart] canvas').first().waitFor({ timeout: 15_000 });
     await shot(page, 'group-chart');
@@ -263,4 +267,4 @@ test("the chart's series over an hour of history: the position from the history,
   }
 });
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage: true });
+const shot = (page: Page, name: string, doc?: string) => shots.take(page, name, doc);

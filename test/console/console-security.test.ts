@@ -5,16 +5,17 @@
  * metrics.listener. The console asks for a login checked against the cluster; a wrong password
  * is refused; reader sees only `public` and is refused what it may not do with the broker's
  * authorization error; admin lists and adds an ACL in the page, which reader's session obeys at
- * once. Headless Chromium via playwright-core; screenshots to $TMPDIR/fjord-console-screens.
+ * once. Headless Chromium via playwright-core; screenshots of each page visited: screenshots.ts.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { Screenshots } from './screenshots.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { Admin } from '../../src/client/index.js';
@@ -24,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AclOperation, AclPermissionType, ANY_FILTER, PatternType, ResourceType } from '../../src/security/authorizer/acl-model.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SCREENS = join(tmpdir(), 'fjord-console-screens');
+const shots = new Screenshots('console-security');
 const READER_PASSWORD = 'reader-secret-7f3a';
 
 let b: TestBroker;
@@ -66,7 +67,6 @@ before(async () => {
   // A group with committed offsets that reader may not see.
   await admin.alterGroupOffsets('g1', [{ topic: 'public', partition: 0, offset: 0n }]);
   if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
-  mkdirSync(SCREENS, { recursive: true });
 });
 
 after(async () => {
@@ -90,13 +90,7 @@ async function login(user: string, password: string, mechanism: string): Promise
   return r.setCookie!.split(';')[0]!;
 }
 
-async function openPage(): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser!.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(String(err)));
-  page.setDefaultTimeout(15_000);
-  return { page, errors };
-}
+const openPage = () => shots.open(browser!);
 
 async function alertText(page: Page): Promise<string> {
   const alert = page.getByRole('alert').first();
@@ -112,7 +106,7 @@ async function uiLogin(page: Page, user: string, password: string, mechanism: st
   await form.getByRole('button', { name: 'Log in' }).click();
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENS, `${name}.png`), fullPage: true });
+const shot = (page: Page, name: string, doc?: string) => shots.take(page, name, doc);
 
 test('the API needs a login; a wrong password is refused without echoing it; the session cookie is HttpOnly, SameSite=Strict, random; logout ends it', async () => {
   const session = await api('/session');
@@ -181,6 +175,8 @@ test('in the page: a wrong password is refused; reader sees only public; no grou
   const { page, errors } = await openPage();
   try {
     await page.goto(`${base}/#/topics`);
+    await page.getByRole('form', { name: 'Log in' }).waitFor();
+    await shot(page, 'login', 'security-login');
     await uiLogin(page, 'reader', 'wrong-password-xyz', 'SCRAM-SHA-512');
     assert.match(await alertText(page), /^login refused: /);
     assert.ok(!(await page.content()).includes('wrong-password-xyz'));
@@ -192,8 +188,10 @@ test('in the page: a wrong password is refused; reader sees only public; no grou
     await shot(page, 'reader-topics');
     await page.goto(`${base}/#/groups`);
     await page.getByRole('status').filter({ hasText: 'No groups.' }).waitFor();
+    await shot(page, 'reader-groups');
     await page.goto(`${base}/#/groups/g1`);
     assert.match(await alertText(page), /^GROUP_AUTHORIZATION_FAILED/);
+    await shot(page, 'reader-group-refused');
     await page.goto(`${base}/#/acls`);
     assert.match(await alertText(page), /^CLUSTER_AUTHORIZATION_FAILED/);
     await shot(page, 'reader-acls-refused');

@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import { formatPrettyLine } from '../../src/server/logger.js';
+import { waitFor as pollFor } from './wait-for.js';
 import { readLogLines } from './log-lines.js';
 import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
 
@@ -42,27 +43,9 @@ process.on('exit', () => {
   }
 });
 
-/**
- * Polls `probe` until it returns something other than undefined/false, or fails after
- * `timeoutMs` naming `what` (and the probe's last error: probes may throw while, say,
- * ZooKeeper restarts). No fixed sleeps in tests: wait with this.
- */
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      const why = lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`;
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
-    }
-    await new Promise((r) => setTimeout(r, 200)); // poll interval, bounded by the deadline
-  }
+/** Cluster probes (ZooKeeper, Metadata from several brokers) poll every 200 ms. */
+export function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> {
+  return pollFor(what, timeoutMs, probe, { pollMs: 200 });
 }
 
 /** One broker of the cluster: a child process that can be killed, paused and started again. */

@@ -19,6 +19,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { forwardCommits } from '../helpers/platformatic-commits.js';
 import { Consumer as FjordConsumer } from '../../src/client/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TOPIC = 'migration-events';
 const GROUP = 'migration-group';
@@ -150,13 +151,7 @@ function fjordMember(b: TestBroker, name: string, own: Ownership): Member {
   };
 }
 
-async function until(what: string, cond: () => boolean, ms: number, explain: () => string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${explain()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = (what: string, cond: () => boolean, ms: number, explain: () => string) => waitFor(what, ms, cond, { pollMs: 25, explain });
 
 test('kafkajs classic members upgraded one by one to consumer-protocol members and back, with a producer running: nothing skipped, never two owners, commits only forward', {
   timeout: 60_000,

@@ -20,6 +20,7 @@ import '../helpers/promise-with-resolvers.js';
 import { Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { forwardCommits } from '../helpers/platformatic-commits.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TOPIC = 'kip848-events';
 const GROUP = 'kip848-group';
@@ -89,13 +90,7 @@ function childMember(b: TestBroker, name: string): Promise<Member & { kill(): vo
   return ready.promise.then(() => ({ name, values, kill, close: async () => kill() }));
 }
 
-async function until(what: string, cond: () => boolean, ms = 30_000, explain: () => string = () => ''): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${explain()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (what: string, cond: () => boolean, ms = 30_000, explain: () => string = () => '') => waitFor(what, ms, cond, { pollMs: 50, explain });
 
 test('@platformatic/kafka KIP-848 members: churn with a producer running, nothing skipped, never two owners, commits only forward', {
   timeout: 90_000,

@@ -27,16 +27,9 @@ import {
   UpdateFeaturesResponseCodec,
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100)); // poll interval, bounded by the deadline
-  }
-}
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => waitFor(what, timeoutMs, probe, { pollMs: 100 });
 
 function brokerAt(id: number, dir: string, zk: ZooKeeperServer): Broker {
   const raw = new Map(

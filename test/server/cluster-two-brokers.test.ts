@@ -20,16 +20,9 @@ import { silentLogger } from '../../src/server/logger.js';
 import { Connection } from '../../src/client/connection.js';
 import { Api } from '../../src/client/apis.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { waitFor } from '../helpers/wait-for.js';
 
-async function until<T>(what: string, timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50)); // poll interval, bounded by the deadline
-  }
-}
+const until = <T>(what: string, timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>) => waitFor(what, timeoutMs, probe, { pollMs: 50 });
 
 test('two brokers with a ZooKeeper controller: whole-cluster metadata, leaders and followers, NOT_CONTROLLER, client round trip, controlled shutdown', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { startEventLoopReport, EVENT_LOOP_REPORT_MESSAGE } from '../../src/server/event-loop-monitor.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 function capture(level: string): { logger: pino.Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
@@ -15,13 +16,7 @@ function capture(level: string): { logger: pino.Logger; lines: Record<string, un
   return { logger: pino({ level }, stream), lines };
 }
 
-async function until(pred: () => boolean, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (pred: () => boolean, ms: number) => waitFor('the condition', ms, pred, { pollMs: 10 });
 
 test('at debug level the broker reports the worst event-loop delay of each interval', async () => {
   const { logger, lines } = capture('debug');

@@ -19,6 +19,7 @@ import { MemoryLog } from '../coordinator/memory-log.js';
 import { TEST_CONFIG } from '../coordinator/group/harness.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { batchOf, produce } from './handlers/data-plane-helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface Line {
   level: number;
@@ -26,15 +27,7 @@ interface Line {
   [k: string]: unknown;
 }
 
-async function until<T>(what: string, fn: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(what: string, fn: () => T | undefined, timeoutMs = 20_000) => waitFor(what, timeoutMs, fn);
 
 test('topic, partition, config, rebalance, member expiry and retention events are logged at info', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-events-'));

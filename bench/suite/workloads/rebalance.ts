@@ -35,12 +35,16 @@ function startMember(bootstrap: string, group: string, topic: string, protocol: 
   return member;
 }
 
-/** Resolves when the members' assignments cover `partitions` partitions, each exactly once. */
+/**
+ * Resolves when every member owns at least one partition and together they own all `partitions`,
+ * each exactly once (the first member to join alone owns them all: that is not yet the group).
+ */
 async function untilCovered(members: readonly Member[], partitions: number, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const owned = members.flatMap((m) => m.consumer.assignment().map((tp) => tp.partition));
-    if (owned.length === partitions && new Set(owned).size === partitions) return;
+    const assignments = members.map((m) => m.consumer.assignment().map((tp) => tp.partition));
+    const owned = assignments.flat();
+    if (assignments.every((a) => a.length > 0) && owned.length === partitions && new Set(owned).size === partitions) return;
     if (performance.now() > deadline)
       throw new Error(`the group did not settle within ${timeoutMs} ms: ${new Set(owned).size} of ${partitions} partitions assigned`);
     await new Promise((r) => setTimeout(r, 10));

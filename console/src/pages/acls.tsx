@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorLine, Notice } from '../components.js';
+import { DangerLink, ErrorLine, Notice } from '../components.js';
 import { useApi } from '../hooks.js';
 
 interface AclRow {
@@ -107,15 +107,11 @@ export function AclsPage() {
                 <td>{a.resourceName}</td>
                 <td>{a.host}</td>
                 <td>
-                  <button
-                    type="button"
-                    class="link danger"
-                    onClick={() =>
-                      confirm(`Delete the ACL ${describe(a)}?`) && act(() => api('/acls', { method: 'DELETE', body: a }), `Deleted: ${describe(a)}`)
-                    }
-                  >
-                    Delete
-                  </button>
+                  <DangerLink
+                    label="Delete"
+                    question={`Delete the ACL ${describe(a)}?`}
+                    run={() => act(() => api('/acls', { method: 'DELETE', body: a }), `Deleted: ${describe(a)}`)}
+                  />
                 </td>
               </tr>
             ))}

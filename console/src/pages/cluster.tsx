@@ -7,6 +7,7 @@ interface ClusterView {
   clusterId: string | null;
   controllerId: number;
   brokers: { nodeId: number; host: string; port: number; rack: string | null; apis: Record<string, string> }[];
+  missingBrokers: number[];
   topics: number;
   partitions: number;
   underReplicatedCount: number;
@@ -31,9 +32,9 @@ export function ClusterPage() {
         <dt>Controller</dt>
         <dd data-testid="controller">{data.controllerId}</dd>
         <dt>Topics</dt>
-        <dd>{data.topics}</dd>
+        <dd data-testid="topics">{data.topics}</dd>
         <dt>Partitions</dt>
-        <dd>{data.partitions}</dd>
+        <dd data-testid="partitions">{data.partitions}</dd>
         <dt>Under-replicated</dt>
         <dd data-testid="under-replicated">{data.underReplicatedCount}</dd>
         <dt>Offline</dt>
@@ -65,6 +66,12 @@ export function ClusterPage() {
                   {Object.keys(b.apis).length} APIs
                 </button>
               </td>
+            </tr>
+          ))}
+          {data.missingBrokers.map((id) => (
+            <tr key={`missing-${id}`} class="warn" data-testid="missing-broker-row">
+              <td>{id}</td>
+              <td colSpan={4}>down: holds replicas, not registered</td>
             </tr>
           ))}
         </tbody>

@@ -24,30 +24,36 @@ interface PlanAnswer {
   warnings?: string[];
 }
 
+/** Rows a plan shows: a reset of a group on 10,000 partitions lists the first ones and a count. */
+const MAX_PLAN_ROWS = 100;
+
 function PlanTable({ rows }: { rows: PlanRow[] }) {
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Topic</th>
-          <th>Partition</th>
-          <th>Committed now</th>
-          <th>New offset</th>
-          <th />
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={`${r.topic}-${r.partition}`} data-testid="plan-row" data-partition={`${r.topic}-${r.partition}`}>
-            <td>{r.topic}</td>
-            <td>{r.partition}</td>
-            <td>{r.current ?? '-'}</td>
-            <td data-testid="plan-offset">{r.offset}</td>
-            <td>{r.note ?? ''}</td>
+    <>
+      <table>
+        <thead>
+          <tr>
+            <th>Topic</th>
+            <th>Partition</th>
+            <th>Committed now</th>
+            <th>New offset</th>
+            <th />
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rows.slice(0, MAX_PLAN_ROWS).map((r) => (
+            <tr key={`${r.topic}-${r.partition}`} data-testid="plan-row" data-partition={`${r.topic}-${r.partition}`}>
+              <td>{r.topic}</td>
+              <td>{r.partition}</td>
+              <td>{r.current ?? '-'}</td>
+              <td data-testid="plan-offset">{r.offset}</td>
+              <td>{r.note ?? ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length > MAX_PLAN_ROWS && <Notice>and {rows.length - MAX_PLAN_ROWS} more partitions, not listed here</Notice>}
+    </>
   );
 }
 

@@ -5,8 +5,8 @@
  * (group-history.tsx) and the reset and undo forms (group-reset.tsx).
  */
 import { useState } from 'preact/hooks';
-import { seg } from '../api.js';
-import { ErrorLine, Notice } from '../components.js';
+import { query, seg } from '../api.js';
+import { ErrorLine, Notice, Pager } from '../components.js';
 import { useApi } from '../hooks.js';
 import { GroupHistory } from './group-history.js';
 import { ResetPanel, UndoPanel } from './group-reset.js';
@@ -71,6 +71,10 @@ interface GroupView {
     memberId: string | null;
     clientId: string | null;
   }[];
+  /** The rows are a page of partitionCount; totalLag counts them all. */
+  partitionCount: number;
+  page: number;
+  size: number;
   totalLag: string;
 }
 
@@ -87,7 +91,8 @@ function age(ms: number | null): string {
 }
 
 export function GroupPage({ id }: { id: string }) {
-  const { data, error, reload } = useApi<GroupView>(`/groups/${seg(id)}`, 2000);
+  const [page, setPage] = useState(0);
+  const { data, error, reload } = useApi<GroupView>(`/groups/${seg(id)}${query({ page: page || undefined })}`, 2000);
   // Bumped by a reset or an undo: the history below reloads at once.
   const [version, setVersion] = useState(0);
   const changed = () => {
@@ -113,7 +118,7 @@ export function GroupPage({ id }: { id: string }) {
               {data.protocol ? ` / ${data.protocol}` : ''}
             </dd>
             <dt>Coordinator</dt>
-            <dd>{data.coordinator.nodeId}</dd>
+            <dd data-testid="coordinator">{data.coordinator.nodeId}</dd>
             <dt>Total lag</dt>
             <dd data-testid="total-lag">{data.totalLag}</dd>
           </dl>
@@ -141,7 +146,7 @@ export function GroupPage({ id }: { id: string }) {
               ))}
             </tbody>
           </table>
-          <h2>Lag per partition</h2>
+          <h2>Lag per partition ({data.partitionCount})</h2>
           <table>
             <thead>
               <tr>
@@ -170,6 +175,7 @@ export function GroupPage({ id }: { id: string }) {
               ))}
             </tbody>
           </table>
+          {data.partitionCount > data.size && <Pager page={data.page} size={data.size} total={data.partitionCount} go={setPage} />}
         </>
       )}
       <GroupHistory id={id} version={version} />

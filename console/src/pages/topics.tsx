@@ -131,9 +131,13 @@ interface ConfigRow {
   sensitive: boolean;
 }
 
+/** Partitions per page of a topic: a topic of 10,000 shows (and the server reads) 100 at a time. */
+const PARTITIONS_PER_PAGE = 100;
+
 export function TopicPage({ name, route }: { name: string; route: Route }) {
   const page = Number(route.params.get('page') ?? 0);
-  const { data, error, reload } = useApi<TopicView>(`/topics/${seg(name)}${query({ page, size: 100 })}`);
+  const found = route.params.get('partition');
+  const { data, error, reload } = useApi<TopicView>(`/topics/${seg(name)}${query({ page, size: PARTITIONS_PER_PAGE })}`);
   const [actionError, setActionError] = useState<string>();
   const [notice, setNotice] = useState<string>();
   const [count, setCount] = useState('');
@@ -180,7 +184,11 @@ export function TopicPage({ name, route }: { name: string; route: Route }) {
             </thead>
             <tbody>
               {data.partitions.map((p) => (
-                <tr key={p.partition} data-testid="partition-row" class={p.isr.length < p.replicas.length ? 'warn' : ''}>
+                <tr
+                  key={p.partition}
+                  data-testid="partition-row"
+                  class={`${p.isr.length < p.replicas.length ? 'warn' : ''}${String(p.partition) === found ? ' found' : ''}`}
+                >
                   <td>
                     <a href={`#/topics/${seg(name)}/messages${query({ partition: p.partition })}`}>{p.partition}</a>
                   </td>
@@ -195,6 +203,7 @@ export function TopicPage({ name, route }: { name: string; route: Route }) {
             </tbody>
           </table>
           <Pager page={data.page} size={data.size} total={data.partitionCount} go={(p) => navigate(`/topics/${seg(name)}${query({ page: p || undefined })}`)} />
+          <GoToPartition topic={name} count={data.partitionCount} />
           <div class="panel">
             <h2>Change</h2>
             <form
@@ -218,6 +227,31 @@ export function TopicPage({ name, route }: { name: string; route: Route }) {
         </>
       )}
     </section>
+  );
+}
+
+/** Jumps to the page holding partition N (partitions are numbered 0..count-1), the row marked. */
+function GoToPartition({ topic, count }: { topic: string; count: number }) {
+  const [wanted, setWanted] = useState('');
+  const [error, setError] = useState<string>();
+  const go = (e: Event) => {
+    e.preventDefault();
+    const n = Number(wanted);
+    if (!/^\d+$/.test(wanted) || n >= count) {
+      setError(`no partition ${wanted} in ${topic}: it has partitions 0 to ${count - 1}`);
+      return;
+    }
+    setError(undefined);
+    navigate(`/topics/${seg(topic)}${query({ page: Math.floor(n / PARTITIONS_PER_PAGE) || undefined, partition: n })}`);
+  };
+  return (
+    <form class="pager" onSubmit={go} aria-label="Go to partition">
+      <label>
+        Go to partition <input name="partition" type="number" min="0" value={wanted} onInput={(e) => setWanted(e.currentTarget.value)} required />
+      </label>
+      <button type="submit">Go</button>
+      <ErrorLine message={error} />
+    </form>
   );
 }
 

@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api, seg } from '../api.js';
-import { ErrorLine, Notice } from '../components.js';
+import { DangerLink, ErrorLine, Notice } from '../components.js';
 import { useApi } from '../hooks.js';
 
 function useAction(reload: () => void) {
@@ -67,16 +67,11 @@ export function UsersPage() {
                   <td>{c.mechanism}</td>
                   <td>{c.iterations}</td>
                   <td>
-                    <button
-                      type="button"
-                      class="link danger"
-                      onClick={() =>
-                        confirm(`Delete ${u.user}'s ${c.mechanism} credential?`) &&
-                        act(() => api(`/users/${seg(u.user)}/${c.mechanism}`, { method: 'DELETE' }), `Deleted ${u.user}'s ${c.mechanism} credential`)
-                      }
-                    >
-                      Delete
-                    </button>
+                    <DangerLink
+                      label="Delete"
+                      question={`Delete ${u.user}'s ${c.mechanism} credential?`}
+                      run={() => act(() => api(`/users/${seg(u.user)}/${c.mechanism}`, { method: 'DELETE' }), `Deleted ${u.user}'s ${c.mechanism} credential`)}
+                    />
                   </td>
                 </tr>
               )),
@@ -159,15 +154,12 @@ export function QuotasPage() {
                   <td>{k}</td>
                   <td>{v}</td>
                   <td>
-                    <button
-                      type="button"
-                      class="link danger"
-                      onClick={() =>
+                    <DangerLink
+                      label="Remove"
+                      run={() =>
                         act(() => api('/quotas', { method: 'PUT', body: { entity: q.entity, remove: [k] } }), `Removed ${k} of ${entityText(q.entity)}`)
                       }
-                    >
-                      Remove
-                    </button>
+                    />
                   </td>
                 </tr>
               )),

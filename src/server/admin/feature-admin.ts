@@ -4,12 +4,15 @@
  * (KafkaController.validateFeatureUpdate): per feature, INVALID_REQUEST with Kafka's messages,
  * the valid ones written together in one conditional write of the finalized levels.
  *
- * What Fjord supports: nothing, as a Kafka 3.9 ZooKeeper-mode broker (it advertises no supported
- * feature; metadata.version and kraft.version are KRaft's, and Fjord implements neither
- * transaction.version 1-2 (KIP-890 part 2's records and EndTxn epoch bump) nor group.version 1
- * (KIP-848's consumer protocol)). So ApiVersions lists no feature, the finalized set starts empty
- * at epoch 0, and every upgrade is refused "not supported". The table is a constructor argument
- * so tests can run the checks and the persistence against a feature, as Kafka's own tests do.
+ * What Fjord supports: no feature, as a Kafka 3.9 ZooKeeper-mode broker advertises none.
+ * metadata.version and kraft.version are KRaft's; transaction.version 1-2 (KIP-890 part 2's
+ * records and EndTxn epoch bump) is not implemented; and KIP-848's consumer protocol, which
+ * Kafka 4 gates on group.version 1 (a KRaft feature), is served here whenever
+ * `group.coordinator.rebalance.protocols` lists `consumer` (docs/consumer-groups.md), as
+ * clients choose it by the ConsumerGroupHeartbeat API's presence in ApiVersions, not by the
+ * feature. So ApiVersions lists no feature, the finalized set starts empty at epoch 0, and every
+ * upgrade is refused "not supported". The table is a constructor argument so tests can run the
+ * checks and the persistence against a feature, as Kafka's own tests do.
  */
 import type { FeatureStore, FinalizedFeatures } from '../../metadata/feature-store.js';
 import { FeatureEpochMovedError } from '../../metadata/feature-store.js';

@@ -25,7 +25,9 @@ export class ReadBufferPool {
     const size = 2 ** Math.ceil(Math.log2(length));
     let ab = this.free.get(size)?.pop();
     if (ab) this.pooledBytes -= size;
-    else ab = new ArrayBuffer(size);
+    // Not `new ArrayBuffer(size)`: that zero-fills megabytes the read overwrites at once (about
+    // 0.1-0.35 ms per MB here; readAt trims a short read, so no unread byte is ever sent).
+    else ab = Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer;
     this.lent.add(ab);
     return Buffer.from(ab, 0, length);
   }

@@ -30,6 +30,7 @@ import {
 } from '../../../src/protocol/messages/index.js';
 import { encodeBatch } from '../../../src/protocol/records/index.js';
 import { createTopic } from '../../server/handlers/data-plane-helpers.js';
+import { waitForValue } from '../../helpers/wait-for.js';
 
 let b: TestBroker;
 let c: RawClient;
@@ -49,15 +50,7 @@ after(async () => {
   await b.stop();
 });
 
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20000) => waitForValue(what, ms, fn, ok);
 
 /** A transactional producer: FindCoordinator (creates __transaction_state), then InitProducerId. */
 async function init(id: string, transactionTimeoutMs = 60000): Promise<{ producerId: bigint; producerEpoch: number }> {

@@ -18,6 +18,7 @@ import { hrtime } from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { startTestBroker } from '../broker.js';
 import { Admin, Producer } from '../../../src/client/index.js';
+import { waitFor } from '../wait-for.js';
 
 export const CHAOS_TOPIC = 'kip848-chaos';
 const GROUP = 'kip848-chaos-group';
@@ -84,13 +85,8 @@ export interface OwnEvent {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, deadlineMs: number, cond: () => boolean | Promise<boolean>, explain: () => string): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}: ${explain()}`);
-    await sleep(50);
-  }
-}
+const until = (what: string, deadlineMs: number, cond: () => boolean | Promise<boolean>, explain: () => string) =>
+  waitFor(what, deadlineMs, cond, { pollMs: 50, explain });
 
 export async function runKip848Chaos(opts: ChaosOptions): Promise<ChaosResult> {
   const kinds = opts.kinds ?? KINDS;

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 import { broker, header, pstate, startNode } from './zk-broker-helpers.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const ID_A = 'AAAAAAAAAAAAAAAAAAAAAQ';
 
@@ -303,10 +304,4 @@ test('a write the controller never confirms fails with REQUEST_TIMED_OUT within 
   }
 });
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 5)); // poll interval, bounded by the deadline
-  }
-}
+const until = (check: () => boolean, timeoutMs = 5000) => waitFor('the condition', timeoutMs, check, { pollMs: 5 });

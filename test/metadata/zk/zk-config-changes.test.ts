@@ -14,6 +14,7 @@ import { ZOOKEEPER_JAR, ZkRelay, expireSession, startZooKeeper, type ZooKeeperSe
 import { ZkSession } from '../../../src/metadata/zk/zk-session.js';
 import { KafkaZkClient } from '../../../src/metadata/zk/kafka-zk-client.js';
 import { ConfigChangeListener } from '../../../src/metadata/zk/zk-config-changes.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let zk: ZooKeeperServer | undefined;
 /** Between the listeners' sessions and the server, so a test can cut their connections. */
@@ -42,13 +43,7 @@ after(async () => {
   await zk?.stop();
 });
 
-async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20)); // poll interval, bounded by the deadline
-  }
-}
+const until = (what: string, cond: () => boolean, timeoutMs = 20_000) => waitFor(what, timeoutMs, cond);
 
 function listen(c: KafkaZkClient, seen: string[], extra: { lastProcessed?: number; fail?: string; purgeAfterMs?: number } = {}): ConfigChangeListener {
   const l = new ConfigChangeListener({

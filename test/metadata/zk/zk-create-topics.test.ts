@@ -8,14 +8,9 @@ import assert from 'node:assert/strict';
 import { ErrorCode, KafkaError } from '../../../src/protocol/errors.js';
 import type { KafkaZkApi } from '../../../src/metadata/zk/zk-client-types.js';
 import { broker, header, pstate, startNode } from './zk-broker-helpers.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 5)); // poll interval, bounded by the deadline
-  }
-}
+const until = (check: () => boolean, timeoutMs = 5000) => waitFor('the condition', timeoutMs, check, { pollMs: 5 });
 
 test('createTopics writes at most 16 topics to ZooKeeper at once, waits once, and answers each topic', async () => {
   const n = await startNode(1, { writeTimeoutMs: 1000 });

@@ -16,6 +16,7 @@ import { DelegationTokenManager } from '../../../src/security/delegation-tokens/
 import type { DelegationTokenConfig } from '../../../src/security/delegation-tokens/token-info.js';
 import { userPrincipal } from '../../../src/security/principal.js';
 import { credentialFromSaltedPassword, saltedPassword } from '../../../src/security/sasl/scram.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let zk: ZooKeeperServer | undefined;
 const sessions: ZkSession[] = [];
@@ -41,13 +42,7 @@ async function broker(): Promise<{ session: ZkSession; manager: DelegationTokenM
   return { session, manager };
 }
 
-async function until(what: string, cond: () => boolean): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20)); // poll interval, bounded by the deadline
-  }
-}
+const until = (what: string, cond: () => boolean) => waitFor(what, 15_000, cond);
 
 test('a token created, renewed and expired on one broker is seen by another through ZooKeeper, in Kafka znodes', { timeout: 60_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;

@@ -15,6 +15,7 @@ import pino from 'pino';
 import { requirePeer } from '../../helpers/peers.js';
 import { ZOOKEEPER_JAR, startZooKeeper, type ZooKeeperServer } from '../../helpers/zookeeper.js';
 import { ZkSession, isZkError, type ZkSessionOptions, type ZkWatchEvent } from '../../../src/metadata/zk/zk-session.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let zk: ZooKeeperServer | undefined;
 const sessions: ZkSession[] = [];
@@ -39,13 +40,7 @@ function internals(s: ZkSession): { worker: Worker; watches: Map<number, unknown
   return (s as unknown as { backend: { worker: Worker; watches: Map<number, unknown> } }).backend;
 }
 
-async function until(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20)); // poll interval, bounded by the deadline
-  }
-}
+const until = (what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number) => waitFor(what, timeoutMs, cond);
 
 /**
  * One script of watches and changes, as a log of what the caller saw: watch events and the

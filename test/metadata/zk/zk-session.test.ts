@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { requirePeer } from '../../helpers/peers.js';
 import { ZOOKEEPER_JAR, ZkRelay, startZooKeeper, type ZooKeeperServer } from '../../helpers/zookeeper.js';
 import { ZkSession } from '../../../src/metadata/zk/zk-session.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 let zk: ZooKeeperServer | undefined;
 let relay: ZkRelay | undefined;
@@ -28,13 +29,7 @@ after(async () => {
   await zk?.stop();
 });
 
-async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20)); // poll interval, bounded by the deadline
-  }
-}
+const until = (what: string, cond: () => boolean, timeoutMs: number) => waitFor(what, timeoutMs, cond);
 
 test('a handshake the server never answers is abandoned after the connect timeout and the client connects again', async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;

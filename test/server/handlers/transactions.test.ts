@@ -35,6 +35,7 @@ import {
 import type { TxnMarkerRequest, TxnMarkerResult, TxnMarkerWriter } from '../../../src/coordinator/txn/markers.js';
 import { partitionForGroup } from '../../../src/coordinator/runtime/partition-for-group.js';
 import { createTopic } from './data-plane-helpers.js';
+import { waitForValue } from '../../helpers/wait-for.js';
 
 class RecordingMarkers implements TxnMarkerWriter {
   readonly calls: TxnMarkerRequest[] = [];
@@ -68,14 +69,10 @@ after(async () => {
   await b.stop();
 });
 
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20000): Promise<T> {
+  let last: T | undefined;
+  const read = async () => (last = await fn());
+  return waitForValue(what, ms, read, ok, { explain: () => `last ${JSON.stringify(last, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}` });
 }
 
 async function findTxnCoordinator(client: RawClient, id: string) {

@@ -29,6 +29,7 @@ import {
   TxnOffsetCommitResponseCodec,
 } from '../../../src/protocol/messages/index.js';
 import { createTopic } from './data-plane-helpers.js';
+import { waitForValue } from '../../helpers/wait-for.js';
 
 let b: TestBroker;
 let c: RawClient;
@@ -42,15 +43,7 @@ after(async () => {
   await b.stop();
 });
 
-async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20000) => waitForValue(what, ms, fn, ok);
 
 async function init(id: string): Promise<{ producerId: bigint; producerEpoch: number }> {
   await until(

@@ -12,6 +12,7 @@ import { KafkaError } from '../../../src/protocol/errors.js';
 import { batchOf, produce } from '../handlers/data-plane-helpers.js';
 import { API_SLOTS, BUCKETS, TimeHistograms } from '../../../src/server/metrics/request-stats.js';
 import { quantile } from '../../../src/server/metrics/request-metrics.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_alice="alice-secret";';
 
@@ -67,15 +68,7 @@ function sum(lines: Line[], name: string, labels: Record<string, string> = {}): 
   return lines.filter((l) => l.name === name && Object.entries(labels).every(([k, v]) => l.labels[k] === v)).reduce((n, l) => n + l.value, 0);
 }
 
-async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 10000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(what: string, f: () => Promise<T | undefined>, ms = 10000) => waitFor(what, ms, f);
 
 const N = 40;
 const PAYLOAD = 100;

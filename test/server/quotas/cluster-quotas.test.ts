@@ -18,14 +18,9 @@ import { RawClient } from '../../helpers/raw-client.js';
 import { runCli } from '../../cli/helpers.js';
 import { batchOf, produce } from '../handlers/data-plane-helpers.js';
 import { Admin } from '../../../src/client/index.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
-async function until(what: string, timeoutMs: number, probe: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100)); // poll interval, bounded by the deadline
-  }
-}
+const until = (what: string, timeoutMs: number, probe: () => boolean | Promise<boolean>) => waitFor(what, timeoutMs, probe, { pollMs: 100 });
 
 test('kafka-configs --zookeeper quotas reach a running connection; AlterClientQuotas writes the znodes', { timeout: 180_000 }, async (t) => {
   if (!requirePeer(t, 'zookeeper')) return;
