@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { Admin, Consumer, DEFAULT_BATCH_SIZE, Producer } from '../src/client/index.js';
-import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
+import { type FjordChild, startSourceBroker } from './suite/fjord-child.js';
 
 const RECORDS = Number(process.argv[2] ?? 200_000);
 const SIZES = [100, 1024];
@@ -39,15 +39,7 @@ const line = (f: Figure): string =>
 
 /** This tree's broker, from source under tsx (no build needed), on a free port and `dir`. */
 function startBroker(dir: string): Promise<FjordChild> {
-  return startFjordChild({
-    name: 'broker',
-    work: dir,
-    dist: 'source',
-    baseConfig: 'config/server.properties',
-    props: { 'group.initial.rebalance.delay.ms': '0' },
-    logDir: dir,
-    ready: 'listening',
-  });
+  return startSourceBroker(dir, { 'group.initial.rebalance.delay.ms': '0' });
 }
 
 async function fjordProduce(bootstrap: string, topic: string, value: Buffer, usePromises: boolean): Promise<Figure> {

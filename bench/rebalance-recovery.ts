@@ -24,7 +24,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { PYTHON } from '../test/helpers/peers.js';
-import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
+import { type FjordChild, startSourceBroker } from './suite/fjord-child.js';
 import { median } from './suite/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
@@ -55,21 +55,13 @@ while True:
 
 /** This tree's broker, from source under tsx, with the session and heartbeat this bench measures. */
 function startBroker(dir: string): Promise<FjordChild> {
-  return startFjordChild({
-    name: 'broker',
-    work: dir,
-    dist: 'source',
-    baseConfig: 'config/server.properties',
-    props: {
-      'group.initial.rebalance.delay.ms': '0',
-      'offsets.topic.num.partitions': '1',
-      'group.consumer.session.timeout.ms': String(SESSION_MS),
-      'group.consumer.min.session.timeout.ms': String(SESSION_MS),
-      'group.consumer.heartbeat.interval.ms': String(HEARTBEAT_MS),
-      'group.consumer.min.heartbeat.interval.ms': String(HEARTBEAT_MS),
-    },
-    logDir: dir,
-    ready: 'listening',
+  return startSourceBroker(dir, {
+    'group.initial.rebalance.delay.ms': '0',
+    'offsets.topic.num.partitions': '1',
+    'group.consumer.session.timeout.ms': String(SESSION_MS),
+    'group.consumer.min.session.timeout.ms': String(SESSION_MS),
+    'group.consumer.heartbeat.interval.ms': String(HEARTBEAT_MS),
+    'group.consumer.min.heartbeat.interval.ms': String(HEARTBEAT_MS),
   });
 }
 

@@ -205,3 +205,8 @@ async function answering(admin: Admin, child: ChildProcess, name: string, timeou
     }
   }
 }
+
+/** This tree's broker from source under tsx (no build needed): config/server.properties with `props` over it, its log dir `dir`. */
+export function startSourceBroker(dir: string, props: Record<string, string>): Promise<FjordChild> {
+  return startFjordChild({ name: 'broker', work: dir, dist: 'source', baseConfig: 'config/server.properties', props, logDir: dir, ready: 'listening' });
+}
