@@ -168,7 +168,12 @@ export async function startFjordChild(o: FjordChildOptions): Promise<FjordChild>
   const timeoutMs = o.startTimeoutMs ?? 60_000;
   try {
     if (listening) await waitForOutput(child, /listening on PLAINTEXT:\/\//, `broker ${o.name}`, timeoutMs);
-    else await answering(admin, child, o.name, timeoutMs);
+    else {
+      // A probe client of its own with a short connect timeout: a describeCluster still retrying when
+      // the broker exits must not hold this process for the long timeout the bench's client has.
+      const probe = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 1000 });
+      await answering(probe, child, o.name, timeoutMs).finally(() => probe.close().catch(() => undefined));
+    }
   } catch (err) {
     await admin.close().catch(() => undefined);
     await stopChild(child, 5000);
@@ -192,15 +197,22 @@ export async function startFjordChild(o: FjordChildOptions): Promise<FjordChild>
   };
 }
 
-/** Polls describeCluster until answered; throws when the broker exits or `timeoutMs` passes. */
+/** Polls describeCluster until answered; throws when the broker exits (at once, not after a connect timeout) or `timeoutMs` passes. */
 async function answering(admin: Admin, child: ChildProcess, name: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const exited = new Promise<never>((_, reject) => {
+    const onExit = (code: number | null, signal: string | null): void => reject(new Error(`broker ${name} did not start: it exited (${code ?? signal})`));
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    else child.once('exit', onExit);
+  });
+  exited.catch(() => undefined); // rejected later, after the broker answered, it is nobody's error
   for (;;) {
     try {
-      await admin.describeCluster();
+      await Promise.race([admin.describeCluster(), exited]);
       return;
     } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`broker ${name} did not start: ${String(err)}`);
+      if (child.exitCode !== null || child.signalCode !== null) throw err;
+      if (Date.now() > deadline) throw new Error(`broker ${name} did not start within ${timeoutMs} ms: ${String(err)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
