@@ -15,12 +15,12 @@
  * and `poll()`, kafkajs's `eachBatch` (timed from its first batch, so its group join is not
  * counted).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { Admin, Consumer, DEFAULT_BATCH_SIZE, Producer } from '../src/client/index.js';
+import { type FjordChild, startSourceBroker } from './suite/fjord-child.js';
 
 const RECORDS = Number(process.argv[2] ?? 200_000);
 const SIZES = [100, 1024];
@@ -37,37 +37,9 @@ const line = (f: Figure): string =>
     .toLocaleString('en-US')
     .padStart(10)} rec/s ${((f.bytes / 1048576 / f.ms) * 1000).toFixed(1).padStart(7)} MB/s`;
 
-async function startBroker(dir: string): Promise<{ child: ChildProcess; bootstrap: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/server/main.ts',
-      'config/server.properties',
-      '--override',
-      'listeners=PLAINTEXT://127.0.0.1:0',
-      '--override',
-      `log.dirs=${dir}`,
-      '--override',
-      'group.initial.rebalance.delay.ms=0',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const bootstrap = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    const onData = (d: Buffer): void => {
-      seen += d.toString();
-      const m = /listening on PLAINTEXT:\/\/(127\.0\.0\.1:\d+)/.exec(seen);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`broker exited with ${code}: ${seen.slice(-2000)}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
-  return { child, bootstrap };
+/** This tree's broker, from source under tsx (no build needed), on a free port and `dir`. */
+function startBroker(dir: string): Promise<FjordChild> {
+  return startSourceBroker(dir, { 'group.initial.rebalance.delay.ms': '0' });
 }
 
 async function fjordProduce(bootstrap: string, topic: string, value: Buffer, usePromises: boolean): Promise<Figure> {
@@ -164,7 +136,8 @@ async function kafkajsConsume(kafka: Kafka, topic: string, size: number): Promis
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'fjord-client-bench-'));
-  const { child, bootstrap } = await startBroker(dir);
+  const broker = await startBroker(dir);
+  const bootstrap = broker.bootstrap;
   const kafka = new Kafka({ brokers: [bootstrap], clientId: 'bench', logLevel: logLevel.NOTHING });
   const admin = new Admin({ bootstrapServers: bootstrap });
   const figures: Figure[] = [];
@@ -186,8 +159,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await admin.close();
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await broker.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

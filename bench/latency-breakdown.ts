@@ -16,15 +16,15 @@
  * --profile=DIR: each broker runs under node --cpu-prof (250 µs sampling) into DIR; after the run
  * the profile's event-loop blocks over 2 ms are listed with the function that took most of each.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Admin } from '../src/client/index.js';
-import { freePort } from './free-port.js';
+import { type FjordChild, splitFlags, startFjordChild } from './suite/fjord-child.js';
+import { loadAverage, processCpuMs, processRssBytes } from './suite/measure.js';
+import { median } from './suite/stats.js';
 import { e2eLatency, type Harness, maxProduceRate, RECORD_BYTES } from './suite/workloads/latency.js';
 
 const execP = promisify(execFile);
@@ -47,13 +47,10 @@ interface Variant {
   nodeFlags: string[];
 }
 
-interface Broker {
+type Broker = FjordChild & {
   variant: Variant;
-  child: ChildProcess;
-  bootstrap: string;
-  admin: Admin;
   probeFile: string;
-}
+};
 
 interface ProbeSecond {
   t: number;
@@ -73,47 +70,19 @@ if (process.env.LATENCY_B_DIST || process.env.LATENCY_B_FLAGS) {
   variants.push({ name: 'B', dist: process.env.LATENCY_B_DIST ?? path.join(ROOT, 'dist'), nodeFlags: splitFlags(process.env.LATENCY_B_FLAGS) });
 }
 
-function splitFlags(s: string | undefined): string[] {
-  return (s ?? '').split(' ').filter((f) => f !== '');
-}
-
 async function startBroker(variant: Variant, work: string): Promise<Broker> {
-  const port = await freePort();
-  const dir = await mkdtemp(path.join(work, `${variant.name}-logs-`));
-  const config = path.join(work, `${variant.name}.properties`);
   const probeFile = path.join(work, `${variant.name}.probe.jsonl`);
-  await writeFile(config, `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n`);
   const prof = PROFILE ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${path.join(PROFILE, variant.name)}`] : [];
-  const child = spawn(
-    process.execPath,
-    [...prof, ...variant.nodeFlags, '--import', path.join(HERE, 'latency-probe.mjs'), path.join(variant.dist, 'server', 'main.js'), config],
-    {
-      stdio: ['ignore', process.env.LATENCY_BROKER_OUT ? openSync(path.join(process.env.LATENCY_BROKER_OUT, `${variant.name}.out`), 'a') : 'ignore', 'inherit'],
-      env: { ...process.env, FJORD_LOG_LEVEL: 'warn', LATENCY_PROBE_OUT: probeFile },
-    },
-  );
-  const bootstrap = `127.0.0.1:${port}`;
-  const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30000 });
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    try {
-      await admin.describeCluster();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`broker ${variant.name} did not start: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  return { variant, child, bootstrap, admin, probeFile };
-}
-
-async function stopBroker(b: Broker): Promise<void> {
-  await b.admin.close();
-  if (b.child.exitCode === null) {
-    const exited = new Promise((r) => b.child.once('exit', r));
-    b.child.kill('SIGTERM');
-    await exited;
-  }
+  const b = await startFjordChild({
+    name: variant.name,
+    work,
+    dist: variant.dist,
+    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
+    nodeFlags: [...prof, ...variant.nodeFlags, '--import', path.join(HERE, 'latency-probe.mjs')],
+    env: { FJORD_LOG_LEVEL: 'warn', LATENCY_PROBE_OUT: probeFile },
+    ...(process.env.LATENCY_BROKER_OUT ? { stdoutFile: path.join(process.env.LATENCY_BROKER_OUT, `${variant.name}.out`) } : {}),
+  });
+  return Object.assign(b, { variant, probeFile });
 }
 
 /** The probe's seconds that ended inside [from, to]. */
@@ -127,10 +96,6 @@ async function probeWindow(b: Broker, from: number, to: number): Promise<ProbeSe
 }
 
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)]!;
-};
 
 interface Row {
   key: string;
@@ -160,11 +125,7 @@ async function main(): Promise<void> {
   if (PROFILE) for (const v of variants) await mkdir(path.join(PROFILE, v.name), { recursive: true });
   const brokers: Broker[] = [];
   const rows: Row[] = [];
-  console.log(
-    `load average before: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}; variants: ${variants.map((v) => `${v.name}=${v.dist} ${v.nodeFlags.join(' ')}`).join('; ')}`,
-  );
+  console.log(`load average before: ${loadAverage()}; variants: ${variants.map((v) => `${v.name}=${v.dist} ${v.nodeFlags.join(' ')}`).join('; ')}`);
   try {
     for (const v of variants) brokers.push(await startBroker(v, work));
     for (let round = 0; round < ROUNDS; round++) {
@@ -186,12 +147,12 @@ async function main(): Promise<void> {
           for (const { share, rate } of rates) {
             const topic = `e2e-${acks}-${round}-${Math.round(rate)}`;
             await b.admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }]);
-            const cpu0 = await cpuMs(b.child.pid!);
+            const cpu0 = await processCpuMs(b.pid);
             const t0 = Date.now();
             const r = await e2eLatency(h, b.bootstrap, topic, acks, rate, SECONDS, WARMUP);
             const t1 = Date.now();
-            const cpu1 = await cpuMs(b.child.pid!);
-            const rssMb = await rssMbOf(b.child.pid!);
+            const cpu1 = await processCpuMs(b.pid);
+            const rssMb = (await processRssBytes(b.pid)) / 1048576;
             await b.admin.deleteTopics([topic]);
             // The measured window: after the harness's warm-up, up to its end.
             const probe = await probeWindow(b, t0 + WARMUP * 1000, t1);
@@ -215,14 +176,10 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    for (const b of brokers) await stopBroker(b);
+    for (const b of brokers) await b.stop();
     await rm(work, { recursive: true, force: true });
   }
-  console.log(
-    `\nload average after: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`\nload average after: ${loadAverage()}`);
   console.log('\nmedian e2e p99 / p99.9 (ms) per variant and load:');
   for (const key of [...new Set(rows.map((r) => r.key))]) {
     const per = variants.map((v) => {
@@ -232,19 +189,6 @@ async function main(): Promise<void> {
     console.log(`  acks=${key}: ${per.join('; ')}`);
   }
   if (PROFILE) for (const v of variants) await reportBlocks(path.join(PROFILE, v.name), v.name);
-}
-
-/** User + system CPU (ms) of a process so far (/proc/PID/stat fields 14 and 15, 10 ms ticks). */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** Resident set size of a process now, in MB (/proc/PID/status VmRSS). */
-async function rssMbOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
 interface ProfileNode {

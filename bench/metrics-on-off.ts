@@ -36,15 +36,17 @@
  * both brokers' CPU per second over 20 s without clients (what scraping and the process metrics
  * cost the on broker by themselves).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
-import { Admin } from '../src/client/index.js';
+import { type FjordChild, splitFlags, startFjordChild } from './suite/fjord-child.js';
+import { loadAverage, processCpuMs } from './suite/measure.js';
+import { mean, median } from './suite/stats.js';
 
 const exec = promisify(execFile);
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -73,25 +75,15 @@ const ROOT = path.join(HERE, '..');
 /** The build the brokers run: this work tree's dist/, or BENCH_DIST (another build, e.g. the base commit's, to compare in one session). */
 const DIST = process.env.BENCH_DIST ?? path.join(ROOT, 'dist');
 
-interface Broker {
+type Broker = FjordChild & {
   name: 'on' | 'off';
-  child: ChildProcess;
-  bootstrap: string;
-  admin: Admin;
   /** The metrics listener's port (on only). */
   metricsPort?: number;
-}
+};
 
 interface Measured {
   mbs: number;
   cpuPerMb: number;
-}
-
-/** User + system CPU (ms) a process has used, from /proc/PID/stat (fields 14 and 15, in 10 ms ticks). */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Where a broker's stdout goes with BENCH_BROKER_OUT or --gc (appended to across --fresh restarts). */
@@ -104,45 +96,26 @@ async function gcCounts(name: Broker['name'], work: string): Promise<{ markCompa
 }
 
 async function startBroker(name: Broker['name'], work: string): Promise<Broker> {
-  const port = await freePort();
   const on = name === 'on' && !CONTROL;
   const metricsPort = on && ON !== 'recording' ? await freePort() : undefined;
-  const dir = await mkdtemp(path.join(work, `${name}-logs-`));
-  const config = path.join(work, `${name}.properties`);
-  const listener = on && ON !== 'recording' ? `metrics.listener=http://127.0.0.1:${metricsPort}\n` : '';
-  const recording = on && ON !== 'listener' ? '' : 'metrics.recording.enable=false\n';
-  const metrics = listener + recording;
-  await writeFile(
-    config,
-    `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n${metrics}`,
-  );
-  const child = spawn(
-    process.execPath,
-    [
+  const props: Record<string, string> = { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' };
+  if (metricsPort !== undefined) props['metrics.listener'] = `http://127.0.0.1:${metricsPort}`;
+  if (!(on && ON !== 'listener')) props['metrics.recording.enable'] = 'false';
+  const b = await startFjordChild({
+    name,
+    work,
+    dist: DIST,
+    props,
+    nodeFlags: [
       ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
       ...(GC ? ['--trace-gc'] : []),
-      ...`${process.env.BENCH_NODE_FLAGS ?? ''} ${name === 'on' ? (process.env.BENCH_ON_NODE_FLAGS ?? '') : ''}`.split(' ').filter((f) => f !== ''),
-      path.join(DIST, 'server', 'main.js'),
-      config,
+      ...splitFlags(process.env.BENCH_NODE_FLAGS),
+      ...(name === 'on' ? splitFlags(process.env.BENCH_ON_NODE_FLAGS) : []),
     ],
-    {
-      stdio: ['ignore', process.env.BENCH_BROKER_OUT || GC ? openSync(brokerOut(name, work), 'a') : 'ignore', 'inherit'],
-      env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
-    },
-  );
-  const bootstrap = `127.0.0.1:${port}`;
-  const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30000 });
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    try {
-      await admin.describeCluster();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} broker did not start: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  return { name, child, bootstrap, admin, ...(metricsPort !== undefined ? { metricsPort } : {}) };
+    env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
+    ...(process.env.BENCH_BROKER_OUT || GC ? { stdoutFile: brokerOut(name, work) } : {}),
+  });
+  return Object.assign(b, { name, ...(metricsPort !== undefined ? { metricsPort } : {}) });
 }
 
 /** Starts both brokers into `brokers` as [on, off], the off one first with --swap. */
@@ -151,15 +124,6 @@ async function startBoth(brokers: Broker[], work: string): Promise<void> {
     const off = await startBroker('off', work);
     brokers.push(await startBroker('on', work), off);
   } else brokers.push(await startBroker('on', work), await startBroker('off', work));
-}
-
-async function stopBroker(b: Broker): Promise<void> {
-  await b.admin.close();
-  if (b.child.exitCode === null) {
-    const exited = new Promise((r) => b.child.once('exit', r));
-    b.child.kill('SIGTERM');
-    await exited;
-  }
 }
 
 /** Scrapes the on broker's /metrics once a second until stopped; returns the scrape times (ms). */
@@ -198,9 +162,9 @@ const IDLE_S = 20;
 
 /** A broker's CPU ms per second over `seconds` with no client traffic. */
 async function idleCpuMsPerS(b: Broker, seconds: number): Promise<number> {
-  const before = await cpuMs(b.child.pid!);
+  const before = await processCpuMs(b.pid);
   await new Promise((r) => setTimeout(r, seconds * 1000));
-  return ((await cpuMs(b.child.pid!)) - before) / seconds;
+  return ((await processCpuMs(b.pid)) - before) / seconds;
 }
 
 async function perf(bin: string, args: string[]): Promise<Record<string, number>> {
@@ -222,24 +186,15 @@ async function consume(bin: string, b: Broker, topic: string): Promise<number> {
 }
 
 async function measured(b: Broker, run: () => Promise<number>): Promise<Measured> {
-  const before = await cpuMs(b.child.pid!);
+  const before = await processCpuMs(b.pid);
   const mbs = await run();
-  const cpu = (await cpuMs(b.child.pid!)) - before;
+  const cpu = (await processCpuMs(b.pid)) - before;
   return { mbs, cpuPerMb: cpu / ((RECORDS * SIZE) / MB) };
 }
 
-const sorted = (values: number[]): number[] => [...values].sort((a, x) => a - x);
-const median = (values: number[]): number => {
-  const s = sorted(values);
-  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const mean = (values: number[]): number => values.reduce((a, x) => a + x, 0) / values.length;
-const range = (values: number[]): string => `${median(values).toFixed(1)} (${sorted(values)[0]!.toFixed(0)}–${sorted(values).at(-1)!.toFixed(0)})`;
+const range = (values: number[]): string => `${median(values).toFixed(1)} (${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)})`;
 const percent = (on: number, off: number): string => `${((on / off) * 100).toFixed(1)}%`;
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = loadAverage;
 
 async function main(): Promise<void> {
   if (!existsSync('/usr/include/librdkafka/rdkafka.h')) throw new Error('librdkafka headers not found: apt-get install librdkafka-dev');
@@ -278,7 +233,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       if (FRESH && round > 0) {
         const old = brokers.splice(0);
-        for (const b of old) await stopBroker(b);
+        for (const b of old) await b.stop();
         await startBoth(brokers, work);
       }
       const order = round % 2 === 0 ? brokers : [...brokers].reverse();
@@ -310,7 +265,7 @@ async function main(): Promise<void> {
       );
     });
     // Stopped (their trace complete) before counting: the GB are each broker's produce and consume over all rounds (and the warm-up).
-    for (const b of brokers.splice(0)) await stopBroker(b);
+    for (const b of brokers.splice(0)) await b.stop();
     const gb = (RECORDS * SIZE * (ROUNDS + (WARMUP ? 1 : 0)) * PARTITIONS.length * 2) / 1024 ** 3;
     const gcLine = GC
       ? `; collections per GB produced and consumed (--trace-gc): ${(
@@ -336,7 +291,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await scraper?.stop().catch(() => undefined);
-    for (const b of brokers) await stopBroker(b).catch(() => undefined);
+    for (const b of brokers) await b.stop().catch(() => undefined);
     await rm(work, { recursive: true, force: true });
   }
 }

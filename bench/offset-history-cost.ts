@@ -17,67 +17,36 @@
  *
  *   node --import tsx bench/offset-history-cost.ts [commits=2000] [rounds=3]
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.js';
-import { Admin } from '../src/client/index.js';
 import { Api } from '../src/client/apis.js';
 import { Connection } from '../src/client/connection.js';
 import { OFFSET_HISTORY_TOPIC, historyPartitionFor } from '../src/protocol/offset-history/history-record.js';
+import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
+import { mean, median } from './suite/stats.js';
 
 const COMMITS = Number(process.argv[2] ?? 2000);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const OFFSETS_PARTITIONS = 50;
-const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-interface Broker {
-  name: 'history on' | 'history off';
-  child: ChildProcess;
-  port: number;
-  dir: string;
-  admin: Admin;
-}
+type Broker = FjordChild;
 
-async function startBroker(name: Broker['name'], work: string): Promise<Broker> {
-  const port = await freePort();
-  const dir = await mkdtemp(path.join(work, 'logs-'));
-  const config = path.join(dir, '..', `${port}.properties`);
-  const history = name === 'history on' ? 'true' : 'false';
-  await writeFile(
-    config,
-    `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\noffsets.topic.replication.factor=1\noffsets.topic.num.partitions=${OFFSETS_PARTITIONS}\noffsets.history.enable=${history}\n`,
-  );
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server', 'main.js'), config], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, FJORD_LOG_LEVEL: 'warn' },
+async function startBroker(name: 'history on' | 'history off', work: string): Promise<Broker> {
+  const b = await startFjordChild({
+    name,
+    work,
+    props: {
+      'offsets.topic.replication.factor': '1',
+      'offsets.topic.num.partitions': String(OFFSETS_PARTITIONS),
+      'offsets.history.enable': name === 'history on' ? 'true' : 'false',
+    },
+    env: { FJORD_LOG_LEVEL: 'warn' },
   });
-  const admin = new Admin({ bootstrapServers: `127.0.0.1:${port}`, connectTimeoutMs: 30000 });
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    try {
-      await admin.describeCluster();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} broker did not start: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  await admin.createTopics([{ name: 'orders', numPartitions: 8, replicationFactor: 1 }]);
+  await b.admin.createTopics([{ name: 'orders', numPartitions: 8, replicationFactor: 1 }]);
   // The offsets topic (and, on the history broker, the history topic) made before measuring.
-  await admin.alterGroupOffsets('warm-up', [{ topic: 'orders', partition: 0, offset: 1n }]);
-  return { name, child, port, dir, admin };
-}
-
-async function stopBroker(b: Broker): Promise<void> {
-  await b.admin.close();
-  if (b.child.exitCode === null) {
-    const exited = new Promise((r) => b.child.once('exit', r));
-    b.child.kill('SIGTERM');
-    await exited;
-  }
+  await b.admin.alterGroupOffsets('warm-up', [{ topic: 'orders', partition: 0, offset: 1n }]);
+  return b;
 }
 
 const connect = (b: Broker) => Connection.connect('127.0.0.1', b.port, { clientId: 'history-bench', connectTimeoutMs: 10000, requestTimeoutMs: 30000 });
@@ -146,13 +115,11 @@ async function throughput(b: Broker): Promise<number> {
   return (per * conns.length) / ((performance.now() - t0) / 1000);
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** Bytes of the .log segments of one history partition. */
 async function historyLogBytes(b: Broker, partition: number): Promise<number> {
-  const dir = path.join(b.dir, `${OFFSET_HISTORY_TOPIC}-${partition}`);
+  const dir = path.join(b.logDir, `${OFFSET_HISTORY_TOPIC}-${partition}`);
   let n = 0;
   for (const f of await readdir(dir).catch(() => [] as string[])) if (f.endsWith('.log')) n += (await stat(path.join(dir, f))).size;
   return n;
@@ -229,8 +196,8 @@ async function main(): Promise<void> {
     );
     console.log(`per partition per day at 1 commit/s: ${day(one)} (group committing 1 partition), ${day(eight)} (8 partitions per commit)`);
   } finally {
-    await stopBroker(on);
-    await stopBroker(off);
+    await on.stop();
+    await off.stop();
     await rm(work, { recursive: true, force: true });
   }
 }

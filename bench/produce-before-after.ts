@@ -24,15 +24,16 @@
  * - Prints the median and range of MB/s (payload bytes) and the median CPU ms/MB per build and
  *   row, and after/before of both.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './free-port.js';
 import { promisify } from 'node:util';
-import { Admin } from '../src/client/index.js';
+import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
+import { loadAverage, processCpuMs } from './suite/measure.js';
+import { median } from './suite/stats.js';
 
 const exec = promisify(execFile);
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -50,70 +51,31 @@ const ACKS = listFlag('acks', '1,all');
 const CONSUME = flags.includes('--consume');
 const MB = 1024 * 1024;
 
-/** The CPU time (user + system, ms) a process has used so far, from /proc/PID/stat. */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the file, 12 and 13 after the command name; in clock ticks (100/s on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /** MB/s of one run and the broker CPU it cost per MB. */
 interface Measured {
   mbs: number;
   cpuPerMb: number;
 }
 
-async function measured(b: Running, run: () => Promise<number>): Promise<Measured> {
-  const before = await cpuMs(b.child.pid!);
+async function measured(b: FjordChild, run: () => Promise<number>): Promise<Measured> {
+  const before = await processCpuMs(b.pid);
   const mbs = await run();
-  const cpu = (await cpuMs(b.child.pid!)) - before;
+  const cpu = (await processCpuMs(b.pid)) - before;
   return { mbs, cpuPerMb: cpu / ((RECORDS * SIZE) / MB) };
 }
 
-interface Running {
-  name: string;
-  child: ChildProcess;
-  bootstrap: string;
-  admin: Admin;
-  dir: string;
-}
-
 /** Starts `root`'s built broker and waits until it answers metadata. */
-async function startBroker(name: string, root: string, work: string): Promise<Running> {
-  const port = await freePort();
-  const dir = await mkdtemp(path.join(work, `${name}-logs-`));
-  const config = path.join(work, `${name}.properties`);
-  await writeFile(config, `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${dir}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n`);
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'server', 'main.js'), config], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
+function startBroker(name: string, root: string, work: string): Promise<FjordChild> {
+  return startFjordChild({
+    name,
+    work,
+    dist: path.join(root, 'dist'),
+    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
+    env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
   });
-  const bootstrap = `127.0.0.1:${port}`;
-  const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30000 });
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    try {
-      await admin.describeCluster();
-      break;
-    } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${name} broker did not start: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  return { name, child, bootstrap, admin, dir };
 }
 
-async function stopBroker(b: Running): Promise<void> {
-  await b.admin.close();
-  if (b.child.exitCode === null) {
-    const exited = new Promise((r) => b.child.once('exit', r));
-    b.child.kill('SIGTERM');
-    await exited;
-  }
-}
-
-async function produce(bin: string, b: Running, topic: string, codec: string, acks: string): Promise<number> {
+async function produce(bin: string, b: FjordChild, topic: string, codec: string, acks: string): Promise<number> {
   const args = [
     'produce',
     '-b',
@@ -139,7 +101,7 @@ async function produce(bin: string, b: Running, topic: string, codec: string, ac
   return r.mb_per_s;
 }
 
-async function consume(bin: string, b: Running, topic: string): Promise<number> {
+async function consume(bin: string, b: FjordChild, topic: string): Promise<number> {
   const { stdout } = await exec(bin, ['consume', '-b', b.bootstrap, '-t', topic, '-n', String(RECORDS)], { maxBuffer: 1 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; records: number };
   if (r.records !== RECORDS) throw new Error(`consumed ${r.records} of ${RECORDS} records on ${b.name}/${topic}`);
@@ -147,14 +109,8 @@ async function consume(bin: string, b: Running, topic: string): Promise<number> 
 }
 
 function stats(values: number[]): { median: number; text: string } {
-  const s = [...values].sort((a, x) => a - x);
-  const median = s[Math.floor(s.length / 2)]!;
-  return { median, text: `${median.toFixed(1)} (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})` };
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, x) => a - x);
-  return s[Math.floor(s.length / 2)]!;
+  const m = median(values);
+  return { median: m, text: `${m.toFixed(1)} (${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)})` };
 }
 
 const percent = (after: number, before: number): string => `${((after / before) * 100).toFixed(0)}%`;
@@ -167,19 +123,17 @@ async function main(): Promise<void> {
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
   const baseRoot = path.join(work, 'baseline');
   await exec('git', ['-C', ROOT, 'worktree', 'add', '--detach', baseRoot, BASELINE]);
-  const brokers: Running[] = [];
+  const brokers: FjordChild[] = [];
   try {
     await symlink(path.join(ROOT, 'node_modules'), path.join(baseRoot, 'node_modules'));
     const { stdout: rev } = await exec('git', ['-C', baseRoot, 'log', '--oneline', '-1']);
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: baseRoot });
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT });
-    const loadBefore = loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ');
+    const loadBefore = loadAverage();
     brokers.push(await startBroker('before', baseRoot, work), await startBroker('after', ROOT, work));
     const results = new Map<string, Measured[]>();
     const rows: string[] = [];
-    const record = (b: Running, row: string, m: Measured, i: number): void => {
+    const record = (b: FjordChild, row: string, m: Measured, i: number): void => {
       const key = `${b.name}/${row}`;
       if (!rows.includes(row)) rows.push(row);
       results.set(key, [...(results.get(key) ?? []), m]);
@@ -213,13 +167,11 @@ async function main(): Promise<void> {
     });
     console.log(
       `baseline: ${rev.trim()}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; ` +
-        `load average before ${loadBefore}, after ${loadavg()
-          .map((l) => l.toFixed(2))
-          .join(' ')}\n\n` +
+        `load average before ${loadBefore}, after ${loadAverage()}\n\n` +
         `| row (produce, or consume) | before MB/s median (range) | after MB/s median (range) | after / before | before CPU ms/MB | after CPU ms/MB | after / before |\n|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );
   } finally {
-    for (const b of brokers) await stopBroker(b).catch(() => undefined);
+    for (const b of brokers) await b.stop().catch(() => undefined);
     await exec('git', ['-C', ROOT, 'worktree', 'remove', '--force', baseRoot]).catch(() => undefined);
     await rm(work, { recursive: true, force: true });
   }

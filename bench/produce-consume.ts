@@ -26,12 +26,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 import { promisify } from 'node:util';
 import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
+import { loadAverage } from './suite/measure.js';
 
 const ARGS = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const FJORD_ONLY = process.argv.includes('--fjord-only');
@@ -65,10 +66,7 @@ function run(cmd: string, args: string[], input?: string): Promise<RunResult> {
 }
 
 const mib = (bytes: number) => bytes / (1024 * 1024);
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = () => loadAverage();
 
 /** Compiles the harness into dir; explains how to get librdkafka when its headers are missing. */
 async function buildHarness(dir: string): Promise<string> {

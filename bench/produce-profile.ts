@@ -22,15 +22,15 @@
  *   comparable with a run without it; the counts are what it is for (how many writes, reads,
  *   epoll waits and futex wake-ups a MB costs: the kernel half of the main thread's CPU).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile, copyFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort } from './free-port.js';
-import { Admin } from '../src/client/index.js';
+import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
+import { loadAverage } from './suite/measure.js';
 
 const exec = promisify(execFile);
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -43,10 +43,7 @@ const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = loadAverage;
 
 /** A stage of the data path and how to recognise its frames (url path part, function name). */
 interface Stage {
@@ -196,39 +193,16 @@ function cpuDelta(
   return d;
 }
 
-interface Broker {
-  child: ChildProcess;
-  bootstrap: string;
-  admin: Admin;
-}
-
-async function startBroker(work: string, profDir: string): Promise<Broker> {
-  const port = await freePort();
-  const logs = path.join(work, 'logs');
-  await mkdir(logs);
-  const config = path.join(work, 'broker.properties');
-  await writeFile(config, `listeners=PLAINTEXT://127.0.0.1:${port}\nlog.dirs=${logs}\nauto.create.topics.enable=false\noffsets.topic.replication.factor=1\n`);
-  const child = spawn(
-    process.execPath,
+function startBroker(work: string, profDir: string): Promise<FjordChild> {
+  return startFjordChild({
+    name: 'broker',
+    work,
+    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
+    logDir: path.join(work, 'logs'),
     // Under --strace the profiler stays off: its sampling signals would be most of the calls counted.
-    [...(STRACE ? [] : ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profDir}`]), path.join(ROOT, 'dist', 'server', 'main.js'), config],
-    {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
-    },
-  );
-  const bootstrap = `127.0.0.1:${port}`;
-  const admin = new Admin({ bootstrapServers: bootstrap, connectTimeoutMs: 30000 });
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    try {
-      await admin.describeCluster();
-      return { child, bootstrap, admin };
-    } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`broker did not start: ${String(err)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+    nodeFlags: STRACE ? [] : ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profDir}`],
+    env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
+  });
 }
 
 async function harness(bin: string, args: string[]): Promise<number> {
@@ -290,7 +264,7 @@ async function main(): Promise<void> {
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
   const workloads: Workload[] = [];
   const b = await startBroker(work, profDir);
-  const pid = b.child.pid!;
+  const pid = b.pid;
   try {
     const measure = async (name: string, args: string[]): Promise<void> => {
       const loadBefore = load();
@@ -312,10 +286,8 @@ async function main(): Promise<void> {
       await measure(`consume ${p}p`, ['consume', ...common]);
     }
   } finally {
-    await b.admin.close();
-    const exited = new Promise((r) => b.child.once('exit', r));
-    b.child.kill('SIGTERM');
-    await exited;
+    // The profile is written as the broker exits: give it time before SIGKILL.
+    await b.stop(120_000);
   }
   const profile = STRACE ? { nodes: [], startTime: 0, samples: [], timeDeltas: [] } : await readProfile(profDir);
   const stageNames = [...new Set([...STAGES.map((s) => s.name), OTHER])];

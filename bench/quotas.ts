@@ -20,7 +20,7 @@
  * also from a checkout of main (before quotas) for the "before" line.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
 import { once } from 'node:events';
@@ -30,6 +30,7 @@ import { silentLogger } from '../src/server/logger.js';
 import { FetchRequestCodec, ProduceRequestCodec } from '../src/protocol/messages/index.js';
 import { encodeRequest } from '../test/helpers/raw-client.js';
 import { CompressionType, encodeBatch } from '../src/protocol/records/index.js';
+import { loadAverage } from './suite/measure.js';
 
 const MB = 1024 * 1024;
 
@@ -58,11 +59,7 @@ async function throttle(seconds: number): Promise<void> {
     const beside = await greedyProducer(bootstrap, 'normal-t', 'normal', 6);
     const greedy = await greedyRun;
     const fmt = (bps: number): string => `${(bps / MB).toFixed(2)} MB/s`;
-    console.log(
-      `load average ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    );
+    console.log(`load average ${loadAverage()}`);
     console.log(
       `greedy, producer_byte_rate=1048576, quota.window.num=11: ${fmt(rateBetween(greedy, greedy.start, greedy.end))} over ${(greedy.end - greedy.start).toFixed(1)} s`,
     );
@@ -210,11 +207,7 @@ async function overhead(requests: number, repeats: number): Promise<void> {
         results.set(name, res);
       }
     }
-    console.log(
-      `load average ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}; ${requests} requests per round, ${repeats} rounds, median (range) requests/s`,
-    );
+    console.log(`load average ${loadAverage()}; ${requests} requests per round, ${repeats} rounds, median (range) requests/s`);
     for (const [name, res] of results) {
       const line = (xs: number[]): string => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`;
       console.log(

@@ -24,6 +24,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { PYTHON } from '../test/helpers/peers.js';
+import { type FjordChild, startSourceBroker } from './suite/fjord-child.js';
+import { median } from './suite/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const SESSION_MS = 6000;
@@ -51,34 +53,16 @@ while True:
             print('P %d' % m.partition(), flush=True)
 `;
 
-async function startBroker(dir: string): Promise<{ child: ChildProcess; bootstrap: string }> {
-  const overrides = [
-    'listeners=PLAINTEXT://127.0.0.1:0',
-    `log.dirs=${dir}`,
-    'group.initial.rebalance.delay.ms=0',
-    'offsets.topic.num.partitions=1',
-    `group.consumer.session.timeout.ms=${SESSION_MS}`,
-    `group.consumer.min.session.timeout.ms=${SESSION_MS}`,
-    `group.consumer.heartbeat.interval.ms=${HEARTBEAT_MS}`,
-    `group.consumer.min.heartbeat.interval.ms=${HEARTBEAT_MS}`,
-  ];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server/main.ts', 'config/server.properties', ...overrides.flatMap((o) => ['--override', o])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** This tree's broker, from source under tsx, with the session and heartbeat this bench measures. */
+function startBroker(dir: string): Promise<FjordChild> {
+  return startSourceBroker(dir, {
+    'group.initial.rebalance.delay.ms': '0',
+    'offsets.topic.num.partitions': '1',
+    'group.consumer.session.timeout.ms': String(SESSION_MS),
+    'group.consumer.min.session.timeout.ms': String(SESSION_MS),
+    'group.consumer.heartbeat.interval.ms': String(HEARTBEAT_MS),
+    'group.consumer.min.heartbeat.interval.ms': String(HEARTBEAT_MS),
   });
-  const bootstrap = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    const onData = (d: Buffer): void => {
-      seen += d.toString();
-      const m = /listening on PLAINTEXT:\/\/(127\.0\.0\.1:\d+)/.exec(seen);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`broker exited with ${code}: ${seen.slice(-2000)}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
-  return { child, bootstrap };
 }
 
 interface Member {
@@ -201,7 +185,6 @@ try {
       );
     }
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   process.stdout.write(
     "\n| protocol | death to its partitions consumed again, each round (ms) | median | median after the session timeout | survivors' partitions' longest pause, each round (ms) |\n|---|---|---|---|---|\n",
   );

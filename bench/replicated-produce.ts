@@ -24,13 +24,14 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '../src/client/index.js';
 import { startTestBroker } from '../test/helpers/broker.js';
 import { Cluster } from '../test/helpers/cluster.js';
+import { loadAverage } from './suite/measure.js';
 
 const exec = promisify(execFile);
 const RECORDS = Number(process.argv[2] ?? 200_000);
@@ -156,9 +157,7 @@ async function main(): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), 'fjord-replicated-bench-'));
   const bin = path.join(work, 'rdkafka-perf');
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
-  const loadBefore = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+  const loadBefore = loadAverage();
   const rows: string[] = [];
   const single = await startTestBroker({ 'offsets.topic.replication.factor': '1' });
   try {
@@ -177,9 +176,7 @@ async function main(): Promise<void> {
   }
   console.log(
     `records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats, 3 partitions; latency at 5,000 rec/s, linger.ms=0; ` +
-      `load average before ${loadBefore}, after ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}\n\n` +
+      `load average before ${loadBefore}, after ${loadAverage()}\n\n` +
       `| setup | acks | produce MB/s median (range) | MB/s until replicated | latency p50 ms | latency p99 ms |\n|---|---|---|---|---|---|\n${rows.join('\n')}`,
   );
 }

@@ -11,8 +11,9 @@
 import crypto from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir, loadavg } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadAverage } from './suite/measure.js';
 import { Broker } from '../src/server/broker.js';
 import { buildBrokerConfig } from '../src/server/config/index.js';
 import { silentLogger } from '../src/server/logger.js';
@@ -80,11 +81,7 @@ try {
     MECHS.map((mechanism) => ({ user: 'bench', mechanism, op: 'upsert' as const, password: 'bench-secret', iterations })),
   );
   await admin.close();
-  console.log(
-    `rounds ${rounds}, iterations ${iterations}, load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  console.log(`rounds ${rounds}, iterations ${iterations}, load average ${loadAverage()}`);
   for (const mechanism of MECHS) {
     const hash = mechanism === 'SCRAM-SHA-256' ? 'sha256' : 'sha512';
     const pbkdf2: number[] = [];

@@ -18,12 +18,13 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import tls from 'node:tls';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
 import { makeTestCerts } from '../test/helpers/tls-certs.js';
+import { loadAverage } from './suite/measure.js';
 
 const ARGS = process.argv.slice(2);
 const RECORDS = Number(ARGS[0] ?? 100_000);
@@ -31,10 +32,7 @@ const REPEATS = Number(ARGS[1] ?? 3);
 const SIZE = 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const mib = (bytesPerS: number): number => bytesPerS / (1024 * 1024);
-const load = (): string =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = (): string => loadAverage();
 
 function run(cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {

@@ -28,12 +28,13 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '../src/client/index.js';
 import { startTestBroker } from '../test/helpers/broker.js';
+import { loadAverage } from './suite/measure.js';
 
 const exec = promisify(execFile);
 const RECORDS = Number(process.argv[2] ?? 100_000);
@@ -69,9 +70,7 @@ async function main(): Promise<void> {
   const work = await mkdtemp(path.join(tmpdir(), 'fjord-txn-bench-'));
   const bin = path.join(work, 'rdkafka-perf');
   await exec('gcc', ['-O2', '-o', bin, path.join(HERE, 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
-  const loadBefore = loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+  const loadBefore = loadAverage();
   const broker = await startTestBroker({
     'offsets.topic.replication.factor': '1',
     'transaction.state.log.replication.factor': '1',
@@ -126,9 +125,7 @@ async function main(): Promise<void> {
   });
   console.log(
     `records: ${RECORDS} x ${SIZE} B per case and repeat, ${REPEATS} repeats, ${PARTITIONS} partitions, acks=all, linger.ms=5; ` +
-      `load average before ${loadBefore}, after ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}\n` +
+      `load average before ${loadBefore}, after ${loadAverage()}\n` +
       `(median (min–max) over the repeats; commit figures are the per-repeat p50/p99 of commit_transaction() after flush)\n\n` +
       `| case | records/s | MB/s | commit p50 ms | commit p99 ms | flush p50 ms | commit share |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}`,
   );

@@ -5,11 +5,41 @@
  * server's CPU seconds, from which the workloads derive MB/s, records/s and CPU s/GB.
  */
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../free-port.js';
-import { track } from './peers.js';
+import { track } from './fjord-child.js';
 import { cpuSecondsPerGB, mbPerSecond } from './stats.js';
 import type { FjordHandle, NatsHandle, RedisHandle, Sample, SuiteContext, SystemHandle, SystemName } from './workload.js';
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** utime + stime of a process, in seconds, from /proc/PID/stat. */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name may hold spaces and parentheses: fields count from after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** utime + stime of a process, in milliseconds (10 ms steps). */
+export async function processCpuMs(pid: number): Promise<number> {
+  return Math.round((await processCpuSeconds(pid)) * 1000);
+}
+
+export async function processRssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : Number.NaN;
+}
+
+/** The 1, 5 and 15 minute load averages, as printed beside every figure: "1.23 0.98 0.75". */
+export function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+}
 
 export interface Measured {
   records: number;

@@ -19,6 +19,11 @@ export function rotate<T>(list: readonly T[], by: number): T[] {
   return [...list.slice(k), ...list.slice(0, k)];
 }
 
+/** The arithmetic mean. NaN for none. */
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((a, x) => a + x, 0) / values.length;
+}
+
 /** Groups samples by (case, system, metric), in first-seen order, into medians with their samples. */
 export function medians(samples: readonly Sample[]): Figure[] {
   const groups = new Map<string, Figure>();
