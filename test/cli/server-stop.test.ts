@@ -60,7 +60,11 @@ async function startDaemon(base: string, name: string): Promise<Daemon> {
   const pid = Number((await readFile(join(logDir, 'fjordServer.pid'), 'utf8')).trim());
   assert.ok(pid > 0 && alive(pid), `pid file names a running process (${pid})`);
   // The script's GC flags for the latency tail: V8's first old-generation limit, scavenges on the event loop alone.
-  const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+  // The pid is nohup's until it execs node: read the command line once it is node's.
+  const argv = await until(`${name} to exec node`, 10_000, async () => {
+    const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    return args.some((a) => a.endsWith('main.js')) ? args : undefined;
+  });
   assert.ok(argv.includes('--initial-old-space-size=64') && argv.includes('--no-parallel-scavenge'), `node runs with the GC flags: ${argv.join(' ')}`);
   const out = join(logDir, 'fjordServer.out');
   const port = await until(`${name} to listen`, 60_000, async () => {
