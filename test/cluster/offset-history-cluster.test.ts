@@ -19,14 +19,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Cluster } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
@@ -36,6 +36,8 @@ import { moveLine, readGroupHistory } from '../coordinator/offset-history-read.j
 import { parsePromText, value } from '../server/metrics/state-prom-text.js';
 import { Admin, Consumer, Producer } from '../../src/client/index.js';
 import { OFFSET_HISTORY_TOPIC } from '../../src/protocol/offset-history/history-record.js';
+import { launchChromium } from '../helpers/chromium.js';
+import { startConsoleCli } from '../helpers/console-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOPIC = 'hc';
@@ -175,20 +177,8 @@ test("a member's commits through its coordinator; --history, --reset-offsets and
   assert.deepEqual(historyLines(afterUndo.stdout), [...memberLines, '0 6->0 reset', '1 4->0 reset', '0 0->6 reset', '1 0->4 reset'], afterUndo.stdout);
 
   // The console against the cluster, as a user starts it: the group, its coordinator and offsets.
-  const child = spawn(join(ROOT, 'bin', 'fjord-console.sh'), ['--bootstrap-server', bootstrap, '--listen', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, line } = await startConsoleCli(['--bootstrap-server', bootstrap, '--listen', '127.0.0.1:0']);
   console_ = { child, url: '' };
-  let consoleErr = '';
-  child.stderr!.on('data', (d: Buffer) => (consoleErr += d.toString()));
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) resolve(out.split('\n')[0]!);
-    });
-    child.once('exit', (code) => reject(new Error(`fjord-console.sh exited with ${code}: ${consoleErr}`)));
-  });
   const url = /^Fjord console at (http:\/\/127\.0\.0\.1:\d+\/) \(cluster \S+, 3 brokers\)$/.exec(line)?.[1];
   assert.ok(url, line);
   console_.url = url;
@@ -366,7 +356,7 @@ test('the console in the browser on the cluster: a broker gone and back; leaders
   if (!requirePeer(t, 'zookeeper') || !requirePeer(t, 'chromium') || coordinator < 0 || !console_?.url) return;
   const cluster = c!;
   const killed = coordinator; // the previous test killed it
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   mkdirSync(SCREENS, { recursive: true });
   try {
     const page = await browser.newPage();

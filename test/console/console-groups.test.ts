@@ -12,12 +12,13 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Screenshots } from './screenshots.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { Admin, Consumer, Producer } from '../../src/client/index.js';
 import { encodeHistoryKey, encodeHistoryValue, historyPartitionFor, OFFSET_HISTORY_TOPIC } from '../../src/protocol/offset-history/history-record.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shots = new Screenshots('console-groups');
@@ -33,7 +34,7 @@ before(async () => {
   b = await startTestBroker({ 'metrics.listener': 'http://127.0.0.1:0', 'offsets.topic.num.partitions': '3' });
   base = `http://127.0.0.1:${b.broker.observability.port}`;
   admin = new Admin({ bootstrapServers: b.bootstrap });
-  if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  if (hasPeer('chromium')) browser = await launchChromium();
 });
 
 after(async () => {

@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { Admin, Producer } from '../../src/client/index.js';
@@ -27,6 +27,7 @@ import { describeLogDirsHandler } from '../../src/server/handlers/35-describe-lo
 import type { ListOffsetsRequest } from '../../src/protocol/messages/02-list-offsets.js';
 import type { DescribeLogDirsRequest } from '../../src/protocol/messages/35-describe-log-dirs.js';
 import type { RequestContext } from '../../src/server/handlers/types.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const TOPIC = 'wide10k';
@@ -79,7 +80,7 @@ before(async () => {
   } finally {
     await producer.close();
   }
-  if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  if (hasPeer('chromium')) browser = await launchChromium();
 });
 
 after(async () => {

@@ -9,12 +9,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Screenshots } from './screenshots.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
@@ -23,6 +22,8 @@ import { alterUserScramCredentials } from '../../src/client/admin-scram.js';
 import { ConsoleSessions } from '../../src/console/console-sessions.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AclOperation, AclPermissionType, ANY_FILTER, PatternType, ResourceType } from '../../src/security/authorizer/acl-model.js';
+import { launchChromium } from '../helpers/chromium.js';
+import { startConsoleCli } from '../helpers/console-cli.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shots = new Screenshots('console-security');
@@ -66,7 +67,7 @@ before(async () => {
   assert.deepEqual(acl, [null]);
   // A group with committed offsets that reader may not see.
   await admin.alterGroupOffsets('g1', [{ topic: 'public', partition: 0, offset: 0n }]);
-  if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  if (hasPeer('chromium')) browser = await launchChromium();
 });
 
 after(async () => {
@@ -286,21 +287,8 @@ test('bin/fjord-console.sh with a SASL --command-config asks each user to log in
     'security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n' +
       'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret";\n',
   );
-  const child = spawn(join(ROOT, 'bin', 'fjord-console.sh'), ['--bootstrap-server', b.bootstrap, '--command-config', props, '--listen', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { child, line, stderr, exited } = await startConsoleCli(['--bootstrap-server', b.bootstrap, '--command-config', props, '--listen', '127.0.0.1:0']);
   try {
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c;
-        if (out.includes('\n')) resolve(out.split('\n')[0]!);
-      });
-      exited.then(() => reject(new Error(`fjord-console.sh exited: ${stderr}`)));
-    });
     const url = /^Fjord console at (http:\/\/127\.0\.0\.1:\d+\/) /.exec(line)?.[1];
     assert.ok(url, line);
     assert.deepEqual(await (await fetch(`${url}api/session`)).json(), { loginRequired: true, mechanisms: ['PLAIN', 'SCRAM-SHA-512', 'SCRAM-SHA-256'] });
@@ -321,8 +309,8 @@ test('bin/fjord-console.sh with a SASL --command-config asks each user to log in
     child.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
-  assert.equal(await exited, 0, stderr);
-  assert.equal(stderr, '');
+  assert.equal(await exited, 0, stderr());
+  assert.equal(stderr(), '');
 });
 
 test('a session ends after its idle time, and at its maximum age however busy', async () => {

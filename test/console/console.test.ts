@@ -10,17 +10,18 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Screenshots } from './screenshots.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { hasPeer, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { Admin, ConfigResourceType, Consumer, Producer } from '../../src/client/index.js';
+import { launchChromium } from '../helpers/chromium.js';
+import { startConsoleCli } from '../helpers/console-cli.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shots = new Screenshots('console');
@@ -35,7 +36,7 @@ before(async () => {
   b = await startTestBroker({ 'metrics.listener': 'http://127.0.0.1:0' });
   base = `http://127.0.0.1:${b.broker.observability.port}`;
   admin = new Admin({ bootstrapServers: b.bootstrap });
-  if (hasPeer('chromium')) browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  if (hasPeer('chromium')) browser = await launchChromium();
 });
 
 after(async () => {
@@ -449,21 +450,8 @@ test('bin/fjord-console.sh serves the same console against a cluster, and ends o
   const bad = await run(join(ROOT, 'bin', 'fjord-console.sh'), ['--bootstrap-server', b.bootstrap, '--listen', 'nowhere'], { timeoutMs: 30_000 });
   assert.deepEqual([bad.code, bad.stderr], [1, 'fjord-console.sh: invalid --listen address "nowhere" (expected host:port, e.g. 127.0.0.1:8080)\n']);
 
-  const child = spawn(join(ROOT, 'bin', 'fjord-console.sh'), ['--bootstrap-server', b.bootstrap, '--listen', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { child, line, stderr, exited } = await startConsoleCli(['--bootstrap-server', b.bootstrap, '--listen', '127.0.0.1:0']);
   try {
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => {
-        out += c;
-        if (out.includes('\n')) resolve(out.split('\n')[0]!);
-      });
-      exited.then(() => reject(new Error(`fjord-console.sh exited: ${stderr}`)));
-    });
     const url = /^Fjord console at (http:\/\/127\.0\.0\.1:\d+\/) \(cluster \S+, 1 brokers\)$/.exec(line)?.[1];
     assert.ok(url, line);
     assert.match(await (await fetch(url)).text(), /<script type="module" src="\/assets\/app-/);
@@ -476,6 +464,6 @@ test('bin/fjord-console.sh serves the same console against a cluster, and ends o
   } finally {
     child.kill('SIGTERM');
   }
-  assert.equal(await exited, 0, stderr);
-  assert.equal(stderr, '');
+  assert.equal(await exited, 0, stderr());
+  assert.equal(stderr(), '');
 });
