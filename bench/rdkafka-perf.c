@@ -85,7 +85,14 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const struct options *o) {
     /* No group: partitions are assigned by hand, nothing is committed. */
     set(conf, "group.id", "rdkafka-perf");
     set(conf, "enable.auto.commit", "false");
-    set(conf, "fetch.max.bytes", "52428800");
+    /* A Fetch response holds at most 10 MiB on any number of partitions, as one partition's does
+     * (max.partition.fetch.bytes). librdkafka receives each response into one malloc'd buffer that
+     * lives until its last record is consumed; glibc serves an allocation above its largest mmap
+     * threshold (32 MiB) with a fresh mmap, and up to 8 x 10 MiB of 8 partitions filled 50 MB
+     * responses: every page of every response was faulted in anew (about 256 minor faults per MB,
+     * against 40-90 on 1 partition), and the client, not the broker, was the limit (bench/RESULTS.md,
+     * "Issue 26: consume on 8 partitions"). */
+    set(conf, "fetch.max.bytes", "10485760");
     set(conf, "max.partition.fetch.bytes", "10485760");
     set(conf, "queued.max.messages.kbytes", "1048576");
     set(conf, "queued.min.messages", "1000000");
