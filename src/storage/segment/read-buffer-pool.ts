@@ -54,9 +54,10 @@ export class ReadBufferPool {
 }
 
 /**
- * The smallest of 1, 1.25, 1.5, 1.75 and 2 times a power of two that holds `length`. Powers of two alone wasted up to half of each buffer: a 10 MiB partition read (the
- * harness's max.partition.fetch.bytes) took a 16 MiB one, so a Fetch of five such partitions lent
- * 80 MiB, more than the pool keeps, and every Fetch allocated again (external memory, then a full
+ * The smallest of 1, 1.25, 1.5, 1.75 and 2 times a power of two that holds `length`. Powers of
+ * two alone wasted up to half of each buffer: a 10 MiB partition read (the bench harness's
+ * max.partition.fetch.bytes) took a 16 MiB one, so a Fetch of five such partitions lent 80 MiB,
+ * more than the pool keeps, and every such Fetch allocated again (external memory, then a full
  * GC); in these classes it takes 10 MiB and the same Fetch, 50 MiB, is served from the pool.
  */
 export function sizeClassOf(length: number): number {
