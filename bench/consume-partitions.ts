@@ -237,4 +237,7 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await main().catch((err: unknown) => {
+  console.error(`consume-partitions: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+});
