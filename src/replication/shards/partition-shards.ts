@@ -174,5 +174,5 @@ function topicHash(topic: string): number {
 export function shardOf(topic: string, partition: number, count: number): number {
   if (count <= 1 || INTERNAL_TOPICS.has(topic)) return 0;
   const workers = count - 1;
-  return 1 + ((topicHash(topic) % workers) + (partition % workers)) % workers;
+  return 1 + (((topicHash(topic) % workers) + (partition % workers)) % workers);
 }
