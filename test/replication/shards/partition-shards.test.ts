@@ -6,6 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { shardOf, type PartitionShards } from '../../../src/replication/shards/partition-shards.js';
 import { InThreadShards, type InThreadReplicas } from '../../../src/replication/shards/in-thread-shards.js';
 import type { AppendOutcome } from '../../../src/replication/append/leader-appends.js';
@@ -74,6 +75,25 @@ test('in-thread produce: every append is started (arrival turn taken) before pro
     (await p).map((o) => o.baseOffset),
     [300, 100, 0],
   );
+});
+
+test('the data-plane handlers and LogAdmin reach partitions only through the shards: no Partition, no lookup, no getPartition', async () => {
+  const files = [
+    'src/server/handlers/00-produce.ts',
+    'src/server/handlers/01-fetch.ts',
+    'src/server/handlers/02-list-offsets.ts',
+    'src/server/handlers/21-delete-records.ts',
+    'src/server/handlers/23-offset-for-leader-epoch.ts',
+    'src/server/handlers/27-write-txn-markers.ts',
+    'src/server/handlers/61-describe-producers.ts',
+    'src/server/admin/log-admin.ts',
+  ];
+  for (const f of files) {
+    const text = await readFile(new URL(`../../../${f}`, import.meta.url), 'utf8');
+    // LogAdmin keeps localPartition for a PartitionAccess given without shards (tests' partial ones); the broker's has them.
+    const bypasses = [/replication\/partition\//, /\.lookup\(/, /getPartition\(/, /appendRecords\(/, /appendTxnMarker\(/, /replicaManager\.fetch\(/];
+    for (const bypass of bypasses) assert.doesNotMatch(text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''), bypass, `${f} bypasses the shards`);
+  }
 });
 
 let b: TestBroker;
