@@ -29,7 +29,9 @@ export class MetadataMirror implements MetadataStore {
       const mine: TopicInfo = {
         ...t,
         partitions: t.partitions.map((p) =>
-          shardOf(t.name, p.partition, this.shards) === this.index ? { ...p, leader: this.brokerId, replicas: [this.brokerId], isr: [this.brokerId] } : { ...p, leader: -1 },
+          shardOf(t.name, p.partition, this.shards) === this.index
+            ? { ...p, leader: this.brokerId, replicas: [this.brokerId], isr: [this.brokerId] }
+            : { ...p, leader: -1 },
         ),
       };
       this.byName.set(t.name, mine);

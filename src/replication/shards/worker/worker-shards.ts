@@ -59,7 +59,14 @@ interface Shard {
   ended: Promise<void>;
 }
 
-const NOT_LEADER: AppendOutcome = { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: null, baseOffset: -1, logAppendTime: -1, logStartOffset: -1, recordErrors: [] };
+const NOT_LEADER: AppendOutcome = {
+  errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  errorMessage: null,
+  baseOffset: -1,
+  logAppendTime: -1,
+  logStartOffset: -1,
+  recordErrors: [],
+};
 
 function spawnShard(init: ShardInit & { logLevel?: string }): Worker {
   const here = import.meta.url;
@@ -223,7 +230,12 @@ export class WorkerShards {
             ...(req.internalTopicsAllowed ? { internalTopicsAllowed: true } : {}),
             parts: indexes.map((i) => {
               const p = parts[i]!;
-              return { topic: p.topic, partition: p.partition, records: windows[i]!, ...(p.verifiedTxn ?? req.verifiedTxn ? { verifiedTxn: p.verifiedTxn ?? req.verifiedTxn } : {}) };
+              return {
+                topic: p.topic,
+                partition: p.partition,
+                records: windows[i]!,
+                ...((p.verifiedTxn ?? req.verifiedTxn) ? { verifiedTxn: p.verifiedTxn ?? req.verifiedTxn } : {}),
+              };
             }),
           },
           transfers.get(s),

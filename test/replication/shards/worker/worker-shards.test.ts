@@ -1,0 +1,157 @@
+/**
+ * Shard workers (issue 26, docs/threads.md step 1), embedded mode: WorkerShards over 2 worker
+ * threads in a temp dir gives the same offsets and bytes as today's in-thread path for one
+ * produce call spanning 4 partitions of 2 topics (acks 1, -1 and 0), hands the records over
+ * without a structured-clone copy, keeps an idempotent producer's sequence checks, restarts with
+ * 3 workers and reads everything back (the checkpoint files hold every shard's entries), and a
+ * worker that throws fails only its own partitions' calls, pending and later.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ErrorCode } from '../../../../src/protocol/errors.js';
+import { WorkerShards } from '../../../../src/replication/shards/worker/worker-shards.js';
+import { sharedCopy } from '../../../../src/replication/shards/worker/records-handover.js';
+import { FETCH_ALL, PARTS, TOPICS, batch, fetchFrom, inThread, tempConfig } from './shard-fixtures.js';
+import type { AppendRequest } from '../../../../src/replication/append/leader-appends.js';
+
+const config = await tempConfig('shards');
+const dir = config.logDirs[0]!;
+let shards = await WorkerShards.open({ config, shards: 2, topics: TOPICS });
+after(() => shards.shutdown());
+
+const acks = (requiredAcks: number): AppendRequest => ({ requiredAcks, origin: 'client', produceVersion: 9 });
+/** Three rounds of one batch per partition, each round one call: acks 1, -1, 0. */
+const ROUNDS = [1, -1, 0].map((requiredAcks, round) => ({ req: acks(requiredAcks), batches: PARTS.map((p) => batch(`${p.topic}-${p.partition}-${round}`)) }));
+
+test('one produce over 4 partitions of 2 topics on 2 workers: the offsets and bytes of the in-thread path', async () => {
+  assert.deepEqual(new Set(PARTS.map((p) => shards.shardOf(p.topic, p.partition))), new Set([0, 1]), 'the parts span both workers');
+  const reference = await inThread(await tempConfig('inthread'));
+  try {
+    for (const { req, batches } of ROUNDS) {
+      const expected = await Promise.all(PARTS.map((p, i) => reference.rm.appendRecords(p.topic, p.partition, Buffer.from(batches[i]!), req)));
+      const messages = shards.stats.messages;
+      const got = await shards.produce(
+        PARTS.map((p, i) => ({ ...p, records: sharedCopy(batches[i]!) })),
+        req,
+      );
+      assert.equal(shards.stats.messages - messages, 2, 'one message per shard');
+      assert.deepEqual(
+        got.map((o) => [o.errorCode, o.baseOffset]),
+        expected.map((o) => [o.errorCode, o.baseOffset]),
+      );
+    }
+    const mine = await shards.fetch(fetchFrom(), FETCH_ALL);
+    const theirs = await reference.rm.fetch(fetchFrom(), FETCH_ALL);
+    assert.deepEqual(
+      mine.map((r) => [r.errorCode, r.highWatermark, r.logStartOffset]),
+      PARTS.map(() => [ErrorCode.NONE, 9, 0]),
+    );
+    for (let i = 0; i < PARTS.length; i++) assert.ok(mine[i]!.records!.equals(theirs[i]!.records!), `same bytes for ${PARTS[i]!.topic}-${PARTS[i]!.partition}`);
+  } finally {
+    await reference.close();
+  }
+});
+
+test('produce records cross without a copy: shared memory is read in place, an owned buffer is moved', async () => {
+  const before = { ...shards.stats };
+  const shared = PARTS.map((p) => sharedCopy(batch(`${p.topic}-shared`)));
+  const outcomes = await shards.produce(
+    PARTS.map((p, i) => ({ ...p, records: shared[i]! })),
+    acks(1),
+  );
+  // The worker assigned the offsets in the caller's shared bytes: the batch was not cloned.
+  for (let i = 0; i < PARTS.length; i++) assert.equal(shared[i]!.readBigInt64BE(0), BigInt(outcomes[i]!.baseOffset));
+  // Each batch alone in an ArrayBuffer of its own (as a frame the reader copied into a frame buffer).
+  const owned = PARTS.map((p) => {
+    const bytes = batch(`${p.topic}-owned`, { count: 1, valueBytes: 32 * 1024 });
+    const own = Buffer.allocUnsafeSlow(bytes.length);
+    bytes.copy(own);
+    return own;
+  });
+  const sizes = owned.map((b) => b.length);
+  const moved = await shards.produce(
+    PARTS.map((p, i) => ({ ...p, records: owned[i]! })),
+    acks(1),
+  );
+  assert.deepEqual(
+    moved.map((o) => o.errorCode),
+    PARTS.map(() => ErrorCode.NONE),
+  );
+  assert.ok(
+    owned.every((b) => b.length === 0),
+    'moved: the caller no longer holds the bytes',
+  );
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  assert.equal(shards.stats.sharedBytes - before.sharedBytes, sum(shared.map((b) => b.length)));
+  assert.equal(shards.stats.movedBytes - before.movedBytes, sum(sizes));
+  assert.equal(shards.stats.copiedBytes, before.copiedBytes, 'nothing copied');
+  // A slice of Node's 8 KiB pool cannot move: it is copied once, and counted.
+  const small = batch('alpha-pool', { count: 1 });
+  assert.ok(small.buffer.byteLength <= Buffer.poolSize);
+  assert.equal((await shards.produce([{ topic: 'alpha', partition: 0, records: small }], acks(1)))[0]!.errorCode, ErrorCode.NONE);
+  assert.equal(shards.stats.copiedBytes - before.copiedBytes, small.length);
+});
+
+test("an idempotent producer's sequence checks hold through a worker", async () => {
+  const pid = { producerId: 4242n, producerEpoch: 0 };
+  const first = batch('idem-0', { ...pid, baseSequence: 0 });
+  const [a] = await shards.produce([{ topic: 'beta', partition: 1, records: sharedCopy(first) }], acks(-1));
+  assert.equal(a!.errorCode, ErrorCode.NONE);
+  const [dup] = await shards.produce([{ topic: 'beta', partition: 1, records: sharedCopy(first) }], acks(-1));
+  assert.deepEqual([dup!.errorCode, dup!.baseOffset], [ErrorCode.NONE, a!.baseOffset], 'a duplicate batch answers its first offset');
+  const [gap] = await shards.produce([{ topic: 'beta', partition: 1, records: sharedCopy(batch('idem-9', { ...pid, baseSequence: 9 })) }], acks(-1));
+  assert.equal(gap!.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+});
+
+test('a restart with 3 workers reads every partition back from the checkpointed logs', async () => {
+  const endsBefore = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => r.highWatermark);
+  const bytesBefore = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => Buffer.from(r.records!));
+  await shards.shutdown();
+  await access(join(dir, '.kafka_cleanshutdown'));
+  const recovery = await readFile(join(dir, 'recovery-point-offset-checkpoint'), 'utf8');
+  for (const [i, p] of PARTS.entries())
+    assert.match(recovery, new RegExp(`^${p.topic} ${p.partition} ${endsBefore[i]}$`, 'm'), 'every shard handed its entries');
+  shards = await WorkerShards.open({ config, shards: 3, topics: TOPICS });
+  const after3 = await shards.fetch(fetchFrom(), FETCH_ALL);
+  assert.deepEqual(
+    after3.map((r) => r.highWatermark),
+    endsBefore,
+  );
+  for (let i = 0; i < PARTS.length; i++) assert.ok(after3[i]!.records!.equals(bytesBefore[i]!));
+  const more = await shards.produce(
+    PARTS.map((p) => ({ ...p, records: sharedCopy(batch(`${p.topic}-after`)) })),
+    acks(1),
+  );
+  assert.deepEqual(
+    more.map((o) => o.baseOffset),
+    endsBefore,
+  );
+});
+
+test('a worker that throws fails only its own partitions, pending calls and later ones', async () => {
+  const victim = shards.shardOf('alpha', 0);
+  const ends = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => r.highWatermark);
+  // A long poll on every partition past its end: parked in each shard until the crash.
+  const parked = shards.fetch(
+    PARTS.map((p, i) => ({ ...p, fetchOffset: ends[i]!, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 })),
+    { ...FETCH_ALL, maxWaitMs: 1000 },
+  );
+  shards.crash(victim);
+  const gone = await parked;
+  const later = await shards.produce(
+    PARTS.map((p) => ({ ...p, records: sharedCopy(batch(`${p.topic}-late`)) })),
+    acks(1),
+  );
+  for (const [i, p] of PARTS.entries()) {
+    const mine = shards.shardOf(p.topic, p.partition) === victim;
+    if (mine) assert.equal(gone[i]!.errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(later[i]!.errorCode, mine ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE, `${p.topic}-${p.partition}`);
+    if (!mine) assert.equal(later[i]!.baseOffset, ends[i]);
+  }
+  assert.deepEqual(
+    shards.exits.map((e) => [e.shard, /crash requested/.test(e.reason)]),
+    [[victim, true]],
+  );
+});
