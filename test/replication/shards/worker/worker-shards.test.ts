@@ -155,3 +155,16 @@ test('a worker that throws fails only its own partitions, pending calls and late
     [[victim, true]],
   );
 });
+
+test('from dist/ (the built broker), a worker starts from shard-worker.js and appends', async () => {
+  type Module = typeof import('../../../../src/replication/shards/worker/worker-shards.js');
+  const built = (await import(new URL('../../../../dist/replication/shards/worker/worker-shards.js', import.meta.url).href)) as Module;
+  const own = await tempConfig('dist');
+  const fromDist = await built.WorkerShards.open({ config: own, shards: 1, topics: TOPICS });
+  try {
+    const [o] = await fromDist.produce([{ topic: 'alpha', partition: 1, records: sharedCopy(batch('dist')) }], acks(1));
+    assert.deepEqual([o!.errorCode, o!.baseOffset], [ErrorCode.NONE, 0]);
+  } finally {
+    await fromDist.shutdown();
+  }
+});
