@@ -106,7 +106,12 @@ async function drive(produce: Produce, shared: boolean): Promise<number> {
 
 async function run(mode: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-shard-scaling-'));
-  const config = buildBrokerConfig(new Map([['broker.id', '1'], ['log.dirs', dir]]));
+  const config = buildBrokerConfig(
+    new Map([
+      ['broker.id', '1'],
+      ['log.dirs', dir],
+    ]),
+  );
   const before0 = await threadTimes();
   let produce: Produce;
   let close: () => Promise<void>;
@@ -147,7 +152,9 @@ async function run(mode: number): Promise<string> {
   } | ${perMb(others)} | ${perMb(total)} | ${((main * 1000) / REQUESTS).toFixed(0)} | ${load} |`;
 }
 
-console.log(`shard-scaling: ${REQUESTS} requests of ${(REQUEST_BYTES / 1024).toFixed(0)} KiB (${PARTITIONS} partitions x ${RECORDS_PER_BATCH} records of 1 KiB), ${IN_FLIGHT} in flight, acks=1`);
+console.log(
+  `shard-scaling: ${REQUESTS} requests of ${(REQUEST_BYTES / 1024).toFixed(0)} KiB (${PARTITIONS} partitions x ${RECORDS_PER_BATCH} records of 1 KiB), ${IN_FLIGHT} in flight, acks=1`,
+);
 console.log('| path | MB/s | main ms/MB | each worker ms/MB | other threads ms/MB | total ms/MB | main µs/request | load avg (1 min) |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (let r = 0; r < REPEATS; r++) {
