@@ -3,8 +3,9 @@
  * threads in a temp dir gives the same offsets and bytes as today's in-thread path for one
  * produce call spanning 4 partitions of 2 topics (acks 1, -1 and 0), hands the records over
  * without a structured-clone copy, keeps an idempotent producer's sequence checks, restarts with
- * 3 workers and reads everything back (the checkpoint files hold every shard's entries), and a
- * worker that throws fails only its own partitions' calls, pending and later.
+ * 3 workers and reads everything back (the checkpoint files hold every shard's entries), opens
+ * and deletes a topic's logs as the topic comes and goes, and a worker that throws fails only
+ * its own partitions' calls, pending and later; the built worker (dist/) starts too.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { ErrorCode } from '../../../../src/protocol/errors.js';
 import { WorkerShards } from '../../../../src/replication/shards/worker/worker-shards.js';
 import { sharedCopy } from '../../../../src/replication/shards/worker/records-handover.js';
-import { FETCH_ALL, PARTS, TOPICS, batch, fetchFrom, inThread, tempConfig } from './shard-fixtures.js';
+import { FETCH_ALL, PARTS, TOPICS, batch, fetchFrom, inThread, tempConfig, topic } from './shard-fixtures.js';
 import type { AppendRequest } from '../../../../src/replication/append/leader-appends.js';
 
 const config = await tempConfig('shards');
@@ -127,6 +128,32 @@ test('a restart with 3 workers reads every partition back from the checkpointed 
   assert.deepEqual(
     more.map((o) => o.baseOffset),
     endsBefore,
+  );
+});
+
+test('a topic created opens its logs in the owning workers; deleted, they are gone', async () => {
+  const gamma = topic('gamma', 3, 'AAAAAAAAAAAAAAAAAAAAAw');
+  await shards.topicsChanged([gamma]);
+  const parts = gamma.partitions.map((p) => ({ topic: 'gamma', partition: p.partition }));
+  assert.equal(new Set(parts.map((p) => shards.shardOf(p.topic, p.partition))).size, 3, 'one partition on each of the 3 workers');
+  for (const p of parts) await access(join(dir, `gamma-${p.partition}`));
+  const produced = await shards.produce(
+    parts.map((p) => ({ ...p, records: sharedCopy(batch(`gamma-${p.partition}`)) })),
+    acks(1),
+  );
+  assert.deepEqual(
+    produced.map((o) => [o.errorCode, o.baseOffset]),
+    parts.map(() => [ErrorCode.NONE, 0]),
+  );
+  await shards.topicDeleted('gamma');
+  for (const p of parts) await assert.rejects(access(join(dir, `gamma-${p.partition}`)), { code: 'ENOENT' });
+  const after = await shards.produce(
+    parts.map((p) => ({ ...p, records: sharedCopy(batch('gamma-late')) })),
+    acks(1),
+  );
+  assert.deepEqual(
+    after.map((o) => o.errorCode),
+    parts.map(() => ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
   );
 });
 
