@@ -9,7 +9,7 @@
  * rest (V8's helpers, libuv's pool); the main thread's CPU per request (the hand-over cost h of
  * docs/threads.md section 4 plus its bookkeeping). The load average is printed with every run.
  *
- *   node --import tsx bench/shard-scaling.ts [--mb 128] [--repeats 2] [--in-flight 4] [--modes 0,1,2,4]
+ *   node --import tsx bench/shard-scaling.ts [--mb 128] [--repeats 2] [--in-flight 4] [--modes 0,1,2,4] [--profile DIR]
  *
  * Runs alternate their order between repeats (inline, 1, 2, 4, then 4, 2, 1, inline). On a
  * loaded machine MB/s is noise; CPU per MB per thread is the figure to read.
@@ -17,6 +17,8 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import pino from 'pino';
 import { encodeBatch, type KafkaRecord } from '../src/protocol/records/index.js';
 import type { TopicInfo } from '../src/metadata/cluster-model.js';
@@ -34,6 +36,9 @@ const arg = (name: string, dflt: number): number => {
 };
 const TOTAL_MB = arg('mb', 128);
 const REPEATS = arg('repeats', 2);
+const profileAt = process.argv.indexOf('--profile');
+/** Where to write each run's main-thread CPU profile of the measured window (JS frames only: what runs outside JS shows as idle or program). */
+const PROFILE_DIR = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
 const modesAt = process.argv.indexOf('--modes');
 /** 0 is the in-thread path, n > 0 that many workers. */
 const MODES = modesAt > 0 ? process.argv[modesAt + 1]!.split(',').map(Number) : [0, 1, 2, 4];
@@ -133,9 +138,21 @@ async function run(mode: number): Promise<string> {
   }
   const workerTids = [...(await threadTimes()).keys()].filter((t) => !before0.has(t));
   const load = loadavg()[0]!.toFixed(1);
+  const session = PROFILE_DIR ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
+  }
   const t0 = await threadTimes();
   const seconds = await drive(produce, mode > 0);
   const t1 = await threadTimes();
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(join(PROFILE_DIR!, `shard-scaling-${mode}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
   await close();
   await rm(dir, { recursive: true, force: true });
   const mb = (REQUESTS * REQUEST_BYTES) / (1024 * 1024);
