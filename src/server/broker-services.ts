@@ -9,6 +9,8 @@ import type { ApiHandler } from './handlers/types.js';
 import type { AdminServices } from './admin/index.js';
 import type { LogManager } from '../storage/manager/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
+import type { PartitionShards } from '../replication/shards/partition-shards.js';
+import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
 import type { GroupCoordinator } from '../coordinator/group/group-coordinator.js';
 import type { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import type { TxnVerification } from '../coordinator/txn/txn-verification.js';
@@ -68,6 +70,13 @@ export interface BrokerServices {
   readonly logManager: LogManager;
   /** Partitions led here: produce/fetch, logs kept in step with metadata (see src/replication). */
   readonly replicaManager: ReplicaManager;
+  /**
+   * The partitions' owners, the only way handlers reach a partition (docs/threads.md step 0):
+   * produce, fetch reads, ListOffsets, OffsetForLeaderEpoch, DeleteRecords, WriteTxnMarkers,
+   * DescribeProducers, log dirs. Call it through shardsOf; absent in partial services in tests
+   * (shardsOf then gives the in-thread ones over replicaManager, as broker.ts does).
+   */
+  readonly shards?: PartitionShards;
   /** Topic administration: create/delete topics and partitions, configs, log dirs, DeleteRecords. */
   readonly admin: AdminServices;
   /** Consumer groups and committed offsets (`__consumer_offsets`). */
@@ -112,4 +121,9 @@ export interface BrokerServices {
   readonly zkConsumerOffsets?: ZkConsumerOffsets;
   /** Where clients reach broker `brokerId` through the listener named `listenerName`. */
   endpointFor(brokerId: number, listenerName: string): Endpoint | undefined;
+}
+
+/** The services' partitions' owners; partial services (tests) get the in-thread ones over their ReplicaManager. */
+export function shardsOf(services: Pick<BrokerServices, 'shards' | 'replicaManager' | 'metadata'>): PartitionShards {
+  return services.shards ?? inThreadShardsOf(services.replicaManager, services.metadata);
 }

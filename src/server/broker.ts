@@ -21,6 +21,8 @@ import { QuotaManagers } from './quotas/quota-manager.js';
 import { createAdminServices, openGroupConfigStore, type AdminServices, type AdminServicesOptions } from './admin/index.js';
 import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
+import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
+import { partitionAccessOf } from './admin/partition-access.js';
 import type { ReplicationConfig } from '../replication/replication-config.js';
 import { openGroupCoordinator, type GroupCoordinator } from './group-coordinator-wiring.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
@@ -142,16 +144,7 @@ export class Broker {
       ...(this.zk ? { sharedConfigs: await this.zk.brokerConfigStore() } : {}),
       ...(this.zk ? { featureStore: await (await import('../metadata/zk/zk-feature-store.js')).ZkFeatureStore.open(this.zk.session, log) } : {}),
       ...(this.options.supportedFeatures ? { supportedFeatures: this.options.supportedFeatures } : {}),
-      partitions: () => {
-        const rm = this.replicaManager;
-        const lm = this.logManager;
-        if (!rm || !lm) return undefined;
-        return {
-          localPartition: (topic, partition) => rm.getPartition(topic, partition),
-          logDirsState: () => lm.logDirsState(),
-          syncTopic: (topic) => rm.syncTopic(topic),
-        };
-      },
+      partitions: () => (this.replicaManager ? partitionAccessOf(this.replicaManager, metadata) : undefined),
     });
     const admin = this.admin;
     this.zk?.onBrokerConfigChange((scope) => {
@@ -201,6 +194,9 @@ export class Broker {
       // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
       ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
     }));
+    // The partitions' owners (docs/threads.md step 0): one shard, this thread, over the ReplicaManager.
+    const shards = inThreadShardsOf(replicaManager, metadata);
+    replicaManager.fetchService.readThrough(shards);
     this.observability.health.logsRecovered = true;
     const configsOf = (await openGroupConfigStore(cfg.logDirs[0]!, this.zk, admin.configs, log)).lookup;
     this.groupCoordinator = openGroupCoordinator(cfg, metadata, replicaManager, log, () => this.brokerConnections, configsOf);
@@ -290,6 +286,7 @@ export class Broker {
       },
       logManager: this.logManager,
       replicaManager: this.replicaManager,
+      shards,
       groupCoordinator: this.groupCoordinator,
       txnCoordinator: this.txnCoordinator,
       txnVerification,

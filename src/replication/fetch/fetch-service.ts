@@ -2,7 +2,8 @@
  * Fetch as a service, Kafka's FetchManager with the fetch half of KafkaApis.handleFetchRequest:
  * one request's partitions (topic names resolved from ids), the incremental fetch session it
  * names or starts (KIP-227, fetch-session.ts), then one sequence for every kind of fetch: read
- * with the long-poll wait (ReplicaManager.fetch, fetch-reader.ts), a consumer's quota (a
+ * with the long-poll wait (the partitions' owners: PartitionShards.fetch, by default
+ * ReplicaManager.fetch, fetch-reader.ts), a consumer's quota (a
  * throttled answer drops what was read and gives its buffers back to the read pool),
  * down-conversion for old clients (down-conversion.ts), and what the session says the answer
  * must carry.
@@ -13,6 +14,7 @@
 import { ErrorCode } from '../../protocol/errors.js';
 import { fetchReadBuffers } from '../../storage/segment/read-buffer-pool.js';
 import type { ReplicaManager } from '../replica-manager.js';
+import type { PartitionShards } from '../shards/partition-shards.js';
 import { downConvertResults } from './down-conversion.js';
 import type { FetchParams, PartitionFetchResult } from './fetch-reader.js';
 import { FINAL_EPOCH, INITIAL_EPOCH, FetchSessionCache, type FetchSession, type SessionPartition } from './fetch-session.js';
@@ -97,21 +99,34 @@ interface FetchPlan {
 /** What the service reads through: the ReplicaManager (a fake in unit tests). */
 export type FetchReplicas = Pick<ReplicaManager, 'fetch' | 'hostedTopicName' | 'getPartition'>;
 
+/** Where the reads go: the partitions' owners (replication/shards), by default the ReplicaManager itself. */
+export type FetchReads = Pick<PartitionShards, 'fetch'>;
+
 export class FetchService {
   /** KIP-227 incremental fetch sessions of this broker's clients and followers. */
   readonly sessions = new FetchSessionCache();
   private readonly names: TopicNames;
+  private reads: FetchReads;
 
   constructor(
     private readonly replicas: FetchReplicas,
     /** The metadata image (topic names and ids). */
     metadata: Pick<TopicNames, 'topic' | 'topicById'>,
   ) {
+    this.reads = replicas;
     this.names = {
       topicById: (id) => metadata.topicById(id),
       topic: (name) => metadata.topic(name),
       hostedTopicName: (id) => replicas.hostedTopicName(id),
     };
+  }
+
+  /**
+   * Sends the reads to the partitions' owners (docs/threads.md step 0: shard workers give their
+   * own PartitionShards here); sessions, throttling and down-conversion stay in this service.
+   */
+  readThrough(reads: FetchReads): void {
+    this.reads = reads;
   }
 
   /**
@@ -125,7 +140,7 @@ export class FetchService {
     if (typeof plan === 'number') return sessionError(plan);
     const { requested, members } = plan;
     let session = plan.session;
-    const read = await this.replicas.fetch(
+    const read = await this.reads.fetch(
       requested.map((r) => readTarget(r, usesTopicIds, call.denied)),
       params,
     );

@@ -1,11 +1,13 @@
 /**
  * DeleteRecords and DescribeLogDirs: administrative operations on the partition logs this
- * broker hosts, through the narrow PartitionAccess view of the data plane.
+ * broker hosts, through the narrow PartitionAccess view of the data plane (its partitions'
+ * owners, replication/shards).
  */
 import { statfs } from 'node:fs/promises';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import { ErrorCode } from '../../protocol/errors.js';
-import { errorCodeOf } from '../../replication/errors.js';
+import { deleteRecordsOn } from '../../replication/shards/partition-answers.js';
+import type { DeleteRecordsPart } from '../../replication/shards/partition-shards.js';
 import type { PartitionAccess } from './partition-access.js';
 
 export interface DeleteRecordsOutcome {
@@ -32,42 +34,32 @@ export class LogAdmin {
     private readonly partitions: () => PartitionAccess | undefined,
   ) {}
 
-  /**
-   * Moves the log start of one partition to `offset` (-1: the high watermark), as Kafka's
-   * ReplicaManager.deleteRecords: the leader cuts its own log, then, with followers, answers once
-   * every live replica's log start has followed (they learn it from their fetch responses and
-   * report theirs in their fetches), or REQUEST_TIMED_OUT after `timeoutMs`.
-   */
+  /** DeleteRecords for one partition (see deleteRecordsOf). */
   async deleteRecords(topic: string, partition: number, offset: number, timeoutMs = DEFAULT_DELETE_RECORDS_TIMEOUT_MS): Promise<DeleteRecordsOutcome> {
-    const t = this.metadata.topic(topic);
-    if (!t || !t.partitions.some((p) => p.partition === partition)) {
-      return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, lowWatermark: -1 };
-    }
-    const local = this.partitions()?.localPartition(topic, partition);
-    if (!local || !local.isLeader) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1 };
-    const hw = local.highWatermark;
-    const target = offset === -1 ? hw : offset;
-    if (target < 0 || target > hw) return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, lowWatermark: -1 };
-    try {
-      const logStart = await local.log.deleteRecordsBefore(target);
-      local.onLogTruncated();
-      if (!local.lowWatermark || !local.awaitLowWatermark) return { errorCode: ErrorCode.NONE, lowWatermark: logStart };
-      const live = new Set(this.metadata.brokers().map((b) => b.id));
-      const isAlive = (id: number): boolean => live.has(id);
-      const lowWatermark = local.lowWatermark(isAlive);
-      if (lowWatermark >= target) return { errorCode: ErrorCode.NONE, lowWatermark };
-      return await local.awaitLowWatermark(target, timeoutMs, isAlive);
-    } catch (err) {
-      return { errorCode: errorCodeOf(err), lowWatermark: -1 };
-    }
+    const [outcome] = await this.deleteRecordsOf([{ topic, partition, offset }], timeoutMs);
+    return outcome!;
+  }
+
+  /**
+   * Moves the log start of each partition to its offset (-1: the high watermark), as Kafka's
+   * ReplicaManager.deleteRecords: each leader cuts its own log, then, with followers, answers
+   * once every live replica's log start has followed, or REQUEST_TIMED_OUT after `timeoutMs`
+   * (one timeout for the request). One request to the partitions' owners
+   * (replication/shards/partition-answers.ts). Results in `parts` order.
+   */
+  deleteRecordsOf(parts: readonly DeleteRecordsPart[], timeoutMs = DEFAULT_DELETE_RECORDS_TIMEOUT_MS): Promise<DeleteRecordsOutcome[]> {
+    const access = this.partitions();
+    if (access?.shards) return access.shards.deleteRecords(parts, timeoutMs);
+    return deleteRecordsOn((t, p) => access?.localPartition(t, p), this.metadata, parts, timeoutMs);
   }
 
   /** Every log directory, or only the partitions in `filter` (topic → partitions). */
   async describeLogDirs(filter: ReadonlyMap<string, ReadonlySet<number>> | null): Promise<LogDirReport[]> {
     const access = this.partitions();
     if (!access) return [];
+    const dirs = access.shards ? await access.shards.logDirs() : access.logDirsState();
     return Promise.all(
-      access.logDirsState().map(async (d) => {
+      dirs.map(async (d) => {
         const byTopic = new Map<string, { partition: number; size: number; offsetLag: number }[]>();
         for (const l of d.logs) {
           if (filter && !filter.get(l.topic)?.has(l.partition)) continue;

@@ -1,10 +1,16 @@
 /**
- * What the admin service needs from the data plane (ReplicaManager / LogManager): the local
- * partitions with their logs and high watermarks, and the state of the log directories.
- * Kept narrow so admin does not depend on how replication is built.
+ * What the admin service needs from the data plane: the partitions' owners for DeleteRecords
+ * and DescribeLogDirs (replication/shards: they may live on other threads), and, for config and
+ * topic administration, the local partitions with their logs (on this thread until a later
+ * threads step moves config updates to the owners). Kept narrow so admin does not depend on how
+ * replication is built.
  */
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
 import type { LogDirState } from '../../storage/manager/log-manager.js';
+import type { PartitionShards } from '../../replication/shards/partition-shards.js';
+import { inThreadShardsOf } from '../../replication/shards/in-thread-shards.js';
+import type { ReplicaManager } from '../../replication/replica-manager.js';
+import type { MetadataStore } from '../../metadata/metadata-store.js';
 
 export interface LocalPartition {
   readonly log: UnifiedLog;
@@ -20,9 +26,25 @@ export interface LocalPartition {
 }
 
 export interface PartitionAccess {
+  /**
+   * The partitions' owners (docs/threads.md step 0): LogAdmin's DeleteRecords and
+   * DescribeLogDirs go through them. The broker always gives them; a partial access without
+   * (tests) is served on this thread from localPartition and logDirsState.
+   */
+  shards?: Pick<PartitionShards, 'deleteRecords' | 'logDirs'>;
   /** The partition if this broker hosts it (leader or follower), else undefined. */
   localPartition(topic: string, partition: number): LocalPartition | undefined;
   logDirsState(): LogDirState[];
   /** Resolves once the logs of `topic` match metadata (created, reconfigured or deleted). */
   syncTopic(topic: string): Promise<void>;
+}
+
+/** The broker's access over its ReplicaManager: the partitions' owners (in-thread: one shard), its local partitions, its logs' directories. */
+export function partitionAccessOf(rm: ReplicaManager, metadata: Pick<MetadataStore, 'topic' | 'brokers'>): PartitionAccess {
+  return {
+    shards: inThreadShardsOf(rm, metadata),
+    localPartition: (topic, partition) => rm.getPartition(topic, partition),
+    logDirsState: () => rm.logManager.logDirsState(),
+    syncTopic: (topic) => rm.syncTopic(topic),
+  };
 }

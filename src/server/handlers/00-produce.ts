@@ -1,5 +1,6 @@
 /**
- * Produce v0-v11: appends each partition's batches through the ReplicaManager; acks=all waits,
+ * Produce v0-v11: appends each partition's batches through the partitions' owners (one
+ * request-level call, replication/shards/partition-shards.ts); acks=all waits,
  * up to the request's timeout_ms, until the in-sync replicas hold them. acks=0 gets no
  * response (and, as in Kafka, a failed acks=0 produce closes the connection so the client
  * refreshes its metadata). An unknown topic is answered UNKNOWN_TOPIC_OR_PARTITION like Kafka
@@ -18,6 +19,8 @@ import { autoCreateTopics } from '../topic-creation.js';
 import { throttleProduce } from '../quotas/request-quotas.js';
 import { produceVerificationOf } from '../txn-produce-verification.js';
 import { defineHandler, type RequestContext } from './types.js';
+import { shardsOf } from '../broker-services.js';
+import type { ProducePart } from '../../replication/shards/partition-shards.js';
 import { AclOperation, CLUSTER_NAME, ResourceType, resourceChecks } from './authz.js';
 
 /** Kafka's checks: WRITE on the transactional id, then on each topic; CREATE (cluster or topic) to auto-create one. */
@@ -65,7 +68,6 @@ export const produceHandler = defineHandler({
   slicedField: 'responses',
   authorize: { resources: may },
   async handle(req, ctx) {
-    const rm = ctx.services.replicaManager;
     const version = ctx.header.apiVersion;
     // Kafka's rule (KafkaApis): internal topics take Produce only from its admin client id.
     const internalTopicsAllowed = ctx.header.clientId === ADMIN_CLIENT_ID;
@@ -83,50 +85,72 @@ export const produceHandler = defineHandler({
       req.transactionalId === null
         ? undefined
         : await produceVerificationOf(ctx.services).admit(req.transactionalId, req.topicData, (topic) => deniedCode(topic) !== ErrorCode.NONE);
-    const responses: Input<TopicProduceResponse>[] = await Promise.all(
-      req.topicData.map(async (t) => {
-        const denied = deniedCode(t.name);
-        if (denied !== ErrorCode.NONE) {
+    // Pass 1: what is refused is answered here; the rest becomes one request to the partitions' owners.
+    const responses = new Array<Input<TopicProduceResponse>>(req.topicData.length);
+    const parts: ProducePart[] = [];
+    for (let ti = 0; ti < req.topicData.length; ti++) {
+      const t = req.topicData[ti]!;
+      const denied = deniedCode(t.name);
+      if (denied !== ErrorCode.NONE) {
+        failed = true;
+        responses[ti] = { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
+        continue;
+      }
+      // Holes are the appended partitions' answers, filled in order in pass 2.
+      const partitionResponses = new Array<Input<PartitionProduceResponse>>(t.partitionData.length);
+      for (let pi = 0; pi < t.partitionData.length; pi++) {
+        const pd = t.partitionData[pi]!;
+        const verdict = admission?.verdict(t.name, pd.index);
+        if (verdict !== undefined && 'errorCode' in verdict) {
+          ctx.services.topicStats?.produced(t.name, verdict.errorCode, pd.records);
           failed = true;
-          return { name: t.name, partitionResponses: t.partitionData.map((pd) => ({ index: pd.index, errorCode: denied, baseOffset: -1n })) };
+          partitionResponses[pi] = { index: pd.index, errorCode: verdict.errorCode, baseOffset: -1n, errorMessage: verdict.errorMessage };
+          continue;
         }
-        const partitionResponses: Input<PartitionProduceResponse>[] = await Promise.all(
-          t.partitionData.map(async (pd) => {
-            const verdict = admission?.verdict(t.name, pd.index);
-            if (verdict !== undefined && 'errorCode' in verdict) {
-              ctx.services.topicStats?.produced(t.name, verdict.errorCode, pd.records);
-              failed = true;
-              return { index: pd.index, errorCode: verdict.errorCode, baseOffset: -1n, errorMessage: verdict.errorMessage };
-            }
-            const appending = rm.appendRecords(t.name, pd.index, pd.records, {
-              requiredAcks: req.acks,
-              origin: 'client',
-              internalTopicsAllowed,
-              produceVersion: version,
-              timeoutMs: req.timeoutMs,
-              verifiedTxn: verdict?.verifiedTxn,
-            });
-            admission?.release(t.name, pd.index); // its arrival turn is taken: the producer's later batches may go
-            const res = await appending;
-            ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
-            if (res.errorCode !== ErrorCode.NONE) {
-              failed = true;
-              if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
-            }
-            return {
-              index: pd.index,
-              errorCode: res.errorCode,
-              baseOffset: BigInt(res.baseOffset),
-              logAppendTimeMs: BigInt(res.logAppendTime),
-              logStartOffset: BigInt(res.logStartOffset),
-              recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
-              errorMessage: res.errorMessage,
-            };
-          }),
+        parts.push(
+          verdict
+            ? { topic: t.name, partition: pd.index, records: pd.records, verifiedTxn: verdict.verifiedTxn }
+            : { topic: t.name, partition: pd.index, records: pd.records },
         );
-        return { name: t.name, partitionResponses };
-      }),
-    );
+      }
+      responses[ti] = { name: t.name, partitionResponses };
+    }
+    // Every part's arrival turn is taken inside produce() (PartitionShards' contract): the
+    // producer's later batches (KIP-890's admission) may go once it returns.
+    const appending = shardsOf(ctx.services).produce(parts, {
+      requiredAcks: req.acks,
+      origin: 'client',
+      internalTopicsAllowed,
+      produceVersion: version,
+      timeoutMs: req.timeoutMs,
+    });
+    if (admission) for (const part of parts) admission.release(part.topic, part.partition);
+    const outcomes = await appending;
+    // Pass 2: the owners' answers, in the order the parts were made.
+    let next = 0;
+    for (let ti = 0; ti < req.topicData.length; ti++) {
+      const t = req.topicData[ti]!;
+      const partitionResponses = responses[ti]!.partitionResponses as Input<PartitionProduceResponse>[];
+      for (let pi = 0; pi < t.partitionData.length; pi++) {
+        if (partitionResponses[pi] !== undefined) continue;
+        const pd = t.partitionData[pi]!;
+        const res = outcomes[next++]!;
+        ctx.services.topicStats?.produced(t.name, res.errorCode, pd.records);
+        if (res.errorCode !== ErrorCode.NONE) {
+          failed = true;
+          if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) (unknownTopics ??= new Set()).add(t.name);
+        }
+        partitionResponses[pi] = {
+          index: pd.index,
+          errorCode: res.errorCode,
+          baseOffset: BigInt(res.baseOffset),
+          logAppendTimeMs: BigInt(res.logAppendTime),
+          logStartOffset: BigInt(res.logStartOffset),
+          recordErrors: res.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+          errorMessage: res.errorMessage,
+        };
+      }
+    }
     admission?.releaseAll();
     if (unknownTopics) startAutoCreate(ctx, unknownTopics);
     // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).

@@ -2,7 +2,8 @@ import { DeleteRecordsRequestCodec, DeleteRecordsResponseCodec } from '../../pro
 import { ErrorCode } from '../../protocol/errors.js';
 import { AclOperation, ResourceType, resourceChecks } from './authz.js';
 import { defineHandler } from './types.js';
-import { LoopSlicer, allInSlices } from '../../common/slices.js';
+import { LoopSlicer, mapInSlices } from '../../common/slices.js';
+import type { DeleteRecordsPart } from '../../replication/shards/partition-shards.js';
 
 /** Kafka's check: DELETE on each topic. */
 const may = resourceChecks({
@@ -22,29 +23,39 @@ export const deleteRecordsHandler = defineHandler({
   slicedField: 'topics',
   authorize: { resources: may },
   async handle(req, ctx) {
-    const { logs } = ctx.services.admin;
-    // Every partition is cut first, then they wait for their followers together (one timeout for the request).
-    // Started in slices: one request may name 100,000 partitions.
+    const allowed = req.topics.map((t) => may.deleteTopic.allows(ctx, t.name));
+    // One request to the partitions' owners: every partition is cut first, then they wait for
+    // their followers together (one timeout for the request).
+    const parts: DeleteRecordsPart[] = [];
+    for (let ti = 0; ti < req.topics.length; ti++) {
+      if (!allowed[ti]) continue;
+      const t = req.topics[ti]!;
+      for (const p of t.partitions) {
+        // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
+        const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
+        parts.push({ topic: t.name, partition: p.partitionIndex, offset });
+      }
+    }
+    const results = await ctx.services.admin.logs.deleteRecordsOf(parts, Math.max(0, req.timeoutMs));
+    // Assembled in slices: one request may name 100,000 partitions.
     const slicer = new LoopSlicer();
-    const topics = await allInSlices(
-      req.topics,
-      async (t) => ({
+    let next = 0;
+    const topics = [];
+    for (let ti = 0; ti < req.topics.length; ti++) {
+      const t = req.topics[ti]!;
+      topics.push({
         name: t.name,
-        partitions: await allInSlices(
+        partitions: await mapInSlices(
           t.partitions,
-          async (p) => {
-            if (!may.deleteTopic.allows(ctx, t.name))
-              return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
-            // Offsets beyond 2^53 cannot be in any log; they land in OFFSET_OUT_OF_RANGE like any offset past the HW.
-            const offset = p.offset > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(p.offset);
-            const r = await logs.deleteRecords(t.name, p.partitionIndex, offset, Math.max(0, req.timeoutMs));
+          (p) => {
+            if (!allowed[ti]) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
+            const r = results[next++]!;
             return { partitionIndex: p.partitionIndex, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode };
           },
           slicer,
         ),
-      }),
-      slicer,
-    );
+      });
+    }
     return { throttleTimeMs: 0, topics };
   },
 });
