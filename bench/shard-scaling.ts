@@ -132,7 +132,7 @@ async function run(mode: number): Promise<string> {
       await logManager.shutdown();
     };
   } else {
-    const shards = await WorkerShards.open({ config, shards: mode, topics: [TOPIC] });
+    const shards = await WorkerShards.open({ config, workers: mode, topics: [TOPIC] });
     produce = (parts) => shards.produce(parts, REQ);
     close = () => shards.shutdown();
   }

@@ -7,7 +7,7 @@
  */
 import type { BrokerInfo, NewTopic, TopicInfo } from '../../../metadata/cluster-model.js';
 import type { MetadataStore } from '../../../metadata/metadata-store.js';
-import { shardOf } from './shard-of.js';
+import { shardOf } from '../partition-shards.js';
 
 export class MetadataMirror implements MetadataStore {
   readonly clusterId = 'shard';
@@ -51,8 +51,9 @@ export class MetadataMirror implements MetadataStore {
   controllerId(): number {
     return this.brokerId;
   }
+  /** This broker alone (embedded mode): DeleteRecords counts the live replicas from it. */
   brokers(): BrokerInfo[] {
-    return [];
+    return [{ id: this.brokerId, host: '', port: 0, rack: null }];
   }
   topics(): TopicInfo[] {
     return [...this.byName.values()];

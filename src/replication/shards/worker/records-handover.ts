@@ -37,6 +37,8 @@ export function planHandover(
   records: readonly (Buffer | null)[],
   shardOfPart: readonly number[],
   stats: HandoverStats,
+  /** Shards on this thread: their parts go by reference, neither moved nor copied. */
+  isLocal: (shard: number) => boolean = () => false,
 ): { windows: (RecordsWindow | null)[]; transfers: Map<number, ArrayBuffer[]> } {
   // Which shards read each (non-shared) ArrayBuffer: one that two shards read cannot move to either.
   const readers = new Map<ArrayBufferLike, number>();
@@ -44,7 +46,8 @@ export function planHandover(
     const ab = records[i]?.buffer;
     if (!ab || ab instanceof SharedArrayBuffer) continue;
     const seen = readers.get(ab);
-    readers.set(ab, seen === undefined || seen === shardOfPart[i] ? shardOfPart[i]! : -1);
+    // A buffer this thread reads too (a local shard's part) stays here: moving it would empty that part.
+    readers.set(ab, !isLocal(shardOfPart[i]!) && (seen === undefined || seen === shardOfPart[i]) ? shardOfPart[i]! : -1);
   }
   const transfers = new Map<number, ArrayBuffer[]>();
   const moving = new Set<ArrayBufferLike>();
@@ -52,6 +55,7 @@ export function planHandover(
     if (!r) return null;
     const ab = r.buffer;
     const shard = shardOfPart[i]!;
+    if (isLocal(shard)) return { buffer: ab, offset: r.byteOffset, length: r.length };
     if (ab instanceof SharedArrayBuffer) {
       stats.sharedBytes += r.length;
       return { buffer: ab, offset: r.byteOffset, length: r.length };

@@ -10,7 +10,8 @@ import { LogManager } from '../../../storage/manager/log-manager.js';
 import { ReplicaManager } from '../../replica-manager.js';
 import { brokerLogDefaults, topicLogConfig } from '../../log-config.js';
 import { MetadataMirror } from './metadata-mirror.js';
-import { shardOf } from './shard-of.js';
+import { InThreadShards } from '../in-thread-shards.js';
+import { shardOf } from '../partition-shards.js';
 import type { FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -20,14 +21,21 @@ export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 const MOVE_AT_BYTES = 64 * 1024;
 
 export class ShardHost {
+  /** The seam's calls other than produce and fetch, over this shard's partitions only. */
+  private readonly inThread: InThreadShards;
+
   private constructor(
     private readonly mirror: MetadataMirror,
     private readonly logs: LogManager,
     private readonly replicas: ReplicaManager,
     private readonly post: PostToMain,
-  ) {}
+    /** Shard 0, on the main thread: messages arrive by reference, so fetched records need no copy. */
+    private readonly local: boolean,
+  ) {
+    this.inThread = new InThreadShards(replicas, mirror);
+  }
 
-  static async open(init: ShardInit, logger: Logger, post: PostToMain): Promise<ShardHost> {
+  static async open(init: ShardInit, logger: Logger, post: PostToMain, local = false): Promise<ShardHost> {
     const { config } = init;
     const mirror = new MetadataMirror(config.brokerId, init.index, init.shards);
     mirror.apply(init.topics);
@@ -61,7 +69,7 @@ export class ShardHost {
       logger,
       ...(init.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: init.maintenanceIntervalMs } : {}),
     });
-    return new ShardHost(mirror, logs, replicas, post);
+    return new ShardHost(mirror, logs, replicas, post, local);
   }
 
   /** Handles one message; answers it (or says why it failed). Never rejects. */
@@ -82,6 +90,10 @@ export class ShardHost {
           return await this.produce(m);
         case 'fetch':
           return await this.fetch(m);
+        case 'call': {
+          const method = this.inThread[m.method] as (...args: unknown[]) => Promise<unknown>;
+          return this.post({ type: 'answered', id: m.id, result: await method.apply(this.inThread, m.args) });
+        }
         case 'shutdown':
           await this.replicas.shutdown();
           await this.logs.shutdown();
@@ -114,7 +126,14 @@ export class ShardHost {
   private async fetch(m: Extract<ToShard, { type: 'fetch' }>): Promise<void> {
     const read = await this.replicas.fetch(m.targets, m.params);
     const transfer = new Set<ArrayBuffer>();
-    const results: ShardFetchResult[] = read.map((r) => ({ ...r, records: r.records ? windowOf(r.records, transfer) : null }));
+    const results: ShardFetchResult[] = read.map((r) => ({
+      ...r,
+      records: !r.records
+        ? null
+        : this.local
+          ? { buffer: r.records.buffer, offset: r.records.byteOffset, length: r.records.length }
+          : windowOf(r.records, transfer),
+    }));
     this.post({ type: 'fetched', id: m.id, results }, [...transfer]);
   }
 }

@@ -52,9 +52,14 @@ export type ToShard =
       parts: ProducePart[];
     }
   | { type: 'fetch'; id: number; targets: FetchTarget[]; params: FetchParams }
+  /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */
+  | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
   /** Tests: makes the worker throw from its message handler (an uncaught error). */
   | { type: 'crash' };
+
+/** The PartitionShards calls a shard answers with its InThreadShards (produce and fetch have messages of their own). */
+export type ForwardedMethod = 'listOffsets' | 'offsetsForLeaderEpoch' | 'deleteRecords' | 'writeTxnMarkers' | 'describeProducers' | 'logDirs';
 
 /** A fetch result whose records cross as a window of a transferred buffer. */
 export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };
@@ -65,5 +70,6 @@ export type FromShard =
   | { type: 'failed'; id: number; message: string }
   | { type: 'produced'; id: number; outcomes: AppendOutcome[] }
   | { type: 'fetched'; id: number; results: ShardFetchResult[] }
+  | { type: 'answered'; id: number; result: unknown }
   | { type: 'checkpoints'; dir: string; entries: DirCheckpointEntries }
   | { type: 'closed'; dir: string; unclean: string[]; checkpointed: boolean };

@@ -20,7 +20,7 @@ import {
   type DirCheckpointEntries,
 } from '../../../storage/manager/log-dir-checkpoints.js';
 import type { StorageLogger } from '../../../storage/logger.js';
-import { shardOf } from './shard-of.js';
+import { shardOf } from '../partition-shards.js';
 
 type Kind = keyof DirCheckpointEntries;
 const KINDS: readonly Kind[] = ['recoveryPoints', 'logStartOffsets', 'highWatermarks', 'cleanerOffsets'];

@@ -19,7 +19,7 @@ import type { AppendRequest } from '../../../../src/replication/append/leader-ap
 
 const config = await tempConfig('shards');
 const dir = config.logDirs[0]!;
-let shards = await WorkerShards.open({ config, shards: 2, topics: TOPICS });
+let shards = await WorkerShards.open({ config, workers: 2, topics: TOPICS });
 after(() => shards.shutdown());
 
 const acks = (requiredAcks: number): AppendRequest => ({ requiredAcks, origin: 'client', produceVersion: 9 });
@@ -27,7 +27,11 @@ const acks = (requiredAcks: number): AppendRequest => ({ requiredAcks, origin: '
 const ROUNDS = [1, -1, 0].map((requiredAcks, round) => ({ req: acks(requiredAcks), batches: PARTS.map((p) => batch(`${p.topic}-${p.partition}-${round}`)) }));
 
 test('one produce over 4 partitions of 2 topics on 2 workers: the offsets and bytes of the in-thread path', async () => {
-  assert.deepEqual(new Set(PARTS.map((p) => shards.shardOf(p.topic, p.partition))), new Set([0, 1]), 'the parts span both workers');
+  assert.deepEqual(
+    new Set(PARTS.map((p) => shards.shardOf(p.topic, p.partition))),
+    new Set([1, 2]),
+    "the parts span both workers (shard 0 is the main thread's)",
+  );
   const reference = await inThread(await tempConfig('inthread'));
   try {
     for (const { req, batches } of ROUNDS) {
@@ -106,6 +110,58 @@ test("an idempotent producer's sequence checks hold through a worker", async () 
   assert.equal(gap!.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
 });
 
+test("the seam's other calls reach the owning shards; the internal topics live on shard 0, in this thread", async () => {
+  const ends = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => r.highWatermark);
+  const latest = await shards.listOffsets(
+    PARTS.map((p) => ({ ...p, timestamp: -1n, currentLeaderEpoch: -1 })),
+    { isolationCommitted: false, fromReplica: false },
+  );
+  assert.deepEqual(
+    latest.map((r) => [r.errorCode, r.offset]),
+    ends.map((e) => [ErrorCode.NONE, e]),
+  );
+  const epochs = await shards.offsetsForLeaderEpoch(
+    PARTS.map((p) => ({ ...p, currentLeaderEpoch: -1, leaderEpoch: 0 })),
+    false,
+  );
+  assert.deepEqual(
+    epochs.map((r) => [r.errorCode, r.endOffset]),
+    ends.map((e) => [ErrorCode.NONE, e]),
+  );
+  const [producers] = await shards.describeProducers([{ topic: 'beta', partition: 1 }]);
+  assert.deepEqual(
+    producers!.activeProducers.map((p) => p.producerId),
+    [4242n],
+  );
+  const [cut] = await shards.deleteRecords([{ topic: 'alpha', partition: 1, offset: 2 }], 1000);
+  assert.deepEqual(cut, { errorCode: ErrorCode.NONE, lowWatermark: 2 });
+  const dirs = await shards.logDirs();
+  assert.deepEqual(
+    dirs.map((d) => [d.online, d.logs.map((l) => `${l.topic}-${l.partition}`).sort()]),
+    [[true, PARTS.map((p) => `${p.topic}-${p.partition}`).sort()]],
+  );
+  const offsets = { ...topic('__consumer_offsets', 1, 'AAAAAAAAAAAAAAAAAAAABA'), internal: true };
+  await shards.topicsChanged([offsets]);
+  assert.equal(shards.shardOf('__consumer_offsets', 0), 0);
+  assert.equal(shards.workerOf(0), undefined, 'shard 0 is no worker');
+  const copied = shards.stats.copiedBytes;
+  const commits = [batch('offsets-commit-0'), batch('offsets-commit-1')];
+  const appended = await shards.produce(
+    commits.map((records) => ({ topic: '__consumer_offsets', partition: 0, records })),
+    { requiredAcks: -1, origin: 'coordinator' },
+  );
+  assert.deepEqual(
+    appended.map((o) => [o.errorCode, o.baseOffset]),
+    [
+      [ErrorCode.NONE, 0],
+      [ErrorCode.NONE, 3],
+    ],
+  );
+  assert.equal(commits[1]!.readBigInt64BE(0), 3n, "appended from the caller's own buffer, by reference");
+  assert.equal(shards.stats.copiedBytes, copied);
+  await shards.topicDeleted('__consumer_offsets');
+});
+
 test('a restart with 3 workers reads every partition back from the checkpointed logs', async () => {
   const endsBefore = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => r.highWatermark);
   const bytesBefore = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => Buffer.from(r.records!));
@@ -114,7 +170,7 @@ test('a restart with 3 workers reads every partition back from the checkpointed 
   const recovery = await readFile(join(dir, 'recovery-point-offset-checkpoint'), 'utf8');
   for (const [i, p] of PARTS.entries())
     assert.match(recovery, new RegExp(`^${p.topic} ${p.partition} ${endsBefore[i]}$`, 'm'), 'every shard handed its entries');
-  shards = await WorkerShards.open({ config, shards: 3, topics: TOPICS });
+  shards = await WorkerShards.open({ config, workers: 3, topics: TOPICS });
   const after3 = await shards.fetch(fetchFrom(), FETCH_ALL);
   assert.deepEqual(
     after3.map((r) => r.highWatermark),
@@ -187,7 +243,7 @@ test('from dist/ (the built broker), a worker starts from shard-worker.js and ap
   type Module = typeof import('../../../../src/replication/shards/worker/worker-shards.js');
   const built = (await import(new URL('../../../../dist/replication/shards/worker/worker-shards.js', import.meta.url).href)) as Module;
   const own = await tempConfig('dist');
-  const fromDist = await built.WorkerShards.open({ config: own, shards: 1, topics: TOPICS });
+  const fromDist = await built.WorkerShards.open({ config: own, workers: 1, topics: TOPICS });
   try {
     const [o] = await fromDist.produce([{ topic: 'alpha', partition: 1, records: sharedCopy(batch('dist')) }], acks(1));
     assert.deepEqual([o!.errorCode, o!.baseOffset], [ErrorCode.NONE, 0]);
