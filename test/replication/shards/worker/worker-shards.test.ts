@@ -4,8 +4,10 @@
  * produce call spanning 4 partitions of 2 topics (acks 1, -1 and 0), hands the records over
  * without a structured-clone copy, keeps an idempotent producer's sequence checks, restarts with
  * 3 workers and reads everything back (the checkpoint files hold every shard's entries), opens
- * and deletes a topic's logs as the topic comes and goes, and a worker that throws fails only
- * its own partitions' calls, pending and later; the built worker (dist/) starts too.
+ * and deletes a topic's logs as the topic comes and goes, answers the seam's other calls from
+ * the owning shards (internal topics on shard 0, in this thread), and a worker that throws fails
+ * only its own partitions' calls, pending and later; after it, today's single-thread path
+ * recovers every log from the shared files. The built worker (dist/) starts too.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +24,8 @@ const dir = config.logDirs[0]!;
 let shards = await WorkerShards.open({ config, workers: 2, topics: TOPICS });
 after(() => shards.shutdown());
 
+/** Each partition's log end when a worker was made to crash (the last test reads them back). */
+let endsAtCrash: number[] = [];
 const acks = (requiredAcks: number): AppendRequest => ({ requiredAcks, origin: 'client', produceVersion: 9 });
 /** Three rounds of one batch per partition, each round one call: acks 1, -1, 0. */
 const ROUNDS = [1, -1, 0].map((requiredAcks, round) => ({ req: acks(requiredAcks), batches: PARTS.map((p) => batch(`${p.topic}-${p.partition}-${round}`)) }));
@@ -216,6 +220,7 @@ test('a topic created opens its logs in the owning workers; deleted, they are go
 test('a worker that throws fails only its own partitions, pending calls and later ones', async () => {
   const victim = shards.shardOf('alpha', 0);
   const ends = (await shards.fetch(fetchFrom(), FETCH_ALL)).map((r) => r.highWatermark);
+  endsAtCrash = ends;
   // A long poll on every partition past its end: parked in each shard until the crash.
   const parked = shards.fetch(
     PARTS.map((p, i) => ({ ...p, fetchOffset: ends[i]!, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 })),
@@ -249,5 +254,25 @@ test('from dist/ (the built broker), a worker starts from shard-worker.js and ap
     assert.deepEqual([o!.errorCode, o!.baseOffset], [ErrorCode.NONE, 0]);
   } finally {
     await fromDist.shutdown();
+  }
+});
+
+test("after a worker crashed, today's single-thread path recovers every log from the shared files", async () => {
+  // alpha-1 starts at 2 since the DeleteRecords above.
+  const targets = fetchFrom().map((t) => (t.topic === 'alpha' && t.partition === 1 ? { ...t, fetchOffset: 2 } : t));
+  const live = await shards.fetch(targets, FETCH_ALL);
+  await shards.shutdown();
+  await assert.rejects(access(join(dir, '.kafka_cleanshutdown')), { code: 'ENOENT' }, 'a crashed shard: no clean shutdown marker');
+  const single = await inThread(config);
+  try {
+    const read = await single.rm.fetch(targets, FETCH_ALL);
+    for (const [i, p] of PARTS.entries()) {
+      // The crashed shard's partitions end where they were at the crash; the others took one more batch.
+      const expected = live[i]!.errorCode === ErrorCode.NONE ? live[i]!.highWatermark : endsAtCrash[i];
+      assert.deepEqual([read[i]!.errorCode, read[i]!.highWatermark], [ErrorCode.NONE, expected], `${p.topic}-${p.partition}`);
+    }
+    assert.equal(read[PARTS.findIndex((p) => p.topic === 'alpha' && p.partition === 1)]!.logStartOffset, 2, 'the log start offset checkpointed by its shard');
+  } finally {
+    await single.close();
   }
 });
