@@ -41,33 +41,50 @@ export async function readDirCheckpoints(dir: string, logger: StorageLogger): Pr
   };
 }
 
-/** Writes the four checkpoint files of `dir` for `logs` (those in it). Rejects when one cannot be written. */
-export async function writeDirCheckpoints(dir: string, logs: readonly UnifiedLog[], firstDirtyOffsets: ReadonlyMap<string, number>): Promise<void> {
+/** A directory's checkpoint entries, one list per file: plain data, so a shard thread can hand its own to the files' one writer. */
+export interface DirCheckpointEntries {
+  recoveryPoints: CheckpointEntry[];
+  logStartOffsets: CheckpointEntry[];
+  highWatermarks: CheckpointEntry[];
+  cleanerOffsets: CheckpointEntry[];
+}
+
+export interface CheckpointEntry {
+  topic: string;
+  partition: number;
+  offset: number;
+}
+
+/** What the four checkpoint files of a directory say of `logs` (those in it). */
+export function dirCheckpointEntries(logs: readonly UnifiedLog[], firstDirtyOffsets: ReadonlyMap<string, number>): DirCheckpointEntries {
   const entries = (offset: (l: UnifiedLog) => number | undefined) => {
-    const out: { topic: string; partition: number; offset: number }[] = [];
+    const out: CheckpointEntry[] = [];
     for (const l of logs) {
       const o = offset(l);
       if (o !== undefined) out.push({ topic: l.topic, partition: l.partition, offset: o });
     }
     return out;
   };
-  await writeOffsetCheckpoint(
-    path.join(dir, RECOVERY_POINT_CHECKPOINT),
-    entries((l) => l.recoveryPoint),
-  );
-  await writeOffsetCheckpoint(
-    path.join(dir, LOG_START_OFFSET_CHECKPOINT),
-    entries((l) => l.logStartOffset),
-  );
-  // Only logs whose high watermark is known (set by replication, or read from this file before).
-  await writeOffsetCheckpoint(
-    path.join(dir, REPLICATION_OFFSET_CHECKPOINT),
-    entries((l) => l.checkpointedHighWatermark),
-  );
-  await writeOffsetCheckpoint(
-    path.join(dir, CLEANER_OFFSET_CHECKPOINT),
-    entries((l) => firstDirtyOffsets.get(l.name)),
-  );
+  return {
+    recoveryPoints: entries((l) => l.recoveryPoint),
+    logStartOffsets: entries((l) => l.logStartOffset),
+    // Only logs whose high watermark is known (set by replication, or read from this file before).
+    highWatermarks: entries((l) => l.checkpointedHighWatermark),
+    cleanerOffsets: entries((l) => firstDirtyOffsets.get(l.name)),
+  };
+}
+
+/** Writes the four checkpoint files of `dir`. Rejects when one cannot be written. */
+export async function writeDirCheckpointEntries(dir: string, e: DirCheckpointEntries): Promise<void> {
+  await writeOffsetCheckpoint(path.join(dir, RECOVERY_POINT_CHECKPOINT), e.recoveryPoints);
+  await writeOffsetCheckpoint(path.join(dir, LOG_START_OFFSET_CHECKPOINT), e.logStartOffsets);
+  await writeOffsetCheckpoint(path.join(dir, REPLICATION_OFFSET_CHECKPOINT), e.highWatermarks);
+  await writeOffsetCheckpoint(path.join(dir, CLEANER_OFFSET_CHECKPOINT), e.cleanerOffsets);
+}
+
+/** Writes the four checkpoint files of `dir` for `logs` (those in it). Rejects when one cannot be written. */
+export function writeDirCheckpoints(dir: string, logs: readonly UnifiedLog[], firstDirtyOffsets: ReadonlyMap<string, number>): Promise<void> {
+  return writeDirCheckpointEntries(dir, dirCheckpointEntries(logs, firstDirtyOffsets));
 }
 
 /** Runs writes one at a time; a write requested while another is queued and not started shares it. */

@@ -13,7 +13,8 @@ import { LogCleaner } from '../cleaner/log-cleaner.js';
 import { LogDirLockedError } from '../errors.js';
 import { DirLock } from './lock.js';
 import { ensureDirectory } from './log-dirs.js';
-import { CoalescingWrites, readDirCheckpoints, writeDirCheckpoints } from './log-dir-checkpoints.js';
+import { CoalescingWrites, dirCheckpointEntries, readDirCheckpoints, writeDirCheckpoints } from './log-dir-checkpoints.js';
+import type { DirsShard } from './dirs-shard.js';
 import { LocalLog } from '../log/local-log.js';
 import { silentLogger, type StorageLogger } from '../logger.js';
 import { applyRetention } from './retention.js';
@@ -56,6 +57,8 @@ export interface LogManagerOptions {
    * and reopened on demand. Undefined or <= 0: half the open-file limit.
    */
   maxOpenSegmentFiles?: number;
+  /** One shard of the broker's logs (a shard worker's): only its partitions, no shared file written here (dirs-shard.ts). */
+  shard?: DirsShard;
 }
 
 export interface LogDirState {
@@ -125,8 +128,8 @@ export class LogManager {
     this.dirs.push(state);
     try {
       await ensureDirectory(dir);
-      state.lock = await DirLock.acquire(dir);
-      if (!state.lock.pidWritten) {
+      if (!this.opts.shard) state.lock = await DirLock.acquire(dir);
+      if (state.lock?.pidWritten === false) {
         this.logger.warn(
           `the disk of ${dir} is full: its .lock file could not get this broker's PID, so another broker started on it would take the lock as stale`,
         );
@@ -140,10 +143,11 @@ export class LogManager {
       if (this.opts.metaProperties && (await readMetaProperties(dir)) === undefined) {
         await writeMetaProperties(dir, this.opts.metaProperties);
       }
-      state.hadCleanShutdown = await hadCleanShutdown(dir);
+      const shard = this.opts.shard;
+      state.hadCleanShutdown = shard ? shard.hadCleanShutdown(dir) : await hadCleanShutdown(dir);
       const checkpoints = await readDirCheckpoints(dir, this.logger);
       this.cleaner.seed(checkpoints.cleanerOffsets);
-      const found = await findPartitionDirs(dir);
+      const found = (await findPartitionDirs(dir)).filter((p) => !shard || shard.owns(p.topic, p.partition));
       const started = this.clock();
       // Like num.recovery.threads.per.data.dir: a few logs recover at once. After a clean shutdown
       // nothing is recovered, a log only reads a few small files: more at once keep the I/O
@@ -166,7 +170,7 @@ export class LogManager {
         `loaded ${this.logsIn(state).length} logs from ${dir} in ${this.clock() - started} ms (${found.length === 0 ? 'nothing to recover' : state.hadCleanShutdown ? 'clean shutdown' : 'unclean shutdown'})`,
       );
       // From here on a crash must not be mistaken for a clean shutdown.
-      await removeCleanShutdownMarker(dir);
+      if (!shard) await removeCleanShutdownMarker(dir);
       await this.writeCheckpoints(state);
     } catch (err) {
       this.takeOffline(state, err);
@@ -317,7 +321,9 @@ export class LogManager {
       if (!state.online) return false;
       this.checkpointWrites++;
       try {
-        await writeDirCheckpoints(state.dir, this.logsIn(state), this.cleaner.firstDirtyOffsets);
+        const shard = this.opts.shard;
+        if (shard) await shard.writeCheckpoints(state.dir, dirCheckpointEntries(this.logsIn(state), this.cleaner.firstDirtyOffsets));
+        else await writeDirCheckpoints(state.dir, this.logsIn(state), this.cleaner.firstDirtyOffsets);
         return true;
       } catch (err) {
         this.logger.warn(`writing checkpoints in ${state.dir} failed: ${String(err)}`);
@@ -377,7 +383,8 @@ export class LogManager {
       });
       if (state.online) {
         const checkpointed = await this.writeCheckpoints(state);
-        await markCleanShutdown(state.dir, unclean, checkpointed, this.logger);
+        if (this.opts.shard) this.opts.shard.closed(state.dir, unclean, checkpointed);
+        else await markCleanShutdown(state.dir, unclean, checkpointed, this.logger);
       }
       await state.lock?.release();
     }

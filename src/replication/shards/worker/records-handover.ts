@@ -1,0 +1,92 @@
+/**
+ * How produce bytes cross to a shard worker without a structured-clone copy (docs/threads.md
+ * section 2): records in shared memory (a SharedArrayBuffer slab) are sent as a window of it and
+ * nothing moves; records in an ArrayBuffer of their own that only one shard of this request
+ * reads are moved (transfer list: the caller's views of it become empty, the caller gives the
+ * bytes up with the call); anything else (a slice of Node's 8 KiB pool, which cannot be moved,
+ * or a frame whose buffer holds parts for several shards) is copied once into an ArrayBuffer of
+ * its own, which is moved. The stats count each way's bytes, so a test or bench sees which ran.
+ */
+import type { RecordsWindow } from './shard-protocol.js';
+
+export interface HandoverStats {
+  /** Messages sent to shard workers (one per request and shard). */
+  messages: number;
+  /** Record bytes sent as windows of shared memory. */
+  sharedBytes: number;
+  /** Record bytes moved in a transferred ArrayBuffer. */
+  movedBytes: number;
+  /** Record bytes copied before the hand-over. */
+  copiedBytes: number;
+}
+
+export function newHandoverStats(): HandoverStats {
+  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0 };
+}
+
+/** An ArrayBuffer that may be moved: not Node's pool (it is marked untransferable and would be copied silently). */
+function movable(ab: ArrayBuffer): boolean {
+  return ab.byteLength > Buffer.poolSize;
+}
+
+/**
+ * Plans one request's hand-over: `shardOfPart[i]` is the shard of `records[i]`. Returns each
+ * part's window and each shard's transfer list.
+ */
+export function planHandover(
+  records: readonly (Buffer | null)[],
+  shardOfPart: readonly number[],
+  stats: HandoverStats,
+  /** Shards on this thread: their parts go by reference, neither moved nor copied. */
+  isLocal: (shard: number) => boolean = () => false,
+): { windows: (RecordsWindow | null)[]; transfers: Map<number, ArrayBuffer[]> } {
+  // Which shards read each (non-shared) ArrayBuffer: one that two shards read cannot move to either.
+  const readers = new Map<ArrayBufferLike, number>();
+  for (let i = 0; i < records.length; i++) {
+    const ab = records[i]?.buffer;
+    if (!ab || ab instanceof SharedArrayBuffer) continue;
+    const seen = readers.get(ab);
+    // A buffer this thread reads too (a local shard's part) stays here: moving it would empty that part.
+    readers.set(ab, !isLocal(shardOfPart[i]!) && (seen === undefined || seen === shardOfPart[i]) ? shardOfPart[i]! : -1);
+  }
+  const transfers = new Map<number, ArrayBuffer[]>();
+  const moving = new Set<ArrayBufferLike>();
+  const windows = records.map((r, i): RecordsWindow | null => {
+    if (!r) return null;
+    const ab = r.buffer;
+    const shard = shardOfPart[i]!;
+    if (isLocal(shard)) return { buffer: ab, offset: r.byteOffset, length: r.length };
+    if (ab instanceof SharedArrayBuffer) {
+      stats.sharedBytes += r.length;
+      return { buffer: ab, offset: r.byteOffset, length: r.length };
+    }
+    let list = transfers.get(shard);
+    if (!list) transfers.set(shard, (list = []));
+    if (ab instanceof ArrayBuffer && readers.get(ab) === shard && movable(ab)) {
+      if (!moving.has(ab)) {
+        moving.add(ab);
+        list.push(ab);
+      }
+      stats.movedBytes += r.length;
+      return { buffer: ab, offset: r.byteOffset, length: r.length };
+    }
+    const own = Buffer.allocUnsafeSlow(r.length);
+    r.copy(own);
+    list.push(own.buffer as ArrayBuffer);
+    stats.copiedBytes += r.length;
+    return { buffer: own.buffer as ArrayBuffer, offset: 0, length: r.length };
+  });
+  return { windows, transfers };
+}
+
+/** A Buffer over a window that came back (fetched records). */
+export function bufferOf(w: RecordsWindow | null): Buffer | null {
+  return w ? Buffer.from(w.buffer, w.offset, w.length) : null;
+}
+
+/** A Buffer in shared memory holding a copy of `bytes`: what a network thread's frame slab would give the produce path. */
+export function sharedCopy(bytes: Uint8Array): Buffer {
+  const out = Buffer.from(new SharedArrayBuffer(bytes.length));
+  out.set(bytes);
+  return out;
+}

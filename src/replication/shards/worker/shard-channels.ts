@@ -1,0 +1,104 @@
+/**
+ * The main thread's end of each shard: a worker thread (shards 1..N, shard-worker.ts) or, for
+ * shard 0, a ShardHost on the main thread itself (the internal topics: the coordinators append
+ * to them without a hand-over, docs/threads.md "Who owns what"). Both take the same messages
+ * and answer the same way; shard 0's pass by reference (no clone, no transfer).
+ */
+import { Worker } from 'node:worker_threads';
+import pino from 'pino';
+import { ShardHost } from './shard-host.js';
+import type { SharedDirFiles } from './shared-dir-files.js';
+import type { FromShard, ShardInit, ToShard } from './shard-protocol.js';
+
+export interface ShardChannel {
+  readonly index: number;
+  alive: boolean;
+  /** Calls waiting for an answer, by id: resolved with the answer, or undefined once the shard has ended. */
+  readonly pending: Map<number, (m: FromShard | undefined) => void>;
+  send(m: ToShard, transfer?: ArrayBuffer[]): void;
+  /** Resolves once the shard has opened its logs; rejects when it ends first. */
+  readonly ready: Promise<void>;
+  /** After the shutdown's answer: ends the thread (a worker), and resolves once it has. */
+  close(): Promise<void>;
+  /** The worker thread (undefined for shard 0). */
+  readonly worker?: Worker;
+}
+
+export type ShardEnded = (index: number, reason: string) => void;
+
+function spawn(init: ShardInit & { logLevel?: string }): Worker {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) {
+    // Under tsx (tests, benches) the worker is TypeScript too and Node 20 does not give a worker
+    // its parent's `--import tsx` hooks: register them there first (as zk-worker-backend.ts does).
+    const entry = new URL('./shard-worker.ts', here).href;
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const boot = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
+    return new Worker(boot, { eval: true, workerData: init });
+  }
+  return new Worker(new URL('./shard-worker.js', here), { workerData: init });
+}
+
+/** What a shard says that is not an answer (ready, checkpoint entries, shutdown) goes here; an answer to its call. */
+function dispatch(ch: ShardChannel, files: SharedDirFiles, m: FromShard, markReady: () => void): void {
+  if (m.type === 'ready') markReady();
+  else if (m.type === 'checkpoints') void files.report(ch.index, m.dir, m.entries);
+  else if (m.type === 'closed') files.closed(ch.index, m.dir, m.unclean, m.checkpointed);
+  else {
+    const answer = ch.pending.get(m.id);
+    ch.pending.delete(m.id);
+    answer?.(m);
+  }
+}
+
+export function workerChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles, ended: ShardEnded): ShardChannel {
+  const worker = spawn(init);
+  let markReady!: () => void;
+  let failStart!: (err: Error) => void;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const ch: ShardChannel = {
+    index: init.index,
+    alive: true,
+    pending: new Map(),
+    worker,
+    send: (m, transfer = []) => worker.postMessage(m, transfer),
+    ready: new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failStart = reject;
+    }),
+    close: async () => {
+      await worker.terminate();
+      await exited;
+    },
+  };
+  worker.on('message', (m: FromShard) => dispatch(ch, files, m, markReady));
+  let reason = '';
+  worker.on('error', (err) => (reason = err.message));
+  worker.once('exit', (code) => {
+    ch.alive = false;
+    const why = reason || `exit code ${code}`;
+    failStart(new Error(`shard worker ${init.index} ended while opening its logs: ${why}`));
+    for (const answer of ch.pending.values()) answer(undefined);
+    ch.pending.clear();
+    ended(init.index, why);
+  });
+  return ch;
+}
+
+/** Shard 0: a ShardHost on this thread; messages are handled as they are sent, answers come back by reference. */
+export function localChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles): ShardChannel {
+  let host: ShardHost | undefined;
+  const logger = pino({ name: `shard-${init.index}`, level: init.logLevel ?? 'warn' }, pino.destination({ fd: 2, sync: true }));
+  const ch: ShardChannel = {
+    index: init.index,
+    alive: true,
+    pending: new Map(),
+    // Nothing is sent before `ready` (WorkerShards.open waits for every shard).
+    send: (m) => void host?.handle(m),
+    ready: ShardHost.open(init, logger, (m) => dispatch(ch, files, m, () => undefined), true).then((h) => {
+      host = h;
+    }),
+    close: () => Promise.resolve(),
+  };
+  return ch;
+}

@@ -1,0 +1,158 @@
+/**
+ * What a shard worker hosts (docs/threads.md step 1): its partitions' logs, opened by a
+ * LogManager that owns only them (storage/manager/dirs-shard.ts: the main thread keeps the
+ * directory's shared files), and today's ReplicaManager over a metadata mirror that shows only
+ * them as led here, so appends, acks, producer state, fetches and long polls are the in-thread
+ * code, run per shard. Each message from the main thread is handled here and answered by `post`.
+ */
+import type { Logger } from 'pino';
+import { LogManager } from '../../../storage/manager/log-manager.js';
+import { ReplicaManager } from '../../replica-manager.js';
+import { brokerLogDefaults, topicLogConfig } from '../../log-config.js';
+import { MetadataMirror } from './metadata-mirror.js';
+import { InThreadShards } from '../in-thread-shards.js';
+import { shardOf } from '../partition-shards.js';
+import type { FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
+import { messageOf } from '../../../common/errors.js';
+
+export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
+
+/** Fetched records at least this large come from the read pool's own ArrayBuffers and are moved; smaller ones are copied out. */
+const MOVE_AT_BYTES = 64 * 1024;
+
+export class ShardHost {
+  /** The seam's calls other than produce and fetch, over this shard's partitions only. */
+  private readonly inThread: InThreadShards;
+
+  private constructor(
+    private readonly mirror: MetadataMirror,
+    private readonly logs: LogManager,
+    private readonly replicas: ReplicaManager,
+    private readonly post: PostToMain,
+    /** Shard 0, on the main thread: messages arrive by reference, so fetched records need no copy. */
+    private readonly local: boolean,
+  ) {
+    this.inThread = new InThreadShards(replicas, mirror);
+  }
+
+  static async open(init: ShardInit, logger: Logger, post: PostToMain, local = false): Promise<ShardHost> {
+    const { config } = init;
+    const mirror = new MetadataMirror(config.brokerId, init.index, init.shards);
+    mirror.apply(init.topics);
+    const defaults = brokerLogDefaults(config);
+    const logs = await LogManager.open({
+      logDirs: [...config.logDirs],
+      defaults,
+      logger,
+      highWatermarkSetByOwner: true,
+      ...(init.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: init.checkpointIntervalMs } : {}),
+      ...(init.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: init.retentionCheckIntervalMs } : {}),
+      cleanerEnabled: init.cleanerEnabled ?? false,
+      topicConfig: (topic) => {
+        const info = mirror.topic(topic);
+        return info ? topicLogConfig(defaults, info.configs) : undefined;
+      },
+      shard: {
+        owns: (topic, partition) => shardOf(topic, partition, init.shards) === init.index,
+        hadCleanShutdown: (dir) => init.hadCleanShutdown[dir] ?? false,
+        writeCheckpoints: (dir, entries) => {
+          post({ type: 'checkpoints', dir, entries });
+          return Promise.resolve();
+        },
+        closed: (dir, unclean, checkpointed) => post({ type: 'closed', dir, unclean: [...unclean], checkpointed }),
+      },
+    });
+    const replicas = await ReplicaManager.start({
+      config,
+      metadata: mirror,
+      logManager: logs,
+      logger,
+      ...(init.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: init.maintenanceIntervalMs } : {}),
+    });
+    return new ShardHost(mirror, logs, replicas, post, local);
+  }
+
+  /** Handles one message; answers it (or says why it failed). Never rejects. */
+  async handle(m: ToShard): Promise<void> {
+    if (m.type === 'crash') return; // the entry throws it (shard-worker.ts): an uncaught error, not an answer
+    try {
+      switch (m.type) {
+        case 'topics':
+          this.mirror.apply(m.topics);
+          // The mirror's listeners queued the syncs; these share them and wait for the logs.
+          await Promise.all(m.topics.map((t) => this.replicas.syncTopic(t.name)));
+          return this.post({ type: 'done', id: m.id });
+        case 'deleteTopic':
+          this.mirror.remove(m.topic);
+          await this.replicas.syncTopic(m.topic);
+          return this.post({ type: 'done', id: m.id });
+        case 'produce':
+          return await this.produce(m);
+        case 'fetch':
+          return await this.fetch(m);
+        case 'call': {
+          const method = this.inThread[m.method] as (...args: unknown[]) => Promise<unknown>;
+          return this.post({ type: 'answered', id: m.id, result: await method.apply(this.inThread, m.args) });
+        }
+        case 'shutdown':
+          await this.replicas.shutdown();
+          await this.logs.shutdown();
+          return this.post({ type: 'done', id: m.id });
+      }
+    } catch (err) {
+      this.post({ type: 'failed', id: m.id, message: messageOf(err) });
+    }
+  }
+
+  private async produce(m: Extract<ToShard, { type: 'produce' }>): Promise<void> {
+    // Each part takes its partition's arrival turn before the first await: messages are appended in the order they came.
+    const outcomes = await Promise.all(
+      m.parts.map((part) => {
+        const w = part.records;
+        const records = w ? Buffer.from(w.buffer, w.offset, w.length) : null;
+        return this.replicas.appendRecords(part.topic, part.partition, records, {
+          requiredAcks: m.requiredAcks,
+          origin: m.origin,
+          ...(m.produceVersion !== undefined ? { produceVersion: m.produceVersion } : {}),
+          ...(m.timeoutMs !== undefined ? { timeoutMs: m.timeoutMs } : {}),
+          ...(m.internalTopicsAllowed ? { internalTopicsAllowed: true } : {}),
+          ...(part.verifiedTxn ? { verifiedTxn: part.verifiedTxn } : {}),
+        });
+      }),
+    );
+    this.post({ type: 'produced', id: m.id, outcomes });
+  }
+
+  private async fetch(m: Extract<ToShard, { type: 'fetch' }>): Promise<void> {
+    const read = await this.replicas.fetch(m.targets, m.params);
+    const transfer = new Set<ArrayBuffer>();
+    const results: ShardFetchResult[] = read.map((r) => ({
+      ...r,
+      records: !r.records
+        ? null
+        : this.local
+          ? { buffer: r.records.buffer, offset: r.records.byteOffset, length: r.records.length }
+          : windowOf(r.records, transfer),
+    }));
+    this.post({ type: 'fetched', id: m.id, results }, [...transfer]);
+  }
+}
+
+/**
+ * The records as a window the main thread can take without a structured-clone copy: a large
+ * read (the read pool's buffer, its own ArrayBuffer) is moved whole; a small one (a slice of
+ * Node's shared 8 KiB pool, which cannot be moved and would be cloned whole) is copied into an
+ * ArrayBuffer of its own, which is moved.
+ */
+function windowOf(records: Buffer, transfer: Set<ArrayBuffer>): RecordsWindow {
+  const ab = records.buffer;
+  if (ab instanceof ArrayBuffer && records.length >= MOVE_AT_BYTES && ab.byteLength > Buffer.poolSize) {
+    transfer.add(ab);
+    return { buffer: ab, offset: records.byteOffset, length: records.length };
+  }
+  const own = Buffer.allocUnsafeSlow(records.length);
+  records.copy(own);
+  const out = own.buffer as ArrayBuffer;
+  transfer.add(out);
+  return { buffer: out, offset: own.byteOffset, length: records.length };
+}

@@ -1,0 +1,75 @@
+/**
+ * The messages between the main thread (WorkerShards) and a shard worker (shard-worker.ts), all
+ * structured-clone data. Produce records travel as a view (shared memory: nothing is copied) or
+ * inside an ArrayBuffer moved in the transfer list; fetched records come back the same way.
+ */
+import type { TopicInfo } from '../../../metadata/cluster-model.js';
+import type { ReplicationConfig } from '../../replication-config.js';
+import type { AppendOrigin, AppendOutcome } from '../../append/leader-appends.js';
+import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
+import type { DirCheckpointEntries } from '../../../storage/manager/log-dir-checkpoints.js';
+import type { VerifiedTxnProducer } from '../../append/txn-verification-guards.js';
+
+/** What a worker starts from (workerData). */
+export interface ShardInit {
+  index: number;
+  shards: number;
+  config: ReplicationConfig;
+  /** Per log directory, whether the lock holder found a clean shutdown marker there. */
+  hadCleanShutdown: Record<string, boolean>;
+  topics: TopicInfo[];
+  checkpointIntervalMs?: number;
+  retentionCheckIntervalMs?: number;
+  cleanerEnabled?: boolean;
+  maintenanceIntervalMs?: number;
+}
+
+/** Bytes of one part: a window of a shared or a transferred buffer. */
+export interface RecordsWindow {
+  buffer: SharedArrayBuffer | ArrayBuffer;
+  offset: number;
+  length: number;
+}
+
+export interface ProducePart {
+  topic: string;
+  partition: number;
+  records: RecordsWindow | null;
+  verifiedTxn?: VerifiedTxnProducer;
+}
+
+export type ToShard =
+  | { type: 'topics'; id: number; topics: TopicInfo[] }
+  | { type: 'deleteTopic'; id: number; topic: string }
+  | {
+      type: 'produce';
+      id: number;
+      requiredAcks: number;
+      origin: AppendOrigin;
+      produceVersion?: number;
+      timeoutMs?: number;
+      internalTopicsAllowed?: boolean;
+      parts: ProducePart[];
+    }
+  | { type: 'fetch'; id: number; targets: FetchTarget[]; params: FetchParams }
+  /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */
+  | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
+  | { type: 'shutdown'; id: number }
+  /** Tests: makes the worker throw from its message handler (an uncaught error). */
+  | { type: 'crash' };
+
+/** The PartitionShards calls a shard answers with its InThreadShards (produce and fetch have messages of their own). */
+export type ForwardedMethod = 'listOffsets' | 'offsetsForLeaderEpoch' | 'deleteRecords' | 'writeTxnMarkers' | 'describeProducers' | 'logDirs';
+
+/** A fetch result whose records cross as a window of a transferred buffer. */
+export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };
+
+export type FromShard =
+  | { type: 'ready' }
+  | { type: 'done'; id: number }
+  | { type: 'failed'; id: number; message: string }
+  | { type: 'produced'; id: number; outcomes: AppendOutcome[] }
+  | { type: 'fetched'; id: number; results: ShardFetchResult[] }
+  | { type: 'answered'; id: number; result: unknown }
+  | { type: 'checkpoints'; dir: string; entries: DirCheckpointEntries }
+  | { type: 'closed'; dir: string; unclean: string[]; checkpointed: boolean };

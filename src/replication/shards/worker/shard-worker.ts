@@ -1,0 +1,23 @@
+/**
+ * A shard worker thread's entry (started by WorkerShards from dist/, or under tsx in tests):
+ * opens the ShardHost for the partitions workerData assigns it, says 'ready', then handles the
+ * main thread's messages in arrival order. An error thrown out of a handler ends the thread;
+ * the main thread sees the exit and fails this shard's pending calls.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import pino from 'pino';
+import { ShardHost } from './shard-host.js';
+import type { FromShard, ShardInit, ToShard } from './shard-protocol.js';
+
+const init = workerData as ShardInit & { logLevel?: string };
+const port = parentPort;
+if (!port) throw new Error('shard-worker.ts runs as a worker thread');
+const logger = pino({ name: `shard-${init.index}`, level: init.logLevel ?? 'warn' }, pino.destination({ fd: 2, sync: true }));
+const post = (m: FromShard, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
+
+const host = await ShardHost.open(init, logger, post);
+port.on('message', (m: ToShard) => {
+  if (m.type === 'crash') throw new Error('shard worker crash requested');
+  void host.handle(m);
+});
+post({ type: 'ready' });

@@ -1,0 +1,320 @@
+/**
+ * The main thread's client of the shards (docs/threads.md step 1, embedded mode: one broker,
+ * every partition led here, ISR [self]): PartitionShards (the seam, ../partition-shards.ts) over
+ * shard 0 on this thread (the internal topics) and N worker threads. Each partition belongs to
+ * one shard (`shardOf`); every call splits its parts by shard, sends each shard one message
+ * (posted before the call returns: the seam's arrival-turn contract) and gathers the answers in
+ * the caller's order. Produce records cross as windows of shared or moved memory
+ * (records-handover.ts), fetched records come back moved. The main thread keeps each log
+ * directory's shared files (shared-dir-files.ts). A worker that exits or throws fails only its
+ * own calls: its pending and later parts are answered NOT_LEADER_OR_FOLLOWER, and `exits` says
+ * which shard ended and why.
+ */
+import { ErrorCode } from '../../../protocol/errors.js';
+import type { TopicInfo } from '../../../metadata/cluster-model.js';
+import type { ReplicationConfig } from '../../replication-config.js';
+import type { AppendOutcome } from '../../append/leader-appends.js';
+import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
+import type { LogDirState } from '../../../storage/manager/log-manager.js';
+import { silentLogger, type StorageLogger } from '../../../storage/logger.js';
+import {
+  shardOf,
+  type DeleteRecordsPart,
+  type DeleteRecordsResult,
+  type DescribeProducersResult,
+  type EpochEndPart,
+  type EpochEndResult,
+  type ListOffsetsOptions,
+  type ListOffsetsPart,
+  type ListOffsetsResult,
+  type PartitionShards,
+  type ProduceOptions,
+  type ProducePart,
+  type TopicPartitionRef,
+  type TxnMarkerPart,
+} from '../partition-shards.js';
+import { SharedDirFiles } from './shared-dir-files.js';
+import { bufferOf, newHandoverStats, planHandover, type HandoverStats } from './records-handover.js';
+import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import { cloneableReplicationConfig } from './cloneable-config.js';
+import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
+
+export interface WorkerShardsOptions {
+  config: ReplicationConfig;
+  /** Worker threads (num.io.threads); the shards are these and shard 0 on the main thread. */
+  workers: number;
+  /** The topics known at start (the metadata store's). */
+  topics: readonly TopicInfo[];
+  logger?: StorageLogger;
+  /** The shards' log level (pino); default warn. */
+  workerLogLevel?: string;
+  checkpointIntervalMs?: number;
+  retentionCheckIntervalMs?: number;
+  cleanerEnabled?: boolean;
+  maintenanceIntervalMs?: number;
+}
+
+/** Why a shard ended (an uncaught error's message, or its exit code). */
+export interface ShardExit {
+  shard: number;
+  reason: string;
+}
+
+const NOT_LEADER: AppendOutcome = {
+  errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  errorMessage: null,
+  baseOffset: -1,
+  logAppendTime: -1,
+  logStartOffset: -1,
+  recordErrors: [],
+};
+
+/** Indexes of `items` by the shard `shardOfItem` names, in item order. */
+function byShard<T>(items: readonly T[], shardOfItem: (item: T) => number): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  items.forEach((item, i) => {
+    const s = shardOfItem(item);
+    let list = out.get(s);
+    if (!list) out.set(s, (list = []));
+    list.push(i);
+  });
+  return out;
+}
+
+export class WorkerShards implements PartitionShards {
+  readonly stats: HandoverStats = newHandoverStats();
+  readonly exits: ShardExit[] = [];
+  private readonly shards: ShardChannel[] = [];
+  private nextId = 1;
+  private closing = false;
+
+  private constructor(
+    readonly files: SharedDirFiles,
+    private readonly logger: StorageLogger,
+  ) {}
+
+  /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
+  static async open(opts: WorkerShardsOptions): Promise<WorkerShards> {
+    const logger = opts.logger ?? silentLogger;
+    const count = 1 + Math.max(1, Math.floor(opts.workers));
+    const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
+    const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
+    const that = new WorkerShards(files, logger);
+    const ended = (index: number, reason: string): void => {
+      if (that.closing) return;
+      that.exits.push({ shard: index, reason });
+      logger.error(`shard worker ${index} ended (${reason}): its partitions are offline`);
+    };
+    for (let index = 0; index < count; index++) {
+      const init: ShardInit & { logLevel?: string } = {
+        index,
+        shards: count,
+        config,
+        hadCleanShutdown: files.cleanShutdowns(),
+        topics: [...opts.topics],
+        ...(opts.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: opts.checkpointIntervalMs } : {}),
+        ...(opts.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: opts.retentionCheckIntervalMs } : {}),
+        ...(opts.cleanerEnabled !== undefined ? { cleanerEnabled: opts.cleanerEnabled } : {}),
+        ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
+        ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
+      };
+      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended));
+    }
+    try {
+      await Promise.all(that.shards.map((s) => s.ready));
+    } catch (err) {
+      that.closing = true;
+      await that.stopAll();
+      throw err;
+    }
+    await files.loaded();
+    return that;
+  }
+
+  /** Every shard, shard 0 (this thread's) included. */
+  get count(): number {
+    return this.shards.length;
+  }
+
+  /** The shard that owns the partition (the seam's rule: internal topics on shard 0). */
+  shardOf(topic: string, partition: number): number {
+    return shardOf(topic, partition, this.shards.length);
+  }
+
+  /** Whether a shard is running (shard 0 always is). */
+  isAlive(shard: number): boolean {
+    return this.shards[shard]!.alive;
+  }
+
+  /** Sends one message to a shard; resolves with its answer, or undefined when the shard has ended (or ends first). */
+  private call(shard: ShardChannel, message: Exclude<ToShard, { type: 'crash' }>, transfer: ArrayBuffer[] = []): Promise<FromShard | undefined> {
+    if (!shard.alive) return Promise.resolve(undefined);
+    this.stats.messages++;
+    return new Promise((resolve) => {
+      shard.pending.set(message.id, resolve);
+      shard.send(message, transfer);
+    });
+  }
+
+  /** Topics created or changed (configs, partitions): every live shard opens or reconfigures its partitions' logs before this resolves. */
+  async topicsChanged(topics: readonly TopicInfo[]): Promise<void> {
+    await Promise.all(this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics] }).then(failedAs)));
+  }
+
+  /** A topic deleted: its logs are closed and deleted by their shards. */
+  async topicDeleted(topic: string): Promise<void> {
+    await Promise.all(this.shards.map((s) => this.call(s, { type: 'deleteTopic', id: this.nextId++, topic }).then(failedAs)));
+  }
+
+  /**
+   * Appends produced batches. The records are handed over as records-handover.ts says: a Buffer
+   * that owns its ArrayBuffer is moved to its worker, so the caller must not read it again.
+   */
+  async produce(parts: readonly ProducePart[], req: ProduceOptions): Promise<AppendOutcome[]> {
+    const shardOfPart = parts.map((p) => this.shardOf(p.topic, p.partition));
+    const { windows, transfers } = planHandover(
+      parts.map((p) => p.records),
+      shardOfPart,
+      this.stats,
+      (s) => s === 0,
+    );
+    const out = new Array<AppendOutcome>(parts.length);
+    await Promise.all(
+      [...byShard(shardOfPart, (s) => s)].map(async ([s, indexes]) => {
+        const answer = await this.call(
+          this.shards[s]!,
+          {
+            type: 'produce',
+            id: this.nextId++,
+            requiredAcks: req.requiredAcks,
+            origin: req.origin,
+            ...(req.produceVersion !== undefined ? { produceVersion: req.produceVersion } : {}),
+            ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}),
+            ...(req.internalTopicsAllowed ? { internalTopicsAllowed: true } : {}),
+            parts: indexes.map((i) => {
+              const p = parts[i]!;
+              return { topic: p.topic, partition: p.partition, records: windows[i]!, ...(p.verifiedTxn ? { verifiedTxn: p.verifiedTxn } : {}) };
+            }),
+          },
+          transfers.get(s),
+        );
+        indexes.forEach((i, k) => (out[i] = answer?.type === 'produced' ? answer.outcomes[k]! : failedOutcome(answer)));
+      }),
+    );
+    return out;
+  }
+
+  /** Reads for Fetch: each shard reads (and long-polls) its partitions; results in `targets` order. */
+  async fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
+    const out = new Array<PartitionFetchResult>(targets.length);
+    await Promise.all(
+      [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))].map(async ([s, indexes]) => {
+        const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets: indexes.map((i) => targets[i]!), params });
+        indexes.forEach((i, k) => {
+          const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
+          out[i] = r
+            ? { ...r, records: bufferOf(r.records) }
+            : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+        });
+      }),
+    );
+    return out;
+  }
+
+  /** One of the seam's other calls: split by shard, each shard's InThreadShards answers its parts, `failed` for a shard that ended. */
+  private async forward<P extends { topic: string; partition: number }, R>(
+    method: ForwardedMethod,
+    parts: readonly P[],
+    rest: unknown[],
+    failed: R,
+  ): Promise<R[]> {
+    const out = new Array<R>(parts.length);
+    await Promise.all(
+      [...byShard(parts, (p) => this.shardOf(p.topic, p.partition))].map(async ([s, indexes]) => {
+        const answer = await this.call(this.shards[s]!, { type: 'call', id: this.nextId++, method, args: [indexes.map((i) => parts[i]!), ...rest] });
+        const results = answer?.type === 'answered' ? (answer.result as R[]) : undefined;
+        indexes.forEach((i, k) => (out[i] = results ? results[k]! : failed));
+      }),
+    );
+    return out;
+  }
+
+  listOffsets(parts: readonly ListOffsetsPart[], opts: ListOffsetsOptions): Promise<ListOffsetsResult[]> {
+    return this.forward('listOffsets', parts, [opts], {
+      errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+      found: false,
+      offset: -1,
+      timestamp: -1,
+      leaderEpoch: -1,
+    });
+  }
+
+  offsetsForLeaderEpoch(parts: readonly EpochEndPart[], fromReplica: boolean): Promise<EpochEndResult[]> {
+    return this.forward('offsetsForLeaderEpoch', parts, [fromReplica], { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderEpoch: -1, endOffset: -1 });
+  }
+
+  deleteRecords(parts: readonly DeleteRecordsPart[], timeoutMs: number): Promise<DeleteRecordsResult[]> {
+    return this.forward('deleteRecords', parts, [timeoutMs], { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, lowWatermark: -1 });
+  }
+
+  writeTxnMarkers(parts: readonly TxnMarkerPart[]): Promise<number[]> {
+    return this.forward('writeTxnMarkers', parts, [], ErrorCode.NOT_LEADER_OR_FOLLOWER as number);
+  }
+
+  describeProducers(parts: readonly TopicPartitionRef[]): Promise<DescribeProducersResult[]> {
+    return this.forward('describeProducers', parts, [], { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, activeProducers: [] });
+  }
+
+  /** Every directory with every live shard's logs in it; a directory is online when every shard has it online. */
+  async logDirs(): Promise<LogDirState[]> {
+    const answers = await Promise.all(this.shards.map((s) => this.call(s, { type: 'call', id: this.nextId++, method: 'logDirs', args: [] })));
+    const merged = new Map<string, LogDirState>();
+    for (const a of answers) {
+      for (const d of a?.type === 'answered' ? (a.result as LogDirState[]) : []) {
+        const seen = merged.get(d.dir);
+        if (!seen) merged.set(d.dir, { ...d, logs: [...d.logs] });
+        else {
+          seen.logs.push(...d.logs);
+          if (!d.online) Object.assign(seen, { online: false, error: d.error ?? seen.error });
+        }
+      }
+    }
+    return [...merged.values()];
+  }
+
+  /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
+  async shutdown(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await this.stopAll();
+  }
+
+  private async stopAll(): Promise<void> {
+    await Promise.all(
+      this.shards.map(async (s) => {
+        const answer = await this.call(s, { type: 'shutdown', id: this.nextId++ });
+        if (answer?.type === 'failed') this.logger.warn(`shard ${s.index} did not shut down cleanly: ${answer.message}`);
+        await s.close();
+      }),
+    );
+    await this.files.shutdown();
+  }
+
+  /** Tests: makes a worker throw an uncaught error (shard 0, on this thread, ignores it). */
+  crash(shard: number): void {
+    this.shards[shard]!.send({ type: 'crash' });
+  }
+
+  /** Tests: the worker thread of a shard (undefined for shard 0). */
+  workerOf(shard: number) {
+    return this.shards[shard]!.worker;
+  }
+}
+
+function failedAs(m: FromShard | undefined): void {
+  if (m?.type === 'failed') throw new Error(m.message);
+}
+
+function failedOutcome(m: FromShard | undefined): AppendOutcome {
+  return m?.type === 'failed' ? { ...NOT_LEADER, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: m.message } : NOT_LEADER;
+}
