@@ -9,7 +9,8 @@
  * member's assignment, as the client sees it, is the same from before the kill to the end), every
  * acknowledged record is consumed, and the committed offsets never go backwards (the
  * @platformatic/kafka members commit as test/helpers/platformatic-commits.ts does, Fjord's with
- * auto-commit).
+ * auto-commit). The @platformatic/kafka members get test/helpers/platformatic-coordinator.ts's
+ * work-around of a client gap that can leave one unable ever to reach the new coordinator.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -78,20 +79,13 @@ function noteHeartbeatError(errors: HeartbeatErrors, cause: string): void {
   errors.last = cause;
 }
 
-/** An error of @platformatic/kafka with the causes it wraps (MultipleErrors), innermost last, deduplicated. */
+/** An error of @platformatic/kafka and, after it, the innermost cause it wraps (MultipleErrors of retries). */
 function causesOf(err: unknown): string {
-  const messages: string[] = [];
-  const walk = (e: unknown) => {
-    if (!(e instanceof Error)) return;
-    if (!messages.includes(e.message)) messages.push(e.message);
-    for (const inner of (e as { errors?: unknown[] }).errors ?? []) walk(inner);
-  };
-  walk(err);
-  return messages
-    .slice(0, 2)
-    .concat(messages.slice(-2))
-    .filter((m, i, all) => all.indexOf(m) === i)
-    .join(' <- ');
+  const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+  const lastWrapped = (e: unknown) => (e instanceof Error ? (e as { errors?: unknown[] }).errors?.at(-1) : undefined);
+  let inner = err;
+  for (let next = lastWrapped(inner); next !== undefined; next = lastWrapped(inner)) inner = next;
+  return inner === err ? messageOf(err) : `${messageOf(err)} <- ${messageOf(inner)}`;
 }
 
 function partitionsOf(assignments: readonly { topic: string; partitions: readonly number[] }[]): string {
