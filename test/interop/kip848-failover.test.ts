@@ -21,7 +21,7 @@ import { Cluster } from '../helpers/cluster.js';
 import { kip848BrokerProps } from '../helpers/kip848-props.js';
 import { requirePeer } from '../helpers/peers.js';
 import { forwardCommits } from '../helpers/platformatic-commits.js';
-import { rediscoverCoordinatorOfUnlistedBroker } from '../helpers/platformatic-coordinator.js';
+import { closeWithoutLeaving, rediscoverCoordinatorOfUnlistedBroker } from '../helpers/platformatic-coordinator.js';
 import { kafkaTopics, offsetsPartitionFor, waitForTopic, zkTopic } from '../cluster/cluster-clients.js';
 import { Connection } from '../../src/client/connection.js';
 import { Consumer as FjordConsumer } from '../../src/client/index.js';
@@ -133,7 +133,7 @@ async function startPlatformaticMember(bootstrap: string[], name: string): Promi
   member.close = async () => {
     closing = true;
     await stream.close().catch(() => undefined);
-    await consumer.close(true).catch(() => undefined);
+    await consumer.close(true).catch(() => closeWithoutLeaving(consumer));
     await loop;
   };
   return member;
