@@ -18,9 +18,9 @@
  * Here the consumer's connection pool answers a request for a broker its metadata does not list
  * with a retriable network error without that mark, after clearing the metadata itself: the
  * consumer both refreshes its metadata and looks its coordinator up again, as the fixed client
- * would. And closeWithoutLeaving() ends a client whose close() failed, which it leaves open.
+ * would.
  */
-import { Base, NetworkError } from '@platformatic/kafka';
+import { type Base, NetworkError } from '@platformatic/kafka';
 
 type PoolGet = (broker: unknown, callback?: (error: Error | null, connection?: unknown) => void) => unknown;
 
@@ -33,14 +33,4 @@ export function rediscoverCoordinatorOfUnlistedBroker(consumer: Base): void {
     consumer.clearMetadata();
     callback(new NetworkError('Cannot get a connection: the broker is not in the current cluster metadata (the test looks the coordinator up again).'));
   };
-}
-
-/**
- * Closes a @platformatic/kafka client without leaving its group: its connections, and with them
- * every retry, end. For a Consumer whose close() failed: its leave found no coordinator, and the
- * client then stays open (close() undoes its closed mark), its connections and retry timers
- * holding the test's process open until the runner's file timeout.
- */
-export function closeWithoutLeaving(client: Base): Promise<void> {
-  return Base.prototype.close.call(client);
 }

@@ -4,13 +4,12 @@
  * as a retriable network error without the stale-metadata mark (so the consumer looks its
  * coordinator up again), after clearing the metadata; and the client's own answer still carries
  * the mark that keeps the coordinator's node id (when it stops doing so, the work-around can go).
- * Also its closing of a client without leaving the group.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import '../helpers/promise-with-resolvers.js';
 import { Consumer, NetworkError, stringDeserializers } from '@platformatic/kafka';
-import { closeWithoutLeaving, rediscoverCoordinatorOfUnlistedBroker } from '../helpers/platformatic-coordinator.js';
+import { rediscoverCoordinatorOfUnlistedBroker } from '../helpers/platformatic-coordinator.js';
 
 type Pool = { get(broker: unknown, callback: (error: Error | null) => void): void };
 
@@ -61,11 +60,4 @@ test('with the work-around, an unlisted broker is a plain retriable network erro
   } finally {
     await consumer.close();
   }
-});
-
-test('closing without leaving ends the client', async () => {
-  const { consumer } = consumerAndPool();
-  await closeWithoutLeaving(consumer);
-  assert.equal(consumer.closed, true);
-  await assert.rejects(consumer.metadata({ topics: ['t'] }), /closed/i);
 });
