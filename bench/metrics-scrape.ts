@@ -14,6 +14,7 @@ import { Admin } from '../src/client/index.js';
 import { Broker } from '../src/server/broker.js';
 import { buildBrokerConfig } from '../src/server/config/index.js';
 import { silentLogger } from '../src/server/logger.js';
+import { median } from './suite/stats.js';
 
 const topics = Number(process.argv[2] ?? '100');
 const perTopic = Number(process.argv[3] ?? '100');
@@ -51,10 +52,8 @@ async function measure(broker: Broker, label: string): Promise<string> {
     await new Promise((r) => setImmediate(r));
   }
   delay.disable();
-  times.sort((a, b) => a - b);
-  const median = times[Math.floor(times.length / 2)]!;
   const maxBlockMs = delay.max / 1e6;
-  return `| ${label} | ${median.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times[times.length - 1]!.toFixed(1)}) | ${(bytes / 1024).toFixed(0)} KiB | ${lines} | ${maxBlockMs.toFixed(1)} ms |`;
+  return `| ${label} | ${median(times).toFixed(1)} ms (min ${Math.min(...times).toFixed(1)}, max ${Math.max(...times).toFixed(1)}) | ${(bytes / 1024).toFixed(0)} KiB | ${lines} | ${maxBlockMs.toFixed(1)} ms |`;
 }
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'fjord-metrics-scrape-'));

@@ -33,6 +33,7 @@ import { freePort } from './free-port.js';
 import { promisify } from 'node:util';
 import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
 import { loadAverage } from './suite/measure.js';
+import { medianWithRange } from './suite/stats.js';
 
 const ARGS = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const FJORD_ONLY = process.argv.includes('--fjord-only');
@@ -87,12 +88,6 @@ async function harness(bin: string, args: string[]): Promise<Record<string, numb
 async function createTopic(b: TestBroker, name: string, partitions: number): Promise<void> {
   await b.broker.services.metadata.createTopic({ name, numPartitions: partitions, replicationFactor: 1 });
   await b.broker.services.replicaManager.syncTopic(name);
-}
-
-function summary(values: number[]): string {
-  const s = [...values].sort((a, x) => a - x);
-  const median = s[Math.floor(s.length / 2)]!;
-  return s.length === 1 ? `${median.toFixed(1)} MB/s` : `${median.toFixed(1)} MB/s (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})`;
 }
 
 /** kcat produce/consume and produce latency, for reference beside the harness figures. */
@@ -197,8 +192,8 @@ async function main(): Promise<void> {
             await b.broker.services.replicaManager.syncTopic(topic);
           }
           const label = codec === 'none' ? '' : `, ${codec}`;
-          note(`| Fjord produce, ${partitions} partition(s), acks=${acks}${label} | ${summary(produced)} |`);
-          note(`| Fjord consume, ${partitions} partition(s)${label} | ${summary(consumed)} |`);
+          note(`| Fjord produce, ${partitions} partition(s), acks=${acks}${label} | ${medianWithRange(produced, ' MB/s')} |`);
+          note(`| Fjord consume, ${partitions} partition(s)${label} | ${medianWithRange(consumed, ' MB/s')} |`);
         }
       }
     }

@@ -31,6 +31,7 @@ import { FetchRequestCodec, ProduceRequestCodec } from '../src/protocol/messages
 import { encodeRequest } from '../test/helpers/raw-client.js';
 import { CompressionType, encodeBatch } from '../src/protocol/records/index.js';
 import { loadAverage } from './suite/measure.js';
+import { median } from './suite/stats.js';
 
 const MB = 1024 * 1024;
 
@@ -68,7 +69,7 @@ async function throttle(seconds: number): Promise<void> {
     }
     const thr = greedy.throttles.map((x) => x[1] * 1000);
     console.log(
-      `  throttle_time_ms seen by librdkafka: ${thr.length} responses, median ${median(thr).toFixed(0)} ms, max ${Math.max(0, ...thr).toFixed(0)} ms`,
+      `  throttle_time_ms seen by librdkafka: ${thr.length} responses, median ${(thr.length > 0 ? median(thr) : 0).toFixed(0)} ms, max ${Math.max(0, ...thr).toFixed(0)} ms`,
     );
     console.log(
       `normal alone: ${fmt(rateBetween(alone, alone.start + 1, alone.end))}; beside the throttled greedy producer: ${fmt(rateBetween(beside, beside.start + 1, beside.end))}`,
@@ -78,12 +79,6 @@ async function throttle(seconds: number): Promise<void> {
     await broker.stop();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-function median(xs: number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 /** CPU µs of this process (broker and client) per request of the last pipelined() run. */

@@ -32,6 +32,7 @@ import { Admin } from '../src/client/index.js';
 import { startTestBroker } from '../test/helpers/broker.js';
 import { Cluster } from '../test/helpers/cluster.js';
 import { loadAverage } from './suite/measure.js';
+import { medianWithRange } from './suite/stats.js';
 
 const exec = promisify(execFile);
 const RECORDS = Number(process.argv[2] ?? 200_000);
@@ -73,12 +74,6 @@ async function freshTopic(s: Setup): Promise<string> {
     await admin.close();
   }
   return name;
-}
-
-function stats(values: number[]): { median: number; text: string } {
-  const s = [...values].sort((a, x) => a - x);
-  const median = s[Math.floor(s.length / 2)]!;
-  return { median, text: `${median.toFixed(1)} (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})` };
 }
 
 /** Seconds until the high watermarks of `topic`'s 3 partitions add up to RECORDS. */
@@ -148,7 +143,7 @@ async function measure(bin: string, s: Setup, acks: '1' | 'all'): Promise<string
     '-X',
     'socket.nagle.disable=true',
   ]);
-  return `| ${s.name} | ${acks} | ${stats(mbs).text} | ${stats(replicated).text} | ${lat.p50_ms!.toFixed(2)} | ${lat.p99_ms!.toFixed(2)} |`;
+  return `| ${s.name} | ${acks} | ${medianWithRange(mbs)} | ${medianWithRange(replicated)} | ${lat.p50_ms!.toFixed(2)} | ${lat.p99_ms!.toFixed(2)} |`;
 }
 
 async function main(): Promise<void> {

@@ -14,6 +14,7 @@ import { encodeBatch } from '../src/protocol/records/batch.js';
 import { defaultLogConfig } from '../src/storage/config.js';
 import { LocalLog } from '../src/storage/log/local-log.js';
 import { silentLogger } from '../src/storage/logger.js';
+import { median } from './suite/stats.js';
 
 const MIB = 1024 * 1024;
 const totalMiB = Number(process.argv[2] ?? '1024');
@@ -49,11 +50,6 @@ const mbps = (bytes: number, secs: number): string => (bytes / MIB / secs).toFix
 const REPS = 3;
 /** BENCH_CRC_VERIFIED=1: appends skip the CRC pass, as when the produce handler already checked it. */
 const crcVerified = process.env.BENCH_CRC_VERIFIED === '1';
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
 
 /** Reads the whole log with 1 MiB fetches; returns bytes per second. */
 async function readBack(log: LocalLog): Promise<number> {

@@ -25,6 +25,7 @@ import { promisify } from 'node:util';
 import { startTestBroker, type TestBroker } from '../test/helpers/broker.js';
 import { makeTestCerts } from '../test/helpers/tls-certs.js';
 import { loadAverage } from './suite/measure.js';
+import { medianWithRange, percentile } from './suite/stats.js';
 
 const ARGS = process.argv.slice(2);
 const RECORDS = Number(ARGS[0] ?? 100_000);
@@ -62,12 +63,6 @@ async function dropTopic(b: TestBroker, name: string): Promise<void> {
   await b.broker.services.replicaManager.syncTopic(name);
 }
 
-function summary(values: number[]): string {
-  const s = [...values].sort((a, x) => a - x);
-  const median = s[Math.floor(s.length / 2)]!;
-  return s.length === 1 ? `${median.toFixed(1)} MB/s` : `${median.toFixed(1)} MB/s (${s[0]!.toFixed(0)}–${s.at(-1)!.toFixed(0)})`;
-}
-
 /** openssl speed -evp CIPHER: MB/s for 16 KiB blocks (its last column, in kB/s of 1000 bytes). */
 async function opensslSpeed(cipher: string): Promise<number> {
   const r = await run('openssl', ['speed', '-evp', cipher, '-seconds', '2', '-bytes', '16384']);
@@ -87,8 +82,7 @@ async function handshakes(port: number, ca: string, n = 50): Promise<string> {
     ms.push(performance.now() - started);
     s.destroy();
   }
-  ms.sort((a, b) => a - b);
-  return `| TLS 1.3 handshake (RSA 2048, full, Node client), ${n} in a row | p50 ${ms[Math.floor(n / 2)]!.toFixed(2)} ms, p90 ${ms[Math.floor(n * 0.9)]!.toFixed(2)} ms |`;
+  return `| TLS 1.3 handshake (RSA 2048, full, Node client), ${n} in a row | p50 ${percentile(ms, 50).toFixed(2)} ms, p90 ${percentile(ms, 90).toFixed(2)} ms |`;
 }
 
 async function main(): Promise<void> {
@@ -126,8 +120,8 @@ async function main(): Promise<void> {
     lines.push(await handshakes(ports.get('SSL')!, certs.ca));
     for (const s of setups) {
       const f = figures.get(s.name)!;
-      lines.push(`| Fjord produce over ${s.name}, 1 partition, acks=1 | ${summary(f.produce)} |`);
-      lines.push(`| Fjord consume over ${s.name}, 1 partition | ${summary(f.consume)} |`);
+      lines.push(`| Fjord produce over ${s.name}, 1 partition, acks=1 | ${medianWithRange(f.produce, ' MB/s')} |`);
+      lines.push(`| Fjord consume over ${s.name}, 1 partition | ${medianWithRange(f.consume, ' MB/s')} |`);
     }
   } finally {
     await b.stop();

@@ -19,6 +19,26 @@ export function rotate<T>(list: readonly T[], by: number): T[] {
   return [...list.slice(k), ...list.slice(0, k)];
 }
 
+/**
+ * The p-th percentile (0 to 100) by nearest rank: the smallest value with at least p% of the
+ * values at or below it (p50 of an even count is the lower middle one). NaN for none.
+ */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * s.length);
+  return s[Math.min(s.length - 1, Math.max(0, rank - 1))]!;
+}
+
+/**
+ * The median of repeats with their range, as the benches print it: "12.3 MB/s (10–15)" (one
+ * decimal, the bounds rounded), `unit` after the median; the median alone for a single value.
+ */
+export function medianWithRange(values: readonly number[], unit = ''): string {
+  const m = `${median(values).toFixed(1)}${unit}`;
+  return values.length <= 1 ? m : `${m} (${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)})`;
+}
+
 /** The arithmetic mean. NaN for none. */
 export function mean(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((a, x) => a + x, 0) / values.length;

@@ -17,6 +17,7 @@ import '../helpers/promise-with-resolvers.js';
 import { Consumer, stringDeserializers } from '@platformatic/kafka';
 import { Kafka, logLevel } from 'kafkajs';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { kip848BrokerProps } from '../helpers/kip848-props.js';
 import { forwardCommits } from '../helpers/platformatic-commits.js';
 import { Consumer as FjordConsumer } from '../../src/client/index.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -156,11 +157,7 @@ const until = (what: string, cond: () => boolean, ms: number, explain: () => str
 test('kafkajs classic members upgraded one by one to consumer-protocol members and back, with a producer running: nothing skipped, never two owners, commits only forward', {
   timeout: 60_000,
 }, async () => {
-  const b = await startTestBroker({
-    'group.consumer.heartbeat.interval.ms': '250',
-    'group.consumer.min.heartbeat.interval.ms': '100',
-    'offsets.topic.num.partitions': '1',
-  });
+  const b = await startTestBroker(kip848BrokerProps({ heartbeatMs: 250, offsetsPartitions: 1 }));
   const gc = b.broker.services.groupCoordinator;
   const own = new Ownership();
   const members: Member[] = [];

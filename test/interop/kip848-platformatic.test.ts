@@ -19,6 +19,7 @@ import { createInterface } from 'node:readline';
 import '../helpers/promise-with-resolvers.js';
 import { Consumer, Producer, stringDeserializers, stringSerializers } from '@platformatic/kafka';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
+import { kip848BrokerProps } from '../helpers/kip848-props.js';
 import { forwardCommits } from '../helpers/platformatic-commits.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -95,13 +96,7 @@ const until = (what: string, cond: () => boolean, ms = 30_000, explain: () => st
 test('@platformatic/kafka KIP-848 members: churn with a producer running, nothing skipped, never two owners, commits only forward', {
   timeout: 90_000,
 }, async () => {
-  const b = await startTestBroker({
-    'group.consumer.session.timeout.ms': '6000',
-    'group.consumer.min.session.timeout.ms': '1000',
-    'group.consumer.heartbeat.interval.ms': '250',
-    'group.consumer.min.heartbeat.interval.ms': '100',
-    'offsets.topic.num.partitions': '1',
-  });
+  const b = await startTestBroker(kip848BrokerProps({ heartbeatMs: 250, sessionMs: 6000, offsetsPartitions: 1 }));
   const members: Member[] = [];
   const violations: string[] = [];
   const gc = b.broker.services.groupCoordinator;

@@ -17,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { hrtime } from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { startTestBroker } from '../broker.js';
+import { kip848BrokerProps } from '../kip848-props.js';
 import { Admin, Producer } from '../../../src/client/index.js';
 import { waitFor } from '../wait-for.js';
 
@@ -102,13 +103,7 @@ export async function runKip848Chaos(opts: ChaosOptions): Promise<ChaosResult> {
   let kills = 0;
   let commitSamples = 0;
 
-  const b = await startTestBroker({
-    'group.consumer.session.timeout.ms': '6000',
-    'group.consumer.min.session.timeout.ms': '1000',
-    'group.consumer.heartbeat.interval.ms': '1000',
-    'group.consumer.min.heartbeat.interval.ms': '100',
-    'offsets.topic.num.partitions': '1',
-  });
+  const b = await startTestBroker(kip848BrokerProps({ heartbeatMs: 1000, sessionMs: 6000, offsetsPartitions: 1 }));
   const admin = new Admin({ bootstrapServers: b.bootstrap });
   // Every commit the coordinator accepts, seen from inside the broker: one that lowers a
   // partition's offset is named with its member (the client id tells the process), epoch and
