@@ -157,7 +157,7 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
         : (prepareUncompressedRecords(records, validation) ?? (await prepareProducedRecords(records, validation)));
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     // Validation may finish out of order; the log takes the batches in arrival order.
-    await turn.ready;
+    if (!turn.readyNow) await turn.ready;
     // A marker that had its turn since the verification ended the transaction (txn-verification-guards.ts).
     if (req.verifiedTxn && !ctx.txnGuards.holds(p, req.verifiedTxn)) {
       return { ...outcome(ErrorCode.INVALID_TXN_STATE, 'Partition was not added to the transaction'), logStartOffset: p.logStartOffset };
