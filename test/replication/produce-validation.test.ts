@@ -301,3 +301,14 @@ test('the promise-free path for uncompressed v2 batches answers as prepareProduc
   assert.equal(prepareUncompressedRecords(null, { fromClient: true, limits: LIMITS }), undefined);
   assert.equal(prepareUncompressedRecords(batch([rec(0, 'a')], CompressionType.None).subarray(0, 70), { fromClient: true, limits: LIMITS }), undefined);
 });
+
+test('the header max timestamp is set exactly beyond 2^53 too, and left alone (CRC and all) when right', async () => {
+  const huge = encodeBatch({ records: [rec(0, 'a'), rec(1, 'b')], compression: CompressionType.None, baseTimestamp: 2n ** 60n, maxTimestamp: 5n });
+  const res = await prepareProducedRecords(huge, { fromClient: true, limits: LIMITS });
+  assert.ok(res.ok);
+  if (res.ok) assert.equal(res.batches.readBigInt64BE(MAX_TIMESTAMP), 2n ** 60n + 1n);
+  const right = batch([rec(0, 'a'), rec(1, 'b')], CompressionType.None, { maxTimestamp: 1_700_000_000_001n });
+  const before = Buffer.from(right);
+  assert.ok((await prepareProducedRecords(right, { fromClient: true, limits: LIMITS })).ok);
+  assert.ok(right.equals(before));
+});

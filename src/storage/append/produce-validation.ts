@@ -20,11 +20,13 @@ import {
   LOG_OVERHEAD,
   RECORD_BATCH_OVERHEAD,
   RecordsError,
+  baseTimestampAt,
   baseTimestampOf,
   batchSize,
   compressionOf,
   isLogAppendTime,
   magicOf,
+  maxTimestampAt,
   maxTimestampOf,
   recordsCountOf,
   setMaxTimestamp,
@@ -163,6 +165,16 @@ function tooLarge(size: number, limits: ProduceLimits): PreparedRecords {
 /** Sets the header's max timestamp from the records (CreateTime), as Kafka does; re-CRCs only on change. */
 function fixMaxTimestamp(buf: Buffer, start: number, maxTimestampDelta: number): void {
   if (!Number.isSafeInteger(maxTimestampDelta)) return;
+  // In numbers when exact (every real millisecond timestamp): a batch whose header is already
+  // right, the usual case, then costs no BigInt.
+  const baseMs = baseTimestampAt(buf, start);
+  if (Number.isSafeInteger(baseMs) && Number.isSafeInteger(baseMs + maxTimestampDelta)) {
+    const maxMs = Math.max(baseMs + maxTimestampDelta, -1);
+    if (maxTimestampAt(buf, start) === maxMs) return;
+    setMaxTimestamp(buf, start, BigInt(maxMs));
+    rewriteCrc(buf, start);
+    return;
+  }
   const base = baseTimestampOf(buf, start);
   let max = base + BigInt(maxTimestampDelta);
   if (max < -1n) max = -1n;
