@@ -9,7 +9,7 @@
  * client's queue and round trip (librdkafka's statistics). Measures that hold up on a loaded
  * machine (counts and CPU per record) sit beside the latencies that do not.
  *
- *   node --import tsx bench/latency-breakdown.ts [--shares=0.25,0.5,0.75] [--acks=1,all] [--rounds=2] [--seconds=5] [--rate=N] [--profile=DIR]
+ *   node --import tsx bench/latency-breakdown.ts [--shares=0.25,0.5,0.75] [--acks=1,all] [--rounds=2] [--seconds=5] [--rate=N] [--profile=DIR] [--heap-profile]
  *
  * LATENCY_A_DIST / LATENCY_B_DIST: the builds (default: this tree's dist/ as A, no B);
  * LATENCY_A_FLAGS / LATENCY_B_FLAGS: node flags for each (e.g. "--max-semi-space-size=16");
@@ -17,6 +17,10 @@
  * --rate=N measures at N records/s instead of shares of the maximum (the maximum is then not measured).
  * --profile=DIR: each broker runs under node --cpu-prof (250 µs sampling) into DIR; after the run
  * the profile's event-loop blocks over 2 ms are listed with the function that took most of each.
+ * --heap-profile: each broker samples its allocations (the probe's LATENCY_HEAP_PROFILE, garbage
+ * included) over each measurement, and the line adds bytes allocated per Produce request: the
+ * whole broker's, and the append path's (`appendRecords` inclusive: validation, arrival order,
+ * partition and log append, producer state). Sampling slows the broker: leave it off for latencies.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -40,6 +44,7 @@ const SECONDS = Number(flag('seconds', '5'));
 const WARMUP = 2;
 const FIXED_RATE = flags.some((f) => f.startsWith('--rate=')) ? Number(flag('rate', '0')) : undefined;
 const PROFILE = flags.some((f) => f.startsWith('--profile=')) ? path.resolve(flag('profile', '')) : undefined;
+const HEAP = flags.includes('--heap-profile');
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
 
@@ -83,7 +88,7 @@ async function startBroker(variant: Variant, work: string): Promise<Broker> {
     dist: variant.dist,
     props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1', 'metrics.listener': metricsUrl },
     nodeFlags: [...prof, ...variant.nodeFlags, '--import', path.join(HERE, 'latency-probe.mjs')],
-    env: { FJORD_LOG_LEVEL: 'warn', LATENCY_PROBE_OUT: probeFile },
+    env: { FJORD_LOG_LEVEL: 'warn', LATENCY_PROBE_OUT: probeFile, ...(HEAP ? { LATENCY_HEAP_PROFILE: heapFile(work, variant) } : {}) },
     ...(process.env.LATENCY_BROKER_OUT ? { stdoutFile: path.join(process.env.LATENCY_BROKER_OUT, `${variant.name}.out`) } : {}),
   });
   return Object.assign(b, { variant, probeFile, metricsUrl });
@@ -159,10 +164,12 @@ async function main(): Promise<void> {
           for (const { share, rate } of rates) {
             const topic = `e2e-${acks}-${round}-${Math.round(rate)}`;
             await b.admin.createTopics([{ name: topic, numPartitions: 1, replicationFactor: 1 }]);
+            const heap0 = HEAP ? await heapWindowStart(b, work) : 0;
             const cpu0 = await processCpuMs(b.pid);
             const t0 = Date.now();
             const r = await measuredLatency(h, b.bootstrap, b.metricsUrl, topic, acks, rate, SECONDS, WARMUP);
             const t1 = Date.now();
+            const heap = HEAP ? await heapWindowEnd(b, work, heap0) : '';
             const cpu1 = await processCpuMs(b.pid);
             const rssMb = (await processRssBytes(b.pid)) / 1048576;
             await b.admin.deleteTopics([topic]);
@@ -182,7 +189,7 @@ async function main(): Promise<void> {
               )
                 .map(([k, ms]) => `${k} ${(ms / secs).toFixed(1)} ms/s`)
                 .join(', ')}), ` +
-              `loop delay p99 ${median(probe.map((s) => s.loopP99Ms)).toFixed(2)} ms (median second), max ${Math.max(0, ...probe.map((s) => s.loopMaxMs)).toFixed(1)} ms, ${(sum(probe.map((s) => s.loopOver2ms)) / secs).toFixed(1)} samples/s > 2 ms, RSS ${rssMb.toFixed(0)} MB | load ${loadavg()[0]!.toFixed(2)}`;
+              `loop delay p99 ${median(probe.map((s) => s.loopP99Ms)).toFixed(2)} ms (median second), max ${Math.max(0, ...probe.map((s) => s.loopMaxMs)).toFixed(1)} ms, ${(sum(probe.map((s) => s.loopOver2ms)) / secs).toFixed(1)} samples/s > 2 ms, RSS ${rssMb.toFixed(0)} MB${heap} | load ${loadavg()[0]!.toFixed(2)}`;
             console.log(text);
             rows.push({
               key: `${acks} ${load}`,
@@ -213,6 +220,61 @@ async function main(): Promise<void> {
     console.log(`  acks=${key}: ${per.join('; ')}`);
   }
   if (PROFILE) for (const v of variants) await reportBlocks(path.join(PROFILE, v.name), v.name);
+}
+
+const heapFile = (work: string, v: Variant): string => path.join(work, `${v.name}.heapprofile`);
+
+/** Produce requests the broker has answered so far (its request metrics). */
+async function produceRequests(b: Broker): Promise<number> {
+  const text = await (await fetch(`${b.metricsUrl}/metrics`)).text();
+  let n = 0;
+  for (const m of text.matchAll(/^kafka_network_requestmetrics_requests_total\{request="Produce"[^}]*\} ([\d.e+]+)$/gm)) n += Number(m[1]);
+  return n;
+}
+
+/** Asks the probe to write its heap profile (SIGUSR2) and waits for the file, within 20 s. */
+async function takeHeapProfile(b: Broker, work: string): Promise<string> {
+  const file = heapFile(work, b.variant);
+  await rm(file, { force: true });
+  process.kill(b.pid, 'SIGUSR2');
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    if (text.endsWith('}')) return text;
+    if (Date.now() > deadline) throw new Error(`${b.variant.name}: no heap profile in ${file}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Starts a heap window: what was sampled so far is written and dropped; returns the Produce request count. */
+async function heapWindowStart(b: Broker, work: string): Promise<number> {
+  await takeHeapProfile(b, work);
+  return produceRequests(b);
+}
+
+/** Ends a heap window: bytes allocated per Produce request in it, whole broker and append path. */
+async function heapWindowEnd(b: Broker, work: string, requestsBefore: number): Promise<string> {
+  const requests = (await produceRequests(b)) - requestsBefore;
+  const profile = JSON.parse(await takeHeapProfile(b, work)) as { head: HeapNode };
+  let total = 0;
+  let appendPath = 0;
+  const walk = (node: HeapNode, inAppend: boolean): number => {
+    const here = node.callFrame.functionName === 'appendRecords' && node.callFrame.url.includes('leader-appends');
+    let bytes = node.selfSize;
+    for (const child of node.children ?? []) bytes += walk(child, inAppend || here);
+    total += node.selfSize;
+    if (here && !inAppend) appendPath += bytes;
+    return bytes;
+  };
+  walk(profile.head, false);
+  const per = (bytes: number): string => (requests > 0 ? (bytes / requests).toFixed(0) : 'n/a');
+  return `, heap ${per(total)} B per Produce request (append path ${per(appendPath)} B; ${requests} requests)`;
+}
+
+interface HeapNode {
+  callFrame: { functionName: string; url: string };
+  selfSize: number;
+  children?: HeapNode[];
 }
 
 interface ProfileNode {
