@@ -68,6 +68,11 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
   last_delivery = t;
 }
 
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque);
+
+/* Set while the e2e producer is created: librdkafka's statistics each second go to on_stats. */
+static int producer_stats;
+
 static rd_kafka_t *new_client(rd_kafka_type_t type, const struct options *o) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   char err[512];
@@ -81,6 +86,10 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const struct options *o) {
     set(conf, "queue.buffering.max.messages", "1000000");
     if (o->txn_id) set(conf, "transactional.id", o->txn_id);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    if (producer_stats) {
+      set(conf, "statistics.interval.ms", "1000");
+      rd_kafka_conf_set_stats_cb(conf, on_stats);
+    }
   } else {
     /* No group: partitions are assigned by hand, nothing is committed. */
     set(conf, "group.id", "rdkafka-perf");
@@ -247,6 +256,46 @@ static void run_latency(const struct options *o) {
  * when the append lands shows up as receipt latencies near 500 ms. */
 static double *received_lat;
 static volatile long received;
+static volatile double last_receipt;
+
+/* The producer's own view of where a record waits (librdkafka's statistics, statistics.interval.ms
+ * = 1000): int_latency (produce() to the record leaving the partition queue for a request),
+ * outbuf_latency (a request waiting in the broker connection's output buffer) and rtt (request
+ * written to response read: the broker's time plus the network and the client's reading). Each
+ * 1-second report inside the measured window is read; the window's figure is the worst second's
+ * p99 and p99.99 (librdkafka gives per-interval percentiles, which cannot be merged), in ms. */
+static const char *const STAT_NAMES[] = {"int_latency", "outbuf_latency", "rtt"};
+enum { STATS = 3 };
+static double stat_p99[STATS], stat_p9999[STATS];
+static volatile double stats_from, stats_to; /* the measured window, on now_s()'s clock */
+
+/* The value of "field": in the JSON object that starts at obj (a flat object of numbers). */
+static double json_field(const char *obj, const char *field) {
+  char key[40];
+  snprintf(key, sizeof key, "\"%s\":", field);
+  const char *end = strchr(obj, '}');
+  const char *at = strstr(obj, key);
+  return at && (!end || at < end) ? atof(at + strlen(key)) : 0;
+}
+
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque) {
+  (void)rk, (void)len, (void)opaque;
+  double t = now_s();
+  if (stats_from == 0 || t < stats_from + 1 || (stats_to > 0 && t > stats_to + 0.5)) return 0;
+  for (int s = 0; s < STATS; s++) {
+    /* One object per broker connection (the bootstrap one has nothing): take the busiest. */
+    char key[40];
+    snprintf(key, sizeof key, "\"%s\":", STAT_NAMES[s]);
+    double best_cnt = -1, p99 = 0, p9999 = 0;
+    for (const char *at = strstr(json, key); at; at = strstr(at + 1, key)) {
+      double cnt = json_field(at, "cnt");
+      if (cnt > best_cnt) best_cnt = cnt, p99 = json_field(at, "p99"), p9999 = json_field(at, "p99_99");
+    }
+    if (p99 / 1e3 > stat_p99[s]) stat_p99[s] = p99 / 1e3;
+    if (p9999 / 1e3 > stat_p9999[s]) stat_p9999[s] = p9999 / 1e3;
+  }
+  return 0;
+}
 
 struct e2e_consumer {
   rd_kafka_t *rk;
@@ -271,6 +320,7 @@ static void *consume_loop(void *arg) {
       if (i >= 0 && i < c->n && received_lat[i] == 0) {
         received_lat[i] = t - sent_at[i];
         received++;
+        last_receipt = t;
       }
     } else if (m->err && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       fprintf(stderr, "rdkafka-perf: consume: %s\n", rd_kafka_message_errstr(m));
@@ -292,7 +342,9 @@ static void run_e2e(const struct options *o) {
   sent_at = calloc(n, sizeof(double));
   latency = calloc(n, sizeof(double));
   received_lat = calloc(n, sizeof(double));
+  producer_stats = 1;
   rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, o);
+  producer_stats = 0;
   rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, o);
   char *payload = malloc(o->size);
   memset(payload, 'x', o->size);
@@ -315,6 +367,7 @@ static void run_e2e(const struct options *o) {
   struct timespec due;
   clock_gettime(CLOCK_MONOTONIC, &due);
   long step_ns = 1000000000L / o->rate;
+  stats_from = now_s() + o->warmup;
   for (long i = 0; i < n; i++) {
     due.tv_nsec += step_ns;
     while (due.tv_nsec >= 1000000000L) {
@@ -339,7 +392,7 @@ static void run_e2e(const struct options *o) {
     }
   }
   double sending = now_s() - sent_at[skip];
-  c.sending_end = now_s();
+  c.sending_end = stats_to = now_s();
   c.sending_done = 1;
   rd_kafka_flush(producer, 30000);
   polling = 0;
@@ -352,8 +405,14 @@ static void run_e2e(const struct options *o) {
   }
   long measured = n - skip, got = 0;
   for (long i = skip; i < n; i++) if (received_lat[i] > 0) received_lat[skip + got++] = received_lat[i];
-  printf("{\"mode\":\"e2e\",\"records\":%ld,\"warmup_records\":%ld,\"failed\":%ld,\"received\":%ld,\"rate\":%.0f,", measured, skip,
-         (long)failed, got, measured / sending);
+  /* Drain: from the last send to the last acknowledgement / receipt. A client that carried the
+   * rate drains in about one round trip; one that queued drains its queue (seconds). */
+  printf("{\"mode\":\"e2e\",\"records\":%ld,\"warmup_records\":%ld,\"failed\":%ld,\"received\":%ld,\"rate\":%.0f,"
+         "\"ack_drain_ms\":%.3f,\"e2e_drain_ms\":%.3f,",
+         measured, skip, (long)failed, got, measured / sending, (last_delivery - c.sending_end) * 1e3,
+         got > 0 ? (last_receipt - c.sending_end) * 1e3 : -1.0);
+  for (int s = 0; s < STATS; s++)
+    printf("\"%s_p99_ms\":%.3f,\"%s_p9999_ms\":%.3f,", STAT_NAMES[s], stat_p99[s], STAT_NAMES[s], stat_p9999[s]);
   percentiles("ack", latency + skip, measured, 0);
   if (got > 0) percentiles("e2e", received_lat + skip, got, 1);
   else printf("\"e2e_p50_ms\":null");

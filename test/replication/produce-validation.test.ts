@@ -21,7 +21,7 @@ import {
   rewriteCrc,
   type KafkaRecord,
 } from '../../src/protocol/records/index.js';
-import { prepareProducedRecords, type ProduceLimits } from '../../src/storage/append/produce-validation.js';
+import { prepareProducedRecords, prepareUncompressedRecords, type ProduceLimits } from '../../src/storage/append/produce-validation.js';
 import { legacyGzipBomb, rawV2Batch, v2Bomb } from '../helpers/bombs.js';
 
 const CODECS = [CompressionType.None, CompressionType.Gzip, CompressionType.Snappy, CompressionType.Lz4, CompressionType.Zstd];
@@ -254,4 +254,61 @@ test('message.timestamp.difference.max.ms: records too far from the broker clock
       [1],
     );
   }
+});
+
+test('the promise-free path for uncompressed v2 batches answers as prepareProducedRecords does, and declines anything else', async () => {
+  const now = BigInt(Date.now());
+  const overCount = batch([rec(0, 'a'), rec(1, 'b')], CompressionType.None);
+  overCount.writeInt32BE(3, RECORDS_COUNT);
+  overCount.writeInt32BE(2, LAST_OFFSET_DELTA);
+  rewriteCrc(overCount, 0);
+  const logAppendTime = batch([rec(0, 'a')], CompressionType.None);
+  logAppendTime.writeInt16BE(logAppendTime.readInt16BE(21) | ATTR_TIMESTAMP_TYPE, 21);
+  rewriteCrc(logAppendTime, 0);
+  const cases: [string, Buffer, { fromClient: boolean; produceVersion?: number; limits: ProduceLimits }][] = [
+    ['valid', batch([rec(0, 'a'), rec(1, 'b')], CompressionType.None), { fromClient: true, produceVersion: 9, limits: LIMITS }],
+    ['max timestamp set from the records', batch([rec(0, 'a'), rec(1, 'b')], CompressionType.None, { maxTimestamp: 5n }), { fromClient: true, limits: LIMITS }],
+    ['count beyond the records', overCount, { fromClient: true, produceVersion: 9, limits: LIMITS }],
+    ['keyless on a compacted topic', batch([rec(0, null), rec(1, 'b')], CompressionType.None), { fromClient: true, limits: { ...LIMITS, compacted: true } }],
+    ['LogAppendTime from a client', logAppendTime, { fromClient: true, limits: LIMITS }],
+    ['too large', batch([rec(0, 'a', 'x'.repeat(2000))], CompressionType.None), { fromClient: true, limits: { ...LIMITS, maxMessageBytes: 1000 } }],
+    [
+      'two batches at v3+',
+      Buffer.concat([batch([rec(0, 'a')], CompressionType.None), batch([rec(0, 'b')], CompressionType.None)]),
+      { fromClient: true, produceVersion: 3, limits: LIMITS },
+    ],
+    [
+      'two batches at v2',
+      Buffer.concat([batch([rec(0, 'a')], CompressionType.None), batch([rec(0, 'b')], CompressionType.None)]),
+      { fromClient: true, produceVersion: 2, limits: LIMITS },
+    ],
+    [
+      'a timestamp out of range',
+      encodeBatch({ records: [rec(0, 'a')], compression: CompressionType.None, baseTimestamp: now + 7_200_000n }),
+      { fromClient: true, limits: { ...LIMITS, timestampDifferenceMaxMs: 3_600_000 } },
+    ],
+  ];
+  for (const [what, buf, opts] of cases) {
+    const [viaSync, viaAsync] = [Buffer.from(buf), Buffer.from(buf)];
+    const now = prepareUncompressedRecords(viaSync, opts);
+    assert.ok(now !== undefined, `${what}: the promise-free path declined`);
+    assert.deepEqual(now, await prepareProducedRecords(viaAsync, opts), what);
+    assert.ok(viaSync.equals(viaAsync), `${what}: the same bytes (max timestamp, CRC)`);
+  }
+  assert.equal(prepareUncompressedRecords(batch([rec(0, 'a')], CompressionType.Lz4), { fromClient: true, limits: LIMITS }), undefined);
+  const legacy = encodeLegacyMessageSet({ magic: 1, compression: CompressionType.None, messages: [{ key: null, value: Buffer.from('a'), timestamp: now }] });
+  assert.equal(prepareUncompressedRecords(legacy, { fromClient: true, produceVersion: 2, limits: LIMITS }), undefined);
+  assert.equal(prepareUncompressedRecords(null, { fromClient: true, limits: LIMITS }), undefined);
+  assert.equal(prepareUncompressedRecords(batch([rec(0, 'a')], CompressionType.None).subarray(0, 70), { fromClient: true, limits: LIMITS }), undefined);
+});
+
+test('the header max timestamp is set exactly beyond 2^53 too, and left alone (CRC and all) when right', async () => {
+  const huge = encodeBatch({ records: [rec(0, 'a'), rec(1, 'b')], compression: CompressionType.None, baseTimestamp: 2n ** 60n, maxTimestamp: 5n });
+  const res = await prepareProducedRecords(huge, { fromClient: true, limits: LIMITS });
+  assert.ok(res.ok);
+  if (res.ok) assert.equal(res.batches.readBigInt64BE(MAX_TIMESTAMP), 2n ** 60n + 1n);
+  const right = batch([rec(0, 'a'), rec(1, 'b')], CompressionType.None, { maxTimestamp: 1_700_000_000_001n });
+  const before = Buffer.from(right);
+  assert.ok((await prepareProducedRecords(right, { fromClient: true, limits: LIMITS })).ok);
+  assert.ok(right.equals(before));
 });

@@ -91,7 +91,8 @@ export function validateBatchHeader(buf: Buffer, start = 0, options: ValidateOpt
       return validationError('offset_range_mismatch', `lastOffsetDelta ${lastOffsetDelta} inconsistent with ${count} records`);
     }
     if (attributes & ATTR_CONTROL) return validationError('control_batch_from_client', 'clients may not write control batches');
-    if (buf.readBigInt64BE(start + PRODUCER_ID) >= 0n && buf.readInt32BE(start + BASE_SEQUENCE) < 0) {
+    // The producer id's sign from its high word: no BigInt per batch on the produce path.
+    if (buf.readInt32BE(start + PRODUCER_ID) >= 0 && buf.readInt32BE(start + BASE_SEQUENCE) < 0) {
       return validationError('invalid_sequence', 'idempotent batch without a base sequence');
     }
   }

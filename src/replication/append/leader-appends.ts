@@ -12,7 +12,13 @@ import { INTERNAL_TOPICS } from '../../metadata/cluster-model.js';
 import { topicMinInsync } from '../log-config.js';
 import type { LeaderAppendResult, Partition } from '../partition/partition.js';
 import { DelayedProduce } from '../delayed/delayed-produce.js';
-import { prepareProducedRecords, prepareTrustedRecords, type ProduceLimits, type RecordError } from '../../storage/append/produce-validation.js';
+import {
+  prepareProducedRecords,
+  prepareTrustedRecords,
+  prepareUncompressedRecords,
+  type ProduceLimits,
+  type RecordError,
+} from '../../storage/append/produce-validation.js';
 import { errorCodeOf } from '../errors.js';
 import { messageOf } from '../../common/errors.js';
 import type { TxnVerificationGuards, VerifiedTxnProducer } from './txn-verification-guards.js';
@@ -143,13 +149,15 @@ export async function appendRecords(ctx: AppendContext, topic: string, partition
       timestampDifferenceMaxMs: cfg.messageTimestampType === 'CreateTime' ? timestampDifferenceMaxMs(ctx.config, info.configs) : undefined,
     };
     // A coordinator's own batches are trusted: not validated again as if a client had sent them.
+    // A client's uncompressed v2 batches are checked without a promise (one await fewer per partition).
+    const validation = { fromClient: true, produceVersion: req.produceVersion, limits };
     const prepared =
       req.origin === 'coordinator'
         ? await prepareTrustedRecords(records, limits)
-        : await prepareProducedRecords(records, { fromClient: true, produceVersion: req.produceVersion, limits });
+        : (prepareUncompressedRecords(records, validation) ?? (await prepareProducedRecords(records, validation)));
     if (!prepared.ok) return { ...outcome(prepared.errorCode, prepared.message, prepared.recordErrors), logStartOffset: p.logStartOffset };
     // Validation may finish out of order; the log takes the batches in arrival order.
-    await turn.ready;
+    if (!turn.readyNow) await turn.ready;
     // A marker that had its turn since the verification ended the transaction (txn-verification-guards.ts).
     if (req.verifiedTxn && !ctx.txnGuards.holds(p, req.verifiedTxn)) {
       return { ...outcome(ErrorCode.INVALID_TXN_STATE, 'Partition was not added to the transaction'), logStartOffset: p.logStartOffset };

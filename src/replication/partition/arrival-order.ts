@@ -7,28 +7,81 @@
  * overtake an earlier one still validating.
  */
 export interface ArrivalTurn {
+  /** True when every earlier turn was done when this one was taken: no need to wait for `ready`. */
+  readonly readyNow: boolean;
   /** Settles once every earlier turn is done. */
-  ready: Promise<void>;
+  readonly ready: Promise<void>;
   /** This request has appended or given up; idempotent. */
-  done: () => void;
+  done(): void;
+}
+
+const SETTLED: Promise<void> = Promise.resolve();
+
+/**
+ * One request's turn. Its promises are made only when someone waits: a partition with one
+ * request at a time (the latency case: one record per request) takes and passes turns without
+ * allocating any.
+ */
+class Turn implements ArrivalTurn {
+  /** Done, and every earlier turn finished: the next turn may go. */
+  finished = false;
+  private doneCalled = false;
+  private whenFinished?: { promise: Promise<void>; resolve: () => void };
+
+  readonly readyNow: boolean;
+
+  constructor(
+    private readonly order: ArrivalOrder,
+    /**
+     * The turn before this one, unless it had finished when this one was taken; dropped when
+     * this one finishes, so finished turns are not kept alive in a chain.
+     */
+    private previous: Turn | undefined,
+  ) {
+    this.readyNow = previous === undefined;
+  }
+
+  get ready(): Promise<void> {
+    return this.previous === undefined ? SETTLED : this.previous.finishedPromise();
+  }
+
+  done(): void {
+    if (this.doneCalled) return;
+    this.doneCalled = true;
+    if (this.previous === undefined || this.previous.finished) this.finish();
+    else void this.previous.finishedPromise().then(() => this.finish());
+  }
+
+  finishedPromise(): Promise<void> {
+    if (this.finished) return SETTLED;
+    if (!this.whenFinished) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.whenFinished = { promise, resolve };
+    }
+    return this.whenFinished.promise;
+  }
+
+  private finish(): void {
+    this.finished = true;
+    this.previous = undefined;
+    this.whenFinished?.resolve();
+    this.order.finished(this);
+  }
 }
 
 export class ArrivalOrder {
-  /** The last request to take its turn. */
-  private last: Promise<void> = Promise.resolve();
+  /** The last turn taken, until it finishes. */
+  private last: Turn | undefined;
 
   takeTurn(): ArrivalTurn {
-    const previous = this.last;
-    let pass!: () => void;
-    this.last = new Promise<void>((resolve) => (pass = resolve));
-    let passed = false;
-    return {
-      ready: previous,
-      done: () => {
-        if (passed) return;
-        passed = true;
-        void previous.then(pass);
-      },
-    };
+    const turn = new Turn(this, this.last);
+    this.last = turn;
+    return turn;
+  }
+
+  /** A turn finished: if it was the last one taken, the next starts with nobody ahead. */
+  finished(turn: Turn): void {
+    if (this.last === turn) this.last = undefined;
   }
 }

@@ -20,11 +20,13 @@ import {
   LOG_OVERHEAD,
   RECORD_BATCH_OVERHEAD,
   RecordsError,
+  baseTimestampAt,
   baseTimestampOf,
   batchSize,
   compressionOf,
   isLogAppendTime,
   magicOf,
+  maxTimestampAt,
   maxTimestampOf,
   recordsCountOf,
   setMaxTimestamp,
@@ -163,6 +165,16 @@ function tooLarge(size: number, limits: ProduceLimits): PreparedRecords {
 /** Sets the header's max timestamp from the records (CreateTime), as Kafka does; re-CRCs only on change. */
 function fixMaxTimestamp(buf: Buffer, start: number, maxTimestampDelta: number): void {
   if (!Number.isSafeInteger(maxTimestampDelta)) return;
+  // In numbers when exact (every real millisecond timestamp): a batch whose header is already
+  // right, the usual case, then costs no BigInt.
+  const baseMs = baseTimestampAt(buf, start);
+  if (Number.isSafeInteger(baseMs) && Number.isSafeInteger(baseMs + maxTimestampDelta)) {
+    const maxMs = Math.max(baseMs + maxTimestampDelta, -1);
+    if (maxTimestampAt(buf, start) === maxMs) return;
+    setMaxTimestamp(buf, start, BigInt(maxMs));
+    rewriteCrc(buf, start);
+    return;
+  }
   const base = baseTimestampOf(buf, start);
   let max = base + BigInt(maxTimestampDelta);
   if (max < -1n) max = -1n;
@@ -200,23 +212,8 @@ export async function prepareProducedRecords(
   const range = timestampRange(limits);
   let start = 0;
   while (start < records.length) {
-    if (records.length - start >= LOG_OVERHEAD) {
-      const size = batchSize(records, start);
-      if (size > limits.maxMessageBytes) return tooLarge(size, limits);
-    }
-    const invalid = validateBatchHeader(records, start, { fromClient: opts.fromClient, walkRecords: false });
-    if (invalid) return refuse(KAFKA_ERROR_CODE[invalid.kafkaError], invalid.message);
-    const logAppendTime = isLogAppendTime(records, start);
-    if (opts.fromClient && logAppendTime) {
-      const count = Math.min(recordsCountOf(records, start), 1000);
-      const message = 'Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime.';
-      return {
-        ok: false,
-        errorCode: ErrorCode.INVALID_TIMESTAMP,
-        message: 'One or more records have been rejected due to invalid timestamp',
-        recordErrors: Array.from({ length: count }, (_, batchIndex) => ({ batchIndex, message })),
-      };
-    }
+    const header = checkBatchHeader(records, start, opts.fromClient, limits);
+    if (header.refused) return header.refused;
     const verdict: RecordsVerdict =
       compressionOf(records, start) === CompressionType.None
         ? checkUncompressedRecords(records, start, { compacted: limits.compacted, timestampRange: range })
@@ -227,16 +224,99 @@ export async function prepareProducedRecords(
               timestampRange: range,
             }),
           );
-    if (verdict.kind === 'invalid') return refuse(KAFKA_ERROR_CODE[verdict.error.kafkaError], verdict.error.message);
-    if (verdict.kind === 'keyless') return refuseKeyless(verdict.total, verdict.indexes, limits.topicPartition);
-    if (verdict.kind === 'bad_timestamps') return refuseTimestamps(verdict.indexes, verdict.timestamps, range ?? { min: 0, max: 0 });
-    if (!logAppendTime) fixMaxTimestamp(records, start, verdict.maxTimestampDelta);
+    const refused = applyVerdict(records, start, verdict, header.logAppendTime, limits, range);
+    if (refused) return refused;
     start += batchSize(records, start);
   }
+  return onePerRequest(records, opts) ?? { ok: true, batches: records };
+}
+
+/**
+ * prepareProducedRecords without a promise for what needs none: v2 batches, none compressed
+ * (the produce hot path: its result, then one await fewer per partition). Undefined when the
+ * payload needs the asynchronous path (a legacy set, a compressed batch, anything malformed
+ * enough to stop the scan): call prepareProducedRecords then, which answers the same.
+ */
+export function prepareUncompressedRecords(
+  records: Buffer | null,
+  opts: { fromClient: boolean; produceVersion?: number; limits?: ProduceLimits },
+): PreparedRecords | undefined {
+  if (records === null || records.length < RECORD_BATCH_OVERHEAD || !allUncompressedV2(records)) return undefined;
+  const limits = opts.limits ?? DEFAULT_LIMITS;
+  const range = timestampRange(limits);
   if (opts.fromClient && opts.produceVersion !== undefined && opts.produceVersion >= 3) {
-    if (batchSize(records, 0) !== records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
+    if (batchSize(records, 0) < records.length) return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
   }
-  return { ok: true, batches: records };
+  for (let start = 0; start < records.length; start += batchSize(records, start)) {
+    const header = checkBatchHeader(records, start, opts.fromClient, limits);
+    if (header.refused) return header.refused;
+    const verdict = checkUncompressedRecords(records, start, { compacted: limits.compacted, timestampRange: range });
+    const refused = applyVerdict(records, start, verdict, header.logAppendTime, limits, range);
+    if (refused) return refused;
+  }
+  return onePerRequest(records, opts) ?? { ok: true, batches: records };
+}
+
+/** Whether `records` is whole v2 batches, none compressed (a cheap walk of the headers). */
+function allUncompressedV2(records: Buffer): boolean {
+  for (let start = 0; start < records.length; ) {
+    if (records.length - start < RECORD_BATCH_OVERHEAD || magicOf(records, start) !== 2) return false;
+    const size = batchSize(records, start);
+    if (size < RECORD_BATCH_OVERHEAD || size > records.length - start || compressionOf(records, start) !== CompressionType.None) return false;
+    start += size;
+  }
+  return true;
+}
+
+/** One batch's header: its size against max.message.bytes, the header's fields, no LogAppendTime from clients. */
+function checkBatchHeader(records: Buffer, start: number, fromClient: boolean, limits: ProduceLimits): { refused?: PreparedRecords; logAppendTime: boolean } {
+  if (records.length - start >= LOG_OVERHEAD) {
+    const size = batchSize(records, start);
+    if (size > limits.maxMessageBytes) return { refused: tooLarge(size, limits), logAppendTime: false };
+  }
+  const invalid = validateBatchHeader(records, start, { fromClient, walkRecords: false });
+  if (invalid) return { refused: refuse(KAFKA_ERROR_CODE[invalid.kafkaError], invalid.message), logAppendTime: false };
+  const logAppendTime = isLogAppendTime(records, start);
+  if (fromClient && logAppendTime) {
+    const count = Math.min(recordsCountOf(records, start), 1000);
+    const message = 'Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime.';
+    return {
+      refused: {
+        ok: false,
+        errorCode: ErrorCode.INVALID_TIMESTAMP,
+        message: 'One or more records have been rejected due to invalid timestamp',
+        recordErrors: Array.from({ length: count }, (_, batchIndex) => ({ batchIndex, message })),
+      },
+      logAppendTime,
+    };
+  }
+  return logAppendTime ? LOG_APPEND_TIME : CREATE_TIME;
+}
+const LOG_APPEND_TIME = { logAppendTime: true } as const;
+const CREATE_TIME = { logAppendTime: false } as const;
+
+/** The records' verdict as the answer (undefined: accepted); an accepted CreateTime batch gets its max timestamp. */
+function applyVerdict(
+  records: Buffer,
+  start: number,
+  verdict: RecordsVerdict,
+  logAppendTime: boolean,
+  limits: ProduceLimits,
+  range: ReturnType<typeof timestampRange>,
+): PreparedRecords | undefined {
+  if (verdict.kind === 'invalid') return refuse(KAFKA_ERROR_CODE[verdict.error.kafkaError], verdict.error.message);
+  if (verdict.kind === 'keyless') return refuseKeyless(verdict.total, verdict.indexes, limits.topicPartition);
+  if (verdict.kind === 'bad_timestamps') return refuseTimestamps(verdict.indexes, verdict.timestamps, range ?? { min: 0, max: 0 });
+  if (!logAppendTime) fixMaxTimestamp(records, start, verdict.maxTimestampDelta);
+  return undefined;
+}
+
+/** Produce v3+: exactly one batch per partition (checked again once the batches are walked). */
+function onePerRequest(records: Buffer, opts: { fromClient: boolean; produceVersion?: number }): PreparedRecords | undefined {
+  if (opts.fromClient && opts.produceVersion !== undefined && opts.produceVersion >= 3 && batchSize(records, 0) !== records.length) {
+    return refuse(ErrorCode.INVALID_RECORD, 'Produce v3+ must carry exactly one record batch per partition');
+  }
+  return undefined;
 }
 
 /**

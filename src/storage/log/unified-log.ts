@@ -12,7 +12,7 @@ import { encodeControlBatch, ControlRecordType } from '../../protocol/records/co
 import { abortEntry, recordProducerBatches } from './producer-state/batch-records.js';
 import { collectAbortedTxns, recordAbortedTxn } from './aborted-txns.js';
 import { recoverProducerState } from './producer-state/producer-state-recovery.js';
-import type { ProducerStateMap } from './producer-state/producer-state.js';
+import type { CompletedTxn, ProducerStateMap } from './producer-state/producer-state.js';
 import { writeSnapshot } from './producer-state/producer-state-snapshot.js';
 import type { AppendOptions, AppendResult } from './append-types.js';
 import type { LocalLog, ReadResult } from './local-log.js';
@@ -150,7 +150,8 @@ export class UnifiedLog {
     const res = await this.local.append(batches, opts);
     if (res.refused) return res;
     // Offsets are now stamped in the buffer: record each idempotent batch's range.
-    await this.recordProducers(batches);
+    const indexing = this.recordProducers(batches);
+    if (indexing) await indexing;
     return res;
   }
 
@@ -195,13 +196,29 @@ export class UnifiedLog {
    */
   async appendAsFollower(batches: Buffer): Promise<AppendResult> {
     const res = await this.local.appendAsFollower(batches);
-    await this.recordProducers(batches);
+    const indexing = this.recordProducers(batches);
+    if (indexing) await indexing;
     return res;
   }
 
-  private async recordProducers(batches: Buffer): Promise<void> {
-    for (const t of recordProducerBatches(this.producers, batches)) if (t.aborted) await recordAbortedTxn(this.local.segments, abortEntry(t), false);
-    // Storage alone: whatever is appended is committed, so closed transactions are stable at once.
+  /**
+   * Producer state after an append. A promise only when an aborted transaction goes into the
+   * .txnindex: every other append (the produce hot path) is done without one.
+   */
+  private recordProducers(batches: Buffer): Promise<void> | undefined {
+    const closed = recordProducerBatches(this.producers, batches);
+    if (closed.some((t) => t.aborted)) return this.indexAbortedThenSettle(closed);
+    this.settleIfStorageAlone();
+    return undefined;
+  }
+
+  private async indexAbortedThenSettle(closed: readonly CompletedTxn[]): Promise<void> {
+    for (const t of closed) if (t.aborted) await recordAbortedTxn(this.local.segments, abortEntry(t), false);
+    this.settleIfStorageAlone();
+  }
+
+  /** Storage alone: whatever is appended is committed, so closed transactions are stable at once. */
+  private settleIfStorageAlone(): void {
     if (this.hw === undefined && !this.highWatermarkSetByOwner) this.producers.onHighWatermark(this.local.logEndOffset);
   }
 

@@ -59,20 +59,22 @@ export function recordProducerBatch(producers: ProducerStateMap, buf: Buffer, po
 }
 
 /** Every batch of `batches` (offsets assigned) in order; the transactions they closed. */
-export function recordProducerBatches(producers: ProducerStateMap, batches: Buffer): CompletedTxn[] {
-  const closed: CompletedTxn[] = [];
+export function recordProducerBatches(producers: ProducerStateMap, batches: Buffer): readonly CompletedTxn[] {
+  // Most appends close no transaction: the list is made only for one that does.
+  let closed: CompletedTxn[] | undefined;
   let pos = 0;
   while (pos + LOG_OVERHEAD <= batches.length) {
     const size = batchSize(batches, pos);
     if (pos + size > batches.length) break;
     if (magicOf(batches, pos) === 2 && hasProducerId(batches, pos)) {
       const done = recordProducerBatch(producers, batches, pos, baseOffsetAt(batches, pos), lastOffsetAt(batches, pos));
-      if (done) closed.push(done);
+      if (done) (closed ??= []).push(done);
     }
     pos += size;
   }
-  return closed;
+  return closed ?? NONE_CLOSED;
 }
+const NONE_CLOSED: readonly CompletedTxn[] = Object.freeze([]);
 
 /** The .txnindex entry of an aborted transaction. */
 export function abortEntry(t: CompletedTxn): AbortedTxn {
