@@ -25,6 +25,7 @@ import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import { formatPrettyLine } from '../../src/server/logger.js';
 import { waitFor as pollFor } from './wait-for.js';
+import { closeDeadSession } from './zk-dead-session.js';
 import { readLogLines } from './log-lines.js';
 import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
 
@@ -348,6 +349,18 @@ export class Cluster {
       }
       return true;
     });
+  }
+
+  /**
+   * kill -9 of broker `id`, then its ZooKeeper session closed at once (zk-dead-session.ts): the
+   * cluster sees what it sees when the session expires (registration and /controller gone), without
+   * waiting out the session timeout. For tests about what follows the expiry; a test about the
+   * window before it uses broker(id).kill().
+   */
+  async killAndExpire(id: number): Promise<void> {
+    await this.broker(id).kill();
+    const stat = await (await this.zk()).exists(`/brokers/ids/${id}`);
+    if (stat) await closeDeadSession(this.zkServer.connect, stat.ephemeralOwner);
   }
 
   /** Waits for a controller satisfying `pred` (default: any), returns it. */
