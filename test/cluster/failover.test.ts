@@ -47,7 +47,8 @@ test('kill -9 of the controller: a new controller with a larger epoch, new leade
   const dead = first.brokerId;
   const before = (await zkTopic(c!, 'before-failover'))!;
   const killedAt = Date.now();
-  await c!.broker(dead).kill();
+  // Its session closed at once (the harness test has a controller noticed by the session timeout).
+  await c!.killAndExpire(dead);
 
   const next = await c!.waitForController((x) => x.brokerId !== dead && x.epoch > first.epoch, NOTICE_MS);
   t.diagnostic(`controller ${dead} (epoch ${first.epoch}) -> ${next.brokerId} (epoch ${next.epoch}) after ${Date.now() - killedAt} ms`);
@@ -125,7 +126,7 @@ test('a dead broker: its partitions under-replicated, its sole replica unavailab
   // LeaderAndIsr opens the logs a moment after the states are in ZooKeeper.
   await c!.waitFor(`broker ${x}'s doomed partition dirs`, 15_000, () => partitionDirs(c!.broker(x).dir, 'doomed').sort().join() === 'doomed-0,doomed-1');
 
-  await c!.broker(x).kill();
+  await c!.killAndExpire(x);
   await c!.waitFor(`the controller to take broker ${x} out`, NOTICE_MS, async () => {
     const lonely = await zkTopic(c!, 'lonely');
     const urp = await zkTopic(c!, 'urp');

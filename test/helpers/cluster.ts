@@ -359,6 +359,12 @@ export class Cluster {
    */
   async killAndExpire(id: number): Promise<void> {
     await this.broker(id).kill();
+    await this.expireDead(id);
+  }
+
+  /** Closes the ZooKeeper session of broker `id`, killed (kill -9) before, if it still holds its registration. */
+  async expireDead(id: number): Promise<void> {
+    if (this.broker(id).running) throw new Error(`broker ${id} is running: kill it first`);
     const stat = await (await this.zk()).exists(`/brokers/ids/${id}`);
     if (stat) await closeDeadSession(this.zkServer.connect, stat.ephemeralOwner);
   }
