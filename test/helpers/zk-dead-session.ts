@@ -1,5 +1,5 @@
 /**
- * Ends the ZooKeeper session of a process that is gone (kill -9) at once, instead of when its
+ * Ends the ZooKeeper session of a process that is gone (kill -9) or cut off at once, instead of when its
  * timeout runs out: the server drops the session's ephemeral nodes (a broker's registration,
  * /controller) exactly as on expiry, so the watchers (the controller, the other brokers) see what
  * they see after an expiry, without every test waiting out the session timeout after each kill.
@@ -33,7 +33,8 @@ export function zkSessionPassword(sessionId: bigint): Buffer {
 /**
  * Closes the session `sessionIdHex` (as ZooKeeper prints it: an ephemeral node's owner) on the
  * server at `connect`. Resolves once the server has closed it, or at once when it had already
- * expired. Only for a session whose process is dead: a live one would find its session gone.
+ * expired. For a session whose process is dead or cut off from ZooKeeper (a ZkRelay cut): the
+ * process finds its session expired when it reconnects, as after a timeout.
  */
 export async function closeDeadSession(connect: string, sessionIdHex: string, timeoutMs = 30_000): Promise<void> {
   const id = BigInt(`0x${sessionIdHex}`);
