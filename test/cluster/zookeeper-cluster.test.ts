@@ -242,9 +242,7 @@ test('a broker still stops when its ZooKeeper is gone', async (t) => {
   const lonely = await startZooKeeper();
   let stopped = false;
   try {
-    // Kafka's 5 s between controlled-shutdown attempts (no controller without ZooKeeper) would be
-    // 10 s of every run's stop; the attempts and their retries are the same at 0.5 s.
-    const { broker, error } = await inProcessBroker({ ...zkProps(0, lonely.connect), 'controlled.shutdown.retry.backoff.ms': '500' });
+    const { broker, error } = await inProcessBroker(zkProps(0, lonely.connect));
     assert.equal(error, undefined);
     await lonely.stop();
     stopped = true;
