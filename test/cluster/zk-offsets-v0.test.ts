@@ -28,9 +28,9 @@ import { moveLine, readGroupHistory } from '../coordinator/offset-history-read.j
 /**
  * This file's zookeeper.connection.timeout.ms: how long a v0 request waits on a lost ZooKeeper,
  * which a test waits out (the cluster helper's 20 s is for start-up on a loaded machine; a
- * broker here connects to a ZooKeeper already up, so 5 s is ample).
+ * broker here connects to a ZooKeeper already up).
  */
-const ZK_TIMEOUT_MS = 5000;
+const ZK_TIMEOUT_MS = 10_000;
 let c: Cluster | undefined;
 const clients: RawClient[] = [];
 before(async () => {
