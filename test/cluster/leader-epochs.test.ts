@@ -76,12 +76,12 @@ async function produce(topic: string, n: number, tag: string): Promise<void> {
   });
 }
 
-/** Kills the leader of `topic`-0 (kill -9) and waits for another to lead; returns both and the new epoch. */
+/** Kills the leader of `topic`-0 (kill -9, its session ended at once) and waits for another to lead; returns both and the new epoch. */
 async function killLeader(topic: string): Promise<{ old: number; leader: number; epoch: number; oldEpoch: number }> {
   const before = (await zkTopic(c!, topic))!;
   const old = before.partitions[0]!.leader;
   const oldEpoch = before.epochs.get(0)!.leaderEpoch;
-  await c!.broker(old).kill();
+  await c!.killAndExpire(old); // its session closed at once, not after the timeout
   const after = await c!.waitFor('a new leader', SESSION_TIMEOUT_MS * 5, async () => {
     const x = await zkTopic(c!, topic);
     return x && x.partitions[0]!.leader >= 0 && x.partitions[0]!.leader !== old ? x : undefined;

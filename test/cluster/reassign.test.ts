@@ -124,7 +124,7 @@ test('kafka-reassign-partitions.sh moves a topic from [0, 1] to [1, 2]; kafka-le
   // The preferred replica's broker restarts: leadership moves away, and stays away after its return.
   const preferred = target[0]!;
   const other = target[1]!;
-  await c!.broker(preferred).kill();
+  await c!.killAndExpire(preferred); // its session closed at once: no 15 s wait for the expiry
   await c!.waitFor('leadership moved off the dead preferred replica', NOTICE_MS, async () => (await zkTopic(c!, TOPIC))?.partitions[0]?.leader === other);
   await c!.broker(preferred).start();
   await c!.waitForRegistered([0, 1, 2]);
@@ -248,7 +248,7 @@ test('a reassignment pending when the controller is killed is resumed and comple
     const node = JSON.parse((await zk.get('/brokers/topics/resumed')).data.toString()) as { adding_replicas: Record<string, number[]> };
     return node.adding_replicas['0']?.join() === String(b);
   });
-  await c!.broker(first.brokerId).kill();
+  await c!.killAndExpire(first.brokerId); // its session closed at once: b stays frozen for seconds, not 15 s
   const next = await c!.waitForController((x) => x.brokerId !== first.brokerId && x.epoch > first.epoch, NOTICE_MS);
   t.diagnostic(`controller ${first.brokerId} -> ${next.brokerId}`);
   assert.ok(await zk.exists('/admin/reassign_partitions'), 'still pending: the new replica is not in the ISR');

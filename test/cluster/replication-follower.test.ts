@@ -81,7 +81,7 @@ test("the follower's copy survives the leader: kill -9 it, the follower leads wi
   const survivor = p0.replicas.find((r) => r !== dead)!;
   const leaderDir = join(cluster.broker(dead).dir, 'replicated-0');
   const expected = Buffer.concat(segments(leaderDir).map((s) => readFileSync(join(leaderDir, s))));
-  await cluster.broker(dead).kill();
+  await cluster.killAndExpire(dead); // its session closed at once, not after the timeout
   await cluster.waitFor('the survivor leads partition 0', 60_000, async () => (await zkTopic(cluster, 'replicated'))?.partitions[0]?.leader === survivor);
   const dir = join(cluster.broker(survivor).dir, 'replicated-0');
   const got = Buffer.concat(segments(dir).map((s) => readFileSync(join(dir, s))));
@@ -143,6 +143,7 @@ test("a returning former leader drops its unreplicated tail and copies the new l
   } finally {
     cluster.broker(follower).resume();
   }
+  await cluster.expireDead(oldLeader); // after the thaw: the freeze stays as short as it was
   await cluster.waitFor('the follower leads', 60_000, async () => (await zkTopic(cluster, 'diverge'))?.partitions[0]?.leader === follower);
   await send(cluster.broker(follower).bootstrap, 600, 'new');
   await cluster.broker(oldLeader).restart();

@@ -117,7 +117,7 @@ test('RF 3, min.insync.replicas=2: acks=all survives kill -9 of the leader with 
     const tp = await zkTopic(cluster, TOPIC);
     assert.deepEqual([...tp!.partitions[0]!.isr].sort(), [0, 1, 2]);
 
-    await cluster.broker(leader).kill();
+    await cluster.killAndExpire(leader); // its session closed at once (the fault suite keeps the whole outage)
     conns.get(leader)!.close();
     conns.delete(leader);
     const killedAt = Date.now();

@@ -312,7 +312,8 @@ export async function killDataLeader(
   const victim = candidates.find((l) => l !== controller && l !== opts.avoid) ?? candidates.find((l) => l !== opts.avoid) ?? candidates[0]!;
   const open = await loop.nextFlushedToCommit(30_000);
   const killedAt = Date.now();
-  await Promise.all([cluster.broker(victim).kill(), opts.withProducer ? loop.current.kill() : undefined]);
+  // The victim's session closed at once: the new leaders come without waiting out the session timeout.
+  await Promise.all([cluster.killAndExpire(victim), opts.withProducer ? loop.current.kill() : undefined]);
   if (opts.withProducer) loop.restart();
   const led = data.flatMap((l, p) => (l === victim ? [p] : []));
   await cluster.waitFor(`new leaders for ${topic} ${led.join(',')}`, 60_000, async () => {

@@ -167,6 +167,7 @@ test('b: the transaction coordinator killed -9 with a transaction in PrepareComm
     await cluster.broker(coordinator).kill();
     cluster.broker(stall).resume();
     paused = undefined;
+    await cluster.expireDead(coordinator); // its session closed at once, not after the timeout
     // The new coordinator: another broker leads the partition, has loaded it, and has completed the commit.
     let newCoordinator = -1;
     const state = await cluster.waitFor('a new coordinator with the commit completed', 90_000, async () => {

@@ -126,7 +126,7 @@ test('a new leader of the transactional id partition loads it and coordinates th
   );
   assert.equal(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode, 0);
 
-  await coord.kill();
+  await cluster.killAndExpire(coord.id); // its session closed at once, not after the timeout
   const other = alive()[0]!;
   const next = await cluster.waitFor('a new transaction coordinator', 90_000, async () => {
     const r = await find(other.port).catch(() => undefined);

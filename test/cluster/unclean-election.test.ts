@@ -127,8 +127,9 @@ test('unclean.leader.election.enable=false keeps a partition whose ISR died offl
   } finally {
     cluster.broker(b).resume();
   }
+  await cluster.expireDead(a); // a's session closed at once, after the thaw (the freeze stays as it was)
 
-  // a's session expires; b (its own session expired while frozen) registers again. Kafka's default keeps the partitions offline.
+  // a's session is gone; b (its own session expired while frozen) registers again. Kafka's default keeps the partitions offline.
   await cluster.waitForRegistered([ctl, b], NOTICE_MS);
   const offline = await cluster.waitFor(`${TOPIC} offline (leader -1)`, NOTICE_MS, async () => {
     const x = await zkTopic(cluster, TOPIC);

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { Cluster } from '../helpers/cluster.js';
 import { requirePeer } from '../helpers/peers.js';
 import { ZkRelay, type ZooKeeperServer } from '../helpers/zookeeper.js';
+import { closeDeadSession } from '../helpers/zk-dead-session.js';
 import { Producer } from '../../src/client/index.js';
 import { LineCollector, exited, runCli, spawnCli } from '../cli/helpers.js';
 import { kafkaTopics, waitForTopic } from './cluster-clients.js';
@@ -140,11 +141,13 @@ test('kill -9, produce more, restart with --group: resumes from the ZooKeeper of
   const ids = await c!.zkCliLs(`/consumers/${group}/ids`);
   assert.equal(ids.length, 1, 'the killed member is gone with its session');
 
-  // A ZooKeeper session expiry under the running consumer: cut it off from ZooKeeper until the
-  // server expires its session (its ids node vanishes), then let it reconnect.
+  // A ZooKeeper session expiry under the running consumer: cut it off from ZooKeeper, the server
+  // ends its session (its ids node vanishes; closed at once rather than after the 6 s timeout),
+  // then let it reconnect.
   const zk = await c!.zk();
   const oldOwner = (await zk.get(`/consumers/${group}/ids/${ids[0]}`)).stat.ephemeralOwner;
   relay!.cut();
+  await closeDeadSession(`127.0.0.1:${c!.zkPort}`, oldOwner);
   await c!.waitFor("the server expiring the consumer's session", 60_000, async () => (await zk.exists(`/consumers/${group}/ids/${ids[0]}`)) === null);
   relay!.restore();
   const renewed = await c!.waitFor('a new registration', 60_000, async () => {

@@ -25,11 +25,14 @@ import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import { formatPrettyLine } from '../../src/server/logger.js';
 import { waitFor as pollFor } from './wait-for.js';
+import { closeDeadSession } from './zk-dead-session.js';
 import { readLogLines } from './log-lines.js';
 import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'broker-child-main.ts');
 export const SESSION_TIMEOUT_MS = 6000;
+/** FJORD_NATURAL_EXPIRY=1: killAndExpire and expireDead leave a killed broker's session to time out. */
+export const NATURAL_EXPIRY = process.env.FJORD_NATURAL_EXPIRY === '1';
 
 /** Every child process still running, SIGKILLed if the test process exits without `stop()`. */
 const orphans = new Set<number>();
@@ -348,6 +351,26 @@ export class Cluster {
       }
       return true;
     });
+  }
+
+  /**
+   * kill -9 of broker `id`, then its ZooKeeper session closed at once (zk-dead-session.ts): the
+   * cluster sees what it sees when the session expires (registration and /controller gone), without
+   * waiting out the session timeout. For tests about what follows the expiry; a test about the
+   * window before it uses broker(id).kill(). FJORD_NATURAL_EXPIRY=1 leaves the session to time out
+   * (the whole outage, as the recovery times in docs/durability.md were measured).
+   */
+  async killAndExpire(id: number): Promise<void> {
+    await this.broker(id).kill();
+    await this.expireDead(id);
+  }
+
+  /** Closes the ZooKeeper session of broker `id`, killed (kill -9) before, if it still holds its registration. */
+  async expireDead(id: number): Promise<void> {
+    if (this.broker(id).running) throw new Error(`broker ${id} is running: kill it first`);
+    if (NATURAL_EXPIRY) return;
+    const stat = await (await this.zk()).exists(`/brokers/ids/${id}`);
+    if (stat) await closeDeadSession(this.zkServer.connect, stat.ephemeralOwner);
   }
 
   /** Waits for a controller satisfying `pred` (default: any), returns it. */
