@@ -33,7 +33,8 @@ export interface RunInfo {
 }
 
 const SYSTEM_LABELS: Record<string, string> = {
-  fjord: 'Fjord',
+  fjord: 'Fjord, 1 thread',
+  'fjord-threads': 'Fjord, all threads',
   nats: 'NATS JetStream',
   redis: 'Redis Streams',
   dd: 'dd (fdatasync)',
@@ -73,8 +74,10 @@ export function workloadTable(workload: Workload, figures: readonly Figure[]): s
     }
     byKey.set(`${row}\u0000${f.system}`, f);
   }
-  const ratioColumns: { title: string; other: string }[] = [];
+  // `inverse`: the column reads other/Fjord (all threads over one), not Fjord/other.
+  const ratioColumns: { title: string; other: string; inverse?: boolean }[] = [];
   if (present.has('fjord')) {
+    if (present.has('fjord-threads')) ratioColumns.push({ title: 'all threads/1 thread', other: 'fjord-threads', inverse: true });
     if (present.has('nats')) ratioColumns.push({ title: 'Fjord/NATS', other: 'nats' });
     if (present.has('redis')) ratioColumns.push({ title: 'Fjord/Redis', other: 'redis' });
     if (workload.limit !== undefined && present.has(workload.limit)) {
@@ -89,7 +92,12 @@ export function workloadTable(workload: Workload, figures: readonly Figure[]): s
   for (const r of rows) {
     const get = (system: string) => byKey.get(`${r.case}\u0000${r.metric}\u0000${system}`);
     const other = (system: string) => get(system) ?? (system === workload.limit ? limitFigure(r.metric) : undefined);
-    const cells = [r.case, r.metric, ...systems.map((s) => cell(get(s))), ...ratioColumns.map((c) => ratioCell(get('fjord'), other(c.other)))];
+    const cells = [
+      r.case,
+      r.metric,
+      ...systems.map((s) => cell(get(s))),
+      ...ratioColumns.map((c) => (c.inverse ? ratioCell(other(c.other), get('fjord')) : ratioCell(get('fjord'), other(c.other)))),
+    ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');

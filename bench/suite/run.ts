@@ -7,7 +7,7 @@
  *                    [--out=bench/RESULTS.md] [--svg=bench/suite-chart.svg]
  *
  * --quick: small sizes and 1 repeat (a smoke test). --only: workload names (default all).
- * --systems: the systems to run (default all; fjord,nats,redis,dd,iperf3). The npm script first
+ * --systems: the systems to run (default all; fjord,fjord-threads,nats,redis,dd,iperf3; fjord-threads is Fjord at num.io.threads = the core count). The npm script first
  * installs the peers (scripts/install-bench-deps.sh) and builds dist/ when src/ changed (the
  * broker runs from dist/). Exits 1 when a workload failed (its section says why).
  */
@@ -23,7 +23,7 @@ import { medians, rotate } from './stats.js';
 import type { SuiteContext, SystemName, Workload } from './workload.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const ALL_SYSTEMS = ['fjord', 'nats', 'redis', 'dd', 'iperf3'];
+const ALL_SYSTEMS = ['fjord', 'fjord-threads', 'nats', 'redis', 'dd', 'iperf3'];
 
 export interface SuiteOptions {
   quick: boolean;
@@ -34,7 +34,7 @@ export interface SuiteOptions {
   svg: string;
 }
 
-const USAGE = 'usage: npm run bench -- [--quick] [--only=a,b] [--systems=fjord,nats,redis,dd,iperf3] [--repeats=N] [--out=FILE] [--svg=FILE]';
+const USAGE = 'usage: npm run bench -- [--quick] [--only=a,b] [--systems=fjord,fjord-threads,nats,redis,dd,iperf3] [--repeats=N] [--out=FILE] [--svg=FILE]';
 
 export function parseArgs(argv: readonly string[]): SuiteOptions {
   const o: SuiteOptions = { quick: false, only: null, systems: null, repeats: 3, out: 'bench/RESULTS.md', svg: 'bench/suite-chart.svg' };

@@ -103,10 +103,20 @@ describe('bench suite: report', () => {
 
   it('writes a table per workload: a column per system, the range, the ratios of the same run and the limit', () => {
     const table = workloadTable(workload({ limit: 'dd' }), figures).split('\n');
-    assert.equal(table[0], '| case | metric | Fjord | NATS JetStream | Redis Streams | dd (fdatasync) | Fjord/NATS | Fjord/Redis | Fjord/dd (fdatasync) |');
+    assert.equal(
+      table[0],
+      '| case | metric | Fjord, 1 thread | NATS JetStream | Redis Streams | dd (fdatasync) | Fjord/NATS | Fjord/Redis | Fjord/dd (fdatasync) |',
+    );
     assert.equal(table[2], '| 1 KiB, 1 partition | MB/s | 240 (230–260) | 80.0 | 96.0 |  | 3.00× | 2.50× | 0.50× |');
     assert.equal(table[3], '| 1 KiB, 1 partition | server CPU s/GB | 1.10 | 2.20 |  |  | 0.50× |  |  |');
     assert.equal(table[4], '| disk limit | MB/s |  |  |  | 480 |  |  |  |');
+  });
+
+  it('gives Fjord at all threads a column and its ratio over one thread', () => {
+    const withThreads = [...figures, fig('1 KiB, 1 partition', 'fjord-threads', 360)];
+    const table = workloadTable(workload({ systems: ['fjord', 'fjord-threads', 'nats'] }), withThreads).split('\n');
+    assert.match(table[0]!, /^\| case \| metric \| Fjord, 1 thread \| Fjord, all threads \| NATS JetStream \|.*\| all threads\/1 thread \| Fjord\/NATS \|/);
+    assert.match(table[2]!, /^\| 1 KiB, 1 partition \| MB\/s \| 240 \(230–260\) \| 360 \| 80\.0 \|.*\| 1\.50× \| 3\.00× \|/);
   });
 
   it('judges ratio targets over every row, naming the worst and what held Fjord back', () => {
@@ -191,8 +201,8 @@ describe('bench suite: report', () => {
     const bars = out.slice(0, out.indexOf(' '));
     const titles = out.slice(out.indexOf(' ') + 1);
     assert.equal(bars, '5');
-    assert.match(py.stdout, /Fjord, <&> "odd": 5\.00 MB\/s/);
-    assert.match(titles, /^Fjord, 1 KiB, 1 partition: 240 MB\/s/);
+    assert.match(py.stdout, /Fjord, 1 thread, <&> "odd": 5\.00 MB\/s/);
+    assert.match(titles, /^Fjord, 1 thread, 1 KiB, 1 partition: 240 MB\/s/);
     // dd at 480 is off a scale that ends at 240 (more than 1.5×): a note, no line; at 300 it is a dashed line on the scale.
     assert.match(svg, /<text [^>]*>dd \(fdatasync\): 480 MB\/s \(off the scale\)<\/text>/);
     assert.doesNotMatch(svg, /stroke-dasharray/);

@@ -3,6 +3,7 @@
  * 1, 8 and 64 partitions) beside NATS JetStream, Redis Streams and dd; consume from the page
  * cache and cold beside NATS JetStream and iperf3; compressed produce (lz4, zstd; Fjord only).
  */
+import { availableParallelism } from 'node:os';
 import { formatNumber, ratio } from '../stats.js';
 import type { Figure, FjordHandle, NatsHandle, RedisHandle, Sample, SuiteContext, TargetCheck, Workload } from '../workload.js';
 import {
@@ -25,20 +26,28 @@ const recordsFor = (ctx: SuiteContext, size: number) => (size >= 1024 ? 200_000 
 
 interface Systems {
   fjord?: FjordHandle;
+  /** Fjord with num.io.threads = the core count (shard workers; docs/threads.md): the "all threads" column. */
+  fjordThreads?: FjordHandle;
   nats?: NatsHandle;
   redis?: RedisHandle;
 }
 
 /** Starts the servers among `names` that --systems selects; runs `body`; stops them all. */
-async function withSystems<T>(ctx: SuiteContext, names: readonly ('fjord' | 'nats' | 'redis')[], body: (s: Systems) => Promise<T>): Promise<T> {
+async function withSystems<T>(
+  ctx: SuiteContext,
+  names: readonly ('fjord' | 'fjord-threads' | 'nats' | 'redis')[],
+  body: (s: Systems) => Promise<T>,
+): Promise<T> {
   const s: Systems = {};
   try {
     if (names.includes('fjord') && ctx.wants('fjord')) s.fjord = await ctx.startFjord();
+    if (names.includes('fjord-threads') && ctx.wants('fjord-threads'))
+      s.fjordThreads = await ctx.startFjord({ 'num.io.threads': String(availableParallelism()) });
     if (names.includes('nats') && ctx.wants('nats')) s.nats = await ctx.startNats();
     if (names.includes('redis') && ctx.wants('redis')) s.redis = await ctx.startRedis();
     return await body(s);
   } finally {
-    await Promise.all([s.fjord?.stop(), s.nats?.stop(), s.redis?.stop()]);
+    await Promise.all([s.fjord?.stop(), s.fjordThreads?.stop(), s.nats?.stop(), s.redis?.stop()]);
   }
 }
 
@@ -103,28 +112,31 @@ const produce: Workload = {
     'one replica stored a message, so its one run stands in both the acks=1 and acks=all rows. Redis Streams: redis-benchmark -P 64 XADD ' +
     '(50 connections), one stream per partition (key chosen at random per command), appendonly everysec; Redis has no acks setting, so its ' +
     'one run also stands in both rows. Limit: dd of 256 MiB (1 MiB blocks, conv=fdatasync) to the log directory’s disk. ' +
-    '"server CPU % of a core" near 100 means the server, not its load generator, was the limit.',
-  systems: ['fjord', 'nats', 'redis', 'dd'],
+    '"server CPU % of a core" near 100 means the server, not its load generator, was the limit. "Fjord, 1 thread" is the default broker ' +
+    '(num.io.threads=1); "Fjord, all threads" the same broker at num.io.threads = the core count, its partitions on shard worker threads ' +
+    '(docs/threads.md; the load generator runs on the same cores).',
+  systems: ['fjord', 'fjord-threads', 'nats', 'redis', 'dd'],
   limit: 'dd',
   async run(ctx) {
     const sizes = [1024, 100];
     const partitions = ctx.quick ? [1, 8] : [1, 8, 64];
     const samples: Sample[] = [];
-    await withSystems(ctx, ['fjord', 'nats', 'redis'], async (s) => {
+    await withSystems(ctx, ['fjord', 'fjord-threads', 'nats', 'redis'], async (s) => {
       for (const repeat of ctx.repeatIndices()) {
         for (const size of sizes) {
           for (const p of partitions) {
             const records = recordsFor(ctx, size);
             const label = (acks: string) => `${sizeLabel(size)}, ${partitionsLabel(p)}, acks=${acks}`;
-            for (const system of ctx.rotate(['fjord', 'nats', 'redis'] as const, repeat)) {
+            for (const system of ctx.rotate(['fjord', 'fjord-threads', 'nats', 'redis'] as const, repeat)) {
               if (!ctx.wants(system)) continue;
               ctx.log(`produce ${label('1/all')}: ${system} (repeat ${repeat + 1})`);
-              if (system === 'fjord' && s.fjord !== undefined) {
+              const fjord = system === 'fjord' ? s.fjord : system === 'fjord-threads' ? s.fjordThreads : undefined;
+              if (fjord !== undefined) {
                 for (const acks of ['1', 'all'] as const) {
                   const topic = `produce-${size}-${p}-${acks}-${repeat}`;
-                  await s.fjord.createTopic(topic, p);
-                  samples.push(...throughputSamples(label(acks), 'fjord', await fjordProduce(ctx, s.fjord, topic, { records, size, acks })));
-                  await s.fjord.deleteTopic(topic);
+                  await fjord.createTopic(topic, p);
+                  samples.push(...throughputSamples(label(acks), system, await fjordProduce(ctx, fjord, topic, { records, size, acks })));
+                  await fjord.deleteTopic(topic);
                 }
               } else if (system === 'nats' && s.nats !== undefined) {
                 const name = `produce_${size}_${p}_${repeat}`;
@@ -169,27 +181,28 @@ const consume: Workload = {
     'control). "page cache": right after producing. "cold": the log files were first evicted from the page cache (fdatasync + ' +
     'posix_fadvise(DONTNEED) on each file of that system’s log directory, not drop_caches, which would hit every process on the machine); ' +
     'NATS may still serve recent blocks from its own in-memory block cache. Redis Streams has no consume run here. Limit: loopback iperf3, one stream.',
-  systems: ['fjord', 'nats', 'iperf3'],
+  systems: ['fjord', 'fjord-threads', 'nats', 'iperf3'],
   limit: 'iperf3',
   async run(ctx) {
     const size = 1024;
     const records = recordsFor(ctx, size);
     const samples: Sample[] = [];
-    await withSystems(ctx, ['fjord', 'nats'], async (s) => {
+    await withSystems(ctx, ['fjord', 'fjord-threads', 'nats'], async (s) => {
       for (const repeat of ctx.repeatIndices()) {
         for (const p of [1, 8]) {
           const label = (kind: string) => `1 KiB, ${partitionsLabel(p)}, ${kind}`;
-          for (const system of ctx.rotate(['fjord', 'nats', 'iperf3'] as const, repeat)) {
+          for (const system of ctx.rotate(['fjord', 'fjord-threads', 'nats', 'iperf3'] as const, repeat)) {
             if (!ctx.wants(system) || (system === 'iperf3' && p !== 1)) continue;
             ctx.log(`consume ${label('page cache / cold')}: ${system} (repeat ${repeat + 1})`);
-            if (system === 'fjord' && s.fjord !== undefined) {
+            const fjord = system === 'fjord' ? s.fjord : system === 'fjord-threads' ? s.fjordThreads : undefined;
+            if (fjord !== undefined) {
               const topic = `consume-${p}-${repeat}`;
-              await s.fjord.createTopic(topic, p);
-              await fjordProduce(ctx, s.fjord, topic, { records, size, acks: '1' });
-              samples.push(...throughputSamples(label('page cache'), 'fjord', await fjordConsume(ctx, s.fjord, topic, records)));
-              await evictFromPageCache(ctx, s.fjord.logDir);
-              samples.push(...throughputSamples(label('cold'), 'fjord', await fjordConsume(ctx, s.fjord, topic, records)));
-              await s.fjord.deleteTopic(topic);
+              await fjord.createTopic(topic, p);
+              await fjordProduce(ctx, fjord, topic, { records, size, acks: '1' });
+              samples.push(...throughputSamples(label('page cache'), system, await fjordConsume(ctx, fjord, topic, records)));
+              await evictFromPageCache(ctx, fjord.logDir);
+              samples.push(...throughputSamples(label('cold'), system, await fjordConsume(ctx, fjord, topic, records)));
+              await fjord.deleteTopic(topic);
             } else if (system === 'nats' && s.nats !== undefined) {
               const name = `consume_${p}_${repeat}`;
               await natsProduce(ctx, s.nats, name, p, { records, size, acks: 'all' });
