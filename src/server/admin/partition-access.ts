@@ -37,6 +37,11 @@ export interface PartitionAccess {
   logDirsState(): LogDirState[];
   /** Resolves once the logs of `topic` match metadata (created, reconfigured or deleted). */
   syncTopic(topic: string): Promise<void>;
+  /**
+   * Shard workers (server/shard-wiring.ts): whether the partition lives on a worker that is
+   * running, so `localPartition` cannot show it; syncTopic has already failed if its log did not open.
+   */
+  onWorker?(topic: string, partition: number): boolean;
 }
 
 /** The broker's access over its ReplicaManager: the partitions' owners (in-thread: one shard), its local partitions, its logs' directories. */

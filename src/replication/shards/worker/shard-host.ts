@@ -26,8 +26,9 @@ export class ShardHost {
 
   private constructor(
     private readonly mirror: MetadataMirror,
-    private readonly logs: LogManager,
-    private readonly replicas: ReplicaManager,
+    /** This shard's logs and partitions (shard 0's are the broker's own: the coordinators append through them). */
+    readonly logs: LogManager,
+    readonly replicas: ReplicaManager,
     private readonly post: PostToMain,
     /** Shard 0, on the main thread: messages arrive by reference, so fetched records need no copy. */
     private readonly local: boolean,
@@ -81,6 +82,7 @@ export class ShardHost {
           this.mirror.apply(m.topics);
           // The mirror's listeners queued the syncs; these share them and wait for the logs.
           await Promise.all(m.topics.map((t) => this.replicas.syncTopic(t.name)));
+          this.checkOpen(m.topics.map((t) => t.name));
           return this.post({ type: 'done', id: m.id });
         case 'deleteTopic':
           this.mirror.remove(m.topic);
@@ -101,6 +103,15 @@ export class ShardHost {
       }
     } catch (err) {
       this.post({ type: 'failed', id: m.id, message: messageOf(err) });
+    }
+  }
+
+  /** Throws unless every partition of `topics` this shard owns has its log open (topic administration answers that error). */
+  private checkOpen(topics: readonly string[]): void {
+    for (const name of topics) {
+      for (const p of this.mirror.topic(name)?.partitions ?? []) {
+        if (p.leader >= 0 && !this.replicas.getPartition(name, p.partition)) throw new Error(`the log of partition ${name}-${p.partition} could not be opened`);
+      }
     }
   }
 

@@ -15,7 +15,8 @@ import type { TopicInfo } from '../../../metadata/cluster-model.js';
 import type { ReplicationConfig } from '../../replication-config.js';
 import type { AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
-import type { LogDirState } from '../../../storage/manager/log-manager.js';
+import type { LogDirState, LogManager } from '../../../storage/manager/log-manager.js';
+import type { ReplicaManager } from '../../replica-manager.js';
 import { silentLogger, type StorageLogger } from '../../../storage/logger.js';
 import {
   shardOf,
@@ -51,6 +52,8 @@ export interface WorkerShardsOptions {
   checkpointIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerEnabled?: boolean;
+  /** Whether shard 0 (the internal topics, on this thread: compacted __consumer_offsets) runs the log cleaner; default cleanerEnabled. */
+  shardZeroCleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
 }
 
@@ -114,7 +117,11 @@ export class WorkerShards implements PartitionShards {
         topics: [...opts.topics],
         ...(opts.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: opts.checkpointIntervalMs } : {}),
         ...(opts.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: opts.retentionCheckIntervalMs } : {}),
-        ...(opts.cleanerEnabled !== undefined ? { cleanerEnabled: opts.cleanerEnabled } : {}),
+        ...(index === 0 && opts.shardZeroCleanerEnabled !== undefined
+          ? { cleanerEnabled: opts.shardZeroCleanerEnabled }
+          : opts.cleanerEnabled !== undefined
+            ? { cleanerEnabled: opts.cleanerEnabled }
+            : {}),
         ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
         ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
       };
@@ -139,6 +146,12 @@ export class WorkerShards implements PartitionShards {
   /** The shard that owns the partition (the seam's rule: internal topics on shard 0). */
   shardOf(topic: string, partition: number): number {
     return shardOf(topic, partition, this.shards.length);
+  }
+
+  /** Shard 0's logs and partitions, on this thread: the broker's own LogManager and ReplicaManager when it runs on shards. */
+  get local(): { logManager: LogManager; replicaManager: ReplicaManager } {
+    const host = this.shards[0]!.host!;
+    return { logManager: host.logs, replicaManager: host.replicas };
   }
 
   /** Whether a shard is running (shard 0 always is). */
