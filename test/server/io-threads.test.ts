@@ -61,10 +61,15 @@ const threadsOf = (pid: number): number => readdirSync(`/proc/${pid}/task`).leng
 /** Every record of the topic as "partition key value" lines, sorted. */
 async function readAll(bootstrap: string): Promise<string[]> {
   const text = await kcatConsume(bootstrap, TOPIC, ['-f', '%p %k %s\\n']);
-  return text.split('\n').filter((l) => l !== '').sort();
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
 }
 
-test('num.io.threads=3: kcat writes 8 partitions on shard workers and reads them back; restarts at 1 and at 3 read everything', { timeout: 120_000 }, async (t) => {
+test('num.io.threads=3: kcat writes 8 partitions on shard workers and reads them back; restarts at 1 and at 3 read everything', {
+  timeout: 120_000,
+}, async (t) => {
   if (!requirePeer(t, 'kcat')) return;
   if (!existsSync(join(ROOT, 'dist', 'server', 'main.js'))) spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'ignore' });
   const base = await mkdtemp(join(tmpdir(), 'fjord-io-threads-'));
@@ -92,9 +97,16 @@ test('num.io.threads=3: kcat writes 8 partitions on shard workers and reads them
     // The same directory at one thread: every record, in the same partitions.
     running = await startBroker(base, 1);
     assert.doesNotMatch(running.out(), /shard worker threads/);
-    assert.ok(threadedCount >= threadsOf(running.child.pid!) + 2, `2 more threads at num.io.threads=3 (${threadedCount}) than at 1 (${threadsOf(running.child.pid!)})`);
+    assert.ok(
+      threadedCount >= threadsOf(running.child.pid!) + 2,
+      `2 more threads at num.io.threads=3 (${threadedCount}) than at 1 (${threadsOf(running.child.pid!)})`,
+    );
     assert.deepEqual(await readAll(running.bootstrap), written);
-    await kcatProduce(running.bootstrap, TOPIC, `${Array.from({ length: 100 }, (_, i) => `m${i}:w${i}`).join('\n')}\n`, ['-K:', '-X', 'topic.partitioner=murmur2_random']);
+    await kcatProduce(running.bootstrap, TOPIC, `${Array.from({ length: 100 }, (_, i) => `m${i}:w${i}`).join('\n')}\n`, [
+      '-K:',
+      '-X',
+      'topic.partitioner=murmur2_random',
+    ]);
     const afterOne = await readAll(running.bootstrap);
     assert.equal(afterOne.length, 500);
     await stopBroker(running);

@@ -59,7 +59,15 @@ export type ToShard =
   | { type: 'crash' };
 
 /** The PartitionShards calls a shard answers with its InThreadShards (produce and fetch have messages of their own). */
-export type ForwardedMethod = 'listOffsets' | 'offsetsForLeaderEpoch' | 'deleteRecords' | 'writeTxnMarkers' | 'describeProducers' | 'logDirs';
+export type ForwardedMethod =
+  | 'listOffsets'
+  | 'offsetsForLeaderEpoch'
+  | 'deleteRecords'
+  | 'writeTxnMarkers'
+  | 'describeProducers'
+  | 'logDirs'
+  | 'txnGuardStates'
+  | 'grantTxnGuards';
 
 /** A fetch result whose records cross as a window of a transferred buffer. */
 export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };

@@ -32,6 +32,8 @@ import {
   type ProduceOptions,
   type ProducePart,
   type TopicPartitionRef,
+  type TxnGuardPart,
+  type TxnGuardState,
   type TxnMarkerPart,
 } from '../partition-shards.js';
 import { SharedDirFiles } from './shared-dir-files.js';
@@ -276,6 +278,14 @@ export class WorkerShards implements PartitionShards {
 
   describeProducers(parts: readonly TopicPartitionRef[]): Promise<DescribeProducersResult[]> {
     return this.forward('describeProducers', parts, [], { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, activeProducers: [] });
+  }
+
+  txnGuardStates(parts: readonly TxnGuardPart[]): Promise<TxnGuardState[]> {
+    return this.forward('txnGuardStates', parts, [], { leader: false, held: false, leaderEpoch: -1 });
+  }
+
+  grantTxnGuards(parts: readonly (TxnGuardPart & { leaderEpoch: number })[]): Promise<number[]> {
+    return this.forward('grantTxnGuards', parts, [], ErrorCode.NOT_LEADER_OR_FOLLOWER as number);
   }
 
   /** Every directory with every live shard's logs in it; a directory is online when every shard has it online. */
