@@ -73,14 +73,26 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     shardZeroCleanerEnabled: cfg.logCleanerEnable,
   });
   const { logManager, replicaManager } = workers.local;
-  const syncTopic = (topic: string): Promise<void> => {
+  // Each store change is posted to every shard once, as it happens; whoever waits for a topic's
+  // logs (topic and config administration, or services.replicaManager.syncTopic) waits for that post.
+  const posted = new Map<string, Promise<void>>();
+  const post = (topic: string): Promise<void> => {
     const info = metadata.topic(topic);
-    return info ? workers.topicsChanged([info]) : workers.topicDeleted(topic);
+    const done = (info ? workers.topicsChanged([info]) : workers.topicDeleted(topic)).finally(() => {
+      if (posted.get(topic) === done) posted.delete(topic);
+    });
+    posted.set(topic, done);
+    return done;
   };
-  // Changes made outside topic administration (none today in embedded mode) reach the workers too.
-  metadata.onChange(
-    (topic) => void syncTopic(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a metadata change to the shard workers failed')),
-  );
+  metadata.onChange((topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a metadata change to the shard workers failed')));
+  const syncTopic = (topic: string): Promise<void> => posted.get(topic) ?? post(topic);
+  // Shard 0's own sync (the broker's ReplicaManager) waits for the workers' too: callers of
+  // services.replicaManager.syncTopic see every log. It waits only for posts made before it is
+  // called (shard 0 calls it from inside a post, synchronously, before that post is registered), so no post waits for itself.
+  const shardZeroSync = replicaManager.syncTopic.bind(replicaManager);
+  replicaManager.syncTopic = async (topic: string): Promise<void> => {
+    await Promise.all([shardZeroSync(topic), posted.get(topic)]);
+  };
   replicaManager.fetchService.readThrough(workers);
   logger.info(`partitions on ${workers.count} shards: shard 0 on the main thread (internal topics), ${count} shard worker threads`);
   const local = partitionAccessOf(replicaManager, metadata);
