@@ -71,6 +71,8 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     // The workers do not clean yet (docs/threads.md); shard 0's compacted internal topics do.
     cleanerEnabled: false,
     shardZeroCleanerEnabled: cfg.logCleanerEnable,
+    // Frame buffers are pooled (server/network/frame-buffers.ts): copied to the workers, never moved.
+    moveProduceBuffers: false,
   });
   const { logManager, replicaManager } = workers.local;
   // Each store change is posted to every shard once, as it happens; whoever waits for a topic's

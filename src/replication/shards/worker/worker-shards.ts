@@ -54,6 +54,12 @@ export interface WorkerShardsOptions {
   checkpointIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerEnabled?: boolean;
+  /**
+   * Whether a produced Buffer that owns its ArrayBuffer may be moved to its worker (default
+   * true). The broker says false: its frame buffers are pooled and reused once answered, and a
+   * moved one would be detached under the network layer; its parts are copied instead.
+   */
+  moveProduceBuffers?: boolean;
   /** Whether shard 0 (the internal topics, on this thread: compacted __consumer_offsets) runs the log cleaner; default cleanerEnabled. */
   shardZeroCleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
@@ -96,6 +102,7 @@ export class WorkerShards implements PartitionShards {
   private constructor(
     readonly files: SharedDirFiles,
     private readonly logger: StorageLogger,
+    private readonly moveProduceBuffers: boolean,
   ) {}
 
   /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
@@ -104,7 +111,7 @@ export class WorkerShards implements PartitionShards {
     const count = 1 + Math.max(1, Math.floor(opts.workers));
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
-    const that = new WorkerShards(files, logger);
+    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true);
     const ended = (index: number, reason: string): void => {
       if (that.closing) return;
       that.exits.push({ shard: index, reason });
@@ -192,6 +199,7 @@ export class WorkerShards implements PartitionShards {
       shardOfPart,
       this.stats,
       (s) => s === 0,
+      this.moveProduceBuffers,
     );
     const out = new Array<AppendOutcome>(parts.length);
     await Promise.all(
