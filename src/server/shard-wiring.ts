@@ -73,6 +73,7 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     shardZeroCleanerEnabled: cfg.logCleanerEnable,
     // Frame buffers are pooled (server/network/frame-buffers.ts): copied to the workers, never moved.
     moveProduceBuffers: false,
+    maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
   });
   const { logManager, replicaManager } = workers.local;
   // Each store change is posted to every shard once, as it happens; whoever waits for a topic's

@@ -49,6 +49,7 @@ export class ShardHost {
       ...(init.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: init.checkpointIntervalMs } : {}),
       ...(init.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: init.retentionCheckIntervalMs } : {}),
       cleanerEnabled: init.cleanerEnabled ?? false,
+      ...(init.maxOpenSegmentFiles !== undefined ? { maxOpenSegmentFiles: init.maxOpenSegmentFiles } : {}),
       topicConfig: (topic) => {
         const info = mirror.topic(topic);
         return info ? topicLogConfig(defaults, info.configs) : undefined;

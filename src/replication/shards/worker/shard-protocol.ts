@@ -22,6 +22,8 @@ export interface ShardInit {
   retentionCheckIntervalMs?: number;
   cleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
+  /** This shard's share of log.segment.max.open.files. */
+  maxOpenSegmentFiles?: number;
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */

@@ -63,6 +63,8 @@ export interface WorkerShardsOptions {
   /** Whether shard 0 (the internal topics, on this thread: compacted __consumer_offsets) runs the log cleaner; default cleanerEnabled. */
   shardZeroCleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
+  /** log.segment.max.open.files for the whole broker (> 0): each shard keeps an equal share open (at least 1). */
+  maxOpenSegmentFiles?: number;
 }
 
 /** Why a shard ended (an uncaught error's message, or its exit code). */
@@ -133,6 +135,10 @@ export class WorkerShards implements PartitionShards {
             : {}),
         ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
         ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
+        // Each thread has its own budget (storage's segment-file cache is per isolate): the total split evenly; 0 or less: the default budget.
+        ...(opts.maxOpenSegmentFiles !== undefined && opts.maxOpenSegmentFiles > 0
+          ? { maxOpenSegmentFiles: Math.max(1, Math.floor(opts.maxOpenSegmentFiles / count)) }
+          : {}),
       };
       that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended));
     }
