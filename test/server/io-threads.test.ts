@@ -3,7 +3,8 @@
  * with a server.properties at num.io.threads=3 hosts the partitions on 2 shard worker threads
  * (a log line says so, the process has the threads), kcat writes to 8 partitions and reads every
  * record back, and the log directory is the same format at any thread count: a clean restart at
- * num.io.threads=1 reads everything back, and one at 3 again after that.
+ * num.io.threads=1 reads everything back, and one at 3 again after that. The default is 1, and
+ * cluster mode runs single-threaded with one warning line.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +19,9 @@ import { Admin } from '../../src/client/index.js';
 import { requirePeer } from '../helpers/peers.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { kcatConsume, kcatProduce } from '../interop/kcat-helpers.js';
+import { buildBrokerConfig } from '../../src/server/config/index.js';
+import { shardWorkerCount } from '../../src/server/shard-wiring.js';
+import type { Logger } from 'pino';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START = join(ROOT, 'bin', 'kafka-server-start.sh');
@@ -121,4 +125,16 @@ test('num.io.threads=3: kcat writes 8 partitions on shard workers and reads them
     if (running && running.child.exitCode === null) running.child.kill('SIGKILL');
     await rm(base, { recursive: true, force: true });
   }
+});
+
+test('num.io.threads: default 1 (no worker); N > 1 is N-1 workers; with zookeeper.connect one warning and none', () => {
+  const warnings: string[] = [];
+  const logger = { warn: (msg: string) => void warnings.push(msg) } as unknown as Logger;
+  const cfg = (props: Record<string, string>) => buildBrokerConfig(new Map(Object.entries({ 'log.dirs': '/tmp/unused', ...props })));
+  assert.equal(cfg({}).numIoThreads, 1);
+  assert.equal(shardWorkerCount(cfg({}), false, logger), 0);
+  assert.equal(shardWorkerCount(cfg({ 'num.io.threads': '3' }), false, logger), 2);
+  assert.deepEqual(warnings, []);
+  assert.equal(shardWorkerCount(cfg({ 'num.io.threads': '3', 'zookeeper.connect': 'localhost:2181' }), true, logger), 0);
+  assert.deepEqual(warnings, ['num.io.threads=3 is not supported with zookeeper.connect yet: running single-threaded (num.io.threads=1)']);
 });
