@@ -233,21 +233,53 @@ export class WorkerShards implements PartitionShards {
     return out;
   }
 
-  /** Reads for Fetch: each shard reads (and long-polls) its partitions; results in `targets` order. */
+  /**
+   * Reads for Fetch; results in `targets` order. One shard: it reads and long-polls. Several:
+   * each long-polling on its own would hold the answer until the slowest one's deadline (a shard
+   * with nothing new waits maxWaitMs while another has records), so every shard reads at once
+   * first, and only when that is less than minBytes do they all long-poll, the answer going out
+   * as soon as minBytes are there (or every shard answered); the parked reads left behind end
+   * at their deadline, unread (a read changes nothing).
+   */
   async fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
+    const groups = [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))];
     const out = new Array<PartitionFetchResult>(targets.length);
-    await Promise.all(
-      [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))].map(async ([s, indexes]) => {
-        const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets: indexes.map((i) => targets[i]!), params });
-        indexes.forEach((i, k) => {
-          const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
-          out[i] = r
-            ? { ...r, records: bufferOf(r.records) }
-            : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+    if (groups.length <= 1 || params.maxWaitMs <= 0) {
+      await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, params, out)));
+      return out;
+    }
+    const started = Date.now();
+    const now = { ...params, maxWaitMs: 0 };
+    await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, now, out)));
+    const waitMs = params.maxWaitMs - (Date.now() - started);
+    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return out;
+    const poll = { ...params, maxWaitMs: waitMs };
+    return new Promise((resolve) => {
+      let left = groups.length;
+      let answered = false;
+      for (const [s, indexes] of groups) {
+        const mine = new Array<PartitionFetchResult>(targets.length);
+        void this.fetchShard(s, indexes, targets, poll, mine).then(() => {
+          if (answered) return;
+          for (const i of indexes) out[i] = mine[i]!;
+          if (--left === 0 || enoughToAnswer(out, params.minBytes)) {
+            answered = true;
+            resolve(out);
+          }
         });
-      }),
-    );
-    return out;
+      }
+    });
+  }
+
+  /** One shard's part of a Fetch, written into `out` at the parts' indexes. */
+  private async fetchShard(s: number, indexes: number[], targets: readonly FetchTarget[], params: FetchParams, out: PartitionFetchResult[]): Promise<void> {
+    const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets: indexes.map((i) => targets[i]!), params });
+    indexes.forEach((i, k) => {
+      const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
+      out[i] = r
+        ? { ...r, records: bufferOf(r.records) }
+        : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+    });
   }
 
   /** One of the seam's other calls: split by shard, each shard's InThreadShards answers its parts, `failed` for a shard that ended. */
@@ -354,4 +386,14 @@ function failedAs(m: FromShard | undefined): void {
 
 function failedOutcome(m: FromShard | undefined): AppendOutcome {
   return m?.type === 'failed' ? { ...NOT_LEADER, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: m.message } : NOT_LEADER;
+}
+
+/** A Fetch answers once it has minBytes, or at once on any partition's error (as Kafka's delayed fetch completes). */
+function enoughToAnswer(results: readonly PartitionFetchResult[], minBytes: number): boolean {
+  let bytes = 0;
+  for (const r of results) {
+    if (r.errorCode !== ErrorCode.NONE) return true;
+    bytes += r.records?.length ?? 0;
+  }
+  return bytes >= Math.max(1, minBytes);
 }
