@@ -65,6 +65,7 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     config: cfg,
     workers: count,
     topics: metadata.topics(),
+    logConfigFor: (topic) => o.admin.configs.logConfigFor(topic),
     logger: logger.child({ component: 'shards' }),
     checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
     retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
@@ -106,10 +107,11 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     workers,
     access: {
       shards: workers,
-      // Shard 0's partitions; a worker's are pushed their configs by syncTopic (static broker defaults under the topic's own).
+      // Shard 0's partitions; a worker's get the effective config with each post (syncTopic, reconfigure).
       localPartition: local.localPartition,
       logDirsState: local.logDirsState,
       syncTopic,
+      reconfigure: (topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a config change to the shard workers failed')),
       onWorker: (topic, partition) => {
         const shard = workers.shardOf(topic, partition);
         return shard !== 0 && workers.isAlive(shard);

@@ -42,6 +42,8 @@ export interface PartitionAccess {
    * running, so `localPartition` cannot show it; syncTopic has already failed if its log did not open.
    */
   onWorker?(topic: string, partition: number): boolean;
+  /** Shard workers: the topic's effective config changed (a dynamic broker default); its logs on workers take it. */
+  reconfigure?(topic: string): void;
 }
 
 /** The broker's access over its ReplicaManager: the partitions' owners (in-thread: one shard), its local partitions, its logs' directories. */

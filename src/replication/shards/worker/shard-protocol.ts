@@ -4,6 +4,7 @@
  * inside an ArrayBuffer moved in the transfer list; fetched records come back the same way.
  */
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
+import type { LogConfig } from '../../../storage/config.js';
 import type { ReplicationConfig } from '../../replication-config.js';
 import type { AppendOrigin, AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
@@ -18,6 +19,8 @@ export interface ShardInit {
   /** Per log directory, whether the lock holder found a clean shutdown marker there. */
   hadCleanShutdown: Record<string, boolean>;
   topics: TopicInfo[];
+  /** Each topic's effective log config (dynamic broker defaults included), where the main thread knows it. */
+  logConfigs?: Record<string, LogConfig>;
   checkpointIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerEnabled?: boolean;
@@ -41,7 +44,7 @@ export interface ProducePart {
 }
 
 export type ToShard =
-  | { type: 'topics'; id: number; topics: TopicInfo[] }
+  | { type: 'topics'; id: number; topics: TopicInfo[]; logConfigs?: Record<string, LogConfig> }
   | { type: 'deleteTopic'; id: number; topic: string }
   | {
       type: 'produce';

@@ -17,6 +17,7 @@ import type { AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
 import type { LogDirState, LogManager } from '../../../storage/manager/log-manager.js';
 import type { ReplicaManager } from '../../replica-manager.js';
+import type { LogConfig } from '../../../storage/config.js';
 import { silentLogger, type StorageLogger } from '../../../storage/logger.js';
 import {
   shardOf,
@@ -40,6 +41,7 @@ import { SharedDirFiles } from './shared-dir-files.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
+import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
 import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
 
 export interface WorkerShardsOptions {
@@ -48,6 +50,8 @@ export interface WorkerShardsOptions {
   workers: number;
   /** The topics known at start (the metadata store's). */
   topics: readonly TopicInfo[];
+  /** A topic's effective log config (the broker's admin: dynamic broker defaults under its overrides); absent: static defaults under its overrides. */
+  logConfigFor?: (topic: string) => LogConfig | undefined;
   logger?: StorageLogger;
   /** The shards' log level (pino); default warn. */
   workerLogLevel?: string;
@@ -82,18 +86,6 @@ const NOT_LEADER: AppendOutcome = {
   recordErrors: [],
 };
 
-/** Indexes of `items` by the shard `shardOfItem` names, in item order. */
-function byShard<T>(items: readonly T[], shardOfItem: (item: T) => number): Map<number, number[]> {
-  const out = new Map<number, number[]>();
-  items.forEach((item, i) => {
-    const s = shardOfItem(item);
-    let list = out.get(s);
-    if (!list) out.set(s, (list = []));
-    list.push(i);
-  });
-  return out;
-}
-
 export class WorkerShards implements PartitionShards {
   readonly stats: HandoverStats = newHandoverStats();
   readonly exits: ShardExit[] = [];
@@ -105,6 +97,7 @@ export class WorkerShards implements PartitionShards {
     readonly files: SharedDirFiles,
     private readonly logger: StorageLogger,
     private readonly moveProduceBuffers: boolean,
+    private readonly logConfigFor: ((topic: string) => LogConfig | undefined) | undefined,
   ) {}
 
   /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
@@ -113,7 +106,7 @@ export class WorkerShards implements PartitionShards {
     const count = 1 + Math.max(1, Math.floor(opts.workers));
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
-    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true);
+    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor);
     const ended = (index: number, reason: string): void => {
       if (that.closing) return;
       that.exits.push({ shard: index, reason });
@@ -126,6 +119,7 @@ export class WorkerShards implements PartitionShards {
         config,
         hadCleanShutdown: files.cleanShutdowns(),
         topics: [...opts.topics],
+        ...(opts.logConfigFor ? { logConfigs: logConfigsOf(opts.topics, opts.logConfigFor) } : {}),
         ...(opts.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: opts.checkpointIntervalMs } : {}),
         ...(opts.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: opts.retentionCheckIntervalMs } : {}),
         ...(index === 0 && opts.shardZeroCleanerEnabled !== undefined
@@ -186,7 +180,10 @@ export class WorkerShards implements PartitionShards {
 
   /** Topics created or changed (configs, partitions): every live shard opens or reconfigures its partitions' logs before this resolves. */
   async topicsChanged(topics: readonly TopicInfo[]): Promise<void> {
-    await Promise.all(this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics] }).then(failedAs)));
+    const logConfigs = this.logConfigFor ? logConfigsOf(topics, this.logConfigFor) : undefined;
+    await Promise.all(
+      this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics], ...(logConfigs ? { logConfigs } : {}) }).then(failedAs)),
+    );
   }
 
   /** A topic deleted: its logs are closed and deleted by their shards. */
@@ -386,14 +383,4 @@ function failedAs(m: FromShard | undefined): void {
 
 function failedOutcome(m: FromShard | undefined): AppendOutcome {
   return m?.type === 'failed' ? { ...NOT_LEADER, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: m.message } : NOT_LEADER;
-}
-
-/** A Fetch answers once it has minBytes, or at once on any partition's error (as Kafka's delayed fetch completes). */
-function enoughToAnswer(results: readonly PartitionFetchResult[], minBytes: number): boolean {
-  let bytes = 0;
-  for (const r of results) {
-    if (r.errorCode !== ErrorCode.NONE) return true;
-    bytes += r.records?.length ?? 0;
-  }
-  return bytes >= Math.max(1, minBytes);
 }
