@@ -95,7 +95,13 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
     atLeast(0),
   ),
   def('num.network.threads', 'int', '3', 'Network threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
-  def('num.io.threads', 'int', '8', 'Request handler threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
+  def(
+    'num.io.threads',
+    'int',
+    '1',
+    "Threads that host partitions (docs/threads.md): 1 = every partition on the main thread (today's broker, no worker); N > 1 = shard 0 (the internal topics) on the main thread and N-1 shard worker threads for the other topics, embedded mode only (with zookeeper.connect set the broker warns and runs single-threaded). Default 1, not Kafka's 8, until the whole suite passes at N > 1.",
+    atLeast(1),
+  ),
   def('background.threads', 'int', '10', 'Background task threads.', { ...atLeast(1), ...NO_EFFECT }),
   def('request.timeout.ms', 'int', '30000', 'Inter-broker request timeout.', atLeast(0)),
 

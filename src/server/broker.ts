@@ -19,18 +19,15 @@ import type { BrokerServices, ClusterControl, Endpoint } from './broker-services
 import { brokerHandlerTable } from './handlers/index.js';
 import { QuotaManagers } from './quotas/quota-manager.js';
 import { createAdminServices, openGroupConfigStore, type AdminServices, type AdminServicesOptions } from './admin/index.js';
-import { LogManager } from '../storage/manager/log-manager.js';
-import { ReplicaManager } from '../replication/replica-manager.js';
-import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
-import { partitionAccessOf } from './admin/partition-access.js';
-import type { ReplicationConfig } from '../replication/replication-config.js';
+import type { LogManager } from '../storage/manager/log-manager.js';
+import type { ReplicaManager } from '../replication/replica-manager.js';
+import { openPartitionHosting, type PartitionHosting } from './shard-wiring.js';
 import { openGroupCoordinator, type GroupCoordinator } from './group-coordinator-wiring.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
 import { TxnVerification } from '../coordinator/txn/txn-verification.js';
 import type { BrokerConnections } from '../client/broker-connections.js';
 import { ZkProducerIdBlocks } from '../coordinator/txn/producer-ids.js';
-import { brokerLogDefaults } from '../replication/log-config.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { KafkaController } from '../controller/index.js';
@@ -60,6 +57,8 @@ export class Broker {
   private admin: AdminServices | undefined;
   private logManager: LogManager | undefined;
   private replicaManager: ReplicaManager | undefined;
+  /** Where the partitions live: this thread, or shard workers (num.io.threads > 1). */
+  private partitionHosting: PartitionHosting | undefined;
   private groupCoordinator: GroupCoordinator | undefined;
   private txnCoordinator: TxnCoordinator | undefined;
   /** Cluster mode: connections to the other brokers for requests made on a client's behalf. */
@@ -144,7 +143,7 @@ export class Broker {
       ...(this.zk ? { sharedConfigs: await this.zk.brokerConfigStore() } : {}),
       ...(this.zk ? { featureStore: await (await import('../metadata/zk/zk-feature-store.js')).ZkFeatureStore.open(this.zk.session, log) } : {}),
       ...(this.options.supportedFeatures ? { supportedFeatures: this.options.supportedFeatures } : {}),
-      partitions: () => (this.replicaManager ? partitionAccessOf(this.replicaManager, metadata) : undefined),
+      partitions: () => this.partitionHosting?.access,
     });
     const admin = this.admin;
     this.zk?.onBrokerConfigChange((scope) => {
@@ -152,51 +151,18 @@ export class Broker {
         .onSharedBrokerConfigChange(scope)
         .catch((err: unknown) => log.warn({ scope, err: String(err) }, 'cannot re-read dynamic broker configs from ZooKeeper'));
     });
-    this.logManager = await LogManager.open({
-      logDirs: cfg.logDirs,
-      defaults: brokerLogDefaults(cfg),
-      logger: log.child({ component: 'storage' }),
-      retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
-      cleanerEnabled: cfg.logCleanerEnable,
-      checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
-      // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
-      flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
-      cleanerBackoffMs: cfg.logCleanerBackoffMs,
-      // A log no partition hosts yet has no last stable offset: an open transaction's records
-      // could be cleaned as if committed.
-      highWatermarkSetByOwner: true,
-      ...(this.zk ? { metaProperties: this.zk.metaProperties() } : {}),
-      maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
-      // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
-      // retention) from the first moment, not only once the replica manager syncs them.
-      topicConfig: (topic) => {
-        try {
-          return admin.configs.logConfigFor(topic);
-        } catch {
-          return undefined; // an invalid stored override: the replica manager logs it on sync
-        }
-      },
-    });
-    const logManager = this.logManager;
-    // Cluster mode: leaders write their ISR changes to ZooKeeper (embedded mode: ISR = [self], no writer).
-    const isrWriter = this.zk
-      ? new (await import('../replication/partition/isr/zk-isr-writer.js')).ZkIsrWriter(await this.zk.zkClient(), log.child({ component: 'isr' }))
-      : undefined;
-    const replicaManager = (this.replicaManager = await ReplicaManager.start({
-      config: replicationConfig(cfg),
+    const hosting = await openPartitionHosting({
+      config: cfg,
       metadata,
-      logManager,
-      logger: log.child({ component: 'replica-manager' }),
-      logConfigFor: (topic) => admin.configs.logConfigFor(topic),
-      controllerManaged: this.zk !== undefined,
-      isrWriter,
-      ...(this.options.interBrokerInterceptor ? { interBrokerInterceptor: this.options.interBrokerInterceptor } : {}),
-      // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
-      ...(this.image ? { brokerEndpoint: (id: number) => this.image?.endpoint(id, cfg.interBrokerListenerName) } : {}),
-    }));
-    // The partitions' owners (docs/threads.md step 0): one shard, this thread, over the ReplicaManager.
-    const shards = inThreadShardsOf(replicaManager, metadata);
-    replicaManager.fetchService.readThrough(shards);
+      admin,
+      logger: log,
+      zk: this.zk,
+      image: this.image,
+      interBrokerInterceptor: this.options.interBrokerInterceptor,
+    });
+    this.partitionHosting = hosting;
+    ({ logManager: this.logManager, replicaManager: this.replicaManager } = hosting);
+    const { replicaManager, shards } = hosting;
     this.observability.health.logsRecovered = true;
     const configsOf = (await openGroupConfigStore(cfg.logDirs[0]!, this.zk, admin.configs, log)).lookup;
     this.groupCoordinator = openGroupCoordinator(cfg, metadata, replicaManager, log, () => this.brokerConnections, configsOf);
@@ -376,8 +342,11 @@ export class Broker {
     this.brokerConnections?.close();
     this.txnCoordinator?.shutdown();
     this.groupCoordinator?.shutdown();
-    await this.replicaManager?.shutdown();
-    await this.logManager?.shutdown();
+    if (this.partitionHosting?.workers) await this.partitionHosting.workers.shutdown();
+    else {
+      await this.replicaManager?.shutdown();
+      await this.logManager?.shutdown();
+    }
     await this.admin?.close();
     await this.metadataStore?.close();
     // An event in flight may be waiting on ZooKeeper, which queues operations while it is
@@ -389,9 +358,4 @@ export class Broker {
     await this.observability.closeListener();
     this.logger.info('shut down');
   }
-}
-
-/** Replication's slice of the configuration: BrokerConfig carries its fields under the same names. */
-function replicationConfig(cfg: BrokerConfig): ReplicationConfig {
-  return cfg;
 }

@@ -16,11 +16,10 @@
  * partitions are let go at once), so it cannot overtake. A request waits only while it holds no verification of its own, so two requests never
  * wait for each other. Non-transactional produces never come here.
  */
-import type { ReplicaManager } from '../replication/replica-manager.js';
-import type { Partition } from '../replication/partition/partition.js';
+import type { PartitionShards } from '../replication/shards/partition-shards.js';
 import type { VerifiedTxnProducer } from '../replication/append/txn-verification-guards.js';
 import type { TxnVerification } from '../coordinator/txn/txn-verification.js';
-import type { BrokerServices } from './broker-services.js';
+import { shardsOf, type BrokerServices } from './broker-services.js';
 import type { BrokerReconfigurable } from './admin/config-admin.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ATTRIBUTES, ATTR_TRANSACTIONAL, MAGIC, PRODUCER_EPOCH, PRODUCER_ID, RECORD_BATCH_OVERHEAD } from '../protocol/records/batch-header.js';
@@ -40,9 +39,13 @@ export interface ProduceAdmission {
 interface Candidate {
   topic: string;
   partition: number;
-  p: Partition;
   producer: VerifiedTxnProducer;
+  /** The leader epoch when its state was read: a verification's grant is as of it. */
+  leaderEpoch: number;
 }
+
+/** The guards live with the partitions' owners (the shard that appends): asked and granted through the seam. */
+export type TxnGuardOwners = Pick<PartitionShards, 'txnGuardStates' | 'grantTxnGuards'>;
 
 /** Waiting rounds before a request verifies for itself rather than wait for others again. */
 const MAX_WAIT_ROUNDS = 3;
@@ -80,14 +83,14 @@ export function produceVerdictError(code: number): { errorCode: number; errorMes
 const VERIFICATION_KEY = 'transaction.partition.verification.enable';
 
 export class ProduceTxnVerification implements BrokerReconfigurable {
-  /** Per partition and producer id: released once the verifying request has taken its arrival turn. */
-  private readonly inFlight = new WeakMap<Partition, Map<bigint, Promise<void>>>();
+  /** Per partition and producer id (flightKey): released once the verifying request has taken its arrival turn. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   /** transaction.partition.verification.enable (dynamic, as in Kafka). */
   enabled: boolean;
 
   constructor(
     private readonly verification: TxnVerification,
-    private readonly replicaManager: ReplicaManager,
+    private readonly owners: TxnGuardOwners,
     private readonly staticEnabled: boolean,
   ) {
     this.enabled = staticEnabled;
@@ -111,15 +114,12 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
     skip: (topic: string) => boolean,
   ): Promise<ProduceAdmission | undefined> {
     if (!this.enabled) return undefined;
-    const guards = this.replicaManager.txnGuards;
     let open: Candidate[] = [];
     for (const t of topics) {
       if (skip(t.name)) continue;
       for (const pd of t.partitionData) {
         const producer = transactionalProducerOf(pd.records);
-        const p = producer && this.replicaManager.getPartition(t.name, pd.index);
-        // No log here or not the leader: the append answers that, no verification needed.
-        if (producer && p?.isLeader) open.push({ topic: t.name, partition: pd.index, p, producer });
+        if (producer) open.push({ topic: t.name, partition: pd.index, producer, leaderEpoch: -1 });
       }
     }
     if (open.length === 0) return undefined;
@@ -127,22 +127,23 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
     const mine = new Map<string, () => void>();
     const admitted = (c: Candidate): void => void verdicts.set(key(c.topic, c.partition), { verifiedTxn: c.producer });
     for (let round = 0; ; round++) {
-      // Synchronous: admitted at once, waiting for another request's verification, or to verify.
+      // Admitted at once (a guard, or the log's open transaction, on the owning shard), waiting
+      // for another request's verification, or to verify. The owners answer in the order asked,
+      // so a request that asked first marks its verification in flight before a later one looks.
+      const states = await this.owners.txnGuardStates(open.map(({ topic, partition, producer }) => ({ topic, partition, producer })));
       const waits: Promise<void>[] = [];
       const toVerify: Candidate[] = [];
-      for (const c of open) {
-        if (guards.holds(c.p, c.producer)) admitted(c);
-        else if (guards.openInLog(c.p, c.producer)) {
-          guards.grant(c.p, c.producer, c.p.leaderEpoch);
-          admitted(c);
-        } else {
-          const other = this.inFlight.get(c.p)?.get(c.producer.producerId);
-          if (other && round < MAX_WAIT_ROUNDS) waits.push(other);
-          toVerify.push(c);
-        }
-      }
+      open.forEach((c, i) => {
+        const state = states[i]!;
+        // No log here or not the leader: the append answers that, no verification needed.
+        if (!state.leader) return;
+        if (state.held) return admitted(c);
+        const other = this.inFlight.get(flightKey(c.topic, c.partition, c.producer.producerId));
+        if (other && round < MAX_WAIT_ROUNDS) waits.push(other);
+        toVerify.push({ ...c, leaderEpoch: state.leaderEpoch });
+      });
       if (waits.length === 0) {
-        for (const c of toVerify) mine.set(key(c.topic, c.partition), this.markInFlight(c.p, c.producer.producerId));
+        for (const c of toVerify) mine.set(key(c.topic, c.partition), this.markInFlight(flightKey(c.topic, c.partition, c.producer.producerId)));
         await this.verify(transactionalId, toVerify, verdicts);
         break;
       }
@@ -165,15 +166,13 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
     };
   }
 
-  /** Marks a verification of `producerId` on `p` in flight; returns its release. */
-  private markInFlight(p: Partition, producerId: bigint): () => void {
-    let byProducer = this.inFlight.get(p);
-    if (!byProducer) this.inFlight.set(p, (byProducer = new Map()));
+  /** Marks a verification of a producer on a partition (flightKey) in flight; returns its release. */
+  private markInFlight(k: string): () => void {
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
-    byProducer.set(producerId, done);
+    this.inFlight.set(k, done);
     return () => {
-      if (byProducer.get(producerId) === done) byProducer.delete(producerId);
+      if (this.inFlight.get(k) === done) this.inFlight.delete(k);
       release();
     };
   }
@@ -191,8 +190,6 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
     await Promise.all(
       [...byProducer.values()].map(async (list) => {
         const { producer } = list[0]!;
-        // The leader epoch when asked: a leadership change meanwhile voids the answer.
-        const leaderEpochs = list.map((c) => c.p.leaderEpoch);
         const answers = await this.verification.verify({
           transactionalId,
           producerId: producer.producerId,
@@ -200,13 +197,13 @@ export class ProduceTxnVerification implements BrokerReconfigurable {
           partitions: list.map((c) => ({ topic: c.topic, partition: c.partition })),
         });
         const codes = new Map(answers.map((a) => [key(a.topic, a.partition), a.errorCode]));
-        list.forEach((c, i) => {
+        const confirmed = list.filter((c) => (codes.get(key(c.topic, c.partition)) ?? ErrorCode.NETWORK_EXCEPTION) === ErrorCode.NONE);
+        // Granted on the owning shard as of the leader epoch when asked (a leadership change meanwhile voids it), before the append is sent there.
+        await this.owners.grantTxnGuards(confirmed.map(({ topic, partition, producer: p, leaderEpoch }) => ({ topic, partition, producer: p, leaderEpoch })));
+        for (const c of list) {
           const code = codes.get(key(c.topic, c.partition)) ?? ErrorCode.NETWORK_EXCEPTION;
-          if (code === ErrorCode.NONE) {
-            this.replicaManager.txnGuards.grant(c.p, c.producer, leaderEpochs[i]!);
-            verdicts.set(key(c.topic, c.partition), { verifiedTxn: c.producer });
-          } else verdicts.set(key(c.topic, c.partition), produceVerdictError(code));
-        });
+          verdicts.set(key(c.topic, c.partition), code === ErrorCode.NONE ? { verifiedTxn: c.producer } : produceVerdictError(code));
+        }
       }),
     );
   }
@@ -221,7 +218,7 @@ const byBroker = new WeakMap<BrokerServices, ProduceTxnVerification>();
 export function produceVerificationOf(services: BrokerServices): ProduceTxnVerification {
   let v = byBroker.get(services);
   if (!v) {
-    v = new ProduceTxnVerification(services.txnVerification, services.replicaManager, services.config.transactionPartitionVerificationEnable);
+    v = new ProduceTxnVerification(services.txnVerification, shardsOf(services), services.config.transactionPartitionVerificationEnable);
     byBroker.set(services, v);
     services.admin.configs.addReconfigurable(v);
   }
@@ -230,4 +227,8 @@ export function produceVerificationOf(services: BrokerServices): ProduceTxnVerif
 
 function key(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
+}
+
+function flightKey(topic: string, partition: number, producerId: bigint): string {
+  return `${topic}\u0000${partition}\u0000${producerId}`;
 }

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withTestIoThreads } from './io-threads.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'broker-child-main.ts');
 
@@ -34,7 +35,7 @@ export class BrokerChild {
   static async start(opts: { props?: Record<string, string>; topics?: ChildTopic[]; heapMb?: number } = {}): Promise<BrokerChild> {
     const dir = await mkdtemp(join(tmpdir(), 'fjord-child-'));
     const spec = {
-      props: { listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, ...opts.props },
+      props: withTestIoThreads({ listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, ...opts.props }),
       topics: (opts.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitions ?? 1, configs: t.configs ?? {} })),
     };
     const nodeArgs = opts.heapMb ? [`--max-old-space-size=${opts.heapMb}`] : [];

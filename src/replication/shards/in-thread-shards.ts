@@ -27,11 +27,13 @@ import {
   type ProduceOptions,
   type ProducePart,
   type TopicPartitionRef,
+  type TxnGuardPart,
+  type TxnGuardState,
   type TxnMarkerPart,
 } from './partition-shards.js';
 
 /** What the in-thread shard uses of the ReplicaManager. */
-export type InThreadReplicas = Pick<ReplicaManager, 'appendRecords' | 'appendTxnMarker' | 'fetch' | 'lookup' | 'getPartition' | 'logManager'>;
+export type InThreadReplicas = Pick<ReplicaManager, 'appendRecords' | 'appendTxnMarker' | 'fetch' | 'lookup' | 'getPartition' | 'logManager' | 'txnGuards'>;
 
 export class InThreadShards implements PartitionShards {
   readonly count = 1;
@@ -91,6 +93,31 @@ export class InThreadShards implements PartitionShards {
         return p ? { errorCode: ErrorCode.NONE, activeProducers: activeProducersOf(p) } : { errorCode, activeProducers: [] };
       },
       new LoopSlicer(),
+    );
+  }
+
+  txnGuardStates(parts: readonly TxnGuardPart[]): Promise<TxnGuardState[]> {
+    const guards = this.rm.txnGuards;
+    return Promise.resolve(
+      parts.map(({ topic, partition, producer }) => {
+        const p = this.rm.getPartition(topic, partition);
+        if (!p?.isLeader) return { leader: false, held: false, leaderEpoch: -1 };
+        if (guards.holds(p, producer)) return { leader: true, held: true, leaderEpoch: p.leaderEpoch };
+        if (!guards.openInLog(p, producer)) return { leader: true, held: false, leaderEpoch: p.leaderEpoch };
+        guards.grant(p, producer, p.leaderEpoch);
+        return { leader: true, held: true, leaderEpoch: p.leaderEpoch };
+      }),
+    );
+  }
+
+  grantTxnGuards(parts: readonly (TxnGuardPart & { leaderEpoch: number })[]): Promise<number[]> {
+    return Promise.resolve(
+      parts.map(({ topic, partition, producer, leaderEpoch }) => {
+        const p = this.rm.getPartition(topic, partition);
+        if (!p) return ErrorCode.NOT_LEADER_OR_FOLLOWER;
+        this.rm.txnGuards.grant(p, producer, leaderEpoch);
+        return ErrorCode.NONE;
+      }),
     );
   }
 

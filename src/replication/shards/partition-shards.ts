@@ -27,6 +27,21 @@ export interface ProducePart {
   verifiedTxn?: VerifiedTxnProducer;
 }
 
+/** KIP-890: a transactional producer's batch to one partition, before its append (server/txn-produce-verification.ts). */
+export interface TxnGuardPart {
+  topic: string;
+  partition: number;
+  producer: VerifiedTxnProducer;
+}
+
+/** Whether the partition is led here, and whether a verification (or the log's open transaction) already vouches for the producer. */
+export interface TxnGuardState {
+  leader: boolean;
+  held: boolean;
+  /** The leader epoch now: a grant for a verification asked at this epoch. */
+  leaderEpoch: number;
+}
+
 /** What a Produce says for all its partitions (AppendRequest without the per-partition fields). */
 export type ProduceOptions = Omit<AppendRequest, 'verifiedTxn'>;
 
@@ -147,6 +162,15 @@ export interface PartitionShards {
 
   /** DescribeProducers: the producers each partition's leader tracks. */
   describeProducers(parts: readonly TopicPartitionRef[]): Promise<DescribeProducersResult[]>;
+
+  /**
+   * KIP-890, on the partitions' owners (the guards live with the ReplicaManager that appends):
+   * each part's state; a producer whose transaction the log already has open is granted at once.
+   */
+  txnGuardStates(parts: readonly TxnGuardPart[]): Promise<TxnGuardState[]>;
+
+  /** KIP-890: the coordinator confirmed these; each is granted as of the leader epoch it was asked at. */
+  grantTxnGuards(parts: readonly (TxnGuardPart & { leaderEpoch: number })[]): Promise<number[]>;
 
   /** DescribeLogDirs: every log directory and the logs in it (each shard's, merged by directory). */
   logDirs(): Promise<LogDirState[]>;

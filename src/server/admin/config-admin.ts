@@ -225,6 +225,7 @@ export class ConfigAdmin {
     const cfg = this.logConfigFor(topic);
     if (!access || !t || !cfg) return;
     for (const p of t.partitions) access.localPartition(topic, p.partition)?.log.updateConfig(cfg);
+    access.reconfigure?.(topic);
   }
 
   private existingTopic(name: string) {

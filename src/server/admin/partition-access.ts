@@ -37,6 +37,13 @@ export interface PartitionAccess {
   logDirsState(): LogDirState[];
   /** Resolves once the logs of `topic` match metadata (created, reconfigured or deleted). */
   syncTopic(topic: string): Promise<void>;
+  /**
+   * Shard workers (server/shard-wiring.ts): whether the partition lives on a worker that is
+   * running, so `localPartition` cannot show it; syncTopic has already failed if its log did not open.
+   */
+  onWorker?(topic: string, partition: number): boolean;
+  /** Shard workers: the topic's effective config changed (a dynamic broker default); its logs on workers take it. */
+  reconfigure?(topic: string): void;
 }
 
 /** The broker's access over its ReplicaManager: the partitions' owners (in-thread: one shard), its local partitions, its logs' directories. */

@@ -306,7 +306,8 @@ export class TopicAdmin {
     if (!access || !info) return;
     for (const ps of info.partitions) {
       if (ps.partition < from || ps.partition >= to || ps.leader !== this.config.brokerId) continue;
-      if (!access.localPartition(topic, ps.partition)) throw new Error(`the log of partition ${topic}-${ps.partition} could not be opened`);
+      if (!access.localPartition(topic, ps.partition) && !access.onWorker?.(topic, ps.partition))
+        throw new Error(`the log of partition ${topic}-${ps.partition} could not be opened`);
     }
   }
 

@@ -101,6 +101,8 @@ export interface BrokerConfig {
   logFlushOffsetCheckpointIntervalMs: number;
   logCleanupPolicy: string[];
   logCleanerEnable: boolean;
+  /** num.io.threads: threads hosting partitions (1 = the main thread only; N > 1 = N-1 shard workers, embedded mode). */
+  numIoThreads: number;
   logCleanerBackoffMs: number;
   logCleanerDeleteRetentionMs: number;
   logCleanerMinCleanableRatio: number;

@@ -249,6 +249,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     logFlushOffsetCheckpointIntervalMs: v.num('log.flush.offset.checkpoint.interval.ms'),
     logCleanupPolicy: v.list('log.cleanup.policy') ?? ['delete'],
     logCleanerEnable: v.bool('log.cleaner.enable'),
+    numIoThreads: v.num('num.io.threads'),
     logCleanerBackoffMs: v.num('log.cleaner.backoff.ms'),
     logCleanerDeleteRetentionMs: v.num('log.cleaner.delete.retention.ms'),
     logCleanerMinCleanableRatio: v.num('log.cleaner.min.cleanable.ratio'),

@@ -39,6 +39,8 @@ export function planHandover(
   stats: HandoverStats,
   /** Shards on this thread: their parts go by reference, neither moved nor copied. */
   isLocal: (shard: number) => boolean = () => false,
+  /** False: the caller keeps its buffers (the broker's frame buffers are reused once answered), so nothing is moved; a part not shared is copied. */
+  mayMove = true,
 ): { windows: (RecordsWindow | null)[]; transfers: Map<number, ArrayBuffer[]> } {
   // Which shards read each (non-shared) ArrayBuffer: one that two shards read cannot move to either.
   const readers = new Map<ArrayBufferLike, number>();
@@ -62,7 +64,7 @@ export function planHandover(
     }
     let list = transfers.get(shard);
     if (!list) transfers.set(shard, (list = []));
-    if (ab instanceof ArrayBuffer && readers.get(ab) === shard && movable(ab)) {
+    if (mayMove && ab instanceof ArrayBuffer && readers.get(ab) === shard && movable(ab)) {
       if (!moving.has(ab)) {
         moving.add(ab);
         list.push(ab);

@@ -22,6 +22,8 @@ export interface ShardChannel {
   close(): Promise<void>;
   /** The worker thread (undefined for shard 0). */
   readonly worker?: Worker;
+  /** Shard 0's host, once ready (undefined for a worker). */
+  readonly host?: ShardHost;
 }
 
 export type ShardEnded = (index: number, reason: string) => void;
@@ -99,6 +101,9 @@ export function localChannel(init: ShardInit & { logLevel?: string }, files: Sha
       host = h;
     }),
     close: () => Promise.resolve(),
+    get host() {
+      return host;
+    },
   };
   return ch;
 }

@@ -12,6 +12,7 @@ import { brokerLogDefaults, topicLogConfig } from '../../log-config.js';
 import { MetadataMirror } from './metadata-mirror.js';
 import { InThreadShards } from '../in-thread-shards.js';
 import { shardOf } from '../partition-shards.js';
+import type { LogConfig } from '../../../storage/config.js';
 import type { FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -26,11 +27,14 @@ export class ShardHost {
 
   private constructor(
     private readonly mirror: MetadataMirror,
-    private readonly logs: LogManager,
-    private readonly replicas: ReplicaManager,
+    /** This shard's logs and partitions (shard 0's are the broker's own: the coordinators append through them). */
+    readonly logs: LogManager,
+    readonly replicas: ReplicaManager,
     private readonly post: PostToMain,
     /** Shard 0, on the main thread: messages arrive by reference, so fetched records need no copy. */
     private readonly local: boolean,
+    /** Each topic's effective log config as the main thread last sent it. */
+    private readonly effective: Map<string, LogConfig>,
   ) {
     this.inThread = new InThreadShards(replicas, mirror);
   }
@@ -40,6 +44,7 @@ export class ShardHost {
     const mirror = new MetadataMirror(config.brokerId, init.index, init.shards);
     mirror.apply(init.topics);
     const defaults = brokerLogDefaults(config);
+    const effective = new Map<string, LogConfig>(Object.entries(init.logConfigs ?? {}));
     const logs = await LogManager.open({
       logDirs: [...config.logDirs],
       defaults,
@@ -48,9 +53,10 @@ export class ShardHost {
       ...(init.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: init.checkpointIntervalMs } : {}),
       ...(init.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: init.retentionCheckIntervalMs } : {}),
       cleanerEnabled: init.cleanerEnabled ?? false,
+      ...(init.maxOpenSegmentFiles !== undefined ? { maxOpenSegmentFiles: init.maxOpenSegmentFiles } : {}),
       topicConfig: (topic) => {
         const info = mirror.topic(topic);
-        return info ? topicLogConfig(defaults, info.configs) : undefined;
+        return info ? (effective.get(topic) ?? topicLogConfig(defaults, info.configs)) : undefined;
       },
       shard: {
         owns: (topic, partition) => shardOf(topic, partition, init.shards) === init.index,
@@ -67,9 +73,10 @@ export class ShardHost {
       metadata: mirror,
       logManager: logs,
       logger,
+      logConfigFor: (topic) => effective.get(topic),
       ...(init.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: init.maintenanceIntervalMs } : {}),
     });
-    return new ShardHost(mirror, logs, replicas, post, local);
+    return new ShardHost(mirror, logs, replicas, post, local, effective);
   }
 
   /** Handles one message; answers it (or says why it failed). Never rejects. */
@@ -78,12 +85,18 @@ export class ShardHost {
     try {
       switch (m.type) {
         case 'topics':
+          for (const [name, cfg] of Object.entries(m.logConfigs ?? {})) this.effective.set(name, cfg);
           this.mirror.apply(m.topics);
           // The mirror's listeners queued the syncs; these share them and wait for the logs.
           await Promise.all(m.topics.map((t) => this.replicas.syncTopic(t.name)));
+          this.checkOpen(m.topics.map((t) => t.name));
+          // A dynamic broker default changed (the topic's own configs did not): the running logs take it too.
+          for (const [name, cfg] of Object.entries(m.logConfigs ?? {}))
+            for (const p of this.mirror.topic(name)?.partitions ?? []) this.replicas.getPartition(name, p.partition)?.log.updateConfig(cfg);
           return this.post({ type: 'done', id: m.id });
         case 'deleteTopic':
           this.mirror.remove(m.topic);
+          this.effective.delete(m.topic);
           await this.replicas.syncTopic(m.topic);
           return this.post({ type: 'done', id: m.id });
         case 'produce':
@@ -101,6 +114,15 @@ export class ShardHost {
       }
     } catch (err) {
       this.post({ type: 'failed', id: m.id, message: messageOf(err) });
+    }
+  }
+
+  /** Throws unless every partition of `topics` this shard owns has its log open (topic administration answers that error). */
+  private checkOpen(topics: readonly string[]): void {
+    for (const name of topics) {
+      for (const p of this.mirror.topic(name)?.partitions ?? []) {
+        if (p.leader >= 0 && !this.replicas.getPartition(name, p.partition)) throw new Error(`the log of partition ${name}-${p.partition} could not be opened`);
+      }
     }
   }
 

@@ -4,6 +4,7 @@
  * inside an ArrayBuffer moved in the transfer list; fetched records come back the same way.
  */
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
+import type { LogConfig } from '../../../storage/config.js';
 import type { ReplicationConfig } from '../../replication-config.js';
 import type { AppendOrigin, AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
@@ -18,10 +19,14 @@ export interface ShardInit {
   /** Per log directory, whether the lock holder found a clean shutdown marker there. */
   hadCleanShutdown: Record<string, boolean>;
   topics: TopicInfo[];
+  /** Each topic's effective log config (dynamic broker defaults included), where the main thread knows it. */
+  logConfigs?: Record<string, LogConfig>;
   checkpointIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
+  /** This shard's share of log.segment.max.open.files. */
+  maxOpenSegmentFiles?: number;
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */
@@ -39,7 +44,7 @@ export interface ProducePart {
 }
 
 export type ToShard =
-  | { type: 'topics'; id: number; topics: TopicInfo[] }
+  | { type: 'topics'; id: number; topics: TopicInfo[]; logConfigs?: Record<string, LogConfig> }
   | { type: 'deleteTopic'; id: number; topic: string }
   | {
       type: 'produce';
@@ -59,7 +64,15 @@ export type ToShard =
   | { type: 'crash' };
 
 /** The PartitionShards calls a shard answers with its InThreadShards (produce and fetch have messages of their own). */
-export type ForwardedMethod = 'listOffsets' | 'offsetsForLeaderEpoch' | 'deleteRecords' | 'writeTxnMarkers' | 'describeProducers' | 'logDirs';
+export type ForwardedMethod =
+  | 'listOffsets'
+  | 'offsetsForLeaderEpoch'
+  | 'deleteRecords'
+  | 'writeTxnMarkers'
+  | 'describeProducers'
+  | 'logDirs'
+  | 'txnGuardStates'
+  | 'grantTxnGuards';
 
 /** A fetch result whose records cross as a window of a transferred buffer. */
 export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };

@@ -15,7 +15,9 @@ import type { TopicInfo } from '../../../metadata/cluster-model.js';
 import type { ReplicationConfig } from '../../replication-config.js';
 import type { AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
-import type { LogDirState } from '../../../storage/manager/log-manager.js';
+import type { LogDirState, LogManager } from '../../../storage/manager/log-manager.js';
+import type { ReplicaManager } from '../../replica-manager.js';
+import type { LogConfig } from '../../../storage/config.js';
 import { silentLogger, type StorageLogger } from '../../../storage/logger.js';
 import {
   shardOf,
@@ -31,12 +33,15 @@ import {
   type ProduceOptions,
   type ProducePart,
   type TopicPartitionRef,
+  type TxnGuardPart,
+  type TxnGuardState,
   type TxnMarkerPart,
 } from '../partition-shards.js';
 import { SharedDirFiles } from './shared-dir-files.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
+import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
 import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
 
 export interface WorkerShardsOptions {
@@ -45,13 +50,25 @@ export interface WorkerShardsOptions {
   workers: number;
   /** The topics known at start (the metadata store's). */
   topics: readonly TopicInfo[];
+  /** A topic's effective log config (the broker's admin: dynamic broker defaults under its overrides); absent: static defaults under its overrides. */
+  logConfigFor?: (topic: string) => LogConfig | undefined;
   logger?: StorageLogger;
   /** The shards' log level (pino); default warn. */
   workerLogLevel?: string;
   checkpointIntervalMs?: number;
   retentionCheckIntervalMs?: number;
   cleanerEnabled?: boolean;
+  /**
+   * Whether a produced Buffer that owns its ArrayBuffer may be moved to its worker (default
+   * true). The broker says false: its frame buffers are pooled and reused once answered, and a
+   * moved one would be detached under the network layer; its parts are copied instead.
+   */
+  moveProduceBuffers?: boolean;
+  /** Whether shard 0 (the internal topics, on this thread: compacted __consumer_offsets) runs the log cleaner; default cleanerEnabled. */
+  shardZeroCleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
+  /** log.segment.max.open.files for the whole broker (> 0): each shard keeps an equal share open (at least 1). */
+  maxOpenSegmentFiles?: number;
 }
 
 /** Why a shard ended (an uncaught error's message, or its exit code). */
@@ -69,18 +86,6 @@ const NOT_LEADER: AppendOutcome = {
   recordErrors: [],
 };
 
-/** Indexes of `items` by the shard `shardOfItem` names, in item order. */
-function byShard<T>(items: readonly T[], shardOfItem: (item: T) => number): Map<number, number[]> {
-  const out = new Map<number, number[]>();
-  items.forEach((item, i) => {
-    const s = shardOfItem(item);
-    let list = out.get(s);
-    if (!list) out.set(s, (list = []));
-    list.push(i);
-  });
-  return out;
-}
-
 export class WorkerShards implements PartitionShards {
   readonly stats: HandoverStats = newHandoverStats();
   readonly exits: ShardExit[] = [];
@@ -91,6 +96,8 @@ export class WorkerShards implements PartitionShards {
   private constructor(
     readonly files: SharedDirFiles,
     private readonly logger: StorageLogger,
+    private readonly moveProduceBuffers: boolean,
+    private readonly logConfigFor: ((topic: string) => LogConfig | undefined) | undefined,
   ) {}
 
   /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
@@ -99,7 +106,7 @@ export class WorkerShards implements PartitionShards {
     const count = 1 + Math.max(1, Math.floor(opts.workers));
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
-    const that = new WorkerShards(files, logger);
+    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor);
     const ended = (index: number, reason: string): void => {
       if (that.closing) return;
       that.exits.push({ shard: index, reason });
@@ -112,11 +119,20 @@ export class WorkerShards implements PartitionShards {
         config,
         hadCleanShutdown: files.cleanShutdowns(),
         topics: [...opts.topics],
+        ...(opts.logConfigFor ? { logConfigs: logConfigsOf(opts.topics, opts.logConfigFor) } : {}),
         ...(opts.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: opts.checkpointIntervalMs } : {}),
         ...(opts.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: opts.retentionCheckIntervalMs } : {}),
-        ...(opts.cleanerEnabled !== undefined ? { cleanerEnabled: opts.cleanerEnabled } : {}),
+        ...(index === 0 && opts.shardZeroCleanerEnabled !== undefined
+          ? { cleanerEnabled: opts.shardZeroCleanerEnabled }
+          : opts.cleanerEnabled !== undefined
+            ? { cleanerEnabled: opts.cleanerEnabled }
+            : {}),
         ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
         ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
+        // Each thread has its own budget (storage's segment-file cache is per isolate): the total split evenly; 0 or less: the default budget.
+        ...(opts.maxOpenSegmentFiles !== undefined && opts.maxOpenSegmentFiles > 0
+          ? { maxOpenSegmentFiles: Math.max(1, Math.floor(opts.maxOpenSegmentFiles / count)) }
+          : {}),
       };
       that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended));
     }
@@ -141,6 +157,12 @@ export class WorkerShards implements PartitionShards {
     return shardOf(topic, partition, this.shards.length);
   }
 
+  /** Shard 0's logs and partitions, on this thread: the broker's own LogManager and ReplicaManager when it runs on shards. */
+  get local(): { logManager: LogManager; replicaManager: ReplicaManager } {
+    const host = this.shards[0]!.host!;
+    return { logManager: host.logs, replicaManager: host.replicas };
+  }
+
   /** Whether a shard is running (shard 0 always is). */
   isAlive(shard: number): boolean {
     return this.shards[shard]!.alive;
@@ -158,7 +180,10 @@ export class WorkerShards implements PartitionShards {
 
   /** Topics created or changed (configs, partitions): every live shard opens or reconfigures its partitions' logs before this resolves. */
   async topicsChanged(topics: readonly TopicInfo[]): Promise<void> {
-    await Promise.all(this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics] }).then(failedAs)));
+    const logConfigs = this.logConfigFor ? logConfigsOf(topics, this.logConfigFor) : undefined;
+    await Promise.all(
+      this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics], ...(logConfigs ? { logConfigs } : {}) }).then(failedAs)),
+    );
   }
 
   /** A topic deleted: its logs are closed and deleted by their shards. */
@@ -177,6 +202,7 @@ export class WorkerShards implements PartitionShards {
       shardOfPart,
       this.stats,
       (s) => s === 0,
+      this.moveProduceBuffers,
     );
     const out = new Array<AppendOutcome>(parts.length);
     await Promise.all(
@@ -204,21 +230,53 @@ export class WorkerShards implements PartitionShards {
     return out;
   }
 
-  /** Reads for Fetch: each shard reads (and long-polls) its partitions; results in `targets` order. */
+  /**
+   * Reads for Fetch; results in `targets` order. One shard: it reads and long-polls. Several:
+   * each long-polling on its own would hold the answer until the slowest one's deadline (a shard
+   * with nothing new waits maxWaitMs while another has records), so every shard reads at once
+   * first, and only when that is less than minBytes do they all long-poll, the answer going out
+   * as soon as minBytes are there (or every shard answered); the parked reads left behind end
+   * at their deadline, unread (a read changes nothing).
+   */
   async fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
+    const groups = [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))];
     const out = new Array<PartitionFetchResult>(targets.length);
-    await Promise.all(
-      [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))].map(async ([s, indexes]) => {
-        const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets: indexes.map((i) => targets[i]!), params });
-        indexes.forEach((i, k) => {
-          const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
-          out[i] = r
-            ? { ...r, records: bufferOf(r.records) }
-            : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+    if (groups.length <= 1 || params.maxWaitMs <= 0) {
+      await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, params, out)));
+      return out;
+    }
+    const started = Date.now();
+    const now = { ...params, maxWaitMs: 0 };
+    await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, now, out)));
+    const waitMs = params.maxWaitMs - (Date.now() - started);
+    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return out;
+    const poll = { ...params, maxWaitMs: waitMs };
+    return new Promise((resolve) => {
+      let left = groups.length;
+      let answered = false;
+      for (const [s, indexes] of groups) {
+        const mine = new Array<PartitionFetchResult>(targets.length);
+        void this.fetchShard(s, indexes, targets, poll, mine).then(() => {
+          if (answered) return;
+          for (const i of indexes) out[i] = mine[i]!;
+          if (--left === 0 || enoughToAnswer(out, params.minBytes)) {
+            answered = true;
+            resolve(out);
+          }
         });
-      }),
-    );
-    return out;
+      }
+    });
+  }
+
+  /** One shard's part of a Fetch, written into `out` at the parts' indexes. */
+  private async fetchShard(s: number, indexes: number[], targets: readonly FetchTarget[], params: FetchParams, out: PartitionFetchResult[]): Promise<void> {
+    const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets: indexes.map((i) => targets[i]!), params });
+    indexes.forEach((i, k) => {
+      const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
+      out[i] = r
+        ? { ...r, records: bufferOf(r.records) }
+        : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+    });
   }
 
   /** One of the seam's other calls: split by shard, each shard's InThreadShards answers its parts, `failed` for a shard that ended. */
@@ -263,6 +321,14 @@ export class WorkerShards implements PartitionShards {
 
   describeProducers(parts: readonly TopicPartitionRef[]): Promise<DescribeProducersResult[]> {
     return this.forward('describeProducers', parts, [], { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, activeProducers: [] });
+  }
+
+  txnGuardStates(parts: readonly TxnGuardPart[]): Promise<TxnGuardState[]> {
+    return this.forward('txnGuardStates', parts, [], { leader: false, held: false, leaderEpoch: -1 });
+  }
+
+  grantTxnGuards(parts: readonly (TxnGuardPart & { leaderEpoch: number })[]): Promise<number[]> {
+    return this.forward('grantTxnGuards', parts, [], ErrorCode.NOT_LEADER_OR_FOLLOWER as number);
   }
 
   /** Every directory with every live shard's logs in it; a directory is online when every shard has it online. */

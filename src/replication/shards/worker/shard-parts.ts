@@ -1,0 +1,45 @@
+/**
+ * How WorkerShards (worker-shards.ts) splits a request across shards and puts the answers
+ * together: the parts of each shard, when a Fetch gathered from several has enough to answer,
+ * and the effective log configs sent with topics to the shards.
+ */
+import { ErrorCode } from '../../../protocol/errors.js';
+import type { TopicInfo } from '../../../metadata/cluster-model.js';
+import type { LogConfig } from '../../../storage/config.js';
+import type { PartitionFetchResult } from '../../fetch/fetch-reader.js';
+
+/** Indexes of `items` by the shard `shardOfItem` names, in item order. */
+export function byShard<T>(items: readonly T[], shardOfItem: (item: T) => number): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  items.forEach((item, i) => {
+    const s = shardOfItem(item);
+    let list = out.get(s);
+    if (!list) out.set(s, (list = []));
+    list.push(i);
+  });
+  return out;
+}
+
+/** A Fetch answers once it has minBytes, or at once on any partition's error (as Kafka's delayed fetch completes). */
+export function enoughToAnswer(results: readonly PartitionFetchResult[], minBytes: number): boolean {
+  let bytes = 0;
+  for (const r of results) {
+    if (r.errorCode !== ErrorCode.NONE) return true;
+    bytes += r.records?.length ?? 0;
+  }
+  return bytes >= Math.max(1, minBytes);
+}
+
+/** The topics' effective log configs by name (a topic whose stored overrides are invalid is left out: its shard logs it on sync). */
+export function logConfigsOf(topics: readonly TopicInfo[], logConfigFor: (topic: string) => LogConfig | undefined): Record<string, LogConfig> {
+  const out: Record<string, LogConfig> = {};
+  for (const t of topics) {
+    try {
+      const cfg = logConfigFor(t.name);
+      if (cfg) out[t.name] = cfg;
+    } catch {
+      // an invalid stored override: topicLogConfig in the shard reports it
+    }
+  }
+  return out;
+}

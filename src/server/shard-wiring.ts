@@ -1,0 +1,171 @@
+/**
+ * Where the broker's partitions live (docs/threads.md "Step 1, wired"): with num.io.threads = 1,
+ * or in cluster mode, on this thread (today's LogManager and ReplicaManager, the seam's in-thread
+ * shards); with num.io.threads = N > 1 in embedded mode, on WorkerShards: shard 0 on this thread
+ * (the internal topics; its LogManager, in shard mode reporting to SharedDirFiles, and its
+ * ReplicaManager are the broker's own, so the coordinators append without a hand-over) and N-1
+ * shard worker threads for every other topic. Metadata changes reach the workers before topic and
+ * config administration answers (PartitionAccess.syncTopic) and whenever the store changes.
+ */
+import type { Logger } from 'pino';
+import type { BrokerConfig } from './config/index.js';
+import type { MetadataStore } from '../metadata/metadata-store.js';
+import type { AdminServices } from './admin/index.js';
+import { partitionAccessOf, type PartitionAccess } from './admin/partition-access.js';
+import { LogManager } from '../storage/manager/log-manager.js';
+import { ReplicaManager } from '../replication/replica-manager.js';
+import { brokerLogDefaults } from '../replication/log-config.js';
+import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
+import type { PartitionShards } from '../replication/shards/partition-shards.js';
+import { WorkerShards } from '../replication/shards/worker/worker-shards.js';
+import type { ZkMode } from '../metadata/zk/zk-mode.js';
+import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
+import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+
+export interface PartitionHosting {
+  logManager: LogManager;
+  replicaManager: ReplicaManager;
+  /** The partitions' owners: services.shards, PartitionAccess.shards, the fetch service's reads. */
+  shards: PartitionShards;
+  /** What topic and config administration reach the partitions through. */
+  access: PartitionAccess;
+  /** The shard workers, when num.io.threads > 1 (embedded mode): closing them closes shard 0's logs too. */
+  workers?: WorkerShards;
+}
+
+export interface PartitionHostingOptions {
+  config: BrokerConfig;
+  metadata: MetadataStore;
+  admin: AdminServices;
+  logger: Logger;
+  zk?: ZkMode | undefined;
+  image?: ZkBrokerMetadata | undefined;
+  interBrokerInterceptor?: InterBrokerInterceptor | undefined;
+}
+
+/** How many shard worker threads the configuration asks for: num.io.threads - 1, none in cluster mode (step 3), with one warning line. */
+export function shardWorkerCount(cfg: BrokerConfig, clusterMode: boolean, logger: Logger): number {
+  if (cfg.numIoThreads <= 1) return 0;
+  if (clusterMode) {
+    logger.warn(`num.io.threads=${cfg.numIoThreads} is not supported with zookeeper.connect yet: running single-threaded (num.io.threads=1)`);
+    return 0;
+  }
+  return cfg.numIoThreads - 1;
+}
+
+/** Opens the logs and the partitions on them, on this thread or on shard workers as num.io.threads says. */
+export async function openPartitionHosting(o: PartitionHostingOptions): Promise<PartitionHosting> {
+  const workers = shardWorkerCount(o.config, o.zk !== undefined, o.logger);
+  return workers > 0 ? openOnWorkers(o, workers) : openInThread(o);
+}
+
+async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise<PartitionHosting> {
+  const { config: cfg, metadata, logger } = o;
+  const workers = await WorkerShards.open({
+    config: cfg,
+    workers: count,
+    topics: metadata.topics(),
+    logConfigFor: (topic) => o.admin.configs.logConfigFor(topic),
+    logger: logger.child({ component: 'shards' }),
+    checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
+    retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
+    // The workers do not clean yet (docs/threads.md); shard 0's compacted internal topics do.
+    cleanerEnabled: false,
+    shardZeroCleanerEnabled: cfg.logCleanerEnable,
+    // Frame buffers are pooled (server/network/frame-buffers.ts): copied to the workers, never moved.
+    moveProduceBuffers: false,
+    maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
+  });
+  const { logManager, replicaManager } = workers.local;
+  // Each store change is posted to every shard once, as it happens; whoever waits for a topic's
+  // logs (topic and config administration, or services.replicaManager.syncTopic) waits for that post.
+  const posted = new Map<string, Promise<void>>();
+  const post = (topic: string): Promise<void> => {
+    const info = metadata.topic(topic);
+    const done = (info ? workers.topicsChanged([info]) : workers.topicDeleted(topic)).finally(() => {
+      if (posted.get(topic) === done) posted.delete(topic);
+    });
+    posted.set(topic, done);
+    return done;
+  };
+  metadata.onChange((topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a metadata change to the shard workers failed')));
+  const syncTopic = (topic: string): Promise<void> => posted.get(topic) ?? post(topic);
+  // Shard 0's own sync (the broker's ReplicaManager) waits for the workers' too: callers of
+  // services.replicaManager.syncTopic see every log. It waits only for posts made before it is
+  // called (shard 0 calls it from inside a post, synchronously, before that post is registered), so no post waits for itself.
+  const shardZeroSync = replicaManager.syncTopic.bind(replicaManager);
+  replicaManager.syncTopic = async (topic: string): Promise<void> => {
+    await Promise.all([shardZeroSync(topic), posted.get(topic)]);
+  };
+  replicaManager.fetchService.readThrough(workers);
+  logger.info(`partitions on ${workers.count} shards: shard 0 on the main thread (internal topics), ${count} shard worker threads`);
+  const local = partitionAccessOf(replicaManager, metadata);
+  return {
+    logManager,
+    replicaManager,
+    shards: workers,
+    workers,
+    access: {
+      shards: workers,
+      // Shard 0's partitions; a worker's get the effective config with each post (syncTopic, reconfigure).
+      localPartition: local.localPartition,
+      logDirsState: local.logDirsState,
+      syncTopic,
+      reconfigure: (topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a config change to the shard workers failed')),
+      onWorker: (topic, partition) => {
+        const shard = workers.shardOf(topic, partition);
+        return shard !== 0 && workers.isAlive(shard);
+      },
+    },
+  };
+}
+
+/** Today's broker: every partition on this thread. */
+async function openInThread(o: PartitionHostingOptions): Promise<PartitionHosting> {
+  const { config: cfg, metadata, admin, logger: log, zk, image } = o;
+  const logManager = await LogManager.open({
+    logDirs: cfg.logDirs,
+    defaults: brokerLogDefaults(cfg),
+    logger: log.child({ component: 'storage' }),
+    retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
+    cleanerEnabled: cfg.logCleanerEnable,
+    checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
+    // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
+    flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
+    cleanerBackoffMs: cfg.logCleanerBackoffMs,
+    // A log no partition hosts yet has no last stable offset: an open transaction's records
+    // could be cleaned as if committed.
+    highWatermarkSetByOwner: true,
+    ...(zk ? { metaProperties: zk.metaProperties() } : {}),
+    maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
+    // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
+    // retention) from the first moment, not only once the replica manager syncs them.
+    topicConfig: (topic) => {
+      try {
+        return admin.configs.logConfigFor(topic);
+      } catch {
+        return undefined; // an invalid stored override: the replica manager logs it on sync
+      }
+    },
+  });
+  // Cluster mode: leaders write their ISR changes to ZooKeeper (embedded mode: ISR = [self], no writer).
+  const isrWriter = zk
+    ? new (await import('../replication/partition/isr/zk-isr-writer.js')).ZkIsrWriter(await zk.zkClient(), log.child({ component: 'isr' }))
+    : undefined;
+  const replicaManager = await ReplicaManager.start({
+    config: cfg,
+    metadata,
+    logManager,
+    logger: log.child({ component: 'replica-manager' }),
+    logConfigFor: (topic) => admin.configs.logConfigFor(topic),
+    controllerManaged: zk !== undefined,
+    isrWriter,
+    ...(o.interBrokerInterceptor ? { interBrokerInterceptor: o.interBrokerInterceptor } : {}),
+    // Cluster mode: followers fetch from the leader's inter-broker listener, as the image knows it.
+    ...(image ? { brokerEndpoint: (id: number) => image.endpoint(id, cfg.interBrokerListenerName) } : {}),
+  });
+  // The partitions' owners (docs/threads.md step 0): one shard, this thread, over the ReplicaManager.
+  const shards = inThreadShardsOf(replicaManager, metadata);
+  replicaManager.fetchService.readThrough(shards);
+  return { logManager, replicaManager, shards, access: partitionAccessOf(replicaManager, metadata) };
+}
