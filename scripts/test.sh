@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (when missing), lints, builds, runs every test file.
-# Usage: npm test            (all tests)
+# Usage: npm test            (all tests, then the test:threads files again at num.io.threads=3)
 #        npm test -- FILE... (only these files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,8 +10,19 @@ npm run --silent build           # node scripts/build.mjs: tsc with the type che
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"
-# TAP as before on stdout; the failed tests named again at the very end (CI keeps a log's tail).
-exec node --import tsx --test --test-concurrency=2 --test-timeout=240000 \
-  --test-reporter=tap --test-reporter-destination=stdout \
-  --test-reporter=./scripts/failure-summary-reporter.mjs --test-reporter-destination=stdout \
-  "${files[@]}"
+run_files() {
+  # TAP on stdout; the failed tests named again at the very end (CI keeps a log's tail).
+  node --import tsx --test --test-concurrency=2 --test-timeout=240000 \
+    --test-reporter=tap --test-reporter-destination=stdout \
+    --test-reporter=./scripts/failure-summary-reporter.mjs --test-reporter-destination=stdout \
+    "$@"
+}
+if [ "$#" -gt 0 ]; then run_files "${files[@]}"; exit 0; fi # set -e: a failure exits with its status
+status=0
+run_files "${files[@]}" || status=$?
+# The same broker with its partitions on shard worker threads (num.io.threads=3, docs/threads.md):
+# the files of `npm run test:threads` again, every embedded broker they start at 3 threads.
+mapfile -t threaded < <(node -e 'const s=require("./package.json").scripts["test:threads"]; console.log(s.split(/\s+/).filter((w)=>w.endsWith(".test.ts")).join("\n"))')
+echo "running ${#threaded[@]} test files again at num.io.threads=3"
+FJORD_TEST_IO_THREADS=3 run_files "${threaded[@]}" || status=$?
+exit "$status"

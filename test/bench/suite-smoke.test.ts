@@ -30,27 +30,33 @@ describe('npm run bench', () => {
       const out = path.join(dir, 'RESULTS.md');
       const svg = path.join(dir, 'chart.svg');
       await writeFile(out, '# Results\n\n## Someone else’s section\n\nkept\n');
-      const r = await run('npm', ['run', '--silent', 'bench', '--', '--quick', '--only=produce', '--systems=fjord', `--out=${out}`, `--svg=${svg}`], {
-        timeoutMs: 120_000,
-      });
+      const r = await run(
+        'npm',
+        ['run', '--silent', 'bench', '--', '--quick', '--only=produce', '--systems=fjord,fjord-threads', `--out=${out}`, `--svg=${svg}`],
+        {
+          timeoutMs: 120_000,
+        },
+      );
       assert.equal(r.code, 0, r.stderr.slice(-3000));
       const md = await readFile(out, 'utf8');
       assert.ok(md.startsWith('# Results\n\n## Someone else’s section\n\nkept\n'), md.slice(0, 200));
       assert.match(md, /<!-- npm run bench: start[^\n]*-->\n## `npm run bench`/);
-      assert.match(md, /npm run bench -- --quick --only=produce --systems=fjord/);
+      assert.match(md, /npm run bench -- --quick --only=produce --systems=fjord,fjord-threads/);
       assert.match(md, /\d+ cores \(.*\); load average before [\d.]+ [\d.]+ [\d.]+, after [\d.]+ [\d.]+ [\d.]+/);
-      assert.match(md, /\| case \| metric \| Fjord \|\n/);
+      assert.match(md, /\| case \| metric \| Fjord, 1 thread \| Fjord, all threads \| all threads\/1 thread \|\n/);
+      // Both columns: the default broker and the same broker at num.io.threads = the core count.
       for (const row of ['1 KiB, 1 partition, acks=1', '1 KiB, 8 partitions, acks=all', '100 B, 1 partition, acks=1']) {
-        const m = new RegExp(`\\| ${row} \\| MB/s \\| ([\\d.,]+) \\|`).exec(md);
-        assert.ok(m && Number(m[1]!.replace(/,/g, '')) > 0, `no MB/s figure for ${row}`);
+        const m = new RegExp(`\\| ${row} \\| MB/s \\| ([\\d.,]+) \\| ([\\d.,]+) \\|`).exec(md);
+        assert.ok(m && Number(m[1]!.replace(/,/g, '')) > 0 && Number(m[2]!.replace(/,/g, '')) > 0, `no MB/s figures for ${row}`);
       }
+      assert.match(md, /num\.io\.threads=\d+/);
       assert.match(md, /\| produce ≥ 3× NATS JetStream|No target was judged/);
       assert.match(md, /```\nbin\/kafka-server-start\.sh config\/server\.properties .*\n/);
       assert.match(md, /<tmp>\/rdkafka-perf produce -b HOST:PORT -t TOPIC -n 10000 -s 1024 -a 1 /);
       assert.ok(md.endsWith('<!-- npm run bench: end -->\n'));
       const parsed = spawnSync('/usr/bin/python3', ['-c', 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])', svg]);
       assert.equal(parsed.status, 0, parsed.stderr.toString());
-      assert.match(await readFile(svg, 'utf8'), /<title>Fjord, 1 KiB, 1 partition, acks=1: [\d.,]+ MB\/s<\/title>/);
+      assert.match(await readFile(svg, 'utf8'), /<title>Fjord, 1 thread, 1 KiB, 1 partition, acks=1: [\d.,]+ MB\/s<\/title>/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
