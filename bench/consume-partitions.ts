@@ -28,8 +28,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
-import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
-import { loadAverage, processCpuMs } from './suite/measure.js';
+import { type FjordChild, startBuiltBroker } from './suite/fjord-child.js';
+import { loadAverage, processCpuMs, threadCpuMs } from './suite/measure.js';
 import { median } from './suite/stats.js';
 
 const exec = promisify(execFile);
@@ -56,23 +56,6 @@ interface Run {
   mainThreadMsPerMb: number;
   clientMsPerMb: number;
   faultsPerMb: number;
-}
-
-/** utime + stime of one thread (the main one: its tid is the pid), in ms. */
-async function threadCpuMs(pid: number, tid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-function startBroker(name: string, root: string, work: string): Promise<FjordChild> {
-  return startFjordChild({
-    name,
-    work,
-    dist: path.join(root, 'dist'),
-    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
-    env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
-  });
 }
 
 async function consume(bin: string, b: FjordChild, topic: string, extra: string[], work: string): Promise<Run> {
@@ -155,8 +138,8 @@ async function main(): Promise<void> {
       );
     }
     const { stdout: rev } = await exec('git', ['-C', base.root, 'log', '--oneline', '-1']).catch(() => ({ stdout: base.root }));
-    brokers.set('before', await startBroker('before', base.root, work));
-    brokers.set('after', await startBroker('after', ROOT, work));
+    brokers.set('before', await startBuiltBroker('before', base.root, work));
+    brokers.set('after', await startBuiltBroker('after', ROOT, work));
     for (const b of brokers.values()) {
       for (const p of [1, 8]) {
         await b.admin.createTopics([{ name: `consume-${p}`, numPartitions: p, replicationFactor: 1 }]);

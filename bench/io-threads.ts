@@ -13,13 +13,13 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
-import { loadAverage } from './suite/measure.js';
+import { loadAverage, threadCpuMs } from './suite/measure.js';
 import { median } from './suite/stats.js';
 
 const exec = promisify(execFile);
@@ -31,17 +31,13 @@ const SIZE = 1024;
 const MB = 1024 * 1024;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..');
-const TICK_MS = 10; // USER_HZ = 100 on Linux
 
 /** CPU ms (utime + stime) per thread of a process: the main thread (tid = pid) and all others together. */
 async function cpuByThread(pid: number): Promise<{ main: number; others: number }> {
   let main = 0;
   let others = 0;
   for (const tid of await readdir(`/proc/${pid}/task`)) {
-    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
-    if (stat === '') continue;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    const ms = await threadCpuMs(pid, Number(tid));
     if (Number(tid) === pid) main += ms;
     else others += ms;
   }

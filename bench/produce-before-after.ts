@@ -31,7 +31,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
+import { type FjordChild, startBuiltBroker } from './suite/fjord-child.js';
 import { loadAverage, processCpuMs } from './suite/measure.js';
 import { median } from './suite/stats.js';
 
@@ -62,17 +62,6 @@ async function measured(b: FjordChild, run: () => Promise<number>): Promise<Meas
   const mbs = await run();
   const cpu = (await processCpuMs(b.pid)) - before;
   return { mbs, cpuPerMb: cpu / ((RECORDS * SIZE) / MB) };
-}
-
-/** Starts `root`'s built broker and waits until it answers metadata. */
-function startBroker(name: string, root: string, work: string): Promise<FjordChild> {
-  return startFjordChild({
-    name,
-    work,
-    dist: path.join(root, 'dist'),
-    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
-    env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
-  });
 }
 
 async function produce(bin: string, b: FjordChild, topic: string, codec: string, acks: string): Promise<number> {
@@ -130,7 +119,7 @@ async function main(): Promise<void> {
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: baseRoot });
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT });
     const loadBefore = loadAverage();
-    brokers.push(await startBroker('before', baseRoot, work), await startBroker('after', ROOT, work));
+    brokers.push(await startBuiltBroker('before', baseRoot, work), await startBuiltBroker('after', ROOT, work));
     const results = new Map<string, Measured[]>();
     const rows: string[] = [];
     const record = (b: FjordChild, row: string, m: Measured, i: number): void => {

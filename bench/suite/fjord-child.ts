@@ -222,3 +222,14 @@ async function answering(admin: Admin, child: ChildProcess, name: string, timeou
 export function startSourceBroker(dir: string, props: Record<string, string>): Promise<FjordChild> {
   return startFjordChild({ name: 'broker', work: dir, dist: 'source', baseConfig: 'config/server.properties', props, logDir: dir, ready: 'listening' });
 }
+
+/** The broker built under `root` (its dist/), quiet, no auto-creation: what the two-build benches compare. */
+export function startBuiltBroker(name: string, root: string, work: string): Promise<FjordChild> {
+  return startFjordChild({
+    name,
+    work,
+    dist: path.join(root, 'dist'),
+    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
+    env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
+  });
+}

@@ -23,6 +23,14 @@ export async function processCpuSeconds(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+/** utime + stime of one thread of a process (`tid` = `pid` is its main thread), in milliseconds; 0 once the thread is gone. */
+export async function threadCpuMs(pid: number, tid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '');
+  if (stat === '') return 0;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Math.round(((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1000);
+}
+
 /** utime + stime of a process, in milliseconds (10 ms steps). */
 export async function processCpuMs(pid: number): Promise<number> {
   return Math.round((await processCpuSeconds(pid)) * 1000);
