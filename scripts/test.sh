@@ -10,19 +10,29 @@ npm run --silent build           # node scripts/build.mjs: tsc with the type che
 npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"
+# TAP on stdout; the failed tests named again at the very end (CI keeps a log's tail): on stdout
+# when one pass runs, else into $summary, printed once both passes are done.
+summary=stdout
 run_files() {
-  # TAP on stdout; the failed tests named again at the very end (CI keeps a log's tail).
   node --import tsx --test --test-concurrency=2 --test-timeout=240000 \
     --test-reporter=tap --test-reporter-destination=stdout \
-    --test-reporter=./scripts/failure-summary-reporter.mjs --test-reporter-destination=stdout \
+    --test-reporter=./scripts/failure-summary-reporter.mjs --test-reporter-destination="$summary" \
     "$@"
 }
 if [ "$#" -gt 0 ]; then run_files "${files[@]}"; exit 0; fi # set -e: a failure exits with its status
+summaries=$(mktemp -d)
+trap 'rm -rf "$summaries"' EXIT
 status=0
+summary="$summaries/1-all-files"
 run_files "${files[@]}" || status=$?
 # The same broker with its partitions on shard worker threads (num.io.threads=3, docs/threads.md):
 # the files of `npm run test:threads` again, every embedded broker they start at 3 threads.
 mapfile -t threaded < <(node -e 'const s=require("./package.json").scripts["test:threads"]; console.log(s.split(/\s+/).filter((w)=>w.endsWith(".test.ts")).join("\n"))')
 echo "running ${#threaded[@]} test files again at num.io.threads=3"
+summary="$summaries/2-at-3-threads"
 FJORD_TEST_IO_THREADS=3 run_files "${threaded[@]}" || status=$?
+for f in "$summaries"/*; do
+  if [ -s "$f" ]; then echo "# $(basename "$f"):"; cat "$f"; fi
+done
+if [ "$status" -eq 0 ]; then echo "# both passes: every test passed"; fi
 exit "$status"
