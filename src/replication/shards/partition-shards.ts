@@ -147,6 +147,8 @@ export interface PartitionState {
   /** The replicas and ISR the partition itself holds (cluster mode; empty in embedded mode, where the metadata's [self] stands). */
   replicas: number[];
   isr: number[];
+  /** A reassignment is in progress (cluster mode). */
+  reassigning: boolean;
   /** Consumer fetches parked on it, waiting for data. */
   fetchWaiters: number;
   /** The folder of its log's files (`<log dir>/<topic>-<partition>`). */

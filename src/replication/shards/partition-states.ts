@@ -28,6 +28,7 @@ export function stateOf(p: Partition, opts: PartitionStatesOptions): PartitionSt
     segmentCount: log.segments.length,
     replicas: [...p.replicas],
     isr: [...p.isr],
+    reassigning: p.reassigning,
     fetchWaiters: p.waiters.size,
     logDir: log.dir,
     offline: log.offline,
