@@ -16,6 +16,7 @@
  */
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { PartitionShards, PartitionState } from '../../replication/shards/partition-shards.js';
+import { onShardWorkers, statesThisScrape } from './scrape-states.js';
 import type { LogManager } from '../../storage/manager/log-manager.js';
 import { Gauge } from 'prom-client';
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
@@ -38,7 +39,7 @@ interface PartitionSource {
   shards?: PartitionShards | undefined;
 }
 
-const onWorkers = (src: PartitionSource): src is PartitionSource & { shards: PartitionShards } => src.shards !== undefined && src.shards.count > 1;
+const onWorkers = (src: PartitionSource): src is PartitionSource & { shards: PartitionShards } => onShardWorkers(src.shards);
 
 /** Partitions written per turn of the event loop: a scrape at 10,000 partitions never holds it long. */
 const SLICE = 1000;
@@ -48,7 +49,7 @@ const SLICE = 1000;
  * event loop between slices. Topic names need no escaping: Kafka allows only [a-zA-Z0-9._-].
  */
 async function partitionLines(src: PartitionSource): Promise<string[][]> {
-  if (onWorkers(src)) return stateLines(await src.shards.partitionStates());
+  if (onWorkers(src)) return stateLines(await statesThisScrape(src.shards));
   const lines: string[][] = PARTITION_FAMILIES.map(() => []);
   let n = 0;
   for (const p of src.replicaManager.hostedPartitions()) {
@@ -92,7 +93,7 @@ class PartitionLogFamily extends Gauge<string> implements PreformattedFamily {
   override async get(): ReturnType<Gauge<string>['get']> {
     const [, , ofLog, ofState] = PARTITION_FAMILIES[this.index]!;
     const values = onWorkers(this.src)
-      ? (await this.src.shards.partitionStates()).map((s) => ({ value: ofState(s), labels: { topic: s.topic, partition: s.partition } }))
+      ? (await statesThisScrape(this.src.shards)).map((s) => ({ value: ofState(s), labels: { topic: s.topic, partition: s.partition } }))
       : [...this.src.replicaManager.hostedPartitions()].map((p) => ({ value: ofLog(p.log), labels: { topic: p.topic, partition: p.partition } }));
     return { ...(await super.get()), values };
   }

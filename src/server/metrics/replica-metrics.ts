@@ -10,6 +10,7 @@
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import { countReplicaStates, emptyReplicaStateCounts, type ReplicaStateCounts } from '../../replication/replica-state-stats.js';
 import type { PartitionShards } from '../../replication/shards/partition-shards.js';
+import { statesThisScrape } from './scrape-states.js';
 import { statsCounter, statsGauge, one } from './stats-families.js';
 import type { MetricsRegistry } from './registry.js';
 
@@ -51,7 +52,7 @@ export class ReplicaCountsPerScrape {
     const sharded = this.sharded;
     if (!sharded || sharded.shards.count <= 1) return this.get();
     if (!this.pass) {
-      this.pass = sharded.shards.partitionStates().then((states) =>
+      this.pass = statesThisScrape(sharded.shards).then((states) =>
         countReplicaStates(
           states.map((s) => ({
             topic: s.topic,

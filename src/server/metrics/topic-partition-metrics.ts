@@ -24,6 +24,7 @@ import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { PartitionShards } from '../../replication/shards/partition-shards.js';
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
 import { valueText } from './stats-families.js';
+import { onShardWorkers, statesThisScrape } from './scrape-states.js';
 
 export interface TopicPartitionMetricsSources {
   brokerId: number;
@@ -131,20 +132,18 @@ interface LedPartition {
 
 /** The partitions led here: from this thread's replica manager, or from every shard (num.io.threads > 1). */
 async function ledPartitions(src: TopicPartitionMetricsSources): Promise<Iterable<LedPartition>> {
-  if (!src.shards || src.shards.count <= 1) return led(src, src.replicaManager.allPartitions());
-  return led(
-    src,
-    (await src.shards.partitionStates()).map((s) => ({ ...s, isLeader: s.leader })),
-  );
+  if (!onShardWorkers(src.shards)) return led(src, src.replicaManager.allPartitions(), (p) => p.isLeader);
+  return led(src, await statesThisScrape(src.shards), (s) => s.leader);
 }
 
 /** The leader's view of each partition it leads, with the controller's replicas and ISR. */
-function* led(
+function* led<P extends PartitionOffsets & { replicas: readonly number[]; isr: readonly number[] }>(
   src: TopicPartitionMetricsSources,
-  partitions: Iterable<PartitionOffsets & { isLeader: boolean; replicas: readonly number[]; isr: readonly number[] }>,
+  partitions: Iterable<P>,
+  isLeader: (p: P) => boolean,
 ): Generator<LedPartition> {
   for (const p of partitions) {
-    if (!p.isLeader) continue;
+    if (!isLeader(p)) continue;
     // Embedded mode's partitions carry no replica set of their own: the metadata's is [self].
     const known = p.replicas.length > 0 ? undefined : src.metadata.topic(p.topic)?.partitions[p.partition];
     const replicas = known?.replicas ?? p.replicas;

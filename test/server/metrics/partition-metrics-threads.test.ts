@@ -3,7 +3,7 @@
  * num.io.threads=3 a user topic's partitions live on two shard workers, yet the scrape shows
  * their log families (size, log start and end, segments), kafka-exporter's partition offsets
  * and a group's lag (records and seconds, read live at scrape time), with the values a
- * single-threaded broker shows for the same records.
+ * single-threaded broker shows for the same records; the scrape's families share one pass over the shards.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,7 +67,21 @@ for (const threads of [1, 3]) {
       const hosts = new Set(Array.from({ length: PARTITIONS }, (_, p) => shards.shardOf(TOPIC, p)));
       assert.deepEqual([...hosts].sort(), [1, 2], 'the topic spans both workers, none on shard 0');
     }
-    const s = await scrape(b);
+    // Count the scrape's asks (background topic syncs post messages too, so count calls, not messages).
+    const asks: string[] = [];
+    const ask = shards.partitionStates.bind(shards);
+    shards.partitionStates = (filter, opts) => {
+      asks.push(filter ? 'filtered' : 'all');
+      return ask(filter, opts);
+    };
+    let s: Sample[];
+    try {
+      s = await scrape(b);
+    } finally {
+      shards.partitionStates = ask;
+    }
+    // At 3: one pass over every shard shared by all the partition families, and the group's partitions for its lag.
+    assert.deepEqual(asks.sort(), threads > 1 ? ['all', 'filtered'] : [], 'the partition families share one pass; none at 1');
     for (let p = 0; p < PARTITIONS; p++) {
       const labels = { topic: TOPIC, partition: String(p) };
       assert.equal(sampleValue(s, 'kafka_log_log_logendoffset', labels), p + 2, `log end of ${p}`);
