@@ -2,7 +2,8 @@
  * PartitionShards.partitionStates (issue 26): the state of hosted partitions as plain data, the
  * same at num.io.threads=1 (in-thread) and 3 (two workers host the user topics): a filter's
  * partitions in its order with the ones not hosted left out, every hosted partition without a
- * filter, the log's config only when asked, parked fetches counted; at 3, one message per shard.
+ * filter, the log's config only when asked, parked fetches counted; at 3, one message per shard;
+ * a worker that ended leaves its partitions out and the others answer.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ import { batchOf, createTopic } from '../../server/handlers/data-plane-helpers.j
 import { shardsOf } from '../../../src/server/broker-services.js';
 import { WorkerShards } from '../../../src/replication/shards/worker/worker-shards.js';
 import type { PartitionShards } from '../../../src/replication/shards/partition-shards.js';
+import { PARTS, TOPICS, tempConfig } from './worker/shard-fixtures.js';
 
 const ACKS_ALL = { requiredAcks: -1, origin: 'client', produceVersion: 9, timeoutMs: 5000 } as const;
 
@@ -120,3 +122,25 @@ for (const threads of [1, 3]) {
     assert.equal((await shards.partitionStates([{ topic: 'st', partition: 0 }]))[0]!.fetchWaiters, 0);
   });
 }
+
+test("a worker that ended: its partitions are left out, the other shards' answered", async () => {
+  const shards = await WorkerShards.open({ config: await tempConfig('states-crash'), workers: 2, topics: TOPICS });
+  try {
+    const victim = shards.shardOf('alpha', 0);
+    const all = (await shards.partitionStates()).map((s) => `${s.topic}-${s.partition}`).sort();
+    assert.deepEqual(all, PARTS.map((p) => `${p.topic}-${p.partition}`).sort());
+    const exited = new Promise((resolve) => shards.workerOf(victim)!.once('exit', resolve));
+    shards.crash(victim);
+    await exited;
+    const survivors = PARTS.filter((p) => shards.shardOf(p.topic, p.partition) !== victim);
+    assert.ok(survivors.length > 0 && survivors.length < PARTS.length, 'the partitions span both workers');
+    const left = await shards.partitionStates(PARTS);
+    assert.deepEqual(
+      left.map((s) => `${s.topic}-${s.partition}`),
+      survivors.map((p) => `${p.topic}-${p.partition}`),
+    );
+    assert.deepEqual((await shards.partitionStates()).map((s) => `${s.topic}-${s.partition}`).sort(), survivors.map((p) => `${p.topic}-${p.partition}`).sort());
+  } finally {
+    await shards.shutdown();
+  }
+});
