@@ -3,6 +3,7 @@
 # an embedded broker through the test helpers, so FJORD_TEST_IO_THREADS reaches it, run at N.
 # Usage: bash scripts/test-threads-all.sh           (N = 3, one file at a time: hours on 2 cores)
 #        bash scripts/test-threads-all.sh --list    (only print the files it would run)
+#        bash scripts/test-threads-all.sh FILE...   (only these files, e.g. the failures of a sweep)
 #        FJORD_TEST_IO_THREADS=4 TEST_CONCURRENCY=2 bash scripts/test-threads-all.sh
 # The files are found, not listed, so a new test is swept as soon as it starts a broker through
 # test/helpers/broker.ts (startTestBroker), broker-child.ts (BrokerChild) or passes its broker
@@ -21,6 +22,7 @@ pattern=$starts
 for h in "${helpers[@]}"; do pattern+="|$(basename "$h" .ts)\.(js|ts)"; done
 mapfile -t files < <(grep -rlE "$pattern" test --include='*.test.ts' | sort)
 if [ "${1:-}" = "--list" ]; then printf '%s\n' "${files[@]}"; exit 0; fi
+if [ "$#" -gt 0 ]; then files=("$@"); fi
 threads=${FJORD_TEST_IO_THREADS:-3}
 echo "running ${#files[@]} test files at num.io.threads=$threads"
 npm run --silent build # shard workers and the CLI tools the tests spawn run from dist/
