@@ -90,13 +90,9 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
   };
   metadata.onChange((topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a metadata change to the shard workers failed')));
   const syncTopic = (topic: string): Promise<void> => posted.get(topic) ?? post(topic);
-  // Shard 0's own sync (the broker's ReplicaManager) waits for the workers' too: callers of
-  // services.replicaManager.syncTopic see every log. It waits only for posts made before it is
-  // called (shard 0 calls it from inside a post, synchronously, before that post is registered), so no post waits for itself.
-  const shardZeroSync = replicaManager.syncTopic.bind(replicaManager);
-  replicaManager.syncTopic = async (topic: string): Promise<void> => {
-    await Promise.all([shardZeroSync(topic), posted.get(topic)]);
-  };
+  // Whoever waits on the broker's ReplicaManager (services.replicaManager.syncTopic) waits for the
+  // workers' post too; shard 0's own handling of a post syncs its logs alone, so no post waits for itself.
+  replicaManager.alsoAwaitOnSync((topic) => posted.get(topic));
   replicaManager.fetchService.readThrough(workers);
   logger.info(`partitions on ${workers.count} shards: shard 0 on the main thread (internal topics), ${count} shard worker threads`);
   const local = partitionAccessOf(replicaManager, metadata);

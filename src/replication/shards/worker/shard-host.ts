@@ -88,7 +88,7 @@ export class ShardHost {
           for (const [name, cfg] of Object.entries(m.logConfigs ?? {})) this.effective.set(name, cfg);
           this.mirror.apply(m.topics);
           // The mirror's listeners queued the syncs; these share them and wait for the logs.
-          await Promise.all(m.topics.map((t) => this.replicas.syncTopic(t.name)));
+          await Promise.all(m.topics.map((t) => this.replicas.syncLocalLogs(t.name)));
           this.checkOpen(m.topics.map((t) => t.name));
           // A dynamic broker default changed (the topic's own configs did not): the running logs take it too.
           for (const [name, cfg] of Object.entries(m.logConfigs ?? {}))
@@ -97,7 +97,7 @@ export class ShardHost {
         case 'deleteTopic':
           this.mirror.remove(m.topic);
           this.effective.delete(m.topic);
-          await this.replicas.syncTopic(m.topic);
+          await this.replicas.syncLocalLogs(m.topic);
           return this.post({ type: 'done', id: m.id });
         case 'produce':
           return await this.produce(m);
