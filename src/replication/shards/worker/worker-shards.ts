@@ -38,6 +38,8 @@ import {
   type TxnMarkerPart,
 } from '../partition-shards.js';
 import { SharedDirFiles } from './shared-dir-files.js';
+import { logManagerSettings, type LogManagerConfig } from '../log-manager-options.js';
+import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
@@ -55,20 +57,15 @@ export interface WorkerShardsOptions {
   logger?: StorageLogger;
   /** The shards' log level (pino); default warn. */
   workerLogLevel?: string;
-  checkpointIntervalMs?: number;
-  retentionCheckIntervalMs?: number;
-  cleanerEnabled?: boolean;
+  /** The broker's log settings (BrokerConfig has them): every shard's LogManager takes them; absent: LogManager's defaults and no cleaner. */
+  logs?: LogManagerConfig;
   /**
    * Whether a produced Buffer that owns its ArrayBuffer may be moved to its worker (default
    * true). The broker says false: its frame buffers are pooled and reused once answered, and a
    * moved one would be detached under the network layer; its parts are copied instead.
    */
   moveProduceBuffers?: boolean;
-  /** Whether shard 0 (the internal topics, on this thread: compacted __consumer_offsets) runs the log cleaner; default cleanerEnabled. */
-  shardZeroCleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
-  /** log.segment.max.open.files for the whole broker (> 0): each shard keeps an equal share open (at least 1). */
-  maxOpenSegmentFiles?: number;
 }
 
 /** Why a shard ended (an uncaught error's message, or its exit code). */
@@ -107,7 +104,11 @@ export class WorkerShards implements PartitionShards {
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
     const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor);
+    // Each shard cleans, checkpoints and expires its own logs; log.segment.max.open.files is split evenly.
+    const logs = opts.logs ? logManagerSettings(opts.logs, count) : undefined;
     const ended = (index: number, reason: string): void => {
+      // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
+      if (logs?.cleanerSlots) releaseSlotOf(logs.cleanerSlots, index);
       if (that.closing) return;
       that.exits.push({ shard: index, reason });
       logger.error(`shard worker ${index} ended (${reason}): its partitions are offline`);
@@ -120,19 +121,9 @@ export class WorkerShards implements PartitionShards {
         hadCleanShutdown: files.cleanShutdowns(),
         topics: [...opts.topics],
         ...(opts.logConfigFor ? { logConfigs: logConfigsOf(opts.topics, opts.logConfigFor) } : {}),
-        ...(opts.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: opts.checkpointIntervalMs } : {}),
-        ...(opts.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: opts.retentionCheckIntervalMs } : {}),
-        ...(index === 0 && opts.shardZeroCleanerEnabled !== undefined
-          ? { cleanerEnabled: opts.shardZeroCleanerEnabled }
-          : opts.cleanerEnabled !== undefined
-            ? { cleanerEnabled: opts.cleanerEnabled }
-            : {}),
+        ...(logs ? { logs } : {}),
         ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
         ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
-        // Each thread has its own budget (storage's segment-file cache is per isolate): the total split evenly; 0 or less: the default budget.
-        ...(opts.maxOpenSegmentFiles !== undefined && opts.maxOpenSegmentFiles > 0
-          ? { maxOpenSegmentFiles: Math.max(1, Math.floor(opts.maxOpenSegmentFiles / count)) }
-          : {}),
       };
       that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended));
     }
