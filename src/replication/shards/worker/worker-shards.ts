@@ -44,6 +44,7 @@ import { bufferOf, newHandoverStats, planHandover, type HandoverStats } from './
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
 import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
+import { trimToFetchBudget } from './fetch-budget.js';
 import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
 
 export interface WorkerShardsOptions {
@@ -227,12 +228,14 @@ export class WorkerShards implements PartitionShards {
    * with nothing new waits maxWaitMs while another has records), so every shard reads at once
    * first, and only when that is less than minBytes do they all long-poll, the answer going out
    * as soon as minBytes are there (or every shard answered); the parked reads left behind end
-   * at their deadline, unread (a read changes nothing).
+   * at their deadline, unread (a read changes nothing). Each shard reads with the whole maxBytes,
+   * and the answer is cut to the request's limits in request order (fetch-budget.ts).
    */
   async fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
     const groups = [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))];
     const out = new Array<PartitionFetchResult>(targets.length);
-    if (groups.length <= 1 || params.maxWaitMs <= 0) {
+    if (groups.length <= 1) {
+      // One shard read its partitions in request order under the request's limits already.
       await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, params, out)));
       return out;
     }
@@ -240,7 +243,7 @@ export class WorkerShards implements PartitionShards {
     const now = { ...params, maxWaitMs: 0 };
     await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, now, out)));
     const waitMs = params.maxWaitMs - (Date.now() - started);
-    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return out;
+    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return withinBudget(targets, out, params);
     const poll = { ...params, maxWaitMs: waitMs };
     return new Promise((resolve) => {
       let left = groups.length;
@@ -252,7 +255,7 @@ export class WorkerShards implements PartitionShards {
           for (const i of indexes) out[i] = mine[i]!;
           if (--left === 0 || enoughToAnswer(out, params.minBytes)) {
             answered = true;
-            resolve(out);
+            resolve(withinBudget(targets, out, params));
           }
         });
       }
@@ -366,6 +369,12 @@ export class WorkerShards implements PartitionShards {
   workerOf(shard: number) {
     return this.shards[shard]!.worker;
   }
+}
+
+/** The gathered answer cut to the request's maxBytes and partition limits, in request order. */
+function withinBudget(targets: readonly FetchTarget[], results: PartitionFetchResult[], params: FetchParams): PartitionFetchResult[] {
+  trimToFetchBudget(targets, results, params);
+  return results;
 }
 
 function failedAs(m: FromShard | undefined): void {
