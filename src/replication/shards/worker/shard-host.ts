@@ -56,7 +56,7 @@ export class ShardHost {
     mirror.apply(init.topics);
     const effective = new Map<string, LogConfig>(Object.entries(init.logConfigs ?? {}));
     // The broker's log settings (absent: the shards alone, as their tests start them, with LogManager's defaults and no cleaner).
-    const options = logManagerOptions(config, init.logs ?? { ...TEST_SETTINGS }, {
+    const options = logManagerOptions(config, init.logs ?? TEST_SETTINGS, {
       logger,
       shardIndex: init.index,
       topicConfig: (topic) => {
