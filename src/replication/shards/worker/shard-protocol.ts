@@ -70,7 +70,8 @@ export type ForwardedMethod =
   | 'describeProducers'
   | 'logDirs'
   | 'txnGuardStates'
-  | 'grantTxnGuards';
+  | 'grantTxnGuards'
+  | 'partitionStates';
 
 /** A fetch result whose records cross as a window of a transferred buffer. */
 export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };

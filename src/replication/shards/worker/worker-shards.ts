@@ -30,6 +30,8 @@ import {
   type ListOffsetsPart,
   type ListOffsetsResult,
   type PartitionShards,
+  type PartitionState,
+  type PartitionStatesOptions,
   type ProduceOptions,
   type ProducePart,
   type TopicPartitionRef,
@@ -340,6 +342,23 @@ export class WorkerShards implements PartitionShards {
       }
     }
     return [...merged.values()];
+  }
+
+  /**
+   * One message per shard that owns a partition of `filter` (every shard without one); a shard
+   * that ended answers nothing, so its partitions are left out like any partition not hosted.
+   */
+  async partitionStates(filter?: readonly TopicPartitionRef[], opts: PartitionStatesOptions = {}): Promise<PartitionState[]> {
+    const asks = filter
+      ? [...byShard(filter, (p) => this.shardOf(p.topic, p.partition))].map(([s, indexes]) => ({ shard: s, parts: indexes.map((i) => filter[i]!) }))
+      : this.shards.map((_, s) => ({ shard: s, parts: undefined }));
+    const answers = await Promise.all(
+      asks.map(({ shard, parts }) => this.call(this.shards[shard]!, { type: 'call', id: this.nextId++, method: 'partitionStates', args: [parts, opts] })),
+    );
+    const states = answers.flatMap((a) => (a?.type === 'answered' ? (a.result as PartitionState[]) : []));
+    if (!filter) return states;
+    const order = new Map(filter.map((p, i) => [`${p.topic}\0${p.partition}`, i]));
+    return states.sort((a, b) => order.get(`${a.topic}\0${a.partition}`)! - order.get(`${b.topic}\0${b.partition}`)!);
   }
 
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
