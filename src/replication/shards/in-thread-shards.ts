@@ -24,6 +24,7 @@ import {
   type ListOffsetsOptions,
   type ListOffsetsPart,
   type ListOffsetsResult,
+  type LogManagerStats,
   type PartitionShards,
   type PartitionState,
   type PartitionStatesOptions,
@@ -133,6 +134,13 @@ export class InThreadShards implements PartitionShards {
 
   partitionStates(filter?: readonly TopicPartitionRef[], opts?: PartitionStatesOptions): Promise<PartitionState[]> {
     return partitionStatesOf(this.rm, filter, opts);
+  }
+
+  /** A copy of the buckets: on shard 0 the answer stays on this thread, and a scrape must not hold the live histogram. */
+  logManagerStats(): Promise<LogManagerStats[]> {
+    const lm = this.rm.logManager;
+    const f = lm.flushStats;
+    return Promise.resolve([{ flush: { count: f.count, sumMs: f.sumMs, buckets: f.buckets.slice() }, dirs: lm.logDirsOnline() }]);
   }
 }
 

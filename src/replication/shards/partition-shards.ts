@@ -164,6 +164,17 @@ export interface PartitionStatesOptions {
   config?: boolean;
 }
 
+/**
+ * One shard's LogManager figures for the broker-wide metrics (flushes, offline directories), as
+ * plain data: the main thread sums every shard's at scrape time (num.io.threads > 1).
+ */
+export interface LogManagerStats {
+  /** The flushes that synced data (LogFlushRateAndTimeMs): a copy of the shard's LatencyHistogram. */
+  flush: { count: number; sumMs: number; buckets: Float64Array };
+  /** Each log directory and whether it is online on this shard. */
+  dirs: { dir: string; online: boolean }[];
+}
+
 export interface PartitionShards {
   /** How many shards there are (1: every partition on this thread). */
   readonly count: number;
@@ -219,6 +230,9 @@ export interface PartitionShards {
    * One message per shard however many partitions: a scrape of 10,000 is N messages.
    */
   partitionStates(filter?: readonly TopicPartitionRef[], opts?: PartitionStatesOptions): Promise<PartitionState[]>;
+
+  /** Each live shard's flush stats and log directories (one message per shard), shard by shard. */
+  logManagerStats(): Promise<LogManagerStats[]>;
 }
 
 /** FNV-1a over the name's UTF-16 code units: stable across threads, restarts and Node versions. */

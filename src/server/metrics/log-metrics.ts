@@ -12,17 +12,21 @@
  * With shard workers (num.io.threads > 1) the partitions of user topics live on other threads:
  * the pass asks every shard for its partitions' state (PartitionShards.partitionStates, one
  * message per shard) instead of walking this thread's ReplicaManager. At 1 it walks the logs
- * directly, as before. Flush stats and offline directories stay this thread's (shard 0).
+ * directly, as before. Flush stats and offline directories likewise: at 1 this thread's
+ * LogManager; with shard workers every shard's (PartitionShards.logManagerStats, one message per
+ * shard per scrape), summed here: a directory is offline when any shard has it offline.
  */
 import type { ReplicaManager } from '../../replication/replica-manager.js';
 import type { PartitionShards, PartitionState } from '../../replication/shards/partition-shards.js';
-import { onShardWorkers, statesThisScrape } from './scrape-states.js';
+import type { LogManagerStats } from '../../replication/shards/partition-shards.js';
+import { logStatsThisScrape, onShardWorkers, statesThisScrape } from './scrape-states.js';
+import { LatencyHistogram } from '../../common/latency-histogram.js';
 import type { LogManager } from '../../storage/manager/log-manager.js';
 import { Gauge } from 'prom-client';
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
-import { statsGauge, one } from './stats-families.js';
-import { statsQuantileTimer } from './timer-metrics.js';
+import { statsGauge, statsSummary, one } from './stats-families.js';
+import { RecentLatencies, statsQuantileTimer, timerSamples } from './timer-metrics.js';
 
 /** The four per-partition families, in this order: name, help, the value of a log here, the value of a partition's state from its shard. */
 const PARTITION_FAMILIES: readonly [string, string, (log: UnifiedLog) => number, (state: PartitionState) => number][] = [
@@ -125,16 +129,54 @@ export function registerLogMetrics(registry: MetricsRegistry, opts: LogMetricsOp
     };
     for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionLogFamily(registry, i, opts, lines);
   }
-  statsQuantileTimer(
-    registry,
-    'kafka_log_logflushstats_logflushrateandtimems',
-    'Log flushes that synced data: time in ms, quantiles and count (LogFlushRateAndTimeMs).',
-    () => logManager.flushStats,
-  );
-  statsGauge(registry, 'kafka_log_logmanager_offlinelogdirectorycount', 'Log directories offline after an I/O error.', () =>
-    one(logManager.logDirsOnline().filter((d) => !d.online).length),
-  );
-  statsGauge(registry, 'kafka_log_logmanager_logdirectoryoffline', '1 when the log directory is offline, else 0 (LogDirectoryOffline).', () =>
+  if (onWorkers(opts)) registerShardLogStats(registry, opts.shards);
+  else registerThisThreadLogStats(registry, logManager);
+}
+
+const FLUSH = 'kafka_log_logflushstats_logflushrateandtimems';
+const FLUSH_HELP = 'Log flushes that synced data: time in ms, quantiles and count (LogFlushRateAndTimeMs).';
+const OFFLINE_COUNT = 'kafka_log_logmanager_offlinelogdirectorycount';
+const OFFLINE_COUNT_HELP = 'Log directories offline after an I/O error.';
+const DIR_OFFLINE = 'kafka_log_logmanager_logdirectoryoffline';
+const DIR_OFFLINE_HELP = '1 when the log directory is offline, else 0 (LogDirectoryOffline).';
+
+/** One shard (num.io.threads=1): this thread's LogManager, read directly. */
+function registerThisThreadLogStats(registry: MetricsRegistry, logManager: LogManager): void {
+  statsQuantileTimer(registry, FLUSH, FLUSH_HELP, () => logManager.flushStats);
+  statsGauge(registry, OFFLINE_COUNT, OFFLINE_COUNT_HELP, () => one(logManager.logDirsOnline().filter((d) => !d.online).length));
+  statsGauge(registry, DIR_OFFLINE, DIR_OFFLINE_HELP, () =>
     logManager.logDirsOnline().map((d) => ({ value: d.online ? 0 : 1, labels: { logDirectory: d.dir } })),
   );
+}
+
+/** Shard workers: every shard's stats, asked once per scrape and summed on this thread. */
+function registerShardLogStats(registry: MetricsRegistry, shards: PartitionShards): void {
+  // One histogram object for the life of the family: RecentLatencies keys its window on it.
+  const total = new LatencyHistogram();
+  const recent = new RecentLatencies();
+  statsSummary(registry, FLUSH, FLUSH_HELP, async () => timerSamples(FLUSH, sumFlushes(total, await logStatsThisScrape(shards)), recent));
+  statsGauge(registry, OFFLINE_COUNT, OFFLINE_COUNT_HELP, async () => one(dirsOf(await logStatsThisScrape(shards)).filter((d) => !d.online).length));
+  statsGauge(registry, DIR_OFFLINE, DIR_OFFLINE_HELP, async () =>
+    dirsOf(await logStatsThisScrape(shards)).map((d) => ({ value: d.online ? 0 : 1, labels: { logDirectory: d.dir } })),
+  );
+}
+
+/** `total` set to the sum of the shards' flush histograms. */
+function sumFlushes(total: LatencyHistogram, stats: readonly LogManagerStats[]): LatencyHistogram {
+  total.count = 0;
+  total.sumMs = 0;
+  total.buckets.fill(0);
+  for (const { flush } of stats) {
+    total.count += flush.count;
+    total.sumMs += flush.sumMs;
+    for (let b = 0; b < total.buckets.length; b++) total.buckets[b]! += flush.buckets[b] ?? 0;
+  }
+  return total;
+}
+
+/** Every shard's directories in first-seen order; one is offline when any shard has it offline (its logs there answer errors). */
+function dirsOf(stats: readonly LogManagerStats[]): { dir: string; online: boolean }[] {
+  const dirs = new Map<string, boolean>();
+  for (const s of stats) for (const d of s.dirs) dirs.set(d.dir, (dirs.get(d.dir) ?? true) && d.online);
+  return [...dirs].map(([dir, online]) => ({ dir, online }));
 }

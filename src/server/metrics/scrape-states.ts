@@ -5,9 +5,10 @@
  * family and shard. The registry asks all families in the same turn of the event loop; the
  * next turn's scrape starts a new pass, as the families' own per-scrape passes do.
  */
-import type { PartitionShards, PartitionState } from '../../replication/shards/partition-shards.js';
+import type { LogManagerStats, PartitionShards, PartitionState } from '../../replication/shards/partition-shards.js';
 
 const passes = new WeakMap<PartitionShards, Promise<PartitionState[]>>();
+const logPasses = new WeakMap<PartitionShards, Promise<LogManagerStats[]>>();
 
 /** Every hosted partition's state, asked once per turn per shards object. */
 export function statesThisScrape(shards: PartitionShards): Promise<PartitionState[]> {
@@ -16,6 +17,17 @@ export function statesThisScrape(shards: PartitionShards): Promise<PartitionStat
     pass = shards.partitionStates();
     passes.set(shards, pass);
     setImmediate(() => passes.delete(shards));
+  }
+  return pass;
+}
+
+/** Every shard's LogManager stats (log-metrics.ts's flush and directory families), asked once per turn per shards object. */
+export function logStatsThisScrape(shards: PartitionShards): Promise<LogManagerStats[]> {
+  let pass = logPasses.get(shards);
+  if (!pass) {
+    pass = shards.logManagerStats();
+    logPasses.set(shards, pass);
+    setImmediate(() => logPasses.delete(shards));
   }
   return pass;
 }

@@ -71,7 +71,8 @@ export type ForwardedMethod =
   | 'logDirs'
   | 'txnGuardStates'
   | 'grantTxnGuards'
-  | 'partitionStates';
+  | 'partitionStates'
+  | 'logManagerStats';
 
 /** A fetch result whose records cross as a window of a transferred buffer. */
 export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };

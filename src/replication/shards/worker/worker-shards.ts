@@ -29,6 +29,7 @@ import {
   type ListOffsetsOptions,
   type ListOffsetsPart,
   type ListOffsetsResult,
+  type LogManagerStats,
   type PartitionShards,
   type PartitionState,
   type PartitionStatesOptions,
@@ -359,6 +360,12 @@ export class WorkerShards implements PartitionShards {
     if (!filter) return states;
     const order = new Map(filter.map((p, i) => [`${p.topic}\0${p.partition}`, i]));
     return states.sort((a, b) => order.get(`${a.topic}\0${a.partition}`)! - order.get(`${b.topic}\0${b.partition}`)!);
+  }
+
+  /** One message per shard; a shard that ended answers nothing and is left out. */
+  async logManagerStats(): Promise<LogManagerStats[]> {
+    const answers = await Promise.all(this.shards.map((s) => this.call(s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })));
+    return answers.flatMap((a) => (a?.type === 'answered' ? (a.result as LogManagerStats[]) : []));
   }
 
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
