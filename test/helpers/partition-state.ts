@@ -24,3 +24,22 @@ export async function hostedConfig(b: { broker: Broker }, topic: string, partiti
   if (!state?.config) throw new Error(`${topic}-${partition} is not hosted`);
   return state.config;
 }
+
+/** The partitions of `topic` that some shard hosts (a Partition with its log open), sorted. */
+export async function hostedPartitionsOf(b: { broker: Broker }, topic: string): Promise<number[]> {
+  const states = await shardsOf(b.broker.services).partitionStates();
+  return states
+    .filter((s) => s.topic === topic)
+    .map((s) => s.partition)
+    .sort((x, y) => x - y);
+}
+
+/** The partitions of `topic` with a log open in some shard's LogManager (DescribeLogDirs' view), sorted. */
+export async function openLogsOf(b: { broker: Broker }, topic: string): Promise<number[]> {
+  const dirs = await shardsOf(b.broker.services).logDirs();
+  return dirs
+    .flatMap((d) => d.logs)
+    .filter((l) => l.topic === topic)
+    .map((l) => l.partition)
+    .sort((x, y) => x - y);
+}

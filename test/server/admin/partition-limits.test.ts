@@ -10,6 +10,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
+import { hostedPartitionsOf, openLogsOf } from '../../helpers/partition-state.js';
 import {
   CreatePartitionsRequestCodec,
   CreatePartitionsResponseCodec,
@@ -83,7 +84,7 @@ test('a CreateTopics or CreatePartitions of 25,000 partitions is refused with PO
     }
     assert.equal(b.broker.services.metadata.topic('grow')!.partitions.length, 1);
     assert.deepEqual(await partitionDirs(b.dir, 'grow'), ['grow-0']);
-    assert.equal(b.broker.services.replicaManager.partitionsOf('grow').length, 1);
+    assert.deepEqual(await hostedPartitionsOf(b, 'grow'), [0]);
 
     // The cap is over the whole request: two topics of 6,000 each fail together.
     const both = await createTopics(c, [
@@ -154,8 +155,8 @@ test('creation is all or nothing: a partition that cannot be created removes the
     assert.notEqual(res.topics[0]!.errorCode, ErrorCode.NONE);
     assert.match(res.topics[0]!.errorMessage ?? '', /Topic 'boom' was not created/);
     assert.equal(b.broker.services.metadata.topic('boom'), undefined);
-    assert.equal(b.broker.services.replicaManager.partitionsOf('boom').length, 0);
-    assert.equal(b.broker.services.logManager.allLogs().filter((l) => l.topic === 'boom').length, 0);
+    assert.deepEqual(await hostedPartitionsOf(b, 'boom'), []);
+    assert.deepEqual(await openLogsOf(b, 'boom'), []);
     await eventually(() => partitionDirs(b.dir, 'boom'), ['boom-3'], 'only the foreign file is left');
     await eventually(async () => (await readdir(b.dir)).filter((n) => n.startsWith('boom-') && n.endsWith('-delete')), [], 'deleted logs are gone');
 
@@ -166,13 +167,7 @@ test('creation is all or nothing: a partition that cannot be created removes the
     assert.notEqual(grown.results[0]!.errorCode, ErrorCode.NONE);
     assert.match(grown.results[0]!.errorMessage ?? '', /No partitions were added to 'grow'/);
     assert.equal(b.broker.services.metadata.topic('grow')!.partitions.length, 2);
-    assert.deepEqual(
-      b.broker.services.replicaManager
-        .partitionsOf('grow')
-        .map((p) => p.partition)
-        .sort(),
-      [0, 1],
-    );
+    assert.deepEqual(await hostedPartitionsOf(b, 'grow'), [0, 1]);
     await eventually(() => partitionDirs(b.dir, 'grow'), ['grow-0', 'grow-1', 'grow-4'], 'new partition dirs removed');
     const produced = await c.request(0, ProduceRequestCodec, ProduceResponseCodec, 7, {
       transactionalId: null,
@@ -198,6 +193,6 @@ test('creation is all or nothing: a partition that cannot be created removes the
     const { rm } = await import('node:fs/promises');
     await rm(join(b.dir, 'grow-4'));
     assert.equal((await createPartitions(c, [{ name: 'grow', count: 6 }])).results[0]!.errorCode, ErrorCode.NONE);
-    assert.equal(b.broker.services.replicaManager.partitionsOf('grow').length, 6);
+    assert.deepEqual(await hostedPartitionsOf(b, 'grow'), [0, 1, 2, 3, 4, 5]);
   });
 });
