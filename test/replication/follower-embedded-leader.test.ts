@@ -30,6 +30,15 @@ import { fakeZk, header, pstate, simpleAssigner } from '../metadata/zk/zk-broker
 import { TEST_FETCHER_CONFIG, logBytes, openPartition, tempDir, waitFor } from './fetcher-helpers.js';
 
 const FOLLOWER_ID = 2;
+/**
+ * The leader stays single-threaded (num.io.threads=1, whatever FJORD_TEST_IO_THREADS says): the
+ * test makes the embedded broker's own Partition believe a follower is among its replicas
+ * (makeLeader with ISR and replicas) and compares its log byte for byte, which needs the
+ * Partition on this thread. With shard workers a user topic's Partition lives on a worker and the
+ * shards serve embedded mode only (ISR [self]: docs/threads.md step 1), so there is no leader
+ * with followers to test there yet.
+ */
+const LEADER_PROPS = { 'num.io.threads': '1' };
 
 function records(n: number, tag: string): KafkaRecord[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -160,7 +169,7 @@ async function sameLog(follower: Partition, leader: Partition): Promise<void> {
 }
 
 test('a follower copies a real leader: 100k records byte-identical, HW, producer state; a restart resumes from the checkpointed LEO', async (t) => {
-  const leader = await startTestBroker();
+  const leader = await startTestBroker(LEADER_PROPS);
   const dir = await mkdtemp(join(tmpdir(), 'fjord-follower-'));
   let node = await startFollower(dir);
   try {
@@ -207,7 +216,7 @@ test('a follower copies a real leader: 100k records byte-identical, HW, producer
 });
 
 test("the leader's log cut and rewritten: the follower truncates (OffsetForLeaderEpoch; out of range + ListOffsets) and matches it", async () => {
-  const leader = await startTestBroker();
+  const leader = await startTestBroker(LEADER_PROPS);
   const f = await tempDir('fjord-follower-');
   const follower = await openPartition(f.dir, 'cut');
   const endpoint = (maxFetchVersion?: number) =>
@@ -260,7 +269,7 @@ test("the leader's log cut and rewritten: the follower truncates (OffsetForLeade
 });
 
 test('LeaderAndIsr and StopReplica drive the fetchers: re-send keeps the state, makeLeader and delete stop fetching', async () => {
-  const leader = await startTestBroker();
+  const leader = await startTestBroker(LEADER_PROPS);
   const dir = await mkdtemp(join(tmpdir(), 'fjord-follower-'));
   const node = await startFollower(dir);
   try {

@@ -15,9 +15,18 @@ import { startTestBroker } from '../helpers/broker.js';
 import { TEST_FETCHER_CONFIG, logBytes, openPartition, tempDir, waitFor } from './fetcher-helpers.js';
 
 const FOLLOWER_ID = 2;
+/**
+ * The leader stays single-threaded (num.io.threads=1, whatever FJORD_TEST_IO_THREADS says): the
+ * test makes the embedded broker's own Partition believe a follower is among its replicas
+ * (makeLeader with ISR and replicas) and compares its log byte for byte, which needs the
+ * Partition on this thread. With shard workers a user topic's Partition lives on a worker and the
+ * shards serve embedded mode only (ISR [self]: docs/threads.md step 1), so there is no leader
+ * with followers to test there yet.
+ */
+const LEADER_PROPS = { 'num.io.threads': '1' };
 
 test('replica fetches use an incremental fetch session; forgotten partitions and an evicted session are handled', async () => {
-  const leader = await startTestBroker();
+  const leader = await startTestBroker(LEADER_PROPS);
   const f = await tempDir('fjord-follower-');
   const endpoint = new RemoteLeaderEndpoint({
     brokerId: FOLLOWER_ID,

@@ -8,6 +8,8 @@ import { ErrorCode, KafkaError } from '../../src/protocol/errors.js';
 import { ReplicaManagerCoordinatorLog, coordinatorAppendError } from '../../src/coordinator/runtime/partition-log.js';
 import { header, pstate } from '../metadata/zk/zk-broker-helpers.js';
 import { startTestBroker } from '../helpers/broker.js';
+import { partitionState } from '../helpers/partition-state.js';
+import { shardsOf } from '../../src/server/broker-services.js';
 import { TOPIC_ID, T, startLeader, batch, replicaFetch, consumerFetch, part, produce } from './leader-harness.js';
 
 test('leader state from LeaderAndIsr: ISR, replicas, partition epoch; the HW waits for every ISR member and consumers read only below it', async () => {
@@ -169,17 +171,27 @@ test('coordinator writes (acks=-1, origin coordinator) are acknowledged only onc
 test('embedded mode is unchanged: ISR = replicas = [self], no ISR writer, HW = LEO as soon as an acks=all append completes', async () => {
   const b = await startTestBroker({ 'min.insync.replicas': '1' });
   try {
+    // Through the seam (PartitionShards), so this holds whichever shard owns the partition
+    // (num.io.threads > 1: a worker, whose ReplicaManager is built with no ISR writer either).
     const { metadata, replicaManager } = b.broker.services;
+    const shards = shardsOf(b.broker.services);
     await metadata.createTopic({ name: 'solo', numPartitions: 1, replicationFactor: 1 });
     await replicaManager.syncTopic('solo');
-    const p = replicaManager.getPartition('solo', 0)!;
     const self = b.broker.services.config.brokerId;
-    assert.deepEqual([p.isLeader, [...p.isr], [...p.replicas], p.isrWriter], [true, [self], [self], undefined]);
-    const res = await replicaManager.appendRecords('solo', 0, batch(5), { requiredAcks: -1, origin: 'client', produceVersion: 9, timeoutMs: 0 });
-    assert.equal(res.errorCode, ErrorCode.NONE, 'answered at once even with timeout 0: the ISR is only the leader');
-    assert.deepEqual([p.logEndOffset, p.highWatermark], [5, 5]);
+    const before = await partitionState(b, 'solo', 0);
+    assert.deepEqual([before?.leader, before?.isr, before?.replicas], [true, [self], [self]]);
+    assert.equal(replicaManager.isrChangeCounts, undefined, 'no ISR writer');
+    const [res] = await shards.produce([{ topic: 'solo', partition: 0, records: batch(5) }], {
+      requiredAcks: -1,
+      origin: 'client',
+      produceVersion: 9,
+      timeoutMs: 0,
+    });
+    assert.equal(res?.errorCode, ErrorCode.NONE, 'answered at once even with timeout 0: the ISR is only the leader');
+    const after = await partitionState(b, 'solo', 0);
+    assert.deepEqual([after?.logEndOffset, after?.highWatermark], [5, 5]);
     replicaManager.maybeShrinkIsr(Date.now() + 3_600_000);
-    assert.deepEqual([...p.isr], [self]);
+    assert.deepEqual((await partitionState(b, 'solo', 0))?.isr, [self]);
   } finally {
     await b.stop();
   }
