@@ -1,7 +1,8 @@
 /**
  * How produce bytes cross to a shard worker without a structured-clone copy (docs/threads.md
- * section 2): records in shared memory (a SharedArrayBuffer slab) are sent as a window of it and
- * nothing moves; records in an ArrayBuffer of their own that only one shard of this request
+ * section 2): records in shared memory (the broker's Produce frames at num.io.threads > 1) are
+ * sent as a window of it and nothing moves, each shard holding that memory until it answers
+ * (SharedRecordsLender); records in an ArrayBuffer of their own that only one shard of this request
  * reads are moved (transfer list: the caller's views of it become empty, the caller gives the
  * bytes up with the call); anything else (a slice of Node's 8 KiB pool, which cannot be moved,
  * or a frame whose buffer holds parts for several shards) is copied once into an ArrayBuffer of

@@ -1,7 +1,8 @@
 /**
  * A shard worker thread's entry (started by WorkerShards from dist/, or under tsx in tests):
  * opens the ShardHost for the partitions workerData assigns it, says 'ready', then handles the
- * main thread's messages in arrival order. An error thrown out of a handler ends the thread;
+ * main thread's messages in arrival order. Messages come in batches both ways (one per turn of
+ * the sender's loop, coalesced-posts.ts). An error thrown out of a handler ends the thread;
  * the main thread sees the exit and fails this shard's pending calls.
  */
 import { parentPort, workerData } from 'node:worker_threads';
