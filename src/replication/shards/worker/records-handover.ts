@@ -19,6 +19,10 @@ export interface HandoverStats {
   movedBytes: number;
   /** Record bytes copied before the hand-over. */
   copiedBytes: number;
+  /** postMessage calls to the worker threads (each wakes a sleeping worker once; coalesced-posts.ts). */
+  postsToWorkers: number;
+  /** postMessage batches received from the worker threads (each wakes this thread once). */
+  postsFromWorkers: number;
 }
 
 /**
@@ -32,7 +36,7 @@ export interface SharedRecordsLender {
 }
 
 export function newHandoverStats(): HandoverStats {
-  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0 };
+  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0, postsToWorkers: 0, postsFromWorkers: 0 };
 }
 
 /** An ArrayBuffer that may be moved: not Node's pool (it is marked untransferable and would be copied silently). */

@@ -55,14 +55,23 @@ function dispatch(ch: ShardChannel, files: SharedDirFiles, m: FromShard, markRea
   }
 }
 
-export function workerChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles, ended: ShardEnded): ShardChannel {
+/** Where a worker channel counts its postMessage calls each way (HandoverStats). */
+export interface PostCounts {
+  postsToWorkers: number;
+  postsFromWorkers: number;
+}
+
+export function workerChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles, ended: ShardEnded, counts: PostCounts): ShardChannel {
   const worker = spawn(init);
   let markReady!: () => void;
   let failStart!: (err: Error) => void;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   // One turn's messages to this worker wake it once (coalesced-posts.ts).
   const posts = new CoalescedPosts<ToShard>(
-    (batch, transfer) => worker.postMessage(batch, transfer),
+    (batch, transfer) => {
+      worker.postMessage(batch, transfer);
+      counts.postsToWorkers++;
+    },
     (m, err) => {
       if (m.type === 'crash') return;
       const answer = ch.pending.get(m.id);
@@ -87,6 +96,7 @@ export function workerChannel(init: ShardInit & { logLevel?: string }, files: Sh
   };
   // A worker's answers come coalesced too: one message, every answer of its turn in order.
   worker.on('message', (batch: FromShard[]) => {
+    counts.postsFromWorkers++;
     for (const m of batch) dispatch(ch, files, m, markReady);
   });
   let reason = '';

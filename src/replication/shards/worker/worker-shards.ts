@@ -141,7 +141,7 @@ export class WorkerShards implements PartitionShards {
           ? { maxOpenSegmentFiles: Math.max(1, Math.floor(opts.maxOpenSegmentFiles / count)) }
           : {}),
       };
-      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended));
+      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended, that.stats));
     }
     try {
       await Promise.all(that.shards.map((s) => s.ready));
