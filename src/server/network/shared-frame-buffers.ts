@@ -31,12 +31,27 @@ export class SharedFrameBuffers {
 
   /** A buffer of exactly n bytes in shared memory (contents undefined), held once (by the caller). */
   acquire(n: number): Buffer {
-    const capacity = capacityOf(n);
-    let sab = this.idle.get(capacity)?.pop();
-    if (sab) this.idleBytes -= capacity;
-    else sab = new SharedArrayBuffer(capacity);
+    const sab = this.reuse(n) ?? new SharedArrayBuffer(capacityOf(n));
     this.holders.set(sab, 1);
     return Buffer.from(sab, 0, n);
+  }
+
+  /**
+   * Idle memory for n bytes: its own capacity, or (64 KiB steps) one at most a quarter larger, so
+   * a producer's frames of varying sizes share memory (a fresh SharedArrayBuffer is zeroed page
+   * by page as it is first written: that costs more than the copy into it).
+   */
+  private reuse(n: number): SharedArrayBuffer | undefined {
+    const capacity = capacityOf(n);
+    const largest = capacity < STEP_BYTES ? capacity : capacity + (n >> 2);
+    for (let c = capacity; c <= largest; c += STEP_BYTES) {
+      const sab = this.idle.get(c)?.pop();
+      if (sab) {
+        this.idleBytes -= c;
+        return sab;
+      }
+    }
+    return undefined;
   }
 
   /** One more holder of a frame from this pool (a shard reading a window of it); other memory: nothing. */

@@ -26,6 +26,9 @@ test('a shared frame is reused only once its last holder released it (the networ
   pool.release(memory);
   pool.release(memory); // once too often: ignored, never listed twice
   assert.equal(pool.idleSize, 320 * KIB);
+  assert.equal(pool.acquire(260 * KIB).buffer, memory, 'a frame up to a quarter smaller than the capacity reuses it too');
+  pool.release(memory);
+  assert.notEqual(pool.acquire(200 * KIB).buffer, memory, 'a much smaller one does not pin it');
 });
 
 test('small frames get power-of-two capacities; memory not from the pool is ignored; idle memory is capped', () => {
