@@ -3,6 +3,8 @@
 // chunk is returned as a zero-copy subarray of it. Memory follows the bytes that arrived: nothing
 // is allocated from a declared size, so a prefix claiming 100 MB followed by 10 bytes holds 10 bytes.
 
+import { copyIntoShared } from './shared-frame-buffers.js';
+
 /** Thrown for a size prefix that must close the connection. */
 export class FrameSizeError extends Error {
   override readonly name = 'FrameSizeError';
@@ -143,7 +145,8 @@ export class FrameReader {
     while (filled < n) {
       const chunk = this.chunks[0]!;
       const wanted = Math.min(chunk.length, n - filled);
-      chunk.copy(out, filled, 0, wanted);
+      if (out.buffer instanceof SharedArrayBuffer) copyIntoShared(wanted === chunk.length ? chunk : chunk.subarray(0, wanted), out, filled);
+      else chunk.copy(out, filled, 0, wanted);
       filled += wanted;
       this.consumeHead(wanted);
     }

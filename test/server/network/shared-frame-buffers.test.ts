@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SharedFrameBuffers } from '../../../src/server/network/shared-frame-buffers.js';
+import { SharedFrameBuffers, copyIntoShared } from '../../../src/server/network/shared-frame-buffers.js';
 
 const KIB = 1024;
 
@@ -49,4 +49,22 @@ test('small frames get power-of-two capacities; memory not from the pool is igno
   pool.release(big.buffer as SharedArrayBuffer); // 8 KiB more would pass the 8 KiB cap: left to the garbage collector
   assert.equal(pool.idleSize, 5 * KIB);
   assert.equal(pool.acquire(700).buffer, tiny.buffer);
+});
+
+test('copyIntoShared copies every byte whatever the source and target alignment, across its staging pieces', () => {
+  const source = Buffer.allocUnsafeSlow(200 * KIB + 16);
+  for (let i = 0; i < source.length; i++) source[i] = (i * 131 + 7) & 0xff;
+  const target = Buffer.from(new SharedArrayBuffer(200 * KIB + 32));
+  for (const [from, at, length] of [
+    [0, 0, 200 * KIB],
+    [3, 0, 200 * KIB],
+    [5, 9, 130 * KIB + 3],
+    [1, 2, 40],
+    [7, 1, 64 * KIB],
+  ] as const) {
+    target.fill(0);
+    copyIntoShared(source.subarray(from, from + length), target, at);
+    assert.ok(target.subarray(at, at + length).equals(source.subarray(from, from + length)), `from ${from} at ${at}`);
+    assert.equal(target[at + length], 0, 'nothing past the end');
+  }
 });
