@@ -4,7 +4,9 @@
  * `broker.metrics.metrics()` (the whole Prometheus text of the broker's registry) and measures
  * its size and the longest the event loop was held meanwhile, with
  * metrics.partition.level.enable on, then again after a restart on the same directory with it off.
- * Run: node --import tsx bench/metrics-scrape.ts [topics, default 100] [partitions per topic, default 100]
+ * Issue 26: the third argument sets num.io.threads (default 1): at N > 1 the per-partition families
+ * read the shard workers' partitions through PartitionShards.partitionStates.
+ * Run: node --import tsx bench/metrics-scrape.ts [topics, default 100] [partitions per topic, default 100] [num.io.threads, default 1]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -18,6 +20,7 @@ import { median } from './suite/stats.js';
 
 const topics = Number(process.argv[2] ?? '100');
 const perTopic = Number(process.argv[3] ?? '100');
+const ioThreads = Number(process.argv[4] ?? '1');
 const SCRAPES = 10;
 
 async function startBroker(dir: string, partitionLevel: boolean): Promise<{ broker: Broker; bootstrap: string }> {
@@ -28,6 +31,7 @@ async function startBroker(dir: string, partitionLevel: boolean): Promise<{ brok
       'log.segment.bytes': '1048576',
       'log.index.size.max.bytes': '4096',
       'metrics.partition.level.enable': String(partitionLevel),
+      'num.io.threads': String(ioThreads),
     }),
   );
   const broker = new Broker(buildBrokerConfig(raw), silentLogger());
@@ -69,10 +73,10 @@ try {
   }
   await admin.close();
   console.error(`created ${topics * perTopic} partitions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  rows.push(await measure(b.broker, `${topics * perTopic} partitions, metrics.partition.level.enable=true`));
+  rows.push(await measure(b.broker, `${topics * perTopic} partitions, num.io.threads=${ioThreads}, metrics.partition.level.enable=true`));
   await b.broker.stop();
   b = await startBroker(dir, false);
-  rows.push(await measure(b.broker, `${topics * perTopic} partitions, metrics.partition.level.enable=false`));
+  rows.push(await measure(b.broker, `${topics * perTopic} partitions, num.io.threads=${ioThreads}, metrics.partition.level.enable=false`));
   await b.broker.stop();
   console.log(
     `load average ${os

@@ -88,6 +88,8 @@ export class ReplicaManager {
   private syncChain: Promise<unknown> = Promise.resolve();
   /** Syncs queued on the chain and not started, by topic. */
   private readonly queuedSyncs = new Map<string, Promise<void>>();
+  /** What syncTopic waits for besides this manager's logs (alsoAwaitOnSync). */
+  private syncElsewhere: ((topic: string) => Promise<void> | undefined) | undefined;
   private readonly brokerId: number;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -108,7 +110,7 @@ export class ReplicaManager {
       config: opts.config,
       metadata: opts.metadata,
       partition: (t, p) => this.getPartition(t, p),
-      syncTopic: (t) => this.syncTopic(t),
+      syncTopic: (t) => this.syncLocalLogs(t),
       isStopped: () => this.stopped,
       waitingProduces: this.waitingProduces,
       txnMarkerListeners: this.txnMarkerListeners,
@@ -125,12 +127,12 @@ export class ReplicaManager {
     const ids = await ProducerIdManager.open(opts.config.logDirs[0]!);
     const rm = new ReplicaManager(opts, ids);
     if (opts.controllerManaged && opts.brokerEndpoint) rm.fetchers = await ReplicaManager.createFetchers(opts, opts.brokerEndpoint);
-    for (const t of opts.metadata.topics()) await rm.syncTopic(t.name);
+    for (const t of opts.metadata.topics()) await rm.syncLocalLogs(t.name);
     // Cluster mode starts with an empty image: the controller's LeaderAndIsr brings the logs back.
     for (const log of opts.controllerManaged ? [] : opts.logManager.allLogs()) {
       if (!opts.metadata.topic(log.topic)) opts.logger.warn({ log: log.name }, 'log of a topic unknown to metadata is left untouched');
     }
-    opts.metadata.onChange((topic) => void rm.syncTopic(topic).catch((err) => opts.logger.error({ err, topic }, 'syncing logs with metadata failed')));
+    opts.metadata.onChange((topic) => void rm.syncLocalLogs(topic).catch((err) => opts.logger.error({ err, topic }, 'syncing logs with metadata failed')));
     const every = opts.maintenanceIntervalMs ?? 60_000;
     rm.timer = setInterval(() => void rm.maintain(), every);
     rm.timer.unref();
@@ -214,9 +216,26 @@ export class ReplicaManager {
    * Brings the logs of `topic` in line with metadata: creates/opens the logs of partitions led
    * here (topic config over broker defaults), applies config changes, deletes logs of a deleted
    * (or deleted and re-created) topic. Admin handlers await this after changing a topic so the
-   * logs exist before they answer. Calls are serialised.
+   * logs exist before they answer. Calls are serialised. With shard workers it also waits for
+   * what `alsoAwaitOnSync` names: the workers' logs of the topic.
    */
   syncTopic(topic: string): Promise<void> {
+    const local = this.syncLocalLogs(topic);
+    const elsewhere = this.syncElsewhere?.(topic);
+    return elsewhere ? Promise.all([local, elsewhere]).then(() => undefined) : local;
+  }
+
+  /**
+   * Shard workers (server/shard-wiring.ts): this manager is shard 0's, and whoever syncs a topic
+   * through it waits also for `hook(topic)` (the post that makes the workers open, reconfigure or
+   * delete its logs; undefined when none is under way). Set once, before the broker serves.
+   */
+  alsoAwaitOnSync(hook: (topic: string) => Promise<void> | undefined): void {
+    this.syncElsewhere = hook;
+  }
+
+  /** syncTopic for this manager's own logs only (its metadata listener, its appends, a shard's handling of a post). */
+  syncLocalLogs(topic: string): Promise<void> {
     // A sync of this topic queued and not started yet will read metadata when it runs: callers
     // share it (produces to a topic whose logs are being opened would otherwise queue one each).
     const queued = this.queuedSyncs.get(topic);

@@ -7,6 +7,9 @@
  */
 import type { Partition } from './partition/partition.js';
 
+/** What the count reads of a partition: a `Partition`, or the same fields of a shard worker's answer (PartitionShards.partitionStates). */
+export type ReplicaStateView = Pick<Partition, 'topic' | 'isLeader' | 'reassigning' | 'isr' | 'replicas'> & { log: { offline: boolean } };
+
 export interface ReplicaStateCounts {
   /** Partitions hosted here (leader or follower). */
   partitions: number;
@@ -29,7 +32,7 @@ export function emptyReplicaStateCounts(): ReplicaStateCounts {
 }
 
 /** Counts `partitions` into `out` (reset first); `minIsrOf` is asked once per topic seen. */
-export function countReplicaStates(partitions: Iterable<Partition>, minIsrOf: (topic: string) => number, out: ReplicaStateCounts): ReplicaStateCounts {
+export function countReplicaStates(partitions: Iterable<ReplicaStateView>, minIsrOf: (topic: string) => number, out: ReplicaStateCounts): ReplicaStateCounts {
   out.partitions = out.leaders = out.underReplicated = out.underMinIsr = out.atMinIsr = out.offline = out.reassigning = 0;
   let lastTopic = '';
   let minIsr = 1;

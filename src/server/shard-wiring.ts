@@ -14,7 +14,7 @@ import type { AdminServices } from './admin/index.js';
 import { partitionAccessOf, type PartitionAccess } from './admin/partition-access.js';
 import { LogManager } from '../storage/manager/log-manager.js';
 import { ReplicaManager } from '../replication/replica-manager.js';
-import { brokerLogDefaults } from '../replication/log-config.js';
+import { logManagerOptions, logManagerSettings } from '../replication/shards/log-manager-options.js';
 import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
 import type { PartitionShards } from '../replication/shards/partition-shards.js';
 import { WorkerShards } from '../replication/shards/worker/worker-shards.js';
@@ -68,17 +68,13 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     topics: metadata.topics(),
     logConfigFor: (topic) => o.admin.configs.logConfigFor(topic),
     logger: logger.child({ component: 'shards' }),
-    checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
-    retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
-    // The workers do not clean yet (docs/threads.md); shard 0's compacted internal topics do.
-    cleanerEnabled: false,
-    shardZeroCleanerEnabled: cfg.logCleanerEnable,
+    // Every shard's LogManager, shard 0's included, takes the broker's log settings (log-manager-options.ts).
+    logs: cfg,
     // Produce frames are in shared memory (the socket server's sharedProduceFrames): the workers
     // read them in place, holding each until they answer. Anything else is copied, never moved:
     // the network layer's other frame buffers are pooled and reused once answered.
     sharedRecords: sharedFrameBuffers,
     moveProduceBuffers: false,
-    maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
   });
   const { logManager, replicaManager } = workers.local;
   // Each store change is posted to every shard once, as it happens; whoever waits for a topic's
@@ -94,13 +90,9 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
   };
   metadata.onChange((topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a metadata change to the shard workers failed')));
   const syncTopic = (topic: string): Promise<void> => posted.get(topic) ?? post(topic);
-  // Shard 0's own sync (the broker's ReplicaManager) waits for the workers' too: callers of
-  // services.replicaManager.syncTopic see every log. It waits only for posts made before it is
-  // called (shard 0 calls it from inside a post, synchronously, before that post is registered), so no post waits for itself.
-  const shardZeroSync = replicaManager.syncTopic.bind(replicaManager);
-  replicaManager.syncTopic = async (topic: string): Promise<void> => {
-    await Promise.all([shardZeroSync(topic), posted.get(topic)]);
-  };
+  // Whoever waits on the broker's ReplicaManager (services.replicaManager.syncTopic) waits for the
+  // workers' post too; shard 0's own handling of a post syncs its logs alone, so no post waits for itself.
+  replicaManager.alsoAwaitOnSync((topic) => posted.get(topic));
   replicaManager.fetchService.readThrough(workers);
   logger.info(`partitions on ${workers.count} shards: shard 0 on the main thread (internal topics), ${count} shard worker threads`);
   const local = partitionAccessOf(replicaManager, metadata);
@@ -127,31 +119,21 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
 /** Today's broker: every partition on this thread. */
 async function openInThread(o: PartitionHostingOptions): Promise<PartitionHosting> {
   const { config: cfg, metadata, admin, logger: log, zk, image } = o;
-  const logManager = await LogManager.open({
-    logDirs: cfg.logDirs,
-    defaults: brokerLogDefaults(cfg),
-    logger: log.child({ component: 'storage' }),
-    retentionCheckIntervalMs: cfg.logRetentionCheckIntervalMs,
-    cleanerEnabled: cfg.logCleanerEnable,
-    checkpointIntervalMs: cfg.logFlushOffsetCheckpointIntervalMs,
-    // Kafka's default scheduler interval is Long.MAX; checking flush.ms once a second is cheap.
-    flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
-    cleanerBackoffMs: cfg.logCleanerBackoffMs,
-    // A log no partition hosts yet has no last stable offset: an open transaction's records
-    // could be cleaned as if committed.
-    highWatermarkSetByOwner: true,
-    ...(zk ? { metaProperties: zk.metaProperties() } : {}),
-    maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles,
-    // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
-    // retention) from the first moment, not only once the replica manager syncs them.
-    topicConfig: (topic) => {
-      try {
-        return admin.configs.logConfigFor(topic);
-      } catch {
-        return undefined; // an invalid stored override: the replica manager logs it on sync
-      }
-    },
-  });
+  const logManager = await LogManager.open(
+    logManagerOptions(cfg, logManagerSettings(cfg), {
+      logger: log.child({ component: 'storage' }),
+      ...(zk ? { metaProperties: zk.metaProperties() } : {}),
+      // Logs found on disk start with their topic's config (compaction of __consumer_offsets,
+      // retention) from the first moment, not only once the replica manager syncs them.
+      topicConfig: (topic) => {
+        try {
+          return admin.configs.logConfigFor(topic);
+        } catch {
+          return undefined; // an invalid stored override: the replica manager logs it on sync
+        }
+      },
+    }),
+  );
   // Cluster mode: leaders write their ISR changes to ZooKeeper (embedded mode: ISR = [self], no writer).
   const isrWriter = zk
     ? new (await import('../replication/partition/isr/zk-isr-writer.js')).ZkIsrWriter(await zk.zkClient(), log.child({ component: 'isr' }))

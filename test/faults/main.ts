@@ -22,7 +22,19 @@ function flag(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+const USAGE = `npm run test:faults -- [--rounds N] [--scenarios a,b] [--seed S] [--soak] [--chaos-seconds N]
+  scenarios: ${[...Object.keys(SCENARIOS), CHAOS].join(', ')} (default: all)
+  The other scenarios run on a ZooKeeper cluster of three brokers: single-threaded whatever
+  FJORD_TEST_IO_THREADS says (cluster mode). ${CHAOS} runs on one embedded broker of its own,
+  started through test/helpers, so FJORD_TEST_IO_THREADS=N reaches it.
+`;
+
 async function main(): Promise<number> {
+  // Without this, --help (an unknown flag) would start the whole suite: minutes of kills.
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
   const soak = process.argv.includes('--soak');
   const rounds = Number(flag('rounds') ?? 20) * (soak ? 5 : 1);
   const seed = Number(flag('seed') ?? Date.now() % 1_000_000);

@@ -9,6 +9,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULTS, formatReport, runFuzz, type FuzzReport } from '../../tools/fuzz/fuzz.js';
 import { bombSet, TRICKLE_BOMB } from '../../tools/fuzz/bombs.js';
+import { withTestIoThreads } from '../helpers/io-threads.js';
 
 export function bombSuite(names: readonly string[]): void {
   let r: FuzzReport;
@@ -26,7 +27,8 @@ export function bombSuite(names: readonly string[]): void {
       // drops the burst's overflow, and a fresh probe's wait is TCP's retransmission steps (about
       // 1 s, then 2 s: measured the same before and after issue 23), not the broker's answer,
       // which is what these bombs measure.
-      brokerProps: { 'socket.listen.backlog.size': '1024' },
+      // FJORD_TEST_IO_THREADS reaches this child broker too (docs/threads.md, "Swept at 3").
+      brokerProps: withTestIoThreads({ 'socket.listen.backlog.size': '1024' }),
       log: () => undefined,
     });
     for (const line of formatReport(r)) console.log(`# ${line}`);

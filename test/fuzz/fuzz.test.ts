@@ -8,13 +8,15 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULTS, formatReport, mb, runFuzz, type FuzzReport } from '../../tools/fuzz/fuzz.js';
+import { withTestIoThreads } from '../helpers/io-threads.js';
 
 const INPUTS = 8_000;
 const RSS_BOUND = 512 * 1024 * 1024;
 let r: FuzzReport;
 
 before(async () => {
-  r = await runFuzz({ ...DEFAULTS, inputs: INPUTS, seed: 9, bombs: [], rssBoundBytes: RSS_BOUND, log: () => undefined });
+  // brokerProps: FJORD_TEST_IO_THREADS reaches the fuzzed child broker too (docs/threads.md).
+  r = await runFuzz({ ...DEFAULTS, inputs: INPUTS, seed: 9, bombs: [], rssBoundBytes: RSS_BOUND, brokerProps: withTestIoThreads({}), log: () => undefined });
   for (const line of formatReport(r)) console.log(`# ${line}`);
 });
 

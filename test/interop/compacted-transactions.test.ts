@@ -11,10 +11,18 @@ import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { consumeAll } from './confluent-consume.js';
+import { join } from 'node:path';
+import { CLEANER_OFFSET_CHECKPOINT, readOffsetCheckpoint } from '../../src/storage/checkpoint/checkpoint-files.js';
+import { shardsOf } from '../../src/server/broker-services.js';
 
 let b: TestBroker;
 before(async () => {
-  b = await startTestBroker({ 'transaction.state.log.num.partitions': '1', 'log.cleaner.backoff.ms': '100' });
+  b = await startTestBroker({
+    'transaction.state.log.num.partitions': '1',
+    'log.cleaner.backoff.ms': '100',
+    // The cleaner's progress is read from the directory's cleaner-offset-checkpoint (the partition may live on a shard worker).
+    'log.flush.offset.checkpoint.interval.ms': '100',
+  });
 });
 after(() => b.stop());
 
@@ -55,12 +63,12 @@ test('confluent-kafka on a compacted topic: the cleaner removes aborted records;
   assert.equal(p.code, 0, p.stderr);
   const txnValues = (vs: string[]): string[] => vs.filter((v) => !v.startsWith('filler'));
 
-  // The cleaner's own timer compacts the log past the transactions (the filler rolled segments).
-  const log = b.broker.services.logManager.getLog(topic, 0)!;
-  const partition = b.broker.services.replicaManager.getPartition(topic, 0)!;
+  // The cleaner's own timer compacts the log past the transactions (the filler rolled segments);
+  // its first dirty offset reaches the directory's checkpoint, whichever thread hosts the partition.
   const lastTxnMarker = 20; // 5 + marker + 5 + marker + 3 + marker = offsets 0..17; the filler follows
   const deadline = Date.now() + 60_000;
-  while ((b.broker.services.logManager.cleaner.firstDirtyOffsets.get(log.name) ?? 0) < lastTxnMarker) {
+  const cleanedTo = async () => (await readOffsetCheckpoint(join(b.dir, CLEANER_OFFSET_CHECKPOINT))).get(`${topic}-0`) ?? 0;
+  while ((await cleanedTo()) < lastTxnMarker) {
     assert.ok(Date.now() < deadline, `the cleaner did not reach offset ${lastTxnMarker} in 60 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -71,5 +79,10 @@ test('confluent-kafka on a compacted topic: the cleaner removes aborted records;
     'aborted records gone, each key at its latest committed value',
   );
   assert.deepEqual(txnValues(await consumeAll(b.bootstrap, topic, 'read_committed', 1)), expected);
-  assert.equal(partition.lastStableOffset, partition.highWatermark);
+  // No transaction left open: the last stable offset is the high watermark.
+  const latest = (isolationCommitted: boolean) =>
+    shardsOf(b.broker.services).listOffsets([{ topic, partition: 0, timestamp: -1n, currentLeaderEpoch: -1 }], { isolationCommitted, fromReplica: false });
+  const [committed] = await latest(true);
+  const [uncommitted] = await latest(false);
+  assert.equal(committed!.offset, uncommitted!.offset);
 });

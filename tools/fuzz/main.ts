@@ -2,6 +2,7 @@
  * npm run fuzz -- [--inputs N] [--soak] [--seed N] [--bombs all|none|name,...] [--concurrency N]
  *                 [--bootstrap-server host:port] [--full-bombs] [--rss-bound-mb N] [--rss-kill-mb N]
  *                 [--fresh-probe-every N] [--side-rate N] [--json FILE] [--memory-log FILE]
+ *                 [--broker-prop key=value]... (e.g. num.io.threads=3: the partitions on shard workers)
  * Builds nothing itself: `npm run fuzz` builds dist/ first. Prints the figures at the end and
  * exits 1 when the broker went down, a probe went unanswered, RSS passed its bound, the side
  * clients lost throughput, or a bomb hurt the broker.
@@ -22,6 +23,13 @@ function int(name: string) {
   };
 }
 
+/** Collects repeated `--broker-prop key=value` flags into the broker's extra properties. */
+function brokerProp(v: string, props: Record<string, string>): Record<string, string> {
+  const eq = v.indexOf('=');
+  if (eq <= 0) throw new InvalidArgumentError('--broker-prop takes key=value');
+  return { ...props, [v.slice(0, eq)]: v.slice(eq + 1) };
+}
+
 async function main(): Promise<number> {
   if (process.argv.includes('--cluster')) return (await import('./liveness/cli.js')).clusterMain(process.argv);
   const names = [...bombSet('full'), ...bombSet('short')].map((b) => b.name);
@@ -40,6 +48,7 @@ async function main(): Promise<number> {
     .option('--side-rate <n>', 'records/s of the side producer', int('--side-rate'), DEFAULTS.sideRate)
     .option('--json <file>', 'also write the report as JSON')
     .option('--memory-log <file>', "append the broker's once-a-second process.memoryUsage() here (JSON lines)")
+    .option('--broker-prop <key=value>', 'a property for the broker it starts (repeatable), e.g. num.io.threads=3', brokerProp, {})
     .exitOverride();
   try {
     program.parse(process.argv);
@@ -61,6 +70,7 @@ async function main(): Promise<number> {
     freshProbeEvery: number;
     json?: string;
     memoryLog?: string;
+    brokerProp: Record<string, string>;
   }>();
   const bombs =
     o.bombs === 'none'
@@ -90,6 +100,7 @@ async function main(): Promise<number> {
     bombDeadlineMs: full ? 120_000 : DEFAULTS.bombDeadlineMs,
     trickleMs: full ? 60_000 : DEFAULTS.trickleMs,
     ...(o.memoryLog ? { memoryLog: o.memoryLog } : {}),
+    brokerProps: o.brokerProp,
     log: (l) => console.log(l),
   });
   console.log('\n=== fuzz report ===');

@@ -12,6 +12,7 @@ import type { ReplicaManager } from '../replica-manager.js';
 import type { AppendOutcome } from '../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../fetch/fetch-reader.js';
 import type { LogDirState } from '../../storage/manager/log-manager.js';
+import { partitionStatesOf } from './partition-states.js';
 import { activeProducersOf, deleteRecordsOn, epochEndOf, listOffsetsOf, type LeaderLookup } from './partition-answers.js';
 import {
   shardOf,
@@ -24,6 +25,8 @@ import {
   type ListOffsetsPart,
   type ListOffsetsResult,
   type PartitionShards,
+  type PartitionState,
+  type PartitionStatesOptions,
   type ProduceOptions,
   type ProducePart,
   type TopicPartitionRef,
@@ -33,7 +36,10 @@ import {
 } from './partition-shards.js';
 
 /** What the in-thread shard uses of the ReplicaManager. */
-export type InThreadReplicas = Pick<ReplicaManager, 'appendRecords' | 'appendTxnMarker' | 'fetch' | 'lookup' | 'getPartition' | 'logManager' | 'txnGuards'>;
+export type InThreadReplicas = Pick<
+  ReplicaManager,
+  'appendRecords' | 'appendTxnMarker' | 'fetch' | 'lookup' | 'getPartition' | 'hostedPartitions' | 'logManager' | 'txnGuards'
+>;
 
 export class InThreadShards implements PartitionShards {
   readonly count = 1;
@@ -123,6 +129,10 @@ export class InThreadShards implements PartitionShards {
 
   async logDirs(): Promise<LogDirState[]> {
     return this.rm.logManager.logDirsState();
+  }
+
+  partitionStates(filter?: readonly TopicPartitionRef[], opts?: PartitionStatesOptions): Promise<PartitionState[]> {
+    return partitionStatesOf(this.rm, filter, opts);
   }
 }
 

@@ -15,6 +15,7 @@ import type { AppendOutcome, AppendRequest, TxnMarker } from '../append/leader-a
 import type { VerifiedTxnProducer } from '../append/txn-verification-guards.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../fetch/fetch-reader.js';
 import type { LogDirState } from '../../storage/manager/log-manager.js';
+import type { LogConfig } from '../../storage/config.js';
 
 export type { AppendOutcome, FetchParams, FetchTarget, PartitionFetchResult, LogDirState, TxnMarker };
 
@@ -126,6 +127,43 @@ export interface TopicPartitionRef {
   partition: number;
 }
 
+/**
+ * A hosted partition as its owner sees it, as plain data (metrics, health, tests): what a reader
+ * used to take off a `Partition` it held.
+ */
+export interface PartitionState {
+  topic: string;
+  partition: number;
+  /** Whether this broker leads it (embedded mode: always, once its log is open). */
+  leader: boolean;
+  leaderEpoch: number;
+  logStartOffset: number;
+  logEndOffset: number;
+  highWatermark: number;
+  lastStableOffset: number;
+  /** Bytes of the log on disk. */
+  sizeBytes: number;
+  segmentCount: number;
+  /** The replicas and ISR the partition itself holds (cluster mode; empty in embedded mode, where the metadata's [self] stands). */
+  replicas: number[];
+  isr: number[];
+  /** A reassignment is in progress (cluster mode). */
+  reassigning: boolean;
+  /** Consumer fetches parked on it, waiting for data. */
+  fetchWaiters: number;
+  /** The folder of its log's files (`<log dir>/<topic>-<partition>`). */
+  logDir: string;
+  /** Its log directory failed (the partition answers errors until the broker restarts). */
+  offline: boolean;
+  /** The log's effective config, only when asked for (`PartitionStatesOptions.config`). */
+  config?: LogConfig;
+}
+
+export interface PartitionStatesOptions {
+  /** Include each log's effective config. A scrape leaves it out: it triples what crosses per partition. */
+  config?: boolean;
+}
+
 export interface PartitionShards {
   /** How many shards there are (1: every partition on this thread). */
   readonly count: number;
@@ -174,6 +212,13 @@ export interface PartitionShards {
 
   /** DescribeLogDirs: every log directory and the logs in it (each shard's, merged by directory). */
   logDirs(): Promise<LogDirState[]>;
+
+  /**
+   * The state of hosted partitions: those of `filter` that are hosted here, in `filter` order
+   * (one not hosted is left out), or, without a filter, every hosted partition (shard by shard).
+   * One message per shard however many partitions: a scrape of 10,000 is N messages.
+   */
+  partitionStates(filter?: readonly TopicPartitionRef[], opts?: PartitionStatesOptions): Promise<PartitionState[]>;
 }
 
 /** FNV-1a over the name's UTF-16 code units: stable across threads, restarts and Node versions. */

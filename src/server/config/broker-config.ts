@@ -104,6 +104,8 @@ export interface BrokerConfig {
   /** num.io.threads: threads hosting partitions (1 = the main thread only; N > 1 = N-1 shard workers, embedded mode). */
   numIoThreads: number;
   logCleanerBackoffMs: number;
+  /** log.cleaner.threads: with shard workers, how many logs the broker cleans at once (each shard cleans one at a time). */
+  logCleanerThreads: number;
   logCleanerDeleteRetentionMs: number;
   logCleanerMinCleanableRatio: number;
   logCleanerMinCompactionLagMs: number;

@@ -251,6 +251,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     logCleanerEnable: v.bool('log.cleaner.enable'),
     numIoThreads: v.num('num.io.threads'),
     logCleanerBackoffMs: v.num('log.cleaner.backoff.ms'),
+    logCleanerThreads: v.num('log.cleaner.threads'),
     logCleanerDeleteRetentionMs: v.num('log.cleaner.delete.retention.ms'),
     logCleanerMinCleanableRatio: v.num('log.cleaner.min.cleanable.ratio'),
     logCleanerMinCompactionLagMs: v.num('log.cleaner.min.compaction.lag.ms'),

@@ -16,7 +16,7 @@ import { topicNameError } from '../../metadata/topic-names.js';
 import { ADMIN_CLIENT_ID } from '../../metadata/cluster-model.js';
 import { CloseConnectionError } from '../network/types.js';
 import { autoCreateTopics } from '../topic-creation.js';
-import { throttleProduce } from '../quotas/request-quotas.js';
+import { recordProduceBytes, throttleProduce } from '../quotas/request-quotas.js';
 import { produceVerificationOf } from '../txn-produce-verification.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { shardsOf } from '../broker-services.js';
@@ -115,6 +115,11 @@ export const produceHandler = defineHandler({
       }
       responses[ti] = { name: t.name, partitionResponses };
     }
+    // Quotas (Kafka: appended regardless, then answered with the throttle time): the bytes are
+    // counted and the connection muted as the parts are handed over (recordProduceBytes says why).
+    let recordBytes = 0;
+    for (const t of req.topicData) for (const pd of t.partitionData) recordBytes += pd.records?.length ?? 0;
+    const bandwidthThrottleMs = recordProduceBytes(ctx, recordBytes);
     // Every part's arrival turn is taken inside produce() (PartitionShards' contract): the
     // producer's later batches (KIP-890's admission) may go once it returns.
     const appending = shardsOf(ctx.services).produce(parts, {
@@ -153,10 +158,7 @@ export const produceHandler = defineHandler({
     }
     admission?.releaseAll();
     if (unknownTopics) startAutoCreate(ctx, unknownTopics);
-    // Quotas (Kafka: appended regardless, then answered with the throttle time and the channel muted).
-    let recordBytes = 0;
-    for (const t of req.topicData) for (const pd of t.partitionData) recordBytes += pd.records?.length ?? 0;
-    const throttleTimeMs = await throttleProduce(ctx, recordBytes, req.acks);
+    const throttleTimeMs = await throttleProduce(ctx, bandwidthThrottleMs, req.acks);
     if (req.acks === 0) {
       if (failed) throw new CloseConnectionError('acks=0 produce failed; closing so the client refreshes metadata');
       return null;

@@ -70,9 +70,11 @@ export class BrokerObservability {
 
   registerAreas(broker: ObservedBroker): void {
     registerTrafficMetrics(this.metrics, broker.traffic.services, broker.traffic.network);
-    registerBrokerStateMetrics(this.metrics, this.config, broker.brokerState);
+    // With shard workers (num.io.threads > 1) the per-partition families read every shard through the seam.
+    const shards = broker.traffic.services.shards;
+    registerBrokerStateMetrics(this.metrics, this.config, { ...broker.brokerState, shards });
     registerKafkaServerMetrics(this.metrics, this.health);
-    this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, broker.kafkaExporter);
+    this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, { ...broker.kafkaExporter, shards });
   }
 
   /** Stops background work (with the services, before they close). */

@@ -9,9 +9,12 @@ import type { TxnCoordinator } from '../../coordinator/txn/txn-coordinator.js';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { ZkSessionStats } from '../../metadata/zk/zk-session.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
+import type { PartitionShards } from '../../replication/shards/partition-shards.js';
 import { registerControllerMetrics, type ControllerSource } from './controller-metrics.js';
 import { registerCoordinatorMetrics } from './coordinator-metrics.js';
 import { registerLogMetrics } from './log-metrics.js';
+import { topicMinInsync } from '../../replication/log-config.js';
+import type { LogDefaultsConfig } from '../../replication/replication-config.js';
 import { registerOffsetHistoryMetrics } from './offset-history-metrics.js';
 import type { MetricsRegistry } from './registry.js';
 import type { BrokerConfig } from '../config/broker-config.js';
@@ -23,6 +26,8 @@ export interface BrokerStateSources {
   metadata: MetadataStore;
   /** Its logManager too (log metrics). */
   replicaManager: ReplicaManager;
+  /** The partitions' owners (services.shards): the log metrics read the shard workers' partitions through them. */
+  shards?: PartitionShards | undefined;
   groups: GroupCoordinator;
   txns: TxnCoordinator;
   /** Cluster mode: the session's stats and the hosted controller (set once the broker registers). */
@@ -36,10 +41,12 @@ export interface BrokerStateSources {
  */
 export function registerBrokerStateMetrics(
   registry: MetricsRegistry,
-  cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable' | 'metricsRecordingEnable'>,
+  cfg: Pick<BrokerConfig, 'metricsPartitionLevelEnable' | 'metricsRecordingEnable'> & LogDefaultsConfig,
   s: BrokerStateSources,
 ): void {
-  const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager);
+  const sharded =
+    s.shards && s.shards.count > 1 ? { shards: s.shards, minIsrOf: (t: string) => topicMinInsync(cfg, s.metadata.topic(t)?.configs ?? {}) } : undefined;
+  const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager, sharded);
   registerReplicaMetrics(registry, s.replicaManager, replicaCounts);
   if (cfg.metricsRecordingEnable) registerReplicationTrafficMetrics(registry, s.replicaManager);
   const controller: ControllerSource = s.zookeeper
@@ -53,13 +60,19 @@ export function registerBrokerStateMetrics(
           for (const t of topics) out.globalPartitions += t.partitions.length;
           out.activeBrokers = 1;
           out.preferredReplicaImbalance = 0;
-          // One replica each: a partition whose log directory is offline has no leader.
+          // One replica each: a partition whose log directory is offline has no leader. With shard
+          // workers, as the replica families' last pass over every shard counted it.
           out.offlinePartitions = replicaCounts.get().offline;
           return out;
         },
       };
   registerControllerMetrics(registry, controller);
-  registerLogMetrics(registry, { replicaManager: s.replicaManager, logManager: s.replicaManager.logManager, partitionLevel: cfg.metricsPartitionLevelEnable });
+  registerLogMetrics(registry, {
+    replicaManager: s.replicaManager,
+    shards: s.shards,
+    logManager: s.replicaManager.logManager,
+    partitionLevel: cfg.metricsPartitionLevelEnable,
+  });
   if (s.zookeeper) registerZookeeperMetrics(registry, s.zookeeper.session);
   registerCoordinatorMetrics(registry, s.groups, s.txns);
   registerOffsetHistoryMetrics(registry, s.groups);

@@ -18,7 +18,8 @@
  * partition holds it): Prometheus scrapes every broker, and a group that moves stops being
  * exported by the broker it left when its partition unloads. The end offset is the high
  * watermark (what read_uncommitted consumers reach; kafka-exporter's "newest" offset): read live
- * for partitions led here, from the background refresh (lag/lag-refresh.ts) for the others.
+ * for partitions led here (on a shard worker: asked of it once per scrape, one message per
+ * shard), from the background refresh (lag/lag-refresh.ts) for the others.
  * Committed offsets and members are read from memory at scrape time.
  * Kafka 0.8's ZooKeeper-stored groups (`/consumers/<group>/offsets/...`, cluster mode) have no
  * coordinator: the active controller exports them, as its background refresh last read them
@@ -59,9 +60,15 @@ export interface ConsumerLagMetrics {
 export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: ConsumerLagOptions): ConsumerLagMetrics {
   const refresher = new LagRefresh(opts, opts.refreshMs);
   // One pass over the groups per scrape, shared by the families (each gauge's collect asks).
-  let cached: Snapshot | undefined;
-  const snapshot = (): Snapshot => {
+  let cached: Promise<Snapshot> | undefined;
+  const snapshot = (): Promise<Snapshot> => {
     if (cached) return cached;
+    cached = build();
+    setImmediate(() => (cached = undefined));
+    return cached;
+  };
+  const build = async (): Promise<Snapshot> => {
+    const workerEnds = await refresher.workerEnds();
     const now = Date.now();
     const snap: Snapshot = { members: [], rows: [] };
     refresher.forEachGroup((group, count, offsets) => {
@@ -69,7 +76,7 @@ export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: Cons
       for (const [topic, parts] of offsets) {
         for (const [partition, c] of parts) {
           const committed = Number(c.offset);
-          const end = refresher.endOffset(topic, partition);
+          const end = refresher.endOffset(topic, partition, workerEnds);
           const lag = end === undefined ? undefined : Math.max(0, end - committed);
           let lagSeconds: number | undefined;
           if (lag === 0) lagSeconds = 0;
@@ -81,8 +88,6 @@ export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: Cons
         }
       }
     });
-    cached = snap;
-    setImmediate(() => (cached = undefined));
     return snap;
   };
 
@@ -95,9 +100,10 @@ export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: Cons
     help: 'Members of the consumer group (coordinated by this broker)',
     labelNames: ['consumergroup'],
     registers,
-    collect() {
+    async collect() {
+      const snap = await snapshot();
       this.reset();
-      for (const m of snapshot().members) this.set({ consumergroup: m.group }, m.count);
+      for (const m of snap.members) this.set({ consumergroup: m.group }, m.count);
     },
   });
   if (opts.partitionLevel) {
@@ -107,9 +113,10 @@ export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: Cons
         help,
         labelNames: perPartition,
         registers,
-        collect() {
+        async collect() {
+          const snap = await snapshot();
           this.reset();
-          for (const r of snapshot().rows) {
+          for (const r of snap.rows) {
             const v = value(r);
             if (v !== undefined) this.set({ consumergroup: r.group, topic: r.topic, partition: String(r.partition) }, v);
           }
@@ -126,10 +133,11 @@ export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: Cons
       help,
       labelNames: perTopic,
       registers,
-      collect() {
+      async collect() {
+        const snap = await snapshot();
         this.reset();
         const folded = new Map<string, { group: string; topic: string; v: number }>();
-        for (const r of snapshot().rows) {
+        for (const r of snap.rows) {
           const v = value(r);
           if (v === undefined) continue;
           const k = `${r.group}\0${r.topic}`;

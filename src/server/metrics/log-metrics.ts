@@ -8,8 +8,15 @@
  * over the hosted partitions per scrape, shared by the four, in slices of 1,000 partitions
  * between which the event loop runs (bench/metrics-scrape.ts, bench/RESULTS.md: prom-client's
  * own formatting held the loop 80-200 ms per scrape at 10,000 partitions).
+ *
+ * With shard workers (num.io.threads > 1) the partitions of user topics live on other threads:
+ * the pass asks every shard for its partitions' state (PartitionShards.partitionStates, one
+ * message per shard) instead of walking this thread's ReplicaManager. At 1 it walks the logs
+ * directly, as before. Flush stats and offline directories stay this thread's (shard 0).
  */
 import type { ReplicaManager } from '../../replication/replica-manager.js';
+import type { PartitionShards, PartitionState } from '../../replication/shards/partition-shards.js';
+import { onShardWorkers, statesThisScrape } from './scrape-states.js';
 import type { LogManager } from '../../storage/manager/log-manager.js';
 import { Gauge } from 'prom-client';
 import type { UnifiedLog } from '../../storage/log/unified-log.js';
@@ -17,13 +24,22 @@ import type { MetricsRegistry, PreformattedFamily } from './registry.js';
 import { statsGauge, one } from './stats-families.js';
 import { statsQuantileTimer } from './timer-metrics.js';
 
-/** The four per-partition families, in this order: name, help, the value of a log. */
-const PARTITION_FAMILIES: readonly [string, string, (log: UnifiedLog) => number][] = [
-  ['kafka_log_log_size', 'Bytes of the partition log on disk (Log Size).', (log) => log.size],
-  ['kafka_log_log_logstartoffset', 'First offset of the partition log (Log LogStartOffset).', (log) => log.logStartOffset],
-  ['kafka_log_log_logendoffset', 'Offset the next record of the partition log gets (Log LogEndOffset).', (log) => log.logEndOffset],
-  ['kafka_log_log_numlogsegments', 'Segments of the partition log (Log NumLogSegments).', (log) => log.segments.length],
+/** The four per-partition families, in this order: name, help, the value of a log here, the value of a partition's state from its shard. */
+const PARTITION_FAMILIES: readonly [string, string, (log: UnifiedLog) => number, (state: PartitionState) => number][] = [
+  ['kafka_log_log_size', 'Bytes of the partition log on disk (Log Size).', (log) => log.size, (s) => s.sizeBytes],
+  ['kafka_log_log_logstartoffset', 'First offset of the partition log (Log LogStartOffset).', (log) => log.logStartOffset, (s) => s.logStartOffset],
+  ['kafka_log_log_logendoffset', 'Offset the next record of the partition log gets (Log LogEndOffset).', (log) => log.logEndOffset, (s) => s.logEndOffset],
+  ['kafka_log_log_numlogsegments', 'Segments of the partition log (Log NumLogSegments).', (log) => log.segments.length, (s) => s.segmentCount],
 ];
+
+/** Where the partitions are read: this thread's ReplicaManager (one shard), or every shard through the seam. */
+interface PartitionSource {
+  replicaManager: ReplicaManager;
+  /** Present and count > 1: partitions on shard workers. */
+  shards?: PartitionShards | undefined;
+}
+
+const onWorkers = (src: PartitionSource): src is PartitionSource & { shards: PartitionShards } => onShardWorkers(src.shards);
 
 /** Partitions written per turn of the event loop: a scrape at 10,000 partitions never holds it long. */
 const SLICE = 1000;
@@ -32,14 +48,27 @@ const SLICE = 1000;
  * Writes the four families' sample lines in one pass over the hosted partitions, yielding to the
  * event loop between slices. Topic names need no escaping: Kafka allows only [a-zA-Z0-9._-].
  */
-async function partitionLines(replicaManager: ReplicaManager): Promise<string[][]> {
+async function partitionLines(src: PartitionSource): Promise<string[][]> {
+  if (onWorkers(src)) return stateLines(await statesThisScrape(src.shards));
   const lines: string[][] = PARTITION_FAMILIES.map(() => []);
   let n = 0;
-  for (const p of replicaManager.hostedPartitions()) {
+  for (const p of src.replicaManager.hostedPartitions()) {
     const log = p.log;
     const labels = `{topic="${log.topic}",partition="${log.partition}"} `;
     for (let f = 0; f < PARTITION_FAMILIES.length; f++) lines[f]!.push(PARTITION_FAMILIES[f]![0] + labels + PARTITION_FAMILIES[f]![2](log));
     if (++n % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return lines;
+}
+
+/** The same lines from the shards' answers (num.io.threads > 1), in slices too. */
+async function stateLines(states: readonly PartitionState[]): Promise<string[][]> {
+  const lines: string[][] = PARTITION_FAMILIES.map(() => []);
+  for (let i = 0; i < states.length; i++) {
+    const s = states[i]!;
+    const labels = `{topic="${s.topic}",partition="${s.partition}"} `;
+    for (let f = 0; f < PARTITION_FAMILIES.length; f++) lines[f]!.push(PARTITION_FAMILIES[f]![0] + labels + PARTITION_FAMILIES[f]![3](s));
+    if ((i + 1) % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
   }
   return lines;
 }
@@ -49,7 +78,7 @@ class PartitionLogFamily extends Gauge<string> implements PreformattedFamily {
   constructor(
     registry: MetricsRegistry,
     private readonly index: number,
-    private readonly replicaManager: ReplicaManager,
+    private readonly src: PartitionSource,
     private readonly lines: () => Promise<string[][]>,
   ) {
     super({ name: PARTITION_FAMILIES[index]![0], help: PARTITION_FAMILIES[index]![1], labelNames: ['topic', 'partition'], registers: [registry] });
@@ -62,35 +91,39 @@ class PartitionLogFamily extends Gauge<string> implements PreformattedFamily {
   }
 
   override async get(): ReturnType<Gauge<string>['get']> {
-    const value = PARTITION_FAMILIES[this.index]![2];
-    const values = [...this.replicaManager.hostedPartitions()].map((p) => ({ value: value(p.log), labels: { topic: p.topic, partition: p.partition } }));
+    const [, , ofLog, ofState] = PARTITION_FAMILIES[this.index]!;
+    const values = onWorkers(this.src)
+      ? (await statesThisScrape(this.src.shards)).map((s) => ({ value: ofState(s), labels: { topic: s.topic, partition: s.partition } }))
+      : [...this.src.replicaManager.hostedPartitions()].map((p) => ({ value: ofLog(p.log), labels: { topic: p.topic, partition: p.partition } }));
     return { ...(await super.get()), values };
   }
 }
 
 export interface LogMetricsOptions {
   replicaManager: ReplicaManager;
+  /** The partitions' owners: read through when there are shard workers (count > 1). */
+  shards?: PartitionShards | undefined;
   logManager: LogManager;
   /** metrics.partition.level.enable: false leaves the per-partition families out. */
   partitionLevel: boolean;
 }
 
 export function registerLogMetrics(registry: MetricsRegistry, opts: LogMetricsOptions): void {
-  const { replicaManager, logManager } = opts;
+  const { logManager } = opts;
   if (opts.partitionLevel) {
     // One pass per scrape for the four families: the registry asks them all in the same turn,
     // so the first starts the pass and the others share it; the next scrape starts another.
     let pass: Promise<string[][]> | undefined;
     const lines = (): Promise<string[][]> => {
       if (!pass) {
-        pass = partitionLines(replicaManager);
+        pass = partitionLines(opts);
         setImmediate(() => {
           pass = undefined;
         });
       }
       return pass;
     };
-    for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionLogFamily(registry, i, replicaManager, lines);
+    for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionLogFamily(registry, i, opts, lines);
   }
   statsQuantileTimer(
     registry,

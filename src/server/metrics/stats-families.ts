@@ -17,7 +17,8 @@ export interface Sample {
   metricName?: string;
 }
 
-type Samples = () => Sample[];
+/** Built at scrape time; a promise where they come from other threads (num.io.threads > 1: replica-metrics.ts). */
+type Samples = () => Sample[] | Promise<Sample[]>;
 
 class StatsGauge extends Gauge<string> {
   constructor(
@@ -30,7 +31,7 @@ class StatsGauge extends Gauge<string> {
   }
 
   override async get(): ReturnType<Gauge<string>['get']> {
-    return { ...(await super.get()), values: this.samples() };
+    return { ...(await super.get()), values: await this.samples() };
   }
 }
 
@@ -45,7 +46,7 @@ class StatsCounter extends Counter<string> {
   }
 
   override async get(): ReturnType<Counter<string>['get']> {
-    return { ...(await super.get()), values: this.samples() };
+    return { ...(await super.get()), values: await this.samples() };
   }
 }
 
@@ -60,7 +61,7 @@ class StatsSummary extends Summary<string> {
   }
 
   override async get(): ReturnType<Summary<string>['get']> {
-    return { ...(await super.get()), values: this.samples() };
+    return { ...(await super.get()), values: await this.samples() };
   }
 }
 
@@ -82,7 +83,7 @@ class StatsHistogram extends Histogram<string> {
    */
   async getForPromString(): ReturnType<Histogram<string>['get']> {
     const base = await (HISTOGRAM_FOR_PROM_STRING as (this: Histogram<string>) => ReturnType<Histogram<string>['get']>).call(this);
-    return { ...base, values: this.samples() };
+    return { ...base, values: await this.samples() };
   }
 
   /** The JSON view (getMetricsAsJSON): our samples carry their labels whole, with no sharedLabels for the base's get() to splay. */
@@ -183,6 +184,13 @@ export function preformattedStats(
     const body = lines!();
     return body === '' ? header : `${header}\n${body}`;
   };
-  const text: PreformattedFamily = { preformattedText: () => Promise.resolve(lines ? written() : formatSamples(name, help, type, samples())) };
+  const text: PreformattedFamily = {
+    preformattedText: () => {
+      if (lines) return Promise.resolve(written());
+      const got = samples();
+      // Only the families fed by shard workers wait; the others format in the same call, as before.
+      return got instanceof Promise ? got.then((s) => formatSamples(name, help, type, s)) : Promise.resolve(formatSamples(name, help, type, got));
+    },
+  };
   Object.assign(family, text);
 }

@@ -14,18 +14,24 @@
  * partition), read from the replica manager at scrape time (no request, no refresh); the topic
  * count and the broker count by the active controller only (the single broker in embedded mode).
  * `metrics.partition.level.enable=false` drops the per-partition families.
+ * With shard workers (num.io.threads > 1) the partitions are read from every shard through the
+ * seam (PartitionShards.partitionStates: one message per shard per scrape); at 1, from this
+ * thread's replica manager as before.
  */
 import { Gauge } from 'prom-client';
 import type { MetadataStore } from '../../metadata/metadata-store.js';
 import type { ReplicaManager } from '../../replication/replica-manager.js';
-import type { Partition } from '../../replication/partition/partition.js';
+import type { PartitionShards } from '../../replication/shards/partition-shards.js';
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
 import { valueText } from './stats-families.js';
+import { onShardWorkers, statesThisScrape } from './scrape-states.js';
 
 export interface TopicPartitionMetricsSources {
   brokerId: number;
   metadata: MetadataStore;
   replicaManager: ReplicaManager;
+  /** The partitions' owners: read through when there are shard workers (count > 1). */
+  shards?: PartitionShards | undefined;
   /** Whether this broker speaks for the whole cluster (the active controller; embedded: always). */
   isActiveController(): boolean;
   /** metrics.partition.level.enable */
@@ -64,28 +70,40 @@ export function registerTopicPartitionMetrics(registry: MetricsRegistry, src: To
   // registry asks them in the same turn; the next turn's scrape starts another pass). Written
   // directly: prom-client's labelled gauges (reset, then set per partition) made about 2 MB of
   // garbage per scrape at 60 partitions, which kept a scraped broker's young generation large.
-  let pass: string[][] | undefined;
-  const lines = (): string[][] => {
+  let pass: Promise<string[][]> | undefined;
+  const lines = (): Promise<string[][]> => {
     if (pass) return pass;
-    const out: string[][] = PARTITION_FAMILIES.map(() => []);
-    for (const { partition, replicas, isr } of led(src)) {
-      // Topic names need no escaping: Kafka allows only [a-zA-Z0-9._-].
-      const labels = `{topic="${partition.topic}",partition="${partition.partition}"} `;
-      for (let f = 0; f < PARTITION_FAMILIES.length; f++) {
-        const [name, , value] = PARTITION_FAMILIES[f]!;
-        out[f]!.push(name + labels + valueText(value(partition, replicas, isr, src.brokerId)));
-      }
-    }
-    pass = out;
+    pass = linesOf(src);
     setImmediate(() => {
       pass = undefined;
     });
-    return out;
+    return pass;
   };
   for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionFamily(registry, i, src, lines);
 }
 
-type PartitionValue = (p: Partition, replicas: readonly number[], isr: readonly number[], brokerId: number) => number;
+async function linesOf(src: TopicPartitionMetricsSources): Promise<string[][]> {
+  const out: string[][] = PARTITION_FAMILIES.map(() => []);
+  for (const { partition, replicas, isr } of await ledPartitions(src)) {
+    // Topic names need no escaping: Kafka allows only [a-zA-Z0-9._-].
+    const labels = `{topic="${partition.topic}",partition="${partition.partition}"} `;
+    for (let f = 0; f < PARTITION_FAMILIES.length; f++) {
+      const [name, , value] = PARTITION_FAMILIES[f]!;
+      out[f]!.push(name + labels + valueText(value(partition, replicas, isr, src.brokerId)));
+    }
+  }
+  return out;
+}
+
+/** What the families read of a partition: a `Partition` here, or its state from a shard worker. */
+interface PartitionOffsets {
+  topic: string;
+  partition: number;
+  highWatermark: number;
+  logStartOffset: number;
+}
+
+type PartitionValue = (p: PartitionOffsets, replicas: readonly number[], isr: readonly number[], brokerId: number) => number;
 
 /** The seven per-partition families, in this order: name, help, the value of a partition. */
 const PARTITION_FAMILIES: readonly [string, string, PartitionValue][] = [
@@ -107,15 +125,25 @@ const PARTITION_FAMILIES: readonly [string, string, PartitionValue][] = [
 ];
 
 interface LedPartition {
-  partition: Partition;
+  partition: PartitionOffsets;
   replicas: readonly number[];
   isr: readonly number[];
 }
 
+/** The partitions led here: from this thread's replica manager, or from every shard (num.io.threads > 1). */
+async function ledPartitions(src: TopicPartitionMetricsSources): Promise<Iterable<LedPartition>> {
+  if (!onShardWorkers(src.shards)) return led(src, src.replicaManager.allPartitions(), (p) => p.isLeader);
+  return led(src, await statesThisScrape(src.shards), (s) => s.leader);
+}
+
 /** The leader's view of each partition it leads, with the controller's replicas and ISR. */
-function* led(src: TopicPartitionMetricsSources): Generator<LedPartition> {
-  for (const p of src.replicaManager.allPartitions()) {
-    if (!p.isLeader) continue;
+function* led<P extends PartitionOffsets & { replicas: readonly number[]; isr: readonly number[] }>(
+  src: TopicPartitionMetricsSources,
+  partitions: Iterable<P>,
+  isLeader: (p: P) => boolean,
+): Generator<LedPartition> {
+  for (const p of partitions) {
+    if (!isLeader(p)) continue;
     // Embedded mode's partitions carry no replica set of their own: the metadata's is [self].
     const known = p.replicas.length > 0 ? undefined : src.metadata.topic(p.topic)?.partitions[p.partition];
     const replicas = known?.replicas ?? p.replicas;
@@ -130,21 +158,21 @@ class PartitionFamily extends Gauge<string> implements PreformattedFamily {
     registry: MetricsRegistry,
     private readonly index: number,
     private readonly src: TopicPartitionMetricsSources,
-    private readonly lines: () => string[][],
+    private readonly lines: () => Promise<string[][]>,
   ) {
     super({ name: PARTITION_FAMILIES[index]![0], help: PARTITION_FAMILIES[index]![1], labelNames: ['topic', 'partition'], registers: [registry] });
   }
 
-  preformattedText(): Promise<string> {
+  async preformattedText(): Promise<string> {
     const [name, help] = PARTITION_FAMILIES[this.index]!;
-    const body = this.lines()[this.index]!;
+    const body = (await this.lines())[this.index]!;
     const header = `# HELP ${name} ${help}\n# TYPE ${name} gauge`;
-    return Promise.resolve(body.length === 0 ? header : `${header}\n${body.join('\n')}`);
+    return body.length === 0 ? header : `${header}\n${body.join('\n')}`;
   }
 
   override async get(): ReturnType<Gauge<string>['get']> {
     const value = PARTITION_FAMILIES[this.index]![2];
-    const values = [...led(this.src)].map(({ partition: p, replicas, isr }) => ({
+    const values = [...(await ledPartitions(this.src))].map(({ partition: p, replicas, isr }) => ({
       value: value(p, replicas, isr, this.src.brokerId),
       labels: { topic: p.topic, partition: String(p.partition) },
     }));

@@ -38,16 +38,33 @@ export function requestThrottleMs(ctx: RequestContext, nowMs: number = Date.now(
 }
 
 /**
- * Produce: records and returns the throttle time the response carries (0: none); the connection
- * is muted for it. Resolves after the throttle time for versions whose client does not throttle itself.
+ * Produce, as the request is handed to the partitions' owners: records its record bytes on
+ * producer_byte_rate and mutes the connection for the throttle time at once; returns that time
+ * (0: none). At hand-over rather than once the owners answer: with partitions on shard workers
+ * (num.io.threads > 1) the answer is a thread hop away, and a producer's pipelined requests
+ * (librdkafka keeps 5 in flight) would all be read and counted before the first mute, a burst
+ * several times the bound followed by a throttle of as many seconds. Kafka reads nothing more
+ * from a connection while one of its requests is in process, which this matches.
  */
-export async function throttleProduce(ctx: RequestContext, recordBytes: number, acks: number): Promise<number> {
+export function recordProduceBytes(ctx: RequestContext, recordBytes: number): number {
+  const q = ctx.services.quotas?.produce;
+  if (!q?.quotasEnabled) return 0;
+  const ms = q.recordAndGetThrottleTimeMs(ctx.connection.principal, clientId(ctx), recordBytes, Date.now());
+  if (ms > 0) ctx.connection.muteFor?.(ms);
+  return ms;
+}
+
+/**
+ * Produce, once answered: the larger of `bandwidthMs` (recordProduceBytes) and the handler time
+ * on request_percentage (acks != 0); the connection is muted for it from now (the mute from the
+ * hand-over ends no earlier than before). Resolves after the throttle time for versions whose
+ * client does not throttle itself.
+ */
+export async function throttleProduce(ctx: RequestContext, bandwidthMs: number, acks: number): Promise<number> {
   const { quotas } = ctx.services;
   if (!quotas || (!quotas.produce.quotasEnabled && !quotas.request.quotasEnabled)) return 0;
-  const now = Date.now();
-  const bandwidth = quotas.produce.recordAndGetThrottleTimeMs(ctx.connection.principal, clientId(ctx), recordBytes, now);
-  const request = acks === 0 ? 0 : requestThrottleMs(ctx, now);
-  const ms = Math.max(bandwidth, request);
+  const request = acks === 0 ? 0 : requestThrottleMs(ctx, Date.now());
+  const ms = Math.max(bandwidthMs, request);
   await throttleConnection(ctx.connection, 0, ctx.header.apiVersion, ms);
   return ms;
 }

@@ -24,6 +24,7 @@ import { CleanedTransactions } from './cleaned-txns.js';
 import type { AbortedTxn } from '../segment/transaction-index.js';
 import { addToOffsetMap, rewriteSegment, type CleanerReadOptions } from './segment-rewriter.js';
 import { readDecompressionCap } from '../../protocol/records/read-limits.js';
+import type { CleanerSlots } from './cleaner-slots.js';
 
 export class LogCleaner {
   /** First dirty offset per log ("topic-partition"), persisted as cleaner-offset-checkpoint. */
@@ -36,6 +37,8 @@ export class LogCleaner {
     private readonly logs: () => UnifiedLog[],
     private readonly logger: StorageLogger,
     private readonly clock: () => number,
+    /** Shard workers: the broker-wide cap on logs cleaned at once (cleaner-slots.ts); absent: this cleaner's one log at a time is the cap. */
+    private readonly slots?: CleanerSlots,
   ) {}
 
   /** Cleans the dirtiest eligible log, if any. Returns how many logs were cleaned (0 or 1). */
@@ -56,7 +59,12 @@ export class LogCleaner {
       if (!best || plan.dirtyRatio > best.ratio) best = { log, ratio: plan.dirtyRatio };
     }
     if (!best) return 0;
-    await this.cleanLog(best.log);
+    if (this.slots && !this.slots.tryTake()) return 0;
+    try {
+      await this.cleanLog(best.log);
+    } finally {
+      this.slots?.give();
+    }
     return 1;
   }
 

@@ -10,6 +10,7 @@ import { deleteDirName, findPartitionDirs } from './partition-dirs.js';
 import { tpKey } from '../../common/partition-keys.js';
 import type { LogConfig } from '../config.js';
 import { LogCleaner } from '../cleaner/log-cleaner.js';
+import type { CleanerSlots } from '../cleaner/cleaner-slots.js';
 import { LogDirLockedError } from '../errors.js';
 import { DirLock } from './lock.js';
 import { ensureDirectory } from './log-dirs.js';
@@ -37,6 +38,8 @@ export interface LogManagerOptions {
   flushCheckIntervalMs?: number;
   /** log.cleaner.backoff.ms. Default 15000. */
   cleanerBackoffMs?: number;
+  /** One shard of the broker's logs: the broker-wide cap on logs cleaned at once (log.cleaner.threads), shared with the other shards. */
+  cleanerSlots?: CleanerSlots;
   /**
    * The broker's logs: a log's high watermark is replication's to set; until it is (or a
    * checkpoint had it), it stays at the log start, and so does the last stable offset the cleaner
@@ -106,7 +109,7 @@ export class LogManager {
     this.logger = opts.logger ?? silentLogger;
     this.clock = opts.clock ?? Date.now;
     this.failureLog = new FailureLog(this.logger, this.clock, opts.failureLogIntervalMs);
-    this.cleaner = new LogCleaner(() => this.allLogs(), this.logger, this.clock);
+    this.cleaner = new LogCleaner(() => this.allLogs(), this.logger, this.clock, opts.cleanerSlots);
   }
 
   static async open(opts: LogManagerOptions): Promise<LogManager> {

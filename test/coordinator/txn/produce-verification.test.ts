@@ -31,6 +31,8 @@ import {
 import { encodeBatch } from '../../../src/protocol/records/index.js';
 import { createTopic } from '../../server/handlers/data-plane-helpers.js';
 import { waitForValue } from '../../helpers/wait-for.js';
+import { partitionState } from '../../helpers/partition-state.js';
+import { shardsOf } from '../../../src/server/broker-services.js';
 
 let b: TestBroker;
 let c: RawClient;
@@ -212,19 +214,24 @@ test("a later batch of the same producer waits for the earlier batch's verificat
 });
 
 test('a marker queued before a verified batch ends the transaction first: the batch is refused at its turn', async () => {
-  const rm = b.broker.services.replicaManager;
-  const p = rm.getPartition('kv', 0)!;
+  // Through the seam, so the partition's owner (a shard worker at num.io.threads > 1) holds the guard and orders the appends.
+  const shards = shardsOf(b.broker.services);
+  const { leaderEpoch } = (await partitionState(b, 'kv', 0))!;
   const producer = { producerId: 987654n, producerEpoch: 0 };
-  rm.txnGuards.grant(p, producer, p.leaderEpoch);
-  const marker = rm.appendTxnMarker('kv', 0, { ...producer, coordinatorEpoch: 0, commit: false });
-  const late = await rm.appendRecords('kv', 0, txnBatch(producer, 0, 'x'), { requiredAcks: -1, origin: 'client', produceVersion: 9, verifiedTxn: producer });
-  assert.equal(late.errorCode, ErrorCode.INVALID_TXN_STATE);
-  assert.equal(await marker, ErrorCode.NONE);
+  const kv = { topic: 'kv', partition: 0, producer };
+  const abort = { topic: 'kv', partition: 0, marker: { ...producer, coordinatorEpoch: 0, commit: false } };
+  const req = { requiredAcks: -1, origin: 'client', produceVersion: 9 } as const;
+  assert.deepEqual(await shards.grantTxnGuards([{ ...kv, leaderEpoch }]), [ErrorCode.NONE]);
+  // The marker takes its arrival turn before writeTxnMarkers returns, so it is ahead of the batch.
+  const marker = shards.writeTxnMarkers([abort]);
+  const [late] = await shards.produce([{ topic: 'kv', partition: 0, records: txnBatch(producer, 0, 'x'), verifiedTxn: producer }], req);
+  assert.equal(late!.errorCode, ErrorCode.INVALID_TXN_STATE);
+  assert.deepEqual(await marker, [ErrorCode.NONE]);
   // Verified again, and no marker in between: appended.
-  rm.txnGuards.grant(p, producer, p.leaderEpoch);
-  const ok = await rm.appendRecords('kv', 0, txnBatch(producer, 0, 'y'), { requiredAcks: -1, origin: 'client', produceVersion: 9, verifiedTxn: producer });
-  assert.equal(ok.errorCode, ErrorCode.NONE);
-  await rm.appendTxnMarker('kv', 0, { ...producer, coordinatorEpoch: 0, commit: false });
+  assert.deepEqual(await shards.grantTxnGuards([{ ...kv, leaderEpoch }]), [ErrorCode.NONE]);
+  const [ok] = await shards.produce([{ topic: 'kv', partition: 0, records: txnBatch(producer, 0, 'y'), verifiedTxn: producer }], req);
+  assert.equal(ok!.errorCode, ErrorCode.NONE);
+  assert.deepEqual(await shards.writeTxnMarkers([abort]), [ErrorCode.NONE]);
 });
 
 test('transaction.partition.verification.enable=false (dynamic) appends unverified, as before KIP-890', async () => {

@@ -2,6 +2,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
+import { hostedConfig, partitionState } from '../../helpers/partition-state.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { shardsOf } from '../../../src/server/broker-services.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import {
   AlterConfigsRequestCodec,
@@ -60,8 +63,8 @@ test('CreateTopics v7 creates with configs and returns partitions, RF, configs a
   assert.deepEqual([retention.value, retention.configSource], ['3600000', 1]);
   const segment = t.configs!.find((x) => x.name === 'segment.bytes')!;
   assert.deepEqual([segment.value, segment.configSource], ['1073741824', 5]);
-  for (let p = 0; p < 3; p++) assert.ok(b.broker.services.replicaManager.getPartition('orders', p), `partition ${p} open`);
-  assert.equal(b.broker.services.replicaManager.getPartition('orders', 0)!.log.config.retentionMs, 3600000);
+  for (let p = 0; p < 3; p++) assert.ok(await partitionState(b, 'orders', p), `partition ${p} open`);
+  assert.equal((await hostedConfig(b, 'orders', 0)).retentionMs, 3600000);
 });
 
 test('CreateTopics per-topic errors with Kafka codes and messages', async () => {
@@ -148,7 +151,7 @@ test('CreatePartitions grows a topic; decreasing or equal is INVALID_PARTITIONS;
   res = await req([{ name: 'grow', count: 3, assignments: [{ brokerIds: [0] }, { brokerIds: [0] }] }]);
   assert.equal(res.results[0]!.errorCode, ErrorCode.NONE);
   assert.equal(b.broker.services.metadata.topic('grow')!.partitions.length, 3);
-  assert.ok(b.broker.services.replicaManager.getPartition('grow', 2));
+  assert.ok(await partitionState(b, 'grow', 2), 'the new partition is open');
   res = await req([
     { name: 'grow', count: 2, assignments: null },
     { name: 'nope', count: 2, assignments: null },
@@ -211,9 +214,9 @@ test('AlterConfigs replaces topic overrides and applies them to the live logs', 
   res = await alter([{ name: 'segment.bytes', value: '1048576' }]);
   assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE);
   assert.deepEqual(b.broker.services.metadata.topic('orders')!.configs, { 'segment.bytes': '1048576' });
-  const log = b.broker.services.replicaManager.getPartition('orders', 1)!.log;
-  assert.equal(log.config.segmentBytes, 1048576);
-  assert.equal(log.config.retentionMs, 100 * 3600000, 'retention falls back to the broker default');
+  const config = await hostedConfig(b, 'orders', 1);
+  assert.equal(config.segmentBytes, 1048576);
+  assert.equal(config.retentionMs, 100 * 3600000, 'retention falls back to the broker default');
   res = await alter([{ name: 'segment.bytes', value: '1' }]);
   assert.equal(res.responses[0]!.errorCode, ErrorCode.INVALID_CONFIG);
   assert.match(res.responses[0]!.errorMessage!, /Value must be at least 14/);
@@ -232,9 +235,9 @@ test('IncrementalAlterConfigs on a topic: SET, DELETE, APPEND, SUBTRACT', async 
   ]);
   assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE);
   assert.deepEqual(b.broker.services.metadata.topic('orders')!.configs, { 'cleanup.policy': 'delete,compact', 'max.message.bytes': '5000' });
-  const log = b.broker.services.replicaManager.getPartition('orders', 0)!.log;
-  assert.deepEqual(log.config.cleanupPolicy, ['delete', 'compact']);
-  assert.equal(log.config.maxMessageBytes, 5000);
+  const config = await hostedConfig(b, 'orders', 0);
+  assert.deepEqual(config.cleanupPolicy, ['delete', 'compact']);
+  assert.equal(config.maxMessageBytes, 5000);
   res = await inc([{ name: 'cleanup.policy', configOperation: 3, value: 'delete' }]);
   assert.deepEqual(b.broker.services.metadata.topic('orders')!.configs, { 'cleanup.policy': 'compact', 'max.message.bytes': '5000' });
   res = await inc([{ name: 'retention.ms', configOperation: 2, value: '5' }]);
@@ -254,8 +257,9 @@ test('dynamic broker configs: allowed keys change topic defaults live; static ke
   assert.match(res.responses[0]!.errorMessage!, /Cannot update these configs dynamically: Set\(broker.id\)/);
   res = await inc('', [{ name: 'log.retention.ms', configOperation: 0, value: '777000' }]);
   assert.equal(res.responses[0]!.errorCode, ErrorCode.NONE);
-  const log = b.broker.services.replicaManager.getPartition('grow', 0)!.log;
-  assert.equal(log.config.retentionMs, 777000);
+  // A dynamic broker default reaches shard workers' logs after the answer (PartitionAccess.reconfigure is not awaited): wait for it.
+  const retentionOf = async (partition: number) => (await hostedConfig(b, 'grow', partition)).retentionMs;
+  await waitFor('grow-0 takes the dynamic log.retention.ms', 10_000, async () => (await retentionOf(0)) === 777000);
   const d = await describeConfigs(4, 2, 'grow', ['retention.ms']);
   assert.deepEqual([d.results[0]!.configs[0]!.value, d.results[0]!.configs[0]!.configSource], ['777000', 3]);
   const dflt = await describeConfigs(4, 4, '');
@@ -270,27 +274,32 @@ test('dynamic broker configs: allowed keys change topic defaults live; static ke
     validateOnly: false,
   });
   assert.equal(grown.results[0]!.errorCode, ErrorCode.NONE);
-  assert.equal(b.broker.services.replicaManager.getPartition('grow', 3)!.log.config.retentionMs, 777000);
+  assert.equal(await retentionOf(3), 777000);
   res = await inc('', [{ name: 'log.retention.ms', configOperation: 1, value: null }]);
-  assert.equal(log.config.retentionMs, 100 * 3600000);
+  await waitFor('grow-0 falls back to the static log.retention.hours', 10_000, async () => (await retentionOf(0)) === 100 * 3600000);
 });
 
 test('DeleteRecords moves the log start; -1 means the high watermark; beyond it is OFFSET_OUT_OF_RANGE', async () => {
   await createTopics(4, [{ name: 'recs', numPartitions: 1, replicationFactor: 1 }]);
-  const p = b.broker.services.replicaManager.getPartition('recs', 0)!;
   for (let i = 0; i < 5; i++) {
     const batch = encodeBatch({
       records: [{ attributes: 0, timestampDelta: 0, offsetDelta: 0, key: null, value: Buffer.from(`v${i}`), headers: [] }],
       baseTimestamp: BigInt(Date.now()),
     });
-    const r = await p.appendAsLeader(batch);
-    assert.equal(r.errorCode, 0);
+    // Appended by the partition's owner (a shard worker at num.io.threads > 1), as a Produce is.
+    const [r] = await shardsOf(b.broker.services).produce([{ topic: 'recs', partition: 0, records: batch }], {
+      requiredAcks: -1,
+      origin: 'client',
+      produceVersion: 9,
+      timeoutMs: 5000,
+    });
+    assert.deepEqual([r!.errorCode, r!.baseOffset], [0, i]);
   }
   const del = (partitions: { partitionIndex: number; offset: bigint }[], name = 'recs') =>
     c.request(21, DeleteRecordsRequestCodec, DeleteRecordsResponseCodec, 2, { topics: [{ name, partitions }], timeoutMs: 5000 });
   let res = await del([{ partitionIndex: 0, offset: 2n }]);
   assert.deepEqual([res.topics[0]!.partitions[0]!.errorCode, res.topics[0]!.partitions[0]!.lowWatermark], [0, 2n]);
-  assert.equal(p.logStartOffset, 2);
+  assert.equal((await partitionState(b, 'recs', 0))?.logStartOffset, 2);
   res = await del([{ partitionIndex: 0, offset: 9n }]);
   assert.equal(res.topics[0]!.partitions[0]!.errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
   res = await del([
@@ -344,7 +353,7 @@ test('DeleteTopics by name (v1) and by id (v6) removes metadata and log director
     ],
   );
   assert.equal(b.broker.services.metadata.topic('doomed'), undefined);
-  assert.equal(b.broker.services.replicaManager.getPartition('doomed', 0), undefined);
+  assert.equal(await partitionState(b, 'doomed', 0), undefined, 'no shard hosts it any more');
   const live = (await readdir(b.dir)).filter((n) => n.startsWith('doomed-') && !n.endsWith('-delete'));
   assert.deepEqual(live, []);
   res = await c.request(20, DeleteTopicsRequestCodec, DeleteTopicsResponseCodec, 6, {

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestBroker } from '../../helpers/broker.js';
+import { hostedConfig } from '../../helpers/partition-state.js';
 import { RawClient } from '../../helpers/raw-client.js';
 import {
   CreateTopicsRequestCodec,
@@ -91,10 +92,10 @@ test('topics, topic configs and dynamic broker configs survive a restart on the 
       [['cleanup.policy', 2, true]],
       'the custom property survived the restart',
     );
-    const log = second.broker.services.replicaManager.getPartition('kept', 1)!.log;
-    assert.equal(log.config.segmentBytes, 65536);
-    assert.deepEqual(log.config.cleanupPolicy, ['compact']);
-    assert.equal(log.config.retentionMs, 123456, 'dynamic broker default applied to the reopened log');
+    const config = await hostedConfig(second, 'kept', 1);
+    assert.equal(config.segmentBytes, 65536);
+    assert.deepEqual(config.cleanupPolicy, ['compact']);
+    assert.equal(config.retentionMs, 123456, 'dynamic broker default applied to the reopened log');
   } finally {
     c2.close();
     await second.stop();

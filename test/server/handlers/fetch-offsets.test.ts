@@ -2,6 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
 import { RawClient } from '../../helpers/raw-client.js';
+import { partitionState } from '../../helpers/partition-state.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { ErrorCode } from '../../../src/protocol/errors.js';
 import {
   ListOffsetsRequestCodec,
@@ -31,8 +33,7 @@ test('a long-poll fetch is woken by an append, not by its deadline', async () =>
   let settled = false;
   void pending.then(() => (settled = true));
   // The fetch is parked until data arrives.
-  const deadline = Date.now() + 5000;
-  while (b.broker.services.replicaManager.getPartition('lp', 0)!.waiters.size === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+  await waitFor('the fetch parked on lp-0', 5000, async () => (await partitionState(b, 'lp', 0))?.fetchWaiters === 1);
   assert.equal(settled, false);
   await produce(c, 9, 'lp', 0, batchOf(['wake']));
   const res = await pending;
@@ -181,7 +182,7 @@ test('ListOffsets: latest, earliest, max timestamp, by timestamp, v0 old-style o
   const max = await ask(7, -3n);
   assert.deepEqual([max.offset, max.timestamp], [2n, 5000n]);
   const latest = await ask(9, -1n);
-  assert.equal(latest.leaderEpoch, b.broker.services.replicaManager.getPartition('lo', 0)!.leaderEpoch);
+  assert.equal(latest.leaderEpoch, (await partitionState(b, 'lo', 0))!.leaderEpoch);
   assert.deepEqual((await ask(0, -1n)).oldStyleOffsets, [4n]);
   assert.deepEqual((await ask(0, -2n)).oldStyleOffsets, [0n]);
   const fenced = await c.request(2, ListOffsetsRequestCodec, ListOffsetsResponseCodec, 9, {
@@ -195,7 +196,7 @@ test('ListOffsets: latest, earliest, max timestamp, by timestamp, v0 old-style o
 test('OffsetForLeaderEpoch answers the end offset of an epoch from the leader-epoch cache', async () => {
   await createTopic(b, 'ofle');
   await produce(c, 9, 'ofle', 0, batchOf(['a', 'b', 'c']));
-  const epoch = b.broker.services.replicaManager.getPartition('ofle', 0)!.leaderEpoch;
+  const epoch = (await partitionState(b, 'ofle', 0))!.leaderEpoch;
   for (const v of [0, 2, 3, 4]) {
     const res = await c.request(23, OffsetForLeaderEpochRequestCodec, OffsetForLeaderEpochResponseCodec, v, {
       replicaId: -1,
@@ -241,7 +242,7 @@ test('deleting a topic deletes its logs; re-creating it starts empty', async () 
   await produce(c, 9, 'del', 0, batchOf(['old']));
   await b.broker.services.metadata.deleteTopic('del');
   await b.broker.services.replicaManager.syncTopic('del');
-  assert.equal(b.broker.services.logManager.getLog('del', 0), undefined);
+  assert.equal(await partitionState(b, 'del', 0), undefined, 'no shard hosts its log any more');
   await createTopic(b, 'del');
   const res = await fetchOne(c, 11, 'del', 0, 0);
   assert.equal(res.responses[0]!.partitions[0]!.highWatermark, 0n);

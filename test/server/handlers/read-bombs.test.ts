@@ -32,7 +32,7 @@ let sampler: NodeJS.Timeout | undefined;
 let side: RawClient;
 let sideWorst = 0;
 let sideRunning = true;
-let sideLoop: Promise<void>;
+let sideLoop: Promise<void> | undefined;
 let lines: ReturnType<typeof createInterface>;
 
 function rssOf(pid: number): number {
@@ -77,9 +77,14 @@ before(async () => {
 
 after(async () => {
   sideRunning = false;
+  if (sampler) clearInterval(sampler);
+  // before() failed (the child exited or never got its side client): its error is the failure.
+  if (sideLoop === undefined) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    return;
+  }
   await sideLoop.catch(() => undefined);
   side.close();
-  if (sampler) clearInterval(sampler);
   const exited = once(child, 'exit');
   const report = once(lines, 'line').then(([l]) => JSON.parse(String(l)) as { eventLoopMaxMs: number; eventLoopP99Ms: number });
   child.kill('SIGTERM');

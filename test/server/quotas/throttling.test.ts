@@ -56,6 +56,22 @@ test('produce over producer_byte_rate: appended, answered at once with the throt
   other.close();
 });
 
+test('pipelined produces over producer_byte_rate: the connection is muted as the first is handed over, so the second is read after its throttle', async () => {
+  await setQuota('clients/raw-client', { producer_byte_rate: '1000' });
+  const c = await RawClient.connect(b.port);
+  const t0 = Date.now();
+  const timed = (bytes: number) => produce(c, 9, 'q', 0, bigBatch(bytes)).then((res) => ({ res, at: Date.now() - t0 }));
+  // Both sent before either is answered, as a producer with several requests in flight does.
+  const [first, second] = await Promise.all([timed(1950), timed(1950)]);
+  assert.ok(first.res.throttleTimeMs >= 900, `first throttled: ${first.res.throttleTimeMs} ms`);
+  assert.ok(first.at < first.res.throttleTimeMs, `the first answered at once (${first.at} ms)`);
+  // Read while the first was being appended (on a shard worker at num.io.threads > 1), the
+  // second would be counted at once: answered within milliseconds, with twice the throttle.
+  assert.ok(second.at >= first.res.throttleTimeMs - 50, `the second was read after the first's throttle: answered at ${second.at} ms`);
+  c.close();
+  await setQuota('clients/raw-client', {});
+});
+
 test('a pre-KIP-219 produce (v5) gets its response only after the throttle time', async () => {
   await setQuota('clients/raw-client', { producer_byte_rate: '1000' });
   const c = await RawClient.connect(b.port);

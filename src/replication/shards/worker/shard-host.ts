@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import { LogManager } from '../../../storage/manager/log-manager.js';
 import { ReplicaManager } from '../../replica-manager.js';
-import { brokerLogDefaults, topicLogConfig } from '../../log-config.js';
+import { topicLogConfig } from '../../log-config.js';
+import { logManagerOptions, type LogManagerSettings } from '../log-manager-options.js';
 import { MetadataMirror } from './metadata-mirror.js';
 import { InThreadShards } from '../in-thread-shards.js';
 import { shardOf } from '../partition-shards.js';
@@ -20,6 +21,16 @@ export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 
 /** Fetched records at least this large come from the read pool's own ArrayBuffers and are moved; smaller ones are copied out. */
 const MOVE_AT_BYTES = 64 * 1024;
+
+/** A shard started without the broker's settings (the shard tests): LogManager's default intervals, no cleaner. */
+const TEST_SETTINGS: LogManagerSettings = {
+  checkpointIntervalMs: 60_000,
+  retentionCheckIntervalMs: 300_000,
+  flushCheckIntervalMs: 1000,
+  cleanerEnabled: false,
+  cleanerBackoffMs: 15_000,
+  maxOpenSegmentFiles: 0,
+};
 
 export class ShardHost {
   /** The seam's calls other than produce and fetch, over this shard's partitions only. */
@@ -43,20 +54,14 @@ export class ShardHost {
     const { config } = init;
     const mirror = new MetadataMirror(config.brokerId, init.index, init.shards);
     mirror.apply(init.topics);
-    const defaults = brokerLogDefaults(config);
     const effective = new Map<string, LogConfig>(Object.entries(init.logConfigs ?? {}));
-    const logs = await LogManager.open({
-      logDirs: [...config.logDirs],
-      defaults,
+    // The broker's log settings (absent: the shards alone, as their tests start them, with LogManager's defaults and no cleaner).
+    const options = logManagerOptions(config, init.logs ?? TEST_SETTINGS, {
       logger,
-      highWatermarkSetByOwner: true,
-      ...(init.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: init.checkpointIntervalMs } : {}),
-      ...(init.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: init.retentionCheckIntervalMs } : {}),
-      cleanerEnabled: init.cleanerEnabled ?? false,
-      ...(init.maxOpenSegmentFiles !== undefined ? { maxOpenSegmentFiles: init.maxOpenSegmentFiles } : {}),
+      shardIndex: init.index,
       topicConfig: (topic) => {
         const info = mirror.topic(topic);
-        return info ? (effective.get(topic) ?? topicLogConfig(defaults, info.configs)) : undefined;
+        return info ? (effective.get(topic) ?? topicLogConfig(options.defaults, info.configs)) : undefined;
       },
       shard: {
         owns: (topic, partition) => shardOf(topic, partition, init.shards) === init.index,
@@ -68,6 +73,7 @@ export class ShardHost {
         closed: (dir, unclean, checkpointed) => post({ type: 'closed', dir, unclean: [...unclean], checkpointed }),
       },
     });
+    const logs = await LogManager.open(options);
     const replicas = await ReplicaManager.start({
       config,
       metadata: mirror,
@@ -88,7 +94,7 @@ export class ShardHost {
           for (const [name, cfg] of Object.entries(m.logConfigs ?? {})) this.effective.set(name, cfg);
           this.mirror.apply(m.topics);
           // The mirror's listeners queued the syncs; these share them and wait for the logs.
-          await Promise.all(m.topics.map((t) => this.replicas.syncTopic(t.name)));
+          await Promise.all(m.topics.map((t) => this.replicas.syncLocalLogs(t.name)));
           this.checkOpen(m.topics.map((t) => t.name));
           // A dynamic broker default changed (the topic's own configs did not): the running logs take it too.
           for (const [name, cfg] of Object.entries(m.logConfigs ?? {}))
@@ -97,7 +103,7 @@ export class ShardHost {
         case 'deleteTopic':
           this.mirror.remove(m.topic);
           this.effective.delete(m.topic);
-          await this.replicas.syncTopic(m.topic);
+          await this.replicas.syncLocalLogs(m.topic);
           return this.post({ type: 'done', id: m.id });
         case 'produce':
           return await this.produce(m);

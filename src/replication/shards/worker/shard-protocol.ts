@@ -7,6 +7,7 @@
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
 import type { LogConfig } from '../../../storage/config.js';
 import type { ReplicationConfig } from '../../replication-config.js';
+import type { LogManagerSettings } from '../log-manager-options.js';
 import type { AppendOrigin, AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
 import type { DirCheckpointEntries } from '../../../storage/manager/log-dir-checkpoints.js';
@@ -22,12 +23,9 @@ export interface ShardInit {
   topics: TopicInfo[];
   /** Each topic's effective log config (dynamic broker defaults included), where the main thread knows it. */
   logConfigs?: Record<string, LogConfig>;
-  checkpointIntervalMs?: number;
-  retentionCheckIntervalMs?: number;
-  cleanerEnabled?: boolean;
+  /** This shard's LogManager settings (the broker's, log-manager-options.ts); absent: the shard tests' defaults. */
+  logs?: LogManagerSettings;
   maintenanceIntervalMs?: number;
-  /** This shard's share of log.segment.max.open.files. */
-  maxOpenSegmentFiles?: number;
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */
@@ -73,7 +71,8 @@ export type ForwardedMethod =
   | 'describeProducers'
   | 'logDirs'
   | 'txnGuardStates'
-  | 'grantTxnGuards';
+  | 'grantTxnGuards'
+  | 'partitionStates';
 
 /** A fetch result whose records cross as a window of a transferred buffer. */
 export type ShardFetchResult = Omit<PartitionFetchResult, 'records'> & { records: RecordsWindow | null };

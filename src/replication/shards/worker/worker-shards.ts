@@ -30,6 +30,8 @@ import {
   type ListOffsetsPart,
   type ListOffsetsResult,
   type PartitionShards,
+  type PartitionState,
+  type PartitionStatesOptions,
   type ProduceOptions,
   type ProducePart,
   type TopicPartitionRef,
@@ -38,10 +40,13 @@ import {
   type TxnMarkerPart,
 } from '../partition-shards.js';
 import { SharedDirFiles } from './shared-dir-files.js';
+import { logManagerSettings, type LogManagerConfig } from '../log-manager-options.js';
+import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
 import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
+import { trimToFetchBudget } from './fetch-budget.js';
 import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
 
 export interface WorkerShardsOptions {
@@ -55,9 +60,8 @@ export interface WorkerShardsOptions {
   logger?: StorageLogger;
   /** The shards' log level (pino); default warn. */
   workerLogLevel?: string;
-  checkpointIntervalMs?: number;
-  retentionCheckIntervalMs?: number;
-  cleanerEnabled?: boolean;
+  /** The broker's log settings (BrokerConfig has them): every shard's LogManager takes them; absent: LogManager's defaults and no cleaner. */
+  logs?: LogManagerConfig;
   /**
    * Whether a produced Buffer that owns its ArrayBuffer may be moved to its worker (default
    * true). The broker says false: its frame buffers are pooled and reused once answered, and a
@@ -70,11 +74,7 @@ export interface WorkerShardsOptions {
    * that shard answers or ends, so it is not reused under the shard.
    */
   sharedRecords?: SharedRecordsLender;
-  /** Whether shard 0 (the internal topics, on this thread: compacted __consumer_offsets) runs the log cleaner; default cleanerEnabled. */
-  shardZeroCleanerEnabled?: boolean;
   maintenanceIntervalMs?: number;
-  /** log.segment.max.open.files for the whole broker (> 0): each shard keeps an equal share open (at least 1). */
-  maxOpenSegmentFiles?: number;
 }
 
 /** Why a shard ended (an uncaught error's message, or its exit code). */
@@ -114,7 +114,11 @@ export class WorkerShards implements PartitionShards {
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
     const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords);
+    // Each shard cleans, checkpoints and expires its own logs; log.segment.max.open.files is split evenly.
+    const logs = opts.logs ? logManagerSettings(opts.logs, count) : undefined;
     const ended = (index: number, reason: string): void => {
+      // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
+      if (logs?.cleanerSlots) releaseSlotOf(logs.cleanerSlots, index);
       if (that.closing) return;
       that.exits.push({ shard: index, reason });
       logger.error(`shard worker ${index} ended (${reason}): its partitions are offline`);
@@ -127,19 +131,9 @@ export class WorkerShards implements PartitionShards {
         hadCleanShutdown: files.cleanShutdowns(),
         topics: [...opts.topics],
         ...(opts.logConfigFor ? { logConfigs: logConfigsOf(opts.topics, opts.logConfigFor) } : {}),
-        ...(opts.checkpointIntervalMs !== undefined ? { checkpointIntervalMs: opts.checkpointIntervalMs } : {}),
-        ...(opts.retentionCheckIntervalMs !== undefined ? { retentionCheckIntervalMs: opts.retentionCheckIntervalMs } : {}),
-        ...(index === 0 && opts.shardZeroCleanerEnabled !== undefined
-          ? { cleanerEnabled: opts.shardZeroCleanerEnabled }
-          : opts.cleanerEnabled !== undefined
-            ? { cleanerEnabled: opts.cleanerEnabled }
-            : {}),
+        ...(logs ? { logs } : {}),
         ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
         ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
-        // Each thread has its own budget (storage's segment-file cache is per isolate): the total split evenly; 0 or less: the default budget.
-        ...(opts.maxOpenSegmentFiles !== undefined && opts.maxOpenSegmentFiles > 0
-          ? { maxOpenSegmentFiles: Math.max(1, Math.floor(opts.maxOpenSegmentFiles / count)) }
-          : {}),
       };
       that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended, that.stats));
     }
@@ -248,12 +242,14 @@ export class WorkerShards implements PartitionShards {
    * with nothing new waits maxWaitMs while another has records), so every shard reads at once
    * first, and only when that is less than minBytes do they all long-poll, the answer going out
    * as soon as minBytes are there (or every shard answered); the parked reads left behind end
-   * at their deadline, unread (a read changes nothing).
+   * at their deadline, unread (a read changes nothing). Each shard reads with the whole maxBytes,
+   * and the answer is cut to the request's limits in request order (fetch-budget.ts).
    */
   async fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
     const groups = [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))];
     const out = new Array<PartitionFetchResult>(targets.length);
-    if (groups.length <= 1 || params.maxWaitMs <= 0) {
+    if (groups.length <= 1) {
+      // One shard read its partitions in request order under the request's limits already.
       await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, params, out)));
       return out;
     }
@@ -261,7 +257,7 @@ export class WorkerShards implements PartitionShards {
     const now = { ...params, maxWaitMs: 0 };
     await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, now, out)));
     const waitMs = params.maxWaitMs - (Date.now() - started);
-    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return out;
+    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return withinBudget(targets, out, params);
     const poll = { ...params, maxWaitMs: waitMs };
     return new Promise((resolve) => {
       let left = groups.length;
@@ -273,7 +269,7 @@ export class WorkerShards implements PartitionShards {
           for (const i of indexes) out[i] = mine[i]!;
           if (--left === 0 || enoughToAnswer(out, params.minBytes)) {
             answered = true;
-            resolve(out);
+            resolve(withinBudget(targets, out, params));
           }
         });
       }
@@ -360,6 +356,23 @@ export class WorkerShards implements PartitionShards {
     return [...merged.values()];
   }
 
+  /**
+   * One message per shard that owns a partition of `filter` (every shard without one); a shard
+   * that ended answers nothing, so its partitions are left out like any partition not hosted.
+   */
+  async partitionStates(filter?: readonly TopicPartitionRef[], opts: PartitionStatesOptions = {}): Promise<PartitionState[]> {
+    const asks = filter
+      ? [...byShard(filter, (p) => this.shardOf(p.topic, p.partition))].map(([s, indexes]) => ({ shard: s, parts: indexes.map((i) => filter[i]!) }))
+      : this.shards.map((_, s) => ({ shard: s, parts: undefined }));
+    const answers = await Promise.all(
+      asks.map(({ shard, parts }) => this.call(this.shards[shard]!, { type: 'call', id: this.nextId++, method: 'partitionStates', args: [parts, opts] })),
+    );
+    const states = answers.flatMap((a) => (a?.type === 'answered' ? (a.result as PartitionState[]) : []));
+    if (!filter) return states;
+    const order = new Map(filter.map((p, i) => [`${p.topic}\0${p.partition}`, i]));
+    return states.sort((a, b) => order.get(`${a.topic}\0${a.partition}`)! - order.get(`${b.topic}\0${b.partition}`)!);
+  }
+
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
   async shutdown(): Promise<void> {
     if (this.closing) return;
@@ -387,6 +400,12 @@ export class WorkerShards implements PartitionShards {
   workerOf(shard: number) {
     return this.shards[shard]!.worker;
   }
+}
+
+/** The gathered answer cut to the request's maxBytes and partition limits, in request order. */
+function withinBudget(targets: readonly FetchTarget[], results: PartitionFetchResult[], params: FetchParams): PartitionFetchResult[] {
+  trimToFetchBudget(targets, results, params);
+  return results;
 }
 
 function failedAs(m: FromShard | undefined): void {

@@ -24,6 +24,7 @@ export function registerKafkaExporterMetrics(registry: MetricsRegistry, cfg: Bro
     brokerId: cfg.brokerId,
     metadata: src.metadata,
     replicaManager: src.replicaManager,
+    shards: src.shards,
     isActiveController,
     partitionLevel,
   });

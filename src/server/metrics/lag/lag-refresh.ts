@@ -12,14 +12,21 @@
  * MAX_LOOKUPS timestamps are looked up per refresh (the rest the next time), so the work of one
  * refresh is bounded whatever the number of groups. A leader that does not answer keeps its
  * partitions' previous end offsets for up to STALE_REFRESHES intervals, then they are dropped
- * (their lag series disappear rather than freeze). Nothing here runs in the scrape path.
+ * (their lag series disappear rather than freeze). Nothing here runs in the scrape path but
+ * `workerEnds`.
+ * With shard workers (num.io.threads > 1) the partitions of user topics are led here but live on
+ * other threads: their high watermarks are asked of their shards (`workerEnds`, one message per
+ * shard; the scrape asks too, so lag stays live), and their record timestamps are read by a Fetch
+ * through the seam, one partition's offsets per round as for a remote leader.
  */
 import type { Logger } from 'pino';
 import type { MetadataStore } from '../../../metadata/metadata-store.js';
 import { messageOf } from '../../../common/errors.js';
+import { ErrorCode } from '../../../protocol/errors.js';
 import type { GroupCoordinator } from '../../../coordinator/group/group-coordinator.js';
 import type { BrokerConnections } from '../../../client/broker-connections.js';
 import type { ReplicaManager } from '../../../replication/replica-manager.js';
+import type { PartitionShards } from '../../../replication/shards/partition-shards.js';
 import { RemoteOffsets, type OffsetAt, type PartitionRef } from './remote-offsets.js';
 import { timestampAtOffset } from './record-timestamp.js';
 import { readZkGroups, type ZkGroup, type ZkGroupStore } from './zk-groups.js';
@@ -35,6 +42,8 @@ export interface LagSources {
   brokerId: number;
   metadata: MetadataStore;
   replicaManager: ReplicaManager;
+  /** The partitions' owners: with shard workers (count > 1), the end offsets and timestamps of their partitions are asked through them. */
+  shards?: PartitionShards | undefined;
   groupCoordinator: GroupCoordinator;
   /** Cluster mode: connections to the other brokers' inter-broker listener. */
   connections?: BrokerConnections;
@@ -47,6 +56,9 @@ export interface LagSources {
 }
 
 const key = (topic: string, partition: number): string => `${topic}\0${partition}`;
+
+/** No partition on a shard worker (num.io.threads = 1, or none of the groups' partitions). */
+const NO_WORKER_ENDS: ReadonlyMap<string, number> = new Map();
 
 /** The largest offset of `known` below `offset` (a partition has one entry per group at most). */
 function nearestBelow(known: ReadonlyMap<number, number>, offset: number): number | undefined {
@@ -99,11 +111,39 @@ export class LagRefresh {
     return this.running;
   }
 
-  /** The log end offset of a partition: live when led here, else as the last refresh learnt it. */
-  endOffset(topic: string, partition: number): number | undefined {
+  /**
+   * The log end offset of a partition: live when led here (on this thread, or on a shard worker
+   * as `workerEnds` just read it), else as the last refresh learnt it.
+   */
+  endOffset(topic: string, partition: number, workerEnds: ReadonlyMap<string, number> = NO_WORKER_ENDS): number | undefined {
     const local = this.src.replicaManager.getPartition(topic, partition);
     if (local?.isLeader) return local.highWatermark;
-    return this.remoteEnds.get(key(topic, partition))?.end;
+    return workerEnds.get(key(topic, partition)) ?? this.remoteEnds.get(key(topic, partition))?.end;
+  }
+
+  /**
+   * The high watermarks of the partitions the exported groups committed on that shard workers
+   * lead (num.io.threads > 1), asked of them now: one message per shard. Nothing to ask, and no
+   * walk of the groups, with one thread.
+   */
+  async workerEnds(): Promise<ReadonlyMap<string, number>> {
+    const shards = this.src.shards;
+    if (!shards || shards.count <= 1) return NO_WORKER_ENDS;
+    const asked: PartitionRef[] = [];
+    const seen = new Set<string>();
+    this.forEachGroup((_group, _members, offsets) => {
+      for (const [topic, parts] of offsets)
+        for (const partition of parts.keys()) {
+          const k = key(topic, partition);
+          if (shards.shardOf(topic, partition) === 0 || seen.has(k)) continue;
+          seen.add(k);
+          asked.push({ topic, partition });
+        }
+    });
+    if (asked.length === 0) return NO_WORKER_ENDS;
+    const ends = new Map<string, number>();
+    for (const s of await shards.partitionStates(asked)) if (s.leader) ends.set(key(s.topic, s.partition), s.highWatermark);
+    return ends;
   }
 
   /**
@@ -182,18 +222,22 @@ export class LagRefresh {
       else remoteByLeader.set(leader, [ref]);
     }
     await this.refreshRemoteEnds(remoteByLeader);
+    const workerEnds = await this.workerEnds();
 
     // Keep the timestamps still pointed at; list the ones to look up, within the budget.
     const next = new Map<string, Map<number, number>>();
     const localLookups: OffsetAt[] = [];
     const remoteLookups = new Map<number, OffsetAt[][]>();
+    // Lookups on shard workers, by round: a Fetch names a partition once (as for a remote leader).
+    const workerLookups: OffsetAt[][] = [];
     let budget = MAX_LOOKUPS;
     for (const [k, { ref, offsets }] of wanted) {
       const before = this.timestampsByPartition.get(k);
       const kept = new Map<number, number>();
-      const end = this.endOffset(ref.topic, ref.partition);
+      const end = this.endOffset(ref.topic, ref.partition, workerEnds);
       const leader = this.leaderOf(ref.topic, ref.partition);
       let round = 0;
+      const onWorker = workerEnds.has(k);
       for (const offset of offsets) {
         const ts = before?.get(offset);
         if (ts !== undefined) {
@@ -207,7 +251,10 @@ export class LagRefresh {
           budget--;
           const at = { ...ref, offset };
           if (replicaManager.getPartition(ref.topic, ref.partition)?.isLeader) localLookups.push(at);
-          else if (leader >= 0 && this.remote) this.addRemoteLookup(remoteLookups, leader, round++, at);
+          else if (onWorker) {
+            while (workerLookups.length <= round) workerLookups.push([]);
+            workerLookups[round++]!.push(at);
+          } else if (leader >= 0 && this.remote) this.addRemoteLookup(remoteLookups, leader, round++, at);
         }
       }
       if (kept.size > 0) next.set(k, kept);
@@ -219,7 +266,7 @@ export class LagRefresh {
       if (!m) this.timestampsByPartition.set(k, (m = new Map()));
       m.set(at.offset, ts);
     };
-    await Promise.all([this.lookUpLocal(localLookups, record), this.lookUpRemote(remoteLookups, record)]);
+    await Promise.all([this.lookUpLocal(localLookups, record), this.lookUpOnWorkers(workerLookups, record), this.lookUpRemote(remoteLookups, record)]);
   }
 
   /** A Fetch names a partition once: a partition's second offset goes into a second round. */
@@ -259,6 +306,37 @@ export class LagRefresh {
         if (ts !== undefined) record(at, ts);
       } catch (err) {
         this.src.logger.debug({ topic: at.topic, partition: at.partition, err: messageOf(err) }, 'consumer lag: cannot read a record timestamp');
+      }
+    }
+  }
+
+  /**
+   * Reads the records at the offsets on shard workers, a round at a time, through the seam's
+   * Fetch (16 KiB per partition; one message per shard per round). Only a fetch's first batch may
+   * exceed its limit, so a partition left empty behind a larger batch is read again on its own.
+   */
+  private async lookUpOnWorkers(rounds: readonly OffsetAt[][], record: (at: OffsetAt, ts: number) => void): Promise<void> {
+    const shards = this.src.shards;
+    if (!shards) return;
+    const read = (ats: readonly OffsetAt[]) =>
+      shards.fetch(
+        ats.map((at) => ({ topic: at.topic, partition: at.partition, fetchOffset: at.offset, partitionMaxBytes: LOCAL_READ_BYTES, currentLeaderEpoch: -1 })),
+        { maxWaitMs: 0, minBytes: 0, maxBytes: LOCAL_READ_BYTES * ats.length, readCommitted: false, hardMaxBytes: false },
+      );
+    for (const round of rounds) {
+      if (this.closed) return;
+      try {
+        const results = await read(round);
+        for (let i = 0; i < round.length; i++) {
+          const at = round[i]!;
+          let records = results[i]!.records;
+          if (results[i]!.errorCode !== ErrorCode.NONE) continue;
+          if (!records || records.length === 0) records = at.offset < results[i]!.highWatermark ? ((await read([at]))[0]!.records ?? null) : null;
+          const ts = records ? await timestampAtOffset(records, at.offset) : undefined;
+          if (ts !== undefined) record(at, ts);
+        }
+      } catch (err) {
+        this.src.logger.debug({ err: messageOf(err) }, 'consumer lag: cannot read record timestamps on the shard workers');
       }
     }
   }
