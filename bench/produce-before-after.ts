@@ -5,9 +5,10 @@
  * the record validation inside compressed batches, or the single-pass append step.
  *
  *   node --import tsx bench/produce-before-after.ts BASELINE_REF [records=200000] [repeats=3]
- *        [--codecs=none,lz4] [--partitions=1,8] [--acks=1,all] [--consume]
+ *        [--codecs=none,lz4] [--partitions=1,8] [--acks=1,all] [--consume] [--threads=1]
  *
  * - Every combination of codec, partition count and acks is a row of its own.
+ * - `--threads=N`: both brokers run with num.io.threads=N (default 1).
  * - `--consume`: after each acks=1 produce, the same records are read back from the start by a
  *   librdkafka consumer (assign, no group) and reported as a row of its own.
  * - Broker CPU per MB: the child broker's utime + stime (/proc/PID/stat) read before and after
@@ -49,6 +50,8 @@ const CODECS = listFlag('codecs', 'none,lz4');
 const PARTITIONS = listFlag('partitions', '1,8').map(Number);
 const ACKS = listFlag('acks', '1,all');
 const CONSUME = flags.includes('--consume');
+/** num.io.threads of both brokers (default 1, the single-threaded broker). */
+const THREADS = listFlag('threads', '1')[0]!;
 const MB = 1024 * 1024;
 
 /** MB/s of one run and the broker CPU it cost per MB. */
@@ -119,7 +122,8 @@ async function main(): Promise<void> {
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: baseRoot });
     await exec('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT });
     const loadBefore = loadAverage();
-    brokers.push(await startBuiltBroker('before', baseRoot, work), await startBuiltBroker('after', ROOT, work));
+    const props = { 'num.io.threads': THREADS };
+    brokers.push(await startBuiltBroker('before', baseRoot, work, props), await startBuiltBroker('after', ROOT, work, props));
     const results = new Map<string, Measured[]>();
     const rows: string[] = [];
     const record = (b: FjordChild, row: string, m: Measured, i: number): void => {
@@ -155,7 +159,7 @@ async function main(): Promise<void> {
       return `| ${row} | ${mbsBefore.text} | ${mbsAfter.text} | ${percent(mbsAfter.median, mbsBefore.median)} | ${cpuBefore.toFixed(2)} | ${cpuAfter.toFixed(2)} | ${percent(cpuAfter, cpuBefore)} |`;
     });
     console.log(
-      `baseline: ${rev.trim()}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; ` +
+      `baseline: ${rev.trim()}; num.io.threads=${THREADS}; records: ${RECORDS} x ${SIZE} B, ${REPEATS} repeats; ` +
         `load average before ${loadBefore}, after ${loadAverage()}\n\n` +
         `| row (produce, or consume) | before MB/s median (range) | after MB/s median (range) | after / before | before CPU ms/MB | after CPU ms/MB | after / before |\n|---|---|---|---|---|---|---|\n${lines.join('\n')}`,
     );

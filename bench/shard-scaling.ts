@@ -7,7 +7,8 @@
  * Per run: MB/s, and each thread's CPU per MB (/proc/self/task/TID/schedstat: run time in ns):
  * the main thread, each worker thread (the threads that appeared when the workers started), the
  * rest (V8's helpers, libuv's pool); the main thread's CPU per request (the hand-over cost h of
- * docs/threads.md section 4 plus its bookkeeping). The load average is printed with every run.
+ * docs/threads.md section 4 plus its bookkeeping); the postMessage calls per request to and from
+ * the workers (each one wakes a sleeping thread). The load average is printed with every run.
  *
  *   node --import tsx bench/shard-scaling.ts [--mb 128] [--repeats 2] [--in-flight 4] [--modes 0,1,2,4] [--profile DIR]
  *
@@ -120,6 +121,8 @@ async function run(mode: number): Promise<string> {
   const before0 = await threadTimes();
   let produce: Produce;
   let close: () => Promise<void>;
+  // postMessage calls to and from the workers (each one a wake-up of a sleeping thread).
+  let posts = (): number[] => [NaN, NaN];
   if (mode === 0) {
     const mirror = new MetadataMirror(1, 0, 1);
     mirror.apply([TOPIC]);
@@ -134,6 +137,7 @@ async function run(mode: number): Promise<string> {
   } else {
     const shards = await WorkerShards.open({ config, workers: mode, topics: [TOPIC] });
     produce = (parts) => shards.produce(parts, REQ);
+    posts = () => [shards.stats.postsToWorkers, shards.stats.postsFromWorkers];
     close = () => shards.shutdown();
   }
   const workerTids = [...(await threadTimes()).keys()].filter((t) => !before0.has(t));
@@ -146,8 +150,10 @@ async function run(mode: number): Promise<string> {
     await session.post('Profiler.start');
   }
   const t0 = await threadTimes();
+  const posts0 = posts();
   const seconds = await drive(produce, mode > 0);
   const t1 = await threadTimes();
+  const perRequest = posts().map((n, i) => ((n - posts0[i]!) / REQUESTS).toFixed(2));
   if (session) {
     const { profile } = await session.post('Profiler.stop');
     await writeFile(join(PROFILE_DIR!, `shard-scaling-${mode}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
@@ -166,14 +172,16 @@ async function run(mode: number): Promise<string> {
   const total = main + workers.reduce((a, b) => a + b, 0) + others;
   return `| ${mode === 0 ? 'in-thread' : `${mode} worker${mode > 1 ? 's' : ''}`} | ${(mb / seconds).toFixed(0)} | ${perMb(main)} | ${
     workers.length ? workers.map(perMb).join(' / ') : '–'
-  } | ${perMb(others)} | ${perMb(total)} | ${((main * 1000) / REQUESTS).toFixed(0)} | ${load} |`;
+  } | ${perMb(others)} | ${perMb(total)} | ${((main * 1000) / REQUESTS).toFixed(0)} | ${mode === 0 ? '–' : perRequest.join(' / ')} | ${load} |`;
 }
 
 console.log(
   `shard-scaling: ${REQUESTS} requests of ${(REQUEST_BYTES / 1024).toFixed(0)} KiB (${PARTITIONS} partitions x ${RECORDS_PER_BATCH} records of 1 KiB), ${IN_FLIGHT} in flight, acks=1`,
 );
-console.log('| path | MB/s | main ms/MB | each worker ms/MB | other threads ms/MB | total ms/MB | main µs/request | load avg (1 min) |');
-console.log('|---|---|---|---|---|---|---|---|');
+console.log(
+  '| path | MB/s | main ms/MB | each worker ms/MB | other threads ms/MB | total ms/MB | main µs/request | postMessages per request, to / from workers | load avg (1 min) |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (let r = 0; r < REPEATS; r++) {
   const order = r % 2 === 0 ? MODES : [...MODES].reverse();
   for (const mode of order) console.log(await run(mode));

@@ -224,12 +224,12 @@ export function startSourceBroker(dir: string, props: Record<string, string>): P
 }
 
 /** The broker built under `root` (its dist/), quiet, no auto-creation: what the two-build benches compare. */
-export function startBuiltBroker(name: string, root: string, work: string): Promise<FjordChild> {
+export function startBuiltBroker(name: string, root: string, work: string, props: Record<string, string> = {}): Promise<FjordChild> {
   return startFjordChild({
     name,
     work,
     dist: path.join(root, 'dist'),
-    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1' },
+    props: { 'auto.create.topics.enable': 'false', 'offsets.topic.replication.factor': '1', ...props },
     env: { FJORD_LOG_LEVEL: 'warn', FJORD_LOG_FORMAT: 'json' },
   });
 }

@@ -65,6 +65,8 @@ export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices,
     listenBacklog: cfg.socketListenBacklogSize,
     listenerTls: cfg.listenerTls,
     ...(services.requestStats ? { requestTimes: services.requestStats } : {}),
+    // Partitions on shard workers (num.io.threads > 1): they read Produce records in place.
+    ...((services.shards?.count ?? 1) > 1 ? { sharedProduceFrames: true } : {}),
   });
   return { server, connectionQuotas, saslStats };
 }

@@ -14,7 +14,7 @@ import { apiVersionsList } from './handlers/18-api-versions.js';
 import type { ApiHandler, RequestContext } from './handlers/types.js';
 import { authorizeCluster } from './handlers/authz.js';
 import { throttleForRequestQuota } from './quotas/request-quotas.js';
-import { requestFrameBuffers } from './network/frame-buffers.js';
+import { giveBackProduceFrame } from './network/frame-buffers.js';
 import { createRequestLogger, logCompletedRequest } from './request-log.js';
 import { FETCH_CONSUMER_SLOT, FETCH_FOLLOWER_SLOT, type RequestStats } from './metrics/request-stats.js';
 
@@ -58,7 +58,7 @@ export function createRequestRouter(services: BrokerServices) {
     const reusable = apiKey === PRODUCE_KEY;
     if (writeBody === null) {
       if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, 0);
-      if (reusable) requestFrameBuffers.recycle(frame);
+      if (reusable) giveBackProduceFrame(frame);
       return null;
     }
     // Large record sets (Fetch) stay where storage read them: the connection writes the parts
@@ -69,7 +69,7 @@ export function createRequestRouter(services: BrokerServices) {
     if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, performance.now() - (ctx.resumedAt ?? 0));
     log.trace({ apiKey, apiVersion, correlationId }, 'answered');
     const parts = w.parts();
-    if (reusable) requestFrameBuffers.recycle(frame);
+    if (reusable) giveBackProduceFrame(frame);
     return parts.length === 1 ? parts[0]! : parts;
   };
 }

@@ -18,6 +18,7 @@ import { logManagerOptions, logManagerSettings } from '../replication/shards/log
 import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
 import type { PartitionShards } from '../replication/shards/partition-shards.js';
 import { WorkerShards } from '../replication/shards/worker/worker-shards.js';
+import { sharedFrameBuffers } from './network/shared-frame-buffers.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
@@ -69,7 +70,10 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     logger: logger.child({ component: 'shards' }),
     // Every shard's LogManager, shard 0's included, takes the broker's log settings (log-manager-options.ts).
     logs: cfg,
-    // Frame buffers are pooled (server/network/frame-buffers.ts): copied to the workers, never moved.
+    // Produce frames are in shared memory (the socket server's sharedProduceFrames): the workers
+    // read them in place, holding each until they answer. Anything else is copied, never moved:
+    // the network layer's other frame buffers are pooled and reused once answered.
+    sharedRecords: sharedFrameBuffers,
     moveProduceBuffers: false,
   });
   const { logManager, replicaManager } = workers.local;

@@ -17,12 +17,16 @@ import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { frameRefusal } from './frame-refusal.js';
 import { requestFrameBuffers } from './frame-buffers.js';
+import { sharedFrameBuffers } from './shared-frame-buffers.js';
 import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
 import { noteRequest, reportTimes } from './request-timing.js';
 import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 import { messageOf } from '../../common/errors.js';
+
+/** Produce's api key: its frames go into shared memory when shard workers read them. */
+const PRODUCE_API_KEY = 0;
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
 interface ParkedFrame {
@@ -68,11 +72,18 @@ export class Connection {
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
     this.queue = new ResponseQueue(limits.requestTimes !== undefined);
-    this.reader = new FrameReader(
-      limits.socketRequestMaxBytes,
-      () => ctx.frameLimits,
-      (n) => requestFrameBuffers.acquire(n),
-    );
+    this.reader = limits.sharedProduceFrames
+      ? new FrameReader(
+          limits.socketRequestMaxBytes,
+          () => ctx.frameLimits,
+          (n, apiKey) => (apiKey === PRODUCE_API_KEY ? sharedFrameBuffers.acquire(n) : requestFrameBuffers.acquire(n)),
+          (apiKey) => apiKey === PRODUCE_API_KEY,
+        )
+      : new FrameReader(
+          limits.socketRequestMaxBytes,
+          () => ctx.frameLimits,
+          (n) => requestFrameBuffers.acquire(n),
+        );
     // Granted from inside whichever connection released memory: continue on our own turn.
     this.admission = new FrameAdmission(pool, () => queueMicrotask(() => this.processFrames()));
     this.idleClock = new IdleClock(limits.connectionsMaxIdleMs, {

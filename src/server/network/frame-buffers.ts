@@ -6,6 +6,8 @@
 // more: the handler appends the batches (a write copies them into the page cache) and keeps
 // numbers and strings only. Other frames are never given back (their decoded byte fields may be
 // kept, e.g. a group member's metadata, a SASL token), so the garbage collector takes them as before.
+import { sharedFrameBuffers } from './shared-frame-buffers.js';
+
 /** Frames below this come from Node's own small-buffer pool; above the maximum, they are rare. */
 const MIN_POOLED_BYTES = 64 << 10;
 const MAX_POOLED_BYTES = 8 << 20;
@@ -60,3 +62,14 @@ export class FrameBufferPool {
 
 /** The broker's pool: a few frames' worth, shared by every connection. */
 export const requestFrameBuffers = new FrameBufferPool(16 << 20);
+
+/**
+ * The network layer is done with a Produce frame (answered): ordinary memory goes back to this
+ * pool; a shared-memory frame loses the network layer's hold, and goes back to its pool once the
+ * shards reading it have answered too (shared-frame-buffers.ts).
+ */
+export function giveBackProduceFrame(frame: Buffer): void {
+  const memory = frame.buffer;
+  if (memory instanceof SharedArrayBuffer) sharedFrameBuffers.release(memory);
+  else requestFrameBuffers.recycle(frame);
+}

@@ -3,6 +3,8 @@
 // chunk is returned as a zero-copy subarray of it. Memory follows the bytes that arrived: nothing
 // is allocated from a declared size, so a prefix claiming 100 MB followed by 10 bytes holds 10 bytes.
 
+import { copyIntoShared } from './shared-frame-buffers.js';
+
 /** Thrown for a size prefix that must close the connection. */
 export class FrameSizeError extends Error {
   override readonly name = 'FrameSizeError';
@@ -25,12 +27,16 @@ export class FrameReader {
 
   /**
    * `limits`, when given and returning a value, replaces maxFrameBytes and the header minimum (SASL
-   * before authentication). `allocate` gives the buffer a frame spread over several chunks is copied into.
+   * before authentication). `allocate` gives the buffer a frame spread over several chunks is
+   * copied into (told the frame's api key). `ownMemory`, when given and true for a frame's api
+   * key, has that frame copied into `allocate`'s memory even when it lies inside one chunk (a
+   * Produce frame whose records shard workers read from shared memory).
    */
   constructor(
     private readonly maxFrameBytes: number,
     private readonly limits?: () => { maxBytes: number; minBytes: number; maxName: string } | undefined,
-    private readonly allocate: (n: number) => Buffer = Buffer.allocUnsafe,
+    private readonly allocate: (n: number, apiKey: number) => Buffer = Buffer.allocUnsafe,
+    private readonly ownMemory?: (apiKey: number) => boolean,
   ) {}
 
   /** Bytes received but not yet returned as frames (including a partial size prefix). */
@@ -80,7 +86,7 @@ export class FrameReader {
   /** The frame whose size `frameSize` returned, once all of it is here; null before. */
   takeFrame(): Buffer | null {
     if (this.expected < 0 || this.buffered < this.expected) return null;
-    const frame = this.take(this.expected);
+    const frame = this.takePayload(this.expected);
     this.expected = -1;
     return frame;
   }
@@ -102,6 +108,26 @@ export class FrameReader {
     return this.take(4).readInt32BE(0);
   }
 
+  /** Removes and returns a frame's n bytes (n <= buffered). */
+  private takePayload(n: number): Buffer {
+    // Below two bytes there is no api key (a SASL token's frame can be that small).
+    if (n < 2) return this.take(n);
+    const head = this.chunks[0]!;
+    if (head.length >= n && !this.ownMemory?.(head.readInt16BE(0))) {
+      const frame = head.subarray(0, n);
+      this.consumeHead(n);
+      return frame;
+    }
+    return this.copyOut(n, this.allocate(n, this.peekApiKey()));
+  }
+
+  /** The first two buffered bytes as a request's api key (at least two are here). */
+  private peekApiKey(): number {
+    const head = this.chunks[0]!;
+    if (head.length >= 2) return head.readInt16BE(0);
+    return (((head[0]! << 8) | this.chunks[1]![0]!) << 16) >> 16;
+  }
+
   /** Removes and returns the first n buffered bytes (n <= buffered). */
   private take(n: number): Buffer {
     const head = this.chunks[0]!;
@@ -110,12 +136,17 @@ export class FrameReader {
       this.consumeHead(n);
       return frame;
     }
-    const out = this.allocate(n);
+    return this.copyOut(n, Buffer.allocUnsafe(n));
+  }
+
+  /** Moves the first n buffered bytes into `out` (n bytes long). */
+  private copyOut(n: number, out: Buffer): Buffer {
     let filled = 0;
     while (filled < n) {
       const chunk = this.chunks[0]!;
       const wanted = Math.min(chunk.length, n - filled);
-      chunk.copy(out, filled, 0, wanted);
+      if (out.buffer instanceof SharedArrayBuffer) copyIntoShared(wanted === chunk.length ? chunk : chunk.subarray(0, wanted), out, filled);
+      else chunk.copy(out, filled, 0, wanted);
       filled += wanted;
       this.consumeHead(wanted);
     }

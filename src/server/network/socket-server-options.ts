@@ -61,6 +61,11 @@ export interface SocketServerOptions {
   initialFrameLimits?: (listener: ListenerSpec) => FrameLimits | undefined;
   /** Request metrics: each request's times once answered (server/metrics/request-stats.ts); absent: not measured. */
   requestTimes?: RequestTimingSink;
+  /**
+   * Produce frames in shared memory, for shard workers to read in place (num.io.threads > 1:
+   * shared-frame-buffers.ts); absent: ordinary, pooled frame buffers (frame-buffers.ts).
+   */
+  sharedProduceFrames?: boolean;
 }
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */

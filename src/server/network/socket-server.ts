@@ -53,6 +53,7 @@ export class SocketServer {
       maxQueuedResponseBytes: Math.max(opts.maxQueuedResponseBytesPerConnection ?? DEFAULT_QUEUED_MAX_RESPONSE_BYTES, MIN_QUEUED_RESPONSE_BYTES),
       ...(opts.largeAnswerRequest ? { largeAnswerRequest: opts.largeAnswerRequest } : {}),
       ...(opts.requestTimes ? { requestTimes: opts.requestTimes } : {}),
+      ...(opts.sharedProduceFrames ? { sharedProduceFrames: true } : {}),
     };
     for (const l of opts.listeners) this.listenerStats.set(l.name, { created: 0, closed: 0 });
     this.memory = new RequestMemoryPool(opts.queuedMaxRequestBytes ?? DEFAULT_QUEUED_MAX_REQUEST_BYTES);

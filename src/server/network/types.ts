@@ -95,6 +95,8 @@ export interface ConnectionLimits {
   largeAnswerRequest?: (frame: Buffer) => boolean;
   /** Request metrics: told each request's times once its answer is handed to the socket; absent: not measured. */
   requestTimes?: RequestTimingSink;
+  /** Produce frames go into shared memory (shared-frame-buffers.ts: shard workers read their records in place); absent: ordinary frame buffers. */
+  sharedProduceFrames?: boolean;
 }
 
 /**

@@ -82,3 +82,42 @@ test('mayHaveFrame: true once the bytes here may complete a frame, false while a
   assert.equal(reader.next()?.length, 100);
   assert.equal(reader.mayHaveFrame, false);
 });
+
+test('frames of the api keys `ownMemory` names are copied into memory of their own, inside one chunk or spread over several (property)', () => {
+  const payloadArb = fc
+    .tuple(fc.constantFrom(0, 1, 3), fc.uint8Array({ minLength: 6, maxLength: 200 }))
+    .map(([apiKey, rest]) => Buffer.concat([Buffer.from([apiKey >> 8, apiKey & 0xff]), Buffer.from(rest)]));
+  fc.assert(
+    fc.property(fc.array(payloadArb, { maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1 }), (payloads, cuts) => {
+      const stream = Buffer.concat(payloads.map(sizePrefixed));
+      const own = new Set<ArrayBufferLike>();
+      const keys: number[] = [];
+      const reader = new FrameReader(
+        1000,
+        undefined,
+        (n, apiKey) => {
+          keys.push(apiKey);
+          const b = Buffer.from(new SharedArrayBuffer(n));
+          own.add(b.buffer);
+          return b;
+        },
+        (apiKey) => apiKey === 0,
+      );
+      const frames: Buffer[] = [];
+      let offset = 0;
+      for (let i = 0; offset < stream.length; i++) {
+        const len = cuts[i % cuts.length]!;
+        reader.push(Buffer.from(stream.subarray(offset, offset + len)));
+        offset += len;
+        frames.push(...drain(reader));
+      }
+      assert.deepEqual(frames, payloads);
+      for (const f of frames) {
+        // A Produce (api key 0) frame always sits in allocated memory; others only when spread over chunks.
+        if (f.readInt16BE(0) === 0) assert.ok(own.has(f.buffer) && f.byteOffset === 0, 'a produce frame in memory of its own');
+      }
+      // `allocate` is told the frame's api key, even when its two bytes arrive in two chunks.
+      for (const k of keys) assert.ok([0, 1, 3].includes(k));
+    }),
+  );
+});

@@ -1,7 +1,8 @@
 /**
  * How produce bytes cross to a shard worker without a structured-clone copy (docs/threads.md
- * section 2): records in shared memory (a SharedArrayBuffer slab) are sent as a window of it and
- * nothing moves; records in an ArrayBuffer of their own that only one shard of this request
+ * section 2): records in shared memory (the broker's Produce frames at num.io.threads > 1) are
+ * sent as a window of it and nothing moves, each shard holding that memory until it answers
+ * (SharedRecordsLender); records in an ArrayBuffer of their own that only one shard of this request
  * reads are moved (transfer list: the caller's views of it become empty, the caller gives the
  * bytes up with the call); anything else (a slice of Node's 8 KiB pool, which cannot be moved,
  * or a frame whose buffer holds parts for several shards) is copied once into an ArrayBuffer of
@@ -18,10 +19,24 @@ export interface HandoverStats {
   movedBytes: number;
   /** Record bytes copied before the hand-over. */
   copiedBytes: number;
+  /** postMessage calls to the worker threads (each wakes a sleeping worker once; coalesced-posts.ts). */
+  postsToWorkers: number;
+  /** postMessage batches received from the worker threads (each wakes this thread once). */
+  postsFromWorkers: number;
+}
+
+/**
+ * Who lends the shared memory that produce records sit in (the network layer's frames): a shard
+ * reading a window of it holds it from the message until its answer (or its end), so the memory
+ * is not reused under it. Memory the lender did not give out is ignored.
+ */
+export interface SharedRecordsLender {
+  retain(memory: SharedArrayBuffer): void;
+  release(memory: SharedArrayBuffer): void;
 }
 
 export function newHandoverStats(): HandoverStats {
-  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0 };
+  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0, postsToWorkers: 0, postsFromWorkers: 0 };
 }
 
 /** An ArrayBuffer that may be moved: not Node's pool (it is marked untransferable and would be copied silently). */
@@ -41,7 +56,7 @@ export function planHandover(
   isLocal: (shard: number) => boolean = () => false,
   /** False: the caller keeps its buffers (the broker's frame buffers are reused once answered), so nothing is moved; a part not shared is copied. */
   mayMove = true,
-): { windows: (RecordsWindow | null)[]; transfers: Map<number, ArrayBuffer[]> } {
+): { windows: (RecordsWindow | null)[]; transfers: Map<number, ArrayBuffer[]>; shared: Map<number, SharedArrayBuffer[]> } {
   // Which shards read each (non-shared) ArrayBuffer: one that two shards read cannot move to either.
   const readers = new Map<ArrayBufferLike, number>();
   for (let i = 0; i < records.length; i++) {
@@ -52,16 +67,21 @@ export function planHandover(
     readers.set(ab, !isLocal(shardOfPart[i]!) && (seen === undefined || seen === shardOfPart[i]) ? shardOfPart[i]! : -1);
   }
   const transfers = new Map<number, ArrayBuffer[]>();
+  // Each shard's shared memory, once per shard: what it holds until it answers.
+  const shared = new Map<number, SharedArrayBuffer[]>();
   const moving = new Set<ArrayBufferLike>();
   const windows = records.map((r, i): RecordsWindow | null => {
     if (!r) return null;
     const ab = r.buffer;
     const shard = shardOfPart[i]!;
-    if (isLocal(shard)) return { buffer: ab, offset: r.byteOffset, length: r.length };
     if (ab instanceof SharedArrayBuffer) {
-      stats.sharedBytes += r.length;
+      let held = shared.get(shard);
+      if (!held) shared.set(shard, (held = []));
+      if (!held.includes(ab)) held.push(ab);
+      if (!isLocal(shard)) stats.sharedBytes += r.length;
       return { buffer: ab, offset: r.byteOffset, length: r.length };
     }
+    if (isLocal(shard)) return { buffer: ab, offset: r.byteOffset, length: r.length };
     let list = transfers.get(shard);
     if (!list) transfers.set(shard, (list = []));
     if (mayMove && ab instanceof ArrayBuffer && readers.get(ab) === shard && movable(ab)) {
@@ -78,7 +98,7 @@ export function planHandover(
     stats.copiedBytes += r.length;
     return { buffer: own.buffer as ArrayBuffer, offset: 0, length: r.length };
   });
-  return { windows, transfers };
+  return { windows, transfers, shared };
 }
 
 /** A Buffer over a window that came back (fetched records). */

@@ -9,6 +9,8 @@ import pino from 'pino';
 import { ShardHost } from './shard-host.js';
 import type { SharedDirFiles } from './shared-dir-files.js';
 import type { FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import { CoalescedPosts } from './coalesced-posts.js';
+import { messageOf } from '../../../common/errors.js';
 
 export interface ShardChannel {
   readonly index: number;
@@ -53,17 +55,36 @@ function dispatch(ch: ShardChannel, files: SharedDirFiles, m: FromShard, markRea
   }
 }
 
-export function workerChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles, ended: ShardEnded): ShardChannel {
+/** Where a worker channel counts its postMessage calls each way (HandoverStats). */
+export interface PostCounts {
+  postsToWorkers: number;
+  postsFromWorkers: number;
+}
+
+export function workerChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles, ended: ShardEnded, counts: PostCounts): ShardChannel {
   const worker = spawn(init);
   let markReady!: () => void;
   let failStart!: (err: Error) => void;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  // One turn's messages to this worker wake it once (coalesced-posts.ts).
+  const posts = new CoalescedPosts<ToShard>(
+    (batch, transfer) => {
+      worker.postMessage(batch, transfer);
+      counts.postsToWorkers++;
+    },
+    (m, err) => {
+      if (m.type === 'crash') return;
+      const answer = ch.pending.get(m.id);
+      ch.pending.delete(m.id);
+      answer?.({ type: 'failed', id: m.id, message: `cannot send to shard worker ${init.index}: ${messageOf(err)}` });
+    },
+  );
   const ch: ShardChannel = {
     index: init.index,
     alive: true,
     pending: new Map(),
     worker,
-    send: (m, transfer = []) => worker.postMessage(m, transfer),
+    send: (m, transfer = []) => posts.post(m, transfer),
     ready: new Promise<void>((resolve, reject) => {
       markReady = resolve;
       failStart = reject;
@@ -73,7 +94,11 @@ export function workerChannel(init: ShardInit & { logLevel?: string }, files: Sh
       await exited;
     },
   };
-  worker.on('message', (m: FromShard) => dispatch(ch, files, m, markReady));
+  // A worker's answers come coalesced too: one message, every answer of its turn in order.
+  worker.on('message', (batch: FromShard[]) => {
+    counts.postsFromWorkers++;
+    for (const m of batch) dispatch(ch, files, m, markReady);
+  });
   let reason = '';
   worker.on('error', (err) => (reason = err.message));
   worker.once('exit', (code) => {

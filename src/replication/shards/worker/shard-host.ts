@@ -134,7 +134,9 @@ export class ShardHost {
 
   private async produce(m: Extract<ToShard, { type: 'produce' }>): Promise<void> {
     // Each part takes its partition's arrival turn before the first await: messages are appended in the order they came.
-    const outcomes = await Promise.all(
+    // Every part settles before the answer, a failed one too: the answer gives the records' memory
+    // back to the main thread (a shared frame is reused then), so no part may still read it.
+    const settled = await Promise.allSettled(
       m.parts.map((part) => {
         const w = part.records;
         const records = w ? Buffer.from(w.buffer, w.offset, w.length) : null;
@@ -148,6 +150,10 @@ export class ShardHost {
         });
       }),
     );
+    const outcomes = settled.map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
     this.post({ type: 'produced', id: m.id, outcomes });
   }
 

@@ -2,6 +2,7 @@
  * The messages between the main thread (WorkerShards) and a shard worker (shard-worker.ts), all
  * structured-clone data. Produce records travel as a view (shared memory: nothing is copied) or
  * inside an ArrayBuffer moved in the transfer list; fetched records come back the same way.
+ * Each postMessage carries an array of them: what its sender posted in one turn (coalesced-posts.ts).
  */
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
 import type { LogConfig } from '../../../storage/config.js';

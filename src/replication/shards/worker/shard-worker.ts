@@ -1,23 +1,38 @@
 /**
  * A shard worker thread's entry (started by WorkerShards from dist/, or under tsx in tests):
  * opens the ShardHost for the partitions workerData assigns it, says 'ready', then handles the
- * main thread's messages in arrival order. An error thrown out of a handler ends the thread;
+ * main thread's messages in arrival order. Messages come in batches both ways (one per turn of
+ * the sender's loop, coalesced-posts.ts). An error thrown out of a handler ends the thread;
  * the main thread sees the exit and fails this shard's pending calls.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { ShardHost } from './shard-host.js';
 import type { FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import { CoalescedPosts } from './coalesced-posts.js';
+import { messageOf } from '../../../common/errors.js';
 
 const init = workerData as ShardInit & { logLevel?: string };
 const port = parentPort;
 if (!port) throw new Error('shard-worker.ts runs as a worker thread');
 const logger = pino({ name: `shard-${init.index}`, level: init.logLevel ?? 'warn' }, pino.destination({ fd: 2, sync: true }));
-const post = (m: FromShard, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
+// Answers ready in one turn go to the main thread as one message, waking it once (coalesced-posts.ts).
+const posts = new CoalescedPosts<FromShard>(
+  (batch, transfer) => port.postMessage(batch, transfer),
+  (m, err) => {
+    // An answer that cannot be cloned: its caller hears why instead (as a throwing post did before).
+    if ('id' in m) port.postMessage([{ type: 'failed', id: m.id, message: `cannot answer: ${messageOf(err)}` }]);
+    else throw err;
+  },
+);
+const post = (m: FromShard, transfer: ArrayBuffer[] = []): void => posts.post(m, transfer);
 
 const host = await ShardHost.open(init, logger, post);
-port.on('message', (m: ToShard) => {
-  if (m.type === 'crash') throw new Error('shard worker crash requested');
-  void host.handle(m);
+// The main thread's messages of one turn arrive together, handled in order.
+port.on('message', (batch: ToShard[]) => {
+  for (const m of batch) {
+    if (m.type === 'crash') throw new Error('shard worker crash requested');
+    void host.handle(m);
+  }
 });
 post({ type: 'ready' });

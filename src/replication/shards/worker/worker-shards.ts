@@ -43,7 +43,7 @@ import {
 import { SharedDirFiles } from './shared-dir-files.js';
 import { logManagerSettings, type LogManagerConfig } from '../log-manager-options.js';
 import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
-import { bufferOf, newHandoverStats, planHandover, type HandoverStats } from './records-handover.js';
+import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
 import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
@@ -69,6 +69,12 @@ export interface WorkerShardsOptions {
    * moved one would be detached under the network layer; its parts are copied instead.
    */
   moveProduceBuffers?: boolean;
+  /**
+   * The lender of the shared memory produce records may sit in (the broker's Produce frames,
+   * server/network/shared-frame-buffers.ts): each shard reading a window of it holds it until
+   * that shard answers or ends, so it is not reused under the shard.
+   */
+  sharedRecords?: SharedRecordsLender;
   maintenanceIntervalMs?: number;
 }
 
@@ -99,6 +105,7 @@ export class WorkerShards implements PartitionShards {
     private readonly logger: StorageLogger,
     private readonly moveProduceBuffers: boolean,
     private readonly logConfigFor: ((topic: string) => LogConfig | undefined) | undefined,
+    private readonly sharedRecords: SharedRecordsLender | undefined,
   ) {}
 
   /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
@@ -107,7 +114,7 @@ export class WorkerShards implements PartitionShards {
     const count = 1 + Math.max(1, Math.floor(opts.workers));
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
-    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor);
+    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords);
     // Each shard cleans, checkpoints and expires its own logs; log.segment.max.open.files is split evenly.
     const logs = opts.logs ? logManagerSettings(opts.logs, count) : undefined;
     const ended = (index: number, reason: string): void => {
@@ -129,7 +136,7 @@ export class WorkerShards implements PartitionShards {
         ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
         ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
       };
-      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended));
+      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended, that.stats));
     }
     try {
       await Promise.all(that.shards.map((s) => s.ready));
@@ -192,7 +199,7 @@ export class WorkerShards implements PartitionShards {
    */
   async produce(parts: readonly ProducePart[], req: ProduceOptions): Promise<AppendOutcome[]> {
     const shardOfPart = parts.map((p) => this.shardOf(p.topic, p.partition));
-    const { windows, transfers } = planHandover(
+    const { windows, transfers, shared } = planHandover(
       parts.map((p) => p.records),
       shardOfPart,
       this.stats,
@@ -202,6 +209,8 @@ export class WorkerShards implements PartitionShards {
     const out = new Array<AppendOutcome>(parts.length);
     await Promise.all(
       [...byShard(shardOfPart, (s) => s)].map(async ([s, indexes]) => {
+        const held = this.sharedRecords ? shared.get(s) : undefined;
+        if (held) for (const memory of held) this.sharedRecords!.retain(memory);
         const answer = await this.call(
           this.shards[s]!,
           {
@@ -218,7 +227,10 @@ export class WorkerShards implements PartitionShards {
             }),
           },
           transfers.get(s),
-        );
+        ).finally(() => {
+          // Answered (or failed), or the shard ended: it reads the windows no more.
+          if (held) for (const memory of held) this.sharedRecords!.release(memory);
+        });
         indexes.forEach((i, k) => (out[i] = answer?.type === 'produced' ? answer.outcomes[k]! : failedOutcome(answer)));
       }),
     );

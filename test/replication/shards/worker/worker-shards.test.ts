@@ -7,7 +7,8 @@
  * and deletes a topic's logs as the topic comes and goes, answers the seam's other calls from
  * the owning shards (internal topics on shard 0, in this thread), and a worker that throws fails
  * only its own partitions' calls, pending and later; after it, today's single-thread path
- * recovers every log from the shared files. The built worker (dist/) starts too.
+ * recovers every log from the shared files. Shared memory the records sit in is held by each
+ * shard that reads it until that shard answers or dies. The built worker (dist/) starts too.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,9 +20,21 @@ import { sharedCopy } from '../../../../src/replication/shards/worker/records-ha
 import { FETCH_ALL, PARTS, TOPICS, batch, fetchFrom, inThread, tempConfig, topic } from './shard-fixtures.js';
 import type { AppendRequest } from '../../../../src/replication/append/leader-appends.js';
 
+/** The lender of produce records' shared memory (the broker's is its frame pool): who holds what, now. */
+const holds = new Map<SharedArrayBuffer, number>();
+const lender = {
+  retain: (m: SharedArrayBuffer) => void holds.set(m, (holds.get(m) ?? 0) + 1),
+  release: (m: SharedArrayBuffer) => {
+    const n = holds.get(m);
+    assert.ok(n !== undefined && n > 0, 'released only what was retained');
+    if (n === 1) holds.delete(m);
+    else holds.set(m, n - 1);
+  },
+};
+
 const config = await tempConfig('shards');
 const dir = config.logDirs[0]!;
-let shards = await WorkerShards.open({ config, workers: 2, topics: TOPICS });
+let shards = await WorkerShards.open({ config, workers: 2, topics: TOPICS, sharedRecords: lender });
 after(() => shards.shutdown());
 
 /** Each partition's log end when a worker was made to crash (the last test reads them back). */
@@ -66,10 +79,17 @@ test('one produce over 4 partitions of 2 topics on 2 workers: the offsets and by
 test('produce records cross without a copy: shared memory is read in place, an owned buffer is moved', async () => {
   const before = { ...shards.stats };
   const shared = PARTS.map((p) => sharedCopy(batch(`${p.topic}-shared`)));
-  const outcomes = await shards.produce(
+  const producing = shards.produce(
     PARTS.map((p, i) => ({ ...p, records: shared[i]! })),
     acks(1),
   );
+  // Each shard holds the memory it reads until it answers: the lender reuses none of it before.
+  assert.deepEqual(
+    shared.map((b) => holds.get(b.buffer as SharedArrayBuffer)),
+    PARTS.map(() => 1),
+  );
+  const outcomes = await producing;
+  assert.equal(holds.size, 0, 'every hold released once answered');
   // The worker assigned the offsets in the caller's shared bytes: the batch was not cloned.
   for (let i = 0; i < PARTS.length; i++) assert.equal(shared[i]!.readBigInt64BE(0), BigInt(outcomes[i]!.baseOffset));
   // Each batch alone in an ArrayBuffer of its own (as a frame the reader copied into a frame buffer).
@@ -174,7 +194,7 @@ test('a restart with 3 workers reads every partition back from the checkpointed 
   const recovery = await readFile(join(dir, 'recovery-point-offset-checkpoint'), 'utf8');
   for (const [i, p] of PARTS.entries())
     assert.match(recovery, new RegExp(`^${p.topic} ${p.partition} ${endsBefore[i]}$`, 'm'), 'every shard handed its entries');
-  shards = await WorkerShards.open({ config, workers: 3, topics: TOPICS });
+  shards = await WorkerShards.open({ config, workers: 3, topics: TOPICS, sharedRecords: lender });
   const after3 = await shards.fetch(fetchFrom(), FETCH_ALL);
   assert.deepEqual(
     after3.map((r) => r.highWatermark),
@@ -242,6 +262,27 @@ test('a worker that throws fails only its own partitions, pending calls and late
     shards.exits.map((e) => [e.shard, /crash requested/.test(e.reason)]),
     [[victim, true]],
   );
+});
+
+test('a worker that dies with records in flight gives its hold on their shared memory back', async () => {
+  const own = await tempConfig('dying');
+  const dying = await WorkerShards.open({ config: own, workers: 1, topics: TOPICS, sharedRecords: lender });
+  try {
+    const records = PARTS.map((p) => sharedCopy(batch(`${p.topic}-in-flight`)));
+    const inFlight = dying.produce(
+      PARTS.map((p, i) => ({ ...p, records: records[i]! })),
+      acks(1),
+    );
+    assert.equal(holds.size, PARTS.length, 'held by the worker from the message on');
+    dying.crash(1);
+    const outcomes = await inFlight;
+    assert.equal(holds.size, 0, 'released with the answer or with the end of the worker');
+    // Appended before the crash, or failed with it: either way, an answer for every part.
+    for (const o of outcomes) assert.ok(o.errorCode === ErrorCode.NONE || o.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER);
+    assert.equal(dying.exits.length, 1);
+  } finally {
+    await dying.shutdown();
+  }
 });
 
 test('from dist/ (the built broker), a worker starts from shard-worker.js and appends', async () => {
