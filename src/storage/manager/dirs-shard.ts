@@ -12,7 +12,12 @@ export interface DirsShard {
   owns(topic: string, partition: number): boolean;
   /** Whether `dir` had a clean shutdown marker when the lock holder opened it. */
   hadCleanShutdown(dir: string): boolean;
-  /** This shard's entries for `dir`, all of them (they replace what it handed before). */
+  /**
+   * This shard's entries for `dir`, all of them (they replace what it handed before). Resolves,
+   * as a file write would, once the lock holder has written files that hold them (or newer
+   * ones); rejects when that write failed. The manager waits for it before its next write, so
+   * writes asked for meanwhile share one hand-over.
+   */
   writeCheckpoints(dir: string, entries: DirCheckpointEntries): Promise<void>;
   /** Shutdown: the logs of `dir` whose final flush failed, and whether the last checkpoint write went through. */
   closed(dir: string, unclean: readonly string[], checkpointed: boolean): void;

@@ -7,8 +7,9 @@
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import { ShardHost } from './shard-host.js';
+import { CheckpointHandover } from './checkpoint-handover.js';
 import type { SharedDirFiles } from './shared-dir-files.js';
-import type { FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import type { CheckpointWritten, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { CoalescedPosts } from './coalesced-posts.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -17,7 +18,7 @@ export interface ShardChannel {
   alive: boolean;
   /** Calls waiting for an answer, by id: resolved with the answer, or undefined once the shard has ended. */
   readonly pending: Map<number, (m: FromShard | undefined) => void>;
-  send(m: ToShard, transfer?: ArrayBuffer[]): void;
+  send(m: ToShard | CheckpointWritten, transfer?: ArrayBuffer[]): void;
   /** Resolves once the shard has opened its logs; rejects when it ends first. */
   readonly ready: Promise<void>;
   /** After the shutdown's answer: ends the thread (a worker), and resolves once it has. */
@@ -46,8 +47,10 @@ function spawn(init: ShardInit & { logLevel?: string }): Worker {
 /** What a shard says that is not an answer (ready, checkpoint entries, shutdown) goes here; an answer to its call. */
 function dispatch(ch: ShardChannel, files: SharedDirFiles, m: FromShard, markReady: () => void): void {
   if (m.type === 'ready') markReady();
-  else if (m.type === 'checkpoints') void files.report(ch.index, m.dir, m.entries);
-  else if (m.type === 'closed') files.closed(ch.index, m.dir, m.unclean, m.checkpointed);
+  else if (m.type === 'checkpoints') {
+    // Answered once written: the shard keeps one report per directory in flight (checkpoint-handover.ts).
+    void files.report(ch.index, m.dir, m.entries).then((written) => ch.alive && ch.send({ type: 'checkpointed', dir: m.dir, written }));
+  } else if (m.type === 'closed') files.closed(ch.index, m.dir, m.unclean, m.checkpointed);
   else {
     const answer = ch.pending.get(m.id);
     ch.pending.delete(m.id);
@@ -67,13 +70,14 @@ export function workerChannel(init: ShardInit & { logLevel?: string }, files: Sh
   let failStart!: (err: Error) => void;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   // One turn's messages to this worker wake it once (coalesced-posts.ts).
-  const posts = new CoalescedPosts<ToShard>(
+  const posts = new CoalescedPosts<ToShard | CheckpointWritten>(
     (batch, transfer) => {
       worker.postMessage(batch, transfer);
       counts.postsToWorkers++;
     },
     (m, err) => {
-      if (m.type === 'crash') return;
+      // Neither carries a call to fail (a checkpoint answer is plain numbers and strings: it clones).
+      if (m.type === 'crash' || m.type === 'checkpointed') return;
       const answer = ch.pending.get(m.id);
       ch.pending.delete(m.id);
       answer?.({ type: 'failed', id: m.id, message: `cannot send to shard worker ${init.index}: ${messageOf(err)}` });
@@ -116,13 +120,16 @@ export function workerChannel(init: ShardInit & { logLevel?: string }, files: Sh
 export function localChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles): ShardChannel {
   let host: ShardHost | undefined;
   const logger = pino({ name: `shard-${init.index}`, level: init.logLevel ?? 'warn' }, pino.destination({ fd: 2, sync: true }));
+  const post = (m: FromShard): void => dispatch(ch, files, m, () => undefined);
+  // The answers to checkpoint reports reach it while the host is still opening its logs.
+  const handover = new CheckpointHandover(post);
   const ch: ShardChannel = {
     index: init.index,
     alive: true,
     pending: new Map(),
-    // Nothing is sent before `ready` (WorkerShards.open waits for every shard).
-    send: (m) => void host?.handle(m),
-    ready: ShardHost.open(init, logger, (m) => dispatch(ch, files, m, () => undefined), true).then((h) => {
+    // Nothing else is sent before `ready` (WorkerShards.open waits for every shard).
+    send: (m) => (m.type === 'checkpointed' ? handover.written(m.dir, m.written) : void host?.handle(m)),
+    ready: ShardHost.open(init, logger, post, true, handover).then((h) => {
       host = h;
     }),
     close: () => Promise.resolve(),

@@ -11,6 +11,7 @@ import { ReplicaManager } from '../../replica-manager.js';
 import { topicLogConfig } from '../../log-config.js';
 import { logManagerOptions, type LogManagerSettings } from '../log-manager-options.js';
 import { MetadataMirror } from './metadata-mirror.js';
+import { CheckpointHandover } from './checkpoint-handover.js';
 import { InThreadShards } from '../in-thread-shards.js';
 import { shardOf } from '../partition-shards.js';
 import type { LogConfig } from '../../../storage/config.js';
@@ -46,11 +47,20 @@ export class ShardHost {
     private readonly local: boolean,
     /** Each topic's effective log config as the main thread last sent it. */
     private readonly effective: Map<string, LogConfig>,
+    /** This shard's checkpoint reports to the main thread. */
+    readonly checkpoints: CheckpointHandover,
   ) {
     this.inThread = new InThreadShards(replicas, mirror);
   }
 
-  static async open(init: ShardInit, logger: Logger, post: PostToMain, local = false): Promise<ShardHost> {
+  static async open(
+    init: ShardInit,
+    logger: Logger,
+    post: PostToMain,
+    local = false,
+    /** Where the main thread's answers to checkpoint reports go (they come while the logs open, before this host exists). */
+    handover = new CheckpointHandover(post),
+  ): Promise<ShardHost> {
     const { config } = init;
     const mirror = new MetadataMirror(config.brokerId, init.index, init.shards);
     mirror.apply(init.topics);
@@ -66,10 +76,8 @@ export class ShardHost {
       shard: {
         owns: (topic, partition) => shardOf(topic, partition, init.shards) === init.index,
         hadCleanShutdown: (dir) => init.hadCleanShutdown[dir] ?? false,
-        writeCheckpoints: (dir, entries) => {
-          post({ type: 'checkpoints', dir, entries });
-          return Promise.resolve();
-        },
+        // Resolves once the main thread has written the files with these entries; reports coalesce meanwhile.
+        writeCheckpoints: (dir, entries) => handover.write(dir, entries),
         closed: (dir, unclean, checkpointed) => post({ type: 'closed', dir, unclean: [...unclean], checkpointed }),
       },
     });
@@ -82,7 +90,7 @@ export class ShardHost {
       logConfigFor: (topic) => effective.get(topic),
       ...(init.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: init.maintenanceIntervalMs } : {}),
     });
-    return new ShardHost(mirror, logs, replicas, post, local, effective);
+    return new ShardHost(mirror, logs, replicas, post, local, effective, handover);
   }
 
   /** Handles one message; answers it (or says why it failed). Never rejects. */

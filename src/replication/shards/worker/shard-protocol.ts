@@ -62,6 +62,13 @@ export type ToShard =
   /** Tests: makes the worker throw from its message handler (an uncaught error). */
   | { type: 'crash' };
 
+/** The main thread's answer to a shard's checkpoint report for `dir` (checkpoint-handover.ts): whether the files that hold it were written. */
+export interface CheckpointWritten {
+  type: 'checkpointed';
+  dir: string;
+  written: boolean;
+}
+
 /** The PartitionShards calls a shard answers with its InThreadShards (produce and fetch have messages of their own). */
 export type ForwardedMethod =
   | 'listOffsets'

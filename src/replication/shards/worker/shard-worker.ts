@@ -8,7 +8,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { ShardHost } from './shard-host.js';
-import type { FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import { CheckpointHandover } from './checkpoint-handover.js';
+import type { CheckpointWritten, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { CoalescedPosts } from './coalesced-posts.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -27,12 +28,20 @@ const posts = new CoalescedPosts<FromShard>(
 );
 const post = (m: FromShard, transfer: ArrayBuffer[] = []): void => posts.post(m, transfer);
 
-const host = await ShardHost.open(init, logger, post);
-// The main thread's messages of one turn arrive together, handled in order.
-port.on('message', (batch: ToShard[]) => {
+// Listening before the logs open: the answers to checkpoint reports reach the hand-over while
+// they do (the LogManager awaits its first write); anything else waits for the host. The main
+// thread's messages of one turn arrive together, handled in order.
+const handover = new CheckpointHandover(post);
+let host: ShardHost | undefined;
+const early: ToShard[] = [];
+port.on('message', (batch: (ToShard | CheckpointWritten)[]) => {
   for (const m of batch) {
     if (m.type === 'crash') throw new Error('shard worker crash requested');
-    void host.handle(m);
+    if (m.type === 'checkpointed') handover.written(m.dir, m.written);
+    else if (host) void host.handle(m);
+    else early.push(m);
   }
 });
+host = await ShardHost.open(init, logger, post, false, handover);
+for (const m of early.splice(0)) void host.handle(m);
 post({ type: 'ready' });

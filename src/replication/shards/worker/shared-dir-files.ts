@@ -3,7 +3,8 @@
  * of each directory's shared files. It holds the .lock, reads the clean shutdown marker before
  * the workers start (they recover or not by it) and removes it once they have loaded, and writes
  * the four checkpoint files (recovery points, log start offsets, replication offsets, cleaner
- * offsets) from what each shard reports (its entries for the directory, all of them, each time).
+ * offsets) from what each shard reports (its entries for the directory, all of them, each time;
+ * a shard keeps one report per directory in flight until the write that holds it is answered).
  * The files keep the single-thread format with every shard's entries, so a restart with another
  * shard count (or none) reads them whole: each shard takes the entries of the partitions it owns.
  * Until a shard has reported, the entries the files had for its partitions are kept as read.
@@ -41,6 +42,9 @@ interface Dir {
 export class SharedDirFiles {
   /** Checkpoint file sets written (tests, diagnostics). */
   writes = 0;
+  /** Reports received from the shards, and the entries they held (tests, diagnostics: each was deserialised on this thread). */
+  reports = 0;
+  reportedEntries = 0;
 
   private constructor(
     private readonly dirs: Map<string, Dir>,
@@ -94,10 +98,16 @@ export class SharedDirFiles {
     for (const d of this.dirs.values()) await removeCleanShutdownMarker(d.dir);
   }
 
-  /** A shard's entries for `dir`: the files are rewritten (writes coalesce). */
+  /**
+   * A shard's entries for `dir`: the files are rewritten (writes coalesce). Resolves once a
+   * write that holds them is done (false when it failed): the shard's answer
+   * (checkpoint-handover.ts).
+   */
   report(shard: number, dir: string, entries: DirCheckpointEntries): Promise<boolean> {
     const d = this.dirs.get(dir);
     if (!d) return Promise.resolve(false);
+    this.reports++;
+    for (const kind of KINDS) this.reportedEntries += entries[kind].length;
     d.reports[shard] = entries;
     return this.write(d);
   }
