@@ -6,6 +6,7 @@
  * booleans, so a worker gets it in its ShardInit (structured clone); what depends on the place
  * (the topic configs it knows, a shard's share of the directories) its caller adds.
  */
+import { defaultOpenFileBudget } from '../../storage/segment/segment-file.js';
 import type { LogManagerOptions } from '../../storage/manager/log-manager.js';
 import { brokerLogDefaults } from '../log-config.js';
 import type { LogDefaultsConfig } from '../replication-config.js';
@@ -37,6 +38,12 @@ export interface LogManagerSettings {
   cleanerSlots?: SharedCleanerSlots;
 }
 
+/** log.segment.max.open.files for one of `shards` shards; 0 (storage derives it) for the in-thread broker's default. */
+export function openFilesPerShard(configured: number, shards: number): number {
+  if (shards <= 1) return configured > 0 ? configured : 0;
+  return Math.max(1, Math.floor((configured > 0 ? configured : defaultOpenFileBudget()) / shards));
+}
+
 /** The settings of each of `shards` shards (1: the in-thread broker). */
 export function logManagerSettings(cfg: LogManagerConfig, shards = 1): LogManagerSettings {
   return {
@@ -46,8 +53,9 @@ export function logManagerSettings(cfg: LogManagerConfig, shards = 1): LogManage
     flushCheckIntervalMs: Math.min(cfg.logFlushSchedulerIntervalMs, 1000),
     cleanerEnabled: cfg.logCleanerEnable,
     cleanerBackoffMs: cfg.logCleanerBackoffMs,
-    // Each thread's segment-file cache is its own (storage's budget is per isolate): the total split evenly.
-    maxOpenSegmentFiles: cfg.logSegmentMaxOpenFiles > 0 ? Math.max(1, Math.floor(cfg.logSegmentMaxOpenFiles / shards)) : 0,
+    // Each thread's segment-file cache is its own (storage's budget is per isolate): the total split
+    // evenly, the derived default (half the descriptor limit) too, else every shard would take half.
+    maxOpenSegmentFiles: openFilesPerShard(cfg.logSegmentMaxOpenFiles, shards),
     // One shard's cleaner cleans one log at a time already: the cap matters only across shards.
     ...(shards > 1 ? { cleanerSlots: newSharedCleanerSlots(cfg.logCleanerThreads, shards) } : {}),
   };

@@ -162,6 +162,11 @@ export interface PartitionState {
 export interface PartitionStatesOptions {
   /** Include each log's effective config. A scrape leaves it out: it triples what crosses per partition. */
   config?: boolean;
+  /**
+   * Leave out a shard that has not answered within this many ms (num.io.threads > 1): a metrics
+   * scrape must not wait on a worker whose loop is stuck. Without it, every live shard is awaited.
+   */
+  deadlineMs?: number;
 }
 
 /**
@@ -231,8 +236,8 @@ export interface PartitionShards {
    */
   partitionStates(filter?: readonly TopicPartitionRef[], opts?: PartitionStatesOptions): Promise<PartitionState[]>;
 
-  /** Each live shard's flush stats and log directories (one message per shard), shard by shard. */
-  logManagerStats(): Promise<LogManagerStats[]>;
+  /** Each live shard's flush stats and log directories (one message per shard), shard by shard; `deadlineMs` as partitionStates'. */
+  logManagerStats(opts?: { deadlineMs?: number }): Promise<LogManagerStats[]>;
 }
 
 /** FNV-1a over the name's UTF-16 code units: stable across threads, restarts and Node versions. */

@@ -21,6 +21,7 @@ import type { BrokerConfig } from '../config/broker-config.js';
 import { ReplicaCountsPerScrape, registerReplicaMetrics } from './replica-metrics.js';
 import { registerReplicationTrafficMetrics } from './replication-traffic-metrics.js';
 import { registerZookeeperMetrics } from './zookeeper-metrics.js';
+import { onShardWorkers } from './scrape-states.js';
 
 export interface BrokerStateSources {
   metadata: MetadataStore;
@@ -60,11 +61,12 @@ export function registerBrokerStateMetrics(
           for (const t of topics) out.globalPartitions += t.partitions.length;
           out.activeBrokers = 1;
           out.preferredReplicaImbalance = 0;
-          // One replica each: a partition whose log directory is offline has no leader. With shard
-          // workers, as the replica families' last pass over every shard counted it.
+          // One replica each: a partition whose log directory is offline has no leader (with shard
+          // workers, `offlinePartitions` below counts it in this scrape's pass over every shard).
           out.offlinePartitions = replicaCounts.get().offline;
           return out;
         },
+        ...(onShardWorkers(s.shards) ? { offlinePartitions: async () => (await replicaCounts.current()).offline } : {}),
       };
   registerControllerMetrics(registry, controller);
   registerLogMetrics(registry, {

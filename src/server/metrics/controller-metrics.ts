@@ -19,7 +19,12 @@ import { statsQuantileTimer } from './timer-metrics.js';
 /** Where the controller gauges come from: the hosted controller (cluster mode) or the broker itself (embedded). */
 export type ControllerSource =
   | { kind: 'zookeeper'; controller: () => KafkaController | undefined }
-  | { kind: 'embedded'; counts: (out: ControllerStateCounts) => ControllerStateCounts };
+  | {
+      kind: 'embedded';
+      counts: (out: ControllerStateCounts) => ControllerStateCounts;
+      /** With shard workers: this scrape's count of partitions without a leader, asked of every shard (`counts` then leaves it stale). */
+      offlinePartitions?: () => Promise<number>;
+    };
 
 /** Kafka's ControllerState names with a RateAndTimeMs timer that Fjord's controller events map to (controller-stats.ts). */
 const TIMED_STATES = [
@@ -59,7 +64,10 @@ export function registerControllerMetrics(registry: MetricsRegistry, source: Con
   statsGauge(registry, `${prefix}activecontrollercount`, '1 on the active controller, 0 elsewhere: the sum over brokers must be 1.', () => one(active()));
   const gauge = (name: string, help: string, pick: (c: ControllerStateCounts) => number): void =>
     statsGauge(registry, prefix + name, help, () => one(pick(current())));
-  gauge('offlinepartitionscount', 'Partitions without a live leader (active controller only; topics being deleted excluded).', (c) => c.offlinePartitions);
+  const offlineHelp = 'Partitions without a live leader (active controller only; topics being deleted excluded).';
+  const offlineOfShards = source.kind === 'embedded' ? source.offlinePartitions : undefined;
+  if (offlineOfShards) statsGauge(registry, `${prefix}offlinepartitionscount`, offlineHelp, async () => one(await offlineOfShards()));
+  else gauge('offlinepartitionscount', offlineHelp, (c) => c.offlinePartitions);
   gauge('preferredreplicaimbalancecount', 'Partitions not led by their preferred replica (active controller only).', (c) => c.preferredReplicaImbalance);
   gauge('globaltopiccount', 'Topics in the cluster (active controller only).', (c) => c.globalTopics);
   gauge('globalpartitioncount', 'Partitions in the cluster (active controller only).', (c) => c.globalPartitions);

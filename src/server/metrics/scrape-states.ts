@@ -7,6 +7,9 @@
  */
 import type { LogManagerStats, PartitionShards, PartitionState } from '../../replication/shards/partition-shards.js';
 
+/** A worker that has not answered a scrape's question within this is left out of that scrape (its loop is stuck). */
+export const SCRAPE_SHARD_DEADLINE_MS = 5_000;
+
 const passes = new WeakMap<PartitionShards, Promise<PartitionState[]>>();
 const logPasses = new WeakMap<PartitionShards, Promise<LogManagerStats[]>>();
 
@@ -14,7 +17,7 @@ const logPasses = new WeakMap<PartitionShards, Promise<LogManagerStats[]>>();
 export function statesThisScrape(shards: PartitionShards): Promise<PartitionState[]> {
   let pass = passes.get(shards);
   if (!pass) {
-    pass = shards.partitionStates();
+    pass = shards.partitionStates(undefined, { deadlineMs: SCRAPE_SHARD_DEADLINE_MS });
     passes.set(shards, pass);
     setImmediate(() => passes.delete(shards));
   }
@@ -25,7 +28,7 @@ export function statesThisScrape(shards: PartitionShards): Promise<PartitionStat
 export function logStatsThisScrape(shards: PartitionShards): Promise<LogManagerStats[]> {
   let pass = logPasses.get(shards);
   if (!pass) {
-    pass = shards.logManagerStats();
+    pass = shards.logManagerStats({ deadlineMs: SCRAPE_SHARD_DEADLINE_MS });
     logPasses.set(shards, pass);
     setImmediate(() => logPasses.delete(shards));
   }

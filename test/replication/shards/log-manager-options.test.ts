@@ -6,7 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildBrokerConfig } from '../../../src/server/config/index.js';
-import { logManagerOptions, logManagerSettings } from '../../../src/replication/shards/log-manager-options.js';
+import { logManagerOptions, logManagerSettings, openFilesPerShard } from '../../../src/replication/shards/log-manager-options.js';
+import { defaultOpenFileBudget } from '../../../src/storage/segment/segment-file.js';
 
 const cfg = buildBrokerConfig(
   new Map([
@@ -56,9 +57,16 @@ test('every broker log setting reaches the options; a shard gets its share of th
   assert.equal(c.tryTake(), true);
 });
 
-test("Kafka's default log.flush.scheduler.interval.ms (Long.MAX) is checked once a second; log.segment.max.open.files -1 keeps the default budget", () => {
-  const defaults = logManagerSettings(buildBrokerConfig(new Map([['log.dirs', '/tmp/fjord-options-unused']])), 4);
+test("Kafka's default log.flush.scheduler.interval.ms (Long.MAX) is checked once a second; log.segment.max.open.files -1: the derived budget split over the shards", () => {
+  const config = buildBrokerConfig(new Map([['log.dirs', '/tmp/fjord-options-unused']]));
+  const defaults = logManagerSettings(config, 4);
   assert.equal(defaults.flushCheckIntervalMs, 1000);
-  assert.equal(defaults.maxOpenSegmentFiles, 0);
+  // Every shard's segment-file cache is its own: four times half the descriptor limit would be twice it.
+  assert.equal(defaults.maxOpenSegmentFiles, Math.floor(defaultOpenFileBudget() / 4));
   assert.equal(defaults.cleanerSlots?.limit, 1);
+  // One thread: 0, storage derives the budget itself (as before shards).
+  assert.equal(logManagerSettings(config, 1).maxOpenSegmentFiles, 0);
+  assert.equal(openFilesPerShard(-1, 1), 0);
+  assert.equal(openFilesPerShard(10, 1), 10);
+  assert.equal(openFilesPerShard(10, 20), 1);
 });

@@ -144,3 +144,26 @@ test("a worker that ended: its partitions are left out, the other shards' answer
     await shards.shutdown();
   }
 });
+
+test('a worker whose loop is stuck: with a deadline it is left out of partitionStates, and logManagerStats keeps its last answer', async () => {
+  const shards = await WorkerShards.open({ config: await tempConfig('states-stall'), workers: 2, topics: TOPICS });
+  try {
+    const victim = shards.shardOf('alpha', 0);
+    const before = await shards.logManagerStats();
+    assert.equal(before.length, 3, 'shard 0 and two workers answered');
+    shards.stall(victim, 4_000);
+    const started = Date.now();
+    const left = await shards.partitionStates(undefined, { deadlineMs: 300 });
+    const waited = Date.now() - started;
+    assert.ok(waited < 3_000, `answered without the stuck worker (${waited} ms)`);
+    const survivors = PARTS.filter((p) => shards.shardOf(p.topic, p.partition) !== victim);
+    assert.deepEqual(left.map((s) => `${s.topic}-${s.partition}`).sort(), survivors.map((p) => `${p.topic}-${p.partition}`).sort());
+    // The stuck shard's last answer stands in: summed flush counters never go back.
+    const during = await shards.logManagerStats({ deadlineMs: 300 });
+    assert.deepEqual(during, before);
+    // Without a deadline the call waits for it, and every partition is there again.
+    assert.equal((await shards.partitionStates()).length, PARTS.length);
+  } finally {
+    await shards.shutdown();
+  }
+});

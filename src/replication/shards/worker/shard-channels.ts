@@ -77,7 +77,7 @@ export function workerChannel(init: ShardInit & { logLevel?: string }, files: Sh
     },
     (m, err) => {
       // Neither carries a call to fail (a checkpoint answer is plain numbers and strings: it clones).
-      if (m.type === 'crash' || m.type === 'checkpointed') return;
+      if (m.type === 'crash' || m.type === 'stall' || m.type === 'checkpointed') return;
       const answer = ch.pending.get(m.id);
       ch.pending.delete(m.id);
       answer?.({ type: 'failed', id: m.id, message: `cannot send to shard worker ${init.index}: ${messageOf(err)}` });

@@ -95,7 +95,7 @@ export class ShardHost {
 
   /** Handles one message; answers it (or says why it failed). Never rejects. */
   async handle(m: ToShard): Promise<void> {
-    if (m.type === 'crash') return; // the entry throws it (shard-worker.ts): an uncaught error, not an answer
+    if (m.type === 'crash' || m.type === 'stall') return; // the entry throws it (shard-worker.ts): an uncaught error, not an answer
     try {
       switch (m.type) {
         case 'topics':

@@ -60,7 +60,9 @@ export type ToShard =
   | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
   /** Tests: makes the worker throw from its message handler (an uncaught error). */
-  | { type: 'crash' };
+  | { type: 'crash' }
+  /** Tests: blocks the worker's event loop for `ms` (a worker whose loop is stuck). */
+  | { type: 'stall'; ms: number };
 
 /** The main thread's answer to a shard's checkpoint report for `dir` (checkpoint-handover.ts): whether the files that hold it were written. */
 export interface CheckpointWritten {

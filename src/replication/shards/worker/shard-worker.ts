@@ -37,6 +37,7 @@ const early: ToShard[] = [];
 port.on('message', (batch: (ToShard | CheckpointWritten)[]) => {
   for (const m of batch) {
     if (m.type === 'crash') throw new Error('shard worker crash requested');
+    if (m.type === 'stall') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, m.ms);
     if (m.type === 'checkpointed') handover.written(m.dir, m.written);
     else if (host) void host.handle(m);
     else early.push(m);

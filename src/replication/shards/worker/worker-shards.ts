@@ -99,6 +99,8 @@ export class WorkerShards implements PartitionShards {
   private readonly shards: ShardChannel[] = [];
   private nextId = 1;
   private closing = false;
+  /** Each shard's last logManagerStats answer, by shard index (it stands in for a shard that ended). */
+  private readonly lastLogManagerStats = new Map<number, LogManagerStats[]>();
 
   private constructor(
     readonly files: SharedDirFiles,
@@ -171,13 +173,28 @@ export class WorkerShards implements PartitionShards {
   }
 
   /** Sends one message to a shard; resolves with its answer, or undefined when the shard has ended (or ends first). */
-  private call(shard: ShardChannel, message: Exclude<ToShard, { type: 'crash' }>, transfer: ArrayBuffer[] = []): Promise<FromShard | undefined> {
+  private call(shard: ShardChannel, message: Exclude<ToShard, { type: 'crash' | 'stall' }>, transfer: ArrayBuffer[] = []): Promise<FromShard | undefined> {
     if (!shard.alive) return Promise.resolve(undefined);
     this.stats.messages++;
     return new Promise((resolve) => {
       shard.pending.set(message.id, resolve);
       shard.send(message, transfer);
     });
+  }
+
+  /** `call`, answered undefined (as by a shard that ended) once `deadlineMs` passed; the late answer is dropped. */
+  private callWithin(
+    deadlineMs: number | undefined,
+    shard: ShardChannel,
+    message: Exclude<ToShard, { type: 'crash' | 'stall' }>,
+  ): Promise<FromShard | undefined> {
+    const answer = this.call(shard, message);
+    if (deadlineMs === undefined) return answer;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, deadlineMs, undefined);
+    });
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
   }
 
   /** Topics created or changed (configs, partitions): every live shard opens or reconfigures its partitions' logs before this resolves. */
@@ -365,8 +382,11 @@ export class WorkerShards implements PartitionShards {
     const asks = filter
       ? [...byShard(filter, (p) => this.shardOf(p.topic, p.partition))].map(([s, indexes]) => ({ shard: s, parts: indexes.map((i) => filter[i]!) }))
       : this.shards.map((_, s) => ({ shard: s, parts: undefined }));
+    const { deadlineMs, ...sent } = opts;
     const answers = await Promise.all(
-      asks.map(({ shard, parts }) => this.call(this.shards[shard]!, { type: 'call', id: this.nextId++, method: 'partitionStates', args: [parts, opts] })),
+      asks.map(({ shard, parts }) =>
+        this.callWithin(deadlineMs, this.shards[shard]!, { type: 'call', id: this.nextId++, method: 'partitionStates', args: [parts, sent] }),
+      ),
     );
     const states = answers.flatMap((a) => (a?.type === 'answered' ? (a.result as PartitionState[]) : []));
     if (!filter) return states;
@@ -374,10 +394,18 @@ export class WorkerShards implements PartitionShards {
     return states.sort((a, b) => order.get(`${a.topic}\0${a.partition}`)! - order.get(`${b.topic}\0${b.partition}`)!);
   }
 
-  /** One message per shard; a shard that ended answers nothing and is left out. */
-  async logManagerStats(): Promise<LogManagerStats[]> {
-    const answers = await Promise.all(this.shards.map((s) => this.call(s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })));
-    return answers.flatMap((a) => (a?.type === 'answered' ? (a.result as LogManagerStats[]) : []));
+  /**
+   * One message per shard. A shard that ended answers nothing: its last answer stands in, so the
+   * flush counters summed from these never go backwards (Prometheus would read a counter reset).
+   */
+  async logManagerStats(opts: { deadlineMs?: number } = {}): Promise<LogManagerStats[]> {
+    const answers = await Promise.all(
+      this.shards.map((s) => this.callWithin(opts.deadlineMs, s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })),
+    );
+    return answers.flatMap((a, i) => {
+      if (a?.type === 'answered') this.lastLogManagerStats.set(i, a.result as LogManagerStats[]);
+      return this.lastLogManagerStats.get(i) ?? [];
+    });
   }
 
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
@@ -401,6 +429,11 @@ export class WorkerShards implements PartitionShards {
   /** Tests: makes a worker throw an uncaught error (shard 0, on this thread, ignores it). */
   crash(shard: number): void {
     this.shards[shard]!.send({ type: 'crash' });
+  }
+
+  /** Tests: blocks a worker's event loop for `ms` (shard 0, on this thread, ignores it). */
+  stall(shard: number, ms: number): void {
+    this.shards[shard]!.send({ type: 'stall', ms });
   }
 
   /** Tests: the worker thread of a shard (undefined for shard 0). */

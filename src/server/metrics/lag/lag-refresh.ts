@@ -30,6 +30,7 @@ import type { PartitionShards } from '../../../replication/shards/partition-shar
 import { RemoteOffsets, type OffsetAt, type PartitionRef } from './remote-offsets.js';
 import { timestampAtOffset } from './record-timestamp.js';
 import { readZkGroups, type ZkGroup, type ZkGroupStore } from './zk-groups.js';
+import { SCRAPE_SHARD_DEADLINE_MS } from '../scrape-states.js';
 
 /** Timestamps looked up per refresh, here and at other leaders together. */
 export const MAX_LOOKUPS = 2000;
@@ -142,7 +143,8 @@ export class LagRefresh {
     });
     if (asked.length === 0) return NO_WORKER_ENDS;
     const ends = new Map<string, number>();
-    for (const s of await shards.partitionStates(asked)) if (s.leader) ends.set(key(s.topic, s.partition), s.highWatermark);
+    for (const s of await shards.partitionStates(asked, { deadlineMs: SCRAPE_SHARD_DEADLINE_MS }))
+      if (s.leader) ends.set(key(s.topic, s.partition), s.highWatermark);
     return ends;
   }
 
