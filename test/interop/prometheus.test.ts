@@ -282,7 +282,12 @@ test('kill -9 of a broker: under-replicated partitions > 0 and the alert firing 
   });
   t.diagnostic(`UnderReplicatedPartitions ${firing.state}`);
   // The dead broker's own scrape fails: FjordBrokerDown names it (pending: its for: is 1m).
-  const down = await c.waitFor('FjordBrokerDown for the victim', 10_000, async () => (await alertStates()).get('FjordBrokerDown')?.alerts);
+  // The rule is listed with no alerts until a scrape of the victim has failed: wait for one (an
+  // empty list would end the wait at once, as it did once the victim's session closed at once).
+  const down = await c.waitFor('FjordBrokerDown for the victim', 10_000, async () => {
+    const alerts = (await alertStates()).get('FjordBrokerDown')?.alerts;
+    return alerts && alerts.length > 0 ? alerts : undefined;
+  });
   assert.deepEqual(
     down.map((a) => a.labels.instance),
     [instanceOf(victim)],
