@@ -114,7 +114,9 @@ test("Fjord's client re-authenticates before its session ends (KIP-368) and keep
   });
   try {
     const conn = await admin.cluster.anyConnection();
-    assert.equal(conn.sessionLifetimeMs, BigInt(LIFETIME));
+    // What is left of the session when the broker answers: a millisecond may pass before it does.
+    const lifetime = Number(conn.sessionLifetimeMs);
+    assert.ok(lifetime <= LIFETIME && lifetime > LIFETIME - 1000, `session lifetime ${lifetime} ms of ${LIFETIME}`);
     const end = Date.now() + LIFETIME * 3;
     while (Date.now() < end) {
       await admin.listTopics();
