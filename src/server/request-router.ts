@@ -14,12 +14,9 @@ import { apiVersionsList } from './handlers/18-api-versions.js';
 import type { ApiHandler, RequestContext } from './handlers/types.js';
 import { authorizeCluster } from './handlers/authz.js';
 import { throttleForRequestQuota } from './quotas/request-quotas.js';
-import { giveBackProduceFrame } from './network/frame-buffers.js';
+import { giveBackProduceFrame, PRODUCE_API_KEY } from './network/frame-buffers.js';
 import { createRequestLogger, logCompletedRequest } from './request-log.js';
 import { FETCH_CONSUMER_SLOT, FETCH_FOLLOWER_SLOT, type RequestStats } from './metrics/request-stats.js';
-
-/** Produce: the one request whose frame is given back for reuse once answered (network/frame-buffers.ts). */
-const PRODUCE_KEY = 0;
 
 export function createRequestRouter(services: BrokerServices) {
   const log = services.logger;
@@ -55,7 +52,7 @@ export function createRequestRouter(services: BrokerServices) {
     const writeBody = await run;
     if (started >= 0) logCompletedRequest(requestLog, handler.name, ctx, started);
     // A handled Produce keeps nothing of its frame (its batches are in the log): the memory is reused.
-    const reusable = apiKey === PRODUCE_KEY;
+    const reusable = apiKey === PRODUCE_API_KEY;
     if (writeBody === null) {
       if (services.requestStats) recordHandled(services.requestStats, ctx, apiKey, 0);
       if (reusable) giveBackProduceFrame(frame);

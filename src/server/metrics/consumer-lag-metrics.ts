@@ -29,6 +29,7 @@
 import { Gauge } from 'prom-client';
 import type { MetricsRegistry } from './registry.js';
 import { LagRefresh, type LagSources } from './lag/lag-refresh.js';
+import { oncePerTurn } from './once-per-turn.js';
 
 export interface ConsumerLagOptions extends LagSources {
   /** metrics.partition.level.enable */
@@ -60,13 +61,7 @@ export interface ConsumerLagMetrics {
 export function registerConsumerLagMetrics(registry: MetricsRegistry, opts: ConsumerLagOptions): ConsumerLagMetrics {
   const refresher = new LagRefresh(opts, opts.refreshMs);
   // One pass over the groups per scrape, shared by the families (each gauge's collect asks).
-  let cached: Promise<Snapshot> | undefined;
-  const snapshot = (): Promise<Snapshot> => {
-    if (cached) return cached;
-    cached = build();
-    setImmediate(() => (cached = undefined));
-    return cached;
-  };
+  const snapshot = oncePerTurn((): Promise<Snapshot> => build());
   const build = async (): Promise<Snapshot> => {
     const workerEnds = await refresher.workerEnds();
     const now = Date.now();

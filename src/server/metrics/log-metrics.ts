@@ -27,6 +27,7 @@ import type { UnifiedLog } from '../../storage/log/unified-log.js';
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
 import { statsGauge, statsSummary, one } from './stats-families.js';
 import { RecentLatencies, statsQuantileTimer, timerSamples } from './timer-metrics.js';
+import { oncePerTurn } from './once-per-turn.js';
 
 /** The four per-partition families, in this order: name, help, the value of a log here, the value of a partition's state from its shard. */
 const PARTITION_FAMILIES: readonly [string, string, (log: UnifiedLog) => number, (state: PartitionState) => number][] = [
@@ -117,16 +118,7 @@ export function registerLogMetrics(registry: MetricsRegistry, opts: LogMetricsOp
   if (opts.partitionLevel) {
     // One pass per scrape for the four families: the registry asks them all in the same turn,
     // so the first starts the pass and the others share it; the next scrape starts another.
-    let pass: Promise<string[][]> | undefined;
-    const lines = (): Promise<string[][]> => {
-      if (!pass) {
-        pass = partitionLines(opts);
-        setImmediate(() => {
-          pass = undefined;
-        });
-      }
-      return pass;
-    };
+    const lines = oncePerTurn(() => partitionLines(opts));
     for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionLogFamily(registry, i, opts, lines);
   }
   if (onWorkers(opts)) registerShardLogStats(registry, opts.shards);

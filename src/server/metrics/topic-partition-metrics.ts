@@ -25,6 +25,7 @@ import type { PartitionShards } from '../../replication/shards/partition-shards.
 import type { MetricsRegistry, PreformattedFamily } from './registry.js';
 import { valueText } from './stats-families.js';
 import { onShardWorkers, statesThisScrape } from './scrape-states.js';
+import { oncePerTurn } from './once-per-turn.js';
 
 export interface TopicPartitionMetricsSources {
   brokerId: number;
@@ -70,15 +71,7 @@ export function registerTopicPartitionMetrics(registry: MetricsRegistry, src: To
   // registry asks them in the same turn; the next turn's scrape starts another pass). Written
   // directly: prom-client's labelled gauges (reset, then set per partition) made about 2 MB of
   // garbage per scrape at 60 partitions, which kept a scraped broker's young generation large.
-  let pass: Promise<string[][]> | undefined;
-  const lines = (): Promise<string[][]> => {
-    if (pass) return pass;
-    pass = linesOf(src);
-    setImmediate(() => {
-      pass = undefined;
-    });
-    return pass;
-  };
+  const lines = oncePerTurn(() => linesOf(src));
   for (let i = 0; i < PARTITION_FAMILIES.length; i++) new PartitionFamily(registry, i, src, lines);
 }
 

@@ -16,7 +16,7 @@ import type { CloseLog, CloseReason } from './close-log.js';
 import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { frameRefusal } from './frame-refusal.js';
-import { requestFrameBuffers } from './frame-buffers.js';
+import { PRODUCE_API_KEY, requestFrameBuffers } from './frame-buffers.js';
 import { sharedFrameBuffers } from './shared-frame-buffers.js';
 import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
@@ -24,9 +24,6 @@ import { writeResponseFrames } from './response-writer.js';
 import { noteRequest, reportTimes } from './request-timing.js';
 import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 import { messageOf } from '../../common/errors.js';
-
-/** Produce's api key: its frames go into shared memory when shard workers read them. */
-const PRODUCE_API_KEY = 0;
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
 interface ParkedFrame {

@@ -63,6 +63,9 @@ export class FrameBufferPool {
 /** The broker's pool: a few frames' worth, shared by every connection. */
 export const requestFrameBuffers = new FrameBufferPool(16 << 20);
 
+/** Produce's api key: the one request whose frame is reused once answered, and read into shared memory when shard workers read it. */
+export const PRODUCE_API_KEY = 0;
+
 /**
  * The network layer is done with a Produce frame (answered): ordinary memory goes back to this
  * pool; a shared-memory frame loses the network layer's hold, and goes back to its pool once the
