@@ -11,49 +11,18 @@
 // path and content: an unchanged tree starts without loading the compiler at all (a few tens of
 // ms), a touched-but-unchanged file does not rebuild, and any edit, new or deleted file does.
 // It works on the project in the current directory (the repository root under npm).
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, join } from 'node:path';
+import { fingerprint, stampPath } from './build-fingerprint.mjs';
 
 const ROOT = process.cwd();
-const STAMP = join(ROOT, 'dist', '.build-stamp');
+const STAMP = stampPath(ROOT);
 const CONFIG = join(ROOT, 'tsconfig.json');
 // The console's browser code: not part of the broker's layers, bundled rather than compiled.
 const CONSOLE_SRC = join(ROOT, 'console');
 const CONSOLE_CONFIG = join(CONSOLE_SRC, 'tsconfig.json');
 const CONSOLE_OUT = join(ROOT, 'dist', 'console', 'assets');
-
-function sourceFiles(dir) {
-  const out = [];
-  if (!existsSync(dir)) return out;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(full));
-    else if (/\.(ts|tsx|json|css|html)$/.test(entry.name)) out.push(full);
-  }
-  return out;
-}
-
-function compilerVersion() {
-  try {
-    return createRequire(join(ROOT, 'package.json'))('typescript/package.json').version;
-  } catch {
-    return 'none';
-  }
-}
-
-/** What dist/ is built from: the compiler's version, tsconfig.json and every file under src/ and console/. */
-function fingerprint() {
-  const hash = createHash('sha256');
-  hash.update(`typescript ${compilerVersion()}\0`);
-  for (const file of [CONFIG, ...sourceFiles(join(ROOT, 'src')).sort(), ...sourceFiles(CONSOLE_SRC).sort()]) {
-    hash.update(`${relative(ROOT, file).split(sep).join('/')}\0`);
-    hash.update(readFileSync(file));
-    hash.update('\0');
-  }
-  return hash.digest('hex');
-}
 
 function upToDate(print) {
   if (!existsSync(STAMP)) return false;
@@ -140,7 +109,7 @@ function report(ts, list) {
 }
 
 const ifChanged = process.argv.includes('--if-changed');
-const print = fingerprint();
+const print = fingerprint(ROOT);
 if (ifChanged && upToDate(print)) process.exit(0);
 if (ifChanged) console.error(existsSync(STAMP) ? 'build: src/ changed since the last build; building dist/' : 'build: building src/ into dist/');
 // dist/ changes from here on: a build that fails (or is interrupted) leaves no stamp, so that

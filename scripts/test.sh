@@ -6,8 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
 npm run --silent lint            # Biome (biome.jsonc): its rules and the format; a finding fails the suite
-npm run --silent build           # node scripts/build.mjs: tsc with the type check; stamps dist/ for npm start and npm pack
-npx tsc -p tsconfig.check.json   # tests, tools and benches are type-checked too
+# The build (node scripts/build.mjs: tsc with the type check; stamps dist/ for npm start and npm
+# pack) and the type check of tests, tools and benches side by side: each is one tsc on one core.
+npm run --silent build &
+build=$!
+check_status=0
+npx tsc -p tsconfig.check.json || check_status=$?
+build_status=0
+wait "$build" || build_status=$?
+if [ "$build_status" -ne 0 ] || [ "$check_status" -ne 0 ]; then exit 1; fi
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"
 # TAP on stdout; the failed tests named again at the very end (CI keeps a log's tail): on stdout

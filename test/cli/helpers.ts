@@ -1,10 +1,11 @@
 /**
- * Runs the command-line tools the way a user does, as separate processes (through tsx, so no
- * build is needed), and collects their output.
+ * Runs the command-line tools the way a user does, as separate processes (dist/ when it is built
+ * from today's sources, else the source through tsx: test/helpers/built.ts), and collects their output.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { nodeEntry } from '../helpers/built.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -15,7 +16,7 @@ export interface CliResult {
 }
 
 export function spawnCli(tool: string, args: string[]): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', `${tool}.ts`), ...args], {
+  return spawn(process.execPath, [...nodeEntry(`cli/${tool}`), ...args], {
     cwd: ROOT,
     env: { ...process.env, FJORD_DEBUG: '' },
   });

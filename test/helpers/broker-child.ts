@@ -1,15 +1,13 @@
 /**
- * Starts a broker in a child process (see broker-child-main.ts) on a free port and a fresh
+ * Starts a broker in a child process (see broker-child-main.mjs) on a free port and a fresh
  * temporary log dir, and follows its RSS and event-loop delay. Always `await b.stop()`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { withTestIoThreads } from './io-threads.js';
-
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'broker-child-main.ts');
+import { brokerChildEntry } from './built.js';
 
 export interface ChildTopic {
   name: string;
@@ -39,7 +37,7 @@ export class BrokerChild {
       topics: (opts.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitions ?? 1, configs: t.configs ?? {} })),
     };
     const nodeArgs = opts.heapMb ? [`--max-old-space-size=${opts.heapMb}`] : [];
-    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', MAIN, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, ...brokerChildEntry(), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const b = new BrokerChild(child, dir);
     child.stderr!.on('data', (d: Buffer) => (b.stderr = (b.stderr + d.toString()).slice(-4000)));
     let buf = '';

@@ -1,6 +1,6 @@
 /**
  * A Fjord cluster for tests: Debian's ZooKeeper (test/helpers/zookeeper.ts) and N brokers as
- * child processes (broker-child-main.ts) with broker.id 0..N-1, each on a free port fixed for
+ * child processes (broker-child-main.mjs) with broker.id 0..N-1, each on a free port fixed for
  * the cluster's life and its own log dir, so a broker can be killed and started again as itself.
  * Timeouts are short but Kafka-like (ZooKeeper session 6 s), so failover tests take seconds.
  *
@@ -19,8 +19,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ZkSession } from '../../src/metadata/zk/zk-session.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import { formatPrettyLine } from '../../src/server/logger.js';
@@ -28,8 +27,8 @@ import { waitFor as pollFor } from './wait-for.js';
 import { closeDeadSession } from './zk-dead-session.js';
 import { readLogLines } from './log-lines.js';
 import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
+import { brokerChildEntry } from './built.js';
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), 'broker-child-main.ts');
 export const SESSION_TIMEOUT_MS = 6000;
 /** FJORD_NATURAL_EXPIRY=1: killAndExpire and expireDead leave a killed broker's session to time out. */
 export const NATURAL_EXPIRY = process.env.FJORD_NATURAL_EXPIRY === '1';
@@ -115,7 +114,7 @@ export class ClusterBroker {
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.running) throw new Error(`broker ${this.id} is already running`);
     const spec = { props: { ...this.props, 'log.dirs': this.dir }, topics: [], stats: false, logFile: this.logFile };
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...brokerChildEntry(), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.stderr = '';
     orphans.add(child.pid!);

@@ -42,6 +42,7 @@ async function smallProject(opts: { noLib: boolean }): Promise<string> {
   await mkdir(join(dir, 'src', 'lib'), { recursive: true });
   await mkdir(join(dir, 'node_modules'));
   await copyFile(BUILD, join(dir, 'scripts', 'build.mjs'));
+  await copyFile(join(ROOT, 'scripts', 'build-fingerprint.mjs'), join(dir, 'scripts', 'build-fingerprint.mjs'));
   const tsconfig = await readFile(join(ROOT, 'tsconfig.json'), 'utf8');
   // Not even @types/node for the type-checked builds: its declarations take seconds to check.
   const own = tsconfig.replace('"types": ["node"]', '"types": []');

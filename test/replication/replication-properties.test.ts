@@ -17,7 +17,7 @@
  * follower's is a prefix of the leader's after truncation) and holds every acks=all-acknowledged
  * record at the offset it was acknowledged with.
  *
- * Short in npm test (FJORD_PROP_RUNS=8 runs of FJORD_PROP_STEPS=25 steps); longer with, e.g.,
+ * Short in npm test (FJORD_PROP_RUNS=4 runs of FJORD_PROP_STEPS=25 steps); longer with, e.g.,
  * FJORD_PROP_RUNS=200 FJORD_PROP_STEPS=60. A failure prints fast-check's seed and path: replay it
  * with FJORD_PROP_SEED=<seed> FJORD_PROP_PATH=<path> (the interleavings depend on timing, so a
  * replay reruns the same schedule, not always the same race). FJORD_PROP_SHRINK=1 lets
@@ -35,7 +35,7 @@ import { Api } from '../../src/client/apis.js';
 import { decodeBatch, encodeBatch, iterateBatches } from '../../src/protocol/records/index.js';
 import type { Partition } from '../../src/replication/partition/partition.js';
 
-const RUNS = Number(process.env.FJORD_PROP_RUNS ?? 8);
+const RUNS = Number(process.env.FJORD_PROP_RUNS ?? 4);
 const STEPS = Number(process.env.FJORD_PROP_STEPS ?? 25);
 const N = 3;
 

@@ -12,8 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readdirSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startTestBroker } from '../helpers/broker.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { partitionState } from '../helpers/partition-state.js';
@@ -32,8 +31,7 @@ import {
 } from '../../src/protocol/messages/index.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { batchOf, valuesOf } from './handlers/data-plane-helpers.js';
-
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), '../../src/server/main.ts');
+import { nodeEntry } from '../helpers/built.js';
 
 /**
  * 4,000 partitions, four times the segment-file budget below, prove the budget holds and keep
@@ -123,7 +121,7 @@ class ChildBroker {
 
   async start(): Promise<number> {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeEntry('server/main'), this.configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     const keep = (d: Buffer) => (this.out = (this.out + d.toString()).slice(-20_000));
     child.stdout!.on('data', keep);

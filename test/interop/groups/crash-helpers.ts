@@ -9,11 +9,11 @@ import { once } from 'node:events';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { brokerChildEntry } from '../../helpers/built.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const KAFKAJS_CONSUMER = join(here, 'kafkajs-consumer.ts');
 export const CONFLUENT_CONSUMER = join(here, 'confluent-consumer.py');
-const BROKER_PROCESS = join(here, 'broker-process.ts');
 
 export interface Consumed {
   partition: number;
@@ -97,7 +97,7 @@ export class BrokerProcess {
 
   async start(): Promise<void> {
     const props = { listeners: `PLAINTEXT://127.0.0.1:${this.port}`, 'log.dirs': this.dir, ...this.props };
-    const child = spawn(process.execPath, ['--import', 'tsx', BROKER_PROCESS, JSON.stringify(props)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...brokerChildEntry(), JSON.stringify({ props, stats: false })], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     let out = '';
     let err = '';

@@ -8,14 +8,13 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import net from 'node:net';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { RawClient } from '../../helpers/raw-client.js';
 import { ApiVersionsRequestCodec, ApiVersionsResponseCodec } from '../../../src/protocol/messages/index.js';
+import { brokerChildEntry } from '../../helpers/built.js';
 
-const BROKER_PROCESS = join(dirname(fileURLToPath(import.meta.url)), '../../interop/groups/broker-process.ts');
 const MB = 1_000_000;
 /** Default queued.max.request.bytes is 256 MiB; the admitted partial frames hold at most 2 x 90 MB. */
 const RSS_BOUND = 400 * 1024 * 1024;
@@ -30,7 +29,7 @@ function rssOf(pid: number): number {
 test('12 connections holding 90 MB partial frames keep a default broker under 400 MB RSS, and others are served', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fjord-memory-'));
   const props = { listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir };
-  const child = spawn(process.execPath, ['--import', 'tsx', BROKER_PROCESS, JSON.stringify(props)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...brokerChildEntry(), JSON.stringify({ props, stats: false })], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = once(child, 'exit');

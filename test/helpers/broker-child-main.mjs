@@ -1,33 +1,36 @@
 /**
  * A Fjord broker in a child process, for tests where its memory and event loop must be measured
- * apart from the test's own. argv[2]: JSON { props, topics: [{ name, partitions, configs }] }.
+ * apart from the test's own, or that kill it. argv[2]: the folder its modules come from (dist/,
+ * or src/ under tsx: test/helpers/built.ts picks); argv[3]: JSON { props, topics: [{ name,
+ * partitions, configs }], stats?, logFile? }.
  * Prints "READY <port>" once it listens and the topics exist, then a line
  * "STATS <rss bytes> <worst event-loop delay ms since the last line>" every 50 ms (unless
  * `stats: false`: the cluster harness runs several brokers on few cores and reads no figures).
  * With `logFile`, the broker logs JSON lines there (FJORD_LOG_LEVEL, default info), as a broker
  * writes them when stdout is not a terminal, so a failing cluster test can show what each broker
  * did and the harness can check every line (test/helpers/log-lines.ts).
+ * Plain JavaScript, so that it runs dist/ without tsx: under tsx's loader every module's import
+ * costs a hop to the loader's thread, over a second of CPU per broker started.
  */
 import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Broker } from '../../src/server/broker.js';
-import { buildBrokerConfig } from '../../src/server/config/index.js';
-import { createRootLogger, silentLogger } from '../../src/server/logger.js';
+import { pathToFileURL } from 'node:url';
 
-interface ChildSpec {
-  props: Record<string, string>;
-  topics: { name: string; partitions: number; configs: Record<string, string> }[];
-  stats?: boolean;
-  logFile?: string;
-}
+const from = (path) => import(pathToFileURL(join(process.argv[2], path)).href);
+const [{ Broker }, { buildBrokerConfig }, { createRootLogger, silentLogger }] = await Promise.all([
+  from('server/broker.js'),
+  from('server/config/index.js'),
+  from('server/logger.js'),
+]);
 
-const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
+const spec = JSON.parse(process.argv[3] ?? '{}');
 const broker = new Broker(
   buildBrokerConfig(new Map(Object.entries({ 'group.initial.rebalance.delay.ms': '0', ...spec.props }))),
-  spec.logFile === undefined ? silentLogger() : createRootLogger('json', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(spec.logFile!, text)),
+  spec.logFile === undefined ? silentLogger() : createRootLogger('json', process.env.FJORD_LOG_LEVEL ?? 'info', (text) => appendFileSync(spec.logFile, text)),
 );
 await broker.start();
-for (const t of spec.topics) {
+for (const t of spec.topics ?? []) {
   await broker.services.metadata.createTopic({ name: t.name, numPartitions: t.partitions, replicationFactor: 1, configs: t.configs });
   await broker.services.replicaManager.syncTopic(t.name);
 }
