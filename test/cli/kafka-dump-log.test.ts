@@ -10,9 +10,9 @@ import { makeBatch, openLog, withTempDir } from '../storage/helpers.js';
 import { recordAbortedTxn } from '../../src/storage/log/aborted-txns.js';
 import { CRC, CompressionType, RECORD_BATCH_OVERHEAD, computeCrc } from '../../src/protocol/records/batch-header.js';
 import { gzipValueBomb } from '../helpers/read-bombs.js';
+import { nodeEntry } from '../helpers/built.js';
 
-const entry = fileURLToPath(new URL('../../src/cli/kafka-dump-log.ts', import.meta.url));
-const run = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], { encoding: 'utf8' });
+const run = (...args: string[]) => spawnSync(process.execPath, [...nodeEntry('cli/kafka-dump-log'), ...args], { encoding: 'utf8' });
 
 test('dumps batches, records and index files like DumpLogSegments', async () => {
   await withTempDir(async (dir) => {

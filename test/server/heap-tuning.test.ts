@@ -7,9 +7,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { run } from '../helpers/run.js';
+import { nodeEntry } from '../helpers/built.js';
 
 const TUNING = path.join(import.meta.dirname, '../../src/server/heap-tuning.ts');
-const MAIN = path.join(import.meta.dirname, '../../src/server/main.ts');
 
 /** Runs node with `nodeFlags`, calls tuneBrokerHeap, then a full GC; returns what it logged and the factor V8 applied in that GC. */
 async function tunedGc(nodeFlags: string[]): Promise<{ line: string; factor: string | undefined }> {
@@ -45,7 +45,7 @@ test('kafka-server-start (main): the heap setting is applied and logged once the
     await writeFile(notADir, '');
     const config = path.join(dir, 'server.properties');
     await writeFile(config, `log.dirs=${notADir}\nlisteners=PLAINTEXT://127.0.0.1:0\n`);
-    const r = await run(process.execPath, ['--import', 'tsx', MAIN, config], {
+    const r = await run(process.execPath, [...nodeEntry('server/main'), config], {
       env: { ...process.env, FJORD_LOG_LEVEL: 'info', FJORD_LOG_FORMAT: 'json' },
       timeoutMs: 60_000,
     });

@@ -1,10 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { chooseLogFormat, createRootLogger, formatPrettyLine } from '../../src/server/logger.js';
 import { run } from '../helpers/run.js';
-
-const MAIN = path.join(import.meta.dirname, '../../src/server/main.ts');
+import { nodeEntry } from '../helpers/built.js';
 
 test('log format: FJORD_LOG_FORMAT wins; otherwise pretty on a terminal, JSON lines elsewhere', () => {
   assert.equal(chooseLogFormat({}, true), 'pretty');
@@ -56,12 +54,12 @@ test('kafka-server-start (main): JSON lines when stdout is not a terminal, reada
   const missing = '/nonexistent/fjord-logger-test.properties';
   const env: NodeJS.ProcessEnv = { ...process.env, FJORD_LOG_LEVEL: 'info' };
   delete env.FJORD_LOG_FORMAT;
-  const json = await run(process.execPath, ['--import', 'tsx', MAIN, missing], { env, timeoutMs: 60_000 });
+  const json = await run(process.execPath, [...nodeEntry('server/main'), missing], { env, timeoutMs: 60_000 });
   assert.notEqual(json.code, 0);
   const first = JSON.parse(json.stdout.split('\n')[0]!) as { msg: string; name: string };
   assert.deepEqual([first.name, first.msg], ['fjord', `loading configuration from ${missing}`]);
 
-  const pretty = await run(process.execPath, ['--import', 'tsx', MAIN, missing], { env: { ...env, FJORD_LOG_FORMAT: 'pretty' }, timeoutMs: 60_000 });
+  const pretty = await run(process.execPath, [...nodeEntry('server/main'), missing], { env: { ...env, FJORD_LOG_FORMAT: 'pretty' }, timeoutMs: 60_000 });
   assert.notEqual(pretty.code, 0);
   assert.match(pretty.stdout.split('\n')[0]!, new RegExp(`^\\S+Z INFO  \\[fjord\\] loading configuration from ${missing}$`));
 });

@@ -8,12 +8,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseStartArgs } from '../../../src/server/main.js';
+import { nodeEntry } from '../../helpers/built.js';
 
-const MAIN = path.join(import.meta.dirname, '../../../src/server/main.ts');
 const SHIPPED_CONFIG = path.join(import.meta.dirname, '../../../config/server.properties');
 
 function startMain(args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeEntry('server/main'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
