@@ -146,6 +146,9 @@ static void run_produce(const struct options *o) {
   free(payload);
 }
 
+/* Records taken off the consumer queue per call in consume mode. */
+#define CONSUME_BATCH 4096
+
 static void run_consume(const struct options *o) {
   rd_kafka_t *rk = new_client(RD_KAFKA_CONSUMER, o);
   rd_kafka_topic_t *t = rd_kafka_topic_new(rk, o->topic, NULL);
@@ -160,23 +163,38 @@ static void run_consume(const struct options *o) {
   rd_kafka_topic_destroy(t);
   double start = now_s();
   if ((e = rd_kafka_assign(rk, parts))) die("assign", rd_kafka_err2str(e));
+  /* Records come off the consumer queue in batches (rd_kafka_consume_batch_queue), the way a
+   * throughput-minded application reads them: one queue lock and one clock read per batch instead
+   * of per record. rd_kafka_consumer_poll per record took about 40% of the application thread in
+   * its locks and clock reads (librdkafka's timeout bookkeeping and this loop's own now_s()), CPU
+   * the broker and librdkafka's network thread need on a 2-core machine (bench/RESULTS.md, "Issue
+   * 26: what limits consume"). Every record is still delivered to this loop and counted with its
+   * value's length. */
+  rd_kafka_queue_t *q = rd_kafka_queue_get_consumer(rk);
+  rd_kafka_message_t *batch[CONSUME_BATCH];
   long count = 0, bytes = 0;
   double last = start;
   while (count < o->records) {
-    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 1000);
-    if (!m) {
-      if (now_s() - last > 30) die("consume", "no record for 30 s");
-      continue;
+    /* No more than are left: the call waits (up to its timeout) until it has as many as it may
+     * take, so asking for a full batch at the end would time the timeout, not the last record. */
+    long left = o->records - count;
+    ssize_t got = rd_kafka_consume_batch_queue(q, 1000, batch, left < CONSUME_BATCH ? (size_t)left : CONSUME_BATCH);
+    if (got < 0) die("consume", rd_kafka_err2str(rd_kafka_last_error()));
+    long before = count;
+    for (ssize_t i = 0; i < got; i++) {
+      rd_kafka_message_t *m = batch[i];
+      if (m->err) {
+        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) die("consume", rd_kafka_message_errstr(m));
+      } else {
+        count++;
+        bytes += (long)m->len;
+      }
+      rd_kafka_message_destroy(m);
     }
-    if (m->err) {
-      if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) die("consume", rd_kafka_message_errstr(m));
-    } else {
-      count++;
-      bytes += (long)m->len;
-      last = now_s();
-    }
-    rd_kafka_message_destroy(m);
+    if (count > before) last = now_s();
+    else if (now_s() - last > 30) die("consume", "no record for 30 s");
   }
+  rd_kafka_queue_destroy(q);
   double secs = last - start;
   printf("{\"mode\":\"consume\",\"records\":%ld,\"bytes\":%ld,\"seconds\":%.4f,\"records_per_s\":%.0f,\"mb_per_s\":%.2f}\n", count, bytes,
          secs, count / secs, bytes / secs / 1048576.0);
