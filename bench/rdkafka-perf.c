@@ -2,7 +2,8 @@
  * A small librdkafka load generator for Fjord's produce/consume benchmark (bench/produce-consume.ts
  * compiles it at bench time: gcc -O2 -o <tmp>/rdkafka-perf bench/rdkafka-perf.c -lrdkafka -lpthread).
  * kcat reads and formats one record at a time, which made the client the bottleneck; this program
- * sends one shared payload and counts records without touching them.
+ * sends one shared payload and counts records without touching them (consume takes them off the
+ * consumer queue in batches, see run_consume).
  *
  *   rdkafka-perf produce -b HOST:PORT -t TOPIC -n RECORDS -s BYTES [-a ACKS] [-l LINGER_MS] [-B BATCH_BYTES]
  *   rdkafka-perf consume -b HOST:PORT -t TOPIC -n RECORDS
