@@ -13,7 +13,8 @@
  *   harness but fetch.max.bytes=52428800 (what the harness asked for before).
  * - Each broker gets one topic per partition count holding `records` records of 1 KiB (produced
  *   once, not timed); every run reads it all from the beginning (page cache), assign, no group.
- *   Per repeat the variants and iperf3 (3 s, one stream) take turns, the order rotated.
+ *   Per repeat the variants and iperf3 (3 s, one stream) take turns, the order rotated; iperf3's
+ *   CPU per MB (both ends, from its own report) is the floor a byte stream costs here.
  * - Per run: MB/s (MiB of payload per second, as `npm run bench`), the broker's CPU ms per MB
  *   (utime + stime from /proc/PID/stat, 10 ms steps) and its main thread's (/proc/PID/task/PID),
  *   the client's CPU ms per MB and minor page faults per MB (`/usr/bin/time`, all its threads):
@@ -81,20 +82,30 @@ async function consume(bin: string, b: FjordChild, topic: string, extra: string[
   };
 }
 
-/** Loopback iperf3, one stream, 3 s: MiB/s received. */
-async function iperf3(): Promise<number> {
+/**
+ * Loopback iperf3, one stream, 3 s: MiB/s received, and the CPU both ends spent per MB (iperf3's
+ * own report: each end's share of a core over the test), the floor a byte stream costs here.
+ */
+async function iperf3(): Promise<{ mbs: number; cpuMsPerMb: number }> {
   const port = await freePort();
   const server = spawn('iperf3', ['-s', '-p', String(port), '-1'], { stdio: 'ignore' });
   try {
     const deadline = performance.now() + 15_000;
     for (;;) {
       const r = await exec('iperf3', ['-c', '127.0.0.1', '-p', String(port), '-t', '3', '-J']).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
-      let report: { end?: { sum_received?: { bytes: number; seconds: number } } } = {};
+      let report: {
+        end?: { sum_received?: { bytes: number; seconds: number }; cpu_utilization_percent?: { host_total: number; remote_total: number } };
+      } = {};
       try {
         report = JSON.parse(r.stdout) as typeof report;
       } catch {}
       const got = report.end?.sum_received;
-      if (got !== undefined && got.seconds > 0) return got.bytes / MB / got.seconds;
+      const cpu = report.end?.cpu_utilization_percent;
+      if (got !== undefined && got.seconds > 0) {
+        const mb = got.bytes / MB;
+        const cpuMs = cpu === undefined ? Number.NaN : ((cpu.host_total + cpu.remote_total) / 100) * got.seconds * 1000;
+        return { mbs: mb / got.seconds, cpuMsPerMb: cpuMs / mb };
+      }
       if (performance.now() > deadline || server.exitCode !== null) throw new Error(`iperf3 failed: ${r.stdout.slice(-300)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -165,6 +176,7 @@ async function main(): Promise<void> {
     const loadBefore = loadAverage();
     const runs = new Map<string, Run[]>();
     const limits: number[] = [];
+    const limitCpu: number[] = [];
     for (let i = 0; i < REPEATS; i++) {
       const turns: (Variant | 'iperf3')[] = [...variants, 'iperf3'];
       const rotated = [...turns.slice(i % turns.length), ...turns.slice(0, i % turns.length)];
@@ -172,8 +184,10 @@ async function main(): Promise<void> {
         for (const v of rotated) {
           if (v === 'iperf3') {
             if (p === 1) {
-              limits.push(await iperf3());
-              console.error(`iperf3 repeat ${i + 1}: ${fmt(limits.at(-1)!)} MB/s (load ${loadAverage()})`);
+              const l = await iperf3();
+              limits.push(l.mbs);
+              limitCpu.push(l.cpuMsPerMb);
+              console.error(`iperf3 repeat ${i + 1}: ${fmt(l.mbs)} MB/s, ${fmt(l.cpuMsPerMb, 2)} CPU ms/MB both ends (load ${loadAverage()})`);
             }
             continue;
           }
@@ -209,7 +223,7 @@ async function main(): Promise<void> {
     );
     console.log(
       `baseline: ${rev.trim()}; ${RECORDS} records of 1 KiB, ${REPEATS} repeats; load average before ${loadBefore}, after ${loadAverage()}; ` +
-        `loopback iperf3 ${range(limits)} MB/s\n\n` +
+        `loopback iperf3 ${range(limits)} MB/s, ${fmt(median(limitCpu), 2)} CPU ms/MB (sender and receiver)\n\n` +
         '| partitions | build | MB/s median (range) | / iperf3 | broker CPU ms/MB | broker main thread ms/MB | client CPU ms/MB | client minor faults/MB |\n' +
         `|---:|---|---:|---:|---:|---:|---:|---:|\n${rows.join('\n')}`,
     );

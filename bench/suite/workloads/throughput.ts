@@ -177,7 +177,10 @@ const consume: Workload = {
     'The records (1 KiB) are produced first (not timed), then read from the beginning. Fjord: bench/rdkafka-perf.c consume (assigned ' +
     'partitions, no group; fetch.max.bytes and max.partition.fetch.bytes 10 MiB, so a Fetch response holds at most 10 MiB on 1 and on 8 ' +
     'partitions alike: 50 MB responses on 8 partitions went beyond glibc’s largest mmap threshold and cost the client a fresh mmap, ' +
-    'every page faulted in, per response). NATS JetStream: bench/nats-perf.c, one ordered push consumer per stream (no acks, flow ' +
+    'every page faulted in, per response; records taken off the consumer queue in batches of up to 4096 with ' +
+    'rd_kafka_consume_batch_queue, each counted with its value’s length: a poll per record spent about 40% of the consumer’s ' +
+    'application thread in locks and clock reads; each partition assigned at its log start offset, asked for before the clock starts, ' +
+    'so that librdkafka’s own ListOffsets, which now and then went out 500 ms late, is not timed). NATS JetStream: bench/nats-perf.c, one ordered push consumer per stream (no acks, flow ' +
     'control). "page cache": right after producing. "cold": the log files were first evicted from the page cache (fdatasync + ' +
     'posix_fadvise(DONTNEED) on each file of that system’s log directory, not drop_caches, which would hit every process on the machine); ' +
     'NATS may still serve recent blocks from its own in-memory block cache. Redis Streams has no consume run here. Limit: loopback iperf3, one stream.',
