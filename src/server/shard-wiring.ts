@@ -110,7 +110,8 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
       reconfigure: (topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a config change to the shard workers failed')),
       onWorker: (topic, partition) => {
         const shard = workers.shardOf(topic, partition);
-        return shard !== 0 && workers.isAlive(shard);
+        // A worker waiting for its restart hosts them still: its new worker opens the logs of topics created meanwhile.
+        return shard !== 0 && workers.isHosting(shard);
       },
     },
   };
