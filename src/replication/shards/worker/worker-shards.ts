@@ -272,6 +272,11 @@ export class WorkerShards implements PartitionShards {
     return !this.givenUp.has(shard);
   }
 
+  /** Restarts waiting for their backoff (diagnostics, tests: a shutdown cancels them). */
+  get restartsWaiting(): number {
+    return this.restartTimers.size;
+  }
+
   /** Workers not serving now: ended (waiting for a restart, or given up on) or opening their logs after a restart. */
   get offlineWorkers(): number {
     let n = 0;
