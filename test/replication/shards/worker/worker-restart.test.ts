@@ -18,6 +18,7 @@ import { sharedCopy } from '../../../../src/replication/shards/worker/records-ha
 import { defaultLogConfig, type LogConfig } from '../../../../src/storage/config.js';
 import type { StorageLogger } from '../../../../src/storage/logger.js';
 import type { AppendRequest } from '../../../../src/replication/append/leader-appends.js';
+import { waitFor } from '../../../helpers/wait-for.js';
 import { FETCH_ALL, PARTS, TOPICS, batch, tempConfig, topic } from './shard-fixtures.js';
 
 const ACKS_ALL: AppendRequest = { requiredAcks: -1, origin: 'client', produceVersion: 9 };
@@ -26,15 +27,6 @@ const ACKS_ALL: AppendRequest = { requiredAcks: -1, origin: 'client', produceVer
 function recordingLogger(): StorageLogger & { lines: string[] } {
   const lines: string[] = [];
   return { lines, info: (m) => void lines.push(m), warn: (m) => void lines.push(m), error: (m) => void lines.push(m) };
-}
-
-/** Polls (each turn, not a sleep) until `ok()` or the deadline. */
-async function until(what: string, ok: () => boolean, deadlineMs = 60_000): Promise<void> {
-  const deadline = Date.now() + deadlineMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 function exitOf(worker: Worker | undefined): Promise<void> {
@@ -61,7 +53,10 @@ test('a crashed worker comes back with its records and the metadata of now; the 
   try {
     const victim = shards.shardOf('alpha', 0);
     const onVictim = (t: string, p: number): boolean => shards.shardOf(t, p) === victim;
-    assert.ok(gamma.partitions.some((p) => onVictim('gamma', p.partition)), 'gamma has a partition on the victim');
+    assert.ok(
+      gamma.partitions.some((p) => onVictim('gamma', p.partition)),
+      'gamma has a partition on the victim',
+    );
     assert.ok(
       PARTS.some((p) => !onVictim(p.topic, p.partition)),
       'some partitions are on the other worker',
@@ -94,15 +89,19 @@ test('a crashed worker comes back with its records and the metadata of now; the 
       ACKS_ALL,
     );
     for (const [i, p] of PARTS.entries()) {
-      assert.equal(during[i]!.errorCode, onVictim(p.topic, p.partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE, `${p.topic}-${p.partition} while down`);
+      assert.equal(
+        during[i]!.errorCode,
+        onVictim(p.topic, p.partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE,
+        `${p.topic}-${p.partition} while down`,
+      );
     }
     await postedWhileDown;
 
     // While the new worker opens its logs: another topic created, another deleted (posts queued to it).
-    await until('the new worker is opening its logs', () => shards.isAlive(victim) && !shards.isServing(victim));
+    await waitFor('the new worker is opening its logs', 60_000, () => shards.isAlive(victim) && !shards.isServing(victim));
     const epsilon = topic('epsilon', 4, 'AAAAAAAAAAAAAAAAAAAABQ');
     await Promise.all([shards.topicsChanged([epsilon]), shards.topicDeleted('beta')]);
-    await until('the victim serves again', () => shards.isServing(victim));
+    await waitFor('the victim serves again', 60_000, () => shards.isServing(victim));
     assert.equal(shards.restarts, 1);
     assert.equal(shards.offlineWorkers, 0);
     assert.deepEqual(
@@ -183,13 +182,13 @@ test('a crash loop: backed off, then after the limit the partitions stay offline
   try {
     const victim = shards.shardOf('alpha', 0);
     await crashAndWaitForExit(shards, victim);
-    await until('the first restart serves', () => shards.isServing(victim));
+    await waitFor('the first restart serves', 60_000, () => shards.isServing(victim));
     await crashAndWaitForExit(shards, victim);
     assert.ok(
       logger.lines.some((l) => l.endsWith('restarting it in 50 ms (it crashed again soon after its restart)')),
       logger.lines.join('\n'),
     );
-    await until('the second restart serves', () => shards.isServing(victim));
+    await waitFor('the second restart serves', 60_000, () => shards.isServing(victim));
     await crashAndWaitForExit(shards, victim);
     assert.equal(shards.restarts, 2, 'the third crash is not restarted');
     assert.equal(shards.isHosting(victim), false);
@@ -215,7 +214,7 @@ test('shutdown while a restart waits for its backoff: at once, and no worker is 
   const shards = await WorkerShards.open({ config: await tempConfig('restart-backoff'), workers: 2, topics: TOPICS, restart: { backoffMs: 60_000 } });
   const victim = shards.shardOf('alpha', 0);
   await crashAndWaitForExit(shards, victim);
-  await until('the first restart serves', () => shards.isServing(victim));
+  await waitFor('the first restart serves', 60_000, () => shards.isServing(victim));
   await crashAndWaitForExit(shards, victim);
   assert.equal(shards.restartsWaiting, 1, 'a quick second crash waits 60 s');
   const started = Date.now();
@@ -229,7 +228,7 @@ test('shutdown while the new worker opens its logs: it is shut down with the oth
   const shards = await WorkerShards.open({ config: await tempConfig('restart-opening'), workers: 2, topics: TOPICS });
   const victim = shards.shardOf('alpha', 0);
   await crashAndWaitForExit(shards, victim);
-  await until('the new worker is opening its logs', () => shards.isAlive(victim) && !shards.isServing(victim));
+  await waitFor('the new worker is opening its logs', 60_000, () => shards.isAlive(victim) && !shards.isServing(victim));
   let ended = false;
   void exitOf(shards.workerOf(victim)).then(() => (ended = true));
   await shards.shutdown();
