@@ -2,7 +2,7 @@
  * A shard worker crash under load, seen by real clients (kafkajs), on a broker at
  * num.io.threads=3 (docs/threads.md "A shard's failure stays in the shard"): an idempotent
  * producer writes to every partition of a topic spread over both workers; one worker is made to
- * crash, comes back, and crashes again soon after (so its restart waits a backoff). Meanwhile the
+ * crash, comes back, and crashes again soon after (so its restart waits a backoff, made 20 s here). Meanwhile the
  * other worker's partitions answer without an error and keep taking records, the crashed
  * worker's partitions answer NOT_LEADER_OR_FOLLOWER and then serve again, a topic created and
  * one deleted during the outage reach the new worker, and in the end a consumer reads every
@@ -20,6 +20,7 @@ import { WorkerShards } from '../../../src/replication/shards/worker/worker-shar
 const TOPIC = 'restart-load';
 const PROBE = 'restart-probe';
 const PARTITIONS = 6;
+const OUTAGE_MS = 20_000;
 
 let b: TestBroker | undefined;
 after(async () => {
@@ -56,7 +57,10 @@ function loadOf(producer: Producer) {
 test('a worker crash under load: the other shard keeps serving, the crashed one comes back, every acknowledged record is there once', {
   timeout: 180_000,
 }, async () => {
-  b = await startTestBroker({ 'num.io.threads': '3', 'metrics.listener': 'http://127.0.0.1:0', 'auto.create.topics.enable': 'false' });
+  // A quick second crash waits 20 s for its restart: an outage long enough to look into on a loaded machine.
+  b = await startTestBroker({ 'num.io.threads': '3', 'metrics.listener': 'http://127.0.0.1:0', 'auto.create.topics.enable': 'false' }, undefined, {
+    shardRestart: { backoffMs: OUTAGE_MS },
+  });
   const shards = b.broker.services.shards;
   assert.ok(shards instanceof WorkerShards, 'num.io.threads=3 puts the partitions on shard workers');
   const metricsPort = b.broker.observability.port!;
@@ -64,7 +68,7 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
     clientId: 'restart',
     brokers: [b.bootstrap],
     logLevel: logLevel.NOTHING,
-    retry: { retries: 30, initialRetryTime: 50, maxRetryTime: 500 },
+    retry: { retries: 200, initialRetryTime: 50, maxRetryTime: 500 },
   });
   const admin = kafka.admin();
   await admin.connect();
@@ -72,6 +76,7 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
   // A producer that does not retry: it shows what a client gets from each partition.
   const probe = kafka.producer({ retry: { retries: 0 } });
   const consumer = kafka.consumer({ groupId: 'restart-readers' });
+  let load: ReturnType<typeof loadOf> | undefined;
   try {
     await admin.createTopics({ topics: [TOPIC, PROBE, 'doomed'].map((topic) => ({ topic, numPartitions: PARTITIONS })), waitForLeaders: true });
     const victim = shards.shardOf(TOPIC, 0);
@@ -82,8 +87,9 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
     assert.ok(crashed.length > 0 && healthy.length > 0, 'the topic has partitions on both workers');
     await producer.connect();
     await probe.connect();
-    const load = loadOf(producer);
-    const atLeast = (n: number, parts: number[]) => () => parts.every((p) => load.acked[p]!.length >= n);
+    load = loadOf(producer);
+    const acked = load.acked;
+    const atLeast = (n: number, parts: number[]) => () => parts.every((p) => acked[p]!.length >= n);
     await waitFor('records on every partition', 30_000, atLeast(5, all));
 
     const crash = async (): Promise<void> => {
@@ -95,18 +101,19 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
     // First crash: restarted at once. Its partitions take records again through the client's retries.
     await crash();
     await waitFor('the first restart serves', 60_000, () => shards.isServing(victim));
-    const afterFirst = crashed.map((p) => load.acked[p]!.length);
-    await waitFor('the crashed partitions take records again', 30_000, () => crashed.every((p, i) => load.acked[p]!.length >= afterFirst[i]! + 3));
+    const afterFirst = crashed.map((p) => acked[p]!.length);
+    await waitFor('the crashed partitions take records again', 30_000, () => crashed.every((p, i) => acked[p]!.length >= afterFirst[i]! + 3));
 
-    // Second crash within a minute of the restart: its restart waits 1 s, an outage the test can look into.
+    // Second crash within a minute of the restart: its restart waits OUTAGE_MS, an outage the test can look into.
     await crash();
     assert.equal(shards.isServing(victim), false);
     const outageStarted = Date.now();
-    const healthyAtCrash = healthy.map((p) => load.acked[p]!.length);
-    await waitFor('the other worker takes records during the outage', 30_000, () => healthy.every((p, i) => load.acked[p]!.length >= healthyAtCrash[i]! + 3));
+    const healthyAtCrash = healthy.map((p) => acked[p]!.length);
+    await waitFor('the other worker takes records during the outage', 30_000, () => healthy.every((p, i) => acked[p]!.length >= healthyAtCrash[i]! + 3));
     const probed = await Promise.allSettled(all.map((partition) => probe.send({ topic: PROBE, acks: -1, messages: [{ partition, value: 'probe' }] })));
     await admin.createTopics({ topics: [{ topic: 'born-in-outage', numPartitions: PARTITIONS }] });
     await admin.deleteTopics({ topics: ['doomed'] });
+    assert.equal(await scrape(metricsPort, 'fjord_shard_workers_offline'), 1);
     assert.equal(shards.isServing(victim), false, `all of the above within the outage (${Date.now() - outageStarted} ms so far)`);
     for (const [p, r] of probed.entries()) {
       if (onVictim(PROBE, p)) {
@@ -115,8 +122,8 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
       } else assert.equal(r.status, 'fulfilled', `${PROBE}-${p} on the other worker answers without an error`);
     }
     await waitFor('the second restart serves', 60_000, () => shards.isServing(victim));
-    const afterSecond = crashed.map((p) => load.acked[p]!.length);
-    await waitFor('the crashed partitions take records again', 30_000, () => crashed.every((p, i) => load.acked[p]!.length >= afterSecond[i]! + 3));
+    const afterSecond = crashed.map((p) => acked[p]!.length);
+    await waitFor('the crashed partitions take records again', 30_000, () => crashed.every((p, i) => acked[p]!.length >= afterSecond[i]! + 3));
     await load.stop();
     assert.equal(await scrape(metricsPort, 'fjord_shard_worker_restarts_total'), 2);
     assert.equal(await scrape(metricsPort, 'fjord_shard_workers_offline'), 0);
@@ -134,13 +141,13 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
         read[partition]!.push({ value: message.value!.toString(), offset: Number(message.offset) });
       },
     });
-    await waitFor('the consumer read as many records as were acknowledged', 60_000, () => all.every((p) => read[p]!.length >= load.acked[p]!.length), {
-      explain: () => all.map((p) => `${p}: ${read[p]!.length}/${load.acked[p]!.length}`).join(', '),
+    await waitFor('the consumer read as many records as were acknowledged', 60_000, () => all.every((p) => read[p]!.length >= acked[p]!.length), {
+      explain: () => all.map((p) => `${p}: ${read[p]!.length}/${acked[p]!.length}`).join(', '),
     });
     for (const p of all) {
       assert.deepEqual(
         read[p]!.map((r) => r.value),
-        load.acked[p],
+        acked[p],
         `partition ${p}: exactly the acknowledged records`,
       );
       assert.deepEqual(
@@ -150,6 +157,7 @@ test('a worker crash under load: the other shard keeps serving, the crashed one 
       );
     }
   } finally {
+    await load?.stop().catch(() => undefined);
     await consumer.disconnect().catch(() => undefined);
     await producer.disconnect().catch(() => undefined);
     await probe.disconnect().catch(() => undefined);

@@ -129,6 +129,8 @@ export class WorkerShards implements PartitionShards {
   /** When each shard's current worker started, and whether it replaced one. */
   private readonly started: { at: number; restarted: boolean }[] = [];
   private readonly restartTimers = new Map<number, NodeJS.Timeout>();
+  /** The flushes counted by workers that a restart replaced, summed (logManagerStats). */
+  private retiredFlushes: LogManagerStats['flush'] | undefined;
 
   private constructor(
     readonly files: SharedDirFiles,
@@ -226,6 +228,9 @@ export class WorkerShards implements PartitionShards {
     const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
     const init = { ...this.initFor(index, unclean), deletedTopics: [...this.deletedTopics] };
     const ch = workerChannel(init, this.files, (i, why) => this.ended(i, why, cleanerSlots), this.stats);
+    // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
+    for (const { flush } of this.lastLogManagerStats.get(index) ?? []) this.retiredFlushes = addedFlushes(this.retiredFlushes, flush);
+    this.lastLogManagerStats.delete(index);
     this.shards[index] = ch;
     this.started[index] = { at: Date.now(), restarted: true };
     this.opening.add(index);
@@ -514,16 +519,19 @@ export class WorkerShards implements PartitionShards {
 
   /**
    * One message per shard. A shard that ended answers nothing: its last answer stands in, so the
-   * flush counters summed from these never go backwards (Prometheus would read a counter reset).
+   * flush counters summed from these never go backwards (Prometheus would read a counter reset);
+   * and the flushes of the workers a restart replaced stay in the sum (`retiredFlushes`), since
+   * the new worker counts from 0.
    */
   async logManagerStats(opts: { deadlineMs?: number } = {}): Promise<LogManagerStats[]> {
     const answers = await Promise.all(
       this.shards.map((s) => this.callWithin(opts.deadlineMs, s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })),
     );
-    return answers.flatMap((a, i) => {
+    const live = answers.flatMap((a, i) => {
       if (a?.type === 'answered') this.lastLogManagerStats.set(i, a.result as LogManagerStats[]);
       return this.lastLogManagerStats.get(i) ?? [];
     });
+    return this.retiredFlushes ? [...live, { flush: this.retiredFlushes, dirs: [] }] : live;
   }
 
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
@@ -567,6 +575,13 @@ export class WorkerShards implements PartitionShards {
 function withinBudget(targets: readonly FetchTarget[], results: PartitionFetchResult[], params: FetchParams): PartitionFetchResult[] {
   trimToFetchBudget(targets, results, params);
   return results;
+}
+
+function addedFlushes(sum: LogManagerStats['flush'] | undefined, more: LogManagerStats['flush']): LogManagerStats['flush'] {
+  if (!sum) return { count: more.count, sumMs: more.sumMs, buckets: Float64Array.from(more.buckets) };
+  const buckets = new Float64Array(Math.max(sum.buckets.length, more.buckets.length));
+  for (let b = 0; b < buckets.length; b++) buckets[b] = (sum.buckets[b] ?? 0) + (more.buckets[b] ?? 0);
+  return { count: sum.count + more.count, sumMs: sum.sumMs + more.sumMs, buckets };
 }
 
 function failedAs(m: FromShard | undefined): void {

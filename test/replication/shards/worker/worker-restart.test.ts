@@ -47,7 +47,13 @@ test('a crashed worker comes back with its records and the metadata of now; the 
   const dir = config.logDirs[0]!;
   const logger = recordingLogger();
   let alphaMaxBytes = defaultLogConfig().maxMessageBytes;
-  const logConfigFor = (name: string): LogConfig => ({ ...defaultLogConfig(), ...(name === 'alpha' ? { maxMessageBytes: alphaMaxBytes } : {}) });
+  // flush.messages=1: every append is a flush the shards count (logManagerStats).
+  const logConfigFor = (name: string): LogConfig => ({
+    ...defaultLogConfig(),
+    flushMessages: 1,
+    ...(name === 'alpha' ? { maxMessageBytes: alphaMaxBytes } : {}),
+  });
+  const flushes = async (): Promise<number> => (await shards.logManagerStats()).reduce((n, s) => n + s.flush.count, 0);
   const gamma = topic('gamma', 4, 'AAAAAAAAAAAAAAAAAAAAAw');
   const shards = await WorkerShards.open({ config, workers: 2, topics: [...TOPICS, gamma], logConfigFor, logger });
   try {
@@ -69,6 +75,8 @@ test('a crashed worker comes back with its records and the metadata of now; the 
       first.map((o) => [o.errorCode, o.baseOffset]),
       PARTS.map(() => [ErrorCode.NONE, 0]),
     );
+    const flushedBefore = await flushes();
+    assert.ok(flushedBefore >= PARTS.length, `${flushedBefore} flushes counted`);
 
     // While the victim is down (its exit seen, its restart not started): a topic created, one
     // deleted (the old worker never deleted its logs), alpha's config changed.
@@ -104,6 +112,7 @@ test('a crashed worker comes back with its records and the metadata of now; the 
     await waitFor('the victim serves again', 60_000, () => shards.isServing(victim));
     assert.equal(shards.restarts, 1);
     assert.equal(shards.offlineWorkers, 0);
+    assert.ok((await flushes()) >= flushedBefore, 'the flushes the worker counted before its crash stay in the sum (a counter never goes back)');
     assert.deepEqual(
       shards.exits.map((e) => e.shard),
       [victim],
