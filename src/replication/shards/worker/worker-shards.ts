@@ -53,6 +53,7 @@ import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
 import { trimToFetchBudget } from './fetch-budget.js';
 import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
 import { RestartPolicy, type RestartTimings } from './restart-policy.js';
+import { messageOf } from '../../../common/errors.js';
 
 export interface WorkerShardsOptions {
   config: ReplicationConfig;
@@ -213,7 +214,13 @@ export class WorkerShards implements PartitionShards {
     this.logger.error(`shard worker ${index} ended (${reason}): its partitions are offline; restarting it ${when}`);
     const timer = setTimeout(() => {
       this.restartTimers.delete(index);
-      this.restart(index, cleanerSlots);
+      try {
+        this.restart(index, cleanerSlots);
+      } catch (err) {
+        // Thrown from a timer it would end the broker: the shard stays offline instead, and says why.
+        this.givenUp.add(index);
+        this.logger.error(`shard worker ${index} could not be restarted (${messageOf(err)}): its partitions stay offline until the broker restarts`);
+      }
     }, decision.restartInMs);
     this.restartTimers.set(index, timer);
   }

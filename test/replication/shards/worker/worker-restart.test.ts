@@ -3,7 +3,8 @@
  * shard", worker-shards.ts, restart-policy.ts), WorkerShards over 2 workers in a temp dir: the new
  * worker recovers its partitions' records (an idempotent producer's retry of a batch written
  * before the crash is deduplicated, offsets continue) and starts from the metadata as it is now
- * (topics created, deleted and reconfigured while the worker was down or opening its logs); a
+ * (topics created and deleted as it crashed, while it was down or while the new one opened its
+ * logs, and a config changed); a
  * crash loop leaves the shard offline after the limit with one log line saying why; a shutdown
  * while a restart waits for its backoff, or while the new worker opens its logs, ends at once
  * and leaves no worker running.
@@ -55,14 +56,17 @@ test('a crashed worker comes back with its records and the metadata of now; the 
   });
   const flushes = async (): Promise<number> => (await shards.logManagerStats()).reduce((n, s) => n + s.flush.count, 0);
   const gamma = topic('gamma', 4, 'AAAAAAAAAAAAAAAAAAAAAw');
-  const shards = await WorkerShards.open({ config, workers: 2, topics: [...TOPICS, gamma], logConfigFor, logger });
+  const theta = topic('theta', 4, 'AAAAAAAAAAAAAAAAAAAABg');
+  const shards = await WorkerShards.open({ config, workers: 2, topics: [...TOPICS, gamma, theta], logConfigFor, logger });
   try {
     const victim = shards.shardOf('alpha', 0);
     const onVictim = (t: string, p: number): boolean => shards.shardOf(t, p) === victim;
-    assert.ok(
-      gamma.partitions.some((p) => onVictim('gamma', p.partition)),
-      'gamma has a partition on the victim',
-    );
+    for (const t of [gamma, theta, topic('zeta', 4, 'unused')]) {
+      assert.ok(
+        t.partitions.some((p) => onVictim(t.name, p.partition)),
+        `${t.name} has a partition on the victim`,
+      );
+    }
     assert.ok(
       PARTS.some((p) => !onVictim(p.topic, p.partition)),
       'some partitions are on the other worker',
@@ -89,9 +93,13 @@ test('a crashed worker comes back with its records and the metadata of now; the 
         Promise.all([shards.topicsChanged([delta, TOPICS[0]!]), shards.topicDeleted('gamma')]).then(() => resolve(), reject);
       });
     });
+    // As the worker crashes: a topic being created and one being deleted (their posts in flight, in the crash's batch).
+    const zeta = topic('zeta', 4, 'AAAAAAAAAAAAAAAAAAAABw');
+    const inFlight = Promise.all([shards.topicsChanged([zeta]), shards.topicDeleted('theta')]);
     shards.crash(victim);
     await exited;
-    // The other worker's partitions answer at once while the victim is away.
+    await inFlight;
+    // The other worker's partitions answer at once while the victim is away; the victim's NOT_LEADER_OR_FOLLOWER, for every call.
     const during = await shards.produce(
       PARTS.map((p) => ({ ...p, records: sharedCopy(idempotent(`${p.topic}-${p.partition}-1`, 3)) })),
       ACKS_ALL,
@@ -104,6 +112,18 @@ test('a crashed worker comes back with its records and the metadata of now; the 
       );
     }
     await postedWhileDown;
+    const listed = await shards.listOffsets(
+      PARTS.map((p) => ({ ...p, timestamp: -1n, currentLeaderEpoch: -1 })),
+      { isolationCommitted: false, fromReplica: false },
+    );
+    const fetched = await shards.fetch(
+      PARTS.map((p) => ({ ...p, fetchOffset: 0, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 })),
+      FETCH_ALL,
+    );
+    for (const [i, p] of PARTS.entries()) {
+      const expected = onVictim(p.topic, p.partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : ErrorCode.NONE;
+      assert.deepEqual([listed[i]!.errorCode, fetched[i]!.errorCode], [expected, expected], `${p.topic}-${p.partition}: ListOffsets and Fetch while down`);
+    }
 
     // While the new worker opens its logs: another topic created, another deleted (posts queued to it).
     await waitFor('the new worker is opening its logs', 60_000, () => shards.isAlive(victim) && !shards.isServing(victim));
@@ -156,7 +176,7 @@ test('a crashed worker comes back with its records and the metadata of now; the 
     );
 
     // Topics created while down or opening are open on every shard, the deleted ones are gone from disk.
-    for (const t of [delta, epsilon]) {
+    for (const t of [zeta, delta, epsilon]) {
       const out = await shards.produce(
         t.partitions.map((p) => ({ topic: t.name, partition: p.partition, records: sharedCopy(batch(`${t.name}-${p.partition}`)) })),
         ACKS_ALL,
@@ -167,8 +187,8 @@ test('a crashed worker comes back with its records and the metadata of now; the 
         t.name,
       );
     }
-    const left = (await readdir(dir)).filter((f) => /^(gamma|beta)-\d+$/.test(f));
-    assert.deepEqual(left, [], 'the logs of the topics deleted while the worker was down or opening');
+    const left = (await readdir(dir)).filter((f) => /^(gamma|beta|theta)-\d+$/.test(f));
+    assert.deepEqual(left, [], 'the logs of the topics deleted as the worker crashed, while it was down, or opening');
     assert.ok(
       logger.lines.some((l) => l.startsWith(`shard worker ${victim} ended (shard worker crash requested): its partitions are offline; restarting it now`)),
       logger.lines.join('\n'),
