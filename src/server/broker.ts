@@ -22,6 +22,7 @@ import { createAdminServices, openGroupConfigStore, type AdminServices, type Adm
 import type { LogManager } from '../storage/manager/log-manager.js';
 import type { ReplicaManager } from '../replication/replica-manager.js';
 import { openPartitionHosting, type PartitionHosting } from './shard-wiring.js';
+import type { RestartTimings } from '../replication/shards/worker/restart-policy.js';
 import { openGroupCoordinator, type GroupCoordinator } from './group-coordinator-wiring.js';
 import { TxnCoordinator } from '../coordinator/txn/txn-coordinator.js';
 import { WireTxnMarkerWriter, type TxnMarkerWriter } from '../coordinator/txn/markers.js';
@@ -47,6 +48,8 @@ export interface BrokerOptions {
   txnMarkerWriter?: TxnMarkerWriter;
   /** Test seam: the feature flags this broker claims to support (default: Fjord's, none). */
   supportedFeatures?: AdminServicesOptions['supportedFeatures'];
+  /** Test seam: when a shard worker that ended is started again (num.io.threads > 1; default: restart-policy.ts's). */
+  shardRestart?: RestartTimings;
 }
 
 export class Broker {
@@ -159,6 +162,7 @@ export class Broker {
       zk: this.zk,
       image: this.image,
       interBrokerInterceptor: this.options.interBrokerInterceptor,
+      shardRestart: this.options.shardRestart,
     });
     this.partitionHosting = hosting;
     ({ logManager: this.logManager, replicaManager: this.replicaManager } = hosting);

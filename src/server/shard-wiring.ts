@@ -18,6 +18,7 @@ import { logManagerOptions, logManagerSettings } from '../replication/shards/log
 import { inThreadShardsOf } from '../replication/shards/in-thread-shards.js';
 import type { PartitionShards } from '../replication/shards/partition-shards.js';
 import { WorkerShards } from '../replication/shards/worker/worker-shards.js';
+import type { RestartTimings } from '../replication/shards/worker/restart-policy.js';
 import { sharedFrameBuffers } from './network/shared-frame-buffers.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
@@ -42,6 +43,8 @@ export interface PartitionHostingOptions {
   zk?: ZkMode | undefined;
   image?: ZkBrokerMetadata | undefined;
   interBrokerInterceptor?: InterBrokerInterceptor | undefined;
+  /** When a shard worker that ended is started again (tests shorten or lengthen it; default: restart-policy.ts's). */
+  shardRestart?: RestartTimings | undefined;
 }
 
 /** How many shard worker threads the configuration asks for: num.io.threads - 1, none in cluster mode (step 3), with one warning line. */
@@ -75,6 +78,7 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     // the network layer's other frame buffers are pooled and reused once answered.
     sharedRecords: sharedFrameBuffers,
     moveProduceBuffers: false,
+    ...(o.shardRestart ? { restart: o.shardRestart } : {}),
   });
   const { logManager, replicaManager } = workers.local;
   // Each store change is posted to every shard once, as it happens; whoever waits for a topic's
@@ -110,7 +114,8 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
       reconfigure: (topic) => void post(topic).catch((err: unknown) => logger.error({ err, topic }, 'posting a config change to the shard workers failed')),
       onWorker: (topic, partition) => {
         const shard = workers.shardOf(topic, partition);
-        return shard !== 0 && workers.isAlive(shard);
+        // A worker waiting for its restart hosts them still: its new worker opens the logs of topics created meanwhile.
+        return shard !== 0 && workers.isHosting(shard);
       },
     },
   };

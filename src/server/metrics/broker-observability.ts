@@ -13,6 +13,7 @@ import { createMetricsRegistry, type MetricsRegistry } from './registry.js';
 import { registerTrafficMetrics } from './traffic-metrics.js';
 import { registerBrokerStateMetrics, type BrokerStateSources } from './broker-state-metrics.js';
 import { registerKafkaServerMetrics } from './kafka-server-metrics.js';
+import { registerShardWorkerMetrics } from './shard-worker-metrics.js';
 import { RequestStats } from './request-stats.js';
 import { BrokerTopicStats } from './topic-stats.js';
 import type { BrokerServices } from '../broker-services.js';
@@ -74,6 +75,7 @@ export class BrokerObservability {
     const shards = broker.traffic.services.shards;
     registerBrokerStateMetrics(this.metrics, this.config, { ...broker.brokerState, shards });
     registerKafkaServerMetrics(this.metrics, this.health);
+    registerShardWorkerMetrics(this.metrics, shards);
     this.consumerLag = registerKafkaExporterMetrics(this.metrics, this.config, { ...broker.kafkaExporter, shards });
   }
 

@@ -26,6 +26,12 @@ export interface ShardInit {
   /** This shard's LogManager settings (the broker's, log-manager-options.ts); absent: the shard tests' defaults. */
   logs?: LogManagerSettings;
   maintenanceIntervalMs?: number;
+  /**
+   * A worker started in place of one that ended (worker-shards.ts): the topics deleted since
+   * the broker started and not created again. The worker that ended may have died before it
+   * deleted their logs; the new one deletes any it finds instead of leaving them on disk.
+   */
+  deletedTopics?: string[];
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */

@@ -7,8 +7,11 @@
  * the caller's order. Produce records cross as windows of shared or moved memory
  * (records-handover.ts), fetched records come back moved. The main thread keeps each log
  * directory's shared files (shared-dir-files.ts). A worker that exits or throws fails only its
- * own calls: its pending and later parts are answered NOT_LEADER_OR_FOLLOWER, and `exits` says
- * which shard ended and why.
+ * own calls: its pending parts, and later ones until a new worker for the same shard has opened
+ * its logs, are answered NOT_LEADER_OR_FOLLOWER; `exits` says which shard ended and why. The new
+ * worker starts as restart-policy.ts says (at once, backed off, or never: then its partitions
+ * stay offline), recovers the logs as after an unclean shutdown, and starts from the topics and
+ * configs as they are now (every post since the start), not as they were at the broker's start.
  */
 import { ErrorCode } from '../../../protocol/errors.js';
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
@@ -42,13 +45,15 @@ import {
 } from '../partition-shards.js';
 import { SharedDirFiles } from './shared-dir-files.js';
 import { logManagerSettings, type LogManagerConfig } from '../log-manager-options.js';
-import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
+import { releaseSlotOf, type SharedCleanerSlots } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
 import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
 import { trimToFetchBudget } from './fetch-budget.js';
 import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
+import { RestartPolicy, type RestartTimings } from './restart-policy.js';
+import { messageOf } from '../../../common/errors.js';
 
 export interface WorkerShardsOptions {
   config: ReplicationConfig;
@@ -76,7 +81,15 @@ export interface WorkerShardsOptions {
    */
   sharedRecords?: SharedRecordsLender;
   maintenanceIntervalMs?: number;
+  /** When a worker that ended is started again (restart-policy.ts; the defaults: at once, 1 s doubling for quick crashes, offline after 3 in 10 min). */
+  restart?: RestartTimings;
 }
+
+/** What every worker of the broker starts from; a restarted one gets the topics and configs of its moment. */
+type BaseInit = Omit<ShardInit, 'index' | 'topics' | 'logConfigs' | 'hadCleanShutdown'> & { logLevel?: string };
+
+/** The messages a worker opening its logs takes (queued until it has): the metadata posts and shutdown; any other call is answered as offline. */
+const TAKEN_WHILE_OPENING: ReadonlySet<ToShard['type']> = new Set(['topics', 'deleteTopic', 'shutdown']);
 
 /** Why a shard ended (an uncaught error's message, or its exit code). */
 export interface ShardExit {
@@ -101,6 +114,24 @@ export class WorkerShards implements PartitionShards {
   private closing = false;
   /** Each shard's last logManagerStats answer, by shard index (it stands in for a shard that ended). */
   private readonly lastLogManagerStats = new Map<number, LogManagerStats[]>();
+  /** Workers started in place of one that ended (fjord_shard_worker_restarts_total). */
+  restarts = 0;
+  /** Set once every shard opened its logs: a worker that ends before is the start's failure, not restarted. */
+  private opened = false;
+  /** The topics as last posted (the store's, since the start): what a restarted worker starts from. */
+  private readonly topics = new Map<string, TopicInfo>();
+  /** Topics deleted since the start and not created again (ShardInit.deletedTopics). */
+  private readonly deletedTopics = new Set<string>();
+  /** Shards whose new worker is opening its logs: only metadata posts and shutdown go to it. */
+  private readonly opening = new Set<number>();
+  /** Shards left offline after too many crashes. */
+  private readonly givenUp = new Set<number>();
+  private readonly policies: RestartPolicy[] = [];
+  /** When each shard's current worker started, and whether it replaced one. */
+  private readonly started: { at: number; restarted: boolean }[] = [];
+  private readonly restartTimers = new Map<number, NodeJS.Timeout>();
+  /** The flushes counted by workers that a restart replaced, summed (logManagerStats). */
+  private retiredFlushes: LogManagerStats['flush'] | undefined;
 
   private constructor(
     readonly files: SharedDirFiles,
@@ -108,6 +139,7 @@ export class WorkerShards implements PartitionShards {
     private readonly moveProduceBuffers: boolean,
     private readonly logConfigFor: ((topic: string) => LogConfig | undefined) | undefined,
     private readonly sharedRecords: SharedRecordsLender | undefined,
+    private readonly base: BaseInit,
   ) {}
 
   /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
@@ -116,29 +148,23 @@ export class WorkerShards implements PartitionShards {
     const count = 1 + Math.max(1, Math.floor(opts.workers));
     const files = await SharedDirFiles.open(opts.config.logDirs, count, logger);
     const config = { ...cloneableReplicationConfig(opts.config), logDirs: files.logDirs };
-    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords);
     // Each shard cleans, checkpoints and expires its own logs; log.segment.max.open.files is split evenly.
     const logs = opts.logs ? logManagerSettings(opts.logs, count) : undefined;
-    const ended = (index: number, reason: string): void => {
-      // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
-      if (logs?.cleanerSlots) releaseSlotOf(logs.cleanerSlots, index);
-      if (that.closing) return;
-      that.exits.push({ shard: index, reason });
-      logger.error(`shard worker ${index} ended (${reason}): its partitions are offline`);
+    const base: BaseInit = {
+      shards: count,
+      config,
+      ...(logs ? { logs } : {}),
+      ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
+      ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
     };
+    const slots = logs?.cleanerSlots;
+    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords, base);
+    for (const t of opts.topics) that.topics.set(t.name, t);
     for (let index = 0; index < count; index++) {
-      const init: ShardInit & { logLevel?: string } = {
-        index,
-        shards: count,
-        config,
-        hadCleanShutdown: files.cleanShutdowns(),
-        topics: [...opts.topics],
-        ...(opts.logConfigFor ? { logConfigs: logConfigsOf(opts.topics, opts.logConfigFor) } : {}),
-        ...(logs ? { logs } : {}),
-        ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
-        ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
-      };
-      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended, that.stats));
+      const init = that.initFor(index, files.cleanShutdowns());
+      that.policies.push(new RestartPolicy(opts.restart));
+      that.started.push({ at: Date.now(), restarted: false });
+      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, (i, why) => that.ended(i, why, slots), that.stats));
     }
     try {
       await Promise.all(that.shards.map((s) => s.ready));
@@ -148,7 +174,83 @@ export class WorkerShards implements PartitionShards {
       throw err;
     }
     await files.loaded();
+    that.opened = true;
     return that;
+  }
+
+  /** What shard `index` starts from: the topics as posted so far and their effective configs now. */
+  private initFor(index: number, hadCleanShutdown: Record<string, boolean>): ShardInit & { logLevel?: string } {
+    const topics = [...this.topics.values()];
+    return {
+      ...this.base,
+      index,
+      hadCleanShutdown,
+      topics,
+      ...(this.logConfigFor ? { logConfigs: logConfigsOf(topics, this.logConfigFor) } : {}),
+    };
+  }
+
+  /** A worker ended (its pending calls are answered already, shard-channels.ts): restarted as its policy says, or left offline. */
+  private ended(index: number, reason: string, cleanerSlots: SharedCleanerSlots | undefined): void {
+    // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
+    if (cleanerSlots) releaseSlotOf(cleanerSlots, index);
+    this.opening.delete(index);
+    if (this.closing) return;
+    this.exits.push({ shard: index, reason });
+    if (!this.opened) {
+      this.logger.error(`shard worker ${index} ended while the shards opened their logs (${reason})`);
+      return;
+    }
+    const { at, restarted } = this.started[index]!;
+    const decision = this.policies[index]!.crashed(Date.now(), at, restarted);
+    if ('giveUp' in decision) {
+      this.givenUp.add(index);
+      this.logger.error(
+        `shard worker ${index} ended (${reason}) and is not restarted: ${decision.giveUp}; its partitions stay offline until the broker restarts`,
+      );
+      return;
+    }
+    const when = decision.restartInMs > 0 ? `in ${decision.restartInMs} ms (it crashed again soon after its restart)` : 'now';
+    this.logger.error(`shard worker ${index} ended (${reason}): its partitions are offline; restarting it ${when}`);
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(index);
+      try {
+        this.restart(index, cleanerSlots);
+      } catch (err) {
+        // Thrown from a timer it would end the broker: the shard stays offline instead, and says why.
+        this.givenUp.add(index);
+        this.logger.error(`shard worker ${index} could not be restarted (${messageOf(err)}): its partitions stay offline until the broker restarts`);
+      }
+    }, decision.restartInMs);
+    this.restartTimers.set(index, timer);
+  }
+
+  /**
+   * A new worker for shard `index`, from the topics and configs of this moment: it recovers its
+   * logs as after an unclean shutdown (recovery points and producer state snapshots from the
+   * shared files, then the log), then its partitions serve again.
+   */
+  private restart(index: number, cleanerSlots: SharedCleanerSlots | undefined): void {
+    if (this.closing) return;
+    const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
+    const init = { ...this.initFor(index, unclean), deletedTopics: [...this.deletedTopics] };
+    const ch = workerChannel(init, this.files, (i, why) => this.ended(i, why, cleanerSlots), this.stats);
+    // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
+    for (const { flush } of this.lastLogManagerStats.get(index) ?? []) this.retiredFlushes = addedFlushes(this.retiredFlushes, flush);
+    this.lastLogManagerStats.delete(index);
+    this.shards[index] = ch;
+    this.started[index] = { at: Date.now(), restarted: true };
+    this.opening.add(index);
+    this.restarts++;
+    ch.ready.then(
+      () => {
+        if (this.shards[index] !== ch || !ch.alive) return;
+        this.opening.delete(index);
+        this.logger.warn(`shard worker ${index} restarted: its partitions serve again`);
+      },
+      // Ended while opening: `ended` has it (and counts it as a crash).
+      () => undefined,
+    );
   }
 
   /** Every shard, shard 0 (this thread's) included. */
@@ -167,14 +269,36 @@ export class WorkerShards implements PartitionShards {
     return { logManager: host.logs, replicaManager: host.replicas };
   }
 
-  /** Whether a shard is running (shard 0 always is). */
+  /** Whether a shard is running (shard 0 always is); a restarted worker still opening its logs is. */
   isAlive(shard: number): boolean {
     return this.shards[shard]!.alive;
   }
 
+  /** Whether a shard serves its partitions now: running and not opening its logs after a restart. */
+  isServing(shard: number): boolean {
+    return this.shards[shard]!.alive && !this.opening.has(shard);
+  }
+
+  /** Whether a shard's partitions are hosted here: serving, or to be served again once its worker restarts (not given up on). */
+  isHosting(shard: number): boolean {
+    return !this.givenUp.has(shard);
+  }
+
+  /** Restarts waiting for their backoff (diagnostics, tests: a shutdown cancels them). */
+  get restartsWaiting(): number {
+    return this.restartTimers.size;
+  }
+
+  /** Workers not serving now: ended (waiting for a restart, or given up on) or opening their logs after a restart. */
+  get offlineWorkers(): number {
+    let n = 0;
+    for (let s = 1; s < this.shards.length; s++) if (!this.isServing(s)) n++;
+    return n;
+  }
+
   /** Sends one message to a shard; resolves with its answer, or undefined when the shard has ended (or ends first). */
   private call(shard: ShardChannel, message: Exclude<ToShard, { type: 'crash' | 'stall' }>, transfer: ArrayBuffer[] = []): Promise<FromShard | undefined> {
-    if (!shard.alive) return Promise.resolve(undefined);
+    if (!shard.alive || (this.opening.has(shard.index) && !TAKEN_WHILE_OPENING.has(message.type))) return Promise.resolve(undefined);
     this.stats.messages++;
     return new Promise((resolve) => {
       shard.pending.set(message.id, resolve);
@@ -199,6 +323,10 @@ export class WorkerShards implements PartitionShards {
 
   /** Topics created or changed (configs, partitions): every live shard opens or reconfigures its partitions' logs before this resolves. */
   async topicsChanged(topics: readonly TopicInfo[]): Promise<void> {
+    for (const t of topics) {
+      this.topics.set(t.name, t);
+      this.deletedTopics.delete(t.name);
+    }
     const logConfigs = this.logConfigFor ? logConfigsOf(topics, this.logConfigFor) : undefined;
     await Promise.all(
       this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics], ...(logConfigs ? { logConfigs } : {}) }).then(failedAs)),
@@ -207,6 +335,8 @@ export class WorkerShards implements PartitionShards {
 
   /** A topic deleted: its logs are closed and deleted by their shards. */
   async topicDeleted(topic: string): Promise<void> {
+    this.topics.delete(topic);
+    this.deletedTopics.add(topic);
     await Promise.all(this.shards.map((s) => this.call(s, { type: 'deleteTopic', id: this.nextId++, topic }).then(failedAs)));
   }
 
@@ -396,22 +526,28 @@ export class WorkerShards implements PartitionShards {
 
   /**
    * One message per shard. A shard that ended answers nothing: its last answer stands in, so the
-   * flush counters summed from these never go backwards (Prometheus would read a counter reset).
+   * flush counters summed from these never go backwards (Prometheus would read a counter reset);
+   * and the flushes of the workers a restart replaced stay in the sum (`retiredFlushes`), since
+   * the new worker counts from 0.
    */
   async logManagerStats(opts: { deadlineMs?: number } = {}): Promise<LogManagerStats[]> {
     const answers = await Promise.all(
       this.shards.map((s) => this.callWithin(opts.deadlineMs, s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })),
     );
-    return answers.flatMap((a, i) => {
+    const live = answers.flatMap((a, i) => {
       if (a?.type === 'answered') this.lastLogManagerStats.set(i, a.result as LogManagerStats[]);
       return this.lastLogManagerStats.get(i) ?? [];
     });
+    return this.retiredFlushes ? [...live, { flush: this.retiredFlushes, dirs: [] }] : live;
   }
 
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
   async shutdown(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    // A restart waiting for its backoff is not started; one opening its logs gets the shutdown once they are open.
+    for (const timer of this.restartTimers.values()) clearTimeout(timer);
+    this.restartTimers.clear();
     await this.stopAll();
   }
 
@@ -446,6 +582,13 @@ export class WorkerShards implements PartitionShards {
 function withinBudget(targets: readonly FetchTarget[], results: PartitionFetchResult[], params: FetchParams): PartitionFetchResult[] {
   trimToFetchBudget(targets, results, params);
   return results;
+}
+
+function addedFlushes(sum: LogManagerStats['flush'] | undefined, more: LogManagerStats['flush']): LogManagerStats['flush'] {
+  if (!sum) return { count: more.count, sumMs: more.sumMs, buckets: Float64Array.from(more.buckets) };
+  const buckets = new Float64Array(Math.max(sum.buckets.length, more.buckets.length));
+  for (let b = 0; b < buckets.length; b++) buckets[b] = (sum.buckets[b] ?? 0) + (more.buckets[b] ?? 0);
+  return { count: sum.count + more.count, sumMs: sum.sumMs + more.sumMs, buckets };
 }
 
 function failedAs(m: FromShard | undefined): void {
