@@ -31,7 +31,19 @@ export interface ShardChannel {
 
 export type ShardEnded = (index: number, reason: string) => void;
 
-function spawn(init: ShardInit & { logLevel?: string }): Worker {
+/** What a channel starts a shard from: the shard's init, its log level, and (workers) the heap its isolate may grow to. */
+export type ChannelInit = ShardInit & { logLevel?: string; heapMb?: number };
+
+/**
+ * A worker that reaches its heap limit is ended alone by Node (ERR_WORKER_OUT_OF_MEMORY) and its
+ * shard restarted like any worker that ended (worker-restart.test.ts). Its limit is the process's
+ * (V8's heap flags hold for every isolate) unless `heapMb` sets one of its own.
+ */
+function resourceLimits(init: ChannelInit): { resourceLimits?: { maxOldGenerationSizeMb: number } } {
+  return init.heapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: init.heapMb } };
+}
+
+function spawn(init: ChannelInit): Worker {
   const here = import.meta.url;
   if (here.endsWith('.ts')) {
     // Under tsx (tests, benches) the worker is TypeScript too and Node 20 does not give a worker
@@ -39,9 +51,9 @@ function spawn(init: ShardInit & { logLevel?: string }): Worker {
     const entry = new URL('./shard-worker.ts', here).href;
     const tsx = import.meta.resolve('tsx/esm/api');
     const boot = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
-    return new Worker(boot, { eval: true, workerData: init });
+    return new Worker(boot, { eval: true, workerData: init, ...resourceLimits(init) });
   }
-  return new Worker(new URL('./shard-worker.js', here), { workerData: init });
+  return new Worker(new URL('./shard-worker.js', here), { workerData: init, ...resourceLimits(init) });
 }
 
 /** What a shard says that is not an answer (ready, checkpoint entries, shutdown) goes here; an answer to its call. */
@@ -64,7 +76,7 @@ export interface PostCounts {
   postsFromWorkers: number;
 }
 
-export function workerChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles, ended: ShardEnded, counts: PostCounts): ShardChannel {
+export function workerChannel(init: ChannelInit, files: SharedDirFiles, ended: ShardEnded, counts: PostCounts): ShardChannel {
   const worker = spawn(init);
   let markReady!: () => void;
   let failStart!: (err: Error) => void;
@@ -117,7 +129,7 @@ export function workerChannel(init: ShardInit & { logLevel?: string }, files: Sh
 }
 
 /** Shard 0: a ShardHost on this thread; messages are handled as they are sent, answers come back by reference. */
-export function localChannel(init: ShardInit & { logLevel?: string }, files: SharedDirFiles): ShardChannel {
+export function localChannel(init: ChannelInit, files: SharedDirFiles): ShardChannel {
   let host: ShardHost | undefined;
   const logger = pino({ name: `shard-${init.index}`, level: init.logLevel ?? 'warn' }, pino.destination({ fd: 2, sync: true }));
   const post = (m: FromShard): void => dispatch(ch, files, m, () => undefined);

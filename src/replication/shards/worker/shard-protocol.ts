@@ -65,8 +65,8 @@ export type ToShard =
   /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */
   | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
-  /** Tests: makes the worker throw from its message handler (an uncaught error). */
-  | { type: 'crash' }
+  /** Tests: makes the worker throw from its message handler (an uncaught error), or allocate until its heap runs out. */
+  | { type: 'crash'; how: 'throw' | 'heap' }
   /** Tests: blocks the worker's event loop for `ms` (a worker whose loop is stuck). */
   | { type: 'stall'; ms: number };
 

@@ -36,6 +36,7 @@ let host: ShardHost | undefined;
 const early: ToShard[] = [];
 port.on('message', (batch: (ToShard | CheckpointWritten)[]) => {
   for (const m of batch) {
+    if (m.type === 'crash' && m.how === 'heap') exhaustHeap();
     if (m.type === 'crash') throw new Error('shard worker crash requested');
     if (m.type === 'stall') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, m.ms);
     if (m.type === 'checkpointed') handover.written(m.dir, m.written);
@@ -46,3 +47,9 @@ port.on('message', (batch: (ToShard | CheckpointWritten)[]) => {
 host = await ShardHost.open(init, logger, post, false, handover);
 for (const m of early.splice(0)) void host.handle(m);
 post({ type: 'ready' });
+
+/** Tests (the 'crash' message's 'heap'): keeps allocating until V8 reaches the worker's heap limit and Node ends the worker. */
+function exhaustHeap(): void {
+  const kept: number[][] = [];
+  for (;;) kept.push(new Array<number>(1 << 20).fill(kept.length));
+}

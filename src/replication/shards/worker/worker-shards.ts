@@ -47,11 +47,11 @@ import { SharedDirFiles } from './shared-dir-files.js';
 import { logManagerSettings, type LogManagerConfig } from '../log-manager-options.js';
 import { releaseSlotOf, type SharedCleanerSlots } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
-import type { ForwardedMethod, FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import type { ForwardedMethod, FromShard, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
 import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
 import { trimToFetchBudget } from './fetch-budget.js';
-import { localChannel, workerChannel, type ShardChannel } from './shard-channels.js';
+import { localChannel, workerChannel, type ChannelInit, type ShardChannel } from './shard-channels.js';
 import { RestartPolicy, type RestartTimings } from './restart-policy.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -81,12 +81,14 @@ export interface WorkerShardsOptions {
    */
   sharedRecords?: SharedRecordsLender;
   maintenanceIntervalMs?: number;
+  /** The old generation each worker's heap may grow to, in MiB (default: the process's limit); past it that worker ends, not the broker (tests set a small one). */
+  workerHeapMb?: number;
   /** When a worker that ended is started again (restart-policy.ts; the defaults: at once, 1 s doubling for quick crashes, offline after 3 in 10 min). */
   restart?: RestartTimings;
 }
 
 /** What every worker of the broker starts from; a restarted one gets the topics and configs of its moment. */
-type BaseInit = Omit<ShardInit, 'index' | 'topics' | 'logConfigs' | 'hadCleanShutdown'> & { logLevel?: string };
+type BaseInit = Omit<ChannelInit, 'index' | 'topics' | 'logConfigs' | 'hadCleanShutdown'>;
 
 /** The messages a worker opening its logs takes (queued until it has): the metadata posts and shutdown; any other call is answered as offline. */
 const TAKEN_WHILE_OPENING: ReadonlySet<ToShard['type']> = new Set(['topics', 'deleteTopic', 'shutdown']);
@@ -156,6 +158,7 @@ export class WorkerShards implements PartitionShards {
       ...(logs ? { logs } : {}),
       ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
       ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
+      ...(opts.workerHeapMb !== undefined ? { heapMb: opts.workerHeapMb } : {}),
     };
     const slots = logs?.cleanerSlots;
     const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords, base);
@@ -179,7 +182,7 @@ export class WorkerShards implements PartitionShards {
   }
 
   /** What shard `index` starts from: the topics as posted so far and their effective configs now. */
-  private initFor(index: number, hadCleanShutdown: Record<string, boolean>): ShardInit & { logLevel?: string } {
+  private initFor(index: number, hadCleanShutdown: Record<string, boolean>): ChannelInit {
     const topics = [...this.topics.values()];
     return {
       ...this.base,
@@ -562,9 +565,9 @@ export class WorkerShards implements PartitionShards {
     await this.files.shutdown();
   }
 
-  /** Tests: makes a worker throw an uncaught error (shard 0, on this thread, ignores it). */
-  crash(shard: number): void {
-    this.shards[shard]!.send({ type: 'crash' });
+  /** Tests: makes a worker throw an uncaught error, or (`'heap'`) allocate until its heap is exhausted (shard 0, on this thread, ignores it). */
+  crash(shard: number, how: 'throw' | 'heap' = 'throw'): void {
+    this.shards[shard]!.send({ type: 'crash', how });
   }
 
   /** Tests: blocks a worker's event loop for `ms` (shard 0, on this thread, ignores it). */

@@ -239,6 +239,40 @@ test('a crash loop: backed off, then after the limit the partitions stay offline
   }
 });
 
+test('a worker out of heap ends alone (its resource limit), is restarted, and its records are there', async () => {
+  const logger = recordingLogger();
+  const shards = await WorkerShards.open({ config: await tempConfig('restart-heap'), workers: 2, topics: TOPICS, logger, workerHeapMb: 64 });
+  try {
+    const victim = shards.shardOf('alpha', 0);
+    const before = await shards.produce(
+      PARTS.map((p) => ({ ...p, records: sharedCopy(batch(`${p.topic}-${p.partition}-before`)) })),
+      ACKS_ALL,
+    );
+    assert.deepEqual(
+      before.map((o) => o.errorCode),
+      PARTS.map(() => ErrorCode.NONE),
+    );
+    const exited = exitOf(shards.workerOf(victim));
+    shards.crash(victim, 'heap');
+    await exited;
+    // This thread (the test's, the broker's main thread) is still here to see it.
+    assert.equal(shards.exits.length, 1);
+    assert.match(shards.exits[0]!.reason, /memory/i, shards.exits[0]!.reason);
+    await waitFor('the restarted worker serves', 60_000, () => shards.isServing(victim));
+    assert.equal(shards.restarts, 1);
+    const after = await shards.produce(
+      PARTS.map((p) => ({ ...p, records: sharedCopy(batch(`${p.topic}-${p.partition}-after`)) })),
+      ACKS_ALL,
+    );
+    assert.deepEqual(
+      after.map((o) => [o.errorCode, o.baseOffset]),
+      before.map((o) => [ErrorCode.NONE, o.baseOffset + 3]),
+    );
+  } finally {
+    await shards.shutdown();
+  }
+});
+
 test('shutdown while a restart waits for its backoff: at once, and no worker is started after it', async () => {
   const shards = await WorkerShards.open({ config: await tempConfig('restart-backoff'), workers: 2, topics: TOPICS, restart: { backoffMs: 60_000 } });
   const victim = shards.shardOf('alpha', 0);
