@@ -120,5 +120,7 @@ if (!compile(!ifChanged) || !(await bundleConsole())) {
   console.error('build: failed');
   process.exit(1);
 }
-writeFileSync(STAMP, `${print}\n`);
+// A source edited while this built may be in dist/ or not: no stamp then, so the next build runs.
+if (fingerprint(ROOT) === print) writeFileSync(STAMP, `${print}\n`);
+else console.error('build: sources changed while building; dist/ is left without a stamp');
 if (ifChanged) console.error(`build: dist/ built in ${((Date.now() - started) / 1000).toFixed(1)}s`);

@@ -82,8 +82,9 @@ export class ShardHost {
       },
     });
     const logs = await LogManager.open(options);
+    const stale = new Set(init.deleteLogsOf ?? []);
     for (const log of logs.allLogs()) {
-      if (init.deletedTopics?.includes(log.topic) && !mirror.topic(log.topic)) await logs.deleteLog(log.topic, log.partition);
+      if (stale.has(log.topic)) await logs.deleteLog(log.topic, log.partition);
     }
     const replicas = await ReplicaManager.start({
       config,

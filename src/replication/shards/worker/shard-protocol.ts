@@ -27,11 +27,12 @@ export interface ShardInit {
   logs?: LogManagerSettings;
   maintenanceIntervalMs?: number;
   /**
-   * A worker started in place of one that ended (worker-shards.ts): the topics deleted since
-   * the broker started and not created again. The worker that ended may have died before it
-   * deleted their logs; the new one deletes any it finds instead of leaving them on disk.
+   * A worker started in place of one that ended (worker-shards.ts): the topics whose deletion
+   * this shard never confirmed. The worker that ended may have died before it deleted their
+   * logs; the new one deletes every log of theirs it finds before it serves, also when the name
+   * was created again meanwhile (its partitions here then start from empty logs, as elsewhere).
    */
-  deletedTopics?: string[];
+  deleteLogsOf?: string[];
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */

@@ -122,8 +122,13 @@ export class WorkerShards implements PartitionShards {
   private opened = false;
   /** The topics as last posted (the store's, since the start): what a restarted worker starts from. */
   private readonly topics = new Map<string, TopicInfo>();
-  /** Topics deleted since the start and not created again (ShardInit.deletedTopics). */
-  private readonly deletedTopics = new Set<string>();
+  /**
+   * Per shard, the topics whose deletion it never confirmed (its worker had ended, or ended with
+   * the call pending): their logs may still be on disk, and a restarted worker deletes them
+   * before it serves (ShardInit.deleteLogsOf), even when the name was created again meanwhile
+   * (log folders carry no topic id: the new topic's logs would open on the old records).
+   */
+  private readonly staleLogs: Set<string>[] = [];
   /** Shards whose new worker is opening its logs: only metadata posts and shutdown go to it. */
   private readonly opening = new Set<number>();
   /** Shards left offline after too many crashes. */
@@ -166,6 +171,7 @@ export class WorkerShards implements PartitionShards {
     for (let index = 0; index < count; index++) {
       const init = that.initFor(index, files.cleanShutdowns());
       that.policies.push(new RestartPolicy(opts.restart));
+      that.staleLogs.push(new Set());
       that.started.push({ at: Date.now(), restarted: false });
       that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, (i, why) => that.ended(i, why, slots), that.stats));
     }
@@ -176,8 +182,9 @@ export class WorkerShards implements PartitionShards {
       await that.stopAll();
       throw err;
     }
-    await files.loaded();
+    // From here a worker that ends is restarted (one that ended before failed the start above).
     that.opened = true;
+    await files.loaded();
     return that;
   }
 
@@ -201,7 +208,12 @@ export class WorkerShards implements PartitionShards {
     if (this.closing) return;
     this.exits.push({ shard: index, reason });
     if (!this.opened) {
-      this.logger.error(`shard worker ${index} ended while the shards opened their logs (${reason})`);
+      // Before its logs were open the start fails (WorkerShards.open rejects); after, while the
+      // others still opened theirs, the broker starts without it: offline, and said so.
+      this.givenUp.add(index);
+      this.logger.error(
+        `shard worker ${index} ended while the shards opened their logs (${reason}) and is not restarted: its partitions stay offline until the broker restarts`,
+      );
       return;
     }
     const { at, restarted } = this.started[index]!;
@@ -236,7 +248,8 @@ export class WorkerShards implements PartitionShards {
   private restart(index: number, cleanerSlots: SharedCleanerSlots | undefined): void {
     if (this.closing) return;
     const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
-    const init = { ...this.initFor(index, unclean), deletedTopics: [...this.deletedTopics] };
+    const deleteLogsOf = [...this.staleLogs[index]!];
+    const init = { ...this.initFor(index, unclean), deleteLogsOf };
     const ch = workerChannel(init, this.files, (i, why) => this.ended(i, why, cleanerSlots), this.stats);
     // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
     for (const { flush } of this.lastLogManagerStats.get(index) ?? []) this.retiredFlushes = addedFlushes(this.retiredFlushes, flush);
@@ -248,6 +261,7 @@ export class WorkerShards implements PartitionShards {
     ch.ready.then(
       () => {
         if (this.shards[index] !== ch || !ch.alive) return;
+        for (const topic of deleteLogsOf) this.staleLogs[index]!.delete(topic);
         this.opening.delete(index);
         this.logger.warn(`shard worker ${index} restarted: its partitions serve again`);
       },
@@ -326,10 +340,7 @@ export class WorkerShards implements PartitionShards {
 
   /** Topics created or changed (configs, partitions): every live shard opens or reconfigures its partitions' logs before this resolves. */
   async topicsChanged(topics: readonly TopicInfo[]): Promise<void> {
-    for (const t of topics) {
-      this.topics.set(t.name, t);
-      this.deletedTopics.delete(t.name);
-    }
+    for (const t of topics) this.topics.set(t.name, t);
     const logConfigs = this.logConfigFor ? logConfigsOf(topics, this.logConfigFor) : undefined;
     await Promise.all(
       this.shards.map((s) => this.call(s, { type: 'topics', id: this.nextId++, topics: [...topics], ...(logConfigs ? { logConfigs } : {}) }).then(failedAs)),
@@ -339,8 +350,16 @@ export class WorkerShards implements PartitionShards {
   /** A topic deleted: its logs are closed and deleted by their shards. */
   async topicDeleted(topic: string): Promise<void> {
     this.topics.delete(topic);
-    this.deletedTopics.add(topic);
-    await Promise.all(this.shards.map((s) => this.call(s, { type: 'deleteTopic', id: this.nextId++, topic }).then(failedAs)));
+    await Promise.all(
+      this.shards.map((s, index) => {
+        this.staleLogs[index]!.add(topic);
+        return this.call(s, { type: 'deleteTopic', id: this.nextId++, topic }).then((m) => {
+          // Answered (deleted, or failed by a worker that runs on: never deleted by a later restart, which could take a new topic's records).
+          if (m !== undefined) this.staleLogs[index]!.delete(topic);
+          failedAs(m);
+        });
+      }),
+    );
   }
 
   /**
@@ -534,11 +553,13 @@ export class WorkerShards implements PartitionShards {
    * the new worker counts from 0.
    */
   async logManagerStats(opts: { deadlineMs?: number } = {}): Promise<LogManagerStats[]> {
+    const asked = [...this.shards];
     const answers = await Promise.all(
-      this.shards.map((s) => this.callWithin(opts.deadlineMs, s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })),
+      asked.map((s) => this.callWithin(opts.deadlineMs, s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })),
     );
     const live = answers.flatMap((a, i) => {
-      if (a?.type === 'answered') this.lastLogManagerStats.set(i, a.result as LogManagerStats[]);
+      // A worker replaced while this was asked: its answer is in retiredFlushes already, and must not stand in for the new one.
+      if (a?.type === 'answered' && this.shards[i] === asked[i]) this.lastLogManagerStats.set(i, a.result as LogManagerStats[]);
       return this.lastLogManagerStats.get(i) ?? [];
     });
     return this.retiredFlushes ? [...live, { flush: this.retiredFlushes, dirs: [] }] : live;

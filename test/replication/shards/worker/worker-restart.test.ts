@@ -132,7 +132,14 @@ test('a crashed worker comes back with its records and the metadata of now; the 
     await waitFor('the victim serves again', 60_000, () => shards.isServing(victim));
     assert.equal(shards.restarts, 1);
     assert.equal(shards.offlineWorkers, 0);
-    assert.ok((await flushes()) >= flushedBefore, 'the flushes the worker counted before its crash stay in the sum (a counter never goes back)');
+    // Every append a flush: the other worker's appends during the outage on top of everything
+    // counted before (the victim's among them: without retiredFlushes its count restarts at 0).
+    const appendedDuring = PARTS.filter((p) => !onVictim(p.topic, p.partition)).length;
+    const flushedAfter = await flushes();
+    assert.ok(
+      flushedAfter >= flushedBefore + appendedDuring,
+      `${flushedAfter} flushes against ${flushedBefore} + ${appendedDuring}: the flushes the worker counted before its crash stay in the sum (a counter never goes back)`,
+    );
     assert.deepEqual(
       shards.exits.map((e) => e.shard),
       [victim],
@@ -194,6 +201,58 @@ test('a crashed worker comes back with its records and the metadata of now; the 
       logger.lines.join('\n'),
     );
     assert.ok(logger.lines.includes(`shard worker ${victim} restarted: its partitions serve again`), logger.lines.join('\n'));
+  } finally {
+    await shards.shutdown();
+  }
+});
+
+test('a topic deleted and created again under its name while a worker is down: the new worker serves it from empty logs, not the old records', async () => {
+  const kappa = topic('kappa', 4, 'AAAAAAAAAAAAAAAAAAAACA');
+  const shards = await WorkerShards.open({ config: await tempConfig('restart-recreate'), workers: 2, topics: [...TOPICS, kappa], logger: recordingLogger() });
+  try {
+    const victim = shards.shardOf('alpha', 0);
+    const kappaParts = kappa.partitions.map((p) => ({ topic: 'kappa', partition: p.partition }));
+    const onVictim = kappaParts.filter((p) => shards.shardOf(p.topic, p.partition) === victim);
+    assert.ok(onVictim.length > 0, 'kappa has a partition on the victim');
+    const written = await shards.produce(
+      kappaParts.map((p) => ({ ...p, records: sharedCopy(batch(`old-${p.partition}`)) })),
+      ACKS_ALL,
+    );
+    assert.deepEqual(
+      written.map((o) => o.errorCode),
+      kappaParts.map(() => ErrorCode.NONE),
+    );
+    const kappaAgain = topic('kappa', 4, 'AAAAAAAAAAAAAAAAAAAACQ');
+    const worker = shards.workerOf(victim);
+    // In the exit's turn (before the restart's timer): the deletion reaches a dead shard, which never deletes the old logs.
+    const recreated = new Promise<void>((resolve, reject) => {
+      worker!.once('exit', () => {
+        shards
+          .topicDeleted('kappa')
+          .then(() => shards.topicsChanged([kappaAgain]))
+          .then(() => resolve(), reject);
+      });
+    });
+    const exited = exitOf(worker);
+    shards.crash(victim);
+    await exited;
+    await recreated;
+    await waitFor('the victim serves again', 60_000, () => shards.isServing(victim));
+    const fetched = await shards.fetch(
+      kappaParts.map((p) => ({ ...p, fetchOffset: 0, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 })),
+      FETCH_ALL,
+    );
+    const latest = await shards.listOffsets(
+      kappaParts.map((p) => ({ ...p, timestamp: -1n, currentLeaderEpoch: -1 })),
+      { isolationCommitted: false, fromReplica: false },
+    );
+    for (const [i, p] of kappaParts.entries()) {
+      assert.deepEqual(
+        [fetched[i]!.errorCode, fetched[i]!.highWatermark, latest[i]!.errorCode, Number(latest[i]!.offset)],
+        [ErrorCode.NONE, 0, ErrorCode.NONE, 0],
+        `kappa-${p.partition}: the new topic starts empty (high watermark, log end)`,
+      );
+    }
   } finally {
     await shards.shutdown();
   }
