@@ -6,8 +6,9 @@
  * (topics created and deleted as it crashed, while it was down or while the new one opened its
  * logs, and a config changed); a
  * crash loop leaves the shard offline after the limit with one log line saying why; a shutdown
- * while a restart waits for its backoff, or while the new worker opens its logs, ends at once
- * and leaves no worker running.
+ * while a restart waits for its backoff ends at once, one while the new worker opens its logs
+ * waits for them; neither leaves a worker running. Also: a topic deleted and created again while
+ * a worker is down, and a worker out of heap.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,6 +34,16 @@ function recordingLogger(): StorageLogger & { lines: string[] } {
 function exitOf(worker: Worker | undefined): Promise<void> {
   assert.ok(worker, 'a worker thread');
   return new Promise((resolve) => worker.once('exit', () => resolve()));
+}
+
+/**
+ * Keeps the victim's new worker opening its logs for at least `ms` once it starts: the restart's
+ * timer (0 ms, set in the channel's own exit listener, which runs first) fires before this one,
+ * so the stall goes to the new worker, which handles it while its logs open. Without it the
+ * opening may be over before a test looks.
+ */
+function holdNextOpening(shards: WorkerShards, victim: number, ms: number): void {
+  shards.workerOf(victim)!.once('exit', () => setTimeout(() => shards.stall(victim, ms), 0));
 }
 
 async function crashAndWaitForExit(shards: WorkerShards, victim: number): Promise<void> {
@@ -83,19 +94,19 @@ test('a crashed worker comes back with its records and the metadata of now; the 
     assert.ok(flushedBefore >= PARTS.length, `${flushedBefore} flushes counted`);
 
     // While the victim is down (its exit seen, its restart not started): a topic created, one
-    // deleted (the old worker never deleted its logs), alpha's config changed.
+    // deleted (the old worker never deleted its logs).
     const delta = topic('delta', 4, 'AAAAAAAAAAAAAAAAAAAABA');
     const exited = exitOf(shards.workerOf(victim));
     const postedWhileDown = new Promise<void>((resolve, reject) => {
       shards.workerOf(victim)!.once('exit', () => {
         assert.equal(shards.isServing(victim), false);
-        alphaMaxBytes = 200;
-        Promise.all([shards.topicsChanged([delta, TOPICS[0]!]), shards.topicDeleted('gamma')]).then(() => resolve(), reject);
+        Promise.all([shards.topicsChanged([delta]), shards.topicDeleted('gamma')]).then(() => resolve(), reject);
       });
     });
     // As the worker crashes: a topic being created and one being deleted (their posts in flight, in the crash's batch).
     const zeta = topic('zeta', 4, 'AAAAAAAAAAAAAAAAAAAABw');
     const inFlight = Promise.all([shards.topicsChanged([zeta]), shards.topicDeleted('theta')]);
+    holdNextOpening(shards, victim, 3000);
     shards.crash(victim);
     await exited;
     await inFlight;
@@ -128,7 +139,9 @@ test('a crashed worker comes back with its records and the metadata of now; the 
     // While the new worker opens its logs: another topic created, another deleted (posts queued to it).
     await waitFor('the new worker is opening its logs', 60_000, () => shards.isAlive(victim) && !shards.isServing(victim));
     const epsilon = topic('epsilon', 4, 'AAAAAAAAAAAAAAAAAAAABQ');
-    await Promise.all([shards.topicsChanged([epsilon]), shards.topicDeleted('beta')]);
+    // alpha's config changed now, not while down: the live worker would refuse the outage's produce above.
+    alphaMaxBytes = 200;
+    await Promise.all([shards.topicsChanged([epsilon, TOPICS[0]!]), shards.topicDeleted('beta')]);
     await waitFor('the victim serves again', 60_000, () => shards.isServing(victim));
     assert.equal(shards.restarts, 1);
     assert.equal(shards.offlineWorkers, 0);
@@ -155,7 +168,7 @@ test('a crashed worker comes back with its records and the metadata of now; the 
       assert.deepEqual([ends[i]!.errorCode, ends[i]!.highWatermark], [ErrorCode.NONE, onVictim(p.topic, p.partition) ? 3 : 6], `${p.topic}-${p.partition}`);
     }
     const victimAlpha = alpha.filter((p) => onVictim(p.topic, p.partition));
-    // alpha's max.message.bytes as changed while the worker was down: a 3-record batch is too large now.
+    // alpha's max.message.bytes as changed while the new worker opened its logs: a 3-record batch is too large now.
     const tooLarge = await shards.produce(
       victimAlpha.map((p) => ({ ...p, records: sharedCopy(idempotent(`${p.topic}-${p.partition}-1`, 3)) })),
       ACKS_ALL,
@@ -349,6 +362,7 @@ test('shutdown while a restart waits for its backoff: at once, and no worker is 
 test('shutdown while the new worker opens its logs: it is shut down with the others, not left running', async () => {
   const shards = await WorkerShards.open({ config: await tempConfig('restart-opening'), workers: 2, topics: TOPICS });
   const victim = shards.shardOf('alpha', 0);
+  holdNextOpening(shards, victim, 3000);
   await crashAndWaitForExit(shards, victim);
   await waitFor('the new worker is opening its logs', 60_000, () => shards.isAlive(victim) && !shards.isServing(victim));
   let ended = false;
