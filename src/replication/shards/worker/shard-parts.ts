@@ -1,12 +1,15 @@
 /**
  * How WorkerShards (worker-shards.ts) splits a request across shards and puts the answers
  * together: the parts of each shard, when a Fetch gathered from several has enough to answer,
- * and the effective log configs sent with topics to the shards.
+ * what a part gets from a shard that failed or ended, and the effective log configs sent with
+ * topics to the shards.
  */
 import { ErrorCode } from '../../../protocol/errors.js';
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
 import type { LogConfig } from '../../../storage/config.js';
 import type { PartitionFetchResult } from '../../fetch/fetch-reader.js';
+import type { AppendOutcome } from '../../append/leader-appends.js';
+import type { FromShard } from './shard-protocol.js';
 
 /** Indexes of `items` by the shard `shardOfItem` names, in item order. */
 export function byShard<T>(items: readonly T[], shardOfItem: (item: T) => number): Map<number, number[]> {
@@ -42,4 +45,23 @@ export function logConfigsOf(topics: readonly TopicInfo[], logConfigFor: (topic:
     }
   }
   return out;
+}
+
+const NOT_LEADER: AppendOutcome = {
+  errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  errorMessage: null,
+  baseOffset: -1,
+  logAppendTime: -1,
+  logStartOffset: -1,
+  recordErrors: [],
+};
+
+/** A metadata post's answer: throws what a shard failed with (one that ended answered nothing: not an error here). */
+export function failedAs(m: FromShard | undefined): void {
+  if (m?.type === 'failed') throw new Error(m.message);
+}
+
+/** A produce part's outcome when its shard failed it (UNKNOWN_SERVER_ERROR, with why) or ended (NOT_LEADER_OR_FOLLOWER: clients retry). */
+export function failedOutcome(m: FromShard | undefined): AppendOutcome {
+  return m?.type === 'failed' ? { ...NOT_LEADER, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: m.message } : NOT_LEADER;
 }

@@ -15,7 +15,6 @@
  */
 import { ErrorCode } from '../../../protocol/errors.js';
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
-import type { ReplicationConfig } from '../../replication-config.js';
 import type { AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
 import type { LogDirState, LogManager } from '../../../storage/manager/log-manager.js';
@@ -44,48 +43,19 @@ import {
   type TxnMarkerPart,
 } from '../partition-shards.js';
 import { SharedDirFiles } from './shared-dir-files.js';
-import { logManagerSettings, type LogManagerConfig } from '../log-manager-options.js';
-import { releaseSlotOf, type SharedCleanerSlots } from '../../../storage/cleaner/cleaner-slots.js';
+import { logManagerSettings } from '../log-manager-options.js';
+import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
-import { byShard, enoughToAnswer, logConfigsOf } from './shard-parts.js';
+import { byShard, enoughToAnswer, failedAs, failedOutcome, logConfigsOf } from './shard-parts.js';
 import { trimToFetchBudget } from './fetch-budget.js';
 import { localChannel, workerChannel, type ChannelInit, type ShardChannel } from './shard-channels.js';
-import { RestartPolicy, type RestartTimings } from './restart-policy.js';
-import { messageOf } from '../../../common/errors.js';
+import { WorkerRestarts, type ShardExit } from './worker-restarts.js';
+import { LogManagerStatsSums } from './log-manager-stats-sums.js';
+import type { WorkerShardsOptions } from './worker-shards-options.js';
 
-export interface WorkerShardsOptions {
-  config: ReplicationConfig;
-  /** Worker threads (num.io.threads); the shards are these and shard 0 on the main thread. */
-  workers: number;
-  /** The topics known at start (the metadata store's). */
-  topics: readonly TopicInfo[];
-  /** A topic's effective log config (the broker's admin: dynamic broker defaults under its overrides); absent: static defaults under its overrides. */
-  logConfigFor?: (topic: string) => LogConfig | undefined;
-  logger?: StorageLogger;
-  /** The shards' log level (pino); default warn. */
-  workerLogLevel?: string;
-  /** The broker's log settings (BrokerConfig has them): every shard's LogManager takes them; absent: LogManager's defaults and no cleaner. */
-  logs?: LogManagerConfig;
-  /**
-   * Whether a produced Buffer that owns its ArrayBuffer may be moved to its worker (default
-   * true). The broker says false: its frame buffers are pooled and reused once answered, and a
-   * moved one would be detached under the network layer; its parts are copied instead.
-   */
-  moveProduceBuffers?: boolean;
-  /**
-   * The lender of the shared memory produce records may sit in (the broker's Produce frames,
-   * server/network/shared-frame-buffers.ts): each shard reading a window of it holds it until
-   * that shard answers or ends, so it is not reused under the shard.
-   */
-  sharedRecords?: SharedRecordsLender;
-  maintenanceIntervalMs?: number;
-  /** The old generation each worker's heap may grow to, in MiB (default: the process's limit); past it that worker ends, not the broker (tests set a small one). */
-  workerHeapMb?: number;
-  /** When a worker that ended is started again (restart-policy.ts; the defaults: at once, 1 s doubling for quick crashes, offline after 3 in 10 min). */
-  restart?: RestartTimings;
-}
+export type { WorkerShardsOptions } from './worker-shards-options.js';
 
 /** What every worker of the broker starts from; a restarted one gets the topics and configs of its moment. */
 type BaseInit = Omit<ChannelInit, 'index' | 'topics' | 'logConfigs' | 'hadCleanShutdown'>;
@@ -93,52 +63,15 @@ type BaseInit = Omit<ChannelInit, 'index' | 'topics' | 'logConfigs' | 'hadCleanS
 /** The messages a worker opening its logs takes (queued until it has): the metadata posts and shutdown; any other call is answered as offline. */
 const TAKEN_WHILE_OPENING: ReadonlySet<ToShard['type']> = new Set(['topics', 'deleteTopic', 'shutdown']);
 
-/** Why a shard ended (an uncaught error's message, or its exit code). */
-export interface ShardExit {
-  shard: number;
-  reason: string;
-}
-
-const NOT_LEADER: AppendOutcome = {
-  errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  errorMessage: null,
-  baseOffset: -1,
-  logAppendTime: -1,
-  logStartOffset: -1,
-  recordErrors: [],
-};
-
 export class WorkerShards implements PartitionShards {
   readonly stats: HandoverStats = newHandoverStats();
-  readonly exits: ShardExit[] = [];
   private readonly shards: ShardChannel[] = [];
   private nextId = 1;
   private closing = false;
-  /** Each shard's last logManagerStats answer, by shard index (it stands in for a shard that ended). */
-  private readonly lastLogManagerStats = new Map<number, LogManagerStats[]>();
-  /** Workers started in place of one that ended (fjord_shard_worker_restarts_total). */
-  restarts = 0;
-  /** Set once every shard opened its logs: a worker that ends before is the start's failure, not restarted. */
-  private opened = false;
+  private readonly logStats = new LogManagerStatsSums();
   /** The topics as last posted (the store's, since the start): what a restarted worker starts from. */
   private readonly topics = new Map<string, TopicInfo>();
-  /**
-   * Per shard, the topics whose deletion it never confirmed (its worker had ended, or ended with
-   * the call pending): their logs may still be on disk, and a restarted worker deletes them
-   * before it serves (ShardInit.deleteLogsOf), even when the name was created again meanwhile
-   * (log folders carry no topic id: the new topic's logs would open on the old records).
-   */
-  private readonly staleLogs: Set<string>[] = [];
-  /** Shards whose new worker is opening its logs: only metadata posts and shutdown go to it. */
-  private readonly opening = new Set<number>();
-  /** Shards left offline after too many crashes. */
-  private readonly givenUp = new Set<number>();
-  private readonly policies: RestartPolicy[] = [];
-  /** When each shard's current worker started, and whether it replaced one. */
-  private readonly started: { at: number; restarted: boolean }[] = [];
-  private readonly restartTimers = new Map<number, NodeJS.Timeout>();
-  /** The flushes counted by workers that a restart replaced, summed (logManagerStats). */
-  private retiredFlushes: LogManagerStats['flush'] | undefined;
+  private restarter!: WorkerRestarts;
 
   private constructor(
     readonly files: SharedDirFiles,
@@ -168,12 +101,21 @@ export class WorkerShards implements PartitionShards {
     const slots = logs?.cleanerSlots;
     const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords, base);
     for (const t of opts.topics) that.topics.set(t.name, t);
+    const ended = (index: number, reason: string): void => {
+      // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
+      if (slots) releaseSlotOf(slots, index);
+      that.restarter.ended(index, reason);
+    };
+    that.restarter = new WorkerRestarts({
+      count,
+      logger,
+      ...(opts.restart ? { timings: opts.restart } : {}),
+      start: (index, deleteLogsOf) => that.startAgain(index, deleteLogsOf, ended),
+      closing: () => that.closing,
+    });
     for (let index = 0; index < count; index++) {
       const init = that.initFor(index, files.cleanShutdowns());
-      that.policies.push(new RestartPolicy(opts.restart));
-      that.staleLogs.push(new Set());
-      that.started.push({ at: Date.now(), restarted: false });
-      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, (i, why) => that.ended(i, why, slots), that.stats));
+      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended, that.stats));
     }
     try {
       await Promise.all(that.shards.map((s) => s.ready));
@@ -183,7 +125,7 @@ export class WorkerShards implements PartitionShards {
       throw err;
     }
     // From here a worker that ends is restarted (one that ended before failed the start above).
-    that.opened = true;
+    that.restarter.markOpened();
     await files.loaded();
     return that;
   }
@@ -200,74 +142,28 @@ export class WorkerShards implements PartitionShards {
     };
   }
 
-  /** A worker ended (its pending calls are answered already, shard-channels.ts): restarted as its policy says, or left offline. */
-  private ended(index: number, reason: string, cleanerSlots: SharedCleanerSlots | undefined): void {
-    // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
-    if (cleanerSlots) releaseSlotOf(cleanerSlots, index);
-    this.opening.delete(index);
-    if (this.closing) return;
-    this.exits.push({ shard: index, reason });
-    if (!this.opened) {
-      // Before its logs were open the start fails (WorkerShards.open rejects); after, while the
-      // others still opened theirs, the broker starts without it: offline, and said so.
-      this.givenUp.add(index);
-      this.logger.error(
-        `shard worker ${index} ended while the shards opened their logs (${reason}) and is not restarted: its partitions stay offline until the broker restarts`,
-      );
-      return;
-    }
-    const { at, restarted } = this.started[index]!;
-    const decision = this.policies[index]!.crashed(Date.now(), at, restarted);
-    if ('giveUp' in decision) {
-      this.givenUp.add(index);
-      this.logger.error(
-        `shard worker ${index} ended (${reason}) and is not restarted: ${decision.giveUp}; its partitions stay offline until the broker restarts`,
-      );
-      return;
-    }
-    const when = decision.restartInMs > 0 ? `in ${decision.restartInMs} ms (it crashed again soon after its restart)` : 'now';
-    this.logger.error(`shard worker ${index} ended (${reason}): its partitions are offline; restarting it ${when}`);
-    const timer = setTimeout(() => {
-      this.restartTimers.delete(index);
-      try {
-        this.restart(index, cleanerSlots);
-      } catch (err) {
-        // Thrown from a timer it would end the broker: the shard stays offline instead, and says why.
-        this.givenUp.add(index);
-        this.logger.error(`shard worker ${index} could not be restarted (${messageOf(err)}): its partitions stay offline until the broker restarts`);
-      }
-    }, decision.restartInMs);
-    this.restartTimers.set(index, timer);
+  /**
+   * A new worker for shard `index` (WorkerRestarts decides when), from the topics and configs of
+   * this moment and every directory marked unclean: it recovers its logs (recovery points and
+   * producer state snapshots from the shared files, then the log) and deletes `deleteLogsOf`'s.
+   */
+  private startAgain(index: number, deleteLogsOf: string[], ended: (index: number, reason: string) => void): ShardChannel {
+    const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
+    const ch = workerChannel({ ...this.initFor(index, unclean), deleteLogsOf }, this.files, ended, this.stats);
+    // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
+    this.logStats.retire(index);
+    this.shards[index] = ch;
+    return ch;
   }
 
-  /**
-   * A new worker for shard `index`, from the topics and configs of this moment: it recovers its
-   * logs as after an unclean shutdown (recovery points and producer state snapshots from the
-   * shared files, then the log), then its partitions serve again.
-   */
-  private restart(index: number, cleanerSlots: SharedCleanerSlots | undefined): void {
-    if (this.closing) return;
-    const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
-    const deleteLogsOf = [...this.staleLogs[index]!];
-    const init = { ...this.initFor(index, unclean), deleteLogsOf };
-    const ch = workerChannel(init, this.files, (i, why) => this.ended(i, why, cleanerSlots), this.stats);
-    // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
-    for (const { flush } of this.lastLogManagerStats.get(index) ?? []) this.retiredFlushes = addedFlushes(this.retiredFlushes, flush);
-    this.lastLogManagerStats.delete(index);
-    this.shards[index] = ch;
-    this.started[index] = { at: Date.now(), restarted: true };
-    this.opening.add(index);
-    this.restarts++;
-    ch.ready.then(
-      () => {
-        if (this.shards[index] !== ch || !ch.alive) return;
-        for (const topic of deleteLogsOf) this.staleLogs[index]!.delete(topic);
-        this.opening.delete(index);
-        this.logger.warn(`shard worker ${index} restarted: its partitions serve again`);
-      },
-      // Ended while opening: `ended` has it (and counts it as a crash).
-      () => undefined,
-    );
+  /** Why each shard that ended ended, in order. */
+  get exits(): readonly ShardExit[] {
+    return this.restarter.exits;
+  }
+
+  /** Workers started in place of one that ended (fjord_shard_worker_restarts_total). */
+  get restarts(): number {
+    return this.restarter.count;
   }
 
   /** Every shard, shard 0 (this thread's) included. */
@@ -293,17 +189,17 @@ export class WorkerShards implements PartitionShards {
 
   /** Whether a shard serves its partitions now: running and not opening its logs after a restart. */
   isServing(shard: number): boolean {
-    return this.shards[shard]!.alive && !this.opening.has(shard);
+    return this.shards[shard]!.alive && !this.restarter.isOpening(shard);
   }
 
   /** Whether a shard's partitions are hosted here: serving, or to be served again once its worker restarts (not given up on). */
   isHosting(shard: number): boolean {
-    return !this.givenUp.has(shard);
+    return this.restarter.isHosting(shard);
   }
 
   /** Restarts waiting for their backoff (diagnostics, tests: a shutdown cancels them). */
   get restartsWaiting(): number {
-    return this.restartTimers.size;
+    return this.restarter.waiting;
   }
 
   /** Workers not serving now: ended (waiting for a restart, or given up on) or opening their logs after a restart. */
@@ -315,7 +211,7 @@ export class WorkerShards implements PartitionShards {
 
   /** Sends one message to a shard; resolves with its answer, or undefined when the shard has ended (or ends first). */
   private call(shard: ShardChannel, message: Exclude<ToShard, { type: 'crash' | 'stall' }>, transfer: ArrayBuffer[] = []): Promise<FromShard | undefined> {
-    if (!shard.alive || (this.opening.has(shard.index) && !TAKEN_WHILE_OPENING.has(message.type))) return Promise.resolve(undefined);
+    if (!shard.alive || (this.restarter.isOpening(shard.index) && !TAKEN_WHILE_OPENING.has(message.type))) return Promise.resolve(undefined);
     this.stats.messages++;
     return new Promise((resolve) => {
       shard.pending.set(message.id, resolve);
@@ -352,10 +248,9 @@ export class WorkerShards implements PartitionShards {
     this.topics.delete(topic);
     await Promise.all(
       this.shards.map((s, index) => {
-        this.staleLogs[index]!.add(topic);
+        this.restarter.deleting(index, topic);
         return this.call(s, { type: 'deleteTopic', id: this.nextId++, topic }).then((m) => {
-          // Answered (deleted, or failed by a worker that runs on: never deleted by a later restart, which could take a new topic's records).
-          if (m !== undefined) this.staleLogs[index]!.delete(topic);
+          if (m !== undefined) this.restarter.deleteAnswered(index, topic);
           failedAs(m);
         });
       }),
@@ -547,31 +442,26 @@ export class WorkerShards implements PartitionShards {
   }
 
   /**
-   * One message per shard. A shard that ended answers nothing: its last answer stands in, so the
-   * flush counters summed from these never go backwards (Prometheus would read a counter reset);
-   * and the flushes of the workers a restart replaced stay in the sum (`retiredFlushes`), since
-   * the new worker counts from 0.
+   * One message per shard; a shard that does not answer is counted by its last answer, and a
+   * replaced worker's flushes stay in the sum (log-manager-stats-sums.ts: counters never go back).
    */
   async logManagerStats(opts: { deadlineMs?: number } = {}): Promise<LogManagerStats[]> {
     const asked = [...this.shards];
     const answers = await Promise.all(
       asked.map((s) => this.callWithin(opts.deadlineMs, s, { type: 'call', id: this.nextId++, method: 'logManagerStats', args: [] })),
     );
-    const live = answers.flatMap((a, i) => {
-      // A worker replaced while this was asked: its answer is in retiredFlushes already, and must not stand in for the new one.
-      if (a?.type === 'answered' && this.shards[i] === asked[i]) this.lastLogManagerStats.set(i, a.result as LogManagerStats[]);
-      return this.lastLogManagerStats.get(i) ?? [];
-    });
-    return this.retiredFlushes ? [...live, { flush: this.retiredFlushes, dirs: [] }] : live;
+    for (const [i, a] of answers.entries()) {
+      // A worker replaced while this was asked: its flushes are retired already, its answer must not stand in for the new one.
+      if (a?.type === 'answered' && this.shards[i] === asked[i]) this.logStats.answered(i, a.result as LogManagerStats[]);
+    }
+    return this.logStats.all(this.shards.length);
   }
 
   /** Clean shutdown: each shard snapshots producer state and closes its logs, then the checkpoint files, the marker, the locks. */
   async shutdown(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    // A restart waiting for its backoff is not started; one opening its logs gets the shutdown once they are open.
-    for (const timer of this.restartTimers.values()) clearTimeout(timer);
-    this.restartTimers.clear();
+    this.restarter.cancelWaiting();
     await this.stopAll();
   }
 
@@ -606,19 +496,4 @@ export class WorkerShards implements PartitionShards {
 function withinBudget(targets: readonly FetchTarget[], results: PartitionFetchResult[], params: FetchParams): PartitionFetchResult[] {
   trimToFetchBudget(targets, results, params);
   return results;
-}
-
-function addedFlushes(sum: LogManagerStats['flush'] | undefined, more: LogManagerStats['flush']): LogManagerStats['flush'] {
-  if (!sum) return { count: more.count, sumMs: more.sumMs, buckets: Float64Array.from(more.buckets) };
-  const buckets = new Float64Array(Math.max(sum.buckets.length, more.buckets.length));
-  for (let b = 0; b < buckets.length; b++) buckets[b] = (sum.buckets[b] ?? 0) + (more.buckets[b] ?? 0);
-  return { count: sum.count + more.count, sumMs: sum.sumMs + more.sumMs, buckets };
-}
-
-function failedAs(m: FromShard | undefined): void {
-  if (m?.type === 'failed') throw new Error(m.message);
-}
-
-function failedOutcome(m: FromShard | undefined): AppendOutcome {
-  return m?.type === 'failed' ? { ...NOT_LEADER, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: m.message } : NOT_LEADER;
 }
