@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import { type FjordChild, startFjordChild } from './suite/fjord-child.js';
-import { loadAverage, processCpuMs } from './suite/measure.js';
+import { loadAverage, processCpuMs, rdkafkaProduceArgs } from './suite/measure.js';
 import { median } from './suite/stats.js';
 
 const exec = promisify(execFile);
@@ -62,23 +62,7 @@ function cpuMsPerMb(f: Crc): number {
 
 async function produce(bin: string, b: FjordChild, topic: string, acks: string): Promise<{ mbs: number; cpuPerMb: number }> {
   const cpuBefore = await processCpuMs(b.pid);
-  const args = [
-    'produce',
-    '-b',
-    b.bootstrap,
-    '-t',
-    topic,
-    '-n',
-    String(RECORDS),
-    '-s',
-    String(SIZE),
-    '-a',
-    acks === 'all' ? '-1' : acks,
-    '-l',
-    '5',
-    '-B',
-    '1000000',
-  ];
+  const args = rdkafkaProduceArgs(b.bootstrap, topic, { records: RECORDS, size: SIZE, acks: acks === 'all' ? 'all' : '1' });
   const { stdout } = await exec(bin, args, { maxBuffer: 1 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; failed: number };
   if (r.failed !== 0) throw new Error(`${r.failed} records failed on ${b.name}/${topic}`);

@@ -33,7 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type FjordChild, startBuiltBroker } from './suite/fjord-child.js';
-import { loadAverage, processCpuMs } from './suite/measure.js';
+import { loadAverage, processCpuMs, rdkafkaProduceArgs } from './suite/measure.js';
 import { median } from './suite/stats.js';
 
 const exec = promisify(execFile);
@@ -68,25 +68,7 @@ async function measured(b: FjordChild, run: () => Promise<number>): Promise<Meas
 }
 
 async function produce(bin: string, b: FjordChild, topic: string, codec: string, acks: string): Promise<number> {
-  const args = [
-    'produce',
-    '-b',
-    b.bootstrap,
-    '-t',
-    topic,
-    '-n',
-    String(RECORDS),
-    '-s',
-    String(SIZE),
-    '-a',
-    acks === 'all' ? '-1' : acks,
-    '-l',
-    '5',
-    '-B',
-    '1000000',
-    '-X',
-    `compression.type=${codec}`,
-  ];
+  const args = rdkafkaProduceArgs(b.bootstrap, topic, { records: RECORDS, size: SIZE, acks: acks === 'all' ? 'all' : '1', codec });
   const { stdout } = await exec(bin, args, { maxBuffer: 1 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; failed: number };
   if (r.failed !== 0) throw new Error(`${r.failed} records failed on ${b.name}/${topic}`);

@@ -30,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Admin } from '../src/client/index.js';
 import { startTestBroker } from '../test/helpers/broker.js';
+import { rdkafkaProduceArgs } from './suite/measure.js';
 import { Cluster } from '../test/helpers/cluster.js';
 import { loadAverage } from './suite/measure.js';
 import { medianWithRange } from './suite/stats.js';
@@ -98,23 +99,7 @@ async function measure(bin: string, s: Setup, acks: '1' | 'all'): Promise<string
   const replicated: number[] = [];
   for (let i = 0; i < REPEATS; i++) {
     const topic = await freshTopic(s);
-    const r = await harness(bin, [
-      'produce',
-      '-b',
-      s.bootstrap,
-      '-t',
-      topic,
-      '-n',
-      String(RECORDS),
-      '-s',
-      String(SIZE),
-      '-a',
-      acks === 'all' ? '-1' : '1',
-      '-l',
-      '5',
-      '-B',
-      '1000000',
-    ]);
+    const r = await harness(bin, rdkafkaProduceArgs(s.bootstrap, topic, { records: RECORDS, size: SIZE, acks }));
     if (r.failed !== 0) throw new Error(`${r.failed} records failed (${s.name}, acks=${acks})`);
     const catchUp = await untilReplicated(s, topic);
     mbs.push(r.mb_per_s!);

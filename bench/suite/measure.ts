@@ -89,6 +89,14 @@ export interface ProduceSpec {
   codec?: string;
 }
 
+/** bench/rdkafka-perf.c's produce arguments as every bench runs it: linger.ms=5, batch.size=1 MB, no key. */
+export function rdkafkaProduceArgs(bootstrap: string, topic: string, spec: ProduceSpec): string[] {
+  return [
+    ...['produce', '-b', bootstrap, '-t', topic, '-n', String(spec.records), '-s', String(spec.size)],
+    ...['-a', spec.acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${spec.codec ?? 'none'}`],
+  ];
+}
+
 /** rdkafka-perf produce (linger.ms=5, batch.size=1 MB) into `topic`, which must exist; CPU from `fjord.cpuSeconds` (a cluster may sum its brokers). */
 export async function fjordProduce(
   ctx: SuiteContext,
@@ -97,8 +105,7 @@ export async function fjordProduce(
   spec: ProduceSpec,
 ): Promise<Measured> {
   const bin = await ctx.tool('rdkafka-perf');
-  const args = ['produce', '-b', fjord.bootstrap, '-t', topic, '-n', String(spec.records), '-s', String(spec.size)];
-  args.push('-a', spec.acks === 'all' ? '-1' : '1', '-l', '5', '-B', '1000000', '-X', `compression.type=${spec.codec ?? 'none'}`);
+  const args = rdkafkaProduceArgs(fjord.bootstrap, topic, spec);
   ctx.command(`<tmp>/rdkafka-perf ${args.join(' ')}`.replace(fjord.bootstrap, 'HOST:PORT').replace(` -t ${topic} `, ' -t TOPIC '));
   return withCpu(fjord, async () => {
     const r = await ctx.execJson(bin, args);
