@@ -24,6 +24,8 @@ export class DelayedFetch implements AppendWaiter {
     private readonly registry: Set<DelayedFetch>,
     /** A follower's fetch (its broker id; -1 for a consumer): it reads up to the log end, so appends wake it, not the high watermark. */
     readonly replicaId = -1,
+    /** Hears each append's bytes that count, before the wait checks them (a fetch over several shards sums every shard's). */
+    private readonly counted?: (bytes: number) => void,
   ) {
     this.replica = replicaId >= 0;
     this.remaining = minBytesStillNeeded;
@@ -42,7 +44,8 @@ export class DelayedFetch implements AppendWaiter {
   onAppend(partition: Partition, bytes: number, firstOffset: number): void {
     const from = this.fetchOffsets.get(partition)?.fetchOffset;
     // Only data at or beyond where this fetch reads counts towards min.bytes.
-    if (from === undefined || this.visibleEnd(partition) <= from || firstOffset < 0) return;
+    if (from === undefined || this.visibleEnd(partition) <= from || firstOffset < 0 || this.done) return;
+    this.counted?.(bytes);
     this.remaining -= bytes;
     if (this.remaining <= 0) this.complete();
   }

@@ -23,6 +23,10 @@ export interface HandoverStats {
   postsToWorkers: number;
   /** postMessage batches received from the worker threads (each wakes this thread once). */
   postsFromWorkers: number;
+  /** Record bytes the shards read for Fetch (WorkerShards.fetch). */
+  fetchBytesRead: number;
+  /** Of those, bytes read but not answered: cut to the request's limits, or read again after a long poll (cross-shard-fetch.ts). */
+  fetchBytesDropped: number;
 }
 
 /**
@@ -36,7 +40,7 @@ export interface SharedRecordsLender {
 }
 
 export function newHandoverStats(): HandoverStats {
-  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0, postsToWorkers: 0, postsFromWorkers: 0 };
+  return { messages: 0, sharedBytes: 0, movedBytes: 0, copiedBytes: 0, postsToWorkers: 0, postsFromWorkers: 0, fetchBytesRead: 0, fetchBytesDropped: 0 };
 }
 
 /** An ArrayBuffer that may be moved: not Node's pool (it is marked untransferable and would be copied silently). */

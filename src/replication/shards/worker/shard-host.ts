@@ -17,6 +17,8 @@ import { shardOf } from '../partition-shards.js';
 import type { LogConfig } from '../../../storage/config.js';
 import type { FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
 import { messageOf } from '../../../common/errors.js';
+import { DelayedFetch } from '../../fetch/delayed-fetch.js';
+import type { Partition } from '../../partition/partition.js';
 
 export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 
@@ -36,6 +38,8 @@ const TEST_SETTINGS: LogManagerSettings = {
 export class ShardHost {
   /** The seam's calls other than produce and fetch, over this shard's partitions only. */
   private readonly inThread: InThreadShards;
+  /** Long polls of fetches over several shards parked here, by message id (cross-shard-fetch.ts). */
+  private readonly parked = new Map<number, DelayedFetch>();
 
   private constructor(
     private readonly mirror: MetadataMirror,
@@ -121,11 +125,16 @@ export class ShardHost {
           return await this.produce(m);
         case 'fetch':
           return await this.fetch(m);
+        case 'fetchWait':
+          return this.park(m);
+        case 'fetchWaitEnd':
+          return this.parked.get(m.id)?.complete();
         case 'call': {
           const method = this.inThread[m.method] as (...args: unknown[]) => Promise<unknown>;
           return this.post({ type: 'answered', id: m.id, result: await method.apply(this.inThread, m.args) });
         }
         case 'shutdown':
+          for (const wait of [...this.parked.values()]) wait.complete();
           await this.replicas.shutdown();
           await this.logs.shutdown();
           return this.post({ type: 'done', id: m.id });
@@ -167,6 +176,25 @@ export class ShardHost {
       return r.value;
     });
     this.post({ type: 'produced', id: m.id, outcomes });
+  }
+
+  /**
+   * Parks a long poll of a fetch over several shards: each append past a part's fetch offset is
+   * reported, so the main thread counts every shard's bytes towards min_bytes.
+   */
+  private park(m: Extract<ToShard, { type: 'fetchWait' }>): void {
+    const partitions = new Map<Partition, { fetchOffset: number; seenHighWatermark: number }>();
+    for (const part of m.parts) {
+      const p = this.replicas.getPartition(part.topic, part.partition);
+      if (p?.isLeader) partitions.set(p, { fetchOffset: part.fetchOffset, seenHighWatermark: part.seenHighWatermark });
+    }
+    const counted = (bytes: number): void => this.post({ type: 'fetchProgress', id: m.id, bytes });
+    const wait = new DelayedFetch(partitions, m.minBytes, m.maxWaitMs, new Set(), -1, counted);
+    this.parked.set(m.id, wait);
+    void wait.completed.then(() => {
+      this.parked.delete(m.id);
+      this.post({ type: 'fetchWaited', id: m.id });
+    });
   }
 
   private async fetch(m: Extract<ToShard, { type: 'fetch' }>): Promise<void> {

@@ -10,6 +10,7 @@ import type { ReplicationConfig } from '../../replication-config.js';
 import type { LogManagerSettings } from '../log-manager-options.js';
 import type { AppendOrigin, AppendOutcome } from '../../append/leader-appends.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
+import type { ParkedPart } from './cross-shard-fetch.js';
 import type { DirCheckpointEntries } from '../../../storage/manager/log-dir-checkpoints.js';
 import type { VerifiedTxnProducer } from '../../append/txn-verification-guards.js';
 
@@ -63,6 +64,14 @@ export type ToShard =
       parts: ProducePart[];
     }
   | { type: 'fetch'; id: number; targets: FetchTarget[]; params: FetchParams }
+  /**
+   * A long poll over several shards (cross-shard-fetch.ts): wait for appends past the parts' fetch
+   * offsets, answering 'fetchProgress' with each one's bytes and 'fetchWaited' once the wait ends
+   * (`minBytes` counted here alone, an append between the read and this park, `maxWaitMs`, or 'fetchWaitEnd').
+   */
+  | { type: 'fetchWait'; id: number; parts: ParkedPart[]; minBytes: number; maxWaitMs: number }
+  /** Ends the wait `id` (the main thread answers the fetch): no answer beyond the wait's own 'fetchWaited'. */
+  | { type: 'fetchWaitEnd'; id: number }
   /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */
   | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
@@ -100,6 +109,9 @@ export type FromShard =
   | { type: 'failed'; id: number; message: string }
   | { type: 'produced'; id: number; outcomes: AppendOutcome[] }
   | { type: 'fetched'; id: number; results: ShardFetchResult[] }
+  /** A parked wait's counted append (not its answer: more may follow, until 'fetchWaited'). */
+  | { type: 'fetchProgress'; id: number; bytes: number }
+  | { type: 'fetchWaited'; id: number }
   | { type: 'answered'; id: number; result: unknown }
   | { type: 'checkpoints'; dir: string; entries: DirCheckpointEntries }
   | { type: 'closed'; dir: string; unclean: string[]; checkpointed: boolean };

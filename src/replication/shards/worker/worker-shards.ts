@@ -48,8 +48,8 @@ import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
-import { byShard, enoughToAnswer, failedAs, failedOutcome, logConfigsOf } from './shard-parts.js';
-import { trimToFetchBudget } from './fetch-budget.js';
+import { byShard, failedAs, failedOutcome, logConfigsOf } from './shard-parts.js';
+import { fetchAcrossShards, type FetchShardsAccess, type ParkedPart, type ShardPark } from './cross-shard-fetch.js';
 import { localChannel, workerChannel, type ChannelInit, type ShardChannel } from './shard-channels.js';
 import { WorkerRestarts, type ShardExit } from './worker-restarts.js';
 import { LogManagerStatsSums } from './log-manager-stats-sums.js';
@@ -301,55 +301,59 @@ export class WorkerShards implements PartitionShards {
     return out;
   }
 
-  /**
-   * Reads for Fetch; results in `targets` order. One shard: it reads and long-polls. Several:
-   * each long-polling on its own would hold the answer until the slowest one's deadline (a shard
-   * with nothing new waits maxWaitMs while another has records), so every shard reads at once
-   * first, and only when that is less than minBytes do they all long-poll, the answer going out
-   * as soon as minBytes are there (or every shard answered); the parked reads left behind end
-   * at their deadline, unread (a read changes nothing). Each shard reads with the whole maxBytes,
-   * and the answer is cut to the request's limits in request order (fetch-budget.ts).
-   */
-  async fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
-    const groups = [...byShard(targets, (t) => this.shardOf(t.topic, t.partition))];
-    const out = new Array<PartitionFetchResult>(targets.length);
-    if (groups.length <= 1) {
-      // One shard read its partitions in request order under the request's limits already.
-      await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, params, out)));
-      return out;
-    }
-    const started = Date.now();
-    const now = { ...params, maxWaitMs: 0 };
-    await Promise.all(groups.map(async ([s, indexes]) => this.fetchShard(s, indexes, targets, now, out)));
-    const waitMs = params.maxWaitMs - (Date.now() - started);
-    if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return withinBudget(targets, out, params);
-    const poll = { ...params, maxWaitMs: waitMs };
-    return new Promise((resolve) => {
-      let left = groups.length;
-      let answered = false;
-      for (const [s, indexes] of groups) {
-        const mine = new Array<PartitionFetchResult>(targets.length);
-        void this.fetchShard(s, indexes, targets, poll, mine).then(() => {
-          if (answered) return;
-          for (const i of indexes) out[i] = mine[i]!;
-          if (--left === 0 || enoughToAnswer(out, params.minBytes)) {
-            answered = true;
-            resolve(withinBudget(targets, out, params));
-          }
-        });
-      }
+  /** Reads for Fetch; results in `targets` order: across shards, within the request's limits (cross-shard-fetch.ts). */
+  fetch(targets: readonly FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
+    return fetchAcrossShards(targets, params, this.fetchAccess);
+  }
+
+  /** What cross-shard-fetch.ts reads and parks through. */
+  private readonly fetchAccess: FetchShardsAccess = {
+    shardOf: (topic, partition) => this.shardOf(topic, partition),
+    read: (s, targets, params) => this.fetchShard(s, targets, params),
+    park: (s, parts, minBytes, maxWaitMs, counted) => this.parkFetch(s, parts, minBytes, maxWaitMs, counted),
+    stats: this.stats,
+  };
+
+  /** One shard's part of a Fetch: its answers in `targets` order (NOT_LEADER_OR_FOLLOWER from a shard that ended). */
+  private async fetchShard(s: number, targets: FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
+    const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets, params });
+    return targets.map((_, k) => {
+      const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
+      if (!r) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+      this.stats.fetchBytesRead += r.records?.length ?? 0;
+      return { ...r, records: bufferOf(r.records) };
     });
   }
 
-  /** One shard's part of a Fetch, written into `out` at the parts' indexes. */
-  private async fetchShard(s: number, indexes: number[], targets: readonly FetchTarget[], params: FetchParams, out: PartitionFetchResult[]): Promise<void> {
-    const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets: indexes.map((i) => targets[i]!), params });
-    indexes.forEach((i, k) => {
-      const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
-      out[i] = r
-        ? { ...r, records: bufferOf(r.records) }
-        : { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
-    });
+  /** Parks a long poll on shard `s`: its 'fetchProgress' messages reach `counted` until its 'fetchWaited' (or its end). */
+  private parkFetch(s: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, counted: (bytes: number) => void): ShardPark {
+    const shard = this.shards[s]!;
+    const id = this.nextId++;
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    if (!shard.alive || this.restarter.isOpening(s)) {
+      end();
+      return { ended, cancel: () => undefined };
+    }
+    // The channel forgets an id once it answers; progress is not the last word, so the handler puts itself back.
+    const onMessage = (m: FromShard | undefined): void => {
+      if (m?.type !== 'fetchProgress') {
+        end();
+        return;
+      }
+      shard.pending.set(id, onMessage);
+      counted(m.bytes);
+    };
+    shard.pending.set(id, onMessage);
+    this.stats.messages++;
+    shard.send({ type: 'fetchWait', id, parts, minBytes, maxWaitMs });
+    return {
+      ended,
+      cancel: () => {
+        if (shard.pending.delete(id)) shard.send({ type: 'fetchWaitEnd', id });
+        end();
+      },
+    };
   }
 
   /** One of the seam's other calls: split by shard, each shard's InThreadShards answers its parts, `failed` for a shard that ended. */
@@ -490,10 +494,4 @@ export class WorkerShards implements PartitionShards {
   workerOf(shard: number) {
     return this.shards[shard]!.worker;
   }
-}
-
-/** The gathered answer cut to the request's maxBytes and partition limits, in request order. */
-function withinBudget(targets: readonly FetchTarget[], results: PartitionFetchResult[], params: FetchParams): PartitionFetchResult[] {
-  trimToFetchBudget(targets, results, params);
-  return results;
 }
