@@ -7,24 +7,23 @@
  *
  * Reads: when every partition may take its whole partition_max_bytes within max_bytes (the usual
  * case: 1 MiB per partition, 50 MiB per request), every shard reads its partitions at once with
- * their full budgets. Otherwise in rounds: each round gives each partition what fetch-budget.ts's
- * `roundAllowances` leaves it (its whole budget while the earlier ones' whole budgets fit, then
- * the rest, then nothing), the shards read their parts in parallel, and the next round gives the
- * bytes the round did not use to the partitions it left out that have records, in request
- * order. A backlog fills the budget in the first round; the next one runs only while the budget
- * left could hold a batch as small as the smallest read so far, at most MAX_ROUNDS in all.
+ * their full budgets: what one reader would read. Otherwise in rounds (fetch-rounds.ts): each
+ * round gives the partitions still to read what is left in request order, the shards read in
+ * parallel, the next round goes on with what the round did not use. A backlog fills the budget in
+ * one round; partitions with little to read leave the rest to a second.
  *
- * Only the shard holding the first partition may read a first batch larger than the budget
- * (v3+); when nothing at all was read but a partition has records, that partition is read once
- * more, alone, with that right, so a consumer never stalls behind a batch larger than its limits.
+ * Only the shard holding the first partition still to read may read a first batch larger than
+ * the budget (v3+). When a partition that has records answered none before the first one that
+ * did (its first batch larger than its limits, or than what the round left it), it is read once
+ * more, alone, as one reader would (the whole budget, the first batch free for v3+), and the
+ * answer cut to the limits again: a consumer never stalls behind a large batch. That cut is the
+ * one case that drops bytes read (counted), and it needs a batch larger than partition_max_bytes.
  */
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
 import type { HandoverStats } from './records-handover.js';
 import { byShard, enoughToAnswer } from './shard-parts.js';
-import { hasMoreToRead, partitionBudgetsSum, recordBytes, roundAllowances, smallestBatch, trimToFetchBudget } from './fetch-budget.js';
-
-/** Rounds of shard reads for one answer, at most (the first included). */
-export const MAX_ROUNDS = 3;
+import { hasMoreToRead, partitionBudgetsSum, recordBytes, trimToFetchBudget } from './fetch-budget.js';
+import { readInRounds } from './fetch-rounds.js';
 
 /** A partition a shard parks on: where the fetch reads from and the high watermark its last read saw. */
 export interface ParkedPart {
@@ -97,57 +96,20 @@ async function readWithinBudget(
       [...groups].map(async ([s, indexes]) => fill(out, indexes, await shards.read(s, pick(targets, indexes), paramsFor(s, params.maxBytes, first)))),
     );
   } else {
-    await readInRounds(targets, params, groups, shards, out, paramsFor);
+    await readInRounds(targets, params, shardOfTarget, (s, part, p) => shards.read(s, part, p), out);
   }
   shards.stats.fetchBytesDropped += trimToFetchBudget(targets, out, params);
-  if (!params.hardMaxBytes && recordBytes(out) === 0) {
-    const stalled = targets.findIndex((t, i) => hasMoreToRead(t, out[i]!, params.readCommitted));
-    if (stalled >= 0) {
-      const t = targets[stalled]!;
-      const [again] = await shards.read(shards.shardOf(t.topic, t.partition), [t], { ...now, hardMaxBytes: false });
-      out[stalled] = again!;
-    }
+  // A partition with records that answered none before the first that did: one reader would have given it the whole
+  // budget (its first batch whatever its size, v3+), where the round gave it what the earlier partitions' budgets left.
+  const firstWithRecords = out.findIndex((r) => (r.records?.length ?? 0) > 0);
+  const passed = targets.findIndex((t, i) => (firstWithRecords < 0 || i < firstWithRecords) && hasMoreToRead(t, out[i]!, params.readCommitted));
+  if (passed >= 0) {
+    const t = targets[passed]!;
+    const [again] = await shards.read(shardOfTarget(passed), [t], now);
+    out[passed] = again!;
+    shards.stats.fetchBytesDropped += trimToFetchBudget(targets, out, params);
   }
   return out;
-}
-
-/** Reads in rounds while the partitions' whole budgets exceed max_bytes (the module's comment). */
-async function readInRounds(
-  targets: readonly FetchTarget[],
-  params: FetchParams,
-  groups: Map<number, number[]>,
-  shards: FetchShardsAccess,
-  out: PartitionFetchResult[],
-  paramsFor: (s: number, maxBytes: number, firstBatchShard: number | undefined) => FetchParams,
-): Promise<void> {
-  let order = targets.map((_, i) => i);
-  let budget = params.maxBytes;
-  let smallest = Infinity;
-  for (let round = 1; ; round++) {
-    // The first batch is free only until some partition has answered records.
-    const firstBatchShard = smallest === Infinity ? shards.shardOf(targets[order[0]!]!.topic, targets[order[0]!]!.partition) : undefined;
-    const allowance = new Map<number, number>();
-    roundAllowances(targets, order, budget).forEach((a, k) => allowance.set(order[k]!, a));
-    const reads: Promise<void>[] = [];
-    for (const [s, indexes] of groups) {
-      // The first round asks every partition (its offsets and errors answer even with nothing to read); later ones only those given bytes.
-      const mine = indexes.filter((i) => allowance.has(i) && (round === 1 || allowance.get(i)! > 0));
-      if (mine.length === 0) continue;
-      let shardBudget = 0;
-      for (const i of mine) shardBudget += allowance.get(i)!;
-      const limited = mine.map((i) => ({ ...targets[i]!, partitionMaxBytes: allowance.get(i)! }));
-      reads.push(shards.read(s, limited, paramsFor(s, shardBudget, firstBatchShard)).then((results) => fill(out, mine, results)));
-    }
-    await Promise.all(reads);
-    for (const i of order) {
-      if (allowance.get(i)! === 0) continue;
-      budget -= out[i]!.records?.length ?? 0;
-      smallest = Math.min(smallest, smallestBatch(out[i]!.records));
-    }
-    order = order.filter((i) => allowance.get(i) === 0 && hasMoreToRead(targets[i]!, out[i]!, params.readCommitted));
-    // In a backlog the batches are alike: a budget smaller than every batch read so far would read nothing more.
-    if (order.length === 0 || budget <= 0 || (smallest !== Infinity && budget < smallest) || round >= MAX_ROUNDS) return;
-  }
 }
 
 /**

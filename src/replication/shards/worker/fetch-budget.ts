@@ -12,7 +12,7 @@
  * is exactly Kafka's read for every partition given its whole budget; the partitions it leaves
  * out get what the round did not use in the next round (cross-shard-fetch.ts).
  */
-import { baseOffsetAt, BATCH_LENGTH, LOG_OVERHEAD } from '../../../protocol/records/batch-header.js';
+import { baseOffsetAt, BATCH_LENGTH, lastOffsetAt, LOG_OVERHEAD } from '../../../protocol/records/batch-header.js';
 import { ErrorCode } from '../../../protocol/errors.js';
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
 
@@ -24,25 +24,70 @@ export function partitionBudgetsSum(targets: readonly FetchTarget[]): number {
 }
 
 /**
- * What each of `order` (indexes of `targets`, request order) may read this round out of
- * `budget`: its partition_max_bytes while the earlier ones' full budgets leave that much, then
- * the rest, then 0. Their sum never exceeds `budget`.
+ * What each partition still to read may read this round out of `budget`, given each one's own
+ * budget left (request order): its whole budget while the earlier ones' whole budgets leave that
+ * much, then the rest, then 0. Their sum never exceeds `budget`.
  */
-export function roundAllowances(targets: readonly FetchTarget[], order: readonly number[], budget: number): number[] {
+export function roundAllowances(budgets: readonly number[], budget: number): number[] {
   let left = Math.max(0, budget);
-  return order.map((i) => {
-    const t = targets[i]!;
-    const mine = t.presetError === undefined ? Math.min(Math.max(0, t.partitionMaxBytes), left) : 0;
+  return budgets.map((own) => {
+    const mine = Math.min(Math.max(0, own), left);
     left -= mine;
     return mine;
   });
 }
 
-/** Whether a partition answered without error has records past its fetch offset that this answer did not carry (up to the HW, or the LSO for read_committed). */
+/**
+ * Where a partition's read would go on: the offset after its answer's last batch (its fetch
+ * offset when it answered none) while records remain below the HW (the LSO for read_committed);
+ * undefined when nothing remains or it answered an error.
+ */
+export function continueFrom(target: FetchTarget, r: PartitionFetchResult, readCommitted: boolean): number | undefined {
+  if (r.errorCode !== ErrorCode.NONE || r.divergingEpoch) return undefined;
+  const next = r.records && r.records.length > 0 ? nextOffsetAfter(r.records) : target.fetchOffset;
+  return (readCommitted ? r.lastStableOffset : r.highWatermark) > next ? next : undefined;
+}
+
+/** Where the magic byte sits in a batch and in a v0/v1 message set entry alike. */
+const MAGIC_AT = 16;
+
+/** The offset after the last whole batch of `records`. */
+function nextOffsetAfter(records: Buffer): number {
+  let pos = 0;
+  let next = -1;
+  while (pos + LOG_OVERHEAD <= records.length) {
+    const size = LOG_OVERHEAD + records.readInt32BE(pos + BATCH_LENGTH);
+    if (pos + size > records.length) break;
+    // Batches (magic 2) carry their last offset delta; a v0/v1 message set's offset field is its last offset.
+    next = (records[pos + MAGIC_AT] ?? 0) >= 2 ? lastOffsetAt(records, pos) + 1 : baseOffsetAt(records, pos) + 1;
+    pos += size;
+  }
+  return next;
+}
+
+/** One partition's answer read in two parts (the second from where the first ended): its records one after the other, the later offsets. */
+export function joined(first: PartitionFetchResult, second: PartitionFetchResult): PartitionFetchResult {
+  const more = second.records?.length ?? 0;
+  if (more === 0 || second.errorCode !== ErrorCode.NONE)
+    return { ...first, highWatermark: second.highWatermark, lastStableOffset: second.lastStableOffset, logStartOffset: second.logStartOffset };
+  const out: PartitionFetchResult = {
+    ...second,
+    records: first.records && first.records.length > 0 ? Buffer.concat([first.records, second.records!]) : second.records,
+  };
+  if (first.abortedTransactions || second.abortedTransactions) {
+    // A transaction overlapping both parts is in both lists.
+    const seen = new Set<string>();
+    out.abortedTransactions = [...(first.abortedTransactions ?? []), ...(second.abortedTransactions ?? [])].filter((t) => {
+      const key = `${t.producerId}:${t.firstOffset}`;
+      return seen.has(key) ? false : (seen.add(key), true);
+    });
+  }
+  return out;
+}
+
+/** Whether a partition that answered no records has some below the HW (the LSO for read_committed) from its fetch offset. */
 export function hasMoreToRead(target: FetchTarget, r: PartitionFetchResult, readCommitted: boolean): boolean {
-  if (r.errorCode !== ErrorCode.NONE || r.divergingEpoch) return false;
-  const upTo = readCommitted ? r.lastStableOffset : r.highWatermark;
-  return upTo > target.fetchOffset && (r.records?.length ?? 0) === 0;
+  return (r.records?.length ?? 0) === 0 && continueFrom(target, r, readCommitted) !== undefined;
 }
 
 /** The smallest whole batch in `records` (Infinity for none). */
