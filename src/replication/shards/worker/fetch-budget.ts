@@ -79,7 +79,9 @@ export function joined(first: PartitionFetchResult, second: PartitionFetchResult
     const seen = new Set<string>();
     out.abortedTransactions = [...(first.abortedTransactions ?? []), ...(second.abortedTransactions ?? [])].filter((t) => {
       const key = `${t.producerId}:${t.firstOffset}`;
-      return seen.has(key) ? false : (seen.add(key), true);
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
     });
   }
   return out;
