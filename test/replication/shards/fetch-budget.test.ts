@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeBatch, decodeBatch, iterateBatches, lastOffsetAt } from '../../../src/protocol/records/index.js';
-import { trimToFetchBudget, wholeBatchesWithin } from '../../../src/replication/shards/worker/fetch-budget.js';
+import { continueFrom, joined, roundAllowances, trimToFetchBudget, wholeBatchesWithin } from '../../../src/replication/shards/worker/fetch-budget.js';
 import type { FetchTarget, PartitionFetchResult } from '../../../src/replication/fetch/fetch-reader.js';
 import { shardOf } from '../../../src/replication/shards/partition-shards.js';
 import { startTestBroker } from '../../helpers/broker.js';
@@ -88,6 +88,44 @@ test('trimToFetchBudget: request order, partition and response limits, one free 
   ];
   trimToFetchBudget([target(0)], aborted, { maxBytes: size, hardMaxBytes: false });
   assert.deepEqual(aborted[0]!.abortedTransactions, [{ producerId: 7n, firstOffset: 3 }], 'aborted transactions past the cut are dropped');
+});
+
+test('a round gives each partition its whole budget while the earlier whole budgets fit, then the rest, then nothing', () => {
+  assert.deepEqual(roundAllowances([4, 4, 4, 4], 10), [4, 4, 2, 0]);
+  assert.deepEqual(roundAllowances([4, 4], 100), [4, 4]);
+  assert.deepEqual(roundAllowances([4, 0, 4], 5), [4, 0, 1]);
+  assert.deepEqual(roundAllowances([4, 4], 0), [0, 0]);
+});
+
+test('a partition goes on from the offset after its last batch while records remain below the HW (LSO for read_committed); two parts join', () => {
+  const first = Buffer.concat([batch('a', 0), batch('a', 5)]);
+  const t = { ...target(0), fetchOffset: 0 };
+  assert.equal(continueFrom(t, result(first), false), 10, 'after two batches of five');
+  assert.equal(continueFrom(t, { ...result(first), highWatermark: 10 }, false), undefined, 'nothing past the HW');
+  assert.equal(continueFrom(t, { ...result(first), lastStableOffset: 10 }, true), undefined, 'read_committed stops at the LSO');
+  assert.equal(continueFrom(t, result(Buffer.alloc(0)), false), 0, 'nothing read: from the fetch offset');
+  assert.equal(continueFrom(t, { ...result(first), errorCode: 6 }, false), undefined, 'an error ends it');
+  const second = batch('a', 10);
+  const both = joined(result(first, [{ producerId: 7n, firstOffset: 3 }]), {
+    ...result(second, [
+      { producerId: 7n, firstOffset: 3 },
+      { producerId: 8n, firstOffset: 12 },
+    ]),
+    highWatermark: 200,
+  });
+  assert.deepEqual(
+    recordsOf(both.records).map((r) => r.offset),
+    Array.from({ length: 15 }, (_, i) => i),
+  );
+  assert.equal(both.highWatermark, 200, "the later part's offsets");
+  assert.deepEqual(
+    both.abortedTransactions,
+    [
+      { producerId: 7n, firstOffset: 3 },
+      { producerId: 8n, firstOffset: 12 },
+    ],
+    'a transaction in both parts once',
+  );
 });
 
 /** Every record of a fetched records section: [offset, value] in order. */
