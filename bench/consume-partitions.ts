@@ -2,11 +2,13 @@
  * Consume on 1 and 8 partitions (issue 26's "consume ≥ 50% of loopback iperf3" target), two
  * builds side by side in one run, beside loopback iperf3: where the time goes on each side.
  *
- *   node --import tsx bench/consume-partitions.ts BASELINE [records=200000] [repeats=3] [--split]
+ *   node --import tsx bench/consume-partitions.ts BASELINE [records=200000] [repeats=3] [--split] [--threads=N]
  *
  * - BASELINE: a built checkout (a directory holding dist/ and bench/rdkafka-perf.c), or a git ref,
  *   checked out into a temporary worktree and built there (tsc) with this checkout's node_modules.
  *   This checkout's dist/ is rebuilt first.
+ * - --threads=N starts both brokers with num.io.threads=N (default: the broker's, 1): at N > 1 the
+ *   8 partitions live on N-1 shard workers and the main thread's CPU per MB is the network side's.
  * - Each build is its broker with its own librdkafka harness (bench/rdkafka-perf.c compiled from
  *   that checkout), so a harness setting and a broker change are both "the build". --split adds
  *   the two crossings: the baseline's broker with this harness, and this broker with this
@@ -38,6 +40,8 @@ const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const SPLIT = process.argv.includes('--split');
 const BASELINE = positional[0];
 const RECORDS = Number(positional[1] ?? 200_000);
+const THREADS = process.argv.find((a) => a.startsWith('--threads='))?.slice('--threads='.length);
+const BROKER_PROPS: Record<string, string> = THREADS ? { 'num.io.threads': THREADS } : {};
 const REPEATS = Number(positional[2] ?? 3);
 const SIZE = 1024;
 const MB = 1024 * 1024;
@@ -149,8 +153,8 @@ async function main(): Promise<void> {
       );
     }
     const { stdout: rev } = await exec('git', ['-C', base.root, 'log', '--oneline', '-1']).catch(() => ({ stdout: base.root }));
-    brokers.set('before', await startBuiltBroker('before', base.root, work));
-    brokers.set('after', await startBuiltBroker('after', ROOT, work));
+    brokers.set('before', await startBuiltBroker('before', base.root, work, BROKER_PROPS));
+    brokers.set('after', await startBuiltBroker('after', ROOT, work, BROKER_PROPS));
     for (const b of brokers.values()) {
       for (const p of [1, 8]) {
         await b.admin.createTopics([{ name: `consume-${p}`, numPartitions: p, replicationFactor: 1 }]);
@@ -222,7 +226,7 @@ async function main(): Promise<void> {
       }),
     );
     console.log(
-      `baseline: ${rev.trim()}; ${RECORDS} records of 1 KiB, ${REPEATS} repeats; load average before ${loadBefore}, after ${loadAverage()}; ` +
+      `baseline: ${rev.trim()}; num.io.threads=${THREADS ?? 'default'}; ${RECORDS} records of 1 KiB, ${REPEATS} repeats; load average before ${loadBefore}, after ${loadAverage()}; ` +
         `loopback iperf3 ${range(limits)} MB/s, ${fmt(median(limitCpu), 2)} CPU ms/MB (sender and receiver)\n\n` +
         '| partitions | build | MB/s median (range) | / iperf3 | broker CPU ms/MB | broker main thread ms/MB | client CPU ms/MB | client minor faults/MB |\n' +
         `|---:|---|---:|---:|---:|---:|---:|---:|\n${rows.join('\n')}`,
