@@ -20,7 +20,9 @@
  * - Per run: MB/s (MiB of payload per second, as `npm run bench`), the broker's CPU ms per MB
  *   (utime + stime from /proc/PID/stat, 10 ms steps) and its main thread's (/proc/PID/task/PID),
  *   the client's CPU ms per MB and minor page faults per MB (`/usr/bin/time`, all its threads):
- *   the CPU and fault figures are what a loaded machine does not blur. The load average is
+ *   the CPU and fault figures are what a loaded machine does not blur; and the bytes the broker
+ *   read per byte consumed (/proc/PID/io rchar: every read system call, its log reads from page
+ *   cache included), which shows reads the answers did not carry. The load average is
  *   printed with every run and before and after the table.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -61,12 +63,21 @@ interface Run {
   mainThreadMsPerMb: number;
   clientMsPerMb: number;
   faultsPerMb: number;
+  /** Bytes the broker read (read system calls: its log files, from page cache, and its sockets) per byte of payload consumed. */
+  readPerByte: number;
+}
+
+/** Bytes a process has read through read system calls (/proc/PID/io rchar): a fetch's log reads show here whatever the cache. */
+async function readBytes(pid: number): Promise<number> {
+  const m = /rchar:\s+(\d+)/.exec(await readFile(`/proc/${pid}/io`, 'utf8'));
+  return m ? Number(m[1]) : Number.NaN;
 }
 
 async function consume(bin: string, b: FjordChild, topic: string, extra: string[], work: string): Promise<Run> {
   const timeFile = path.join(work, 'time.txt');
   const cpu0 = await processCpuMs(b.pid);
   const main0 = await threadCpuMs(b.pid, b.pid);
+  const read0 = await readBytes(b.pid);
   const { stdout } = await exec(
     '/usr/bin/time',
     ['-f', '%U %S %R', '-o', timeFile, bin, 'consume', '-b', b.bootstrap, '-t', topic, '-n', String(RECORDS), ...extra.flatMap((x) => ['-X', x])],
@@ -74,6 +85,7 @@ async function consume(bin: string, b: FjordChild, topic: string, extra: string[
   );
   const cpu = (await processCpuMs(b.pid)) - cpu0;
   const main = (await threadCpuMs(b.pid, b.pid)) - main0;
+  const read = (await readBytes(b.pid)) - read0;
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { mb_per_s: number; records: number };
   if (r.records !== RECORDS) throw new Error(`consumed ${r.records} of ${RECORDS} records on ${b.name}/${topic}`);
   const [user, sys, faults] = (await readFile(timeFile, 'utf8')).trim().split('\n').pop()!.split(' ').map(Number);
@@ -83,6 +95,7 @@ async function consume(bin: string, b: FjordChild, topic: string, extra: string[
     mainThreadMsPerMb: main / PAYLOAD_MB,
     clientMsPerMb: ((user! + sys!) * 1000) / PAYLOAD_MB,
     faultsPerMb: faults! / PAYLOAD_MB,
+    readPerByte: read / (PAYLOAD_MB * MB),
   };
 }
 
@@ -200,7 +213,7 @@ async function main(): Promise<void> {
           runs.set(key, [...(runs.get(key) ?? []), r]);
           console.error(
             `${p} partition(s), ${v.label}, repeat ${i + 1}: ${fmt(r.mbs)} MB/s, broker ${fmt(r.brokerMsPerMb, 2)} CPU ms/MB ` +
-              `(main thread ${fmt(r.mainThreadMsPerMb, 2)}), client ${fmt(r.clientMsPerMb, 2)} CPU ms/MB, ${fmt(r.faultsPerMb)} faults/MB (load ${loadAverage()})`,
+              `(main thread ${fmt(r.mainThreadMsPerMb, 2)}), read ${fmt(r.readPerByte, 2)} B/B, client ${fmt(r.clientMsPerMb, 2)} CPU ms/MB, ${fmt(r.faultsPerMb)} faults/MB (load ${loadAverage()})`,
           );
         }
       }
@@ -221,15 +234,18 @@ async function main(): Promise<void> {
           )} | ${fmt(
             m((r) => r.clientMsPerMb),
             2,
-          )} | ${fmt(m((r) => r.faultsPerMb))} |`
+          )} | ${fmt(m((r) => r.faultsPerMb))} | ${fmt(
+            m((r) => r.readPerByte),
+            2,
+          )} |`
         );
       }),
     );
     console.log(
       `baseline: ${rev.trim()}; num.io.threads=${THREADS ?? 'default'}; ${RECORDS} records of 1 KiB, ${REPEATS} repeats; load average before ${loadBefore}, after ${loadAverage()}; ` +
         `loopback iperf3 ${range(limits)} MB/s, ${fmt(median(limitCpu), 2)} CPU ms/MB (sender and receiver)\n\n` +
-        '| partitions | build | MB/s median (range) | / iperf3 | broker CPU ms/MB | broker main thread ms/MB | client CPU ms/MB | client minor faults/MB |\n' +
-        `|---:|---|---:|---:|---:|---:|---:|---:|\n${rows.join('\n')}`,
+        '| partitions | build | MB/s median (range) | / iperf3 | broker CPU ms/MB | broker main thread ms/MB | client CPU ms/MB | client minor faults/MB | broker bytes read per byte consumed |\n' +
+        `|---:|---|---:|---:|---:|---:|---:|---:|---:|\n${rows.join('\n')}`,
     );
   } finally {
     for (const b of brokers.values()) await b.stop().catch(() => undefined);
