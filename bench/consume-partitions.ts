@@ -2,13 +2,15 @@
  * Consume on 1 and 8 partitions (issue 26's "consume ≥ 50% of loopback iperf3" target), two
  * builds side by side in one run, beside loopback iperf3: where the time goes on each side.
  *
- *   node --import tsx bench/consume-partitions.ts BASELINE [records=200000] [repeats=3] [--split] [--threads=N]
+ *   node --import tsx bench/consume-partitions.ts BASELINE [records=200000] [repeats=3] [--split] [--threads=N] [--partition-bytes=N]
  *
  * - BASELINE: a built checkout (a directory holding dist/ and bench/rdkafka-perf.c), or a git ref,
  *   checked out into a temporary worktree and built there (tsc) with this checkout's node_modules.
  *   This checkout's dist/ is rebuilt first.
  * - --threads=N starts both brokers with num.io.threads=N (default: the broker's, 1): at N > 1 the
  *   8 partitions live on N-1 shard workers and the main thread's CPU per MB is the network side's.
+ * - --partition-bytes=N sets the consumers' max.partition.fetch.bytes (the harness asks 10 MiB,
+ *   as much as its fetch.max.bytes): 1048576 makes 8 partitions' budgets fit one fetch.
  * - Each build is its broker with its own librdkafka harness (bench/rdkafka-perf.c compiled from
  *   that checkout), so a harness setting and a broker change are both "the build". --split adds
  *   the two crossings: the baseline's broker with this harness, and this broker with this
@@ -44,6 +46,8 @@ const BASELINE = positional[0];
 const RECORDS = Number(positional[1] ?? 200_000);
 const THREADS = process.argv.find((a) => a.startsWith('--threads='))?.slice('--threads='.length);
 const BROKER_PROPS: Record<string, string> = THREADS ? { 'num.io.threads': THREADS } : {};
+const PARTITION_BYTES = process.argv.find((a) => a.startsWith('--partition-bytes='))?.slice('--partition-bytes='.length);
+const CONSUMER_PROPS = PARTITION_BYTES ? [`max.partition.fetch.bytes=${PARTITION_BYTES}`] : [];
 const REPEATS = Number(positional[2] ?? 3);
 const SIZE = 1024;
 const MB = 1024 * 1024;
@@ -156,8 +160,8 @@ async function main(): Promise<void> {
     await exec('gcc', ['-O2', '-o', harness.before, path.join(base.root, 'bench', 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
     await exec('gcc', ['-O2', '-o', harness.after, path.join(ROOT, 'bench', 'rdkafka-perf.c'), '-lrdkafka', '-lpthread']);
     const variants: Variant[] = [
-      { label: 'before', broker: 'before', harness: 'before', extra: [] },
-      { label: 'after', broker: 'after', harness: 'after', extra: [] },
+      { label: 'before', broker: 'before', harness: 'before', extra: CONSUMER_PROPS },
+      { label: 'after', broker: 'after', harness: 'after', extra: CONSUMER_PROPS },
     ];
     if (SPLIT) {
       variants.push(
@@ -242,7 +246,7 @@ async function main(): Promise<void> {
       }),
     );
     console.log(
-      `baseline: ${rev.trim()}; num.io.threads=${THREADS ?? 'default'}; ${RECORDS} records of 1 KiB, ${REPEATS} repeats; load average before ${loadBefore}, after ${loadAverage()}; ` +
+      `baseline: ${rev.trim()}; num.io.threads=${THREADS ?? 'default'}; max.partition.fetch.bytes ${PARTITION_BYTES ?? "the harness's"}; ${RECORDS} records of 1 KiB, ${REPEATS} repeats; load average before ${loadBefore}, after ${loadAverage()}; ` +
         `loopback iperf3 ${range(limits)} MB/s, ${fmt(median(limitCpu), 2)} CPU ms/MB (sender and receiver)\n\n` +
         '| partitions | build | MB/s median (range) | / iperf3 | broker CPU ms/MB | broker main thread ms/MB | client CPU ms/MB | client minor faults/MB | broker bytes read per byte consumed |\n' +
         `|---:|---|---:|---:|---:|---:|---:|---:|---:|\n${rows.join('\n')}`,
