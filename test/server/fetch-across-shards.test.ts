@@ -207,15 +207,16 @@ for (const threads of ['1', '3']) {
       assert.deepEqual(bytes(res), [SIZE, SIZE], 'both batches answered');
       assert.ok(answeredAt - second < 5000, `answered ${answeredAt - second} ms after the second batch, long before max_wait`);
 
-      // min_bytes never reached: the answer at max_wait, with what there is.
+      // min_bytes never reached: the answer at max_wait, with what there is. max_wait leaves the
+      // park and the append seconds to happen in, on a loaded machine too.
       const started = Date.now();
-      const late = poll(1 << 20, 400, [PER_BATCH, 0]);
+      const late = poll(1 << 20, 2000, [PER_BATCH, 0]);
       await parkedOnBoth();
       assert.equal((await produce(producer, 9, topic, 0, batch('a', PER_BATCH))).responses[0]!.partitionResponses[0]!.errorCode, 0);
       const lateRes = await late;
       const waited = Date.now() - started;
       assert.deepEqual(bytes(lateRes), [SIZE, SIZE]);
-      assert.ok(waited >= 380 && waited < 3000, `answered after ${waited} ms for max_wait 400`);
+      assert.ok(waited >= 1950 && waited < 10_000, `answered after ${waited} ms for max_wait 2000`);
     } finally {
       consumer.close();
       producer.close();
