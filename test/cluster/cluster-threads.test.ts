@@ -14,6 +14,7 @@ import { PYTHON, requirePeer } from '../helpers/peers.js';
 import { run } from '../helpers/run.js';
 import { zkTopic, waitForTopic, type PartitionView } from './cluster-clients.js';
 import { shardOf } from '../../src/replication/shards/partition-shards.js';
+import { freePort } from '../interop/groups/crash-helpers.js';
 
 const TOPIC = 'threads3';
 const PARTITIONS = 4;
@@ -52,12 +53,24 @@ c.close()
 `;
 
 let c: Cluster | undefined;
+const metricsPorts: number[] = [];
 before(async () => {
-  if (Cluster.available())
-    c = await Cluster.start({
-      props: { 'num.io.threads': String(THREADS), 'replica.lag.time.max.ms': '2000', 'zookeeper.session.timeout.ms': '20000' },
-    });
+  if (!Cluster.available()) return;
+  for (let id = 0; id < 3; id++) metricsPorts.push(await freePort());
+  c = await Cluster.start({
+    props: { 'num.io.threads': String(THREADS), 'replica.lag.time.max.ms': '2000', 'zookeeper.session.timeout.ms': '20000' },
+    brokerProps: (id) => ({ 'metrics.listener': `http://127.0.0.1:${metricsPorts[id]}` }),
+  });
 });
+
+/** A counter or gauge of broker `id`'s scrape, summed over its series. */
+async function metric(id: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPorts[id]}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
 after(() => c?.stop());
 
 async function produce(cluster: Cluster, prefix: string, count: number): Promise<string[]> {
@@ -101,6 +114,13 @@ test('3 brokers at num.io.threads=3, RF 3: acks=all through a follower and a lea
   acked.push(...(await producing));
   await cluster.broker(follower).start();
   await cluster.waitFor(`broker ${follower} back in every ISR`, 30_000, async () => (await isrOf(cluster)).every((p) => p.isr.length === 3) || undefined);
+  // The metrics count the workers' side: the follower's fetchers (all on workers) appended bytes,
+  // and the leaders' ISR changes were counted where their main thread wrote them.
+  assert.ok((await metric(follower, 'kafka_server_brokertopicmetrics_replicationbytesin_total')) > 0, 'replication bytes in from the workers');
+  const leadersNow = [0, 1, 2].filter((id) => id !== follower);
+  const changes = async (name: string) => (await Promise.all(leadersNow.map((id) => metric(id, name)))).reduce((a, b) => a + b, 0);
+  assert.ok((await changes('kafka_server_replicamanager_isrshrinks_total')) >= ledElsewhere.length, 'ISR shrinks counted');
+  assert.ok((await changes('kafka_server_replicamanager_isrexpands_total')) >= 1, 'ISR expands counted');
 
   // A leader killed: its partitions move to another broker of the ISR, which has every acknowledged record.
   const victim = (await isrOf(cluster)).find((p) => p.leader !== follower)?.leader ?? follower;
