@@ -15,10 +15,9 @@ import { CheckpointHandover } from './checkpoint-handover.js';
 import { InThreadShards } from '../in-thread-shards.js';
 import { shardOf } from '../partition-shards.js';
 import type { LogConfig } from '../../../storage/config.js';
-import type { FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
+import type { BrokerEndpoint, FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
 import { messageOf } from '../../../common/errors.js';
 import { restoredSecurity, type ClusterHooks } from './cluster-hooks.js';
-import type { BrokerEndpoint } from './shard-protocol.js';
 
 export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 
@@ -166,7 +165,7 @@ export class ShardHost {
     }
   }
 
-  /** Cluster mode: the live brokers as the controller last named them (shard 0 reads the image instead). */
+  /** Cluster mode: the live brokers as the controller last named them (the fetchers' leader addresses; shard 0's read the image). */
   private setBrokers(list: readonly BrokerEndpoint[]): void {
     if (!this.brokers) return;
     this.brokers.clear();

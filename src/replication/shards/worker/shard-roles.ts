@@ -92,11 +92,10 @@ export class ShardRoles implements RoleChanges {
     );
   }
 
-  /** The live brokers changed (UpdateMetadata): every worker's fetchers learn the leaders' addresses. */
+  /** The live brokers changed (UpdateMetadata): every worker's fetchers learn the leaders' addresses, every shard's mirror the live brokers (DeleteRecords counts them). */
   brokersChanged(): void {
     const brokers = this.opts.brokers();
-    // Shard 0 reads the image itself.
-    for (let s = 1; s < (this.shards?.count ?? 0); s++) void this.on.callShard(s, { type: 'brokers', brokers });
+    for (let s = 0; s < (this.shards?.count ?? 0); s++) void this.on.callShard(s, { type: 'brokers', brokers });
   }
 
   /** Leader readiness: led here at `epoch` or later, by a shard that serves. */
