@@ -207,20 +207,25 @@ export class Broker {
     if (this.zk && this.image && this.brokerConnections) {
       const { ControlRequests } = await import('./cluster/control-requests.js');
       const zk = this.zk;
+      // On shard workers (num.io.threads > 1) the role changes go to the owning shards, and readiness reads their ledger.
+      const roles = hosting.roles;
       const control = new ControlRequests({
         brokerId: cfg.brokerId,
         image: this.image,
-        replicaManager,
+        roles: roles ?? replicaManager,
+        ...(roles ? { liveBrokersChanged: () => roles.brokersChanged() } : {}),
         brokerEpoch: () => zk.brokerEpoch,
         logger: log.child({ component: 'control-requests' }),
       });
       clusterControl = control;
-      this.observability.health.followCluster(clusterSignals(cfg.brokerId, zk, this.image, replicaManager, control));
+      const hostedEpoch = roles ? (t: string, p: number) => roles.hostedEpoch(t, p) : (t: string, p: number) => replicaManager.getPartition(t, p)?.leaderEpoch;
+      this.observability.health.followCluster(clusterSignals(cfg.brokerId, zk, this.image, hostedEpoch, control));
       // New topics and partitions are answered once their leaders serve them (topic-creation.ts).
       leaderReadiness = new (await import('./cluster/leader-readiness.js')).LeaderReadiness({
         brokerId: cfg.brokerId,
         metadata,
         leadsHere: (topic, partition, epoch) => {
+          if (roles) return roles.leadsHere(topic, partition, epoch);
           const p = replicaManager.getPartition(topic, partition);
           return p !== undefined && p.isLeader && p.leaderEpoch >= epoch;
         },

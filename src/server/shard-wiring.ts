@@ -1,11 +1,13 @@
 /**
- * Where the broker's partitions live (docs/threads.md "Step 1, wired"): with num.io.threads = 1,
- * or in cluster mode, on this thread (today's LogManager and ReplicaManager, the seam's in-thread
- * shards); with num.io.threads = N > 1 in embedded mode, on WorkerShards: shard 0 on this thread
+ * Where the broker's partitions live (docs/threads.md "Step 1, wired" and step 3): with
+ * num.io.threads = 1 on this thread (today's LogManager and ReplicaManager, the seam's in-thread
+ * shards); with num.io.threads = N > 1, embedded or cluster mode, on WorkerShards: shard 0 on this thread
  * (the internal topics; its LogManager, in shard mode reporting to SharedDirFiles, and its
  * ReplicaManager are the broker's own, so the coordinators append without a hand-over) and N-1
  * shard worker threads for every other topic. Metadata changes reach the workers before topic and
  * config administration answers (PartitionAccess.syncTopic) and whenever the store changes.
+ * Cluster mode adds the controller's role changes split by shard (ShardRoles), ISR writes and the
+ * test interceptor done on this thread for the workers, and the live brokers' endpoints posted to them.
  */
 import type { Logger } from 'pino';
 import type { BrokerConfig } from './config/index.js';
@@ -23,6 +25,9 @@ import { sharedFrameBuffers } from './network/shared-frame-buffers.js';
 import type { ZkMode } from '../metadata/zk/zk-mode.js';
 import type { ZkBrokerMetadata } from '../metadata/zk/zk-broker-metadata.js';
 import type { InterBrokerInterceptor } from '../client/inter-broker-interceptor.js';
+import { ShardRoles } from '../replication/shards/worker/shard-roles.js';
+import type { WorkerShardsCluster } from '../replication/shards/worker/worker-shards-options.js';
+import type { BrokerEndpoint } from '../replication/shards/worker/shard-protocol.js';
 
 export interface PartitionHosting {
   logManager: LogManager;
@@ -31,8 +36,10 @@ export interface PartitionHosting {
   shards: PartitionShards;
   /** What topic and config administration reach the partitions through. */
   access: PartitionAccess;
-  /** The shard workers, when num.io.threads > 1 (embedded mode): closing them closes shard 0's logs too. */
+  /** The shard workers, when num.io.threads > 1: closing them closes shard 0's logs too. */
   workers?: WorkerShards;
+  /** Cluster mode on shard workers: the controller's role changes split by shard, and the ledger leader readiness and health read. */
+  roles?: ShardRoles;
 }
 
 export interface PartitionHostingOptions {
@@ -47,24 +54,49 @@ export interface PartitionHostingOptions {
   shardRestart?: RestartTimings | undefined;
 }
 
-/** How many shard worker threads the configuration asks for: num.io.threads - 1, none in cluster mode (step 3), with one warning line. */
-export function shardWorkerCount(cfg: BrokerConfig, clusterMode: boolean, logger: Logger): number {
-  if (cfg.numIoThreads <= 1) return 0;
-  if (clusterMode) {
-    logger.warn(`num.io.threads=${cfg.numIoThreads} is not supported with zookeeper.connect yet: running single-threaded (num.io.threads=1)`);
-    return 0;
-  }
-  return cfg.numIoThreads - 1;
+/** How many shard worker threads the configuration asks for: num.io.threads - 1, in embedded and cluster mode alike. */
+export function shardWorkerCount(cfg: BrokerConfig): number {
+  return cfg.numIoThreads <= 1 ? 0 : cfg.numIoThreads - 1;
 }
 
 /** Opens the logs and the partitions on them, on this thread or on shard workers as num.io.threads says. */
 export async function openPartitionHosting(o: PartitionHostingOptions): Promise<PartitionHosting> {
-  const workers = shardWorkerCount(o.config, o.zk !== undefined, o.logger);
+  const workers = shardWorkerCount(o.config);
   return workers > 0 ? openOnWorkers(o, workers) : openInThread(o);
+}
+
+/** Cluster mode's part of the shards: the broker's ISR writer, interceptor and image serve the workers through the main thread. */
+async function clusterPart(o: PartitionHostingOptions): Promise<{ cluster: WorkerShardsCluster; roles: ShardRoles } | undefined> {
+  const { zk, image, config: cfg, logger } = o;
+  if (!zk || !image) return undefined;
+  const listener = cfg.interBrokerListenerName;
+  const brokers = (): BrokerEndpoint[] =>
+    image.brokers().flatMap((b) => {
+      const e = image.endpoint(b.id, listener);
+      return e ? [{ id: b.id, host: e.host, port: e.port }] : [];
+    });
+  const isrWriter = new (await import('../replication/partition/isr/zk-isr-writer.js')).ZkIsrWriter(await zk.zkClient(), logger.child({ component: 'isr' }));
+  const roles = new ShardRoles({ brokerId: cfg.brokerId, brokers, logger: logger.child({ component: 'shard-roles' }) });
+  const interceptor = o.interBrokerInterceptor;
+  return {
+    roles,
+    cluster: {
+      init: { brokers: brokers(), ...(cfg.interBrokerSecurity ? { security: cfg.interBrokerSecurity } : {}), intercepted: interceptor !== undefined },
+      main: { isrWriter, ...(interceptor ? { interceptor } : {}), isrWritten: (change, zkVersion) => roles.isrWritten(change, zkVersion) },
+      local: {
+        isrWriter,
+        ...(interceptor ? { interceptor } : {}),
+        brokerEndpoint: (id) => image.endpoint(id, listener),
+        metaProperties: zk.metaProperties(),
+      },
+      restarted: (index) => roles.restarted(index),
+    },
+  };
 }
 
 async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise<PartitionHosting> {
   const { config: cfg, metadata, logger } = o;
+  const part = await clusterPart(o);
   const workers = await WorkerShards.open({
     config: cfg,
     workers: count,
@@ -79,7 +111,9 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
     sharedRecords: sharedFrameBuffers,
     moveProduceBuffers: false,
     ...(o.shardRestart ? { restart: o.shardRestart } : {}),
+    ...(part ? { cluster: part.cluster } : {}),
   });
+  part?.roles.attach(workers);
   const { logManager, replicaManager } = workers.local;
   // Each store change is posted to every shard once, as it happens; whoever waits for a topic's
   // logs (topic and config administration, or services.replicaManager.syncTopic) waits for that post.
@@ -98,13 +132,16 @@ async function openOnWorkers(o: PartitionHostingOptions, count: number): Promise
   // workers' post too; shard 0's own handling of a post syncs its logs alone, so no post waits for itself.
   replicaManager.alsoAwaitOnSync((topic) => posted.get(topic));
   replicaManager.fetchService.readThrough(workers);
-  logger.info(`partitions on ${workers.count} shards: shard 0 on the main thread (internal topics), ${count} shard worker threads`);
+  logger.info(
+    `partitions on ${workers.count} shards: shard 0 on the main thread (internal topics), ${count} shard worker threads${part ? ' (cluster mode)' : ''}`,
+  );
   const local = partitionAccessOf(replicaManager, metadata);
   return {
     logManager,
     replicaManager,
     shards: workers,
     workers,
+    ...(part ? { roles: part.roles } : {}),
     access: {
       shards: workers,
       // Shard 0's partitions; a worker's get the effective config with each post (syncTopic, reconfigure).

@@ -28,6 +28,7 @@ import { closeDeadSession } from './zk-dead-session.js';
 import { readLogLines } from './log-lines.js';
 import { ZOOKEEPER_JAR, connectedSessions, restartZooKeeper, startZooKeeper, zkCli, zkGet, zkLs, type ZooKeeperServer } from './zookeeper.js';
 import { brokerChildEntry } from './built.js';
+import { withTestIoThreads } from './io-threads.js';
 
 export const SESSION_TIMEOUT_MS = 6000;
 /** FJORD_NATURAL_EXPIRY=1: killAndExpire and expireDead leave a killed broker's session to time out. */
@@ -113,7 +114,7 @@ export class ClusterBroker {
   /** Starts the broker process and waits until it listens (and, in cluster mode, registered). */
   async start(timeoutMs = 60_000): Promise<void> {
     if (this.running) throw new Error(`broker ${this.id} is already running`);
-    const spec = { props: { ...this.props, 'log.dirs': this.dir }, topics: [], stats: false, logFile: this.logFile };
+    const spec = { props: withTestIoThreads({ ...this.props, 'log.dirs': this.dir }), topics: [], stats: false, logFile: this.logFile };
     const child = spawn(process.execPath, [...brokerChildEntry(), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.stderr = '';

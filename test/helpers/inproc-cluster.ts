@@ -225,6 +225,9 @@ export class InprocCluster {
 
   private async startBroker(b: InprocBroker): Promise<void> {
     const raw = new Map<string, string>(
+      // Not withTestIoThreads: this harness reads each broker's Partition objects and fetchers
+      // directly (partition(), below), which live on this thread only at num.io.threads=1; the
+      // child-process cluster (cluster.ts) is what runs cluster mode at FJORD_TEST_IO_THREADS.
       Object.entries({ ...this.props, 'broker.id': String(b.id), listeners: `PLAINTEXT://127.0.0.1:${b.port}`, 'log.dirs': b.dir }),
     );
     const logFile = join(this.root, `broker-${b.id}.log`);

@@ -110,7 +110,7 @@ async function startFollower(dir: string): Promise<FollowerNode> {
     controllerManaged: true,
     brokerEndpoint: (id) => image.endpoint(id, 'PLAINTEXT'),
   });
-  const control = new ControlRequests({ brokerId: FOLLOWER_ID, image, replicaManager, brokerEpoch: () => -1n, logger });
+  const control = new ControlRequests({ brokerId: FOLLOWER_ID, image, roles: replicaManager, brokerEpoch: () => -1n, logger });
   return {
     image,
     logManager,

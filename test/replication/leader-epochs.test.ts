@@ -75,7 +75,7 @@ async function startLeader(): Promise<Leader> {
   const image = new ZkBrokerMetadata({ brokerId: 1, clusterId: 'c', zk: zk.api, assigner: simpleAssigner, logger, writeTimeoutMs: 2000 });
   const logManager = await LogManager.open({ logDirs: [dir], defaults: brokerLogDefaults(config), cleanerEnabled: false });
   const rm = await ReplicaManager.start({ config, metadata: image, logManager, logger, controllerManaged: true, isrWriter: acceptAll });
-  const control = new ControlRequests({ brokerId: 1, image, replicaManager: rm, brokerEpoch: () => -1n, logger });
+  const control = new ControlRequests({ brokerId: 1, image, roles: rm, brokerEpoch: () => -1n, logger });
   const state = pstate(T, 0, 1, 1, [1, 2, 3]);
   await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));
   const logs = new LogAdmin(image, () => ({

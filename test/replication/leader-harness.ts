@@ -63,7 +63,7 @@ export async function startLeader(
   const logManager = await LogManager.open({ logDirs: [dir], defaults: brokerLogDefaults(config), cleanerEnabled: false });
   const writer = new FakeIsrWriter();
   const rm = await ReplicaManager.start({ config, metadata: image, logManager, logger, controllerManaged: true, isrWriter: writer });
-  const control = new ControlRequests({ brokerId: 1, image, replicaManager: rm, brokerEpoch: () => -1n, logger });
+  const control = new ControlRequests({ brokerId: 1, image, roles: rm, brokerEpoch: () => -1n, logger });
   const state = pstate(T, 0, 1, opts.epoch ?? 1, [1, 2, 3], opts.isr ?? [1, 2, 3]);
   // withoutUpdateMetadata: the controller's UpdateMetadata (sent after LeaderAndIsr) has not arrived yet.
   if (!opts.withoutUpdateMetadata) await control.updateMetadata(header(1), [broker(1), broker(2), broker(3)], [state], new Map([[T, TOPIC_ID]]));

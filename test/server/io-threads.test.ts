@@ -21,7 +21,6 @@ import { waitFor } from '../helpers/wait-for.js';
 import { kcatConsume, kcatProduce } from '../interop/kcat-helpers.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
 import { shardWorkerCount } from '../../src/server/shard-wiring.js';
-import type { Logger } from 'pino';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const START = join(ROOT, 'bin', 'kafka-server-start.sh');
@@ -127,14 +126,10 @@ test('num.io.threads=3: kcat writes 8 partitions on shard workers and reads them
   }
 });
 
-test('num.io.threads: default 1 (no worker); N > 1 is N-1 workers; with zookeeper.connect one warning and none', () => {
-  const warnings: string[] = [];
-  const logger = { warn: (msg: string) => void warnings.push(msg) } as unknown as Logger;
+test('num.io.threads: default 1 (no worker); N > 1 is N-1 workers, with zookeeper.connect too (threads step 3)', () => {
   const cfg = (props: Record<string, string>) => buildBrokerConfig(new Map(Object.entries({ 'log.dirs': '/tmp/unused', ...props })));
   assert.equal(cfg({}).numIoThreads, 1);
-  assert.equal(shardWorkerCount(cfg({}), false, logger), 0);
-  assert.equal(shardWorkerCount(cfg({ 'num.io.threads': '3' }), false, logger), 2);
-  assert.deepEqual(warnings, []);
-  assert.equal(shardWorkerCount(cfg({ 'num.io.threads': '3', 'zookeeper.connect': 'localhost:2181' }), true, logger), 0);
-  assert.deepEqual(warnings, ['num.io.threads=3 is not supported with zookeeper.connect yet: running single-threaded (num.io.threads=1)']);
+  assert.equal(shardWorkerCount(cfg({})), 0);
+  assert.equal(shardWorkerCount(cfg({ 'num.io.threads': '3' })), 2);
+  assert.equal(shardWorkerCount(cfg({ 'num.io.threads': '3', 'zookeeper.connect': 'localhost:2181' })), 2);
 });

@@ -40,7 +40,8 @@ import {
 export type InThreadReplicas = Pick<
   ReplicaManager,
   'appendRecords' | 'appendTxnMarker' | 'fetch' | 'lookup' | 'getPartition' | 'hostedPartitions' | 'logManager' | 'txnGuards'
->;
+> &
+  Partial<Pick<ReplicaManager, 'replicationBytesIn' | 'replicaFetchers'>>;
 
 export class InThreadShards implements PartitionShards {
   readonly count = 1;
@@ -140,7 +141,14 @@ export class InThreadShards implements PartitionShards {
   logManagerStats(): Promise<LogManagerStats[]> {
     const lm = this.rm.logManager;
     const f = lm.flushStats;
-    return Promise.resolve([{ flush: { count: f.count, sumMs: f.sumMs, buckets: f.buckets.slice() }, dirs: lm.logDirsOnline() }]);
+    const fetchers = this.rm.replicaFetchers;
+    // Cluster mode's followers (a shard without fetchers says nothing: embedded mode never follows).
+    const replication = fetchers
+      ? { bytesIn: this.rm.replicationBytesIn ?? 0, maxLag: fetchers.maxLag, failedPartitions: fetchers.failedPartitionsCount }
+      : undefined;
+    return Promise.resolve([
+      { flush: { count: f.count, sumMs: f.sumMs, buckets: f.buckets.slice() }, dirs: lm.logDirsOnline(), ...(replication ? { replication } : {}) },
+    ]);
   }
 }
 

@@ -178,6 +178,14 @@ export interface LogManagerStats {
   flush: { count: number; sumMs: number; buckets: Float64Array };
   /** Each log directory and whether it is online on this shard. */
   dirs: { dir: string; online: boolean }[];
+  /** Cluster mode: this shard's replica fetchers (bytes appended as a follower, the largest lag in records, partitions given up). */
+  replication?: ReplicationStats;
+}
+
+export interface ReplicationStats {
+  bytesIn: number;
+  maxLag: number;
+  failedPartitions: number;
 }
 
 export interface PartitionShards {

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { ErrorCode } from '../../protocol/errors.js';
 import { tpKey } from '../../common/partition-keys.js';
 import type { ZkBrokerMetadata, ControlPartitionState, LiveBroker } from '../../metadata/zk/zk-broker-metadata.js';
-import type { ReplicaManager } from '../../replication/replica-manager.js';
+import type { RoleChanges } from '../../replication/shards/worker/shard-roles.js';
 import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../replication/hosting/role-changes.js';
 import type { ClusterControl, ControlHeader, PartitionResult } from '../broker-services.js';
 import { StateChangeLog } from '../../common/state-change-log.js';
@@ -19,7 +19,10 @@ import { StateChangeLog } from '../../common/state-change-log.js';
 export interface ControlRequestsOptions {
   brokerId: number;
   image: ZkBrokerMetadata;
-  replicaManager: ReplicaManager;
+  /** Who applies role changes: the ReplicaManager (one thread), or ShardRoles, which splits them over the shards and answers once all did. */
+  roles: RoleChanges;
+  /** After each UpdateMetadata applied: the shard workers learn the live brokers' endpoints (their fetchers connect there). */
+  liveBrokersChanged?: () => void;
   /** The czxid of this broker's registration (-1 until known): Kafka's broker epoch. */
   brokerEpoch: () => bigint;
   logger: Logger;
@@ -69,7 +72,7 @@ export class ControlRequests implements ClusterControl {
     return this.serial(async () => {
       const fenced = this.fence(h, 'LeaderAndIsr');
       if (fenced !== ErrorCode.NONE) return { errorCode: fenced, partitions: [] };
-      const { image, replicaManager } = this.opts;
+      const { image, roles } = this.opts;
       // Configs first: a log opened here starts with its topic's settings (compaction of __consumer_offsets).
       const topics = [...new Set(states.map((s) => s.topic))];
       await Promise.all(topics.filter((t) => !image.topic(t)).map((t) => image.refreshTopicConfigs(t).catch(() => undefined)));
@@ -85,7 +88,7 @@ export class ControlRequests implements ClusterControl {
         controllerEpoch: s.controllerEpoch,
         reassigning: s.reassigning ?? false,
       }));
-      const errors = await replicaManager.becomeLeaderOrFollower(input, (t) => image.topicConfigs(t));
+      const errors = await roles.becomeLeaderOrFollower(input, (t) => image.topicConfigs(t));
       const applied = states.filter((s) => errors.get(tpKey(s.topic, s.partition)) === ErrorCode.NONE);
       image.applyLeadership(applied);
       for (const s of applied)
@@ -121,6 +124,7 @@ export class ControlRequests implements ClusterControl {
         topicIds,
       });
       this.updateMetadataBrokerEpoch = h.brokerEpoch;
+      this.opts.liveBrokersChanged?.();
       return ErrorCode.NONE;
     });
   }
@@ -129,7 +133,7 @@ export class ControlRequests implements ClusterControl {
     return this.serial(async () => {
       const fenced = this.fence(h, 'StopReplica');
       if (fenced !== ErrorCode.NONE) return { errorCode: fenced, partitions: [] };
-      const errors = await this.opts.replicaManager.stopReplicas(parts);
+      const errors = await this.opts.roles.stopReplicas(parts);
       for (const p of parts)
         this.stateChange.stopReplica(
           p.topic,

@@ -101,7 +101,7 @@ export interface BrokerConfig {
   logFlushOffsetCheckpointIntervalMs: number;
   logCleanupPolicy: string[];
   logCleanerEnable: boolean;
-  /** num.io.threads: threads hosting partitions (1 = the main thread only; N > 1 = N-1 shard workers, embedded mode). */
+  /** num.io.threads: threads hosting partitions (1 = the main thread only; N > 1 = N-1 shard workers, embedded and cluster mode). */
   numIoThreads: number;
   logCleanerBackoffMs: number;
   /** log.cleaner.threads: with shard workers, how many logs the broker cleans at once (each shard cleans one at a time). */

@@ -49,7 +49,7 @@ export function registerBrokerStateMetrics(
     s.shards && s.shards.count > 1 ? { shards: s.shards, minIsrOf: (t: string) => topicMinInsync(cfg, s.metadata.topic(t)?.configs ?? {}) } : undefined;
   const replicaCounts = new ReplicaCountsPerScrape(s.replicaManager, sharded);
   registerReplicaMetrics(registry, s.replicaManager, replicaCounts);
-  if (cfg.metricsRecordingEnable) registerReplicationTrafficMetrics(registry, s.replicaManager);
+  if (cfg.metricsRecordingEnable) registerReplicationTrafficMetrics(registry, s.replicaManager, s.shards);
   const controller: ControllerSource = s.zookeeper
     ? { kind: 'zookeeper', controller: s.zookeeper.controller }
     : {

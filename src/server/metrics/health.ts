@@ -105,13 +105,14 @@ export function clusterSignals(
   brokerId: number,
   zk: { readonly brokerEpoch: bigint; readonly membership: { readonly brokerIds: readonly number[] } },
   image: { topics(): Iterable<{ name: string; partitions: readonly ViewPartition[] }> },
-  hosted: { getPartition(topic: string, partition: number): { leaderEpoch: number } | undefined },
+  /** The leader epoch a partition is hosted here at (the ReplicaManager's Partition, or with shard workers their role ledger); undefined when not hosted. */
+  hostedEpoch: (topic: string, partition: number) => number | undefined,
   control: { readonly updateMetadataBrokerEpoch: bigint },
 ): ClusterSignals {
   return {
     registered: () => zk.membership.brokerIds.includes(brokerId),
     brokerEpoch: () => zk.brokerEpoch,
     updateMetadataBrokerEpoch: () => control.updateMetadataBrokerEpoch,
-    partitionsOutOfSync: () => countOutOfSync(brokerId, image.topics(), (t, p) => hosted.getPartition(t, p)?.leaderEpoch),
+    partitionsOutOfSync: () => countOutOfSync(brokerId, image.topics(), hostedEpoch),
   };
 }

@@ -129,7 +129,7 @@ export async function startNode(brokerId: number, opts: { writeTimeoutMs?: numbe
   });
   const logManager = await LogManager.open({ logDirs: [dir], defaults: brokerLogDefaults(config), cleanerEnabled: false });
   const replicaManager = await ReplicaManager.start({ config, metadata: image, logManager, logger, controllerManaged: true });
-  const control = new ControlRequests({ brokerId, image, replicaManager, brokerEpoch: () => opts.brokerEpoch ?? -1n, logger });
+  const control = new ControlRequests({ brokerId, image, roles: replicaManager, brokerEpoch: () => opts.brokerEpoch ?? -1n, logger });
   return {
     brokerId,
     zk,

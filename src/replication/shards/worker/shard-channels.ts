@@ -9,7 +9,9 @@ import pino from 'pino';
 import { ShardHost } from './shard-host.js';
 import { CheckpointHandover } from './checkpoint-handover.js';
 import type { SharedDirFiles } from './shared-dir-files.js';
-import type { CheckpointWritten, FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import type { CheckpointWritten, FromShard, MainAnswer, ShardInit, ToShard } from './shard-protocol.js';
+import { answerAsk, type MainSide } from './main-answers.js';
+import type { ClusterHooks } from './cluster-hooks.js';
 import { CoalescedPosts } from './coalesced-posts.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -18,7 +20,7 @@ export interface ShardChannel {
   alive: boolean;
   /** Calls waiting for an answer, by id: resolved with the answer, or undefined once the shard has ended. */
   readonly pending: Map<number, (m: FromShard | undefined) => void>;
-  send(m: ToShard | CheckpointWritten, transfer?: ArrayBuffer[]): void;
+  send(m: ToShard | CheckpointWritten | MainAnswer, transfer?: ArrayBuffer[]): void;
   /** Resolves once the shard has opened its logs; rejects when it ends first. */
   readonly ready: Promise<void>;
   /** After the shutdown's answer: ends the thread (a worker), and resolves once it has. */
@@ -56,9 +58,10 @@ function spawn(init: ChannelInit): Worker {
   return new Worker(new URL('./shard-worker.js', here), { workerData: init, ...resourceLimits(init) });
 }
 
-/** What a shard says that is not an answer (ready, checkpoint entries, shutdown) goes here; an answer to its call. */
-function dispatch(ch: ShardChannel, files: SharedDirFiles, m: FromShard, markReady: () => void): void {
+/** What a shard says that is not an answer (ready, checkpoint entries, shutdown, a worker's asks) goes here; an answer to its call. */
+function dispatch(ch: ShardChannel, files: SharedDirFiles, m: FromShard, markReady: () => void, main: MainSide = {}): void {
   if (m.type === 'ready') markReady();
+  else if (m.type === 'ask') void answerAsk(m, main).then((answer) => ch.alive && ch.send(answer));
   else if (m.type === 'checkpoints') {
     // Answered once written: the shard keeps one report per directory in flight (checkpoint-handover.ts).
     void files.report(ch.index, m.dir, m.entries).then((written) => ch.alive && ch.send({ type: 'checkpointed', dir: m.dir, written }));
@@ -76,20 +79,20 @@ export interface PostCounts {
   postsFromWorkers: number;
 }
 
-export function workerChannel(init: ChannelInit, files: SharedDirFiles, ended: ShardEnded, counts: PostCounts): ShardChannel {
+export function workerChannel(init: ChannelInit, files: SharedDirFiles, ended: ShardEnded, counts: PostCounts, main: MainSide = {}): ShardChannel {
   const worker = spawn(init);
   let markReady!: () => void;
   let failStart!: (err: Error) => void;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   // One turn's messages to this worker wake it once (coalesced-posts.ts).
-  const posts = new CoalescedPosts<ToShard | CheckpointWritten>(
+  const posts = new CoalescedPosts<ToShard | CheckpointWritten | MainAnswer>(
     (batch, transfer) => {
       worker.postMessage(batch, transfer);
       counts.postsToWorkers++;
     },
     (m, err) => {
       // Neither carries a call to fail (a checkpoint answer is plain numbers and strings: it clones).
-      if (m.type === 'crash' || m.type === 'stall' || m.type === 'checkpointed') return;
+      if (m.type === 'crash' || m.type === 'stall' || m.type === 'checkpointed' || m.type === 'told') return;
       const answer = ch.pending.get(m.id);
       ch.pending.delete(m.id);
       answer?.({ type: 'failed', id: m.id, message: `cannot send to shard worker ${init.index}: ${messageOf(err)}` });
@@ -113,7 +116,7 @@ export function workerChannel(init: ChannelInit, files: SharedDirFiles, ended: S
   // A worker's answers come coalesced too: one message, every answer of its turn in order.
   worker.on('message', (batch: FromShard[]) => {
     counts.postsFromWorkers++;
-    for (const m of batch) dispatch(ch, files, m, markReady);
+    for (const m of batch) dispatch(ch, files, m, markReady, main);
   });
   let reason = '';
   worker.on('error', (err) => (reason = err.message));
@@ -129,7 +132,7 @@ export function workerChannel(init: ChannelInit, files: SharedDirFiles, ended: S
 }
 
 /** Shard 0: a ShardHost on this thread; messages are handled as they are sent, answers come back by reference. */
-export function localChannel(init: ChannelInit, files: SharedDirFiles): ShardChannel {
+export function localChannel(init: ChannelInit, files: SharedDirFiles, hooks?: ClusterHooks): ShardChannel {
   let host: ShardHost | undefined;
   const logger = pino({ name: `shard-${init.index}`, level: init.logLevel ?? 'warn' }, pino.destination({ fd: 2, sync: true }));
   const post = (m: FromShard): void => dispatch(ch, files, m, () => undefined);
@@ -140,8 +143,9 @@ export function localChannel(init: ChannelInit, files: SharedDirFiles): ShardCha
     alive: true,
     pending: new Map(),
     // Nothing else is sent before `ready` (WorkerShards.open waits for every shard).
-    send: (m) => (m.type === 'checkpointed' ? handover.written(m.dir, m.written) : void host?.handle(m)),
-    ready: ShardHost.open(init, logger, post, true, handover).then((h) => {
+    // Shard 0 never asks (its hooks are the broker's own), so no 'told' comes its way.
+    send: (m) => (m.type === 'checkpointed' ? handover.written(m.dir, m.written) : m.type === 'told' ? undefined : void host?.handle(m)),
+    ready: ShardHost.open(init, logger, post, true, handover, hooks).then((h) => {
       host = h;
     }),
     close: () => Promise.resolve(),

@@ -15,10 +15,11 @@ import { CheckpointHandover } from './checkpoint-handover.js';
 import { InThreadShards } from '../in-thread-shards.js';
 import { shardOf } from '../partition-shards.js';
 import type { LogConfig } from '../../../storage/config.js';
-import type { FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
+import type { BrokerEndpoint, FromShard, RecordsWindow, ShardFetchResult, ShardInit, ToShard } from './shard-protocol.js';
 import { messageOf } from '../../../common/errors.js';
 import { DelayedFetch } from '../../fetch/delayed-fetch.js';
 import type { Partition } from '../../partition/partition.js';
+import { restoredSecurity, type ClusterHooks } from './cluster-hooks.js';
 
 export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 
@@ -53,6 +54,8 @@ export class ShardHost {
     private readonly effective: Map<string, LogConfig>,
     /** This shard's checkpoint reports to the main thread. */
     readonly checkpoints: CheckpointHandover,
+    /** Cluster mode: the live brokers' inter-broker endpoints, as last posted (undefined in embedded mode). */
+    private readonly brokers: Map<number, BrokerEndpoint> | undefined,
   ) {
     this.inThread = new InThreadShards(replicas, mirror);
   }
@@ -64,9 +67,15 @@ export class ShardHost {
     local = false,
     /** Where the main thread's answers to checkpoint reports go (they come while the logs open, before this host exists). */
     handover = new CheckpointHandover(post),
+    /** Cluster mode: what the shard's ReplicaManager takes that is not data (cluster-hooks.ts). */
+    hooks?: ClusterHooks,
   ): Promise<ShardHost> {
-    const { config } = init;
-    const mirror = new MetadataMirror(config.brokerId, init.index, init.shards);
+    const cluster = init.cluster;
+    const security = restoredSecurity(cluster?.security);
+    const config = security ? { ...init.config, interBrokerSecurity: security } : init.config;
+    const mirror = new MetadataMirror(config.brokerId, init.index, init.shards, cluster !== undefined);
+    const brokers = cluster ? new Map(cluster.brokers.map((b) => [b.id, b])) : undefined;
+    if (brokers) mirror.setBrokers(cluster!.brokers);
     mirror.apply(init.topics);
     const effective = new Map<string, LogConfig>(Object.entries(init.logConfigs ?? {}));
     // The broker's log settings (absent: the shards alone, as their tests start them, with LogManager's defaults and no cleaner).
@@ -77,6 +86,7 @@ export class ShardHost {
         const info = mirror.topic(topic);
         return info ? (effective.get(topic) ?? topicLogConfig(options.defaults, info.configs)) : undefined;
       },
+      ...(hooks?.metaProperties ? { metaProperties: hooks.metaProperties } : {}),
       shard: {
         owns: (topic, partition) => shardOf(topic, partition, init.shards) === init.index,
         hadCleanShutdown: (dir) => init.hadCleanShutdown[dir] ?? false,
@@ -97,8 +107,17 @@ export class ShardHost {
       logger,
       logConfigFor: (topic) => effective.get(topic),
       ...(init.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: init.maintenanceIntervalMs } : {}),
+      // Cluster mode: the controller opens and drops partitions; followers fetch from their leaders' inter-broker listeners.
+      ...(cluster && hooks
+        ? {
+            controllerManaged: true,
+            isrWriter: hooks.isrWriter,
+            brokerEndpoint: hooks.brokerEndpoint ?? ((id: number) => brokers!.get(id)),
+            ...(hooks.interceptor ? { interBrokerInterceptor: hooks.interceptor } : {}),
+          }
+        : {}),
     });
-    return new ShardHost(mirror, logs, replicas, post, local, effective, handover);
+    return new ShardHost(mirror, logs, replicas, post, local, effective, handover, brokers);
   }
 
   /** Handles one message; answers it (or says why it failed). Never rejects. */
@@ -111,7 +130,8 @@ export class ShardHost {
           this.mirror.apply(m.topics);
           // The mirror's listeners queued the syncs; these share them and wait for the logs.
           await Promise.all(m.topics.map((t) => this.replicas.syncLocalLogs(t.name)));
-          this.checkOpen(m.topics.map((t) => t.name));
+          // Cluster mode: the controller, not the metadata, says which partitions are hosted here.
+          if (!this.brokers) this.checkOpen(m.topics.map((t) => t.name));
           // A dynamic broker default changed (the topic's own configs did not): the running logs take it too.
           for (const [name, cfg] of Object.entries(m.logConfigs ?? {}))
             for (const p of this.mirror.topic(name)?.partitions ?? []) this.replicas.getPartition(name, p.partition)?.log.updateConfig(cfg);
@@ -133,6 +153,16 @@ export class ShardHost {
           const method = this.inThread[m.method] as (...args: unknown[]) => Promise<unknown>;
           return this.post({ type: 'answered', id: m.id, result: await method.apply(this.inThread, m.args) });
         }
+        case 'leaderAndIsr': {
+          this.setBrokers(m.brokers);
+          const errors = await this.replicas.becomeLeaderOrFollower(m.states, (t) => m.configs[t] ?? {});
+          return this.post({ type: 'answered', id: m.id, result: [...errors] });
+        }
+        case 'stopReplica':
+          return this.post({ type: 'answered', id: m.id, result: [...(await this.replicas.stopReplicas(m.parts))] });
+        case 'brokers':
+          this.setBrokers(m.brokers);
+          return this.post({ type: 'done', id: m.id });
         case 'shutdown':
           for (const wait of [...this.parked.values()]) wait.complete();
           await this.replicas.shutdown();
@@ -142,6 +172,14 @@ export class ShardHost {
     } catch (err) {
       this.post({ type: 'failed', id: m.id, message: messageOf(err) });
     }
+  }
+
+  /** Cluster mode: the live brokers as the controller last named them (the fetchers' leader addresses; shard 0's read the image). */
+  private setBrokers(list: readonly BrokerEndpoint[]): void {
+    if (!this.brokers) return;
+    this.brokers.clear();
+    for (const b of list) this.brokers.set(b.id, b);
+    this.mirror.setBrokers(list);
   }
 
   /** Throws unless every partition of `topics` this shard owns has its log open (topic administration answers that error). */

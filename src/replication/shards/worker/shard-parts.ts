@@ -1,8 +1,8 @@
 /**
  * How WorkerShards (worker-shards.ts) splits a request across shards and puts the answers
  * together: the parts of each shard, when a Fetch gathered from several has enough to answer,
- * what a part gets from a shard that failed or ended, and the effective log configs sent with
- * topics to the shards.
+ * what a part gets from a shard that failed or ended, the effective log configs sent with
+ * topics to the shards, and the shards' log directories merged into one answer.
  */
 import { ErrorCode } from '../../../protocol/errors.js';
 import type { TopicInfo } from '../../../metadata/cluster-model.js';
@@ -10,6 +10,7 @@ import type { LogConfig } from '../../../storage/config.js';
 import type { PartitionFetchResult } from '../../fetch/fetch-reader.js';
 import type { AppendOutcome } from '../../append/leader-appends.js';
 import type { FromShard } from './shard-protocol.js';
+import type { LogDirState } from '../../../storage/manager/log-manager.js';
 
 /** Indexes of `items` by the shard `shardOfItem` names, in item order. */
 export function byShard<T>(items: readonly T[], shardOfItem: (item: T) => number): Map<number, number[]> {
@@ -64,4 +65,18 @@ export function failedAs(m: FromShard | undefined): void {
 /** A produce part's outcome when its shard failed it (UNKNOWN_SERVER_ERROR, with why) or ended (NOT_LEADER_OR_FOLLOWER: clients retry). */
 export function failedOutcome(m: FromShard | undefined): AppendOutcome {
   return m?.type === 'failed' ? { ...NOT_LEADER, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: m.message } : NOT_LEADER;
+}
+
+/** Every shard's log directories as one list: each directory with every shard's logs in it, online when every shard has it online. */
+export function mergedLogDirs(perShard: readonly (readonly LogDirState[])[]): LogDirState[] {
+  const merged = new Map<string, LogDirState>();
+  for (const d of perShard.flat()) {
+    const seen = merged.get(d.dir);
+    if (!seen) merged.set(d.dir, { ...d, logs: [...d.logs] });
+    else {
+      seen.logs.push(...d.logs);
+      if (!d.online) Object.assign(seen, { online: false, error: d.error ?? seen.error });
+    }
+  }
+  return [...merged.values()];
 }

@@ -13,6 +13,31 @@ import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch
 import type { ParkedPart } from './cross-shard-fetch.js';
 import type { DirCheckpointEntries } from '../../../storage/manager/log-dir-checkpoints.js';
 import type { VerifiedTxnProducer } from '../../append/txn-verification-guards.js';
+import type { LeaderAndIsrPartition, StopReplicaPartition } from '../../hosting/role-changes.js';
+import type { IsrChange } from '../../partition/partition.js';
+import type { InterBrokerRequest } from '../../../client/inter-broker-interceptor.js';
+import type { ClientSecurity } from '../../../security/client-security.js';
+
+/** A live broker's inter-broker endpoint, as the controller's UpdateMetadata named it (a follower's fetcher connects there). */
+export interface BrokerEndpoint {
+  id: number;
+  host: string;
+  port: number;
+}
+
+/**
+ * Cluster mode (docs/threads.md step 3): the shard's ReplicaManager is the controller's to drive
+ * (LeaderAndIsr, StopReplica), its followers fetch from their leaders, and what a worker cannot
+ * do itself (write ZooKeeper, consult a test's interceptor) it asks the main thread.
+ */
+export interface ClusterShardInit {
+  /** The live brokers' inter-broker endpoints as last known (UpdateMetadata posts newer ones). */
+  brokers: BrokerEndpoint[];
+  /** How fetchers secure their connections to leaders (TLS material as bytes: structured clone makes Buffers plain Uint8Arrays). */
+  security?: ClientSecurity;
+  /** Whether the broker has an inter-broker interceptor (a test seam): the worker's fetchers then ask the main thread before each request. */
+  intercepted: boolean;
+}
 
 /** What a worker starts from (workerData). */
 export interface ShardInit {
@@ -27,6 +52,8 @@ export interface ShardInit {
   /** This shard's LogManager settings (the broker's, log-manager-options.ts); absent: the shard tests' defaults. */
   logs?: LogManagerSettings;
   maintenanceIntervalMs?: number;
+  /** Cluster mode's part; absent in embedded mode. */
+  cluster?: ClusterShardInit;
   /**
    * A worker started in place of one that ended (worker-shards.ts): the topics whose deletion
    * this shard never confirmed. The worker that ended may have died before it deleted their
@@ -75,6 +102,12 @@ export type ToShard =
   /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */
   | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
+  /** Cluster mode: this shard's part of a LeaderAndIsr (`configs`: each topic's configs as the image has them); answered with [tpKey, error] pairs. */
+  | { type: 'leaderAndIsr'; id: number; states: LeaderAndIsrPartition[]; configs: Record<string, Record<string, string>>; brokers: BrokerEndpoint[] }
+  /** Cluster mode: this shard's part of a StopReplica; answered with [tpKey, error] pairs. */
+  | { type: 'stopReplica'; id: number; parts: StopReplicaPartition[] }
+  /** Cluster mode: the live brokers after an UpdateMetadata (the fetchers' leader addresses). */
+  | { type: 'brokers'; id: number; brokers: BrokerEndpoint[] }
   /** Tests: makes the worker throw from its message handler (an uncaught error), or allocate until its heap runs out. */
   | { type: 'crash'; how: 'throw' | 'heap' }
   /** Tests: blocks the worker's event loop for `ms` (a worker whose loop is stuck). */
@@ -86,6 +119,19 @@ export interface CheckpointWritten {
   dir: string;
   written: boolean;
 }
+
+/** The main thread's answer to a worker's ask (main-asks.ts): the result, or why it failed. */
+export interface MainAnswer {
+  type: 'told';
+  id: number;
+  result?: unknown;
+  error?: string;
+}
+
+/** What a worker asks the main thread to do for it (cluster mode): it has no ZooKeeper session, and a test's interceptor lives there. */
+export type MainAsk =
+  | { type: 'ask'; id: number; what: 'writeIsr'; change: IsrChange; previousIsr?: number[] }
+  | { type: 'ask'; id: number; what: 'beforeSend'; request: InterBrokerRequest };
 
 /** The PartitionShards calls a shard answers with its InThreadShards (produce and fetch have messages of their own). */
 export type ForwardedMethod =
@@ -114,4 +160,5 @@ export type FromShard =
   | { type: 'fetchWaited'; id: number }
   | { type: 'answered'; id: number; result: unknown }
   | { type: 'checkpoints'; dir: string; entries: DirCheckpointEntries }
-  | { type: 'closed'; dir: string; unclean: string[]; checkpointed: boolean };
+  | { type: 'closed'; dir: string; unclean: string[]; checkpointed: boolean }
+  | MainAsk;

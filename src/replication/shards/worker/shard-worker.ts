@@ -9,7 +9,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { ShardHost } from './shard-host.js';
 import { CheckpointHandover } from './checkpoint-handover.js';
-import type { CheckpointWritten, FromShard, ShardInit, ToShard } from './shard-protocol.js';
+import type { CheckpointWritten, FromShard, MainAnswer, ShardInit, ToShard } from './shard-protocol.js';
+import { MainAsks } from './main-asks.js';
+import { workerClusterHooks } from './cluster-hooks.js';
 import { CoalescedPosts } from './coalesced-posts.js';
 import { messageOf } from '../../../common/errors.js';
 
@@ -32,19 +34,22 @@ const post = (m: FromShard, transfer: ArrayBuffer[] = []): void => posts.post(m,
 // they do (the LogManager awaits its first write); anything else waits for the host. The main
 // thread's messages of one turn arrive together, handled in order.
 const handover = new CheckpointHandover(post);
+// Cluster mode: what this worker asks the main thread (ISR writes, the test interceptor); answered in any state.
+const asks = new MainAsks(post);
 let host: ShardHost | undefined;
 const early: ToShard[] = [];
-port.on('message', (batch: (ToShard | CheckpointWritten)[]) => {
+port.on('message', (batch: (ToShard | CheckpointWritten | MainAnswer)[]) => {
   for (const m of batch) {
     if (m.type === 'crash' && m.how === 'heap') exhaustHeap();
     if (m.type === 'crash') throw new Error('shard worker crash requested');
     if (m.type === 'stall') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, m.ms);
     if (m.type === 'checkpointed') handover.written(m.dir, m.written);
+    else if (m.type === 'told') asks.told(m);
     else if (host) void host.handle(m);
     else early.push(m);
   }
 });
-host = await ShardHost.open(init, logger, post, false, handover);
+host = await ShardHost.open(init, logger, post, false, handover, init.cluster ? workerClusterHooks(init.cluster, asks) : undefined);
 for (const m of early.splice(0)) void host.handle(m);
 post({ type: 'ready' });
 

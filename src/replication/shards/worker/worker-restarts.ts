@@ -25,6 +25,8 @@ export interface WorkerRestartsOptions {
   start: (index: number, deleteLogsOf: string[]) => ShardChannel;
   /** Whether the shards are shutting down (nothing is restarted then). */
   closing: () => boolean;
+  /** A restarted worker serves again (cluster mode: its partitions' roles are sent to it again). */
+  restarted?: (index: number) => void;
 }
 
 export class WorkerRestarts {
@@ -145,6 +147,7 @@ export class WorkerRestarts {
         for (const topic of deleteLogsOf) this.staleLogs[index]!.delete(topic);
         this.opening.delete(index);
         this.opts.logger.warn(`shard worker ${index} restarted: its partitions serve again`);
+        this.opts.restarted?.(index);
       },
       // Ended while opening: `ended` has it (and counts it as a crash).
       () => undefined,

@@ -6,6 +6,18 @@ import type { StorageLogger } from '../../../storage/logger.js';
 import type { LogManagerConfig } from '../log-manager-options.js';
 import type { SharedRecordsLender } from './records-handover.js';
 import type { RestartTimings } from './restart-policy.js';
+import type { ClusterShardInit } from './shard-protocol.js';
+import type { MainSide } from './main-answers.js';
+import type { ClusterHooks } from './cluster-hooks.js';
+
+/** Cluster mode (docs/threads.md step 3): what the workers start from, what the main thread does for them, shard 0's hooks. */
+export interface WorkerShardsCluster {
+  init: ClusterShardInit;
+  main: MainSide;
+  local: ClusterHooks;
+  /** A restarted worker serves again: its partitions' last roles are sent to it (shard-roles.ts). */
+  restarted?: (index: number) => void;
+}
 
 export interface WorkerShardsOptions {
   config: ReplicationConfig;
@@ -35,6 +47,8 @@ export interface WorkerShardsOptions {
   maintenanceIntervalMs?: number;
   /** The old generation each worker's heap may grow to, in MiB (default: the process's limit); past it that worker ends, not the broker (tests set a small one). */
   workerHeapMb?: number;
+  /** Cluster mode's part; absent in embedded mode. */
+  cluster?: WorkerShardsCluster;
   /** When a worker that ended is started again (restart-policy.ts; the defaults: at once, 1 s doubling for quick crashes, offline after 3 in 10 min). */
   restart?: RestartTimings;
 }

@@ -48,12 +48,13 @@ import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
 import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
-import { byShard, failedAs, failedOutcome, logConfigsOf } from './shard-parts.js';
+import { byShard, failedAs, failedOutcome, logConfigsOf, mergedLogDirs } from './shard-parts.js';
 import { fetchAcrossShards, type FetchShardsAccess, type ParkedPart, type ShardPark } from './cross-shard-fetch.js';
 import { localChannel, workerChannel, type ChannelInit, type ShardChannel } from './shard-channels.js';
 import { WorkerRestarts, type ShardExit } from './worker-restarts.js';
 import { LogManagerStatsSums } from './log-manager-stats-sums.js';
-import type { WorkerShardsOptions } from './worker-shards-options.js';
+import type { WorkerShardsCluster, WorkerShardsOptions } from './worker-shards-options.js';
+import type { RoleMessage } from './shard-roles.js';
 
 export type { WorkerShardsOptions } from './worker-shards-options.js';
 
@@ -80,6 +81,7 @@ export class WorkerShards implements PartitionShards {
     private readonly logConfigFor: ((topic: string) => LogConfig | undefined) | undefined,
     private readonly sharedRecords: SharedRecordsLender | undefined,
     private readonly base: BaseInit,
+    private readonly cluster: WorkerShardsCluster | undefined,
   ) {}
 
   /** Locks the log directories, starts shard 0 and the workers, and waits until each has opened its partitions' logs. */
@@ -97,9 +99,10 @@ export class WorkerShards implements PartitionShards {
       ...(opts.maintenanceIntervalMs !== undefined ? { maintenanceIntervalMs: opts.maintenanceIntervalMs } : {}),
       ...(opts.workerLogLevel !== undefined ? { logLevel: opts.workerLogLevel } : {}),
       ...(opts.workerHeapMb !== undefined ? { heapMb: opts.workerHeapMb } : {}),
+      ...(opts.cluster ? { cluster: opts.cluster.init } : {}),
     };
     const slots = logs?.cleanerSlots;
-    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords, base);
+    const that = new WorkerShards(files, logger, opts.moveProduceBuffers ?? true, opts.logConfigFor, opts.sharedRecords, base, opts.cluster);
     for (const t of opts.topics) that.topics.set(t.name, t);
     const ended = (index: number, reason: string): void => {
       // A worker that died while cleaning cannot give its cleaner slot back: the others would wait for it forever.
@@ -112,10 +115,11 @@ export class WorkerShards implements PartitionShards {
       ...(opts.restart ? { timings: opts.restart } : {}),
       start: (index, deleteLogsOf) => that.startAgain(index, deleteLogsOf, ended),
       closing: () => that.closing,
+      ...(opts.cluster?.restarted ? { restarted: opts.cluster.restarted } : {}),
     });
     for (let index = 0; index < count; index++) {
       const init = that.initFor(index, files.cleanShutdowns());
-      that.shards.push(index === 0 ? localChannel(init, files) : workerChannel(init, files, ended, that.stats));
+      that.shards.push(index === 0 ? localChannel(init, files, opts.cluster?.local) : workerChannel(init, files, ended, that.stats, opts.cluster?.main));
     }
     try {
       await Promise.all(that.shards.map((s) => s.ready));
@@ -149,7 +153,7 @@ export class WorkerShards implements PartitionShards {
    */
   private startAgain(index: number, deleteLogsOf: string[], ended: (index: number, reason: string) => void): ShardChannel {
     const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
-    const ch = workerChannel({ ...this.initFor(index, unclean), deleteLogsOf }, this.files, ended, this.stats);
+    const ch = workerChannel({ ...this.initFor(index, unclean), deleteLogsOf }, this.files, ended, this.stats, this.cluster?.main);
     // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
     this.logStats.retire(index);
     this.shards[index] = ch;
@@ -356,6 +360,11 @@ export class WorkerShards implements PartitionShards {
     };
   }
 
+  /** Cluster mode (shard-roles.ts): one role change or broker list to shard `index`; undefined when it ended or is opening. */
+  callShard(index: number, message: RoleMessage): Promise<FromShard | undefined> {
+    return this.call(this.shards[index]!, { ...message, id: this.nextId++ });
+  }
+
   /** One of the seam's other calls: split by shard, each shard's InThreadShards answers its parts, `failed` for a shard that ended. */
   private async forward<P extends { topic: string; partition: number }, R>(
     method: ForwardedMethod,
@@ -411,18 +420,7 @@ export class WorkerShards implements PartitionShards {
   /** Every directory with every live shard's logs in it; a directory is online when every shard has it online. */
   async logDirs(): Promise<LogDirState[]> {
     const answers = await Promise.all(this.shards.map((s) => this.call(s, { type: 'call', id: this.nextId++, method: 'logDirs', args: [] })));
-    const merged = new Map<string, LogDirState>();
-    for (const a of answers) {
-      for (const d of a?.type === 'answered' ? (a.result as LogDirState[]) : []) {
-        const seen = merged.get(d.dir);
-        if (!seen) merged.set(d.dir, { ...d, logs: [...d.logs] });
-        else {
-          seen.logs.push(...d.logs);
-          if (!d.online) Object.assign(seen, { online: false, error: d.error ?? seen.error });
-        }
-      }
-    }
-    return [...merged.values()];
+    return mergedLogDirs(answers.map((a) => (a?.type === 'answered' ? (a.result as LogDirState[]) : [])));
   }
 
   /**
