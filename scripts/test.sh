@@ -16,10 +16,11 @@ npm run --silent lint            # Biome (biome.jsonc): its rules and the format
 npm run --silent build &
 build=$!
 check_status=0
-bash scripts/test-build.sh || check_status=$?
+bash scripts/test-build.sh --emit || check_status=$?
 build_status=0
 wait "$build" || build_status=$?
 if [ "$build_status" -ne 0 ] || [ "$check_status" -ne 0 ]; then exit 1; fi
+bash scripts/test-build.sh --link # dist/ too, so after the build
 if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
 echo "running ${#files[@]} test files"
 # The generator's default place for Kafka's specs is relative to its module (../shared beside the

@@ -3,9 +3,11 @@
  * module: one that reads or spawns TypeScript sources, lists src/, or works on the repository
  * (git, npm pack, the build's stamp).
  * Why not `new URL('../..', import.meta.url)`: `npm test` runs the tests compiled into
- * .test-build/ (scripts/test.sh), where the TypeScript sources are not (their .js stand there),
- * while fixtures, bin/, config/, docs/ and dist/ are linked in (scripts/link-test-build.mjs), so
- * a path to one of those works either way.
+ * .test-build/ (scripts/test-build.sh), a copy of the tree made of hard links
+ * (scripts/link-test-build.mjs) with the JavaScript beside every .ts: a path to one file (a
+ * fixture, bin/, config/, docs/, dist/, a .ts to spawn under tsx) works from there as from the
+ * source, but a folder's listing holds the .js too, and git, npm or the build run there would
+ * work on the copy.
  */
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
