@@ -10,6 +10,11 @@ function errorText(error) {
   return text.split('\n').slice(0, MAX_ERROR_LINES).join('\n');
 }
 
+/** A compiled test's file (scripts/test-build.sh: .test-build/x.test.js) named as its source, test/x.test.ts. */
+function sourceFile(file) {
+  return file.replace(/(^|\/)\.test-build\/(.*)\.js$/, '$1$2.ts');
+}
+
 export default async function* failureSummary(source) {
   const failures = [];
   for await (const event of source) {
@@ -17,7 +22,7 @@ export default async function* failureSummary(source) {
     const { name, file, details, nesting } = event.data;
     // A failing subtest also fails its parent; the innermost one carries the useful error.
     if (details?.error?.failureType === 'subtestsFailed') continue;
-    failures.push({ name, file: file ?? '(unknown file)', nesting, error: errorText(details?.error) });
+    failures.push({ name, file: file ? sourceFile(file) : '(unknown file)', nesting, error: errorText(details?.error) });
   }
   if (failures.length === 0) return;
   yield `\n# ${failures.length} failed test(s):\n`;

@@ -26,7 +26,16 @@ if [ "$#" -gt 0 ]; then files=("$@"); fi
 threads=${FJORD_TEST_IO_THREADS:-3}
 echo "running ${#files[@]} test files at num.io.threads=$threads"
 npm run --silent build # shard workers and the CLI tools the tests spawn run from dist/
-FJORD_TEST_IO_THREADS=$threads node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-1}" --test-timeout=240000 \
+# The test files run compiled, as npm test runs them (scripts/test-build.sh): test/x.test.ts as
+# .test-build/test/x.test.js.
+bash scripts/test-build.sh
+compiled=()
+for f in "${files[@]}"; do
+  f=${f#./}
+  compiled+=(".test-build/${f%.ts}.js")
+done
+export FJORD_PROTOCOL_SPECS="${FJORD_PROTOCOL_SPECS:-$(dirname "$PWD")/shared/kafka-protocol}" # as scripts/test.sh says
+FJORD_TEST_IO_THREADS=$threads node --test --test-concurrency="${TEST_CONCURRENCY:-1}" --test-timeout=240000 \
   --test-reporter=tap --test-reporter-destination=stdout \
   --test-reporter=./scripts/failure-summary-reporter.mjs --test-reporter-destination=stdout \
-  "${files[@]}"
+  "${compiled[@]}"

@@ -23,6 +23,8 @@ import { medians, rotate } from './stats.js';
 import type { SuiteContext, SystemName, Workload } from './workload.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The workloads' extension: this module's own, .ts under tsx, .js where the tests run compiled (scripts/test-build.sh). */
+const MODULE_EXT = path.extname(fileURLToPath(import.meta.url));
 const ALL_SYSTEMS = ['fjord', 'fjord-threads', 'nats', 'redis', 'dd', 'iperf3'];
 
 export interface SuiteOptions {
@@ -60,7 +62,7 @@ export function parseArgs(argv: readonly string[]): SuiteOptions {
 /** Every workload file's default export, ordered by `order` then `name`. */
 export async function loadWorkloads(dir = path.join(ROOT, 'bench/suite/workloads')): Promise<Workload[]> {
   const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .filter((f) => f.endsWith(MODULE_EXT) && !f.endsWith('.d.ts'))
     .sort();
   const all: Workload[] = [];
   for (const f of files) {

@@ -5,10 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkLayers, LAYERS, moduleSpecifiers } from './layer-check.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const SRC = join(REPO_ROOT, 'src', '/');
 
 function sourceFiles(): Map<string, string> {
   const files = new Map<string, string>();

@@ -3,11 +3,10 @@
  * from today's sources, else the source through tsx: test/helpers/built.ts), and collects their output.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
 import { nodeEntry } from '../helpers/built.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = REPO_ROOT;
 
 export interface CliResult {
   code: number | null;

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { OffsetCommitKeyCodec, OffsetCommitValueCodec } from '../../src/protocol/coordinator-records/index.js';
 import { Writer } from '../../src/protocol/primitives/index.js';
 import { makeBatch, openLog, withTempDir } from '../storage/helpers.js';
@@ -11,6 +10,7 @@ import { recordAbortedTxn } from '../../src/storage/log/aborted-txns.js';
 import { CRC, CompressionType, RECORD_BATCH_OVERHEAD, computeCrc } from '../../src/protocol/records/batch-header.js';
 import { gzipValueBomb } from '../helpers/read-bombs.js';
 import { nodeEntry } from '../helpers/built.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
 const run = (...args: string[]) => spawnSync(process.execPath, [...nodeEntry('cli/kafka-dump-log'), ...args], { encoding: 'utf8' });
 
@@ -110,7 +110,7 @@ test('--offsets-decoder prints __consumer_offsets keys and values as JSON', asyn
 });
 
 test('bin/kafka-dump-log.sh runs the compiled tool', async () => {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const root = REPO_ROOT;
   const compiled = path.join(root, 'dist', 'cli', 'kafka-dump-log.js');
   const { existsSync } = await import('node:fs');
   // scripts/test.sh builds dist/ first; when run alone, build it here.

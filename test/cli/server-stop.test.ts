@@ -12,12 +12,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { run } from '../helpers/run.js';
 import { Admin } from '../../src/client/index.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPO_ROOT;
 const START = join(ROOT, 'bin', 'kafka-server-start.sh');
 const STOP = join(ROOT, 'bin', 'kafka-server-stop.sh');
 

@@ -2,13 +2,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { runCli } from './helpers.js';
 import { run } from '../helpers/run.js';
 import { TOOL_CLASSES } from '../../src/cli/common/tool-classes.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const CLI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli');
+const CLI_DIR = join(REPO_ROOT, 'src', 'cli');
 
 async function tools(): Promise<string[]> {
   return (await readdir(CLI_DIR)).filter((f) => /^kafka-.*\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, ''));

@@ -15,13 +15,13 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { run, type RunResult } from '../helpers/run.js';
 import { startTestBroker, type TestBroker } from '../helpers/broker.js';
 import { Admin, Producer } from '../../src/client/index.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = REPO_ROOT;
 const BIN = join(ROOT, 'bin');
 const STACK_TRACE = /\n\s+at |Error: write EPIPE|node:internal/;
 

@@ -19,7 +19,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Admin } from '../../src/client/index.js';
 import { freePort } from '../interop/groups/crash-helpers.js';
 import { waitFor } from '../helpers/cluster.js';
@@ -28,8 +27,9 @@ import { run, type RunResult } from '../helpers/run.js';
 import { zkCli } from '../helpers/zookeeper.js';
 import { LineCollector } from '../cli/helpers.js';
 import { offsetsPartitionFor } from './cluster-clients.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPO_ROOT;
 const SCRIPT = join(ROOT, 'bin', 'fjord-local-cluster.sh');
 const bin = (tool: string): string => join(ROOT, 'bin', tool);
 const OFFSETS_PARTITIONS = 50; // the shipped config's offsets.topic.num.partitions

@@ -6,11 +6,10 @@
  * broker or a tool started from src/ spends about a second more CPU than from dist/, and the
  * suite starts hundreds. FJORD_TEST_FROM_SOURCE=1 makes every child run src/.
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { distIsCurrent } from '../../scripts/build-fingerprint.mjs';
+import { REPO_ROOT as ROOT } from './repo-root.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BROKER_CHILD_MAIN = join(ROOT, 'test', 'helpers', 'broker-child-main.mjs');
 let current: boolean | undefined;
 

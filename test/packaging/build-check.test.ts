@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { run, type RunResult } from '../helpers/run.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPO_ROOT;
 const BUILD = join(ROOT, 'scripts', 'build.mjs');
 
 /** The environment without npm's own variables (an outer `npm test` sets them). */

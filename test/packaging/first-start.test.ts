@@ -11,11 +11,11 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { builtinModules, createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { exited, LineCollector } from '../cli/helpers.js';
 import { run } from '../helpers/run.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = `${REPO_ROOT}/`;
 
 interface LockEntry {
   version?: string;

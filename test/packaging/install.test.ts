@@ -17,11 +17,11 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { run, type RunResult } from '../helpers/run.js';
 import { exited, LineCollector } from '../cli/helpers.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPO_ROOT;
 
 interface PackFile {
   path: string;

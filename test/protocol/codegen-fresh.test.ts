@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { generateAll, specsDir } from '../../tools/codegen/generate.js';
 import { SCHEMA_PATH, parseSchema, schemaText } from '../../tools/codegen/schema.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
 // Kafka's JSON specs live outside the repository (../shared/kafka-protocol, or
 // FJORD_PROTOCOL_SPECS); CI and developer machines have them, a bare clone does not. Without
@@ -14,7 +15,7 @@ const skip = existsSync(join(specsDir, 'messages'))
   : `Kafka's protocol specs are not at ${specsDir} (set FJORD_PROTOCOL_SPECS): cannot compare the committed codec with a fresh generation`;
 
 test('regenerating the codec from the specs gives exactly the committed files', { skip }, () => {
-  const root = resolve(import.meta.dirname, '../..');
+  const root = REPO_ROOT;
   const files = generateAll();
   assert.ok(files.size > 100);
   assert.ok(files.has(SCHEMA_PATH), 'the generator writes the schema the round-trip test reads');
@@ -28,7 +29,7 @@ test('regenerating the codec from the specs gives exactly the committed files', 
 test('the committed schema reads back without loss (what the round-trip test builds its values from)', () => {
   // Together with the check above (specs -> schema text), this means the round-trip test's model
   // is the specs' model, less only the fields' descriptions.
-  const text = readFileSync(join(resolve(import.meta.dirname, '../..'), SCHEMA_PATH), 'utf8');
+  const text = readFileSync(join(REPO_ROOT, SCHEMA_PATH), 'utf8');
   const models = parseSchema(text);
   assert.ok(models.length > 200, `${models.length} messages`);
   assert.equal(schemaText(models), text);

@@ -14,15 +14,15 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Admin } from '../../src/client/index.js';
 import { requirePeer } from '../helpers/peers.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { kcatConsume, kcatProduce } from '../interop/kcat-helpers.js';
 import { buildBrokerConfig } from '../../src/server/config/index.js';
 import { shardWorkerCount } from '../../src/server/shard-wiring.js';
+import { REPO_ROOT } from '../helpers/repo-root.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = REPO_ROOT;
 const START = join(ROOT, 'bin', 'kafka-server-start.sh');
 const TOPIC = 'spread';
 

@@ -17,7 +17,6 @@ import { connect, createServer, type Socket } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestBroker, type TestBroker } from '../../helpers/broker.js';
@@ -28,6 +27,7 @@ import { silentLogger } from '../../../src/server/logger.js';
 import { Producer } from '../../../src/client/producer.js';
 import { MAX_CONNECTIONS } from '../../../src/server/metrics/http-listener.js';
 import { run, type RunResult } from '../../helpers/run.js';
+import { REPO_ROOT } from '../../helpers/repo-root.js';
 
 const USER = 'prometheus';
 const PASSWORD = 'sc:rape-me';
@@ -390,7 +390,7 @@ test(`at most ${MAX_CONNECTIONS} connections at once: one more is closed unanswe
 });
 
 test('bin/kafka-server-start.sh: an https metrics.listener without a key store, or a port in use, is one line on stderr and exit 1', async () => {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const root = REPO_ROOT;
   if (!existsSync(join(root, 'dist', 'server', 'main.js'))) spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'ignore' });
   const dir = await mkdtemp(join(tmpdir(), 'fjord-metrics-cli-'));
   const taken = createServer();
