@@ -183,6 +183,11 @@ export class SocketServer {
     return this.threads?.acceptedPerThread() ?? [];
   }
 
+  /** num.network.threads > 1: network threads running now (0 once stopped). */
+  liveNetworkThreads(): number {
+    return this.threads?.live() ?? 0;
+  }
+
   /** Tests: network thread `index` ends as if it crashed (its connections close; it is started again). */
   async crashNetworkThreadForTest(index: number): Promise<void> {
     await this.threads?.crashForTest(index);

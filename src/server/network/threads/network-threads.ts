@@ -45,6 +45,7 @@ interface NetworkThread {
   ready: Promise<void>;
   /** Connections this thread accepted since the broker started (all its incarnations). */
   accepted: number;
+  alive: boolean;
 }
 
 export class NetworkThreads {
@@ -89,6 +90,11 @@ export class NetworkThreads {
   /** Connections each thread accepted since start (the stat tests read to see the spread). */
   acceptedPerThread(): number[] {
     return this.threads.map((t) => t.accepted);
+  }
+
+  /** Threads running now (0 once stopped). */
+  live(): number {
+    return this.threads.filter((t) => t.alive).length;
   }
 
   /** A renewed certificate: new connections on every thread use it. */
@@ -149,7 +155,7 @@ export class NetworkThreads {
       readyResolve = resolve;
       readyReject = reject;
     });
-    const thread: NetworkThread = { index, worker, startedAt: Date.now(), remotes: new Map(), ready, accepted };
+    const thread: NetworkThread = { index, worker, startedAt: Date.now(), remotes: new Map(), ready, accepted, alive: true };
     worker.on('message', (m: ToMain) => {
       if (m.t === 'ready') readyResolve();
       else if (m.t === 'listen-failed') readyReject(new Error(`network thread ${index} cannot listen: ${m.message}`));
@@ -205,6 +211,7 @@ export class NetworkThreads {
   }
 
   private onExit(thread: NetworkThread, code: number): void {
+    thread.alive = false;
     const lost = thread.remotes.size;
     for (const remote of thread.remotes.values()) remote.onClosed();
     thread.remotes.clear();
