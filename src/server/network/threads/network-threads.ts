@@ -71,12 +71,21 @@ export class NetworkThreads {
         } catch (err) {
           throw new Error(`Cannot bind listener ${spec.name} on ${spec.host}:${spec.port}: ${(err as Error).message}`);
         }
-        const port = this.held.get(spec.name)!.port;
-        this.opts.logger.info({ listener: spec.name, host: spec.host, port }, `listening on ${spec.name}://${spec.host}:${port}`);
       }
       for (let i = 0; i < this.opts.count; i++) this.threads.push(this.spawn(i, 0));
       await Promise.all(this.threads.map((t) => t.ready));
+      // Said once the threads listen (tests and scripts connect as soon as they read it).
+      for (const spec of this.opts.listeners) {
+        const port = this.held.get(spec.name)!.port;
+        this.opts.logger.info({ listener: spec.name, host: spec.host, port }, `listening on ${spec.name}://${spec.host}:${port}`);
+      }
       this.opts.logger.info({ threads: this.opts.count }, `${this.opts.count} network threads accept on every listener (num.network.threads)`);
+      // The first form: say what differs from one network thread, once, where an operator looks.
+      this.opts.logger.warn(
+        { threads: this.opts.count },
+        'num.network.threads > 1 is a first form (docs/threads.md "Step 4, as built"): the network threads read, write, run TLS and frame requests; ' +
+          'every request is still decoded and routed on the main thread, and a TLS connection counts against the connection limits once its handshake completes',
+      );
     } catch (err) {
       await this.stop();
       throw err;
