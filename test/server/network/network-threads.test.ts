@@ -162,3 +162,17 @@ test('num.network.threads=3: a malformed frame closes only its connection; a thr
     if (!stopped) await b.stop();
   }
 });
+
+test('num.network.threads=3: a listener port in use stops the start with the listener named (libuv defers that bind error)', async () => {
+  const other = net.createServer().listen(0, '127.0.0.1');
+  await once(other, 'listening');
+  const port = (other.address() as net.AddressInfo).port;
+  try {
+    await assert.rejects(
+      startTestBroker({ 'num.network.threads': '3', listeners: `PLAINTEXT://127.0.0.1:${port}` }),
+      new RegExp(`Cannot bind listener PLAINTEXT on 127\\.0\\.0\\.1:${port}: EADDRINUSE`),
+    );
+  } finally {
+    other.close();
+  }
+});

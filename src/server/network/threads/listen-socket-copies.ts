@@ -34,8 +34,12 @@ const h = new TCP(constants.SERVER);
 let err = 0;
 if (mode === 'bind') err = host.includes(':') ? h.bind6(host, Number(port), 0) : h.bind(host, Number(port));
 else err = h.open(3);
+const out = {};
+if (!err) h.getsockname(out);
+// libuv defers a bind's EADDRINUSE to listen(): a socket left unbound has no port.
+if (!err && !out.port) err = 'EADDRINUSE';
 if (err) { process.send({ err }, () => process.exit(1)); }
-else { const out = {}; h.getsockname(out); process.send({ port: out.port }, h, () => process.exit(0)); }
+else { process.send({ port: out.port }, h, () => process.exit(0)); }
 `;
 
 function runHelper(args: string[], fd?: number): Promise<{ port: number; handle: RawSocketHandle }> {
@@ -46,9 +50,9 @@ function runHelper(args: string[], fd?: number): Promise<{ port: number; handle:
       env: { ...process.env, NODE_OPTIONS: '' },
     });
     let settled = false;
-    child.once('message', (m: { err?: number; port?: number }, handle: unknown) => {
+    child.once('message', (m: { err?: number | string; port?: number }, handle: unknown) => {
       settled = true;
-      if (m.err !== undefined || handle === undefined) reject(new Error(m.err !== undefined ? getSystemErrorName(m.err) : 'no socket came back'));
+      if (m.err !== undefined || handle === undefined) reject(new Error(describe(m.err)));
       else resolve({ port: m.port ?? 0, handle: handle as RawSocketHandle });
     });
     child.once('error', (err) => {
@@ -58,6 +62,11 @@ function runHelper(args: string[], fd?: number): Promise<{ port: number; handle:
       if (!settled) reject(new Error(`listener helper exited with code ${code ?? 'null'}`));
     });
   });
+}
+
+function describe(err: number | string | undefined): string {
+  if (err === undefined) return 'no socket came back';
+  return typeof err === 'number' ? getSystemErrorName(err) : err;
 }
 
 /** Binds host:port (resolved as net.Server would) without listening; the caller holds the socket. */
