@@ -52,7 +52,7 @@ test('a confirmation that leaves more than the mark in flight asks for the next 
   assert.equal(drained, 1);
 });
 
-test('corked writes go as one message; frames that come while paused wait for resume, the end after them', () => {
+test('corked writes go as one message; frames that come while paused wait for resume (a later tick, as a socket), the end after them', async () => {
   const { remote, sent } = socket();
   remote.cork();
   remote.write(Buffer.from('ab'));
@@ -70,6 +70,8 @@ test('corked writes go as one message; frames that come while paused wait for re
   remote.onEnd();
   assert.deepEqual(seen, []);
   remote.resume();
+  assert.deepEqual(seen, [], 'not from inside resume(): the connection calls it from its pump');
+  await new Promise((resolve) => process.nextTick(resolve));
   assert.deepEqual(seen, ['f1', 'end']);
   assert.deepEqual(
     sent.slice(1).map((m) => m.t),

@@ -59,13 +59,19 @@ export class RemoteSocket extends EventEmitter implements ConnectionSocket {
     if (this.paused && !this.destroyed) {
       this.paused = false;
       this.send({ t: 'resume', id: this.id });
-      while (!this.paused && this.held.length > 0) this.emit('data', this.held.shift()!);
-      if (!this.paused && this.endHeld) {
-        this.endHeld = false;
-        this.emit('end');
-      }
+      // On a later tick, as a net.Socket does: resume() is called from inside the connection's
+      // pump, which ignores data that comes while it runs.
+      if (this.held.length > 0 || this.endHeld) process.nextTick(() => this.releaseHeld());
     }
     return this;
+  }
+
+  private releaseHeld(): void {
+    while (!this.paused && !this.destroyed && this.held.length > 0) this.emit('data', this.held.shift()!);
+    if (!this.paused && !this.destroyed && this.held.length === 0 && this.endHeld) {
+      this.endHeld = false;
+      this.emit('end');
+    }
   }
 
   cork(): void {
