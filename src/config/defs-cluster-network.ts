@@ -94,7 +94,13 @@ export const CLUSTER_AND_NETWORK_DEFS: readonly ConfigDef[] = [
     'Fjord: a request frame must arrive whole within this many ms of its first byte, else the connection is closed; 0 = never.',
     atLeast(0),
   ),
-  def('num.network.threads', 'int', '3', 'Network threads (single event loop in Fjord).', { ...atLeast(1), ...NO_EFFECT }),
+  def(
+    'num.network.threads',
+    'int',
+    '1',
+    "Threads that own client connections (docs/threads.md step 4): 1 = the main thread accepts, reads and writes every connection (today's broker); M > 1 = M network threads accept on every listener and do socket I/O, TLS and framing, handing whole request frames to the main thread. Default 1, not Kafka's 3, until the whole suite passes at M > 1. Read at start.",
+    atLeast(1),
+  ),
   def(
     'num.io.threads',
     'int',

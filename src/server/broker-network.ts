@@ -67,6 +67,8 @@ export function createBrokerNetwork(cfg: BrokerConfig, services: BrokerServices,
     ...(services.requestStats ? { requestTimes: services.requestStats } : {}),
     // Partitions on shard workers (num.io.threads > 1): they read Produce records in place.
     ...((services.shards?.count ?? 1) > 1 ? { sharedProduceFrames: true } : {}),
+    // num.network.threads > 1: network threads own the sockets (server/network/threads/).
+    ...(cfg.numNetworkThreads > 1 ? { networkThreads: cfg.numNetworkThreads } : {}),
   });
   return { server, connectionQuotas, saslStats };
 }

@@ -99,6 +99,11 @@ export class Broker {
     return this.server?.boundPorts() ?? new Map();
   }
 
+  /** The socket server once started (tests: network thread stats and faults). */
+  get socketServer(): SocketServer | undefined {
+    return this.server;
+  }
+
   async start(): Promise<void> {
     const cfg = this.config;
     const log = this.logger;

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withTestIoThreads } from './io-threads.js';
+import { withTestNetworkThreads } from './network-threads.js';
 import { brokerChildEntry } from './built.js';
 
 export interface ChildTopic {
@@ -33,7 +34,7 @@ export class BrokerChild {
   static async start(opts: { props?: Record<string, string>; topics?: ChildTopic[]; heapMb?: number } = {}): Promise<BrokerChild> {
     const dir = await mkdtemp(join(tmpdir(), 'fjord-child-'));
     const spec = {
-      props: withTestIoThreads({ listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, ...opts.props }),
+      props: withTestNetworkThreads(withTestIoThreads({ listeners: 'PLAINTEXT://127.0.0.1:0', 'log.dirs': dir, ...opts.props })),
       topics: (opts.topics ?? []).map((t) => ({ name: t.name, partitions: t.partitions ?? 1, configs: t.configs ?? {} })),
     };
     const nodeArgs = opts.heapMb ? [`--max-old-space-size=${opts.heapMb}`] : [];

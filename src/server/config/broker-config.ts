@@ -103,6 +103,8 @@ export interface BrokerConfig {
   logCleanerEnable: boolean;
   /** num.io.threads: threads hosting partitions (1 = the main thread only; N > 1 = N-1 shard workers, embedded and cluster mode). */
   numIoThreads: number;
+  /** num.network.threads: threads owning client connections (1 = the main thread; M > 1 = M network threads, server/network/network-threads.ts). */
+  numNetworkThreads: number;
   logCleanerBackoffMs: number;
   /** log.cleaner.threads: with shard workers, how many logs the broker cleans at once (each shard cleans one at a time). */
   logCleanerThreads: number;

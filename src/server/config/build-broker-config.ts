@@ -250,6 +250,7 @@ function assemble(raw: Map<string, string>, values: Map<string, ConfigValue>): B
     logCleanupPolicy: v.list('log.cleanup.policy') ?? ['delete'],
     logCleanerEnable: v.bool('log.cleaner.enable'),
     numIoThreads: v.num('num.io.threads'),
+    numNetworkThreads: v.num('num.network.threads'),
     logCleanerBackoffMs: v.num('log.cleaner.backoff.ms'),
     logCleanerThreads: v.num('log.cleaner.threads'),
     logCleanerDeleteRetentionMs: v.num('log.cleaner.delete.retention.ms'),

@@ -11,7 +11,6 @@
 //
 // Two clocks (connection-clocks.ts) guard against peers that hold resources without sending
 // requests: connections.max.idle.ms and socket.request.receive.timeout.ms.
-import type { Socket } from 'node:net';
 import type { CloseLog, CloseReason } from './close-log.js';
 import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
@@ -22,7 +21,7 @@ import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
 import { noteRequest, reportTimes } from './request-timing.js';
-import type { ConnectionContext, ConnectionLimits, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
+import type { ConnectionContext, ConnectionLimits, ConnectionSocket, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
 import { messageOf } from '../../common/errors.js';
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
@@ -60,7 +59,7 @@ export class Connection {
   private readonly muteClock = new MuteClock(() => this.processFrames());
 
   constructor(
-    private readonly socket: Socket,
+    private readonly socket: ConnectionSocket,
     readonly ctx: ConnectionContext,
     private readonly dispatcher: RequestDispatcher,
     private readonly limits: ConnectionLimits,

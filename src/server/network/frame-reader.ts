@@ -113,7 +113,8 @@ export class FrameReader {
     // Below two bytes there is no api key (a SASL token's frame can be that small).
     if (n < 2) return this.take(n);
     const head = this.chunks[0]!;
-    if (head.length >= n && !this.ownMemory?.(head.readInt16BE(0))) {
+    // A chunk already in shared memory (posted by a network thread) is memory of its own: no copy.
+    if (head.length >= n && (head.buffer instanceof SharedArrayBuffer || !this.ownMemory?.(head.readInt16BE(0)))) {
       const frame = head.subarray(0, n);
       this.consumeHead(n);
       return frame;

@@ -1,7 +1,6 @@
 // Writes a connection's responses to its socket, each behind its 4-byte size prefix, in as few
 // socket writes as possible and without copying big response bodies.
-import type { Socket } from 'node:net';
-import type { PartsWrittenHook, ResponseFrame } from './types.js';
+import type { ConnectionSocket, PartsWrittenHook, ResponseFrame } from './types.js';
 
 /** Batches up to this size are copied into a single write. */
 const COALESCE_MAX_BYTES = 64 * 1024;
@@ -21,7 +20,12 @@ export function frameLength(r: ResponseFrame): number {
  * copying them. `onPartsWritten` gets each multi-part response once the socket is done with it.
  * Returns false when the socket's buffer is over its high-water mark.
  */
-export function writeResponseFrames(socket: Socket, responses: ResponseFrame[], bytes: number, onPartsWritten?: PartsWrittenHook): boolean {
+export function writeResponseFrames(
+  socket: Pick<ConnectionSocket, 'write' | 'cork' | 'uncork'>,
+  responses: ResponseFrame[],
+  bytes: number,
+  onPartsWritten?: PartsWrittenHook,
+): boolean {
   if (bytes <= COALESCE_MAX_BYTES) {
     const out = Buffer.allocUnsafe(bytes);
     let offset = 0;

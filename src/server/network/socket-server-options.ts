@@ -66,6 +66,12 @@ export interface SocketServerOptions {
    * shared-frame-buffers.ts); absent: ordinary, pooled frame buffers (frame-buffers.ts).
    */
   sharedProduceFrames?: boolean;
+  /**
+   * num.network.threads: 1 (default) = this thread accepts and serves every connection; M > 1 = M
+   * network threads own the sockets (threads/network-threads.ts) and this thread runs the same
+   * Connections on stand-ins for them.
+   */
+  networkThreads?: number;
 }
 
 /** Fjord's default for queued.max.request.bytes (Kafka's is -1, unbounded): 256 MiB. */

@@ -19,7 +19,11 @@ import {
   MIN_QUEUED_RESPONSE_BYTES,
   type SocketServerOptions,
 } from './socket-server-options.js';
-import type { ConnectionLimits, ConnectionStats, ListenerConnectionStats } from './types.js';
+import type { ConnectionLimits, ConnectionSocket, ConnectionStats, ListenerConnectionStats } from './types.js';
+import { NetworkThreads, type ClosedMessage, type OpenMessage, type RefusedMessage } from './threads/network-threads.js';
+import type { RemoteSocket } from './threads/remote-socket.js';
+import { tlsPeerPrincipal } from './threads/tls-peer-principal.js';
+import type { ThreadListenerTls } from './threads/protocol.js';
 
 interface BoundListener {
   spec: ListenerSpec;
@@ -42,6 +46,8 @@ export class SocketServer {
   private readonly listenerTls = new Map<string, ListenerTls>();
   /** Connections served and closed per listener (socket-server-metrics), read by server/metrics. */
   readonly listenerStats = new Map<string, ListenerConnectionStats>();
+  /** num.network.threads > 1: the threads that own the sockets; absent: this thread does. */
+  private threads: NetworkThreads | undefined;
 
   constructor(private readonly opts: SocketServerOptions) {
     this.limits = {
@@ -82,6 +88,7 @@ export class SocketServer {
   /** Swaps a listener's TLS settings (renewed certificate): new connections use them, open ones keep theirs. */
   setListenerTls(name: string, settings: ListenerTls): void {
     this.listenerTls.set(name, settings);
+    this.threads?.setTls(name, threadTls(settings));
     const server = this.tlsServers.get(name);
     if (server === undefined) return;
     server.setSecureContext(secureContextOptions(settings));
@@ -108,6 +115,10 @@ export class SocketServer {
   /** Binds every listener; rejects (after closing those already bound) if one cannot be bound. */
   async start(): Promise<void> {
     this.accepting = true;
+    if ((this.opts.networkThreads ?? 1) > 1) {
+      await this.startThreads(this.opts.networkThreads!);
+      return;
+    }
     try {
       for (const spec of this.opts.listeners) this.bound.push({ spec, server: await this.listen(spec) });
     } catch (err) {
@@ -119,6 +130,7 @@ export class SocketServer {
 
   /** Listener name → port actually bound (differs from the configured one when that was 0). */
   boundPorts(): Map<string, number> {
+    if (this.threads !== undefined) return this.threads.boundPorts();
     const ports = new Map<string, number>();
     for (const { spec, server } of this.bound) {
       const address = server.address();
@@ -152,7 +164,7 @@ export class SocketServer {
    */
   async stop(deadlineMs = 5000): Promise<void> {
     this.accepting = false;
-    const listenersClosed = this.closeListeners();
+    const listenersClosed = this.threads !== undefined ? this.threads.stopAccepting() : this.closeListeners();
     this.quotas.closeWaiting();
     for (const s of this.handshaking) s.destroy();
     let timer: NodeJS.Timeout | undefined;
@@ -163,6 +175,100 @@ export class SocketServer {
     clearTimeout(timer);
     await Promise.all([...this.connections].map((c) => c.whenClosed()));
     await listenersClosed;
+    await this.threads?.stop();
+  }
+
+  /** num.network.threads > 1: connections each network thread accepted since start; [] without threads. */
+  networkThreadAccepts(): number[] {
+    return this.threads?.acceptedPerThread() ?? [];
+  }
+
+  /** num.network.threads > 1: network threads running now (0 once stopped). */
+  liveNetworkThreads(): number {
+    return this.threads?.live() ?? 0;
+  }
+
+  /** Tests: network thread `index` ends as if it crashed (its connections close; it is started again). */
+  async crashNetworkThreadForTest(index: number): Promise<void> {
+    await this.threads?.crashForTest(index);
+  }
+
+  private async startThreads(count: number): Promise<void> {
+    const timeoutMs =
+      this.opts.tlsHandshakeTimeoutMs ?? (this.limits.requestReceiveTimeoutMs > 0 ? this.limits.requestReceiveTimeoutMs : this.limits.connectionsMaxIdleMs);
+    const threads = new NetworkThreads(
+      {
+        count,
+        listeners: this.opts.listeners,
+        backlog: this.opts.listenBacklog ?? 50,
+        socketRequestMaxBytes: this.limits.socketRequestMaxBytes,
+        queuedMaxRequestBytes: this.memory.capacity,
+        tlsHandshakeTimeoutMs: timeoutMs,
+        tlsOf: (name) => {
+          const t = this.listenerTls.get(name);
+          return t === undefined ? undefined : threadTls(t);
+        },
+        logger: this.opts.logger,
+      },
+      {
+        opened: (remote, m) => this.onThreadConnection(remote, m),
+        refused: (m: RefusedMessage) =>
+          this.closeLog.closed(
+            m.reason,
+            { clientHost: m.clientHost, clientPort: m.clientPort, listener: m.listener },
+            `closing connection from ${m.clientHost}:${m.clientPort} on ${m.listener}: ${m.message}`,
+          ),
+        closedFor: (_remote, m: ClosedMessage) => this.closeLog.closed(m.reason!, { ...m.fields }, `closing connection: ${m.message ?? m.reason!}`),
+      },
+    );
+    try {
+      await threads.start();
+    } catch (err) {
+      this.accepting = false;
+      throw err;
+    }
+    this.threads = threads;
+  }
+
+  /** A connection a network thread accepted: the same limits and serving as onConnection's. */
+  private onThreadConnection(remote: RemoteSocket, m: OpenMessage): void {
+    const spec = this.opts.listeners.find((l) => l.name === m.listener);
+    if (spec === undefined || !this.accepting) {
+      remote.destroy();
+      return;
+    }
+    const { clientHost, clientPort, localPort } = m;
+    const verdict = this.quotas.accept(spec.name, clientHost, () => remote.destroy());
+    if ('refused' in verdict) {
+      this.closeLog.closed(verdict.refused, { clientHost, clientPort, listener: spec.name }, verdict.message);
+      remote.destroy();
+      return;
+    }
+    const ticket = verdict.ticket;
+    remote.once('close', () => this.quotas.release(ticket));
+    let principal: KafkaPrincipal = ANONYMOUS;
+    if (m.tlsPeer !== undefined) {
+      try {
+        principal = tlsPeerPrincipal(m.tlsPeer, this.listenerTls.get(spec.name)!, spec.securityProtocol);
+      } catch (err) {
+        this.closeLog.closed(
+          'tls-handshake-failed',
+          { clientHost, clientPort, listener: spec.name },
+          `closing connection from ${clientHost}:${clientPort} on ${spec.name}: ${(err as Error).message}`,
+        );
+        remote.destroy();
+        return;
+      }
+    }
+    const connectionId = `${m.localHost}:${localPort}-${clientHost}:${clientPort}-${this.nextConnectionSeq++}`;
+    ticket.whenAdmitted(() => {
+      if (!this.accepting) {
+        remote.destroy();
+        return;
+      }
+      this.serve(spec, remote, connectionId, clientHost, clientPort, localPort, principal);
+      remote.start();
+    });
   }
 
   private listen(spec: ListenerSpec): Promise<net.Server> {
@@ -315,7 +421,7 @@ export class SocketServer {
 
   private serve(
     spec: ListenerSpec,
-    socket: net.Socket,
+    socket: ConnectionSocket,
     connectionId: string,
     clientHost: string,
     clientPort: number,
@@ -355,6 +461,17 @@ export class SocketServer {
 
 /** A TCP socket with what the server notes on it before TLS wraps it. */
 type TrackedSocket = net.Socket & { fjordConnectionId?: string; fjordRefused?: boolean; fjordTicket?: Ticket };
+
+/** What a network thread needs of a listener's TLS settings to build its own context. */
+function threadTls(t: ListenerTls): ThreadListenerTls {
+  return {
+    material: t.material,
+    minVersion: t.minVersion,
+    maxVersion: t.maxVersion,
+    clientAuth: t.clientAuth,
+    ...(t.ciphers !== undefined ? { ciphers: t.ciphers } : {}),
+  };
+}
 
 function secureContextOptions(t: ListenerTls): tls.SecureContextOptions {
   return { ...t.material, minVersion: t.minVersion, maxVersion: t.maxVersion, ...(t.ciphers !== undefined ? { ciphers: t.ciphers } : {}) };

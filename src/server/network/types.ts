@@ -48,6 +48,26 @@ export interface ConnectionContext {
   clientSoftwareVersion?: string;
 }
 
+/**
+ * What a Connection uses of its socket: a net.Socket (or tls.TLSSocket) on the main thread, or the
+ * stand-in for one a network thread owns (threads/remote-socket.ts, num.network.threads > 1).
+ */
+export interface ConnectionSocket {
+  setNoDelay(noDelay?: boolean): unknown;
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'drain' | 'end' | 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  once(event: 'close', listener: () => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+  cork(): void;
+  uncork(): void;
+  write(chunk: Uint8Array, callback?: () => void): boolean;
+  end(): unknown;
+  destroy(): unknown;
+  readonly writableLength: number;
+}
+
 export interface FrameLimits {
   maxBytes: number;
   minBytes: number;
