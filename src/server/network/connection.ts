@@ -21,7 +21,16 @@ import { FrameAdmission, type RequestMemoryPool } from './request-memory.js';
 import { ResponseQueue, type ResponseSlot } from './response-queue.js';
 import { writeResponseFrames } from './response-writer.js';
 import { noteRequest, reportTimes } from './request-timing.js';
-import type { ConnectionContext, ConnectionLimits, ConnectionSocket, ConnectionStats, PartsWrittenHook, RequestDispatcher, ResponseFrame } from './types.js';
+import type {
+  ConnectionContext,
+  ConnectionLimits,
+  ConnectionSocket,
+  ConnectionStats,
+  FrameLimits,
+  PartsWrittenHook,
+  RequestDispatcher,
+  ResponseFrame,
+} from './types.js';
 import { messageOf } from '../../common/errors.js';
 
 /** A frame read but not dispatched yet: a large-answer request waiting for the one before it. */
@@ -38,6 +47,8 @@ export class Connection {
   private peakQueued = 0;
   private parked: ParkedFrame | null = null;
   private writeBlocked = false;
+  /** The frame limits a socket read on a network thread was last given (it starts with the listener's). */
+  private postedFrameLimits: FrameLimits | undefined;
   private paused = false;
   /** The server is stopping: no new requests are dispatched, answered ones are still written. */
   private stopping = false;
@@ -68,6 +79,7 @@ export class Connection {
     private readonly onPartsWritten?: PartsWrittenHook,
   ) {
     this.queue = new ResponseQueue(limits.requestTimes !== undefined);
+    this.postedFrameLimits = ctx.frameLimits;
     this.reader = limits.sharedProduceFrames
       ? new FrameReader(
           limits.socketRequestMaxBytes,
@@ -349,11 +361,22 @@ export class Connection {
     if (this.closed) return 0;
     const { responses, bytes, taken } = this.queue.takeReady();
     if (responses.length > 0) {
+      this.postFrameLimits();
       if (!writeResponseFrames(this.socket, responses, bytes, this.onPartsWritten)) this.writeBlocked = true;
       this.notePeak();
     }
     if (this.limits.requestTimes !== undefined) reportTimes(this.limits.requestTimes, this.queue, this.ctx);
     return taken;
+  }
+
+  /**
+   * A socket read on a network thread checks frame sizes there: tell it when authentication
+   * changed the limits, before the answer that lets the peer send larger frames is written.
+   */
+  private postFrameLimits(): void {
+    if (this.socket.setFrameLimits === undefined || this.ctx.frameLimits === this.postedFrameLimits) return;
+    this.postedFrameLimits = this.ctx.frameLimits;
+    this.socket.setFrameLimits(this.ctx.frameLimits);
   }
 
   private overLimits(): boolean {

@@ -204,6 +204,8 @@ export class SocketServer {
         socketRequestMaxBytes: this.limits.socketRequestMaxBytes,
         queuedMaxRequestBytes: this.memory.capacity,
         tlsHandshakeTimeoutMs: timeoutMs,
+        requestReceiveTimeoutMs: this.limits.requestReceiveTimeoutMs,
+        ...(this.opts.initialFrameLimits ? { initialFrameLimits: this.opts.initialFrameLimits } : {}),
         tlsOf: (name) => {
           const t = this.listenerTls.get(name);
           return t === undefined ? undefined : threadTls(t);

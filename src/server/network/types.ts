@@ -66,6 +66,8 @@ export interface ConnectionSocket {
   end(): unknown;
   destroy(): unknown;
   readonly writableLength: number;
+  /** A socket read on another thread (RemoteSocket) is told when the connection's frame limits change. */
+  setFrameLimits?(limits: FrameLimits | undefined): void;
 }
 
 export interface FrameLimits {

@@ -8,6 +8,8 @@ import tls from 'node:tls';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FrameReader, FrameSizeError, MIN_REQUEST_FRAME_BYTES } from '../frame-reader.js';
 import { frameRefusal } from '../frame-refusal.js';
+import { ReceiveClock } from '../connection-clocks.js';
+import type { FrameLimits } from '../types.js';
 import { FrameAdmission, RequestMemoryPool } from '../request-memory.js';
 import { copyIntoShared } from '../shared-frame-buffers.js';
 import { copyListenerSocket } from './listen-socket-copies.js';
@@ -32,6 +34,10 @@ class ThreadConnection {
   private pausedByMain = false;
   private closed = false;
   private dispatched = 0;
+  /** Until authenticated on a SASL listener: sasl.server.max.receive.size, refused at the size prefix as at one thread. */
+  private limits: FrameLimits | undefined;
+  /** socket.request.receive.timeout.ms: only this thread sees a frame's first byte, so its clock runs here. */
+  private readonly receiveClock: ReceiveClock;
 
   constructor(
     readonly id: number,
@@ -41,8 +47,18 @@ class ThreadConnection {
     // Before authentication a SASL listener's frames are raw tokens (no header minimum); the main
     // thread checks the exact limits (sasl.server.max.receive.size) as it reads each frame.
     const minBytes = usesSasl(listener.securityProtocol) ? 0 : MIN_REQUEST_FRAME_BYTES;
-    this.reader = new FrameReader(init.socketRequestMaxBytes, () => ({ maxBytes: init.socketRequestMaxBytes, minBytes, maxName: 'socket.request.max.bytes' }));
+    const afterAuthentication: FrameLimits = { maxBytes: init.socketRequestMaxBytes, minBytes, maxName: 'socket.request.max.bytes' };
+    this.limits = listener.initialFrameLimits;
+    this.reader = new FrameReader(init.socketRequestMaxBytes, () => this.limits ?? afterAuthentication);
     this.admission = new FrameAdmission(readingMemory, () => queueMicrotask(() => this.readFrames()));
+    this.receiveClock = new ReceiveClock(init.requestReceiveTimeoutMs, {
+      isClosed: () => this.closed,
+      onReceiveTimeout: (timeoutMs) =>
+        this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
+          bufferedBytes: this.reader.bufferedBytes,
+          declaredBytes: this.admission.reservedBytes > 0 ? this.admission.reservedBytes : undefined,
+        }),
+    });
     socket.setNoDelay(true);
     socket.pause();
     socket.on('data', (chunk: Buffer) => {
@@ -58,6 +74,10 @@ class ThreadConnection {
   serve(): void {
     this.served = true;
     this.updateFlow();
+  }
+
+  setLimits(limits: FrameLimits | undefined): void {
+    this.limits = limits;
   }
 
   setPaused(paused: boolean): void {
@@ -94,6 +114,7 @@ class ThreadConnection {
         if (size < 0 || !this.admission.admit(size)) break;
         const frame = this.reader.takeFrame();
         if (frame === null) break;
+        this.receiveClock.frameDone();
         readingMemory.release(this.admission.take()); // the main thread's pool holds it from here
         frames.push(frame);
         bytes += 4 + frame.length;
@@ -137,8 +158,12 @@ class ThreadConnection {
 
   private updateFlow(): void {
     if (this.closed) return;
-    if (this.served && !this.pausedByMain && !this.admission.waiting) this.socket.resume();
+    const reading = this.served && !this.pausedByMain && !this.admission.waiting;
+    if (reading) this.socket.resume();
     else this.socket.pause();
+    // As at one thread: the clock counts while part of a frame is here and the rest is the peer's to
+    // send; it stops (keeping its count) while the broker itself does not read.
+    this.receiveClock.update(this.reader.bufferedBytes > 0, reading);
   }
 
   private closeFor(reason: CloseReason, message: string, fields: Record<string, unknown>): void {
@@ -150,6 +175,7 @@ class ThreadConnection {
   }
 
   private release(): void {
+    this.receiveClock.stop(true);
     this.reader.clear();
     this.admission.drop();
   }
@@ -254,6 +280,9 @@ port.on('message', (m: ToThread) => {
       break;
     case 'ack':
       sockets.get(m.id)?.ack(m.upTo);
+      break;
+    case 'limits':
+      sockets.get(m.id)?.setLimits(m.limits);
       break;
     case 'end':
       sockets.get(m.id)?.end();

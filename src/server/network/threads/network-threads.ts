@@ -5,7 +5,7 @@
 // (their clients reconnect, to the other threads meanwhile) and is started again.
 import { Worker } from 'node:worker_threads';
 import type { ListenerSpec } from '../listeners.js';
-import type { NetworkLogger } from '../types.js';
+import type { FrameLimits, NetworkLogger } from '../types.js';
 import { bindListenerSocket, type RawSocketHandle } from './listen-socket-copies.js';
 import type { NetworkThreadInit, ThreadListenerTls, ToMain, ToThread } from './protocol.js';
 import { RemoteSocket } from './remote-socket.js';
@@ -33,6 +33,9 @@ export interface NetworkThreadsOptions {
   /** queued.max.request.bytes: each thread may hold its share of it in frames being read. */
   queuedMaxRequestBytes: number;
   tlsHandshakeTimeoutMs: number;
+  requestReceiveTimeoutMs: number;
+  /** A new connection's frame limits on a listener (SASL: small until authenticated), as at one thread. */
+  initialFrameLimits?: (listener: ListenerSpec) => FrameLimits | undefined;
   tlsOf: (listener: string) => ThreadListenerTls | undefined;
   logger: NetworkLogger;
 }
@@ -150,12 +153,14 @@ export class NetworkThreads {
       index,
       listeners: this.opts.listeners.map((spec) => {
         const tls = this.opts.tlsOf(spec.name);
-        return { ...spec, fd: this.held.get(spec.name)!.handle.fd, ...(tls ? { tls } : {}) };
+        const initialFrameLimits = this.opts.initialFrameLimits?.(spec);
+        return { ...spec, fd: this.held.get(spec.name)!.handle.fd, ...(tls ? { tls } : {}), ...(initialFrameLimits ? { initialFrameLimits } : {}) };
       }),
       backlog: this.opts.backlog,
       socketRequestMaxBytes: this.opts.socketRequestMaxBytes,
       readingMemoryBytes: this.opts.queuedMaxRequestBytes > 0 ? Math.max(1, Math.floor(this.opts.queuedMaxRequestBytes / this.opts.count)) : 0,
       tlsHandshakeTimeoutMs: this.opts.tlsHandshakeTimeoutMs,
+      requestReceiveTimeoutMs: this.opts.requestReceiveTimeoutMs,
     };
     const worker = startWorker(init);
     let readyResolve: () => void = () => undefined;

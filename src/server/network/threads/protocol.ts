@@ -3,6 +3,7 @@
 // bytes, so neither side copies what the other sent.
 import type { SecurityProtocol } from '../../../security/security-protocol.js';
 import type { CloseReason } from '../close-log.js';
+import type { FrameLimits } from '../types.js';
 
 /** What a network thread needs to build a listener's TLS context itself (a SecureContext cannot be posted). */
 export interface ThreadListenerTls {
@@ -21,6 +22,8 @@ export interface ThreadListener {
   /** The main thread's socket for this listener: the thread listens on a copy of it. */
   fd: number;
   tls?: ThreadListenerTls;
+  /** The limits a new connection's frames start with (SASL: sasl.server.max.receive.size until authenticated). */
+  initialFrameLimits?: FrameLimits;
 }
 
 /** workerData of a network thread. */
@@ -32,6 +35,8 @@ export interface NetworkThreadInit {
   /** This thread's share of queued.max.request.bytes for frames being read (<= 0: unbounded). */
   readingMemoryBytes: number;
   tlsHandshakeTimeoutMs: number;
+  /** socket.request.receive.timeout.ms: the thread runs the clock, it alone sees partial frames (<= 0: none). */
+  requestReceiveTimeoutMs: number;
 }
 
 /** The TLS peer as the handshake left it: the main thread maps it to a principal. */
@@ -65,6 +70,8 @@ export type ToThread =
   /** Answer bytes (prefixes included); `ack`: say 'written' once the socket took them. */
   | { t: 'write'; id: number; bytes: Uint8Array; upTo: number; ack: boolean }
   | { t: 'ack'; id: number; upTo: number }
+  /** The connection's frame limits changed (authenticated: absent, socket.request.max.bytes alone). */
+  | { t: 'limits'; id: number; limits?: FrameLimits }
   | { t: 'end'; id: number }
   | { t: 'destroy'; id: number }
   | { t: 'tls'; listener: string; tls: ThreadListenerTls }

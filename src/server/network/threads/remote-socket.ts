@@ -6,7 +6,7 @@
 // bytes posted and not yet confirmed written, so backpressure (write() returning false, then
 // 'drain') follows the real socket on the other thread.
 import { EventEmitter } from 'node:events';
-import type { ConnectionSocket } from '../types.js';
+import type { ConnectionSocket, FrameLimits } from '../types.js';
 import type { ToThread } from './protocol.js';
 
 /** Bytes in flight to the thread above which write() says "wait for 'drain'" (a socket's is 16 KiB; posting costs more per call). */
@@ -99,6 +99,11 @@ export class RemoteSocket extends EventEmitter implements ConnectionSocket {
     // The bytes were copied: whoever owns the chunk may reuse it.
     if (callback) process.nextTick(callback);
     return this.writableLength < HIGH_WATER_MARK;
+  }
+
+  /** Posted before any answer written after it, so the thread has the new limits before the peer can act on that answer. */
+  setFrameLimits(limits: FrameLimits | undefined): void {
+    if (!this.destroyed) this.send({ t: 'limits', id: this.id, ...(limits ? { limits } : {}) });
   }
 
   end(): this {
