@@ -240,7 +240,12 @@ export class NetworkThreads {
       if (this.stopping) return;
       const next = this.spawn(thread.index, thread.accepted);
       this.threads[thread.index] = next;
-      next.ready.catch((err: unknown) => this.opts.logger.error({ thread: thread.index, err: (err as Error).message }, 'network thread did not start again'));
+      // A thread that cannot listen again (listen-failed) would hold its slot without accepting:
+      // end it, so that its exit schedules the next try through the restart policy's backoff.
+      next.ready.catch((err: unknown) => {
+        this.opts.logger.error({ thread: thread.index, err: (err as Error).message }, 'network thread did not start again');
+        void next.worker.terminate();
+      });
     });
   }
 
