@@ -227,7 +227,8 @@ export class ShardHost {
       if (p?.isLeader) partitions.set(p, { fetchOffset: part.fetchOffset, seenHighWatermark: part.seenHighWatermark });
     }
     const counted = (bytes: number): void => this.post({ type: 'fetchProgress', id: m.id, bytes });
-    const wait = new DelayedFetch(partitions, m.minBytes, m.maxWaitMs, new Set(), -1, counted);
+    // A follower's park is woken by appends: its own fetches move the HW, so waiting on the HW would sit out max_wait.
+    const wait = new DelayedFetch(partitions, m.minBytes, m.maxWaitMs, new Set(), m.replicaId, counted);
     this.parked.set(m.id, wait);
     void wait.completed.then(() => {
       this.parked.delete(m.id);
@@ -238,8 +239,11 @@ export class ShardHost {
   private async fetch(m: Extract<ToShard, { type: 'fetch' }>): Promise<void> {
     const read = await this.replicas.fetch(m.targets, m.params);
     const transfer = new Set<ArrayBuffer>();
-    const results: ShardFetchResult[] = read.map((r) => ({
+    // A follower reads up to the log end: the fetch across shards needs it to know what is left (fetch-budget.ts continueFrom).
+    const replica = (m.params.replicaId ?? -1) >= 0;
+    const results: ShardFetchResult[] = read.map((r, k) => ({
       ...r,
+      ...(replica ? { logEndOffset: this.replicas.getPartition(m.targets[k]!.topic, m.targets[k]!.partition)?.logEndOffset ?? -1 } : {}),
       records: !r.records
         ? null
         : this.local

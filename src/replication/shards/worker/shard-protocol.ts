@@ -96,7 +96,7 @@ export type ToShard =
    * offsets, answering 'fetchProgress' with each one's bytes and 'fetchWaited' once the wait ends
    * (`minBytes` counted here alone, an append between the read and this park, `maxWaitMs`, or 'fetchWaitEnd').
    */
-  | { type: 'fetchWait'; id: number; parts: ParkedPart[]; minBytes: number; maxWaitMs: number }
+  | { type: 'fetchWait'; id: number; parts: ParkedPart[]; minBytes: number; maxWaitMs: number; replicaId: number }
   /** Ends the wait `id` (the main thread answers the fetch): no answer beyond the wait's own 'fetchWaited'. */
   | { type: 'fetchWaitEnd'; id: number }
   /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */

@@ -314,7 +314,7 @@ export class WorkerShards implements PartitionShards {
   private readonly fetchAccess: FetchShardsAccess = {
     shardOf: (topic, partition) => this.shardOf(topic, partition),
     read: (s, targets, params) => this.fetchShard(s, targets, params),
-    park: (s, parts, minBytes, maxWaitMs, counted) => this.parkFetch(s, parts, minBytes, maxWaitMs, counted),
+    park: (s, parts, minBytes, maxWaitMs, replicaId, counted) => this.parkFetch(s, parts, minBytes, maxWaitMs, replicaId, counted),
     stats: this.stats,
   };
 
@@ -330,7 +330,7 @@ export class WorkerShards implements PartitionShards {
   }
 
   /** Parks a long poll on shard `s`: its 'fetchProgress' messages reach `counted` until its 'fetchWaited' (or its end). */
-  private parkFetch(s: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, counted: (bytes: number) => void): ShardPark {
+  private parkFetch(s: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, replicaId: number, counted: (bytes: number) => void): ShardPark {
     const shard = this.shards[s]!;
     const id = this.nextId++;
     let end!: () => void;
@@ -350,7 +350,7 @@ export class WorkerShards implements PartitionShards {
     };
     shard.pending.set(id, onMessage);
     this.stats.messages++;
-    shard.send({ type: 'fetchWait', id, parts, minBytes, maxWaitMs });
+    shard.send({ type: 'fetchWait', id, parts, minBytes, maxWaitMs, replicaId });
     return {
       ended,
       cancel: () => {
