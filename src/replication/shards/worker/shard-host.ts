@@ -97,8 +97,9 @@ export class ShardHost {
     });
     const logs = await LogManager.open(options);
     const stale = new Set(init.deleteLogsOf ?? []);
+    const staleParts = new Set((init.deletePartitions ?? []).map(([t, p]) => `${p}:${t}`));
     for (const log of logs.allLogs()) {
-      if (stale.has(log.topic)) await logs.deleteLog(log.topic, log.partition);
+      if (stale.has(log.topic) || staleParts.has(`${log.partition}:${log.topic}`)) await logs.deleteLog(log.topic, log.partition);
     }
     const replicas = await ReplicaManager.start({
       config,

@@ -61,6 +61,11 @@ export interface ShardInit {
    * was created again meanwhile (its partitions here then start from empty logs, as elsewhere).
    */
   deleteLogsOf?: string[];
+  /**
+   * Cluster mode: partitions a StopReplica deleted while this shard's worker was down or opening
+   * (WorkerRestarts' stale partitions): their logs are deleted before it serves, as `deleteLogsOf`'s.
+   */
+  deletePartitions?: [string, number][];
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */
