@@ -20,6 +20,8 @@ import { messageOf } from '../../../common/errors.js';
 import { DelayedFetch } from '../../fetch/delayed-fetch.js';
 import type { Partition } from '../../partition/partition.js';
 import { restoredSecurity, type ClusterHooks } from './cluster-hooks.js';
+import { resumableStates } from './resumed-leaders.js';
+import type { LeaderAndIsrPartition } from '../../hosting/role-changes.js';
 
 export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 
@@ -156,8 +158,9 @@ export class ShardHost {
         }
         case 'leaderAndIsr': {
           this.setBrokers(m.brokers);
-          const errors = await this.replicas.becomeLeaderOrFollower(m.states, (t) => m.configs[t] ?? {});
-          return this.post({ type: 'answered', id: m.id, result: [...errors] });
+          const { states, refused } = m.resumed ? this.resumable(m.states) : { states: m.states, refused: [] };
+          const errors = await this.replicas.becomeLeaderOrFollower(states, (t) => m.configs[t] ?? {});
+          return this.post({ type: 'answered', id: m.id, result: [...errors, ...refused] });
         }
         case 'stopReplica':
           return this.post({ type: 'answered', id: m.id, result: [...(await this.replicas.stopReplicas(m.parts))] });
@@ -181,6 +184,15 @@ export class ShardHost {
     this.brokers.clear();
     for (const b of list) this.brokers.set(b.id, b);
     this.mirror.setBrokers(list);
+  }
+
+  /** The re-sent states this restarted worker may take up (resumed-leaders.ts; shard-roles.ts logs the refused ones). */
+  private resumable(states: LeaderAndIsrPartition[]): ReturnType<typeof resumableStates> {
+    // The mirror's controllerId() is this broker's id.
+    return resumableStates(states, this.mirror.controllerId(), {
+      logEndOffset: (t, p) => this.logs.getLog(t, p)?.logEndOffset,
+      checkpointedHighWatermark: (t, p) => this.logs.checkpointedHighWatermark(t, p),
+    });
   }
 
   /** Throws unless every partition of `topics` this shard owns has its log open (topic administration answers that error). */

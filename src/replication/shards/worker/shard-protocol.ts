@@ -108,7 +108,15 @@ export type ToShard =
   | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
   /** Cluster mode: this shard's part of a LeaderAndIsr (`configs`: each topic's configs as the image has them); answered with [tpKey, error] pairs. */
-  | { type: 'leaderAndIsr'; id: number; states: LeaderAndIsrPartition[]; configs: Record<string, Record<string, string>>; brokers: BrokerEndpoint[] }
+  | {
+      type: 'leaderAndIsr';
+      id: number;
+      states: LeaderAndIsrPartition[];
+      configs: Record<string, Record<string, string>>;
+      brokers: BrokerEndpoint[];
+      /** The ledger's states re-sent to a restarted worker: a leader whose recovered log ends below its checkpointed HW is refused (resumed-leaders.ts). */
+      resumed?: boolean;
+    }
   /** Cluster mode: this shard's part of a StopReplica; answered with [tpKey, error] pairs. */
   | { type: 'stopReplica'; id: number; parts: StopReplicaPartition[] }
   /** Cluster mode: the live brokers after an UpdateMetadata (the fetchers' leader addresses). */

@@ -31,7 +31,7 @@ export const HOLD_FOR_RESTART_MS = 10_000;
 
 /** What ShardRoles sends a shard (WorkerShards.callShard gives the id). */
 export type RoleMessage =
-  | { type: 'leaderAndIsr'; states: LeaderAndIsrPartition[]; configs: Record<string, Record<string, string>>; brokers: BrokerEndpoint[] }
+  | { type: 'leaderAndIsr'; states: LeaderAndIsrPartition[]; configs: Record<string, Record<string, string>>; brokers: BrokerEndpoint[]; resumed?: boolean }
   | { type: 'stopReplica'; parts: StopReplicaPartition[] }
   | { type: 'brokers'; brokers: BrokerEndpoint[] };
 
@@ -146,10 +146,16 @@ export class ShardRoles implements RoleChanges {
   restarted(index: number): void {
     const states = [...this.ledger.values()].filter((s) => this.on.shardOf(s.topic, s.partition) === index);
     if (states.length > 0) {
-      void this.on.callShard(index, this.leaderAndIsr(states)).then((answer) => {
-        const failed = answer?.type === 'answered' ? (answer.result as [string, number][]).filter(([, code]) => code !== ErrorCode.NONE).length : states.length;
+      void this.on.callShard(index, { ...this.leaderAndIsr(states), resumed: true }).then((answer) => {
+        const refused = answer?.type === 'answered' ? (answer.result as [string, number][]).filter(([, code]) => code !== ErrorCode.NONE) : [];
+        // Not taken up again (a recovered log below its checkpointed HW, resumed-leaders.ts): offline here, as for the controller's own errors.
+        for (const [key, code] of refused) if (code === ErrorCode.KAFKA_STORAGE_ERROR) this.ledger.delete(key);
+        const failed = answer?.type === 'answered' ? refused.length : states.length;
         const log = failed === 0 ? 'info' : 'warn';
-        this.opts.logger[log]({ shard: index, partitions: states.length, failed }, "the restarted shard worker was sent its partitions' roles again");
+        this.opts.logger[log](
+          { shard: index, partitions: states.length, failed, refused: refused.map(([key]) => key) },
+          "the restarted shard worker was sent its partitions' roles again (refused: a leader's recovered log below its checkpointed high watermark, not led again at the same epoch)",
+        );
       });
     }
     // The held parts go after the ledger's states (the channel keeps the order): they are the controller's later word.
@@ -177,7 +183,7 @@ export class ShardRoles implements RoleChanges {
     });
   }
 
-  private leaderAndIsr(states: LeaderAndIsrPartition[]): RoleMessage {
+  private leaderAndIsr(states: LeaderAndIsrPartition[]): Extract<RoleMessage, { type: 'leaderAndIsr' }> {
     const configs: Record<string, Record<string, string>> = {};
     for (const s of states) configs[s.topic] = this.configs.get(s.topic) ?? {};
     return { type: 'leaderAndIsr', states, configs, brokers: this.opts.brokers() };

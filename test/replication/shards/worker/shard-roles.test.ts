@@ -20,6 +20,8 @@ class FakeShards implements RoleShards {
   hosting = true;
   readonly sent: RoleMessage[] = [];
   readonly stale = new Set<string>();
+  /** The restarted worker refuses the re-sent states (as a leader's log recovered below its checkpointed HW). */
+  refuseResumed = false;
 
   shardOf(): number {
     return 1;
@@ -34,7 +36,8 @@ class FakeShards implements RoleShards {
     if (!this.serving) return Promise.resolve(undefined);
     this.sent.push(message);
     const parts = message.type === 'leaderAndIsr' ? message.states : message.type === 'stopReplica' ? message.parts : [];
-    return Promise.resolve({ type: 'answered', id: 0, result: parts.map((p) => [`${p.topic}-${p.partition}`, ErrorCode.NONE]) });
+    const code = message.type === 'leaderAndIsr' && message.resumed && this.refuseResumed ? ErrorCode.KAFKA_STORAGE_ERROR : ErrorCode.NONE;
+    return Promise.resolve({ type: 'answered', id: 0, result: parts.map((p) => [`${p.topic}-${p.partition}`, code]) });
   }
   deletingPartition(_shard: number, topic: string, partition: number): void {
     this.stale.add(`${topic}-${partition}`);
@@ -114,3 +117,22 @@ test('a StopReplica deleting a partition on a shard that stays down leaves it st
   assert.deepEqual([...shards.stale], ['t-1'], 'the restarted worker deletes its log before it serves');
   assert.equal(r.hostedEpoch('t', 1), undefined, 'gone from the ledger');
 });
+
+test('a re-sent state the restarted worker refuses leaves the ledger: not led here, not sent again', async () => {
+  const { roles: r, shards } = roles(50);
+  await r.becomeLeaderOrFollower([state(0, 1)], () => ({}));
+  shards.refuseResumed = true;
+  r.restarted(1);
+  await waitUntil(() => r.hostedEpoch('t', 0) === undefined);
+  assert.equal(r.leadsHere('t', 0, 1), false);
+  assert.equal((shards.sent.at(-1) as { resumed?: boolean }).resumed, true, 'sent as resumed');
+});
+
+/** Polls `ok` on each turn of the event loop, up to 2 s. */
+async function waitUntil(ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (!ok()) {
+    assert.ok(Date.now() < deadline, 'in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
