@@ -58,6 +58,11 @@ export interface PartitionFetchResult {
   divergingEpoch?: { epoch: number; endOffset: number };
   /** read_committed: aborted transactions overlapping the records returned (Kafka's FetchResponse field). */
   abortedTransactions?: { producerId: bigint; firstOffset: number }[];
+  /**
+   * A replica fetch read on a shard worker: the leader's log end offset just after the read (a
+   * follower reads up to it, not the HW), so a fetch across shards knows what is left. Not encoded.
+   */
+  logEndOffset?: number;
 }
 
 export type PartitionLookup = (topic: string, partition: number) => { partition?: Partition; errorCode: number };

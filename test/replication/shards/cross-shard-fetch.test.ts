@@ -22,6 +22,7 @@ function frame(offset: number, size: number): Buffer {
 interface Parked {
   shard: number;
   parts: ParkedPart[];
+  replicaId: number;
   counted: (bytes: number) => void;
   cancelled: boolean;
 }
@@ -31,6 +32,10 @@ class FakeShards implements FetchShardsAccess {
   readonly stats = { fetchBytesDropped: 0 };
   readBytes = 0;
   reads = 0;
+  /** Every read's fetch offsets, by partition. */
+  readonly readAt: [number, number][] = [];
+  /** A high watermark below the log end, by partition (a follower's fetch reads past it); the log end when absent. */
+  readonly hw = new Map<number, number>();
   readonly parked: Parked[] = [];
 
   constructor(
@@ -45,13 +50,19 @@ class FakeShards implements FetchShardsAccess {
   /** fetch-reader.ts's readAll over these logs: each partition up to its limit and what the shard's maxBytes has left, the first batch free once (v3+). */
   read(_shard: number, targets: FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
     this.reads++;
+    for (const t of targets) this.readAt.push([t.partition, t.fetchOffset]);
     const out = oneReader(this.logs, targets, params);
     for (const r of out) this.readBytes += r.records!.length;
+    // As a shard answers a follower: the HW it keeps, and the log end (shard-host.ts).
+    if ((params.replicaId ?? -1) >= 0)
+      targets.forEach((t, k) =>
+        Object.assign(out[k]!, { highWatermark: this.hw.get(t.partition) ?? out[k]!.highWatermark, logEndOffset: this.logs[t.partition]!.length }),
+      );
     return Promise.resolve(out);
   }
 
-  park(shard: number, parts: ParkedPart[], _minBytes: number, _maxWaitMs: number, counted: (bytes: number) => void) {
-    const p: Parked = { shard, parts, counted, cancelled: false };
+  park(shard: number, parts: ParkedPart[], _minBytes: number, _maxWaitMs: number, replicaId: number, counted: (bytes: number) => void) {
+    const p: Parked = { shard, parts, replicaId, counted, cancelled: false };
     this.parked.push(p);
     return { ended: new Promise<void>(() => undefined), cancel: () => void (p.cancelled = true) };
   }
@@ -216,4 +227,48 @@ test('a long poll over two shards answers once the bytes appended on both reach 
     shards.parked.every((p) => p.cancelled),
     'both waits ended',
   );
+});
+
+test('a follower fetch parks as a replica (woken by appends) from where its read ended, not from the HW', async () => {
+  // Partition 0 has 2 batches above an HW of 0 that the follower already read; partition 1 is empty.
+  const shards = new FakeShards([[100, 100], []]);
+  shards.hw.set(0, 0);
+  const ts = targets(1 << 20, [2, 0]);
+  let answered: PartitionFetchResult[] | undefined;
+  const pending = fetchAcrossShards(ts, params(1 << 20, { minBytes: 1, maxWaitMs: 30_000, replicaId: 2 }), shards).then((r) => (answered = r));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(
+    shards.parked.map((p) => [p.shard, p.replicaId, p.parts[0]!.seenHighWatermark]),
+    [
+      [1, 2, 2],
+      [2, 2, 0],
+    ],
+    'parked as replica 2 at the read ends (2: the log end; the HW is 0)',
+  );
+  assert.equal(answered, undefined);
+  shards.append(1, 500);
+  await pending;
+  assert.deepEqual(sizes(answered!), [0, 500]);
+});
+
+test('a follower fetch whose budgets exceed max_bytes reads only at its fetch offsets (no rounds: the leader would count a later offset as fetched), cut to max_bytes', async () => {
+  const shards = new FakeShards(backlog(8, 10, 1000));
+  for (let p = 0; p < 8; p++) shards.hw.set(p, 0);
+  const ts = targets(4000, new Array(8).fill(0));
+  const got = await fetchAcrossShards(ts, params(10_000, { replicaId: 2 }), shards);
+  assert.deepEqual(sizes(got), sizes(oneReader(shards.logs, ts, params(10_000))), 'what one reader answers');
+  assert.ok(
+    shards.readAt.every(([, offset]) => offset === 0),
+    `every read at the fetch offset: ${JSON.stringify(shards.readAt)}`,
+  );
+  assert.equal(shards.reads, 2, 'one read per shard');
+});
+
+test('a follower fetch that answered nothing before a large first batch on another shard reads it alone, past the HW', async () => {
+  // Partition 0 (shard 1) is empty; partition 1 (shard 2) has one batch larger than partition_max_bytes, above the HW.
+  const shards = new FakeShards([[], [5000]]);
+  shards.hw.set(1, 0);
+  const ts = targets(4000, [0, 0]);
+  const got = await fetchAcrossShards(ts, params(1 << 20, { replicaId: 2 }), shards);
+  assert.deepEqual(sizes(got), [0, 5000], 'the oversized first batch answered (v3+), as one reader does');
 });

@@ -22,10 +22,13 @@
 import type { FetchParams, FetchTarget, PartitionFetchResult } from '../../fetch/fetch-reader.js';
 import type { HandoverStats } from './records-handover.js';
 import { byShard, enoughToAnswer } from './shard-parts.js';
-import { hasMoreToRead, partitionBudgetsSum, recordBytes, trimToFetchBudget } from './fetch-budget.js';
+import { hasMoreToRead, partitionBudgetsSum, readEnd, recordBytes, trimToFetchBudget } from './fetch-budget.js';
 import { readInRounds } from './fetch-rounds.js';
 
-/** A partition a shard parks on: where the fetch reads from and the high watermark its last read saw. */
+/**
+ * A partition a shard parks on: where the fetch reads from and the high watermark its last read
+ * saw (a follower's fetch: where its read ended, as it reads up to the log end).
+ */
 export interface ParkedPart {
   topic: string;
   partition: number;
@@ -47,9 +50,10 @@ export interface FetchShardsAccess {
   /**
    * Parks on one shard: `counted` hears the bytes of each append past a part's fetch offset; the
    * shard ends the wait when it alone counted `minBytes`, when an append came in between the read
-   * and the park, at `maxWaitMs`, or when it ends.
+   * and the park, at `maxWaitMs`, or when it ends. A follower's fetch (`replicaId` >= 0) is woken
+   * by appends (its own fetch is what moves the HW); a consumer's (-1) by the HW.
    */
-  park(shard: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, counted: (bytes: number) => void): ShardPark;
+  park(shard: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, replicaId: number, counted: (bytes: number) => void): ShardPark;
   readonly stats: Pick<HandoverStats, 'fetchBytesDropped'>;
 }
 
@@ -66,7 +70,7 @@ export async function fetchAcrossShards(targets: readonly FetchTarget[], params:
   for (;;) {
     const waitMs = params.maxWaitMs - (Date.now() - started);
     if (enoughToAnswer(out, params.minBytes) || waitMs <= 0) return out;
-    const woken = await parkOnShards(targets, out, groups, Math.max(1, params.minBytes) - recordBytes(out), waitMs, shards);
+    const woken = await parkOnShards(targets, params, out, groups, Math.max(1, params.minBytes) - recordBytes(out), waitMs, shards);
     // Fewer than min_bytes were read: the read after the wait carries them again.
     shards.stats.fetchBytesDropped += recordBytes(out);
     out = await readWithinBudget(targets, params, groups, shards);
@@ -90,7 +94,10 @@ async function readWithinBudget(
     maxBytes,
     hardMaxBytes: params.hardMaxBytes || s !== firstBatchShard,
   });
-  if (partitionBudgetsSum(targets) <= params.maxBytes) {
+  // A follower's fetch never reads in rounds: a read that goes on at a later offset would tell the leader the follower
+  // holds what it has not received yet (the HW could pass it). Its max_bytes is the leader's cut, as Kafka's
+  // replica.fetch.response.max.bytes: the shards read in parallel and the cut below keeps the answer within it.
+  if (replica(params) || partitionBudgetsSum(targets) <= params.maxBytes) {
     const first = shardOfTarget(0);
     await Promise.all(
       [...groups].map(async ([s, indexes]) => fill(out, indexes, await shards.read(s, pick(targets, indexes), paramsFor(s, params.maxBytes, first)))),
@@ -102,7 +109,9 @@ async function readWithinBudget(
   // A partition with records that answered none before the first that did: one reader would have given it the whole
   // budget (its first batch whatever its size, v3+), where the round gave it what the earlier partitions' budgets left.
   const firstWithRecords = out.findIndex((r) => (r.records?.length ?? 0) > 0);
-  const passed = targets.findIndex((t, i) => (firstWithRecords < 0 || i < firstWithRecords) && hasMoreToRead(t, out[i]!, params.readCommitted));
+  const passed = targets.findIndex(
+    (t, i) => (firstWithRecords < 0 || i < firstWithRecords) && hasMoreToRead(t, out[i]!, params.readCommitted, replica(params)),
+  );
   if (passed >= 0) {
     const t = targets[passed]!;
     const [again] = await shards.read(shardOfTarget(passed), [t], now);
@@ -118,6 +127,7 @@ async function readWithinBudget(
  */
 function parkOnShards(
   targets: readonly FetchTarget[],
+  params: FetchParams,
   read: readonly PartitionFetchResult[],
   groups: Map<number, number[]>,
   needed: number,
@@ -136,12 +146,14 @@ function parkOnShards(
       resolve(woken);
     };
     const timer = setTimeout(() => finish(false), waitMs);
+    const replicaId = params.replicaId ?? -1;
     for (const [s, indexes] of groups) {
       const parts = indexes.map((i) => {
         const t = targets[i]!;
-        return { topic: t.topic, partition: t.partition, fetchOffset: t.fetchOffset, seenHighWatermark: read[i]!.highWatermark };
+        const seen = replicaId >= 0 ? readEnd(t, read[i]!) : read[i]!.highWatermark;
+        return { topic: t.topic, partition: t.partition, fetchOffset: t.fetchOffset, seenHighWatermark: seen };
       });
-      const park = shards.park(s, parts, needed, waitMs, (bytes) => {
+      const park = shards.park(s, parts, needed, waitMs, replicaId, (bytes) => {
         counted += bytes;
         if (counted >= needed) finish(true);
       });
@@ -157,4 +169,9 @@ function pick(targets: readonly FetchTarget[], indexes: readonly number[]): Fetc
 
 function fill(out: PartitionFetchResult[], indexes: readonly number[], results: readonly PartitionFetchResult[]): void {
   indexes.forEach((i, k) => (out[i] = results[k]!));
+}
+
+/** A follower's fetch (its broker id >= 0). */
+function replica(params: FetchParams): boolean {
+  return (params.replicaId ?? -1) >= 0;
 }

@@ -39,13 +39,20 @@ export function roundAllowances(budgets: readonly number[], budget: number): num
 
 /**
  * Where a partition's read would go on: the offset after its answer's last batch (its fetch
- * offset when it answered none) while records remain below the HW (the LSO for read_committed);
- * undefined when nothing remains or it answered an error.
+ * offset when it answered none) while records remain below the HW (the LSO for read_committed;
+ * for a follower's fetch, `replica`, the log end offset: it reads past the HW, and without that
+ * offset in the answer something may remain); undefined when nothing remains or it answered an error.
  */
-export function continueFrom(target: FetchTarget, r: PartitionFetchResult, readCommitted: boolean): number | undefined {
+export function continueFrom(target: FetchTarget, r: PartitionFetchResult, readCommitted: boolean, replica = false): number | undefined {
   if (r.errorCode !== ErrorCode.NONE || r.divergingEpoch) return undefined;
-  const next = r.records && r.records.length > 0 ? nextOffsetAfter(r.records) : target.fetchOffset;
-  return (readCommitted ? r.lastStableOffset : r.highWatermark) > next ? next : undefined;
+  const next = readEnd(target, r);
+  const end = replica ? (r.logEndOffset ?? Infinity) : readCommitted ? r.lastStableOffset : r.highWatermark;
+  return end > next ? next : undefined;
+}
+
+/** The offset after the answer's last whole batch; its fetch offset when it answered none. */
+export function readEnd(target: FetchTarget, r: PartitionFetchResult): number {
+  return r.records && r.records.length > 0 ? nextOffsetAfter(r.records) : target.fetchOffset;
 }
 
 /** Where the magic byte sits in a batch and in a v0/v1 message set entry alike. */
@@ -87,9 +94,9 @@ export function joined(first: PartitionFetchResult, second: PartitionFetchResult
   return out;
 }
 
-/** Whether a partition that answered no records has some below the HW (the LSO for read_committed) from its fetch offset. */
-export function hasMoreToRead(target: FetchTarget, r: PartitionFetchResult, readCommitted: boolean): boolean {
-  return (r.records?.length ?? 0) === 0 && continueFrom(target, r, readCommitted) !== undefined;
+/** Whether a partition that answered no records has some to read from its fetch offset (`continueFrom`'s limits). */
+export function hasMoreToRead(target: FetchTarget, r: PartitionFetchResult, readCommitted: boolean, replica = false): boolean {
+  return (r.records?.length ?? 0) === 0 && continueFrom(target, r, readCommitted, replica) !== undefined;
 }
 
 /** The smallest whole batch in `records` (Infinity for none). */

@@ -69,7 +69,7 @@ export async function readInRounds(
       [...byShard].map(async ([s, parts]) => {
         let shardBudget = 0;
         for (const p of parts) shardBudget += p.allowance;
-        const limited = parts.map(({ part, allowance }) => ({ ...targets[part.index]!, fetchOffset: part.from, partitionMaxBytes: allowance }));
+        const limited = parts.map(({ part, allowance }) => continued(targets[part.index]!, part.from, allowance));
         const results = await read(s, limited, { ...params, maxWaitMs: 0, maxBytes: shardBudget, hardMaxBytes: params.hardMaxBytes || s !== firstBatchShard });
         parts.forEach(({ part }, k) => {
           const r = results[k]!;
@@ -91,4 +91,15 @@ export async function readInRounds(
     pending = next;
     if (pending.length === 0 || budget <= 0 || (smallest !== Infinity && budget < smallest) || round >= MAX_ROUNDS) return;
   }
+}
+
+/**
+ * The target read from `from` within `allowance`. A read that goes on past the fetch offset drops
+ * the fetcher's last fetched epoch: it names the epoch of the batch before the fetch offset, and
+ * checked against a later offset it could report a divergence that is not there.
+ */
+function continued(target: FetchTarget, from: number, allowance: number): FetchTarget {
+  const out: FetchTarget = { ...target, fetchOffset: from, partitionMaxBytes: allowance };
+  if (from !== target.fetchOffset) delete out.lastFetchedEpoch;
+  return out;
 }

@@ -20,6 +20,8 @@ import { messageOf } from '../../../common/errors.js';
 import { DelayedFetch } from '../../fetch/delayed-fetch.js';
 import type { Partition } from '../../partition/partition.js';
 import { restoredSecurity, type ClusterHooks } from './cluster-hooks.js';
+import { resumableStates } from './resumed-leaders.js';
+import type { LeaderAndIsrPartition } from '../../hosting/role-changes.js';
 
 export type PostToMain = (m: FromShard, transfer?: ArrayBuffer[]) => void;
 
@@ -97,8 +99,9 @@ export class ShardHost {
     });
     const logs = await LogManager.open(options);
     const stale = new Set(init.deleteLogsOf ?? []);
+    const staleParts = new Set((init.deletePartitions ?? []).map(([t, p]) => `${p}:${t}`));
     for (const log of logs.allLogs()) {
-      if (stale.has(log.topic)) await logs.deleteLog(log.topic, log.partition);
+      if (stale.has(log.topic) || staleParts.has(`${log.partition}:${log.topic}`)) await logs.deleteLog(log.topic, log.partition);
     }
     const replicas = await ReplicaManager.start({
       config,
@@ -155,8 +158,9 @@ export class ShardHost {
         }
         case 'leaderAndIsr': {
           this.setBrokers(m.brokers);
-          const errors = await this.replicas.becomeLeaderOrFollower(m.states, (t) => m.configs[t] ?? {});
-          return this.post({ type: 'answered', id: m.id, result: [...errors] });
+          const { states, refused } = m.resumed ? this.resumable(m.states) : { states: m.states, refused: [] };
+          const errors = await this.replicas.becomeLeaderOrFollower(states, (t) => m.configs[t] ?? {});
+          return this.post({ type: 'answered', id: m.id, result: [...errors, ...refused] });
         }
         case 'stopReplica':
           return this.post({ type: 'answered', id: m.id, result: [...(await this.replicas.stopReplicas(m.parts))] });
@@ -180,6 +184,15 @@ export class ShardHost {
     this.brokers.clear();
     for (const b of list) this.brokers.set(b.id, b);
     this.mirror.setBrokers(list);
+  }
+
+  /** The re-sent states this restarted worker may take up (resumed-leaders.ts; shard-roles.ts logs the refused ones). */
+  private resumable(states: LeaderAndIsrPartition[]): ReturnType<typeof resumableStates> {
+    // The mirror's controllerId() is this broker's id.
+    return resumableStates(states, this.mirror.controllerId(), {
+      logEndOffset: (t, p) => this.logs.getLog(t, p)?.logEndOffset,
+      checkpointedHighWatermark: (t, p) => this.logs.checkpointedHighWatermark(t, p),
+    });
   }
 
   /** Throws unless every partition of `topics` this shard owns has its log open (topic administration answers that error). */
@@ -227,7 +240,8 @@ export class ShardHost {
       if (p?.isLeader) partitions.set(p, { fetchOffset: part.fetchOffset, seenHighWatermark: part.seenHighWatermark });
     }
     const counted = (bytes: number): void => this.post({ type: 'fetchProgress', id: m.id, bytes });
-    const wait = new DelayedFetch(partitions, m.minBytes, m.maxWaitMs, new Set(), -1, counted);
+    // A follower's park is woken by appends: its own fetches move the HW, so waiting on the HW would sit out max_wait.
+    const wait = new DelayedFetch(partitions, m.minBytes, m.maxWaitMs, new Set(), m.replicaId, counted);
     this.parked.set(m.id, wait);
     void wait.completed.then(() => {
       this.parked.delete(m.id);
@@ -238,8 +252,11 @@ export class ShardHost {
   private async fetch(m: Extract<ToShard, { type: 'fetch' }>): Promise<void> {
     const read = await this.replicas.fetch(m.targets, m.params);
     const transfer = new Set<ArrayBuffer>();
-    const results: ShardFetchResult[] = read.map((r) => ({
+    // A follower reads up to the log end: the fetch across shards needs it to know what is left (fetch-budget.ts continueFrom).
+    const replica = (m.params.replicaId ?? -1) >= 0;
+    const results: ShardFetchResult[] = read.map((r, k) => ({
       ...r,
+      ...(replica ? { logEndOffset: this.replicas.getPartition(m.targets[k]!.topic, m.targets[k]!.partition)?.logEndOffset ?? -1 } : {}),
       records: !r.records
         ? null
         : this.local

@@ -61,6 +61,11 @@ export interface ShardInit {
    * was created again meanwhile (its partitions here then start from empty logs, as elsewhere).
    */
   deleteLogsOf?: string[];
+  /**
+   * Cluster mode: partitions a StopReplica deleted while this shard's worker was down or opening
+   * (WorkerRestarts' stale partitions): their logs are deleted before it serves, as `deleteLogsOf`'s.
+   */
+  deletePartitions?: [string, number][];
 }
 
 /** Bytes of one part: a window of a shared or a transferred buffer. */
@@ -96,14 +101,22 @@ export type ToShard =
    * offsets, answering 'fetchProgress' with each one's bytes and 'fetchWaited' once the wait ends
    * (`minBytes` counted here alone, an append between the read and this park, `maxWaitMs`, or 'fetchWaitEnd').
    */
-  | { type: 'fetchWait'; id: number; parts: ParkedPart[]; minBytes: number; maxWaitMs: number }
+  | { type: 'fetchWait'; id: number; parts: ParkedPart[]; minBytes: number; maxWaitMs: number; replicaId: number }
   /** Ends the wait `id` (the main thread answers the fetch): no answer beyond the wait's own 'fetchWaited'. */
   | { type: 'fetchWaitEnd'; id: number }
   /** The seam's other calls, run by the shard's InThreadShards over its own partitions: `args` as the method takes them. */
   | { type: 'call'; id: number; method: ForwardedMethod; args: unknown[] }
   | { type: 'shutdown'; id: number }
   /** Cluster mode: this shard's part of a LeaderAndIsr (`configs`: each topic's configs as the image has them); answered with [tpKey, error] pairs. */
-  | { type: 'leaderAndIsr'; id: number; states: LeaderAndIsrPartition[]; configs: Record<string, Record<string, string>>; brokers: BrokerEndpoint[] }
+  | {
+      type: 'leaderAndIsr';
+      id: number;
+      states: LeaderAndIsrPartition[];
+      configs: Record<string, Record<string, string>>;
+      brokers: BrokerEndpoint[];
+      /** The ledger's states re-sent to a restarted worker: a leader whose recovered log ends below its checkpointed HW is refused (resumed-leaders.ts). */
+      resumed?: boolean;
+    }
   /** Cluster mode: this shard's part of a StopReplica; answered with [tpKey, error] pairs. */
   | { type: 'stopReplica'; id: number; parts: StopReplicaPartition[] }
   /** Cluster mode: the live brokers after an UpdateMetadata (the fetchers' leader addresses). */

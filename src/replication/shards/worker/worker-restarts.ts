@@ -21,8 +21,8 @@ export interface WorkerRestartsOptions {
   count: number;
   logger: StorageLogger;
   timings?: RestartTimings;
-  /** Starts a new worker for `index` that first deletes the logs of `deleteLogsOf`; the caller puts its channel in place. */
-  start: (index: number, deleteLogsOf: string[]) => ShardChannel;
+  /** Starts a new worker for `index` that first deletes the logs of `deleteLogsOf` and `deletePartitions`; the caller puts its channel in place. */
+  start: (index: number, deleteLogsOf: string[], deletePartitions: [string, number][]) => ShardChannel;
   /** Whether the shards are shutting down (nothing is restarted then). */
   closing: () => boolean;
   /** A restarted worker serves again (cluster mode: its partitions' roles are sent to it again). */
@@ -45,6 +45,8 @@ export class WorkerRestarts {
    * (log folders carry no topic id: the new topic's logs would open on the old records).
    */
   private readonly staleLogs: Set<string>[];
+  /** Per shard, the partitions a StopReplica deleted that it never confirmed (cluster mode), as `staleLogs`, by "partition:topic". */
+  private readonly staleParts: Map<string, [string, number]>[];
   /** Shards whose new worker is opening its logs: only metadata posts and shutdown go to it. */
   private readonly opening = new Set<number>();
   /** Shards left offline. */
@@ -56,6 +58,7 @@ export class WorkerRestarts {
     this.policies = Array.from({ length: opts.count }, () => new RestartPolicy(opts.timings));
     this.started = Array.from({ length: opts.count }, () => ({ at: now, restarted: false }));
     this.staleLogs = Array.from({ length: opts.count }, () => new Set<string>());
+    this.staleParts = Array.from({ length: opts.count }, () => new Map<string, [string, number]>());
   }
 
   /** Every shard opened its logs: from here a worker that ends is restarted. */
@@ -85,6 +88,16 @@ export class WorkerRestarts {
   /** The shard answered the deletion (deleted, or failed by a worker that runs on: never deleted by a later restart, which could take a new topic's records). */
   deleteAnswered(shard: number, topic: string): void {
     this.staleLogs[shard]!.delete(topic);
+  }
+
+  /** A StopReplica deleting `topic`-`partition` is being sent to `shard`: stale until it answers. */
+  deletingPartition(shard: number, topic: string, partition: number): void {
+    this.staleParts[shard]!.set(`${partition}:${topic}`, [topic, partition]);
+  }
+
+  /** The shard answered that deletion (as `deleteAnswered`). */
+  partitionDeleteAnswered(shard: number, topic: string, partition: number): void {
+    this.staleParts[shard]!.delete(`${partition}:${topic}`);
   }
 
   /** A worker ended (its pending calls are answered already, shard-channels.ts): restarted as its policy says, or left offline. */
@@ -137,7 +150,12 @@ export class WorkerRestarts {
   private restart(index: number): void {
     if (this.opts.closing()) return;
     const deleteLogsOf = [...this.staleLogs[index]!];
-    const ch = this.opts.start(index, deleteLogsOf);
+    const deletePartitions = [...this.staleParts[index]!];
+    const ch = this.opts.start(
+      index,
+      deleteLogsOf,
+      deletePartitions.map(([, tp]) => tp),
+    );
     this.started[index] = { at: Date.now(), restarted: true };
     this.opening.add(index);
     this.count++;
@@ -145,6 +163,7 @@ export class WorkerRestarts {
       () => {
         if (!ch.alive || !this.opening.has(index)) return;
         for (const topic of deleteLogsOf) this.staleLogs[index]!.delete(topic);
+        for (const [key] of deletePartitions) this.staleParts[index]!.delete(key);
         this.opening.delete(index);
         this.opts.logger.warn(`shard worker ${index} restarted: its partitions serve again`);
         this.opts.restarted?.(index);

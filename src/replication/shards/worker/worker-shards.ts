@@ -113,7 +113,7 @@ export class WorkerShards implements PartitionShards {
       count,
       logger,
       ...(opts.restart ? { timings: opts.restart } : {}),
-      start: (index, deleteLogsOf) => that.startAgain(index, deleteLogsOf, ended),
+      start: (index, deleteLogsOf, deletePartitions) => that.startAgain(index, deleteLogsOf, deletePartitions, ended),
       closing: () => that.closing,
       ...(opts.cluster?.restarted ? { restarted: opts.cluster.restarted } : {}),
     });
@@ -151,9 +151,15 @@ export class WorkerShards implements PartitionShards {
    * this moment and every directory marked unclean: it recovers its logs (recovery points and
    * producer state snapshots from the shared files, then the log) and deletes `deleteLogsOf`'s.
    */
-  private startAgain(index: number, deleteLogsOf: string[], ended: (index: number, reason: string) => void): ShardChannel {
+  private startAgain(
+    index: number,
+    deleteLogsOf: string[],
+    deletePartitions: [string, number][],
+    ended: (index: number, reason: string) => void,
+  ): ShardChannel {
     const unclean = Object.fromEntries(this.files.logDirs.map((d) => [d, false]));
-    const ch = workerChannel({ ...this.initFor(index, unclean), deleteLogsOf }, this.files, ended, this.stats, this.cluster?.main);
+    const init = { ...this.initFor(index, unclean), deleteLogsOf, ...(deletePartitions.length > 0 ? { deletePartitions } : {}) };
+    const ch = workerChannel(init, this.files, ended, this.stats, this.cluster?.main);
     // The worker that ended counted flushes the new one starts again from 0: they stay in the sum.
     this.logStats.retire(index);
     this.shards[index] = ch;
@@ -314,7 +320,7 @@ export class WorkerShards implements PartitionShards {
   private readonly fetchAccess: FetchShardsAccess = {
     shardOf: (topic, partition) => this.shardOf(topic, partition),
     read: (s, targets, params) => this.fetchShard(s, targets, params),
-    park: (s, parts, minBytes, maxWaitMs, counted) => this.parkFetch(s, parts, minBytes, maxWaitMs, counted),
+    park: (s, parts, minBytes, maxWaitMs, replicaId, counted) => this.parkFetch(s, parts, minBytes, maxWaitMs, replicaId, counted),
     stats: this.stats,
   };
 
@@ -330,7 +336,7 @@ export class WorkerShards implements PartitionShards {
   }
 
   /** Parks a long poll on shard `s`: its 'fetchProgress' messages reach `counted` until its 'fetchWaited' (or its end). */
-  private parkFetch(s: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, counted: (bytes: number) => void): ShardPark {
+  private parkFetch(s: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, replicaId: number, counted: (bytes: number) => void): ShardPark {
     const shard = this.shards[s]!;
     const id = this.nextId++;
     let end!: () => void;
@@ -350,7 +356,7 @@ export class WorkerShards implements PartitionShards {
     };
     shard.pending.set(id, onMessage);
     this.stats.messages++;
-    shard.send({ type: 'fetchWait', id, parts, minBytes, maxWaitMs });
+    shard.send({ type: 'fetchWait', id, parts, minBytes, maxWaitMs, replicaId });
     return {
       ended,
       cancel: () => {
@@ -358,6 +364,16 @@ export class WorkerShards implements PartitionShards {
         end();
       },
     };
+  }
+
+  /** Cluster mode (shard-roles.ts): a StopReplica deleting a partition is being sent to `shard` (stale until it answers, as `topicDeleted`'s). */
+  deletingPartition(shard: number, topic: string, partition: number): void {
+    this.restarter.deletingPartition(shard, topic, partition);
+  }
+
+  /** Cluster mode: `shard` answered that deletion. */
+  partitionDeleteAnswered(shard: number, topic: string, partition: number): void {
+    this.restarter.partitionDeleteAnswered(shard, topic, partition);
   }
 
   /** Cluster mode (shard-roles.ts): one role change or broker list to shard `index`; undefined when it ended or is opening. */

@@ -371,3 +371,51 @@ test('shutdown while the new worker opens its logs: it is shut down with the oth
   assert.equal(ended, true, 'the new worker ended before shutdown resolved');
   assert.equal(shards.restarts, 1);
 });
+
+test('partitions a StopReplica deleted while their worker was down (cluster mode): the restarted worker deletes their logs before it serves, and only theirs', async () => {
+  const lambda = topic('lambda', 4, 'AAAAAAAAAAAAAAAAAAAACg');
+  const shards = await WorkerShards.open({
+    config: await tempConfig('restart-stale-parts'),
+    workers: 2,
+    topics: [...TOPICS, lambda],
+    logger: recordingLogger(),
+  });
+  try {
+    const victim = shards.shardOf('alpha', 0);
+    const parts = lambda.partitions.map((p) => ({ topic: 'lambda', partition: p.partition }));
+    const onVictim = parts.filter((p) => shards.shardOf(p.topic, p.partition) === victim);
+    assert.ok(onVictim.length > 0 && onVictim.length < parts.length, 'lambda on both shards');
+    const written = await shards.produce(
+      parts.map((p) => ({ ...p, records: sharedCopy(batch(`old-${p.partition}`)) })),
+      ACKS_ALL,
+    );
+    assert.ok(written.every((o) => o.errorCode === ErrorCode.NONE));
+    const worker = shards.workerOf(victim);
+    // In the exit's turn (before the restart's timer), as shard-roles.ts marks a deletion its shard did not answer.
+    const marked = new Promise<void>((resolve) =>
+      worker!.once('exit', () => {
+        for (const p of onVictim) shards.deletingPartition(victim, p.topic, p.partition);
+        resolve();
+      }),
+    );
+    shards.crash(victim);
+    await marked;
+    await waitFor('the victim serves again', 60_000, () => shards.isServing(victim));
+    // The metadata still names lambda (embedded mode): a deleted partition's log opens again, empty.
+    const fetched = await shards.fetch(
+      parts.map((p) => ({ ...p, fetchOffset: 0, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 })),
+      FETCH_ALL,
+    );
+    for (const [i, p] of parts.entries()) {
+      const deleted = shards.shardOf(p.topic, p.partition) === victim;
+      assert.equal(fetched[i]!.errorCode, ErrorCode.NONE);
+      assert.equal(
+        fetched[i]!.highWatermark === 0,
+        deleted,
+        `lambda-${p.partition}: ${deleted ? 'deleted: empty' : 'kept: its records'} (HW ${fetched[i]!.highWatermark})`,
+      );
+    }
+  } finally {
+    await shards.shutdown();
+  }
+});
