@@ -45,11 +45,12 @@ import {
 import { SharedDirFiles } from './shared-dir-files.js';
 import { logManagerSettings } from '../log-manager-options.js';
 import { releaseSlotOf } from '../../../storage/cleaner/cleaner-slots.js';
-import { bufferOf, newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
+import { newHandoverStats, planHandover, type HandoverStats, type SharedRecordsLender } from './records-handover.js';
 import type { ForwardedMethod, FromShard, ToShard } from './shard-protocol.js';
 import { cloneableReplicationConfig } from './cloneable-config.js';
 import { byShard, failedAs, failedOutcome, logConfigsOf, mergedLogDirs } from './shard-parts.js';
-import { fetchAcrossShards, type FetchShardsAccess, type ParkedPart, type ShardPark } from './cross-shard-fetch.js';
+import { fetchAcrossShards, type FetchShardsAccess } from './cross-shard-fetch.js';
+import { workerFetchAccess } from './worker-fetch-access.js';
 import { localChannel, workerChannel, type ChannelInit, type ShardChannel } from './shard-channels.js';
 import { WorkerRestarts, type ShardExit } from './worker-restarts.js';
 import { LogManagerStatsSums } from './log-manager-stats-sums.js';
@@ -316,55 +317,15 @@ export class WorkerShards implements PartitionShards {
     return fetchAcrossShards(targets, params, this.fetchAccess);
   }
 
-  /** What cross-shard-fetch.ts reads and parks through. */
-  private readonly fetchAccess: FetchShardsAccess = {
+  /** What cross-shard-fetch.ts reads and parks through (worker-fetch-access.ts). */
+  private readonly fetchAccess: FetchShardsAccess = workerFetchAccess({
+    shards: this.shards,
+    call: (shard, message) => this.call(shard, message),
+    nextId: () => this.nextId++,
+    isOpening: (s) => this.restarter.isOpening(s),
     shardOf: (topic, partition) => this.shardOf(topic, partition),
-    read: (s, targets, params) => this.fetchShard(s, targets, params),
-    park: (s, parts, minBytes, maxWaitMs, replicaId, counted) => this.parkFetch(s, parts, minBytes, maxWaitMs, replicaId, counted),
     stats: this.stats,
-  };
-
-  /** One shard's part of a Fetch: its answers in `targets` order (NOT_LEADER_OR_FOLLOWER from a shard that ended). */
-  private async fetchShard(s: number, targets: FetchTarget[], params: FetchParams): Promise<PartitionFetchResult[]> {
-    const answer = await this.call(this.shards[s]!, { type: 'fetch', id: this.nextId++, targets, params });
-    return targets.map((_, k) => {
-      const r = answer?.type === 'fetched' ? answer.results[k] : undefined;
-      if (!r) return { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
-      this.stats.fetchBytesRead += r.records?.length ?? 0;
-      return { ...r, records: bufferOf(r.records) };
-    });
-  }
-
-  /** Parks a long poll on shard `s`: its 'fetchProgress' messages reach `counted` until its 'fetchWaited' (or its end). */
-  private parkFetch(s: number, parts: ParkedPart[], minBytes: number, maxWaitMs: number, replicaId: number, counted: (bytes: number) => void): ShardPark {
-    const shard = this.shards[s]!;
-    const id = this.nextId++;
-    let end!: () => void;
-    const ended = new Promise<void>((resolve) => (end = resolve));
-    if (!shard.alive || this.restarter.isOpening(s)) {
-      end();
-      return { ended, cancel: () => undefined };
-    }
-    // The channel forgets an id once it answers; progress is not the last word, so the handler puts itself back.
-    const onMessage = (m: FromShard | undefined): void => {
-      if (m?.type !== 'fetchProgress') {
-        end();
-        return;
-      }
-      shard.pending.set(id, onMessage);
-      counted(m.bytes);
-    };
-    shard.pending.set(id, onMessage);
-    this.stats.messages++;
-    shard.send({ type: 'fetchWait', id, parts, minBytes, maxWaitMs, replicaId });
-    return {
-      ended,
-      cancel: () => {
-        if (shard.pending.delete(id)) shard.send({ type: 'fetchWaitEnd', id });
-        end();
-      },
-    };
-  }
+  });
 
   /** Cluster mode (shard-roles.ts): a StopReplica deleting a partition is being sent to `shard` (stale until it answers, as `topicDeleted`'s). */
   deletingPartition(shard: number, topic: string, partition: number): void {
