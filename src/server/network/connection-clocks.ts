@@ -76,6 +76,19 @@ export interface ReceiveClockHost {
   onReceiveTimeout(timeoutMs: number): void;
 }
 
+/** What a connection's receive-timeout close says (on the main thread and on a network thread alike). */
+export function receiveTimeoutClose(
+  timeoutMs: number,
+  bufferedBytes: number,
+  reservedBytes: number,
+): { reason: 'receive-timeout'; message: string; fields: { bufferedBytes: number; declaredBytes: number | undefined } } {
+  return {
+    reason: 'receive-timeout',
+    message: `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`,
+    fields: { bufferedBytes, declaredBytes: reservedBytes > 0 ? reservedBytes : undefined },
+  };
+}
+
 /**
  * socket.request.receive.timeout.ms: the time counted for the unfinished frame, which runs only
  * while the broker waits on the peer and stops (keeping what it counted) while the broker itself

@@ -12,7 +12,7 @@
 // Two clocks (connection-clocks.ts) guard against peers that hold resources without sending
 // requests: connections.max.idle.ms and socket.request.receive.timeout.ms.
 import type { CloseLog, CloseReason } from './close-log.js';
-import { IdleClock, MuteClock, ReceiveClock } from './connection-clocks.js';
+import { IdleClock, MuteClock, ReceiveClock, receiveTimeoutClose } from './connection-clocks.js';
 import { FrameReader, FrameSizeError } from './frame-reader.js';
 import { frameRefusal } from './frame-refusal.js';
 import { PRODUCE_API_KEY, requestFrameBuffers } from './frame-buffers.js';
@@ -101,11 +101,10 @@ export class Connection {
     });
     this.receiveClock = new ReceiveClock(limits.requestReceiveTimeoutMs, {
       isClosed: () => this.closed,
-      onReceiveTimeout: (timeoutMs) =>
-        this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
-          bufferedBytes: this.reader.bufferedBytes,
-          declaredBytes: this.admission.reservedBytes > 0 ? this.admission.reservedBytes : undefined,
-        }),
+      onReceiveTimeout: (timeoutMs) => {
+        const c = receiveTimeoutClose(timeoutMs, this.reader.bufferedBytes, this.admission.reservedBytes);
+        this.closeFor(c.reason, c.message, c.fields);
+      },
     });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));

@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FrameReader, FrameSizeError, MIN_REQUEST_FRAME_BYTES } from '../frame-reader.js';
 import { frameRefusal } from '../frame-refusal.js';
-import { ReceiveClock } from '../connection-clocks.js';
+import { ReceiveClock, receiveTimeoutClose } from '../connection-clocks.js';
 import type { FrameLimits } from '../types.js';
 import { FrameAdmission, RequestMemoryPool } from '../request-memory.js';
 import { copyIntoShared } from '../shared-frame-buffers.js';
@@ -53,11 +53,10 @@ class ThreadConnection {
     this.admission = new FrameAdmission(readingMemory, () => queueMicrotask(() => this.readFrames()));
     this.receiveClock = new ReceiveClock(init.requestReceiveTimeoutMs, {
       isClosed: () => this.closed,
-      onReceiveTimeout: (timeoutMs) =>
-        this.closeFor('receive-timeout', `frame not received in full within ${timeoutMs} ms (socket.request.receive.timeout.ms)`, {
-          bufferedBytes: this.reader.bufferedBytes,
-          declaredBytes: this.admission.reservedBytes > 0 ? this.admission.reservedBytes : undefined,
-        }),
+      onReceiveTimeout: (timeoutMs) => {
+        const c = receiveTimeoutClose(timeoutMs, this.reader.bufferedBytes, this.admission.reservedBytes);
+        this.closeFor(c.reason, c.message, c.fields);
+      },
     });
     socket.setNoDelay(true);
     socket.pause();
